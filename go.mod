@@ -1,0 +1,3 @@
+module github.com/agenthub/hub
+
+go 1.26.8
