@@ -8,15 +8,15 @@ import (
 // Error codes. They are append-only: adapters map each one to a transport
 // status exactly once (gRPC in internal/server, HTTP through the gateway).
 const (
-	EINVALID      = "invalid"       // bad input; gRPC InvalidArgument, HTTP 400
-	ENOTFOUND     = "not_found"     // gRPC NotFound, HTTP 404
-	ECONFLICT     = "conflict"      // already exists; gRPC AlreadyExists, HTTP 409
-	EPRECONDITION = "precondition"  // state forbids it; gRPC FailedPrecondition, HTTP 400
-	EPERMISSION   = "permission"    // authenticated but not allowed; gRPC PermissionDenied, HTTP 403
-	EUNAUTHORIZED = "unauthorized"  // no or bad credentials; gRPC Unauthenticated, HTTP 401
-	EEXHAUSTED    = "exhausted"     // a limit is reached; gRPC ResourceExhausted, HTTP 429
-	EUNAVAILABLE  = "unavailable"   // shutting down or store unreachable; gRPC Unavailable, HTTP 503
-	EINTERNAL     = "internal"      // a bug or an I/O failure; gRPC Internal, HTTP 500
+	EINVALID      = "invalid"      // bad input; gRPC InvalidArgument, HTTP 400
+	ENOTFOUND     = "not_found"    // gRPC NotFound, HTTP 404
+	ECONFLICT     = "conflict"     // already exists; gRPC AlreadyExists, HTTP 409
+	EPRECONDITION = "precondition" // state forbids it; gRPC FailedPrecondition, HTTP 400
+	EPERMISSION   = "permission"   // authenticated but not allowed; gRPC PermissionDenied, HTTP 403
+	EUNAUTHORIZED = "unauthorized" // no or bad credentials; gRPC Unauthenticated, HTTP 401
+	EEXHAUSTED    = "exhausted"    // a limit is reached; gRPC ResourceExhausted, HTTP 429
+	EUNAVAILABLE  = "unavailable"  // shutting down or store unreachable; gRPC Unavailable, HTTP 503
+	EINTERNAL     = "internal"     // a bug or an I/O failure; gRPC Internal, HTTP 500
 )
 
 // Error is the one error type of the domain. Message is written for the
