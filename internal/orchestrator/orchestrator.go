@@ -1,0 +1,206 @@
+// Package orchestrator runs the hub's periodic work: beats, the health
+// sweep, nudges, heartbeat pulses and cron jobs (SPEC §6). Run is a loop
+// that only waits on a ticker and the context; Tick holds the logic and
+// tests call it directly with the time they choose.
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// DefaultTickInterval is how often Run calls Tick unless configured.
+const DefaultTickInterval = 5 * time.Second
+
+// Leader decides which process runs the orchestrator. With one hub process
+// it is always this one (AlwaysLeader); with several replicas on a shared
+// store an implementation holds a lock (for PostgreSQL, a session advisory
+// lock on a dedicated connection) and only its holder ticks.
+type Leader interface {
+	// Lead reports whether this process leads now, trying to become leader
+	// if nobody does. It is called before every tick, so an implementation
+	// must be quick and must notice a lost lock (a dropped connection).
+	Lead(ctx context.Context) (bool, error)
+	// Resign gives up leadership, if held, so another replica can take over.
+	Resign(ctx context.Context) error
+}
+
+// AlwaysLeader is the Leader of a single-process hub: it always leads.
+type AlwaysLeader struct{}
+
+// Lead returns true.
+func (AlwaysLeader) Lead(context.Context) (bool, error) { return true, nil }
+
+// Resign does nothing.
+func (AlwaysLeader) Resign(context.Context) error { return nil }
+
+// Stats describes the ticks run so far, for status and logs.
+type Stats struct {
+	Leader       bool          // whether this process led at the last tick
+	Ticks        int64         // ticks run (as leader)
+	Errors       int64         // ticks that returned an error
+	Overruns     int64         // ticks that took longer than the interval
+	NotLeader    int64         // ticks skipped because another process leads
+	LastTickAt   time.Time     // start of the last tick
+	LastDuration time.Duration // duration of the last tick
+	MaxDuration  time.Duration // longest tick so far
+	LastError    string        // error of the last failed tick
+	LastErrorAt  time.Time
+	Interval     time.Duration
+}
+
+// Orchestrator ticks the hub's periodic work.
+type Orchestrator struct {
+	// Interval between ticks; DefaultTickInterval if zero.
+	Interval time.Duration
+	// Clock gives each tick its time; hub.SystemClock if nil.
+	Clock hub.Clock
+	// Leader decides whether this process ticks; AlwaysLeader if nil.
+	Leader Leader
+	// Logger receives tick errors and overruns; slog.Default if nil.
+	Logger *slog.Logger
+
+	steps []step
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// step is one stage of a tick.
+type step struct {
+	name string
+	fn   func(ctx context.Context, now time.Time) error
+}
+
+// New returns an Orchestrator ticking every interval.
+func New(interval time.Duration, clock hub.Clock) *Orchestrator {
+	return &Orchestrator{Interval: interval, Clock: clock}
+}
+
+func (o *Orchestrator) interval() time.Duration {
+	if o.Interval > 0 {
+		return o.Interval
+	}
+	return DefaultTickInterval
+}
+
+func (o *Orchestrator) clock() hub.Clock {
+	if o.Clock != nil {
+		return o.Clock
+	}
+	return hub.SystemClock{}
+}
+
+func (o *Orchestrator) leader() Leader {
+	if o.Leader != nil {
+		return o.Leader
+	}
+	return AlwaysLeader{}
+}
+
+func (o *Orchestrator) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+// Run ticks every Interval until ctx is done, then resigns leadership and
+// returns nil. Ticks never overlap: the loop runs one at a time, and a tick
+// that outlasts the interval makes the ticker drop the ticks it missed
+// rather than queue them.
+func (o *Orchestrator) Run(ctx context.Context) error {
+	t := time.NewTicker(o.interval())
+	defer t.Stop()
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		if err := o.leader().Resign(rctx); err != nil {
+			o.logger().Warn("orchestrator: resign leadership", "err", err)
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			o.runTick(ctx)
+		}
+	}
+}
+
+// runTick checks leadership, runs Tick and records its duration and error.
+func (o *Orchestrator) runTick(ctx context.Context) {
+	clock := o.clock()
+	start := clock.Now()
+	lead, err := o.leader().Lead(ctx)
+	if err != nil {
+		o.record(start, 0, false, fmt.Errorf("leader: %w", err))
+		return
+	}
+	if !lead {
+		o.mu.Lock()
+		o.stats.Leader = false
+		o.stats.NotLeader++
+		o.mu.Unlock()
+		return
+	}
+	began := time.Now() // durations are measured on the monotonic clock
+	err = o.Tick(ctx, start)
+	o.record(start, time.Since(began), true, err)
+}
+
+// record stores the outcome of one tick in the stats and logs problems.
+func (o *Orchestrator) record(at time.Time, d time.Duration, lead bool, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := &o.stats
+	s.Leader = lead
+	s.Interval = o.interval()
+	if lead {
+		s.Ticks++
+		s.LastTickAt = at
+		s.LastDuration = d
+		s.MaxDuration = max(s.MaxDuration, d)
+		if d > s.Interval {
+			s.Overruns++
+			o.logger().Warn("orchestrator: tick overran its interval", "duration", d, "interval", s.Interval)
+		}
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.Errors++
+		s.LastError = err.Error()
+		s.LastErrorAt = at
+		o.logger().Error("orchestrator: tick", "err", err)
+	}
+}
+
+// Stats returns a copy of the tick statistics.
+func (o *Orchestrator) Stats() Stats {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.stats
+	s.Interval = o.interval()
+	return s
+}
+
+// Tick runs one round of periodic work at now: every step runs even when an
+// earlier one fails, and the errors are joined, each wrapped with its step.
+func (o *Orchestrator) Tick(ctx context.Context, now time.Time) error {
+	var errs []error
+	for _, s := range o.steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.fn(ctx, now); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,126 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestTickRunsEveryStepAndJoinsErrors(t *testing.T) {
+	t.Parallel()
+	o := New(time.Second, nil)
+	var ran []string
+	o.steps = []step{
+		{"beat", func(context.Context, time.Time) error { ran = append(ran, "beat"); return nil }},
+		{"health", func(context.Context, time.Time) error { ran = append(ran, "health"); return errors.New("db locked") }},
+		{"cron", func(context.Context, time.Time) error { ran = append(ran, "cron"); return nil }},
+	}
+	err := o.Tick(context.Background(), time.Now())
+	if got, want := strings.Join(ran, ","), "beat,health,cron"; got != want {
+		t.Errorf("ran %s, want %s", got, want)
+	}
+	if err == nil || !strings.Contains(err.Error(), "health: db locked") {
+		t.Errorf("err = %v, want it to name the failing step", err)
+	}
+}
+
+// TestRunNeverOverlaps: a tick slower than the interval delays the next one
+// instead of running beside it, and the overrun is counted.
+func TestRunNeverOverlaps(t *testing.T) {
+	t.Parallel()
+	o := New(2*time.Millisecond, nil)
+	var inFlight, maxInFlight, calls atomic.Int32
+	o.steps = []step{{"slow", func(context.Context, time.Time) error {
+		n := inFlight.Add(1)
+		if n > maxInFlight.Load() {
+			maxInFlight.Store(n)
+		}
+		calls.Add(1)
+		time.Sleep(10 * time.Millisecond)
+		inFlight.Add(-1)
+		return nil
+	}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for calls.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if maxInFlight.Load() != 1 {
+		t.Errorf("max ticks in flight = %d, want 1", maxInFlight.Load())
+	}
+	s := o.Stats()
+	if s.Ticks < 3 || s.Overruns < 3 || s.MaxDuration < 10*time.Millisecond || !s.Leader {
+		t.Errorf("stats = %+v, want ≥3 ticks, ≥3 overruns, max ≥10ms, leader", s)
+	}
+}
+
+type fakeLeader struct {
+	mu       sync.Mutex
+	lead     bool
+	err      error
+	resigned bool
+}
+
+func (l *fakeLeader) Lead(context.Context) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lead, l.err
+}
+
+func (l *fakeLeader) Resign(context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.resigned = true
+	return nil
+}
+
+func TestRunOnlyTicksAsLeaderAndRecordsErrors(t *testing.T) {
+	t.Parallel()
+	l := &fakeLeader{}
+	o := New(time.Millisecond, nil)
+	o.Leader = l
+	var calls atomic.Int32
+	o.steps = []step{{"cron", func(context.Context, time.Time) error { calls.Add(1); return errors.New("boom") }}}
+
+	o.runTick(context.Background())
+	if calls.Load() != 0 || o.Stats().NotLeader != 1 || o.Stats().Leader {
+		t.Fatalf("follower ticked: calls=%d stats=%+v", calls.Load(), o.Stats())
+	}
+	l.err = errors.New("lock connection lost")
+	o.runTick(context.Background())
+	if s := o.Stats(); calls.Load() != 0 || s.Errors != 1 || !strings.Contains(s.LastError, "lock connection lost") {
+		t.Fatalf("leader error: calls=%d stats=%+v", calls.Load(), s)
+	}
+	l.err, l.lead = nil, true
+	o.runTick(context.Background())
+	if s := o.Stats(); calls.Load() != 1 || s.Ticks != 1 || s.Errors != 2 || s.LastError != "cron: boom" {
+		t.Fatalf("leader tick: calls=%d stats=%+v", calls.Load(), s)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := o.Run(ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !l.resigned {
+		t.Errorf("Run did not resign leadership on exit")
+	}
+}
+
+func TestAlwaysLeader(t *testing.T) {
+	t.Parallel()
+	var l Leader = AlwaysLeader{}
+	if ok, err := l.Lead(context.Background()); !ok || err != nil {
+		t.Errorf("Lead = %v, %v", ok, err)
+	}
+}
