@@ -28,18 +28,18 @@ const (
 const (
 	PulseReady              = "ready"                // every precondition holds
 	PulseDisabled           = "disabled"             // the agent has not opted in
-	PulseInstructionsEmpty  = "instructions_empty"   // nothing to tell the agent
-	PulseIntervalNotElapsed = "interval_not_elapsed" // the previous pulse is too recent
+	PulseInstructionsEmpty  = "no_instructions"      // nothing to tell the agent
+	PulseIntervalNotElapsed = "not_due"              // the previous pulse is too recent
 	PulseOutsideActiveHours = "outside_active_hours" // now is outside the configured window
 	PulseUnanswered         = "unanswered"           // the previous pulse awaits RespondToPulse
-	PulseAgentBusy          = "agent_busy"           // the agent made a call within the busy window
+	PulseAgentBusy          = "busy"                 // the agent made a call within the busy window
 )
 
 // Outcomes of a pulse reply (PulseResponseOutcome).
 const (
-	PulseOutcomeOK        = "heartbeat_ok" // nothing to report: suppressed
-	PulseOutcomeDuplicate = "duplicate"    // same text as the previous output: suppressed
-	PulseOutcomePosted    = "posted"       // posted to the output channel
+	PulseOutcomeOK        = "suppressed_ok"        // nothing to report: suppressed
+	PulseOutcomeDuplicate = "suppressed_duplicate" // same text as the previous output: suppressed
+	PulseOutcomePosted    = "posted"               // posted to the output channel
 )
 
 // PulseConfig is an agent's opt-in pulse schedule.
