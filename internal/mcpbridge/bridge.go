@@ -1,0 +1,166 @@
+// Package mcpbridge exposes the hub's agent API as MCP tools.
+//
+// One function per tool returns the tool and its handler; each handler
+// calls the hub over gRPC (hubv1.AgentServiceClient) and never touches the
+// store. The same tools are served two ways:
+//
+//   - RunStdio: `hub mcp`, one process per agent, speaking MCP over stdio and
+//     calling the hub with that agent's token;
+//   - NewHTTPHandler: MCP over streamable HTTP at /mcp inside the hub, where
+//     each session's identity is the Authorization: Bearer header.
+//
+// The hub takes the caller's identity from the token only: no tool has an
+// argument naming the agent.
+package mcpbridge
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+)
+
+// Defaults for Options.
+const (
+	// DefaultWait is wait_for_messages' timeout when the caller gives none:
+	// below the 60 s default request time-out of the TypeScript MCP SDK and
+	// several clients, so the answer arrives before the client gives up.
+	DefaultWait = 45 * time.Second
+	// MaxWait is the longest wait_for_messages parks; larger values are clamped.
+	MaxWait = 60 * time.Second
+	// DefaultProgressInterval is how often a parked wait sends a progress
+	// notification when the client gave a progress token.
+	DefaultProgressInterval = 10 * time.Second
+	// DefaultSessionTimeout closes idle streamable HTTP sessions.
+	DefaultSessionTimeout = 30 * time.Minute
+)
+
+// Options configures the MCP server. The zero value is usable.
+type Options struct {
+	// HubAddr is the hub's gRPC address, named in "cannot reach the hub"
+	// errors so the user knows what to start or fix.
+	HubAddr string
+	// Version is reported to MCP clients as the server version.
+	Version string
+	// DefaultWait is wait_for_messages' timeout when none is given
+	// (default DefaultWait). It is capped at MaxWait.
+	DefaultWait time.Duration
+	// ProgressInterval is how often a parked wait_for_messages sends a
+	// progress notification (default DefaultProgressInterval).
+	ProgressInterval time.Duration
+	// SessionTimeout closes streamable HTTP sessions idle this long
+	// (default DefaultSessionTimeout). Unused over stdio.
+	SessionTimeout time.Duration
+	// Logger receives the bridge's own diagnostics; nil discards them.
+	// Over stdio it must not write to stdout.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.DefaultWait <= 0 {
+		o.DefaultWait = DefaultWait
+	}
+	if o.DefaultWait > MaxWait {
+		o.DefaultWait = MaxWait
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = DefaultProgressInterval
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// bridge is what every tool handler shares.
+type bridge struct {
+	client hubv1.AgentServiceClient
+	opts   Options
+	// callContext returns the context for the gRPC calls made on behalf of
+	// req. Over stdio the credentials live on the connection and ctx is
+	// returned as is; over HTTP it attaches the session's bearer token.
+	callContext func(ctx context.Context, req *mcp.CallToolRequest) (context.Context, error)
+}
+
+// NewServer returns an MCP server whose tools call the hub through client.
+// The client must carry the agent's credentials (see Dial); every call is
+// made as that agent.
+func NewServer(client hubv1.AgentServiceClient, opts Options) *mcp.Server {
+	return newServer(&bridge{client: client, opts: opts.withDefaults()})
+}
+
+func newServer(b *bridge) *mcp.Server {
+	if b.callContext == nil {
+		b.callContext = func(ctx context.Context, _ *mcp.CallToolRequest) (context.Context, error) {
+			return ctx, nil
+		}
+	}
+	s := mcp.NewServer(&mcp.Implementation{
+		Name:    "agent-hub",
+		Title:   "Agent Hub",
+		Version: b.opts.Version,
+	}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       b.opts.Logger,
+	})
+
+	t1, h1 := heartbeatTool(b)
+	mcp.AddTool(s, t1, h1)
+	t2, h2 := checkHubStatusTool(b)
+	mcp.AddTool(s, t2, h2)
+	t3, h3 := postMessageTool(b)
+	mcp.AddTool(s, t3, h3)
+	t4, h4 := readMessagesTool(b)
+	mcp.AddTool(s, t4, h4)
+	t5, h5 := markReadTool(b)
+	mcp.AddTool(s, t5, h5)
+	t6, h6 := waitForMessagesTool(b)
+	mcp.AddTool(s, t6, h6)
+	t7, h7 := createActivityLogTool(b)
+	mcp.AddTool(s, t7, h7)
+	t8, h8 := checkpointTool(b)
+	mcp.AddTool(s, t8, h8)
+	t9, h9 := startDeepWorkTool(b)
+	mcp.AddTool(s, t9, h9)
+	t10, h10 := getHeartbeatElapsedTimeTool(b)
+	mcp.AddTool(s, t10, h10)
+	t11, h11 := respondToPulseTool(b)
+	mcp.AddTool(s, t11, h11)
+
+	s.AddResource(guidelinesResource())
+	s.AddPrompt(guidelinesPrompt())
+	return s
+}
+
+// ToolNames lists the tools NewServer registers, in registration order.
+var ToolNames = []string{
+	"heartbeat",
+	"check_hub_status",
+	"post_message",
+	"read_messages",
+	"mark_read",
+	"wait_for_messages",
+	"create_activity_log",
+	"checkpoint",
+	"start_deep_work",
+	"get_heartbeat_elapsed_time",
+	"respond_to_pulse",
+}
+
+// text returns a result whose content is one short text; the typed output
+// travels alongside as structured content.
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// boolPtr returns a pointer to v, for tool annotations.
+func boolPtr(v bool) *bool { return &v }

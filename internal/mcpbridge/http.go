@@ -1,0 +1,138 @@
+package mcpbridge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+)
+
+// HTTPHandler serves MCP over streamable HTTP. Mount it at /mcp.
+//
+// Every HTTP request must carry "Authorization: Bearer <agent token>"
+// (401 otherwise). A session is bound to the token that opened it: the
+// hub checks the token when the session starts, a request with another
+// token on that session is refused (403), and every tool call is made
+// with that token, so two sessions with two tokens are two agents.
+type HTTPHandler struct {
+	conn    *grpc.ClientConn // nil when the caller supplied the client
+	handler http.Handler
+}
+
+// NewHTTPHandler returns a streamable HTTP MCP handler that calls the hub's
+// gRPC API at grpcAddr (usually the hub's own loopback listener) with each
+// session's token. The connection is made lazily; Close releases it.
+func NewHTTPHandler(grpcAddr string, opts Options) (*HTTPHandler, error) {
+	conn, err := Dial(grpcAddr, "")
+	if err != nil {
+		return nil, err
+	}
+	if opts.HubAddr == "" {
+		opts.HubAddr = grpcAddr
+	}
+	h := NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(conn), opts)
+	h.conn = conn
+	return h, nil
+}
+
+// NewHTTPHandlerWithClient is NewHTTPHandler over an existing client, which
+// must not carry credentials of its own: the handler adds each session's
+// token to every call.
+func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HTTPHandler {
+	opts = opts.withDefaults()
+	b := &bridge{client: client, opts: opts, callContext: tokenFromRequest}
+	server := newServer(b)
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{
+			Logger:                       opts.Logger,
+			SessionTimeout:               opts.SessionTimeout,
+			PropagateRequestCancellation: true,
+		})
+	verify := func(ctx context.Context, token string, req *http.Request) (*auth.TokenInfo, error) {
+		// A request that opens a session is checked with the hub, so a wrong
+		// token fails at connect time with 401 rather than at the first tool.
+		if req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
+			if err := checkToken(ctx, client, token); err != nil {
+				return nil, err
+			}
+		}
+		sum := sha256.Sum256([]byte(token))
+		return &auth.TokenInfo{
+			UserID:     hex.EncodeToString(sum[:]),
+			Expiration: time.Now().Add(24 * time.Hour),
+		}, nil
+	}
+	requireToken := auth.RequireBearerToken(verify, nil)
+	return &HTTPHandler{handler: requireToken(mcpHandler)}
+}
+
+// ServeHTTP implements http.Handler.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if bearer(r.Header) == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub"`)
+		http.Error(w, "missing Authorization: Bearer <agent token> header "+
+			"(the token printed by `hubctl agent add NAME`)", http.StatusUnauthorized)
+		return
+	}
+	h.handler.ServeHTTP(w, r)
+}
+
+// Close releases the gRPC connection NewHTTPHandler made, if any.
+func (h *HTTPHandler) Close() error {
+	if h.conn == nil {
+		return nil
+	}
+	return h.conn.Close()
+}
+
+// checkToken asks the hub whether token is an agent's. Only a definite
+// refusal fails: when the hub cannot be asked, the session opens and its
+// tools report the problem.
+func checkToken(ctx context.Context, client hubv1.AgentServiceClient, token string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	_, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
+	switch status.Code(err) {
+	case codes.Unauthenticated:
+		return fmt.Errorf("%w: the hub does not know this token", auth.ErrInvalidToken)
+	case codes.PermissionDenied:
+		return fmt.Errorf("%w: %s", auth.ErrInvalidToken, status.Convert(err).Message())
+	}
+	return nil
+}
+
+// tokenFromRequest attaches the bearer token of the HTTP request that
+// carried req to the outgoing gRPC context.
+func tokenFromRequest(ctx context.Context, req *mcp.CallToolRequest) (context.Context, error) {
+	var tok string
+	if req != nil && req.Extra != nil {
+		tok = bearer(req.Extra.Header)
+	}
+	if tok == "" {
+		return nil, errors.New("no agent token on this request: send Authorization: Bearer <agent token>")
+	}
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok), nil
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header.
+func bearer(h http.Header) string {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}

@@ -1,0 +1,92 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+)
+
+// Dial returns a lazily connecting gRPC client connection to the hub at
+// addr. It does not wait for the hub: calls made while the hub is down fail
+// with Unavailable, and the connection recovers on its own (within about a
+// second) once the hub is back. When token is not empty every call carries
+// it as "authorization: Bearer <token>".
+func Dial(addr, token string) (*grpc.ClientConn, error) {
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{
+				BaseDelay:  100 * time.Millisecond,
+				Multiplier: 1.6,
+				Jitter:     0.2,
+				MaxDelay:   time.Second,
+			},
+			MinConnectTimeout: 2 * time.Second,
+		}),
+		grpc.WithUserAgent("hub-mcp"),
+	}
+	if token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken(token)))
+	}
+	conn, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("dial hub %s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+// bearerToken sends an agent token with every call. It does not require
+// transport security: the bridge talks to the hub over loopback, where grpc
+// would otherwise refuse to send the credentials.
+type bearerToken string
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (t bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(t)}, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials.
+func (bearerToken) RequireTransportSecurity() bool { return false }
+
+// ErrNoToken is returned by tools when the bridge was started without a token.
+var ErrNoToken = errors.New("no agent token: set HUB_TOKEN (or --token) to the token printed by `hubctl agent add NAME`, then restart the MCP server")
+
+// RunStdio serves MCP over stdin/stdout for one agent until the client
+// disconnects or ctx ends, calling the hub at addr with token. It returns
+// nil when the client closes the session. The hub need not be running yet:
+// tools answer with an error naming addr until it is.
+func RunStdio(ctx context.Context, addr, token string, opts Options) error {
+	return Run(ctx, &mcp.StdioTransport{}, addr, token, opts)
+}
+
+// Run is RunStdio over any transport (tests use in-memory or pipe
+// transports).
+func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options) error {
+	conn, err := Dial(addr, token)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if opts.HubAddr == "" {
+		opts.HubAddr = addr
+	}
+	b := &bridge{client: hubv1.NewAgentServiceClient(conn), opts: opts.withDefaults()}
+	if token == "" {
+		b.callContext = func(context.Context, *mcp.CallToolRequest) (context.Context, error) {
+			return nil, ErrNoToken
+		}
+	}
+	err = newServer(b).Run(ctx, t)
+	if err == nil || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return fmt.Errorf("mcp session: %w", err)
+}
