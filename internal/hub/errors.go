@@ -29,7 +29,7 @@ type Error struct {
 
 // Error implements the error interface.
 func (e *Error) Error() string {
-	return fmt.Sprintf("hub error: code=%s message=%s", e.Code, e.Message)
+	return e.Message
 }
 
 // Errorf returns an *Error with the given code and a formatted message.

@@ -1,0 +1,123 @@
+// Command hub runs the Agent Hub server (`hub`, `hub serve`) and the MCP
+// stdio bridge for one agent (`hub mcp`).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agenthub/hub/internal/app"
+	"github.com/agenthub/hub/internal/hub"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "hub:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "hub", hub.Version)
+		return nil
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+const usage = `Usage:
+  hub [serve] [flags]   run the hub (gRPC 127.0.0.1:7700, HTTP 127.0.0.1:7701)
+  hub mcp [flags]       MCP server over stdio for one agent (HUB_TOKEN)
+  hub version           print the version
+Run "hub serve -h" or "hub mcp -h" for the flags.
+`
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	m := app.NewMain()
+	fs := flag.NewFlagSet("hub serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	version := fs.Bool("version", false, "print the version and exit")
+	fs.StringVar(&m.DataDir, "data-dir", app.DefaultDataDir(), "data directory (SQLite file, admin token); env HUB_DATA_DIR")
+	fs.StringVar(&m.GRPCAddr, "grpc-addr", m.GRPCAddr, "gRPC listen address")
+	fs.StringVar(&m.HTTPAddr, "http-addr", m.HTTPAddr, `HTTP listen address (REST, OpenAPI, MCP at /mcp, /healthz); "off" disables`)
+	fs.StringVar(&m.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for gRPC and HTTP")
+	fs.StringVar(&m.TLSKey, "tls-key", "", "TLS private key file (PEM)")
+	fs.BoolVar(&m.Insecure, "insecure", false, "allow a non-loopback listen address without TLS")
+	fs.StringVar(&m.Synchronous, "synchronous", m.Synchronous, "SQLite synchronous: NORMAL survives a process crash, FULL also survives power loss")
+	tz := fs.String("time-zone", "", "hub time zone for heartbeat IDs and cron (IANA name; default the process's local zone)")
+	locale := fs.String("locale", "en", "default message language: en or ja")
+	fs.IntVar(&m.Config.MaxBodyBytes, "max-body", m.Config.MaxBodyBytes, "message body limit in bytes")
+	fs.IntVar(&m.Config.MaxFanout, "max-fanout", m.Config.MaxFanout, "most recipients one message may reach")
+	fs.IntVar(&m.Config.WaitLimits.Total, "max-waiters", m.Config.WaitLimits.Total, "most parked WaitForMessages calls in total")
+	fs.IntVar(&m.Config.WaitLimits.PerAgent, "max-waiters-per-agent", m.Config.WaitLimits.PerAgent, "most parked WaitForMessages calls per agent")
+	fs.DurationVar(&m.Config.PollInterval, "poll-interval", m.Config.PollInterval, "fallback poll for writes made outside this process")
+	waitMode := fs.String("wait-mode", "notify", `"notify" (wake on post) or "poll" (the seed's 5 s polling; for benchmarks)`)
+	fs.DurationVar(&m.TickInterval, "tick-interval", m.TickInterval, "orchestrator tick")
+	fs.DurationVar(&m.BeatInterval, "beat-interval", m.BeatInterval, "one beat every this long")
+	fs.DurationVar(&m.InactivityTimeout, "inactivity-timeout", m.InactivityTimeout, "nudge an agent inactive this long")
+	fs.DurationVar(&m.Config.Health.InactivityWarning, "inactivity-warning", m.Config.Health.InactivityWarning, "health warning after this long without an activity log or checkpoint")
+	fs.DurationVar(&m.Config.Health.InactivityAnomaly, "inactivity-anomaly", m.Config.Health.InactivityAnomaly, "health anomaly after this long without an activity log or checkpoint")
+	fs.DurationVar(&m.Config.Health.ReflectionInterval, "reflection-interval", m.Config.Health.ReflectionInterval, "reflection overdue after this long without a reflection log")
+	fs.DurationVar(&m.Config.Health.CheckpointInterval, "checkpoint-interval", m.Config.Health.CheckpointInterval, "checkpoint missing after this long in flexible deep work")
+	fs.DurationVar(&m.Config.MaxDeepWork, "max-deep-work", m.Config.MaxDeepWork, "longest strict deep work")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *version {
+		fmt.Fprintln(stdout, "hub", hub.Version)
+		return nil
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: hub serve takes flags only", fs.Args())
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *logLevel)
+	}
+	m.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	if *tz != "" {
+		loc, err := time.LoadLocation(*tz)
+		if err != nil {
+			return fmt.Errorf("--time-zone %q: %w (use an IANA name such as Asia/Tokyo or UTC)", *tz, err)
+		}
+		m.Config.Location = loc
+	}
+	l, err := hub.ParseLocale(*locale)
+	if err != nil {
+		return fmt.Errorf("--locale: %w", err)
+	}
+	m.Config.Locale = l
+	switch *waitMode {
+	case "notify":
+	case "poll":
+		m.Config.PollOnly = true
+	default:
+		return fmt.Errorf(`--wait-mode %q: use "notify" or "poll"`, *waitMode)
+	}
+	return m.Run(ctx)
+}

@@ -1,0 +1,381 @@
+// Package app wires the hub together: store, domain, orchestrator, gRPC,
+// REST and MCP-over-HTTP. cmd/hub parses flags into a Main and runs it;
+// tests boot a Main on port 0 with a temporary data dir.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthub/hub/internal/gateway"
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/server"
+	"github.com/agenthub/hub/internal/store/sqlite"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/test/bufconn"
+)
+
+// Main is one hub process.
+type Main struct {
+	DataDir  string
+	GRPCAddr string // default 127.0.0.1:7700
+	HTTPAddr string // default 127.0.0.1:7701; "" or "off" disables HTTP
+
+	Config      hub.Config
+	Synchronous string // SQLite synchronous: NORMAL (default) or FULL
+
+	TickInterval      time.Duration // orchestrator tick (5s)
+	BeatInterval      time.Duration // beat period (5m)
+	InactivityTimeout time.Duration // nudge after this (10m)
+	NoOrchestrator    bool          // tests that drive Tick themselves
+
+	TLSCert, TLSKey string
+	Insecure        bool // allow a non-loopback address without TLS
+
+	Clock  hub.Clock
+	Logger *slog.Logger
+
+	// Set by Start.
+	Store     *sqlite.DB
+	Service   *hub.Service
+	Server    *server.Server
+	grpcLis   net.Listener
+	httpLis   net.Listener
+	grpcSrv   *grpc.Server
+	httpSrv   *http.Server
+	internal  *grpc.ClientConn // in-process connection (REST, MCP over HTTP)
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	extras    []func(ctx context.Context) error // components started by Start (orchestrator, …)
+	tickStats func() server.TickStats
+	httpExtra map[string]http.Handler
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewMain returns a Main with the defaults.
+func NewMain() *Main {
+	return &Main{
+		GRPCAddr:          "127.0.0.1:7700",
+		HTTPAddr:          "127.0.0.1:7701",
+		Config:            hub.DefaultConfig(),
+		Synchronous:       "NORMAL",
+		TickInterval:      5 * time.Second,
+		BeatInterval:      5 * time.Minute,
+		InactivityTimeout: 10 * time.Minute,
+		Clock:             hub.SystemClock{},
+	}
+}
+
+// DefaultDataDir returns $HUB_DATA_DIR, else $XDG_DATA_HOME/hub, else ~/.local/share/hub.
+func DefaultDataDir() string {
+	if d := os.Getenv("HUB_DATA_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "hub")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "hub")
+	}
+	return ".hub"
+}
+
+// AdminTokenFile is where the admin token lives in a data dir.
+func AdminTokenFile(dataDir string) string { return filepath.Join(dataDir, "admin.token") }
+
+// GRPCAddress returns the address the gRPC server listens on (after Start).
+func (m *Main) GRPCAddress() string { return m.grpcLis.Addr().String() }
+
+// HTTPAddress returns the address the HTTP server listens on (after Start), "" if none.
+func (m *Main) HTTPAddress() string {
+	if m.httpLis == nil {
+		return ""
+	}
+	return m.httpLis.Addr().String()
+}
+
+// Conn returns an in-process gRPC connection to this hub (no network, no TLS).
+func (m *Main) Conn() *grpc.ClientConn { return m.internal }
+
+// AdminToken reads the admin token from the data dir.
+func (m *Main) AdminToken() (string, error) {
+	b, err := os.ReadFile(AdminTokenFile(m.DataDir))
+	return strings.TrimSpace(string(b)), err
+}
+
+// Start opens the store and starts serving. It returns once the listeners
+// are bound; Close stops everything.
+func (m *Main) Start(ctx context.Context) (err error) {
+	if m.Logger == nil {
+		m.Logger = slog.Default()
+	}
+	if m.Clock == nil {
+		m.Clock = hub.SystemClock{}
+	}
+	if m.DataDir == "" {
+		m.DataDir = DefaultDataDir()
+	}
+	if err := m.checkAddrs(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	if err := os.MkdirAll(m.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir %s: %w", m.DataDir, err)
+	}
+	adminToken, created, err := ensureAdminToken(AdminTokenFile(m.DataDir))
+	if err != nil {
+		return err
+	}
+	if created {
+		m.Logger.Info("created the admin token; hubctl finds it through --data-dir or HUB_DATA_DIR", "file", AdminTokenFile(m.DataDir))
+	}
+	m.Config.AdminTokenHash = hub.HashToken(adminToken)
+
+	dbPath := filepath.Join(m.DataDir, "hub.db")
+	if m.Store, err = sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: m.Synchronous}); err != nil {
+		return err
+	}
+	m.Service = hub.NewService(m.Store, m.Clock, m.Config)
+	if err := m.Service.Init(ctx); err != nil {
+		return fmt.Errorf("load state: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+
+	if err := m.startOrchestrator(runCtx); err != nil {
+		return err
+	}
+	m.Server = server.New(m.Service, server.Info{
+		DataDir:       m.DataDir,
+		SchemaVersion: m.Store.SchemaVersion,
+		Backup:        m.Store.Backup,
+		TickStats:     m.tickStats,
+	}, m.Logger)
+
+	var tlsCfg *tls.Config
+	if m.TLSCert != "" || m.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(m.TLSCert, m.TLSKey)
+		if err != nil {
+			return fmt.Errorf("load TLS key pair (--tls-cert %s, --tls-key %s): %w", m.TLSCert, m.TLSKey, err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	opts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(m.Server.UnaryInterceptor),
+		grpc.ChainStreamInterceptor(m.Server.StreamInterceptor),
+		grpc.MaxRecvMsgSize(4 << 20),
+		// Parked waits are idle streams: let clients keep connections open
+		// with pings, and probe dead peers so their waits are freed.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+	}
+	internalOpts := opts
+	if tlsCfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+	}
+	m.grpcSrv = grpc.NewServer(opts...)
+	m.Server.Register(m.grpcSrv)
+	if m.grpcLis, err = net.Listen("tcp", m.GRPCAddr); err != nil {
+		return fmt.Errorf("listen for gRPC on %s: %w (is another hub running? choose another address with --grpc-addr)", m.GRPCAddr, err)
+	}
+	m.goRun(func() error { return m.grpcSrv.Serve(m.grpcLis) })
+
+	// The in-process connection: same services and interceptors, no network.
+	internalSrv := grpc.NewServer(internalOpts...)
+	m.Server.Register(internalSrv)
+	bl := bufconn.Listen(1 << 20)
+	m.goRun(func() error { return internalSrv.Serve(bl) })
+	m.extras = append(m.extras, func(context.Context) error { internalSrv.Stop(); return nil })
+	m.internal, err = grpc.NewClient("passthrough:///hub-internal",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return bl.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("in-process connection: %w", err)
+	}
+
+	m.goRun(func() error { return m.Service.Run(runCtx) })
+
+	if m.HTTPAddr != "" && m.HTTPAddr != "off" {
+		extra := map[string]http.Handler{}
+		for k, v := range m.httpExtra {
+			extra[k] = v
+		}
+		for _, f := range httpExtras {
+			pattern, h, err := f(m)
+			if err != nil {
+				return err
+			}
+			extra[pattern] = h
+		}
+		h, err := gateway.New(runCtx, m.internal, gateway.Options{
+			Ready: func(ctx context.Context) error {
+				return m.Store.View(ctx, func(tx hub.Tx) error { _, err := tx.MaxMessageID(); return err })
+			},
+			Extra: extra,
+		})
+		if err != nil {
+			return fmt.Errorf("REST gateway: %w", err)
+		}
+		m.httpSrv = &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			// Longer than the longest wait (60 s) plus its margin.
+			WriteTimeout: m.Config.WaitMax + 30*time.Second,
+			IdleTimeout:  2 * time.Minute,
+			TLSConfig:    tlsCfg,
+		}
+		if m.httpLis, err = net.Listen("tcp", m.HTTPAddr); err != nil {
+			return fmt.Errorf("listen for HTTP on %s: %w (is another hub running? choose another address with --http-addr)", m.HTTPAddr, err)
+		}
+		m.goRun(func() error {
+			var err error
+			if tlsCfg != nil {
+				err = m.httpSrv.ServeTLS(m.httpLis, "", "")
+			} else {
+				err = m.httpSrv.Serve(m.httpLis)
+			}
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return err
+		})
+	}
+	m.Logger.Info("hub started", "version", hub.Version, "grpc", m.GRPCAddress(), "http", m.HTTPAddress(), "data_dir", m.DataDir)
+	return nil
+}
+
+// httpExtras are HTTP handlers other files mount (MCP at /mcp, /metrics):
+// each returns a pattern and a handler.
+var httpExtras []func(m *Main) (string, http.Handler, error)
+
+// goRun runs f in a tracked goroutine; Close waits for it.
+func (m *Main) goRun(f func() error) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		if err := f(); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			m.Logger.Error("component stopped", "err", err)
+		}
+	}()
+}
+
+// Close stops serving (parked waits end), stops the orchestrator and closes
+// the store after its pending writes.
+func (m *Main) Close() error {
+	m.closeOnce.Do(func() {
+		var errs []error
+		if m.httpSrv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if err := m.httpSrv.Shutdown(ctx); err != nil {
+				m.httpSrv.Close()
+			}
+			cancel()
+		}
+		if m.cancel != nil {
+			m.cancel() // ends waits' fallback watcher and the orchestrator
+		}
+		if m.grpcSrv != nil {
+			stopped := make(chan struct{})
+			go func() { m.grpcSrv.GracefulStop(); close(stopped) }()
+			select {
+			case <-stopped:
+			case <-time.After(2 * time.Second):
+				m.grpcSrv.Stop() // parked waits do not hold shutdown up
+			}
+		}
+		for _, f := range m.extras {
+			errs = append(errs, f(context.Background()))
+		}
+		if m.internal != nil {
+			m.internal.Close()
+		}
+		m.wg.Wait()
+		if m.Store != nil {
+			errs = append(errs, m.Store.Close())
+		}
+		m.closeErr = errors.Join(errs...)
+	})
+	return m.closeErr
+}
+
+// Run starts the hub and serves until ctx ends.
+func (m *Main) Run(ctx context.Context) error {
+	if err := m.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	m.Logger.Info("shutting down")
+	return m.Close()
+}
+
+// checkAddrs refuses to listen beyond loopback without TLS unless told.
+func (m *Main) checkAddrs() error {
+	if m.Insecure || (m.TLSCert != "" && m.TLSKey != "") {
+		return nil
+	}
+	for flag, addr := range map[string]string{"--grpc-addr": m.GRPCAddr, "--http-addr": m.HTTPAddr} {
+		if addr == "" || addr == "off" {
+			continue
+		}
+		if !isLoopback(addr) {
+			return fmt.Errorf("%s %s is not a loopback address and TLS is off: tokens would cross the network in clear. Give --tls-cert and --tls-key, or --insecure if the network is trusted", flag, addr)
+		}
+	}
+	return nil
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ensureAdminToken reads the admin token file, creating it (0600) if missing.
+func ensureAdminToken(path string) (token string, created bool, err error) {
+	b, err := os.ReadFile(path)
+	if err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b)), false, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", false, fmt.Errorf("read admin token: %w", err)
+	}
+	token, _ = hub.NewToken()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return "", false, fmt.Errorf("write admin token: %w", err)
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return "", false, fmt.Errorf("write admin token: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "", false, fmt.Errorf("write admin token: %w", err)
+	}
+	return token, true, f.Close()
+}

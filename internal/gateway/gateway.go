@@ -1,0 +1,86 @@
+// Package gateway serves the hub's REST/JSON API (grpc-gateway over the
+// gRPC services), the OpenAPI document, and the health endpoints.
+package gateway
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"net/http"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// OpenAPI is the OpenAPI (Swagger 2) document generated from the protos.
+//
+//go:embed openapi/hub.swagger.json
+var OpenAPI []byte
+
+// Options configure the HTTP handler.
+type Options struct {
+	// Ready reports whether the hub can serve (store reachable, migrated).
+	Ready func(ctx context.Context) error
+	// Extra handlers mounted beside the API, by pattern (e.g. "/mcp", "/metrics").
+	Extra map[string]http.Handler
+}
+
+// JSONMarshaler is the REST JSON format: proto field names (snake_case, as
+// in the protos) and every field present, so scripts see false and 0.
+var JSONMarshaler = &runtime.JSONPb{
+	MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+	UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+}
+
+// New returns the hub's HTTP handler; REST calls go to the gRPC server
+// through conn, so they pass the same authentication and validation.
+func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler, error) {
+	gw := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, JSONMarshaler),
+		runtime.WithErrorHandler(errorHandler),
+	)
+	if err := hubv1.RegisterAgentServiceHandler(ctx, gw, conn); err != nil {
+		return nil, err
+	}
+	if err := hubv1.RegisterAdminServiceHandler(ctx, gw, conn); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", gw)
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(OpenAPI)
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if opts.Ready != nil {
+			if err := opts.Ready(r.Context()); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	for pattern, h := range opts.Extra {
+		mux.Handle(pattern, h)
+	}
+	return mux, nil
+}
+
+// errorHandler is the gateway's default, plus a Retry-After header on 429.
+func errorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if runtime.HTTPStatusFromCode(statusCode(err)) == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "1")
+	}
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,87 @@
+package hub
+
+import (
+	"sync"
+	"time"
+)
+
+// PresenceTracker keeps, in memory, when each agent last made a call and at
+// which beat. Recording a call is a map update, not a write: the orchestrator
+// flushes the changed entries to the store each tick (Flush), so a crash
+// loses at most one tick of last-seen times, never an acknowledged write.
+type PresenceTracker struct {
+	mu sync.Mutex
+	m  map[int64]*presenceEntry
+}
+
+type presenceEntry struct {
+	lastCall time.Time
+	beat     int64
+	dirty    bool
+}
+
+// NewPresenceTracker returns an empty tracker.
+func NewPresenceTracker() *PresenceTracker {
+	return &PresenceTracker{m: make(map[int64]*presenceEntry)}
+}
+
+// Touch records a call by agentID at now during beat.
+func (p *PresenceTracker) Touch(agentID int64, now time.Time, beat int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.m[agentID]
+	if e == nil {
+		e = &presenceEntry{}
+		p.m[agentID] = e
+	}
+	if now.After(e.lastCall) {
+		e.lastCall = now
+	}
+	e.beat = max(e.beat, beat)
+	e.dirty = true
+}
+
+// Seed loads a stored last-seen time (at start-up), without marking it dirty.
+func (p *PresenceTracker) Seed(agentID int64, lastSeen time.Time, beat int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.m[agentID]; !ok && !lastSeen.IsZero() {
+		p.m[agentID] = &presenceEntry{lastCall: lastSeen, beat: beat}
+	}
+}
+
+// LastCall returns when agentID last made a call (zero if never since start
+// and not seeded) and at which beat.
+func (p *PresenceTracker) LastCall(agentID int64) (time.Time, int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.m[agentID]; e != nil {
+		return e.lastCall, e.beat
+	}
+	return time.Time{}, 0
+}
+
+// Flush returns the entries changed since the last Flush and marks them clean.
+func (p *PresenceTracker) Flush() []Touch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Touch
+	for id, e := range p.m {
+		if e.dirty {
+			out = append(out, Touch{AgentID: id, LastSeenAt: e.lastCall, LastInteractionBeat: e.beat})
+			e.dirty = false
+		}
+	}
+	return out
+}
+
+// Unflush marks touches dirty again (their flush failed).
+func (p *PresenceTracker) Unflush(ts []Touch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range ts {
+		if e := p.m[t.AgentID]; e != nil {
+			e.dirty = true
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package hub
+
+import (
+	"context"
+	"time"
+)
+
+// WaitRequest is the input of Service.Wait.
+type WaitRequest struct {
+	// TimeoutSeconds: nil means the default; 0 peeks; above the maximum is
+	// clamped; negative is EINVALID.
+	TimeoutSeconds *int32
+	// AfterID: return messages after this cursor instead of unread ones.
+	AfterID string
+	Limit   int
+}
+
+// WaitResult is what Service.Wait returns.
+type WaitResult struct {
+	Messages []*Message
+	Cursor   int64
+	TimedOut bool
+	Status   *Status
+	Waited   time.Duration
+}
+
+// Wait is the long-poll behind WaitForMessages (SPEC §5). It returns at once
+// if the caller has unread messages (or, given AfterID, messages after it);
+// otherwise it parks until a message arrives, the timeout ends or ctx ends.
+// A timeout is a normal reply with TimedOut set, given a little before the
+// caller's own deadline when ctx has one. Errors: EINVALID, EEXHAUSTED (too
+// many parked waits), EPERMISSION (agent disabled meanwhile), ctx.Err().
+func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*WaitResult, error) {
+	timeout := s.cfg.WaitDefault
+	if req.TimeoutSeconds != nil {
+		n := *req.TimeoutSeconds
+		if n < 0 {
+			return nil, Errorf(EINVALID, "timeout_seconds %d is negative: give 0 to peek, or 1-%d seconds to wait", n, int(s.cfg.WaitMax/time.Second))
+		}
+		timeout = time.Duration(n) * time.Second
+	}
+	timeout = min(timeout, s.cfg.WaitMax)
+	after, err := ParseMessageID("after_id", req.AfterID)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := s.limit(req.Limit, 20)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if d, ok := ctx.Deadline(); ok {
+		timeout = max(0, min(timeout, time.Until(d)-s.cfg.DeadlineMargin))
+	}
+
+	var w *Waiter
+	if timeout > 0 {
+		// Register before the first check: a post that commits after the
+		// check finds the wake-up slot and the loop checks again.
+		if w, err = s.waiters.Register(caller.ID); err != nil {
+			return nil, err
+		}
+		defer w.Close()
+	}
+	var timer *time.Timer
+	var wake <-chan struct{}
+	var poll <-chan time.Time
+	if timeout > 0 {
+		timer = time.NewTimer(timeout)
+		defer timer.Stop()
+		if s.cfg.PollOnly {
+			t := time.NewTicker(s.cfg.PollInterval)
+			defer t.Stop()
+			poll = t.C
+		} else {
+			wake = w.C()
+		}
+	}
+	res := &WaitResult{}
+	var wokenAt time.Time
+	for {
+		msgs, cursor, err := s.fetchForWait(ctx, caller.ID, after, req.AfterID != "", limit)
+		if err != nil {
+			return nil, err
+		}
+		res.Messages, res.Cursor = msgs, cursor
+		if len(msgs) > 0 || timeout == 0 {
+			break
+		}
+		if timer == nil {
+			break
+		}
+		select {
+		case <-wake:
+			wokenAt = time.Now()
+			continue
+		case <-poll:
+			continue
+		case <-timer.C:
+			res.TimedOut = true
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		// One last look: a message may have committed as the timer fired.
+		if res.Messages, res.Cursor, err = s.fetchForWait(ctx, caller.ID, after, req.AfterID != "", limit); err != nil {
+			return nil, err
+		}
+		res.TimedOut = len(res.Messages) == 0
+		break
+	}
+	if w != nil {
+		w.Close() // the status below must not count this wait any more
+	}
+	res.Waited = time.Since(start)
+	var latency time.Duration
+	if !wokenAt.IsZero() {
+		latency = time.Since(wokenAt)
+	}
+	s.metrics.WaitEnded(res.Waited, res.TimedOut, latency)
+	st, err := s.Status(ctx, caller)
+	if err != nil {
+		return nil, err
+	}
+	res.Status = st
+	return res, nil
+}
+
+// fetchForWait returns the caller's messages after its cursor (or its read
+// cursor, when useAfter is false) and the cursor to hand back.
+func (s *Service) fetchForWait(ctx context.Context, agentID, after int64, useAfter bool, limit int) ([]*Message, int64, error) {
+	var msgs []*Message
+	var cursor int64
+	err := s.store.View(ctx, func(tx Tx) error {
+		a, err := tx.AgentByID(agentID)
+		if err != nil {
+			return err
+		}
+		if a.Disabled() {
+			return Errorf(EPERMISSION, "agent %q was disabled", a.Name)
+		}
+		from := after
+		if !useAfter {
+			from = a.ReadUpTo
+		}
+		msgs, err = tx.Inbox(agentID, InboxQuery{After: from, Limit: limit, ReadUpTo: a.ReadUpTo})
+		if err != nil {
+			return err
+		}
+		if len(msgs) > 0 {
+			cursor = msgs[len(msgs)-1].ID
+			return nil
+		}
+		_, _, latest, err := tx.InboxCounts(agentID, from)
+		cursor = max(from, latest)
+		return err
+	})
+	return msgs, cursor, err
+}

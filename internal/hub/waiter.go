@@ -1,0 +1,117 @@
+package hub
+
+import "sync"
+
+// WaitLimits bounds parked WaitForMessages calls.
+type WaitLimits struct {
+	PerAgent int // parked waits one agent may hold at once
+	Total    int // parked waits in the whole hub
+}
+
+// Waiters is the in-process notifier behind WaitForMessages: a registry of
+// parked waits by agent. A wait registers before it checks the store, so a
+// message committed after the check but before the wait parks still finds
+// its wake-up signal pending (the channel is buffered).
+type Waiters struct {
+	limits WaitLimits
+
+	mu      sync.Mutex
+	byAgent map[int64]map[*Waiter]struct{}
+	total   int
+}
+
+// Waiter is one registered wait. Close it when the wait ends.
+type Waiter struct {
+	ws      *Waiters
+	agentID int64
+	c       chan struct{}
+	once    sync.Once
+}
+
+// NewWaiters returns an empty registry with the given limits.
+func NewWaiters(limits WaitLimits) *Waiters {
+	return &Waiters{limits: limits, byAgent: make(map[int64]map[*Waiter]struct{})}
+}
+
+// Register adds a wait for agentID. Errors: EEXHAUSTED past a limit.
+func (ws *Waiters) Register(agentID int64) (*Waiter, error) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.total >= ws.limits.Total {
+		return nil, Errorf(EEXHAUSTED, "the hub already holds %d parked waits (its limit): retry in a few seconds, or raise --max-waiters", ws.limits.Total)
+	}
+	set := ws.byAgent[agentID]
+	if len(set) >= ws.limits.PerAgent {
+		return nil, Errorf(EEXHAUSTED, "this agent already has %d parked waits (the per-agent limit): end or cancel one before starting another", ws.limits.PerAgent)
+	}
+	if set == nil {
+		set = make(map[*Waiter]struct{}, 1)
+		ws.byAgent[agentID] = set
+	}
+	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1)}
+	set[w] = struct{}{}
+	ws.total++
+	return w, nil
+}
+
+// C receives a value each time something may have arrived for the waiter.
+// Wake-ups are hints: the waiter re-checks the store.
+func (w *Waiter) C() <-chan struct{} { return w.c }
+
+// Close unregisters the wait. It is idempotent.
+func (w *Waiter) Close() {
+	w.once.Do(func() {
+		ws := w.ws
+		ws.mu.Lock()
+		defer ws.mu.Unlock()
+		set := ws.byAgent[w.agentID]
+		delete(set, w)
+		if len(set) == 0 {
+			delete(ws.byAgent, w.agentID)
+		}
+		ws.total--
+	})
+}
+
+func (w *Waiter) signal() {
+	select {
+	case w.c <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// Notify wakes every wait of the given agents.
+func (ws *Waiters) Notify(agentIDs ...int64) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, id := range agentIDs {
+		for w := range ws.byAgent[id] {
+			w.signal()
+		}
+	}
+}
+
+// Count returns the number of parked waits in total.
+func (ws *Waiters) Count() int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.total
+}
+
+// AgentCount returns the number of parked waits of one agent.
+func (ws *Waiters) AgentCount(agentID int64) int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return len(ws.byAgent[agentID])
+}
+
+// Agents returns the IDs of the agents with at least one parked wait.
+func (ws *Waiters) Agents() []int64 {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ids := make([]int64, 0, len(ws.byAgent))
+	for id := range ws.byAgent {
+		ids = append(ids, id)
+	}
+	return ids
+}

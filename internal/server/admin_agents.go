@@ -1,0 +1,182 @@
+package server
+
+import (
+	"context"
+	"os"
+	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// CreateAgent implements hubv1.AdminServiceServer.
+func (a *AdminServer) CreateAgent(ctx context.Context, req *hubv1.CreateAgentRequest) (*hubv1.CreateAgentResponse, error) {
+	ag, token, err := a.s.svc.CreateAgent(ctx, hub.CreateAgentRequest{
+		Name: req.GetName(), DisplayName: req.GetDisplayName(), Role: req.GetRole(), Description: req.GetDescription(), Locale: req.GetLocale(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.CreateAgentResponse{Agent: a.s.agentView(ctx, ag), Token: token}, nil
+}
+
+// ListAgents implements hubv1.AdminServiceServer.
+func (a *AdminServer) ListAgents(ctx context.Context, req *hubv1.ListAgentsRequest) (*hubv1.ListAgentsResponse, error) {
+	as, err := a.s.svc.ListAgents(ctx, req.GetIncludeDisabled())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*hubv1.Agent, len(as))
+	for i, ag := range as {
+		out[i] = a.s.agentView(ctx, ag)
+	}
+	return &hubv1.ListAgentsResponse{Agents: out}, nil
+}
+
+// GetAgent implements hubv1.AdminServiceServer.
+func (a *AdminServer) GetAgent(ctx context.Context, req *hubv1.GetAgentRequest) (*hubv1.GetAgentResponse, error) {
+	ag, err := a.s.svc.Agent(ctx, req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.GetAgentResponse{Agent: a.s.agentView(ctx, ag)}, nil
+}
+
+// UpdateAgent implements hubv1.AdminServiceServer.
+func (a *AdminServer) UpdateAgent(ctx context.Context, req *hubv1.UpdateAgentRequest) (*hubv1.UpdateAgentResponse, error) {
+	ag, err := a.s.svc.UpdateAgent(ctx, hub.UpdateAgentRequest{
+		Name: req.GetName(), DisplayName: req.DisplayName, Role: req.Role, Description: req.Description, Locale: req.Locale,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.UpdateAgentResponse{Agent: a.s.agentView(ctx, ag)}, nil
+}
+
+// DisableAgent implements hubv1.AdminServiceServer.
+func (a *AdminServer) DisableAgent(ctx context.Context, req *hubv1.DisableAgentRequest) (*hubv1.DisableAgentResponse, error) {
+	ag, err := a.s.svc.SetAgentDisabled(ctx, req.GetName(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.DisableAgentResponse{Agent: a.s.agentView(ctx, ag)}, nil
+}
+
+// EnableAgent implements hubv1.AdminServiceServer.
+func (a *AdminServer) EnableAgent(ctx context.Context, req *hubv1.EnableAgentRequest) (*hubv1.EnableAgentResponse, error) {
+	ag, err := a.s.svc.SetAgentDisabled(ctx, req.GetName(), false)
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.EnableAgentResponse{Agent: a.s.agentView(ctx, ag)}, nil
+}
+
+// RotateToken implements hubv1.AdminServiceServer.
+func (a *AdminServer) RotateToken(ctx context.Context, req *hubv1.RotateTokenRequest) (*hubv1.RotateTokenResponse, error) {
+	ag, token, err := a.s.svc.RotateToken(ctx, req.GetName(), false)
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.RotateTokenResponse{Agent: a.s.agentView(ctx, ag), Token: token}, nil
+}
+
+// RevokeToken implements hubv1.AdminServiceServer.
+func (a *AdminServer) RevokeToken(ctx context.Context, req *hubv1.RevokeTokenRequest) (*hubv1.RevokeTokenResponse, error) {
+	ag, _, err := a.s.svc.RotateToken(ctx, req.GetName(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.RevokeTokenResponse{Agent: a.s.agentView(ctx, ag)}, nil
+}
+
+// PostMessage implements hubv1.AdminServiceServer: posts as "admin".
+func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessageRequest) (*hubv1.AdminPostMessageResponse, error) {
+	m, err := a.s.svc.Post(ctx, nil, hub.SenderAdmin, hub.PostRequest{
+		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.AdminPostMessageResponse{Message: messageToProto(m)}, nil
+}
+
+// ListMessages implements hubv1.AdminServiceServer.
+func (a *AdminServer) ListMessages(ctx context.Context, req *hubv1.AdminListMessagesRequest) (*hubv1.AdminListMessagesResponse, error) {
+	msgs, cursor, more, err := a.s.svc.AdminList(ctx, hub.AdminListRequest{
+		AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Agent: req.GetAgent(), Channel: req.GetChannel(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.AdminListMessagesResponse{Messages: messagesToProto(msgs), Cursor: hub.FormatMessageID(cursor), HasMore: more}, nil
+}
+
+// GetHubInfo implements hubv1.AdminServiceServer.
+func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest) (*hubv1.GetHubInfoResponse, error) {
+	svc := a.s.svc
+	as, err := svc.ListAgents(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	cfg := svc.Config()
+	r := &hubv1.GetHubInfoResponse{
+		Version:       hub.Version,
+		Time:          ts(svc.Clock().Now()),
+		TimeZone:      cfg.Location.String(),
+		Beat:          svc.Beat(),
+		Agents:        int64(len(as)),
+		ParkedWaiters: int64(svc.Waiters().Count()),
+		DataDir:       a.s.info.DataDir,
+		StartedAt:     ts(svc.StartedAt()),
+	}
+	if a.s.info.SchemaVersion != nil {
+		r.SchemaVersion = int64(a.s.info.SchemaVersion())
+	}
+	if a.s.info.TickStats != nil {
+		t := a.s.info.TickStats()
+		r.Ticks, r.LastTickMicros, r.LastTickError = t.Ticks, t.LastMicro, t.LastError
+		if t.LastAt != 0 {
+			r.LastTickAt = ts(time.Unix(0, t.LastAt))
+		}
+	}
+	return r, nil
+}
+
+// Backup implements hubv1.AdminServiceServer.
+func (a *AdminServer) Backup(ctx context.Context, req *hubv1.BackupRequest) (*hubv1.BackupResponse, error) {
+	if req.GetPath() == "" {
+		return nil, hub.Errorf(hub.EINVALID, "path is required: the file to write the backup to, on the hub's machine")
+	}
+	if _, err := os.Stat(req.GetPath()); err == nil {
+		return nil, hub.Errorf(hub.ECONFLICT, "%s already exists: choose a new file name", req.GetPath())
+	}
+	if a.s.info.Backup == nil {
+		return nil, hub.Errorf(hub.EPRECONDITION, "this hub's store does not support backups")
+	}
+	n, err := a.s.info.Backup(ctx, req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.BackupResponse{Path: req.GetPath(), Bytes: n}, nil
+}
+
+// agentView converts an agent and adds its presence, health and beat.
+func (s *Server) agentView(ctx context.Context, a *hub.Agent) *hubv1.Agent {
+	p := agentToProto(a)
+	svc := s.svc
+	now := svc.Clock().Now()
+	lastCall, beat := svc.Presence().LastCall(a.ID)
+	if lastCall.After(a.LastSeenAt) {
+		p.LastSeenAt = ts(lastCall)
+	}
+	p.LastInteractionBeat = max(beat, a.LastInteractionBeat)
+	p.SinceLast = hub.SinceLast(svc.Beat(), p.LastInteractionBeat)
+	p.Presence = string(hub.DecidePresence(lastCall, svc.Waiters().AgentCount(a.ID), now, svc.Config().Health))
+	for _, f := range agentViewHooks {
+		f(ctx, s, a, p)
+	}
+	return p
+}
+
+// agentViewHooks add slice-specific fields (health) to agent views.
+var agentViewHooks []func(ctx context.Context, s *Server, a *hub.Agent, p *hubv1.Agent)

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"context"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// Heartbeat implements hubv1.AgentServiceServer.
+func (a *AgentServer) Heartbeat(ctx context.Context, _ *hubv1.HeartbeatRequest) (*hubv1.HeartbeatResponse, error) {
+	r, err := a.s.svc.Heartbeat(ctx, Caller(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.HeartbeatResponse{
+		HeartbeatId:      r.HeartbeatID,
+		StartedAt:        ts(r.StartedAt),
+		UnreadCount:      r.Unread,
+		MentionCount:     r.Mentions,
+		Beat:             r.Beat,
+		SinceLast:        r.SinceLast,
+		SinceLastReading: r.SinceLastReading,
+	}, nil
+}
+
+// GetStatus implements hubv1.AgentServiceServer.
+func (a *AgentServer) GetStatus(ctx context.Context, _ *hubv1.GetStatusRequest) (*hubv1.GetStatusResponse, error) {
+	st, err := a.s.svc.Status(ctx, Caller(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.GetStatusResponse{Status: statusToProto(st)}, nil
+}
+
+// PostMessage implements hubv1.AgentServiceServer.
+func (a *AgentServer) PostMessage(ctx context.Context, req *hubv1.PostMessageRequest) (*hubv1.PostMessageResponse, error) {
+	m, err := a.s.svc.Post(ctx, Caller(ctx), "", hub.PostRequest{
+		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.PostMessageResponse{Message: messageToProto(m)}, nil
+}
+
+// ListMessages implements hubv1.AgentServiceServer.
+func (a *AgentServer) ListMessages(ctx context.Context, req *hubv1.ListMessagesRequest) (*hubv1.ListMessagesResponse, error) {
+	msgs, cursor, more, err := a.s.svc.List(ctx, Caller(ctx), hub.ListRequest{
+		AfterID: req.GetAfterId(), UnreadOnly: req.GetUnreadOnly(), Limit: int(req.GetLimit()), Channel: req.GetChannel(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.ListMessagesResponse{Messages: messagesToProto(msgs), Cursor: hub.FormatMessageID(cursor), HasMore: more}, nil
+}
+
+// MarkRead implements hubv1.AgentServiceServer.
+func (a *AgentServer) MarkRead(ctx context.Context, req *hubv1.MarkReadRequest) (*hubv1.MarkReadResponse, error) {
+	unread, cursor, err := a.s.svc.MarkRead(ctx, Caller(ctx), req.GetUpToId())
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.MarkReadResponse{UnreadCount: unread, ReadUpToId: hub.FormatMessageID(cursor)}, nil
+}
+
+// WaitForMessages implements hubv1.AgentServiceServer.
+func (a *AgentServer) WaitForMessages(ctx context.Context, req *hubv1.WaitForMessagesRequest) (*hubv1.WaitForMessagesResponse, error) {
+	r, err := a.s.svc.Wait(ctx, Caller(ctx), hub.WaitRequest{
+		TimeoutSeconds: req.TimeoutSeconds, AfterID: req.GetAfterId(), Limit: int(req.GetLimit()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.WaitForMessagesResponse{
+		Messages: messagesToProto(r.Messages),
+		Cursor:   hub.FormatMessageID(r.Cursor),
+		TimedOut: r.TimedOut,
+		Status:   statusToProto(r.Status),
+		WaitedMs: int32(r.Waited.Milliseconds()),
+	}, nil
+}
+
+// JoinChannel implements hubv1.AgentServiceServer.
+func (a *AgentServer) JoinChannel(ctx context.Context, req *hubv1.JoinChannelRequest) (*hubv1.JoinChannelResponse, error) {
+	members, err := a.s.svc.JoinChannel(ctx, Caller(ctx), req.GetChannel())
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.JoinChannelResponse{Channel: req.GetChannel(), Members: members}, nil
+}
+
+// LeaveChannel implements hubv1.AgentServiceServer.
+func (a *AgentServer) LeaveChannel(ctx context.Context, req *hubv1.LeaveChannelRequest) (*hubv1.LeaveChannelResponse, error) {
+	if err := a.s.svc.LeaveChannel(ctx, Caller(ctx), req.GetChannel()); err != nil {
+		return nil, err
+	}
+	return &hubv1.LeaveChannelResponse{Channel: req.GetChannel()}, nil
+}

@@ -1,0 +1,211 @@
+// Package server serves the hub's gRPC API: it authenticates every call,
+// maps protos to the domain and domain errors to gRPC status codes.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// Service full names, as in gRPC method paths.
+const (
+	agentServicePrefix = "/" + "hub.v1.AgentService" + "/"
+	adminServicePrefix = "/" + "hub.v1.AdminService" + "/"
+)
+
+// Info is what the admin API reports about the running hub beyond the
+// domain: set by cmd/hub.
+type Info struct {
+	DataDir       string
+	SchemaVersion func() int
+	// Backup writes a consistent copy of the store to path and returns its size.
+	Backup func(ctx context.Context, path string) (int64, error)
+	// TickStats reports the orchestrator's last tick, if one runs.
+	TickStats func() TickStats
+}
+
+// TickStats describes the orchestrator's ticks for GetHubInfo.
+type TickStats struct {
+	Ticks     int64
+	LastAt    int64 // Unix nanoseconds
+	LastMicro int64
+	LastError string
+}
+
+// Server holds the two gRPC services.
+type Server struct {
+	svc   *hub.Service
+	info  Info
+	log   *slog.Logger
+	Agent *AgentServer
+	Admin *AdminServer
+}
+
+// New returns a Server over svc.
+func New(svc *hub.Service, info Info, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{svc: svc, info: info, log: log}
+	s.Agent = &AgentServer{s: s}
+	s.Admin = &AdminServer{s: s}
+	return s
+}
+
+// Register registers both services on g.
+func (s *Server) Register(g *grpc.Server) {
+	hubv1.RegisterAgentServiceServer(g, s.Agent)
+	hubv1.RegisterAdminServiceServer(g, s.Admin)
+}
+
+// Service returns the domain service.
+func (s *Server) Service() *hub.Service { return s.svc }
+
+// AgentServer implements hubv1.AgentServiceServer. Handlers live in one file
+// per noun (agent_*.go).
+type AgentServer struct {
+	hubv1.UnimplementedAgentServiceServer
+	s *Server
+}
+
+// AdminServer implements hubv1.AdminServiceServer (admin_*.go).
+type AdminServer struct {
+	hubv1.UnimplementedAdminServiceServer
+	s *Server
+}
+
+type callerKey struct{}
+
+// Caller returns the agent authenticated for this call (nil on admin calls).
+func Caller(ctx context.Context) *hub.Agent {
+	a, _ := ctx.Value(callerKey{}).(*hub.Agent)
+	return a
+}
+
+// WithCaller returns ctx carrying the authenticated agent (for tests and
+// in-process callers).
+func WithCaller(ctx context.Context, a *hub.Agent) context.Context {
+	return context.WithValue(ctx, callerKey{}, a)
+}
+
+// BearerToken returns the bearer token of the call's "authorization" metadata.
+func BearerToken(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		if scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " "); ok && strings.EqualFold(scheme, "bearer") {
+			return strings.TrimSpace(tok)
+		}
+	}
+	return ""
+}
+
+// authenticate decides who makes the call named method.
+func (s *Server) authenticate(ctx context.Context, method string) (context.Context, error) {
+	token := BearerToken(ctx)
+	switch {
+	case strings.HasPrefix(method, adminServicePrefix):
+		if token == "" {
+			return nil, status.Error(codes.Unauthenticated, "missing admin token: send \"authorization: Bearer <admin token>\" (the hub writes it to <data-dir>/admin.token)")
+		}
+		if s.svc.IsAdminToken(token) {
+			return ctx, nil
+		}
+		if _, err := s.svc.Authenticate(ctx, token); err == nil {
+			return nil, status.Error(codes.PermissionDenied, "this call needs the admin token; an agent token was given (the admin token is in <data-dir>/admin.token)")
+		}
+		return nil, status.Error(codes.Unauthenticated, "unknown admin token: use the token in <data-dir>/admin.token")
+	case strings.HasPrefix(method, agentServicePrefix):
+		if token != "" && s.svc.IsAdminToken(token) {
+			return nil, status.Error(codes.PermissionDenied, "this call acts as an agent and needs that agent's token; the admin token was given (create an agent with `hubctl agent add NAME`)")
+		}
+		a, err := s.svc.Authenticate(ctx, token)
+		if err != nil {
+			return nil, toStatus(err)
+		}
+		return WithCaller(ctx, a), nil
+	}
+	return ctx, nil // health checks and reflection
+}
+
+// UnaryInterceptor authenticates each unary call and maps domain errors to
+// gRPC status codes.
+func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx, err := s.authenticate(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := handler(ctx, req)
+	if err != nil {
+		st := toStatus(err)
+		if status.Code(st) == codes.Internal {
+			s.log.Error("internal error", "method", info.FullMethod, "err", err)
+		}
+		return nil, st
+	}
+	return resp, nil
+}
+
+// StreamInterceptor authenticates each streaming call (none are defined
+// yet; this keeps a future one from being unauthenticated).
+func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx, err := s.authenticate(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	return handler(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
+}
+
+type wrappedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (w *wrappedStream) Context() context.Context { return w.ctx }
+
+// toStatus maps an error to a gRPC status error, once, at the edge.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "the call was cancelled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "the call's deadline passed")
+	}
+	code := codes.Internal
+	switch hub.ErrorCode(err) {
+	case hub.EINVALID:
+		code = codes.InvalidArgument
+	case hub.ENOTFOUND:
+		code = codes.NotFound
+	case hub.ECONFLICT:
+		code = codes.AlreadyExists
+	case hub.EPRECONDITION:
+		code = codes.FailedPrecondition
+	case hub.EPERMISSION:
+		code = codes.PermissionDenied
+	case hub.EUNAUTHORIZED:
+		code = codes.Unauthenticated
+	case hub.EEXHAUSTED:
+		code = codes.ResourceExhausted
+	case hub.EUNAVAILABLE:
+		code = codes.Unavailable
+	}
+	return status.Error(code, hub.ErrorMessage(err))
+}
+
+// ToStatus is toStatus for handlers in other packages and tests.
+func ToStatus(err error) error { return toStatus(err) }

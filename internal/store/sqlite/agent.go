@@ -1,0 +1,123 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+const agentColumns = `id, name, display_name, role, description, locale, created_at, disabled_at,
+	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanAgent(s scanner) (*hub.Agent, error) {
+	var a hub.Agent
+	var created, disabled, hbStarted, lastSeen int64
+	err := s.Scan(&a.ID, &a.Name, &a.DisplayName, &a.Role, &a.Description, &a.Locale, &created, &disabled,
+		&a.CurrentHeartbeatID, &hbStarted, &a.ReadUpTo, &lastSeen, &a.LastInteractionBeat)
+	if err != nil {
+		return nil, err
+	}
+	a.CreatedAt, a.DisabledAt = fromNanos(created), fromNanos(disabled)
+	a.HeartbeatStartedAt, a.LastSeenAt = fromNanos(hbStarted), fromNanos(lastSeen)
+	return &a, nil
+}
+
+func (t *Tx) agentWhere(what string, where string, arg any) (*hub.Agent, error) {
+	a, err := scanAgent(t.queryRow(`SELECT `+agentColumns+` FROM agents WHERE `+where, arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no agent %s", what)
+	}
+	return a, err
+}
+
+// CreateAgent implements hub.AgentTx.
+func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
+	res, err := t.exec(`INSERT INTO agents (name, display_name, role, description, locale, token_hash, created_at, disabled_at,
+		current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, toNanos(a.CreatedAt), toNanos(a.DisabledAt),
+		a.CurrentHeartbeatID, toNanos(a.HeartbeatStartedAt), a.ReadUpTo, toNanos(a.LastSeenAt), a.LastInteractionBeat)
+	if hub.ErrorCode(err) == hub.ECONFLICT {
+		return hub.Errorf(hub.ECONFLICT, "an agent named %q already exists", a.Name)
+	} else if err != nil {
+		return err
+	}
+	a.ID, err = res.LastInsertId()
+	return err
+}
+
+// AgentByName implements hub.AgentTx.
+func (t *Tx) AgentByName(name string) (*hub.Agent, error) {
+	return t.agentWhere("named "+quote(name), `name = ?`, name)
+}
+
+// AgentByID implements hub.AgentTx.
+func (t *Tx) AgentByID(id int64) (*hub.Agent, error) {
+	return t.agentWhere("with that ID", `id = ?`, id)
+}
+
+// AgentByTokenHash implements hub.AgentTx.
+func (t *Tx) AgentByTokenHash(hash []byte) (*hub.Agent, error) {
+	a, err := t.agentWhere("holds that token", `token_hash = ?`, hash)
+	return a, err
+}
+
+// ListAgents implements hub.AgentTx.
+func (t *Tx) ListAgents(includeDisabled bool) ([]*hub.Agent, error) {
+	q := `SELECT ` + agentColumns + ` FROM agents`
+	if !includeDisabled {
+		q += ` WHERE disabled_at = 0`
+	}
+	rows, err := t.query(q + ` ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var as []*hub.Agent
+	for rows.Next() {
+		a, err := scanAgent(rows)
+		if err != nil {
+			return nil, err
+		}
+		as = append(as, a)
+	}
+	return as, rows.Err()
+}
+
+// UpdateAgent implements hub.AgentTx.
+func (t *Tx) UpdateAgent(a *hub.Agent) error {
+	res, err := t.exec(`UPDATE agents SET display_name = ?, role = ?, description = ?, locale = ?, disabled_at = ?,
+		current_heartbeat_id = ?, heartbeat_started_at = ?, read_up_to = ?, last_seen_at = ?, last_interaction_beat = ?
+		WHERE id = ?`,
+		a.DisplayName, a.Role, a.Description, a.Locale, toNanos(a.DisabledAt),
+		a.CurrentHeartbeatID, toNanos(a.HeartbeatStartedAt), a.ReadUpTo, toNanos(a.LastSeenAt), a.LastInteractionBeat, a.ID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(a.Name))
+	}
+	return nil
+}
+
+// SetAgentToken implements hub.AgentTx.
+func (t *Tx) SetAgentToken(agentID int64, hash []byte) error {
+	_, err := t.exec(`UPDATE agents SET token_hash = ? WHERE id = ?`, hash, agentID)
+	return err
+}
+
+// TouchAgents implements hub.AgentTx.
+func (t *Tx) TouchAgents(touches []hub.Touch) error {
+	for _, to := range touches {
+		if _, err := t.exec(`UPDATE agents SET last_seen_at = MAX(last_seen_at, ?), last_interaction_beat = MAX(last_interaction_beat, ?) WHERE id = ?`,
+			toNanos(to.LastSeenAt), to.LastInteractionBeat, to.AgentID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func quote(s string) string { return `"` + s + `"` }

@@ -1,0 +1,250 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+func joinNames(ns []string) string { return strings.Join(ns, ",") }
+
+func splitNames(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// InsertMessage implements hub.MessageTx.
+func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
+	res, err := t.exec(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, toNanos(m.CreatedAt))
+	if err != nil {
+		return err
+	}
+	if m.ID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	stmt, err := t.tx.PrepareContext(t.ctx, `INSERT INTO deliveries (agent_id, message_id, mention) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, d := range deliveries {
+		if _, err := stmt.ExecContext(t.ctx, d.AgentID, m.ID, d.Mention); err != nil {
+			return mapErr(err)
+		}
+	}
+	return nil
+}
+
+const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at`
+
+func scanMessage(s scanner, extra ...any) (*hub.Message, error) {
+	var m hub.Message
+	var to, mentions string
+	var created int64
+	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created}, extra...)
+	if err := s.Scan(dest...); err != nil {
+		return nil, err
+	}
+	m.To, m.Mentions, m.CreatedAt = splitNames(to), splitNames(mentions), fromNanos(created)
+	return &m, nil
+}
+
+// MessageByID implements hub.MessageTx.
+func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
+	m, err := scanMessage(t.queryRow(`SELECT `+messageColumns+` FROM messages m WHERE m.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no message %d", id)
+	}
+	return m, err
+}
+
+// Inbox implements hub.MessageTx.
+func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
+	sqlq := `SELECT ` + messageColumns + `, d.mention FROM deliveries d JOIN messages m ON m.id = d.message_id
+		WHERE d.agent_id = ? AND d.message_id > ?`
+	args := []any{agentID, q.After}
+	if q.Channel != "" {
+		sqlq += ` AND m.channel = ?`
+		args = append(args, q.Channel)
+	}
+	sqlq += ` ORDER BY d.message_id LIMIT ?`
+	args = append(args, q.Limit)
+	rows, err := t.query(sqlq, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*hub.Message
+	for rows.Next() {
+		var mention bool
+		m, err := scanMessage(rows, &mention)
+		if err != nil {
+			return nil, err
+		}
+		m.MentionsYou = mention
+		m.Unread = m.ID > q.ReadUpTo
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// InboxCounts implements hub.MessageTx.
+func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error) {
+	err = t.queryRow(`SELECT COUNT(*), COALESCE(SUM(mention), 0), COALESCE(MAX(message_id), 0)
+		FROM deliveries WHERE agent_id = ? AND message_id > ?`, agentID, after).Scan(&unread, &mentions, &latest)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if latest == 0 {
+		// Nothing above after: the newest delivery at all, for the cursor.
+		err = t.queryRow(`SELECT COALESCE(MAX(message_id), 0) FROM deliveries WHERE agent_id = ?`, agentID).Scan(&latest)
+	}
+	return unread, mentions, latest, err
+}
+
+// ListMessages implements hub.MessageTx.
+func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
+	sqlq := `SELECT ` + messageColumns + ` FROM messages m WHERE m.id > ?`
+	args := []any{q.After}
+	if q.AgentID > 0 {
+		sqlq += ` AND m.id IN (SELECT message_id FROM deliveries WHERE agent_id = ? AND message_id > ?)`
+		args = append(args, q.AgentID, q.After)
+	}
+	if q.Channel != "" {
+		sqlq += ` AND m.channel = ?`
+		args = append(args, q.Channel)
+	}
+	sqlq += ` ORDER BY m.id LIMIT ?`
+	args = append(args, q.Limit)
+	rows, err := t.query(sqlq, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*hub.Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// MaxMessageID implements hub.MessageTx.
+func (t *Tx) MaxMessageID() (int64, error) {
+	var id int64
+	err := t.queryRow(`SELECT COALESCE(MAX(id), 0) FROM messages`).Scan(&id)
+	return id, err
+}
+
+// RecipientsAfter implements hub.MessageTx.
+func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
+	rows, err := t.query(`SELECT DISTINCT agent_id FROM deliveries WHERE message_id > ?`, after)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// EnsureChannel implements hub.MessageTx.
+func (t *Tx) EnsureChannel(name string, now time.Time) (int64, error) {
+	if _, err := t.exec(`INSERT INTO channels (name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING`, name, toNanos(now)); err != nil {
+		return 0, err
+	}
+	return t.ChannelByName(name)
+}
+
+// ChannelByName implements hub.MessageTx.
+func (t *Tx) ChannelByName(name string) (int64, error) {
+	var id int64
+	err := t.queryRow(`SELECT id FROM channels WHERE name = ?`, name).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, hub.Errorf(hub.ENOTFOUND, "no channel %s", quote(name))
+	}
+	return id, err
+}
+
+// JoinChannel implements hub.MessageTx.
+func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
+	_, err := t.exec(`INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES (?, ?, ?)
+		ON CONFLICT DO NOTHING`, channelID, agentID, toNanos(now))
+	return err
+}
+
+// LeaveChannel implements hub.MessageTx.
+func (t *Tx) LeaveChannel(channelID, agentID int64) error {
+	_, err := t.exec(`DELETE FROM channel_members WHERE channel_id = ? AND agent_id = ?`, channelID, agentID)
+	return err
+}
+
+// ChannelMembers implements hub.MessageTx.
+func (t *Tx) ChannelMembers(channelID int64) ([]int64, error) {
+	rows, err := t.query(`SELECT cm.agent_id FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
+		WHERE cm.channel_id = ? AND a.disabled_at = 0 ORDER BY cm.agent_id`, channelID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// ChannelMemberNames implements hub.MessageTx.
+func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
+	rows, err := t.query(`SELECT a.name FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
+		WHERE cm.channel_id = ? ORDER BY a.name`, channelID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
+}
+
+// Meta implements hub.MetaTx.
+func (t *Tx) Meta(key string) (string, error) {
+	var v string
+	err := t.queryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetMeta implements hub.MetaTx.
+func (t *Tx) SetMeta(key, value string) error {
+	_, err := t.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}

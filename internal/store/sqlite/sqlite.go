@@ -1,0 +1,309 @@
+// Package sqlite implements hub.Store on an embedded SQLite file
+// (github.com/mattn/go-sqlite3) in WAL mode: one writer connection that
+// groups concurrent writes into one commit, and a pool of read-only
+// connections.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+// Options tune the store. The zero value is usable.
+type Options struct {
+	// Synchronous is SQLite's synchronous setting: "NORMAL" (default) keeps
+	// every committed write across a process crash (kill -9) — in WAL mode
+	// the commit is in the OS before Update returns — but the last commits
+	// may be lost if the machine loses power; "FULL" fsyncs the WAL on every
+	// commit and survives power loss too, at a cost in throughput.
+	Synchronous string
+	// MaxBatch caps how many Update calls share one commit (default 256).
+	MaxBatch int
+	// Readers is the size of the read connection pool (default 2×CPUs, ≥ 4).
+	Readers int
+	// BusyTimeout is how long a connection waits for a lock held by another
+	// process (default 5 s).
+	BusyTimeout time.Duration
+}
+
+// DB is a hub.Store backed by one SQLite file.
+type DB struct {
+	path string
+	w    *sql.DB // exactly one connection: the writer
+	r    *sql.DB // read-only pool
+
+	reqs    chan *writeReq
+	closeMu sync.RWMutex
+	closed  bool
+	done    chan struct{}
+
+	schemaVersion int
+}
+
+var _ hub.Store = (*DB)(nil)
+
+type writeReq struct {
+	ctx context.Context
+	fn  func(hub.Tx) error
+	err chan error
+}
+
+// Open opens (creating if needed) the database at path and migrates it to
+// the newest schema.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if opts.Synchronous == "" {
+		opts.Synchronous = "NORMAL"
+	}
+	opts.Synchronous = strings.ToUpper(opts.Synchronous)
+	switch opts.Synchronous {
+	case "NORMAL", "FULL", "EXTRA", "OFF":
+	default:
+		return nil, fmt.Errorf("open store: synchronous %q is not one of NORMAL, FULL, EXTRA, OFF", opts.Synchronous)
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = max(4, 2*runtime.NumCPU())
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	dsn := func(params ...string) string {
+		v := url.Values{}
+		v.Set("_journal_mode", "WAL")
+		v.Set("_synchronous", opts.Synchronous)
+		v.Set("_foreign_keys", "on")
+		v.Set("_busy_timeout", fmt.Sprint(opts.BusyTimeout.Milliseconds()))
+		for i := 0; i+1 < len(params); i += 2 {
+			v.Set(params[i], params[i+1])
+		}
+		return "file:" + path + "?" + v.Encode()
+	}
+	w, err := sql.Open("sqlite3", dsn("_txlock", "immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	db := &DB{path: path, w: w, reqs: make(chan *writeReq, 1024), done: make(chan struct{})}
+	if err := db.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite3", dsn("_txlock", "deferred", "_query_only", "1"))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	r.SetMaxOpenConns(opts.Readers)
+	r.SetMaxIdleConns(opts.Readers)
+	db.r = r
+	go db.writeLoop(opts.MaxBatch)
+	return db, nil
+}
+
+// Path returns the database file's path.
+func (db *DB) Path() string { return db.path }
+
+// SchemaVersion returns the number of the newest applied migration.
+func (db *DB) SchemaVersion() int { return db.schemaVersion }
+
+// Close waits for pending writes, then closes the connections.
+func (db *DB) Close() error {
+	db.closeMu.Lock()
+	if db.closed {
+		db.closeMu.Unlock()
+		return nil
+	}
+	db.closed = true
+	close(db.reqs)
+	db.closeMu.Unlock()
+	<-db.done
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+// Update runs fn in a write transaction. Concurrent calls are grouped into
+// one commit (group commit), each in its own savepoint so that one call's
+// error rolls back only its own writes. Update returns after the commit.
+func (db *DB) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	req := &writeReq{ctx: ctx, fn: fn, err: make(chan error, 1)}
+	db.closeMu.RLock()
+	if db.closed {
+		db.closeMu.RUnlock()
+		return hub.Errorf(hub.EUNAVAILABLE, "the store is closed: the hub is shutting down")
+	}
+	select {
+	case db.reqs <- req:
+	case <-ctx.Done():
+		db.closeMu.RUnlock()
+		return ctx.Err()
+	}
+	db.closeMu.RUnlock()
+	// Once queued, the write is either committed or failed: wait for the
+	// outcome even if ctx ends, so no acknowledged write is misreported.
+	return <-req.err
+}
+
+// View runs fn in a read-only transaction on a pooled connection.
+func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
+	tx, err := db.r.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(&Tx{ctx: ctx, tx: tx})
+}
+
+func (db *DB) writeLoop(maxBatch int) {
+	defer close(db.done)
+	batch := make([]*writeReq, 0, maxBatch)
+	for req := range db.reqs {
+		batch = append(batch[:0], req)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-db.reqs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		db.commit(batch)
+	}
+}
+
+// commit runs a batch of writes in one transaction.
+func (db *DB) commit(batch []*writeReq) {
+	ctx := context.Background()
+	errs := make([]error, len(batch))
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		for _, r := range batch {
+			r.err <- fmt.Errorf("begin write: %w", err)
+		}
+		return
+	}
+	t := &Tx{ctx: ctx, tx: tx}
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			errs[i] = fmt.Errorf("savepoint: %w", err)
+			continue
+		}
+		errs[i] = call(r.fn, t)
+		if errs[i] != nil {
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+				errs[i] = errors.Join(errs[i], fmt.Errorf("rollback to savepoint: %w", err))
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil && errs[i] == nil {
+			errs[i] = fmt.Errorf("release savepoint: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = fmt.Errorf("commit: %w", err)
+			}
+		}
+	}
+	for i, r := range batch {
+		r.err <- errs[i]
+	}
+}
+
+// call runs fn, turning a panic into an error so one bad write cannot take
+// the writer (and every other pending write) down.
+func call(fn func(hub.Tx) error, t *Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic in write transaction: %v", p)
+		}
+	}()
+	return fn(t)
+}
+
+// Tx is a hub.Tx over one SQLite transaction.
+type Tx struct {
+	ctx context.Context
+	tx  *sql.Tx
+}
+
+var _ hub.Tx = (*Tx)(nil)
+
+func (t *Tx) exec(q string, args ...any) (sql.Result, error) {
+	res, err := t.tx.ExecContext(t.ctx, q, args...)
+	return res, mapErr(err)
+}
+
+func (t *Tx) query(q string, args ...any) (*sql.Rows, error) {
+	rows, err := t.tx.QueryContext(t.ctx, q, args...)
+	return rows, mapErr(err)
+}
+
+func (t *Tx) queryRow(q string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(t.ctx, q, args...)
+}
+
+// mapErr turns constraint violations into hub errors.
+func mapErr(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
+		switch se.ExtendedCode {
+		case sqlite3.ErrConstraintUnique, sqlite3.ErrConstraintPrimaryKey:
+			return hub.Errorf(hub.ECONFLICT, "already exists (%v)", se)
+		case sqlite3.ErrConstraintForeignKey:
+			return hub.Errorf(hub.ENOTFOUND, "refers to a record that does not exist (%v)", se)
+		}
+	}
+	return err
+}
+
+// Time columns hold Unix nanoseconds; 0 is the zero time.
+func toNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// Exported for sibling files owned by other slices: they use the same helpers.
+var (
+	_ = toNanos
+	_ = fromNanos
+)
