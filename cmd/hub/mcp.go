@@ -2,11 +2,82 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
-// runMCP runs the MCP stdio bridge (issue 3 wires it here).
+// runMCP runs the MCP stdio bridge for one agent: MCP on stdin/stdout, the
+// hub over gRPC with the agent's token. Diagnostics go to stderr only.
 func runMCP(ctx context.Context, args []string, stderr io.Writer) error {
-	return errors.New("hub mcp: not built yet")
+	fs := flag.NewFlagSet("hub mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", mcpEnvOr("HUB_ADDR", "127.0.0.1:7700"), "the hub's gRPC address; env HUB_ADDR")
+	token := fs.String("token", "", "this agent's token; env HUB_TOKEN (preferred: flags show in ps)")
+	tokenFile := fs.String("token-file", os.Getenv("HUB_TOKEN_FILE"), "read the token from this file; env HUB_TOKEN_FILE")
+	wait := fs.Duration("wait-default", mcpbridge.DefaultWait, "wait_for_messages timeout when the model gives none (max 60s; keep it under the client's request time-out)")
+	progress := fs.Duration("progress-interval", mcpbridge.DefaultProgressInterval, "progress notification period while a wait is parked")
+	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (to stderr)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: hub mcp [flags]
+
+Serves MCP over stdio for one agent and calls the hub with its token.
+Register it with your MCP client, e.g.
+  claude mcp add hub --env HUB_TOKEN=<token> -- hub mcp
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: hub mcp takes flags only", fs.Args())
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *logLevel)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+
+	tok := *token
+	if tok == "" {
+		tok = os.Getenv("HUB_TOKEN")
+	}
+	if tok == "" && *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return fmt.Errorf("read --token-file: %w", err)
+		}
+		tok = strings.TrimSpace(string(b))
+	}
+	if tok == "" {
+		// Keep serving: the client shows the tools, and each call explains
+		// how to set the token, which is clearer than a server that died.
+		logger.Warn("no agent token: set HUB_TOKEN (printed by `hubctl agent add NAME`)")
+	}
+	if *wait > mcpbridge.MaxWait {
+		return fmt.Errorf("--wait-default %v is above the 60s maximum", *wait)
+	}
+	return mcpbridge.RunStdio(ctx, *addr, tok, mcpbridge.Options{
+		HubAddr:          *addr,
+		Version:          hub.Version,
+		DefaultWait:      *wait,
+		ProgressInterval: *progress,
+		Logger:           logger,
+	})
+}
+
+func mcpEnvOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

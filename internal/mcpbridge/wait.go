@@ -139,7 +139,11 @@ func waitText(o WaitOutput) string {
 		if o.Health != "" {
 			fmt.Fprintf(&sb, " Health %s: see check_hub_status.", o.Health)
 		}
-		fmt.Fprintf(&sb, " To keep waiting call wait_for_messages with after=%q.", o.Cursor)
+		if o.Cursor == "" {
+			sb.WriteString(" To keep waiting call wait_for_messages again.")
+		} else {
+			fmt.Fprintf(&sb, " To keep waiting call wait_for_messages with after=%q.", o.Cursor)
+		}
 		return sb.String()
 	}
 	fmt.Fprintf(&sb, "%s:", plural(int64(len(o.Messages)), "new message", "new messages"))

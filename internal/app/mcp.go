@@ -1,0 +1,23 @@
+package app
+
+import (
+	"net/http"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/mcpbridge"
+)
+
+// MCP over streamable HTTP at /mcp: each session is the agent whose token
+// is in its Authorization header; tool calls reach the hub through the
+// in-process connection.
+func init() {
+	httpExtras = append(httpExtras, func(m *Main) (string, http.Handler, error) {
+		h := mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.Conn()), mcpbridge.Options{
+			HubAddr: m.GRPCAddress(),
+			Version: hub.Version,
+			Logger:  m.Logger.With("component", "mcp"),
+		})
+		return "/mcp", h, nil
+	})
+}
