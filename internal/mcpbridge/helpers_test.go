@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -180,3 +181,13 @@ func eventuallyTrue(tb testing.TB, within time.Duration, what string, cond func(
 func isCode(err error, c codes.Code) bool { return status.Code(err) == c }
 
 func newAdmin(m *app.Main) hubv1.AdminServiceClient { return hubv1.NewAdminServiceClient(m.Conn()) }
+
+func agentClient(h *testHub) hubv1.AgentServiceClient { return hubv1.NewAgentServiceClient(h.Conn()) }
+
+// newLoopbackServer serves handler on 127.0.0.1 and returns its base URL.
+func newLoopbackServer(tb testing.TB, handler http.Handler) string {
+	tb.Helper()
+	srv := httptest.NewServer(handler)
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}

@@ -389,8 +389,8 @@ func TestWaitWakesWhenAnotherAgentPosts(t *testing.T) {
 	}()
 	eventuallyTrue(t, 5*time.Second, "sleeper to park", func() bool { return h.parkedWaiters(t) == 1 })
 	var post mcpbridge.PostMessageOutput
-	mustCall(t, a, "post_message", map[string]any{"to": []string{"sleeper"}, "body": "wake up"}, &post)
 	posted := time.Now()
+	mustCall(t, a, "post_message", map[string]any{"to": []string{"sleeper"}, "body": "wake up"}, &post)
 	var r result
 	select {
 	case r = <-done:
@@ -403,7 +403,7 @@ func TestWaitWakesWhenAnotherAgentPosts(t *testing.T) {
 	if r.out.Cursor != post.ID {
 		t.Errorf("cursor = %q, want %q", r.out.Cursor, post.ID)
 	}
-	t.Logf("wake-up latency (post_message returned → wait returned): %v", r.at.Sub(posted))
+	t.Logf("wake-up latency (post_message sent → wait returned): %v", r.at.Sub(posted))
 
 	// Resuming with the cursor parks again instead of returning the same message.
 	var again mcpbridge.WaitOutput
