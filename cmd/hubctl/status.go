@@ -2,17 +2,23 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func init() {
 	register(command{name: "info", group: "hub", summary: "show the hub's version, time, store and orchestrator figures", run: runInfo})
 	register(command{name: "status", group: "hub", summary: "show an agent's status (check_hub_status); needs --token or HUB_TOKEN", run: runStatus})
+	register(command{name: "watch", group: "hub", summary: "live view of agents and the newest events, refreshed until Ctrl-C",
+		usage: "[--interval 2s] [--events N] [--once]", run: runWatch})
 }
 
 func runInfo(ctx context.Context, c *cli, args []string) error {
@@ -109,4 +115,130 @@ func printStatus(c *cli, s *hubv1.Status) {
 		}
 		c.table([]string{"SEVERITY", "FINDING", "SINCE", "TEXT"}, rows)
 	}
+}
+
+func runWatch(ctx context.Context, c *cli, args []string) error {
+	fs := c.flags("watch")
+	interval := fs.Duration("interval", 2*time.Second, "refresh period")
+	nEvents := fs.Int("events", 10, "how many of the newest events to show")
+	once := fs.Bool("once", false, "print one frame and exit")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("watch takes flags only, got %q", pos)
+	}
+	if *interval <= 0 {
+		return usageErrorf("--interval %v: give a positive duration such as 2s", *interval)
+	}
+	if *nEvents < 0 || *nEvents > 1000 {
+		return usageErrorf("--events %d: give 0-1000", *nEvents)
+	}
+	tty := isTerminal(c.out)
+	t := time.NewTicker(*interval)
+	defer t.Stop()
+	for {
+		if err := c.watchFrame(ctx, *nEvents, tty && !*once && !c.json); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if *once || status.Code(err) != codes.Unavailable {
+				return err
+			}
+			// The hub went away: say so and keep trying.
+			fmt.Fprintf(c.errOut, "%s  hubctl watch: %s\n", time.Now().Format("15:04:05"), c.explain(err))
+		}
+		if *once {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// watchFrame prints one view: hub line, agents, newest events.
+func (c *cli) watchFrame(ctx context.Context, nEvents int, clear bool) error {
+	info, err := c.admin.GetHubInfo(ctx, &hubv1.GetHubInfoRequest{})
+	if err != nil {
+		return err
+	}
+	agents, err := c.admin.ListAgents(ctx, &hubv1.ListAgentsRequest{IncludeDisabled: true})
+	if err != nil {
+		return err
+	}
+	var events *hubv1.ListEventsResponse
+	eventsNote := ""
+	if nEvents > 0 {
+		events, err = c.admin.ListEvents(ctx, &hubv1.ListEventsRequest{Limit: int32(nEvents)})
+		switch {
+		case status.Code(err) == codes.Unimplemented:
+			eventsNote = "(events are not available on this hub yet)"
+		case err != nil:
+			return err
+		}
+	}
+	if c.json {
+		frame := map[string]json.RawMessage{"info": nil, "agents": nil, "events": json.RawMessage("null")}
+		if frame["info"], err = protoJSON(info); err != nil {
+			return err
+		}
+		if frame["agents"], err = protoJSON(agents); err != nil {
+			return err
+		}
+		if events != nil {
+			if frame["events"], err = protoJSON(events); err != nil {
+				return err
+			}
+		}
+		b, err := json.Marshal(frame)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(c.out, "%s\n", b)
+		return err
+	}
+	now := time.Now()
+	if clear {
+		fmt.Fprint(c.out, "\033[H\033[2J")
+	} else {
+		fmt.Fprintln(c.out, "----")
+	}
+	fmt.Fprintf(c.out, "hub %s at %s  version %s  beat %d  agents %d  parked waiters %d  (%s)\n\n",
+		c.addr, fmtTime(info.GetTime()), info.GetVersion(), info.GetBeat(), info.GetAgents(), info.GetParkedWaiters(), now.Format("15:04:05"))
+	if len(agents.GetAgents()) == 0 {
+		fmt.Fprintln(c.out, "No agents yet: add one with `hubctl agent add NAME`.")
+	} else {
+		c.table(agentHeaders, agentRows(agents.GetAgents(), now))
+	}
+	if nEvents == 0 {
+		return nil
+	}
+	fmt.Fprintln(c.out, "\nNewest events:")
+	switch {
+	case eventsNote != "":
+		fmt.Fprintln(c.out, eventsNote)
+	case len(events.GetEvents()) == 0:
+		fmt.Fprintln(c.out, "(none)")
+	default:
+		var rows [][]string
+		for _, e := range events.GetEvents() {
+			rows = append(rows, []string{fmtTime(e.GetCreatedAt()), dash(e.GetAgent()), e.GetKind(), truncate(e.GetDetail(), 120)})
+		}
+		c.table([]string{"TIME", "AGENT", "KIND", "DETAIL"}, rows)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func init() {
+	register(command{name: "send", group: "messages", summary: `post a message as "admin" to agents and/or a channel`,
+		usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] TEXT… (TEXT \"-\" reads stdin)", run: runSend})
+	register(command{name: "messages", group: "messages", summary: "show the newest messages (all, one agent's or one channel's); --follow tails them",
+		usage: "[--agent NAME] [--channel #name] [--after ID] [--limit N] [--follow]", run: runMessages})
+}
+
+// listFlag is a repeatable flag that also splits on commas.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+func runSend(ctx context.Context, c *cli, args []string) error {
+	fs := c.flags("send")
+	var to, mentions listFlag
+	fs.Var(&to, "to", "recipient: an agent NAME or a #channel (repeatable, or comma-separated)")
+	channel := fs.String("channel", "", "channel (#name), same as --to #name")
+	replyTo := fs.String("reply-to", "", "ID of the message this one answers (thread)")
+	fs.Var(&mentions, "mention", "agent to mention besides the @names in the text (repeatable)")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	req := &hubv1.AdminPostMessageRequest{Channel: *channel, ReplyTo: *replyTo, Mentions: mentions}
+	for _, t := range to {
+		if strings.HasPrefix(t, "#") {
+			if req.Channel != "" && req.Channel != t {
+				return usageErrorf("one channel per message: got %s and %s", req.Channel, t)
+			}
+			req.Channel = t
+			continue
+		}
+		req.To = append(req.To, t)
+	}
+	if req.Channel != "" && !strings.HasPrefix(req.Channel, "#") {
+		req.Channel = "#" + req.Channel
+	}
+	if len(req.To) == 0 && req.Channel == "" {
+		return usageErrorf("give a recipient with --to NAME or --to '#channel'")
+	}
+	text := strings.Join(pos, " ")
+	if len(pos) == 1 && pos[0] == "-" {
+		b, err := io.ReadAll(c.in)
+		if err != nil {
+			return fmt.Errorf("read the message from stdin: %w", err)
+		}
+		text = strings.TrimRight(string(b), "\n")
+	}
+	if strings.TrimSpace(text) == "" {
+		return usageErrorf("give the message TEXT (or - to read it from stdin)")
+	}
+	req.Body = text
+	r, err := c.admin.PostMessage(ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printProto(r)
+	}
+	m := r.GetMessage()
+	fmt.Fprintf(c.out, "Sent message %s to %s.\n", m.GetId(), recipients(m))
+	return nil
+}
+
+// recipients is "bob, carol, #ops".
+func recipients(m *hubv1.Message) string {
+	r := append([]string(nil), m.GetTo()...)
+	if m.GetChannel() != "" {
+		r = append(r, m.GetChannel())
+	}
+	if len(r) == 0 {
+		return "-"
+	}
+	return strings.Join(r, ", ")
+}
+
+// pageLimit is the page size when reading through messages.
+const pageLimit = 500
+
+func runMessages(ctx context.Context, c *cli, args []string) error {
+	fs := c.flags("messages")
+	agent := fs.String("agent", "", "only messages delivered to this agent")
+	channel := fs.String("channel", "", "only this channel (#name)")
+	after := fs.String("after", "", "only messages after this ID (the cursor); default: the newest --limit")
+	limit := fs.Int("limit", 20, "how many messages to show (before following)")
+	follow := fs.Bool("follow", false, "keep printing new messages as they arrive (polls every --interval) until Ctrl-C")
+	interval := fs.Duration("interval", time.Second, "poll period with --follow")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("messages takes flags only, got %q", pos)
+	}
+	if *limit < 1 {
+		return usageErrorf("--limit %d: give 1 or more", *limit)
+	}
+	if *interval <= 0 {
+		return usageErrorf("--interval %v: give a positive duration such as 1s", *interval)
+	}
+	if *channel != "" && !strings.HasPrefix(*channel, "#") {
+		*channel = "#" + *channel
+	}
+	q := &hubv1.AdminListMessagesRequest{AfterId: *after, Agent: *agent, Channel: *channel}
+	msgs, cursor, err := c.tail(ctx, q, *limit, *after != "")
+	if err != nil {
+		return err
+	}
+	if !*follow {
+		if c.json {
+			return c.printProto(&hubv1.AdminListMessagesResponse{Messages: msgs, Cursor: cursor})
+		}
+		if len(msgs) == 0 {
+			fmt.Fprintln(c.out, "No messages.")
+			return nil
+		}
+		c.table([]string{"ID", "TIME", "FROM", "TO", "BODY"}, messageRows(msgs))
+		return nil
+	}
+
+	if err := c.printMessageLines(msgs); err != nil {
+		return err
+	}
+	t := time.NewTicker(*interval)
+	defer t.Stop()
+	unreachable := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		q.AfterId, q.Limit = cursor, pageLimit
+		r, err := c.admin.ListMessages(ctx, q)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case status.Code(err) == codes.Unavailable:
+			if !unreachable {
+				fmt.Fprintf(c.errOut, "hubctl messages: %s\n  (retrying every %v)\n", c.explain(err), *interval)
+			}
+			unreachable = true
+			continue
+		case err != nil:
+			return err
+		}
+		if unreachable {
+			fmt.Fprintln(c.errOut, "hubctl messages: reconnected")
+			unreachable = false
+		}
+		if err := c.printMessageLines(r.GetMessages()); err != nil {
+			return err
+		}
+		if r.GetCursor() != "" {
+			cursor = r.GetCursor()
+		}
+	}
+}
+
+// tail reads messages matching q: with fromCursor, the first limit after
+// q.AfterId; else the newest limit (reading forward through all of them,
+// since the API lists oldest first). It returns them and the cursor.
+func (c *cli) tail(ctx context.Context, q *hubv1.AdminListMessagesRequest, limit int, fromCursor bool) ([]*hubv1.Message, string, error) {
+	var out []*hubv1.Message
+	cursor := q.GetAfterId()
+	for {
+		q.AfterId = cursor
+		q.Limit = pageLimit
+		if fromCursor {
+			q.Limit = int32(min(limit-len(out), pageLimit))
+		}
+		r, err := c.admin.ListMessages(ctx, q)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, r.GetMessages()...)
+		if len(out) > limit && !fromCursor {
+			out = append(out[:0:0], out[len(out)-limit:]...)
+		}
+		if r.GetCursor() != "" {
+			cursor = r.GetCursor()
+		}
+		if !r.GetHasMore() || len(r.GetMessages()) == 0 || (fromCursor && len(out) >= limit) {
+			return out, cursor, nil
+		}
+	}
+}
+
+func messageRows(msgs []*hubv1.Message) [][]string {
+	rows := make([][]string, 0, len(msgs))
+	for _, m := range msgs {
+		rows = append(rows, []string{m.GetId(), fmtTime(m.GetCreatedAt()), m.GetFrom(), recipients(m), truncate(bodyLine(m), 200)})
+	}
+	return rows
+}
+
+// bodyLine is the body with its kind and thread shown in front.
+func bodyLine(m *hubv1.Message) string {
+	var b strings.Builder
+	if k := m.GetKind(); k != "" && k != "message" {
+		b.WriteString("[" + k + "] ")
+	}
+	if m.GetReplyTo() != "" {
+		b.WriteString("(re " + m.GetReplyTo() + ") ")
+	}
+	b.WriteString(m.GetBody())
+	return b.String()
+}
+
+// printMessageLines prints messages one per line (JSON lines with -o json).
+func (c *cli) printMessageLines(msgs []*hubv1.Message) error {
+	for _, m := range msgs {
+		if c.json {
+			if err := c.printJSONLine(m); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(c.out, "%s  %s  %s → %s: %s\n", m.GetId(), fmtTime(m.GetCreatedAt()), m.GetFrom(), recipients(m), oneLine(bodyLine(m)))
+	}
+	return nil
+}
