@@ -74,6 +74,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&m.Config.MaxFanout, "max-fanout", m.Config.MaxFanout, "most recipients one message may reach")
 	fs.IntVar(&m.Config.WaitLimits.Total, "max-waiters", m.Config.WaitLimits.Total, "most parked WaitForMessages calls in total")
 	fs.IntVar(&m.Config.WaitLimits.PerAgent, "max-waiters-per-agent", m.Config.WaitLimits.PerAgent, "most parked WaitForMessages calls per agent")
+	fs.Float64Var(&m.RateLimit.PerSecond, "rate-limit", m.RateLimit.PerSecond, "writes per second each agent may sustain (heartbeats, posts, logs, …); 0 turns the limit off")
+	fs.IntVar(&m.RateLimit.Burst, "rate-burst", m.RateLimit.Burst, "writes an agent may make at once after a pause (token bucket size)")
 	fs.DurationVar(&m.Config.PollInterval, "poll-interval", m.Config.PollInterval, "fallback poll for writes made outside this process")
 	waitMode := fs.String("wait-mode", "notify", `"notify" (wake on post) or "poll" (the seed's 5 s polling; for benchmarks)`)
 	fs.DurationVar(&m.TickInterval, "tick-interval", m.TickInterval, "orchestrator tick")

@@ -45,6 +45,10 @@ type Main struct {
 	TLSCert, TLSKey string
 	Insecure        bool // allow a non-loopback address without TLS
 
+	// RateLimit is the per-agent limit on write calls (server.DefaultRateLimit;
+	// PerSecond 0 turns it off).
+	RateLimit server.RateLimit
+
 	Clock  hub.Clock
 	Logger *slog.Logger
 
@@ -73,6 +77,7 @@ func NewMain() *Main {
 		HTTPAddr:          "127.0.0.1:7701",
 		Config:            hub.DefaultConfig(),
 		Synchronous:       "NORMAL",
+		RateLimit:         server.DefaultRateLimit,
 		TickInterval:      5 * time.Second,
 		BeatInterval:      5 * time.Minute,
 		InactivityTimeout: 10 * time.Minute,
@@ -169,6 +174,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		Backup:        m.Store.Backup,
 		TickStats:     m.tickStats,
 	}, m.Logger)
+	m.Server.SetRateLimit(m.RateLimit)
 
 	var tlsCfg *tls.Config
 	if m.TLSCert != "" || m.TLSKey != "" {
@@ -179,7 +185,8 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	opts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(m.Server.UnaryInterceptor),
+		// Logging first, so that calls refused by authentication are logged too.
+		grpc.ChainUnaryInterceptor(server.LoggingInterceptor(m.Logger), m.Server.UnaryInterceptor),
 		grpc.ChainStreamInterceptor(m.Server.StreamInterceptor),
 		grpc.MaxRecvMsgSize(4 << 20),
 		// Parked waits are idle streams: let clients keep connections open

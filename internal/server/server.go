@@ -48,6 +48,8 @@ type Server struct {
 	log   *slog.Logger
 	Agent *AgentServer
 	Admin *AdminServer
+
+	limiter *rateLimiter // per-agent write rate limit (ratelimit.go); nil = off
 }
 
 // New returns a Server over svc.
@@ -141,6 +143,9 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	ctx, err := s.authenticate(ctx, info.FullMethod)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.admit(ctx, info.FullMethod); err != nil { // ratelimit.go
 		return nil, err
 	}
 	resp, err := handler(ctx, req)

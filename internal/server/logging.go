@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// RequestIDKey is the metadata key (and, over REST, the header) that carries
+// a call's request ID. A client may set it to follow its call in the hub's
+// log; otherwise the hub makes one. The reply carries it back in a header.
+const RequestIDKey = "x-request-id"
+
+// maxRequestIDLen bounds a client-given request ID; a longer or non-printable
+// one is replaced, so the log cannot be flooded or forged through it.
+const maxRequestIDLen = 128
+
+type callInfoKey struct{}
+
+// callInfo is filled as a call goes through the interceptors: the logging
+// interceptor creates it, admission records who the caller is.
+type callInfo struct {
+	requestID string
+	agent     string
+}
+
+// RequestID returns the request ID of the call ctx belongs to ("" outside a call).
+func RequestID(ctx context.Context) string {
+	if ci, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
+		return ci.requestID
+	}
+	return ""
+}
+
+// LoggingInterceptor logs every unary call once it ends: method, status
+// code, duration, request ID, the caller's agent name when authenticated,
+// and the peer address. Successful calls are logged at debug level, failed
+// ones at warn (a cancelled call, such as a wait whose client went away, at
+// debug). Chain it before UnaryInterceptor so that refused calls are logged too.
+func LoggingInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		ci := &callInfo{requestID: incomingRequestID(ctx)}
+		ctx = context.WithValue(ctx, callInfoKey{}, ci)
+		grpc.SetHeader(ctx, metadata.Pairs(RequestIDKey, ci.requestID))
+		resp, err := handler(ctx, req)
+		code := status.Code(err)
+		level := slog.LevelDebug
+		if err != nil && code != codes.Canceled {
+			level = slog.LevelWarn
+		}
+		if log.Enabled(ctx, level) {
+			attrs := []slog.Attr{
+				slog.String("method", info.FullMethod),
+				slog.String("code", code.String()),
+				slog.Duration("duration", time.Since(start)),
+				slog.String("request_id", ci.requestID),
+			}
+			if ci.agent != "" {
+				attrs = append(attrs, slog.String("agent", ci.agent))
+			}
+			if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+				attrs = append(attrs, slog.String("peer", p.Addr.String()))
+			}
+			if err != nil {
+				attrs = append(attrs, slog.String("error", status.Convert(err).Message()))
+			}
+			log.LogAttrs(ctx, level, "rpc", attrs...)
+		}
+		return resp, err
+	}
+}
+
+// incomingRequestID returns the client's x-request-id if it is sound, else
+// a new random one.
+func incomingRequestID(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get(RequestIDKey) {
+		if validRequestID(v) {
+			return v
+		}
+	}
+	return fmt.Sprintf("%016x", rand.Uint64())
+}
+
+func validRequestID(s string) bool {
+	if s == "" || len(s) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
