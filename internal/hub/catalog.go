@@ -78,8 +78,16 @@ const (
 	MsgFindingDeepWorkExpired   MsgKey = "finding.deep_work_expired"  // planned activity string, overrun string
 	MsgFindingReflectionSkipped MsgKey = "finding.reflection_skipped" // time since the skip string
 
-	// Health transitions (event details).
-	MsgHealthChanged MsgKey = "health.changed" // old state string, new state string, finding kinds string
+	// Event details (hubctl events).
+	MsgHealthChanged                 MsgKey = "event.health_changed"               // old state, new state, finding kinds
+	MsgEventDeepWorkStartedFlexible  MsgKey = "event.deep_work_started_flexible"   // planned activity
+	MsgEventDeepWorkStartedStrict    MsgKey = "event.deep_work_started_strict"     // planned activity, end time
+	MsgEventDeepWorkReplaced         MsgKey = "event.deep_work_replaced"           // mode, planned activity
+	MsgEventDeepWorkCompletedByLog   MsgKey = "event.deep_work_completed_by_log"   // planned activity, log type, log title
+	MsgEventDeepWorkCompletedByAgent MsgKey = "event.deep_work_completed_by_agent" // planned activity
+	MsgEventDeepWorkExpired          MsgKey = "event.deep_work_expired"            // planned activity, end time
+	MsgEventReflectionWaived         MsgKey = "event.reflection_waived"            // log type, log title, urgent reason
+	MsgEventReflectionSkipped        MsgKey = "event.reflection_skipped"           // log type, log title
 
 	// Activity type labels.
 	MsgTypeThinking    MsgKey = "type.thinking"
@@ -118,7 +126,15 @@ var catalog = map[Locale]map[MsgKey]string{
 		MsgFindingDeepWorkExpired:   "Strict deep work %q passed its planned end %s ago without an activity log.",
 		MsgFindingReflectionSkipped: "The activity log after a completed deep work was not a reflection (%s ago); a reflection log clears this.",
 
-		MsgHealthChanged: "health %s → %s (%s)",
+		MsgHealthChanged:                 "health %s → %s (%s)",
+		MsgEventDeepWorkStartedFlexible:  "flexible deep work declared: %q",
+		MsgEventDeepWorkStartedStrict:    "strict deep work declared: %q until %s",
+		MsgEventDeepWorkReplaced:         "%s deep work %q completed: replaced by a new declaration",
+		MsgEventDeepWorkCompletedByLog:   "deep work %q completed by the %s log %q",
+		MsgEventDeepWorkCompletedByAgent: "deep work %q completed by the agent",
+		MsgEventDeepWorkExpired:          "strict deep work %q expired: its end %s passed without an activity log",
+		MsgEventReflectionWaived:         "reflection postponed by the %s log %q for an emergency: %s",
+		MsgEventReflectionSkipped:        "reflection skipped: the log after a completed deep work was the %s log %q",
 
 		MsgTypeThinking:    "thinking",
 		MsgTypeObservation: "observation",
@@ -153,7 +169,15 @@ var catalog = map[Locale]map[MsgKey]string{
 		MsgFindingDeepWorkExpired:   "深い作業（strict）「%s」は活動ログがないまま予定終了時刻を%s超過しています。",
 		MsgFindingReflectionSkipped: "深い作業完了後の活動ログが内省ではありませんでした（%s前）。内省の活動ログを作成すると解除されます。",
 
-		MsgHealthChanged: "健全性 %s → %s（%s）",
+		MsgHealthChanged:                 "健全性 %s → %s（%s）",
+		MsgEventDeepWorkStartedFlexible:  "深い作業（flexible）を宣言:「%s」",
+		MsgEventDeepWorkStartedStrict:    "深い作業（strict）を宣言:「%s」%sまで",
+		MsgEventDeepWorkReplaced:         "深い作業（%s）「%s」を完了: 新しい宣言に置き換え",
+		MsgEventDeepWorkCompletedByLog:   "深い作業「%s」が活動ログ（%s）「%s」で完了",
+		MsgEventDeepWorkCompletedByAgent: "深い作業「%s」をエージェントが完了",
+		MsgEventDeepWorkExpired:          "深い作業（strict）「%s」が期限切れ: 終了時刻%sまでに活動ログなし",
+		MsgEventReflectionWaived:         "活動ログ（%s）「%s」により緊急対応のため内省を延期: %s",
+		MsgEventReflectionSkipped:        "内省スキップ: 深い作業完了後の活動ログが（%s）「%s」でした",
 
 		MsgTypeThinking:    "思考",
 		MsgTypeObservation: "観測",

@@ -67,6 +67,7 @@ const MaxPlannedActivityBytes = 1 << 10
 type DeepWork struct {
 	ID              int64
 	AgentID         int64
+	AgentName       string // filled when read back, for display
 	Mode            DeepWorkMode
 	PlannedActivity string
 	HeartbeatID     string    // the agent's current heartbeat ID when declared
@@ -180,7 +181,7 @@ func StartDeepWork(st *LivenessState, dw DeepWork, now time.Time, loc Locale) De
 			old := endDeepWork(st, now, DeepWorkCompleted, EndedByReplacement)
 			fx.Replaced = old
 			fx.Events = append(fx.Events, newEvent(st.AgentID, EventDeepWorkCompleted, now,
-				"replaced by a new declaration: "+old.PlannedActivity))
+				loc.Text(MsgEventDeepWorkReplaced, old.Mode, old.PlannedActivity)))
 			fx.Notes = append(fx.Notes, loc.Text(MsgDeepWorkReplaced, old.Mode, old.PlannedActivity))
 		}
 	}
@@ -191,9 +192,9 @@ func StartDeepWork(st *LivenessState, dw DeepWork, now time.Time, loc Locale) De
 	started := dw
 	st.ActiveDeepWork = &started
 	fx.Started = &started
-	detail := string(dw.Mode) + ": " + dw.PlannedActivity
+	detail := loc.Text(MsgEventDeepWorkStartedFlexible, dw.PlannedActivity)
 	if dw.Mode == DeepWorkStrict {
-		detail += " (until " + dw.EndsAt.Format(time.RFC3339) + ")"
+		detail = loc.Text(MsgEventDeepWorkStartedStrict, dw.PlannedActivity, dw.EndsAt.Format(time.RFC3339))
 		fx.Notes = append(fx.Notes, loc.Text(MsgDeepWorkStartedStrict, dw.PlannedActivity,
 			dw.EndsAt.Format("2006-01-02 15:04:05 MST"), FormatElapsed(dw.EndsAt.Sub(now), loc)))
 	} else {
@@ -219,7 +220,7 @@ func CompleteDeepWork(st *LivenessState, now time.Time, loc Locale) (DeepWorkEff
 	}
 	old := endDeepWork(st, now, DeepWorkCompleted, EndedByAgent)
 	fx.Ended = old
-	fx.Events = append(fx.Events, newEvent(st.AgentID, EventDeepWorkCompleted, now, "completed by the agent: "+old.PlannedActivity))
+	fx.Events = append(fx.Events, newEvent(st.AgentID, EventDeepWorkCompleted, now, loc.Text(MsgEventDeepWorkCompletedByAgent, old.PlannedActivity)))
 	fx.Notes = append(fx.Notes, loc.Text(MsgDeepWorkCompletedByHand, old.PlannedActivity))
 	return fx, nil
 }
@@ -239,7 +240,7 @@ func ExpireDeepWork(st *LivenessState, now time.Time, loc Locale) (*DeepWork, []
 	kept := *exp
 	st.ExpiredDeepWork = &kept
 	ev := newEvent(st.AgentID, EventDeepWorkExpired, now,
-		"strict deep work passed its end without an activity log: "+exp.PlannedActivity)
+		loc.Text(MsgEventDeepWorkExpired, exp.PlannedActivity, exp.EndsAt.Format(time.RFC3339)))
 	return exp, []Event{ev}
 }
 

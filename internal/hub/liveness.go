@@ -109,14 +109,14 @@ func ApplyActivityLog(st *LivenessState, l ActivityLog, now time.Time, loc Local
 		case l.UrgentReason != "":
 			fx.ReflectionWaived = true
 			fx.Events = append(fx.Events, newEvent(st.AgentID, EventReflectionWaived, now,
-				"reflection postponed ("+string(l.Type)+" log \""+l.Title+"\"): "+l.UrgentReason))
+				loc.Text(MsgEventReflectionWaived, l.Type.Label(loc), l.Title, l.UrgentReason)))
 			fx.Notes = append(fx.Notes, loc.Text(MsgReflectionWaived, l.UrgentReason))
 		default:
 			st.ReflectionDue, st.ReflectionDueSince = false, time.Time{}
 			st.ReflectionSkippedAt = now
 			fx.ReflectionSkipped = true
 			fx.Events = append(fx.Events, newEvent(st.AgentID, EventReflectionSkipped, now,
-				"the log after a completed deep work was "+string(l.Type)+" \""+l.Title+"\", not a reflection"))
+				loc.Text(MsgEventReflectionSkipped, l.Type.Label(loc), l.Title)))
 			fx.Notes = append(fx.Notes, loc.Text(MsgReflectionSkipped, l.Type.Label(loc)))
 		}
 	}
@@ -130,7 +130,7 @@ func ApplyActivityLog(st *LivenessState, l ActivityLog, now time.Time, loc Local
 		fx.Completed = done
 		st.ReflectionDue, st.ReflectionDueSince = true, now
 		fx.Events = append(fx.Events, newEvent(st.AgentID, EventDeepWorkCompleted, now,
-			"completed by "+string(l.Type)+" log \""+l.Title+"\": "+done.PlannedActivity))
+			loc.Text(MsgEventDeepWorkCompletedByLog, done.PlannedActivity, l.Type.Label(loc), l.Title)))
 		fx.Notes = append(fx.Notes, loc.Text(MsgDeepWorkCompleted, done.PlannedActivity))
 	}
 	fx.ReflectionDue = st.ReflectionDue
