@@ -35,7 +35,7 @@ func (b *bridge) hubError(err error) error {
 			"(or point HUB_ADDR at it), then call this tool again", b.addr())
 	case codes.Unauthenticated:
 		return fmt.Errorf("the hub refused this agent's token (%s): set HUB_TOKEN to the token "+
-			"printed by `hubctl agent add NAME` (an admin can issue a new one with hubctl)", msg)
+			"printed by `hubctl agent add NAME` (or a new one from `hubctl agent token rotate NAME`)", msg)
 	case codes.PermissionDenied:
 		return fmt.Errorf("permission denied: %s", msg)
 	case codes.InvalidArgument:
