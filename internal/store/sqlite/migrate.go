@@ -68,9 +68,19 @@ func (db *DB) migrate(ctx context.Context) error {
 		if m.version <= current {
 			continue
 		}
-		tx, err := db.w.BeginTx(ctx, nil)
+		tx, err := db.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", m.name, err)
+		}
+		// Another process opening the same file may have applied it
+		// meanwhile: look again under the write lock.
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", m.name, err)
+		}
+		if m.version <= current {
+			tx.Rollback()
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			tx.Rollback()
