@@ -339,7 +339,7 @@ func (s *Service) limit(n, def int) (int, error) {
 	case n < 0:
 		return 0, Errorf(EINVALID, "limit %d is negative: give 1-%d, or 0 for the default (%d)", n, s.cfg.MaxListLimit, def)
 	case n == 0:
-		return def, nil
+		return min(def, s.cfg.MaxListLimit), nil
 	case n > s.cfg.MaxListLimit:
 		return s.cfg.MaxListLimit, nil
 	}
@@ -364,8 +364,10 @@ func (s *Service) MarkRead(ctx context.Context, caller *Agent, upToID string) (i
 		if err != nil {
 			return err
 		}
+		// "" means everything delivered so far; a cursor beyond that is
+		// clamped, or it would mark messages not yet posted as read.
 		if upToID == "" || upTo > latest {
-			upTo = max(latest, upTo)
+			upTo = latest
 		}
 		if upTo > a.ReadUpTo {
 			a.ReadUpTo = upTo

@@ -84,10 +84,13 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 			return nil, err
 		}
 		res.Messages, res.Cursor = msgs, cursor
-		if len(msgs) > 0 || timeout == 0 {
+		if len(msgs) > 0 {
 			break
 		}
 		if timer == nil {
+			// A peek (or no time left before the caller's deadline): nothing
+			// arrived, which is a timeout like any other.
+			res.TimedOut = true
 			break
 		}
 		select {
