@@ -1,0 +1,56 @@
+# Agent Hub. The README's two commands need none of this:
+#   go run ./cmd/hub        # run the hub
+#   go test -race ./...     # run the tests
+# Targets:
+#   make build           bin/hub and bin/hubctl, version stamped from git
+#   make test            go test -race ./...
+#   make bench           the benchmark of BENCHMARKS.md (go run ./cmd/hubbench; BENCHFLAGS=... to pass flags)
+#   make generate        install the pinned generators, format, lint and regenerate gen/ and the OpenAPI
+#   make check-generate  regenerate and fail if gen/ or the OpenAPI differ from what is committed
+#   make ci              what .ci/run does
+
+GO      ?= go
+GOBIN   := $(shell $(GO) env GOPATH)/bin
+BUF     := PATH="$(GOBIN):$$PATH" buf
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/agenthub/hub/internal/hub.Version=$(VERSION)
+BENCHFLAGS ?=
+
+.PHONY: all build test vet bench tools generate check-generate ci clean
+
+all: build test
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/hub ./cmd/hub
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/hubctl ./cmd/hubctl
+
+test:
+	$(GO) test -race ./...
+
+vet:
+	$(GO) vet ./...
+
+bench:
+	$(GO) run ./cmd/hubbench $(BENCHFLAGS)
+
+tools:
+	bash scripts/tools.sh
+
+generate: tools
+	$(BUF) format -w
+	$(BUF) lint
+	$(BUF) generate
+
+check-generate: tools
+	$(BUF) format --diff --exit-code
+	$(BUF) lint
+	$(BUF) generate
+	git diff --exit-code -- gen internal/gateway/openapi
+	@untracked="$$(git ls-files --others --exclude-standard -- gen internal/gateway/openapi)"; \
+	if [ -n "$$untracked" ]; then echo "generated files not committed:"; echo "$$untracked"; exit 1; fi
+
+ci:
+	bash .ci/run
+
+clean:
+	rm -rf bin
