@@ -1,12 +1,53 @@
 package app
 
-import "context"
+import (
+	"context"
 
-// startOrchestrator starts the orchestrator loop (issue 5 wires it here) and
-// sets m.tickStats.
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/orchestrator"
+	"github.com/agenthub/hub/internal/server"
+)
+
+// scheduleSettings returns the orchestrator settings of m's flags.
+func (m *Main) scheduleSettings() hub.ScheduleSettings {
+	set := hub.DefaultScheduleSettings()
+	if m.TickInterval > 0 {
+		set.TickInterval = m.TickInterval
+	}
+	if m.BeatInterval > 0 {
+		set.BeatInterval = m.BeatInterval
+	}
+	if m.InactivityTimeout > 0 {
+		set.InactivityTimeout = m.InactivityTimeout
+		set.MentionAge = m.InactivityTimeout
+	}
+	return set
+}
+
+// startOrchestrator starts the orchestrator loop and sets m.tickStats. One
+// process runs it; orchestrator.AlwaysLeader is the seam where a
+// multi-replica store would put its leader lock.
 func (m *Main) startOrchestrator(ctx context.Context) error {
 	if m.NoOrchestrator {
 		return nil
 	}
+	o, err := orchestrator.New(m.Service, m.scheduleSettings())
+	if err != nil {
+		return err
+	}
+	o.Logger = m.Logger
+	o.Leader = orchestrator.AlwaysLeader{}
+	if err := o.Init(ctx); err != nil {
+		return err
+	}
+	m.tickStats = func() server.TickStats {
+		s := o.Stats()
+		ts := server.TickStats{Ticks: s.Ticks, LastMicro: s.LastDuration.Microseconds(), LastError: s.LastError}
+		if !s.LastTickAt.IsZero() {
+			ts.LastAt = s.LastTickAt.UnixNano()
+		}
+		return ts
+	}
+	m.goRun(func() error { return o.Run(ctx) })
 	return nil
 }

@@ -72,6 +72,7 @@ type CronJob struct {
 type CronRun struct {
 	ID          int64
 	JobID       int64
+	JobName     string
 	ScheduledAt time.Time // the slot it ran for (RanAt for a manual run)
 	RanAt       time.Time
 	Status      string // CronRunOK or CronRunError

@@ -53,6 +53,20 @@ type Stats struct {
 	LastError    string        // error of the last failed tick
 	LastErrorAt  time.Time
 	Interval     time.Duration
+	Last         Report // what the last tick did
+}
+
+// Report counts what one tick did.
+type Report struct {
+	Flushed   int   // agents whose presence was written
+	Beat      int64 // the beat after the tick
+	Beats     int64 // beats that passed during the tick
+	Evaluated int   // agents whose health was re-evaluated
+	Events    int   // health and deep work events recorded
+	Checked   int   // agents looked at for nudges
+	Nudged    int   // nudges sent
+	Pulses    int   // heartbeat pulses delivered
+	CronRuns  int   // cron jobs run
 }
 
 // Orchestrator ticks the hub's periodic work.
@@ -66,10 +80,13 @@ type Orchestrator struct {
 	// Logger receives tick errors and overruns; slog.Default if nil.
 	Logger *slog.Logger
 
+	svc   *hub.Service
+	set   hub.ScheduleSettings
 	steps []step
 
-	mu    sync.Mutex
-	stats Stats
+	mu     sync.Mutex
+	stats  Stats
+	report Report // filled by the steps of the running tick
 }
 
 // step is one stage of a tick.
@@ -78,9 +95,34 @@ type step struct {
 	fn   func(ctx context.Context, now time.Time) error
 }
 
-// New returns an Orchestrator ticking every interval.
-func New(interval time.Duration, clock hub.Clock) *Orchestrator {
-	return &Orchestrator{Interval: interval, Clock: clock}
+// New returns an Orchestrator for svc with the given settings; it ticks
+// every set.TickInterval on svc's clock. Call Init before Run or Tick.
+func New(svc *hub.Service, set hub.ScheduleSettings) (*Orchestrator, error) {
+	if err := set.Validate(); err != nil {
+		return nil, err
+	}
+	o := &Orchestrator{Interval: set.TickInterval, Clock: svc.Clock(), svc: svc, set: set}
+	o.steps = []step{
+		{"beat", o.stepBeat},
+		{"health", o.stepHealth},
+		{"nudges", o.stepNudges},
+		{"pulses", o.stepPulses},
+		{"cron", o.stepCron},
+	}
+	return o, nil
+}
+
+// Init prepares a start: it publishes the settings the admin views read
+// and loads the beat counter, so that calls made before the first tick see
+// the right beat.
+func (o *Orchestrator) Init(ctx context.Context) error {
+	if err := o.svc.PublishScheduleSettings(ctx, o.set); err != nil {
+		return fmt.Errorf("orchestrator init: %w", err)
+	}
+	if err := o.svc.LoadBeat(ctx); err != nil {
+		return fmt.Errorf("orchestrator init: %w", err)
+	}
+	return nil
 }
 
 func (o *Orchestrator) interval() time.Duration {
@@ -193,6 +235,7 @@ func (o *Orchestrator) Stats() Stats {
 // Tick runs one round of periodic work at now: every step runs even when an
 // earlier one fails, and the errors are joined, each wrapped with its step.
 func (o *Orchestrator) Tick(ctx context.Context, now time.Time) error {
+	o.report = Report{}
 	var errs []error
 	for _, s := range o.steps {
 		if err := ctx.Err(); err != nil {
@@ -202,5 +245,81 @@ func (o *Orchestrator) Tick(ctx context.Context, now time.Time) error {
 			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
 		}
 	}
+	o.mu.Lock()
+	o.stats.Last = o.report
+	o.mu.Unlock()
 	return errors.Join(errs...)
+}
+
+// LastReport returns what the last tick did.
+func (o *Orchestrator) LastReport() Report {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stats.Last
+}
+
+// budget is how long a step may keep taking batches of due work in one
+// tick; what is left waits for the next tick.
+func (o *Orchestrator) budget() time.Duration { return o.interval() / 2 }
+
+// batches calls fn until it reports no more work or the budget is spent.
+func (o *Orchestrator) batches(fn func() (more bool, err error)) error {
+	began := time.Now()
+	for {
+		more, err := fn()
+		if err != nil || !more || time.Since(began) > o.budget() {
+			return err
+		}
+	}
+}
+
+// stepBeat writes the presence recorded since the last tick (last-seen
+// times, interaction beats) and advances the global beat.
+func (o *Orchestrator) stepBeat(ctx context.Context, now time.Time) error {
+	n, err := o.svc.FlushPresence(ctx, now, o.set)
+	o.report.Flushed = n
+	st, beats, berr := o.svc.AdvanceBeat(ctx, now, o.set.BeatInterval)
+	o.report.Beat, o.report.Beats = st.Beat, beats
+	return errors.Join(err, berr)
+}
+
+// stepHealth re-evaluates the agents whose health can have changed by
+// itself (indexed on the next evaluation time) and expires strict deep work.
+func (o *Orchestrator) stepHealth(ctx context.Context, now time.Time) error {
+	return o.batches(func() (bool, error) {
+		n, evs, more, err := o.svc.SweepHealth(ctx, now, o.set.BatchLimit)
+		o.report.Evaluated += n
+		o.report.Events += evs
+		return more, err
+	})
+}
+
+// stepNudges schedules checks for new mentions and nudges the agents that
+// need it.
+func (o *Orchestrator) stepNudges(ctx context.Context, now time.Time) error {
+	if err := o.svc.ScanMentions(ctx, o.set); err != nil {
+		return err
+	}
+	return o.batches(func() (bool, error) {
+		r, more, err := o.svc.CheckNudges(ctx, now, o.set)
+		o.report.Checked += r.Checked
+		o.report.Nudged += r.Nudged
+		return more, err
+	})
+}
+
+// stepPulses delivers the heartbeat pulses whose preconditions all hold.
+func (o *Orchestrator) stepPulses(ctx context.Context, now time.Time) error {
+	n, err := o.svc.RunPulses(ctx, now, o.set.BatchLimit)
+	o.report.Pulses = n
+	return err
+}
+
+// stepCron runs the cron jobs that are due, each once.
+func (o *Orchestrator) stepCron(ctx context.Context, now time.Time) error {
+	return o.batches(func() (bool, error) {
+		n, err := o.svc.RunDueCronJobs(ctx, now, o.set.BatchLimit)
+		o.report.CronRuns += n
+		return n == o.set.BatchLimit, err
+	})
 }

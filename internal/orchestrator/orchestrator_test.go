@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,7 +13,7 @@ import (
 
 func TestTickRunsEveryStepAndJoinsErrors(t *testing.T) {
 	t.Parallel()
-	o := New(time.Second, nil)
+	o := &Orchestrator{Interval: time.Second}
 	var ran []string
 	o.steps = []step{
 		{"beat", func(context.Context, time.Time) error { ran = append(ran, "beat"); return nil }},
@@ -32,7 +33,7 @@ func TestTickRunsEveryStepAndJoinsErrors(t *testing.T) {
 // instead of running beside it, and the overrun is counted.
 func TestRunNeverOverlaps(t *testing.T) {
 	t.Parallel()
-	o := New(2*time.Millisecond, nil)
+	o := &Orchestrator{Interval: 2 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
 	var inFlight, maxInFlight, calls atomic.Int32
 	o.steps = []step{{"slow", func(context.Context, time.Time) error {
 		n := inFlight.Add(1)
@@ -87,7 +88,7 @@ func (l *fakeLeader) Resign(context.Context) error {
 func TestRunOnlyTicksAsLeaderAndRecordsErrors(t *testing.T) {
 	t.Parallel()
 	l := &fakeLeader{}
-	o := New(time.Millisecond, nil)
+	o := &Orchestrator{Interval: time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
 	o.Leader = l
 	var calls atomic.Int32
 	o.steps = []step{{"cron", func(context.Context, time.Time) error { calls.Add(1); return errors.New("boom") }}}

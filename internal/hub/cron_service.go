@@ -1,0 +1,271 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Cron jobs as a service: CRUD for the admin API and the runs the
+// orchestrator starts (rules in cron.go).
+
+// errNotDue is returned inside a run's transaction when the job changed
+// meanwhile (disabled, rescheduled, deleted): nothing is run or recorded.
+var errNotDue = errors.New("cron job no longer due")
+
+// CreateCronJob validates and stores a new job. notice is non-empty when
+// the job is accepted but will not do what one may expect: an "at" time in
+// the past (it never runs) or a target agent that does not exist yet (runs
+// fail until it does). Errors: EINVALID, ECONFLICT.
+func (s *Service) CreateCronJob(ctx context.Context, j CronJob) (*CronJob, string, error) {
+	now := s.clock.Now()
+	j, notice, err := PrepareCronJob(j, now, s.cfg.Location)
+	if err != nil {
+		return nil, "", err
+	}
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if notice == "" {
+			notice = targetNotice(tx, j.Target)
+		}
+		return tx.CreateCronJob(&j)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return &j, notice, nil
+}
+
+// targetNotice says when a job's target cannot receive messages now.
+func targetNotice(tx Tx, target string) string {
+	if IsChannelTarget(target) {
+		if _, err := tx.ChannelByName(target); ErrorCode(err) == ENOTFOUND {
+			return fmt.Sprintf("channel %s does not exist yet: runs fail until an agent joins it", target)
+		}
+		return ""
+	}
+	a, err := tx.AgentByName(target)
+	switch {
+	case ErrorCode(err) == ENOTFOUND:
+		return fmt.Sprintf("agent %q does not exist yet: runs fail until it is created", target)
+	case err == nil && a.Disabled():
+		return fmt.Sprintf("agent %q is disabled: runs fail until it is enabled", target)
+	}
+	return ""
+}
+
+// ListCronJobs returns every job, by name.
+func (s *Service) ListCronJobs(ctx context.Context) ([]*CronJob, error) {
+	var js []*CronJob
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		js, err = tx.ListCronJobs()
+		return err
+	})
+	return js, err
+}
+
+// DeleteCronJob removes the job named name; its runs stay as history.
+// Errors: ENOTFOUND.
+func (s *Service) DeleteCronJob(ctx context.Context, name string) error {
+	return s.store.Update(ctx, func(tx Tx) error {
+		j, err := tx.CronJobByName(name)
+		if err != nil {
+			return err
+		}
+		return tx.DeleteCronJob(j.ID)
+	})
+}
+
+// SetCronJobEnabled enables or disables the job named name. Enabling
+// resets its error count and schedules it from now: slots that passed while
+// it was disabled do not fire. Errors: ENOTFOUND.
+func (s *Service) SetCronJobEnabled(ctx context.Context, name string, enabled bool) (*CronJob, error) {
+	now := s.clock.Now()
+	var out *CronJob
+	err := s.store.Update(ctx, func(tx Tx) error {
+		j, err := tx.CronJobByName(name)
+		if err != nil {
+			return err
+		}
+		var nj CronJob
+		if enabled {
+			nj = EnableCronJob(*j, now, s.cfg.Location)
+		} else {
+			nj = DisableCronJob(*j, now)
+		}
+		out = &nj
+		return tx.UpdateCronJob(out)
+	})
+	return out, err
+}
+
+// RunCronJob runs the job named name now, whether or not it is enabled or
+// due; its schedule is unchanged. The run is recorded and counts for the
+// error policy. Errors: ENOTFOUND.
+func (s *Service) RunCronJob(ctx context.Context, name string) (*CronRun, error) {
+	var j *CronJob
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		j, err = tx.CronJobByName(name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	return s.runCronJob(ctx, j.ID, now, now, true)
+}
+
+// ListCronRuns returns the newest runs (default 50), of the job named job
+// or of every job when it is empty, newest first. Errors: ENOTFOUND,
+// EINVALID.
+func (s *Service) ListCronRuns(ctx context.Context, job string, limit int) ([]*CronRun, error) {
+	limit, err := s.limit(limit, 50)
+	if err != nil {
+		return nil, err
+	}
+	var rs []*CronRun
+	err = s.store.View(ctx, func(tx Tx) error {
+		var id int64
+		if job != "" {
+			j, err := tx.CronJobByName(job)
+			if err != nil {
+				return err
+			}
+			id = j.ID
+		}
+		rs, err = tx.ListCronRuns(id, limit)
+		return err
+	})
+	return rs, err
+}
+
+// RunDueCronJobs runs the jobs due at now, up to limit, each once however
+// many of its slots passed (the missed-run policy), and returns how many
+// ran. A run that fails is recorded as such and counts towards disabling
+// the job; the error returned is for failures to record runs.
+func (s *Service) RunDueCronJobs(ctx context.Context, now time.Time, limit int) (int, error) {
+	var due []*CronJob
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		due, err = tx.DueCronJobs(now, limit)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	n := 0
+	for _, j := range due {
+		if _, err := s.runCronJob(ctx, j.ID, j.NextRunAt, now, false); errors.Is(err, errNotDue) {
+			continue
+		} else if err != nil {
+			errs = append(errs, fmt.Errorf("cron job %s: %w", j.Name, err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// runCronJob runs job id for the slot scheduledAt at now and records the
+// run. The message and the run record commit together; when posting fails,
+// the failure is recorded in a second transaction.
+func (s *Service) runCronJob(ctx context.Context, id int64, scheduledAt, now time.Time, manual bool) (*CronRun, error) {
+	began := time.Now() // a duration, measured on the monotonic clock
+	var run *CronRun
+	var wake []int64
+	err := s.store.Update(ctx, func(tx Tx) error {
+		j, err := tx.CronJobByID(id)
+		if ErrorCode(err) == ENOTFOUND && !manual {
+			return errNotDue
+		} else if err != nil {
+			return err
+		}
+		if !manual && (!CronDue(*j, now) || !j.NextRunAt.Equal(scheduledAt)) {
+			return errNotDue
+		}
+		if wake, err = s.postCron(tx, j, now); err != nil {
+			return err
+		}
+		run = &CronRun{JobID: j.ID, JobName: j.Name, ScheduledAt: scheduledAt, RanAt: now, Status: CronRunOK, Duration: time.Since(began), Manual: manual}
+		return s.recordCronRun(tx, j, run)
+	})
+	if err == nil {
+		s.waiters.Notify(wake...)
+		return run, nil
+	}
+	if errors.Is(err, errNotDue) || ctx.Err() != nil {
+		return nil, err
+	}
+	// The post failed (target missing or disabled, store error): record it.
+	failure := err
+	err = s.store.Update(ctx, func(tx Tx) error {
+		j, err := tx.CronJobByID(id)
+		if err != nil {
+			return err
+		}
+		run = &CronRun{JobID: j.ID, JobName: j.Name, ScheduledAt: scheduledAt, RanAt: now, Status: CronRunError,
+			Error: ErrorMessage(failure), Duration: time.Since(began), Manual: manual}
+		if ErrorCode(failure) == EINTERNAL {
+			run.Error = failure.Error()
+		}
+		return s.recordCronRun(tx, j, run)
+	})
+	if err != nil {
+		return nil, errors.Join(failure, fmt.Errorf("record failed run: %w", err))
+	}
+	return run, nil
+}
+
+// recordCronRun applies run to j (error policy, next slot) and stores both.
+func (s *Service) recordCronRun(tx Tx, j *CronJob, run *CronRun) error {
+	nj, disabled := ApplyCronRun(*j, *run, s.cfg.Location)
+	if err := tx.UpdateCronJob(&nj); err != nil {
+		return err
+	}
+	if err := tx.InsertCronRun(run); err != nil {
+		return err
+	}
+	if disabled {
+		var agentID int64
+		if !IsChannelTarget(j.Target) {
+			if a, err := tx.AgentByName(j.Target); err == nil {
+				agentID = a.ID
+			}
+		}
+		return s.RecordEvent(tx, agentID, EventCronDisabled,
+			fmt.Sprintf("cron job %q disabled after %d consecutive errors; last: %s (enable it with `hubctl cron enable %s`)",
+				j.Name, nj.ConsecutiveErrors, run.Error, j.Name), run.RanAt)
+	}
+	return nil
+}
+
+// postCron posts job j's message to its target inside tx and returns the
+// agents to wake. The target must exist and be able to receive.
+func (s *Service) postCron(tx Tx, j *CronJob, now time.Time) ([]int64, error) {
+	body := "[cron " + j.Name + "] " + j.Message
+	req := PostRequest{Body: body, Kind: KindCron}
+	if IsChannelTarget(j.Target) {
+		if _, err := tx.ChannelByName(j.Target); ErrorCode(err) == ENOTFOUND {
+			return nil, Errorf(EPRECONDITION, "channel %s does not exist (no agent has joined it)", j.Target)
+		} else if err != nil {
+			return nil, err
+		}
+		req.Channel = j.Target
+	} else {
+		a, err := tx.AgentByName(j.Target)
+		if ErrorCode(err) == ENOTFOUND {
+			return nil, Errorf(EPRECONDITION, "target agent %q does not exist", j.Target)
+		} else if err != nil {
+			return nil, err
+		}
+		if a.Disabled() {
+			return nil, Errorf(EPRECONDITION, "target agent %q is disabled", j.Target)
+		}
+		req.To = []string{a.Name}
+	}
+	if err := s.validatePost(&req); err != nil {
+		return nil, err
+	}
+	m := &Message{From: SenderOrchestrator, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now}
+	return s.route(tx, nil, m, req, now)
+}

@@ -1,0 +1,182 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Nudges (seed 002's orchestrator): an agent inactive past the inactivity
+// timeout, or with unread mentions older than a limit, gets a system
+// message from the orchestrator that mentions it, which also wakes its
+// parked wait. One nudge per episode, then exponential backoff; never while
+// strict deep work is in force; the episode ends when the agent acts.
+
+// NudgeInput is what DecideNudge needs to know about one agent at a time.
+type NudgeInput struct {
+	AgentName      string
+	LastActivity   time.Time // last conscious activity (registration when none)
+	StrictUntil    time.Time // end of the strict deep work in force; zero when none
+	UnreadMentions int64     // unread messages mentioning the agent (not counting nudges)
+	OldestMention  time.Time // the oldest of them
+	Locale         Locale
+	Location       *time.Location // for the clock times in the text
+}
+
+// NudgeDecision is what DecideNudge decided.
+type NudgeDecision struct {
+	Nudge   bool
+	Check   AgentCheck // the updated episode and nudge count (NextCheckAt untouched)
+	Text    string     // the message, when Nudge
+	Reason  string     // "inactivity", "mentions" or both joined by "+", when Nudge
+	NextAt  time.Time  // when nudges should be looked at again; zero when only new input matters
+	Episode string
+}
+
+// NudgeGap returns the wait after the nth nudge of an episode before the
+// next: base × 2^n (2×, 4×, 8× …), at most maxGap.
+func NudgeGap(n int, base, maxGap time.Duration) time.Duration {
+	g := base
+	for i := 0; i < n && g < maxGap; i++ {
+		g *= 2
+	}
+	return min(g, maxGap)
+}
+
+// DecideNudge applies the nudge rules to one agent's check state c at now.
+func DecideNudge(c AgentCheck, in NudgeInput, now time.Time, set ScheduleSettings) NudgeDecision {
+	d := NudgeDecision{Check: c}
+	if in.StrictUntil.After(now) {
+		// Never during strict deep work; look again when it ends. The
+		// episode is kept, so it goes on (with its backoff) afterwards.
+		d.NextAt = in.StrictUntil
+		return d
+	}
+	inactiveAt := in.LastActivity.Add(set.InactivityTimeout)
+	inactive := !now.Before(inactiveAt)
+	var mentionAt time.Time
+	mentions := false
+	if in.UnreadMentions > 0 && !in.OldestMention.IsZero() {
+		mentionAt = in.OldestMention.Add(set.MentionAge)
+		mentions = !now.Before(mentionAt)
+	}
+	if !inactive && !mentions {
+		// No episode (or it ended: the agent acted or read its mentions).
+		d.Check.Episode, d.Check.NudgeCount = "", 0
+		d.NextAt = inactiveAt
+		if !mentionAt.IsZero() && mentionAt.Before(d.NextAt) {
+			d.NextAt = mentionAt
+		}
+		return d
+	}
+	var episode string
+	var reasons []string
+	if inactive {
+		episode = "inactive@" + strconv.FormatInt(in.LastActivity.UnixNano(), 10)
+		reasons = append(reasons, "inactivity")
+	} else {
+		episode = "mentions@" + strconv.FormatInt(in.OldestMention.UnixNano(), 10)
+	}
+	if mentions {
+		reasons = append(reasons, "mentions")
+	}
+	d.Episode = episode
+	if episode == c.Episode && c.NudgeCount > 0 {
+		due := c.LastNudgeAt.Add(NudgeGap(c.NudgeCount, set.InactivityTimeout, set.NudgeMaxBackoff))
+		if now.Before(due) {
+			d.NextAt = due
+			return d
+		}
+		d.Check.NudgeCount++
+	} else {
+		d.Check.Episode, d.Check.NudgeCount = episode, 1
+	}
+	d.Nudge = true
+	d.Check.LastNudgeAt = now
+	d.Reason = strings.Join(reasons, "+")
+	d.Text = nudgeText(in, inactive, mentions, now)
+	d.NextAt = now.Add(NudgeGap(d.Check.NudgeCount, set.InactivityTimeout, set.NudgeMaxBackoff))
+	return d
+}
+
+// nudgeText writes the nudge message: it mentions the agent and says why.
+func nudgeText(in NudgeInput, inactive, mentions bool, now time.Time) string {
+	loc := in.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	clock := func(t time.Time) string { return t.In(loc).Format("15:04") }
+	quiet := FormatElapsed(now.Sub(in.LastActivity).Truncate(time.Minute), in.Locale)
+	var parts []string
+	if in.Locale == LocaleJA {
+		if inactive {
+			parts = append(parts, fmt.Sprintf("%s 活動がありません（最後の活動 %s）。create_activity_log か checkpoint で進捗を記録するか、start_deep_work で集中作業を宣言してください。", quiet, clock(in.LastActivity)))
+		}
+		if mentions {
+			parts = append(parts, fmt.Sprintf("%s 以降の未読メンションが %d 件あります。read_messages で確認してください。", clock(in.OldestMention), in.UnreadMentions))
+		}
+		return "@" + in.AgentName + ": " + strings.Join(parts, " ")
+	}
+	if inactive {
+		parts = append(parts, fmt.Sprintf("no activity for %s (last at %s). Record progress with create_activity_log or checkpoint, or declare deep work with start_deep_work.", quiet, clock(in.LastActivity)))
+	}
+	if mentions {
+		s := "s"
+		if in.UnreadMentions == 1 {
+			s = ""
+		}
+		parts = append(parts, fmt.Sprintf("%d unread mention%s since %s: read them with read_messages.", in.UnreadMentions, s, clock(in.OldestMention)))
+	}
+	return "@" + in.AgentName + ": " + strings.Join(parts, " ")
+}
+
+// Nudge sends a nudge to the agent named name now: a system message from
+// the orchestrator mentioning it, with text or, when text is empty, a
+// default that says how long the agent has been quiet. It wakes the agent's
+// parked waits. Errors: ENOTFOUND, EPRECONDITION (disabled agent), EINVALID.
+func (s *Service) Nudge(ctx context.Context, name, text string) (*Message, error) {
+	now := s.clock.Now()
+	var m *Message
+	var wake []int64
+	err := s.store.Update(ctx, func(tx Tx) error {
+		a, err := tx.AgentByName(name)
+		if err != nil {
+			return err
+		}
+		if a.Disabled() {
+			return Errorf(EPRECONDITION, "agent %q is disabled: enable it with `hubctl agent enable %s` before nudging it", a.Name, a.Name)
+		}
+		body := strings.TrimSpace(text)
+		if body == "" {
+			in, err := s.nudgeInput(tx, a, now)
+			if err != nil {
+				return err
+			}
+			body = nudgeText(in, true, in.UnreadMentions > 0, now)
+		} else if !strings.Contains(body, "@"+a.Name) {
+			body = "@" + a.Name + ": " + body
+		}
+		if m, wake, err = s.postNudge(tx, a, body, now); err != nil {
+			return err
+		}
+		return s.RecordEvent(tx, a.ID, EventNudge, "manual nudge: "+body, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.waiters.Notify(wake...)
+	return m, nil
+}
+
+// postNudge posts a nudge to a inside tx.
+func (s *Service) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
+	req := PostRequest{To: []string{a.Name}, Body: body, Mentions: []string{a.Name}, Kind: KindNudge}
+	if err := s.validatePost(&req); err != nil {
+		return nil, nil, err
+	}
+	m := &Message{From: SenderOrchestrator, Body: req.Body, Kind: req.Kind, CreatedAt: now}
+	wake, err := s.route(tx, nil, m, req, now)
+	return m, wake, err
+}

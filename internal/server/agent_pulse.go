@@ -1,0 +1,16 @@
+package server
+
+import (
+	"context"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+)
+
+// RespondToPulse implements hubv1.AgentServiceServer.
+func (a *AgentServer) RespondToPulse(ctx context.Context, req *hubv1.RespondToPulseRequest) (*hubv1.RespondToPulseResponse, error) {
+	r, err := a.s.svc.RespondToPulse(ctx, Caller(ctx), req.GetText())
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.RespondToPulseResponse{Outcome: r.Outcome, Message: messageToProto(r.Message)}, nil
+}

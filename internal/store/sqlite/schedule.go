@@ -1,0 +1,338 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// This file implements hub.ScheduleTx: the orchestrator's tables of
+// migration 0003 (agent_checks, pulses, cron_jobs, cron_runs).
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (t *Tx) ids(q string, args ...any) ([]int64, error) {
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// DueAgentChecks implements hub.ScheduleTx.
+func (t *Tx) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
+	return t.ids(`SELECT agent_id FROM agent_checks WHERE next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
+		toNanos(now), limit)
+}
+
+// AgentCheck implements hub.ScheduleTx.
+func (t *Tx) AgentCheck(agentID int64) (hub.AgentCheck, error) {
+	c := hub.AgentCheck{AgentID: agentID}
+	var next, last int64
+	err := t.queryRow(`SELECT next_check_at, episode, nudge_count, last_nudge_at FROM agent_checks WHERE agent_id = ?`, agentID).
+		Scan(&next, &c.Episode, &c.NudgeCount, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, nil
+	} else if err != nil {
+		return c, err
+	}
+	c.NextCheckAt, c.LastNudgeAt = fromNanos(next), fromNanos(last)
+	return c, nil
+}
+
+// PutAgentCheck implements hub.ScheduleTx.
+func (t *Tx) PutAgentCheck(c hub.AgentCheck) error {
+	_, err := t.exec(`INSERT INTO agent_checks (agent_id, next_check_at, episode, nudge_count, last_nudge_at)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at, episode = excluded.episode,
+			nudge_count = excluded.nudge_count, last_nudge_at = excluded.last_nudge_at`,
+		c.AgentID, toNanos(c.NextCheckAt), c.Episode, c.NudgeCount, toNanos(c.LastNudgeAt))
+	return err
+}
+
+// ScheduleAgentCheck implements hub.ScheduleTx.
+func (t *Tx) ScheduleAgentCheck(agentID int64, at time.Time) error {
+	n := toNanos(at)
+	if n <= 0 {
+		n = 1
+	}
+	_, err := t.exec(`INSERT INTO agent_checks (agent_id, next_check_at) VALUES (?, ?)
+		ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at
+		WHERE agent_checks.next_check_at = 0 OR agent_checks.next_check_at > excluded.next_check_at`, agentID, n)
+	return err
+}
+
+// MentionsAfter implements hub.ScheduleTx. It walks deliveries by message
+// ID (the deliveries_message index), so its cost is that of the new
+// deliveries only.
+func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, error) {
+	rows, err := t.query(`SELECT d.agent_id, d.message_id, m.created_at FROM deliveries d JOIN messages m ON m.id = d.message_id
+		WHERE d.message_id > ? AND d.mention = 1 AND m.sender <> ? ORDER BY d.message_id LIMIT ?`, afterID, hub.SenderOrchestrator, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hub.MentionDelivery
+	for rows.Next() {
+		var d hub.MentionDelivery
+		var created int64
+		if err := rows.Scan(&d.AgentID, &d.MessageID, &created); err != nil {
+			return nil, err
+		}
+		d.CreatedAt = fromNanos(created)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// UnreadMentions implements hub.ScheduleTx.
+func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
+	var n int64
+	var oldest sql.NullInt64
+	err := t.queryRow(`SELECT COUNT(*), MIN(m.created_at) FROM deliveries d JOIN messages m ON m.id = d.message_id
+		WHERE d.agent_id = ? AND d.message_id > ? AND d.mention = 1 AND m.sender <> ?`, agentID, readUpTo, hub.SenderOrchestrator).Scan(&n, &oldest)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	return n, fromNanos(oldest.Int64), nil
+}
+
+const pulseColumns = `p.agent_id, a.name, p.enabled, p.interval_ns, p.active_hours, p.time_zone, p.instructions, p.output_channel, p.updated_at,
+	p.last_pulse_at, p.unanswered, p.last_output, p.last_outcome, p.last_respond_at, p.pulse_count, p.last_reason, p.last_checked_at, p.next_check_at`
+
+func scanPulse(s scanner) (*hub.Pulse, error) {
+	var p hub.Pulse
+	var interval, updated, lastPulse, lastRespond, lastChecked, next int64
+	c, st := &p.Config, &p.State
+	err := s.Scan(&c.AgentID, &p.AgentName, &c.Enabled, &interval, &c.ActiveHours, &c.TimeZone, &c.Instructions, &c.OutputChannel, &updated,
+		&lastPulse, &st.Unanswered, &st.LastOutput, &st.LastOutcome, &lastRespond, &st.PulseCount, &st.LastReason, &lastChecked, &next)
+	if err != nil {
+		return nil, err
+	}
+	st.AgentID = c.AgentID
+	c.Interval, c.UpdatedAt = time.Duration(interval), fromNanos(updated)
+	st.LastPulseAt, st.LastRespondAt, st.LastCheckedAt = fromNanos(lastPulse), fromNanos(lastRespond), fromNanos(lastChecked)
+	p.NextCheckAt = fromNanos(next)
+	return &p, nil
+}
+
+// PutPulseConfig implements hub.ScheduleTx.
+func (t *Tx) PutPulseConfig(c hub.PulseConfig, nextCheckAt time.Time) error {
+	_, err := t.exec(`INSERT INTO pulses (agent_id, enabled, interval_ns, active_hours, time_zone, instructions, output_channel, updated_at, next_check_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (agent_id) DO UPDATE SET enabled = excluded.enabled, interval_ns = excluded.interval_ns,
+			active_hours = excluded.active_hours, time_zone = excluded.time_zone, instructions = excluded.instructions,
+			output_channel = excluded.output_channel, updated_at = excluded.updated_at, next_check_at = excluded.next_check_at`,
+		c.AgentID, boolInt(c.Enabled), int64(c.Interval), c.ActiveHours, c.TimeZone, c.Instructions, c.OutputChannel,
+		toNanos(c.UpdatedAt), toNanos(nextCheckAt))
+	return err
+}
+
+// Pulse implements hub.ScheduleTx.
+func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
+	p, err := scanPulse(t.queryRow(`SELECT `+pulseColumns+` FROM pulses p JOIN agents a ON a.id = p.agent_id WHERE p.agent_id = ?`, agentID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no pulse is configured for this agent")
+	}
+	return p, err
+}
+
+// ListPulses implements hub.ScheduleTx.
+func (t *Tx) ListPulses() ([]*hub.Pulse, error) {
+	rows, err := t.query(`SELECT ` + pulseColumns + ` FROM pulses p JOIN agents a ON a.id = p.agent_id ORDER BY a.name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*hub.Pulse
+	for rows.Next() {
+		p, err := scanPulse(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// DuePulses implements hub.ScheduleTx.
+func (t *Tx) DuePulses(now time.Time, limit int) ([]int64, error) {
+	return t.ids(`SELECT agent_id FROM pulses WHERE enabled = 1 AND next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
+		toNanos(now), limit)
+}
+
+// PutPulseState implements hub.ScheduleTx.
+func (t *Tx) PutPulseState(st hub.PulseState, nextCheckAt time.Time) error {
+	res, err := t.exec(`UPDATE pulses SET last_pulse_at = ?, unanswered = ?, last_output = ?, last_outcome = ?, last_respond_at = ?,
+		pulse_count = ?, last_reason = ?, last_checked_at = ?, next_check_at = ? WHERE agent_id = ?`,
+		toNanos(st.LastPulseAt), boolInt(st.Unanswered), st.LastOutput, st.LastOutcome, toNanos(st.LastRespondAt),
+		st.PulseCount, st.LastReason, toNanos(st.LastCheckedAt), toNanos(nextCheckAt), st.AgentID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return hub.Errorf(hub.ENOTFOUND, "no pulse is configured for this agent")
+	}
+	return nil
+}
+
+const cronJobColumns = `id, name, kind, at, every_seconds, anchor, expr, target, message, enabled, consecutive_errors,
+	next_run_at, last_run_at, created_at, updated_at`
+
+func scanCronJob(s scanner) (*hub.CronJob, error) {
+	var j hub.CronJob
+	var at, anchor, next, last, created, updated int64
+	err := s.Scan(&j.ID, &j.Name, &j.Kind, &at, &j.EverySeconds, &anchor, &j.Expr, &j.Target, &j.Message, &j.Enabled,
+		&j.ConsecutiveErrors, &next, &last, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	j.At, j.Anchor, j.NextRunAt, j.LastRunAt = fromNanos(at), fromNanos(anchor), fromNanos(next), fromNanos(last)
+	j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &j, nil
+}
+
+func (t *Tx) cronJobs(q string, args ...any) ([]*hub.CronJob, error) {
+	rows, err := t.query(`SELECT `+cronJobColumns+` FROM cron_jobs `+q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*hub.CronJob
+	for rows.Next() {
+		j, err := scanCronJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// CreateCronJob implements hub.ScheduleTx.
+func (t *Tx) CreateCronJob(j *hub.CronJob) error {
+	res, err := t.exec(`INSERT INTO cron_jobs (name, kind, at, every_seconds, anchor, expr, target, message, enabled,
+		consecutive_errors, next_run_at, last_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.Name, j.Kind, toNanos(j.At), j.EverySeconds, toNanos(j.Anchor), j.Expr, j.Target, j.Message, boolInt(j.Enabled),
+		j.ConsecutiveErrors, toNanos(j.NextRunAt), toNanos(j.LastRunAt), toNanos(j.CreatedAt), toNanos(j.UpdatedAt))
+	if hub.ErrorCode(err) == hub.ECONFLICT {
+		return hub.Errorf(hub.ECONFLICT, "a cron job named %q already exists: choose another name or remove it with `hubctl cron rm %s`", j.Name, j.Name)
+	} else if err != nil {
+		return err
+	}
+	j.ID, err = res.LastInsertId()
+	return err
+}
+
+// CronJobByName implements hub.ScheduleTx.
+func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
+	j, err := scanCronJob(t.queryRow(`SELECT `+cronJobColumns+` FROM cron_jobs WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no cron job named %q: list them with `hubctl cron list`", name)
+	}
+	return j, err
+}
+
+// CronJobByID implements hub.ScheduleTx.
+func (t *Tx) CronJobByID(id int64) (*hub.CronJob, error) {
+	j, err := scanCronJob(t.queryRow(`SELECT `+cronJobColumns+` FROM cron_jobs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no cron job with ID %d", id)
+	}
+	return j, err
+}
+
+// ListCronJobs implements hub.ScheduleTx.
+func (t *Tx) ListCronJobs() ([]*hub.CronJob, error) { return t.cronJobs(`ORDER BY name`) }
+
+// UpdateCronJob implements hub.ScheduleTx.
+func (t *Tx) UpdateCronJob(j *hub.CronJob) error {
+	res, err := t.exec(`UPDATE cron_jobs SET kind = ?, at = ?, every_seconds = ?, anchor = ?, expr = ?, target = ?, message = ?,
+		enabled = ?, consecutive_errors = ?, next_run_at = ?, last_run_at = ?, updated_at = ? WHERE id = ?`,
+		j.Kind, toNanos(j.At), j.EverySeconds, toNanos(j.Anchor), j.Expr, j.Target, j.Message, boolInt(j.Enabled),
+		j.ConsecutiveErrors, toNanos(j.NextRunAt), toNanos(j.LastRunAt), toNanos(j.UpdatedAt), j.ID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return hub.Errorf(hub.ENOTFOUND, "no cron job named %q", j.Name)
+	}
+	return nil
+}
+
+// DeleteCronJob implements hub.ScheduleTx.
+func (t *Tx) DeleteCronJob(id int64) error {
+	res, err := t.exec(`DELETE FROM cron_jobs WHERE id = ?`, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return hub.Errorf(hub.ENOTFOUND, "no cron job with ID %d", id)
+	}
+	return nil
+}
+
+// DueCronJobs implements hub.ScheduleTx.
+func (t *Tx) DueCronJobs(now time.Time, limit int) ([]*hub.CronJob, error) {
+	return t.cronJobs(`WHERE enabled = 1 AND next_run_at > 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`, toNanos(now), limit)
+}
+
+// InsertCronRun implements hub.ScheduleTx.
+func (t *Tx) InsertCronRun(r *hub.CronRun) error {
+	res, err := t.exec(`INSERT INTO cron_runs (job_id, job_name, scheduled_at, ran_at, status, error, duration_ns, manual)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.JobID, r.JobName, toNanos(r.ScheduledAt), toNanos(r.RanAt), r.Status, r.Error, int64(r.Duration), boolInt(r.Manual))
+	if err != nil {
+		return err
+	}
+	if r.ID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	if r.ID%100 == 0 { // trim now and then; the index makes it cheap
+		_, err = t.exec(`DELETE FROM cron_runs WHERE job_id = ? AND id <= (
+			SELECT id FROM cron_runs WHERE job_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`, r.JobID, r.JobID, hub.MaxCronRunsKept)
+	}
+	return err
+}
+
+// ListCronRuns implements hub.ScheduleTx.
+func (t *Tx) ListCronRuns(jobID int64, limit int) ([]*hub.CronRun, error) {
+	q := `SELECT id, job_id, job_name, scheduled_at, ran_at, status, error, duration_ns, manual FROM cron_runs`
+	args := []any{}
+	if jobID > 0 {
+		q += ` WHERE job_id = ?`
+		args = append(args, jobID)
+	}
+	rows, err := t.query(q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*hub.CronRun
+	for rows.Next() {
+		var r hub.CronRun
+		var sched, ran, dur int64
+		if err := rows.Scan(&r.ID, &r.JobID, &r.JobName, &sched, &ran, &r.Status, &r.Error, &dur, &r.Manual); err != nil {
+			return nil, err
+		}
+		r.ScheduledAt, r.RanAt, r.Duration = fromNanos(sched), fromNanos(ran), time.Duration(dur)
+		out = append(out, &r)
+	}
+	return out, rows.Err()
+}
