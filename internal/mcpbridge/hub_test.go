@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
 
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/mcpbridge"
 )
@@ -525,5 +527,38 @@ func TestAgentsCannotActAsEachOther(t *testing.T) {
 	mustCall(t, b, "check_hub_status", nil, &st)
 	if st.Agent != "ben" || st.UnreadCount != 0 {
 		t.Errorf("ben's status = %+v", st)
+	}
+}
+
+func TestPulseRoundTrip(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	cs := bridge(t, h.GRPCAddress(), h.createAgent(t, "pulsed"), mcpbridge.Options{}, nil)
+	_, err := h.admin.SetPulseConfig(h.adminCtx(), &hubv1.SetPulseConfigRequest{Config: &hubv1.PulseConfig{
+		Agent: "pulsed", Enabled: true, IntervalSeconds: 3600, Instructions: "Check your inbox.",
+	}})
+	if isCode(err, codes.Unimplemented) {
+		t.Skip("pulses are not implemented in the hub yet")
+	}
+	if err != nil {
+		t.Fatalf("SetPulseConfig: %v", err)
+	}
+	var peek mcpbridge.WaitOutput
+	mustCall(t, cs, "wait_for_messages", map[string]any{"timeout_seconds": 0}, &peek)
+	if _, err := h.admin.TriggerPulse(h.adminCtx(), &hubv1.TriggerPulseRequest{Name: "pulsed"}); err != nil {
+		t.Fatalf("TriggerPulse: %v", err)
+	}
+	var w mcpbridge.WaitOutput
+	res := mustCall(t, cs, "wait_for_messages", map[string]any{"after": peek.Cursor, "timeout_seconds": 10}, &w)
+	if len(w.Messages) != 1 || w.Messages[0].Kind != "heartbeat" {
+		t.Fatalf("wait after a pulse = %+v, want one heartbeat message", w)
+	}
+	if !strings.Contains(resultText(res), "respond_to_pulse") {
+		t.Errorf("the wake-up text %q does not say how to answer the pulse", resultText(res))
+	}
+	var out mcpbridge.RespondToPulseOutput
+	mustCall(t, cs, "respond_to_pulse", map[string]any{"text": "HEARTBEAT_OK"}, &out)
+	if out.Outcome != "suppressed_ok" {
+		t.Errorf("HEARTBEAT_OK outcome = %q, want suppressed_ok", out.Outcome)
 	}
 }

@@ -222,16 +222,18 @@ func startDeepWorkTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[StartDeepWorkIn
 		if d := fromDeepWork(r.GetDeepWork()); d != nil {
 			out.DeepWork = *d
 		}
-		msg := fmt.Sprintf("Deep work (%s) declared: %s", out.DeepWork.Mode, out.DeepWork.PlannedActivity)
-		if out.DeepWork.EndsAt != "" {
-			msg += " until " + out.DeepWork.EndsAt
-		}
-		msg += "."
-		if out.Replaced != nil {
-			msg += fmt.Sprintf(" It replaces %q.", out.Replaced.PlannedActivity)
-		}
-		for _, n := range out.Notes {
-			msg += "\n" + n
+		// The hub's notes already say what was declared and replaced; the
+		// bridge's own summary is only the fallback.
+		msg := strings.Join(out.Notes, "\n")
+		if msg == "" {
+			msg = fmt.Sprintf("Deep work (%s) declared: %s", out.DeepWork.Mode, out.DeepWork.PlannedActivity)
+			if out.DeepWork.EndsAt != "" {
+				msg += " until " + out.DeepWork.EndsAt
+			}
+			msg += "."
+			if out.Replaced != nil {
+				msg += fmt.Sprintf(" It replaces %q.", out.Replaced.PlannedActivity)
+			}
 		}
 		return text(msg), out, nil
 	}
