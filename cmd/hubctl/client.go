@@ -367,6 +367,14 @@ func (c *cli) explain(err error) string {
 	msg := st.Message()
 	switch st.Code() {
 	case codes.Unavailable:
+		switch {
+		case strings.Contains(msg, "does not look like a TLS handshake"):
+			return fmt.Sprintf("the hub at %s does not serve TLS: drop --tls / --tls-ca\n  (%s)", c.addr, msg)
+		case strings.Contains(msg, "x509") || strings.Contains(msg, "certificate") || strings.Contains(msg, "tls:"):
+			return fmt.Sprintf("TLS handshake with the hub at %s failed: give the CA that signed its certificate with --tls-ca FILE\n  (%s)", c.addr, msg)
+		case !c.useTLS && strings.Contains(msg, "server preface"):
+			return fmt.Sprintf("the hub at %s closed the connection: if it serves TLS (--tls-cert), add --tls and --tls-ca FILE\n  (%s)", c.addr, msg)
+		}
 		if isConnectionError(msg) {
 			return fmt.Sprintf("cannot reach hub at %s: is it running? start it with `hub` (or point hubctl at it with --addr / HUB_ADDR)\n  (%s)", c.addr, msg)
 		}
