@@ -137,6 +137,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if err := m.checkAddrs(); err != nil {
 		return err
 	}
+	if err := m.Config.Health.Validate(); err != nil {
+		return fmt.Errorf("health thresholds: %w", err)
+	}
 	defer func() {
 		if err != nil {
 			m.Close()
