@@ -7,6 +7,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -40,6 +42,8 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, JSONMarshaler),
 		runtime.WithErrorHandler(errorHandler),
+		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 	)
 	if err := hubv1.RegisterAgentServiceHandler(ctx, gw, conn); err != nil {
 		return nil, err
@@ -48,7 +52,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", gw)
+	mux.Handle("/v1/", http.MaxBytesHandler(gw, MaxRESTBody))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(OpenAPI)
@@ -71,12 +75,48 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 	return mux, nil
 }
 
-// errorHandler is the gateway's default, plus a Retry-After header on 429.
+// MaxRESTBody bounds a REST request body: the gRPC server refuses messages
+// above 4 MiB anyway, and the gateway must not buffer more than that.
+const MaxRESTBody = 5 << 20
+
+// requestIDHeader is the request ID's header and metadata key
+// (server.RequestIDKey): a client's X-Request-Id reaches the gRPC log, and
+// the hub's comes back as X-Request-Id.
+const requestIDHeader = "x-request-id"
+
+func incomingHeader(key string) (string, bool) {
+	if strings.EqualFold(key, requestIDHeader) {
+		return requestIDHeader, true
+	}
+	return runtime.DefaultHeaderMatcher(key)
+}
+
+func outgoingHeader(key string) (string, bool) {
+	if key == requestIDHeader {
+		return "X-Request-Id", true
+	}
+	return runtime.MetadataHeaderPrefix + key, true
+}
+
+// errorHandler is the gateway's default, plus a Retry-After header on 429:
+// the wait the server put in its "retry-after" trailer (the rate limiter
+// does), else 1 second.
 func errorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	if runtime.HTTPStatusFromCode(statusCode(err)) == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", retryAfter(ctx))
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+}
+
+func retryAfter(ctx context.Context) string {
+	if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
+		for _, v := range append(md.TrailerMD.Get("retry-after"), md.HeaderMD.Get("retry-after")...) {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return v
+			}
+		}
+	}
+	return "1"
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
