@@ -11,6 +11,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+# A fresh Debian machine has no Node.js: install it from Debian (node 18+).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		echo "ci-mcp-ts: installing nodejs and npm from Debian"
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+	fi
+fi
 for tool in go node npm curl; do
 	command -v "$tool" >/dev/null || { echo "ci-mcp-ts: $tool is required (node >= 18 with npm: apt-get install nodejs npm)" >&2; exit 1; }
 done

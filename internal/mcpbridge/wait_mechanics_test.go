@@ -111,7 +111,7 @@ func TestWaitSendsProgressWhileParked(t *testing.T) {
 		done <- res
 	}()
 	waitStarted(t, hub)
-	time.Sleep(250 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
 	close(hub.release)
 	res := <-done
 	if res == nil || res.IsError {
@@ -122,7 +122,7 @@ func TestWaitSendsProgressWhileParked(t *testing.T) {
 	got := len(notes)
 	mu.Unlock()
 	if got < 3 {
-		t.Fatalf("got %d progress notifications in 250ms at a 40ms interval, want at least 3", got)
+		t.Fatalf("got %d progress notifications in 500ms at a 40ms interval, want at least 3", got)
 	}
 	mu.Lock()
 	defer mu.Unlock()
