@@ -93,7 +93,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		for i := 0; i+1 < len(params); i += 2 {
 			v.Set(params[i], params[i+1])
 		}
-		return "file:" + path + "?" + v.Encode()
+		return "file:" + uriPath(path) + "?" + v.Encode()
 	}
 	w, err := sql.Open("sqlite3", dsn("_txlock", "immediate"))
 	if err != nil {
@@ -122,6 +122,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.r = r
 	go db.writeLoop(opts.MaxBatch)
 	return db, nil
+}
+
+// uriPath escapes the characters of a file path that SQLite's URI parser
+// would read as a query ('?'), a fragment ('#') or an escape ('%').
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
 }
 
 // Path returns the database file's path.

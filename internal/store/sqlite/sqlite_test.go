@@ -245,13 +245,24 @@ func TestOpenOptions(t *testing.T) {
 	}
 }
 
-func TestOpenCreatesDirectory(t *testing.T) {
+// The file is created where the path says, whatever characters the data
+// dir's name holds (SQLite reads '?', '#' and '%' specially in its URIs).
+func TestOpenOddPaths(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "a", "b c", "hub.db")
-	db := openDB(t, path)
-	createAgent(t, db, "alice")
-	if _, err := os.Stat(path); err != nil {
-		t.Errorf("database file: %v", err)
+	for _, dir := range []string{"a/b c", "hub#1", "100%25", "what?", "é&=;"} {
+		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), dir, "hub.db")
+			db := openDB(t, path)
+			createAgent(t, db, "alice")
+			db.Close()
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("database file: %v", err)
+			}
+			if got := agentNames(t, openDB(t, path)); len(got) != 1 {
+				t.Errorf("agents after reopening %s = %v, want [alice]", path, got)
+			}
+		})
 	}
 }
 
