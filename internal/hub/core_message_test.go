@@ -239,13 +239,21 @@ func TestPostMentions(t *testing.T) {
 		t.Errorf("MaxMessageID = %d after refused posts, want %d", got, before)
 	}
 
+	// Mentioning oneself is text: the sender does not receive its own
+	// message, neither in a direct post nor in a channel.
+	self := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "@alice will do it, @bob"})
+	check(alice, self.ID, false, false)
+	check(bob, self.ID, true, true)
+	selfCh := h.post(t, alice, hub.PostRequest{Channel: "#team", Body: "note to @alice"})
+	check(alice, selfCh.ID, false, false)
+
 	// Unread mention counts.
 	st, err := h.Status(context.Background(), bob)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Unread != 2 || st.Mentions != 1 {
-		t.Errorf("bob's status: unread %d mentions %d, want 2 and 1", st.Unread, st.Mentions)
+	if st.Unread != 3 || st.Mentions != 2 {
+		t.Errorf("bob's status: unread %d mentions %d, want 3 and 2", st.Unread, st.Mentions)
 	}
 }
 

@@ -256,6 +256,9 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 			continue
 		}
 		m.Mentions = append(m.Mentions, a.Name)
+		if sender != nil && a.ID == sender.ID {
+			continue // "@me" is text: the sender gets no copy, as in a channel
+		}
 		add(a.ID, true)
 	}
 	if len(order) > s.cfg.MaxFanout {
