@@ -23,7 +23,7 @@ func init() {
 	register(command{name: "pulses", group: "schedule", summary: "list heartbeat pulses and why each does or does not fire now", run: runPulses})
 	register(command{name: "pulse set", group: "schedule", summary: "configure an agent's heartbeat pulse (flags not given keep their value)",
 		usage: "NAME [--instructions TEXT | --instructions-file FILE|-] [--interval 30m] [--hours HH:MM-HH:MM] [--tz ZONE] [--channel #name] [--disable]",
-		run: runPulseSet})
+		run:   runPulseSet})
 	register(command{name: "pulse trigger", group: "schedule", summary: "send an agent a heartbeat pulse now, whatever its schedule", usage: "NAME", run: runPulseTrigger})
 	register(command{name: "cron add", group: "schedule", summary: "create a scheduled message",
 		usage: "NAME (--every 1s | --at TIME | --cron \"EXPR\") --to AGENT|#channel --message TEXT [--anchor TIME]", run: runCronAdd})

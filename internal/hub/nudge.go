@@ -170,13 +170,18 @@ func (s *Service) Nudge(ctx context.Context, name, text string) (*Message, error
 	return m, nil
 }
 
-// postNudge posts a nudge to a inside tx.
+// postNudge posts a nudge to a inside tx: a message from the orchestrator
+// to a that mentions it. The recipient is known, so the message is inserted
+// directly rather than routed (no name lookups: the sweep does this for
+// many agents per tick).
 func (s *Service) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
 	req := PostRequest{To: []string{a.Name}, Body: body, Mentions: []string{a.Name}, Kind: KindNudge}
 	if err := s.validatePost(&req); err != nil {
 		return nil, nil, err
 	}
-	m := &Message{From: SenderOrchestrator, Body: req.Body, Kind: req.Kind, CreatedAt: now}
-	wake, err := s.route(tx, nil, m, req, now)
-	return m, wake, err
+	m := &Message{From: SenderOrchestrator, To: []string{a.Name}, Body: req.Body, Mentions: []string{a.Name}, Kind: req.Kind, CreatedAt: now}
+	if err := tx.InsertMessage(m, []Delivery{{AgentID: a.ID, Mention: true}}); err != nil {
+		return nil, nil, err
+	}
+	return m, []int64{a.ID}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -40,26 +41,27 @@ func (s *Service) SweepHealth(ctx context.Context, now time.Time, limit int) (ev
 	if err != nil || len(ids) == 0 {
 		return 0, 0, false, err
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
-		evaluated, events = 0, 0
-		for _, id := range ids {
-			a, err := tx.AgentByID(id)
-			if ErrorCode(err) == ENOTFOUND {
-				continue
-			} else if err != nil {
-				return err
-			}
-			sw, err := s.SweepLiveness(tx, a, now)
-			if err != nil {
-				return fmt.Errorf("health of %s: %w", a.Name, err)
-			}
-			evaluated++
-			events += len(sw.Events)
+	var mu sync.Mutex // updateEach may run fn concurrently
+	evaluated, events = 0, 0
+	_, err = s.updateBatch(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
+		a, err := tx.AgentByID(id)
+		if ErrorCode(err) == ENOTFOUND {
+			return nil, nil
+		} else if err != nil {
+			return nil, err
 		}
-		return nil
+		sw, err := s.SweepLiveness(tx, a, now)
+		if err != nil {
+			return nil, fmt.Errorf("health of %s: %w", a.Name, err)
+		}
+		mu.Lock()
+		evaluated++
+		events += len(sw.Events)
+		mu.Unlock()
+		return nil, nil
 	})
 	if err != nil {
-		return 0, 0, false, err
+		return evaluated, events, false, err
 	}
 	return evaluated, events, len(ids) == limit, nil
 }
@@ -81,7 +83,7 @@ func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSe
 	if err != nil || len(ids) == 0 {
 		return NudgeResult{}, false, err
 	}
-	wake, err := s.updateEach(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
+	wake, err := s.updateBatch(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
 		return s.checkNudge(tx, id, now, set)
 	})
 	s.waiters.Notify(wake...)

@@ -67,6 +67,8 @@ type Report struct {
 	Nudged    int   // nudges sent
 	Pulses    int   // heartbeat pulses delivered
 	CronRuns  int   // cron jobs run
+	// Steps is how long each step took, by step name.
+	Steps map[string]time.Duration
 }
 
 // Orchestrator ticks the hub's periodic work.
@@ -235,15 +237,17 @@ func (o *Orchestrator) Stats() Stats {
 // Tick runs one round of periodic work at now: every step runs even when an
 // earlier one fails, and the errors are joined, each wrapped with its step.
 func (o *Orchestrator) Tick(ctx context.Context, now time.Time) error {
-	o.report = Report{}
+	o.report = Report{Steps: make(map[string]time.Duration, len(o.steps))}
 	var errs []error
 	for _, s := range o.steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		began := time.Now()
 		if err := s.fn(ctx, now); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
 		}
+		o.report.Steps[s.name] = time.Since(began)
 	}
 	o.mu.Lock()
 	o.stats.Last = o.report
