@@ -57,7 +57,7 @@ func runBeat(ctx context.Context, c *cli, args []string) error {
 	}
 	b := r.GetBeat()
 	if c.json {
-		return c.printProto(b)
+		return c.printJSON(beatJSON(b))
 	}
 	now := time.Now()
 	interval := time.Duration(b.GetIntervalSeconds()) * time.Second
@@ -85,6 +85,37 @@ func runBeat(ctx context.Context, c *cli, args []string) error {
 	}
 	c.table([]string{"AGENT", "LAST INTERACTION BEAT", "SINCE LAST", "READING"}, rows)
 	return nil
+}
+
+// beatView is `hubctl beat -o json`: numbers as JSON numbers ({"beat": 847, …}),
+// like seed 003's heartbeat.json, rather than protojson's int64 strings.
+type beatView struct {
+	Beat            int64           `json:"beat"`
+	StartedAt       string          `json:"started_at,omitempty"`
+	LastBeatAt      string          `json:"last_beat_at,omitempty"`
+	IntervalSeconds int64           `json:"interval_seconds"`
+	Agents          []beatAgentView `json:"agents"`
+}
+
+type beatAgentView struct {
+	Agent               string `json:"agent"`
+	LastInteractionBeat int64  `json:"last_interaction_beat"`
+	SinceLast           int64  `json:"since_last"`
+	Reading             string `json:"reading"`
+}
+
+func beatJSON(b *hubv1.BeatInfo) beatView {
+	v := beatView{Beat: b.GetBeat(), IntervalSeconds: b.GetIntervalSeconds(), Agents: []beatAgentView{}}
+	if t := b.GetStartedAt(); t != nil {
+		v.StartedAt = t.AsTime().Format(time.RFC3339Nano)
+	}
+	if t := b.GetLastBeatAt(); t != nil {
+		v.LastBeatAt = t.AsTime().Format(time.RFC3339Nano)
+	}
+	for _, a := range b.GetAgents() {
+		v.Agents = append(v.Agents, beatAgentView{Agent: a.GetAgent(), LastInteractionBeat: a.GetLastInteractionBeat(), SinceLast: a.GetSinceLast(), Reading: a.GetReading()})
+	}
+	return v
 }
 
 func runNudge(ctx context.Context, c *cli, args []string) error {

@@ -12,7 +12,7 @@ func TestBeatJSON(t *testing.T) {
 	h.addAgent(t, "alice")
 	r := h.hubctl(t, nil, "beat", "-o", "json").must(t)
 	var b struct {
-		Beat   *int64 `json:"beat,string"`
+		Beat   *int64 `json:"beat"`
 		Agents []struct {
 			Agent   string `json:"agent"`
 			Reading string `json:"reading"`
