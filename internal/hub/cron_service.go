@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -152,17 +153,33 @@ func (s *Service) RunDueCronJobs(ctx context.Context, now time.Time, limit int) 
 	if err != nil {
 		return 0, err
 	}
-	var errs []error
-	n := 0
+	// Jobs run concurrently so that the store groups their writes into few
+	// commits (many jobs share a slot such as 09:00).
+	var (
+		mu    sync.Mutex
+		errs  []error
+		n     int
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, 16)
+	)
 	for _, j := range due {
-		if _, err := s.runCronJob(ctx, j.ID, j.NextRunAt, now, false); errors.Is(err, errNotDue) {
-			continue
-		} else if err != nil {
-			errs = append(errs, fmt.Errorf("cron job %s: %w", j.Name, err))
-			continue
-		}
-		n++
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			_, err := s.runCronJob(ctx, j.ID, j.NextRunAt, now, false)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, errNotDue):
+			case err != nil:
+				errs = append(errs, fmt.Errorf("cron job %s: %w", j.Name, err))
+			default:
+				n++
+			}
+		}()
 	}
+	wg.Wait()
 	return n, errors.Join(errs...)
 }
 
