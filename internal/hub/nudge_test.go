@@ -97,4 +97,3 @@ func TestActiveHoursNextStart(t *testing.T) {
 		}
 	}
 }
-
