@@ -107,6 +107,11 @@ type Service struct {
 	beat     atomic.Int64
 	started  time.Time
 
+	// watchFrom is the newest message ID when Init ran: the fallback
+	// watcher's starting point (see Run). Set before Run starts.
+	watchFrom   int64
+	watchInited bool
+
 	onlineMu    sync.Mutex
 	onlineAt    time.Time
 	online      []string
@@ -141,7 +146,8 @@ func NewService(store Store, clock Clock, cfg Config) *Service {
 }
 
 // Init loads what the service keeps in memory from the store: last-seen
-// times, so that presence survives a restart.
+// times, so that presence survives a restart, and the newest message ID,
+// from which the fallback watcher starts.
 func (s *Service) Init(ctx context.Context) error {
 	return s.store.View(ctx, func(tx Tx) error {
 		as, err := tx.ListAgents(true)
@@ -151,6 +157,10 @@ func (s *Service) Init(ctx context.Context) error {
 		for _, a := range as {
 			s.presence.Seed(a.ID, a.LastSeenAt, a.LastInteractionBeat)
 		}
+		if s.watchFrom, err = tx.MaxMessageID(); err != nil {
+			return err
+		}
+		s.watchInited = true
 		return nil
 	})
 }
@@ -225,9 +235,14 @@ func (s *Service) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	var last int64
-	if err := s.store.View(ctx, func(tx Tx) (err error) { last, err = tx.MaxMessageID(); return err }); err != nil && ctx.Err() == nil {
-		return err
+	// Start from where Init looked, before any wait could park: reading the
+	// high-water mark here instead would race with the first waits, and an
+	// outside write landing in between would never wake them.
+	last := s.watchFrom
+	if !s.watchInited {
+		if err := s.store.View(ctx, func(tx Tx) (err error) { last, err = tx.MaxMessageID(); return err }); err != nil && ctx.Err() == nil {
+			return err
+		}
 	}
 	t := time.NewTicker(s.cfg.PollInterval)
 	defer t.Stop()
