@@ -1,0 +1,304 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Heartbeat pulses as a service: configuration for the admin API, the
+// deliveries the orchestrator makes and the agents' replies (rules in
+// pulse.go).
+
+// nextPulseCheck returns when a pulse blocked for reason should be checked
+// again; zero when only a config change can unblock it.
+func nextPulseCheck(reason string, cfg PulseConfig, st PulseState, lastCall, now time.Time, busy time.Duration, loc *time.Location) time.Time {
+	switch reason {
+	case PulseIntervalNotElapsed:
+		return NextPulseAt(cfg, st)
+	case PulseOutsideActiveHours:
+		w, err := ParseActiveHours(cfg.ActiveHours)
+		zone, zerr := PulseLocation(cfg, loc)
+		if err != nil || zerr != nil {
+			return time.Time{}
+		}
+		return w.NextStart(now, zone)
+	case PulseUnanswered:
+		return now.Add(cfg.Interval) // RespondToPulse reschedules sooner
+	case PulseAgentBusy:
+		return later(lastCall.Add(busy), now.Add(time.Second))
+	case PulseReady:
+		return now
+	}
+	return time.Time{} // disabled, no instructions: a config change reschedules
+}
+
+// PulseStatus is a pulse with what would happen at a given time.
+type PulseStatus struct {
+	Pulse
+	Reason    string    // ShouldPulse's reason: PulseReady or why not
+	NextDueAt time.Time // when the interval next allows a pulse (zero: now)
+}
+
+// pulseStatus evaluates p at now.
+func (s *Service) pulseStatus(p *Pulse, busy time.Duration, now time.Time) PulseStatus {
+	_, reason := ShouldPulse(p.Config, p.State, s.lastCallForBusy(p.Config.AgentID), now, busy, s.cfg.Location)
+	return PulseStatus{Pulse: *p, Reason: reason, NextDueAt: NextPulseAt(p.Config, p.State)}
+}
+
+// SetPulseConfig sets the pulse schedule of the agent named agentName,
+// keeping its pulse state. An Interval of 0 means DefaultPulseInterval.
+// Errors: EINVALID, ENOTFOUND.
+func (s *Service) SetPulseConfig(ctx context.Context, agentName string, cfg PulseConfig) (*PulseStatus, error) {
+	if cfg.Interval == 0 {
+		cfg.Interval = DefaultPulseInterval
+	}
+	cfg.ActiveHours = strings.TrimSpace(cfg.ActiveHours)
+	cfg.TimeZone = strings.TrimSpace(cfg.TimeZone)
+	cfg.OutputChannel = strings.TrimSpace(cfg.OutputChannel)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(cfg.Instructions) > s.cfg.MaxBodyBytes-1024 {
+		return nil, Errorf(EINVALID, "pulse instructions are %d bytes: at most %d (the message limit less room for the pulse header)", len(cfg.Instructions), s.cfg.MaxBodyBytes-1024)
+	}
+	now := s.clock.Now()
+	cfg.UpdatedAt = now
+	var st PulseStatus
+	err := s.store.Update(ctx, func(tx Tx) error {
+		a, err := tx.AgentByName(agentName)
+		if err != nil {
+			return err
+		}
+		cfg.AgentID = a.ID
+		next := time.Time{}
+		if cfg.Enabled {
+			next = now // the next tick decides
+		}
+		if err := tx.PutPulseConfig(cfg, next); err != nil {
+			return err
+		}
+		p, err := tx.Pulse(a.ID)
+		if err != nil {
+			return err
+		}
+		st = s.pulseStatus(p, pulseBusyWindow(tx), now)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// ListPulses returns every configured pulse with the reason it would or
+// would not fire now.
+func (s *Service) ListPulses(ctx context.Context) ([]PulseStatus, error) {
+	now := s.clock.Now()
+	var out []PulseStatus
+	err := s.store.View(ctx, func(tx Tx) error {
+		ps, err := tx.ListPulses()
+		if err != nil {
+			return err
+		}
+		busy := pulseBusyWindow(tx)
+		for _, p := range ps {
+			out = append(out, s.pulseStatus(p, busy, now))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// pulseBody is the text of a pulse message.
+func pulseBody(instructions, heartbeatID, channel string, loc Locale) string {
+	if loc == LocaleJA {
+		return "[ハートビート・パルス " + heartbeatID + "]\n\n" + strings.TrimSpace(instructions) +
+			"\n\n— respond_to_pulse で返答してください: 報告事項がなければ " + HeartbeatOK + "、それ以外は " + channel + " に投稿されます。"
+	}
+	return "[heartbeat pulse " + heartbeatID + "]\n\n" + strings.TrimSpace(instructions) +
+		"\n\n— Answer with respond_to_pulse: " + HeartbeatOK + " if there is nothing to report; anything else is posted to " + channel + "."
+}
+
+// deliverPulse sends the pulse p to agent a at now inside tx: a new current
+// heartbeat ID, a heartbeat message with the instructions, and the state
+// marked unanswered. It returns the message.
+func (s *Service) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, now time.Time) (*Message, error) {
+	hbID := FormatHeartbeatID(now, s.cfg.Location)
+	a.CurrentHeartbeatID, a.HeartbeatStartedAt = hbID, now.Truncate(time.Second)
+	if err := tx.UpdateAgent(a); err != nil {
+		return nil, err
+	}
+	for _, f := range s.hooks.Heartbeat {
+		if err := f(ctx, tx, a, now); err != nil {
+			return nil, err
+		}
+	}
+	channel := p.Config.OutputChannel
+	if channel == "" {
+		channel = DefaultPulseChannel(a.Name)
+	}
+	req := PostRequest{To: []string{a.Name}, Body: pulseBody(p.Config.Instructions, hbID, channel, s.locale(a)), Kind: KindHeartbeat}
+	if err := s.validatePost(&req); err != nil {
+		return nil, err
+	}
+	m := &Message{From: SenderOrchestrator, Body: req.Body, Kind: req.Kind, CreatedAt: now}
+	if _, err := s.route(tx, nil, m, req, now); err != nil {
+		return nil, err
+	}
+	st := p.State
+	st.AgentID = a.ID
+	st.LastPulseAt, st.Unanswered, st.PulseCount = now, true, st.PulseCount+1
+	st.LastReason, st.LastCheckedAt = PulseReady, now
+	if err := tx.PutPulseState(st, now.Add(p.Config.Interval)); err != nil {
+		return nil, err
+	}
+	if err := s.RecordEvent(tx, a.ID, EventPulse, "heartbeat pulse "+hbID+" delivered", now); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// TriggerPulse sends a pulse to the agent named agentName now, whatever the
+// interval, active hours, pending answer or busy state. Errors: ENOTFOUND,
+// EPRECONDITION (disabled agent, no pulse configured, empty instructions).
+func (s *Service) TriggerPulse(ctx context.Context, agentName string) (*Message, string, error) {
+	now := s.clock.Now()
+	var m *Message
+	var hbID string
+	var agentID int64
+	err := s.store.Update(ctx, func(tx Tx) error {
+		a, err := tx.AgentByName(agentName)
+		if err != nil {
+			return err
+		}
+		if a.Disabled() {
+			return Errorf(EPRECONDITION, "agent %q is disabled: enable it with `hubctl agent enable %s` first", a.Name, a.Name)
+		}
+		p, err := tx.Pulse(a.ID)
+		if ErrorCode(err) == ENOTFOUND {
+			return Errorf(EPRECONDITION, "agent %q has no pulse configured: set one with `hubctl pulse set %s --instructions TEXT`", a.Name, a.Name)
+		} else if err != nil {
+			return err
+		}
+		if strings.TrimSpace(p.Config.Instructions) == "" {
+			return Errorf(EPRECONDITION, "agent %q has empty pulse instructions: nothing to send (set them with `hubctl pulse set %s --instructions TEXT`)", a.Name, a.Name)
+		}
+		if m, err = s.deliverPulse(ctx, tx, a, p, now); err != nil {
+			return err
+		}
+		hbID, agentID = a.CurrentHeartbeatID, a.ID
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	s.waiters.Notify(agentID)
+	return m, hbID, nil
+}
+
+// RunPulses checks the pulses due at now (up to limit) and delivers those
+// whose preconditions all hold; the others record why not and when to look
+// again. It returns how many pulses were sent.
+func (s *Service) RunPulses(ctx context.Context, now time.Time, limit int) (int, error) {
+	var ids []int64
+	var busy time.Duration
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		busy = pulseBusyWindow(tx)
+		ids, err = tx.DuePulses(now, limit)
+		return err
+	})
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	wake, err := s.updateEach(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
+		p, err := tx.Pulse(id)
+		if err != nil {
+			return nil, err
+		}
+		a, err := tx.AgentByID(id)
+		if err != nil {
+			return nil, err
+		}
+		st := p.State
+		st.AgentID, st.LastCheckedAt = id, now
+		if a.Disabled() {
+			st.LastReason = PulseDisabled
+			return nil, tx.PutPulseState(st, now.Add(time.Hour))
+		}
+		lastCall := s.lastCallForBusy(id)
+		ok, reason := ShouldPulse(p.Config, p.State, lastCall, now, busy, s.cfg.Location)
+		if !ok {
+			st.LastReason = reason
+			return nil, tx.PutPulseState(st, nextPulseCheck(reason, p.Config, p.State, lastCall, now, busy, s.cfg.Location))
+		}
+		if _, err := s.deliverPulse(ctx, tx, a, p, now); err != nil {
+			return nil, fmt.Errorf("pulse %s: %w", a.Name, err)
+		}
+		return []int64{id}, nil
+	})
+	s.waiters.Notify(wake...)
+	return len(wake), err
+}
+
+// PulseReply is the result of RespondToPulse.
+type PulseReply struct {
+	Outcome string   // PulseOutcome*
+	Message *Message // the posted message when Outcome is PulseOutcomePosted
+}
+
+// RespondToPulse records the caller's answer to its last pulse: HEARTBEAT_OK
+// and a repeat of its previous output are suppressed, anything else is
+// posted from the caller to its output channel. Errors: EINVALID (text too
+// long), EPRECONDITION (no pulse configured).
+func (s *Service) RespondToPulse(ctx context.Context, caller *Agent, text string) (*PulseReply, error) {
+	if len(text) > s.cfg.MaxBodyBytes {
+		return nil, Errorf(EINVALID, "text is %d bytes; the limit is %d bytes", len(text), s.cfg.MaxBodyBytes)
+	}
+	if !utf8.ValidString(text) {
+		return nil, Errorf(EINVALID, "text must be valid UTF-8")
+	}
+	now := s.clock.Now()
+	var r PulseReply
+	var wake []int64
+	err := s.store.Update(ctx, func(tx Tx) error {
+		p, err := tx.Pulse(caller.ID)
+		if ErrorCode(err) == ENOTFOUND {
+			return Errorf(EPRECONDITION, "no heartbeat pulse is configured for %q, so there is nothing to answer (an admin sets one with `hubctl pulse set %s`)", caller.Name, caller.Name)
+		} else if err != nil {
+			return err
+		}
+		st := p.State
+		st.AgentID = caller.ID
+		r.Outcome = PulseResponseOutcome(text, st.LastOutput)
+		if r.Outcome == PulseOutcomePosted {
+			channel := p.Config.OutputChannel
+			if channel == "" {
+				channel = DefaultPulseChannel(caller.Name)
+			}
+			out := PulseMeaningfulText(text)
+			req := PostRequest{Channel: channel, Body: out, Kind: KindMessage}
+			if err := s.validatePost(&req); err != nil {
+				return err
+			}
+			m := &Message{From: caller.Name, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now}
+			if wake, err = s.route(tx, caller, m, req, now); err != nil {
+				return err
+			}
+			r.Message, st.LastOutput = m, out
+		}
+		st.Unanswered, st.LastOutcome, st.LastRespondAt = false, r.Outcome, now
+		next := time.Time{}
+		if p.Config.Enabled {
+			next = later(NextPulseAt(p.Config, st), now)
+		}
+		return tx.PutPulseState(st, next)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.waiters.Notify(wake...)
+	return &r, nil
+}
