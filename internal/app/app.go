@@ -19,6 +19,7 @@ import (
 
 	"github.com/agenthub/hub/internal/gateway"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/metrics"
 	"github.com/agenthub/hub/internal/server"
 	"github.com/agenthub/hub/internal/store/sqlite"
 	"google.golang.org/grpc"
@@ -65,6 +66,7 @@ type Main struct {
 	wg        sync.WaitGroup
 	extras    []func(ctx context.Context) error // components started by Start (orchestrator, …)
 	tickStats func() server.TickStats
+	metrics   *metrics.Metrics // Prometheus registry (metrics.go)
 	httpExtra map[string]http.Handler
 	closeOnce sync.Once
 	closeErr  error
@@ -161,6 +163,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if m.Store, err = sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: m.Synchronous}); err != nil {
 		return err
 	}
+	m.initMetrics() // before the service: it reports to Config.Metrics
 	m.Service = hub.NewService(m.Store, m.Clock, m.Config)
 	if err := m.Service.Init(ctx); err != nil {
 		return fmt.Errorf("load state: %w", err)
@@ -189,7 +192,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	}
 	opts := []grpc.ServerOption{
 		// Logging first, so that calls refused by authentication are logged too.
-		grpc.ChainUnaryInterceptor(server.LoggingInterceptor(m.Logger), m.Server.UnaryInterceptor),
+		grpc.ChainUnaryInterceptor(server.LoggingInterceptor(m.Logger), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor),
 		grpc.ChainStreamInterceptor(m.Server.StreamInterceptor),
 		grpc.MaxRecvMsgSize(4 << 20),
 		// Parked waits are idle streams: let clients keep connections open
@@ -237,6 +240,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		}
 		h, err := gateway.New(runCtx, m.internal, gateway.Options{
 			Ready: func(ctx context.Context) error {
+				if v := m.Store.SchemaVersion(); v <= 0 {
+					return fmt.Errorf("no store migrations applied (schema version %d)", v)
+				}
 				return m.Store.View(ctx, func(tx hub.Tx) error { _, err := tx.MaxMessageID(); return err })
 			},
 			Extra: extra,
@@ -252,6 +258,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 			WriteTimeout: m.Config.WaitMax + 30*time.Second,
 			IdleTimeout:  2 * time.Minute,
 			TLSConfig:    tlsCfg,
+			ErrorLog:     slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn), // TLS handshake errors and the like
 		}
 		if m.httpLis, err = net.Listen("tcp", m.HTTPAddr); err != nil {
 			return fmt.Errorf("listen for HTTP on %s: %w (is another hub running? choose another address with --http-addr)", m.HTTPAddr, err)

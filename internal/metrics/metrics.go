@@ -1,0 +1,133 @@
+// Package metrics exposes the hub's measurements in the Prometheus text
+// format (github.com/prometheus/client_golang): it implements hub.Metrics
+// for the domain's counters, adds gauges read at scrape time (parked
+// waiters, orchestrator figures), RPC counts and durations through a gRPC
+// interceptor, and the Go runtime and process collectors.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+)
+
+// Namespace prefixes every metric of the hub.
+const Namespace = "hub"
+
+// Metrics is one hub's registry. The zero value is not usable; call New.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	posts       prometheus.Counter
+	waits       *prometheus.CounterVec
+	wakeLatency prometheus.Histogram
+	parked      prometheus.Histogram
+	rpcs        *prometheus.CounterVec
+	rpcDuration *prometheus.HistogramVec
+}
+
+var _ hub.Metrics = (*Metrics)(nil)
+
+// New returns a registry with the hub's metrics and the Go runtime and
+// process collectors.
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.posts = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "messages_posted_total",
+		Help: "Messages posted (by agents, the admin and the orchestrator).",
+	})
+	m.waits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "waits_total",
+		Help: "WaitForMessages calls that returned, by outcome: messages or timed_out.",
+	}, []string{"outcome"})
+	m.wakeLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "wake_latency_seconds",
+		Help: "Time from a parked wait's wake-up by a post to its return.",
+		// 50 µs … ~1.6 s.
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+	})
+	m.parked = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "wait_parked_seconds",
+		Help:    "How long WaitForMessages calls stayed parked.",
+		Buckets: []float64{0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 45, 60},
+	})
+	m.rpcs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "rpcs_total",
+		Help: "Unary RPCs handled, by service, method and status code.",
+	}, []string{"service", "method", "code"})
+	m.rpcDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "rpc_duration_seconds",
+		Help:    "Duration of unary RPCs other than WaitForMessages (see wait_parked_seconds), by service and method.",
+		Buckets: prometheus.ExponentialBuckets(100e-6, 4, 10), // 100 µs … ~26 s
+	}, []string{"service", "method"})
+	m.reg.MustRegister(m.posts, m.waits, m.wakeLatency, m.parked, m.rpcs, m.rpcDuration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// MessagePosted implements hub.Metrics.
+func (m *Metrics) MessagePosted() { m.posts.Inc() }
+
+// WaitEnded implements hub.Metrics.
+func (m *Metrics) WaitEnded(parked time.Duration, timedOut bool, wakeLatency time.Duration) {
+	outcome := "messages"
+	if timedOut {
+		outcome = "timed_out"
+	}
+	m.waits.WithLabelValues(outcome).Inc()
+	m.parked.Observe(parked.Seconds())
+	if wakeLatency > 0 {
+		m.wakeLatency.Observe(wakeLatency.Seconds())
+	}
+}
+
+// GaugeFunc registers a gauge read from f at each scrape (hub_NAME).
+func (m *Metrics) GaugeFunc(name, help string, f func() float64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, f))
+}
+
+// CounterFunc registers a counter read from f at each scrape (hub_NAME);
+// f must never decrease.
+func (m *Metrics) CounterFunc(name, help string, f func() float64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, f))
+}
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry returns the underlying registry (for tests and extra collectors).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// UnaryInterceptor counts every unary RPC by method and status code, and
+// times those that are not long-polls.
+func (m *Metrics) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := handler(ctx, req)
+	service, method := splitMethod(info.FullMethod)
+	m.rpcs.WithLabelValues(service, method, status.Code(err).String()).Inc()
+	if method != "WaitForMessages" {
+		m.rpcDuration.WithLabelValues(service, method).Observe(time.Since(start).Seconds())
+	}
+	return resp, err
+}
+
+// splitMethod turns "/hub.v1.AgentService/PostMessage" into
+// ("AgentService", "PostMessage").
+func splitMethod(full string) (service, method string) {
+	full = strings.TrimPrefix(full, "/")
+	service, method, _ = strings.Cut(full, "/")
+	if i := strings.LastIndexByte(service, '.'); i >= 0 {
+		service = service[i+1:]
+	}
+	return service, method
+}

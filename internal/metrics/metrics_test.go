@@ -1,0 +1,88 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func scrape(t *testing.T, m *Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("GET /metrics: %d", rec.Code)
+	}
+	b, _ := io.ReadAll(rec.Body)
+	return string(b)
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.MessagePosted()
+	m.MessagePosted()
+	m.WaitEnded(2*time.Second, true, 0)
+	m.WaitEnded(10*time.Millisecond, false, 300*time.Microsecond)
+	n := 7.0
+	m.GaugeFunc("parked_waiters", "parked", func() float64 { return n })
+	m.CounterFunc("orchestrator_ticks_total", "ticks", func() float64 { return 3 })
+
+	ok := func(context.Context, any) (any, error) { return "ok", nil }
+	bad := func(context.Context, any) (any, error) { return nil, status.Error(codes.InvalidArgument, "no") }
+	m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/PostMessage"}, ok)
+	m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/PostMessage"}, bad)
+	m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/WaitForMessages"}, ok)
+	if _, err := m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/x/Y"}, func(context.Context, any) (any, error) { return nil, errors.New("plain") }); err == nil {
+		t.Fatal("the interceptor swallowed the handler's error")
+	}
+
+	out := scrape(t, m)
+	for _, want := range []string{
+		"hub_messages_posted_total 2",
+		`hub_waits_total{outcome="timed_out"} 1`,
+		`hub_waits_total{outcome="messages"} 1`,
+		"hub_wake_latency_seconds_count 1",
+		"hub_wait_parked_seconds_count 2",
+		"hub_parked_waiters 7",
+		"hub_orchestrator_ticks_total 3",
+		`hub_rpcs_total{code="OK",method="PostMessage",service="AgentService"} 1`,
+		`hub_rpcs_total{code="InvalidArgument",method="PostMessage",service="AgentService"} 1`,
+		`hub_rpcs_total{code="OK",method="WaitForMessages",service="AgentService"} 1`,
+		`hub_rpc_duration_seconds_count{method="PostMessage",service="AgentService"} 2`,
+		"go_goroutines",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.Contains(out, `hub_rpc_duration_seconds_count{method="WaitForMessages"`) {
+		t.Error("long-polls are timed in rpc_duration_seconds; they belong in wait_parked_seconds")
+	}
+	n = 0
+	if out := scrape(t, m); !strings.Contains(out, "hub_parked_waiters 0") {
+		t.Error("the gauge is not read at scrape time")
+	}
+}
+
+func TestSplitMethod(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string][2]string{
+		"/hub.v1.AgentService/PostMessage": {"AgentService", "PostMessage"},
+		"/grpc.health.v1.Health/Check":     {"Health", "Check"},
+		"odd":                              {"odd", ""},
+	} {
+		s, m := splitMethod(in)
+		if s != want[0] || m != want[1] {
+			t.Errorf("splitMethod(%q) = %q, %q; want %q, %q", in, s, m, want[0], want[1])
+		}
+	}
+}
