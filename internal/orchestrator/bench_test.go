@@ -62,10 +62,12 @@ func seedAgents(b *testing.B, path string, n int) {
 
 // BenchmarkTick measures one orchestrator tick on a hub of 100,000 agents:
 // with nothing due, and with a given number of agents due for a health
-// evaluation and a nudge check (each is then evaluated, its health
-// transition recorded, and nudged) plus as many agents whose calls are
-// flushed. The cost grows with the work due, not with the number of
-// agents or the length of history.
+// evaluation and a nudge check plus as many agents whose calls are flushed.
+// By default each due agent has been idle for an hour, so it is evaluated,
+// its health transition recorded and it is nudged (the worst case); with
+// "active" it has just checkpointed, so the checks find nothing to do. The
+// cost grows with the work due, not with the number of agents or the length
+// of history.
 func BenchmarkTick(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "hub.db")
 	ctx := context.Background()
@@ -104,8 +106,17 @@ func BenchmarkTick(b *testing.B) {
 	}
 
 	next := 1 // the next agent to make due (each is used once)
-	for _, due := range []int{0, 10, 100, 500} {
-		b.Run(fmt.Sprintf("agents=%d/due=%d", benchAgents, due), func(b *testing.B) {
+	cases := []struct {
+		due    int
+		active bool // the due agents just acted: their checks find nothing to do
+	}{{0, false}, {10, false}, {100, false}, {500, false}, {100, true}}
+	for _, tc := range cases {
+		due := tc.due
+		name := fmt.Sprintf("agents=%d/due=%d", benchAgents, due)
+		if tc.active {
+			name += "/active"
+		}
+		b.Run(name, func(b *testing.B) {
 			var evaluated, nudged int
 			steps := map[string]time.Duration{}
 			for i := 0; i < b.N; i++ {
@@ -122,6 +133,12 @@ func BenchmarkTick(b *testing.B) {
 					}
 					if _, err := raw.Exec(`UPDATE agent_checks SET next_check_at = ?, episode = '' WHERE agent_id BETWEEN ? AND ?`, now.Add(-time.Second).UnixNano(), lo, hi); err != nil {
 						b.Fatal(err)
+					}
+					if tc.active {
+						if _, err := raw.Exec(`UPDATE liveness SET last_checkpoint_at = ?, last_reflection_at = ?, health_state = 'healthy', health_kinds = '' WHERE agent_id BETWEEN ? AND ?`,
+							now.Add(-time.Minute).UnixNano(), now.Add(-time.Minute).UnixNano(), lo, hi); err != nil {
+							b.Fatal(err)
+						}
 					}
 					for id := lo; id <= hi; id++ {
 						svc.Presence().Touch(int64(id), now.Add(-time.Second), 1)
