@@ -300,6 +300,9 @@ func (m *Main) goRun(f func() error) {
 func (m *Main) Close() error {
 	m.closeOnce.Do(func() {
 		var errs []error
+		if m.Service != nil {
+			m.Service.Shutdown() // parked waits answer now; the servers drain fast
+		}
 		if m.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			if err := m.httpSrv.Shutdown(ctx); err != nil {

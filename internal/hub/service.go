@@ -107,6 +107,9 @@ type Service struct {
 	beat     atomic.Int64
 	started  time.Time
 
+	shutdown     chan struct{} // closed by Shutdown: parked waits answer at once
+	shutdownOnce sync.Once
+
 	// watchFrom is the newest message ID when Init ran: the fallback
 	// watcher's starting point (see Run). Set before Run starts.
 	watchFrom   int64
@@ -135,6 +138,7 @@ func NewService(store Store, clock Clock, cfg Config) *Service {
 		presence: NewPresenceTracker(),
 		metrics:  metricsShim{noMetrics{}},
 		started:  clock.Now(),
+		shutdown: make(chan struct{}),
 	}
 	if cfg.Metrics != nil {
 		s.metrics = metricsShim{cfg.Metrics}
@@ -163,6 +167,13 @@ func (s *Service) Init(ctx context.Context) error {
 		s.watchInited = true
 		return nil
 	})
+}
+
+// Shutdown makes every parked wait, and every wait that starts from now on,
+// answer at once with a normal timed-out reply. Call it before stopping the
+// servers so that shutdown does not wait for parked calls.
+func (s *Service) Shutdown() {
+	s.shutdownOnce.Do(func() { close(s.shutdown) })
 }
 
 // Store returns the service's store (for the orchestrator).

@@ -101,6 +101,10 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 			continue
 		case <-timer.C:
 			res.TimedOut = true
+		case <-s.shutdown:
+			// The hub is stopping: answer now, as a normal timed-out
+			// reply, so the client simply waits again on the next hub.
+			res.TimedOut = true
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
