@@ -91,8 +91,8 @@ func hubFlags() []string {
 // ledger is what the clients know: which writes were acknowledged.
 type ledger struct {
 	mu          sync.Mutex
-	posts       map[string]int64 // body nonce → ID of the reply
-	sent        map[string]bool  // every nonce sent, acknowledged or not
+	posts       map[string]int64  // body nonce → ID of the reply
+	sent        map[string]bool   // every nonce sent, acknowledged or not
 	heartbeats  map[string]string // agent → newest acknowledged heartbeat ID
 	hbAcks      int
 	logs        map[string]bool // acknowledged activity-log titles
