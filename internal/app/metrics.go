@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
@@ -50,12 +52,35 @@ func (m *Main) initMetrics() {
 		}
 		return float64(m.tickStats().Ticks)
 	})
+	m.metrics.CounterFunc("nudges_total", "Nudges sent (by the orchestrator and by admins), counted in the event log.", m.eventCounter(hub.EventNudge))
+	m.metrics.CounterFunc("pulses_total", "Heartbeat pulses delivered, counted in the event log.", m.eventCounter(hub.EventPulse))
 	m.metrics.GaugeFunc("orchestrator_last_tick_seconds", "Duration of the orchestrator's last tick.", func() float64 {
 		if m.tickStats == nil {
 			return 0
 		}
 		return float64(m.tickStats().LastMicro) / 1e6
 	})
+}
+
+// eventCounter returns a scrape-time reader of the number of events of
+// kind in the store (an index-only count); on an error it repeats the last
+// value rather than dropping to zero.
+func (m *Main) eventCounter(kind hub.EventKind) func() float64 {
+	var mu sync.Mutex
+	var last float64
+	return func() float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		if m.Store == nil {
+			return last
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if n, err := m.Store.CountEvents(ctx, string(kind)); err == nil {
+			last = float64(n)
+		}
+		return last
+	}
 }
 
 // teeMetrics reports to two hub.Metrics.

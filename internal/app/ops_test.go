@@ -74,10 +74,16 @@ func TestMetricsEndpoint(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	adminCtx := bearer(context.Background(), relAdminToken(t, m))
+	if _, err := hubv1.NewAdminServiceClient(m.Conn()).Nudge(adminCtx, &hubv1.NudgeRequest{Name: "alice", Text: "status?"}); err != nil {
+		t.Fatalf("nudge: %v", err)
+	}
 	_, _, body := httpGet(t, url)
 	for _, want := range []string{
+		"hub_nudges_total 1",
+		"hub_pulses_total 0",
 		"hub_parked_waiters 0",
-		"hub_messages_posted_total 1",
+		"hub_messages_posted_total 1", // nudges are counted apart
 		"hub_wake_latency_seconds_count 1",
 		`hub_waits_total{outcome="messages"} 1`,
 		`hub_rpcs_total{code="OK",method="PostMessage",service="AgentService"} 1`,
