@@ -254,9 +254,11 @@ func drive(p *hubProc, agents []agentCreds, led *ledger, cycle int, d time.Durat
 func writer(p *hubProc, a agentCreds, to string, led *ledger, cycle int, killed *atomic.Bool) {
 	client := hubv1.NewAgentServiceClient(p.conn)
 	ctx := authed(context.Background(), a.token)
-	fail := func(what string, err error) bool {
+	// failed records err unless the hub was being killed; the writer stops
+	// at its first error either way.
+	failed := func(what string, err error) {
 		if killed.Load() {
-			return true
+			return
 		}
 		switch status.Code(err) {
 		case codes.Unavailable, codes.Canceled:
@@ -264,11 +266,10 @@ func writer(p *hubProc, a agentCreds, to string, led *ledger, cycle int, killed 
 			// just before the signal, and the connection can drop first.
 			time.Sleep(50 * time.Millisecond)
 			if killed.Load() {
-				return true
+				return
 			}
 		}
 		led.errorf("%s as %s before the kill: %v", what, a.name, err)
-		return true
 	}
 	var prevID int64
 	for seq := 0; ; seq++ {
@@ -280,17 +281,16 @@ func writer(p *hubProc, a agentCreds, to string, led *ledger, cycle int, killed 
 		r, err := client.PostMessage(callCtx, &hubv1.PostMessageRequest{To: []string{to}, Body: nonce})
 		cancel()
 		if err != nil {
-			if fail("post", err) {
-				return
-			}
+			failed("post", err)
+			return
 		}
 		id, _ := strconv.ParseInt(r.GetMessage().GetId(), 10, 64)
 		led.mu.Lock()
 		led.posts[nonce] = id
-		min := led.minNewID
+		floor := led.minNewID
 		led.mu.Unlock()
-		if id <= min || id <= prevID {
-			led.errorf("post %q got ID %d: not above the IDs before it (%d seen before this start, %d by this writer)", nonce, id, min, prevID)
+		if id <= floor || id <= prevID {
+			led.errorf("post %q got ID %d: not above the IDs before it (%d seen before this start, %d by this writer)", nonce, id, floor, prevID)
 		}
 		if got := r.GetMessage().GetFrom(); got != a.name {
 			led.errorf("post by %s has from=%q", a.name, got)
@@ -302,9 +302,8 @@ func writer(p *hubProc, a agentCreds, to string, led *ledger, cycle int, killed 
 			hb, err := client.Heartbeat(callCtx, &hubv1.HeartbeatRequest{})
 			cancel()
 			if err != nil {
-				if fail("heartbeat", err) {
-					return
-				}
+				failed("heartbeat", err)
+				return
 			}
 			led.mu.Lock()
 			led.hbAcks++
@@ -321,9 +320,8 @@ func writer(p *hubProc, a agentCreds, to string, led *ledger, cycle int, killed 
 			if status.Code(err) == codes.Unimplemented {
 				led.noLogs.Store(true)
 			} else if err != nil {
-				if fail("activity log", err) {
-					return
-				}
+				failed("activity log", err)
+				return
 			} else {
 				led.mu.Lock()
 				led.logs[title] = true
@@ -338,9 +336,8 @@ func writer(p *hubProc, a agentCreds, to string, led *ledger, cycle int, killed 
 			if status.Code(err) == codes.Unimplemented {
 				led.noCheckpoints.Store(true)
 			} else if err != nil {
-				if fail("checkpoint", err) {
-					return
-				}
+				failed("checkpoint", err)
+				return
 			} else {
 				led.mu.Lock()
 				led.checkpoints[text] = true
