@@ -135,6 +135,10 @@ func newServer(b *bridge) *mcp.Server {
 	mcp.AddTool(s, t10, h10)
 	t11, h11 := respondToPulseTool(b)
 	mcp.AddTool(s, t11, h11)
+	t12, h12 := joinChannelTool(b)
+	mcp.AddTool(s, t12, h12)
+	t13, h13 := leaveChannelTool(b)
+	mcp.AddTool(s, t13, h13)
 
 	s.AddResource(guidelinesResource())
 	s.AddPrompt(guidelinesPrompt())
@@ -154,6 +158,8 @@ var ToolNames = []string{
 	"start_deep_work",
 	"get_heartbeat_elapsed_time",
 	"respond_to_pulse",
+	"join_channel",
+	"leave_channel",
 }
 
 // text returns a result whose content is one short text; the typed output

@@ -66,6 +66,8 @@ messages between you and the others.
   work and who is online. Use it between steps.
 - **read_messages**: read unread messages (or all after a cursor) without waiting; set
   mark_read, or call **mark_read**, once you have handled them.
+- **join_channel** / **leave_channel**: subscribe to a channel (#name) so its messages reach you
+  and wake your wait; posting to a channel joins it too.
 
 ## 5. Waiting: wait_for_messages
 

@@ -254,6 +254,9 @@ func TestBadInputIsAToolError(t *testing.T) {
 		{"start_deep_work", map[string]any{"mode": "flexible", "planned_activity": ""}, "planned_activity is empty"},
 		{"get_heartbeat_elapsed_time", map[string]any{"heartbeat_id": "2026-01-01"}, "YYYYMMDDHHMMSS"},
 		{"respond_to_pulse", map[string]any{"text": ""}, "HEARTBEAT_OK"},
+		{"join_channel", map[string]any{"channel": " "}, "channel is empty"},
+		{"join_channel", map[string]any{"channel": "#Bad Name"}, "is invalid"},
+		{"leave_channel", map[string]any{"channel": "#never-made"}, "never-made"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %v", tt.tool, tt.args), func(t *testing.T) {
@@ -560,5 +563,40 @@ func TestPulseRoundTrip(t *testing.T) {
 	mustCall(t, cs, "respond_to_pulse", map[string]any{"text": "HEARTBEAT_OK"}, &out)
 	if out.Outcome != "suppressed_ok" {
 		t.Errorf("HEARTBEAT_OK outcome = %q, want suppressed_ok", out.Outcome)
+	}
+}
+
+func TestChannelTools(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	alice := bridge(t, h.GRPCAddress(), h.createAgent(t, "alice"), mcpbridge.Options{}, nil)
+	bob := bridge(t, h.GRPCAddress(), h.createAgent(t, "bob"), mcpbridge.Options{}, nil)
+
+	var joined mcpbridge.ChannelOutput
+	mustCall(t, bob, "join_channel", map[string]any{"channel": "ops"}, &joined)
+	if joined.Channel != "#ops" || !slices.Equal(joined.Members, []string{"bob"}) {
+		t.Errorf("join_channel = %+v, want #ops with members [bob]", joined)
+	}
+	var first, second mcpbridge.PostMessageOutput
+	mustCall(t, alice, "post_message", map[string]any{"channel": "#ops", "body": "deploy at noon"}, &first)
+	var read mcpbridge.ReadMessagesOutput
+	mustCall(t, bob, "read_messages", map[string]any{"mark_read": true}, &read)
+	if len(read.Messages) != 1 || read.Messages[0].ID != first.ID || read.Messages[0].Channel != "#ops" {
+		t.Fatalf("bob read %+v, want the #ops message %s", read.Messages, first.ID)
+	}
+	if read.UnreadCount == nil || *read.UnreadCount != 0 {
+		t.Errorf("read_messages mark_read left unread = %v, want 0", read.UnreadCount)
+	}
+
+	var left mcpbridge.ChannelOutput
+	mustCall(t, bob, "leave_channel", map[string]any{"channel": "#ops"}, &left)
+	if left.Channel != "#ops" {
+		t.Errorf("leave_channel = %+v, want #ops", left)
+	}
+	mustCall(t, alice, "post_message", map[string]any{"channel": "#ops", "body": "deploy moved"}, &second)
+	var after mcpbridge.ReadMessagesOutput
+	mustCall(t, bob, "read_messages", nil, &after)
+	if len(after.Messages) != 0 {
+		t.Errorf("after leaving, bob read %+v, want nothing", after.Messages)
 	}
 }

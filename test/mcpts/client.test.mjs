@@ -26,7 +26,7 @@ function env(name) {
 const TOOLS = [
   'heartbeat', 'check_hub_status', 'post_message', 'read_messages', 'mark_read',
   'wait_for_messages', 'create_activity_log', 'checkpoint', 'start_deep_work',
-  'get_heartbeat_elapsed_time', 'respond_to_pulse',
+  'get_heartbeat_elapsed_time', 'respond_to_pulse', 'join_channel', 'leave_channel',
 ];
 
 async function stdioClient(token, name) {
