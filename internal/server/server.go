@@ -152,7 +152,7 @@ func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if err != nil {
 		st := toStatus(err)
 		if status.Code(st) == codes.Internal {
-			s.log.Error("internal error", "method", info.FullMethod, "err", err)
+			s.log.Error("internal error", "method", info.FullMethod, "request_id", RequestID(ctx), "err", err)
 		}
 		return nil, st
 	}
