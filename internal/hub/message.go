@@ -118,6 +118,11 @@ type PostRequest struct {
 	ReplyTo  string
 	Mentions []string
 	Kind     string // KindMessage if empty
+
+	// bodyMentions are the @names of Body, parsed by validatePost outside
+	// the write transaction (parsing a large body must not hold the writer).
+	bodyMentions []string
+	parsed       bool
 }
 
 // Post posts a message from sender: an agent (the token's), or nil for a
@@ -180,6 +185,7 @@ func (s *Service) validatePost(req *PostRequest) error {
 			return err
 		}
 	}
+	req.bodyMentions, req.parsed = ParseMentions(req.Body), true
 	return nil
 }
 
@@ -242,7 +248,10 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 	for _, n := range req.Mentions {
 		explicit[n] = true
 	}
-	for _, name := range dedupe(append(append([]string(nil), req.Mentions...), ParseMentions(m.Body)...)) {
+	if !req.parsed {
+		req.bodyMentions = ParseMentions(m.Body)
+	}
+	for _, name := range dedupe(append(append([]string(nil), req.Mentions...), req.bodyMentions...)) {
 		a, err := tx.AgentByName(name)
 		if ErrorCode(err) == ENOTFOUND {
 			if explicit[name] {
