@@ -334,14 +334,7 @@ func (s *Service) List(ctx context.Context, caller *Agent, req ListRequest) ([]*
 	if err != nil {
 		return nil, 0, false, err
 	}
-	more := len(msgs) > limit
-	if more {
-		msgs = msgs[:limit]
-	}
-	cursor := after
-	if len(msgs) > 0 {
-		cursor = msgs[len(msgs)-1].ID
-	}
+	msgs, cursor, more := page(msgs, limit, after)
 	return msgs, cursor, more, nil
 }
 
@@ -469,14 +462,7 @@ func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Messa
 	if err != nil {
 		return nil, 0, false, err
 	}
-	more := len(msgs) > limit
-	if more {
-		msgs = msgs[:limit]
-	}
-	cursor := after
-	if len(msgs) > 0 {
-		cursor = msgs[len(msgs)-1].ID
-	}
+	msgs, cursor, more := page(msgs, limit, after)
 	return msgs, cursor, more, nil
 }
 
@@ -488,4 +474,19 @@ func sortedNames(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// page trims msgs, read with limit+1, to limit and returns the cursor to
+// hand back (the last message's ID, or after when there is none) and
+// whether more messages follow.
+func page(msgs []*Message, limit int, after int64) ([]*Message, int64, bool) {
+	more := len(msgs) > limit
+	if more {
+		msgs = msgs[:limit]
+	}
+	cursor := after
+	if len(msgs) > 0 {
+		cursor = msgs[len(msgs)-1].ID
+	}
+	return msgs, cursor, more
 }
