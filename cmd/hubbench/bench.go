@@ -225,7 +225,7 @@ func (b *bench) waitPhase(ctx context.Context, mode string, parkN int) error {
 		b.progress("%s: parking %d waiters over %d connections", mode, parkN, c.conns)
 		t0 := time.Now()
 		set.park(wctx, b.waiterAgents, parkN)
-		if err := set.waitParked(ctx, parkN, 60*time.Second, b.progress); err != nil {
+		if err := set.waitParked(ctx, b.hub.metricsURL(), parkN, 60*time.Second, b.progress); err != nil {
 			return err
 		}
 		b.progress("%s: %d parked in %s", mode, parkN, time.Since(t0).Round(time.Millisecond))
@@ -257,7 +257,7 @@ func (b *bench) waitPhase(ctx context.Context, mode string, parkN int) error {
 		if len(set.ws) != n {
 			set.unpark(0)
 			set.park(wctx, b.waiterAgents, n)
-			if err := set.waitParked(ctx, n, 60*time.Second, b.progress); err != nil {
+			if err := set.waitParked(ctx, b.hub.metricsURL(), n, 60*time.Second, b.progress); err != nil {
 				return err
 			}
 			sleep(ctx, min(c.settle, time.Second))

@@ -76,6 +76,7 @@ func startHub(ctx context.Context, bin, dataDir string, env []string, args ...st
 		return nil, err
 	}
 	full := append([]string{"serve", "--data-dir", dataDir, "--grpc-addr", grpcAddr, "--http-addr", httpAddr, "--log-level", "warn"}, args...)
+	// The child inherits the nice value of hubbench (see reniceSelf).
 	h.cmd = exec.Command(bin, full...)
 	h.cmd.Stdout, h.cmd.Stderr = logf, logf
 	h.cmd.Env = append(os.Environ(), env...)
@@ -115,6 +116,14 @@ func (h *hubProc) ready(ctx context.Context) error {
 		return err
 	}
 	return c.Close()
+}
+
+// metricsURL is the hub's Prometheus endpoint, "" if unknown.
+func (h *hubProc) metricsURL() string {
+	if h.httpAddr == "" {
+		return ""
+	}
+	return "http://" + h.httpAddr + "/metrics"
 }
 
 // stop ends the child: SIGTERM, then SIGKILL after 10 s. Bounded.
@@ -197,7 +206,7 @@ func (h *hubProc) sample(ctx context.Context, metricName string) (procStats, err
 		}
 	}
 	if metricName != "" && h.httpAddr != "" {
-		if v, ok := scrapeMetric(ctx, "http://"+h.httpAddr+"/metrics", metricName); ok {
+		if v, ok := scrapeMetric(ctx, h.metricsURL(), metricName); ok {
 			s.metric, s.hasMetric = v, true
 		}
 	}
@@ -250,6 +259,25 @@ func scrapeMetric(ctx context.Context, url, name string) (float64, bool) {
 		found = true
 	}
 	return sum, found
+}
+
+// reniceSelf sets the nice value of every thread of this process (on Linux
+// a priority belongs to a thread; threads started later inherit it).
+func reniceSelf(nice int) error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var errNoProc = errors.New("no hub process to measure (give --pid with --addr)")

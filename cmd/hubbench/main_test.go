@@ -22,7 +22,7 @@ func TestQuickRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	args := []string{"--quick", "--waiters", "1,20", "--memory-waiters", "40", "--poll-waiters", "20",
+	args := []string{"--quick", "--nice", "0", "--waiters", "1,20", "--memory-waiters", "40", "--poll-waiters", "20",
 		"--samples", "10", "--poll-samples", "2", "--idle", "500ms", "--strace-window", "500ms", "--settle", "200ms", "--duration", "300ms"}
 	if err := run(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("hubbench %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())

@@ -114,7 +114,7 @@ func BenchmarkHubParkedWaiters(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	set.park(ctx, agents, n)
-	if err := set.waitParked(ctx, n, 2*time.Minute, func(string, ...any) {}); err != nil {
+	if err := set.waitParked(ctx, "", n, 2*time.Minute, func(string, ...any) {}); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()

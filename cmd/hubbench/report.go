@@ -36,6 +36,7 @@ type idleRow struct {
 type results struct {
 	machine    string
 	external   bool
+	nice       int
 	wake       []wakeRow
 	mem        []memRow
 	idle       []idleRow
@@ -54,6 +55,9 @@ const (
 // write prints the Markdown report.
 func (r *results) write(w io.Writer, c *config) {
 	fmt.Fprintf(w, "Machine: %s\n\n", r.machine)
+	if r.nice != 0 {
+		fmt.Fprintf(w, "Hub and hubbench ran at nice %d; the last column shows the CPU the rest of the machine used meanwhile.\n\n", r.nice)
+	}
 	fmt.Fprintln(w, "| Benchmark | Wait mode | Parked waiters | Measured | Target | Met | CPU used meanwhile: hub · hubbench · other processes |")
 	fmt.Fprintln(w, "|---|---|---:|---|---|---|---|")
 	var load cpuLoad

@@ -114,31 +114,49 @@ func (s *waiterSet) loop(ctx context.Context, w *waiter) {
 }
 
 // waitParked waits until the hub reports at least n parked waits (bounded).
-func (s *waiterSet) waitParked(ctx context.Context, n int, limit time.Duration, progress func(string, ...any)) error {
+// It reads the hub_parked_waiters gauge at metricsURL when there is one (a
+// cheap scrape), else GetHubInfo (which lists every agent) twice a second.
+func (s *waiterSet) waitParked(ctx context.Context, metricsURL string, n int, limit time.Duration, progress func(string, ...any)) error {
 	deadline := time.Now().Add(limit)
 	last := time.Now()
+	useMetric := metricsURL != ""
 	for {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		info, err := s.p.hubInfo(cctx)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("get hub info: %w", err)
+		parked, interval := int64(-1), 500*time.Millisecond
+		if useMetric {
+			if v, ok := scrapeMetric(ctx, metricsURL, "hub_parked_waiters"); ok {
+				parked, interval = int64(v), 100*time.Millisecond
+			} else {
+				useMetric = false
+			}
 		}
-		if int(info.GetParkedWaiters()) >= n {
+		if parked < 0 {
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			info, err := s.p.hubInfo(cctx)
+			cancel()
+			if err != nil && ctx.Err() == nil && time.Now().Before(deadline) {
+				progress("  get hub info: %v (retrying)", err)
+				sleep(ctx, interval)
+				continue
+			} else if err != nil {
+				return fmt.Errorf("get hub info: %w", err)
+			}
+			parked = info.GetParkedWaiters()
+		}
+		if int(parked) >= n {
 			return nil
 		}
 		if time.Now().After(deadline) {
 			e, _ := s.lastErr.Load().(error)
-			return fmt.Errorf("only %d of %d waits parked after %s (wait errors: %d, last: %v)", info.GetParkedWaiters(), n, limit, s.errs.Load(), e)
+			return fmt.Errorf("only %d of %d waits parked after %s (wait errors: %d, last: %v)", parked, n, limit, s.errs.Load(), e)
 		}
 		if time.Since(last) > 2*time.Second {
-			progress("  parked %d/%d", info.GetParkedWaiters(), n)
+			progress("  parked %d/%d", parked, n)
 			last = time.Now()
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(interval):
 		}
 	}
 }
