@@ -257,6 +257,10 @@ func (s *Service) RotateToken(ctx context.Context, name string, revoke bool) (*A
 
 // modifyAgent loads an agent by name in a write transaction and applies fn.
 func (s *Service) modifyAgent(ctx context.Context, name string, fn func(Tx, *Agent) error) (*Agent, error) {
+	// Authentication trusts cached agents: forget them before and after the
+	// change, so no call in between is let in on the old state.
+	s.auth.clear()
+	defer s.auth.clear()
 	var a *Agent
 	err := s.store.Update(ctx, func(tx Tx) (err error) {
 		if a, err = tx.AgentByName(name); err != nil {

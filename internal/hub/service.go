@@ -107,6 +107,8 @@ type Service struct {
 	beat     atomic.Int64
 	started  time.Time
 
+	auth authCache // token hash → agent, cleared on every token or state change
+
 	shutdown     chan struct{} // closed by Shutdown: parked waits answer at once
 	shutdownOnce sync.Once
 
@@ -213,18 +215,22 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error
 		return nil, Errorf(EUNAUTHORIZED, "missing token: send \"authorization: Bearer <agent token>\" (create one with `hubctl agent add NAME`)")
 	}
 	hash := HashToken(token)
-	var a *Agent
-	err := s.store.View(ctx, func(tx Tx) (err error) {
-		a, err = tx.AgentByTokenHash(hash)
-		return err
-	})
-	if ErrorCode(err) == ENOTFOUND {
-		return nil, Errorf(EUNAUTHORIZED, "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)")
-	} else if err != nil {
-		return nil, err
-	}
-	if a.Disabled() {
-		return nil, Errorf(EPERMISSION, "agent %q is disabled: an admin can enable it with `hubctl agent enable %s`", a.Name, a.Name)
+	a, ok := s.auth.get(hash)
+	if !ok {
+		gen := s.auth.generation()
+		err := s.store.View(ctx, func(tx Tx) (err error) {
+			a, err = tx.AgentByTokenHash(hash)
+			return err
+		})
+		if ErrorCode(err) == ENOTFOUND {
+			return nil, Errorf(EUNAUTHORIZED, "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)")
+		} else if err != nil {
+			return nil, err
+		}
+		if a.Disabled() {
+			return nil, Errorf(EPERMISSION, "agent %q is disabled: an admin can enable it with `hubctl agent enable %s`", a.Name, a.Name)
+		}
+		s.auth.put(hash, a, gen)
 	}
 	// The agent as returned carries its previous interaction (since_last is
 	// the gap before this call); then this call is recorded.

@@ -129,6 +129,18 @@ func (s *Service) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResul
 				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Counted after the commit, on a reader: the single writer should not
+	// spend time on a count that grows with the caller's unread backlog.
+	err = s.store.View(ctx, func(tx Tx) error {
+		a, err := tx.AgentByID(caller.ID)
+		if err != nil {
+			return err
+		}
 		r.Unread, r.Mentions, _, err = tx.InboxCounts(a.ID, a.ReadUpTo)
 		return err
 	})

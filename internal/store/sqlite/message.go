@@ -29,14 +29,11 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 	if m.ID, err = res.LastInsertId(); err != nil {
 		return err
 	}
-	stmt, err := t.tx.PrepareContext(t.ctx, `INSERT INTO deliveries (agent_id, message_id, mention) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+	// One statement per delivery through the connection's statement cache
+	// (a fresh Prepare here would parse the SQL again on every post).
 	for _, d := range deliveries {
-		if _, err := stmt.ExecContext(t.ctx, d.AgentID, m.ID, d.Mention); err != nil {
-			return mapErr(err)
+		if _, err := t.exec(`INSERT INTO deliveries (agent_id, message_id, mention) VALUES (?, ?, ?)`, d.AgentID, m.ID, d.Mention); err != nil {
+			return err
 		}
 	}
 	return nil

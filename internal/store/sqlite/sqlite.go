@@ -204,7 +204,9 @@ func (db *DB) writeLoop(maxBatch int) {
 	}
 }
 
-// commit runs a batch of writes in one transaction.
+// commit runs a batch of writes in one transaction. A batch of one runs
+// fn directly (its error rolls the transaction back); a larger batch gives
+// each fn a savepoint, so that an error rolls back only that fn's writes.
 func (db *DB) commit(batch []*writeReq) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
@@ -216,24 +218,21 @@ func (db *DB) commit(batch []*writeReq) {
 		return
 	}
 	t := &Tx{ctx: ctx, tx: tx}
-	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			errs[i] = err
-			continue
+	if len(batch) == 1 {
+		if errs[0] = batch[0].ctx.Err(); errs[0] == nil {
+			errs[0] = call(batch[0].fn, t)
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
-			errs[i] = fmt.Errorf("savepoint: %w", err)
-			continue
+		if errs[0] != nil {
+			tx.Rollback()
+			batch[0].err <- errs[0]
+			return
 		}
-		errs[i] = call(r.fn, t)
-		if errs[i] != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
-				errs[i] = errors.Join(errs[i], fmt.Errorf("rollback to savepoint: %w", err))
-			}
+	} else if err := runSavepoints(ctx, tx, t, batch, errs); err != nil {
+		tx.Rollback()
+		for _, r := range batch {
+			r.err <- err
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil && errs[i] == nil {
-			errs[i] = fmt.Errorf("release savepoint: %w", err)
-		}
+		return
 	}
 	if err := tx.Commit(); err != nil {
 		for i := range errs {
@@ -245,6 +244,39 @@ func (db *DB) commit(batch []*writeReq) {
 	for i, r := range batch {
 		r.err <- errs[i]
 	}
+}
+
+// runSavepoints runs each write of a batch in its own savepoint, with the
+// three savepoint statements prepared once for the batch. It returns an
+// error only when the savepoints themselves fail (the batch is then lost).
+func runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writeReq, errs []error) error {
+	var stmts [3]*sql.Stmt
+	for i, q := range []string{"SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %s: %w", q, err)
+		}
+		defer st.Close()
+		stmts[i] = st
+	}
+	savepoint, rollbackTo, release := stmts[0], stmts[1], stmts[2]
+	for i, r := range batch {
+		if errs[i] = r.ctx.Err(); errs[i] != nil {
+			continue
+		}
+		if _, err := savepoint.ExecContext(ctx); err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		if errs[i] = call(r.fn, t); errs[i] != nil {
+			if _, err := rollbackTo.ExecContext(ctx); err != nil {
+				return fmt.Errorf("rollback to savepoint: %w", err)
+			}
+		}
+		if _, err := release.ExecContext(ctx); err != nil {
+			return fmt.Errorf("release savepoint: %w", err)
+		}
+	}
+	return nil
 }
 
 // call runs fn, turning a panic into an error so one bad write cannot take

@@ -1,0 +1,68 @@
+package hub
+
+import (
+	"sync"
+	"time"
+)
+
+// authCacheTTL bounds how long a token's agent is trusted without reading
+// the store. Changes made through this process (disable, rotate, revoke)
+// clear the cache at once; the TTL bounds staleness only for changes made
+// by another process on the same database.
+const authCacheTTL = 2 * time.Second
+
+// authCacheMax bounds the cache's size; past it, the cache starts over.
+const authCacheMax = 100_000
+
+// authCache maps token hashes to the enabled agent holding them, so that
+// authenticating a call is a map lookup rather than a read transaction.
+type authCache struct {
+	mu  sync.Mutex
+	m   map[string]authEntry
+	gen uint64 // bumped by clear; a put from an older generation is dropped
+}
+
+type authEntry struct {
+	agent   Agent // a copy: callers get their own copy of it
+	expires time.Time
+}
+
+func (c *authCache) get(hash []byte) (*Agent, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[string(hash)]
+	if !ok || time.Now().After(e.expires) {
+		return nil, false
+	}
+	a := e.agent
+	return &a, true
+}
+
+// generation returns the value to pass to put for a store read starting now.
+func (c *authCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put caches a, read from the store at generation gen; if the cache was
+// cleared since, the read may predate a change and is not cached.
+func (c *authCache) put(hash []byte, a *Agent, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.m == nil || len(c.m) >= authCacheMax {
+		c.m = make(map[string]authEntry)
+	}
+	c.m[string(hash)] = authEntry{agent: *a, expires: time.Now().Add(authCacheTTL)}
+}
+
+// clear forgets every entry (after a change to any agent's token or state).
+func (c *authCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+	c.gen++
+}

@@ -1,0 +1,80 @@
+package hub_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// Authentication caches agents by token; a change made through the service
+// must take effect on the very next call, not after the cache's TTL.
+func TestAuthCacheFollowsChangesAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	a, token, err := h.CreateAgent(ctx, hub.CreateAgentRequest{Name: "cached"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the second call is served from the cache
+		got, err := h.Authenticate(ctx, token)
+		if err != nil || got.ID != a.ID {
+			t.Fatalf("Authenticate #%d = %v, %v; want agent %d", i, got, err, a.ID)
+		}
+	}
+
+	if _, err := h.SetAgentDisabled(ctx, "cached", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Authenticate(ctx, token); hub.ErrorCode(err) != hub.EPERMISSION {
+		t.Fatalf("after disable: err = %v, want %s", err, hub.EPERMISSION)
+	}
+	if _, err := h.SetAgentDisabled(ctx, "cached", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Authenticate(ctx, token); err != nil {
+		t.Fatalf("after enable: %v", err)
+	}
+
+	_, newToken, err := h.RotateToken(ctx, "cached", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Authenticate(ctx, token); hub.ErrorCode(err) != hub.EUNAUTHORIZED {
+		t.Fatalf("old token after rotate: err = %v, want %s", err, hub.EUNAUTHORIZED)
+	}
+	if _, err := h.Authenticate(ctx, newToken); err != nil {
+		t.Fatalf("new token after rotate: %v", err)
+	}
+	if _, _, err := h.RotateToken(ctx, "cached", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Authenticate(ctx, newToken); hub.ErrorCode(err) != hub.EUNAUTHORIZED {
+		t.Fatalf("token after revoke: err = %v, want %s", err, hub.EUNAUTHORIZED)
+	}
+}
+
+// The cached agent is a copy: what one call does to its *Agent cannot leak
+// into the next call's.
+func TestAuthCacheReturnsCopies(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	_, token, err := h.CreateAgent(ctx, hub.CreateAgentRequest{Name: "copies"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := h.Authenticate(ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Name = "tampered"
+	second, err := h.Authenticate(ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Name != "copies" {
+		t.Errorf("second call's agent name = %q, want %q", second.Name, "copies")
+	}
+}
