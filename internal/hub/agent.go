@@ -173,6 +173,16 @@ func (s *Service) ListAgents(ctx context.Context, includeDisabled bool) ([]*Agen
 	return as, err
 }
 
+// CountAgents returns the number of agents, disabled ones included.
+func (s *Service) CountAgents(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		n, err = tx.CountAgents()
+		return err
+	})
+	return n, err
+}
+
 // UpdateAgentRequest changes the non-nil fields of an agent.
 type UpdateAgentRequest struct {
 	Name                                   string

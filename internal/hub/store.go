@@ -47,6 +47,8 @@ type AgentTx interface {
 	AgentByTokenHash(hash []byte) (*Agent, error)
 	// ListAgents returns agents ordered by name.
 	ListAgents(includeDisabled bool) ([]*Agent, error)
+	// CountAgents returns the number of agents, disabled ones included.
+	CountAgents() (int64, error)
 	// UpdateAgent writes every mutable field of a. ENOTFOUND.
 	UpdateAgent(a *Agent) error
 	// SetAgentToken replaces the agent's token hash; nil revokes the token.

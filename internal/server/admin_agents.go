@@ -114,7 +114,7 @@ func (a *AdminServer) ListMessages(ctx context.Context, req *hubv1.AdminListMess
 // GetHubInfo implements hubv1.AdminServiceServer.
 func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest) (*hubv1.GetHubInfoResponse, error) {
 	svc := a.s.svc
-	as, err := svc.ListAgents(ctx, true)
+	agents, err := svc.CountAgents(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest
 		Time:          ts(svc.Clock().Now()),
 		TimeZone:      cfg.Location.String(),
 		Beat:          svc.Beat(),
-		Agents:        int64(len(as)),
+		Agents:        agents,
 		ParkedWaiters: int64(svc.Waiters().Count()),
 		DataDir:       a.s.info.DataDir,
 		StartedAt:     ts(svc.StartedAt()),

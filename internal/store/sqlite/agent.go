@@ -87,6 +87,13 @@ func (t *Tx) ListAgents(includeDisabled bool) ([]*hub.Agent, error) {
 	return as, rows.Err()
 }
 
+// CountAgents implements hub.AgentTx.
+func (t *Tx) CountAgents() (int64, error) {
+	var n int64
+	err := t.queryRow(`SELECT COUNT(*) FROM agents`).Scan(&n)
+	return n, err
+}
+
 // UpdateAgent implements hub.AgentTx.
 func (t *Tx) UpdateAgent(a *hub.Agent) error {
 	res, err := t.exec(`UPDATE agents SET display_name = ?, role = ?, description = ?, locale = ?, disabled_at = ?,
