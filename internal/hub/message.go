@@ -157,6 +157,16 @@ func (s *Service) Post(ctx context.Context, sender *Agent, from string, req Post
 }
 
 func (s *Service) validatePost(req *PostRequest) error {
+	if err := s.checkPost(req); err != nil {
+		return err
+	}
+	req.bodyMentions, req.parsed = ParseMentions(req.Body), true
+	return nil
+}
+
+// checkPost is validatePost without parsing the body's @mentions (for
+// system messages whose recipients and mentions are given, such as nudges).
+func (s *Service) checkPost(req *PostRequest) error {
 	if req.Kind == "" {
 		req.Kind = KindMessage
 	}
@@ -185,7 +195,6 @@ func (s *Service) validatePost(req *PostRequest) error {
 			return err
 		}
 	}
-	req.bodyMentions, req.parsed = ParseMentions(req.Body), true
 	return nil
 }
 

@@ -175,13 +175,23 @@ func (s *Service) Nudge(ctx context.Context, name, text string) (*Message, error
 // directly rather than routed (no name lookups: the sweep does this for
 // many agents per tick).
 func (s *Service) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
-	req := PostRequest{To: []string{a.Name}, Body: body, Mentions: []string{a.Name}, Kind: KindNudge}
-	if err := s.validatePost(&req); err != nil {
+	m, ds, err := s.nudgeMessage(a, body, now)
+	if err != nil {
 		return nil, nil, err
 	}
-	m := &Message{From: SenderOrchestrator, To: []string{a.Name}, Body: req.Body, Mentions: []string{a.Name}, Kind: req.Kind, CreatedAt: now}
-	if err := tx.InsertMessage(m, []Delivery{{AgentID: a.ID, Mention: true}}); err != nil {
+	if err := tx.InsertMessage(m, ds); err != nil {
 		return nil, nil, err
 	}
 	return m, []int64{a.ID}, nil
+}
+
+// nudgeMessage returns the nudge to a with body, checked as any post, and
+// its delivery, for postNudge or a batch of nudges to insert.
+func (s *Service) nudgeMessage(a *Agent, body string, now time.Time) (*Message, []Delivery, error) {
+	req := PostRequest{To: []string{a.Name}, Body: body, Mentions: []string{a.Name}, Kind: KindNudge}
+	if err := s.checkPost(&req); err != nil { // the mention is given: no need to parse the body
+		return nil, nil, err
+	}
+	m := &Message{From: SenderOrchestrator, To: []string{a.Name}, Body: req.Body, Mentions: []string{a.Name}, Kind: req.Kind, CreatedAt: now}
+	return m, []Delivery{{AgentID: a.ID, Mention: true}}, nil
 }

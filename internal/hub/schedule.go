@@ -91,29 +91,6 @@ func pulseBusyWindow(tx MetaTx) time.Duration {
 	return DefaultScheduleSettings().PulseBusyWindow
 }
 
-// updateBatch runs fn for every ID in one Update: the cheapest way to write
-// many small changes. If that fails, one ID's error would roll back every
-// other's, so the batch is retried with updateEach, where each ID commits or
-// fails on its own.
-func (s *Service) updateBatch(ctx context.Context, ids []int64, fn func(tx Tx, id int64) (wake []int64, err error)) ([]int64, error) {
-	var wake []int64
-	err := s.store.Update(ctx, func(tx Tx) error {
-		wake = wake[:0]
-		for _, id := range ids {
-			w, err := fn(tx, id)
-			if err != nil {
-				return err
-			}
-			wake = append(wake, w...)
-		}
-		return nil
-	})
-	if err == nil || ctx.Err() != nil {
-		return wake, err
-	}
-	return s.updateEach(ctx, ids, fn)
-}
-
 // updateEach runs fn for every ID, each in its own Update, concurrently so
 // that the store groups them into few commits; one failing write does not
 // undo the others. It returns the IDs of the agents to wake and the

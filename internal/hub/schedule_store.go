@@ -8,6 +8,8 @@ import "time"
 // costs the same whatever the number of agents and the length of history.
 // (The beat counter lives in MetaTx: see LoadBeatState.)
 type ScheduleTx interface {
+	SweepTx // batched reads and writes of the health sweep and nudge checks
+
 	// DueAgentChecks returns up to limit agent IDs whose next check is due
 	// at now, the most overdue first.
 	DueAgentChecks(now time.Time, limit int) ([]int64, error)

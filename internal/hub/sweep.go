@@ -19,6 +19,9 @@ import (
 //     that may need a nudge now. Input can only move a nudge later, except
 //     where a call or a mention moves it earlier: FlushPresence and
 //     ScanMentions lower next_check_at for those agents.
+//
+// SweepHealth and CheckNudges (sweep_batch.go) take their due agents in
+// batches; this file holds the one-agent-at-a-time fallback and the rest.
 
 // idleRecheck is the longest an agent goes without a nudge check when
 // nothing is scheduled (a safety net).
@@ -27,12 +30,10 @@ const idleRecheck = 24 * time.Hour
 // metaMentionCursor is the meta key of the last message ID ScanMentions saw.
 const metaMentionCursor = "nudge_mention_cursor"
 
-// SweepHealth re-evaluates up to limit agents whose next health evaluation
-// is due at now (SweepLiveness: a strict deep work past its end is expired,
-// a changed health is recorded, the next evaluation time stored), in one
-// transaction. It returns how many agents were evaluated and how many
-// events were recorded; more is true when the batch was full.
-func (s *Service) SweepHealth(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
+// sweepHealthEach is SweepHealth one agent at a time, each in its own
+// write (SweepLiveness): the fallback when the batch fails, so that one
+// agent whose rows cannot be read or written does not hold up the others.
+func (s *Service) sweepHealthEach(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
 	var ids []int64
 	err = s.store.View(ctx, func(tx Tx) (err error) {
 		ids, err = tx.DueLiveness(now, limit)
@@ -41,9 +42,8 @@ func (s *Service) SweepHealth(ctx context.Context, now time.Time, limit int) (ev
 	if err != nil || len(ids) == 0 {
 		return 0, 0, false, err
 	}
-	var mu sync.Mutex // updateEach may run fn concurrently
-	evaluated, events = 0, 0
-	_, err = s.updateBatch(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
+	var mu sync.Mutex // updateEach runs fn concurrently
+	_, err = s.updateEach(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
 		a, err := tx.AgentByID(id)
 		if ErrorCode(err) == ENOTFOUND {
 			return nil, nil
@@ -72,9 +72,9 @@ type NudgeResult struct {
 	Nudged  int // nudges sent
 }
 
-// CheckNudges looks at up to set.BatchLimit agents whose nudge check is due
-// at now and nudges those that need it. more is true when the batch was full.
-func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
+// checkNudgesEach is CheckNudges one agent at a time, each in its own
+// write: the fallback when the batch fails.
+func (s *Service) checkNudgesEach(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
 	var ids []int64
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		ids, err = tx.DueAgentChecks(now, set.BatchLimit)
@@ -83,7 +83,7 @@ func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSe
 	if err != nil || len(ids) == 0 {
 		return NudgeResult{}, false, err
 	}
-	wake, err := s.updateBatch(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
+	wake, err := s.updateEach(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
 		return s.checkNudge(tx, id, now, set)
 	})
 	s.waiters.Notify(wake...)
@@ -104,24 +104,58 @@ func (s *Service) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSetting
 		return nil, err
 	}
 	c.AgentID = id
-	if a.Disabled() {
-		c.NextCheckAt = now.Add(idleRecheck)
-		return nil, tx.PutAgentCheck(c)
+	var in NudgeInput
+	if !a.Disabled() {
+		if in, err = s.nudgeInput(tx, a, now); err != nil {
+			return nil, err
+		}
 	}
-	in, err := s.nudgeInput(tx, a, now)
+	c, post, ev, err := s.applyNudge(a, c, in, now, set)
 	if err != nil {
 		return nil, err
 	}
-	d := DecideNudge(c, in, now, set)
-	c = d.Check
 	var wake []int64
-	if d.Nudge {
-		if _, wake, err = s.postNudge(tx, a, d.Text, now); err != nil {
+	if post != nil {
+		if err := tx.InsertMessage(post.m, post.ds); err != nil {
 			return nil, fmt.Errorf("nudge %s: %w", a.Name, err)
 		}
-		if err := s.RecordEvent(tx, id, EventNudge, d.Reason+": "+d.Text, now); err != nil {
+		wake = []int64{a.ID}
+	}
+	if ev != nil {
+		if err := tx.InsertEvent(ev); err != nil {
 			return nil, err
 		}
+	}
+	return wake, tx.PutAgentCheck(c)
+}
+
+// nudgePost is a nudge message to insert with its deliveries.
+type nudgePost struct {
+	m  *Message
+	ds []Delivery
+}
+
+// applyNudge applies the nudge rules to agent a with check c and input in
+// (unused when a is disabled) at now. It returns the check to store, the
+// nudge message to post (nil when none; when there is one, a is to be
+// woken) and the event to record with it; the caller writes them, so that
+// it may batch them.
+func (s *Service) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Time, set ScheduleSettings) (AgentCheck, *nudgePost, *Event, error) {
+	if a.Disabled() {
+		c.NextCheckAt = now.Add(idleRecheck)
+		return c, nil, nil, nil
+	}
+	d := DecideNudge(c, in, now, set)
+	c = d.Check
+	var post *nudgePost
+	var ev *Event
+	if d.Nudge {
+		m, ds, err := s.nudgeMessage(a, d.Text, now)
+		if err != nil {
+			return c, nil, nil, fmt.Errorf("nudge %s: %w", a.Name, err)
+		}
+		post = &nudgePost{m, ds}
+		ev = &Event{AgentID: a.ID, Kind: EventNudge, Detail: d.Reason + ": " + d.Text, CreatedAt: now}
 	}
 	c.NextCheckAt = d.NextAt
 	if c.NextCheckAt.IsZero() || c.NextCheckAt.Sub(now) > idleRecheck {
@@ -130,7 +164,7 @@ func (s *Service) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSetting
 	if !c.NextCheckAt.After(now) {
 		c.NextCheckAt = now.Add(time.Second)
 	}
-	return wake, tx.PutAgentCheck(c)
+	return c, post, ev, nil
 }
 
 // earliest returns the earliest non-zero time of ts (zero when all are).
@@ -152,22 +186,34 @@ func (s *Service) nudgeInput(tx Tx, a *Agent, now time.Time) (NudgeInput, error)
 	if err != nil {
 		return NudgeInput{}, err
 	}
-	in := NudgeInput{AgentName: a.Name, LastActivity: st.LastConsciousActivity(), Locale: s.locale(a), Location: s.cfg.Location}
+	n, oldest, err := tx.UnreadMentions(a.ID, a.ReadUpTo)
+	if err != nil {
+		return NudgeInput{}, err
+	}
+	return s.makeNudgeInput(a, st, n, oldest, now), nil
+}
+
+// makeNudgeInput returns what DecideNudge needs about agent a at now from
+// its liveness state st and its unread mentions (n, the oldest at oldest).
+func (s *Service) makeNudgeInput(a *Agent, st *LivenessState, n int64, oldest time.Time, now time.Time) NudgeInput {
+	in := NudgeInput{AgentName: a.Name, LastActivity: st.LastConsciousActivity(), Locale: s.locale(a), Location: s.cfg.Location,
+		UnreadMentions: n, OldestMention: oldest}
 	if dw := st.ActiveDeepWork; dw != nil && dw.Mode == DeepWorkStrict && dw.InForce(now) {
 		in.StrictUntil = dw.EndsAt
 	}
-	if in.UnreadMentions, in.OldestMention, err = tx.UnreadMentions(a.ID, a.ReadUpTo); err != nil {
-		return NudgeInput{}, err
-	}
-	return in, nil
+	return in
 }
 
 // ScanMentions looks at the mentions posted since the last scan and moves
 // the mentioned agents' checks to when those mentions become nudge-worthy.
+// The cursor moves past every message the scan covered, nudges included
+// (they are not mentions to schedule), so each scan reads only what was
+// posted since the last one, however many nudges came before.
 func (s *Service) ScanMentions(ctx context.Context, set ScheduleSettings) error {
-	var cursor int64
+	var cursor, next int64
 	var ds []MentionDelivery
 	fresh := false
+	limit := 10 * set.BatchLimit
 	err := s.store.View(ctx, func(tx Tx) error {
 		v, err := tx.Meta(metaMentionCursor)
 		if err != nil {
@@ -177,20 +223,27 @@ func (s *Service) ScanMentions(ctx context.Context, set ScheduleSettings) error 
 			// First run: mentions already there are found by each agent's
 			// first check (UnreadMentions), so start from the newest.
 			fresh = true
-			cursor, err = tx.MaxMessageID()
+			next, err = tx.MaxMessageID()
 			return err
 		}
 		if cursor, err = strconv.ParseInt(v, 10, 64); err != nil {
 			return fmt.Errorf("meta %s = %q: %w", metaMentionCursor, v, err)
 		}
-		ds, err = tx.MentionsAfter(cursor, 10*set.BatchLimit)
+		if ds, err = tx.MentionsAfter(cursor, limit); err != nil {
+			return err
+		}
+		if len(ds) == limit { // more to scan: go on from the last one seen
+			next = ds[len(ds)-1].MessageID
+			return nil
+		}
+		// Every message up to the newest in this snapshot was scanned (a
+		// message that commits later gets a higher ID: one writer).
+		next, err = tx.MaxMessageID()
+		next = max(next, cursor)
 		return err
 	})
-	if err != nil || (!fresh && len(ds) == 0) {
+	if err != nil || (!fresh && next == cursor) {
 		return err
-	}
-	if len(ds) > 0 {
-		cursor = ds[len(ds)-1].MessageID
 	}
 	return s.store.Update(ctx, func(tx Tx) error {
 		for _, d := range ds {
@@ -198,7 +251,7 @@ func (s *Service) ScanMentions(ctx context.Context, set ScheduleSettings) error 
 				return err
 			}
 		}
-		return tx.SetMeta(metaMentionCursor, strconv.FormatInt(cursor, 10))
+		return tx.SetMeta(metaMentionCursor, strconv.FormatInt(next, 10))
 	})
 }
 
@@ -217,12 +270,11 @@ func (s *Service) FlushPresence(ctx context.Context, now time.Time, set Schedule
 		if err := tx.TouchAgents(touches); err != nil {
 			return err
 		}
-		for _, t := range touches {
-			if err := tx.ScheduleAgentCheck(t.AgentID, t.LastSeenAt.Add(set.InactivityTimeout)); err != nil {
-				return err
-			}
+		checks := make([]AgentTime, len(touches))
+		for i, t := range touches {
+			checks[i] = AgentTime{AgentID: t.AgentID, At: t.LastSeenAt.Add(set.InactivityTimeout)}
 		}
-		return nil
+		return tx.ScheduleAgentChecks(checks)
 	})
 	if err != nil {
 		s.presence.Unflush(touches)

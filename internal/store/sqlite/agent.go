@@ -116,15 +116,24 @@ func (t *Tx) SetAgentToken(agentID int64, hash []byte) error {
 	return err
 }
 
-// TouchAgents implements hub.AgentTx.
+// TouchAgents implements hub.AgentTx. The orchestrator flushes every
+// caller of the last tick, so the touches are written in multi-row
+// statements (execRows), each agent once with its latest values.
 func (t *Tx) TouchAgents(touches []hub.Touch) error {
+	latest := make(map[int64]int, len(touches)) // agent → its row in args
+	args := make([]any, 0, 3*len(touches))
 	for _, to := range touches {
-		if _, err := t.exec(`UPDATE agents SET last_seen_at = MAX(last_seen_at, ?), last_interaction_beat = MAX(last_interaction_beat, ?) WHERE id = ?`,
-			toNanos(to.LastSeenAt), to.LastInteractionBeat, to.AgentID); err != nil {
-			return err
+		seen, beat := toNanos(to.LastSeenAt), to.LastInteractionBeat
+		if i, ok := latest[to.AgentID]; ok {
+			args[3*i+1], args[3*i+2] = max(args[3*i+1].(int64), seen), max(args[3*i+2].(int64), beat)
+			continue
 		}
+		latest[to.AgentID] = len(args) / 3
+		args = append(args, to.AgentID, seen, beat)
 	}
-	return nil
+	return t.execRows("touch agents", `UPDATE agents SET last_seen_at = MAX(last_seen_at, v.column2),
+		last_interaction_beat = MAX(last_interaction_beat, v.column3) FROM (VALUES `,
+		`) AS v WHERE agents.id = v.column1`, 3, args, nil)
 }
 
 func quote(s string) string { return `"` + s + `"` }

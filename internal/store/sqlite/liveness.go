@@ -30,20 +30,46 @@ func parseJSONList(s string) ([]string, error) {
 	return xs, err
 }
 
+// livenessColumns are the columns of a liveness row that livenessRow scans.
+const livenessColumns = `l.created_at, l.last_activity_log_at, l.last_checkpoint_at, l.last_reflection_at,
+	l.reflection_due, l.reflection_due_since, l.reflection_skipped_at, l.active_deep_work_id, l.expired_deep_work_id,
+	l.deep_work_ended_at, l.health_state, l.health_kinds`
+
+// livenessRow is one liveness row as scanned: the state without its
+// declarations, which are stored by ID.
+type livenessRow struct {
+	created, lastLog, lastCP, lastRefl, dueSince int64
+	skipped, dwEnded                             int64
+	due                                          int
+	activeID, expiredID                          int64
+	healthState, healthKinds                     string
+}
+
+// dest returns the scan destinations of livenessColumns.
+func (r *livenessRow) dest() []any {
+	return []any{&r.created, &r.lastLog, &r.lastCP, &r.lastRefl, &r.due, &r.dueSince, &r.skipped,
+		&r.activeID, &r.expiredID, &r.dwEnded, &r.healthState, &r.healthKinds}
+}
+
+// state returns the row as agent agentID's state, without declarations.
+func (r *livenessRow) state(agentID int64) *hub.LivenessState {
+	st := &hub.LivenessState{AgentID: agentID}
+	st.CreatedAt, st.LastActivityLogAt, st.LastCheckpointAt = fromNanos(r.created), fromNanos(r.lastLog), fromNanos(r.lastCP)
+	st.LastReflectionAt, st.ReflectionDue, st.ReflectionDueSince = fromNanos(r.lastRefl), r.due != 0, fromNanos(r.dueSince)
+	st.ReflectionSkippedAt, st.DeepWorkEndedAt = fromNanos(r.skipped), fromNanos(r.dwEnded)
+	st.HealthState = hub.HealthState(r.healthState)
+	if r.healthKinds != "" {
+		for _, k := range strings.Split(r.healthKinds, ",") {
+			st.HealthKinds = append(st.HealthKinds, hub.FindingKind(k))
+		}
+	}
+	return st
+}
+
 // LivenessState implements hub.LivenessTx.
 func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
-	var (
-		st                                           hub.LivenessState
-		created, lastLog, lastCP, lastRefl, dueSince int64
-		skipped, dwEnded                             int64
-		due                                          int
-		activeID, expiredID                          int64
-		healthState, healthKinds                     string
-	)
-	err := t.queryRow(`SELECT created_at, last_activity_log_at, last_checkpoint_at, last_reflection_at,
-		reflection_due, reflection_due_since, reflection_skipped_at, active_deep_work_id, expired_deep_work_id,
-		deep_work_ended_at, health_state, health_kinds FROM liveness WHERE agent_id = ?`, agentID).Scan(
-		&created, &lastLog, &lastCP, &lastRefl, &due, &dueSince, &skipped, &activeID, &expiredID, &dwEnded, &healthState, &healthKinds)
+	var r livenessRow
+	err := t.queryRow(`SELECT `+livenessColumns+` FROM liveness l WHERE l.agent_id = ?`, agentID).Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		a, err := t.AgentByID(agentID)
 		if err != nil {
@@ -54,34 +80,39 @@ func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("read liveness state: %w", err)
 	}
-	st.AgentID = agentID
-	st.CreatedAt, st.LastActivityLogAt, st.LastCheckpointAt = fromNanos(created), fromNanos(lastLog), fromNanos(lastCP)
-	st.LastReflectionAt, st.ReflectionDue, st.ReflectionDueSince = fromNanos(lastRefl), due != 0, fromNanos(dueSince)
-	st.ReflectionSkippedAt, st.DeepWorkEndedAt = fromNanos(skipped), fromNanos(dwEnded)
-	st.HealthState = hub.HealthState(healthState)
-	if healthKinds != "" {
-		for _, k := range strings.Split(healthKinds, ",") {
-			st.HealthKinds = append(st.HealthKinds, hub.FindingKind(k))
-		}
-	}
-	if activeID != 0 {
-		if st.ActiveDeepWork, err = t.deepWorkByID(activeID); err != nil {
+	st := r.state(agentID)
+	if r.activeID != 0 {
+		if st.ActiveDeepWork, err = t.deepWorkByID(r.activeID); err != nil {
 			return nil, err
 		}
 		if !st.ActiveDeepWork.IsActive() { // closed by hand: never considered again
 			st.ActiveDeepWork = nil
 		}
 	}
-	if expiredID != 0 {
-		if st.ExpiredDeepWork, err = t.deepWorkByID(expiredID); err != nil {
+	if r.expiredID != 0 {
+		if st.ExpiredDeepWork, err = t.deepWorkByID(r.expiredID); err != nil {
 			return nil, err
 		}
 	}
-	return &st, nil
+	return st, nil
 }
 
-// SaveLivenessState implements hub.LivenessTx.
-func (t *Tx) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) error {
+// livenessInsert writes the liveness row of livenessArgs (upsert).
+const livenessInsert = `INSERT INTO liveness (agent_id, created_at, last_activity_log_at, last_checkpoint_at, last_reflection_at,
+		reflection_due, reflection_due_since, reflection_skipped_at, active_deep_work_id, expired_deep_work_id,
+		deep_work_ended_at, health_state, health_kinds, next_eval_at)`
+
+// livenessUpsert is the conflict clause of livenessInsert.
+const livenessUpsert = ` ON CONFLICT (agent_id) DO UPDATE SET created_at = excluded.created_at,
+		last_activity_log_at = excluded.last_activity_log_at, last_checkpoint_at = excluded.last_checkpoint_at,
+		last_reflection_at = excluded.last_reflection_at, reflection_due = excluded.reflection_due,
+		reflection_due_since = excluded.reflection_due_since, reflection_skipped_at = excluded.reflection_skipped_at,
+		active_deep_work_id = excluded.active_deep_work_id, expired_deep_work_id = excluded.expired_deep_work_id,
+		deep_work_ended_at = excluded.deep_work_ended_at, health_state = excluded.health_state,
+		health_kinds = excluded.health_kinds, next_eval_at = excluded.next_eval_at`
+
+// livenessArgs returns the values of livenessInsert's columns for st.
+func livenessArgs(st *hub.LivenessState, nextEvalAt time.Time) []any {
 	var activeID, expiredID int64
 	if st.ActiveDeepWork != nil {
 		activeID = st.ActiveDeepWork.ID
@@ -101,20 +132,14 @@ func (t *Tx) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) erro
 	if healthState == "" {
 		healthState = string(hub.HealthHealthy)
 	}
-	_, err := t.exec(`INSERT INTO liveness (agent_id, created_at, last_activity_log_at, last_checkpoint_at, last_reflection_at,
-		reflection_due, reflection_due_since, reflection_skipped_at, active_deep_work_id, expired_deep_work_id,
-		deep_work_ended_at, health_state, health_kinds, next_eval_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (agent_id) DO UPDATE SET created_at = excluded.created_at,
-		last_activity_log_at = excluded.last_activity_log_at, last_checkpoint_at = excluded.last_checkpoint_at,
-		last_reflection_at = excluded.last_reflection_at, reflection_due = excluded.reflection_due,
-		reflection_due_since = excluded.reflection_due_since, reflection_skipped_at = excluded.reflection_skipped_at,
-		active_deep_work_id = excluded.active_deep_work_id, expired_deep_work_id = excluded.expired_deep_work_id,
-		deep_work_ended_at = excluded.deep_work_ended_at, health_state = excluded.health_state,
-		health_kinds = excluded.health_kinds, next_eval_at = excluded.next_eval_at`,
-		st.AgentID, toNanos(st.CreatedAt), toNanos(st.LastActivityLogAt), toNanos(st.LastCheckpointAt), toNanos(st.LastReflectionAt),
+	return []any{st.AgentID, toNanos(st.CreatedAt), toNanos(st.LastActivityLogAt), toNanos(st.LastCheckpointAt), toNanos(st.LastReflectionAt),
 		due, toNanos(st.ReflectionDueSince), toNanos(st.ReflectionSkippedAt), activeID, expiredID,
-		toNanos(st.DeepWorkEndedAt), healthState, strings.Join(kinds, ","), toNanos(nextEvalAt))
+		toNanos(st.DeepWorkEndedAt), healthState, strings.Join(kinds, ","), toNanos(nextEvalAt)}
+}
+
+// SaveLivenessState implements hub.LivenessTx.
+func (t *Tx) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) error {
+	_, err := t.exec(livenessInsert+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+livenessUpsert, livenessArgs(st, nextEvalAt)...)
 	if err != nil {
 		return fmt.Errorf("save liveness state: %w", err)
 	}
