@@ -148,22 +148,13 @@ func (t *Tx) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) erro
 
 // DueLiveness implements hub.LivenessTx.
 func (t *Tx) DueLiveness(now time.Time, limit int) ([]int64, error) {
-	rows, err := t.query(`SELECT l.agent_id FROM liveness l JOIN agents a ON a.id = l.agent_id
+	ids, err := queryColumn[int64](t, `SELECT l.agent_id FROM liveness l JOIN agents a ON a.id = l.agent_id
 		WHERE l.next_eval_at > 0 AND l.next_eval_at <= ? AND a.disabled_at = 0
 		ORDER BY l.next_eval_at LIMIT ?`, now.UnixNano(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due liveness: %w", err)
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return ids, nil
 }
 
 // InsertActivityLog implements hub.LivenessTx.

@@ -145,20 +145,7 @@ func (t *Tx) MaxMessageID() (int64, error) {
 
 // RecipientsAfter implements hub.MessageTx.
 func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
-	rows, err := t.query(`SELECT DISTINCT agent_id FROM deliveries WHERE message_id > ?`, after)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return queryColumn[int64](t, `SELECT DISTINCT agent_id FROM deliveries WHERE message_id > ?`, after)
 }
 
 // EnsureChannel implements hub.MessageTx.
@@ -194,40 +181,14 @@ func (t *Tx) LeaveChannel(channelID, agentID int64) error {
 
 // ChannelMembers implements hub.MessageTx.
 func (t *Tx) ChannelMembers(channelID int64) ([]int64, error) {
-	rows, err := t.query(`SELECT cm.agent_id FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
+	return queryColumn[int64](t, `SELECT cm.agent_id FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
 		WHERE cm.channel_id = ? AND a.disabled_at = 0 ORDER BY cm.agent_id`, channelID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }
 
 // ChannelMemberNames implements hub.MessageTx.
 func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
-	rows, err := t.query(`SELECT a.name FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
+	return queryColumn[string](t, `SELECT a.name FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
 		WHERE cm.channel_id = ? ORDER BY a.name`, channelID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		names = append(names, n)
-	}
-	return names, rows.Err()
 }
 
 // Meta implements hub.MetaTx.

@@ -308,6 +308,24 @@ func (t *Tx) query(q string, args ...any) (*sql.Rows, error) {
 	return rows, mapErr(err)
 }
 
+// queryColumn runs a query of one column and returns its values.
+func queryColumn[T any](t *Tx, q string, args ...any) ([]T, error) {
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 func (t *Tx) queryRow(q string, args ...any) *sql.Row {
 	return t.tx.QueryRowContext(t.ctx, q, args...)
 }
