@@ -41,6 +41,8 @@ type Main struct {
 	TickInterval      time.Duration // orchestrator tick (5s)
 	BeatInterval      time.Duration // beat period (5m)
 	InactivityTimeout time.Duration // nudge after this (10m)
+	MentionAge        time.Duration // nudge about unread mentions older than this (0: InactivityTimeout)
+	NudgeMaxBackoff   time.Duration // longest wait between two nudges of one episode (0: 4h)
 	NoOrchestrator    bool          // tests that drive Tick themselves
 
 	TLSCert, TLSKey string
@@ -141,6 +143,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	}
 	if err := m.Config.Health.Validate(); err != nil {
 		return fmt.Errorf("health thresholds: %w", err)
+	}
+	if err := m.scheduleSettings().Validate(); err != nil {
+		return fmt.Errorf("orchestrator settings: %w", err)
 	}
 	defer func() {
 		if err != nil {

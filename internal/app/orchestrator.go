@@ -21,6 +21,12 @@ func (m *Main) scheduleSettings() hub.ScheduleSettings {
 		set.InactivityTimeout = m.InactivityTimeout
 		set.MentionAge = m.InactivityTimeout
 	}
+	if m.MentionAge != 0 { // negative values reach the validation below
+		set.MentionAge = m.MentionAge
+	}
+	if m.NudgeMaxBackoff != 0 {
+		set.NudgeMaxBackoff = m.NudgeMaxBackoff
+	}
 	return set
 }
 
