@@ -152,7 +152,7 @@ func (s *Service) Post(ctx context.Context, sender *Agent, from string, req Post
 		return nil, err
 	}
 	s.waiters.Notify(recipients...)
-	s.metrics.posted()
+	s.metrics.MessagePosted()
 	return m, nil
 }
 

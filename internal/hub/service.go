@@ -68,10 +68,6 @@ type noMetrics struct{}
 func (noMetrics) MessagePosted()                               {}
 func (noMetrics) WaitEnded(time.Duration, bool, time.Duration) {}
 
-type metricsShim struct{ Metrics }
-
-func (m metricsShim) posted() { m.MessagePosted() }
-
 // Hooks let the liveness and schedule parts of the domain take part in core
 // operations without the core knowing them. Each runs inside the
 // operation's transaction; an error aborts the operation.
@@ -103,7 +99,7 @@ type Service struct {
 	waiters  *Waiters
 	presence *PresenceTracker
 	hooks    Hooks
-	metrics  metricsShim
+	metrics  Metrics
 	beat     atomic.Int64
 	started  time.Time
 
@@ -138,12 +134,12 @@ func NewService(store Store, clock Clock, cfg Config) *Service {
 		cfg:      cfg,
 		waiters:  NewWaiters(cfg.WaitLimits),
 		presence: NewPresenceTracker(),
-		metrics:  metricsShim{noMetrics{}},
+		metrics:  noMetrics{},
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),
 	}
 	if cfg.Metrics != nil {
-		s.metrics = metricsShim{cfg.Metrics}
+		s.metrics = cfg.Metrics
 	}
 	for _, install := range hookInstallers {
 		install(s)

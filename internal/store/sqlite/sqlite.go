@@ -358,9 +358,3 @@ func fromNanos(n int64) time.Time {
 	}
 	return time.Unix(0, n)
 }
-
-// Exported for sibling files owned by other slices: they use the same helpers.
-var (
-	_ = toNanos
-	_ = fromNanos
-)
