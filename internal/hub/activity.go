@@ -211,3 +211,113 @@ func NormalizeCheckpoint(c *Checkpoint) error {
 	}
 	return nil
 }
+
+// LogEffects says what an activity log did, for the store to persist and the
+// response to show.
+type LogEffects struct {
+	Completed           *DeepWork // the declaration this log completed, now in state completed
+	Expired             *DeepWork // a strict declaration found past its end, now expired
+	ReflectionDue       bool      // after this log, the next one must be a reflection
+	ReflectionFulfilled bool      // this log was the due reflection
+	ReflectionWaived    bool      // this log postponed the due reflection with an urgent_reason
+	ReflectionSkipped   bool      // this log broke the reflection duty: anomaly
+	Events              []Event
+	Notes               []string // texts for the agent, in order
+}
+
+// ApplyActivityLog applies activity log l, written at now, to the agent's
+// state (SPEC §3):
+//
+//   - a strict declaration already past its end is expired, not completed;
+//   - if a reflection is due, a reflection log fulfils it, a log with an
+//     urgent_reason postpones it to the next log (waiver event), and any
+//     other log breaks it (reflection_skipped anomaly until a reflection);
+//   - an active declaration is completed by the log, which is its result, and
+//     the next log becomes a due reflection;
+//   - the last-activity, last-reflection and expiry marks are updated.
+func ApplyActivityLog(st *LivenessState, l ActivityLog, now time.Time, loc Locale) LogEffects {
+	var fx LogEffects
+	if exp, evs := ExpireDeepWork(st, now, loc); exp != nil {
+		fx.Expired = exp
+		fx.Events = append(fx.Events, evs...)
+		fx.Notes = append(fx.Notes, loc.Text(MsgDeepWorkExpired, exp.PlannedActivity, FormatElapsed(now.Sub(exp.EndsAt), loc)))
+	}
+	st.ExpiredDeepWork = nil
+
+	isReflection := l.Type == ActivityReflection
+	if st.ReflectionDue {
+		switch {
+		case isReflection:
+			st.ReflectionDue, st.ReflectionDueSince = false, time.Time{}
+			fx.ReflectionFulfilled = true
+			fx.Notes = append(fx.Notes, loc.Text(MsgReflectionFulfilled))
+		case l.UrgentReason != "":
+			fx.ReflectionWaived = true
+			fx.Events = append(fx.Events, newEvent(st.AgentID, EventReflectionWaived, now,
+				loc.Text(MsgEventReflectionWaived, l.Type.Label(loc), l.Title, l.UrgentReason)))
+			fx.Notes = append(fx.Notes, loc.Text(MsgReflectionWaived, l.UrgentReason))
+		default:
+			st.ReflectionDue, st.ReflectionDueSince = false, time.Time{}
+			st.ReflectionSkippedAt = now
+			fx.ReflectionSkipped = true
+			fx.Events = append(fx.Events, newEvent(st.AgentID, EventReflectionSkipped, now,
+				loc.Text(MsgEventReflectionSkipped, l.Type.Label(loc), l.Title)))
+			fx.Notes = append(fx.Notes, loc.Text(MsgReflectionSkipped, l.Type.Label(loc)))
+		}
+	}
+	if isReflection {
+		st.LastReflectionAt = now
+		st.ReflectionSkippedAt = time.Time{}
+	}
+
+	if st.ActiveDeepWork.IsActive() {
+		done := endDeepWork(st, now, DeepWorkCompleted, EndedByActivityLog)
+		fx.Completed = done
+		st.ReflectionDue, st.ReflectionDueSince = true, now
+		fx.Events = append(fx.Events, newEvent(st.AgentID, EventDeepWorkCompleted, now,
+			loc.Text(MsgEventDeepWorkCompletedByLog, done.PlannedActivity, l.Type.Label(loc), l.Title)))
+		fx.Notes = append(fx.Notes, loc.Text(MsgDeepWorkCompleted, done.PlannedActivity))
+	}
+	fx.ReflectionDue = st.ReflectionDue
+	if st.ReflectionDue && !fx.ReflectionWaived {
+		fx.Notes = append(fx.Notes, loc.Text(MsgReflectionDue))
+	}
+	st.LastActivityLogAt = now
+	return fx
+}
+
+// CheckpointResult is what a checkpoint answers besides the stored row.
+type CheckpointResult struct {
+	Note string // confirmation naming the heartbeat ID
+	// SinceLastLog is the time since the last activity log (since
+	// registration when there is none). Its Warning holds the hint to call
+	// StartDeepWork, given when no deep work is in force and that time is at
+	// least the info threshold; Level is then ElapsedInfo.
+	SinceLastLog Elapsed
+	DeepWorkHint bool
+}
+
+// ApplyCheckpoint records a checkpoint written at now under heartbeatID and
+// returns its answer (SPEC §3).
+func ApplyCheckpoint(st *LivenessState, heartbeatID string, now time.Time, loc Locale, th ElapsedThresholds) CheckpointResult {
+	st.LastCheckpointAt = now
+	since := st.LastActivityLogAt
+	if since.IsZero() {
+		since = st.CreatedAt
+	}
+	d := now.Sub(since)
+	if d < 0 {
+		d = 0
+	}
+	secs := int64(d / time.Second)
+	res := CheckpointResult{
+		Note:         loc.Text(MsgCheckpointRecorded, heartbeatID),
+		SinceLastLog: Elapsed{Seconds: secs, Formatted: FormatElapsed(d, loc), Level: ElapsedNone},
+	}
+	if !st.ActiveDeepWork.InForce(now) && time.Duration(secs)*time.Second >= th.Info {
+		res.DeepWorkHint = true
+		res.SinceLastLog.Level = ElapsedInfo
+		res.SinceLastLog.Warning = loc.Text(MsgCheckpointDeepWorkHint, res.SinceLastLog.Formatted)
+	}
+	return res
+}

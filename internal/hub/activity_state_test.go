@@ -149,7 +149,7 @@ func TestActivityLogAfterStrictEnd(t *testing.T) {
 
 func TestApplyCheckpoint(t *testing.T) {
 	t.Parallel()
-	th := DefaultElapsedThresholds()
+	th := DefaultHealthConfig().Elapsed()
 	tests := []struct {
 		name     string
 		sinceLog time.Duration

@@ -32,22 +32,6 @@ func TestBeatReading(t *testing.T) {
 	}
 }
 
-func TestBeatReadingText(t *testing.T) {
-	t.Parallel()
-	if got, want := hub.BeatReadingText(hub.BeatShortPause, "en"), "short pause (~15 min – 1 h)"; got != want {
-		t.Errorf("en = %q, want %q", got, want)
-	}
-	if got := hub.BeatReadingText(hub.BeatNewDay, "ja"); got != "新しい一日（約6〜24時間）" {
-		t.Errorf("ja = %q", got)
-	}
-	if got, want := hub.BeatReadingText(hub.BeatLongAbsence, "xx"), hub.BeatReadingText(hub.BeatLongAbsence, "en"); got != want {
-		t.Errorf("unknown locale = %q, want en %q", got, want)
-	}
-	if got := hub.BeatReadingText("nope", "en"); got != "nope" {
-		t.Errorf("unknown key = %q", got)
-	}
-}
-
 func TestBeatsDue(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 31, 11, 15, 0, 0, time.UTC)
@@ -108,8 +92,5 @@ func TestSinceLast(t *testing.T) {
 		if got := hub.SinceLast(tt.beat, tt.last); got != tt.want {
 			t.Errorf("SinceLast(%d, %d) = %d, want %d", tt.beat, tt.last, got, tt.want)
 		}
-	}
-	if got, want := hub.BeatsDuration(2, 5*time.Minute), 10*time.Minute; got != want {
-		t.Errorf("BeatsDuration = %v, want %v", got, want)
 	}
 }

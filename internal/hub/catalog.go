@@ -57,12 +57,11 @@ const (
 	MsgCheckpointDeepWorkHint MsgKey = "checkpoint.deep_work_hint" // elapsed string
 
 	// Deep work declarations.
-	MsgDeepWorkStartedFlexible MsgKey = "deep_work.started_flexible"  // planned activity string
-	MsgDeepWorkStartedStrict   MsgKey = "deep_work.started_strict"    // planned activity string, end heartbeat-style time string, duration string
-	MsgDeepWorkReplaced        MsgKey = "deep_work.replaced"          // old mode string, old planned activity string
-	MsgDeepWorkCompleted       MsgKey = "deep_work.completed"         // planned activity string
-	MsgDeepWorkCompletedByHand MsgKey = "deep_work.completed_by_hand" // planned activity string
-	MsgDeepWorkExpired         MsgKey = "deep_work.expired"           // planned activity string, overrun string
+	MsgDeepWorkStartedFlexible MsgKey = "deep_work.started_flexible" // planned activity string
+	MsgDeepWorkStartedStrict   MsgKey = "deep_work.started_strict"   // planned activity string, end heartbeat-style time string, duration string
+	MsgDeepWorkReplaced        MsgKey = "deep_work.replaced"         // old mode string, old planned activity string
+	MsgDeepWorkCompleted       MsgKey = "deep_work.completed"        // planned activity string
+	MsgDeepWorkExpired         MsgKey = "deep_work.expired"          // planned activity string, overrun string
 
 	// Mandatory reflection after deep work.
 	MsgReflectionDue       MsgKey = "reflection.due"       // -
@@ -79,15 +78,14 @@ const (
 	MsgFindingReflectionSkipped MsgKey = "finding.reflection_skipped" // time since the skip string
 
 	// Event details (hubctl events).
-	MsgHealthChanged                 MsgKey = "event.health_changed"               // old state, new state, finding kinds
-	MsgEventDeepWorkStartedFlexible  MsgKey = "event.deep_work_started_flexible"   // planned activity
-	MsgEventDeepWorkStartedStrict    MsgKey = "event.deep_work_started_strict"     // planned activity, end time
-	MsgEventDeepWorkReplaced         MsgKey = "event.deep_work_replaced"           // mode, planned activity
-	MsgEventDeepWorkCompletedByLog   MsgKey = "event.deep_work_completed_by_log"   // planned activity, log type, log title
-	MsgEventDeepWorkCompletedByAgent MsgKey = "event.deep_work_completed_by_agent" // planned activity
-	MsgEventDeepWorkExpired          MsgKey = "event.deep_work_expired"            // planned activity, end time
-	MsgEventReflectionWaived         MsgKey = "event.reflection_waived"            // log type, log title, urgent reason
-	MsgEventReflectionSkipped        MsgKey = "event.reflection_skipped"           // log type, log title
+	MsgHealthChanged                MsgKey = "event.health_changed"             // old state, new state, finding kinds
+	MsgEventDeepWorkStartedFlexible MsgKey = "event.deep_work_started_flexible" // planned activity
+	MsgEventDeepWorkStartedStrict   MsgKey = "event.deep_work_started_strict"   // planned activity, end time
+	MsgEventDeepWorkReplaced        MsgKey = "event.deep_work_replaced"         // mode, planned activity
+	MsgEventDeepWorkCompletedByLog  MsgKey = "event.deep_work_completed_by_log" // planned activity, log type, log title
+	MsgEventDeepWorkExpired         MsgKey = "event.deep_work_expired"          // planned activity, end time
+	MsgEventReflectionWaived        MsgKey = "event.reflection_waived"          // log type, log title, urgent reason
+	MsgEventReflectionSkipped       MsgKey = "event.reflection_skipped"         // log type, log title
 
 	// Activity type labels.
 	MsgTypeThinking    MsgKey = "type.thinking"
@@ -111,7 +109,6 @@ var catalog = map[Locale]map[MsgKey]string{
 		MsgDeepWorkStartedStrict:   "Strict deep work declared: %q, until %s (%s). Inactivity and reflection checks are paused until then; write an activity log before the end.",
 		MsgDeepWorkReplaced:        "The previous %s deep work declaration %q was completed and replaced by this one.",
 		MsgDeepWorkCompleted:       "Deep work %q is completed by this activity log.",
-		MsgDeepWorkCompletedByHand: "Deep work %q is completed.",
 		MsgDeepWorkExpired:         "Strict deep work %q expired %s ago without an activity log; all checks have resumed.",
 
 		MsgReflectionDue:       "Reflection is now due: your next activity log must be of type reflection.",
@@ -126,15 +123,14 @@ var catalog = map[Locale]map[MsgKey]string{
 		MsgFindingDeepWorkExpired:   "Strict deep work %q passed its planned end %s ago without an activity log.",
 		MsgFindingReflectionSkipped: "The activity log after a completed deep work was not a reflection (%s ago); a reflection log clears this.",
 
-		MsgHealthChanged:                 "health %s → %s (%s)",
-		MsgEventDeepWorkStartedFlexible:  "flexible deep work declared: %q",
-		MsgEventDeepWorkStartedStrict:    "strict deep work declared: %q until %s",
-		MsgEventDeepWorkReplaced:         "%s deep work %q completed: replaced by a new declaration",
-		MsgEventDeepWorkCompletedByLog:   "deep work %q completed by the %s log %q",
-		MsgEventDeepWorkCompletedByAgent: "deep work %q completed by the agent",
-		MsgEventDeepWorkExpired:          "strict deep work %q expired: its end %s passed without an activity log",
-		MsgEventReflectionWaived:         "reflection postponed by the %s log %q for an emergency: %s",
-		MsgEventReflectionSkipped:        "reflection skipped: the log after a completed deep work was the %s log %q",
+		MsgHealthChanged:                "health %s → %s (%s)",
+		MsgEventDeepWorkStartedFlexible: "flexible deep work declared: %q",
+		MsgEventDeepWorkStartedStrict:   "strict deep work declared: %q until %s",
+		MsgEventDeepWorkReplaced:        "%s deep work %q completed: replaced by a new declaration",
+		MsgEventDeepWorkCompletedByLog:  "deep work %q completed by the %s log %q",
+		MsgEventDeepWorkExpired:         "strict deep work %q expired: its end %s passed without an activity log",
+		MsgEventReflectionWaived:        "reflection postponed by the %s log %q for an emergency: %s",
+		MsgEventReflectionSkipped:       "reflection skipped: the log after a completed deep work was the %s log %q",
 
 		MsgTypeThinking:    "thinking",
 		MsgTypeObservation: "observation",
@@ -154,7 +150,6 @@ var catalog = map[Locale]map[MsgKey]string{
 		MsgDeepWorkStartedStrict:   "深い作業（strict）を宣言しました:「%s」。%sまで（%s）有効で、それまで無活動検知と内省不足チェックを停止します。終了時刻までに活動ログを記録してください。",
 		MsgDeepWorkReplaced:        "以前の深い作業宣言（%s）「%s」を完了扱いにし、この宣言に置き換えました。",
 		MsgDeepWorkCompleted:       "深い作業「%s」はこの活動ログで完了しました。",
-		MsgDeepWorkCompletedByHand: "深い作業「%s」を完了しました。",
 		MsgDeepWorkExpired:         "深い作業（strict）「%s」は活動ログがないまま%s前に期限切れになりました。各種チェックを再開しました。",
 
 		MsgReflectionDue:       "内省の義務: 深い作業の後は必ず内省をしてください。次の活動ログは内省である必要があります。",
@@ -169,15 +164,14 @@ var catalog = map[Locale]map[MsgKey]string{
 		MsgFindingDeepWorkExpired:   "深い作業（strict）「%s」は活動ログがないまま予定終了時刻を%s超過しています。",
 		MsgFindingReflectionSkipped: "深い作業完了後の活動ログが内省ではありませんでした（%s前）。内省の活動ログを作成すると解除されます。",
 
-		MsgHealthChanged:                 "健全性 %s → %s（%s）",
-		MsgEventDeepWorkStartedFlexible:  "深い作業（flexible）を宣言:「%s」",
-		MsgEventDeepWorkStartedStrict:    "深い作業（strict）を宣言:「%s」%sまで",
-		MsgEventDeepWorkReplaced:         "深い作業（%s）「%s」を完了: 新しい宣言に置き換え",
-		MsgEventDeepWorkCompletedByLog:   "深い作業「%s」が活動ログ（%s）「%s」で完了",
-		MsgEventDeepWorkCompletedByAgent: "深い作業「%s」をエージェントが完了",
-		MsgEventDeepWorkExpired:          "深い作業（strict）「%s」が期限切れ: 終了時刻%sまでに活動ログなし",
-		MsgEventReflectionWaived:         "活動ログ（%s）「%s」により緊急対応のため内省を延期: %s",
-		MsgEventReflectionSkipped:        "内省スキップ: 深い作業完了後の活動ログが（%s）「%s」でした",
+		MsgHealthChanged:                "健全性 %s → %s（%s）",
+		MsgEventDeepWorkStartedFlexible: "深い作業（flexible）を宣言:「%s」",
+		MsgEventDeepWorkStartedStrict:   "深い作業（strict）を宣言:「%s」%sまで",
+		MsgEventDeepWorkReplaced:        "深い作業（%s）「%s」を完了: 新しい宣言に置き換え",
+		MsgEventDeepWorkCompletedByLog:  "深い作業「%s」が活動ログ（%s）「%s」で完了",
+		MsgEventDeepWorkExpired:         "深い作業（strict）「%s」が期限切れ: 終了時刻%sまでに活動ログなし",
+		MsgEventReflectionWaived:        "活動ログ（%s）「%s」により緊急対応のため内省を延期: %s",
+		MsgEventReflectionSkipped:       "内省スキップ: 深い作業完了後の活動ログが（%s）「%s」でした",
 
 		MsgTypeThinking:    "思考",
 		MsgTypeObservation: "観測",

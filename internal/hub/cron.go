@@ -10,11 +10,6 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// Cron jobs (seed 004's CronService): scheduled messages to an agent or a
-// channel. Three kinds: "at" (once, at an RFC 3339 time), "every" (a fixed
-// period aligned to an anchor) and "cron" (a 5-field expression in the hub's
-// time zone, parsed by robfig/cron/v3's standard parser).
-
 // Cron job kinds.
 const (
 	CronAt    = "at"
@@ -257,27 +252,6 @@ func CronDue(job CronJob, now time.Time) bool {
 	return job.Enabled && !job.NextRunAt.IsZero() && !job.NextRunAt.After(now)
 }
 
-// MissedRuns counts the schedule slots of a due job that passed without a
-// run, besides the one about to run (e.g. while the hub was down). They are
-// not run: the missed-run policy fires a due job once and reschedules it
-// from now. The count is for the log; it stops counting at limit.
-func MissedRuns(job CronJob, now time.Time, loc *time.Location, limit int) int {
-	if !CronDue(job, now) {
-		return 0
-	}
-	n := 0
-	t := job.NextRunAt
-	for n < limit {
-		next, ok := NextRun(job, t, loc)
-		if !ok || next.After(now) {
-			break
-		}
-		n++
-		t = next
-	}
-	return n
-}
-
 // ApplyCronRun updates job after run and returns the new job and whether
 // this run disabled it. The error policy: a failure increments
 // ConsecutiveErrors and the MaxCronConsecutiveErrors-th in a row disables the
@@ -331,18 +305,4 @@ func DisableCronJob(job CronJob, now time.Time) CronJob {
 	job.UpdatedAt = now
 	job.NextRunAt = time.Time{}
 	return job
-}
-
-// CronSchedule describes a job's schedule for people: "at 2026-…",
-// "every 60s from 2026-…", "cron 0 9 * * *".
-func CronSchedule(job CronJob) string {
-	switch job.Kind {
-	case CronAt:
-		return "at " + job.At.Format(time.RFC3339)
-	case CronEvery:
-		return fmt.Sprintf("every %s from %s", time.Duration(job.EverySeconds)*time.Second, job.Anchor.Format(time.RFC3339))
-	case CronCron:
-		return "cron " + job.Expr
-	}
-	return job.Kind
 }

@@ -8,8 +8,30 @@ import (
 	"time"
 )
 
-// Cron jobs as a service: CRUD for the admin API and the runs the
-// orchestrator starts (rules in cron.go).
+// CronTx stores cron jobs and their runs.
+type CronTx interface {
+	// CreateCronJob inserts j and sets j.ID. ECONFLICT when the name is taken.
+	CreateCronJob(j *CronJob) error
+	// CronJobByName returns one job. ENOTFOUND.
+	CronJobByName(name string) (*CronJob, error)
+	// CronJobByID returns one job. ENOTFOUND.
+	CronJobByID(id int64) (*CronJob, error)
+	// ListCronJobs returns every job by name.
+	ListCronJobs() ([]*CronJob, error)
+	// UpdateCronJob writes every mutable field of j. ENOTFOUND.
+	UpdateCronJob(j *CronJob) error
+	// DeleteCronJob deletes a job (its runs stay as history). ENOTFOUND.
+	DeleteCronJob(id int64) error
+	// DueCronJobs returns up to limit enabled jobs whose next run is due at
+	// now, the most overdue first.
+	DueCronJobs(now time.Time, limit int) ([]*CronJob, error)
+	// InsertCronRun stores r and sets r.ID; it keeps the newest
+	// MaxCronRunsKept runs of the job and drops older ones.
+	InsertCronRun(r *CronRun) error
+	// ListCronRuns returns the newest runs, of one job when jobID > 0,
+	// newest first.
+	ListCronRuns(jobID int64, limit int) ([]*CronRun, error)
+}
 
 // errNotDue is returned inside a run's transaction when the job changed
 // meanwhile (disabled, rescheduled, deleted): nothing is run or recorded.
@@ -286,3 +308,6 @@ func (s *Service) postCron(tx Tx, j *CronJob, now time.Time) ([]int64, error) {
 	m := &Message{From: SenderOrchestrator, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now}
 	return s.route(tx, nil, m, req, now)
 }
+
+// MaxCronRunsKept is how many runs of each job the store keeps.
+const MaxCronRunsKept = 10000

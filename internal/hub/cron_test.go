@@ -222,15 +222,14 @@ func TestCronErrorPolicy(t *testing.T) {
 func TestCronMissedRuns(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name       string
-		job        hub.CronJob
-		down       time.Duration // how long after NextRunAt the hub comes back
-		wantMissed int
-		wantNext   time.Time // after the catch-up run; zero for none
+		name     string
+		job      hub.CronJob
+		down     time.Duration // how long after NextRunAt the hub comes back
+		wantNext time.Time     // after the catch-up run; zero for none
 	}{
-		{"every", everyJob(60, cronT0), 10*time.Minute + 30*time.Second, 10, cronT0.Add(12 * time.Minute)},
-		{"cron", hub.CronJob{Name: "c", Kind: hub.CronCron, Expr: "0 * * * *", Target: "claude", Message: "m", Enabled: true}, 5*time.Hour + time.Minute, 5, cronT0.Add(7 * time.Hour)},
-		{"at", hub.CronJob{Name: "a", Kind: hub.CronAt, At: cronT0.Add(time.Hour), Target: "claude", Message: "m", Enabled: true}, 3 * time.Hour, 0, time.Time{}},
+		{"every", everyJob(60, cronT0), 10*time.Minute + 30*time.Second, cronT0.Add(12 * time.Minute)},
+		{"cron", hub.CronJob{Name: "c", Kind: hub.CronCron, Expr: "0 * * * *", Target: "claude", Message: "m", Enabled: true}, 5*time.Hour + time.Minute, cronT0.Add(7 * time.Hour)},
+		{"at", hub.CronJob{Name: "a", Kind: hub.CronAt, At: cronT0.Add(time.Hour), Target: "claude", Message: "m", Enabled: true}, 3 * time.Hour, time.Time{}},
 	}
 	for _, tt := range tests {
 		job, _, err := hub.PrepareCronJob(tt.job, cronT0, time.UTC)
@@ -240,9 +239,6 @@ func TestCronMissedRuns(t *testing.T) {
 		start := job.NextRunAt.Add(tt.down) // restart: the hub was down since before NextRunAt
 		if !hub.CronDue(job, start) {
 			t.Fatalf("%s: not due at start", tt.name)
-		}
-		if got := hub.MissedRuns(job, start, time.UTC, 1000); got != tt.wantMissed {
-			t.Errorf("%s: MissedRuns = %d, want %d", tt.name, got, tt.wantMissed)
 		}
 		runs := 0
 		for now := start; now.Before(start.Add(10 * time.Second)); now = now.Add(5 * time.Second) {
@@ -277,12 +273,5 @@ func TestCronManualRunKeepsAt(t *testing.T) {
 	}
 	if job = hub.EnableCronJob(job, at.Add(time.Minute), time.UTC); !job.NextRunAt.IsZero() {
 		t.Errorf("re-enabled after its run: next %v, want none", job.NextRunAt)
-	}
-}
-
-func TestCronSchedule(t *testing.T) {
-	t.Parallel()
-	if got, want := hub.CronSchedule(everyJob(90, cronT0)), "every 1m30s from 2026-02-19T10:00:00Z"; got != want {
-		t.Errorf("got %q, want %q", got, want)
 	}
 }

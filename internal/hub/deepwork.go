@@ -53,7 +53,6 @@ type DeepWorkEnd string
 const (
 	EndedByActivityLog DeepWorkEnd = "activity_log" // completed by the agent's next activity log
 	EndedByReplacement DeepWorkEnd = "replaced"     // completed because a new declaration replaced it
-	EndedByAgent       DeepWorkEnd = "agent"        // completed explicitly by the agent
 	EndedByExpiry      DeepWorkEnd = "expired"      // strict, its planned end passed without an activity log
 )
 
@@ -162,7 +161,6 @@ type DeepWorkEffects struct {
 	Started  *DeepWork // the new declaration (StartDeepWork only); the store assigns its ID
 	Replaced *DeepWork // the previous declaration, now completed by replacement
 	Expired  *DeepWork // a strict declaration found past its end, now expired
-	Ended    *DeepWork // the declaration completed by the agent (CompleteDeepWork only)
 	Events   []Event
 	Notes    []string // texts for the agent, in order
 }
@@ -204,27 +202,6 @@ func StartDeepWork(st *LivenessState, dw DeepWork, now time.Time, loc Locale) De
 	return fx
 }
 
-// CompleteDeepWork ends the agent's active declaration at its own request
-// (no activity log involved, so no reflection becomes due). It returns
-// EPRECONDITION when no declaration is active; a strict one past its end is
-// expired instead and reported as Expired.
-func CompleteDeepWork(st *LivenessState, now time.Time, loc Locale) (DeepWorkEffects, error) {
-	var fx DeepWorkEffects
-	if !st.ActiveDeepWork.IsActive() {
-		return fx, Errorf(EPRECONDITION, "no deep work is active: start one with StartDeepWork")
-	}
-	if exp, evs := ExpireDeepWork(st, now, loc); exp != nil {
-		fx.Expired, fx.Events = exp, evs
-		fx.Notes = append(fx.Notes, loc.Text(MsgDeepWorkExpired, exp.PlannedActivity, FormatElapsed(now.Sub(exp.EndsAt), loc)))
-		return fx, nil
-	}
-	old := endDeepWork(st, now, DeepWorkCompleted, EndedByAgent)
-	fx.Ended = old
-	fx.Events = append(fx.Events, newEvent(st.AgentID, EventDeepWorkCompleted, now, loc.Text(MsgEventDeepWorkCompletedByAgent, old.PlannedActivity)))
-	fx.Notes = append(fx.Notes, loc.Text(MsgDeepWorkCompletedByHand, old.PlannedActivity))
-	return fx, nil
-}
-
 // ExpireDeepWork marks the agent's active declaration expired when it is
 // strict and its planned end has come (the orchestrator calls it each tick;
 // activity logs and new declarations call it first too, so the outcome does
@@ -251,4 +228,11 @@ func endDeepWork(st *LivenessState, at time.Time, state DeepWorkState, why DeepW
 	st.ActiveDeepWork = nil
 	st.DeepWorkEndedAt = at
 	return &old
+}
+
+// DeepWorkQuery selects declarations. Zero fields match all.
+type DeepWorkQuery struct {
+	AgentID int64
+	State   DeepWorkState
+	Limit   int
 }

@@ -144,21 +144,3 @@ func TestExpireDeepWork(t *testing.T) {
 		t.Errorf("flexible expired: %+v", exp)
 	}
 }
-
-func TestCompleteDeepWork(t *testing.T) {
-	t.Parallel()
-	st := NewLivenessState(1, dwT0)
-	if _, err := CompleteDeepWork(&st, dwT0, LocaleEN); ErrorCode(err) != EPRECONDITION {
-		t.Errorf("CompleteDeepWork with none = %v, want EPRECONDITION", err)
-	}
-	StartDeepWork(&st, mustDeepWork(t, "strict", 30, dwT0), dwT0, LocaleEN)
-	fx, err := CompleteDeepWork(&st, dwT0.Add(10*time.Minute), LocaleEN)
-	if err != nil || fx.Ended == nil || fx.Ended.EndReason != EndedByAgent || st.ActiveDeepWork != nil || st.ReflectionDue {
-		t.Errorf("CompleteDeepWork = %+v, %v; state %+v", fx, err, st)
-	}
-	StartDeepWork(&st, mustDeepWork(t, "strict", 30, dwT0), dwT0, LocaleEN)
-	fx, err = CompleteDeepWork(&st, dwT0.Add(31*time.Minute), LocaleEN)
-	if err != nil || fx.Expired == nil || fx.Ended != nil {
-		t.Errorf("CompleteDeepWork past end = %+v, %v; want expired", fx, err)
-	}
-}

@@ -59,11 +59,6 @@ type ElapsedThresholds struct {
 	Warning time.Duration
 }
 
-// DefaultElapsedThresholds returns the thresholds of SPEC §3.
-func DefaultElapsedThresholds() ElapsedThresholds {
-	return ElapsedThresholds{Info: 300 * time.Second, Warning: 600 * time.Second}
-}
-
 // Elapsed is the answer of GetHeartbeatElapsedTime and the elapsed part of
 // activity-log and checkpoint responses.
 type Elapsed struct {

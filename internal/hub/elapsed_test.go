@@ -38,7 +38,7 @@ func TestFormatElapsed(t *testing.T) {
 func TestComputeElapsed(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2025, 1, 19, 14, 30, 0, 0, time.UTC)
-	th := DefaultElapsedThresholds()
+	th := DefaultHealthConfig().Elapsed()
 	tests := []struct {
 		name      string
 		d         time.Duration

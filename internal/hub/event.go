@@ -29,3 +29,19 @@ type Event struct {
 func newEvent(agentID int64, kind EventKind, at time.Time, detail string) Event {
 	return Event{AgentID: agentID, Kind: kind, Detail: detail, CreatedAt: at}
 }
+
+// EventQuery selects events. Zero fields match all.
+type EventQuery struct {
+	AgentID int64
+	Kind    EventKind
+	Since   time.Time // created at or after
+	AfterID int64
+	Limit   int
+}
+
+// Event kinds recorded by the orchestrator.
+const (
+	EventNudge        EventKind = "nudge"         // a nudge was sent
+	EventPulse        EventKind = "pulse"         // a heartbeat pulse was delivered
+	EventCronDisabled EventKind = "cron_disabled" // a cron job was disabled by its errors
+)

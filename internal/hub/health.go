@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -128,16 +130,6 @@ func (h Health) Kinds() []FindingKind {
 	return ks
 }
 
-// Has reports whether h has a finding of kind k.
-func (h Health) Has(k FindingKind) bool {
-	for _, f := range h.Findings {
-		if f.Kind == k {
-			return true
-		}
-	}
-	return false
-}
-
 // EvaluateHealth applies the checks of SPEC §4 to st at now and returns the
 // agent's health together with the next instant at which the result can
 // change without new input (zero when it cannot), so a caller can index
@@ -259,9 +251,6 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// PresenceState says how an agent is connected right now (SPEC §4).
-type PresenceState string
-
 // Presence states.
 const (
 	PresenceActive  PresenceState = "active"  // made a call recently
@@ -270,22 +259,87 @@ const (
 	PresenceOffline PresenceState = "offline" // no call for OfflineAfter, or never
 )
 
-// DecidePresence returns the presence of an agent whose last call was at
-// lastCallAt (zero: never) with parkedWaits calls parked in WaitForMessages.
-// A parked wait means waiting whatever the time; otherwise active below
-// cfg.IdleAfter, idle below cfg.OfflineAfter, offline from then.
-func DecidePresence(lastCallAt time.Time, parkedWaits int, now time.Time, cfg HealthConfig) PresenceState {
-	switch {
-	case parkedWaits > 0:
-		return PresenceWaiting
-	case lastCallAt.IsZero():
-		return PresenceOffline
+// LivenessState is everything the health rules need to know about one
+// agent, kept up to date by the pure transitions in this package
+// (ApplyActivityLog, ApplyCheckpoint, StartDeepWork,
+// ExpireDeepWork, RecordHealth). The store persists it and rebuilds it at
+// start-up; it never interprets it.
+type LivenessState struct {
+	AgentID   int64
+	CreatedAt time.Time // registration: the baseline while there is no log, checkpoint or reflection yet
+
+	LastActivityLogAt time.Time
+	LastCheckpointAt  time.Time
+	LastReflectionAt  time.Time // the newest activity log of type reflection
+
+	// ReflectionDue is set by the activity log that completes a deep work:
+	// the next log must be a reflection (or carry an urgent_reason).
+	ReflectionDue      bool
+	ReflectionDueSince time.Time
+	// ReflectionSkippedAt is when a log broke the duty; the anomaly holds
+	// until the next reflection log. Zero when there is none.
+	ReflectionSkippedAt time.Time
+
+	ActiveDeepWork  *DeepWork // the active declaration, nil when none
+	ExpiredDeepWork *DeepWork // a strict declaration that expired with no activity log since; nil when none
+	DeepWorkEndedAt time.Time // when the last declaration ended (checks resumed)
+
+	HealthState HealthState   // the last recorded health state ("" before the first evaluation)
+	HealthKinds []FindingKind // the finding kinds of that evaluation, in rule order
+}
+
+// NewLivenessState returns the state of an agent registered at createdAt.
+func NewLivenessState(agentID int64, createdAt time.Time) LivenessState {
+	return LivenessState{AgentID: agentID, CreatedAt: createdAt, HealthState: HealthHealthy}
+}
+
+// LastConsciousActivity returns the newest of the last activity log and the
+// last checkpoint (SPEC §4), or CreatedAt when there is neither.
+func (st *LivenessState) LastConsciousActivity() time.Time {
+	t := st.LastActivityLogAt
+	if st.LastCheckpointAt.After(t) {
+		t = st.LastCheckpointAt
 	}
-	switch since := now.Sub(lastCallAt); {
-	case since >= cfg.OfflineAfter:
-		return PresenceOffline
-	case since >= cfg.IdleAfter:
-		return PresenceIdle
+	if t.IsZero() {
+		return st.CreatedAt
 	}
-	return PresenceActive
+	return t
+}
+
+// Clone returns a deep copy of st.
+func (st LivenessState) Clone() LivenessState {
+	if st.ActiveDeepWork != nil {
+		dw := *st.ActiveDeepWork
+		st.ActiveDeepWork = &dw
+	}
+	if st.ExpiredDeepWork != nil {
+		dw := *st.ExpiredDeepWork
+		st.ExpiredDeepWork = &dw
+	}
+	st.HealthKinds = slices.Clone(st.HealthKinds)
+	return st
+}
+
+// RecordHealth compares h with the last recorded health of st and, when the
+// state or the set of finding kinds changed, records h in st and returns the
+// health_changed event (detail in locale loc). It returns nil otherwise.
+func RecordHealth(st *LivenessState, h Health, now time.Time, loc Locale) []Event {
+	prev := st.HealthState
+	if prev == "" {
+		prev = HealthHealthy
+	}
+	kinds := h.Kinds()
+	if prev == h.State && slices.Equal(kinds, st.HealthKinds) {
+		return nil
+	}
+	st.HealthState, st.HealthKinds = h.State, kinds
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	list := strings.Join(names, ", ")
+	if list == "" {
+		list = "-"
+	}
+	return []Event{newEvent(st.AgentID, EventHealthChanged, now, loc.Text(MsgHealthChanged, prev, h.State, list))}
 }

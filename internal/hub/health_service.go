@@ -3,25 +3,163 @@ package hub
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
-// The orchestrator's per-agent work in batches. SweepHealth and
-// CheckNudges handle up to a batch of due agents in one write transaction:
-// the due index query reads the agents' rows with it, a few set-based
-// queries read the rest (declarations, unread mentions) for the whole
-// batch, the rules run in Go, and what every agent needs written (next
-// evaluation instants, nudge checks, events) goes back in one statement
-// each. Only the rare per-agent changes (a health transition, an expired
-// declaration, a nudge message) are written row by row. So a due agent
-// costs its evaluation, not a dozen round trips to the store.
-//
-// If the batch fails, it is retried one agent at a time, each in its own
-// write (sweepHealthEach, checkNudgesEach), so that one agent whose rows
-// cannot be read or written does not hold up the others.
+// HealthTx stores each agent's liveness state and the instant its health is next
+// evaluated. The due queries are served by an index on that instant, so a
+// sweep costs the same whatever the number of agents.
+type HealthTx interface {
+	// LivenessState returns the agent's liveness state with its active and
+	// expired declarations loaded. An agent without a stored state (created
+	// before the liveness schema) gets NewLivenessState(id, created_at).
+	// ENOTFOUND if there is no such agent.
+	LivenessState(agentID int64) (*LivenessState, error)
+	// SaveLivenessState writes st (the declarations by ID only: write them
+	// with InsertDeepWork/UpdateDeepWork) and the instant of its next
+	// evaluation, zero for none.
+	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
+	// DueLiveness returns the IDs of enabled agents whose next evaluation is
+	// at or before now, earliest first, at most limit.
+	DueLiveness(now time.Time, limit int) ([]int64, error)
+	// DueHealth returns up to limit enabled agents whose next health
+	// evaluation is due at now, earliest first (the agents DueLiveness
+	// returns), each with its liveness state as LivenessState returns it.
+	// ENOTFOUND when a state names a declaration that does not exist.
+	DueHealth(now time.Time, limit int) ([]AgentLiveness, error)
+	// SetNextEvals sets the next evaluation instant of each agent's stored
+	// liveness state, leaving the rest of the state as it is.
+	SetNextEvals(evals []AgentTime) error
+	// SaveLivenessStates does SaveLivenessState(sts[i], next[i]) for each i.
+	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
+}
+
+// createHealth stores a new agent's liveness state.
+func (s *Service) createHealth(tx Tx, a *Agent) error {
+	st := NewLivenessState(a.ID, a.CreatedAt)
+	_, next := EvaluateHealth(st, a.CreatedAt, s.cfg.Health, s.locale(a))
+	return tx.SaveLivenessState(&st, next)
+}
+
+// persistLiveness finishes every liveness write: it expires a strict
+// declaration past its end, writes the declarations that changed, evaluates
+// health, records the events (the given ones, then a health transition) and
+// saves the state with its next evaluation time. It returns how many events
+// it recorded.
+func (s *Service) persistLiveness(tx Tx, st *LivenessState, now time.Time, loc Locale, events []Event, changed ...*DeepWork) (int, error) {
+	if exp, evs := ExpireDeepWork(st, now, loc); exp != nil {
+		changed = append(changed, exp)
+		events = append(events, evs...)
+	}
+	for _, d := range changed {
+		if d != nil {
+			if err := tx.UpdateDeepWork(d); err != nil {
+				return 0, err
+			}
+		}
+	}
+	h, next := EvaluateHealth(*st, now, s.cfg.Health, loc)
+	events = append(events, RecordHealth(st, h, now, loc)...)
+	for i := range events {
+		if err := tx.InsertEvent(&events[i]); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.SaveLivenessState(st, next); err != nil {
+		return 0, err
+	}
+	return len(events), nil
+}
+
+// sweepAgent re-evaluates agent a's liveness at now inside tx, as
+// SweepHealth does for each due agent: it expires a strict declaration
+// past its end, records the health transition, if any, as an event and
+// saves the state with its next evaluation instant. It returns how many
+// events it recorded.
+func (s *Service) sweepAgent(tx Tx, a *Agent, now time.Time) (int, error) {
+	st, err := tx.LivenessState(a.ID)
+	if err != nil {
+		return 0, err
+	}
+	return s.persistLiveness(tx, st, now, s.locale(a), nil)
+}
+
+// AgentHealth is an agent's health report (GetAgentHealth, hubctl health).
+type AgentHealth struct {
+	Agent             string
+	Health            Health
+	Presence          PresenceState
+	LastActivityAt    time.Time // last conscious activity: log or checkpoint
+	LastActivityLogAt time.Time
+	LastCheckpointAt  time.Time
+	LastReflectionAt  time.Time
+	LastSeenAt        time.Time
+	DeepWork          *DeepWork // the declaration in force, or one past its end
+	ReflectionDue     bool
+	EvaluatedAt       time.Time
+}
+
+// AgentHealth evaluates the named agent's health now. Errors: EINVALID,
+// ENOTFOUND.
+func (s *Service) AgentHealth(ctx context.Context, name string) (*AgentHealth, error) {
+	if err := ValidateAgentName(name); err != nil {
+		return nil, err
+	}
+	var r *AgentHealth
+	err := s.store.View(ctx, func(tx Tx) error {
+		a, err := tx.AgentByName(name)
+		if err != nil {
+			return err
+		}
+		r, err = s.agentHealth(tx, a)
+		return err
+	})
+	return r, err
+}
+
+// AgentHealthOf evaluates agent a's health now (for agent views).
+func (s *Service) AgentHealthOf(ctx context.Context, a *Agent) (*AgentHealth, error) {
+	var r *AgentHealth
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		r, err = s.agentHealth(tx, a)
+		return err
+	})
+	return r, err
+}
+
+func (s *Service) agentHealth(tx Tx, a *Agent) (*AgentHealth, error) {
+	st, err := tx.LivenessState(a.ID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	h, _ := EvaluateHealth(*st, now, s.cfg.Health, s.locale(a))
+	lastCall, _ := s.presence.LastCall(a.ID)
+	seen := a.LastSeenAt
+	if lastCall.After(seen) {
+		seen = lastCall
+	}
+	r := &AgentHealth{
+		Agent:             a.Name,
+		Health:            h,
+		Presence:          DecidePresence(seen, s.waiters.AgentCount(a.ID), now, s.cfg.Health),
+		LastActivityLogAt: st.LastActivityLogAt,
+		LastCheckpointAt:  st.LastCheckpointAt,
+		LastReflectionAt:  st.LastReflectionAt,
+		LastSeenAt:        seen,
+		DeepWork:          deepWorkView(st.ActiveDeepWork, now),
+		ReflectionDue:     st.ReflectionDue,
+		EvaluatedAt:       now,
+	}
+	if !st.LastActivityLogAt.IsZero() || !st.LastCheckpointAt.IsZero() {
+		r.LastActivityAt = st.LastConsciousActivity()
+	}
+	return r, nil
+}
 
 // SweepHealth re-evaluates up to limit agents whose next health evaluation
-// is due at now, as SweepLiveness does for each (a strict deep work past
+// is due at now, as sweepAgent does for each (a strict deep work past
 // its end is expired, a changed health is recorded, the next evaluation
 // time stored). It returns how many agents were evaluated and how many
 // events were recorded; more is true when the batch was full.
@@ -74,7 +212,7 @@ func (s *Service) SweepHealth(ctx context.Context, now time.Time, limit int) (ev
 	return s.sweepHealthEach(ctx, now, limit)
 }
 
-// sweepState is SweepLiveness on a state already read (r), except that
+// sweepState is sweepAgent on a state already read (r), except that
 // it writes nothing but an expired declaration: the events are appended to
 // evs, and n is the state's next evaluation instant; changed is true when
 // the state must be saved, false when only that instant changes.
@@ -93,68 +231,48 @@ func (s *Service) sweepState(tx Tx, r AgentLiveness, now time.Time, evs *[]Event
 	return AgentTime{AgentID: st.AgentID, At: next}, changed, nil
 }
 
-// CheckNudges looks at up to set.BatchLimit agents whose nudge check is due
-// at now and nudges those that need it, waking them. more is true when the
-// batch was full.
-func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
-	if ok, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueAgentChecks(now, 1) }); !ok || err != nil {
-		return NudgeResult{}, false, err
-	}
-	var checked int
-	var wake []int64
-	err := s.store.Update(ctx, func(tx Tx) error {
-		checked, wake = 0, wake[:0]
-		rows, err := tx.DueNudges(now, set.BatchLimit)
-		if err != nil {
-			return err
-		}
-		checked = len(rows)
-		checks := make([]AgentCheck, 0, len(rows))
-		var evs []Event
-		var ms []*Message
-		var ds [][]Delivery
-		for _, r := range rows {
-			var in NudgeInput
-			if !r.Agent.Disabled() {
-				in = s.makeNudgeInput(r.Agent, r.State, r.UnreadMentions, r.OldestMention, now)
-			}
-			c, post, ev, err := s.applyNudge(r.Agent, r.Check, in, now, set)
-			if err != nil {
-				return err
-			}
-			checks = append(checks, c)
-			if post != nil {
-				ms, ds, wake = append(ms, post.m), append(ds, post.ds), append(wake, r.Agent.ID)
-			}
-			if ev != nil {
-				evs = append(evs, *ev)
-			}
-		}
-		if err := tx.InsertMessages(ms, ds); err != nil {
-			return err
-		}
-		if err := tx.InsertEvents(evs); err != nil {
-			return err
-		}
-		return tx.PutAgentChecks(checks)
-	})
-	if err == nil {
-		s.waiters.Notify(wake...)
-		return NudgeResult{Checked: checked, Nudged: len(wake)}, checked == set.BatchLimit, nil
-	}
-	if ctx.Err() != nil {
-		return NudgeResult{}, false, err
-	}
-	return s.checkNudgesEach(ctx, now, set)
-}
-
-// anyDue reports whether due, run in a read transaction, finds an agent:
-// a tick with nothing due then takes no write transaction.
-func (s *Service) anyDue(ctx context.Context, due func(tx Tx) ([]int64, error)) (bool, error) {
+// sweepHealthEach is SweepHealth one agent at a time, each in its own
+// write (sweepAgent): the fallback when the batch fails, so that one
+// agent whose rows cannot be read or written does not hold up the others.
+func (s *Service) sweepHealthEach(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
 	var ids []int64
-	err := s.store.View(ctx, func(tx Tx) (err error) {
-		ids, err = due(tx)
+	err = s.store.View(ctx, func(tx Tx) (err error) {
+		ids, err = tx.DueLiveness(now, limit)
 		return err
 	})
-	return len(ids) > 0, err
+	if err != nil || len(ids) == 0 {
+		return 0, 0, false, err
+	}
+	var mu sync.Mutex // updateEach runs fn concurrently
+	_, err = s.updateEach(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
+		a, err := tx.AgentByID(id)
+		if ErrorCode(err) == ENOTFOUND {
+			return nil, nil
+		} else if err != nil {
+			return nil, err
+		}
+		n, err := s.sweepAgent(tx, a, now)
+		if err != nil {
+			return nil, fmt.Errorf("health of %s: %w", a.Name, err)
+		}
+		mu.Lock()
+		evaluated++
+		events += n
+		mu.Unlock()
+		return nil, nil
+	})
+	if err != nil {
+		return evaluated, events, false, err
+	}
+	return evaluated, events, len(ids) == limit, nil
+}
+
+// AgentLiveness is an agent with its stored liveness state (DueHealth).
+type AgentLiveness struct {
+	Agent *Agent
+	State *LivenessState
+	// Stale is true when the stored row differs from State without any
+	// rule having run: it names a declaration that is no longer active
+	// (closed by hand), which State leaves out. Saving State clears it.
+	Stale bool
 }

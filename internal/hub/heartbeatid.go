@@ -1,8 +1,6 @@
 package hub
 
-import (
-	"time"
-)
+import "time"
 
 // HeartbeatIDLayout is the time layout of a heartbeat ID: 14 digits,
 // YYYYMMDDHHMMSS, in the hub's time zone.

@@ -1,18 +1,11 @@
 package hub
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// Nudges (seed 002's orchestrator): an agent inactive past the inactivity
-// timeout, or with unread mentions older than a limit, gets a system
-// message from the orchestrator that mentions it, which also wakes its
-// parked wait. One nudge per episode, then exponential backoff; never while
-// strict deep work is in force; the episode ends when the agent acts.
 
 // NudgeInput is what DecideNudge needs to know about one agent at a time.
 type NudgeInput struct {
@@ -132,66 +125,12 @@ func nudgeText(in NudgeInput, inactive, mentions bool, now time.Time) string {
 	return "@" + in.AgentName + ": " + strings.Join(parts, " ")
 }
 
-// Nudge sends a nudge to the agent named name now: a system message from
-// the orchestrator mentioning it, with text or, when text is empty, a
-// default that says how long the agent has been quiet. It wakes the agent's
-// parked waits. Errors: ENOTFOUND, EPRECONDITION (disabled agent), EINVALID.
-func (s *Service) Nudge(ctx context.Context, name, text string) (*Message, error) {
-	now := s.clock.Now()
-	var m *Message
-	var wake []int64
-	err := s.store.Update(ctx, func(tx Tx) error {
-		a, err := tx.AgentByName(name)
-		if err != nil {
-			return err
-		}
-		if a.Disabled() {
-			return Errorf(EPRECONDITION, "agent %q is disabled: enable it with `hubctl agent enable %s` before nudging it", a.Name, a.Name)
-		}
-		body := strings.TrimSpace(text)
-		if body == "" {
-			in, err := s.nudgeInput(tx, a, now)
-			if err != nil {
-				return err
-			}
-			body = nudgeText(in, true, in.UnreadMentions > 0, now)
-		} else if !strings.Contains(body, "@"+a.Name) {
-			body = "@" + a.Name + ": " + body
-		}
-		if m, wake, err = s.postNudge(tx, a, body, now); err != nil {
-			return err
-		}
-		return s.RecordEvent(tx, a.ID, EventNudge, "manual nudge: "+body, now)
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.waiters.Notify(wake...)
-	return m, nil
-}
+// idleRecheck is the longest an agent goes without a nudge check when
+// nothing is scheduled (a safety net).
+const idleRecheck = 24 * time.Hour
 
-// postNudge posts a nudge to a inside tx: a message from the orchestrator
-// to a that mentions it. The recipient is known, so the message is inserted
-// directly rather than routed (no name lookups: the sweep does this for
-// many agents per tick).
-func (s *Service) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
-	m, ds, err := s.nudgeMessage(a, body, now)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := tx.InsertMessage(m, ds); err != nil {
-		return nil, nil, err
-	}
-	return m, []int64{a.ID}, nil
-}
-
-// nudgeMessage returns the nudge to a with body, checked as any post, and
-// its delivery, for postNudge or a batch of nudges to insert.
-func (s *Service) nudgeMessage(a *Agent, body string, now time.Time) (*Message, []Delivery, error) {
-	req := PostRequest{To: []string{a.Name}, Body: body, Mentions: []string{a.Name}, Kind: KindNudge}
-	if err := s.checkPost(&req); err != nil { // the mention is given: no need to parse the body
-		return nil, nil, err
-	}
-	m := &Message{From: SenderOrchestrator, To: []string{a.Name}, Body: req.Body, Mentions: []string{a.Name}, Kind: req.Kind, CreatedAt: now}
-	return m, []Delivery{{AgentID: a.ID, Mention: true}}, nil
+// NudgeResult counts what CheckNudges did.
+type NudgeResult struct {
+	Checked int // agents looked at
+	Nudged  int // nudges sent
 }

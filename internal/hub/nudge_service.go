@@ -4,73 +4,165 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 )
 
-// The orchestrator's per-agent work. Two indexed schedules keep a tick's
-// cost independent of the number of agents and of history:
-//
-//   - health: liveness.next_eval_at (the liveness slice's, set by every
-//     liveness write from EvaluateHealth) — SweepHealth re-evaluates the
-//     agents whose result can change by itself now, records transitions and
-//     expires strict deep work;
-//   - nudges: agent_checks.next_check_at — CheckNudges looks at the agents
-//     that may need a nudge now. Input can only move a nudge later, except
-//     where a call or a mention moves it earlier: FlushPresence and
-//     ScanMentions lower next_check_at for those agents.
-//
-// SweepHealth and CheckNudges (sweep_batch.go) take their due agents in
-// batches; this file holds the one-agent-at-a-time fallback and the rest.
+// NudgeTx stores each agent's place in the nudge check schedule and its nudge
+// episode, and reads the mentions that make a nudge due.
+type NudgeTx interface {
+	// DueAgentChecks returns up to limit agent IDs whose next check is due
+	// at now, the most overdue first.
+	DueAgentChecks(now time.Time, limit int) ([]int64, error)
+	// AgentCheck returns an agent's check schedule and nudge state; a zero
+	// AgentCheck for the agent if none is stored.
+	AgentCheck(agentID int64) (AgentCheck, error)
+	// PutAgentCheck stores c (insert or replace).
+	PutAgentCheck(c AgentCheck) error
+	// ScheduleAgentCheck moves an agent's next check to at if that is
+	// earlier than the stored one (or none is stored).
+	ScheduleAgentCheck(agentID int64, at time.Time) error
+	// PutAgentChecks stores every check of cs (insert or replace).
+	PutAgentChecks(cs []AgentCheck) error
+	// ScheduleAgentChecks does ScheduleAgentCheck(c.AgentID, c.At) for each
+	// c of cs.
+	ScheduleAgentChecks(cs []AgentTime) error
+	// DueNudges returns up to limit agents whose nudge check is due at now,
+	// the most overdue first (the agents DueAgentChecks returns), each with
+	// its check, its liveness state (as LivenessState) and its unread
+	// mentions (as UnreadMentions).
+	DueNudges(now time.Time, limit int) ([]DueNudge, error)
+	// MentionsAfter returns the mention deliveries of messages with an ID
+	// above afterID, up to limit, oldest first, except the orchestrator's
+	// own (nudges).
+	MentionsAfter(afterID int64, limit int) ([]MentionDelivery, error)
+	// UnreadMentions counts the messages mentioning agentID with an ID
+	// above readUpTo, except the orchestrator's own (nudges), and returns
+	// the oldest one's time.
+	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
+}
 
-// idleRecheck is the longest an agent goes without a nudge check when
-// nothing is scheduled (a safety net).
-const idleRecheck = 24 * time.Hour
+// CheckNudges looks at up to set.BatchLimit agents whose nudge check is due
+// at now and nudges those that need it, waking them. more is true when the
+// batch was full.
+func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
+	if ok, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueAgentChecks(now, 1) }); !ok || err != nil {
+		return NudgeResult{}, false, err
+	}
+	var checked int
+	var wake []int64
+	err := s.store.Update(ctx, func(tx Tx) error {
+		checked, wake = 0, wake[:0]
+		rows, err := tx.DueNudges(now, set.BatchLimit)
+		if err != nil {
+			return err
+		}
+		checked = len(rows)
+		checks := make([]AgentCheck, 0, len(rows))
+		var evs []Event
+		var ms []*Message
+		var ds [][]Delivery
+		for _, r := range rows {
+			var in NudgeInput
+			if !r.Agent.Disabled() {
+				in = s.makeNudgeInput(r.Agent, r.State, r.UnreadMentions, r.OldestMention, now)
+			}
+			c, post, ev, err := s.applyNudge(r.Agent, r.Check, in, now, set)
+			if err != nil {
+				return err
+			}
+			checks = append(checks, c)
+			if post != nil {
+				ms, ds, wake = append(ms, post.m), append(ds, post.ds), append(wake, r.Agent.ID)
+			}
+			if ev != nil {
+				evs = append(evs, *ev)
+			}
+		}
+		if err := tx.InsertMessages(ms, ds); err != nil {
+			return err
+		}
+		if err := tx.InsertEvents(evs); err != nil {
+			return err
+		}
+		return tx.PutAgentChecks(checks)
+	})
+	if err == nil {
+		s.waiters.Notify(wake...)
+		return NudgeResult{Checked: checked, Nudged: len(wake)}, checked == set.BatchLimit, nil
+	}
+	if ctx.Err() != nil {
+		return NudgeResult{}, false, err
+	}
+	return s.checkNudgesEach(ctx, now, set)
+}
+
+// Nudge sends a nudge to the agent named name now: a system message from
+// the orchestrator mentioning it, with text or, when text is empty, a
+// default that says how long the agent has been quiet. It wakes the agent's
+// parked waits. Errors: ENOTFOUND, EPRECONDITION (disabled agent), EINVALID.
+func (s *Service) Nudge(ctx context.Context, name, text string) (*Message, error) {
+	now := s.clock.Now()
+	var m *Message
+	var wake []int64
+	err := s.store.Update(ctx, func(tx Tx) error {
+		a, err := tx.AgentByName(name)
+		if err != nil {
+			return err
+		}
+		if a.Disabled() {
+			return Errorf(EPRECONDITION, "agent %q is disabled: enable it with `hubctl agent enable %s` before nudging it", a.Name, a.Name)
+		}
+		body := strings.TrimSpace(text)
+		if body == "" {
+			in, err := s.nudgeInput(tx, a, now)
+			if err != nil {
+				return err
+			}
+			body = nudgeText(in, true, in.UnreadMentions > 0, now)
+		} else if !strings.Contains(body, "@"+a.Name) {
+			body = "@" + a.Name + ": " + body
+		}
+		if m, wake, err = s.postNudge(tx, a, body, now); err != nil {
+			return err
+		}
+		return s.RecordEvent(tx, a.ID, EventNudge, "manual nudge: "+body, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.waiters.Notify(wake...)
+	return m, nil
+}
+
+// postNudge posts a nudge to a inside tx: a message from the orchestrator
+// to a that mentions it. The recipient is known, so the message is inserted
+// directly rather than routed (no name lookups: the sweep does this for
+// many agents per tick).
+func (s *Service) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
+	m, ds, err := s.nudgeMessage(a, body, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := tx.InsertMessage(m, ds); err != nil {
+		return nil, nil, err
+	}
+	return m, []int64{a.ID}, nil
+}
+
+// nudgeMessage returns the nudge to a with body, checked as any post, and
+// its delivery, for postNudge or a batch of nudges to insert.
+func (s *Service) nudgeMessage(a *Agent, body string, now time.Time) (*Message, []Delivery, error) {
+	req := PostRequest{To: []string{a.Name}, Body: body, Mentions: []string{a.Name}, Kind: KindNudge}
+	if err := s.checkPost(&req); err != nil { // the mention is given: no need to parse the body
+		return nil, nil, err
+	}
+	m := &Message{From: SenderOrchestrator, To: []string{a.Name}, Body: req.Body, Mentions: []string{a.Name}, Kind: req.Kind, CreatedAt: now}
+	return m, []Delivery{{AgentID: a.ID, Mention: true}}, nil
+}
 
 // metaMentionCursor is the meta key of the last message ID ScanMentions saw.
 const metaMentionCursor = "nudge_mention_cursor"
-
-// sweepHealthEach is SweepHealth one agent at a time, each in its own
-// write (SweepLiveness): the fallback when the batch fails, so that one
-// agent whose rows cannot be read or written does not hold up the others.
-func (s *Service) sweepHealthEach(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
-	var ids []int64
-	err = s.store.View(ctx, func(tx Tx) (err error) {
-		ids, err = tx.DueLiveness(now, limit)
-		return err
-	})
-	if err != nil || len(ids) == 0 {
-		return 0, 0, false, err
-	}
-	var mu sync.Mutex // updateEach runs fn concurrently
-	_, err = s.updateEach(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
-		a, err := tx.AgentByID(id)
-		if ErrorCode(err) == ENOTFOUND {
-			return nil, nil
-		} else if err != nil {
-			return nil, err
-		}
-		sw, err := s.SweepLiveness(tx, a, now)
-		if err != nil {
-			return nil, fmt.Errorf("health of %s: %w", a.Name, err)
-		}
-		mu.Lock()
-		evaluated++
-		events += len(sw.Events)
-		mu.Unlock()
-		return nil, nil
-	})
-	if err != nil {
-		return evaluated, events, false, err
-	}
-	return evaluated, events, len(ids) == limit, nil
-}
-
-// NudgeResult counts what CheckNudges did.
-type NudgeResult struct {
-	Checked int // agents looked at
-	Nudged  int // nudges sent
-}
 
 // checkNudgesEach is CheckNudges one agent at a time, each in its own
 // write: the fallback when the batch fails.
@@ -167,17 +259,6 @@ func (s *Service) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Tim
 	return c, post, ev, nil
 }
 
-// earliest returns the earliest non-zero time of ts (zero when all are).
-func earliest(ts ...time.Time) time.Time {
-	var out time.Time
-	for _, t := range ts {
-		if !t.IsZero() && (out.IsZero() || t.Before(out)) {
-			out = t
-		}
-	}
-	return out
-}
-
 // nudgeInput returns what DecideNudge needs about agent a at now, read
 // inside tx: its last conscious activity, the strict deep work in force and
 // its unread mentions.
@@ -255,74 +336,31 @@ func (s *Service) ScanMentions(ctx context.Context, set ScheduleSettings) error 
 	})
 }
 
-// FlushPresence writes the last-seen times and interaction beats recorded
-// in memory since the last flush. A call can make a nudge due earlier than
-// scheduled (an activity log that ends strict deep work early), so each
-// caller's nudge check is moved to its call plus the inactivity timeout
-// when that is sooner (usually it is not, and nothing changes). It returns
-// how many agents were flushed.
-func (s *Service) FlushPresence(ctx context.Context, now time.Time, set ScheduleSettings) (int, error) {
-	touches := s.presence.Flush()
-	if len(touches) == 0 {
-		return 0, nil
-	}
-	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.TouchAgents(touches); err != nil {
-			return err
-		}
-		checks := make([]AgentTime, len(touches))
-		for i, t := range touches {
-			checks[i] = AgentTime{AgentID: t.AgentID, At: t.LastSeenAt.Add(set.InactivityTimeout)}
-		}
-		return tx.ScheduleAgentChecks(checks)
-	})
-	if err != nil {
-		s.presence.Unflush(touches)
-		return 0, fmt.Errorf("flush presence: %w", err)
-	}
-	return len(touches), nil
+// AgentCheck is an agent's place in the orchestrator's check schedule and
+// its nudge episode.
+type AgentCheck struct {
+	AgentID     int64
+	NextCheckAt time.Time // zero: nothing scheduled
+	// Nudge episode: Episode identifies what the nudges are about (the
+	// inactivity since a given activity, or the unread mentions since a
+	// given message); a new episode starts when it changes.
+	Episode     string
+	NudgeCount  int
+	LastNudgeAt time.Time
 }
 
-// LoadBeat sets the in-memory beat counter from the store (at start-up, so
-// that calls made before the first tick read the right beat).
-func (s *Service) LoadBeat(ctx context.Context) error {
-	return s.store.View(ctx, func(tx Tx) error {
-		st, _, ok, err := LoadBeatState(tx)
-		if ok {
-			s.SetBeat(max(s.Beat(), st.Beat))
-		}
-		return err
-	})
+// MentionDelivery is one message mentioning one agent.
+type MentionDelivery struct {
+	AgentID   int64
+	MessageID int64
+	CreatedAt time.Time
 }
 
-// AdvanceBeat moves the global beat counter forward by the beats due at
-// now, persists it and returns the state and how many beats passed. The
-// first call on a new hub starts the counter at 0.
-func (s *Service) AdvanceBeat(ctx context.Context, now time.Time, interval time.Duration) (BeatState, int64, error) {
-	if interval <= 0 {
-		return BeatState{}, 0, Errorf(EINVALID, "beat interval %s must be positive", interval)
-	}
-	var st BeatState
-	var saved time.Duration
-	var ok bool
-	err := s.store.View(ctx, func(tx Tx) (err error) {
-		st, saved, ok, err = LoadBeatState(tx)
-		return err
-	})
-	if err != nil {
-		return BeatState{}, 0, err
-	}
-	if !ok {
-		st = NewBeatState(now)
-	}
-	st, n := AdvanceBeats(st, interval, now)
-	if ok && n == 0 && saved == interval {
-		s.SetBeat(max(s.Beat(), st.Beat))
-		return st, 0, nil
-	}
-	if err := s.store.Update(ctx, func(tx Tx) error { return SaveBeatState(tx, st, interval) }); err != nil {
-		return BeatState{}, 0, err
-	}
-	s.SetBeat(st.Beat)
-	return st, n, nil
+// DueNudge is what a nudge check reads about one agent (DueNudges).
+type DueNudge struct {
+	Agent          *Agent
+	Check          AgentCheck
+	State          *LivenessState
+	UnreadMentions int64     // unread messages mentioning the agent (not counting nudges)
+	OldestMention  time.Time // the oldest of them
 }

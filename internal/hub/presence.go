@@ -5,6 +5,29 @@ import (
 	"time"
 )
 
+// PresenceState says how an agent is connected right now (SPEC §4).
+type PresenceState string
+
+// DecidePresence returns the presence of an agent whose last call was at
+// lastCallAt (zero: never) with parkedWaits calls parked in WaitForMessages.
+// A parked wait means waiting whatever the time; otherwise active below
+// cfg.IdleAfter, idle below cfg.OfflineAfter, offline from then.
+func DecidePresence(lastCallAt time.Time, parkedWaits int, now time.Time, cfg HealthConfig) PresenceState {
+	switch {
+	case parkedWaits > 0:
+		return PresenceWaiting
+	case lastCallAt.IsZero():
+		return PresenceOffline
+	}
+	switch since := now.Sub(lastCallAt); {
+	case since >= cfg.OfflineAfter:
+		return PresenceOffline
+	case since >= cfg.IdleAfter:
+		return PresenceIdle
+	}
+	return PresenceActive
+}
+
 // PresenceTracker keeps, in memory, when each agent last made a call and at
 // which beat. Recording a call is a map update, not a write: the orchestrator
 // flushes the changed entries to the store each tick (Flush), so a crash
@@ -84,4 +107,11 @@ func (p *PresenceTracker) Unflush(ts []Touch) {
 			e.dirty = true
 		}
 	}
+}
+
+// Touch is one agent's flushed presence: see Presence.Flush.
+type Touch struct {
+	AgentID             int64
+	LastSeenAt          time.Time
+	LastInteractionBeat int64
 }

@@ -8,11 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// Heartbeat pulses (seed 004, the claw0/OpenClaw heartbeat lane): an agent
-// opts in to be woken on a schedule with a standing instruction, like
-// HEARTBEAT.md. The orchestrator checks ShouldPulse each tick; the agent
-// answers with RespondToPulse and PulseResponseOutcome decides what is shown.
-
 // Pulse defaults and limits.
 const (
 	DefaultPulseInterval   = 30 * time.Minute

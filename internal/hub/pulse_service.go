@@ -8,9 +8,23 @@ import (
 	"unicode/utf8"
 )
 
-// Heartbeat pulses as a service: configuration for the admin API, the
-// deliveries the orchestrator makes and the agents' replies (rules in
-// pulse.go).
+// PulseTx stores heartbeat pulse configs and their state.
+type PulseTx interface {
+	// PutPulseConfig stores an agent's pulse config, keeping its state, and
+	// sets its next check to nextCheckAt.
+	PutPulseConfig(cfg PulseConfig, nextCheckAt time.Time) error
+	// Pulse returns an agent's pulse config and state. ENOTFOUND when the
+	// agent has none.
+	Pulse(agentID int64) (*Pulse, error)
+	// ListPulses returns every pulse config with its state, by agent name.
+	ListPulses() ([]*Pulse, error)
+	// DuePulses returns up to limit agent IDs of enabled pulses whose next
+	// check is due at now.
+	DuePulses(now time.Time, limit int) ([]int64, error)
+	// PutPulseState stores an agent's pulse state and next check. ENOTFOUND
+	// when the agent has no pulse config.
+	PutPulseState(st PulseState, nextCheckAt time.Time) error
+}
 
 // nextPulseCheck returns when a pulse blocked for reason should be checked
 // again; zero when only a config change can unblock it.
@@ -130,11 +144,6 @@ func (s *Service) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, n
 	a.CurrentHeartbeatID, a.HeartbeatStartedAt = hbID, now.Truncate(time.Second)
 	if err := tx.UpdateAgent(a); err != nil {
 		return nil, err
-	}
-	for _, f := range s.hooks.Heartbeat {
-		if err := f(ctx, tx, a, now); err != nil {
-			return nil, err
-		}
 	}
 	channel := p.Config.OutputChannel
 	if channel == "" {
@@ -301,4 +310,23 @@ func (s *Service) RespondToPulse(ctx context.Context, caller *Agent, text string
 	}
 	s.waiters.Notify(wake...)
 	return &r, nil
+}
+
+// lastCallForBusy returns when the agent last made a call, for the "busy"
+// precondition of pulses: zero while it is parked in WaitForMessages, as an
+// agent waiting for messages is not busy with its own work.
+func (s *Service) lastCallForBusy(agentID int64) time.Time {
+	if s.waiters.AgentCount(agentID) > 0 {
+		return time.Time{}
+	}
+	t, _ := s.presence.LastCall(agentID)
+	return t
+}
+
+// Pulse is an agent's pulse config with its state.
+type Pulse struct {
+	AgentName   string
+	Config      PulseConfig
+	State       PulseState
+	NextCheckAt time.Time
 }

@@ -7,6 +7,17 @@ import (
 	"time"
 )
 
+// locale returns the language of the texts for agent a: its own locale when
+// set and valid, else the hub's.
+func (s *Service) locale(a *Agent) Locale {
+	if a != nil && a.Locale != "" {
+		if l, err := ParseLocale(a.Locale); err == nil {
+			return l
+		}
+	}
+	return Locale(s.cfg.Locale).Or(DefaultLocale)
+}
+
 // Version is the hub's version, set at build time with
 // -ldflags "-X github.com/agenthub/hub/internal/hub.Version=v1.2.3".
 var Version = "dev"
@@ -65,31 +76,9 @@ type Metrics interface {
 
 type noMetrics struct{}
 
-func (noMetrics) MessagePosted()                               {}
+func (noMetrics) MessagePosted() {}
+
 func (noMetrics) WaitEnded(time.Duration, bool, time.Duration) {}
-
-// Hooks let the liveness and schedule parts of the domain take part in core
-// operations without the core knowing them. Each runs inside the
-// operation's transaction; an error aborts the operation.
-type Hooks struct {
-	AgentCreated []func(ctx context.Context, tx Tx, a *Agent) error
-	Heartbeat    []func(ctx context.Context, tx Tx, a *Agent, now time.Time) error
-	// Status fills the liveness and beat parts of a status.
-	Status []func(ctx context.Context, tx Tx, a *Agent, st *Status) error
-}
-
-func (h *Hooks) agentCreated(ctx context.Context, tx Tx, a *Agent) error {
-	for _, f := range h.AgentCreated {
-		if err := f(ctx, tx, a); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// hookInstallers are called by NewService; other files of the package add
-// their hooks here from init functions.
-var hookInstallers []func(*Service)
 
 // Service is the hub's domain: every operation the API offers, over a Store.
 type Service struct {
@@ -98,7 +87,6 @@ type Service struct {
 	cfg      Config
 	waiters  *Waiters
 	presence *PresenceTracker
-	hooks    Hooks
 	metrics  Metrics
 	beat     atomic.Int64
 	started  time.Time
@@ -140,9 +128,6 @@ func NewService(store Store, clock Clock, cfg Config) *Service {
 	}
 	if cfg.Metrics != nil {
 		s.metrics = cfg.Metrics
-	}
-	for _, install := range hookInstallers {
-		install(s)
 	}
 	return s
 }
@@ -197,93 +182,3 @@ func (s *Service) SetBeat(n int64) { s.beat.Store(n) }
 
 // StartedAt returns when the service was created.
 func (s *Service) StartedAt() time.Time { return s.started }
-
-// IsAdminToken reports whether token is the admin token (constant time).
-func (s *Service) IsAdminToken(token string) bool {
-	return len(s.cfg.AdminTokenHash) > 0 && TokenHashEqual(HashToken(token), s.cfg.AdminTokenHash)
-}
-
-// Authenticate returns the agent holding token and records the call for
-// presence. Errors: EUNAUTHORIZED (missing or unknown token), EPERMISSION
-// (disabled agent).
-func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error) {
-	if token == "" {
-		return nil, Errorf(EUNAUTHORIZED, "missing token: send \"authorization: Bearer <agent token>\" (create one with `hubctl agent add NAME`)")
-	}
-	hash := HashToken(token)
-	a, ok := s.auth.get(hash)
-	if !ok {
-		gen := s.auth.generation()
-		err := s.store.View(ctx, func(tx Tx) (err error) {
-			a, err = tx.AgentByTokenHash(hash)
-			return err
-		})
-		if ErrorCode(err) == ENOTFOUND {
-			return nil, Errorf(EUNAUTHORIZED, "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)")
-		} else if err != nil {
-			return nil, err
-		}
-		if a.Disabled() {
-			return nil, Errorf(EPERMISSION, "agent %q is disabled: an admin can enable it with `hubctl agent enable %s`", a.Name, a.Name)
-		}
-		s.auth.put(hash, a, gen)
-	}
-	// The agent as returned carries its previous interaction (since_last is
-	// the gap before this call); then this call is recorded.
-	prevCall, prevBeat := s.presence.LastCall(a.ID)
-	if prevCall.After(a.LastSeenAt) {
-		a.LastSeenAt = prevCall
-	}
-	a.LastInteractionBeat = max(a.LastInteractionBeat, prevBeat)
-	s.presence.Touch(a.ID, s.clock.Now(), s.Beat())
-	return a, nil
-}
-
-// Run runs the fallback watcher until ctx ends: every PollInterval it looks
-// for messages committed by someone other than this process (another hub
-// replica, a manual edit) and wakes their recipients. Its cost is one or two
-// indexed queries per interval, whatever the number of parked waits.
-func (s *Service) Run(ctx context.Context) error {
-	if s.cfg.PollOnly || s.cfg.PollInterval <= 0 {
-		<-ctx.Done()
-		return nil
-	}
-	// Start from where Init looked, before any wait could park: reading the
-	// high-water mark here instead would race with the first waits, and an
-	// outside write landing in between would never wake them.
-	last := s.watchFrom
-	if !s.watchInited {
-		if err := s.store.View(ctx, func(tx Tx) (err error) { last, err = tx.MaxMessageID(); return err }); err != nil && ctx.Err() == nil {
-			return err
-		}
-	}
-	t := time.NewTicker(s.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			last = s.pollOnce(ctx, last)
-		}
-	}
-}
-
-// pollOnce wakes the recipients of the messages above last and returns the
-// new high-water mark. Errors are retried at the next interval.
-func (s *Service) pollOnce(ctx context.Context, last int64) int64 {
-	var newest int64
-	var ids []int64
-	err := s.store.View(ctx, func(tx Tx) (err error) {
-		if newest, err = tx.MaxMessageID(); err != nil || newest <= last {
-			return err
-		}
-		ids, err = tx.RecipientsAfter(last)
-		return err
-	})
-	if err != nil || newest <= last {
-		return last
-	}
-	s.waiters.Notify(ids...)
-	return newest
-}

@@ -5,23 +5,53 @@ import (
 	"time"
 )
 
-// WaitRequest is the input of Service.Wait.
-type WaitRequest struct {
-	// TimeoutSeconds: nil means the default; 0 peeks; above the maximum is
-	// clamped; negative is EINVALID.
-	TimeoutSeconds *int32
-	// AfterID: return messages after this cursor instead of unread ones.
-	AfterID string
-	Limit   int
+// Run runs the fallback watcher until ctx ends: every PollInterval it looks
+// for messages committed by someone other than this process (another hub
+// replica, a manual edit) and wakes their recipients. Its cost is one or two
+// indexed queries per interval, whatever the number of parked waits.
+func (s *Service) Run(ctx context.Context) error {
+	if s.cfg.PollOnly || s.cfg.PollInterval <= 0 {
+		<-ctx.Done()
+		return nil
+	}
+	// Start from where Init looked, before any wait could park: reading the
+	// high-water mark here instead would race with the first waits, and an
+	// outside write landing in between would never wake them.
+	last := s.watchFrom
+	if !s.watchInited {
+		if err := s.store.View(ctx, func(tx Tx) (err error) { last, err = tx.MaxMessageID(); return err }); err != nil && ctx.Err() == nil {
+			return err
+		}
+	}
+	t := time.NewTicker(s.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			last = s.pollOnce(ctx, last)
+		}
+	}
 }
 
-// WaitResult is what Service.Wait returns.
-type WaitResult struct {
-	Messages []*Message
-	Cursor   int64
-	TimedOut bool
-	Status   *Status
-	Waited   time.Duration
+// pollOnce wakes the recipients of the messages above last and returns the
+// new high-water mark. Errors are retried at the next interval.
+func (s *Service) pollOnce(ctx context.Context, last int64) int64 {
+	var newest int64
+	var ids []int64
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		if newest, err = tx.MaxMessageID(); err != nil || newest <= last {
+			return err
+		}
+		ids, err = tx.RecipientsAfter(last)
+		return err
+	})
+	if err != nil || newest <= last {
+		return last
+	}
+	s.waiters.Notify(ids...)
+	return newest
 }
 
 // Wait is the long-poll behind WaitForMessages (SPEC §5). It returns at once

@@ -205,7 +205,7 @@ func BenchmarkTick(b *testing.B) {
 				if err := o.Tick(ctx, now); err != nil {
 					b.Fatal(err)
 				}
-				rep := o.LastReport()
+				rep := o.Stats().Last
 				evaluated += rep.Evaluated
 				nudged += rep.Nudged
 				for k, v := range rep.Steps {

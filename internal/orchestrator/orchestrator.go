@@ -255,13 +255,6 @@ func (o *Orchestrator) Tick(ctx context.Context, now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// LastReport returns what the last tick did.
-func (o *Orchestrator) LastReport() Report {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.stats.Last
-}
-
 // budget is how long a step may keep taking batches of due work in one
 // tick; what is left waits for the next tick.
 func (o *Orchestrator) budget() time.Duration { return o.interval() / 2 }

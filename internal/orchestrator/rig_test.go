@@ -80,7 +80,7 @@ func (r *rig) tick() orchestrator.Report {
 	if err := r.o.Tick(r.ctx, r.clock.Now()); err != nil {
 		r.tb.Fatalf("Tick at %v: %v", r.clock.Now().Sub(t0), err)
 	}
-	return r.o.LastReport()
+	return r.o.Stats().Last
 }
 
 // run advances the clock by step and ticks until d has passed; it returns

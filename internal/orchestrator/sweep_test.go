@@ -34,7 +34,7 @@ func TestTickBatchFallsBackPerAgent(t *testing.T) {
 	if err == nil || !contains(err.Error(), "health of broken") {
 		t.Errorf("Tick error = %v, want one naming the broken agent's health", err)
 	}
-	rep := r.o.LastReport()
+	rep := r.o.Stats().Last
 	if rep.Evaluated != 2 || rep.Nudged != 2 {
 		t.Errorf("report: evaluated %d, nudged %d; want 2 and 2 (all but the broken agent)", rep.Evaluated, rep.Nudged)
 	}

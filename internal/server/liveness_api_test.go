@@ -73,8 +73,12 @@ func (h *lvHub) newAgent(t *testing.T, name, locale string) context.Context {
 // tick runs the orchestrator's health step at the fake clock's time.
 func (h *lvHub) tick(t *testing.T) {
 	t.Helper()
-	if _, err := h.m.Service.TickLiveness(context.Background()); err != nil {
-		t.Fatal(err)
+	svc := h.m.Service
+	for more := true; more; {
+		var err error
+		if _, _, more, err = svc.SweepHealth(context.Background(), svc.Clock().Now(), 500); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

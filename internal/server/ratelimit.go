@@ -44,9 +44,9 @@ var writeMethods = map[string]bool{
 	agentServicePrefix + "RespondToPulse":    true,
 }
 
-// IsWriteMethod reports whether the full gRPC method name is a rate-limited
+// isWriteMethod reports whether the full gRPC method name is a rate-limited
 // write of the agent service.
-func IsWriteMethod(fullMethod string) bool { return writeMethods[fullMethod] }
+func isWriteMethod(fullMethod string) bool { return writeMethods[fullMethod] }
 
 // SetRateLimit sets the per-agent write rate limit; call it before serving.
 func (s *Server) SetRateLimit(rl RateLimit) {

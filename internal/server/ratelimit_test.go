@@ -57,12 +57,12 @@ func TestRateLimiterSweep(t *testing.T) {
 func TestWriteMethods(t *testing.T) {
 	t.Parallel()
 	for _, m := range []string{"PostMessage", "Heartbeat", "CreateActivityLog", "Checkpoint", "MarkRead"} {
-		if !IsWriteMethod(agentServicePrefix + m) {
+		if !isWriteMethod(agentServicePrefix + m) {
 			t.Errorf("%s is not rate limited", m)
 		}
 	}
 	for _, m := range []string{agentServicePrefix + "GetStatus", agentServicePrefix + "WaitForMessages", agentServicePrefix + "ListMessages", adminServicePrefix + "PostMessage"} {
-		if IsWriteMethod(m) {
+		if isWriteMethod(m) {
 			t.Errorf("%s is rate limited", m)
 		}
 	}

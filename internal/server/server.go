@@ -211,6 +211,3 @@ func toStatus(err error) error {
 	}
 	return status.Error(code, hub.ErrorMessage(err))
 }
-
-// ToStatus is toStatus for handlers in other packages and tests.
-func ToStatus(err error) error { return toStatus(err) }

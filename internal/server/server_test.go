@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -234,39 +233,6 @@ func TestSenderIsTheTokensAgent(t *testing.T) {
 	st, err := r.agent.GetStatus(bob, &hubv1.GetStatusRequest{})
 	if err != nil || st.GetStatus().GetAgent() != "bob" || st.GetStatus().GetUnreadCount() != 2 {
 		t.Errorf("bob's status = %v, %v; want bob with 2 unread", st, err)
-	}
-}
-
-func TestToStatus(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		err  error
-		want codes.Code
-		msg  string
-	}{
-		{hub.Errorf(hub.EINVALID, "bad %s", "x"), codes.InvalidArgument, "bad x"},
-		{hub.Errorf(hub.ENOTFOUND, "nf"), codes.NotFound, "nf"},
-		{hub.Errorf(hub.ECONFLICT, "c"), codes.AlreadyExists, "c"},
-		{hub.Errorf(hub.EPRECONDITION, "p"), codes.FailedPrecondition, "p"},
-		{hub.Errorf(hub.EPERMISSION, "perm"), codes.PermissionDenied, "perm"},
-		{hub.Errorf(hub.EUNAUTHORIZED, "who"), codes.Unauthenticated, "who"},
-		{hub.Errorf(hub.EEXHAUSTED, "full"), codes.ResourceExhausted, "full"},
-		{hub.Errorf(hub.EUNAVAILABLE, "down"), codes.Unavailable, "down"},
-		{hub.Errorf(hub.EINTERNAL, "oops"), codes.Internal, "oops"},
-		{fmt.Errorf("wrapped: %w", hub.Errorf(hub.ENOTFOUND, "inner")), codes.NotFound, "inner"},
-		{errors.New("disk on fire at /secret/path"), codes.Internal, "internal error"},
-		{context.Canceled, codes.Canceled, "cancelled"},
-		{fmt.Errorf("x: %w", context.DeadlineExceeded), codes.DeadlineExceeded, "deadline"},
-		{status.Error(codes.Aborted, "as is"), codes.Aborted, "as is"},
-	}
-	for _, tt := range tests {
-		st, _ := status.FromError(server.ToStatus(tt.err))
-		if st.Code() != tt.want || st.Message() != tt.msg && !strings.Contains(st.Message(), tt.msg) {
-			t.Errorf("ToStatus(%v) = %v %q, want %v %q", tt.err, st.Code(), st.Message(), tt.want, tt.msg)
-		}
-	}
-	if server.ToStatus(nil) != nil {
-		t.Error("ToStatus(nil) != nil")
 	}
 }
 

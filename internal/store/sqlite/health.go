@@ -177,35 +177,6 @@ func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
 	return err
 }
 
-// ActivityLogs returns an agent's activity logs, oldest first (for tests
-// and exports; not part of hub.LivenessTx).
-func (t *Tx) ActivityLogs(agentID int64) ([]*hub.ActivityLog, error) {
-	rows, err := t.query(`SELECT id, agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at
-		FROM activity_logs WHERE agent_id = ? ORDER BY id`, agentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*hub.ActivityLog
-	for rows.Next() {
-		var l hub.ActivityLog
-		var typ, content, tags string
-		var created int64
-		if err := rows.Scan(&l.ID, &l.AgentID, &typ, &l.Title, &content, &tags, &l.UrgentReason, &l.HeartbeatID, &created); err != nil {
-			return nil, err
-		}
-		l.Type, l.CreatedAt = hub.ActivityType(typ), fromNanos(created)
-		if l.Content, err = parseJSONList(content); err != nil {
-			return nil, fmt.Errorf("activity log %d content: %w", l.ID, err)
-		}
-		if l.Tags, err = parseJSONList(tags); err != nil {
-			return nil, fmt.Errorf("activity log %d tags: %w", l.ID, err)
-		}
-		out = append(out, &l)
-	}
-	return out, rows.Err()
-}
-
 // InsertCheckpoint implements hub.LivenessTx.
 func (t *Tx) InsertCheckpoint(c *hub.Checkpoint) error {
 	res, err := t.exec(`INSERT INTO checkpoints (agent_id, current_activity, heartbeat_id, created_at) VALUES (?, ?, ?, ?)`,

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -246,13 +247,42 @@ func TestActivityLogsAndCheckpoints(t *testing.T) {
 		t.Fatalf("IDs not set: log %d checkpoint %d", l.ID, c.ID)
 	}
 	lvView(t, db, func(tx *Tx) error {
-		ls, err := tx.ActivityLogs(a.ID)
+		ls, err := tx.activityLogs(a.ID)
 		if err != nil {
 			return err
 		}
 		if len(ls) != 1 || !slices.Equal(ls[0].Content, l.Content) || !slices.Equal(ls[0].Tags, l.Tags) || ls[0].Type != hub.ActivityReflection || !ls[0].CreatedAt.Equal(lvT0) {
-			t.Errorf("ActivityLogs = %+v", ls)
+			t.Errorf("activityLogs = %+v", ls)
 		}
 		return nil
 	})
+}
+
+// activityLogs returns an agent's activity logs, oldest first (for tests
+// and exports; not part of hub.LivenessTx).
+func (t *Tx) activityLogs(agentID int64) ([]*hub.ActivityLog, error) {
+	rows, err := t.query(`SELECT id, agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at
+		FROM activity_logs WHERE agent_id = ? ORDER BY id`, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*hub.ActivityLog
+	for rows.Next() {
+		var l hub.ActivityLog
+		var typ, content, tags string
+		var created int64
+		if err := rows.Scan(&l.ID, &l.AgentID, &typ, &l.Title, &content, &tags, &l.UrgentReason, &l.HeartbeatID, &created); err != nil {
+			return nil, err
+		}
+		l.Type, l.CreatedAt = hub.ActivityType(typ), fromNanos(created)
+		if l.Content, err = parseJSONList(content); err != nil {
+			return nil, fmt.Errorf("activity log %d content: %w", l.ID, err)
+		}
+		if l.Tags, err = parseJSONList(tags); err != nil {
+			return nil, fmt.Errorf("activity log %d tags: %w", l.ID, err)
+		}
+		out = append(out, &l)
+	}
+	return out, rows.Err()
 }

@@ -1,0 +1,254 @@
+package hub
+
+import (
+	"context"
+	"time"
+)
+
+// CreateAgentRequest is the input of Service.CreateAgent.
+type CreateAgentRequest struct {
+	Name, DisplayName, Role, Description, Locale string
+}
+
+// CreateAgent registers an agent and returns it with its token, which is
+// shown once. Errors: EINVALID, ECONFLICT (name taken).
+func (s *Service) CreateAgent(ctx context.Context, req CreateAgentRequest) (*Agent, string, error) {
+	if err := ValidateAgentName(req.Name); err != nil {
+		return nil, "", err
+	}
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{{"display_name", req.DisplayName, 200}, {"role", req.Role, 200}, {"description", req.Description, 4000}} {
+		if err := validateAgentText(f.name, f.v, f.max); err != nil {
+			return nil, "", err
+		}
+	}
+	if req.Locale != "" {
+		if _, err := ParseLocale(req.Locale); err != nil {
+			return nil, "", err
+		}
+	}
+	now := s.clock.Now()
+	token, hash := NewToken()
+	a := &Agent{
+		Name:                req.Name,
+		DisplayName:         req.DisplayName,
+		Role:                req.Role,
+		Description:         req.Description,
+		Locale:              req.Locale,
+		CreatedAt:           now,
+		CurrentHeartbeatID:  FormatHeartbeatID(now, s.cfg.Location),
+		HeartbeatStartedAt:  now.Truncate(time.Second),
+		LastInteractionBeat: s.Beat(),
+	}
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.CreateAgent(a, hash); err != nil {
+			return err
+		}
+		// The new agent's liveness state, and its place in the nudge
+		// schedule (checked at the next tick).
+		if err := s.createHealth(tx, a); err != nil {
+			return err
+		}
+		return tx.ScheduleAgentCheck(a.ID, a.CreatedAt)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return a, token, nil
+}
+
+// Agent returns the agent named name. Errors: EINVALID, ENOTFOUND.
+func (s *Service) Agent(ctx context.Context, name string) (*Agent, error) {
+	if err := ValidateAgentName(name); err != nil {
+		return nil, err
+	}
+	var a *Agent
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		a, err = tx.AgentByName(name)
+		return err
+	})
+	return a, err
+}
+
+// ListAgents lists agents by name.
+func (s *Service) ListAgents(ctx context.Context, includeDisabled bool) ([]*Agent, error) {
+	var as []*Agent
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		as, err = tx.ListAgents(includeDisabled)
+		return err
+	})
+	return as, err
+}
+
+// CountAgents returns the number of agents, disabled ones included.
+func (s *Service) CountAgents(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		n, err = tx.CountAgents()
+		return err
+	})
+	return n, err
+}
+
+// UpdateAgentRequest changes the non-nil fields of an agent.
+type UpdateAgentRequest struct {
+	Name                                   string
+	DisplayName, Role, Description, Locale *string
+}
+
+// UpdateAgent changes an agent's descriptive fields. Errors: EINVALID, ENOTFOUND.
+func (s *Service) UpdateAgent(ctx context.Context, req UpdateAgentRequest) (*Agent, error) {
+	if err := ValidateAgentName(req.Name); err != nil {
+		return nil, err
+	}
+	if req.Locale != nil && *req.Locale != "" {
+		if _, err := ParseLocale(*req.Locale); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+		max  int
+	}{{"display_name", req.DisplayName, 200}, {"role", req.Role, 200}, {"description", req.Description, 4000}} {
+		if f.v != nil {
+			if err := validateAgentText(f.name, *f.v, f.max); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s.modifyAgent(ctx, req.Name, func(tx Tx, a *Agent) error {
+		set := func(dst *string, src *string) {
+			if src != nil {
+				*dst = *src
+			}
+		}
+		set(&a.DisplayName, req.DisplayName)
+		set(&a.Role, req.Role)
+		set(&a.Description, req.Description)
+		set(&a.Locale, req.Locale)
+		return tx.UpdateAgent(a)
+	})
+}
+
+// SetAgentDisabled disables or re-enables an agent. A disabled agent's token
+// is refused with EPERMISSION. Errors: EINVALID, ENOTFOUND.
+func (s *Service) SetAgentDisabled(ctx context.Context, name string, disabled bool) (*Agent, error) {
+	if err := ValidateAgentName(name); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	a, err := s.modifyAgent(ctx, name, func(tx Tx, a *Agent) error {
+		switch {
+		case disabled && a.DisabledAt.IsZero():
+			a.DisabledAt = now
+		case !disabled:
+			a.DisabledAt = time.Time{}
+		}
+		return tx.UpdateAgent(a)
+	})
+	if err == nil && disabled {
+		s.waiters.Notify(a.ID) // parked waits re-check and end with PermissionDenied
+	}
+	return a, err
+}
+
+// RotateToken gives an agent a new token; the old one stops working at once.
+// With revoke set, no new token is issued. Errors: EINVALID, ENOTFOUND.
+func (s *Service) RotateToken(ctx context.Context, name string, revoke bool) (*Agent, string, error) {
+	if err := ValidateAgentName(name); err != nil {
+		return nil, "", err
+	}
+	token, hash := NewToken()
+	if revoke {
+		token, hash = "", nil
+	}
+	a, err := s.modifyAgent(ctx, name, func(tx Tx, a *Agent) error {
+		return tx.SetAgentToken(a.ID, hash)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return a, token, nil
+}
+
+// modifyAgent loads an agent by name in a write transaction and applies fn.
+func (s *Service) modifyAgent(ctx context.Context, name string, fn func(Tx, *Agent) error) (*Agent, error) {
+	// Authentication trusts cached agents: forget them before and after the
+	// change, so no call in between is let in on the old state.
+	s.auth.clear()
+	defer s.auth.clear()
+	var a *Agent
+	err := s.store.Update(ctx, func(tx Tx) (err error) {
+		if a, err = tx.AgentByName(name); err != nil {
+			return err
+		}
+		return fn(tx, a)
+	})
+	return a, err
+}
+
+// IsAdminToken reports whether token is the admin token (constant time).
+func (s *Service) IsAdminToken(token string) bool {
+	return len(s.cfg.AdminTokenHash) > 0 && TokenHashEqual(HashToken(token), s.cfg.AdminTokenHash)
+}
+
+// Authenticate returns the agent holding token and records the call for
+// presence. Errors: EUNAUTHORIZED (missing or unknown token), EPERMISSION
+// (disabled agent).
+func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error) {
+	if token == "" {
+		return nil, Errorf(EUNAUTHORIZED, "missing token: send \"authorization: Bearer <agent token>\" (create one with `hubctl agent add NAME`)")
+	}
+	hash := HashToken(token)
+	a, ok := s.auth.get(hash)
+	if !ok {
+		gen := s.auth.generation()
+		err := s.store.View(ctx, func(tx Tx) (err error) {
+			a, err = tx.AgentByTokenHash(hash)
+			return err
+		})
+		if ErrorCode(err) == ENOTFOUND {
+			return nil, Errorf(EUNAUTHORIZED, "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)")
+		} else if err != nil {
+			return nil, err
+		}
+		if a.Disabled() {
+			return nil, Errorf(EPERMISSION, "agent %q is disabled: an admin can enable it with `hubctl agent enable %s`", a.Name, a.Name)
+		}
+		s.auth.put(hash, a, gen)
+	}
+	// The agent as returned carries its previous interaction (since_last is
+	// the gap before this call); then this call is recorded.
+	prevCall, prevBeat := s.presence.LastCall(a.ID)
+	if prevCall.After(a.LastSeenAt) {
+		a.LastSeenAt = prevCall
+	}
+	a.LastInteractionBeat = max(a.LastInteractionBeat, prevBeat)
+	s.presence.Touch(a.ID, s.clock.Now(), s.Beat())
+	return a, nil
+}
+
+// AgentTx stores agents and their tokens.
+type AgentTx interface {
+	// CreateAgent inserts a and sets a.ID. ECONFLICT if the name is taken.
+	CreateAgent(a *Agent, tokenHash []byte) error
+	// AgentByName returns the agent named name. ENOTFOUND.
+	AgentByName(name string) (*Agent, error)
+	// AgentByID returns the agent with the given ID. ENOTFOUND.
+	AgentByID(id int64) (*Agent, error)
+	// AgentByTokenHash returns the agent holding the token. ENOTFOUND.
+	AgentByTokenHash(hash []byte) (*Agent, error)
+	// ListAgents returns agents ordered by name.
+	ListAgents(includeDisabled bool) ([]*Agent, error)
+	// CountAgents returns the number of agents, disabled ones included.
+	CountAgents() (int64, error)
+	// UpdateAgent writes every mutable field of a. ENOTFOUND.
+	UpdateAgent(a *Agent) error
+	// SetAgentToken replaces the agent's token hash; nil revokes the token.
+	SetAgentToken(agentID int64, hash []byte) error
+	// TouchAgents records last-seen times and interaction beats in bulk.
+	TouchAgents(touches []Touch) error
+}

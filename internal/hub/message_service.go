@@ -1,0 +1,368 @@
+package hub
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Post posts a message from sender: an agent (the token's), or nil for a
+// system sender named by from (SenderAdmin, SenderOrchestrator). Errors:
+// EINVALID, ENOTFOUND (unknown recipient or reply_to), EPRECONDITION
+// (disabled recipient), EEXHAUSTED (fan-out above the limit).
+func (s *Service) Post(ctx context.Context, sender *Agent, from string, req PostRequest) (*Message, error) {
+	if sender != nil {
+		from = sender.Name
+	}
+	if err := s.validatePost(&req); err != nil {
+		return nil, err
+	}
+	replyTo, err := ParseMessageID("reply_to", req.ReplyTo)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	m := &Message{From: from, Channel: req.Channel, Body: req.Body, ReplyTo: replyTo, Kind: req.Kind, CreatedAt: now}
+	var recipients []int64
+	err = s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		recipients, err = s.route(tx, sender, m, req, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.waiters.Notify(recipients...)
+	s.metrics.MessagePosted()
+	return m, nil
+}
+
+func (s *Service) validatePost(req *PostRequest) error {
+	if err := s.checkPost(req); err != nil {
+		return err
+	}
+	req.bodyMentions, req.parsed = ParseMentions(req.Body), true
+	return nil
+}
+
+// checkPost is validatePost without parsing the body's @mentions (for
+// system messages whose recipients and mentions are given, such as nudges).
+func (s *Service) checkPost(req *PostRequest) error {
+	if req.Kind == "" {
+		req.Kind = KindMessage
+	}
+	if strings.TrimSpace(req.Body) == "" {
+		return Errorf(EINVALID, "body is empty: write the message text in body")
+	}
+	if !utf8.ValidString(req.Body) {
+		return Errorf(EINVALID, "body must be valid UTF-8")
+	}
+	if len(req.Body) > s.cfg.MaxBodyBytes {
+		return Errorf(EINVALID, "body is %d bytes; the limit is %d bytes: split the message or send a reference", len(req.Body), s.cfg.MaxBodyBytes)
+	}
+	if len(req.To) == 0 && req.Channel == "" {
+		return Errorf(EINVALID, "no recipient: give agent names in to and/or a channel such as \"#general\"")
+	}
+	if req.Channel != "" {
+		if err := ValidateChannel(req.Channel); err != nil {
+			return err
+		}
+	}
+	if len(req.To) > s.cfg.MaxFanout {
+		return Errorf(EEXHAUSTED, "to names %d agents; the limit is %d per message: post to a channel instead", len(req.To), s.cfg.MaxFanout)
+	}
+	for _, n := range append(append([]string(nil), req.To...), req.Mentions...) {
+		if err := ValidateAgentName(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// route resolves the recipients of m inside tx, inserts it and returns the
+// IDs of the agents to wake.
+func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now time.Time) ([]int64, error) {
+	if m.ReplyTo != 0 {
+		if _, err := tx.MessageByID(m.ReplyTo); err != nil {
+			if ErrorCode(err) == ENOTFOUND {
+				return nil, Errorf(ENOTFOUND, "reply_to %d: no such message", m.ReplyTo)
+			}
+			return nil, err
+		}
+	}
+	deliver := map[int64]bool{} // agent ID → mentioned
+	order := []int64{}
+	add := func(id int64, mention bool) {
+		if _, ok := deliver[id]; !ok {
+			order = append(order, id)
+		}
+		deliver[id] = deliver[id] || mention
+	}
+	for _, name := range dedupe(req.To) {
+		a, err := tx.AgentByName(name)
+		if err != nil {
+			if ErrorCode(err) == ENOTFOUND {
+				return nil, Errorf(ENOTFOUND, "no agent named %q: check the name with `hubctl agent list`", name)
+			}
+			return nil, err
+		}
+		if a.Disabled() {
+			return nil, Errorf(EPRECONDITION, "agent %q is disabled and cannot receive messages; enable it with `hubctl agent enable %s`", name, name)
+		}
+		m.To = append(m.To, a.Name)
+		add(a.ID, false)
+	}
+	if m.Channel != "" {
+		chID, err := tx.EnsureChannel(m.Channel, now)
+		if err != nil {
+			return nil, err
+		}
+		if sender != nil {
+			if err := tx.JoinChannel(chID, sender.ID, now); err != nil {
+				return nil, err
+			}
+		}
+		members, err := tx.ChannelMembers(chID)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range members {
+			if sender == nil || id != sender.ID {
+				add(id, false)
+			}
+		}
+	}
+	// Explicit mentions must name agents; @names in the body that are not
+	// agents are ordinary text.
+	explicit := map[string]bool{}
+	for _, n := range req.Mentions {
+		explicit[n] = true
+	}
+	if !req.parsed {
+		req.bodyMentions = ParseMentions(m.Body)
+	}
+	for _, name := range dedupe(append(append([]string(nil), req.Mentions...), req.bodyMentions...)) {
+		a, err := tx.AgentByName(name)
+		if ErrorCode(err) == ENOTFOUND {
+			if explicit[name] {
+				return nil, Errorf(ENOTFOUND, "mentions names %q, which is not an agent", name)
+			}
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if a.Disabled() {
+			continue
+		}
+		m.Mentions = append(m.Mentions, a.Name)
+		if sender != nil && a.ID == sender.ID {
+			continue // "@me" is text: the sender gets no copy, as in a channel
+		}
+		add(a.ID, true)
+	}
+	if len(order) > s.cfg.MaxFanout {
+		return nil, Errorf(EEXHAUSTED, "this message would reach %d agents; the limit is %d per message", len(order), s.cfg.MaxFanout)
+	}
+	ds := make([]Delivery, 0, len(order))
+	for _, id := range order {
+		ds = append(ds, Delivery{AgentID: id, Mention: deliver[id]})
+	}
+	if err := tx.InsertMessage(m, ds); err != nil {
+		return nil, err
+	}
+	return order, nil
+}
+
+// List returns the caller's messages after a cursor, the next cursor and
+// whether more are waiting. Errors: EINVALID.
+func (s *Service) List(ctx context.Context, caller *Agent, req ListRequest) ([]*Message, int64, bool, error) {
+	after, err := ParseMessageID("after_id", req.AfterID)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	limit, err := s.limit(req.Limit, 50)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if req.Channel != "" {
+		if err := ValidateChannel(req.Channel); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	var msgs []*Message
+	err = s.store.View(ctx, func(tx Tx) error {
+		a, err := tx.AgentByID(caller.ID)
+		if err != nil {
+			return err
+		}
+		if req.UnreadOnly && a.ReadUpTo > after {
+			after = a.ReadUpTo
+		}
+		msgs, err = tx.Inbox(caller.ID, InboxQuery{After: after, Channel: req.Channel, Limit: limit + 1, ReadUpTo: a.ReadUpTo})
+		return err
+	})
+	if err != nil {
+		return nil, 0, false, err
+	}
+	msgs, cursor, more := page(msgs, limit, after)
+	return msgs, cursor, more, nil
+}
+
+// limit validates a requested list size: 0 means def, the maximum is s.cfg.MaxListLimit.
+func (s *Service) limit(n, def int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, Errorf(EINVALID, "limit %d is negative: give 1-%d, or 0 for the default (%d)", n, s.cfg.MaxListLimit, def)
+	case n == 0:
+		return min(def, s.cfg.MaxListLimit), nil
+	case n > s.cfg.MaxListLimit:
+		return s.cfg.MaxListLimit, nil
+	}
+	return n, nil
+}
+
+// MarkRead moves the caller's read cursor up to upToID ("" = everything
+// delivered so far); it never moves back. It returns the unread count left
+// and the cursor. Errors: EINVALID.
+func (s *Service) MarkRead(ctx context.Context, caller *Agent, upToID string) (int64, int64, error) {
+	upTo, err := ParseMessageID("up_to_id", upToID)
+	if err != nil {
+		return 0, 0, err
+	}
+	var unread, cursor int64
+	err = s.store.Update(ctx, func(tx Tx) error {
+		a, err := tx.AgentByID(caller.ID)
+		if err != nil {
+			return err
+		}
+		_, _, latest, err := tx.InboxCounts(a.ID, a.ReadUpTo)
+		if err != nil {
+			return err
+		}
+		// "" means everything delivered so far; a cursor beyond that is
+		// clamped, or it would mark messages not yet posted as read.
+		if upToID == "" || upTo > latest {
+			upTo = latest
+		}
+		if upTo > a.ReadUpTo {
+			a.ReadUpTo = upTo
+			if err := tx.UpdateAgent(a); err != nil {
+				return err
+			}
+		}
+		cursor = a.ReadUpTo
+		unread, _, _, err = tx.InboxCounts(a.ID, a.ReadUpTo)
+		return err
+	})
+	return unread, cursor, err
+}
+
+// JoinChannel subscribes the caller to a channel, creating it on first use,
+// and returns its members. Errors: EINVALID.
+func (s *Service) JoinChannel(ctx context.Context, caller *Agent, channel string) ([]string, error) {
+	if err := ValidateChannel(channel); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	var members []string
+	err := s.store.Update(ctx, func(tx Tx) error {
+		id, err := tx.EnsureChannel(channel, now)
+		if err != nil {
+			return err
+		}
+		if err := tx.JoinChannel(id, caller.ID, now); err != nil {
+			return err
+		}
+		members, err = tx.ChannelMemberNames(id)
+		return err
+	})
+	return members, err
+}
+
+// LeaveChannel unsubscribes the caller. Errors: EINVALID, ENOTFOUND.
+func (s *Service) LeaveChannel(ctx context.Context, caller *Agent, channel string) error {
+	if err := ValidateChannel(channel); err != nil {
+		return err
+	}
+	return s.store.Update(ctx, func(tx Tx) error {
+		id, err := tx.ChannelByName(channel)
+		if err != nil {
+			return err
+		}
+		return tx.LeaveChannel(id, caller.ID)
+	})
+}
+
+// AdminList lists messages for the admin view. Errors: EINVALID, ENOTFOUND.
+func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Message, int64, bool, error) {
+	after, err := ParseMessageID("after_id", req.AfterID)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	limit, err := s.limit(req.Limit, 50)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if req.Channel != "" {
+		if err := ValidateChannel(req.Channel); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	var msgs []*Message
+	err = s.store.View(ctx, func(tx Tx) error {
+		q := MessageQuery{After: after, Channel: req.Channel, Limit: limit + 1}
+		if req.Agent != "" {
+			a, err := tx.AgentByName(req.Agent)
+			if err != nil {
+				return err
+			}
+			q.AgentID = a.ID
+		}
+		msgs, err = tx.ListMessages(q)
+		return err
+	})
+	if err != nil {
+		return nil, 0, false, err
+	}
+	msgs, cursor, more := page(msgs, limit, after)
+	return msgs, cursor, more, nil
+}
+
+// MessageTx stores messages, deliveries, read cursors and channels.
+type MessageTx interface {
+	// InsertMessage inserts m with its deliveries and sets m.ID.
+	InsertMessage(m *Message, deliveries []Delivery) error
+	// InsertMessages does InsertMessage(ms[i], ds[i]) for each i, in order
+	// (so the IDs it sets increase with i).
+	InsertMessages(ms []*Message, ds [][]Delivery) error
+	// MessageByID returns one message. ENOTFOUND.
+	MessageByID(id int64) (*Message, error)
+	// Inbox returns messages delivered to agentID matching q, oldest first.
+	Inbox(agentID int64, q InboxQuery) ([]*Message, error)
+	// InboxCounts returns the number of messages delivered to agentID with an
+	// ID above after, how many of them mention the agent, and the newest
+	// delivered message ID (0 if none).
+	InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error)
+	// ListMessages returns messages for an admin view, oldest first.
+	ListMessages(q MessageQuery) ([]*Message, error)
+	// MaxMessageID returns the newest message ID (0 if none).
+	MaxMessageID() (int64, error)
+	// RecipientsAfter returns the IDs of the agents that received a message
+	// with an ID above after (used by the fallback watcher).
+	RecipientsAfter(after int64) ([]int64, error)
+
+	// EnsureChannel returns the ID of the channel named name (with '#'),
+	// creating it if needed.
+	EnsureChannel(name string, now time.Time) (int64, error)
+	// ChannelByName returns a channel's ID. ENOTFOUND.
+	ChannelByName(name string) (int64, error)
+	// JoinChannel adds an agent to a channel (no-op if already a member).
+	JoinChannel(channelID, agentID int64, now time.Time) error
+	// LeaveChannel removes an agent from a channel (no-op if not a member).
+	LeaveChannel(channelID, agentID int64) error
+	// ChannelMembers returns the member agents' IDs.
+	ChannelMembers(channelID int64) ([]int64, error)
+	// ChannelMemberNames returns the member agents' names, sorted.
+	ChannelMemberNames(channelID int64) ([]string, error)
+}

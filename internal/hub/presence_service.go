@@ -1,0 +1,80 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// FlushPresence writes the last-seen times and interaction beats recorded
+// in memory since the last flush. A call can make a nudge due earlier than
+// scheduled (an activity log that ends strict deep work early), so each
+// caller's nudge check is moved to its call plus the inactivity timeout
+// when that is sooner (usually it is not, and nothing changes). It returns
+// how many agents were flushed.
+func (s *Service) FlushPresence(ctx context.Context, now time.Time, set ScheduleSettings) (int, error) {
+	touches := s.presence.Flush()
+	if len(touches) == 0 {
+		return 0, nil
+	}
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.TouchAgents(touches); err != nil {
+			return err
+		}
+		checks := make([]AgentTime, len(touches))
+		for i, t := range touches {
+			checks[i] = AgentTime{AgentID: t.AgentID, At: t.LastSeenAt.Add(set.InactivityTimeout)}
+		}
+		return tx.ScheduleAgentChecks(checks)
+	})
+	if err != nil {
+		s.presence.Unflush(touches)
+		return 0, fmt.Errorf("flush presence: %w", err)
+	}
+	return len(touches), nil
+}
+
+// maxPresenceNames caps the online and waiting lists of a status.
+const maxPresenceNames = 100
+
+// onlineNames returns who is active or waiting, recomputed at most once a
+// second: a status is part of every wait reply, and 10,000 waiters woken at
+// once must not each walk every agent.
+func (s *Service) onlineNames(tx Tx, now time.Time) (online, waiting []string, err error) {
+	s.onlineMu.Lock()
+	defer s.onlineMu.Unlock()
+	if !s.onlineAt.IsZero() && now.Sub(s.onlineAt) < time.Second && now.After(s.onlineAt) {
+		return s.online, s.waitingList, nil
+	}
+	waitingIDs := s.waiters.Agents()
+	isWaiting := make(map[int64]bool, len(waitingIDs))
+	for _, id := range waitingIDs {
+		isWaiting[id] = true
+	}
+	onlineSet, waitingSet := map[string]bool{}, map[string]bool{}
+	s.presence.mu.Lock()
+	var recent []int64
+	for id, e := range s.presence.m {
+		if isWaiting[id] || now.Sub(e.lastCall) < s.cfg.Health.IdleAfter {
+			recent = append(recent, id)
+		}
+	}
+	s.presence.mu.Unlock()
+	sort.Slice(recent, func(i, j int) bool { return recent[i] < recent[j] })
+	for _, id := range recent {
+		if len(onlineSet) >= maxPresenceNames {
+			break
+		}
+		a, err := tx.AgentByID(id)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		onlineSet[a.Name] = true
+		if isWaiting[id] {
+			waitingSet[a.Name] = true
+		}
+	}
+	s.online, s.waitingList, s.onlineAt = sortedNames(onlineSet), sortedNames(waitingSet), now
+	return s.online, s.waitingList, nil
+}

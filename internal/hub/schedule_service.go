@@ -1,0 +1,76 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// anyDue reports whether due, run in a read transaction, finds an agent:
+// a tick with nothing due then takes no write transaction.
+func (s *Service) anyDue(ctx context.Context, due func(tx Tx) ([]int64, error)) (bool, error) {
+	var ids []int64
+	err := s.store.View(ctx, func(tx Tx) (err error) {
+		ids, err = due(tx)
+		return err
+	})
+	return len(ids) > 0, err
+}
+
+const metaPulseBusyWindow = "pulse_busy_window"
+
+// PublishScheduleSettings stores the settings the admin views read (the
+// beat interval is saved with the beat state).
+func (s *Service) PublishScheduleSettings(ctx context.Context, c ScheduleSettings) error {
+	return s.store.Update(ctx, func(tx Tx) error {
+		return tx.SetMeta(metaPulseBusyWindow, strconv.FormatInt(int64(c.PulseBusyWindow), 10))
+	})
+}
+
+// pulseBusyWindow returns the published busy window, or the default.
+func pulseBusyWindow(tx MetaTx) time.Duration {
+	if v, err := tx.Meta(metaPulseBusyWindow); err == nil && v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			return time.Duration(n)
+		}
+	}
+	return DefaultScheduleSettings().PulseBusyWindow
+}
+
+// updateEach runs fn for every ID, each in its own Update, concurrently so
+// that the store groups them into few commits; one failing write does not
+// undo the others. It returns the IDs of the agents to wake and the
+// joined errors.
+func (s *Service) updateEach(ctx context.Context, ids []int64, fn func(tx Tx, id int64) (wake []int64, err error)) ([]int64, error) {
+	const parallel = 64
+	var (
+		mu    sync.Mutex
+		wake  []int64
+		errs  []error
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, parallel)
+	)
+	for _, id := range ids {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			var w []int64
+			err := s.store.Update(ctx, func(tx Tx) (err error) {
+				w, err = fn(tx, id)
+				return err
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			wake = append(wake, w...)
+		}()
+	}
+	wg.Wait()
+	return wake, errors.Join(errs...)
+}
