@@ -69,7 +69,6 @@ type Main struct {
 	extras    []func(ctx context.Context) error // components started by Start (orchestrator, …)
 	tickStats func() server.TickStats
 	metrics   *metrics.Metrics // Prometheus registry (metrics.go)
-	httpExtra map[string]http.Handler
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -129,6 +128,46 @@ func (m *Main) AdminToken() (string, error) {
 // Start opens the store and starts serving. It returns once the listeners
 // are bound; Close stops everything.
 func (m *Main) Start(ctx context.Context) (err error) {
+	m.setDefaults()
+	if err := m.validate(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	tlsCfg, err := m.loadTLS()
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	if err := m.openStore(ctx); err != nil {
+		return err
+	}
+	if err := m.startService(ctx, runCtx); err != nil {
+		return err
+	}
+	if err := m.startOrchestrator(runCtx); err != nil {
+		return err
+	}
+	m.newServer()
+	if err := m.serveGRPC(tlsCfg); err != nil {
+		return err
+	}
+	if err := m.connectInProcess(); err != nil {
+		return err
+	}
+	if err := m.serveHTTP(runCtx, tlsCfg); err != nil {
+		return err
+	}
+	m.Logger.Info("hub started", "version", hub.Version, "grpc", m.GRPCAddress(), "http", m.HTTPAddress(), "data_dir", m.DataDir)
+	return nil
+}
+
+// setDefaults fills the fields a caller may leave zero.
+func (m *Main) setDefaults() {
 	if m.Logger == nil {
 		m.Logger = slog.Default()
 	}
@@ -138,6 +177,10 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if m.DataDir == "" {
 		m.DataDir = DefaultDataDir()
 	}
+}
+
+// validate checks the settings before anything is created.
+func (m *Main) validate() error {
 	if err := m.checkAddrs(); err != nil {
 		return err
 	}
@@ -147,11 +190,24 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if err := m.scheduleSettings().Validate(); err != nil {
 		return fmt.Errorf("orchestrator settings: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			m.Close()
-		}
-	}()
+	return nil
+}
+
+// loadTLS loads the TLS key pair when one is given; nil means plain TCP.
+func (m *Main) loadTLS() (*tls.Config, error) {
+	if m.TLSCert == "" && m.TLSKey == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(m.TLSCert, m.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("load TLS key pair (--tls-cert %s, --tls-key %s): %w", m.TLSCert, m.TLSKey, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// openStore creates the data dir and the admin token if needed and opens
+// the SQLite store.
+func (m *Main) openStore(ctx context.Context) error {
 	if err := os.MkdirAll(m.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir %s: %w", m.DataDir, err)
 	}
@@ -163,39 +219,36 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		m.Logger.Info("created the admin token; hubctl finds it through --data-dir or HUB_DATA_DIR", "file", AdminTokenFile(m.DataDir))
 	}
 	m.Config.AdminTokenHash = hub.HashToken(adminToken)
-
 	dbPath := filepath.Join(m.DataDir, "hub.db")
-	if m.Store, err = sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: m.Synchronous}); err != nil {
-		return err
-	}
+	m.Store, err = sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: m.Synchronous})
+	return err
+}
+
+// startService creates the domain service over the store, loads its
+// in-memory state and starts its fallback watcher (ended by runCtx).
+func (m *Main) startService(ctx, runCtx context.Context) error {
 	m.initMetrics() // before the service: it reports to Config.Metrics
 	m.Service = hub.NewService(m.Store, m.Clock, m.Config)
 	if err := m.Service.Init(ctx); err != nil {
 		return fmt.Errorf("load state: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
+	m.goRun(func() error { return m.Service.Run(runCtx) })
+	return nil
+}
 
-	if err := m.startOrchestrator(runCtx); err != nil {
-		return err
-	}
+// newServer creates the gRPC handlers over the service.
+func (m *Main) newServer() {
 	m.Server = server.New(m.Service, server.Info{
 		DataDir:       m.DataDir,
 		SchemaVersion: m.Store.SchemaVersion,
-		Backup:        m.Store.Backup,
 		TickStats:     m.tickStats,
 	}, m.Logger)
 	m.Server.SetRateLimit(m.RateLimit)
+}
 
-	var tlsCfg *tls.Config
-	if m.TLSCert != "" || m.TLSKey != "" {
-		cert, err := tls.LoadX509KeyPair(m.TLSCert, m.TLSKey)
-		if err != nil {
-			return fmt.Errorf("load TLS key pair (--tls-cert %s, --tls-key %s): %w", m.TLSCert, m.TLSKey, err)
-		}
-		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
-	opts := []grpc.ServerOption{
+// grpcOptions are the gRPC server's options, without transport credentials.
+func (m *Main) grpcOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
 		// Logging first, so that calls refused by authentication are logged too.
 		grpc.ChainUnaryInterceptor(server.LoggingInterceptor(m.Logger), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor),
 		grpc.ChainStreamInterceptor(m.Server.StreamInterceptor),
@@ -205,89 +258,95 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 	}
-	internalOpts := opts
+}
+
+// serveGRPC listens on GRPCAddr and serves the API there.
+func (m *Main) serveGRPC(tlsCfg *tls.Config) error {
+	opts := m.grpcOptions()
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
 	m.grpcSrv = grpc.NewServer(opts...)
 	m.Server.Register(m.grpcSrv)
+	var err error
 	if m.grpcLis, err = net.Listen("tcp", m.GRPCAddr); err != nil {
 		return fmt.Errorf("listen for gRPC on %s: %w (is another hub running? choose another address with --grpc-addr)", m.GRPCAddr, err)
 	}
 	m.goRun(func() error { return m.grpcSrv.Serve(m.grpcLis) })
+	return nil
+}
 
-	// The in-process connection: same services and interceptors, no network.
-	internalSrv := grpc.NewServer(internalOpts...)
-	m.Server.Register(internalSrv)
+// connectInProcess serves the API a second time on an in-memory listener
+// (same services and interceptors, no network) and connects to it: the
+// connection REST and MCP over HTTP use.
+func (m *Main) connectInProcess() error {
+	srv := grpc.NewServer(m.grpcOptions()...)
+	m.Server.Register(srv)
 	bl := bufconn.Listen(1 << 20)
-	m.goRun(func() error { return internalSrv.Serve(bl) })
-	m.extras = append(m.extras, func(context.Context) error { internalSrv.Stop(); return nil })
+	m.goRun(func() error { return srv.Serve(bl) })
+	m.extras = append(m.extras, func(context.Context) error { srv.Stop(); return nil })
+	var err error
 	m.internal, err = grpc.NewClient("passthrough:///hub-internal",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return bl.DialContext(ctx) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return fmt.Errorf("in-process connection: %w", err)
 	}
-
-	m.goRun(func() error { return m.Service.Run(runCtx) })
-
-	if m.HTTPAddr != "" && m.HTTPAddr != "off" {
-		extra := map[string]http.Handler{}
-		for k, v := range m.httpExtra {
-			extra[k] = v
-		}
-		for _, f := range httpExtras {
-			pattern, h, err := f(m)
-			if err != nil {
-				return err
-			}
-			extra[pattern] = h
-		}
-		h, err := gateway.New(runCtx, m.internal, gateway.Options{
-			Ready: func(ctx context.Context) error {
-				if v := m.Store.SchemaVersion(); v <= 0 {
-					return fmt.Errorf("no store migrations applied (schema version %d)", v)
-				}
-				return m.Store.View(ctx, func(tx hub.Tx) error { _, err := tx.MaxMessageID(); return err })
-			},
-			Extra: extra,
-		})
-		if err != nil {
-			return fmt.Errorf("REST gateway: %w", err)
-		}
-		m.httpSrv = &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			// Longer than the longest wait (60 s) plus its margin.
-			WriteTimeout: m.Config.WaitMax + 30*time.Second,
-			IdleTimeout:  2 * time.Minute,
-			TLSConfig:    tlsCfg,
-			ErrorLog:     slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn), // TLS handshake errors and the like
-		}
-		if m.httpLis, err = net.Listen("tcp", m.HTTPAddr); err != nil {
-			return fmt.Errorf("listen for HTTP on %s: %w (is another hub running? choose another address with --http-addr)", m.HTTPAddr, err)
-		}
-		m.goRun(func() error {
-			var err error
-			if tlsCfg != nil {
-				err = m.httpSrv.ServeTLS(m.httpLis, "", "")
-			} else {
-				err = m.httpSrv.Serve(m.httpLis)
-			}
-			if errors.Is(err, http.ErrServerClosed) {
-				return nil
-			}
-			return err
-		})
-	}
-	m.Logger.Info("hub started", "version", hub.Version, "grpc", m.GRPCAddress(), "http", m.HTTPAddress(), "data_dir", m.DataDir)
 	return nil
 }
 
-// httpExtras are HTTP handlers other files mount (MCP at /mcp, /metrics):
-// each returns a pattern and a handler.
-var httpExtras []func(m *Main) (string, http.Handler, error)
+// serveHTTP listens on HTTPAddr, unless it is off, and serves the REST
+// gateway with MCP over HTTP at /mcp and the metrics at /metrics.
+func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
+	if m.HTTPAddr == "" || m.HTTPAddr == "off" {
+		return nil
+	}
+	h, err := gateway.New(runCtx, m.internal, gateway.Options{
+		Ready: m.ready,
+		Extra: map[string]http.Handler{
+			"/mcp":         m.mcpHandler(),
+			"GET /metrics": m.metrics.Handler(),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("REST gateway: %w", err)
+	}
+	m.httpSrv = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// Longer than the longest wait (60 s) plus its margin.
+		WriteTimeout: m.Config.WaitMax + 30*time.Second,
+		IdleTimeout:  2 * time.Minute,
+		TLSConfig:    tlsCfg,
+		ErrorLog:     slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn), // TLS handshake errors and the like
+	}
+	if m.httpLis, err = net.Listen("tcp", m.HTTPAddr); err != nil {
+		return fmt.Errorf("listen for HTTP on %s: %w (is another hub running? choose another address with --http-addr)", m.HTTPAddr, err)
+	}
+	m.goRun(func() error {
+		var err error
+		if tlsCfg != nil {
+			err = m.httpSrv.ServeTLS(m.httpLis, "", "")
+		} else {
+			err = m.httpSrv.Serve(m.httpLis)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	})
+	return nil
+}
+
+// ready is the readiness check of /readyz: migrations applied and the
+// store answering.
+func (m *Main) ready(ctx context.Context) error {
+	if v := m.Store.SchemaVersion(); v <= 0 {
+		return fmt.Errorf("no store migrations applied (schema version %d)", v)
+	}
+	return m.Store.View(ctx, func(tx hub.Tx) error { _, err := tx.MaxMessageID(); return err })
+}
 
 // goRun runs f in a tracked goroutine; Close waits for it.
 func (m *Main) goRun(f func() error) {

@@ -207,7 +207,7 @@ func TestRESTBadInput(t *testing.T) {
 	}
 }
 
-// The REST paths and JSON of issue 2, through the real listener.
+// The REST paths and JSON of the messaging API, through the real listener.
 func TestRESTMessages(t *testing.T) {
 	t.Parallel()
 	h := startCoreHub(t, "", nil)

@@ -8,16 +8,13 @@ import (
 	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
-// MCP over streamable HTTP at /mcp: each session is the agent whose token
-// is in its Authorization header; tool calls reach the hub through the
-// in-process connection.
-func init() {
-	httpExtras = append(httpExtras, func(m *Main) (string, http.Handler, error) {
-		h := mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.Conn()), mcpbridge.Options{
-			HubAddr: m.GRPCAddress(),
-			Version: hub.Version,
-			Logger:  m.Logger.With("component", "mcp"),
-		})
-		return "/mcp", h, nil
+// mcpHandler serves MCP over streamable HTTP (mounted at /mcp): each
+// session is the agent whose token is in its Authorization header; tool
+// calls reach the hub through the in-process connection.
+func (m *Main) mcpHandler() http.Handler {
+	return mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.Conn()), mcpbridge.Options{
+		HubAddr: m.GRPCAddress(),
+		Version: hub.Version,
+		Logger:  m.Logger.With("component", "mcp"),
 	})
 }

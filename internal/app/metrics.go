@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 
@@ -10,17 +9,10 @@ import (
 	"github.com/agenthub/hub/internal/metrics"
 )
 
-// Prometheus metrics at /metrics (internal/metrics): posts, waits and wake
-// latency from the domain (hub.Config.Metrics), RPCs by method and code from
-// an interceptor, and gauges read at scrape time.
-func init() {
-	httpExtras = append(httpExtras, func(m *Main) (string, http.Handler, error) {
-		return "GET /metrics", m.metrics.Handler(), nil
-	})
-}
-
-// initMetrics creates the registry before the service, so that the domain
-// reports to it. A Config.Metrics set by the caller still gets every call.
+// initMetrics creates the Prometheus registry (internal/metrics, served at
+// /metrics) before the service, so that the domain reports to it: posts,
+// waits and wake latency from the domain (hub.Config.Metrics), RPCs by
+// method and code from an interceptor, and gauges read at scrape time. A Config.Metrics set by the caller still gets every call.
 func (m *Main) initMetrics() {
 	m.metrics = metrics.New()
 	if m.Config.Metrics == nil {

@@ -224,7 +224,13 @@ func TestAuthenticateCarriesPreviousCall(t *testing.T) {
 	h := newTestHub(t)
 	_, token := h.agent(t, "alice") // first call, at coreT0
 	h.Clock.Advance(3 * time.Minute)
-	h.SetBeat(7)
+	ctx := context.Background()
+	if _, _, err := h.AdvanceBeat(ctx, h.Clock.Now().Add(-7*time.Minute), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, n, err := h.AdvanceBeat(ctx, h.Clock.Now(), time.Minute); err != nil || n != 7 {
+		t.Fatalf("AdvanceBeat = %d beats, %v; want 7", n, err)
+	}
 	a := h.auth(t, token)
 	if !a.LastSeenAt.Equal(coreT0) {
 		t.Errorf("LastSeenAt = %v, want the previous call at %v", a.LastSeenAt, coreT0)

@@ -15,9 +15,9 @@ const (
 	metaBeatInterval = "beat_interval"
 )
 
-// LoadBeatState reads the beat state from the store's meta values; ok is
+// loadBeatState reads the beat state from the store's meta values; ok is
 // false when none was ever saved. interval is the beat period last saved.
-func LoadBeatState(tx MetaTx) (s BeatState, interval time.Duration, ok bool, err error) {
+func loadBeatState(tx MetaTx) (s BeatState, interval time.Duration, ok bool, err error) {
 	var vals [4]int64
 	for i, k := range []string{metaBeat, metaBeatStarted, metaBeatLast, metaBeatInterval} {
 		v, err := tx.Meta(k)
@@ -38,8 +38,8 @@ func LoadBeatState(tx MetaTx) (s BeatState, interval time.Duration, ok bool, err
 	return s, time.Duration(vals[3]), true, nil
 }
 
-// SaveBeatState writes the beat state and its period to the store's meta values.
-func SaveBeatState(tx MetaTx, s BeatState, interval time.Duration) error {
+// saveBeatState writes the beat state and its period to the store's meta values.
+func saveBeatState(tx MetaTx, s BeatState, interval time.Duration) error {
 	for _, kv := range [][2]string{
 		{metaBeat, strconv.FormatInt(s.Beat, 10)},
 		{metaBeatStarted, strconv.FormatInt(s.StartedAt.UnixNano(), 10)},
@@ -81,7 +81,7 @@ type BeatInfo struct {
 func (s *Service) BeatInfo(ctx context.Context) (*BeatInfo, error) {
 	info := &BeatInfo{}
 	err := s.store.View(ctx, func(tx Tx) error {
-		st, interval, _, err := LoadBeatState(tx)
+		st, interval, _, err := loadBeatState(tx)
 		if err != nil {
 			return err
 		}
@@ -109,9 +109,9 @@ func (s *Service) BeatInfo(ctx context.Context) (*BeatInfo, error) {
 // that calls made before the first tick read the right beat).
 func (s *Service) LoadBeat(ctx context.Context) error {
 	return s.store.View(ctx, func(tx Tx) error {
-		st, _, ok, err := LoadBeatState(tx)
+		st, _, ok, err := loadBeatState(tx)
 		if ok {
-			s.SetBeat(max(s.Beat(), st.Beat))
+			s.setBeat(max(s.Beat(), st.Beat))
 		}
 		return err
 	})
@@ -128,7 +128,7 @@ func (s *Service) AdvanceBeat(ctx context.Context, now time.Time, interval time.
 	var saved time.Duration
 	var ok bool
 	err := s.store.View(ctx, func(tx Tx) (err error) {
-		st, saved, ok, err = LoadBeatState(tx)
+		st, saved, ok, err = loadBeatState(tx)
 		return err
 	})
 	if err != nil {
@@ -139,12 +139,12 @@ func (s *Service) AdvanceBeat(ctx context.Context, now time.Time, interval time.
 	}
 	st, n := AdvanceBeats(st, interval, now)
 	if ok && n == 0 && saved == interval {
-		s.SetBeat(max(s.Beat(), st.Beat))
+		s.setBeat(max(s.Beat(), st.Beat))
 		return st, 0, nil
 	}
-	if err := s.store.Update(ctx, func(tx Tx) error { return SaveBeatState(tx, st, interval) }); err != nil {
+	if err := s.store.Update(ctx, func(tx Tx) error { return saveBeatState(tx, st, interval) }); err != nil {
 		return BeatState{}, 0, err
 	}
-	s.SetBeat(st.Beat)
+	s.setBeat(st.Beat)
 	return st, n, nil
 }

@@ -10,6 +10,11 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
+// Cron jobs (SPEC's CronService): scheduled messages to an agent or a
+// channel. Three kinds: "at" (once, at an RFC 3339 time), "every" (a fixed
+// period aligned to an anchor) and "cron" (a 5-field expression in the hub's
+// time zone, parsed by robfig/cron/v3's standard parser).
+
 // Cron job kinds.
 const (
 	CronAt    = "at"
@@ -119,7 +124,8 @@ func parseCron(e string) (s cron.Schedule, err error) {
 	return cronParser.Parse(e)
 }
 
-// PrepareCronJob validates a new job at now, fills its defaults (CreatedAt,
+// PrepareCronJob validates a new job at now, fills its defaults (the kind
+// of a job given without one, from its one schedule field; CreatedAt,
 // UpdatedAt; an "every" job without an anchor is anchored at now truncated
 // to the second) and computes NextRunAt in loc. It returns EINVALID naming
 // what is wrong. notice is non-empty when the job is accepted but will never
@@ -128,6 +134,11 @@ func PrepareCronJob(j CronJob, now time.Time, loc *time.Location) (_ CronJob, no
 	j.Name = strings.TrimSpace(j.Name)
 	j.Target = strings.TrimSpace(j.Target)
 	j.Expr = strings.TrimSpace(j.Expr)
+	if j.Kind == "" {
+		if j.Kind, err = inferCronKind(j); err != nil {
+			return CronJob{}, "", err
+		}
+	}
 	if j.CreatedAt.IsZero() {
 		j.CreatedAt = now
 	}
@@ -148,6 +159,26 @@ func PrepareCronJob(j CronJob, now time.Time, loc *time.Location) (_ CronJob, no
 			j.At.Format(time.RFC3339), now.Format(time.RFC3339))
 	}
 	return j, notice, nil
+}
+
+// inferCronKind returns the kind of a job given without one: that of its
+// one schedule field set (At, EverySeconds, Expr); "" when none is set
+// (Validate then says what is missing). EINVALID when more than one is.
+func inferCronKind(j CronJob) (string, error) {
+	kind, n := "", 0
+	if !j.At.IsZero() {
+		kind, n = CronAt, n+1
+	}
+	if j.EverySeconds != 0 {
+		kind, n = CronEvery, n+1
+	}
+	if j.Expr != "" {
+		kind, n = CronCron, n+1
+	}
+	if n > 1 {
+		return "", Errorf(EINVALID, "cron job %q gives %d schedules: give exactly one of at, every_seconds or expr (or set kind)", j.Name, n)
+	}
+	return kind, nil
 }
 
 // Validate checks the job's fields and returns EINVALID naming the first

@@ -275,3 +275,31 @@ func TestCronManualRunKeepsAt(t *testing.T) {
 		t.Errorf("re-enabled after its run: next %v, want none", job.NextRunAt)
 	}
 }
+
+// A job given without a kind takes the kind of its one schedule field.
+func TestPrepareCronJobInfersKind(t *testing.T) {
+	t.Parallel()
+	base := hub.CronJob{Name: "j", Target: "claude", Message: "m", Enabled: true}
+	at, every, expr := base, base, base
+	at.At = cronT0.Add(time.Hour)
+	every.EverySeconds = 60
+	expr.Expr = "0 9 * * *"
+	for _, tt := range []struct {
+		job  hub.CronJob
+		want string
+	}{{at, hub.CronAt}, {every, hub.CronEvery}, {expr, hub.CronCron}} {
+		job, _, err := hub.PrepareCronJob(tt.job, cronT0, time.UTC)
+		if err != nil || job.Kind != tt.want {
+			t.Errorf("PrepareCronJob(%+v) kind = %q, %v; want %q", tt.job, job.Kind, err, tt.want)
+		}
+	}
+	two := every
+	two.Expr = "0 9 * * *"
+	_, _, err := hub.PrepareCronJob(two, cronT0, time.UTC)
+	if hub.ErrorCode(err) != hub.EINVALID || !strings.Contains(err.Error(), "gives 2 schedules") {
+		t.Errorf("two schedules: err = %v, want EINVALID naming them", err)
+	}
+	if _, _, err := hub.PrepareCronJob(base, cronT0, time.UTC); hub.ErrorCode(err) != hub.EINVALID {
+		t.Errorf("no schedule: err = %v, want EINVALID", err)
+	}
+}

@@ -64,8 +64,8 @@ func (s *Service) ListEvents(ctx context.Context, req ListEventsRequest) ([]*Eve
 	return evs, err
 }
 
-// RecordEvent stores an event in tx (for the other slices: nudges, pulses,
+// recordEvent stores an event in tx (for nudges, pulses,
 // cron). agentID 0 makes it hub-wide.
-func (s *Service) RecordEvent(tx Tx, agentID int64, kind EventKind, detail string, at time.Time) error {
+func (s *Service) recordEvent(tx Tx, agentID int64, kind EventKind, detail string, at time.Time) error {
 	return tx.InsertEvent(&Event{AgentID: agentID, Kind: kind, Detail: detail, CreatedAt: at})
 }

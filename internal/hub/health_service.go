@@ -7,6 +7,19 @@ import (
 	"time"
 )
 
+// The health sweep. Every liveness write stores the instant at which the
+// agent's health can next change by itself (EvaluateHealth's second
+// result, liveness.next_eval_at); SweepHealth takes the agents whose
+// instant has come, through an index, so a tick costs the same whatever the
+// number of agents. It handles a batch in one write transaction: the due
+// query reads the agents' rows with it, the rules run in Go, and what every
+// agent needs written (next evaluation instants, events) goes back in one
+// statement each; only the rare per-agent changes (a health transition, an
+// expired declaration) are written row by row. If the batch fails, it is
+// retried one agent at a time, each in its own write (sweepHealthEach), so
+// that one agent whose rows cannot be read or written does not hold up the
+// others.
+
 // HealthTx stores each agent's liveness state and the instant its health is next
 // evaluated. The due queries are served by an index on that instant, so a
 // sweep costs the same whatever the number of agents.
@@ -135,19 +148,15 @@ func (s *Service) agentHealth(tx Tx, a *Agent) (*AgentHealth, error) {
 	}
 	now := s.clock.Now()
 	h, _ := EvaluateHealth(*st, now, s.cfg.Health, s.locale(a))
-	lastCall, _ := s.presence.LastCall(a.ID)
-	seen := a.LastSeenAt
-	if lastCall.After(seen) {
-		seen = lastCall
-	}
+	pr := s.presenceAt(a, now)
 	r := &AgentHealth{
 		Agent:             a.Name,
 		Health:            h,
-		Presence:          DecidePresence(seen, s.waiters.AgentCount(a.ID), now, s.cfg.Health),
+		Presence:          pr.State,
 		LastActivityLogAt: st.LastActivityLogAt,
 		LastCheckpointAt:  st.LastCheckpointAt,
 		LastReflectionAt:  st.LastReflectionAt,
-		LastSeenAt:        seen,
+		LastSeenAt:        pr.LastSeenAt,
 		DeepWork:          deepWorkView(st.ActiveDeepWork, now),
 		ReflectionDue:     st.ReflectionDue,
 		EvaluatedAt:       now,

@@ -7,6 +7,12 @@ import (
 	"time"
 )
 
+// Nudges: an agent inactive past the inactivity timeout, or with unread
+// mentions older than a limit, gets a system message from the orchestrator
+// that mentions it, which also wakes its parked wait. One nudge per episode,
+// then exponential backoff; never while strict deep work is in force; the
+// episode ends when the agent acts.
+
 // NudgeInput is what DecideNudge needs to know about one agent at a time.
 type NudgeInput struct {
 	AgentName      string

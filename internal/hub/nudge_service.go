@@ -8,6 +8,13 @@ import (
 	"time"
 )
 
+// Nudge checks. Each agent has a place in an indexed schedule
+// (agent_checks.next_check_at); CheckNudges looks at the agents that may
+// need a nudge now, in batches as SweepHealth does (with checkNudgesEach as
+// its one-agent-at-a-time fallback). Input can only move a nudge later,
+// except where a call or a mention moves it earlier: FlushPresence and
+// ScanMentions lower next_check_at for those agents.
+
 // NudgeTx stores each agent's place in the nudge check schedule and its nudge
 // episode, and reads the mentions that make a nudge due.
 type NudgeTx interface {
@@ -126,7 +133,7 @@ func (s *Service) Nudge(ctx context.Context, name, text string) (*Message, error
 		if m, wake, err = s.postNudge(tx, a, body, now); err != nil {
 			return err
 		}
-		return s.RecordEvent(tx, a.ID, EventNudge, "manual nudge: "+body, now)
+		return s.recordEvent(tx, a.ID, EventNudge, "manual nudge: "+body, now)
 	})
 	if err != nil {
 		return nil, err

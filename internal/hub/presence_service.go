@@ -7,6 +7,32 @@ import (
 	"time"
 )
 
+// AgentPresence is what the hub knows of an agent's calls: the last one
+// (recorded in memory since the last flush, or stored), its interaction
+// beat, and the presence they make.
+type AgentPresence struct {
+	LastSeenAt          time.Time
+	LastInteractionBeat int64
+	SinceLast           int64 // beats since LastInteractionBeat
+	State               PresenceState
+}
+
+// PresenceOf returns agent a's presence now (for agent views).
+func (s *Service) PresenceOf(a *Agent) AgentPresence {
+	return s.presenceAt(a, s.clock.Now())
+}
+
+func (s *Service) presenceAt(a *Agent, now time.Time) AgentPresence {
+	lastCall, beat := s.presence.LastCall(a.ID)
+	p := AgentPresence{LastSeenAt: a.LastSeenAt, LastInteractionBeat: max(beat, a.LastInteractionBeat)}
+	if lastCall.After(p.LastSeenAt) {
+		p.LastSeenAt = lastCall
+	}
+	p.SinceLast = SinceLast(s.Beat(), p.LastInteractionBeat)
+	p.State = DecidePresence(p.LastSeenAt, s.waiters.AgentCount(a.ID), now, s.cfg.Health)
+	return p
+}
+
 // FlushPresence writes the last-seen times and interaction beats recorded
 // in memory since the last flush. A call can make a nudge due earlier than
 // scheduled (an activity log that ends strict deep work early), so each

@@ -8,6 +8,11 @@ import (
 	"unicode/utf8"
 )
 
+// Heartbeat pulses: an agent opts in to be woken on a schedule with a
+// standing instruction, like HEARTBEAT.md. The orchestrator checks
+// ShouldPulse each tick; the agent answers with RespondToPulse and
+// PulseResponseOutcome decides what is shown.
+
 // Pulse defaults and limits.
 const (
 	DefaultPulseInterval   = 30 * time.Minute

@@ -177,8 +177,8 @@ func (s *Service) Presence() *PresenceTracker { return s.presence }
 // Beat returns the global beat counter.
 func (s *Service) Beat() int64 { return s.beat.Load() }
 
-// SetBeat sets the global beat counter (the orchestrator owns it).
-func (s *Service) SetBeat(n int64) { s.beat.Store(n) }
+// setBeat sets the global beat counter (the orchestrator owns it).
+func (s *Service) setBeat(n int64) { s.beat.Store(n) }
 
 // StartedAt returns when the service was created.
 func (s *Service) StartedAt() time.Time { return s.started }

@@ -11,7 +11,7 @@ import (
 	"github.com/agenthub/hub/internal/store/sqlite"
 )
 
-// coreT0 is the fake clock's starting time in the core tests.
+// coreT0 is the fake clock's starting time in the service tests.
 var coreT0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // testHub is a Service over a SQLite file in a temporary directory, with a

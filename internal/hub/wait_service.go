@@ -61,15 +61,6 @@ func (s *Service) pollOnce(ctx context.Context, last int64) int64 {
 // caller's own deadline when ctx has one. Errors: EINVALID, EEXHAUSTED (too
 // many parked waits), EPERMISSION (agent disabled meanwhile), ctx.Err().
 func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*WaitResult, error) {
-	timeout := s.cfg.WaitDefault
-	if req.TimeoutSeconds != nil {
-		n := *req.TimeoutSeconds
-		if n < 0 {
-			return nil, Errorf(EINVALID, "timeout_seconds %d is negative: give 0 to peek, or 1-%d seconds to wait", n, int(s.cfg.WaitMax/time.Second))
-		}
-		timeout = time.Duration(n) * time.Second
-	}
-	timeout = min(timeout, s.cfg.WaitMax)
 	after, err := ParseMessageID("after_id", req.AfterID)
 	if err != nil {
 		return nil, err
@@ -78,24 +69,49 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	if d, ok := ctx.Deadline(); ok {
-		timeout = max(0, min(timeout, time.Until(d)-s.cfg.DeadlineMargin))
+	start := time.Now() // real time: the caller's deadline is real
+	deadline, _ := ctx.Deadline()
+	budget := waitBudget{Default: s.cfg.WaitDefault, Max: s.cfg.WaitMax, Margin: s.cfg.DeadlineMargin}
+	timeout, err := budget.park(req.TimeoutSeconds, start, deadline)
+	if err != nil {
+		return nil, err
 	}
+	fetch := func() ([]*Message, int64, error) {
+		return s.fetchForWait(ctx, caller.ID, after, req.AfterID != "", limit)
+	}
+	res, wokenAt, err := s.park(ctx, caller.ID, timeout, fetch)
+	if err != nil {
+		return nil, err
+	}
+	res.Waited = time.Since(start)
+	var latency time.Duration
+	if !wokenAt.IsZero() {
+		latency = time.Since(wokenAt)
+	}
+	s.metrics.WaitEnded(res.Waited, res.TimedOut, latency)
+	if res.Status, err = s.Status(ctx, caller); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
 
+// park returns what fetch finds, at once if it finds messages, else after
+// waiting up to timeout (zero: not at all) for a wake-up of agentID (or,
+// with PollOnly, polling). It returns when it was last woken, for the wake
+// latency metric; the agent's wait is no longer counted when it returns.
+func (s *Service) park(ctx context.Context, agentID int64, timeout time.Duration, fetch func() ([]*Message, int64, error)) (_ *WaitResult, wokenAt time.Time, _ error) {
 	var w *Waiter
-	if timeout > 0 {
-		// Register before the first check: a post that commits after the
-		// check finds the wake-up slot and the loop checks again.
-		if w, err = s.waiters.Register(caller.ID); err != nil {
-			return nil, err
-		}
-		defer w.Close()
-	}
 	var timer *time.Timer
 	var wake <-chan struct{}
 	var poll <-chan time.Time
 	if timeout > 0 {
+		// Register before the first check: a post that commits after the
+		// check finds the wake-up slot and the loop checks again.
+		var err error
+		if w, err = s.waiters.Register(agentID); err != nil {
+			return nil, wokenAt, err
+		}
+		defer w.Close()
 		timer = time.NewTimer(timeout)
 		defer timer.Stop()
 		if s.cfg.PollOnly {
@@ -107,21 +123,20 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 		}
 	}
 	res := &WaitResult{}
-	var wokenAt time.Time
 	for {
-		msgs, cursor, err := s.fetchForWait(ctx, caller.ID, after, req.AfterID != "", limit)
+		msgs, cursor, err := fetch()
 		if err != nil {
-			return nil, err
+			return nil, wokenAt, err
 		}
 		res.Messages, res.Cursor = msgs, cursor
 		if len(msgs) > 0 {
-			break
+			return res, wokenAt, nil
 		}
 		if timer == nil {
 			// A peek (or no time left before the caller's deadline): nothing
 			// arrived, which is a timeout like any other.
 			res.TimedOut = true
-			break
+			return res, wokenAt, nil
 		}
 		select {
 		case <-wake:
@@ -130,36 +145,19 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 		case <-poll:
 			continue
 		case <-timer.C:
-			res.TimedOut = true
 		case <-s.shutdown:
 			// The hub is stopping: answer now, as a normal timed-out
 			// reply, so the client simply waits again on the next hub.
-			res.TimedOut = true
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, wokenAt, ctx.Err()
 		}
 		// One last look: a message may have committed as the timer fired.
-		if res.Messages, res.Cursor, err = s.fetchForWait(ctx, caller.ID, after, req.AfterID != "", limit); err != nil {
-			return nil, err
+		if res.Messages, res.Cursor, err = fetch(); err != nil {
+			return nil, wokenAt, err
 		}
 		res.TimedOut = len(res.Messages) == 0
-		break
+		return res, wokenAt, nil
 	}
-	if w != nil {
-		w.Close() // the status below must not count this wait any more
-	}
-	res.Waited = time.Since(start)
-	var latency time.Duration
-	if !wokenAt.IsZero() {
-		latency = time.Since(wokenAt)
-	}
-	s.metrics.WaitEnded(res.Waited, res.TimedOut, latency)
-	st, err := s.Status(ctx, caller)
-	if err != nil {
-		return nil, err
-	}
-	res.Status = st
-	return res, nil
 }
 
 // fetchForWait returns the caller's messages after its cursor (or its read

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"os"
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
@@ -144,39 +143,24 @@ func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest
 
 // Backup implements hubv1.AdminServiceServer.
 func (a *AdminServer) Backup(ctx context.Context, req *hubv1.BackupRequest) (*hubv1.BackupResponse, error) {
-	if req.GetPath() == "" {
-		return nil, hub.Errorf(hub.EINVALID, "path is required: the file to write the backup to, on the hub's machine")
-	}
-	if _, err := os.Stat(req.GetPath()); err == nil {
-		return nil, hub.Errorf(hub.ECONFLICT, "%s already exists: choose a new file name", req.GetPath())
-	}
-	if a.s.info.Backup == nil {
-		return nil, hub.Errorf(hub.EPRECONDITION, "this hub's store does not support backups")
-	}
-	n, err := a.s.info.Backup(ctx, req.GetPath())
+	n, err := a.s.svc.Backup(ctx, req.GetPath())
 	if err != nil {
 		return nil, err
 	}
 	return &hubv1.BackupResponse{Path: req.GetPath(), Bytes: n}, nil
 }
 
-// agentView converts an agent and adds its presence, health and beat.
+// agentView converts an agent and adds its presence, beat and health.
 func (s *Server) agentView(ctx context.Context, a *hub.Agent) *hubv1.Agent {
 	p := agentToProto(a)
-	svc := s.svc
-	now := svc.Clock().Now()
-	lastCall, beat := svc.Presence().LastCall(a.ID)
-	if lastCall.After(a.LastSeenAt) {
-		p.LastSeenAt = ts(lastCall)
+	pr := s.svc.PresenceOf(a)
+	p.LastSeenAt, p.Presence = ts(pr.LastSeenAt), string(pr.State)
+	p.LastInteractionBeat, p.SinceLast = pr.LastInteractionBeat, pr.SinceLast
+	h, err := s.svc.AgentHealthOf(ctx, a)
+	if err != nil {
+		s.log.Warn("agent view: health", "agent", a.Name, "err", err)
+		return p
 	}
-	p.LastInteractionBeat = max(beat, a.LastInteractionBeat)
-	p.SinceLast = hub.SinceLast(svc.Beat(), p.LastInteractionBeat)
-	p.Presence = string(hub.DecidePresence(lastCall, svc.Waiters().AgentCount(a.ID), now, svc.Config().Health))
-	for _, f := range agentViewHooks {
-		f(ctx, s, a, p)
-	}
+	p.Health = string(h.Health.State)
 	return p
 }
-
-// agentViewHooks add slice-specific fields (health) to agent views.
-var agentViewHooks []func(ctx context.Context, s *Server, a *hub.Agent, p *hubv1.Agent)

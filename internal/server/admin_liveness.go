@@ -7,21 +7,6 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// This file holds the admin liveness handlers (issue 4): agent health,
-// events and deep work, and the health column of agent views.
-
-func init() {
-	agentViewHooks = append(agentViewHooks, func(ctx context.Context, s *Server, a *hub.Agent, p *hubv1.Agent) {
-		h, err := s.svc.AgentHealthOf(ctx, a)
-		if err != nil {
-			s.log.Warn("agent view: health", "agent", a.Name, "err", err)
-			return
-		}
-		p.Health = string(h.Health.State)
-		p.Presence = string(h.Presence)
-	})
-}
-
 // GetAgentHealth implements hubv1.AdminServiceServer.
 func (a *AdminServer) GetAgentHealth(ctx context.Context, req *hubv1.GetAgentHealthRequest) (*hubv1.GetAgentHealthResponse, error) {
 	h, err := a.s.svc.AgentHealth(ctx, req.GetName())

@@ -148,32 +148,15 @@ func cronRunToProto(r *hub.CronRun) *hubv1.CronRun {
 	}
 }
 
-// CreateCronJob implements hubv1.AdminServiceServer. When kind is empty it
-// is inferred from the one schedule field given (at, every_seconds, expr).
+// CreateCronJob implements hubv1.AdminServiceServer.
 func (a *AdminServer) CreateCronJob(ctx context.Context, req *hubv1.CreateCronJobRequest) (*hubv1.CreateCronJobResponse, error) {
 	c := req.GetJob()
 	if c == nil {
 		return nil, hub.Errorf(hub.EINVALID, "job is required: give name, a schedule (at, every_seconds or expr), target and message")
 	}
-	kind := c.GetKind()
-	if kind == "" {
-		n := 0
-		if c.GetAt() != nil {
-			kind, n = hub.CronAt, n+1
-		}
-		if c.GetEverySeconds() != 0 {
-			kind, n = hub.CronEvery, n+1
-		}
-		if c.GetExpr() != "" {
-			kind, n = hub.CronCron, n+1
-		}
-		if n > 1 {
-			return nil, hub.Errorf(hub.EINVALID, "cron job %q gives %d schedules: give exactly one of at, every_seconds or expr (or set kind)", c.GetName(), n)
-		}
-	}
 	j, notice, err := a.s.svc.CreateCronJob(ctx, hub.CronJob{
 		Name:         c.GetName(),
-		Kind:         kind,
+		Kind:         c.GetKind(),
 		At:           fromTS(c.GetAt()),
 		EverySeconds: c.GetEverySeconds(),
 		Anchor:       fromTS(c.GetAnchor()),

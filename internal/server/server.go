@@ -27,8 +27,6 @@ const (
 type Info struct {
 	DataDir       string
 	SchemaVersion func() int
-	// Backup writes a consistent copy of the store to path and returns its size.
-	Backup func(ctx context.Context, path string) (int64, error)
 	// TickStats reports the orchestrator's last tick, if one runs.
 	TickStats func() TickStats
 }

@@ -20,8 +20,11 @@ import (
 // complete database (no WAL beside it) that a hub opens as its hub.db.
 // Errors: ECONFLICT if path exists (nothing is overwritten).
 func (db *DB) Backup(ctx context.Context, path string) (int64, error) {
+	// Checked before (VACUUM INTO would fill an existing empty file) and
+	// after (a file created meanwhile).
+	exists := hub.Errorf(hub.ECONFLICT, "backup to %s: the file exists; choose a new name", path)
 	if _, err := os.Stat(path); err == nil {
-		return 0, hub.Errorf(hub.ECONFLICT, "backup to %s: the file exists; choose a new name", path)
+		return 0, exists
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return 0, fmt.Errorf("backup to %s: %w", path, err)
 	}
@@ -36,7 +39,7 @@ func (db *DB) Backup(ctx context.Context, path string) (int64, error) {
 	conn.SetMaxOpenConns(1)
 	if _, err := conn.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
 		if strings.Contains(err.Error(), "already exists") {
-			return 0, hub.Errorf(hub.ECONFLICT, "backup to %s: the file exists; choose a new name", path)
+			return 0, exists
 		}
 		os.Remove(path) // a partial copy is no backup
 		return 0, fmt.Errorf("backup to %s: %w", path, err)

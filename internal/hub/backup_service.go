@@ -1,0 +1,23 @@
+package hub
+
+import "context"
+
+// Backuper is a Store that can write a consistent copy of itself to a new
+// file (internal/store/sqlite does). Errors: ECONFLICT if the file exists.
+type Backuper interface {
+	Backup(ctx context.Context, path string) (int64, error)
+}
+
+// Backup writes a consistent copy of the store to path, a new file on the
+// hub's machine, and returns its size. Errors: EINVALID (no path),
+// ECONFLICT (the file exists), EPRECONDITION (the store cannot back up).
+func (s *Service) Backup(ctx context.Context, path string) (int64, error) {
+	if path == "" {
+		return 0, Errorf(EINVALID, "path is required: the file to write the backup to, on the hub's machine")
+	}
+	b, ok := s.store.(Backuper)
+	if !ok {
+		return 0, Errorf(EPRECONDITION, "this hub's store does not support backups")
+	}
+	return b.Backup(ctx, path)
+}
