@@ -10,8 +10,6 @@ import (
 const agentColumns = `id, name, display_name, role, description, locale, created_at, disabled_at,
 	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat`
 
-type scanner interface{ Scan(dest ...any) error }
-
 func scanAgent(s scanner) (*hub.Agent, error) {
 	var a hub.Agent
 	var created, disabled, hbStarted, lastSeen int64
@@ -135,5 +133,3 @@ func (t *Tx) TouchAgents(touches []hub.Touch) error {
 		last_interaction_beat = MAX(last_interaction_beat, v.column3) FROM (VALUES `,
 		`) AS v WHERE agents.id = v.column1`, 3, args, nil)
 }
-
-func quote(s string) string { return `"` + s + `"` }

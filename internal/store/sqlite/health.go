@@ -11,8 +11,6 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// This file implements hub.LivenessTx (migration 0002_liveness.sql).
-
 func jsonList(xs []string) (string, error) {
 	if len(xs) == 0 {
 		return "[]", nil
@@ -157,193 +155,93 @@ func (t *Tx) DueLiveness(now time.Time, limit int) ([]int64, error) {
 	return ids, nil
 }
 
-// InsertActivityLog implements hub.LivenessTx.
-func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
-	content, err := jsonList(l.Content)
+// livenessOf is one agent's liveness row being loaded.
+type livenessOf struct {
+	agentID int64
+	row     livenessRow
+	st      *hub.LivenessState
+	stale   bool
+}
+
+// loadDeclarations sets the declarations of each state from its row, as
+// LivenessState does, with one read for all of them.
+func (t *Tx) loadDeclarations(ls []*livenessOf) error {
+	var ids []int64
+	for _, l := range ls {
+		for _, id := range []int64{l.row.activeID, l.row.expiredID} {
+			if id != 0 {
+				ids = append(ids, id)
+			}
+		}
+	}
+	dws, err := t.deepWorks(ids)
 	if err != nil {
 		return err
 	}
-	tags, err := jsonList(l.Tags)
-	if err != nil {
-		return err
-	}
-	res, err := t.exec(`INSERT INTO activity_logs (agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.AgentID, string(l.Type), l.Title, content, tags, l.UrgentReason, l.HeartbeatID, toNanos(l.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("insert activity log: %w", err)
-	}
-	l.ID, err = res.LastInsertId()
-	return err
-}
-
-// InsertCheckpoint implements hub.LivenessTx.
-func (t *Tx) InsertCheckpoint(c *hub.Checkpoint) error {
-	res, err := t.exec(`INSERT INTO checkpoints (agent_id, current_activity, heartbeat_id, created_at) VALUES (?, ?, ?, ?)`,
-		c.AgentID, c.CurrentActivity, c.HeartbeatID, toNanos(c.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("insert checkpoint: %w", err)
-	}
-	c.ID, err = res.LastInsertId()
-	return err
-}
-
-const deepWorkColumns = `d.id, d.agent_id, a.name, d.mode, d.planned_activity, d.heartbeat_id, d.started_at, d.ends_at,
-	d.state, d.ended_at, d.end_reason`
-
-func scanDeepWork(s scanner) (*hub.DeepWork, error) {
-	var d hub.DeepWork
-	var mode, state, reason string
-	var started, ends, ended int64
-	if err := s.Scan(&d.ID, &d.AgentID, &d.AgentName, &mode, &d.PlannedActivity, &d.HeartbeatID, &started, &ends,
-		&state, &ended, &reason); err != nil {
-		return nil, err
-	}
-	d.Mode, d.State, d.EndReason = hub.DeepWorkMode(mode), hub.DeepWorkState(state), hub.DeepWorkEnd(reason)
-	d.StartedAt, d.EndsAt, d.EndedAt = fromNanos(started), fromNanos(ends), fromNanos(ended)
-	return &d, nil
-}
-
-func (t *Tx) deepWorkByID(id int64) (*hub.DeepWork, error) {
-	d, err := scanDeepWork(t.queryRow(`SELECT `+deepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id WHERE d.id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no deep work declaration %d", id)
-	}
-	return d, err
-}
-
-// InsertDeepWork implements hub.LivenessTx.
-func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
-	res, err := t.exec(`INSERT INTO deep_work (agent_id, mode, planned_activity, heartbeat_id, started_at, ends_at, state, ended_at, end_reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.AgentID, string(d.Mode), d.PlannedActivity, d.HeartbeatID, toNanos(d.StartedAt), toNanos(d.EndsAt),
-		string(d.State), toNanos(d.EndedAt), string(d.EndReason))
-	if hub.ErrorCode(err) == hub.ECONFLICT {
-		return hub.Errorf(hub.ECONFLICT, "the agent already has an active deep work declaration")
-	} else if err != nil {
-		return fmt.Errorf("insert deep work: %w", err)
-	}
-	d.ID, err = res.LastInsertId()
-	return err
-}
-
-// UpdateDeepWork implements hub.LivenessTx.
-func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
-	res, err := t.exec(`UPDATE deep_work SET state = ?, ended_at = ?, end_reason = ? WHERE id = ?`,
-		string(d.State), toNanos(d.EndedAt), string(d.EndReason), d.ID)
-	if err != nil {
-		return fmt.Errorf("update deep work: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no deep work declaration %d", d.ID)
+	for _, l := range ls {
+		if id := l.row.activeID; id != 0 {
+			if d := dws[id]; d.IsActive() {
+				l.st.ActiveDeepWork = d
+			} else { // closed by hand: never considered again
+				l.stale = true
+			}
+		}
+		if id := l.row.expiredID; id != 0 {
+			l.st.ExpiredDeepWork = dws[id]
+		}
 	}
 	return nil
 }
 
-// ListDeepWork implements hub.LivenessTx.
-func (t *Tx) ListDeepWork(q hub.DeepWorkQuery) ([]*hub.DeepWork, error) {
-	var where []string
-	var args []any
-	if q.AgentID != 0 {
-		where, args = append(where, "d.agent_id = ?"), append(args, q.AgentID)
-	}
-	if q.State != "" {
-		where, args = append(where, "d.state = ?"), append(args, string(q.State))
-	}
-	query := `SELECT ` + deepWorkColumns + ` FROM deep_work d JOIN agents a ON a.id = d.agent_id`
-	if len(where) > 0 {
-		query += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	query += ` ORDER BY d.id DESC`
-	if q.Limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", q.Limit)
-	}
-	rows, err := t.query(query, args...)
+// DueHealth implements hub.SweepTx.
+func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
+	rows, err := t.query(`SELECT `+agentColumnsA+`, `+livenessColumns+` FROM liveness l JOIN agents a ON a.id = l.agent_id
+		WHERE l.next_eval_at > 0 AND l.next_eval_at <= ? AND a.disabled_at = 0
+		ORDER BY l.next_eval_at LIMIT ?`, toNanos(now), limit)
 	if err != nil {
-		return nil, fmt.Errorf("list deep work: %w", err)
+		return nil, fmt.Errorf("due health: %w", err)
 	}
-	defer rows.Close()
-	var out []*hub.DeepWork
+	var as []*hub.Agent
+	var ls []*livenessOf
 	for rows.Next() {
-		d, err := scanDeepWork(rows)
+		l := &livenessOf{}
+		a, err := scanAgent(scanPlus{rows, l.row.dest()})
 		if err != nil {
+			rows.Close()
 			return nil, err
 		}
-		out = append(out, d)
+		l.agentID, l.st = a.ID, l.row.state(a.ID)
+		as, ls = append(as, a), append(ls, l)
 	}
-	return out, rows.Err()
-}
-
-// InsertEvent implements hub.LivenessTx.
-func (t *Tx) InsertEvent(e *hub.Event) error {
-	var agent any
-	if e.AgentID != 0 {
-		agent = e.AgentID
-	}
-	res, err := t.exec(`INSERT INTO events (agent_id, kind, detail, created_at) VALUES (?, ?, ?, ?)`,
-		agent, string(e.Kind), e.Detail, toNanos(e.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("insert event: %w", err)
-	}
-	e.ID, err = res.LastInsertId()
-	return err
-}
-
-// ListEvents implements hub.LivenessTx.
-func (t *Tx) ListEvents(q hub.EventQuery) ([]*hub.Event, error) {
-	var where []string
-	var args []any
-	if q.AgentID != 0 {
-		where, args = append(where, "e.agent_id = ?"), append(args, q.AgentID)
-	}
-	if q.Kind != "" {
-		where, args = append(where, "e.kind = ?"), append(args, string(q.Kind))
-	}
-	if !q.Since.IsZero() {
-		where, args = append(where, "e.created_at >= ?"), append(args, q.Since.UnixNano())
-	}
-	if q.AfterID > 0 {
-		where, args = append(where, "e.id > ?"), append(args, q.AfterID)
-	}
-	query := `SELECT e.id, COALESCE(e.agent_id, 0), COALESCE(a.name, ''), e.kind, e.detail, e.created_at
-		FROM events e LEFT JOIN agents a ON a.id = e.agent_id`
-	if len(where) > 0 {
-		query += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	newestFirst := q.AfterID == 0
-	if newestFirst {
-		query += ` ORDER BY e.id DESC`
-	} else {
-		query += ` ORDER BY e.id`
-	}
-	if q.Limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", q.Limit)
-	}
-	rows, err := t.query(query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list events: %w", err)
-	}
-	defer rows.Close()
-	var out []*hub.Event
-	for rows.Next() {
-		var e hub.Event
-		var kind string
-		var created int64
-		if err := rows.Scan(&e.ID, &e.AgentID, &e.AgentName, &kind, &e.Detail, &created); err != nil {
-			return nil, err
-		}
-		e.Kind, e.CreatedAt = hub.EventKind(kind), fromNanos(created)
-		out = append(out, &e)
-	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if newestFirst {
-		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-			out[i], out[j] = out[j], out[i]
-		}
+	if err := t.loadDeclarations(ls); err != nil {
+		return nil, err
+	}
+	out := make([]hub.AgentLiveness, len(as))
+	for i, a := range as {
+		out[i] = hub.AgentLiveness{Agent: a, State: ls[i].st, Stale: ls[i].stale}
 	}
 	return out, nil
+}
+
+// SetNextEvals implements hub.SweepTx.
+func (t *Tx) SetNextEvals(evals []hub.AgentTime) error {
+	args := make([]any, 0, 2*len(evals))
+	for _, e := range evals {
+		args = append(args, e.AgentID, toNanos(e.At))
+	}
+	return t.execRows("set next evaluations", `UPDATE liveness SET next_eval_at = v.column2 FROM (VALUES `,
+		`) AS v WHERE liveness.agent_id = v.column1`, 2, args, nil)
+}
+
+// SaveLivenessStates implements hub.SweepTx.
+func (t *Tx) SaveLivenessStates(sts []*hub.LivenessState, next []time.Time) error {
+	args := make([]any, 0, 14*len(sts))
+	for i, st := range sts {
+		args = append(args, livenessArgs(st, next[i])...)
+	}
+	return t.execRows("save liveness states", livenessInsert+` VALUES `, livenessUpsert, 14, args, nil)
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -191,18 +192,38 @@ func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
 		WHERE cm.channel_id = ? ORDER BY a.name`, channelID)
 }
 
-// Meta implements hub.MetaTx.
-func (t *Tx) Meta(key string) (string, error) {
-	var v string
-	err := t.queryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
+// InsertMessages implements hub.SweepTx: a statement inserts up to
+// valuesChunk messages, which get consecutive IDs in order (AUTOINCREMENT
+// gives each new row one more than the largest ID ever used, and the rows
+// of one statement are inserted one after the other); then their
+// deliveries.
+func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
+	args := make([]any, 0, 8*len(ms))
+	for _, m := range ms {
+		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, toNanos(m.CreatedAt))
 	}
-	return v, err
-}
-
-// SetMeta implements hub.MetaTx.
-func (t *Tx) SetMeta(key, value string) error {
-	_, err := t.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
-	return err
+	err := t.execRows("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at) VALUES `,
+		``, 8, args, func(first, n int, res sql.Result) error {
+			last, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			if got, err := res.RowsAffected(); err != nil || got != int64(n) {
+				return fmt.Errorf("%d of %d rows inserted (%v)", got, n, err)
+			}
+			for i := range n {
+				ms[first+i].ID = last - int64(n-1-i)
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	var dargs []any
+	for i, m := range ms {
+		for _, d := range ds[i] {
+			dargs = append(dargs, d.AgentID, m.ID, d.Mention)
+		}
+	}
+	return t.execRows("insert deliveries", `INSERT INTO deliveries (agent_id, message_id, mention) VALUES `, ``, 3, dargs, nil)
 }

@@ -1,7 +1,8 @@
 // Package sqlite implements hub.Store on an embedded SQLite file
 // (github.com/mattn/go-sqlite3) in WAL mode: one writer connection that
 // groups concurrent writes into one commit, and a pool of read-only
-// connections.
+// connections. One file per noun of internal/hub implements that noun's
+// queries (agent.go implements hub.AgentTx, nudge.go hub.NudgeTx, ...).
 package sqlite
 
 import (
@@ -18,8 +19,52 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
-	sqlite3 "github.com/mattn/go-sqlite3"
+	"github.com/mattn/go-sqlite3"
 )
+
+type scanner interface{ Scan(dest ...any) error }
+
+func quote(s string) string { return `"` + s + `"` }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (t *Tx) ids(q string, args ...any) ([]int64, error) {
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// Meta implements hub.MetaTx.
+func (t *Tx) Meta(key string) (string, error) {
+	var v string
+	err := t.queryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetMeta implements hub.MetaTx.
+func (t *Tx) SetMeta(key, value string) error {
+	_, err := t.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}
 
 // Options tune the store. The zero value is usable.
 type Options struct {
