@@ -6,7 +6,7 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// InsertActivityLog implements hub.LivenessTx.
+// InsertActivityLog implements hub.ActivityTx.
 func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
 	content, err := jsonList(l.Content)
 	if err != nil {
@@ -26,7 +26,7 @@ func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
 	return err
 }
 
-// InsertCheckpoint implements hub.LivenessTx.
+// InsertCheckpoint implements hub.ActivityTx.
 func (t *Tx) InsertCheckpoint(c *hub.Checkpoint) error {
 	res, err := t.exec(`INSERT INTO checkpoints (agent_id, current_activity, heartbeat_id, created_at) VALUES (?, ?, ?, ?)`,
 		c.AgentID, c.CurrentActivity, c.HeartbeatID, toNanos(c.CreatedAt))

@@ -41,7 +41,7 @@ func (t *Tx) cronJobs(q string, args ...any) ([]*hub.CronJob, error) {
 	return out, rows.Err()
 }
 
-// CreateCronJob implements hub.ScheduleTx.
+// CreateCronJob implements hub.CronTx.
 func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 	res, err := t.exec(`INSERT INTO cron_jobs (name, kind, at, every_seconds, anchor, expr, target, message, enabled,
 		consecutive_errors, next_run_at, last_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -56,7 +56,7 @@ func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 	return err
 }
 
-// CronJobByName implements hub.ScheduleTx.
+// CronJobByName implements hub.CronTx.
 func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
 	j, err := scanCronJob(t.queryRow(`SELECT `+cronJobColumns+` FROM cron_jobs WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -65,7 +65,7 @@ func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
 	return j, err
 }
 
-// CronJobByID implements hub.ScheduleTx.
+// CronJobByID implements hub.CronTx.
 func (t *Tx) CronJobByID(id int64) (*hub.CronJob, error) {
 	j, err := scanCronJob(t.queryRow(`SELECT `+cronJobColumns+` FROM cron_jobs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -74,10 +74,10 @@ func (t *Tx) CronJobByID(id int64) (*hub.CronJob, error) {
 	return j, err
 }
 
-// ListCronJobs implements hub.ScheduleTx.
+// ListCronJobs implements hub.CronTx.
 func (t *Tx) ListCronJobs() ([]*hub.CronJob, error) { return t.cronJobs(`ORDER BY name`) }
 
-// UpdateCronJob implements hub.ScheduleTx.
+// UpdateCronJob implements hub.CronTx.
 func (t *Tx) UpdateCronJob(j *hub.CronJob) error {
 	res, err := t.exec(`UPDATE cron_jobs SET kind = ?, at = ?, every_seconds = ?, anchor = ?, expr = ?, target = ?, message = ?,
 		enabled = ?, consecutive_errors = ?, next_run_at = ?, last_run_at = ?, updated_at = ? WHERE id = ?`,
@@ -92,7 +92,7 @@ func (t *Tx) UpdateCronJob(j *hub.CronJob) error {
 	return nil
 }
 
-// DeleteCronJob implements hub.ScheduleTx.
+// DeleteCronJob implements hub.CronTx.
 func (t *Tx) DeleteCronJob(id int64) error {
 	res, err := t.exec(`DELETE FROM cron_jobs WHERE id = ?`, id)
 	if err != nil {
@@ -104,12 +104,12 @@ func (t *Tx) DeleteCronJob(id int64) error {
 	return nil
 }
 
-// DueCronJobs implements hub.ScheduleTx.
+// DueCronJobs implements hub.CronTx.
 func (t *Tx) DueCronJobs(now time.Time, limit int) ([]*hub.CronJob, error) {
 	return t.cronJobs(`WHERE enabled = 1 AND next_run_at > 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`, toNanos(now), limit)
 }
 
-// InsertCronRun implements hub.ScheduleTx.
+// InsertCronRun implements hub.CronTx.
 func (t *Tx) InsertCronRun(r *hub.CronRun) error {
 	res, err := t.exec(`INSERT INTO cron_runs (job_id, job_name, scheduled_at, ran_at, status, error, duration_ns, manual)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -127,7 +127,7 @@ func (t *Tx) InsertCronRun(r *hub.CronRun) error {
 	return err
 }
 
-// ListCronRuns implements hub.ScheduleTx.
+// ListCronRuns implements hub.CronTx.
 func (t *Tx) ListCronRuns(jobID int64, limit int) ([]*hub.CronRun, error) {
 	q := `SELECT id, job_id, job_name, scheduled_at, ran_at, status, error, duration_ns, manual FROM cron_runs`
 	args := []any{}

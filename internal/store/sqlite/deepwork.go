@@ -33,7 +33,7 @@ func (t *Tx) deepWorkByID(id int64) (*hub.DeepWork, error) {
 	return d, err
 }
 
-// InsertDeepWork implements hub.LivenessTx.
+// InsertDeepWork implements hub.DeepWorkTx.
 func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 	res, err := t.exec(`INSERT INTO deep_work (agent_id, mode, planned_activity, heartbeat_id, started_at, ends_at, state, ended_at, end_reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -48,7 +48,7 @@ func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 	return err
 }
 
-// UpdateDeepWork implements hub.LivenessTx.
+// UpdateDeepWork implements hub.DeepWorkTx.
 func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
 	res, err := t.exec(`UPDATE deep_work SET state = ?, ended_at = ?, end_reason = ? WHERE id = ?`,
 		string(d.State), toNanos(d.EndedAt), string(d.EndReason), d.ID)
@@ -63,7 +63,7 @@ func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
 	return nil
 }
 
-// ListDeepWork implements hub.LivenessTx.
+// ListDeepWork implements hub.DeepWorkTx.
 func (t *Tx) ListDeepWork(q hub.DeepWorkQuery) ([]*hub.DeepWork, error) {
 	var where []string
 	var args []any

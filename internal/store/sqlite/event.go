@@ -8,7 +8,7 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// InsertEvent implements hub.LivenessTx.
+// InsertEvent implements hub.EventTx.
 func (t *Tx) InsertEvent(e *hub.Event) error {
 	var agent any
 	if e.AgentID != 0 {
@@ -23,7 +23,7 @@ func (t *Tx) InsertEvent(e *hub.Event) error {
 	return err
 }
 
-// ListEvents implements hub.LivenessTx.
+// ListEvents implements hub.EventTx.
 func (t *Tx) ListEvents(q hub.EventQuery) ([]*hub.Event, error) {
 	var where []string
 	var args []any
@@ -80,7 +80,7 @@ func (t *Tx) ListEvents(q hub.EventQuery) ([]*hub.Event, error) {
 	return out, nil
 }
 
-// InsertEvents implements hub.SweepTx.
+// InsertEvents implements hub.EventTx.
 func (t *Tx) InsertEvents(es []hub.Event) error {
 	args := make([]any, 0, 4*len(es))
 	for _, e := range es {

@@ -64,7 +64,7 @@ func (r *livenessRow) state(agentID int64) *hub.LivenessState {
 	return st
 }
 
-// LivenessState implements hub.LivenessTx.
+// LivenessState implements hub.HealthTx.
 func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
 	var r livenessRow
 	err := t.queryRow(`SELECT `+livenessColumns+` FROM liveness l WHERE l.agent_id = ?`, agentID).Scan(r.dest()...)
@@ -135,7 +135,7 @@ func livenessArgs(st *hub.LivenessState, nextEvalAt time.Time) []any {
 		toNanos(st.DeepWorkEndedAt), healthState, strings.Join(kinds, ","), toNanos(nextEvalAt)}
 }
 
-// SaveLivenessState implements hub.LivenessTx.
+// SaveLivenessState implements hub.HealthTx.
 func (t *Tx) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) error {
 	_, err := t.exec(livenessInsert+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+livenessUpsert, livenessArgs(st, nextEvalAt)...)
 	if err != nil {
@@ -144,7 +144,7 @@ func (t *Tx) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) erro
 	return nil
 }
 
-// DueLiveness implements hub.LivenessTx.
+// DueLiveness implements hub.HealthTx.
 func (t *Tx) DueLiveness(now time.Time, limit int) ([]int64, error) {
 	ids, err := queryColumn[int64](t, `SELECT l.agent_id FROM liveness l JOIN agents a ON a.id = l.agent_id
 		WHERE l.next_eval_at > 0 AND l.next_eval_at <= ? AND a.disabled_at = 0
@@ -193,7 +193,7 @@ func (t *Tx) loadDeclarations(ls []*livenessOf) error {
 	return nil
 }
 
-// DueHealth implements hub.SweepTx.
+// DueHealth implements hub.HealthTx.
 func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
 	rows, err := t.query(`SELECT `+agentColumnsA+`, `+livenessColumns+` FROM liveness l JOIN agents a ON a.id = l.agent_id
 		WHERE l.next_eval_at > 0 AND l.next_eval_at <= ? AND a.disabled_at = 0
@@ -227,7 +227,7 @@ func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
 	return out, nil
 }
 
-// SetNextEvals implements hub.SweepTx.
+// SetNextEvals implements hub.HealthTx.
 func (t *Tx) SetNextEvals(evals []hub.AgentTime) error {
 	args := make([]any, 0, 2*len(evals))
 	for _, e := range evals {
@@ -237,7 +237,7 @@ func (t *Tx) SetNextEvals(evals []hub.AgentTime) error {
 		`) AS v WHERE liveness.agent_id = v.column1`, 2, args, nil)
 }
 
-// SaveLivenessStates implements hub.SweepTx.
+// SaveLivenessStates implements hub.HealthTx.
 func (t *Tx) SaveLivenessStates(sts []*hub.LivenessState, next []time.Time) error {
 	args := make([]any, 0, 14*len(sts))
 	for i, st := range sts {

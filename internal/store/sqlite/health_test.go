@@ -258,8 +258,8 @@ func TestActivityLogsAndCheckpoints(t *testing.T) {
 	})
 }
 
-// activityLogs returns an agent's activity logs, oldest first (for tests
-// and exports; not part of hub.LivenessTx).
+// activityLogs returns an agent's activity logs, oldest first (what the
+// tests read back; not part of hub.Tx).
 func (t *Tx) activityLogs(agentID int64) ([]*hub.ActivityLog, error) {
 	rows, err := t.query(`SELECT id, agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at
 		FROM activity_logs WHERE agent_id = ? ORDER BY id`, agentID)

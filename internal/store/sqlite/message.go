@@ -192,7 +192,7 @@ func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
 		WHERE cm.channel_id = ? ORDER BY a.name`, channelID)
 }
 
-// InsertMessages implements hub.SweepTx: a statement inserts up to
+// InsertMessages implements hub.MessageTx: a statement inserts up to
 // valuesChunk messages, which get consecutive IDs in order (AUTOINCREMENT
 // gives each new row one more than the largest ID ever used, and the rows
 // of one statement are inserted one after the other); then their

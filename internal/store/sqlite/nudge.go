@@ -9,13 +9,13 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// DueAgentChecks implements hub.ScheduleTx.
+// DueAgentChecks implements hub.NudgeTx.
 func (t *Tx) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
 	return t.ids(`SELECT agent_id FROM agent_checks WHERE next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
 		toNanos(now), limit)
 }
 
-// AgentCheck implements hub.ScheduleTx.
+// AgentCheck implements hub.NudgeTx.
 func (t *Tx) AgentCheck(agentID int64) (hub.AgentCheck, error) {
 	c := hub.AgentCheck{AgentID: agentID}
 	var next, last int64
@@ -30,7 +30,7 @@ func (t *Tx) AgentCheck(agentID int64) (hub.AgentCheck, error) {
 	return c, nil
 }
 
-// PutAgentCheck implements hub.ScheduleTx.
+// PutAgentCheck implements hub.NudgeTx.
 func (t *Tx) PutAgentCheck(c hub.AgentCheck) error {
 	_, err := t.exec(`INSERT INTO agent_checks (agent_id, next_check_at, episode, nudge_count, last_nudge_at)
 		VALUES (?, ?, ?, ?, ?)
@@ -40,7 +40,7 @@ func (t *Tx) PutAgentCheck(c hub.AgentCheck) error {
 	return err
 }
 
-// ScheduleAgentCheck implements hub.ScheduleTx.
+// ScheduleAgentCheck implements hub.NudgeTx.
 func (t *Tx) ScheduleAgentCheck(agentID int64, at time.Time) error {
 	n := toNanos(at)
 	if n <= 0 {
@@ -52,7 +52,7 @@ func (t *Tx) ScheduleAgentCheck(agentID int64, at time.Time) error {
 	return err
 }
 
-// MentionsAfter implements hub.ScheduleTx. It walks deliveries by message
+// MentionsAfter implements hub.NudgeTx. It walks deliveries by message
 // ID (the deliveries_message index), so its cost is that of the new
 // deliveries only.
 func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, error) {
@@ -75,7 +75,7 @@ func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, err
 	return out, rows.Err()
 }
 
-// UnreadMentions implements hub.ScheduleTx.
+// UnreadMentions implements hub.NudgeTx.
 func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 	var n int64
 	var oldest sql.NullInt64
@@ -87,7 +87,7 @@ func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 	return n, fromNanos(oldest.Int64), nil
 }
 
-// DueNudges implements hub.SweepTx.
+// DueNudges implements hub.NudgeTx.
 func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
 	rows, err := t.query(`SELECT `+agentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
 		FROM agent_checks c JOIN agents a ON a.id = c.agent_id
@@ -193,7 +193,7 @@ func (t *Tx) nudgeMentions(list string, byID map[int64]*hub.DueNudge) error {
 	return rows.Err()
 }
 
-// PutAgentChecks implements hub.SweepTx.
+// PutAgentChecks implements hub.NudgeTx.
 func (t *Tx) PutAgentChecks(cs []hub.AgentCheck) error {
 	args := make([]any, 0, 5*len(cs))
 	for _, c := range cs {
@@ -204,7 +204,7 @@ func (t *Tx) PutAgentChecks(cs []hub.AgentCheck) error {
 			nudge_count = excluded.nudge_count, last_nudge_at = excluded.last_nudge_at`, 5, args, nil)
 }
 
-// ScheduleAgentChecks implements hub.SweepTx.
+// ScheduleAgentChecks implements hub.NudgeTx.
 func (t *Tx) ScheduleAgentChecks(cs []hub.AgentTime) error {
 	args := make([]any, 0, 2*len(cs))
 	for _, c := range cs {

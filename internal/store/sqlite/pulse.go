@@ -27,7 +27,7 @@ func scanPulse(s scanner) (*hub.Pulse, error) {
 	return &p, nil
 }
 
-// PutPulseConfig implements hub.ScheduleTx.
+// PutPulseConfig implements hub.PulseTx.
 func (t *Tx) PutPulseConfig(c hub.PulseConfig, nextCheckAt time.Time) error {
 	_, err := t.exec(`INSERT INTO pulses (agent_id, enabled, interval_ns, active_hours, time_zone, instructions, output_channel, updated_at, next_check_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -39,7 +39,7 @@ func (t *Tx) PutPulseConfig(c hub.PulseConfig, nextCheckAt time.Time) error {
 	return err
 }
 
-// Pulse implements hub.ScheduleTx.
+// Pulse implements hub.PulseTx.
 func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
 	p, err := scanPulse(t.queryRow(`SELECT `+pulseColumns+` FROM pulses p JOIN agents a ON a.id = p.agent_id WHERE p.agent_id = ?`, agentID))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -48,7 +48,7 @@ func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
 	return p, err
 }
 
-// ListPulses implements hub.ScheduleTx.
+// ListPulses implements hub.PulseTx.
 func (t *Tx) ListPulses() ([]*hub.Pulse, error) {
 	rows, err := t.query(`SELECT ` + pulseColumns + ` FROM pulses p JOIN agents a ON a.id = p.agent_id ORDER BY a.name`)
 	if err != nil {
@@ -66,13 +66,13 @@ func (t *Tx) ListPulses() ([]*hub.Pulse, error) {
 	return out, rows.Err()
 }
 
-// DuePulses implements hub.ScheduleTx.
+// DuePulses implements hub.PulseTx.
 func (t *Tx) DuePulses(now time.Time, limit int) ([]int64, error) {
 	return t.ids(`SELECT agent_id FROM pulses WHERE enabled = 1 AND next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
 		toNanos(now), limit)
 }
 
-// PutPulseState implements hub.ScheduleTx.
+// PutPulseState implements hub.PulseTx.
 func (t *Tx) PutPulseState(st hub.PulseState, nextCheckAt time.Time) error {
 	res, err := t.exec(`UPDATE pulses SET last_pulse_at = ?, unanswered = ?, last_output = ?, last_outcome = ?, last_respond_at = ?,
 		pulse_count = ?, last_reason = ?, last_checked_at = ?, next_check_at = ? WHERE agent_id = ?`,
