@@ -6,7 +6,7 @@
 //
 //   - RunStdio: `hub mcp`, one process per agent, speaking MCP over stdio and
 //     calling the hub with that agent's token;
-//   - NewHTTPHandler: MCP over streamable HTTP at /mcp inside the hub, where
+//   - NewHTTPHandlerWithClient: MCP over streamable HTTP at /mcp inside the hub, where
 //     each session's identity is the Authorization: Bearer header.
 //
 // The hub takes the caller's identity from the token only: no tool has an

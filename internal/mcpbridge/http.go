@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -28,29 +27,13 @@ import (
 // token on that session is refused (403), and every tool call is made
 // with that token, so two sessions with two tokens are two agents.
 type HTTPHandler struct {
-	conn    *grpc.ClientConn // nil when the caller supplied the client
 	handler http.Handler
 }
 
-// NewHTTPHandler returns a streamable HTTP MCP handler that calls the hub's
-// gRPC API at grpcAddr (usually the hub's own loopback listener) with each
-// session's token. The connection is made lazily; Close releases it.
-func NewHTTPHandler(grpcAddr string, opts Options) (*HTTPHandler, error) {
-	conn, err := Dial(grpcAddr, "")
-	if err != nil {
-		return nil, err
-	}
-	if opts.HubAddr == "" {
-		opts.HubAddr = grpcAddr
-	}
-	h := NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(conn), opts)
-	h.conn = conn
-	return h, nil
-}
-
-// NewHTTPHandlerWithClient is NewHTTPHandler over an existing client, which
-// must not carry credentials of its own: the handler adds each session's
-// token to every call.
+// NewHTTPHandlerWithClient returns a streamable HTTP MCP handler that calls
+// the hub through client (the hub's in-process connection), which must not
+// carry credentials of its own: the handler adds each session's token to
+// every call.
 func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HTTPHandler {
 	opts = opts.withDefaults()
 	b := &bridge{client: client, opts: opts, callContext: tokenFromRequest}
@@ -88,14 +71,6 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.handler.ServeHTTP(w, r)
-}
-
-// Close releases the gRPC connection NewHTTPHandler made, if any.
-func (h *HTTPHandler) Close() error {
-	if h.conn == nil {
-		return nil
-	}
-	return h.conn.Close()
 }
 
 // checkToken asks the hub whether token is an agent's. Only a definite
