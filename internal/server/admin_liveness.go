@@ -7,6 +7,8 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
+// The admin liveness handlers: agent health, events and deep work.
+
 // GetAgentHealth implements hubv1.AdminServiceServer.
 func (a *AdminServer) GetAgentHealth(ctx context.Context, req *hubv1.GetAgentHealthRequest) (*hubv1.GetAgentHealthResponse, error) {
 	h, err := a.s.svc.AgentHealth(ctx, req.GetName())

@@ -7,7 +7,7 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// This file holds the agent-facing liveness handlers (issue 4): activity
+// The agent-facing liveness handlers: activity
 // logs, checkpoints, deep work and elapsed time.
 
 // CreateActivityLog implements hubv1.AgentServiceServer.
