@@ -271,7 +271,7 @@ func (s *Service) recordCronRun(tx Tx, j *CronJob, run *CronRun) error {
 				agentID = a.ID
 			}
 		}
-		return s.recordEvent(tx, agentID, EventCronDisabled,
+		return recordEvent(tx, agentID, EventCronDisabled,
 			fmt.Sprintf("cron job %q disabled after %d consecutive errors; last: %s (enable it with `hubctl cron enable %s`)",
 				j.Name, nj.ConsecutiveErrors, run.Error, j.Name), run.RanAt)
 	}

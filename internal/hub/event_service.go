@@ -66,6 +66,6 @@ func (s *Service) ListEvents(ctx context.Context, req ListEventsRequest) ([]*Eve
 
 // recordEvent stores an event in tx (for nudges, pulses,
 // cron). agentID 0 makes it hub-wide.
-func (s *Service) recordEvent(tx Tx, agentID int64, kind EventKind, detail string, at time.Time) error {
+func recordEvent(tx Tx, agentID int64, kind EventKind, detail string, at time.Time) error {
 	return tx.InsertEvent(&Event{AgentID: agentID, Kind: kind, Detail: detail, CreatedAt: at})
 }

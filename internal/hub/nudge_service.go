@@ -133,7 +133,7 @@ func (s *Service) Nudge(ctx context.Context, name, text string) (*Message, error
 		if m, wake, err = s.postNudge(tx, a, body, now); err != nil {
 			return err
 		}
-		return s.recordEvent(tx, a.ID, EventNudge, "manual nudge: "+body, now)
+		return recordEvent(tx, a.ID, EventNudge, "manual nudge: "+body, now)
 	})
 	if err != nil {
 		return nil, err

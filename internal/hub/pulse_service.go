@@ -164,7 +164,7 @@ func (s *Service) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, n
 	if err := tx.PutPulseState(st, now.Add(p.Config.Interval)); err != nil {
 		return nil, err
 	}
-	if err := s.recordEvent(tx, a.ID, EventPulse, "heartbeat pulse "+hbID+" delivered", now); err != nil {
+	if err := recordEvent(tx, a.ID, EventPulse, "heartbeat pulse "+hbID+" delivered", now); err != nil {
 		return nil, err
 	}
 	return m, nil
