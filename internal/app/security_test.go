@@ -392,7 +392,7 @@ func TestIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		presence[name], _ = m.Service.Presence().LastCall(a.ID)
+		presence[name] = m.Service.PresenceOf(a).LastSeenAt
 	}
 
 	tried := 0
@@ -450,7 +450,7 @@ func TestIdentity(t *testing.T) {
 	}
 	for name, was := range presence {
 		a, _ := m.Service.Agent(context.Background(), name)
-		if now, _ := m.Service.Presence().LastCall(a.ID); !now.Equal(was) {
+		if now := m.Service.PresenceOf(a).LastSeenAt; !now.Equal(was) {
 			t.Errorf("a refused call with %s's token counted as its presence", name)
 		}
 	}

@@ -240,8 +240,14 @@ func TestAuthenticateCarriesPreviousCall(t *testing.T) {
 	if want := coreT0.Add(3 * time.Minute); !a.LastSeenAt.Equal(want) || a.LastInteractionBeat != 7 {
 		t.Errorf("LastSeenAt, beat = %v, %d; want %v, 7", a.LastSeenAt, a.LastInteractionBeat, want)
 	}
-	touches := h.Presence().Flush()
-	if len(touches) != 1 || touches[0].AgentID != a.ID || !touches[0].LastSeenAt.Equal(coreT0.Add(4*time.Minute)) {
-		t.Errorf("Flush = %+v, want alice's last call at %v", touches, coreT0.Add(4*time.Minute))
+	if n, err := h.FlushPresence(ctx, h.Clock.Now(), hub.DefaultScheduleSettings()); err != nil || n != 1 {
+		t.Fatalf("FlushPresence = %d, %v; want 1 agent", n, err)
+	}
+	stored, err := h.Agent(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := coreT0.Add(4 * time.Minute); !stored.LastSeenAt.Equal(want) || stored.LastInteractionBeat != 7 {
+		t.Errorf("stored LastSeenAt, beat = %v, %d; want alice's last call at %v, 7", stored.LastSeenAt, stored.LastInteractionBeat, want)
 	}
 }

@@ -171,9 +171,6 @@ func (s *Service) Config() Config { return s.cfg }
 // Waiters returns the registry of parked waits.
 func (s *Service) Waiters() *Waiters { return s.waiters }
 
-// Presence returns the in-memory presence tracker.
-func (s *Service) Presence() *PresenceTracker { return s.presence }
-
 // Beat returns the global beat counter.
 func (s *Service) Beat() int64 { return s.beat.Load() }
 

@@ -22,7 +22,7 @@ import (
 func (db *DB) Backup(ctx context.Context, path string) (int64, error) {
 	// Checked before (VACUUM INTO would fill an existing empty file) and
 	// after (a file created meanwhile).
-	exists := hub.Errorf(hub.ECONFLICT, "backup to %s: the file exists; choose a new name", path)
+	exists := hub.Errorf(hub.ECONFLICT, "backup to %s: the file already exists; choose a new file name", path)
 	if _, err := os.Stat(path); err == nil {
 		return 0, exists
 	} else if !errors.Is(err, os.ErrNotExist) {
