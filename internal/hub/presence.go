@@ -109,7 +109,7 @@ func (p *PresenceTracker) Unflush(ts []Touch) {
 	}
 }
 
-// Touch is one agent's flushed presence: see Presence.Flush.
+// Touch is one agent's flushed presence: see PresenceTracker.Flush.
 type Touch struct {
 	AgentID             int64
 	LastSeenAt          time.Time
