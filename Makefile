@@ -13,7 +13,7 @@ GO      ?= go
 GOBIN   := $(shell $(GO) env GOPATH)/bin
 BUF     := PATH="$(GOBIN):$$PATH" buf
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/agenthub/hub/internal/hub.Version=$(VERSION)
+LDFLAGS := -X github.com/agenthub/hub/internal/version.Version=$(VERSION)
 BENCHFLAGS ?=
 
 .PHONY: all build test vet bench tools generate check-generate ci clean

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/app"
+	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/version"
 )
 
 func main() {
@@ -40,7 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "mcp":
 		return runMCP(ctx, args, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "hub", hub.Version)
+		fmt.Fprintln(stdout, "hub", version.Version)
 		return nil
 	case "help":
 		fmt.Fprint(stdout, usage)
@@ -51,8 +53,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 const usage = `Usage:
   hub [serve] [flags]   run the hub (gRPC 127.0.0.1:7700, HTTP 127.0.0.1:7701)
-  hub mcp [flags]       MCP server over stdio for one agent (HUB_TOKEN)
+  hub mcp [flags]       MCP server over stdio for one agent (HUB_TOKEN): what an
+                        agent host such as Claude Code or Gemini CLI starts
   hub version           print the version
+  hub help              print this help
 Run "hub serve -h" or "hub mcp -h" for the flags.
 `
 
@@ -60,8 +64,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	m := app.NewMain()
 	fs := flag.NewFlagSet("hub serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	version := fs.Bool("version", false, "print the version and exit")
-	fs.StringVar(&m.DataDir, "data-dir", app.DefaultDataDir(), "data directory (SQLite file, admin token); env HUB_DATA_DIR")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fmt.Fprint(fs.Output(), "\nFlags of hub serve:\n")
+		fs.PrintDefaults()
+	}
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.StringVar(&m.DataDir, "data-dir", datadir.Default(), "data directory (SQLite file, admin token); env HUB_DATA_DIR")
 	fs.StringVar(&m.GRPCAddr, "grpc-addr", m.GRPCAddr, "gRPC listen address")
 	fs.StringVar(&m.HTTPAddr, "http-addr", m.HTTPAddr, `HTTP listen address (REST, OpenAPI, MCP at /mcp, /healthz); "off" disables`)
 	fs.StringVar(&m.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for gRPC and HTTP")
@@ -77,7 +86,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&m.RateLimit.PerSecond, "rate-limit", m.RateLimit.PerSecond, "writes per second each agent may sustain (heartbeats, posts, logs, …); 0 turns the limit off")
 	fs.IntVar(&m.RateLimit.Burst, "rate-burst", m.RateLimit.Burst, "writes an agent may make at once after a pause (token bucket size)")
 	fs.DurationVar(&m.Config.PollInterval, "poll-interval", m.Config.PollInterval, "fallback poll for writes made outside this process")
-	waitMode := fs.String("wait-mode", "notify", `"notify" (wake on post) or "poll" (the seed's 5 s polling; for benchmarks)`)
+	waitMode := fs.String("wait-mode", "notify", `"notify" (wake a wait as soon as a message is posted) or "poll" (check the store every --poll-interval; for benchmarks only)`)
 	fs.DurationVar(&m.TickInterval, "tick-interval", m.TickInterval, "orchestrator tick")
 	fs.DurationVar(&m.BeatInterval, "beat-interval", m.BeatInterval, "one beat every this long")
 	fs.DurationVar(&m.InactivityTimeout, "inactivity-timeout", m.InactivityTimeout, "nudge an agent inactive this long")
@@ -94,8 +103,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *version {
-		fmt.Fprintln(stdout, "hub", hub.Version)
+	if *showVersion {
+		fmt.Fprintln(stdout, "hub", version.Version)
 		return nil
 	}
 	if fs.NArg() > 0 {

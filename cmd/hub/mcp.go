@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
+	"github.com/agenthub/hub/internal/version"
 )
 
 // runMCP runs the MCP stdio bridge for one agent: MCP on stdin/stdout, the
@@ -68,7 +68,7 @@ Flags:
 	}
 	return mcpbridge.RunStdio(ctx, *addr, tok, mcpbridge.Options{
 		HubAddr:          *addr,
-		Version:          hub.Version,
+		Version:          version.Version,
 		DefaultWait:      *wait,
 		ProgressInterval: *progress,
 		Logger:           logger,

@@ -15,20 +15,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-func init() {
-	register(command{name: "agent add", group: "agents", summary: "register an agent and print its token (shown once) and setup lines",
-		usage: "NAME [--role R] [--display-name D] [--description T] [--locale en|ja]", run: agentAdd})
-	register(command{name: "agent list", group: "agents", summary: "list agents with presence, health and since_last",
-		usage: "[--enabled]", run: agentList})
-	register(command{name: "agent show", group: "agents", summary: "show one agent (and its health)", usage: "NAME", run: agentShow})
-	register(command{name: "agent update", group: "agents", summary: "change an agent's role, display name, description or locale",
-		usage: "NAME [--role R] [--display-name D] [--description T] [--locale en|ja]", run: agentUpdate})
-	register(command{name: "agent disable", group: "agents", summary: "refuse an agent's token from now on", usage: "NAME", run: agentSetDisabled(true)})
-	register(command{name: "agent enable", group: "agents", summary: "accept a disabled agent's token again", usage: "NAME", run: agentSetDisabled(false)})
-	register(command{name: "agent token rotate", group: "agents", summary: "issue a new token for an agent (the old one stops working)", usage: "NAME", run: agentRotate})
-	register(command{name: "agent token revoke", group: "agents", summary: "revoke an agent's token without issuing a new one", usage: "NAME", run: agentRevoke})
-}
-
 // agentFields are the optional descriptive flags of add and update.
 type agentFields struct {
 	role, displayName, description, locale *string

@@ -8,16 +8,6 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
 
-func init() {
-	register(command{
-		name:    "backup",
-		group:   "hub",
-		summary: "write a consistent copy of the hub's database while it runs (restore: RELIABILITY.md)",
-		usage:   "FILE",
-		run:     runBackup,
-	})
-}
-
 // runBackup asks the hub for an online backup (AdminService.Backup, VACUUM
 // INTO on a read snapshot: writes go on meanwhile). The hub writes FILE on
 // its own machine; a relative FILE is made absolute here, against hubctl's

@@ -13,8 +13,8 @@ import (
 	"sync"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
-	"github.com/agenthub/hub/internal/app"
-	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/datadir"
+	hubversion "github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -23,7 +23,7 @@ import (
 )
 
 // version is hubctl's version (the hub's, set with -ldflags).
-var version = hub.Version
+var version = hubversion.Version
 
 // defaultAddr is the hub's default gRPC address.
 const defaultAddr = "127.0.0.1:7700"
@@ -50,8 +50,9 @@ type cli struct {
 	tlsCA      string
 	getenv     func(string) string
 
-	cmd     *command // the running command
-	flagErr bool     // a flag set printed a usage error
+	commands map[string]*command // every command by name
+	cmd      *command            // the running command
+	flagErr  bool                // a flag set printed a usage error
 
 	connOnce sync.Once
 	conn     *grpc.ClientConn
@@ -64,7 +65,7 @@ type cli struct {
 }
 
 func newCLI(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) *cli {
-	c := &cli{out: stdout, errOut: stderr, in: stdin, getenv: getenv}
+	c := &cli{out: stdout, errOut: stderr, in: stdin, getenv: getenv, commands: indexCommands(commandTable())}
 	c.admin = hubv1.NewAdminServiceClient(&lazyConn{c: c, admin: true})
 	c.agent = hubv1.NewAgentServiceClient(&lazyConn{c: c})
 	return c
@@ -88,7 +89,7 @@ func (c *cli) env(name, def string) string {
 func (c *cli) globalFlags(fs *flag.FlagSet) {
 	defDataDir := c.getenv("HUB_DATA_DIR")
 	if defDataDir == "" {
-		defDataDir = app.DefaultDataDir()
+		defDataDir = datadir.Default()
 	}
 	fs.StringVar(&c.addr, "addr", c.env("HUB_ADDR", defaultAddr), "hub gRPC address; env HUB_ADDR")
 	fs.StringVar(&c.token, "token", c.getenv("HUB_TOKEN"), "agent token for agent commands (status); env HUB_TOKEN")
@@ -167,7 +168,7 @@ func isBool(f *flag.Flag) bool {
 func (c *cli) flags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("hubctl "+name, flag.ContinueOnError)
 	fs.SetOutput(c.errOut)
-	cmd := commands[name]
+	cmd := c.commands[name]
 	fs.Usage = func() {
 		c.flagErr = true
 		w := fs.Output()
@@ -242,7 +243,7 @@ func (c *cli) dial() (*grpc.ClientConn, error) {
 }
 
 // adminTokenFile is where the admin token is expected.
-func (c *cli) adminTokenFile() string { return app.AdminTokenFile(c.dataDir) }
+func (c *cli) adminTokenFile() string { return datadir.AdminTokenFile(c.dataDir) }
 
 // adminCredential returns the admin token and where it came from.
 func (c *cli) adminCredential() (string, string, error) {

@@ -22,16 +22,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-func init() {
-	register(command{
-		name:    "doctor",
-		group:   "hub",
-		summary: "check that the hub is reachable, the token works, the clocks agree and the hub is ready; say what to fix",
-		usage:   "[--http URL] [--max-skew 2s]",
-		run:     runDoctor,
-	})
-}
-
 // Check outcomes.
 const (
 	checkOK   = "ok"

@@ -11,16 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// The liveness commands (issue 4): health, events and deep work.
-
-func init() {
-	register(command{name: "health", group: "liveness", summary: "show agents' health (healthy, warning, anomaly) with findings and presence",
-		usage: "[NAME...]", run: healthCmd})
-	register(command{name: "events", group: "liveness", summary: "list the event history: health transitions, deep work, reflection waivers and anomalies, nudges",
-		usage: "[--agent NAME] [--kind KIND] [--since 1h|RFC3339] [--limit N] [--follow]", run: eventsCmd})
-	register(command{name: "deepwork", group: "liveness", summary: "list deep work declarations (active, completed, expired)",
-		usage: "[--agent NAME] [--state active|completed|expired] [--limit N]", run: deepWorkCmd})
-}
+// The liveness commands: health, events and deep work.
 
 func healthCmd(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("health")

@@ -5,17 +5,14 @@
 // # Adding a command
 //
 // Put the commands of one group in one file (agents.go, messages.go,
-// liveness.go, schedule.go, …) and register each from that file's init():
+// liveness.go, schedule.go, …) and add a row to commandTable below:
 //
-//	func init() {
-//		register(command{
-//			name:    "cron add", // nested names are space-separated
-//			group:   "schedule", // `hubctl help` lists commands by group
-//			summary: "create a scheduled message",
-//			usage:   "NAME (--every 1s | --at TIME | --cron EXPR) --to AGENT|#channel --message TEXT",
-//			run:     cronAdd,
-//		})
-//	}
+//	{name: "cron add", group: "schedule", summary: "create a scheduled message",
+//		usage: "NAME (--every 1m | --at TIME | --cron EXPR) --to AGENT|#channel --message TEXT",
+//		run: cronAdd},
+//
+// Nested names are space-separated; `hubctl help` lists commands by group.
+// The run function looks like this:
 //
 //	func cronAdd(ctx context.Context, c *cli, args []string) error {
 //		fs := c.flags("cron add")           // -h prints the usage above and the flags
@@ -83,22 +80,93 @@ type command struct {
 	run func(ctx context.Context, c *cli, args []string) error
 }
 
-// commands holds every registered command by name.
-var commands = map[string]*command{}
+// indexCommands maps commands by name. It panics on a duplicate name or a
+// missing run func, so that a mistake in the table fails every test.
+func indexCommands(table []command) map[string]*command {
+	byName := make(map[string]*command, len(table))
+	for i := range table {
+		cmd := &table[i]
+		if cmd.name == "" || cmd.run == nil {
+			panic("hubctl: a command needs a name and a run func")
+		}
+		if _, dup := byName[cmd.name]; dup {
+			panic("hubctl: command listed twice: " + cmd.name)
+		}
+		if cmd.group == "" {
+			cmd.group = "other"
+		}
+		byName[cmd.name] = cmd
+	}
+	return byName
+}
 
-// register adds a command; call it from init(). It panics on a duplicate
-// name so that a clash is found by any test or run.
-func register(cmd command) {
-	if cmd.name == "" || cmd.run == nil {
-		panic("hubctl: register needs a name and a run func")
+// commandTable is every hubctl command, grouped as `hubctl help` lists
+// them; each command's run function lives in the file named beside it.
+func commandTable() []command {
+	return []command{
+		// agents.go
+		{name: "agent add", group: "agents", summary: "register an agent and print its token (shown once) and setup lines",
+			usage: "NAME [--role R] [--display-name D] [--description T] [--locale en|ja]", run: agentAdd},
+		{name: "agent list", group: "agents", summary: "list agents with presence, health and since_last",
+			usage: "[--enabled]", run: agentList},
+		{name: "agent show", group: "agents", summary: "show one agent (and its health)", usage: "NAME", run: agentShow},
+		{name: "agent update", group: "agents", summary: "change an agent's role, display name, description or locale",
+			usage: "NAME [--role R] [--display-name D] [--description T] [--locale en|ja]", run: agentUpdate},
+		{name: "agent disable", group: "agents", summary: "refuse an agent's token from now on", usage: "NAME", run: agentSetDisabled(true)},
+		{name: "agent enable", group: "agents", summary: "accept a disabled agent's token again", usage: "NAME", run: agentSetDisabled(false)},
+		{name: "agent token rotate", group: "agents", summary: "issue a new token for an agent (the old one stops working)", usage: "NAME", run: agentRotate},
+		{name: "agent token revoke", group: "agents", summary: "revoke an agent's token without issuing a new one", usage: "NAME", run: agentRevoke},
+		// messages.go
+		{name: "send", group: "messages", summary: `post a message as "admin" to agents and/or a channel`,
+			usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] TEXT… (TEXT \"-\" reads stdin)", run: runSend},
+		{name: "messages", group: "messages", summary: "show the newest messages (all, one agent's or one channel's); --follow tails them",
+			usage: "[--agent NAME] [--channel #name] [--after ID] [--limit N] [--follow]", run: runMessages},
+		// liveness.go
+		{name: "health", group: "liveness", summary: "show agents' health (healthy, warning, anomaly) with findings and presence",
+			usage: "[NAME...]", run: healthCmd},
+		{name: "events", group: "liveness", summary: "list the event history: health transitions, deep work, reflection waivers and anomalies, nudges",
+			usage: "[--agent NAME] [--kind KIND] [--since 1h|RFC3339] [--limit N] [--follow]", run: eventsCmd},
+		{name: "deepwork", group: "liveness", summary: "list deep work declarations (active, completed, expired)",
+			usage: "[--agent NAME] [--state active|completed|expired] [--limit N]", run: deepWorkCmd},
+		// schedule.go
+		{name: "beat", group: "schedule", summary: "show the global beat (a counter advanced every --beat-interval) and each agent's since_last in beats", run: runBeat},
+		{name: "nudge", group: "schedule", summary: "send an agent a nudge (a system message mentioning it; wakes its wait)",
+			usage: "NAME [TEXT...]", run: runNudge},
+		{name: "pulses", group: "schedule", summary: "list heartbeat pulses and why each does or does not fire now", run: runPulses},
+		{name: "pulse set", group: "schedule", summary: "configure an agent's heartbeat pulse (flags not given keep their value)",
+			usage: "NAME [--instructions TEXT | --instructions-file FILE|-] [--interval 30m] [--hours HH:MM-HH:MM] [--tz ZONE] [--channel #name] [--disable]",
+			run:   runPulseSet},
+		{name: "pulse trigger", group: "schedule", summary: "send an agent a heartbeat pulse now, whatever its schedule", usage: "NAME", run: runPulseTrigger},
+		{name: "cron add", group: "schedule", summary: "create a scheduled message",
+			usage: "NAME (--every 1s | --at TIME | --cron \"EXPR\") --to AGENT|#channel --message TEXT [--anchor TIME]", run: runCronAdd},
+		{name: "cron list", group: "schedule", summary: "list cron jobs with their next and last runs", run: runCronList},
+		{name: "cron rm", group: "schedule", summary: "delete a cron job (its runs stay as history)", usage: "NAME", run: runCronRm},
+		{name: "cron enable", group: "schedule", summary: "enable a cron job (resets its errors; schedules from now)", usage: "NAME", run: runCronSetEnabled(true)},
+		{name: "cron disable", group: "schedule", summary: "disable a cron job", usage: "NAME", run: runCronSetEnabled(false)},
+		{name: "cron run", group: "schedule", summary: "run a cron job now (its schedule is unchanged)", usage: "NAME", run: runCronRun},
+		{name: "cron runs", group: "schedule", summary: "show the newest runs, of one job or of all", usage: "[NAME] [--limit N]", run: runCronRuns},
+		// status.go
+		{name: "info", group: "hub", summary: "show the hub's version, time, store and orchestrator figures", run: runInfo},
+		{name: "status", group: "hub", summary: "show an agent's status (check_hub_status); needs --token or HUB_TOKEN", run: runStatus},
+		{name: "watch", group: "hub", summary: "live view of agents and the newest events, refreshed until Ctrl-C",
+			usage: "[--interval 2s] [--events N] [--once]", run: runWatch},
+		// doctor.go
+		{
+			name:    "doctor",
+			group:   "hub",
+			summary: "check that the hub is reachable, the token works, the clocks agree and the hub is ready; say what to fix",
+			usage:   "[--http URL] [--max-skew 2s]",
+			run:     runDoctor,
+		},
+		// backup.go
+		{
+			name:    "backup",
+			group:   "hub",
+			summary: "write a consistent copy of the hub's database while it runs (restore: RELIABILITY.md)",
+			usage:   "FILE",
+			run:     runBackup,
+		},
 	}
-	if _, dup := commands[cmd.name]; dup {
-		panic("hubctl: command registered twice: " + cmd.name)
-	}
-	if cmd.group == "" {
-		cmd.group = "other"
-	}
-	commands[cmd.name] = &cmd
 }
 
 // groupOrder is the order of known groups in `hubctl help`; other groups
@@ -132,7 +200,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if len(rest) == 0 {
 		c.help(nil)
-		return 2
+		return 0
 	}
 	if rest[0] == "help" {
 		c.help(rest[1:])
@@ -142,9 +210,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stdout, "hubctl", version)
 		return 0
 	}
-	cmd, cmdArgs := lookup(rest)
+	cmd, cmdArgs := c.lookup(rest)
 	if cmd == nil {
-		if sub := subcommands(strings.Join(rest, " ")); len(sub) > 0 {
+		if sub := c.subcommands(strings.Join(rest, " ")); len(sub) > 0 {
 			fmt.Fprintf(stderr, "hubctl %s: give a subcommand:\n", strings.Join(rest, " "))
 			c.listCommands(stderr, sub)
 			return 2
@@ -175,12 +243,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 }
 
 // lookup finds the longest registered name that prefixes args.
-func lookup(args []string) (*command, []string) {
+func (c *cli) lookup(args []string) (*command, []string) {
 	for n := min(len(args), 4); n > 0; n-- {
 		if strings.HasPrefix(args[n-1], "-") {
 			continue
 		}
-		if cmd, ok := commands[strings.Join(args[:n], " ")]; ok {
+		if cmd, ok := c.commands[strings.Join(args[:n], " ")]; ok {
 			return cmd, args[n:]
 		}
 	}
@@ -198,9 +266,9 @@ func firstWords(args []string) []string {
 }
 
 // subcommands returns the commands whose name starts with prefix+" ".
-func subcommands(prefix string) []*command {
+func (c *cli) subcommands(prefix string) []*command {
 	var out []*command
-	for name, cmd := range commands {
+	for name, cmd := range c.commands {
 		if strings.HasPrefix(name, prefix+" ") {
 			out = append(out, cmd)
 		}
@@ -225,13 +293,13 @@ func synopsis(cmd *command) string {
 // help prints the command list, or one command's usage.
 func (c *cli) help(args []string) {
 	if len(args) > 0 {
-		if cmd, _ := lookup(args); cmd != nil {
+		if cmd, _ := c.lookup(args); cmd != nil {
 			fs := c.flags(cmd.name)
 			fs.SetOutput(c.out)
 			fs.Usage()
 			return
 		}
-		if sub := subcommands(strings.Join(args, " ")); len(sub) > 0 {
+		if sub := c.subcommands(strings.Join(args, " ")); len(sub) > 0 {
 			c.listCommands(c.out, sub)
 			return
 		}
@@ -239,7 +307,7 @@ func (c *cli) help(args []string) {
 	}
 	fmt.Fprint(c.out, "hubctl administers an Agent Hub over gRPC.\n\nUsage: hubctl [global flags] COMMAND [args]\n")
 	byGroup := map[string][]*command{}
-	for _, cmd := range commands {
+	for _, cmd := range c.commands {
 		byGroup[cmd.group] = append(byGroup[cmd.group], cmd)
 	}
 	var groups []string

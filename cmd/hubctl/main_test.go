@@ -81,7 +81,6 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "Usage: hubctl"},
 		{[]string{"nosuch"}, `unknown command "nosuch"`},
 		{[]string{"agent"}, "give a subcommand"},
 		{[]string{"agent", "add"}, "give the agent's NAME"},
@@ -103,10 +102,13 @@ func TestUsageErrors(t *testing.T) {
 
 func TestHelpFlagExitsZero(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"-h"}, {"help", "agent", "add"}, {"agent", "add", "-h"}} {
+	for _, args := range [][]string{nil, {"-h"}, {"help", "agent", "add"}, {"agent", "add", "-h"}} {
 		r := (*testHub)(nil).hubctl(t, nil, args...)
 		if r.code != 0 {
 			t.Errorf("hubctl %q: exit %d, want 0", args, r.code)
+		}
+		if !strings.Contains(r.stdout+r.stderr, "Usage: hubctl") {
+			t.Errorf("hubctl %q printed no usage:\n%s%s", args, r.stdout, r.stderr)
 		}
 	}
 }

@@ -12,13 +12,6 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-func init() {
-	register(command{name: "send", group: "messages", summary: `post a message as "admin" to agents and/or a channel`,
-		usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] TEXT… (TEXT \"-\" reads stdin)", run: runSend})
-	register(command{name: "messages", group: "messages", summary: "show the newest messages (all, one agent's or one channel's); --follow tails them",
-		usage: "[--agent NAME] [--channel #name] [--after ID] [--limit N] [--follow]", run: runMessages})
-}
-
 // listFlag is a repeatable flag that also splits on commas.
 type listFlag []string
 

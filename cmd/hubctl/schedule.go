@@ -16,25 +16,6 @@ import (
 
 // The orchestrator's commands: beat, nudge, pulses, cron.
 
-func init() {
-	register(command{name: "beat", group: "schedule", summary: "show the global beat and each agent's since_last (seed 003's `ai heartbeat`)", run: runBeat})
-	register(command{name: "nudge", group: "schedule", summary: "send an agent a nudge (a system message mentioning it; wakes its wait)",
-		usage: "NAME [TEXT...]", run: runNudge})
-	register(command{name: "pulses", group: "schedule", summary: "list heartbeat pulses and why each does or does not fire now", run: runPulses})
-	register(command{name: "pulse set", group: "schedule", summary: "configure an agent's heartbeat pulse (flags not given keep their value)",
-		usage: "NAME [--instructions TEXT | --instructions-file FILE|-] [--interval 30m] [--hours HH:MM-HH:MM] [--tz ZONE] [--channel #name] [--disable]",
-		run:   runPulseSet})
-	register(command{name: "pulse trigger", group: "schedule", summary: "send an agent a heartbeat pulse now, whatever its schedule", usage: "NAME", run: runPulseTrigger})
-	register(command{name: "cron add", group: "schedule", summary: "create a scheduled message",
-		usage: "NAME (--every 1s | --at TIME | --cron \"EXPR\") --to AGENT|#channel --message TEXT [--anchor TIME]", run: runCronAdd})
-	register(command{name: "cron list", group: "schedule", summary: "list cron jobs with their next and last runs", run: runCronList})
-	register(command{name: "cron rm", group: "schedule", summary: "delete a cron job (its runs stay as history)", usage: "NAME", run: runCronRm})
-	register(command{name: "cron enable", group: "schedule", summary: "enable a cron job (resets its errors; schedules from now)", usage: "NAME", run: runCronSetEnabled(true)})
-	register(command{name: "cron disable", group: "schedule", summary: "disable a cron job", usage: "NAME", run: runCronSetEnabled(false)})
-	register(command{name: "cron run", group: "schedule", summary: "run a cron job now (its schedule is unchanged)", usage: "NAME", run: runCronRun})
-	register(command{name: "cron runs", group: "schedule", summary: "show the newest runs, of one job or of all", usage: "[NAME] [--limit N]", run: runCronRuns})
-}
-
 // noArgs parses args that must hold no positional argument.
 func (c *cli) noArgs(fs *flag.FlagSet, args []string, name string) error {
 	pos, err := c.parse(fs, args)

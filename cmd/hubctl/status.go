@@ -14,13 +14,6 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-func init() {
-	register(command{name: "info", group: "hub", summary: "show the hub's version, time, store and orchestrator figures", run: runInfo})
-	register(command{name: "status", group: "hub", summary: "show an agent's status (check_hub_status); needs --token or HUB_TOKEN", run: runStatus})
-	register(command{name: "watch", group: "hub", summary: "live view of agents and the newest events, refreshed until Ctrl-C",
-		usage: "[--interval 2s] [--events N] [--once]", run: runWatch})
-}
-
 func runInfo(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("info")
 	pos, err := c.parse(fs, args)

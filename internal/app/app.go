@@ -17,11 +17,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/gateway"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/metrics"
 	"github.com/agenthub/hub/internal/server"
 	"github.com/agenthub/hub/internal/store/sqlite"
+	"github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -88,23 +90,6 @@ func NewMain() *Main {
 	}
 }
 
-// DefaultDataDir returns $HUB_DATA_DIR, else $XDG_DATA_HOME/hub, else ~/.local/share/hub.
-func DefaultDataDir() string {
-	if d := os.Getenv("HUB_DATA_DIR"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "hub")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "hub")
-	}
-	return ".hub"
-}
-
-// AdminTokenFile is where the admin token lives in a data dir.
-func AdminTokenFile(dataDir string) string { return filepath.Join(dataDir, "admin.token") }
-
 // GRPCAddress returns the address the gRPC server listens on (after Start).
 func (m *Main) GRPCAddress() string { return m.grpcLis.Addr().String() }
 
@@ -121,7 +106,7 @@ func (m *Main) Conn() *grpc.ClientConn { return m.internal }
 
 // AdminToken reads the admin token from the data dir.
 func (m *Main) AdminToken() (string, error) {
-	b, err := os.ReadFile(AdminTokenFile(m.DataDir))
+	b, err := os.ReadFile(datadir.AdminTokenFile(m.DataDir))
 	return strings.TrimSpace(string(b)), err
 }
 
@@ -162,7 +147,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if err := m.serveHTTP(runCtx, tlsCfg); err != nil {
 		return err
 	}
-	m.Logger.Info("hub started", "version", hub.Version, "grpc", m.GRPCAddress(), "http", m.HTTPAddress(), "data_dir", m.DataDir)
+	m.Logger.Info("hub started", "version", version.Version, "grpc", m.GRPCAddress(), "http", m.HTTPAddress(), "data_dir", m.DataDir)
 	return nil
 }
 
@@ -175,7 +160,7 @@ func (m *Main) setDefaults() {
 		m.Clock = hub.SystemClock{}
 	}
 	if m.DataDir == "" {
-		m.DataDir = DefaultDataDir()
+		m.DataDir = datadir.Default()
 	}
 }
 
@@ -211,12 +196,12 @@ func (m *Main) openStore(ctx context.Context) error {
 	if err := os.MkdirAll(m.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir %s: %w", m.DataDir, err)
 	}
-	adminToken, created, err := ensureAdminToken(AdminTokenFile(m.DataDir))
+	adminToken, created, err := ensureAdminToken(datadir.AdminTokenFile(m.DataDir))
 	if err != nil {
 		return err
 	}
 	if created {
-		m.Logger.Info("created the admin token; hubctl finds it through --data-dir or HUB_DATA_DIR", "file", AdminTokenFile(m.DataDir))
+		m.Logger.Info("created the admin token; hubctl finds it through --data-dir or HUB_DATA_DIR", "file", datadir.AdminTokenFile(m.DataDir))
 	}
 	m.Config.AdminTokenHash = hub.HashToken(adminToken)
 	dbPath := filepath.Join(m.DataDir, "hub.db")

@@ -14,6 +14,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
+	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/hub"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -366,7 +367,7 @@ func TestRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	h := startCoreHub(t, dir, nil)
-	fi, err := os.Stat(app.AdminTokenFile(dir))
+	fi, err := os.Stat(datadir.AdminTokenFile(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

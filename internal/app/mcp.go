@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
-	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
+	"github.com/agenthub/hub/internal/version"
 )
 
 // mcpHandler serves MCP over streamable HTTP (mounted at /mcp): each
@@ -14,7 +14,7 @@ import (
 func (m *Main) mcpHandler() http.Handler {
 	return mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.Conn()), mcpbridge.Options{
 		HubAddr: m.GRPCAddress(),
-		Version: hub.Version,
+		Version: version.Version,
 		Logger:  m.Logger.With("component", "mcp"),
 	})
 }

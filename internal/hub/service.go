@@ -18,10 +18,6 @@ func (s *Service) locale(a *Agent) Locale {
 	return Locale(s.cfg.Locale).Or(DefaultLocale)
 }
 
-// Version is the hub's version, set at build time with
-// -ldflags "-X github.com/agenthub/hub/internal/hub.Version=v1.2.3".
-var Version = "dev"
-
 // Config holds the hub's rules and limits. DefaultConfig gives the defaults.
 type Config struct {
 	Location *time.Location // hub time zone (heartbeat IDs, cron)

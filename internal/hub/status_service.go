@@ -31,14 +31,13 @@ type Status struct {
 	DeepWork           *DeepWork
 	Online             []string
 	Waiting            []string
-	Version            string
 	Time               time.Time
 }
 
 // Status returns the caller's status.
 func (s *Service) Status(ctx context.Context, caller *Agent) (*Status, error) {
 	now := s.clock.Now()
-	st := &Status{Agent: caller.Name, Version: Version, Time: now, Beat: s.Beat()}
+	st := &Status{Agent: caller.Name, Time: now, Beat: s.Beat()}
 	err := s.store.View(ctx, func(tx Tx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {

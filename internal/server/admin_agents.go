@@ -6,6 +6,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/version"
 )
 
 // CreateAgent implements hubv1.AdminServiceServer.
@@ -119,7 +120,7 @@ func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest
 	}
 	cfg := svc.Config()
 	r := &hubv1.GetHubInfoResponse{
-		Version:       hub.Version,
+		Version:       version.Version,
 		Time:          ts(svc.Clock().Now()),
 		TimeZone:      cfg.Location.String(),
 		Beat:          svc.Beat(),

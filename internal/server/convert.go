@@ -5,6 +5,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/version"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -111,7 +112,7 @@ func statusToProto(st *hub.Status) *hubv1.Status {
 		Findings:           findingsToProto(st.Health.Findings),
 		Online:             st.Online,
 		Waiting:            st.Waiting,
-		HubVersion:         st.Version,
+		HubVersion:         version.Version,
 		HubTime:            ts(st.Time),
 		LatestMessageId:    hub.FormatMessageID(st.LatestMessageID),
 		DeepWork:           DeepWorkToProto(st.DeepWork),
