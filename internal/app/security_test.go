@@ -153,6 +153,8 @@ var validRequests = map[string]string{
 	"AgentService.GetDeepWork":             `{}`,
 	"AgentService.GetHeartbeatElapsedTime": `{}`,
 	"AgentService.RespondToPulse":          `{"text":"HEARTBEAT_OK"}`,
+	"AgentService.ListPeers":               `{}`,
+	"AgentService.ListChannels":            `{}`,
 
 	"AdminService.CreateAgent":       `{"name":"intruder"}`,
 	"AdminService.ListAgents":        `{}`,

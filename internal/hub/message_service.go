@@ -103,12 +103,12 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 		a, err := tx.AgentByName(name)
 		if err != nil {
 			if ErrorCode(err) == ENOTFOUND {
-				return nil, Errorf(ENOTFOUND, "no agent named %q: check the name with `hubctl agent list`", name)
+				return nil, Errorf(ENOTFOUND, "no agent named %q: check the name against the list of agents", name)
 			}
 			return nil, err
 		}
 		if a.Disabled() {
-			return nil, Errorf(EPRECONDITION, "agent %q is disabled and cannot receive messages; enable it with `hubctl agent enable %s`", name, name)
+			return nil, Errorf(EPRECONDITION, "agent %q is disabled and cannot receive messages until an admin enables it", name)
 		}
 		m.To = append(m.To, a.Name)
 		add(a.ID, false)
@@ -365,4 +365,7 @@ type MessageTx interface {
 	ChannelMembers(channelID int64) ([]int64, error)
 	// ChannelMemberNames returns the member agents' names, sorted.
 	ChannelMemberNames(channelID int64) ([]string, error)
+	// ListChannels returns every channel by name with its member count and
+	// whether agentID is a member.
+	ListChannels(agentID int64) ([]ChannelSummary, error)
 }

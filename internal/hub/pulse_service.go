@@ -256,6 +256,7 @@ func (s *Service) RunPulses(ctx context.Context, now time.Time, limit int) (int,
 type PulseReply struct {
 	Outcome string   // PulseOutcome*
 	Message *Message // the posted message when Outcome is PulseOutcomePosted
+	Pending bool     // a pulse was waiting for this answer
 }
 
 // RespondToPulse records the caller's answer to its last pulse: HEARTBEAT_OK
@@ -263,6 +264,9 @@ type PulseReply struct {
 // posted from the caller to its output channel. Errors: EINVALID (text too
 // long), EPRECONDITION (no pulse configured).
 func (s *Service) RespondToPulse(ctx context.Context, caller *Agent, text string) (*PulseReply, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, Errorf(EINVALID, "text is empty: answer HEARTBEAT_OK when there is nothing to report, else a short report")
+	}
 	if len(text) > s.cfg.MaxBodyBytes {
 		return nil, Errorf(EINVALID, "text is %d bytes; the limit is %d bytes", len(text), s.cfg.MaxBodyBytes)
 	}
@@ -275,12 +279,13 @@ func (s *Service) RespondToPulse(ctx context.Context, caller *Agent, text string
 	err := s.store.Update(ctx, func(tx Tx) error {
 		p, err := tx.Pulse(caller.ID)
 		if ErrorCode(err) == ENOTFOUND {
-			return Errorf(EPRECONDITION, "no heartbeat pulse is configured for %q, so there is nothing to answer (an admin sets one with `hubctl pulse set %s`)", caller.Name, caller.Name)
+			return Errorf(EPRECONDITION, "no heartbeat pulse is configured for %q, so there is nothing to answer: carry on with your work", caller.Name)
 		} else if err != nil {
 			return err
 		}
 		st := p.State
 		st.AgentID = caller.ID
+		r.Pending = st.Unanswered
 		r.Outcome = PulseResponseOutcome(text, st.LastOutput)
 		if r.Outcome == PulseOutcomePosted {
 			channel := p.Config.OutputChannel

@@ -113,59 +113,35 @@ func newServer(b *bridge) *mcp.Server {
 		Logger:       b.opts.Logger,
 	})
 
-	t1, h1 := heartbeatTool(b)
-	mcp.AddTool(s, t1, h1)
-	t2, h2 := checkHubStatusTool(b)
-	mcp.AddTool(s, t2, h2)
-	t3, h3 := postMessageTool(b)
-	mcp.AddTool(s, t3, h3)
-	t4, h4 := readMessagesTool(b)
-	mcp.AddTool(s, t4, h4)
-	t5, h5 := markReadTool(b)
-	mcp.AddTool(s, t5, h5)
-	t6, h6 := waitForMessagesTool(b)
-	mcp.AddTool(s, t6, h6)
-	t7, h7 := createActivityLogTool(b)
-	mcp.AddTool(s, t7, h7)
-	t8, h8 := checkpointTool(b)
-	mcp.AddTool(s, t8, h8)
-	t9, h9 := startDeepWorkTool(b)
-	mcp.AddTool(s, t9, h9)
-	t10, h10 := getHeartbeatElapsedTimeTool(b)
-	mcp.AddTool(s, t10, h10)
-	t11, h11 := respondToPulseTool(b)
-	mcp.AddTool(s, t11, h11)
-	t12, h12 := joinChannelTool(b)
-	mcp.AddTool(s, t12, h12)
-	t13, h13 := leaveChannelTool(b)
-	mcp.AddTool(s, t13, h13)
+	s.AddReceivingMiddleware(nullArguments)
+	for _, add := range tools {
+		add(s, b)
+	}
 
 	s.AddResource(guidelinesResource())
-	s.AddPrompt(guidelinesPrompt())
+	for _, p := range prompts() {
+		s.AddPrompt(p.prompt, p.handler)
+	}
 	return s
 }
 
-// ToolNames lists the tools NewServer registers, in registration order.
-var ToolNames = []string{
-	"heartbeat",
-	"check_hub_status",
-	"post_message",
-	"read_messages",
-	"mark_read",
-	"wait_for_messages",
-	"create_activity_log",
-	"checkpoint",
-	"start_deep_work",
-	"get_heartbeat_elapsed_time",
-	"respond_to_pulse",
-	"join_channel",
-	"leave_channel",
-}
-
-// text returns a result whose content is one short text; the typed output
-// travels alongside as structured content.
-func text(s string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+// tools adds every tool, in the order tools/list shows them.
+var tools = []func(*mcp.Server, *bridge){
+	heartbeatTool,
+	checkHubStatusTool,
+	postMessageTool,
+	readMessagesTool,
+	markReadTool,
+	waitForMessagesTool,
+	listAgentsTool,
+	listChannelsTool,
+	joinChannelTool,
+	leaveChannelTool,
+	createActivityLogTool,
+	checkpointTool,
+	startDeepWorkTool,
+	getHeartbeatElapsedTimeTool,
+	respondToPulseTool,
 }
 
 // boolPtr returns a pointer to v, for tool annotations.

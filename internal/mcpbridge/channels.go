@@ -12,7 +12,7 @@ import (
 
 // ChannelInput is the input of join_channel and leave_channel.
 type ChannelInput struct {
-	Channel string `json:"channel" jsonschema:"the channel, such as #dev (the # may be left out)"`
+	Channel string `json:"channel" jsonschema:"#name (the # may be left out)"`
 }
 
 // ChannelOutput is what join_channel and leave_channel return.
@@ -21,65 +21,74 @@ type ChannelOutput struct {
 	Members []string `json:"members,omitempty"`
 }
 
-// channelArg normalises a channel argument ("dev" → "#dev").
-func channelArg(in ChannelInput) (string, error) {
-	ch := strings.TrimSpace(in.Channel)
-	if ch == "" {
-		return "", badInput(`channel is empty: give a channel such as "#dev"`)
-	}
-	if !strings.HasPrefix(ch, "#") {
-		ch = "#" + ch
-	}
-	return ch, nil
-}
-
-func joinChannelTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[ChannelInput, ChannelOutput]) {
+func joinChannelTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name:  "join_channel",
-		Title: "Join a channel",
-		Description: "Subscribe to a channel (#name, created on first use) so its messages reach you " +
-			"and wake your wait_for_messages. Posting to a channel joins it too.",
+		Name:        "join_channel",
+		Description: "Subscribe to a channel (created on first use) so its messages reach you and wake your wait. Posting to a channel joins it too.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
-	h := func(ctx context.Context, req *mcp.CallToolRequest, in ChannelInput) (*mcp.CallToolResult, ChannelOutput, error) {
-		ch, err := channelArg(in)
+	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in ChannelInput) (string, ChannelOutput, error) {
+		r, err := b.client.JoinChannel(ctx, &hubv1.JoinChannelRequest{Channel: channelName(in.Channel)})
 		if err != nil {
-			return nil, ChannelOutput{}, err
-		}
-		if ctx, err = b.callContext(ctx, req); err != nil {
-			return nil, ChannelOutput{}, err
-		}
-		r, err := b.client.JoinChannel(ctx, &hubv1.JoinChannelRequest{Channel: ch})
-		if err != nil {
-			return nil, ChannelOutput{}, b.hubError(err)
+			return "", ChannelOutput{}, err
 		}
 		out := ChannelOutput{Channel: r.GetChannel(), Members: r.GetMembers()}
-		return text(fmt.Sprintf("Joined %s (members: %s).", out.Channel, strings.Join(out.Members, ", "))), out, nil
-	}
-	return t, h
+		return fmt.Sprintf("Joined %s (members: %s).", out.Channel, strings.Join(out.Members, ", ")), out, nil
+	})
 }
 
-func leaveChannelTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[ChannelInput, ChannelOutput]) {
+func leaveChannelTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "leave_channel",
-		Title:       "Leave a channel",
 		Description: "Unsubscribe from a channel: its new messages stop reaching you (mentions of you still do).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
-	h := func(ctx context.Context, req *mcp.CallToolRequest, in ChannelInput) (*mcp.CallToolResult, ChannelOutput, error) {
-		ch, err := channelArg(in)
+	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in ChannelInput) (string, ChannelOutput, error) {
+		r, err := b.client.LeaveChannel(ctx, &hubv1.LeaveChannelRequest{Channel: channelName(in.Channel)})
 		if err != nil {
-			return nil, ChannelOutput{}, err
-		}
-		if ctx, err = b.callContext(ctx, req); err != nil {
-			return nil, ChannelOutput{}, err
-		}
-		r, err := b.client.LeaveChannel(ctx, &hubv1.LeaveChannelRequest{Channel: ch})
-		if err != nil {
-			return nil, ChannelOutput{}, b.hubError(err)
+			return "", ChannelOutput{}, err
 		}
 		out := ChannelOutput{Channel: r.GetChannel()}
-		return text("Left " + out.Channel + "."), out, nil
+		return "Left " + out.Channel + ".", out, nil
+	})
+}
+
+// ChannelInfo is one channel as list_channels returns it.
+type ChannelInfo struct {
+	Name        string `json:"name"`
+	MemberCount int64  `json:"member_count"`
+	Joined      bool   `json:"joined,omitempty"`
+}
+
+// ListChannelsOutput is what list_channels returns.
+type ListChannelsOutput struct {
+	Channels []ChannelInfo `json:"channels"`
+}
+
+func listChannelsTool(s *mcp.Server, b *bridge) {
+	t := &mcp.Tool{
+		Name:        "list_channels",
+		Description: "List the channels with their member counts and whether you are in each.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
-	return t, h
+	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, ListChannelsOutput, error) {
+		r, err := b.client.ListChannels(ctx, &hubv1.ListChannelsRequest{})
+		if err != nil {
+			return "", ListChannelsOutput{}, err
+		}
+		out := ListChannelsOutput{Channels: []ChannelInfo{}}
+		var sb strings.Builder
+		for _, c := range r.GetChannels() {
+			ci := ChannelInfo{Name: c.GetName(), MemberCount: c.GetMemberCount(), Joined: c.GetJoined()}
+			out.Channels = append(out.Channels, ci)
+			fmt.Fprintf(&sb, "\n%s: %s", ci.Name, plural(ci.MemberCount, "member", "members"))
+			if ci.Joined {
+				sb.WriteString(", you are in it")
+			}
+		}
+		if len(out.Channels) == 0 {
+			return "No channels yet: post_message to #name or join_channel creates one.", out, nil
+		}
+		return plural(int64(len(out.Channels)), "channel", "channels") + ":" + sb.String(), out, nil
+	})
 }

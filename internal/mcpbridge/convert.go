@@ -12,14 +12,14 @@ import (
 
 // Message is one message as a tool returns it.
 type Message struct {
-	ID          string   `json:"id" jsonschema:"message ID; also a cursor"`
+	ID          string   `json:"id"`
 	From        string   `json:"from"`
 	To          []string `json:"to,omitempty"`
 	Channel     string   `json:"channel,omitempty"`
 	Body        string   `json:"body"`
 	Mentions    []string `json:"mentions,omitempty"`
 	ReplyTo     string   `json:"reply_to,omitempty"`
-	Kind        string   `json:"kind,omitempty" jsonschema:"nudge, heartbeat (a pulse: answer with respond_to_pulse), cron or system; absent for a normal message"`
+	Kind        string   `json:"kind,omitempty"` // nudge, pulse, cron or system; absent for a normal message
 	CreatedAt   string   `json:"created_at,omitempty"`
 	Unread      bool     `json:"unread,omitempty"`
 	MentionsYou bool     `json:"mentions_you,omitempty"`
@@ -47,13 +47,18 @@ type Elapsed struct {
 	Seconds        int64  `json:"elapsed_seconds"`
 	Formatted      string `json:"elapsed_formatted"`
 	WarningMessage string `json:"warning_message,omitempty"`
-	Level          string `json:"level,omitempty" jsonschema:"none, info, warning or relaxed (deep work declared)"`
+	Level          string `json:"level,omitempty"` // none, info, warning or relaxed (deep work declared)
 }
 
 func fromMessage(m *hubv1.Message) Message {
 	kind := m.GetKind()
-	if kind == "message" {
+	switch kind {
+	case "message":
 		kind = ""
+	case "heartbeat":
+		// The hub's kind for a pulse; tools call it a pulse throughout, so
+		// that "heartbeat" means only the heartbeat tool and its ID.
+		kind = "pulse"
 	}
 	return Message{
 		ID:          m.GetId(),

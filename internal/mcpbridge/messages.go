@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
@@ -12,11 +13,11 @@ import (
 
 // PostMessageInput is the input of post_message.
 type PostMessageInput struct {
-	To       []string `json:"to,omitempty" jsonschema:"agent names to send to directly"`
-	Channel  string   `json:"channel,omitempty" jsonschema:"a channel such as #dev (created on first use); give to, channel or both"`
-	Body     string   `json:"body" jsonschema:"the message text; @name mentions the agent name"`
-	ReplyTo  string   `json:"reply_to,omitempty" jsonschema:"ID of the message you answer (keeps the thread)"`
-	Mentions []string `json:"mentions,omitempty" jsonschema:"extra agent names to mention besides @name in the body"`
+	To       []string `json:"to,omitempty" jsonschema:"agent names"`
+	Channel  string   `json:"channel,omitempty" jsonschema:"#name; give to, channel or both"`
+	Body     string   `json:"body" jsonschema:"text; @name mentions an agent"`
+	ReplyTo  ID       `json:"reply_to,omitempty" jsonschema:"ID of the message you answer"`
+	Mentions []string `json:"mentions,omitempty" jsonschema:"more names to mention"`
 }
 
 // PostMessageOutput is what post_message returns.
@@ -28,41 +29,22 @@ type PostMessageOutput struct {
 	CreatedAt string   `json:"created_at,omitempty"`
 }
 
-func postMessageTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[PostMessageInput, PostMessageOutput]) {
+func postMessageTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name:  "post_message",
-		Title: "Post a message",
-		Description: "Send a message as yourself to agents (to) and/or a channel (#name). " +
-			"Write @name in the body to mention someone (it wakes their wait). " +
-			"Set reply_to to answer a message in its thread.",
+		Name:        "post_message",
+		Description: "Send a message as yourself to agents and/or a #channel. @name in the body mentions (and wakes) that agent; reply_to keeps a thread.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
-	h := func(ctx context.Context, req *mcp.CallToolRequest, in PostMessageInput) (*mcp.CallToolResult, PostMessageOutput, error) {
-		body := strings.TrimSpace(in.Body)
-		if body == "" {
-			return nil, PostMessageOutput{}, badInput("body is empty: write the message text in body")
-		}
-		to := cleanNames(in.To)
-		channel := strings.TrimSpace(in.Channel)
-		if channel != "" && !strings.HasPrefix(channel, "#") {
-			channel = "#" + channel
-		}
-		if len(to) == 0 && channel == "" {
-			return nil, PostMessageOutput{}, badInput(`say where the message goes: to (agent names, e.g. ["alice"]) or channel (e.g. "#dev")`)
-		}
-		ctx, err := b.callContext(ctx, req)
-		if err != nil {
-			return nil, PostMessageOutput{}, err
-		}
+	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in PostMessageInput) (string, PostMessageOutput, error) {
 		r, err := b.client.PostMessage(ctx, &hubv1.PostMessageRequest{
-			To:       to,
-			Channel:  channel,
+			To:       cleanNames(in.To),
+			Channel:  channelName(in.Channel),
 			Body:     in.Body,
-			ReplyTo:  strings.TrimSpace(in.ReplyTo),
+			ReplyTo:  string(in.ReplyTo),
 			Mentions: cleanNames(in.Mentions),
 		})
 		if err != nil {
-			return nil, PostMessageOutput{}, b.hubError(err)
+			return "", PostMessageOutput{}, err
 		}
 		m := r.GetMessage()
 		out := PostMessageOutput{
@@ -72,18 +54,12 @@ func postMessageTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[PostMessageInput,
 			Mentions:  m.GetMentions(),
 			CreatedAt: formatTime(m.GetCreatedAt()),
 		}
-		var dest []string
+		dest := out.To
 		if out.Channel != "" {
-			dest = append(dest, out.Channel)
+			dest = append([]string{out.Channel}, dest...)
 		}
-		dest = append(dest, out.To...)
-		msg := fmt.Sprintf("Posted message %s to %s.", out.ID, strings.Join(dest, ", "))
-		if len(out.Mentions) > 0 {
-			msg += " Mentioned: " + strings.Join(out.Mentions, ", ") + "."
-		}
-		return text(msg), out, nil
-	}
-	return t, h
+		return fmt.Sprintf("Posted message %s to %s.", out.ID, strings.Join(dest, ", ")), out, nil
+	})
 }
 
 // cleanNames trims names, drops empty ones and a leading @.
@@ -98,67 +74,49 @@ func cleanNames(names []string) []string {
 	return out
 }
 
+// channelName adds the # an agent may leave out ("dev" → "#dev").
+func channelName(ch string) string {
+	ch = strings.TrimSpace(ch)
+	if ch != "" && !strings.HasPrefix(ch, "#") {
+		ch = "#" + ch
+	}
+	return ch
+}
+
 // ReadMessagesInput is the input of read_messages.
 type ReadMessagesInput struct {
-	After    string `json:"after,omitempty" jsonschema:"cursor: only messages with a greater ID (use the cursor of a previous reply)"`
-	All      bool   `json:"all,omitempty" jsonschema:"include messages already read (default: unread only)"`
-	Channel  string `json:"channel,omitempty" jsonschema:"only this channel, e.g. #dev"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many (default 20, max 100)"`
-	MarkRead bool   `json:"mark_read,omitempty" jsonschema:"also mark your messages read up to the last one returned"`
+	After    ID     `json:"after,omitempty" jsonschema:"cursor: only messages with a greater ID"`
+	All      bool   `json:"all,omitempty" jsonschema:"include read messages too"`
+	Channel  string `json:"channel,omitempty" jsonschema:"only this #channel"`
+	Limit    int    `json:"limit,omitempty"`
+	MarkRead bool   `json:"mark_read,omitempty" jsonschema:"also mark them read"`
 }
 
 // ReadMessagesOutput is what read_messages returns.
 type ReadMessagesOutput struct {
 	Messages    []Message `json:"messages,omitempty"`
-	Cursor      string    `json:"cursor,omitempty" jsonschema:"pass as after next time"`
+	Cursor      string    `json:"cursor,omitempty"`
 	HasMore     bool      `json:"has_more,omitempty"`
-	UnreadCount *int64    `json:"unread_count,omitempty" jsonschema:"unread messages left, when mark_read was set"`
+	UnreadCount *int64    `json:"unread_count,omitempty"`
 }
 
-const (
-	defaultReadLimit = 20
-	maxReadLimit     = 100
-)
-
-func readMessagesTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[ReadMessagesInput, ReadMessagesOutput]) {
+func readMessagesTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name:  "read_messages",
-		Title: "Read messages",
-		Description: "Read your messages without waiting: unread ones by default, or all after a cursor. " +
-			"Set mark_read to mark them read in the same call (or call mark_read later). " +
-			"To sleep until something arrives, use wait_for_messages instead.",
+		Name: "read_messages",
+		Description: "Read your messages now, oldest first: unread ones, or with all every one after the cursor. " +
+			"has_more: call again with after=cursor. To sleep until one arrives use wait_for_messages.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
-	h := func(ctx context.Context, req *mcp.CallToolRequest, in ReadMessagesInput) (*mcp.CallToolResult, ReadMessagesOutput, error) {
-		limit := in.Limit
-		switch {
-		case limit < 0:
-			return nil, ReadMessagesOutput{}, badInput("limit must be between 1 and %d", maxReadLimit)
-		case limit == 0:
-			limit = defaultReadLimit
-		case limit > maxReadLimit:
-			limit = maxReadLimit
-		}
-		after := strings.TrimSpace(in.After)
-		if !validCursor(after) {
-			return nil, ReadMessagesOutput{}, badInput("after %q is not a message ID: pass the cursor of a previous reply (digits)", after)
-		}
-		channel := strings.TrimSpace(in.Channel)
-		if channel != "" && !strings.HasPrefix(channel, "#") {
-			channel = "#" + channel
-		}
-		ctx, err := b.callContext(ctx, req)
-		if err != nil {
-			return nil, ReadMessagesOutput{}, err
-		}
+	shape := func(p map[string]*jsonschema.Schema) { bounds(p["limit"], 1, 100, 20) }
+	addTool(s, b, t, shape, func(ctx context.Context, _ *mcp.CallToolRequest, in ReadMessagesInput) (string, ReadMessagesOutput, error) {
 		r, err := b.client.ListMessages(ctx, &hubv1.ListMessagesRequest{
-			AfterId:    after,
+			AfterId:    string(in.After),
 			UnreadOnly: !in.All,
-			Limit:      int32(limit),
-			Channel:    channel,
+			Limit:      int32(in.Limit),
+			Channel:    channelName(in.Channel),
 		})
 		if err != nil {
-			return nil, ReadMessagesOutput{}, b.hubError(err)
+			return "", ReadMessagesOutput{}, err
 		}
 		out := ReadMessagesOutput{
 			Messages: fromMessages(r.GetMessages()),
@@ -166,7 +124,7 @@ func readMessagesTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[ReadMessagesInpu
 			HasMore:  r.GetHasMore(),
 		}
 		if out.Cursor == "" {
-			out.Cursor = after
+			out.Cursor = string(in.After)
 			if n := len(out.Messages); n > 0 {
 				out.Cursor = out.Messages[n-1].ID
 			}
@@ -174,7 +132,7 @@ func readMessagesTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[ReadMessagesInpu
 		if in.MarkRead && len(out.Messages) > 0 {
 			mr, err := b.client.MarkRead(ctx, &hubv1.MarkReadRequest{UpToId: out.Messages[len(out.Messages)-1].ID})
 			if err != nil {
-				return nil, ReadMessagesOutput{}, b.hubError(err)
+				return "", ReadMessagesOutput{}, err
 			}
 			n := mr.GetUnreadCount()
 			out.UnreadCount = &n
@@ -186,33 +144,19 @@ func readMessagesTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[ReadMessagesInpu
 			fmt.Fprintf(&sb, "%s:", plural(int64(len(out.Messages)), "message", "messages"))
 			renderMessages(&sb, out.Messages)
 		}
-		if out.Cursor != "" {
-			fmt.Fprintf(&sb, "\ncursor %s", out.Cursor)
-		}
 		if out.HasMore {
-			sb.WriteString(" (more: call again with after=cursor)")
+			fmt.Fprintf(&sb, "\nMore: call again with after=%s.", out.Cursor)
 		}
 		if out.UnreadCount != nil {
-			fmt.Fprintf(&sb, "\nMarked read; %s left.", plural(*out.UnreadCount, "unread message", "unread messages"))
+			fmt.Fprintf(&sb, "\nMarked read; %d unread left.", *out.UnreadCount)
 		}
-		return text(sb.String()), out, nil
-	}
-	return t, h
-}
-
-// validCursor reports whether s is empty or a decimal message ID.
-func validCursor(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return len(s) <= 20
+		return sb.String(), out, nil
+	})
 }
 
 // MarkReadInput is the input of mark_read.
 type MarkReadInput struct {
-	UpToID string `json:"up_to_id,omitempty" jsonschema:"mark every message up to and including this ID read; omit to mark all read"`
+	UpToID ID `json:"up_to_id,omitempty" jsonschema:"mark read up to and including this ID; omit for all"`
 }
 
 // MarkReadOutput is what mark_read returns.
@@ -221,30 +165,18 @@ type MarkReadOutput struct {
 	ReadUpToID  string `json:"read_up_to_id,omitempty"`
 }
 
-func markReadTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[MarkReadInput, MarkReadOutput]) {
+func markReadTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name:  "mark_read",
-		Title: "Mark messages read",
-		Description: "Mark your messages read up to an ID (all when omitted) once you have handled them, " +
-			"so unread counts and wait_for_messages only report what is new.",
+		Name:        "mark_read",
+		Description: "Mark your messages read once handled, so unread counts and wait_for_messages report only what is new.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
-	h := func(ctx context.Context, req *mcp.CallToolRequest, in MarkReadInput) (*mcp.CallToolResult, MarkReadOutput, error) {
-		upTo := strings.TrimSpace(in.UpToID)
-		if !validCursor(upTo) {
-			return nil, MarkReadOutput{}, badInput("up_to_id %q is not a message ID (digits); omit it to mark everything read", upTo)
-		}
-		ctx, err := b.callContext(ctx, req)
+	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in MarkReadInput) (string, MarkReadOutput, error) {
+		r, err := b.client.MarkRead(ctx, &hubv1.MarkReadRequest{UpToId: string(in.UpToID)})
 		if err != nil {
-			return nil, MarkReadOutput{}, err
-		}
-		r, err := b.client.MarkRead(ctx, &hubv1.MarkReadRequest{UpToId: upTo})
-		if err != nil {
-			return nil, MarkReadOutput{}, b.hubError(err)
+			return "", MarkReadOutput{}, err
 		}
 		out := MarkReadOutput{UnreadCount: r.GetUnreadCount(), ReadUpToID: r.GetReadUpToId()}
-		return text(fmt.Sprintf("Marked read up to %s; %s left.", orNone(out.ReadUpToID),
-			plural(out.UnreadCount, "unread message", "unread messages"))), out, nil
-	}
-	return t, h
+		return fmt.Sprintf("Read up to %s; %d unread left.", orNone(out.ReadUpToID), out.UnreadCount), out, nil
+	})
 }

@@ -15,32 +15,26 @@ type NoInput struct{}
 
 // HeartbeatOutput is what the heartbeat tool returns.
 type HeartbeatOutput struct {
-	HeartbeatID      string `json:"heartbeat_id" jsonschema:"your new current heartbeat ID (YYYYMMDDHHMMSS); logs and checkpoints are filed under it automatically"`
+	HeartbeatID      string `json:"heartbeat_id"`
 	StartedAt        string `json:"started_at,omitempty"`
 	UnreadCount      int64  `json:"unread_count"`
 	MentionCount     int64  `json:"mention_count"`
 	Beat             int64  `json:"beat"`
-	SinceLast        int64  `json:"since_last" jsonschema:"beats since your previous call"`
+	SinceLast        int64  `json:"since_last"`
 	SinceLastReading string `json:"since_last_reading,omitempty"`
 }
 
-func heartbeatTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[NoInput, HeartbeatOutput]) {
+func heartbeatTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name:  "heartbeat",
-		Title: "Start a unit of work",
-		Description: "Start a new unit of work: call it when you begin a session or a new task. " +
-			"It sets your current heartbeat ID (activity logs and checkpoints are filed under it) " +
-			"and tells you your unread messages and how long you were away.",
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: false, DestructiveHint: boolPtr(false)},
+		Name: "heartbeat",
+		Description: "Begin a unit of work (session start or new task): sets your heartbeat ID, under which logs and checkpoints are filed. " +
+			"Returns your unread count and how long you were away.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
-	h := func(ctx context.Context, req *mcp.CallToolRequest, _ NoInput) (*mcp.CallToolResult, HeartbeatOutput, error) {
-		ctx, err := b.callContext(ctx, req)
-		if err != nil {
-			return nil, HeartbeatOutput{}, err
-		}
+	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, HeartbeatOutput, error) {
 		r, err := b.client.Heartbeat(ctx, &hubv1.HeartbeatRequest{})
 		if err != nil {
-			return nil, HeartbeatOutput{}, b.hubError(err)
+			return "", HeartbeatOutput{}, err
 		}
 		out := HeartbeatOutput{
 			HeartbeatID:      r.GetHeartbeatId(),
@@ -51,36 +45,33 @@ func heartbeatTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[NoInput, HeartbeatO
 			SinceLast:        r.GetSinceLast(),
 			SinceLastReading: r.GetSinceLastReading(),
 		}
-		msg := fmt.Sprintf("Heartbeat %s started. %s unread (%s). Beat %d, since_last %d",
-			out.HeartbeatID, plural(out.UnreadCount, "message", "messages"),
-			plural(out.MentionCount, "mention", "mentions"), out.Beat, out.SinceLast)
+		msg := fmt.Sprintf("Heartbeat ID %s; %s unread", out.HeartbeatID, plural(out.UnreadCount, "message", "messages"))
 		if out.SinceLastReading != "" {
-			msg += " (" + out.SinceLastReading + ")"
+			msg += "; " + out.SinceLastReading
 		}
 		msg += "."
 		if out.UnreadCount > 0 {
 			msg += " Read them with read_messages."
 		}
-		return text(msg), out, nil
-	}
-	return t, h
+		return msg, out, nil
+	})
 }
 
 // StatusOutput is what check_hub_status returns.
 type StatusOutput struct {
-	Agent            string    `json:"agent" jsonschema:"who you are, as the hub knows you from your token"`
+	Agent            string    `json:"agent"`
 	UnreadCount      int64     `json:"unread_count"`
 	MentionCount     int64     `json:"mention_count"`
 	HeartbeatID      string    `json:"heartbeat_id,omitempty"`
 	Beat             int64     `json:"beat"`
 	SinceLast        int64     `json:"since_last"`
 	SinceLastReading string    `json:"since_last_reading,omitempty"`
-	Health           string    `json:"health,omitempty" jsonschema:"healthy, warning or anomaly"`
+	Health           string    `json:"health,omitempty"`
 	Findings         []Finding `json:"findings,omitempty"`
 	DeepWork         *DeepWork `json:"deep_work,omitempty"`
 	Online           []string  `json:"online,omitempty"`
 	Waiting          []string  `json:"waiting,omitempty"`
-	LatestMessageID  string    `json:"latest_message_id,omitempty" jsonschema:"newest message addressed to you: pass it as after to wait_for_messages to wait only for newer ones"`
+	LatestMessageID  string    `json:"latest_message_id,omitempty"`
 	HubTime          string    `json:"hub_time,omitempty"`
 }
 
@@ -103,35 +94,28 @@ func fromStatus(s *hubv1.Status) StatusOutput {
 	}
 }
 
-func checkHubStatusTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[NoInput, StatusOutput]) {
+func checkHubStatusTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name:  "check_hub_status",
-		Title: "Check hub status",
-		Description: "Cheap look at your situation: unread messages and mentions, current heartbeat ID, " +
-			"beat, health findings about you, deep work in force, and who is online. " +
-			"Use it between steps; it does not wait (use wait_for_messages to wait).",
+		Name: "check_hub_status",
+		Description: "Cheap look at your situation between steps: unread and mentions, heartbeat ID, beat, your health findings, " +
+			"deep work in force, who is online. Does not wait.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
-	h := func(ctx context.Context, req *mcp.CallToolRequest, _ NoInput) (*mcp.CallToolResult, StatusOutput, error) {
-		ctx, err := b.callContext(ctx, req)
-		if err != nil {
-			return nil, StatusOutput{}, err
-		}
+	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, StatusOutput, error) {
 		r, err := b.client.GetStatus(ctx, &hubv1.GetStatusRequest{})
 		if err != nil {
-			return nil, StatusOutput{}, b.hubError(err)
+			return "", StatusOutput{}, err
 		}
 		out := fromStatus(r.GetStatus())
-		return text(statusText(out)), out, nil
-	}
-	return t, h
+		return statusText(out), out, nil
+	})
 }
 
 func statusText(s StatusOutput) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s: %s unread (%s), heartbeat %s, beat %d, since_last %d",
+	fmt.Fprintf(&sb, "%s: %s unread (%s), heartbeat ID %s",
 		s.Agent, plural(s.UnreadCount, "message", "messages"),
-		plural(s.MentionCount, "mention", "mentions"), orNone(s.HeartbeatID), s.Beat, s.SinceLast)
+		plural(s.MentionCount, "mention", "mentions"), orNone(s.HeartbeatID))
 	if s.SinceLastReading != "" {
 		fmt.Fprintf(&sb, " (%s)", s.SinceLastReading)
 	}

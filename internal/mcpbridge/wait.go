@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
@@ -17,85 +18,58 @@ import (
 // wait with an empty result, so the grace only matters when it is stuck.
 const waitGrace = 15 * time.Second
 
-const (
-	defaultWaitLimit = 20
-	maxWaitLimit     = 100
-)
-
 // WaitInput is the input of wait_for_messages.
 type WaitInput struct {
-	TimeoutSeconds *int   `json:"timeout_seconds,omitempty" jsonschema:"seconds to wait: default 45, max 60 (larger is clamped), 0 = just look"`
-	After          string `json:"after,omitempty" jsonschema:"the cursor of your previous wait or read: wait only for messages after it; without it any unread message returns at once"`
-	Limit          int    `json:"limit,omitempty" jsonschema:"at most this many messages (default 20, max 100)"`
+	TimeoutSeconds *int `json:"timeout_seconds,omitempty" jsonschema:"0 only looks"`
+	After          ID   `json:"after,omitempty" jsonschema:"cursor of your previous wait or read; without it any unread message returns at once"`
+	Limit          int  `json:"limit,omitempty"`
 }
 
 // WaitOutput is what wait_for_messages returns. An empty wake-up is a few
 // fields only.
 type WaitOutput struct {
-	TimedOut     bool      `json:"timed_out" jsonschema:"true when nothing arrived before the timeout"`
-	Cursor       string    `json:"cursor" jsonschema:"pass as after to the next wait_for_messages"`
+	TimedOut     bool      `json:"timed_out"`
+	Cursor       string    `json:"cursor"`
 	Messages     []Message `json:"messages,omitempty"`
 	UnreadCount  int64     `json:"unread_count"`
 	MentionCount int64     `json:"mention_count,omitempty"`
 	Beat         int64     `json:"beat"`
 	SinceLast    int64     `json:"since_last"`
-	Health       string    `json:"health,omitempty" jsonschema:"set only when not healthy: run check_hub_status for the findings"`
+	Health       string    `json:"health,omitempty"`
 	WaitedMS     int64     `json:"waited_ms"`
 }
 
-func waitForMessagesTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[WaitInput, WaitOutput]) {
+func waitForMessagesTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name:  "wait_for_messages",
-		Title: "Wait for messages",
-		Description: "Sleep until a message for you arrives, then wake with it (returns the moment one is posted). " +
-			"Use it whenever you are idle or waiting for another agent, instead of polling. " +
-			"Default 45 s, max 60, 0 = just look. Pass the returned cursor as after on the next call; " +
-			"on timed_out simply call again.",
+		Name: "wait_for_messages",
+		Description: "Sleep until a message for you arrives and wake with it. Call it whenever idle or waiting for someone, " +
+			"instead of polling. Pass the returned cursor as after; on timed_out call again.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
-	h := func(ctx context.Context, req *mcp.CallToolRequest, in WaitInput) (*mcp.CallToolResult, WaitOutput, error) {
+	shape := func(p map[string]*jsonschema.Schema) {
+		bounds(p["timeout_seconds"], 0, int(MaxWait/time.Second), int(b.opts.DefaultWait/time.Second))
+		bounds(p["limit"], 1, 100, 20)
+	}
+	addTool(s, b, t, shape, func(ctx context.Context, req *mcp.CallToolRequest, in WaitInput) (string, WaitOutput, error) {
 		timeout := b.opts.DefaultWait
 		if in.TimeoutSeconds != nil {
-			s := *in.TimeoutSeconds
-			if s < 0 {
-				return nil, WaitOutput{}, badInput("timeout_seconds must be 0 (just look) to 60; got %d", s)
-			}
-			timeout = min(time.Duration(s)*time.Second, MaxWait)
+			timeout = min(time.Duration(*in.TimeoutSeconds)*time.Second, MaxWait)
 		}
-		after := strings.TrimSpace(in.After)
-		if !validCursor(after) {
-			return nil, WaitOutput{}, badInput("after %q is not a cursor: pass the cursor of a previous reply (digits)", after)
-		}
-		limit := in.Limit
-		switch {
-		case limit < 0:
-			return nil, WaitOutput{}, badInput("limit must be between 1 and %d", maxWaitLimit)
-		case limit == 0:
-			limit = defaultWaitLimit
-		case limit > maxWaitLimit:
-			limit = maxWaitLimit
-		}
-		ctx, err := b.callContext(ctx, req)
-		if err != nil {
-			return nil, WaitOutput{}, err
-		}
-
 		if tok := req.Params.GetProgressToken(); tok != nil && timeout > 0 && req.Session != nil {
 			stop := b.sendProgress(ctx, req.Session, tok, timeout)
 			defer stop()
 		}
-
 		secs := int32(timeout / time.Second)
 		rctx, cancel := context.WithTimeout(ctx, timeout+waitGrace)
 		defer cancel()
 		start := time.Now()
 		r, err := b.client.WaitForMessages(rctx, &hubv1.WaitForMessagesRequest{
 			TimeoutSeconds: &secs,
-			AfterId:        after,
-			Limit:          int32(limit),
+			AfterId:        string(in.After),
+			Limit:          int32(in.Limit),
 		})
 		if err != nil {
-			return nil, WaitOutput{}, b.hubError(err)
+			return "", WaitOutput{}, err
 		}
 		st := r.GetStatus()
 		out := WaitOutput{
@@ -118,48 +92,44 @@ func waitForMessagesTool(b *bridge) (*mcp.Tool, mcp.ToolHandlerFor[WaitInput, Wa
 			switch n := len(out.Messages); {
 			case n > 0:
 				out.Cursor = out.Messages[n-1].ID
-			case after != "":
-				out.Cursor = after
+			case in.After != "":
+				out.Cursor = string(in.After)
 			default:
 				out.Cursor = st.GetLatestMessageId()
 			}
 		}
-		return text(waitText(out)), out, nil
-	}
-	return t, h
+		return waitText(out), out, nil
+	})
 }
 
-// waitText is the short text of a wait result; on an empty wake-up it is one
-// line, so a waiting agent spends few tokens per round.
+// waitText is the short text of a wait result: on an empty wake-up one
+// line that says what to do next (the figures are in the structured
+// content); with messages, the messages themselves, since some clients show
+// the model only the text.
 func waitText(o WaitOutput) string {
 	var sb strings.Builder
 	if len(o.Messages) == 0 {
-		fmt.Fprintf(&sb, "No new messages (waited %ds). unread %d, beat %d, since_last %d.",
-			(o.WaitedMS+500)/1000, o.UnreadCount, o.Beat, o.SinceLast)
-		if o.Health != "" {
-			fmt.Fprintf(&sb, " Health %s: see check_hub_status.", o.Health)
+		sb.WriteString("Nothing new; call wait_for_messages again")
+		if o.Cursor != "" {
+			fmt.Fprintf(&sb, " with after=%s", o.Cursor)
 		}
-		if o.Cursor == "" {
-			sb.WriteString(" To keep waiting call wait_for_messages again.")
-		} else {
-			fmt.Fprintf(&sb, " To keep waiting call wait_for_messages with after=%q.", o.Cursor)
+		sb.WriteString(".")
+		if o.Health != "" {
+			fmt.Fprintf(&sb, " Your health is %s: see check_hub_status.", o.Health)
 		}
 		return sb.String()
 	}
 	fmt.Fprintf(&sb, "%s:", plural(int64(len(o.Messages)), "new message", "new messages"))
 	renderMessages(&sb, o.Messages)
-	pulse := false
+	fmt.Fprintf(&sb, "\nNext wait: after=%s.", o.Cursor)
 	for _, m := range o.Messages {
-		if m.Kind == "heartbeat" {
-			pulse = true
+		if m.Kind == "pulse" {
+			sb.WriteString(" A pulse is among them: follow it, then answer with respond_to_pulse.")
+			break
 		}
 	}
-	fmt.Fprintf(&sb, "\ncursor %s (pass as after to the next wait). unread %d.", o.Cursor, o.UnreadCount)
-	if pulse {
-		sb.WriteString(" A heartbeat pulse is among them: follow it, then answer with respond_to_pulse (HEARTBEAT_OK if nothing to report).")
-	}
 	if o.Health != "" {
-		fmt.Fprintf(&sb, " Health %s: see check_hub_status.", o.Health)
+		fmt.Fprintf(&sb, " Your health is %s: see check_hub_status.", o.Health)
 	}
 	return sb.String()
 }

@@ -12,5 +12,5 @@ func (a *AgentServer) RespondToPulse(ctx context.Context, req *hubv1.RespondToPu
 	if err != nil {
 		return nil, err
 	}
-	return &hubv1.RespondToPulseResponse{Outcome: r.Outcome, Message: messageToProto(r.Message)}, nil
+	return &hubv1.RespondToPulseResponse{Outcome: r.Outcome, Message: messageToProto(r.Message), Pending: r.Pending}, nil
 }

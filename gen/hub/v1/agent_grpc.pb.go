@@ -33,6 +33,8 @@ const (
 	AgentService_GetDeepWork_FullMethodName             = "/hub.v1.AgentService/GetDeepWork"
 	AgentService_GetHeartbeatElapsedTime_FullMethodName = "/hub.v1.AgentService/GetHeartbeatElapsedTime"
 	AgentService_RespondToPulse_FullMethodName          = "/hub.v1.AgentService/RespondToPulse"
+	AgentService_ListPeers_FullMethodName               = "/hub.v1.AgentService/ListPeers"
+	AgentService_ListChannels_FullMethodName            = "/hub.v1.AgentService/ListChannels"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -70,6 +72,10 @@ type AgentServiceClient interface {
 	GetHeartbeatElapsedTime(ctx context.Context, in *GetHeartbeatElapsedTimeRequest, opts ...grpc.CallOption) (*GetHeartbeatElapsedTimeResponse, error)
 	// RespondToPulse answers a heartbeat pulse (HEARTBEAT_OK or a report).
 	RespondToPulse(ctx context.Context, in *RespondToPulseRequest, opts ...grpc.CallOption) (*RespondToPulseResponse, error)
+	// ListPeers lists the enabled agents (names, roles, presence), so an agent knows whom to message.
+	ListPeers(ctx context.Context, in *ListPeersRequest, opts ...grpc.CallOption) (*ListPeersResponse, error)
+	// ListChannels lists the channels with their member counts and whether the caller is a member.
+	ListChannels(ctx context.Context, in *ListChannelsRequest, opts ...grpc.CallOption) (*ListChannelsResponse, error)
 }
 
 type agentServiceClient struct {
@@ -220,6 +226,26 @@ func (c *agentServiceClient) RespondToPulse(ctx context.Context, in *RespondToPu
 	return out, nil
 }
 
+func (c *agentServiceClient) ListPeers(ctx context.Context, in *ListPeersRequest, opts ...grpc.CallOption) (*ListPeersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPeersResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListPeers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListChannels(ctx context.Context, in *ListChannelsRequest, opts ...grpc.CallOption) (*ListChannelsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListChannelsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListChannels_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -255,6 +281,10 @@ type AgentServiceServer interface {
 	GetHeartbeatElapsedTime(context.Context, *GetHeartbeatElapsedTimeRequest) (*GetHeartbeatElapsedTimeResponse, error)
 	// RespondToPulse answers a heartbeat pulse (HEARTBEAT_OK or a report).
 	RespondToPulse(context.Context, *RespondToPulseRequest) (*RespondToPulseResponse, error)
+	// ListPeers lists the enabled agents (names, roles, presence), so an agent knows whom to message.
+	ListPeers(context.Context, *ListPeersRequest) (*ListPeersResponse, error)
+	// ListChannels lists the channels with their member counts and whether the caller is a member.
+	ListChannels(context.Context, *ListChannelsRequest) (*ListChannelsResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -306,6 +336,12 @@ func (UnimplementedAgentServiceServer) GetHeartbeatElapsedTime(context.Context, 
 }
 func (UnimplementedAgentServiceServer) RespondToPulse(context.Context, *RespondToPulseRequest) (*RespondToPulseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RespondToPulse not implemented")
+}
+func (UnimplementedAgentServiceServer) ListPeers(context.Context, *ListPeersRequest) (*ListPeersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPeers not implemented")
+}
+func (UnimplementedAgentServiceServer) ListChannels(context.Context, *ListChannelsRequest) (*ListChannelsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListChannels not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -580,6 +616,42 @@ func _AgentService_RespondToPulse_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ListPeers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPeersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListPeers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListPeers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListPeers(ctx, req.(*ListPeersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListChannels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListChannelsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListChannels(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListChannels_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListChannels(ctx, req.(*ListChannelsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -642,6 +714,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RespondToPulse",
 			Handler:    _AgentService_RespondToPulse_Handler,
+		},
+		{
+			MethodName: "ListPeers",
+			Handler:    _AgentService_ListPeers_Handler,
+		},
+		{
+			MethodName: "ListChannels",
+			Handler:    _AgentService_ListChannels_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

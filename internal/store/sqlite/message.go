@@ -192,6 +192,26 @@ func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
 		WHERE cm.channel_id = ? ORDER BY a.name`, channelID)
 }
 
+// ListChannels implements hub.MessageTx.
+func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
+	rows, err := t.query(`SELECT c.name, COUNT(cm.agent_id), COALESCE(MAX(cm.agent_id = ?), 0)
+		FROM channels c LEFT JOIN channel_members cm ON cm.channel_id = c.id
+		GROUP BY c.id ORDER BY c.name`, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hub.ChannelSummary
+	for rows.Next() {
+		var c hub.ChannelSummary
+		if err := rows.Scan(&c.Name, &c.MemberCount, &c.Joined); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, mapErr(rows.Err())
+}
+
 // InsertMessages implements hub.MessageTx: a statement inserts up to
 // valuesChunk messages, which get consecutive IDs in order (AUTOINCREMENT
 // gives each new row one more than the largest ID ever used, and the rows
