@@ -148,7 +148,7 @@ func commandTable() []command {
 		// status.go
 		{name: "info", group: "hub", summary: "show the hub's version, time, store and orchestrator figures", run: runInfo},
 		{name: "status", group: "hub", summary: "show an agent's status (check_hub_status); needs --token or HUB_TOKEN", run: runStatus},
-		{name: "watch", group: "hub", summary: "live view of agents and the newest events, refreshed until Ctrl-C",
+		{name: "watch", group: "hub", summary: "live view of agents and the newest events, refreshed until q or Ctrl-C",
 			usage: "[--interval 2s] [--events N] [--once]", run: runWatch},
 		// doctor.go
 		{

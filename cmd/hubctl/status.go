@@ -129,6 +129,13 @@ func runWatch(ctx context.Context, c *cli, args []string) error {
 		return usageErrorf("--events %d: give 0-1000", *nEvents)
 	}
 	tty := isTerminal(c.out)
+	if f, ok := c.in.(*os.File); ok && tty && !*once && !c.json && isTerminal(f) {
+		var quit context.CancelFunc
+		ctx, quit = context.WithCancel(ctx)
+		defer quit()
+		stop := watchKeys(ctx, f, quit)
+		defer stop()
+	}
 	t := time.NewTicker(*interval)
 	defer t.Stop()
 	for {

@@ -1,0 +1,8 @@
+package main
+
+import "golang.org/x/sys/unix"
+
+const (
+	getTermios = unix.TCGETS
+	setTermios = unix.TCSETS
+)
