@@ -150,6 +150,9 @@ func commandTable() []command {
 		{name: "status", group: "hub", summary: "show an agent's status (check_hub_status); needs --token or HUB_TOKEN", run: runStatus},
 		{name: "watch", group: "hub", summary: "live view of agents and the newest events, refreshed until q or Ctrl-C",
 			usage: "[--interval 2s] [--events N] [--once]", run: runWatch},
+		// completion.go
+		{name: "completion", group: "hub", summary: "print a shell completion script: source <(hubctl completion bash)",
+			usage: "bash|zsh|fish", run: runCompletion},
 		// doctor.go
 		{
 			name:    "doctor",
