@@ -183,7 +183,6 @@ func agentShow(ctx context.Context, c *cli, args []string) error {
 			}
 		}
 		c.fields(
-			"health state", h.GetState(),
 			"last activity", fmtAgo(h.GetLastActivityAt(), now),
 			"last activity log", fmtAgo(h.GetLastActivityLogAt(), now),
 			"last checkpoint", fmtAgo(h.GetLastCheckpointAt(), now),

@@ -36,10 +36,10 @@ func runBeat(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	b := r.GetBeat()
 	if c.json {
-		return c.printJSON(beatJSON(b))
+		return c.printProto(r)
 	}
+	b := r.GetBeat()
 	now := time.Now()
 	interval := time.Duration(b.GetIntervalSeconds()) * time.Second
 	started := fmtTime(b.GetStartedAt())
@@ -68,37 +68,6 @@ func runBeat(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
-// beatView is `hubctl beat -o json`: numbers as JSON numbers ({"beat": 847, …}),
-// like seed 003's heartbeat.json, rather than protojson's int64 strings.
-type beatView struct {
-	Beat            int64           `json:"beat"`
-	StartedAt       string          `json:"started_at,omitempty"`
-	LastBeatAt      string          `json:"last_beat_at,omitempty"`
-	IntervalSeconds int64           `json:"interval_seconds"`
-	Agents          []beatAgentView `json:"agents"`
-}
-
-type beatAgentView struct {
-	Agent               string `json:"agent"`
-	LastInteractionBeat int64  `json:"last_interaction_beat"`
-	SinceLast           int64  `json:"since_last"`
-	Reading             string `json:"reading"`
-}
-
-func beatJSON(b *hubv1.BeatInfo) beatView {
-	v := beatView{Beat: b.GetBeat(), IntervalSeconds: b.GetIntervalSeconds(), Agents: []beatAgentView{}}
-	if t := b.GetStartedAt(); t != nil {
-		v.StartedAt = t.AsTime().Format(time.RFC3339Nano)
-	}
-	if t := b.GetLastBeatAt(); t != nil {
-		v.LastBeatAt = t.AsTime().Format(time.RFC3339Nano)
-	}
-	for _, a := range b.GetAgents() {
-		v.Agents = append(v.Agents, beatAgentView{Agent: a.GetAgent(), LastInteractionBeat: a.GetLastInteractionBeat(), SinceLast: a.GetSinceLast(), Reading: a.GetReading()})
-	}
-	return v
-}
-
 func runNudge(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("nudge")
 	pos, err := c.parse(fs, args)
@@ -120,11 +89,25 @@ func runNudge(ctx context.Context, c *cli, args []string) error {
 }
 
 // pulseStatusText is a pulse's STATUS column: "ready" or why not.
+// pulseReasons say in words why a pulse does not fire now.
+var pulseReasons = map[string]string{
+	"disabled":             "disabled with pulse set --disable",
+	"no_instructions":      "no instructions to send",
+	"not_due":              "interval not yet elapsed",
+	"outside_active_hours": "outside its active hours",
+	"unanswered":           "waiting for the answer to the last pulse",
+	"busy":                 "the agent is busy (it made a call just now); retried when it pauses",
+}
+
 func pulseStatusText(p *hubv1.PulseStatus) string {
-	if p.GetBlockedReason() == "" {
+	r := p.GetBlockedReason()
+	if r == "" {
 		return "ready"
 	}
-	return "blocked: " + p.GetBlockedReason()
+	if words, ok := pulseReasons[r]; ok {
+		return "blocked: " + words
+	}
+	return "blocked: " + r
 }
 
 func runPulses(ctx context.Context, c *cli, args []string) error {

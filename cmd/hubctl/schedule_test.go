@@ -11,17 +11,24 @@ func TestBeatJSON(t *testing.T) {
 	h := startHub(t)
 	h.addAgent(t, "alice")
 	r := h.hubctl(t, nil, "beat", "-o", "json").must(t)
-	var b struct {
-		Beat   *int64 `json:"beat"`
-		Agents []struct {
-			Agent   string `json:"agent"`
-			Reading string `json:"reading"`
-		} `json:"agents"`
+	// The REST body of GET /v1/admin/beat: proto field names, int64 as strings.
+	var resp struct {
+		Beat struct {
+			Beat            *string `json:"beat"`
+			IntervalSeconds *string `json:"interval_seconds"`
+			Agents          []struct {
+				Agent     string  `json:"agent"`
+				SinceLast *string `json:"since_last"`
+				Reading   string  `json:"reading"`
+			} `json:"agents"`
+		} `json:"beat"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &b); err != nil {
-		t.Fatalf("beat -o json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.stdout), &resp); err != nil {
+		t.Fatalf("beat -o json is not the REST shape: %v\n%s", err, r.stdout)
 	}
-	if b.Beat == nil || len(b.Agents) != 1 || b.Agents[0].Agent != "alice" || b.Agents[0].Reading != "active_flow" {
+	b := resp.Beat
+	if b.Beat == nil || b.IntervalSeconds == nil || len(b.Agents) != 1 || b.Agents[0].Agent != "alice" ||
+		b.Agents[0].Reading != "active_flow" || b.Agents[0].SinceLast == nil {
 		t.Errorf("beat -o json = %s", r.stdout)
 	}
 	text := h.hubctl(t, nil, "beat").must(t).stdout
@@ -61,7 +68,7 @@ func TestPulseCommands(t *testing.T) {
 	}
 	h.hubctl(t, nil, "pulse", "set", "alice", "--interval", "1h", "--hours", "22:00-06:00", "--tz", "UTC").must(t)
 	list := h.hubctl(t, nil, "pulses").must(t).stdout
-	if !strings.Contains(list, "blocked: no_instructions") || !strings.Contains(list, "22:00-06:00 UTC") {
+	if !strings.Contains(list, "blocked: no instructions to send") || !strings.Contains(list, "22:00-06:00 UTC") {
 		t.Errorf("pulses without instructions:\n%s", list)
 	}
 	if r := h.hubctl(t, nil, "pulse", "trigger", "alice"); r.code != 1 || !strings.Contains(r.stderr, "empty pulse instructions") {

@@ -119,7 +119,7 @@ func nudgeText(in NudgeInput, inactive, mentions bool, now time.Time) string {
 		return "@" + in.AgentName + ": " + strings.Join(parts, " ")
 	}
 	if inactive {
-		parts = append(parts, fmt.Sprintf("no activity for %s (last at %s). Record progress with create_activity_log or checkpoint, or declare deep work with start_deep_work.", quiet, clock(in.LastActivity)))
+		parts = append(parts, fmt.Sprintf("no activity for %s (last at %s): only activity logs and checkpoints count, not messages or waits. Record progress with create_activity_log or checkpoint, or declare deep work with start_deep_work.", quiet, clock(in.LastActivity)))
 	}
 	if mentions {
 		s := "s"

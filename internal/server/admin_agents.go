@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
@@ -122,7 +123,7 @@ func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest
 	r := &hubv1.GetHubInfoResponse{
 		Version:       version.Version,
 		Time:          ts(svc.Clock().Now()),
-		TimeZone:      cfg.Location.String(),
+		TimeZone:      zoneName(cfg.Location, svc.Clock().Now()),
 		Beat:          svc.Beat(),
 		Agents:        agents,
 		ParkedWaiters: int64(svc.Waiters().Count()),
@@ -140,6 +141,17 @@ func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest
 		}
 	}
 	return r, nil
+}
+
+// zoneName names loc for people: its IANA name, or for the process's local
+// zone (whose name Go reports as "Local") the abbreviation and offset in
+// force at now, such as "Local (JST, UTC+09:00)".
+func zoneName(loc *time.Location, now time.Time) string {
+	if loc != time.Local {
+		return loc.String()
+	}
+	abbr, _ := now.In(loc).Zone()
+	return fmt.Sprintf("Local (%s, UTC%s)", abbr, now.In(loc).Format("-07:00"))
 }
 
 // Backup implements hubv1.AdminServiceServer.
