@@ -70,17 +70,20 @@ func agentAdd(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
-// printToken prints a token once with the lines that set an agent up.
+// printToken prints a token once with the lines that set an agent up: the
+// same Claude Code line and Gemini CLI settings as the README, filled in.
 func (c *cli) printToken(name, token string) {
 	fmt.Fprintf(c.out, "\nToken (shown once; the hub keeps only a hash):\n  %s\n", token)
 	fmt.Fprintf(c.out, "\nSet up %s:\n", name)
-	addrEnv, addrExport := "", ""
+	addrExport := ""
 	if c.addr != defaultAddr {
-		addrEnv = " --env HUB_ADDR=" + c.addr
 		addrExport = "  export HUB_ADDR=" + c.addr + "\n"
 	}
 	fmt.Fprintf(c.out, "  # shell, REST (Authorization: Bearer $HUB_TOKEN), hubctl status\n%s  export HUB_TOKEN=%s\n", addrExport, token)
-	fmt.Fprintf(c.out, "  # Claude Code (MCP over stdio)\n  claude mcp add hub --env HUB_TOKEN=%s%s -- hub mcp\n", token, addrEnv)
+	fmt.Fprintf(c.out, "  # Claude Code (MCP over stdio)\n  claude mcp add hub --env HUB_TOKEN=%s --env HUB_ADDR=%s -- hub mcp\n", token, c.addr)
+	fmt.Fprintf(c.out, "  # Gemini CLI: in ~/.gemini/settings.json\n"+
+		"  {\"mcpServers\": {\"hub\": {\"command\": \"hub\", \"args\": [\"mcp\"], "+
+		"\"env\": {\"HUB_TOKEN\": %q, \"HUB_ADDR\": %q}, \"timeout\": 90000}}}\n", token, c.addr)
 }
 
 func agentList(ctx context.Context, c *cli, args []string) error {

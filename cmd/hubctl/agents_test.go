@@ -40,6 +40,7 @@ func TestAgentAddPrintsSetupLines(t *testing.T) {
 		"Created agent alice (role coder).",
 		"claude mcp add hub --env HUB_TOKEN=" + token + " --env HUB_ADDR=" + h.addr + " -- hub mcp",
 		"export HUB_ADDR=" + h.addr,
+		`"env": {"HUB_TOKEN": "` + token + `", "HUB_ADDR": "` + h.addr + `"}`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

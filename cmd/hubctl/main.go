@@ -202,7 +202,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return 2
 	}
 	if len(rest) == 0 {
-		c.help(nil)
+		c.shortHelp()
 		return 0
 	}
 	if rest[0] == "help" {
@@ -291,6 +291,22 @@ func synopsis(cmd *command) string {
 		return "hubctl " + u
 	}
 	return "hubctl " + cmd.name + " " + u
+}
+
+// shortHelp is what hubctl alone prints: the usage, the command words and
+// where to start.
+func (c *cli) shortHelp() {
+	var words []string
+	for _, w := range c.nextWords()[""] {
+		if w != "help" && w != "version" {
+			words = append(words, w)
+		}
+	}
+	fmt.Fprintf(c.out, "hubctl administers an Agent Hub over gRPC.\n\nUsage: hubctl [global flags] COMMAND [args]\n\n"+
+		"Commands: %s\n\n"+
+		"Start with: hubctl doctor (is the hub there?), hubctl agent add NAME, hubctl watch.\n"+
+		"Run \"hubctl help\" for every command and the global flags, \"hubctl help COMMAND\" for one.\n",
+		strings.Join(words, ", "))
 }
 
 // help prints the command list, or one command's usage.
