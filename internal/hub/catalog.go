@@ -114,7 +114,7 @@ var catalog = map[Locale]map[MsgKey]string{
 		MsgReflectionDue:       "Reflection is now due: your next activity log must be of type reflection.",
 		MsgReflectionFulfilled: "Reflection recorded: the reflection duty after deep work is fulfilled.",
 		MsgReflectionWaived:    "Reflection postponed for an emergency (%s): the waiver is recorded and your next activity log must be of type reflection.",
-		MsgReflectionSkipped:   "Reflection skipped: the activity log after a completed deep work must be a reflection, but a %s log was written. An anomaly is recorded; write a reflection log to clear it.",
+		MsgReflectionSkipped:   "Reflection skipped: the activity log after a completed deep work must be a reflection, but one of type %s was written. An anomaly is recorded; write a reflection log to clear it.",
 
 		MsgFindingInactivityWarning: "No activity log or checkpoint for %s.",
 		MsgFindingInactivityAnomaly: "No activity log or checkpoint for %s: the agent may be stuck in a loop or stopped.",
