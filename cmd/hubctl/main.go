@@ -138,7 +138,7 @@ func commandTable() []command {
 			run:   runPulseSet},
 		{name: "pulse trigger", group: "schedule", summary: "send an agent a heartbeat pulse now, whatever its schedule", usage: "NAME", run: runPulseTrigger},
 		{name: "cron add", group: "schedule", summary: "create a scheduled message",
-			usage: "NAME (--every 1s | --at TIME | --cron \"EXPR\") --to AGENT|#channel --message TEXT [--anchor TIME]", run: runCronAdd},
+			usage: "NAME (--every 1m | --at TIME | --cron \"EXPR\") --to AGENT|#channel --message TEXT [--anchor TIME]", run: runCronAdd},
 		{name: "cron list", group: "schedule", summary: "list cron jobs with their next and last runs", run: runCronList},
 		{name: "cron rm", group: "schedule", summary: "delete a cron job (its runs stay as history)", usage: "NAME", run: runCronRm},
 		{name: "cron enable", group: "schedule", summary: "enable a cron job (resets its errors; schedules from now)", usage: "NAME", run: runCronSetEnabled(true)},

@@ -51,12 +51,25 @@ func (s *Service) CreateCronJob(ctx context.Context, j CronJob) (*CronJob, strin
 		if notice == "" {
 			notice = targetNotice(tx, j.Target)
 		}
+		if notice == "" {
+			notice = tickNotice(j, tickInterval(tx))
+		}
 		return tx.CreateCronJob(&j)
 	})
 	if err != nil {
 		return nil, "", err
 	}
 	return &j, notice, nil
+}
+
+// tickNotice says when an "every" period is shorter than the orchestrator
+// tick: the job then fires once per tick, not once per period.
+func tickNotice(j CronJob, tick time.Duration) string {
+	if j.Kind != CronEvery || time.Duration(j.EverySeconds)*time.Second >= tick {
+		return ""
+	}
+	return fmt.Sprintf("a period of %ds is shorter than the orchestrator tick (%s): the job fires once per tick, every %s",
+		j.EverySeconds, tick, tick)
 }
 
 // targetNotice says when a job's target cannot receive messages now.

@@ -19,24 +19,39 @@ func (s *Service) anyDue(ctx context.Context, due func(tx Tx) ([]int64, error)) 
 	return len(ids) > 0, err
 }
 
-const metaPulseBusyWindow = "pulse_busy_window"
+const (
+	metaPulseBusyWindow = "pulse_busy_window"
+	metaTickInterval    = "tick_interval"
+)
 
 // PublishScheduleSettings stores the settings the admin views read (the
 // beat interval is saved with the beat state).
 func (s *Service) PublishScheduleSettings(ctx context.Context, c ScheduleSettings) error {
 	return s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.SetMeta(metaTickInterval, strconv.FormatInt(int64(c.TickInterval), 10)); err != nil {
+			return err
+		}
 		return tx.SetMeta(metaPulseBusyWindow, strconv.FormatInt(int64(c.PulseBusyWindow), 10))
 	})
 }
 
 // pulseBusyWindow returns the published busy window, or the default.
 func pulseBusyWindow(tx MetaTx) time.Duration {
-	if v, err := tx.Meta(metaPulseBusyWindow); err == nil && v != "" {
+	return publishedDuration(tx, metaPulseBusyWindow, DefaultScheduleSettings().PulseBusyWindow)
+}
+
+// tickInterval returns the published orchestrator tick, or the default.
+func tickInterval(tx MetaTx) time.Duration {
+	return publishedDuration(tx, metaTickInterval, DefaultScheduleSettings().TickInterval)
+}
+
+func publishedDuration(tx MetaTx, key string, def time.Duration) time.Duration {
+	if v, err := tx.Meta(key); err == nil && v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			return time.Duration(n)
 		}
 	}
-	return DefaultScheduleSettings().PulseBusyWindow
+	return def
 }
 
 // updateEach runs fn for every ID, each in its own Update, concurrently so
