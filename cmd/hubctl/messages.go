@@ -210,10 +210,12 @@ func messageRows(msgs []*hubv1.Message) [][]string {
 	return rows
 }
 
-// bodyLine is the body with its kind and thread shown in front.
+// bodyLine is the body with its kind and thread shown in front. The kind
+// is left out when the body already begins with it, as cron messages do
+// ("[cron NAME] …"), so it is not said twice.
 func bodyLine(m *hubv1.Message) string {
 	var b strings.Builder
-	if k := m.GetKind(); k != "" && k != "message" {
+	if k := m.GetKind(); k != "" && k != "message" && !strings.HasPrefix(m.GetBody(), "["+k) {
 		b.WriteString("[" + k + "] ")
 	}
 	if m.GetReplyTo() != "" {

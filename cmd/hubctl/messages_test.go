@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
 
 func TestSendAndMessages(t *testing.T) {
@@ -155,6 +157,23 @@ func TestMessagesFollow(t *testing.T) {
 		var m struct{ Body string }
 		if err := json.Unmarshal([]byte(l), &m); err != nil || m.Body != want[i] {
 			t.Errorf("line %d = %s (%v), want body %q", i, l, err, want[i])
+		}
+	}
+}
+
+func TestBodyLineSaysTheKindOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		m    *hubv1.Message
+		want string
+	}{
+		{&hubv1.Message{Kind: "cron", Body: "[cron tick] standup"}, "[cron tick] standup"},
+		{&hubv1.Message{Kind: "nudge", Body: "@a: no activity"}, "[nudge] @a: no activity"},
+		{&hubv1.Message{Kind: "message", Body: "hi", ReplyTo: "4"}, "(re 4) hi"},
+	}
+	for _, tt := range tests {
+		if got := bodyLine(tt.m); got != tt.want {
+			t.Errorf("bodyLine(%v) = %q, want %q", tt.m, got, tt.want)
 		}
 	}
 }
