@@ -132,9 +132,6 @@ func statusText(s StatusOutput) string {
 			fmt.Fprintf(&sb, " until %s", s.DeepWork.EndsAt)
 		}
 	}
-	if len(s.Online) > 0 {
-		fmt.Fprintf(&sb, "\nOnline: %s", strings.Join(s.Online, ", "))
-	}
 	return sb.String()
 }
 
