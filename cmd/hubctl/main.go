@@ -140,7 +140,7 @@ func commandTable() []command {
 		{name: "cron add", group: "schedule", summary: "create a scheduled message",
 			usage: "NAME (--every 1m | --at TIME | --cron \"EXPR\") --to AGENT|#channel --message TEXT [--anchor TIME]", run: runCronAdd},
 		{name: "cron list", group: "schedule", summary: "list cron jobs with their next and last runs", run: runCronList},
-		{name: "cron rm", group: "schedule", summary: "delete a cron job (its runs stay as history)", usage: "NAME", run: runCronRm},
+		{name: "cron rm", group: "schedule", summary: "delete a cron job (cron runs NAME still lists its runs)", usage: "NAME", run: runCronRm},
 		{name: "cron enable", group: "schedule", summary: "enable a cron job (resets its errors; schedules from now)", usage: "NAME", run: runCronSetEnabled(true)},
 		{name: "cron disable", group: "schedule", summary: "disable a cron job", usage: "NAME", run: runCronSetEnabled(false)},
 		{name: "cron run", group: "schedule", summary: "run a cron job now (its schedule is unchanged)", usage: "NAME", run: runCronRun},

@@ -162,4 +162,11 @@ func TestCronCommands(t *testing.T) {
 	if r := h.hubctl(t, nil, "cron", "rm", "ping"); r.code != 1 || !strings.Contains(r.stderr, "no cron job named") {
 		t.Errorf("rm twice: exit %d %q", r.code, r.stderr)
 	}
+	// The runs of a removed job are still listed by its name.
+	if r := h.hubctl(t, nil, "cron", "runs", "ping").must(t).stdout; !strings.Contains(r, "ping") || !strings.Contains(r, "ok") {
+		t.Errorf("cron runs of the removed job:\n%s", r)
+	}
+	if r := h.hubctl(t, nil, "cron", "runs", "never-was"); r.code != 1 || !strings.Contains(r.stderr, "no cron job named") {
+		t.Errorf("cron runs of an unknown job: exit %d %q", r.code, r.stderr)
+	}
 }

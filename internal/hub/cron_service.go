@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -100,16 +101,41 @@ func (s *Service) ListCronJobs(ctx context.Context) ([]*CronJob, error) {
 	return js, err
 }
 
-// DeleteCronJob removes the job named name; its runs stay as history.
-// Errors: ENOTFOUND.
+// DeleteCronJob removes the job named name; its runs stay as history,
+// still listed under its name by ListCronRuns. Errors: ENOTFOUND.
 func (s *Service) DeleteCronJob(ctx context.Context, name string) error {
 	return s.store.Update(ctx, func(tx Tx) error {
 		j, err := tx.CronJobByName(name)
 		if err != nil {
 			return err
 		}
+		if err := tx.SetMeta(metaRemovedCronJob+name, strconv.FormatInt(j.ID, 10)); err != nil {
+			return err
+		}
 		return tx.DeleteCronJob(j.ID)
 	})
+}
+
+// metaRemovedCronJob + a job's name keeps the ID of the job of that name
+// last removed, so that its runs can still be listed by name.
+const metaRemovedCronJob = "cron_removed:"
+
+// cronJobID returns the ID of the job named name, or of the job of that
+// name last removed. Errors: ENOTFOUND.
+func cronJobID(tx Tx, name string) (int64, error) {
+	j, err := tx.CronJobByName(name)
+	if ErrorCode(err) != ENOTFOUND {
+		if err != nil {
+			return 0, err
+		}
+		return j.ID, nil
+	}
+	if v, merr := tx.Meta(metaRemovedCronJob + name); merr == nil && v != "" {
+		if id, perr := strconv.ParseInt(v, 10, 64); perr == nil {
+			return id, nil
+		}
+	}
+	return 0, err
 }
 
 // SetCronJobEnabled enables or disables the job named name. Enabling
@@ -152,8 +178,8 @@ func (s *Service) RunCronJob(ctx context.Context, name string) (*CronRun, error)
 }
 
 // ListCronRuns returns the newest runs (default 50), of the job named job
-// or of every job when it is empty, newest first. Errors: ENOTFOUND,
-// EINVALID.
+// (the current one, or else the one of that name last removed) or of every
+// job when it is empty, newest first. Errors: ENOTFOUND, EINVALID.
 func (s *Service) ListCronRuns(ctx context.Context, job string, limit int) ([]*CronRun, error) {
 	limit, err := s.limit(limit, 50)
 	if err != nil {
@@ -163,11 +189,10 @@ func (s *Service) ListCronRuns(ctx context.Context, job string, limit int) ([]*C
 	err = s.store.View(ctx, func(tx Tx) error {
 		var id int64
 		if job != "" {
-			j, err := tx.CronJobByName(job)
-			if err != nil {
+			var err error
+			if id, err = cronJobID(tx, job); err != nil {
 				return err
 			}
-			id = j.ID
 		}
 		rs, err = tx.ListCronRuns(id, limit)
 		return err
