@@ -192,3 +192,38 @@ func TestPrompts(t *testing.T) {
 		}
 	}
 }
+
+func TestChannelTools(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	alice := bridge(t, h.GRPCAddress(), h.createAgent(t, "alice"), mcpbridge.Options{}, nil)
+	bob := bridge(t, h.GRPCAddress(), h.createAgent(t, "bob"), mcpbridge.Options{}, nil)
+
+	var joined mcpbridge.ChannelOutput
+	mustCall(t, bob, "join_channel", map[string]any{"channel": "ops"}, &joined)
+	if joined.Channel != "#ops" || !slices.Equal(joined.Members, []string{"bob"}) {
+		t.Errorf("join_channel = %+v, want #ops with members [bob]", joined)
+	}
+	var first, second mcpbridge.PostMessageOutput
+	mustCall(t, alice, "post_message", map[string]any{"channel": "#ops", "body": "deploy at noon"}, &first)
+	var read mcpbridge.ReadMessagesOutput
+	mustCall(t, bob, "read_messages", map[string]any{"mark_read": true}, &read)
+	if len(read.Messages) != 1 || read.Messages[0].ID != first.ID || read.Messages[0].Channel != "#ops" {
+		t.Fatalf("bob read %+v, want the #ops message %s", read.Messages, first.ID)
+	}
+	if read.UnreadCount == nil || *read.UnreadCount != 0 {
+		t.Errorf("read_messages mark_read left unread = %v, want 0", read.UnreadCount)
+	}
+
+	var left mcpbridge.ChannelOutput
+	mustCall(t, bob, "leave_channel", map[string]any{"channel": "#ops"}, &left)
+	if left.Channel != "#ops" {
+		t.Errorf("leave_channel = %+v, want #ops", left)
+	}
+	mustCall(t, alice, "post_message", map[string]any{"channel": "#ops", "body": "deploy moved"}, &second)
+	var after mcpbridge.ReadMessagesOutput
+	mustCall(t, bob, "read_messages", nil, &after)
+	if len(after.Messages) != 0 {
+		t.Errorf("after leaving, bob read %+v, want nothing", after.Messages)
+	}
+}
