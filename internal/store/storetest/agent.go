@@ -1,4 +1,4 @@
-package sqlite
+package storetest
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-func TestAgentRoundTrip(t *testing.T) {
+func testAgentRoundTrip(t *testing.T, h NewDB) {
 	t.Parallel()
-	db := newDB(t)
+	db := fresh(t, h)
 	in := &hub.Agent{
 		Name: "alice", DisplayName: "Alice", Role: "reviewer", Description: "reads diffs", Locale: "ja",
 		CreatedAt: t0, CurrentHeartbeatID: "20260102030405", HeartbeatStartedAt: t0.Truncate(time.Second),
@@ -45,9 +45,9 @@ func TestAgentRoundTrip(t *testing.T) {
 	})
 }
 
-func TestAgentNotFound(t *testing.T) {
+func testAgentNotFound(t *testing.T, h NewDB) {
 	t.Parallel()
-	db := newDB(t)
+	db := fresh(t, h)
 	createAgent(t, db, "alice")
 	tests := []struct {
 		name string
@@ -73,9 +73,9 @@ func TestAgentNotFound(t *testing.T) {
 }
 
 // Constraint violations come back as domain codes, never raw driver errors.
-func TestConstraintErrors(t *testing.T) {
+func testConstraintErrors(t *testing.T, h NewDB) {
 	t.Parallel()
-	db := newDB(t)
+	db := fresh(t, h)
 	alice := createAgent(t, db, "alice")
 	var ch int64
 	mustUpdate(t, db, func(tx hub.Tx) (err error) { ch, err = tx.EnsureChannel("#ops", t0); return err })
@@ -128,9 +128,9 @@ func TestConstraintErrors(t *testing.T) {
 	})
 }
 
-func TestListAgents(t *testing.T) {
+func testListAgents(t *testing.T, h NewDB) {
 	t.Parallel()
-	db := newDB(t)
+	db := fresh(t, h)
 	for _, n := range []string{"carol", "alice", "bob"} {
 		createAgent(t, db, n)
 	}
@@ -164,9 +164,9 @@ func TestListAgents(t *testing.T) {
 	}
 }
 
-func TestSetAgentToken(t *testing.T) {
+func testSetAgentToken(t *testing.T, h NewDB) {
 	t.Parallel()
-	db := newDB(t)
+	db := fresh(t, h)
 	a := createAgent(t, db, "alice")
 	createAgent(t, db, "bob")
 	lookup := func(token string) string {
@@ -203,9 +203,9 @@ func TestSetAgentToken(t *testing.T) {
 }
 
 // TouchAgents never moves last-seen times or beats back.
-func TestTouchAgents(t *testing.T) {
+func testTouchAgents(t *testing.T, h NewDB) {
 	t.Parallel()
-	db := newDB(t)
+	db := fresh(t, h)
 	a := createAgent(t, db, "alice")
 	touch := func(at time.Time, beat int64) {
 		t.Helper()

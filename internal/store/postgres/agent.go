@@ -1,0 +1,146 @@
+package postgres
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/jackc/pgx/v5"
+)
+
+// This file implements hub.AgentTx.
+
+const agentColumns = `id, name, display_name, role, description, locale, created_at, disabled_at,
+	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat`
+
+// agentColumnsA is agentColumns qualified with the table alias a.
+var agentColumnsA = func() string {
+	cols := strings.Split(agentColumns, ",")
+	for i, c := range cols {
+		cols[i] = "a." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// scanAgent scans agentColumns, then extra.
+func scanAgent(s scanner, extra ...any) (*hub.Agent, error) {
+	var a hub.Agent
+	var created, disabled, hbStarted, lastSeen int64
+	dest := append([]any{&a.ID, &a.Name, &a.DisplayName, &a.Role, &a.Description, &a.Locale, &created, &disabled,
+		&a.CurrentHeartbeatID, &hbStarted, &a.ReadUpTo, &lastSeen, &a.LastInteractionBeat}, extra...)
+	if err := s.Scan(dest...); err != nil {
+		return nil, err
+	}
+	a.CreatedAt, a.DisabledAt = fromNanos(created), fromNanos(disabled)
+	a.HeartbeatStartedAt, a.LastSeenAt = fromNanos(hbStarted), fromNanos(lastSeen)
+	return &a, nil
+}
+
+func (t *Tx) agentWhere(what string, where string, arg any) (*hub.Agent, error) {
+	a, err := scanAgent(t.queryRow(`SELECT `+agentColumns+` FROM agents WHERE `+where, arg))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no agent %s", what)
+	}
+	return a, err
+}
+
+// CreateAgent implements hub.AgentTx. A taken name or token is reported
+// without aborting the transaction (ON CONFLICT DO NOTHING).
+func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
+	err := t.queryRow(`INSERT INTO agents (name, display_name, role, description, locale, token_hash, created_at, disabled_at,
+		current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING RETURNING id`,
+		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, toNanos(a.CreatedAt), toNanos(a.DisabledAt),
+		a.CurrentHeartbeatID, toNanos(a.HeartbeatStartedAt), a.ReadUpTo, toNanos(a.LastSeenAt), a.LastInteractionBeat).Scan(&a.ID)
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	if _, err := t.AgentByName(a.Name); err == nil {
+		return hub.Errorf(hub.ECONFLICT, "an agent named %q already exists", a.Name)
+	}
+	return hub.Errorf(hub.ECONFLICT, "another agent holds that token")
+}
+
+// AgentByName implements hub.AgentTx.
+func (t *Tx) AgentByName(name string) (*hub.Agent, error) {
+	return t.agentWhere("named "+quote(name), `name = $1`, name)
+}
+
+// AgentByID implements hub.AgentTx.
+func (t *Tx) AgentByID(id int64) (*hub.Agent, error) {
+	return t.agentWhere("with that ID", `id = $1`, id)
+}
+
+// AgentByTokenHash implements hub.AgentTx.
+func (t *Tx) AgentByTokenHash(hash []byte) (*hub.Agent, error) {
+	return t.agentWhere("holds that token", `token_hash = $1`, hash)
+}
+
+// ListAgents implements hub.AgentTx.
+func (t *Tx) ListAgents(includeDisabled bool) ([]*hub.Agent, error) {
+	rows, err := t.query(`SELECT `+agentColumns+` FROM agents WHERE $1 OR disabled_at = 0 ORDER BY name`, includeDisabled)
+	return scanRows(rows, err, func(r pgx.Rows) (*hub.Agent, error) { return scanAgent(r) })
+}
+
+// CountAgents implements hub.AgentTx.
+func (t *Tx) CountAgents() (int64, error) {
+	var n int64
+	err := t.queryRow(`SELECT COUNT(*) FROM agents`).Scan(&n)
+	return n, err
+}
+
+// UpdateAgent implements hub.AgentTx.
+func (t *Tx) UpdateAgent(a *hub.Agent) error {
+	tag, err := t.exec(`UPDATE agents SET display_name = $1, role = $2, description = $3, locale = $4, disabled_at = $5,
+		current_heartbeat_id = $6, heartbeat_started_at = $7, read_up_to = $8, last_seen_at = $9, last_interaction_beat = $10
+		WHERE id = $11`,
+		a.DisplayName, a.Role, a.Description, a.Locale, toNanos(a.DisabledAt),
+		a.CurrentHeartbeatID, toNanos(a.HeartbeatStartedAt), a.ReadUpTo, toNanos(a.LastSeenAt), a.LastInteractionBeat, a.ID)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(a.Name))
+	}
+	return nil
+}
+
+// SetAgentToken implements hub.AgentTx. A token another agent holds is
+// reported without aborting the transaction.
+func (t *Tx) SetAgentToken(agentID int64, hash []byte) error {
+	tag, err := t.exec(`UPDATE agents SET token_hash = $1 WHERE id = $2
+		AND NOT EXISTS (SELECT 1 FROM agents WHERE token_hash = $1 AND id <> $2)`, hash, agentID)
+	if err == nil && tag.RowsAffected() == 0 && hash != nil {
+		var taken bool
+		if err := t.queryRow(`SELECT EXISTS (SELECT 1 FROM agents WHERE token_hash = $1 AND id <> $2)`, hash, agentID).Scan(&taken); err != nil {
+			return err
+		}
+		if taken {
+			return hub.Errorf(hub.ECONFLICT, "another agent holds that token")
+		}
+	}
+	return err
+}
+
+// TouchAgents implements hub.AgentTx: one statement for all the touches,
+// each agent once with its latest values, never moving a time back.
+func (t *Tx) TouchAgents(touches []hub.Touch) error {
+	if len(touches) == 0 {
+		return nil
+	}
+	latest := make(map[int64]int, len(touches)) // agent → its index in the arrays
+	var ids, seen, beats []int64
+	for _, to := range touches {
+		s := toNanos(to.LastSeenAt)
+		if i, ok := latest[to.AgentID]; ok {
+			seen[i], beats[i] = max(seen[i], s), max(beats[i], to.LastInteractionBeat)
+			continue
+		}
+		latest[to.AgentID] = len(ids)
+		ids, seen, beats = append(ids, to.AgentID), append(seen, s), append(beats, to.LastInteractionBeat)
+	}
+	_, err := t.exec(`UPDATE agents SET last_seen_at = GREATEST(last_seen_at, v.seen),
+		last_interaction_beat = GREATEST(last_interaction_beat, v.beat)
+		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS v(id, seen, beat) WHERE agents.id = v.id`, ids, seen, beats)
+	return err
+}

@@ -1,0 +1,252 @@
+package postgres
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/jackc/pgx/v5"
+)
+
+// This file implements hub.MessageTx and hub.MetaTx.
+//
+// Message IDs are the waiters' cursors, so a message must never become
+// visible after a message with a higher ID: a reader that saw the higher
+// one has moved its cursor past the lower one for good. A sequence cannot
+// promise that (nextval hands out 100 to replica B and 101 to replica A,
+// and A may commit first). So the posting transaction takes its IDs from
+// the one-row counter message_ids: the UPDATE holds the row's lock until
+// the transaction ends, a second poster waits on it and then reads the
+// committed value. IDs are therefore handed out in commit order, and by
+// the time a poster can take ID n+1 the transaction of ID n is visible to
+// every new snapshot (PostgreSQL releases a transaction's row locks only
+// after making its commit visible). A rolled-back post gives its IDs back,
+// so IDs have no gaps; they are never reused, because the counter only
+// moves up. The write lock that every Update takes already serialises
+// posts; the counter keeps the cursor rule true on its own, whatever
+// becomes of that lock, and costs one row update per post.
+//
+// The same transaction NOTIFYs the replicas' listeners with the newest ID
+// (PostgreSQL delivers it at commit, never for a rolled-back post).
+
+// nextMessageIDs reserves n consecutive message IDs and returns the first.
+func (t *Tx) nextMessageIDs(n int) (int64, error) {
+	var last int64
+	if err := t.queryRow(`UPDATE message_ids SET last_id = last_id + $1 RETURNING last_id`, n).Scan(&last); err != nil {
+		return 0, err
+	}
+	if _, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.channel, strconv.FormatInt(last, 10)); err != nil {
+		return 0, err
+	}
+	return last - int64(n) + 1, nil
+}
+
+// InsertMessage implements hub.MessageTx.
+func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
+	return t.InsertMessages([]*hub.Message{m}, [][]hub.Delivery{deliveries})
+}
+
+// InsertMessages implements hub.SweepTx: the messages get consecutive IDs
+// in order, and the messages and their deliveries go in one statement each.
+func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	first, err := t.nextMessageIDs(len(ms))
+	if err != nil {
+		return err
+	}
+	n := len(ms)
+	var (
+		ids, replyTo, created []int64
+		senders, channels     = make([]string, 0, n), make([]string, 0, n)
+		bodies, kinds         = make([]string, 0, n), make([]string, 0, n)
+		to, mentions          = make([]string, 0, n), make([]string, 0, n)
+		dAgent, dMsg          []int64
+		dMention              []bool
+	)
+	for i, m := range ms {
+		m.ID = first + int64(i)
+		ids, replyTo, created = append(ids, m.ID), append(replyTo, m.ReplyTo), append(created, toNanos(m.CreatedAt))
+		senders, channels = append(senders, m.From), append(channels, m.Channel)
+		bodies, kinds = append(bodies, m.Body), append(kinds, m.Kind)
+		to, mentions = append(to, arrayLiteral(m.To)), append(mentions, arrayLiteral(m.Mentions))
+		for _, d := range ds[i] {
+			dAgent, dMsg, dMention = append(dAgent, d.AgentID), append(dMsg, m.ID), append(dMention, d.Mention)
+		}
+	}
+	if _, err := t.exec(`INSERT INTO messages (id, sender, recipients, channel, body, mentions, reply_to, kind, created_at)
+		SELECT id, sender, recipients::text[], channel, body, mentions::text[], reply_to, kind, created_at
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
+			AS v(id, sender, recipients, channel, body, mentions, reply_to, kind, created_at)`,
+		ids, senders, to, channels, bodies, mentions, replyTo, kinds, created); err != nil {
+		return err
+	}
+	if len(dAgent) == 0 {
+		return nil
+	}
+	_, err = t.exec(`INSERT INTO deliveries (agent_id, message_id, mention)
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[])`, dAgent, dMsg, dMention)
+	return err
+}
+
+// arrayLiteral writes names as a PostgreSQL array literal, for the
+// arrays of arrays that unnest cannot take (it flattens them).
+func arrayLiteral(names []string) string {
+	b := []byte{'{'}
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		for _, c := range []byte(n) {
+			if c == '"' || c == '\\' {
+				b = append(b, '\\')
+			}
+			b = append(b, c)
+		}
+		b = append(b, '"')
+	}
+	return string(append(b, '}'))
+}
+
+const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at`
+
+func scanMessage(s scanner, extra ...any) (*hub.Message, error) {
+	var m hub.Message
+	var to, mentions []string
+	var created int64
+	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created}, extra...)
+	if err := s.Scan(dest...); err != nil {
+		return nil, err
+	}
+	m.To, m.Mentions, m.CreatedAt = unlist(to), unlist(mentions), fromNanos(created)
+	return &m, nil
+}
+
+// MessageByID implements hub.MessageTx.
+func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
+	m, err := scanMessage(t.queryRow(`SELECT `+messageColumns+` FROM messages m WHERE m.id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no message %d", id)
+	}
+	return m, err
+}
+
+// Inbox implements hub.MessageTx.
+func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
+	rows, err := t.query(`SELECT `+messageColumns+`, d.mention FROM deliveries d JOIN messages m ON m.id = d.message_id
+		WHERE d.agent_id = $1 AND d.message_id > $2 AND ($3::text = '' OR m.channel = $3)
+		ORDER BY d.message_id LIMIT $4`, agentID, q.After, q.Channel, q.Limit)
+	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) {
+		var mention bool
+		m, err := scanMessage(r, &mention)
+		if err != nil {
+			return nil, err
+		}
+		m.MentionsYou, m.Unread = mention, m.ID > q.ReadUpTo
+		return m, nil
+	})
+}
+
+// InboxCounts implements hub.MessageTx.
+func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error) {
+	err = t.queryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE mention),
+			COALESCE(MAX(message_id), (SELECT MAX(message_id) FROM deliveries WHERE agent_id = $1), 0)
+		FROM deliveries WHERE agent_id = $1 AND message_id > $2`, agentID, after).Scan(&unread, &mentions, &latest)
+	return unread, mentions, latest, err
+}
+
+// ListMessages implements hub.MessageTx.
+func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
+	rows, err := t.query(`SELECT `+messageColumns+` FROM messages m
+		WHERE m.id > $1
+		AND ($2::bigint <= 0 OR m.id IN (SELECT message_id FROM deliveries WHERE agent_id = $2 AND message_id > $1))
+		AND ($3::text = '' OR m.channel = $3)
+		ORDER BY m.id LIMIT $4`, q.After, q.AgentID, q.Channel, q.Limit)
+	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
+}
+
+// MaxMessageID implements hub.MessageTx.
+func (t *Tx) MaxMessageID() (int64, error) {
+	var id int64
+	err := t.queryRow(`SELECT COALESCE(MAX(id), 0) FROM messages`).Scan(&id)
+	return id, err
+}
+
+// RecipientsAfter implements hub.MessageTx.
+func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
+	return queryColumn[int64](t, `SELECT DISTINCT agent_id FROM deliveries WHERE message_id > $1`, after)
+}
+
+// EnsureChannel implements hub.MessageTx.
+func (t *Tx) EnsureChannel(name string, now time.Time) (int64, error) {
+	if _, err := t.exec(`INSERT INTO channels (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, toNanos(now)); err != nil {
+		return 0, err
+	}
+	return t.ChannelByName(name)
+}
+
+// ChannelByName implements hub.MessageTx.
+func (t *Tx) ChannelByName(name string) (int64, error) {
+	var id int64
+	err := t.queryRow(`SELECT id FROM channels WHERE name = $1`, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, hub.Errorf(hub.ENOTFOUND, "no channel %s", quote(name))
+	}
+	return id, err
+}
+
+// JoinChannel implements hub.MessageTx.
+func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
+	_, err := t.exec(`INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES ($1, $2, $3)
+		ON CONFLICT DO NOTHING`, channelID, agentID, toNanos(now))
+	return err
+}
+
+// LeaveChannel implements hub.MessageTx.
+func (t *Tx) LeaveChannel(channelID, agentID int64) error {
+	_, err := t.exec(`DELETE FROM channel_members WHERE channel_id = $1 AND agent_id = $2`, channelID, agentID)
+	return err
+}
+
+// ChannelMembers implements hub.MessageTx.
+func (t *Tx) ChannelMembers(channelID int64) ([]int64, error) {
+	return queryColumn[int64](t, `SELECT cm.agent_id FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
+		WHERE cm.channel_id = $1 AND a.disabled_at = 0 ORDER BY cm.agent_id`, channelID)
+}
+
+// ChannelMemberNames implements hub.MessageTx.
+func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
+	return queryColumn[string](t, `SELECT a.name FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
+		WHERE cm.channel_id = $1 ORDER BY a.name`, channelID)
+}
+
+// ListChannels implements hub.MessageTx.
+func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
+	rows, err := t.query(`SELECT c.name, COUNT(cm.agent_id), COALESCE(bool_or(cm.agent_id = $1), false)
+		FROM channels c LEFT JOIN channel_members cm ON cm.channel_id = c.id
+		GROUP BY c.id ORDER BY c.name`, agentID)
+	return scanRows(rows, err, func(r pgx.Rows) (hub.ChannelSummary, error) {
+		var c hub.ChannelSummary
+		err := r.Scan(&c.Name, &c.MemberCount, &c.Joined)
+		return c, err
+	})
+}
+
+// Meta implements hub.MetaTx.
+func (t *Tx) Meta(key string) (string, error) {
+	var v string
+	err := t.queryRow(`SELECT value FROM meta WHERE key = $1`, key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetMeta implements hub.MetaTx.
+func (t *Tx) SetMeta(key, value string) error {
+	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}

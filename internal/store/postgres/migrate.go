@@ -1,0 +1,122 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migration is one numbered file of migrations/: NNNN_name.sql.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	seen := map[int]string{}
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
+			return nil, fmt.Errorf("migration file %q is not named NNNN_name.sql", e.Name())
+		}
+		if other, dup := seen[v]; dup {
+			return nil, fmt.Errorf("migrations %q and %q share number %d", other, e.Name(), v)
+		}
+		seen[v] = e.Name()
+		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// migrate applies every embedded migration newer than the schema's version,
+// each in its own transaction, while holding a session advisory lock on one
+// connection: replicas that start at the same moment queue on the lock, and
+// the ones after the first find nothing left to do.
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", connectError(db.conn, err))
+	}
+	defer conn.Release()
+	key := lockKey("migrate", db.schema)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		return fmt.Errorf("migrate: take the migration lock: %w", db.friendly(err))
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
+
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		return db.migrateError("create schema_migrations", err)
+	}
+	var current int
+	if err := conn.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return db.migrateError("read the schema version", err)
+	}
+	newest := 0
+	for _, m := range ms {
+		newest = m.version
+		if m.version <= current {
+			continue
+		}
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return db.migrateError(m.name, err)
+		}
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			tx.Rollback(ctx)
+			return db.migrateError(m.name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			tx.Rollback(ctx)
+			return db.migrateError(m.name, err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return db.migrateError(m.name, err)
+		}
+		db.logger.Info("applied store migration", "migration", m.name, "schema", db.schema)
+	}
+	if current > newest {
+		return fmt.Errorf("migrate: the database is at schema version %d but this hub knows only up to %d: run a newer hub", current, newest)
+	}
+	db.schemaVersion = max(current, newest)
+	return nil
+}
+
+// migrateError explains a failed migration step; a missing right gets a
+// message that says which.
+func (db *DB) migrateError(step string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == codeInsufficientPriv {
+		return fmt.Errorf("migrate %s: role %q may not create or change the hub's tables in schema %q (%s): grant it CREATE and USAGE on the schema, or let a role that may run the first start",
+			step, db.conn.User, db.schema, pe.Message)
+	}
+	return fmt.Errorf("migrate %s: %w", step, db.friendly(err))
+}

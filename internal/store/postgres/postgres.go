@@ -1,0 +1,306 @@
+// Package postgres implements hub.Store on PostgreSQL
+// (github.com/jackc/pgx/v5), for several hub replicas sharing one
+// database: a connection pool for reads and writes, a dedicated connection
+// that LISTENs for other replicas' posts (Watch), and a leader lock for the
+// orchestrator on another (Leader).
+//
+// Writes are serialised across every replica, as SQLite serialises them
+// within one file: each Update first takes a transaction-level advisory
+// lock (the write lock), so the domain's read-decide-write rules see
+// exactly the state they would see on SQLite and no concurrent writer can
+// lose another's update. Replicas add read, wait and connection capacity;
+// the write rate is that of one PostgreSQL transaction at a time.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Options tune the store. The zero value is usable.
+type Options struct {
+	// MaxConns caps the pool (default: pgxpool's, max(4, CPUs)).
+	MaxConns int32
+	// Logger receives the listener's and the leader's reports
+	// (slog.Default if nil).
+	Logger *slog.Logger
+}
+
+// DB is a hub.Store on a PostgreSQL database (or one schema of it: the
+// URL's search_path decides where the tables live).
+type DB struct {
+	pool   *pgxpool.Pool
+	conn   *pgx.ConnConfig // for the dedicated connections of Watch and Leader
+	logger *slog.Logger
+
+	schema   string // current_schema() of the pool's connections
+	channel  string // the NOTIFY channel of posts in this schema
+	writeKey int64  // advisory lock key of the write lock
+	leadKey  int64  // advisory lock key of the orchestrator leader
+
+	closeMu sync.RWMutex // held shared by every Update, exclusively by Close
+	closed  bool
+
+	schemaVersion int
+}
+
+var _ hub.Store = (*DB)(nil)
+
+// Open connects to the database at url (postgres://USER:PASSWORD@HOST:PORT/DB,
+// or a key=value connection string), checks that it is reachable and
+// migrates it to the newest schema under an advisory lock, so that
+// replicas starting together migrate once. Errors name what is wrong
+// (the URL, the server, the role's rights) without the driver's internals
+// or the password.
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open store: the database URL is not valid (%s): expected postgres://USER:PASSWORD@HOST:PORT/DATABASE", parseReason(err))
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	db := &DB{conn: cfg.ConnConfig.Copy(), logger: opts.Logger}
+	if db.logger == nil {
+		db.logger = slog.Default()
+	}
+	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("open store: %w", connectError(cfg.ConnConfig, err))
+	}
+	if err := db.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&db.schema); err != nil {
+		db.pool.Close()
+		return nil, fmt.Errorf("open store: %w", connectError(cfg.ConnConfig, err))
+	}
+	if db.schema == "" {
+		db.pool.Close()
+		return nil, fmt.Errorf("open store: no schema to create the tables in: the search_path of role %q names no existing schema", cfg.ConnConfig.User)
+	}
+	// Keys and channel are per schema, so hubs in different schemas of one
+	// database (tests, staging beside production) never block each other.
+	db.channel = "hub_posted:" + db.schema
+	db.writeKey = lockKey("write", db.schema)
+	db.leadKey = lockKey("leader", db.schema)
+	if err := db.migrate(ctx); err != nil {
+		db.pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// lockKey derives an advisory lock key from a purpose and a schema (FNV-1a).
+func lockKey(purpose, schema string) int64 {
+	h := uint64(14695981039346656037)
+	for _, b := range []byte("agenthub." + purpose + "." + schema) {
+		h ^= uint64(b)
+		h *= 1099511628211
+	}
+	return int64(h)
+}
+
+// SchemaVersion returns the number of the newest applied migration.
+func (db *DB) SchemaVersion() int { return db.schemaVersion }
+
+// Schema returns the PostgreSQL schema holding the hub's tables.
+func (db *DB) Schema() string { return db.schema }
+
+// Close waits for the writes in progress, then closes the pool.
+func (db *DB) Close() error {
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	db.pool.Close()
+	return nil
+}
+
+// Update runs fn in a transaction that holds the write lock, and commits
+// it. fn's error (or panic) rolls the transaction back; Update returns once
+// PostgreSQL has committed (durably, under the server's synchronous_commit).
+// Once fn has run, the commit is not cancelled with ctx, so that a caller
+// is never told a write failed that in fact committed.
+func (db *DB) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	db.closeMu.RLock()
+	defer db.closeMu.RUnlock()
+	if db.closed {
+		return hub.Errorf(hub.EUNAVAILABLE, "the store is closed: the hub is shutting down")
+	}
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin write: %w", db.friendly(err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, db.writeKey); err != nil {
+		return fmt.Errorf("take the write lock: %w", db.friendly(err))
+	}
+	if err := call(fn, &Tx{ctx: ctx, tx: tx, db: db}); err != nil {
+		return err
+	}
+	if err := tx.Commit(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("commit: %w", db.friendly(err))
+	}
+	return nil
+}
+
+// View runs fn in a read-only transaction on one snapshot.
+func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
+	db.closeMu.RLock()
+	closed := db.closed
+	db.closeMu.RUnlock()
+	if closed {
+		return hub.Errorf(hub.EUNAVAILABLE, "the store is closed: the hub is shutting down")
+	}
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("begin read: %w", db.friendly(err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	return call(fn, &Tx{ctx: ctx, tx: tx, db: db})
+}
+
+// call runs fn, turning a panic into an error.
+func call(fn func(hub.Tx) error, t *Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic in transaction: %v", p)
+		}
+	}()
+	return fn(t)
+}
+
+// CountEvents returns how many events of kind the store holds (for the
+// nudges and pulses counters of /metrics).
+func (db *DB) CountEvents(ctx context.Context, kind string) (int64, error) {
+	var n int64
+	if err := db.pool.QueryRow(ctx, `SELECT COUNT(*) FROM events WHERE kind = $1`, kind).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s events: %w", kind, db.friendly(err))
+	}
+	return n, nil
+}
+
+// Tx is a hub.Tx over one PostgreSQL transaction. A constraint violation
+// aborts the transaction (PostgreSQL's rule): the caller gets ECONFLICT or
+// ENOTFOUND and must return it from fn.
+type Tx struct {
+	ctx context.Context
+	tx  pgx.Tx
+	db  *DB
+}
+
+var _ hub.Tx = (*Tx)(nil)
+
+func (t *Tx) exec(q string, args ...any) (pgconn.CommandTag, error) {
+	tag, err := t.tx.Exec(t.ctx, q, args...)
+	return tag, mapErr(err)
+}
+
+func (t *Tx) query(q string, args ...any) (pgx.Rows, error) {
+	rows, err := t.tx.Query(t.ctx, q, args...)
+	return rows, mapErr(err)
+}
+
+// row is a pgx.Row whose Scan maps constraint errors.
+type row struct{ r pgx.Row }
+
+func (r row) Scan(dest ...any) error { return mapErr(r.r.Scan(dest...)) }
+
+func (t *Tx) queryRow(q string, args ...any) row { return row{t.tx.QueryRow(t.ctx, q, args...)} }
+
+// queryColumn runs a query of one column and returns its values.
+func queryColumn[T any](t *Tx, q string, args ...any) ([]T, error) {
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[T])
+	return out, mapErr(err)
+}
+
+// scanRows scans every row of rows with scan.
+func scanRows[T any](rows pgx.Rows, err error, scan func(pgx.Rows) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, mapErr(rows.Err())
+}
+
+// scanner is a row to scan (pgx.Row and pgx.Rows).
+type scanner interface{ Scan(dest ...any) error }
+
+// PostgreSQL error codes the store translates.
+const (
+	codeUniqueViolation     = "23505"
+	codeForeignKeyViolation = "23503"
+	codeInsufficientPriv    = "42501"
+)
+
+// mapErr turns constraint violations into hub errors.
+func mapErr(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case codeUniqueViolation:
+			return hub.Errorf(hub.ECONFLICT, "already exists (%s)", pe.ConstraintName)
+		case codeForeignKeyViolation:
+			return hub.Errorf(hub.ENOTFOUND, "refers to a record that does not exist (%s)", pe.ConstraintName)
+		}
+	}
+	return err
+}
+
+// toNanos and fromNanos convert times to the columns' Unix nanoseconds; 0
+// is the zero time.
+func toNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// list returns xs for a TEXT[] column: never NULL.
+func list(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+// unlist returns a TEXT[] column's value as the domain holds it: nil when
+// empty.
+func unlist(xs []string) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
+}
+
+func quote(s string) string { return `"` + s + `"` }

@@ -1,0 +1,240 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+var lvT0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+func lvAgent(tb testing.TB, db hub.Store, name string) *hub.Agent {
+	tb.Helper()
+	a := &hub.Agent{Name: name, CreatedAt: lvT0}
+	mustUpdate(tb, db, func(tx hub.Tx) error { return tx.CreateAgent(a, hub.HashToken(name)) })
+	return a
+}
+
+func testLivenessStateRoundTrip(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	a := lvAgent(t, db, "ada")
+
+	// No row yet: the state starts from registration.
+	mustView(t, db, func(tx hub.Tx) error {
+		st, err := tx.LivenessState(a.ID)
+		if err != nil {
+			return err
+		}
+		if st.AgentID != a.ID || !st.CreatedAt.Equal(lvT0) || st.ActiveDeepWork != nil {
+			t.Errorf("fresh state = %+v", st)
+		}
+		return nil
+	})
+	mustView(t, db, func(tx hub.Tx) error {
+		if _, err := tx.LivenessState(999); hub.ErrorCode(err) != hub.ENOTFOUND {
+			t.Errorf("LivenessState(unknown) = %v, want ENOTFOUND", err)
+		}
+		return nil
+	})
+
+	st := hub.NewLivenessState(a.ID, lvT0)
+	dw := hub.DeepWork{AgentID: a.ID, Mode: hub.DeepWorkStrict, PlannedActivity: "render", HeartbeatID: "20260301090000",
+		StartedAt: lvT0, EndsAt: lvT0.Add(20 * time.Minute), State: hub.DeepWorkActive}
+	old := hub.DeepWork{AgentID: a.ID, Mode: hub.DeepWorkStrict, PlannedActivity: "old", StartedAt: lvT0.Add(-time.Hour),
+		EndsAt: lvT0.Add(-30 * time.Minute), State: hub.DeepWorkExpired, EndedAt: lvT0.Add(-30 * time.Minute), EndReason: hub.EndedByExpiry}
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		if err := tx.InsertDeepWork(&old); err != nil {
+			return err
+		}
+		return tx.InsertDeepWork(&dw)
+	})
+	st.ActiveDeepWork, st.ExpiredDeepWork = &dw, &old
+	st.LastActivityLogAt, st.LastCheckpointAt, st.LastReflectionAt = lvT0.Add(time.Minute), lvT0.Add(2*time.Minute), lvT0.Add(3*time.Minute)
+	st.ReflectionDue, st.ReflectionDueSince, st.ReflectionSkippedAt = true, lvT0.Add(4*time.Minute), lvT0.Add(5*time.Minute)
+	st.DeepWorkEndedAt = lvT0.Add(6 * time.Minute)
+	st.HealthState, st.HealthKinds = hub.HealthAnomaly, []hub.FindingKind{hub.FindingInactivityAnomaly, hub.FindingReflectionSkipped}
+	next := lvT0.Add(7 * time.Minute)
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.SaveLivenessState(&st, next) })
+	mustView(t, db, func(tx hub.Tx) error {
+		got, err := tx.LivenessState(a.ID)
+		if err != nil {
+			return err
+		}
+		if got.ActiveDeepWork == nil || got.ActiveDeepWork.ID != dw.ID || got.ActiveDeepWork.AgentName != "ada" || !got.ActiveDeepWork.EndsAt.Equal(dw.EndsAt) {
+			t.Errorf("active deep work = %+v", got.ActiveDeepWork)
+		}
+		if got.ExpiredDeepWork == nil || got.ExpiredDeepWork.ID != old.ID || got.ExpiredDeepWork.State != hub.DeepWorkExpired {
+			t.Errorf("expired deep work = %+v", got.ExpiredDeepWork)
+		}
+		got.ActiveDeepWork, got.ExpiredDeepWork = nil, nil
+		want := st
+		want.ActiveDeepWork, want.ExpiredDeepWork = nil, nil
+		if !got.LastActivityLogAt.Equal(want.LastActivityLogAt) || !got.LastCheckpointAt.Equal(want.LastCheckpointAt) ||
+			!got.LastReflectionAt.Equal(want.LastReflectionAt) || got.ReflectionDue != want.ReflectionDue ||
+			!got.ReflectionDueSince.Equal(want.ReflectionDueSince) || !got.ReflectionSkippedAt.Equal(want.ReflectionSkippedAt) ||
+			!got.DeepWorkEndedAt.Equal(want.DeepWorkEndedAt) || got.HealthState != want.HealthState || !slices.Equal(got.HealthKinds, want.HealthKinds) {
+			t.Errorf("state = %+v\nwant %+v", got, want)
+		}
+		for _, tc := range []struct {
+			at   time.Time
+			want []int64
+		}{{next.Add(-time.Nanosecond), nil}, {next, []int64{a.ID}}} {
+			ids, err := tx.DueLiveness(tc.at, 10)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(ids, tc.want) {
+				t.Errorf("DueLiveness(%v) = %v, want %v", tc.at, ids, tc.want)
+			}
+		}
+		return nil
+	})
+
+	// A completed declaration is history: it is never loaded as active.
+	dw.State, dw.EndedAt, dw.EndReason = hub.DeepWorkCompleted, lvT0.Add(10*time.Minute), hub.EndedByActivityLog
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.UpdateDeepWork(&dw) })
+	mustView(t, db, func(tx hub.Tx) error {
+		got, err := tx.LivenessState(a.ID)
+		if err == nil && got.ActiveDeepWork != nil {
+			t.Errorf("completed declaration loaded as active: %+v", got.ActiveDeepWork)
+		}
+		return err
+	})
+
+	// Disabled agents are not due.
+	a.DisabledAt = lvT0
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.UpdateAgent(a) })
+	mustView(t, db, func(tx hub.Tx) error {
+		ids, err := tx.DueLiveness(next.Add(time.Hour), 10)
+		if len(ids) != 0 {
+			t.Errorf("DueLiveness with the agent disabled = %v, want none", ids)
+		}
+		return err
+	})
+}
+
+func testDeepWorkOneActive(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	a := lvAgent(t, db, "bo")
+	mk := func() *hub.DeepWork {
+		return &hub.DeepWork{AgentID: a.ID, Mode: hub.DeepWorkFlexible, PlannedActivity: "x", StartedAt: lvT0, State: hub.DeepWorkActive}
+	}
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertDeepWork(mk()) })
+	err := db.Update(context.Background(), func(tx hub.Tx) error { return tx.InsertDeepWork(mk()) })
+	if hub.ErrorCode(err) != hub.ECONFLICT {
+		t.Errorf("second active declaration: %v, want ECONFLICT", err)
+	}
+	if err := db.Update(context.Background(), func(tx hub.Tx) error {
+		return tx.UpdateDeepWork(&hub.DeepWork{ID: 424242, State: hub.DeepWorkCompleted})
+	}); hub.ErrorCode(err) != hub.ENOTFOUND {
+		t.Errorf("UpdateDeepWork(unknown) = %v, want ENOTFOUND", err)
+	}
+}
+
+func testListDeepWorkAndEvents(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	a, b := lvAgent(t, db, "ada"), lvAgent(t, db, "bo")
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		for i, ag := range []*hub.Agent{a, b, a} {
+			d := &hub.DeepWork{AgentID: ag.ID, Mode: hub.DeepWorkFlexible, PlannedActivity: "x", StartedAt: lvT0.Add(time.Duration(i) * time.Minute), State: hub.DeepWorkCompleted}
+			if err := tx.InsertDeepWork(d); err != nil {
+				return err
+			}
+		}
+		for i := range 5 {
+			e := &hub.Event{AgentID: a.ID, Kind: hub.EventHealthChanged, Detail: "d", CreatedAt: lvT0.Add(time.Duration(i) * time.Minute)}
+			if i == 2 {
+				e.AgentID, e.Kind = 0, "cron_disabled"
+			}
+			if err := tx.InsertEvent(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	mustView(t, db, func(tx hub.Tx) error {
+		ds, err := tx.ListDeepWork(hub.DeepWorkQuery{AgentID: a.ID})
+		if err != nil {
+			return err
+		}
+		if len(ds) != 2 || ds[0].ID < ds[1].ID || ds[0].AgentName != "ada" {
+			t.Errorf("ListDeepWork(ada) = %+v, want 2 newest first", ds)
+		}
+		if ds, _ := tx.ListDeepWork(hub.DeepWorkQuery{State: hub.DeepWorkActive}); len(ds) != 0 {
+			t.Errorf("active declarations = %d, want 0", len(ds))
+		}
+
+		ids := func(evs []*hub.Event) []int64 {
+			out := make([]int64, len(evs))
+			for i, e := range evs {
+				out[i] = e.ID
+			}
+			return out
+		}
+		for _, tc := range []struct {
+			name string
+			q    hub.EventQuery
+			want []int64
+		}{
+			{"all", hub.EventQuery{}, []int64{1, 2, 3, 4, 5}},
+			{"newest 2", hub.EventQuery{Limit: 2}, []int64{4, 5}},
+			{"after 2, first 2", hub.EventQuery{AfterID: 2, Limit: 2}, []int64{3, 4}},
+			{"agent", hub.EventQuery{AgentID: a.ID}, []int64{1, 2, 4, 5}},
+			{"kind", hub.EventQuery{Kind: "cron_disabled"}, []int64{3}},
+			{"since", hub.EventQuery{Since: lvT0.Add(3 * time.Minute)}, []int64{4, 5}},
+		} {
+			evs, err := tx.ListEvents(tc.q)
+			if err != nil {
+				return err
+			}
+			if got := ids(evs); !slices.Equal(got, tc.want) {
+				t.Errorf("ListEvents(%s) = %v, want %v", tc.name, got, tc.want)
+			}
+		}
+		evs, _ := tx.ListEvents(hub.EventQuery{Kind: "cron_disabled"})
+		if len(evs) == 1 && (evs[0].AgentID != 0 || evs[0].AgentName != "") {
+			t.Errorf("hub-wide event = %+v", evs[0])
+		}
+		return nil
+	})
+}
+
+func testActivityLogsAndCheckpoints(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	a := lvAgent(t, db, "ada")
+	var logIDs, cpIDs []int64
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		for i := range 3 {
+			l := &hub.ActivityLog{AgentID: a.ID, Type: hub.ActivityReflection, Title: "t", Content: []string{"内省した", "line \"2\""},
+				Tags: []string{"x"}, HeartbeatID: "20260301090000", CreatedAt: lvT0.Add(time.Duration(i) * time.Second)}
+			if err := tx.InsertActivityLog(l); err != nil {
+				return err
+			}
+			c := &hub.Checkpoint{AgentID: a.ID, CurrentActivity: "調査中", HeartbeatID: "20260301090000", CreatedAt: lvT0}
+			if err := tx.InsertCheckpoint(c); err != nil {
+				return err
+			}
+			logIDs, cpIDs = append(logIDs, l.ID), append(cpIDs, c.ID)
+		}
+		return nil
+	})
+	for _, ids := range [][]int64{logIDs, cpIDs} {
+		if len(ids) != 3 || ids[0] == 0 || ids[0] >= ids[1] || ids[1] >= ids[2] {
+			t.Errorf("IDs = %v, want 3 increasing IDs", ids)
+		}
+	}
+	// A log of an agent that does not exist is refused.
+	err := db.Update(context.Background(), func(tx hub.Tx) error {
+		return tx.InsertActivityLog(&hub.ActivityLog{AgentID: 999, Type: hub.ActivityReflection, Title: "t", HeartbeatID: "x", CreatedAt: lvT0})
+	})
+	if hub.ErrorCode(err) != hub.ENOTFOUND {
+		t.Errorf("activity log of a missing agent: %v, want ENOTFOUND", err)
+	}
+}
