@@ -91,6 +91,7 @@ type Service struct {
 
 	shutdown     chan struct{} // closed by Shutdown: parked waits answer at once
 	shutdownOnce sync.Once
+	poke         chan struct{} // Poke: the fallback watcher looks now
 
 	// watchFrom is the newest message ID when Init ran: the fallback
 	// watcher's starting point (see Run). Set before Run starts.
@@ -121,6 +122,7 @@ func NewService(store Store, clock Clock, cfg Config) *Service {
 		metrics:  noMetrics{},
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),
+		poke:     make(chan struct{}, 1),
 	}
 	if cfg.Metrics != nil {
 		s.metrics = cfg.Metrics

@@ -5,12 +5,13 @@ import (
 	"time"
 )
 
-// Run runs the fallback watcher until ctx ends: every PollInterval it looks
-// for messages committed by someone other than this process (another hub
-// replica, a manual edit) and wakes their recipients. Its cost is one or two
-// indexed queries per interval, whatever the number of parked waits.
+// Run runs the fallback watcher until ctx ends: every PollInterval, and at
+// once after each Poke, it looks for messages committed by someone other
+// than this process (another hub replica, a manual edit) and wakes their
+// recipients. Its cost is one or two indexed queries per look, whatever the
+// number of parked waits.
 func (s *Service) Run(ctx context.Context) error {
-	if s.cfg.PollOnly || s.cfg.PollInterval <= 0 {
+	if s.cfg.PollOnly {
 		<-ctx.Done()
 		return nil
 	}
@@ -23,16 +24,43 @@ func (s *Service) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	t := time.NewTicker(s.cfg.PollInterval)
-	defer t.Stop()
+	var tick <-chan time.Time
+	if s.cfg.PollInterval > 0 {
+		t := time.NewTicker(s.cfg.PollInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
-			last = s.pollOnce(ctx, last)
+		case <-tick:
+		case <-s.poke:
 		}
+		last = s.pollOnce(ctx, last)
 	}
+}
+
+// Poke makes the fallback watcher look for new messages now rather than at
+// its next interval. A store shared by several hub processes calls it when
+// another process reports a post (PostgreSQL: a NOTIFY); pokes that arrive
+// while the watcher looks are folded into its next look.
+func (s *Service) Poke() {
+	select {
+	case s.poke <- struct{}{}:
+	default: // a look is already pending
+	}
+}
+
+// RecheckWaits wakes every parked wait once, so that each checks the store
+// again, pokes the watcher and returns how many agents' waits it woke. A
+// store calls it when its reports of other processes' posts were
+// interrupted (a dropped connection), since any of them may have been lost.
+func (s *Service) RecheckWaits() int {
+	ids := s.waiters.Agents()
+	s.waiters.Notify(ids...)
+	s.Poke()
+	return len(ids)
 }
 
 // pollOnce wakes the recipients of the messages above last and returns the

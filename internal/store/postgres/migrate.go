@@ -70,11 +70,19 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
 
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		name       TEXT NOT NULL,
-		applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
-		return db.migrateError("create schema_migrations", err)
+	// Look before creating: a replica whose role may not create tables
+	// still starts on a schema that is already migrated.
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return db.migrateError("look for schema_migrations", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT NOT NULL,
+			applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+			return db.migrateError("create schema_migrations", err)
+		}
 	}
 	var current int
 	if err := conn.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {

@@ -50,6 +50,9 @@ type DB struct {
 	closeMu sync.RWMutex // held shared by every Update, exclusively by Close
 	closed  bool
 
+	leaderOnce sync.Once
+	leader     *Leader // see Leader
+
 	schemaVersion int
 }
 
@@ -123,6 +126,10 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closed = true
+	db.leaderOnce.Do(func() {}) // after any Leader call
+	if db.leader != nil {
+		db.leader.Resign(context.Background())
+	}
 	db.pool.Close()
 	return nil
 }

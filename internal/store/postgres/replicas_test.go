@@ -1,0 +1,218 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// replica is one hub process of a test: a store handle and a Service with
+// its fallback watcher and, if listening, the store's Watch. The poll
+// interval is an hour, so only a notification (or a re-check) wakes a wait.
+type replica struct {
+	db  *DB
+	svc *hub.Service
+	log *syncBuffer
+}
+
+func newReplica(tb testing.TB, u string, listen bool) *replica {
+	tb.Helper()
+	r := &replica{log: &syncBuffer{}}
+	db, err := Open(context.Background(), u, Options{Logger: slog.New(slog.NewTextHandler(r.log, nil))})
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	r.db = db
+	cfg := hub.DefaultConfig()
+	cfg.PollInterval = time.Hour
+	r.svc = hub.NewService(db, hub.SystemClock{}, cfg)
+	if err := r.svc.Init(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { r.svc.Run(ctx) })
+	if listen {
+		wg.Go(func() { db.Watch(ctx, r.svc.Poke, r.svc.RecheckWaits) })
+	}
+	tb.Cleanup(func() { cancel(); wg.Wait(); db.Close() })
+	return r
+}
+
+// agent creates an agent through r and returns it as r authenticates it.
+func (r *replica) agent(tb testing.TB, name string) *hub.Agent {
+	tb.Helper()
+	ctx := context.Background()
+	_, token, err := r.svc.CreateAgent(ctx, hub.CreateAgentRequest{Name: name})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a, err := r.svc.Authenticate(ctx, token)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// park registers a wait of agentID on r, closed when tb ends.
+func (r *replica) park(tb testing.TB, agentID int64) *hub.Waiter {
+	tb.Helper()
+	w, err := r.svc.Waiters().Register(agentID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(w.Close)
+	return w
+}
+
+// eventually fails tb if cond is not true within 30 s (checked every 10 ms).
+func eventually(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: not within 30 s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// woken fails tb unless w is woken within 30 s.
+func woken(tb testing.TB, w *hub.Waiter, what string) {
+	tb.Helper()
+	select {
+	case <-w.C():
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("%s: the wait was not woken", what)
+	}
+}
+
+// A post committed through replica A wakes a wait parked on replica B, and
+// B's wait then finds the message.
+func TestWatchWakesWaiterOnOtherReplica(t *testing.T) {
+	t.Parallel()
+	u := freshSchema(t)
+	a, b := newReplica(t, u, false), newReplica(t, u, true)
+	alice := a.agent(t, "alice")
+	bob := b.agent(t, "bob")
+	eventually(t, "B listening", func() bool { return backends(t, "hub listen "+b.db.Schema()) == 1 })
+
+	ctx := context.Background()
+	for i := range 3 {
+		w := b.park(t, bob.ID)
+		m, err := a.svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "hello from A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		woken(t, w, "post on A, wait on B")
+		res, err := b.svc.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: new(int32), AfterID: fmtID(m.ID - 1)})
+		if err != nil || len(res.Messages) != 1 || res.Messages[0].ID != m.ID {
+			t.Fatalf("round %d: B's wait = %+v, %v; want message %d", i, res, err, m.ID)
+		}
+		w.Close()
+	}
+}
+
+// When B's listening connection drops, the posts notified meanwhile are
+// lost: once B listens again it re-checks every parked wait and says so.
+func TestWatchReconnectsAndRechecks(t *testing.T) {
+	t.Parallel()
+	u := freshSchema(t)
+	role, ru := freshRole(t, u)
+	a := newReplica(t, u, false)
+	schema := a.db.Schema()
+	admin(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA `+schema+` TO `+role)
+	b := newReplica(t, ru, true)
+	alice, bob, carol := a.agent(t, "alice"), b.agent(t, "bob"), b.agent(t, "carol")
+	listener := "hub listen " + schema
+	eventually(t, "B listening", func() bool { return backends(t, listener) == 1 })
+
+	wb, wc := b.park(t, bob.ID), b.park(t, carol.ID)
+	// B may not log in while its listener is down: the post is notified to nobody.
+	admin(t, `ALTER ROLE `+role+` NOLOGIN`,
+		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '`+listener+`'`)
+	eventually(t, "B's listener gone", func() bool { return backends(t, listener) == 0 })
+	if _, err := a.svc.Post(context.Background(), alice, "", hub.PostRequest{To: []string{"bob"}, Body: "while B was deaf"}); err != nil {
+		t.Fatal(err)
+	}
+	admin(t, `ALTER ROLE `+role+` LOGIN`)
+	woken(t, wb, "bob, who got a message while B was not listening")
+	woken(t, wc, "carol, whose wait must be re-checked too")
+	eventually(t, "B's log", func() bool { return strings.Contains(b.log.String(), "re-checked every parked wait") })
+	for _, want := range []string{"lost the connection that listens", "re-checked every parked wait"} {
+		if !strings.Contains(b.log.String(), want) {
+			t.Errorf("B's log does not say %q:\n%s", want, b.log.String())
+		}
+	}
+}
+
+// backends counts the server's connections named name.
+func backends(tb testing.TB, name string) int {
+	tb.Helper()
+	var n int
+	c := adminConn(tb)
+	defer c.Close(context.Background())
+	if err := c.QueryRow(context.Background(), `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1`, name).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// One replica leads at a time; when the leader's connection is killed,
+// the other takes over at its next Lead, and the old leader knows it no
+// longer leads. A resignation hands over at once.
+func TestLeaderFailover(t *testing.T) {
+	t.Parallel()
+	u := freshSchema(t)
+	a, b := openTest(t, u), openTest(t, u)
+	la, lb := a.Leader(), b.Leader()
+	ctx := context.Background()
+	lead := func(l *Leader) bool {
+		t.Helper()
+		ok, err := l.Lead(ctx)
+		if err != nil {
+			t.Fatalf("Lead: %v", err)
+		}
+		return ok
+	}
+	if !lead(la) || lead(lb) || !lead(la) || lead(lb) {
+		t.Fatal("want A to lead and B not")
+	}
+	if !la.Leading() || lb.Leading() {
+		t.Errorf("Leading() = %v, %v; want true, false", la.Leading(), lb.Leading())
+	}
+	pid := la.conn.PgConn().PID()
+	c := adminConn(t)
+	if _, err := c.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	eventually(t, "B takes over", func() bool { return lead(lb) })
+	if ok, _ := la.Lead(ctx); ok || la.Leading() {
+		t.Error("A still leads after its connection was killed and B took over")
+	}
+	if err := lb.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !lead(la) || lead(lb) {
+		t.Error("after B resigned, want A to lead and B not")
+	}
+}
+
+func fmtID(id int64) string { return hub.FormatMessageID(id) }
