@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -21,8 +20,8 @@ import (
 	"github.com/agenthub/hub/internal/gateway"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/metrics"
+	"github.com/agenthub/hub/internal/orchestrator"
 	"github.com/agenthub/hub/internal/server"
-	"github.com/agenthub/hub/internal/store/sqlite"
 	"github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -33,9 +32,12 @@ import (
 
 // Main is one hub process.
 type Main struct {
-	DataDir  string
-	GRPCAddr string // default 127.0.0.1:7700
-	HTTPAddr string // default 127.0.0.1:7701; "" or "off" disables HTTP
+	DataDir string
+	// DatabaseURL, when set, puts the store in PostgreSQL (postgres://…)
+	// instead of SQLite in DataDir, for several replicas on one database.
+	DatabaseURL string
+	GRPCAddr    string // default 127.0.0.1:7700
+	HTTPAddr    string // default 127.0.0.1:7701; "" or "off" disables HTTP
 
 	Config      hub.Config
 	Synchronous string // SQLite synchronous: NORMAL (default) or FULL
@@ -58,21 +60,24 @@ type Main struct {
 	Logger *slog.Logger
 
 	// Set by Start.
-	Store     *sqlite.DB
-	Service   *hub.Service
-	Server    *server.Server
-	grpcLis   net.Listener
-	httpLis   net.Listener
-	grpcSrv   *grpc.Server
-	httpSrv   *http.Server
-	internal  *grpc.ClientConn // in-process connection (REST, MCP over HTTP)
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	extras    []func(ctx context.Context) error // components started by Start (orchestrator, …)
-	tickStats func() server.TickStats
-	metrics   *metrics.Metrics // Prometheus registry (metrics.go)
-	closeOnce sync.Once
-	closeErr  error
+	Store      Store
+	Service    *hub.Service
+	Server     *server.Server
+	grpcLis    net.Listener
+	httpLis    net.Listener
+	grpcSrv    *grpc.Server
+	httpSrv    *http.Server
+	internal   *grpc.ClientConn // in-process connection (REST, MCP over HTTP)
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	extras     []func(ctx context.Context) error // components started by Start (orchestrator, …)
+	tickStats  func() server.TickStats
+	leading    func() bool                     // whether this process ran the last tick (orchestrator.go)
+	leader     orchestrator.Leader             // set by openDatabase
+	watchPosts func(ctx context.Context) error // other replicas' posts; nil for SQLite
+	metrics    *metrics.Metrics                // Prometheus registry (metrics.go)
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // NewMain returns a Main with the defaults.
@@ -204,9 +209,7 @@ func (m *Main) openStore(ctx context.Context) error {
 		m.Logger.Info("created the admin token; hubctl finds it through --data-dir or HUB_DATA_DIR", "file", datadir.AdminTokenFile(m.DataDir))
 	}
 	m.Config.AdminTokenHash = hub.HashToken(adminToken)
-	dbPath := filepath.Join(m.DataDir, "hub.db")
-	m.Store, err = sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: m.Synchronous})
-	return err
+	return m.openDatabase(ctx)
 }
 
 // startService creates the domain service over the store, loads its
@@ -218,6 +221,9 @@ func (m *Main) startService(ctx, runCtx context.Context) error {
 		return fmt.Errorf("load state: %w", err)
 	}
 	m.goRun(func() error { return m.Service.Run(runCtx) })
+	if m.watchPosts != nil {
+		m.goRun(func() error { return m.watchPosts(runCtx) })
+	}
 	return nil
 }
 

@@ -38,6 +38,12 @@ func (m *Main) initMetrics() {
 		}
 		return float64(m.Store.SchemaVersion())
 	})
+	m.metrics.GaugeFunc("orchestrator_leader", "1 if this process ran the last orchestrator tick (it holds the leader lock), else 0.", func() float64 {
+		if m.leading == nil || !m.leading() {
+			return 0
+		}
+		return 1
+	})
 	m.metrics.CounterFunc("orchestrator_ticks_total", "Orchestrator ticks run by this process.", func() float64 {
 		if m.tickStats == nil {
 			return 0

@@ -30,9 +30,9 @@ func (m *Main) scheduleSettings() hub.ScheduleSettings {
 	return set
 }
 
-// startOrchestrator starts the orchestrator loop and sets m.tickStats. One
-// process runs it; orchestrator.AlwaysLeader is the seam where a
-// multi-replica store would put its leader lock.
+// startOrchestrator starts the orchestrator loop and sets m.tickStats. Each
+// process runs the loop; only the holder of the store's leader lock
+// (m.leader: always this process on SQLite) ticks.
 func (m *Main) startOrchestrator(ctx context.Context) error {
 	if m.NoOrchestrator {
 		return nil
@@ -42,7 +42,7 @@ func (m *Main) startOrchestrator(ctx context.Context) error {
 		return err
 	}
 	o.Logger = m.Logger
-	o.Leader = orchestrator.AlwaysLeader{}
+	o.Leader = m.leader
 	if err := o.Init(ctx); err != nil {
 		return err
 	}
@@ -54,6 +54,7 @@ func (m *Main) startOrchestrator(ctx context.Context) error {
 		}
 		return ts
 	}
+	m.leading = func() bool { return o.Stats().Leader }
 	m.goRun(func() error { return o.Run(ctx) })
 	return nil
 }

@@ -1,0 +1,173 @@
+package app_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/app"
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// postgresDatabase creates an empty database on the server of
+// HUB_TEST_DATABASE_URL (dropped when tb ends) and returns its URL; the
+// test is skipped when the variable is not set.
+func postgresDatabase(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv("HUB_TEST_DATABASE_URL")
+	if base == "" {
+		tb.Skip("HUB_TEST_DATABASE_URL is not set: skipping the PostgreSQL replica tests (scripts/ci-postgres.sh starts a throw-away cluster)")
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "hubapp_" + hex.EncodeToString(b)
+	ctx := context.Background()
+	exec := func(q string) {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			tb.Fatalf("connect to the test server: %v", err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, q); err != nil {
+			tb.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE DATABASE ` + name)
+	tb.Cleanup(func() { exec(`DROP DATABASE ` + name + ` WITH (FORCE)`) })
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatalf("HUB_TEST_DATABASE_URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// startReplica boots a hub on the PostgreSQL database at dbURL, with its
+// own data dir and an orchestrator ticking every 50 ms; the fallback poll
+// is an hour, so only a notification wakes a wait for another replica's
+// post.
+func startReplica(tb testing.TB, dbURL string) *app.Main {
+	tb.Helper()
+	m := app.NewMain()
+	m.DataDir, m.DatabaseURL = tb.TempDir(), dbURL
+	m.GRPCAddr, m.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	m.Logger = slog.New(slog.DiscardHandler)
+	m.TickInterval = 50 * time.Millisecond
+	m.Config.PollInterval = time.Hour
+	if err := m.Start(context.Background()); err != nil {
+		tb.Fatalf("Start: %v", err)
+	}
+	tb.Cleanup(func() { m.Close() })
+	return m
+}
+
+// leaderGauge reads hub_orchestrator_leader from m's /metrics.
+func leaderGauge(tb testing.TB, m *app.Main) string {
+	tb.Helper()
+	resp, err := http.Get("http://" + m.HTTPAddress() + "/metrics")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "hub_orchestrator_leader "); ok {
+			return v
+		}
+	}
+	tb.Fatalf("no hub_orchestrator_leader in /metrics:\n%s", b)
+	return ""
+}
+
+func within(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: not within 30 s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Two hubs on one PostgreSQL database: one orchestrator leads (the gauge
+// says which), a post made through one wakes a wait parked on the other,
+// and when the leader stops the other takes over.
+func TestPostgresReplicas(t *testing.T) {
+	dbURL := postgresDatabase(t)
+	a, b := startReplica(t, dbURL), startReplica(t, dbURL)
+
+	within(t, "one leader", func() bool {
+		return leaderGauge(t, a)+leaderGauge(t, b) == "10" || leaderGauge(t, a)+leaderGauge(t, b) == "01"
+	})
+	leader, other := a, b
+	if leaderGauge(t, b) == "1" {
+		leader, other = b, a
+	}
+
+	tokA, _ := a.AdminToken()
+	admin := hubv1.NewAdminServiceClient(a.Conn())
+	token := map[string]string{}
+	for _, name := range []string{"alice", "bob"} {
+		r, err := admin.CreateAgent(coreBearer(tokA), &hubv1.CreateAgentRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		token[name] = r.GetToken()
+	}
+	var bobID int64
+	if err := b.Store.View(context.Background(), func(tx hub.Tx) error {
+		bob, err := tx.AgentByName("bob")
+		if err == nil {
+			bobID = bob.ID
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Over real gRPC listeners: alice posts through A, bob's wait is on B.
+	dial := func(m *app.Main) hubv1.AgentServiceClient {
+		conn, err := grpc.NewClient(m.GRPCAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return hubv1.NewAgentServiceClient(conn)
+	}
+	onA, onB := dial(a), dial(b)
+	w, err := b.Service.Waiters().Register(bobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	posted, err := onA.PostMessage(coreBearer(token["alice"]), &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "from replica A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.C():
+	case <-time.After(30 * time.Second):
+		t.Fatal("a post on A did not wake the wait parked on B")
+	}
+	zero := int32(0)
+	got, err := onB.WaitForMessages(coreBearer(token["bob"]), &hubv1.WaitForMessagesRequest{TimeoutSeconds: &zero})
+	if err != nil || len(got.GetMessages()) != 1 || got.GetMessages()[0].GetId() != posted.GetMessage().GetId() {
+		t.Fatalf("B's wait = %v, %v; want message %s", got, err, posted.GetMessage().GetId())
+	}
+
+	leader.Close()
+	within(t, "the other replica takes over", func() bool { return leaderGauge(t, other) == "1" })
+}

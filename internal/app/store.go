@@ -1,0 +1,44 @@
+package app
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/orchestrator"
+	"github.com/agenthub/hub/internal/store/postgres"
+	"github.com/agenthub/hub/internal/store/sqlite"
+)
+
+// Store is what the hub needs of its store: hub.Store plus the facts that
+// /metrics and GetHubInfo show.
+type Store interface {
+	hub.Store
+	// SchemaVersion returns the number of the newest applied migration.
+	SchemaVersion() int
+	// CountEvents returns how many events of kind the store holds.
+	CountEvents(ctx context.Context, kind string) (int64, error)
+}
+
+// openDatabase opens PostgreSQL when m.DatabaseURL is set (several replicas
+// may share it: their orchestrators elect a leader, and each replica
+// listens for the others' posts), else the SQLite file in the data dir
+// (one process: it always leads, and the fallback poll is its only
+// outside watcher).
+func (m *Main) openDatabase(ctx context.Context) error {
+	if m.DatabaseURL == "" {
+		db, err := sqlite.Open(ctx, filepath.Join(m.DataDir, "hub.db"), sqlite.Options{Synchronous: m.Synchronous})
+		if err != nil {
+			return err
+		}
+		m.Store, m.leader = db, orchestrator.AlwaysLeader{}
+		return nil
+	}
+	db, err := postgres.Open(ctx, m.DatabaseURL, postgres.Options{Logger: m.Logger})
+	if err != nil {
+		return err
+	}
+	m.Store, m.leader = db, db.Leader()
+	m.watchPosts = func(ctx context.Context) error { return db.Watch(ctx, m.Service.Poke, m.Service.RecheckWaits) }
+	return nil
+}
