@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/jackc/pgx/v5"
 )
 
 // syncBuffer is a log destination safe for concurrent writers.
@@ -220,3 +221,75 @@ func TestLeaderFailover(t *testing.T) {
 }
 
 func fmtID(id int64) string { return hub.FormatMessageID(id) }
+
+// The message ID counter on its own (without the write lock that Update
+// also takes) hands IDs out in commit order: a second posting transaction
+// waits on the counter's row until the first commits, then takes the next
+// ID. So a reader can never see ID n+1 while n is still in flight.
+func TestMessageIDsInCommitOrder(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, freshSchema(t))
+	ctx := context.Background()
+	var bob int64
+	if err := db.Update(ctx, func(tx hub.Tx) error {
+		a := &hub.Agent{Name: "bob", CreatedAt: time.Unix(1, 0)}
+		err := tx.CreateAgent(a, nil)
+		bob = a.ID
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	post := func(tx pgx.Tx) (int64, error) {
+		m := &hub.Message{From: "alice", To: []string{"bob"}, Body: "x", Kind: hub.KindMessage, CreatedAt: time.Unix(1, 0)}
+		err := (&Tx{ctx: ctx, tx: tx, db: db}).InsertMessage(m, []hub.Delivery{{AgentID: bob}})
+		return m.ID, err
+	}
+	begin := func() (pgx.Tx, uint32) {
+		c, err := db.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Release)
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tx.Rollback(ctx) })
+		return tx, c.Conn().PgConn().PID()
+	}
+	first, _ := begin()
+	id1, err := post(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, pid2 := begin()
+	got := make(chan int64, 1)
+	go func() {
+		id, err := post(second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- id
+	}()
+	c := adminConn(t)
+	defer c.Close(ctx)
+	eventually(t, "the second poster waits on the counter's row lock", func() bool {
+		var waiting bool
+		err := c.QueryRow(ctx, `SELECT COALESCE(wait_event_type = 'Lock', false) FROM pg_stat_activity WHERE pid = $1`, pid2).Scan(&waiting)
+		return err == nil && waiting
+	})
+	var visible int64
+	if err := db.View(ctx, func(tx hub.Tx) (err error) { visible, err = tx.MaxMessageID(); return err }); err != nil || visible != 0 {
+		t.Errorf("a reader sees message %d (%v) while both posts are in flight, want none", visible, err)
+	}
+	if err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id2 := <-got
+	if id2 != id1+1 {
+		t.Errorf("IDs %d then %d, want consecutive in commit order", id1, id2)
+	}
+	if err := second.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
