@@ -86,16 +86,24 @@ func (l *Leader) Lead(ctx context.Context) (bool, error) {
 	return got, nil
 }
 
-// Resign releases the lock, if held, by closing its connection: another
-// replica takes over at its next tick.
+// Resign releases the lock, if held, and closes its connection: another
+// replica takes over at its next tick. The explicit unlock makes the lock
+// free when Resign returns (the server ends a closed session a little
+// later).
 func (l *Leader) Resign(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var err error
 	if l.held {
+		ctx, cancel := context.WithTimeout(ctx, leaderCallTimeout)
+		defer cancel()
+		if _, err = l.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, l.key); err != nil {
+			err = fmt.Errorf("release the leader lock: %w (it is released when the connection closes)", err)
+		}
 		l.db.logger.Info("resigned the orchestrator leader lock")
 	}
 	l.dropLocked()
-	return nil
+	return err
 }
 
 // Leading reports whether this replica held the lock at its last Lead

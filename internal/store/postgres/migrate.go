@@ -5,10 +5,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/agenthub/hub/internal/store/migration"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -16,39 +14,7 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one numbered file of migrations/: NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	seen := map[int]string{}
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
-			return nil, fmt.Errorf("migration file %q is not named NNNN_name.sql", e.Name())
-		}
-		if other, dup := seen[v]; dup {
-			return nil, fmt.Errorf("migrations %q and %q share number %d", other, e.Name(), v)
-		}
-		seen[v] = e.Name()
-		b, err := migrationFS.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	return ms, nil
-}
+func migrations() ([]migration.Migration, error) { return migration.Load(migrationFS, "migrations") }
 
 // migrate applies every embedded migration newer than the schema's version,
 // each in its own transaction, while holding a session advisory lock on one
@@ -90,26 +56,26 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	newest := 0
 	for _, m := range ms {
-		newest = m.version
-		if m.version <= current {
+		newest = m.Version
+		if m.Version <= current {
 			continue
 		}
 		tx, err := conn.Begin(ctx)
 		if err != nil {
-			return db.migrateError(m.name, err)
+			return db.migrateError(m.Name, err)
 		}
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
 			tx.Rollback(ctx)
-			return db.migrateError(m.name, err)
+			return db.migrateError(m.Name, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
 			tx.Rollback(ctx)
-			return db.migrateError(m.name, err)
+			return db.migrateError(m.Name, err)
 		}
 		if err := tx.Commit(ctx); err != nil {
-			return db.migrateError(m.name, err)
+			return db.migrateError(m.Name, err)
 		}
-		db.logger.Info("applied store migration", "migration", m.name, "schema", db.schema)
+		db.logger.Info("applied store migration", "migration", m.Name, "schema", db.schema)
 	}
 	if current > newest {
 		return fmt.Errorf("migrate: the database is at schema version %d but this hub knows only up to %d: run a newer hub", current, newest)

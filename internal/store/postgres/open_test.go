@@ -152,8 +152,8 @@ func TestOpenMigratesOnce(t *testing.T) {
 	if err := db.pool.QueryRow(context.Background(), `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&rows, &newest); err != nil {
 		t.Fatal(err)
 	}
-	if rows != len(ms) || newest != ms[len(ms)-1].version || db.SchemaVersion() != newest {
-		t.Errorf("schema_migrations: %d rows up to %d, SchemaVersion %d; want %d rows up to %d", rows, newest, db.SchemaVersion(), len(ms), ms[len(ms)-1].version)
+	if rows != len(ms) || newest != ms[len(ms)-1].Version || db.SchemaVersion() != newest {
+		t.Errorf("schema_migrations: %d rows up to %d, SchemaVersion %d; want %d rows up to %d", rows, newest, db.SchemaVersion(), len(ms), ms[len(ms)-1].Version)
 	}
 
 	role, ru := freshRole(t, u)

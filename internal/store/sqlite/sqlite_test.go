@@ -110,7 +110,7 @@ func embeddedMigrations(tb testing.TB) (newest, count int) {
 	if len(ms) == 0 {
 		tb.Fatal("no embedded migrations")
 	}
-	return ms[len(ms)-1].version, len(ms)
+	return ms[len(ms)-1].Version, len(ms)
 }
 
 // blockWriter parks the writer inside a transaction until the returned
