@@ -5,11 +5,14 @@
 // orchestrator on another (Leader).
 //
 // Writes are serialised across every replica, as SQLite serialises them
-// within one file: each Update first takes a transaction-level advisory
-// lock (the write lock), so the domain's read-decide-write rules see
-// exactly the state they would see on SQLite and no concurrent writer can
-// lose another's update. Replicas add read, wait and connection capacity;
-// the write rate is that of one PostgreSQL transaction at a time.
+// within one file: each write transaction first takes a transaction-level
+// advisory lock (the write lock), so the domain's read-decide-write rules
+// see exactly the state they would see on SQLite and no concurrent writer
+// can lose another's update. As on SQLite, a replica groups the Update
+// calls that queue up meanwhile into one transaction, each in its own
+// savepoint (group commit), so one commit's flush serves many writes.
+// Replicas add read, wait and connection capacity; writes go one
+// transaction at a time.
 package postgres
 
 import (
@@ -17,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,12 +32,20 @@ import (
 
 // Options tune the store. The zero value is usable.
 type Options struct {
-	// MaxConns caps the pool (default: pgxpool's, max(4, CPUs)).
+	// MaxConns caps the pool: defaultMaxConns, unless the URL sets
+	// pool_max_conns.
 	MaxConns int32
+	// MaxBatch caps how many Update calls share one commit (default 256).
+	MaxBatch int
 	// Logger receives the listener's and the leader's reports
 	// (slog.Default if nil).
 	Logger *slog.Logger
 }
+
+// defaultMaxConns is the pool size when neither Options nor the URL set
+// one: one connection writes at a time, the others serve reads (waits,
+// inboxes, status) of up to a few hundred agents per replica.
+const defaultMaxConns = 16
 
 // DB is a hub.Store on a PostgreSQL database (or one schema of it: the
 // URL's search_path decides where the tables live).
@@ -47,8 +59,10 @@ type DB struct {
 	writeKey int64  // advisory lock key of the write lock
 	leadKey  int64  // advisory lock key of the orchestrator leader
 
-	closeMu sync.RWMutex // held shared by every Update, exclusively by Close
+	reqs    chan *writeReq // Update calls for the writer (commit.go)
+	closeMu sync.RWMutex
 	closed  bool
+	done    chan struct{} // closed when the writer has stopped
 
 	leaderOnce sync.Once
 	leader     *Leader // see Leader
@@ -74,8 +88,13 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	} else if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = defaultMaxConns
 	}
-	db := &DB{conn: cfg.ConnConfig.Copy(), logger: opts.Logger}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 256
+	}
+	db := &DB{conn: cfg.ConnConfig.Copy(), logger: opts.Logger, reqs: make(chan *writeReq, 1024), done: make(chan struct{})}
 	if db.logger == nil {
 		db.logger = slog.Default()
 	}
@@ -99,6 +118,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		db.pool.Close()
 		return nil, err
 	}
+	go db.writeLoop(opts.MaxBatch)
 	return db, nil
 }
 
@@ -118,47 +138,23 @@ func (db *DB) SchemaVersion() int { return db.schemaVersion }
 // Schema returns the PostgreSQL schema holding the hub's tables.
 func (db *DB) Schema() string { return db.schema }
 
-// Close waits for the writes in progress, then closes the pool.
+// Close waits for pending writes, then releases the leader lock and
+// closes the pool.
 func (db *DB) Close() error {
 	db.closeMu.Lock()
-	defer db.closeMu.Unlock()
 	if db.closed {
+		db.closeMu.Unlock()
 		return nil
 	}
 	db.closed = true
+	close(db.reqs)
+	db.closeMu.Unlock()
+	<-db.done
 	db.leaderOnce.Do(func() {}) // after any Leader call
 	if db.leader != nil {
 		db.leader.Resign(context.Background())
 	}
 	db.pool.Close()
-	return nil
-}
-
-// Update runs fn in a transaction that holds the write lock, and commits
-// it. fn's error (or panic) rolls the transaction back; Update returns once
-// PostgreSQL has committed (durably, under the server's synchronous_commit).
-// Once fn has run, the commit is not cancelled with ctx, so that a caller
-// is never told a write failed that in fact committed.
-func (db *DB) Update(ctx context.Context, fn func(hub.Tx) error) error {
-	db.closeMu.RLock()
-	defer db.closeMu.RUnlock()
-	if db.closed {
-		return hub.Errorf(hub.EUNAVAILABLE, "the store is closed: the hub is shutting down")
-	}
-	tx, err := db.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("begin write: %w", db.friendly(err))
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, db.writeKey); err != nil {
-		return fmt.Errorf("take the write lock: %w", db.friendly(err))
-	}
-	if err := call(fn, &Tx{ctx: ctx, tx: tx, db: db}); err != nil {
-		return err
-	}
-	if err := tx.Commit(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("commit: %w", db.friendly(err))
-	}
 	return nil
 }
 
@@ -176,16 +172,6 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	return call(fn, &Tx{ctx: ctx, tx: tx, db: db})
-}
-
-// call runs fn, turning a panic into an error.
-func call(fn func(hub.Tx) error, t *Tx) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic in transaction: %v", p)
-		}
-	}()
-	return fn(t)
 }
 
 // CountEvents returns how many events of kind the store holds (for the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -291,5 +292,50 @@ func TestMessageIDsInCommitOrder(t *testing.T) {
 	}
 	if err := second.Commit(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// On PostgreSQL a failed statement aborts the transaction even when fn
+// swallows its error; that write alone is rolled back and reported, and
+// the writes sharing its commit are kept.
+func TestSwallowedStatementErrorRollsBackOnlyThatWrite(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, freshSchema(t))
+	ctx := context.Background()
+	const n = 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = db.Update(ctx, func(tx hub.Tx) error {
+				a := &hub.Agent{Name: fmtID(int64(i)), CreatedAt: time.Unix(1, 0)}
+				if err := tx.CreateAgent(a, nil); err != nil {
+					return err
+				}
+				if i == 7 { // a delivery to a missing agent, its error ignored
+					_ = tx.InsertMessage(&hub.Message{From: "x", Body: "x", Kind: hub.KindMessage, CreatedAt: time.Unix(1, 0)}, []hub.Delivery{{AgentID: 99999}})
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	var names []string
+	if err := db.View(ctx, func(tx hub.Tx) error {
+		as, err := tx.ListAgents(true)
+		for _, a := range as {
+			names = append(names, a.Name)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range errs {
+		if (i == 7) != (err != nil) {
+			t.Errorf("write %d: error %v", i, err)
+		}
+	}
+	if len(names) != n-1 || slices.Contains(names, fmtID(7)) {
+		t.Errorf("agents = %v, want all but %s", names, fmtID(7))
 	}
 }

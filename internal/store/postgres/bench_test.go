@@ -1,0 +1,69 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// Figures for BENCHMARKS.md (a running PostgreSQL is needed):
+//
+//	HUB_TEST_DATABASE_URL=… go test -run '^$' -bench . -benchtime 2000x ./internal/store/postgres/
+
+// BenchmarkPost measures posts through one store handle from parallel
+// callers: one message to one agent per Update (write lock, counter row,
+// NOTIFY, commit).
+func BenchmarkPost(b *testing.B) {
+	db := openTest(b, freshSchema(b))
+	ctx := context.Background()
+	a := &hub.Agent{Name: "bob", CreatedAt: time.Unix(1, 0)}
+	if err := db.Update(ctx, func(tx hub.Tx) error { return tx.CreateAgent(a, nil) }); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m := &hub.Message{From: "alice", To: []string{"bob"}, Body: "hello", Kind: hub.KindMessage, CreatedAt: time.Now()}
+			if err := db.Update(ctx, func(tx hub.Tx) error { return tx.InsertMessage(m, []hub.Delivery{{AgentID: a.ID}}) }); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "posts/s")
+}
+
+// BenchmarkCrossReplicaWake measures, for a post through replica A, the
+// time from the post's call to the wake-up of a wait parked on replica B
+// (NOTIFY, B's listener, its watcher's look, the waiter's signal), and
+// reports its median and 99th percentile.
+func BenchmarkCrossReplicaWake(b *testing.B) {
+	u := freshSchema(b)
+	a, r := newReplica(b, u, false), newReplica(b, u, true)
+	alice, bob := a.agent(b, "alice"), r.agent(b, "bob")
+	eventually(b, "B listening", func() bool { return backends(b, "hub listen "+r.db.Schema()) == 1 })
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		w, err := r.svc.Waiters().Register(bob.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := a.svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "x"}); err != nil {
+			b.Fatal(err)
+		}
+		<-w.C()
+		lat = append(lat, time.Since(start))
+		w.Close()
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
