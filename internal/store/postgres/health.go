@@ -9,7 +9,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// This file implements hub.LivenessTx (migration 0002_liveness.sql).
+// This file implements hub.HealthTx: the per-agent liveness state the
+// health rules read and write, and the batched reads and writes of the
+// orchestrator's health sweep. Lists of IDs are bound as one array
+// (= ANY($1)) and rows to write as one array per column expanded by
+// unnest, so every statement has a constant text whatever the batch size.
 
 // livenessColumns are the columns of a liveness row that livenessRow scans.
 const livenessColumns = `l.created_at, l.last_activity_log_at, l.last_checkpoint_at, l.last_reflection_at,
@@ -46,6 +50,14 @@ func (r *livenessRow) state(agentID int64) *hub.LivenessState {
 	return st
 }
 
+// livenessOf is one agent's liveness row being loaded.
+type livenessOf struct {
+	agentID int64
+	row     livenessRow
+	st      *hub.LivenessState
+	stale   bool
+}
+
 // LivenessState implements hub.LivenessTx.
 func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
 	var r livenessRow
@@ -65,6 +77,37 @@ func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
 		return nil, err
 	}
 	return l.st, nil
+}
+
+// loadDeclarations sets the declarations of each state from its row, with
+// one read for all of them. A declaration closed by hand is never loaded
+// as active (and marks the row stale).
+func (t *Tx) loadDeclarations(ls []*livenessOf) error {
+	var ids []int64
+	for _, l := range ls {
+		for _, id := range []int64{l.row.activeID, l.row.expiredID} {
+			if id != 0 {
+				ids = append(ids, id)
+			}
+		}
+	}
+	dws, err := t.deepWorks(ids)
+	if err != nil {
+		return err
+	}
+	for _, l := range ls {
+		if id := l.row.activeID; id != 0 {
+			if d := dws[id]; d.IsActive() {
+				l.st.ActiveDeepWork = d
+			} else {
+				l.stale = true
+			}
+		}
+		if id := l.row.expiredID; id != 0 {
+			l.st.ExpiredDeepWork = dws[id]
+		}
+	}
+	return nil
 }
 
 // livenessUpsert writes the rows of the arrays of livenessArrays.
@@ -162,142 +205,55 @@ func (t *Tx) DueLiveness(now time.Time, limit int) ([]int64, error) {
 	return ids, nil
 }
 
-// InsertActivityLog implements hub.LivenessTx.
-func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
-	err := t.queryRow(`INSERT INTO activity_logs (agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-		l.AgentID, string(l.Type), l.Title, list(l.Content), list(l.Tags), l.UrgentReason, l.HeartbeatID, toNanos(l.CreatedAt)).Scan(&l.ID)
-	if err != nil {
-		return fmt.Errorf("insert activity log: %w", err)
-	}
-	return nil
-}
-
-// InsertCheckpoint implements hub.LivenessTx.
-func (t *Tx) InsertCheckpoint(c *hub.Checkpoint) error {
-	err := t.queryRow(`INSERT INTO checkpoints (agent_id, current_activity, heartbeat_id, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
-		c.AgentID, c.CurrentActivity, c.HeartbeatID, toNanos(c.CreatedAt)).Scan(&c.ID)
-	if err != nil {
-		return fmt.Errorf("insert checkpoint: %w", err)
-	}
-	return nil
-}
-
-const deepWorkColumns = `d.id, d.agent_id, a.name, d.mode, d.planned_activity, d.heartbeat_id, d.started_at, d.ends_at,
-	d.state, d.ended_at, d.end_reason`
-
-func scanDeepWork(s scanner) (*hub.DeepWork, error) {
-	var d hub.DeepWork
-	var mode, state, reason string
-	var started, ends, ended int64
-	if err := s.Scan(&d.ID, &d.AgentID, &d.AgentName, &mode, &d.PlannedActivity, &d.HeartbeatID, &started, &ends,
-		&state, &ended, &reason); err != nil {
-		return nil, err
-	}
-	d.Mode, d.State, d.EndReason = hub.DeepWorkMode(mode), hub.DeepWorkState(state), hub.DeepWorkEnd(reason)
-	d.StartedAt, d.EndsAt, d.EndedAt = fromNanos(started), fromNanos(ends), fromNanos(ended)
-	return &d, nil
-}
-
-// InsertDeepWork implements hub.LivenessTx.
-func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
-	err := t.queryRow(`INSERT INTO deep_work (agent_id, mode, planned_activity, heartbeat_id, started_at, ends_at, state, ended_at, end_reason)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING id`,
-		d.AgentID, string(d.Mode), d.PlannedActivity, d.HeartbeatID, toNanos(d.StartedAt), toNanos(d.EndsAt),
-		string(d.State), toNanos(d.EndedAt), string(d.EndReason)).Scan(&d.ID)
-	if errors.Is(err, pgx.ErrNoRows) { // deep_work_one_active, without aborting the transaction
-		return hub.Errorf(hub.ECONFLICT, "the agent already has an active deep work declaration")
-	} else if err != nil {
-		return fmt.Errorf("insert deep work: %w", err)
-	}
-	return nil
-}
-
-// UpdateDeepWork implements hub.LivenessTx.
-func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
-	tag, err := t.exec(`UPDATE deep_work SET state = $1, ended_at = $2, end_reason = $3 WHERE id = $4`,
-		string(d.State), toNanos(d.EndedAt), string(d.EndReason), d.ID)
-	if err != nil {
-		return fmt.Errorf("update deep work: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no deep work declaration %d", d.ID)
-	}
-	return nil
-}
-
-// ListDeepWork implements hub.LivenessTx.
-func (t *Tx) ListDeepWork(q hub.DeepWorkQuery) ([]*hub.DeepWork, error) {
-	rows, err := t.query(`SELECT `+deepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id
-		WHERE ($1::bigint = 0 OR d.agent_id = $1) AND ($2::text = '' OR d.state = $2)
-		ORDER BY d.id DESC LIMIT NULLIF($3::bigint, 0)`, q.AgentID, string(q.State), q.Limit)
-	out, err := scanRows(rows, err, func(r pgx.Rows) (*hub.DeepWork, error) { return scanDeepWork(r) })
-	if err != nil {
-		return nil, fmt.Errorf("list deep work: %w", err)
-	}
-	return out, nil
-}
-
-// InsertEvent implements hub.LivenessTx.
-func (t *Tx) InsertEvent(e *hub.Event) error {
-	err := t.queryRow(`INSERT INTO events (agent_id, kind, detail, created_at) VALUES (NULLIF($1::bigint, 0), $2, $3, $4) RETURNING id`,
-		e.AgentID, string(e.Kind), e.Detail, toNanos(e.CreatedAt)).Scan(&e.ID)
-	if err != nil {
-		return fmt.Errorf("insert event: %w", err)
-	}
-	return nil
-}
-
-// InsertEvents implements hub.SweepTx.
-func (t *Tx) InsertEvents(es []hub.Event) error {
-	if len(es) == 0 {
-		return nil
-	}
-	agents, created := make([]int64, len(es)), make([]int64, len(es))
-	kinds, details := make([]string, len(es)), make([]string, len(es))
-	for i, e := range es {
-		agents[i], kinds[i], details[i], created[i] = e.AgentID, string(e.Kind), e.Detail, toNanos(e.CreatedAt)
-	}
-	_, err := t.exec(`INSERT INTO events (agent_id, kind, detail, created_at)
-		SELECT NULLIF(agent_id, 0), kind, detail, created_at
-		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS v(agent_id, kind, detail, created_at, n)
-		ORDER BY n`, agents, kinds, details, created)
-	if err != nil {
-		return fmt.Errorf("insert events: %w", err)
-	}
-	return nil
-}
-
-// ListEvents implements hub.LivenessTx.
-func (t *Tx) ListEvents(q hub.EventQuery) ([]*hub.Event, error) {
-	var since int64
-	if !q.Since.IsZero() {
-		since = q.Since.UnixNano()
-	}
-	// Newest first unless a cursor is given; the page is then put back in
-	// ID order.
-	order := `e.id DESC`
-	if q.AfterID > 0 {
-		order = `e.id`
-	}
-	rows, err := t.query(`SELECT * FROM (
-			SELECT e.id, COALESCE(e.agent_id, 0), COALESCE(a.name, ''), e.kind, e.detail, e.created_at
-			FROM events e LEFT JOIN agents a ON a.id = e.agent_id
-			WHERE ($1::bigint = 0 OR e.agent_id = $1) AND ($2::text = '' OR e.kind = $2) AND e.created_at >= $3 AND e.id > $4
-			ORDER BY `+order+` LIMIT NULLIF($5::bigint, 0)
-		) page ORDER BY id`, q.AgentID, string(q.Kind), since, max(q.AfterID, 0), q.Limit)
-	out, err := scanRows(rows, err, func(r pgx.Rows) (*hub.Event, error) {
-		var e hub.Event
-		var kind string
-		var created int64
-		if err := r.Scan(&e.ID, &e.AgentID, &e.AgentName, &kind, &e.Detail, &created); err != nil {
+// DueHealth implements hub.SweepTx.
+func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
+	rows, err := t.query(`SELECT `+agentColumnsA+`, `+livenessColumns+` FROM liveness l JOIN agents a ON a.id = l.agent_id
+		WHERE l.next_eval_at > 0 AND l.next_eval_at <= $1 AND a.disabled_at = 0
+		ORDER BY l.next_eval_at LIMIT $2`, toNanos(now), limit)
+	var as []*hub.Agent
+	ls, err := scanRows(rows, err, func(r pgx.Rows) (*livenessOf, error) {
+		l := &livenessOf{}
+		a, err := scanAgent(r, l.row.dest()...)
+		if err != nil {
 			return nil, err
 		}
-		e.Kind, e.CreatedAt = hub.EventKind(kind), fromNanos(created)
-		return &e, nil
+		l.agentID, l.st = a.ID, l.row.state(a.ID)
+		as = append(as, a)
+		return l, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list events: %w", err)
+		return nil, fmt.Errorf("due health: %w", err)
+	}
+	if err := t.loadDeclarations(ls); err != nil {
+		return nil, err
+	}
+	out := make([]hub.AgentLiveness, len(as))
+	for i, a := range as {
+		out[i] = hub.AgentLiveness{Agent: a, State: ls[i].st, Stale: ls[i].stale}
 	}
 	return out, nil
+}
+
+// agentTimes splits evals into agent IDs and instants (nanoseconds, at
+// least floor).
+func agentTimes(evals []hub.AgentTime, floor int64) (ids, at []int64) {
+	ids, at = make([]int64, len(evals)), make([]int64, len(evals))
+	for i, e := range evals {
+		ids[i], at[i] = e.AgentID, max(toNanos(e.At), floor)
+	}
+	return ids, at
+}
+
+// SetNextEvals implements hub.SweepTx.
+func (t *Tx) SetNextEvals(evals []hub.AgentTime) error {
+	if len(evals) == 0 {
+		return nil
+	}
+	ids, at := agentTimes(evals, 0)
+	_, err := t.exec(`UPDATE liveness SET next_eval_at = v.at FROM unnest($1::bigint[], $2::bigint[]) AS v(id, at)
+		WHERE liveness.agent_id = v.id`, ids, at)
+	if err != nil {
+		return fmt.Errorf("set next evaluations: %w", err)
+	}
+	return nil
 }
