@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Store is the hub's persistence. Implementations: internal/store/sqlite.
+// Store is the hub's persistence. Implementations: internal/store/sqlite
+// (one process) and internal/store/postgres (replicas on one database).
 //
 // Update runs fn in a write transaction and commits it; an error returned by
 // fn rolls back fn's writes (and only fn's: a store may group several Update
