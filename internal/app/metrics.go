@@ -38,6 +38,12 @@ func (m *Main) initMetrics() {
 		}
 		return float64(m.Store.SchemaVersion())
 	})
+	m.metrics.GaugeFunc("store_queued_writes", "Writes waiting for the store's writer (the backlog behind the current commit).", func() float64 {
+		if m.Store == nil {
+			return 0
+		}
+		return float64(m.Store.QueuedWrites())
+	})
 	m.metrics.GaugeFunc("orchestrator_leader", "1 if this process ran the last orchestrator tick (it holds the leader lock), else 0.", func() float64 {
 		if m.leading == nil || !m.leading() {
 			return 0

@@ -18,6 +18,8 @@ type Store interface {
 	SchemaVersion() int
 	// CountEvents returns how many events of kind the store holds.
 	CountEvents(ctx context.Context, kind string) (int64, error)
+	// QueuedWrites returns how many writes wait for the store's writer.
+	QueuedWrites() int
 }
 
 // openDatabase opens PostgreSQL when m.DatabaseURL is set (several replicas

@@ -22,9 +22,11 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -59,10 +61,8 @@ type DB struct {
 	writeKey int64  // advisory lock key of the write lock
 	leadKey  int64  // advisory lock key of the orchestrator leader
 
-	reqs    chan *writeReq // Update calls for the writer (commit.go)
-	closeMu sync.RWMutex
-	closed  bool
-	done    chan struct{} // closed when the writer has stopped
+	writes *writer.Queue // Update calls, committed in batches (commit.go)
+	closed atomic.Bool
 
 	leaderOnce sync.Once
 	leader     *Leader // see Leader
@@ -94,7 +94,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 256
 	}
-	db := &DB{conn: cfg.ConnConfig.Copy(), logger: opts.Logger, reqs: make(chan *writeReq, 1024), done: make(chan struct{})}
+	db := &DB{conn: cfg.ConnConfig.Copy(), logger: opts.Logger}
 	if db.logger == nil {
 		db.logger = slog.Default()
 	}
@@ -118,7 +118,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		db.pool.Close()
 		return nil, err
 	}
-	go db.writeLoop(opts.MaxBatch)
+	db.writes = writer.Start(opts.MaxBatch, db.commit)
 	return db, nil
 }
 
@@ -141,15 +141,10 @@ func (db *DB) Schema() string { return db.schema }
 // Close waits for pending writes, then releases the leader lock and
 // closes the pool.
 func (db *DB) Close() error {
-	db.closeMu.Lock()
-	if db.closed {
-		db.closeMu.Unlock()
+	if !db.writes.Close() {
 		return nil
 	}
-	db.closed = true
-	close(db.reqs)
-	db.closeMu.Unlock()
-	<-db.done
+	db.closed.Store(true)
 	db.leaderOnce.Do(func() {}) // after any Leader call
 	if db.leader != nil {
 		db.leader.Resign(context.Background())
@@ -160,10 +155,7 @@ func (db *DB) Close() error {
 
 // View runs fn in a read-only transaction on one snapshot.
 func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
-	db.closeMu.RLock()
-	closed := db.closed
-	db.closeMu.RUnlock()
-	if closed {
+	if db.closed.Load() {
 		return hub.Errorf(hub.EUNAVAILABLE, "the store is closed: the hub is shutting down")
 	}
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
@@ -171,7 +163,7 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 		return fmt.Errorf("begin read: %w", db.friendly(err))
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	return call(fn, &Tx{ctx: ctx, tx: tx, db: db})
+	return writer.Call(fn, &Tx{ctx: ctx, tx: tx, db: db})
 }
 
 // CountEvents returns how many events of kind the store holds (for the

@@ -15,10 +15,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/mattn/go-sqlite3"
 )
 
@@ -89,21 +89,12 @@ type DB struct {
 	w    *sql.DB // exactly one connection: the writer
 	r    *sql.DB // read-only pool
 
-	reqs    chan *writeReq
-	closeMu sync.RWMutex
-	closed  bool
-	done    chan struct{}
+	writes *writer.Queue // Update calls, committed in batches by commit
 
 	schemaVersion int
 }
 
 var _ hub.Store = (*DB)(nil)
-
-type writeReq struct {
-	ctx context.Context
-	fn  func(hub.Tx) error
-	err chan error
-}
 
 // Open opens (creating if needed) the database at path and migrates it to
 // the newest schema.
@@ -153,7 +144,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	db := &DB{path: path, w: w, reqs: make(chan *writeReq, 1024), done: make(chan struct{})}
+	db := &DB{path: path, w: w}
 	if err := db.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -166,7 +157,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetMaxOpenConns(opts.Readers)
 	r.SetMaxIdleConns(opts.Readers)
 	db.r = r
-	go db.writeLoop(opts.MaxBatch)
+	db.writes = writer.Start(opts.MaxBatch, db.commit)
 	return db, nil
 }
 
@@ -184,15 +175,9 @@ func (db *DB) SchemaVersion() int { return db.schemaVersion }
 
 // Close waits for pending writes, then closes the connections.
 func (db *DB) Close() error {
-	db.closeMu.Lock()
-	if db.closed {
-		db.closeMu.Unlock()
+	if !db.writes.Close() {
 		return nil
 	}
-	db.closed = true
-	close(db.reqs)
-	db.closeMu.Unlock()
-	<-db.done
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 
@@ -200,23 +185,11 @@ func (db *DB) Close() error {
 // one commit (group commit), each in its own savepoint so that one call's
 // error rolls back only its own writes. Update returns after the commit.
 func (db *DB) Update(ctx context.Context, fn func(hub.Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, err: make(chan error, 1)}
-	db.closeMu.RLock()
-	if db.closed {
-		db.closeMu.RUnlock()
-		return hub.Errorf(hub.EUNAVAILABLE, "the store is closed: the hub is shutting down")
-	}
-	select {
-	case db.reqs <- req:
-	case <-ctx.Done():
-		db.closeMu.RUnlock()
-		return ctx.Err()
-	}
-	db.closeMu.RUnlock()
-	// Once queued, the write is either committed or failed: wait for the
-	// outcome even if ctx ends, so no acknowledged write is misreported.
-	return <-req.err
+	return db.writes.Update(ctx, fn)
 }
+
+// QueuedWrites returns how many writes wait for the writer.
+func (db *DB) QueuedWrites() int { return db.writes.Queued() }
 
 // View runs fn in a read-only transaction on a pooled connection.
 func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
@@ -228,54 +201,33 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 	return fn(&Tx{ctx: ctx, tx: tx})
 }
 
-func (db *DB) writeLoop(maxBatch int) {
-	defer close(db.done)
-	batch := make([]*writeReq, 0, maxBatch)
-	for req := range db.reqs {
-		batch = append(batch[:0], req)
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-db.reqs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
-		db.commit(batch)
-	}
-}
-
 // commit runs a batch of writes in one transaction. A batch of one runs
 // fn directly (its error rolls the transaction back); a larger batch gives
 // each fn a savepoint, so that an error rolls back only that fn's writes.
-func (db *DB) commit(batch []*writeReq) {
+func (db *DB) commit(batch []*writer.Request) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		for _, r := range batch {
-			r.err <- fmt.Errorf("begin write: %w", err)
+			r.Done(fmt.Errorf("begin write: %w", err))
 		}
 		return
 	}
 	t := &Tx{ctx: ctx, tx: tx}
 	if len(batch) == 1 {
-		if errs[0] = batch[0].ctx.Err(); errs[0] == nil {
-			errs[0] = call(batch[0].fn, t)
+		if errs[0] = batch[0].Ctx.Err(); errs[0] == nil {
+			errs[0] = writer.Call(batch[0].Fn, t)
 		}
 		if errs[0] != nil {
 			tx.Rollback()
-			batch[0].err <- errs[0]
+			batch[0].Done(errs[0])
 			return
 		}
 	} else if err := runSavepoints(ctx, tx, t, batch, errs); err != nil {
 		tx.Rollback()
 		for _, r := range batch {
-			r.err <- err
+			r.Done(err)
 		}
 		return
 	}
@@ -287,14 +239,14 @@ func (db *DB) commit(batch []*writeReq) {
 		}
 	}
 	for i, r := range batch {
-		r.err <- errs[i]
+		r.Done(errs[i])
 	}
 }
 
 // runSavepoints runs each write of a batch in its own savepoint, with the
 // three savepoint statements prepared once for the batch. It returns an
 // error only when the savepoints themselves fail (the batch is then lost).
-func runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writeReq, errs []error) error {
+func runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writer.Request, errs []error) error {
 	var stmts [3]*sql.Stmt
 	for i, q := range []string{"SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {
 		st, err := tx.PrepareContext(ctx, q)
@@ -306,13 +258,13 @@ func runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writeReq, er
 	}
 	savepoint, rollbackTo, release := stmts[0], stmts[1], stmts[2]
 	for i, r := range batch {
-		if errs[i] = r.ctx.Err(); errs[i] != nil {
+		if errs[i] = r.Ctx.Err(); errs[i] != nil {
 			continue
 		}
 		if _, err := savepoint.ExecContext(ctx); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
-		if errs[i] = call(r.fn, t); errs[i] != nil {
+		if errs[i] = writer.Call(r.Fn, t); errs[i] != nil {
 			if _, err := rollbackTo.ExecContext(ctx); err != nil {
 				return fmt.Errorf("rollback to savepoint: %w", err)
 			}
@@ -322,17 +274,6 @@ func runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writeReq, er
 		}
 	}
 	return nil
-}
-
-// call runs fn, turning a panic into an error so one bad write cannot take
-// the writer (and every other pending write) down.
-func call(fn func(hub.Tx) error, t *Tx) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic in write transaction: %v", p)
-		}
-	}()
-	return fn(t)
 }
 
 // Tx is a hub.Tx over one SQLite transaction.

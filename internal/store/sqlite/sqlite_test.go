@@ -138,9 +138,9 @@ func blockWriter(tb testing.TB, db *DB) (release func(), done <-chan error) {
 func waitQueued(tb testing.TB, db *DB, n int) {
 	tb.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for len(db.reqs) < n {
+	for db.QueuedWrites() < n {
 		if time.Now().After(deadline) {
-			tb.Fatalf("queued writes = %d, want %d", len(db.reqs), n)
+			tb.Fatalf("queued writes = %d, want %d", db.QueuedWrites(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
