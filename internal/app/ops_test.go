@@ -90,6 +90,8 @@ func TestMetricsEndpoint(t *testing.T) {
 		`hub_rpcs_total{code="OK",method="CreateAgent",service="AdminService"} 2`,
 		"hub_schema_version ",
 		"hub_orchestrator_ticks_total 0",
+		"hub_orchestrator_leader 0", // this hub runs no orchestrator
+		"hub_store_queued_writes 0",
 		"process_resident_memory_bytes",
 		"go_goroutines",
 	} {
