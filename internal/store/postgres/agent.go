@@ -2,42 +2,16 @@ package postgres
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 	"github.com/jackc/pgx/v5"
 )
 
 // This file implements hub.AgentTx.
 
-const agentColumns = `id, name, display_name, role, description, locale, created_at, disabled_at,
-	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat`
-
-// agentColumnsA is agentColumns qualified with the table alias a.
-var agentColumnsA = func() string {
-	cols := strings.Split(agentColumns, ",")
-	for i, c := range cols {
-		cols[i] = "a." + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
-}()
-
-// scanAgent scans agentColumns, then extra.
-func scanAgent(s scanner, extra ...any) (*hub.Agent, error) {
-	var a hub.Agent
-	var created, disabled, hbStarted, lastSeen int64
-	dest := append([]any{&a.ID, &a.Name, &a.DisplayName, &a.Role, &a.Description, &a.Locale, &created, &disabled,
-		&a.CurrentHeartbeatID, &hbStarted, &a.ReadUpTo, &lastSeen, &a.LastInteractionBeat}, extra...)
-	if err := s.Scan(dest...); err != nil {
-		return nil, err
-	}
-	a.CreatedAt, a.DisabledAt = fromNanos(created), fromNanos(disabled)
-	a.HeartbeatStartedAt, a.LastSeenAt = fromNanos(hbStarted), fromNanos(lastSeen)
-	return &a, nil
-}
-
 func (t *Tx) agentWhere(what string, where string, arg any) (*hub.Agent, error) {
-	a, err := scanAgent(t.queryRow(`SELECT `+agentColumns+` FROM agents WHERE `+where, arg))
+	a, err := row.Agent(t.queryRow(`SELECT `+row.AgentColumns+` FROM agents WHERE `+where, arg))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, hub.Errorf(hub.ENOTFOUND, "no agent %s", what)
 	}
@@ -50,8 +24,8 @@ func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
 	err := t.queryRow(`INSERT INTO agents (name, display_name, role, description, locale, token_hash, created_at, disabled_at,
 		current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING RETURNING id`,
-		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, toNanos(a.CreatedAt), toNanos(a.DisabledAt),
-		a.CurrentHeartbeatID, toNanos(a.HeartbeatStartedAt), a.ReadUpTo, toNanos(a.LastSeenAt), a.LastInteractionBeat).Scan(&a.ID)
+		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, row.Nanos(a.CreatedAt), row.Nanos(a.DisabledAt),
+		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat).Scan(&a.ID)
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
@@ -78,8 +52,8 @@ func (t *Tx) AgentByTokenHash(hash []byte) (*hub.Agent, error) {
 
 // ListAgents implements hub.AgentTx.
 func (t *Tx) ListAgents(includeDisabled bool) ([]*hub.Agent, error) {
-	rows, err := t.query(`SELECT `+agentColumns+` FROM agents WHERE $1 OR disabled_at = 0 ORDER BY name`, includeDisabled)
-	return scanRows(rows, err, func(r pgx.Rows) (*hub.Agent, error) { return scanAgent(r) })
+	rows, err := t.query(`SELECT `+row.AgentColumns+` FROM agents WHERE $1 OR disabled_at = 0 ORDER BY name`, includeDisabled)
+	return scanRows(rows, err, func(r pgx.Rows) (*hub.Agent, error) { return row.Agent(r) })
 }
 
 // CountAgents implements hub.AgentTx.
@@ -94,8 +68,8 @@ func (t *Tx) UpdateAgent(a *hub.Agent) error {
 	tag, err := t.exec(`UPDATE agents SET display_name = $1, role = $2, description = $3, locale = $4, disabled_at = $5,
 		current_heartbeat_id = $6, heartbeat_started_at = $7, read_up_to = $8, last_seen_at = $9, last_interaction_beat = $10
 		WHERE id = $11`,
-		a.DisplayName, a.Role, a.Description, a.Locale, toNanos(a.DisabledAt),
-		a.CurrentHeartbeatID, toNanos(a.HeartbeatStartedAt), a.ReadUpTo, toNanos(a.LastSeenAt), a.LastInteractionBeat, a.ID)
+		a.DisplayName, a.Role, a.Description, a.Locale, row.Nanos(a.DisabledAt),
+		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, a.ID)
 	if err != nil {
 		return err
 	}
@@ -131,7 +105,7 @@ func (t *Tx) TouchAgents(touches []hub.Touch) error {
 	latest := make(map[int64]int, len(touches)) // agent → its index in the arrays
 	var ids, seen, beats []int64
 	for _, to := range touches {
-		s := toNanos(to.LastSeenAt)
+		s := row.Nanos(to.LastSeenAt)
 		if i, ok := latest[to.AgentID]; ok {
 			seen[i], beats[i] = max(seen[i], s), max(beats[i], to.LastInteractionBeat)
 			continue

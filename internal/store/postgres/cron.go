@@ -5,30 +5,15 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 	"github.com/jackc/pgx/v5"
 )
 
 // This file implements hub.CronTx.
 
-const cronJobColumns = `id, name, kind, at, every_seconds, anchor, expr, target, message, enabled, consecutive_errors,
-	next_run_at, last_run_at, created_at, updated_at`
-
-func scanCronJob(s scanner) (*hub.CronJob, error) {
-	var j hub.CronJob
-	var at, anchor, next, last, created, updated int64
-	err := s.Scan(&j.ID, &j.Name, &j.Kind, &at, &j.EverySeconds, &anchor, &j.Expr, &j.Target, &j.Message, &j.Enabled,
-		&j.ConsecutiveErrors, &next, &last, &created, &updated)
-	if err != nil {
-		return nil, err
-	}
-	j.At, j.Anchor, j.NextRunAt, j.LastRunAt = fromNanos(at), fromNanos(anchor), fromNanos(next), fromNanos(last)
-	j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &j, nil
-}
-
 func (t *Tx) cronJobs(q string, args ...any) ([]*hub.CronJob, error) {
-	rows, err := t.query(`SELECT `+cronJobColumns+` FROM cron_jobs `+q, args...)
-	return scanRows(rows, err, func(r pgx.Rows) (*hub.CronJob, error) { return scanCronJob(r) })
+	rows, err := t.query(`SELECT `+row.CronJobColumns+` FROM cron_jobs `+q, args...)
+	return scanRows(rows, err, func(r pgx.Rows) (*hub.CronJob, error) { return row.CronJob(r) })
 }
 
 // CreateCronJob implements hub.ScheduleTx.
@@ -36,8 +21,8 @@ func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 	err := t.queryRow(`INSERT INTO cron_jobs (name, kind, at, every_seconds, anchor, expr, target, message, enabled,
 		consecutive_errors, next_run_at, last_run_at, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (name) DO NOTHING RETURNING id`,
-		j.Name, j.Kind, toNanos(j.At), j.EverySeconds, toNanos(j.Anchor), j.Expr, j.Target, j.Message, j.Enabled,
-		j.ConsecutiveErrors, toNanos(j.NextRunAt), toNanos(j.LastRunAt), toNanos(j.CreatedAt), toNanos(j.UpdatedAt)).Scan(&j.ID)
+		j.Name, j.Kind, row.Nanos(j.At), j.EverySeconds, row.Nanos(j.Anchor), j.Expr, j.Target, j.Message, j.Enabled,
+		j.ConsecutiveErrors, row.Nanos(j.NextRunAt), row.Nanos(j.LastRunAt), row.Nanos(j.CreatedAt), row.Nanos(j.UpdatedAt)).Scan(&j.ID)
 	if errors.Is(err, pgx.ErrNoRows) { // the name is taken; the transaction goes on
 		return hub.Errorf(hub.ECONFLICT, "a cron job named %q already exists: choose another name or remove it with `hubctl cron rm %s`", j.Name, j.Name)
 	}
@@ -46,7 +31,7 @@ func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 
 // CronJobByName implements hub.ScheduleTx.
 func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
-	j, err := scanCronJob(t.queryRow(`SELECT `+cronJobColumns+` FROM cron_jobs WHERE name = $1`, name))
+	j, err := row.CronJob(t.queryRow(`SELECT `+row.CronJobColumns+` FROM cron_jobs WHERE name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, hub.Errorf(hub.ENOTFOUND, "no cron job named %q: list them with `hubctl cron list`", name)
 	}
@@ -55,7 +40,7 @@ func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
 
 // CronJobByID implements hub.ScheduleTx.
 func (t *Tx) CronJobByID(id int64) (*hub.CronJob, error) {
-	j, err := scanCronJob(t.queryRow(`SELECT `+cronJobColumns+` FROM cron_jobs WHERE id = $1`, id))
+	j, err := row.CronJob(t.queryRow(`SELECT `+row.CronJobColumns+` FROM cron_jobs WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, hub.Errorf(hub.ENOTFOUND, "no cron job with ID %d", id)
 	}
@@ -69,8 +54,8 @@ func (t *Tx) ListCronJobs() ([]*hub.CronJob, error) { return t.cronJobs(`ORDER B
 func (t *Tx) UpdateCronJob(j *hub.CronJob) error {
 	tag, err := t.exec(`UPDATE cron_jobs SET kind = $1, at = $2, every_seconds = $3, anchor = $4, expr = $5, target = $6, message = $7,
 		enabled = $8, consecutive_errors = $9, next_run_at = $10, last_run_at = $11, updated_at = $12 WHERE id = $13`,
-		j.Kind, toNanos(j.At), j.EverySeconds, toNanos(j.Anchor), j.Expr, j.Target, j.Message, j.Enabled,
-		j.ConsecutiveErrors, toNanos(j.NextRunAt), toNanos(j.LastRunAt), toNanos(j.UpdatedAt), j.ID)
+		j.Kind, row.Nanos(j.At), j.EverySeconds, row.Nanos(j.Anchor), j.Expr, j.Target, j.Message, j.Enabled,
+		j.ConsecutiveErrors, row.Nanos(j.NextRunAt), row.Nanos(j.LastRunAt), row.Nanos(j.UpdatedAt), j.ID)
 	if err != nil {
 		return err
 	}
@@ -94,14 +79,14 @@ func (t *Tx) DeleteCronJob(id int64) error {
 
 // DueCronJobs implements hub.ScheduleTx.
 func (t *Tx) DueCronJobs(now time.Time, limit int) ([]*hub.CronJob, error) {
-	return t.cronJobs(`WHERE enabled AND next_run_at > 0 AND next_run_at <= $1 ORDER BY next_run_at LIMIT $2`, toNanos(now), limit)
+	return t.cronJobs(`WHERE enabled AND next_run_at > 0 AND next_run_at <= $1 ORDER BY next_run_at LIMIT $2`, row.Nanos(now), limit)
 }
 
 // InsertCronRun implements hub.ScheduleTx.
 func (t *Tx) InsertCronRun(r *hub.CronRun) error {
 	err := t.queryRow(`INSERT INTO cron_runs (job_id, job_name, scheduled_at, ran_at, status, error, duration_ns, manual)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-		r.JobID, r.JobName, toNanos(r.ScheduledAt), toNanos(r.RanAt), r.Status, r.Error, int64(r.Duration), r.Manual).Scan(&r.ID)
+		r.JobID, r.JobName, row.Nanos(r.ScheduledAt), row.Nanos(r.RanAt), r.Status, r.Error, int64(r.Duration), r.Manual).Scan(&r.ID)
 	if err != nil {
 		return err
 	}
@@ -122,7 +107,7 @@ func (t *Tx) ListCronRuns(jobID int64, limit int) ([]*hub.CronRun, error) {
 		if err := rs.Scan(&r.ID, &r.JobID, &r.JobName, &sched, &ran, &r.Status, &r.Error, &dur, &r.Manual); err != nil {
 			return nil, err
 		}
-		r.ScheduledAt, r.RanAt, r.Duration = fromNanos(sched), fromNanos(ran), time.Duration(dur)
+		r.ScheduledAt, r.RanAt, r.Duration = row.Time(sched), row.Time(ran), time.Duration(dur)
 		return &r, nil
 	})
 }

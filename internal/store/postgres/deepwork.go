@@ -5,33 +5,18 @@ import (
 	"fmt"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 	"github.com/jackc/pgx/v5"
 )
 
 // This file implements hub.DeepWorkTx.
 
-const deepWorkColumns = `d.id, d.agent_id, a.name, d.mode, d.planned_activity, d.heartbeat_id, d.started_at, d.ends_at,
-	d.state, d.ended_at, d.end_reason`
-
-func scanDeepWork(s scanner) (*hub.DeepWork, error) {
-	var d hub.DeepWork
-	var mode, state, reason string
-	var started, ends, ended int64
-	if err := s.Scan(&d.ID, &d.AgentID, &d.AgentName, &mode, &d.PlannedActivity, &d.HeartbeatID, &started, &ends,
-		&state, &ended, &reason); err != nil {
-		return nil, err
-	}
-	d.Mode, d.State, d.EndReason = hub.DeepWorkMode(mode), hub.DeepWorkState(state), hub.DeepWorkEnd(reason)
-	d.StartedAt, d.EndsAt, d.EndedAt = fromNanos(started), fromNanos(ends), fromNanos(ended)
-	return &d, nil
-}
-
 // InsertDeepWork implements hub.LivenessTx.
 func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 	err := t.queryRow(`INSERT INTO deep_work (agent_id, mode, planned_activity, heartbeat_id, started_at, ends_at, state, ended_at, end_reason)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING id`,
-		d.AgentID, string(d.Mode), d.PlannedActivity, d.HeartbeatID, toNanos(d.StartedAt), toNanos(d.EndsAt),
-		string(d.State), toNanos(d.EndedAt), string(d.EndReason)).Scan(&d.ID)
+		d.AgentID, string(d.Mode), d.PlannedActivity, d.HeartbeatID, row.Nanos(d.StartedAt), row.Nanos(d.EndsAt),
+		string(d.State), row.Nanos(d.EndedAt), string(d.EndReason)).Scan(&d.ID)
 	if errors.Is(err, pgx.ErrNoRows) { // deep_work_one_active, without aborting the transaction
 		return hub.Errorf(hub.ECONFLICT, "the agent already has an active deep work declaration")
 	} else if err != nil {
@@ -43,7 +28,7 @@ func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 // UpdateDeepWork implements hub.LivenessTx.
 func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
 	tag, err := t.exec(`UPDATE deep_work SET state = $1, ended_at = $2, end_reason = $3 WHERE id = $4`,
-		string(d.State), toNanos(d.EndedAt), string(d.EndReason), d.ID)
+		string(d.State), row.Nanos(d.EndedAt), string(d.EndReason), d.ID)
 	if err != nil {
 		return fmt.Errorf("update deep work: %w", err)
 	}
@@ -55,10 +40,10 @@ func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
 
 // ListDeepWork implements hub.LivenessTx.
 func (t *Tx) ListDeepWork(q hub.DeepWorkQuery) ([]*hub.DeepWork, error) {
-	rows, err := t.query(`SELECT `+deepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id
+	rows, err := t.query(`SELECT `+row.DeepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id
 		WHERE ($1::bigint = 0 OR d.agent_id = $1) AND ($2::text = '' OR d.state = $2)
 		ORDER BY d.id DESC LIMIT NULLIF($3::bigint, 0)`, q.AgentID, string(q.State), q.Limit)
-	out, err := scanRows(rows, err, func(r pgx.Rows) (*hub.DeepWork, error) { return scanDeepWork(r) })
+	out, err := scanRows(rows, err, func(r pgx.Rows) (*hub.DeepWork, error) { return row.DeepWork(r) })
 	if err != nil {
 		return nil, fmt.Errorf("list deep work: %w", err)
 	}
@@ -72,9 +57,9 @@ func (t *Tx) deepWorks(ids []int64) (map[int64]*hub.DeepWork, error) {
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := t.query(`SELECT `+deepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id
+	rows, err := t.query(`SELECT `+row.DeepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id
 		WHERE d.id = ANY($1)`, ids)
-	dws, err := scanRows(rows, err, func(r pgx.Rows) (*hub.DeepWork, error) { return scanDeepWork(r) })
+	dws, err := scanRows(rows, err, func(r pgx.Rows) (*hub.DeepWork, error) { return row.DeepWork(r) })
 	if err != nil {
 		return nil, fmt.Errorf("read deep work: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -12,7 +13,7 @@ import (
 // InsertEvent implements hub.LivenessTx.
 func (t *Tx) InsertEvent(e *hub.Event) error {
 	err := t.queryRow(`INSERT INTO events (agent_id, kind, detail, created_at) VALUES (NULLIF($1::bigint, 0), $2, $3, $4) RETURNING id`,
-		e.AgentID, string(e.Kind), e.Detail, toNanos(e.CreatedAt)).Scan(&e.ID)
+		e.AgentID, string(e.Kind), e.Detail, row.Nanos(e.CreatedAt)).Scan(&e.ID)
 	if err != nil {
 		return fmt.Errorf("insert event: %w", err)
 	}
@@ -27,7 +28,7 @@ func (t *Tx) InsertEvents(es []hub.Event) error {
 	agents, created := make([]int64, len(es)), make([]int64, len(es))
 	kinds, details := make([]string, len(es)), make([]string, len(es))
 	for i, e := range es {
-		agents[i], kinds[i], details[i], created[i] = e.AgentID, string(e.Kind), e.Detail, toNanos(e.CreatedAt)
+		agents[i], kinds[i], details[i], created[i] = e.AgentID, string(e.Kind), e.Detail, row.Nanos(e.CreatedAt)
 	}
 	_, err := t.exec(`INSERT INTO events (agent_id, kind, detail, created_at)
 		SELECT NULLIF(agent_id, 0), kind, detail, created_at
@@ -64,7 +65,7 @@ func (t *Tx) ListEvents(q hub.EventQuery) ([]*hub.Event, error) {
 		if err := r.Scan(&e.ID, &e.AgentID, &e.AgentName, &kind, &e.Detail, &created); err != nil {
 			return nil, err
 		}
-		e.Kind, e.CreatedAt = hub.EventKind(kind), fromNanos(created)
+		e.Kind, e.CreatedAt = hub.EventKind(kind), row.Time(created)
 		return &e, nil
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -40,22 +41,14 @@ func (r *livenessRow) dest() []any {
 // state returns the row as agent agentID's state, without declarations.
 func (r *livenessRow) state(agentID int64) *hub.LivenessState {
 	st := &hub.LivenessState{AgentID: agentID}
-	st.CreatedAt, st.LastActivityLogAt, st.LastCheckpointAt = fromNanos(r.created), fromNanos(r.lastLog), fromNanos(r.lastCP)
-	st.LastReflectionAt, st.ReflectionDue, st.ReflectionDueSince = fromNanos(r.lastRefl), r.due, fromNanos(r.dueSince)
-	st.ReflectionSkippedAt, st.DeepWorkEndedAt = fromNanos(r.skipped), fromNanos(r.dwEnded)
+	st.CreatedAt, st.LastActivityLogAt, st.LastCheckpointAt = row.Time(r.created), row.Time(r.lastLog), row.Time(r.lastCP)
+	st.LastReflectionAt, st.ReflectionDue, st.ReflectionDueSince = row.Time(r.lastRefl), r.due, row.Time(r.dueSince)
+	st.ReflectionSkippedAt, st.DeepWorkEndedAt = row.Time(r.skipped), row.Time(r.dwEnded)
 	st.HealthState = hub.HealthState(r.healthState)
 	for _, k := range r.healthKinds {
 		st.HealthKinds = append(st.HealthKinds, hub.FindingKind(k))
 	}
 	return st
-}
-
-// livenessOf is one agent's liveness row being loaded.
-type livenessOf struct {
-	agentID int64
-	row     livenessRow
-	st      *hub.LivenessState
-	stale   bool
 }
 
 // LivenessState implements hub.LivenessTx.
@@ -72,41 +65,27 @@ func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("read liveness state: %w", err)
 	}
-	l := &livenessOf{agentID: agentID, row: r, st: r.state(agentID)}
-	if err := t.loadDeclarations([]*livenessOf{l}); err != nil {
+	d := r.declared(agentID)
+	if err := t.loadDeclarations([]*row.Declared{d}); err != nil {
 		return nil, err
 	}
-	return l.st, nil
+	return d.State, nil
 }
 
-// loadDeclarations sets the declarations of each state from its row, with
-// one read for all of them. A declaration closed by hand is never loaded
-// as active (and marks the row stale).
-func (t *Tx) loadDeclarations(ls []*livenessOf) error {
-	var ids []int64
-	for _, l := range ls {
-		for _, id := range []int64{l.row.activeID, l.row.expiredID} {
-			if id != 0 {
-				ids = append(ids, id)
-			}
-		}
-	}
-	dws, err := t.deepWorks(ids)
+// declared returns the row as agent agentID's state, with the IDs of the
+// declarations still to load.
+func (r *livenessRow) declared(agentID int64) *row.Declared {
+	return &row.Declared{State: r.state(agentID), ActiveID: r.activeID, ExpiredID: r.expiredID}
+}
+
+// loadDeclarations sets the declarations of each state, with one read for
+// all of them (row.Attach).
+func (t *Tx) loadDeclarations(ds []*row.Declared) error {
+	dws, err := t.deepWorks(row.DeclarationIDs(ds))
 	if err != nil {
 		return err
 	}
-	for _, l := range ls {
-		if id := l.row.activeID; id != 0 {
-			if d := dws[id]; d.IsActive() {
-				l.st.ActiveDeepWork = d
-			} else {
-				l.stale = true
-			}
-		}
-		if id := l.row.expiredID; id != 0 {
-			l.st.ExpiredDeepWork = dws[id]
-		}
-	}
+	row.Attach(ds, dws)
 	return nil
 }
 
@@ -153,13 +132,13 @@ func (a *livenessArrays) add(st *hub.LivenessState, nextEvalAt time.Time) {
 	if health == "" {
 		health = string(hub.HealthHealthy)
 	}
-	a.agent, a.created = append(a.agent, st.AgentID), append(a.created, toNanos(st.CreatedAt))
-	a.lastLog, a.lastCP = append(a.lastLog, toNanos(st.LastActivityLogAt)), append(a.lastCP, toNanos(st.LastCheckpointAt))
-	a.lastRefl, a.due = append(a.lastRefl, toNanos(st.LastReflectionAt)), append(a.due, st.ReflectionDue)
-	a.dueSince, a.skipped = append(a.dueSince, toNanos(st.ReflectionDueSince)), append(a.skipped, toNanos(st.ReflectionSkippedAt))
+	a.agent, a.created = append(a.agent, st.AgentID), append(a.created, row.Nanos(st.CreatedAt))
+	a.lastLog, a.lastCP = append(a.lastLog, row.Nanos(st.LastActivityLogAt)), append(a.lastCP, row.Nanos(st.LastCheckpointAt))
+	a.lastRefl, a.due = append(a.lastRefl, row.Nanos(st.LastReflectionAt)), append(a.due, st.ReflectionDue)
+	a.dueSince, a.skipped = append(a.dueSince, row.Nanos(st.ReflectionDueSince)), append(a.skipped, row.Nanos(st.ReflectionSkippedAt))
 	a.active, a.expired = append(a.active, activeID), append(a.expired, expiredID)
-	a.ended, a.health = append(a.ended, toNanos(st.DeepWorkEndedAt)), append(a.health, health)
-	a.kinds, a.next = append(a.kinds, arrayLiteral(kinds)), append(a.next, toNanos(nextEvalAt))
+	a.ended, a.health = append(a.ended, row.Nanos(st.DeepWorkEndedAt)), append(a.health, health)
+	a.kinds, a.next = append(a.kinds, arrayLiteral(kinds)), append(a.next, row.Nanos(nextEvalAt))
 }
 
 func (a *livenessArrays) args() []any {
@@ -207,19 +186,18 @@ func (t *Tx) DueLiveness(now time.Time, limit int) ([]int64, error) {
 
 // DueHealth implements hub.SweepTx.
 func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
-	rows, err := t.query(`SELECT `+agentColumnsA+`, `+livenessColumns+` FROM liveness l JOIN agents a ON a.id = l.agent_id
+	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, `+livenessColumns+` FROM liveness l JOIN agents a ON a.id = l.agent_id
 		WHERE l.next_eval_at > 0 AND l.next_eval_at <= $1 AND a.disabled_at = 0
-		ORDER BY l.next_eval_at LIMIT $2`, toNanos(now), limit)
+		ORDER BY l.next_eval_at LIMIT $2`, row.Nanos(now), limit)
 	var as []*hub.Agent
-	ls, err := scanRows(rows, err, func(r pgx.Rows) (*livenessOf, error) {
-		l := &livenessOf{}
-		a, err := scanAgent(r, l.row.dest()...)
+	ls, err := scanRows(rows, err, func(rs pgx.Rows) (*row.Declared, error) {
+		var r livenessRow
+		a, err := row.Agent(rs, r.dest()...)
 		if err != nil {
 			return nil, err
 		}
-		l.agentID, l.st = a.ID, l.row.state(a.ID)
 		as = append(as, a)
-		return l, nil
+		return r.declared(a.ID), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("due health: %w", err)
@@ -229,7 +207,7 @@ func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
 	}
 	out := make([]hub.AgentLiveness, len(as))
 	for i, a := range as {
-		out[i] = hub.AgentLiveness{Agent: a, State: ls[i].st, Stale: ls[i].stale}
+		out[i] = hub.AgentLiveness{Agent: a, State: ls[i].State, Stale: ls[i].Stale}
 	}
 	return out, nil
 }
@@ -239,7 +217,7 @@ func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
 func agentTimes(evals []hub.AgentTime, floor int64) (ids, at []int64) {
 	ids, at = make([]int64, len(evals)), make([]int64, len(evals))
 	for i, e := range evals {
-		ids[i], at[i] = e.AgentID, max(toNanos(e.At), floor)
+		ids[i], at[i] = e.AgentID, max(row.Nanos(e.At), floor)
 	}
 	return ids, at
 }

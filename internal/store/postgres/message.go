@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -68,7 +69,7 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 	)
 	for i, m := range ms {
 		m.ID = first + int64(i)
-		ids, replyTo, created = append(ids, m.ID), append(replyTo, m.ReplyTo), append(created, toNanos(m.CreatedAt))
+		ids, replyTo, created = append(ids, m.ID), append(replyTo, m.ReplyTo), append(created, row.Nanos(m.CreatedAt))
 		senders, channels = append(senders, m.From), append(channels, m.Channel)
 		bodies, kinds = append(bodies, m.Body), append(kinds, m.Kind)
 		to, mentions = append(to, arrayLiteral(m.To)), append(mentions, arrayLiteral(m.Mentions))
@@ -113,7 +114,7 @@ func arrayLiteral(names []string) string {
 
 const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at`
 
-func scanMessage(s scanner, extra ...any) (*hub.Message, error) {
+func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 	var m hub.Message
 	var to, mentions []string
 	var created int64
@@ -121,7 +122,7 @@ func scanMessage(s scanner, extra ...any) (*hub.Message, error) {
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
-	m.To, m.Mentions, m.CreatedAt = unlist(to), unlist(mentions), fromNanos(created)
+	m.To, m.Mentions, m.CreatedAt = unlist(to), unlist(mentions), row.Time(created)
 	return &m, nil
 }
 
@@ -182,7 +183,7 @@ func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
 
 // EnsureChannel implements hub.MessageTx.
 func (t *Tx) EnsureChannel(name string, now time.Time) (int64, error) {
-	if _, err := t.exec(`INSERT INTO channels (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, toNanos(now)); err != nil {
+	if _, err := t.exec(`INSERT INTO channels (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, row.Nanos(now)); err != nil {
 		return 0, err
 	}
 	return t.ChannelByName(name)
@@ -201,7 +202,7 @@ func (t *Tx) ChannelByName(name string) (int64, error) {
 // JoinChannel implements hub.MessageTx.
 func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
 	_, err := t.exec(`INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES ($1, $2, $3)
-		ON CONFLICT DO NOTHING`, channelID, agentID, toNanos(now))
+		ON CONFLICT DO NOTHING`, channelID, agentID, row.Nanos(now))
 	return err
 }
 

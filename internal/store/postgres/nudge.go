@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -15,7 +16,7 @@ import (
 // DueAgentChecks implements hub.ScheduleTx.
 func (t *Tx) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
 	return queryColumn[int64](t, `SELECT agent_id FROM agent_checks WHERE next_check_at > 0 AND next_check_at <= $1
-		ORDER BY next_check_at LIMIT $2`, toNanos(now), limit)
+		ORDER BY next_check_at LIMIT $2`, row.Nanos(now), limit)
 }
 
 // AgentCheck implements hub.ScheduleTx.
@@ -29,7 +30,7 @@ func (t *Tx) AgentCheck(agentID int64) (hub.AgentCheck, error) {
 	} else if err != nil {
 		return c, err
 	}
-	c.NextCheckAt, c.LastNudgeAt = fromNanos(next), fromNanos(last)
+	c.NextCheckAt, c.LastNudgeAt = row.Time(next), row.Time(last)
 	return c, nil
 }
 
@@ -51,7 +52,7 @@ func (t *Tx) PutAgentChecks(cs []hub.AgentCheck) error {
 			i, at[c.AgentID] = len(ids), len(ids)
 			ids, next, counts, last, episodes = append(ids, 0), append(next, 0), append(counts, 0), append(last, 0), append(episodes, "")
 		}
-		ids[i], next[i], episodes[i], counts[i], last[i] = c.AgentID, toNanos(c.NextCheckAt), c.Episode, int64(c.NudgeCount), toNanos(c.LastNudgeAt)
+		ids[i], next[i], episodes[i], counts[i], last[i] = c.AgentID, row.Nanos(c.NextCheckAt), c.Episode, int64(c.NudgeCount), row.Nanos(c.LastNudgeAt)
 	}
 	_, err := t.exec(`INSERT INTO agent_checks (agent_id, next_check_at, episode, nudge_count, last_nudge_at)
 		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[])
@@ -94,7 +95,7 @@ func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, err
 		var d hub.MentionDelivery
 		var created int64
 		err := r.Scan(&d.AgentID, &d.MessageID, &created)
-		d.CreatedAt = fromNanos(created)
+		d.CreatedAt = row.Time(created)
 		return d, err
 	})
 }
@@ -107,22 +108,22 @@ func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	return n, fromNanos(oldest), nil
+	return n, row.Time(oldest), nil
 }
 
 // DueNudges implements hub.SweepTx.
 func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
-	rows, err := t.query(`SELECT `+agentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
+	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
 		FROM agent_checks c JOIN agents a ON a.id = c.agent_id
-		WHERE c.next_check_at > 0 AND c.next_check_at <= $1 ORDER BY c.next_check_at LIMIT $2`, toNanos(now), limit)
+		WHERE c.next_check_at > 0 AND c.next_check_at <= $1 ORDER BY c.next_check_at LIMIT $2`, row.Nanos(now), limit)
 	out, err := scanRows(rows, err, func(r pgx.Rows) (hub.DueNudge, error) {
 		var c hub.AgentCheck
 		var next, last int64
-		a, err := scanAgent(r, &next, &c.Episode, &c.NudgeCount, &last)
+		a, err := row.Agent(r, &next, &c.Episode, &c.NudgeCount, &last)
 		if err != nil {
 			return hub.DueNudge{}, err
 		}
-		c.AgentID, c.NextCheckAt, c.LastNudgeAt = a.ID, fromNanos(next), fromNanos(last)
+		c.AgentID, c.NextCheckAt, c.LastNudgeAt = a.ID, row.Time(next), row.Time(last)
 		return hub.DueNudge{Agent: a, Check: c}, nil
 	})
 	if err != nil {
@@ -150,13 +151,13 @@ func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
 // LivenessState would.
 func (t *Tx) nudgeLiveness(ids []int64, byID map[int64]*hub.DueNudge) error {
 	rows, err := t.query(`SELECT l.agent_id, `+livenessColumns+` FROM liveness l WHERE l.agent_id = ANY($1)`, ids)
-	ls, err := scanRows(rows, err, func(r pgx.Rows) (*livenessOf, error) {
-		l := &livenessOf{}
-		if err := r.Scan(append([]any{&l.agentID}, l.row.dest()...)...); err != nil {
+	ls, err := scanRows(rows, err, func(rs pgx.Rows) (*row.Declared, error) {
+		var id int64
+		var r livenessRow
+		if err := rs.Scan(append([]any{&id}, r.dest()...)...); err != nil {
 			return nil, err
 		}
-		l.st = l.row.state(l.agentID)
-		return l, nil
+		return r.declared(id), nil
 	})
 	if err != nil {
 		return fmt.Errorf("read liveness states: %w", err)
@@ -164,17 +165,7 @@ func (t *Tx) nudgeLiveness(ids []int64, byID map[int64]*hub.DueNudge) error {
 	if err := t.loadDeclarations(ls); err != nil {
 		return err
 	}
-	for _, l := range ls {
-		if n := byID[l.agentID]; n != nil {
-			n.State = l.st
-		}
-	}
-	for _, n := range byID {
-		if n.State == nil { // no stored state: as LivenessState
-			st := hub.NewLivenessState(n.Agent.ID, n.Agent.CreatedAt)
-			n.State = &st
-		}
-	}
+	row.FillNudgeStates(byID, ls)
 	return nil
 }
 
@@ -196,7 +187,7 @@ func (t *Tx) nudgeMentions(ids []int64, byID map[int64]*hub.DueNudge) error {
 			return err
 		}
 		if d := byID[id]; d != nil {
-			d.UnreadMentions, d.OldestMention = n, fromNanos(oldest)
+			d.UnreadMentions, d.OldestMention = n, row.Time(oldest)
 		}
 	}
 	return rows.Err()

@@ -197,12 +197,14 @@ func (t *Tx) query(q string, args ...any) (pgx.Rows, error) {
 	return rows, mapErr(err)
 }
 
-// row is a pgx.Row whose Scan maps constraint errors.
-type row struct{ r pgx.Row }
+// mappedRow is a pgx.Row whose Scan maps constraint errors.
+type mappedRow struct{ r pgx.Row }
 
-func (r row) Scan(dest ...any) error { return mapErr(r.r.Scan(dest...)) }
+func (r mappedRow) Scan(dest ...any) error { return mapErr(r.r.Scan(dest...)) }
 
-func (t *Tx) queryRow(q string, args ...any) row { return row{t.tx.QueryRow(t.ctx, q, args...)} }
+func (t *Tx) queryRow(q string, args ...any) mappedRow {
+	return mappedRow{t.tx.QueryRow(t.ctx, q, args...)}
+}
 
 // queryColumn runs a query of one column and returns its values.
 func queryColumn[T any](t *Tx, q string, args ...any) ([]T, error) {
@@ -231,9 +233,6 @@ func scanRows[T any](rows pgx.Rows, err error, scan func(pgx.Rows) (T, error)) (
 	return out, mapErr(rows.Err())
 }
 
-// scanner is a row to scan (pgx.Row and pgx.Rows).
-type scanner interface{ Scan(dest ...any) error }
-
 // PostgreSQL error codes the store translates.
 const (
 	codeUniqueViolation     = "23505"
@@ -253,22 +252,6 @@ func mapErr(err error) error {
 		}
 	}
 	return err
-}
-
-// toNanos and fromNanos convert times to the columns' Unix nanoseconds; 0
-// is the zero time.
-func toNanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
 }
 
 // list returns xs for a TEXT[] column: never NULL.

@@ -5,29 +5,11 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 	"github.com/jackc/pgx/v5"
 )
 
 // This file implements hub.PulseTx.
-
-const pulseColumns = `p.agent_id, a.name, p.enabled, p.interval_ns, p.active_hours, p.time_zone, p.instructions, p.output_channel, p.updated_at,
-	p.last_pulse_at, p.unanswered, p.last_output, p.last_outcome, p.last_respond_at, p.pulse_count, p.last_reason, p.last_checked_at, p.next_check_at`
-
-func scanPulse(s scanner) (*hub.Pulse, error) {
-	var p hub.Pulse
-	var interval, updated, lastPulse, lastRespond, lastChecked, next int64
-	c, st := &p.Config, &p.State
-	err := s.Scan(&c.AgentID, &p.AgentName, &c.Enabled, &interval, &c.ActiveHours, &c.TimeZone, &c.Instructions, &c.OutputChannel, &updated,
-		&lastPulse, &st.Unanswered, &st.LastOutput, &st.LastOutcome, &lastRespond, &st.PulseCount, &st.LastReason, &lastChecked, &next)
-	if err != nil {
-		return nil, err
-	}
-	st.AgentID = c.AgentID
-	c.Interval, c.UpdatedAt = time.Duration(interval), fromNanos(updated)
-	st.LastPulseAt, st.LastRespondAt, st.LastCheckedAt = fromNanos(lastPulse), fromNanos(lastRespond), fromNanos(lastChecked)
-	p.NextCheckAt = fromNanos(next)
-	return &p, nil
-}
 
 // PutPulseConfig implements hub.ScheduleTx.
 func (t *Tx) PutPulseConfig(c hub.PulseConfig, nextCheckAt time.Time) error {
@@ -37,13 +19,13 @@ func (t *Tx) PutPulseConfig(c hub.PulseConfig, nextCheckAt time.Time) error {
 			active_hours = excluded.active_hours, time_zone = excluded.time_zone, instructions = excluded.instructions,
 			output_channel = excluded.output_channel, updated_at = excluded.updated_at, next_check_at = excluded.next_check_at`,
 		c.AgentID, c.Enabled, int64(c.Interval), c.ActiveHours, c.TimeZone, c.Instructions, c.OutputChannel,
-		toNanos(c.UpdatedAt), toNanos(nextCheckAt))
+		row.Nanos(c.UpdatedAt), row.Nanos(nextCheckAt))
 	return err
 }
 
 // Pulse implements hub.ScheduleTx.
 func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
-	p, err := scanPulse(t.queryRow(`SELECT `+pulseColumns+` FROM pulses p JOIN agents a ON a.id = p.agent_id WHERE p.agent_id = $1`, agentID))
+	p, err := row.Pulse(t.queryRow(`SELECT `+row.PulseColumns+` FROM pulses p JOIN agents a ON a.id = p.agent_id WHERE p.agent_id = $1`, agentID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, hub.Errorf(hub.ENOTFOUND, "no pulse is configured for this agent")
 	}
@@ -52,22 +34,22 @@ func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
 
 // ListPulses implements hub.ScheduleTx.
 func (t *Tx) ListPulses() ([]*hub.Pulse, error) {
-	rows, err := t.query(`SELECT ` + pulseColumns + ` FROM pulses p JOIN agents a ON a.id = p.agent_id ORDER BY a.name`)
-	return scanRows(rows, err, func(r pgx.Rows) (*hub.Pulse, error) { return scanPulse(r) })
+	rows, err := t.query(`SELECT ` + row.PulseColumns + ` FROM pulses p JOIN agents a ON a.id = p.agent_id ORDER BY a.name`)
+	return scanRows(rows, err, func(r pgx.Rows) (*hub.Pulse, error) { return row.Pulse(r) })
 }
 
 // DuePulses implements hub.ScheduleTx.
 func (t *Tx) DuePulses(now time.Time, limit int) ([]int64, error) {
 	return queryColumn[int64](t, `SELECT agent_id FROM pulses WHERE enabled AND next_check_at > 0 AND next_check_at <= $1
-		ORDER BY next_check_at LIMIT $2`, toNanos(now), limit)
+		ORDER BY next_check_at LIMIT $2`, row.Nanos(now), limit)
 }
 
 // PutPulseState implements hub.ScheduleTx.
 func (t *Tx) PutPulseState(st hub.PulseState, nextCheckAt time.Time) error {
 	tag, err := t.exec(`UPDATE pulses SET last_pulse_at = $1, unanswered = $2, last_output = $3, last_outcome = $4, last_respond_at = $5,
 		pulse_count = $6, last_reason = $7, last_checked_at = $8, next_check_at = $9 WHERE agent_id = $10`,
-		toNanos(st.LastPulseAt), st.Unanswered, st.LastOutput, st.LastOutcome, toNanos(st.LastRespondAt),
-		st.PulseCount, st.LastReason, toNanos(st.LastCheckedAt), toNanos(nextCheckAt), st.AgentID)
+		row.Nanos(st.LastPulseAt), st.Unanswered, st.LastOutput, st.LastOutcome, row.Nanos(st.LastRespondAt),
+		st.PulseCount, st.LastReason, row.Nanos(st.LastCheckedAt), row.Nanos(nextCheckAt), st.AgentID)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
 // InsertActivityLog implements hub.ActivityTx.
@@ -18,7 +19,7 @@ func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
 	}
 	res, err := t.exec(`INSERT INTO activity_logs (agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.AgentID, string(l.Type), l.Title, content, tags, l.UrgentReason, l.HeartbeatID, toNanos(l.CreatedAt))
+		l.AgentID, string(l.Type), l.Title, content, tags, l.UrgentReason, l.HeartbeatID, row.Nanos(l.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert activity log: %w", err)
 	}
@@ -29,7 +30,7 @@ func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
 // InsertCheckpoint implements hub.ActivityTx.
 func (t *Tx) InsertCheckpoint(c *hub.Checkpoint) error {
 	res, err := t.exec(`INSERT INTO checkpoints (agent_id, current_activity, heartbeat_id, created_at) VALUES (?, ?, ?, ?)`,
-		c.AgentID, c.CurrentActivity, c.HeartbeatID, toNanos(c.CreatedAt))
+		c.AgentID, c.CurrentActivity, c.HeartbeatID, row.Nanos(c.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert checkpoint: %w", err)
 	}

@@ -5,26 +5,11 @@ import (
 	"errors"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
-const agentColumns = `id, name, display_name, role, description, locale, created_at, disabled_at,
-	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat`
-
-func scanAgent(s scanner) (*hub.Agent, error) {
-	var a hub.Agent
-	var created, disabled, hbStarted, lastSeen int64
-	err := s.Scan(&a.ID, &a.Name, &a.DisplayName, &a.Role, &a.Description, &a.Locale, &created, &disabled,
-		&a.CurrentHeartbeatID, &hbStarted, &a.ReadUpTo, &lastSeen, &a.LastInteractionBeat)
-	if err != nil {
-		return nil, err
-	}
-	a.CreatedAt, a.DisabledAt = fromNanos(created), fromNanos(disabled)
-	a.HeartbeatStartedAt, a.LastSeenAt = fromNanos(hbStarted), fromNanos(lastSeen)
-	return &a, nil
-}
-
 func (t *Tx) agentWhere(what string, where string, arg any) (*hub.Agent, error) {
-	a, err := scanAgent(t.queryRow(`SELECT `+agentColumns+` FROM agents WHERE `+where, arg))
+	a, err := row.Agent(t.queryRow(`SELECT `+row.AgentColumns+` FROM agents WHERE `+where, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, hub.Errorf(hub.ENOTFOUND, "no agent %s", what)
 	}
@@ -36,8 +21,8 @@ func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
 	res, err := t.exec(`INSERT INTO agents (name, display_name, role, description, locale, token_hash, created_at, disabled_at,
 		current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, toNanos(a.CreatedAt), toNanos(a.DisabledAt),
-		a.CurrentHeartbeatID, toNanos(a.HeartbeatStartedAt), a.ReadUpTo, toNanos(a.LastSeenAt), a.LastInteractionBeat)
+		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, row.Nanos(a.CreatedAt), row.Nanos(a.DisabledAt),
+		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat)
 	if hub.ErrorCode(err) == hub.ECONFLICT {
 		return hub.Errorf(hub.ECONFLICT, "an agent named %q already exists", a.Name)
 	} else if err != nil {
@@ -65,7 +50,7 @@ func (t *Tx) AgentByTokenHash(hash []byte) (*hub.Agent, error) {
 
 // ListAgents implements hub.AgentTx.
 func (t *Tx) ListAgents(includeDisabled bool) ([]*hub.Agent, error) {
-	q := `SELECT ` + agentColumns + ` FROM agents`
+	q := `SELECT ` + row.AgentColumns + ` FROM agents`
 	if !includeDisabled {
 		q += ` WHERE disabled_at = 0`
 	}
@@ -76,7 +61,7 @@ func (t *Tx) ListAgents(includeDisabled bool) ([]*hub.Agent, error) {
 	defer rows.Close()
 	var as []*hub.Agent
 	for rows.Next() {
-		a, err := scanAgent(rows)
+		a, err := row.Agent(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -97,8 +82,8 @@ func (t *Tx) UpdateAgent(a *hub.Agent) error {
 	res, err := t.exec(`UPDATE agents SET display_name = ?, role = ?, description = ?, locale = ?, disabled_at = ?,
 		current_heartbeat_id = ?, heartbeat_started_at = ?, read_up_to = ?, last_seen_at = ?, last_interaction_beat = ?
 		WHERE id = ?`,
-		a.DisplayName, a.Role, a.Description, a.Locale, toNanos(a.DisabledAt),
-		a.CurrentHeartbeatID, toNanos(a.HeartbeatStartedAt), a.ReadUpTo, toNanos(a.LastSeenAt), a.LastInteractionBeat, a.ID)
+		a.DisplayName, a.Role, a.Description, a.Locale, row.Nanos(a.DisabledAt),
+		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, a.ID)
 	if err != nil {
 		return err
 	}
@@ -121,7 +106,7 @@ func (t *Tx) TouchAgents(touches []hub.Touch) error {
 	latest := make(map[int64]int, len(touches)) // agent → its row in args
 	args := make([]any, 0, 3*len(touches))
 	for _, to := range touches {
-		seen, beat := toNanos(to.LastSeenAt), to.LastInteractionBeat
+		seen, beat := row.Nanos(to.LastSeenAt), to.LastInteractionBeat
 		if i, ok := latest[to.AgentID]; ok {
 			args[3*i+1], args[3*i+2] = max(args[3*i+1].(int64), seen), max(args[3*i+2].(int64), beat)
 			continue

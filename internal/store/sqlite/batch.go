@@ -15,24 +15,6 @@ import (
 // extracting it from JSON (about 1 µs per ->> field, measured), and one
 // statement per 64 rows far less than one per row.
 
-// agentColumnsA is agentColumns qualified with the table alias a.
-var agentColumnsA = func() string {
-	cols := strings.Split(agentColumns, ",")
-	for i, c := range cols {
-		cols[i] = "a." + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
-}()
-
-// scanPlus scans a row into the destinations its caller gives, then into
-// extra: scanAgent's columns followed by others.
-type scanPlus struct {
-	s     scanner
-	extra []any
-}
-
-func (p scanPlus) Scan(dest ...any) error { return p.s.Scan(append(dest, p.extra...)...) }
-
 // idList returns ids as a JSON array.
 func idList(ids []int64) string {
 	b := make([]byte, 0, 2+8*len(ids))

@@ -6,33 +6,18 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
-const cronJobColumns = `id, name, kind, at, every_seconds, anchor, expr, target, message, enabled, consecutive_errors,
-	next_run_at, last_run_at, created_at, updated_at`
-
-func scanCronJob(s scanner) (*hub.CronJob, error) {
-	var j hub.CronJob
-	var at, anchor, next, last, created, updated int64
-	err := s.Scan(&j.ID, &j.Name, &j.Kind, &at, &j.EverySeconds, &anchor, &j.Expr, &j.Target, &j.Message, &j.Enabled,
-		&j.ConsecutiveErrors, &next, &last, &created, &updated)
-	if err != nil {
-		return nil, err
-	}
-	j.At, j.Anchor, j.NextRunAt, j.LastRunAt = fromNanos(at), fromNanos(anchor), fromNanos(next), fromNanos(last)
-	j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &j, nil
-}
-
 func (t *Tx) cronJobs(q string, args ...any) ([]*hub.CronJob, error) {
-	rows, err := t.query(`SELECT `+cronJobColumns+` FROM cron_jobs `+q, args...)
+	rows, err := t.query(`SELECT `+row.CronJobColumns+` FROM cron_jobs `+q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*hub.CronJob
 	for rows.Next() {
-		j, err := scanCronJob(rows)
+		j, err := row.CronJob(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -45,8 +30,8 @@ func (t *Tx) cronJobs(q string, args ...any) ([]*hub.CronJob, error) {
 func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 	res, err := t.exec(`INSERT INTO cron_jobs (name, kind, at, every_seconds, anchor, expr, target, message, enabled,
 		consecutive_errors, next_run_at, last_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		j.Name, j.Kind, toNanos(j.At), j.EverySeconds, toNanos(j.Anchor), j.Expr, j.Target, j.Message, boolInt(j.Enabled),
-		j.ConsecutiveErrors, toNanos(j.NextRunAt), toNanos(j.LastRunAt), toNanos(j.CreatedAt), toNanos(j.UpdatedAt))
+		j.Name, j.Kind, row.Nanos(j.At), j.EverySeconds, row.Nanos(j.Anchor), j.Expr, j.Target, j.Message, boolInt(j.Enabled),
+		j.ConsecutiveErrors, row.Nanos(j.NextRunAt), row.Nanos(j.LastRunAt), row.Nanos(j.CreatedAt), row.Nanos(j.UpdatedAt))
 	if hub.ErrorCode(err) == hub.ECONFLICT {
 		return hub.Errorf(hub.ECONFLICT, "a cron job named %q already exists: choose another name or remove it with `hubctl cron rm %s`", j.Name, j.Name)
 	} else if err != nil {
@@ -58,7 +43,7 @@ func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 
 // CronJobByName implements hub.CronTx.
 func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
-	j, err := scanCronJob(t.queryRow(`SELECT `+cronJobColumns+` FROM cron_jobs WHERE name = ?`, name))
+	j, err := row.CronJob(t.queryRow(`SELECT `+row.CronJobColumns+` FROM cron_jobs WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, hub.Errorf(hub.ENOTFOUND, "no cron job named %q: list them with `hubctl cron list`", name)
 	}
@@ -67,7 +52,7 @@ func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
 
 // CronJobByID implements hub.CronTx.
 func (t *Tx) CronJobByID(id int64) (*hub.CronJob, error) {
-	j, err := scanCronJob(t.queryRow(`SELECT `+cronJobColumns+` FROM cron_jobs WHERE id = ?`, id))
+	j, err := row.CronJob(t.queryRow(`SELECT `+row.CronJobColumns+` FROM cron_jobs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, hub.Errorf(hub.ENOTFOUND, "no cron job with ID %d", id)
 	}
@@ -81,8 +66,8 @@ func (t *Tx) ListCronJobs() ([]*hub.CronJob, error) { return t.cronJobs(`ORDER B
 func (t *Tx) UpdateCronJob(j *hub.CronJob) error {
 	res, err := t.exec(`UPDATE cron_jobs SET kind = ?, at = ?, every_seconds = ?, anchor = ?, expr = ?, target = ?, message = ?,
 		enabled = ?, consecutive_errors = ?, next_run_at = ?, last_run_at = ?, updated_at = ? WHERE id = ?`,
-		j.Kind, toNanos(j.At), j.EverySeconds, toNanos(j.Anchor), j.Expr, j.Target, j.Message, boolInt(j.Enabled),
-		j.ConsecutiveErrors, toNanos(j.NextRunAt), toNanos(j.LastRunAt), toNanos(j.UpdatedAt), j.ID)
+		j.Kind, row.Nanos(j.At), j.EverySeconds, row.Nanos(j.Anchor), j.Expr, j.Target, j.Message, boolInt(j.Enabled),
+		j.ConsecutiveErrors, row.Nanos(j.NextRunAt), row.Nanos(j.LastRunAt), row.Nanos(j.UpdatedAt), j.ID)
 	if err != nil {
 		return err
 	}
@@ -106,14 +91,14 @@ func (t *Tx) DeleteCronJob(id int64) error {
 
 // DueCronJobs implements hub.CronTx.
 func (t *Tx) DueCronJobs(now time.Time, limit int) ([]*hub.CronJob, error) {
-	return t.cronJobs(`WHERE enabled = 1 AND next_run_at > 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`, toNanos(now), limit)
+	return t.cronJobs(`WHERE enabled = 1 AND next_run_at > 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`, row.Nanos(now), limit)
 }
 
 // InsertCronRun implements hub.CronTx.
 func (t *Tx) InsertCronRun(r *hub.CronRun) error {
 	res, err := t.exec(`INSERT INTO cron_runs (job_id, job_name, scheduled_at, ran_at, status, error, duration_ns, manual)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.JobID, r.JobName, toNanos(r.ScheduledAt), toNanos(r.RanAt), r.Status, r.Error, int64(r.Duration), boolInt(r.Manual))
+		r.JobID, r.JobName, row.Nanos(r.ScheduledAt), row.Nanos(r.RanAt), r.Status, r.Error, int64(r.Duration), boolInt(r.Manual))
 	if err != nil {
 		return err
 	}
@@ -147,7 +132,7 @@ func (t *Tx) ListCronRuns(jobID int64, limit int) ([]*hub.CronRun, error) {
 		if err := rows.Scan(&r.ID, &r.JobID, &r.JobName, &sched, &ran, &r.Status, &r.Error, &dur, &r.Manual); err != nil {
 			return nil, err
 		}
-		r.ScheduledAt, r.RanAt, r.Duration = fromNanos(sched), fromNanos(ran), time.Duration(dur)
+		r.ScheduledAt, r.RanAt, r.Duration = row.Time(sched), row.Time(ran), time.Duration(dur)
 		out = append(out, &r)
 	}
 	return out, rows.Err()

@@ -7,26 +7,11 @@ import (
 	"strings"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
-const deepWorkColumns = `d.id, d.agent_id, a.name, d.mode, d.planned_activity, d.heartbeat_id, d.started_at, d.ends_at,
-	d.state, d.ended_at, d.end_reason`
-
-func scanDeepWork(s scanner) (*hub.DeepWork, error) {
-	var d hub.DeepWork
-	var mode, state, reason string
-	var started, ends, ended int64
-	if err := s.Scan(&d.ID, &d.AgentID, &d.AgentName, &mode, &d.PlannedActivity, &d.HeartbeatID, &started, &ends,
-		&state, &ended, &reason); err != nil {
-		return nil, err
-	}
-	d.Mode, d.State, d.EndReason = hub.DeepWorkMode(mode), hub.DeepWorkState(state), hub.DeepWorkEnd(reason)
-	d.StartedAt, d.EndsAt, d.EndedAt = fromNanos(started), fromNanos(ends), fromNanos(ended)
-	return &d, nil
-}
-
 func (t *Tx) deepWorkByID(id int64) (*hub.DeepWork, error) {
-	d, err := scanDeepWork(t.queryRow(`SELECT `+deepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id WHERE d.id = ?`, id))
+	d, err := row.DeepWork(t.queryRow(`SELECT `+row.DeepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id WHERE d.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, hub.Errorf(hub.ENOTFOUND, "no deep work declaration %d", id)
 	}
@@ -37,8 +22,8 @@ func (t *Tx) deepWorkByID(id int64) (*hub.DeepWork, error) {
 func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 	res, err := t.exec(`INSERT INTO deep_work (agent_id, mode, planned_activity, heartbeat_id, started_at, ends_at, state, ended_at, end_reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.AgentID, string(d.Mode), d.PlannedActivity, d.HeartbeatID, toNanos(d.StartedAt), toNanos(d.EndsAt),
-		string(d.State), toNanos(d.EndedAt), string(d.EndReason))
+		d.AgentID, string(d.Mode), d.PlannedActivity, d.HeartbeatID, row.Nanos(d.StartedAt), row.Nanos(d.EndsAt),
+		string(d.State), row.Nanos(d.EndedAt), string(d.EndReason))
 	if hub.ErrorCode(err) == hub.ECONFLICT {
 		return hub.Errorf(hub.ECONFLICT, "the agent already has an active deep work declaration")
 	} else if err != nil {
@@ -51,7 +36,7 @@ func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 // UpdateDeepWork implements hub.DeepWorkTx.
 func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
 	res, err := t.exec(`UPDATE deep_work SET state = ?, ended_at = ?, end_reason = ? WHERE id = ?`,
-		string(d.State), toNanos(d.EndedAt), string(d.EndReason), d.ID)
+		string(d.State), row.Nanos(d.EndedAt), string(d.EndReason), d.ID)
 	if err != nil {
 		return fmt.Errorf("update deep work: %w", err)
 	}
@@ -73,7 +58,7 @@ func (t *Tx) ListDeepWork(q hub.DeepWorkQuery) ([]*hub.DeepWork, error) {
 	if q.State != "" {
 		where, args = append(where, "d.state = ?"), append(args, string(q.State))
 	}
-	query := `SELECT ` + deepWorkColumns + ` FROM deep_work d JOIN agents a ON a.id = d.agent_id`
+	query := `SELECT ` + row.DeepWorkColumns + ` FROM deep_work d JOIN agents a ON a.id = d.agent_id`
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -88,7 +73,7 @@ func (t *Tx) ListDeepWork(q hub.DeepWorkQuery) ([]*hub.DeepWork, error) {
 	defer rows.Close()
 	var out []*hub.DeepWork
 	for rows.Next() {
-		d, err := scanDeepWork(rows)
+		d, err := row.DeepWork(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -104,14 +89,14 @@ func (t *Tx) deepWorks(ids []int64) (map[int64]*hub.DeepWork, error) {
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := t.query(`SELECT `+deepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id
+	rows, err := t.query(`SELECT `+row.DeepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id
 		WHERE d.id IN (SELECT value FROM json_each(?))`, idList(ids))
 	if err != nil {
 		return nil, fmt.Errorf("read deep work: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		d, err := scanDeepWork(rows)
+		d, err := row.DeepWork(rows)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
 // InsertEvent implements hub.EventTx.
@@ -15,7 +16,7 @@ func (t *Tx) InsertEvent(e *hub.Event) error {
 		agent = e.AgentID
 	}
 	res, err := t.exec(`INSERT INTO events (agent_id, kind, detail, created_at) VALUES (?, ?, ?, ?)`,
-		agent, string(e.Kind), e.Detail, toNanos(e.CreatedAt))
+		agent, string(e.Kind), e.Detail, row.Nanos(e.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert event: %w", err)
 	}
@@ -66,7 +67,7 @@ func (t *Tx) ListEvents(q hub.EventQuery) ([]*hub.Event, error) {
 		if err := rows.Scan(&e.ID, &e.AgentID, &e.AgentName, &kind, &e.Detail, &created); err != nil {
 			return nil, err
 		}
-		e.Kind, e.CreatedAt = hub.EventKind(kind), fromNanos(created)
+		e.Kind, e.CreatedAt = hub.EventKind(kind), row.Time(created)
 		out = append(out, &e)
 	}
 	if err := rows.Err(); err != nil {
@@ -88,7 +89,7 @@ func (t *Tx) InsertEvents(es []hub.Event) error {
 		if e.AgentID != 0 {
 			agent = e.AgentID
 		}
-		args = append(args, agent, string(e.Kind), e.Detail, toNanos(e.CreatedAt))
+		args = append(args, agent, string(e.Kind), e.Detail, row.Nanos(e.CreatedAt))
 	}
 	return t.execRows("insert events", `INSERT INTO events (agent_id, kind, detail, created_at) VALUES `, ``, 4, args, nil)
 }

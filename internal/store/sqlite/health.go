@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
 func jsonList(xs []string) (string, error) {
@@ -52,9 +53,9 @@ func (r *livenessRow) dest() []any {
 // state returns the row as agent agentID's state, without declarations.
 func (r *livenessRow) state(agentID int64) *hub.LivenessState {
 	st := &hub.LivenessState{AgentID: agentID}
-	st.CreatedAt, st.LastActivityLogAt, st.LastCheckpointAt = fromNanos(r.created), fromNanos(r.lastLog), fromNanos(r.lastCP)
-	st.LastReflectionAt, st.ReflectionDue, st.ReflectionDueSince = fromNanos(r.lastRefl), r.due != 0, fromNanos(r.dueSince)
-	st.ReflectionSkippedAt, st.DeepWorkEndedAt = fromNanos(r.skipped), fromNanos(r.dwEnded)
+	st.CreatedAt, st.LastActivityLogAt, st.LastCheckpointAt = row.Time(r.created), row.Time(r.lastLog), row.Time(r.lastCP)
+	st.LastReflectionAt, st.ReflectionDue, st.ReflectionDueSince = row.Time(r.lastRefl), r.due != 0, row.Time(r.dueSince)
+	st.ReflectionSkippedAt, st.DeepWorkEndedAt = row.Time(r.skipped), row.Time(r.dwEnded)
 	st.HealthState = hub.HealthState(r.healthState)
 	if r.healthKinds != "" {
 		for _, k := range strings.Split(r.healthKinds, ",") {
@@ -130,9 +131,9 @@ func livenessArgs(st *hub.LivenessState, nextEvalAt time.Time) []any {
 	if healthState == "" {
 		healthState = string(hub.HealthHealthy)
 	}
-	return []any{st.AgentID, toNanos(st.CreatedAt), toNanos(st.LastActivityLogAt), toNanos(st.LastCheckpointAt), toNanos(st.LastReflectionAt),
-		due, toNanos(st.ReflectionDueSince), toNanos(st.ReflectionSkippedAt), activeID, expiredID,
-		toNanos(st.DeepWorkEndedAt), healthState, strings.Join(kinds, ","), toNanos(nextEvalAt)}
+	return []any{st.AgentID, row.Nanos(st.CreatedAt), row.Nanos(st.LastActivityLogAt), row.Nanos(st.LastCheckpointAt), row.Nanos(st.LastReflectionAt),
+		due, row.Nanos(st.ReflectionDueSince), row.Nanos(st.ReflectionSkippedAt), activeID, expiredID,
+		row.Nanos(st.DeepWorkEndedAt), healthState, strings.Join(kinds, ","), row.Nanos(nextEvalAt)}
 }
 
 // SaveLivenessState implements hub.HealthTx.
@@ -155,63 +156,41 @@ func (t *Tx) DueLiveness(now time.Time, limit int) ([]int64, error) {
 	return ids, nil
 }
 
-// livenessOf is one agent's liveness row being loaded.
-type livenessOf struct {
-	agentID int64
-	row     livenessRow
-	st      *hub.LivenessState
-	stale   bool
+// declared returns the row as agent agentID's state, with the IDs of the
+// declarations still to load.
+func (r *livenessRow) declared(agentID int64) *row.Declared {
+	return &row.Declared{State: r.state(agentID), ActiveID: r.activeID, ExpiredID: r.expiredID}
 }
 
-// loadDeclarations sets the declarations of each state from its row, as
-// LivenessState does, with one read for all of them.
-func (t *Tx) loadDeclarations(ls []*livenessOf) error {
-	var ids []int64
-	for _, l := range ls {
-		for _, id := range []int64{l.row.activeID, l.row.expiredID} {
-			if id != 0 {
-				ids = append(ids, id)
-			}
-		}
-	}
-	dws, err := t.deepWorks(ids)
+// loadDeclarations sets the declarations of each state, with one read for
+// all of them (row.Attach).
+func (t *Tx) loadDeclarations(ds []*row.Declared) error {
+	dws, err := t.deepWorks(row.DeclarationIDs(ds))
 	if err != nil {
 		return err
 	}
-	for _, l := range ls {
-		if id := l.row.activeID; id != 0 {
-			if d := dws[id]; d.IsActive() {
-				l.st.ActiveDeepWork = d
-			} else { // closed by hand: never considered again
-				l.stale = true
-			}
-		}
-		if id := l.row.expiredID; id != 0 {
-			l.st.ExpiredDeepWork = dws[id]
-		}
-	}
+	row.Attach(ds, dws)
 	return nil
 }
 
 // DueHealth implements hub.HealthTx.
 func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
-	rows, err := t.query(`SELECT `+agentColumnsA+`, `+livenessColumns+` FROM liveness l JOIN agents a ON a.id = l.agent_id
+	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, `+livenessColumns+` FROM liveness l JOIN agents a ON a.id = l.agent_id
 		WHERE l.next_eval_at > 0 AND l.next_eval_at <= ? AND a.disabled_at = 0
-		ORDER BY l.next_eval_at LIMIT ?`, toNanos(now), limit)
+		ORDER BY l.next_eval_at LIMIT ?`, row.Nanos(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due health: %w", err)
 	}
 	var as []*hub.Agent
-	var ls []*livenessOf
+	var ls []*row.Declared
 	for rows.Next() {
-		l := &livenessOf{}
-		a, err := scanAgent(scanPlus{rows, l.row.dest()})
+		var r livenessRow
+		a, err := row.Agent(rows, r.dest()...)
 		if err != nil {
 			rows.Close()
 			return nil, err
 		}
-		l.agentID, l.st = a.ID, l.row.state(a.ID)
-		as, ls = append(as, a), append(ls, l)
+		as, ls = append(as, a), append(ls, r.declared(a.ID))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -222,7 +201,7 @@ func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
 	}
 	out := make([]hub.AgentLiveness, len(as))
 	for i, a := range as {
-		out[i] = hub.AgentLiveness{Agent: a, State: ls[i].st, Stale: ls[i].stale}
+		out[i] = hub.AgentLiveness{Agent: a, State: ls[i].State, Stale: ls[i].Stale}
 	}
 	return out, nil
 }
@@ -231,7 +210,7 @@ func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
 func (t *Tx) SetNextEvals(evals []hub.AgentTime) error {
 	args := make([]any, 0, 2*len(evals))
 	for _, e := range evals {
-		args = append(args, e.AgentID, toNanos(e.At))
+		args = append(args, e.AgentID, row.Nanos(e.At))
 	}
 	return t.execRows("set next evaluations", `UPDATE liveness SET next_eval_at = v.column2 FROM (VALUES `,
 		`) AS v WHERE liveness.agent_id = v.column1`, 2, args, nil)

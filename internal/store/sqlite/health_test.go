@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
 var lvT0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -88,7 +89,7 @@ func (t *Tx) activityLogs(agentID int64) ([]*hub.ActivityLog, error) {
 		if err := rows.Scan(&l.ID, &l.AgentID, &typ, &l.Title, &content, &tags, &l.UrgentReason, &l.HeartbeatID, &created); err != nil {
 			return nil, err
 		}
-		l.Type, l.CreatedAt = hub.ActivityType(typ), fromNanos(created)
+		l.Type, l.CreatedAt = hub.ActivityType(typ), row.Time(created)
 		if l.Content, err = parseJSONList(content); err != nil {
 			return nil, fmt.Errorf("activity log %d content: %w", l.ID, err)
 		}

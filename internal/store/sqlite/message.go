@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
 func joinNames(ns []string) string { return strings.Join(ns, ",") }
@@ -23,7 +24,7 @@ func splitNames(s string) []string {
 func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 	res, err := t.exec(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, toNanos(m.CreatedAt))
+		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt))
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 
 const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at`
 
-func scanMessage(s scanner, extra ...any) (*hub.Message, error) {
+func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 	var m hub.Message
 	var to, mentions string
 	var created int64
@@ -50,7 +51,7 @@ func scanMessage(s scanner, extra ...any) (*hub.Message, error) {
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
-	m.To, m.Mentions, m.CreatedAt = splitNames(to), splitNames(mentions), fromNanos(created)
+	m.To, m.Mentions, m.CreatedAt = splitNames(to), splitNames(mentions), row.Time(created)
 	return &m, nil
 }
 
@@ -151,7 +152,7 @@ func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
 
 // EnsureChannel implements hub.MessageTx.
 func (t *Tx) EnsureChannel(name string, now time.Time) (int64, error) {
-	if _, err := t.exec(`INSERT INTO channels (name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING`, name, toNanos(now)); err != nil {
+	if _, err := t.exec(`INSERT INTO channels (name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING`, name, row.Nanos(now)); err != nil {
 		return 0, err
 	}
 	return t.ChannelByName(name)
@@ -170,7 +171,7 @@ func (t *Tx) ChannelByName(name string) (int64, error) {
 // JoinChannel implements hub.MessageTx.
 func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
 	_, err := t.exec(`INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES (?, ?, ?)
-		ON CONFLICT DO NOTHING`, channelID, agentID, toNanos(now))
+		ON CONFLICT DO NOTHING`, channelID, agentID, row.Nanos(now))
 	return err
 }
 
@@ -220,7 +221,7 @@ func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
 func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 	args := make([]any, 0, 8*len(ms))
 	for _, m := range ms {
-		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, toNanos(m.CreatedAt))
+		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt))
 	}
 	err := t.execRows("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at) VALUES `,
 		``, 8, args, func(first, n int, res sql.Result) error {

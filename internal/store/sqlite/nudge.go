@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
 // DueAgentChecks implements hub.NudgeTx.
 func (t *Tx) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
 	return t.ids(`SELECT agent_id FROM agent_checks WHERE next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
-		toNanos(now), limit)
+		row.Nanos(now), limit)
 }
 
 // AgentCheck implements hub.NudgeTx.
@@ -26,7 +27,7 @@ func (t *Tx) AgentCheck(agentID int64) (hub.AgentCheck, error) {
 	} else if err != nil {
 		return c, err
 	}
-	c.NextCheckAt, c.LastNudgeAt = fromNanos(next), fromNanos(last)
+	c.NextCheckAt, c.LastNudgeAt = row.Time(next), row.Time(last)
 	return c, nil
 }
 
@@ -36,13 +37,13 @@ func (t *Tx) PutAgentCheck(c hub.AgentCheck) error {
 		VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at, episode = excluded.episode,
 			nudge_count = excluded.nudge_count, last_nudge_at = excluded.last_nudge_at`,
-		c.AgentID, toNanos(c.NextCheckAt), c.Episode, c.NudgeCount, toNanos(c.LastNudgeAt))
+		c.AgentID, row.Nanos(c.NextCheckAt), c.Episode, c.NudgeCount, row.Nanos(c.LastNudgeAt))
 	return err
 }
 
 // ScheduleAgentCheck implements hub.NudgeTx.
 func (t *Tx) ScheduleAgentCheck(agentID int64, at time.Time) error {
-	n := toNanos(at)
+	n := row.Nanos(at)
 	if n <= 0 {
 		n = 1
 	}
@@ -69,7 +70,7 @@ func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, err
 		if err := rows.Scan(&d.AgentID, &d.MessageID, &created); err != nil {
 			return nil, err
 		}
-		d.CreatedAt = fromNanos(created)
+		d.CreatedAt = row.Time(created)
 		out = append(out, d)
 	}
 	return out, rows.Err()
@@ -84,14 +85,14 @@ func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	return n, fromNanos(oldest.Int64), nil
+	return n, row.Time(oldest.Int64), nil
 }
 
 // DueNudges implements hub.NudgeTx.
 func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
-	rows, err := t.query(`SELECT `+agentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
+	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
 		FROM agent_checks c JOIN agents a ON a.id = c.agent_id
-		WHERE c.next_check_at > 0 AND c.next_check_at <= ? ORDER BY c.next_check_at LIMIT ?`, toNanos(now), limit)
+		WHERE c.next_check_at > 0 AND c.next_check_at <= ? ORDER BY c.next_check_at LIMIT ?`, row.Nanos(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due nudge checks: %w", err)
 	}
@@ -100,12 +101,12 @@ func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
 	for rows.Next() {
 		var c hub.AgentCheck
 		var next, last int64
-		a, err := scanAgent(scanPlus{rows, []any{&next, &c.Episode, &c.NudgeCount, &last}})
+		a, err := row.Agent(rows, &next, &c.Episode, &c.NudgeCount, &last)
 		if err != nil {
 			rows.Close()
 			return nil, err
 		}
-		c.AgentID, c.NextCheckAt, c.LastNudgeAt = a.ID, fromNanos(next), fromNanos(last)
+		c.AgentID, c.NextCheckAt, c.LastNudgeAt = a.ID, row.Time(next), row.Time(last)
 		out = append(out, hub.DueNudge{Agent: a, Check: c})
 	}
 	rows.Close()
@@ -138,15 +139,15 @@ func (t *Tx) nudgeLiveness(list string, byID map[int64]*hub.DueNudge) error {
 	if err != nil {
 		return fmt.Errorf("read liveness states: %w", err)
 	}
-	var ls []*livenessOf
+	var ls []*row.Declared
 	for rows.Next() {
-		l := &livenessOf{}
-		if err := rows.Scan(append([]any{&l.agentID}, l.row.dest()...)...); err != nil {
+		var id int64
+		var r livenessRow
+		if err := rows.Scan(append([]any{&id}, r.dest()...)...); err != nil {
 			rows.Close()
 			return err
 		}
-		l.st = l.row.state(l.agentID)
-		ls = append(ls, l)
+		ls = append(ls, r.declared(id))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -155,17 +156,7 @@ func (t *Tx) nudgeLiveness(list string, byID map[int64]*hub.DueNudge) error {
 	if err := t.loadDeclarations(ls); err != nil {
 		return err
 	}
-	for _, l := range ls {
-		if n := byID[l.agentID]; n != nil {
-			n.State = l.st
-		}
-	}
-	for _, n := range byID {
-		if n.State == nil { // no stored state: as LivenessState
-			st := hub.NewLivenessState(n.Agent.ID, n.Agent.CreatedAt)
-			n.State = &st
-		}
-	}
+	row.FillNudgeStates(byID, ls)
 	return nil
 }
 
@@ -187,7 +178,7 @@ func (t *Tx) nudgeMentions(list string, byID map[int64]*hub.DueNudge) error {
 			return err
 		}
 		if d := byID[id]; d != nil {
-			d.UnreadMentions, d.OldestMention = n, fromNanos(oldest)
+			d.UnreadMentions, d.OldestMention = n, row.Time(oldest)
 		}
 	}
 	return rows.Err()
@@ -197,7 +188,7 @@ func (t *Tx) nudgeMentions(list string, byID map[int64]*hub.DueNudge) error {
 func (t *Tx) PutAgentChecks(cs []hub.AgentCheck) error {
 	args := make([]any, 0, 5*len(cs))
 	for _, c := range cs {
-		args = append(args, c.AgentID, toNanos(c.NextCheckAt), c.Episode, c.NudgeCount, toNanos(c.LastNudgeAt))
+		args = append(args, c.AgentID, row.Nanos(c.NextCheckAt), c.Episode, c.NudgeCount, row.Nanos(c.LastNudgeAt))
 	}
 	return t.execRows("put agent checks", `INSERT INTO agent_checks (agent_id, next_check_at, episode, nudge_count, last_nudge_at) VALUES `,
 		` ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at, episode = excluded.episode,
@@ -208,7 +199,7 @@ func (t *Tx) PutAgentChecks(cs []hub.AgentCheck) error {
 func (t *Tx) ScheduleAgentChecks(cs []hub.AgentTime) error {
 	args := make([]any, 0, 2*len(cs))
 	for _, c := range cs {
-		args = append(args, c.AgentID, max(toNanos(c.At), 1))
+		args = append(args, c.AgentID, max(row.Nanos(c.At), 1))
 	}
 	return t.execRows("schedule agent checks", `INSERT INTO agent_checks (agent_id, next_check_at) VALUES `,
 		` ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at

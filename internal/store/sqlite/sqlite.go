@@ -22,8 +22,6 @@ import (
 	"github.com/mattn/go-sqlite3"
 )
 
-type scanner interface{ Scan(dest ...any) error }
-
 func quote(s string) string { return `"` + s + `"` }
 
 func boolInt(b bool) int {
@@ -328,19 +326,4 @@ func mapErr(err error) error {
 		}
 	}
 	return err
-}
-
-// Time columns hold Unix nanoseconds; 0 is the zero time.
-func toNanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
 }

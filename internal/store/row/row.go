@@ -1,0 +1,176 @@
+// Package row reads the hub's rows the same way in both stores: their
+// tables have the same columns (times as Unix nanoseconds, 0 for unset),
+// so the column lists and the scanning into domain values are written
+// once. Each store keeps its own queries. It also holds the rule both
+// stores apply when loading a liveness state's declarations.
+package row
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// Scanner is one row to scan (database/sql's and pgx's rows both are).
+type Scanner interface{ Scan(dest ...any) error }
+
+// Nanos returns t as a time column: Unix nanoseconds, 0 for the zero time.
+func Nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// Time returns a time column's value: the zero time for 0.
+func Time(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// AgentColumns are the columns of agents that Agent scans.
+const AgentColumns = `id, name, display_name, role, description, locale, created_at, disabled_at,
+	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat`
+
+// AgentColumnsA is AgentColumns qualified with the table alias a.
+var AgentColumnsA = func() string {
+	cols := strings.Split(AgentColumns, ",")
+	for i, c := range cols {
+		cols[i] = "a." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// Agent scans AgentColumns, then the extra destinations.
+func Agent(s Scanner, extra ...any) (*hub.Agent, error) {
+	var a hub.Agent
+	var created, disabled, hbStarted, lastSeen int64
+	dest := append([]any{&a.ID, &a.Name, &a.DisplayName, &a.Role, &a.Description, &a.Locale, &created, &disabled,
+		&a.CurrentHeartbeatID, &hbStarted, &a.ReadUpTo, &lastSeen, &a.LastInteractionBeat}, extra...)
+	if err := s.Scan(dest...); err != nil {
+		return nil, err
+	}
+	a.CreatedAt, a.DisabledAt = Time(created), Time(disabled)
+	a.HeartbeatStartedAt, a.LastSeenAt = Time(hbStarted), Time(lastSeen)
+	return &a, nil
+}
+
+// DeepWorkColumns are the columns of deep_work d joined with agents a that
+// DeepWork scans.
+const DeepWorkColumns = `d.id, d.agent_id, a.name, d.mode, d.planned_activity, d.heartbeat_id, d.started_at, d.ends_at,
+	d.state, d.ended_at, d.end_reason`
+
+// DeepWork scans DeepWorkColumns.
+func DeepWork(s Scanner) (*hub.DeepWork, error) {
+	var d hub.DeepWork
+	var mode, state, reason string
+	var started, ends, ended int64
+	if err := s.Scan(&d.ID, &d.AgentID, &d.AgentName, &mode, &d.PlannedActivity, &d.HeartbeatID, &started, &ends,
+		&state, &ended, &reason); err != nil {
+		return nil, err
+	}
+	d.Mode, d.State, d.EndReason = hub.DeepWorkMode(mode), hub.DeepWorkState(state), hub.DeepWorkEnd(reason)
+	d.StartedAt, d.EndsAt, d.EndedAt = Time(started), Time(ends), Time(ended)
+	return &d, nil
+}
+
+// PulseColumns are the columns of pulses p joined with agents a that Pulse
+// scans.
+const PulseColumns = `p.agent_id, a.name, p.enabled, p.interval_ns, p.active_hours, p.time_zone, p.instructions, p.output_channel, p.updated_at,
+	p.last_pulse_at, p.unanswered, p.last_output, p.last_outcome, p.last_respond_at, p.pulse_count, p.last_reason, p.last_checked_at, p.next_check_at`
+
+// Pulse scans PulseColumns.
+func Pulse(s Scanner) (*hub.Pulse, error) {
+	var p hub.Pulse
+	var interval, updated, lastPulse, lastRespond, lastChecked, next int64
+	c, st := &p.Config, &p.State
+	err := s.Scan(&c.AgentID, &p.AgentName, &c.Enabled, &interval, &c.ActiveHours, &c.TimeZone, &c.Instructions, &c.OutputChannel, &updated,
+		&lastPulse, &st.Unanswered, &st.LastOutput, &st.LastOutcome, &lastRespond, &st.PulseCount, &st.LastReason, &lastChecked, &next)
+	if err != nil {
+		return nil, err
+	}
+	st.AgentID = c.AgentID
+	c.Interval, c.UpdatedAt = time.Duration(interval), Time(updated)
+	st.LastPulseAt, st.LastRespondAt, st.LastCheckedAt = Time(lastPulse), Time(lastRespond), Time(lastChecked)
+	p.NextCheckAt = Time(next)
+	return &p, nil
+}
+
+// CronJobColumns are the columns of cron_jobs that CronJob scans.
+const CronJobColumns = `id, name, kind, at, every_seconds, anchor, expr, target, message, enabled, consecutive_errors,
+	next_run_at, last_run_at, created_at, updated_at`
+
+// CronJob scans CronJobColumns.
+func CronJob(s Scanner) (*hub.CronJob, error) {
+	var j hub.CronJob
+	var at, anchor, next, last, created, updated int64
+	err := s.Scan(&j.ID, &j.Name, &j.Kind, &at, &j.EverySeconds, &anchor, &j.Expr, &j.Target, &j.Message, &j.Enabled,
+		&j.ConsecutiveErrors, &next, &last, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	j.At, j.Anchor, j.NextRunAt, j.LastRunAt = Time(at), Time(anchor), Time(next), Time(last)
+	j.CreatedAt, j.UpdatedAt = Time(created), Time(updated)
+	return &j, nil
+}
+
+// Declared is a liveness state being loaded, with the IDs of the
+// declarations its row names.
+type Declared struct {
+	State               *hub.LivenessState
+	ActiveID, ExpiredID int64
+	// Stale is set by Attach when the row names as active a declaration
+	// that is no longer active (closed by hand).
+	Stale bool
+}
+
+// DeclarationIDs returns the IDs of the declarations the states name.
+func DeclarationIDs(ds []*Declared) []int64 {
+	var ids []int64
+	for _, d := range ds {
+		for _, id := range []int64{d.ActiveID, d.ExpiredID} {
+			if id != 0 {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// Attach sets each state's declarations from dws (every ID of
+// DeclarationIDs, read by ID). A declaration closed by hand is never
+// loaded as active again: its state is marked Stale instead.
+func Attach(ds []*Declared, dws map[int64]*hub.DeepWork) {
+	for _, d := range ds {
+		if id := d.ActiveID; id != 0 {
+			if dw := dws[id]; dw.IsActive() {
+				d.State.ActiveDeepWork = dw
+			} else {
+				d.Stale = true
+			}
+		}
+		if id := d.ExpiredID; id != 0 {
+			d.State.ExpiredDeepWork = dws[id]
+		}
+	}
+}
+
+// FillNudgeStates sets, for each due nudge check of byID, its agent's
+// state among ds, or for an agent without a stored state the state
+// LivenessState gives such an agent.
+func FillNudgeStates(byID map[int64]*hub.DueNudge, ds []*Declared) {
+	for _, d := range ds {
+		if n := byID[d.State.AgentID]; n != nil {
+			n.State = d.State
+		}
+	}
+	for _, n := range byID {
+		if n.State == nil {
+			st := hub.NewLivenessState(n.Agent.ID, n.Agent.CreatedAt)
+			n.State = &st
+		}
+	}
+}
