@@ -45,7 +45,7 @@ func BenchmarkCrossReplicaWake(b *testing.B) {
 	u := freshSchema(b)
 	a, r := newReplica(b, u, false), newReplica(b, u, true)
 	alice, bob := a.agent(b, "alice"), r.agent(b, "bob")
-	eventually(b, "B listening", func() bool { return backends(b, "hub listen "+r.db.Schema()) == 1 })
+	eventually(b, "B listening", func() bool { return backends(b, "hub listen "+r.db.schema) == 1 })
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()

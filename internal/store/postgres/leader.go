@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,10 +28,9 @@ type Leader struct {
 	cfg *pgx.ConnConfig
 	key int64
 
-	mu      sync.Mutex
-	conn    *pgx.Conn // nil when not connected
-	held    bool
-	leading atomic.Bool
+	mu   sync.Mutex
+	conn *pgx.Conn // nil when not connected
+	held bool
 }
 
 // leaderCallTimeout bounds each round trip of Lead and Resign, so that a
@@ -82,7 +80,6 @@ func (l *Leader) Lead(ctx context.Context) (bool, error) {
 		l.db.logger.Info("this replica now runs the orchestrator (took the leader lock)")
 	}
 	l.held = got
-	l.leading.Store(got)
 	return got, nil
 }
 
@@ -106,10 +103,6 @@ func (l *Leader) Resign(ctx context.Context) error {
 	return err
 }
 
-// Leading reports whether this replica held the lock at its last Lead
-// (for the hub_orchestrator_leader gauge).
-func (l *Leader) Leading() bool { return l.leading.Load() }
-
 // dropLocked closes the lock's connection, which releases the lock.
 func (l *Leader) dropLocked() {
 	if l.conn != nil {
@@ -118,5 +111,4 @@ func (l *Leader) dropLocked() {
 		cancel()
 	}
 	l.conn, l.held = nil, false
-	l.leading.Store(false)
 }

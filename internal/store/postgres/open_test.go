@@ -157,7 +157,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 	}
 
 	role, ru := freshRole(t, u)
-	schema := db.Schema()
+	schema := db.schema
 	admin(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA `+schema+` TO `+role)
 	rdb, err := Open(context.Background(), ru, Options{Logger: slog.New(slog.DiscardHandler)})

@@ -32,22 +32,21 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Options tune the store. The zero value is usable.
+// Options tune the store. The zero value is usable; the pool is tuned with
+// the URL's pool_* parameters (pgxpool), for example pool_max_conns.
 type Options struct {
-	// MaxConns caps the pool: defaultMaxConns, unless the URL sets
-	// pool_max_conns.
-	MaxConns int32
-	// MaxBatch caps how many Update calls share one commit (default 256).
-	MaxBatch int
-	// Logger receives the listener's and the leader's reports
-	// (slog.Default if nil).
+	// Logger receives the migrations', the listener's and the leader's
+	// reports (slog.Default if nil).
 	Logger *slog.Logger
 }
 
-// defaultMaxConns is the pool size when neither Options nor the URL set
-// one: one connection writes at a time, the others serve reads (waits,
-// inboxes, status) of up to a few hundred agents per replica.
+// defaultMaxConns is the pool size unless the URL sets pool_max_conns: one
+// connection writes at a time, the others serve reads (waits, inboxes,
+// status) of up to a few hundred agents per replica.
 const defaultMaxConns = 16
+
+// maxBatch caps how many Update calls share one commit.
+const maxBatch = 256
 
 // DB is a hub.Store on a PostgreSQL database (or one schema of it: the
 // URL's search_path decides where the tables live).
@@ -86,13 +85,8 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
-	if opts.MaxConns > 0 {
-		cfg.MaxConns = opts.MaxConns
-	} else if !strings.Contains(url, "pool_max_conns") {
+	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = defaultMaxConns
-	}
-	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = 256
 	}
 	db := &DB{conn: cfg.ConnConfig.Copy(), logger: opts.Logger}
 	if db.logger == nil {
@@ -118,7 +112,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		db.pool.Close()
 		return nil, err
 	}
-	db.writes = writer.Start(opts.MaxBatch, db.commit)
+	db.writes = writer.Start(maxBatch, db.commit)
 	return db, nil
 }
 
@@ -134,9 +128,6 @@ func lockKey(purpose, schema string) int64 {
 
 // SchemaVersion returns the number of the newest applied migration.
 func (db *DB) SchemaVersion() int { return db.schemaVersion }
-
-// Schema returns the PostgreSQL schema holding the hub's tables.
-func (db *DB) Schema() string { return db.schema }
 
 // Close waits for pending writes, then releases the leader lock and
 // closes the pool.
