@@ -75,12 +75,14 @@ if [ "${1:-}" = "--" ]; then
 fi
 
 # The tests that use HUB_TEST_DATABASE_URL: all of the PostgreSQL store's
-# (the conformance suite included), and the app's two-replica tests.
+# (the conformance suite included), the app's two-replica test, and two
+# real hub processes on one database.
 log="$dir/test.log"
 status=0
 {
 	go test -race -count=1 -v -timeout 15m ./internal/store/postgres/ &&
-		go test -race -count=1 -v -timeout 15m -run Postgres ./internal/app/
+		go test -race -count=1 -v -timeout 15m -run Postgres ./internal/app/ &&
+		go test -count=1 -v -timeout 15m -run TwoReplicas ./test/e2e/
 } >"$log" 2>&1 || status=$?
 grep -E '^(=== RUN|--- (FAIL|SKIP)|FAIL|ok|PASS)' "$log" | grep -v '^=== RUN' || true
 if [ "$status" != 0 ]; then

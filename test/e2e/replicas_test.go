@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// freshDatabase creates an empty database on the server of
+// HUB_TEST_DATABASE_URL, dropped when the test ends, and returns its URL.
+// The test is skipped when the variable is not set.
+func freshDatabase(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("HUB_TEST_DATABASE_URL")
+	if base == "" {
+		t.Skip("HUB_TEST_DATABASE_URL is not set: skipping the two-replica end-to-end test (scripts/ci-postgres.sh starts a throw-away cluster)")
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "hube2e_" + hex.EncodeToString(b)
+	exec := func(q string) {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Fatalf("connect to the test server: %v", err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE DATABASE ` + name)
+	t.Cleanup(func() { exec(`DROP DATABASE ` + name + ` WITH (FORCE)`) })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("HUB_TEST_DATABASE_URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// metric returns the value of the sample named name in h's /metrics, ""
+// when the hub does not answer or has no such sample.
+func (h *hubProc) metric(name string) string {
+	client := &http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get("http://" + h.httpAddr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitFor fails the test unless cond holds within limit.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Two real hub processes on one PostgreSQL database: a post through A
+// wakes a wait parked on B (B's fallback poll is an hour: only A's NOTIFY
+// can wake it), one of them runs the orchestrator, and when the leader is
+// killed with SIGKILL the other takes over.
+func TestTwoReplicas(t *testing.T) {
+	dbURL := freshDatabase(t)
+	bin := buildBinaries(t)
+	flags := []string{"--database-url", dbURL, "--tick-interval", "200ms", "--poll-interval", "1h"}
+	a, b := startHub(t, bin, flags...), startHub(t, bin, flags...)
+
+	token := map[string]string{}
+	for _, name := range []string{"alice", "bob"} {
+		r := a.hubctl(t, nil, "agent", "add", name, "-o", "json").must(t)
+		var resp struct{ Token string }
+		if err := json.Unmarshal([]byte(r.stdout), &resp); err != nil || resp.Token == "" {
+			t.Fatalf("agent add %s: %v\n%s", name, err, r.stdout)
+		}
+		token[name] = resp.Token
+	}
+
+	ctx := context.Background()
+	type reply struct {
+		code int
+		body map[string]any
+		err  error
+	}
+	done := make(chan reply, 1)
+	go func() {
+		code, body, err := b.do(ctx, "POST", "/v1/messages:wait", token["bob"], map[string]any{"timeout_seconds": 50})
+		done <- reply{code, body, err}
+	}()
+	waitFor(t, "bob's wait parked on B", 20*time.Second, func() bool { return b.metric("hub_parked_waiters") == "1" })
+	if code, body := a.call(t, ctx, "POST", "/v1/messages", token["alice"], map[string]any{"to": []string{"bob"}, "body": "from A"}); code != 200 {
+		t.Fatalf("POST /v1/messages on A = %d %v", code, body)
+	}
+	var r reply
+	select {
+	case r = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("bob's wait on B did not return")
+	}
+	if msgs, _ := r.body["messages"].([]any); r.err != nil || r.code != 200 || len(msgs) != 1 || msgs[0].(map[string]any)["body"] != "from A" {
+		t.Fatalf("bob's wait on B = %d %v %v, want alice's message", r.code, r.body, r.err)
+	}
+	if got := b.metric("hub_wake_latency_seconds_count"); got != "1" {
+		t.Errorf("B's hub_wake_latency_seconds_count = %q, want 1 (the wait was woken, not timed out)", got)
+	}
+
+	var leader, other *hubProc
+	waitFor(t, "one leader", 30*time.Second, func() bool {
+		la, lb := a.metric("hub_orchestrator_leader"), b.metric("hub_orchestrator_leader")
+		switch la + lb {
+		case "10":
+			leader, other = a, b
+		case "01":
+			leader, other = b, a
+		default:
+			return false
+		}
+		return true
+	})
+	before := other.metric("hub_orchestrator_ticks_total")
+	leader.kill() // SIGKILL: PostgreSQL ends its session and frees the lock
+	waitFor(t, "the other replica leads and ticks", 30*time.Second, func() bool {
+		return other.metric("hub_orchestrator_leader") == "1" && other.metric("hub_orchestrator_ticks_total") != before
+	})
+}
