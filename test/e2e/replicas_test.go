@@ -81,8 +81,9 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 
 // Two real hub processes on one PostgreSQL database: a post through A
 // wakes a wait parked on B (B's fallback poll is an hour: only A's NOTIFY
-// can wake it), one of them runs the orchestrator, and when the leader is
-// killed with SIGKILL the other takes over.
+// can wake it), one of them runs the orchestrator, when the leader is
+// killed with SIGKILL the other takes over, and a cron job runs once per
+// slot throughout.
 func TestTwoReplicas(t *testing.T) {
 	dbURL := freshDatabase(t)
 	bin := buildBinaries(t)
@@ -98,6 +99,9 @@ func TestTwoReplicas(t *testing.T) {
 		}
 		token[name] = resp.Token
 	}
+
+	// A cron job every second, for alice, runs while the replicas are up.
+	a.hubctl(t, nil, "cron", "add", "beat", "--every", "1s", "--to", "alice", "--message", "beat").must(t)
 
 	ctx := context.Background()
 	type reply struct {
@@ -127,6 +131,7 @@ func TestTwoReplicas(t *testing.T) {
 		t.Errorf("B's hub_wake_latency_seconds_count = %q, want 1 (the wait was woken, not timed out)", got)
 	}
 
+	waitFor(t, "cron runs before the fail-over", 30*time.Second, func() bool { return len(cronRuns(t, a)) >= 2 })
 	var leader, other *hubProc
 	waitFor(t, "one leader", 30*time.Second, func() bool {
 		la, lb := a.metric("hub_orchestrator_leader"), b.metric("hub_orchestrator_leader")
@@ -145,4 +150,43 @@ func TestTwoReplicas(t *testing.T) {
 	waitFor(t, "the other replica leads and ticks", 30*time.Second, func() bool {
 		return other.metric("hub_orchestrator_leader") == "1" && other.metric("hub_orchestrator_ticks_total") != before
 	})
+
+	// The cron job ran once per slot, before and after the fail-over: as
+	// many distinct slots as runs, and one message to alice per run.
+	afterKill := len(cronRuns(t, other))
+	waitFor(t, "cron runs after the fail-over", 30*time.Second, func() bool { return len(cronRuns(t, other)) >= afterKill+2 })
+	other.hubctl(t, nil, "cron", "disable", "beat").must(t)
+	rs := cronRuns(t, other)
+	slots := map[any]bool{}
+	for _, r := range rs {
+		if r["status"] != "ok" {
+			t.Errorf("cron run %v", r)
+		}
+		slots[r["scheduled_at"]] = true
+	}
+	if len(slots) != len(rs) {
+		t.Errorf("%d cron runs for %d slots, want one run per slot", len(rs), len(slots))
+	}
+	_, inbox := other.call(t, ctx, "POST", "/v1/messages:wait", token["alice"], map[string]any{"timeout_seconds": 0, "after_id": "0", "limit": 500})
+	msgs, _ := inbox["messages"].([]any)
+	beats := 0
+	for _, m := range msgs {
+		if m.(map[string]any)["kind"] == "cron" {
+			beats++
+		}
+	}
+	if beats != len(rs) {
+		t.Errorf("alice got %d cron messages for %d runs, want one per run\n%v\n%v", beats, len(rs), msgs, rs)
+	}
+}
+
+// cronRuns returns the runs of the cron job "beat", newest first.
+func cronRuns(t *testing.T, h *hubProc) []map[string]any {
+	t.Helper()
+	r := h.hubctl(t, nil, "cron", "runs", "beat", "--limit", "500", "-o", "json").must(t)
+	var out struct{ Runs []map[string]any }
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("cron runs -o json: %v\n%s", err, r.stdout)
+	}
+	return out.Runs
 }

@@ -9,7 +9,7 @@ import (
 
 // This file implements hub.ActivityTx.
 
-// InsertActivityLog implements hub.LivenessTx.
+// InsertActivityLog implements hub.ActivityTx.
 func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
 	err := t.queryRow(`INSERT INTO activity_logs (agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
@@ -20,7 +20,7 @@ func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
 	return nil
 }
 
-// InsertCheckpoint implements hub.LivenessTx.
+// InsertCheckpoint implements hub.ActivityTx.
 func (t *Tx) InsertCheckpoint(c *hub.Checkpoint) error {
 	err := t.queryRow(`INSERT INTO checkpoints (agent_id, current_activity, heartbeat_id, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
 		c.AgentID, c.CurrentActivity, c.HeartbeatID, row.Nanos(c.CreatedAt)).Scan(&c.ID)

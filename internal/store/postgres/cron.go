@@ -16,7 +16,7 @@ func (t *Tx) cronJobs(q string, args ...any) ([]*hub.CronJob, error) {
 	return scanRows(rows, err, func(r pgx.Rows) (*hub.CronJob, error) { return row.CronJob(r) })
 }
 
-// CreateCronJob implements hub.ScheduleTx.
+// CreateCronJob implements hub.CronTx.
 func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 	err := t.queryRow(`INSERT INTO cron_jobs (name, kind, at, every_seconds, anchor, expr, target, message, enabled,
 		consecutive_errors, next_run_at, last_run_at, created_at, updated_at)
@@ -29,7 +29,7 @@ func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 	return err
 }
 
-// CronJobByName implements hub.ScheduleTx.
+// CronJobByName implements hub.CronTx.
 func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
 	j, err := row.CronJob(t.queryRow(`SELECT `+row.CronJobColumns+` FROM cron_jobs WHERE name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -38,7 +38,7 @@ func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
 	return j, err
 }
 
-// CronJobByID implements hub.ScheduleTx.
+// CronJobByID implements hub.CronTx.
 func (t *Tx) CronJobByID(id int64) (*hub.CronJob, error) {
 	j, err := row.CronJob(t.queryRow(`SELECT `+row.CronJobColumns+` FROM cron_jobs WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -47,10 +47,10 @@ func (t *Tx) CronJobByID(id int64) (*hub.CronJob, error) {
 	return j, err
 }
 
-// ListCronJobs implements hub.ScheduleTx.
+// ListCronJobs implements hub.CronTx.
 func (t *Tx) ListCronJobs() ([]*hub.CronJob, error) { return t.cronJobs(`ORDER BY name`) }
 
-// UpdateCronJob implements hub.ScheduleTx.
+// UpdateCronJob implements hub.CronTx.
 func (t *Tx) UpdateCronJob(j *hub.CronJob) error {
 	tag, err := t.exec(`UPDATE cron_jobs SET kind = $1, at = $2, every_seconds = $3, anchor = $4, expr = $5, target = $6, message = $7,
 		enabled = $8, consecutive_errors = $9, next_run_at = $10, last_run_at = $11, updated_at = $12 WHERE id = $13`,
@@ -65,7 +65,7 @@ func (t *Tx) UpdateCronJob(j *hub.CronJob) error {
 	return nil
 }
 
-// DeleteCronJob implements hub.ScheduleTx.
+// DeleteCronJob implements hub.CronTx.
 func (t *Tx) DeleteCronJob(id int64) error {
 	tag, err := t.exec(`DELETE FROM cron_jobs WHERE id = $1`, id)
 	if err != nil {
@@ -77,12 +77,13 @@ func (t *Tx) DeleteCronJob(id int64) error {
 	return nil
 }
 
-// DueCronJobs implements hub.ScheduleTx.
+// DueCronJobs implements hub.CronTx.
 func (t *Tx) DueCronJobs(now time.Time, limit int) ([]*hub.CronJob, error) {
 	return t.cronJobs(`WHERE enabled AND next_run_at > 0 AND next_run_at <= $1 ORDER BY next_run_at LIMIT $2`, row.Nanos(now), limit)
 }
 
-// InsertCronRun implements hub.ScheduleTx.
+// InsertCronRun implements hub.CronTx. ECONFLICT when the job's slot
+// already has a scheduled run (cron_runs_once).
 func (t *Tx) InsertCronRun(r *hub.CronRun) error {
 	err := t.queryRow(`INSERT INTO cron_runs (job_id, job_name, scheduled_at, ran_at, status, error, duration_ns, manual)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
@@ -97,7 +98,7 @@ func (t *Tx) InsertCronRun(r *hub.CronRun) error {
 	return err
 }
 
-// ListCronRuns implements hub.ScheduleTx.
+// ListCronRuns implements hub.CronTx.
 func (t *Tx) ListCronRuns(jobID int64, limit int) ([]*hub.CronRun, error) {
 	rows, err := t.query(`SELECT id, job_id, job_name, scheduled_at, ran_at, status, error, duration_ns, manual FROM cron_runs
 		WHERE $1::bigint <= 0 OR job_id = $1 ORDER BY id DESC LIMIT $2`, jobID, limit)

@@ -11,7 +11,7 @@ import (
 
 // This file implements hub.DeepWorkTx.
 
-// InsertDeepWork implements hub.LivenessTx.
+// InsertDeepWork implements hub.DeepWorkTx.
 func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 	err := t.queryRow(`INSERT INTO deep_work (agent_id, mode, planned_activity, heartbeat_id, started_at, ends_at, state, ended_at, end_reason)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING id`,
@@ -25,7 +25,7 @@ func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 	return nil
 }
 
-// UpdateDeepWork implements hub.LivenessTx.
+// UpdateDeepWork implements hub.DeepWorkTx.
 func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
 	tag, err := t.exec(`UPDATE deep_work SET state = $1, ended_at = $2, end_reason = $3 WHERE id = $4`,
 		string(d.State), row.Nanos(d.EndedAt), string(d.EndReason), d.ID)
@@ -38,7 +38,7 @@ func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
 	return nil
 }
 
-// ListDeepWork implements hub.LivenessTx.
+// ListDeepWork implements hub.DeepWorkTx.
 func (t *Tx) ListDeepWork(q hub.DeepWorkQuery) ([]*hub.DeepWork, error) {
 	rows, err := t.query(`SELECT `+row.DeepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id
 		WHERE ($1::bigint = 0 OR d.agent_id = $1) AND ($2::text = '' OR d.state = $2)

@@ -10,7 +10,7 @@ import (
 
 // This file implements hub.EventTx.
 
-// InsertEvent implements hub.LivenessTx.
+// InsertEvent implements hub.EventTx.
 func (t *Tx) InsertEvent(e *hub.Event) error {
 	err := t.queryRow(`INSERT INTO events (agent_id, kind, detail, created_at) VALUES (NULLIF($1::bigint, 0), $2, $3, $4) RETURNING id`,
 		e.AgentID, string(e.Kind), e.Detail, row.Nanos(e.CreatedAt)).Scan(&e.ID)
@@ -20,7 +20,7 @@ func (t *Tx) InsertEvent(e *hub.Event) error {
 	return nil
 }
 
-// InsertEvents implements hub.SweepTx.
+// InsertEvents implements hub.EventTx.
 func (t *Tx) InsertEvents(es []hub.Event) error {
 	if len(es) == 0 {
 		return nil
@@ -40,7 +40,7 @@ func (t *Tx) InsertEvents(es []hub.Event) error {
 	return nil
 }
 
-// ListEvents implements hub.LivenessTx.
+// ListEvents implements hub.EventTx.
 func (t *Tx) ListEvents(q hub.EventQuery) ([]*hub.Event, error) {
 	var since int64
 	if !q.Since.IsZero() {

@@ -51,7 +51,7 @@ func (r *livenessRow) state(agentID int64) *hub.LivenessState {
 	return st
 }
 
-// LivenessState implements hub.LivenessTx.
+// LivenessState implements hub.HealthTx.
 func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
 	var r livenessRow
 	err := t.queryRow(`SELECT `+livenessColumns+` FROM liveness l WHERE l.agent_id = $1`, agentID).Scan(r.dest()...)
@@ -146,12 +146,12 @@ func (a *livenessArrays) args() []any {
 		a.active, a.expired, a.ended, a.health, a.kinds, a.next}
 }
 
-// SaveLivenessState implements hub.LivenessTx.
+// SaveLivenessState implements hub.HealthTx.
 func (t *Tx) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) error {
 	return t.SaveLivenessStates([]*hub.LivenessState{st}, []time.Time{nextEvalAt})
 }
 
-// SaveLivenessStates implements hub.SweepTx.
+// SaveLivenessStates implements hub.HealthTx.
 func (t *Tx) SaveLivenessStates(sts []*hub.LivenessState, next []time.Time) error {
 	if len(sts) == 0 {
 		return nil
@@ -173,7 +173,7 @@ func (t *Tx) SaveLivenessStates(sts []*hub.LivenessState, next []time.Time) erro
 	return nil
 }
 
-// DueLiveness implements hub.LivenessTx.
+// DueLiveness implements hub.HealthTx.
 func (t *Tx) DueLiveness(now time.Time, limit int) ([]int64, error) {
 	ids, err := queryColumn[int64](t, `SELECT l.agent_id FROM liveness l JOIN agents a ON a.id = l.agent_id
 		WHERE l.next_eval_at > 0 AND l.next_eval_at <= $1 AND a.disabled_at = 0
@@ -184,7 +184,7 @@ func (t *Tx) DueLiveness(now time.Time, limit int) ([]int64, error) {
 	return ids, nil
 }
 
-// DueHealth implements hub.SweepTx.
+// DueHealth implements hub.HealthTx.
 func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
 	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, `+livenessColumns+` FROM liveness l JOIN agents a ON a.id = l.agent_id
 		WHERE l.next_eval_at > 0 AND l.next_eval_at <= $1 AND a.disabled_at = 0
@@ -222,7 +222,7 @@ func agentTimes(evals []hub.AgentTime, floor int64) (ids, at []int64) {
 	return ids, at
 }
 
-// SetNextEvals implements hub.SweepTx.
+// SetNextEvals implements hub.HealthTx.
 func (t *Tx) SetNextEvals(evals []hub.AgentTime) error {
 	if len(evals) == 0 {
 		return nil

@@ -48,7 +48,7 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 	return t.InsertMessages([]*hub.Message{m}, [][]hub.Delivery{deliveries})
 }
 
-// InsertMessages implements hub.SweepTx: the messages get consecutive IDs
+// InsertMessages implements hub.MessageTx: the messages get consecutive IDs
 // in order, and the messages and their deliveries go in one statement each.
 func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 	if len(ms) == 0 {

@@ -13,13 +13,13 @@ import (
 // This file implements hub.NudgeTx: the per-agent check schedule, the
 // mentions it looks at and the batched reads and writes of the nudge checks.
 
-// DueAgentChecks implements hub.ScheduleTx.
+// DueAgentChecks implements hub.NudgeTx.
 func (t *Tx) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
 	return queryColumn[int64](t, `SELECT agent_id FROM agent_checks WHERE next_check_at > 0 AND next_check_at <= $1
 		ORDER BY next_check_at LIMIT $2`, row.Nanos(now), limit)
 }
 
-// AgentCheck implements hub.ScheduleTx.
+// AgentCheck implements hub.NudgeTx.
 func (t *Tx) AgentCheck(agentID int64) (hub.AgentCheck, error) {
 	c := hub.AgentCheck{AgentID: agentID}
 	var next, last int64
@@ -34,10 +34,10 @@ func (t *Tx) AgentCheck(agentID int64) (hub.AgentCheck, error) {
 	return c, nil
 }
 
-// PutAgentCheck implements hub.ScheduleTx.
+// PutAgentCheck implements hub.NudgeTx.
 func (t *Tx) PutAgentCheck(c hub.AgentCheck) error { return t.PutAgentChecks([]hub.AgentCheck{c}) }
 
-// PutAgentChecks implements hub.SweepTx.
+// PutAgentChecks implements hub.NudgeTx.
 func (t *Tx) PutAgentChecks(cs []hub.AgentCheck) error {
 	if len(cs) == 0 {
 		return nil
@@ -64,12 +64,12 @@ func (t *Tx) PutAgentChecks(cs []hub.AgentCheck) error {
 	return nil
 }
 
-// ScheduleAgentCheck implements hub.ScheduleTx.
+// ScheduleAgentCheck implements hub.NudgeTx.
 func (t *Tx) ScheduleAgentCheck(agentID int64, at time.Time) error {
 	return t.ScheduleAgentChecks([]hub.AgentTime{{AgentID: agentID, At: at}})
 }
 
-// ScheduleAgentChecks implements hub.SweepTx. An agent named twice keeps
+// ScheduleAgentChecks implements hub.NudgeTx. An agent named twice keeps
 // the earliest time.
 func (t *Tx) ScheduleAgentChecks(cs []hub.AgentTime) error {
 	if len(cs) == 0 {
@@ -86,7 +86,7 @@ func (t *Tx) ScheduleAgentChecks(cs []hub.AgentTime) error {
 	return nil
 }
 
-// MentionsAfter implements hub.ScheduleTx. It walks the mention deliveries
+// MentionsAfter implements hub.NudgeTx. It walks the mention deliveries
 // by message ID (deliveries_mention), so its cost is that of the new ones.
 func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, error) {
 	rows, err := t.query(`SELECT d.agent_id, d.message_id, m.created_at FROM deliveries d JOIN messages m ON m.id = d.message_id
@@ -100,7 +100,7 @@ func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, err
 	})
 }
 
-// UnreadMentions implements hub.ScheduleTx.
+// UnreadMentions implements hub.NudgeTx.
 func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 	var n, oldest int64
 	err := t.queryRow(`SELECT COUNT(*), COALESCE(MIN(m.created_at), 0) FROM deliveries d JOIN messages m ON m.id = d.message_id
@@ -111,7 +111,7 @@ func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 	return n, row.Time(oldest), nil
 }
 
-// DueNudges implements hub.SweepTx.
+// DueNudges implements hub.NudgeTx.
 func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
 	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
 		FROM agent_checks c JOIN agents a ON a.id = c.agent_id

@@ -11,7 +11,7 @@ import (
 
 // This file implements hub.PulseTx.
 
-// PutPulseConfig implements hub.ScheduleTx.
+// PutPulseConfig implements hub.PulseTx.
 func (t *Tx) PutPulseConfig(c hub.PulseConfig, nextCheckAt time.Time) error {
 	_, err := t.exec(`INSERT INTO pulses (agent_id, enabled, interval_ns, active_hours, time_zone, instructions, output_channel, updated_at, next_check_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -23,7 +23,7 @@ func (t *Tx) PutPulseConfig(c hub.PulseConfig, nextCheckAt time.Time) error {
 	return err
 }
 
-// Pulse implements hub.ScheduleTx.
+// Pulse implements hub.PulseTx.
 func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
 	p, err := row.Pulse(t.queryRow(`SELECT `+row.PulseColumns+` FROM pulses p JOIN agents a ON a.id = p.agent_id WHERE p.agent_id = $1`, agentID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -32,19 +32,19 @@ func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
 	return p, err
 }
 
-// ListPulses implements hub.ScheduleTx.
+// ListPulses implements hub.PulseTx.
 func (t *Tx) ListPulses() ([]*hub.Pulse, error) {
 	rows, err := t.query(`SELECT ` + row.PulseColumns + ` FROM pulses p JOIN agents a ON a.id = p.agent_id ORDER BY a.name`)
 	return scanRows(rows, err, func(r pgx.Rows) (*hub.Pulse, error) { return row.Pulse(r) })
 }
 
-// DuePulses implements hub.ScheduleTx.
+// DuePulses implements hub.PulseTx.
 func (t *Tx) DuePulses(now time.Time, limit int) ([]int64, error) {
 	return queryColumn[int64](t, `SELECT agent_id FROM pulses WHERE enabled AND next_check_at > 0 AND next_check_at <= $1
 		ORDER BY next_check_at LIMIT $2`, row.Nanos(now), limit)
 }
 
-// PutPulseState implements hub.ScheduleTx.
+// PutPulseState implements hub.PulseTx.
 func (t *Tx) PutPulseState(st hub.PulseState, nextCheckAt time.Time) error {
 	tag, err := t.exec(`UPDATE pulses SET last_pulse_at = $1, unanswered = $2, last_output = $3, last_outcome = $4, last_respond_at = $5,
 		pulse_count = $6, last_reason = $7, last_checked_at = $8, next_check_at = $9 WHERE agent_id = $10`,

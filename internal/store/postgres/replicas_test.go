@@ -336,3 +336,37 @@ func TestSwallowedStatementErrorRollsBackOnlyThatWrite(t *testing.T) {
 		t.Errorf("agents = %v, want all but %s", names, fmtID(7))
 	}
 }
+
+// A cron job's scheduled slot runs once, in the schema too: a second run
+// record for the slot is refused, and with it the message posted in the
+// same transaction. Manual runs are not slots.
+func TestCronSlotRunsOnce(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, freshSchema(t))
+	ctx := context.Background()
+	slot := time.Unix(3600, 0)
+	run := func(manual bool) error {
+		return db.Update(ctx, func(tx hub.Tx) error {
+			m := &hub.Message{From: "cron", Body: "standup", Kind: hub.KindMessage, CreatedAt: slot}
+			if err := tx.InsertMessage(m, nil); err != nil {
+				return err
+			}
+			return tx.InsertCronRun(&hub.CronRun{JobID: 1, JobName: "daily", ScheduledAt: slot, RanAt: slot, Status: hub.CronRunOK, Manual: manual})
+		})
+	}
+	if err := run(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(false); hub.ErrorCode(err) != hub.ECONFLICT {
+		t.Errorf("second run of the slot = %v, want ECONFLICT", err)
+	}
+	for range 2 {
+		if err := run(true); err != nil {
+			t.Errorf("manual run: %v", err)
+		}
+	}
+	var msgs int64
+	if err := db.View(ctx, func(tx hub.Tx) (err error) { msgs, err = tx.MaxMessageID(); return err }); err != nil || msgs != 3 {
+		t.Errorf("messages posted = %d (%v), want 3: the refused run posted nothing", msgs, err)
+	}
+}

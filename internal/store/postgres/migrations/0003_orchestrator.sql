@@ -68,3 +68,7 @@ CREATE TABLE cron_runs (
 );
 
 CREATE INDEX cron_runs_job ON cron_runs(job_id, id);
+-- A scheduled slot runs once, whichever replica's orchestrator runs it: the
+-- run record commits with the job's message, so a second run of the same
+-- slot fails whole and posts nothing. (Manual runs have no slot.)
+CREATE UNIQUE INDEX cron_runs_once ON cron_runs(job_id, scheduled_at) WHERE NOT manual;
