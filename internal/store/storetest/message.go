@@ -212,6 +212,47 @@ func testChannels(t *testing.T, h NewDB) {
 	})
 }
 
+// ListChannels lists every channel by name with its member count and
+// whether the asking agent is a member.
+func testListChannels(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	alice, bob := createAgent(t, db, "alice"), createAgent(t, db, "bob")
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		ops, err := tx.EnsureChannel("#ops", t0)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.EnsureChannel("#empty", t0); err != nil {
+			return err
+		}
+		for _, a := range []*hub.Agent{alice, bob} {
+			if err := tx.JoinChannel(ops, a.ID, t0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	mustView(t, db, func(tx hub.Tx) error {
+		for _, tc := range []struct {
+			agent *hub.Agent
+			want  string
+		}{
+			{alice, "[{#empty 0 false} {#ops 2 true}]"},
+			{&hub.Agent{ID: 999}, "[{#empty 0 false} {#ops 2 false}]"},
+		} {
+			cs, err := tx.ListChannels(tc.agent.ID)
+			if err != nil {
+				return err
+			}
+			if got := fmt.Sprint(cs); got != tc.want {
+				t.Errorf("ListChannels(%d) = %s, want %s", tc.agent.ID, got, tc.want)
+			}
+		}
+		return nil
+	})
+}
+
 func testMeta(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)

@@ -35,6 +35,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"InboxCounts", testInboxCounts},
 		{"ListMessagesAndRecipients", testListMessagesAndRecipients},
 		{"Channels", testChannels},
+		{"ListChannels", testListChannels},
 		{"Meta", testMeta},
 		{"LivenessStateRoundTrip", testLivenessStateRoundTrip},
 		{"DeepWorkOneActive", testDeepWorkOneActive},
