@@ -2,13 +2,9 @@ package app_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,43 +12,10 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/hub"
-	"github.com/jackc/pgx/v5"
+	"github.com/agenthub/hub/internal/store/postgres/pgtest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
-
-// postgresDatabase creates an empty database on the server of
-// HUB_TEST_DATABASE_URL (dropped when tb ends) and returns its URL; the
-// test is skipped when the variable is not set.
-func postgresDatabase(tb testing.TB) string {
-	tb.Helper()
-	base := os.Getenv("HUB_TEST_DATABASE_URL")
-	if base == "" {
-		tb.Skip("HUB_TEST_DATABASE_URL is not set: skipping the PostgreSQL replica tests (scripts/ci-postgres.sh starts a throw-away cluster)")
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "hubapp_" + hex.EncodeToString(b)
-	ctx := context.Background()
-	exec := func(q string) {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			tb.Fatalf("connect to the test server: %v", err)
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, q); err != nil {
-			tb.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE DATABASE ` + name)
-	tb.Cleanup(func() { exec(`DROP DATABASE ` + name + ` WITH (FORCE)`) })
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatalf("HUB_TEST_DATABASE_URL: %v", err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
 
 // startReplica boots a hub on the PostgreSQL database at dbURL, with its
 // own data dir and an orchestrator ticking every 50 ms; the fallback poll
@@ -106,7 +69,7 @@ func within(tb testing.TB, what string, cond func() bool) {
 // says which), a post made through one wakes a wait parked on the other,
 // and when the leader stops the other takes over.
 func TestPostgresReplicas(t *testing.T) {
-	dbURL := postgresDatabase(t)
+	dbURL := pgtest.Database(t)
 	a, b := startReplica(t, dbURL), startReplica(t, dbURL)
 
 	within(t, "one leader", func() bool {

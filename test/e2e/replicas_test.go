@@ -2,52 +2,15 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/agenthub/hub/internal/store/postgres/pgtest"
 )
-
-// freshDatabase creates an empty database on the server of
-// HUB_TEST_DATABASE_URL, dropped when the test ends, and returns its URL.
-// The test is skipped when the variable is not set.
-func freshDatabase(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("HUB_TEST_DATABASE_URL")
-	if base == "" {
-		t.Skip("HUB_TEST_DATABASE_URL is not set: skipping the two-replica end-to-end test (scripts/ci-postgres.sh starts a throw-away cluster)")
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "hube2e_" + hex.EncodeToString(b)
-	exec := func(q string) {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Fatalf("connect to the test server: %v", err)
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE DATABASE ` + name)
-	t.Cleanup(func() { exec(`DROP DATABASE ` + name + ` WITH (FORCE)`) })
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("HUB_TEST_DATABASE_URL: %v", err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
 
 // metric returns the value of the sample named name in h's /metrics, ""
 // when the hub does not answer or has no such sample.
@@ -85,7 +48,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 // killed with SIGKILL the other takes over, and a cron job runs once per
 // slot throughout.
 func TestTwoReplicas(t *testing.T) {
-	dbURL := freshDatabase(t)
+	dbURL := pgtest.Database(t)
 	bin := buildBinaries(t)
 	flags := []string{"--database-url", dbURL, "--tick-interval", "200ms", "--poll-interval", "1h"}
 	a, b := startHub(t, bin, flags...), startHub(t, bin, flags...)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/postgres/pgtest"
 )
 
 // Figures for BENCHMARKS.md (a running PostgreSQL is needed):
@@ -17,7 +18,7 @@ import (
 // callers: one message to one agent per Update (write lock, counter row,
 // NOTIFY, commit).
 func BenchmarkPost(b *testing.B) {
-	db := openTest(b, freshSchema(b))
+	db := openTest(b, pgtest.Schema(b))
 	ctx := context.Background()
 	a := &hub.Agent{Name: "bob", CreatedAt: time.Unix(1, 0)}
 	if err := db.Update(ctx, func(tx hub.Tx) error { return tx.CreateAgent(a, nil) }); err != nil {
@@ -42,7 +43,7 @@ func BenchmarkPost(b *testing.B) {
 // (NOTIFY, B's listener, its watcher's look, the waiter's signal), and
 // reports its median and 99th percentile.
 func BenchmarkCrossReplicaWake(b *testing.B) {
-	u := freshSchema(b)
+	u := pgtest.Schema(b)
 	a, r := newReplica(b, u, false), newReplica(b, u, true)
 	alice, bob := a.agent(b, "alice"), r.agent(b, "bob")
 	eventually(b, "B listening", func() bool { return backends(b, "hub listen "+r.db.schema) == 1 })

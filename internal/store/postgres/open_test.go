@@ -5,34 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/agenthub/hub/internal/store/postgres/pgtest"
 	"github.com/jackc/pgx/v5"
 )
-
-// adminConn connects to the test database as the test's own role.
-func adminConn(tb testing.TB) *pgx.Conn {
-	tb.Helper()
-	conn, err := pgx.Connect(context.Background(), testURL(tb))
-	if err != nil {
-		tb.Fatalf("connect to the test database: %v", err)
-	}
-	return conn
-}
-
-// admin runs statements on the test database as the test's own role.
-func admin(tb testing.TB, sql ...string) {
-	tb.Helper()
-	ctx := context.Background()
-	conn := adminConn(tb)
-	defer conn.Close(ctx)
-	for _, q := range sql {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			tb.Fatalf("%s: %v", q, err)
-		}
-	}
-}
 
 // freshRole creates a login role without rights (dropped when tb ends)
 // and returns its name and the URL u with the role as user.
@@ -42,11 +21,15 @@ func freshRole(tb testing.TB, u string) (role, ru string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	schema := cfg.RuntimeParams["search_path"]
-	role = "r" + schema
-	admin(tb, `CREATE ROLE `+role+` LOGIN`)
-	tb.Cleanup(func() { admin(tb, `DROP OWNED BY `+role+` CASCADE`, `DROP ROLE `+role) })
-	return role, withParam(tb, fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", role, cfg.Host, cfg.Port, cfg.Database), "search_path", schema)
+	role = "r" + cfg.RuntimeParams["search_path"]
+	pgtest.Exec(tb, `CREATE ROLE `+role+` LOGIN`)
+	tb.Cleanup(func() { pgtest.Exec(tb, `DROP OWNED BY `+role+` CASCADE`, `DROP ROLE `+role) })
+	p, err := url.Parse(u)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p.User = url.User(role)
+	return role, p.String()
 }
 
 // freePort returns a loopback port nothing listens on.
@@ -64,14 +47,14 @@ func freePort(tb testing.TB) int {
 // rights — never with the password, never with a stack of driver text.
 func TestOpenErrors(t *testing.T) {
 	t.Parallel()
-	u := freshSchema(t)
+	u := pgtest.Schema(t)
 	cfg, err := pgx.ParseConfig(u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	schema := cfg.RuntimeParams["search_path"]
 	role, weak := freshRole(t, u)
-	admin(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role)
+	pgtest.Exec(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role)
 
 	tests := []struct {
 		name string
@@ -107,10 +90,10 @@ func TestOpenErrors(t *testing.T) {
 // A database migrated by a newer hub is refused with a clear message.
 func TestOpenRefusesNewerSchema(t *testing.T) {
 	t.Parallel()
-	u := freshSchema(t)
+	u := pgtest.Schema(t)
 	openTest(t, u).Close()
 	cfg, _ := pgx.ParseConfig(u)
-	admin(t, `INSERT INTO `+cfg.RuntimeParams["search_path"]+`.schema_migrations (version, name) VALUES (9999, '9999_future.sql')`)
+	pgtest.Exec(t, `INSERT INTO `+cfg.RuntimeParams["search_path"]+`.schema_migrations (version, name) VALUES (9999, '9999_future.sql')`)
 	db, err := Open(context.Background(), u, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err == nil {
 		db.Close()
@@ -126,7 +109,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 // starts on a database that is already migrated.
 func TestOpenMigratesOnce(t *testing.T) {
 	t.Parallel()
-	u := freshSchema(t)
+	u := pgtest.Schema(t)
 	const n = 4
 	errs := make(chan error, n)
 	for range n {
@@ -158,7 +141,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 
 	role, ru := freshRole(t, u)
 	schema := db.schema
-	admin(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role,
+	pgtest.Exec(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA `+schema+` TO `+role)
 	rdb, err := Open(context.Background(), ru, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

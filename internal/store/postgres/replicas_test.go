@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/postgres/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -112,7 +113,7 @@ func woken(tb testing.TB, w *hub.Waiter, what string) {
 // B's wait then finds the message.
 func TestWatchWakesWaiterOnOtherReplica(t *testing.T) {
 	t.Parallel()
-	u := freshSchema(t)
+	u := pgtest.Schema(t)
 	a, b := newReplica(t, u, false), newReplica(t, u, true)
 	alice := a.agent(t, "alice")
 	bob := b.agent(t, "bob")
@@ -138,11 +139,11 @@ func TestWatchWakesWaiterOnOtherReplica(t *testing.T) {
 // lost: once B listens again it re-checks every parked wait and says so.
 func TestWatchReconnectsAndRechecks(t *testing.T) {
 	t.Parallel()
-	u := freshSchema(t)
+	u := pgtest.Schema(t)
 	role, ru := freshRole(t, u)
 	a := newReplica(t, u, false)
 	schema := a.db.schema
-	admin(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role,
+	pgtest.Exec(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA `+schema+` TO `+role)
 	b := newReplica(t, ru, true)
 	alice, bob, carol := a.agent(t, "alice"), b.agent(t, "bob"), b.agent(t, "carol")
@@ -151,13 +152,13 @@ func TestWatchReconnectsAndRechecks(t *testing.T) {
 
 	wb, wc := b.park(t, bob.ID), b.park(t, carol.ID)
 	// B may not log in while its listener is down: the post is notified to nobody.
-	admin(t, `ALTER ROLE `+role+` NOLOGIN`,
+	pgtest.Exec(t, `ALTER ROLE `+role+` NOLOGIN`,
 		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '`+listener+`'`)
 	eventually(t, "B's listener gone", func() bool { return backends(t, listener) == 0 })
 	if _, err := a.svc.Post(context.Background(), alice, "", hub.PostRequest{To: []string{"bob"}, Body: "while B was deaf"}); err != nil {
 		t.Fatal(err)
 	}
-	admin(t, `ALTER ROLE `+role+` LOGIN`)
+	pgtest.Exec(t, `ALTER ROLE `+role+` LOGIN`)
 	woken(t, wb, "bob, who got a message while B was not listening")
 	woken(t, wc, "carol, whose wait must be re-checked too")
 	eventually(t, "B's log", func() bool { return strings.Contains(b.log.String(), "re-checked every parked wait") })
@@ -172,7 +173,7 @@ func TestWatchReconnectsAndRechecks(t *testing.T) {
 func backends(tb testing.TB, name string) int {
 	tb.Helper()
 	var n int
-	c := adminConn(tb)
+	c := pgtest.Conn(tb)
 	defer c.Close(context.Background())
 	if err := c.QueryRow(context.Background(), `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1`, name).Scan(&n); err != nil {
 		tb.Fatal(err)
@@ -185,7 +186,7 @@ func backends(tb testing.TB, name string) int {
 // longer leads. A resignation hands over at once.
 func TestLeaderFailover(t *testing.T) {
 	t.Parallel()
-	u := freshSchema(t)
+	u := pgtest.Schema(t)
 	a, b := openTest(t, u), openTest(t, u)
 	la, lb := a.Leader(), b.Leader()
 	ctx := context.Background()
@@ -201,7 +202,7 @@ func TestLeaderFailover(t *testing.T) {
 		t.Fatal("want A to lead and B not")
 	}
 	pid := la.conn.PgConn().PID()
-	c := adminConn(t)
+	c := pgtest.Conn(t)
 	if _, err := c.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func fmtID(id int64) string { return hub.FormatMessageID(id) }
 // ID. So a reader can never see ID n+1 while n is still in flight.
 func TestMessageIDsInCommitOrder(t *testing.T) {
 	t.Parallel()
-	db := openTest(t, freshSchema(t))
+	db := openTest(t, pgtest.Schema(t))
 	ctx := context.Background()
 	var bob int64
 	if err := db.Update(ctx, func(tx hub.Tx) error {
@@ -269,7 +270,7 @@ func TestMessageIDsInCommitOrder(t *testing.T) {
 		}
 		got <- id
 	}()
-	c := adminConn(t)
+	c := pgtest.Conn(t)
 	defer c.Close(ctx)
 	eventually(t, "the second poster waits on the counter's row lock", func() bool {
 		var waiting bool
@@ -297,7 +298,7 @@ func TestMessageIDsInCommitOrder(t *testing.T) {
 // the writes sharing its commit are kept.
 func TestSwallowedStatementErrorRollsBackOnlyThatWrite(t *testing.T) {
 	t.Parallel()
-	db := openTest(t, freshSchema(t))
+	db := openTest(t, pgtest.Schema(t))
 	ctx := context.Background()
 	const n = 20
 	errs := make([]error, n)
@@ -342,7 +343,7 @@ func TestSwallowedStatementErrorRollsBackOnlyThatWrite(t *testing.T) {
 // same transaction. Manual runs are not slots.
 func TestCronSlotRunsOnce(t *testing.T) {
 	t.Parallel()
-	db := openTest(t, freshSchema(t))
+	db := openTest(t, pgtest.Schema(t))
 	ctx := context.Background()
 	slot := time.Unix(3600, 0)
 	run := func(manual bool) error {
