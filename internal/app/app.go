@@ -153,6 +153,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		return err
 	}
 	m.Logger.Info("hub started", "version", version.Version, "grpc", m.GRPCAddress(), "http", m.HTTPAddress(), "data_dir", m.DataDir)
+	if u := m.dashboardURL(); u != "" {
+		m.Logger.Info("dashboard: open "+u+" and sign in with the admin token", "url", u, "admin_token_file", datadir.AdminTokenFile(m.DataDir))
+	}
 	return nil
 }
 
@@ -241,7 +244,8 @@ func (m *Main) newServer() {
 func (m *Main) grpcOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		// Logging first, so that calls refused by authentication are logged too.
-		grpc.ChainUnaryInterceptor(server.LoggingInterceptor(m.Logger), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor),
+		grpc.ChainUnaryInterceptor(server.LoggingInterceptor(m.Logger), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor,
+			server.FeedInterceptor(m.Service.Feed())),
 		grpc.ChainStreamInterceptor(m.Server.StreamInterceptor),
 		grpc.MaxRecvMsgSize(4 << 20),
 		// Parked waits are idle streams: let clients keep connections open
@@ -287,18 +291,18 @@ func (m *Main) connectInProcess() error {
 }
 
 // serveHTTP listens on HTTPAddr, unless it is off, and serves the REST
-// gateway with MCP over HTTP at /mcp and the metrics at /metrics.
+// gateway with MCP over HTTP at /mcp, the metrics at /metrics and the
+// dashboard at /.
 func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 	if m.HTTPAddr == "" || m.HTTPAddr == "off" {
 		return nil
 	}
-	h, err := gateway.New(runCtx, m.internal, gateway.Options{
-		Ready: m.ready,
-		Extra: map[string]http.Handler{
-			"/mcp":         m.mcpHandler(),
-			"GET /metrics": m.metrics.Handler(),
-		},
-	})
+	extra := map[string]http.Handler{
+		"/mcp":         m.mcpHandler(),
+		"GET /metrics": m.metrics.Handler(),
+	}
+	dash := m.newDashboard(extra)
+	h, err := gateway.New(runCtx, m.internal, gateway.Options{Ready: m.ready, Extra: extra, Version: version.Version})
 	if err != nil {
 		return fmt.Errorf("REST gateway: %w", err)
 	}
@@ -312,6 +316,7 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		TLSConfig:    tlsCfg,
 		ErrorLog:     slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn), // TLS handshake errors and the like
 	}
+	m.httpSrv.RegisterOnShutdown(dash.Close)
 	if m.httpLis, err = net.Listen("tcp", m.HTTPAddr); err != nil {
 		return fmt.Errorf("listen for HTTP on %s: %w (is another hub running? choose another address with --http-addr)", m.HTTPAddr, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,7 +17,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// OpenAPI is the OpenAPI (Swagger 2) document generated from the protos.
+// OpenAPI is the Swagger 2 document generated from the protos; the hub
+// serves its OpenAPI 3 form (OpenAPI3).
 //
 //go:embed openapi/hub.swagger.json
 var OpenAPI []byte
@@ -27,6 +29,8 @@ type Options struct {
 	Ready func(ctx context.Context) error
 	// Extra handlers mounted beside the API, by pattern (e.g. "/mcp", "/metrics").
 	Extra map[string]http.Handler
+	// Version is the hub's version, shown in the OpenAPI document.
+	Version string
 }
 
 // JSONMarshaler is the REST JSON format: proto field names (snake_case, as
@@ -51,11 +55,20 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 	if err := hubv1.RegisterAdminServiceHandler(ctx, gw, conn); err != nil {
 		return nil, err
 	}
+	doc, err := OpenAPI3(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	docJSON, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("write the OpenAPI document: %w", err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.MaxBytesHandler(gw, MaxRESTBody))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(OpenAPI)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Write(docJSON)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

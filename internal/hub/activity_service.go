@@ -11,6 +11,12 @@ type ActivityTx interface {
 	InsertActivityLog(l *ActivityLog) error
 	// InsertCheckpoint inserts c and sets c.ID.
 	InsertCheckpoint(c *Checkpoint) error
+	// RecentActivityLogs returns the agent's newest activity logs, newest
+	// first, at most limit.
+	RecentActivityLogs(agentID int64, limit int) ([]*ActivityLog, error)
+	// RecentCheckpoints returns the agent's newest checkpoints, newest
+	// first, at most limit.
+	RecentCheckpoints(agentID int64, limit int) ([]*Checkpoint, error)
 }
 
 // ActivityLogResult is what CreateActivityLog returns.
@@ -194,4 +200,31 @@ func (s *Service) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResul
 	r.SinceLast = SinceLast(r.Beat, caller.LastInteractionBeat)
 	r.SinceLastReading = BeatReading(r.SinceLast)
 	return r, nil
+}
+
+// ListActivity returns the named agent's newest activity logs and
+// checkpoints (at most limit of each, default 50), newest first. Errors:
+// EINVALID (name, limit), ENOTFOUND.
+func (s *Service) ListActivity(ctx context.Context, name string, limit int) ([]*ActivityLog, []*Checkpoint, error) {
+	if err := ValidateAgentName(name); err != nil {
+		return nil, nil, err
+	}
+	limit, err := s.limit(limit, 50)
+	if err != nil {
+		return nil, nil, err
+	}
+	var logs []*ActivityLog
+	var cps []*Checkpoint
+	err = s.store.View(ctx, func(tx Tx) error {
+		a, err := tx.AgentByName(name)
+		if err != nil {
+			return err
+		}
+		if logs, err = tx.RecentActivityLogs(a.ID, limit); err != nil {
+			return err
+		}
+		cps, err = tx.RecentCheckpoints(a.ID, limit)
+		return err
+	})
+	return logs, cps, err
 }

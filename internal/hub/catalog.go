@@ -84,6 +84,7 @@ const (
 	MsgEventDeepWorkReplaced        MsgKey = "event.deep_work_replaced"         // mode, planned activity
 	MsgEventDeepWorkCompletedByLog  MsgKey = "event.deep_work_completed_by_log" // planned activity, log type, log title
 	MsgEventDeepWorkExpired         MsgKey = "event.deep_work_expired"          // planned activity, end time
+	MsgEventDeepWorkEndedByAdmin    MsgKey = "event.deep_work_ended_by_admin"   // mode, planned activity
 	MsgEventReflectionWaived        MsgKey = "event.reflection_waived"          // log type, log title, urgent reason
 	MsgEventReflectionSkipped       MsgKey = "event.reflection_skipped"         // log type, log title
 
@@ -129,6 +130,7 @@ var catalog = map[Locale]map[MsgKey]string{
 		MsgEventDeepWorkReplaced:        "%s deep work %q completed: replaced by a new declaration",
 		MsgEventDeepWorkCompletedByLog:  "deep work %q completed by the %s log %q",
 		MsgEventDeepWorkExpired:         "strict deep work %q expired: its end %s passed without an activity log",
+		MsgEventDeepWorkEndedByAdmin:    "%s deep work %q ended by an admin",
 		MsgEventReflectionWaived:        "reflection postponed by the %s log %q for an emergency: %s",
 		MsgEventReflectionSkipped:       "reflection skipped: the log after a completed deep work was the %s log %q",
 
@@ -170,6 +172,7 @@ var catalog = map[Locale]map[MsgKey]string{
 		MsgEventDeepWorkReplaced:        "深い作業（%s）「%s」を完了: 新しい宣言に置き換え",
 		MsgEventDeepWorkCompletedByLog:  "深い作業「%s」が活動ログ（%s）「%s」で完了",
 		MsgEventDeepWorkExpired:         "深い作業（strict）「%s」が期限切れ: 終了時刻%sまでに活動ログなし",
+		MsgEventDeepWorkEndedByAdmin:    "深い作業（%s）「%s」を管理者が終了",
 		MsgEventReflectionWaived:        "活動ログ（%s）「%s」により緊急対応のため内省を延期: %s",
 		MsgEventReflectionSkipped:       "内省スキップ: 深い作業完了後の活動ログが（%s）「%s」でした",
 

@@ -54,6 +54,7 @@ const (
 	EndedByActivityLog DeepWorkEnd = "activity_log" // completed by the agent's next activity log
 	EndedByReplacement DeepWorkEnd = "replaced"     // completed because a new declaration replaced it
 	EndedByExpiry      DeepWorkEnd = "expired"      // strict, its planned end passed without an activity log
+	EndedByAdmin       DeepWorkEnd = "admin"        // ended by an admin (EndDeepWork)
 )
 
 // DefaultDeepWorkMax is the default longest strict declaration.
@@ -219,6 +220,23 @@ func ExpireDeepWork(st *LivenessState, now time.Time, loc Locale) (*DeepWork, []
 	ev := newEvent(st.AgentID, EventDeepWorkExpired, now,
 		loc.Text(MsgEventDeepWorkExpired, exp.PlannedActivity, exp.EndsAt.Format(time.RFC3339)))
 	return exp, []Event{ev}
+}
+
+// EndDeepWorkByAdmin ends the agent's active declaration at an admin's
+// request: every check resumes at once, and no reflection becomes due (no
+// activity log was involved). A strict declaration already past its end is
+// expired instead, as the orchestrator would have. It returns EPRECONDITION
+// when no declaration is active.
+func EndDeepWorkByAdmin(st *LivenessState, name string, now time.Time, loc Locale) (*DeepWork, []Event, error) {
+	if !st.ActiveDeepWork.IsActive() {
+		return nil, nil, Errorf(EPRECONDITION, "%s has no active deep work to end", name)
+	}
+	if exp, evs := ExpireDeepWork(st, now, loc); exp != nil {
+		return exp, evs, nil
+	}
+	old := endDeepWork(st, now, DeepWorkCompleted, EndedByAdmin)
+	ev := newEvent(st.AgentID, EventDeepWorkCompleted, now, loc.Text(MsgEventDeepWorkEndedByAdmin, old.Mode, old.PlannedActivity))
+	return old, []Event{ev}, nil
 }
 
 // endDeepWork closes the active declaration and returns a copy of it.

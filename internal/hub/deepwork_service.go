@@ -178,3 +178,38 @@ func (s *Service) ListDeepWork(ctx context.Context, req ListDeepWorkRequest) ([]
 	})
 	return out, err
 }
+
+// EndDeepWork ends the named agent's active deep work at an admin's
+// request (EndDeepWorkByAdmin). Errors: EINVALID, ENOTFOUND, EPRECONDITION
+// (no deep work is active).
+func (s *Service) EndDeepWork(ctx context.Context, name string) (*DeepWork, error) {
+	if err := ValidateAgentName(name); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	var ended *DeepWork
+	err := s.store.Update(ctx, func(tx Tx) error {
+		a, err := tx.AgentByName(name)
+		if err != nil {
+			return err
+		}
+		st, err := tx.LivenessState(a.ID)
+		if err != nil {
+			return err
+		}
+		loc := s.locale(a)
+		var evs []Event
+		if ended, evs, err = EndDeepWorkByAdmin(st, a.Name, now, loc); err != nil {
+			return err
+		}
+		if err := tx.UpdateDeepWork(ended); err != nil {
+			return err
+		}
+		_, err = s.persistLiveness(tx, st, now, loc, evs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ended, nil
+}

@@ -14,6 +14,7 @@ type WaitLimits struct {
 // its wake-up signal pending (the channel is buffered).
 type Waiters struct {
 	limits WaitLimits
+	feed   *Feed // hears every Notify (feed.go)
 
 	mu      sync.Mutex
 	byAgent map[int64]map[*Waiter]struct{}
@@ -30,7 +31,7 @@ type Waiter struct {
 
 // NewWaiters returns an empty registry with the given limits.
 func NewWaiters(limits WaitLimits) *Waiters {
-	return &Waiters{limits: limits, byAgent: make(map[int64]map[*Waiter]struct{})}
+	return &Waiters{limits: limits, feed: NewFeed(DefaultFeedSubscribers), byAgent: make(map[int64]map[*Waiter]struct{})}
 }
 
 // Register adds a wait for agentID. Errors: EEXHAUSTED past a limit.
@@ -82,6 +83,9 @@ func (w *Waiter) signal() {
 
 // Notify wakes every wait of the given agents.
 func (ws *Waiters) Notify(agentIDs ...int64) {
+	if len(agentIDs) > 0 {
+		ws.feed.Publish(TopicMessages)
+	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, id := range agentIDs {

@@ -2624,6 +2624,374 @@ func (x *BackupResponse) GetBytes() int64 {
 	return 0
 }
 
+type EndDeepWorkRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent whose deep work ends.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndDeepWorkRequest) Reset() {
+	*x = EndDeepWorkRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndDeepWorkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndDeepWorkRequest) ProtoMessage() {}
+
+func (x *EndDeepWorkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndDeepWorkRequest.ProtoReflect.Descriptor instead.
+func (*EndDeepWorkRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *EndDeepWorkRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type EndDeepWorkResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The declaration as it ended (completed, or expired if a strict one was
+	// already past its end).
+	DeepWork      *DeepWork `protobuf:"bytes,1,opt,name=deep_work,json=deepWork,proto3" json:"deep_work,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndDeepWorkResponse) Reset() {
+	*x = EndDeepWorkResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndDeepWorkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndDeepWorkResponse) ProtoMessage() {}
+
+func (x *EndDeepWorkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndDeepWorkResponse.ProtoReflect.Descriptor instead.
+func (*EndDeepWorkResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *EndDeepWorkResponse) GetDeepWork() *DeepWork {
+	if x != nil {
+		return x.DeepWork
+	}
+	return nil
+}
+
+type ListActivityRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent whose activity is listed.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Most records of each kind, newest first (default 50, max 500).
+	Limit         int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListActivityRequest) Reset() {
+	*x = ListActivityRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListActivityRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListActivityRequest) ProtoMessage() {}
+
+func (x *ListActivityRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListActivityRequest.ProtoReflect.Descriptor instead.
+func (*ListActivityRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ListActivityRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ListActivityRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListActivityResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Activity logs, newest first.
+	ActivityLogs []*ActivityLog `protobuf:"bytes,1,rep,name=activity_logs,json=activityLogs,proto3" json:"activity_logs,omitempty"`
+	// Checkpoints, newest first.
+	Checkpoints   []*Checkpoint `protobuf:"bytes,2,rep,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListActivityResponse) Reset() {
+	*x = ListActivityResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListActivityResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListActivityResponse) ProtoMessage() {}
+
+func (x *ListActivityResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListActivityResponse.ProtoReflect.Descriptor instead.
+func (*ListActivityResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *ListActivityResponse) GetActivityLogs() []*ActivityLog {
+	if x != nil {
+		return x.ActivityLogs
+	}
+	return nil
+}
+
+func (x *ListActivityResponse) GetCheckpoints() []*Checkpoint {
+	if x != nil {
+		return x.Checkpoints
+	}
+	return nil
+}
+
+type ListAgentOverviewsRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	IncludeDisabled bool                   `protobuf:"varint,1,opt,name=include_disabled,json=includeDisabled,proto3" json:"include_disabled,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ListAgentOverviewsRequest) Reset() {
+	*x = ListAgentOverviewsRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentOverviewsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentOverviewsRequest) ProtoMessage() {}
+
+func (x *ListAgentOverviewsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentOverviewsRequest.ProtoReflect.Descriptor instead.
+func (*ListAgentOverviewsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *ListAgentOverviewsRequest) GetIncludeDisabled() bool {
+	if x != nil {
+		return x.IncludeDisabled
+	}
+	return false
+}
+
+// AgentOverview is one agent with what a watcher needs at a glance.
+type AgentOverview struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Agent *Agent                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Health state, findings, presence, last activity and deep work.
+	Health *AgentHealth `protobuf:"bytes,2,opt,name=health,proto3" json:"health,omitempty"`
+	// Messages delivered to the agent and not yet read.
+	UnreadCount int64 `protobuf:"varint,3,opt,name=unread_count,json=unreadCount,proto3" json:"unread_count,omitempty"`
+	// Unread messages that mention the agent.
+	MentionCount int64 `protobuf:"varint,4,opt,name=mention_count,json=mentionCount,proto3" json:"mention_count,omitempty"`
+	// WaitForMessages calls of the agent parked now.
+	ParkedWaits   int32 `protobuf:"varint,5,opt,name=parked_waits,json=parkedWaits,proto3" json:"parked_waits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentOverview) Reset() {
+	*x = AgentOverview{}
+	mi := &file_hub_v1_admin_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentOverview) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentOverview) ProtoMessage() {}
+
+func (x *AgentOverview) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentOverview.ProtoReflect.Descriptor instead.
+func (*AgentOverview) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *AgentOverview) GetAgent() *Agent {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+func (x *AgentOverview) GetHealth() *AgentHealth {
+	if x != nil {
+		return x.Health
+	}
+	return nil
+}
+
+func (x *AgentOverview) GetUnreadCount() int64 {
+	if x != nil {
+		return x.UnreadCount
+	}
+	return 0
+}
+
+func (x *AgentOverview) GetMentionCount() int64 {
+	if x != nil {
+		return x.MentionCount
+	}
+	return 0
+}
+
+func (x *AgentOverview) GetParkedWaits() int32 {
+	if x != nil {
+		return x.ParkedWaits
+	}
+	return 0
+}
+
+type ListAgentOverviewsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Agents        []*AgentOverview       `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAgentOverviewsResponse) Reset() {
+	*x = ListAgentOverviewsResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentOverviewsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentOverviewsResponse) ProtoMessage() {}
+
+func (x *ListAgentOverviewsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentOverviewsResponse.ProtoReflect.Descriptor instead.
+func (*ListAgentOverviewsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ListAgentOverviewsResponse) GetAgents() []*AgentOverview {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
 var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
@@ -2777,7 +3145,27 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\":\n" +
 	"\x0eBackupResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes2\xef\x0e\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"(\n" +
+	"\x12EndDeepWorkRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"D\n" +
+	"\x13EndDeepWorkResponse\x12-\n" +
+	"\tdeep_work\x18\x01 \x01(\v2\x10.hub.v1.DeepWorkR\bdeepWork\"?\n" +
+	"\x13ListActivityRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"\x86\x01\n" +
+	"\x14ListActivityResponse\x128\n" +
+	"\ractivity_logs\x18\x01 \x03(\v2\x13.hub.v1.ActivityLogR\factivityLogs\x124\n" +
+	"\vcheckpoints\x18\x02 \x03(\v2\x12.hub.v1.CheckpointR\vcheckpoints\"F\n" +
+	"\x19ListAgentOverviewsRequest\x12)\n" +
+	"\x10include_disabled\x18\x01 \x01(\bR\x0fincludeDisabled\"\xcc\x01\n" +
+	"\rAgentOverview\x12#\n" +
+	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12+\n" +
+	"\x06health\x18\x02 \x01(\v2\x13.hub.v1.AgentHealthR\x06health\x12!\n" +
+	"\funread_count\x18\x03 \x01(\x03R\vunreadCount\x12#\n" +
+	"\rmention_count\x18\x04 \x01(\x03R\fmentionCount\x12!\n" +
+	"\fparked_waits\x18\x05 \x01(\x05R\vparkedWaits\"K\n" +
+	"\x1aListAgentOverviewsResponse\x12-\n" +
+	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents2\xdf\x10\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -2809,7 +3197,10 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fListCronRuns\x12\x1b.hub.v1.ListCronRunsRequest\x1a\x1c.hub.v1.ListCronRunsResponse\x12C\n" +
 	"\n" +
 	"GetHubInfo\x12\x19.hub.v1.GetHubInfoRequest\x1a\x1a.hub.v1.GetHubInfoResponse\x127\n" +
-	"\x06Backup\x12\x15.hub.v1.BackupRequest\x1a\x16.hub.v1.BackupResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x06Backup\x12\x15.hub.v1.BackupRequest\x1a\x16.hub.v1.BackupResponse\x12F\n" +
+	"\vEndDeepWork\x12\x1a.hub.v1.EndDeepWorkRequest\x1a\x1b.hub.v1.EndDeepWorkResponse\x12I\n" +
+	"\fListActivity\x12\x1b.hub.v1.ListActivityRequest\x1a\x1c.hub.v1.ListActivityResponse\x12[\n" +
+	"\x12ListAgentOverviews\x12!.hub.v1.ListAgentOverviewsRequest\x1a\".hub.v1.ListAgentOverviewsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -2823,159 +3214,180 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_hub_v1_admin_proto_goTypes = []any{
-	(*CreateAgentRequest)(nil),        // 0: hub.v1.CreateAgentRequest
-	(*CreateAgentResponse)(nil),       // 1: hub.v1.CreateAgentResponse
-	(*ListAgentsRequest)(nil),         // 2: hub.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),        // 3: hub.v1.ListAgentsResponse
-	(*GetAgentRequest)(nil),           // 4: hub.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),          // 5: hub.v1.GetAgentResponse
-	(*UpdateAgentRequest)(nil),        // 6: hub.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),       // 7: hub.v1.UpdateAgentResponse
-	(*DisableAgentRequest)(nil),       // 8: hub.v1.DisableAgentRequest
-	(*DisableAgentResponse)(nil),      // 9: hub.v1.DisableAgentResponse
-	(*EnableAgentRequest)(nil),        // 10: hub.v1.EnableAgentRequest
-	(*EnableAgentResponse)(nil),       // 11: hub.v1.EnableAgentResponse
-	(*RotateTokenRequest)(nil),        // 12: hub.v1.RotateTokenRequest
-	(*RotateTokenResponse)(nil),       // 13: hub.v1.RotateTokenResponse
-	(*RevokeTokenRequest)(nil),        // 14: hub.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),       // 15: hub.v1.RevokeTokenResponse
-	(*AdminPostMessageRequest)(nil),   // 16: hub.v1.AdminPostMessageRequest
-	(*AdminPostMessageResponse)(nil),  // 17: hub.v1.AdminPostMessageResponse
-	(*AdminListMessagesRequest)(nil),  // 18: hub.v1.AdminListMessagesRequest
-	(*AdminListMessagesResponse)(nil), // 19: hub.v1.AdminListMessagesResponse
-	(*GetAgentHealthRequest)(nil),     // 20: hub.v1.GetAgentHealthRequest
-	(*GetAgentHealthResponse)(nil),    // 21: hub.v1.GetAgentHealthResponse
-	(*ListEventsRequest)(nil),         // 22: hub.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),        // 23: hub.v1.ListEventsResponse
-	(*ListDeepWorkRequest)(nil),       // 24: hub.v1.ListDeepWorkRequest
-	(*ListDeepWorkResponse)(nil),      // 25: hub.v1.ListDeepWorkResponse
-	(*NudgeRequest)(nil),              // 26: hub.v1.NudgeRequest
-	(*NudgeResponse)(nil),             // 27: hub.v1.NudgeResponse
-	(*GetBeatRequest)(nil),            // 28: hub.v1.GetBeatRequest
-	(*GetBeatResponse)(nil),           // 29: hub.v1.GetBeatResponse
-	(*SetPulseConfigRequest)(nil),     // 30: hub.v1.SetPulseConfigRequest
-	(*SetPulseConfigResponse)(nil),    // 31: hub.v1.SetPulseConfigResponse
-	(*ListPulsesRequest)(nil),         // 32: hub.v1.ListPulsesRequest
-	(*ListPulsesResponse)(nil),        // 33: hub.v1.ListPulsesResponse
-	(*TriggerPulseRequest)(nil),       // 34: hub.v1.TriggerPulseRequest
-	(*TriggerPulseResponse)(nil),      // 35: hub.v1.TriggerPulseResponse
-	(*CreateCronJobRequest)(nil),      // 36: hub.v1.CreateCronJobRequest
-	(*CreateCronJobResponse)(nil),     // 37: hub.v1.CreateCronJobResponse
-	(*ListCronJobsRequest)(nil),       // 38: hub.v1.ListCronJobsRequest
-	(*ListCronJobsResponse)(nil),      // 39: hub.v1.ListCronJobsResponse
-	(*DeleteCronJobRequest)(nil),      // 40: hub.v1.DeleteCronJobRequest
-	(*DeleteCronJobResponse)(nil),     // 41: hub.v1.DeleteCronJobResponse
-	(*SetCronJobEnabledRequest)(nil),  // 42: hub.v1.SetCronJobEnabledRequest
-	(*SetCronJobEnabledResponse)(nil), // 43: hub.v1.SetCronJobEnabledResponse
-	(*RunCronJobRequest)(nil),         // 44: hub.v1.RunCronJobRequest
-	(*RunCronJobResponse)(nil),        // 45: hub.v1.RunCronJobResponse
-	(*ListCronRunsRequest)(nil),       // 46: hub.v1.ListCronRunsRequest
-	(*ListCronRunsResponse)(nil),      // 47: hub.v1.ListCronRunsResponse
-	(*GetHubInfoRequest)(nil),         // 48: hub.v1.GetHubInfoRequest
-	(*GetHubInfoResponse)(nil),        // 49: hub.v1.GetHubInfoResponse
-	(*BackupRequest)(nil),             // 50: hub.v1.BackupRequest
-	(*BackupResponse)(nil),            // 51: hub.v1.BackupResponse
-	(*Agent)(nil),                     // 52: hub.v1.Agent
-	(*Message)(nil),                   // 53: hub.v1.Message
-	(*AgentHealth)(nil),               // 54: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),     // 55: google.protobuf.Timestamp
-	(*Event)(nil),                     // 56: hub.v1.Event
-	(*DeepWork)(nil),                  // 57: hub.v1.DeepWork
-	(*BeatInfo)(nil),                  // 58: hub.v1.BeatInfo
-	(*PulseConfig)(nil),               // 59: hub.v1.PulseConfig
-	(*PulseStatus)(nil),               // 60: hub.v1.PulseStatus
-	(*CronJob)(nil),                   // 61: hub.v1.CronJob
-	(*CronRun)(nil),                   // 62: hub.v1.CronRun
+	(*CreateAgentRequest)(nil),         // 0: hub.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),        // 1: hub.v1.CreateAgentResponse
+	(*ListAgentsRequest)(nil),          // 2: hub.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),         // 3: hub.v1.ListAgentsResponse
+	(*GetAgentRequest)(nil),            // 4: hub.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),           // 5: hub.v1.GetAgentResponse
+	(*UpdateAgentRequest)(nil),         // 6: hub.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),        // 7: hub.v1.UpdateAgentResponse
+	(*DisableAgentRequest)(nil),        // 8: hub.v1.DisableAgentRequest
+	(*DisableAgentResponse)(nil),       // 9: hub.v1.DisableAgentResponse
+	(*EnableAgentRequest)(nil),         // 10: hub.v1.EnableAgentRequest
+	(*EnableAgentResponse)(nil),        // 11: hub.v1.EnableAgentResponse
+	(*RotateTokenRequest)(nil),         // 12: hub.v1.RotateTokenRequest
+	(*RotateTokenResponse)(nil),        // 13: hub.v1.RotateTokenResponse
+	(*RevokeTokenRequest)(nil),         // 14: hub.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),        // 15: hub.v1.RevokeTokenResponse
+	(*AdminPostMessageRequest)(nil),    // 16: hub.v1.AdminPostMessageRequest
+	(*AdminPostMessageResponse)(nil),   // 17: hub.v1.AdminPostMessageResponse
+	(*AdminListMessagesRequest)(nil),   // 18: hub.v1.AdminListMessagesRequest
+	(*AdminListMessagesResponse)(nil),  // 19: hub.v1.AdminListMessagesResponse
+	(*GetAgentHealthRequest)(nil),      // 20: hub.v1.GetAgentHealthRequest
+	(*GetAgentHealthResponse)(nil),     // 21: hub.v1.GetAgentHealthResponse
+	(*ListEventsRequest)(nil),          // 22: hub.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),         // 23: hub.v1.ListEventsResponse
+	(*ListDeepWorkRequest)(nil),        // 24: hub.v1.ListDeepWorkRequest
+	(*ListDeepWorkResponse)(nil),       // 25: hub.v1.ListDeepWorkResponse
+	(*NudgeRequest)(nil),               // 26: hub.v1.NudgeRequest
+	(*NudgeResponse)(nil),              // 27: hub.v1.NudgeResponse
+	(*GetBeatRequest)(nil),             // 28: hub.v1.GetBeatRequest
+	(*GetBeatResponse)(nil),            // 29: hub.v1.GetBeatResponse
+	(*SetPulseConfigRequest)(nil),      // 30: hub.v1.SetPulseConfigRequest
+	(*SetPulseConfigResponse)(nil),     // 31: hub.v1.SetPulseConfigResponse
+	(*ListPulsesRequest)(nil),          // 32: hub.v1.ListPulsesRequest
+	(*ListPulsesResponse)(nil),         // 33: hub.v1.ListPulsesResponse
+	(*TriggerPulseRequest)(nil),        // 34: hub.v1.TriggerPulseRequest
+	(*TriggerPulseResponse)(nil),       // 35: hub.v1.TriggerPulseResponse
+	(*CreateCronJobRequest)(nil),       // 36: hub.v1.CreateCronJobRequest
+	(*CreateCronJobResponse)(nil),      // 37: hub.v1.CreateCronJobResponse
+	(*ListCronJobsRequest)(nil),        // 38: hub.v1.ListCronJobsRequest
+	(*ListCronJobsResponse)(nil),       // 39: hub.v1.ListCronJobsResponse
+	(*DeleteCronJobRequest)(nil),       // 40: hub.v1.DeleteCronJobRequest
+	(*DeleteCronJobResponse)(nil),      // 41: hub.v1.DeleteCronJobResponse
+	(*SetCronJobEnabledRequest)(nil),   // 42: hub.v1.SetCronJobEnabledRequest
+	(*SetCronJobEnabledResponse)(nil),  // 43: hub.v1.SetCronJobEnabledResponse
+	(*RunCronJobRequest)(nil),          // 44: hub.v1.RunCronJobRequest
+	(*RunCronJobResponse)(nil),         // 45: hub.v1.RunCronJobResponse
+	(*ListCronRunsRequest)(nil),        // 46: hub.v1.ListCronRunsRequest
+	(*ListCronRunsResponse)(nil),       // 47: hub.v1.ListCronRunsResponse
+	(*GetHubInfoRequest)(nil),          // 48: hub.v1.GetHubInfoRequest
+	(*GetHubInfoResponse)(nil),         // 49: hub.v1.GetHubInfoResponse
+	(*BackupRequest)(nil),              // 50: hub.v1.BackupRequest
+	(*BackupResponse)(nil),             // 51: hub.v1.BackupResponse
+	(*EndDeepWorkRequest)(nil),         // 52: hub.v1.EndDeepWorkRequest
+	(*EndDeepWorkResponse)(nil),        // 53: hub.v1.EndDeepWorkResponse
+	(*ListActivityRequest)(nil),        // 54: hub.v1.ListActivityRequest
+	(*ListActivityResponse)(nil),       // 55: hub.v1.ListActivityResponse
+	(*ListAgentOverviewsRequest)(nil),  // 56: hub.v1.ListAgentOverviewsRequest
+	(*AgentOverview)(nil),              // 57: hub.v1.AgentOverview
+	(*ListAgentOverviewsResponse)(nil), // 58: hub.v1.ListAgentOverviewsResponse
+	(*Agent)(nil),                      // 59: hub.v1.Agent
+	(*Message)(nil),                    // 60: hub.v1.Message
+	(*AgentHealth)(nil),                // 61: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),      // 62: google.protobuf.Timestamp
+	(*Event)(nil),                      // 63: hub.v1.Event
+	(*DeepWork)(nil),                   // 64: hub.v1.DeepWork
+	(*BeatInfo)(nil),                   // 65: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                // 66: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                // 67: hub.v1.PulseStatus
+	(*CronJob)(nil),                    // 68: hub.v1.CronJob
+	(*CronRun)(nil),                    // 69: hub.v1.CronRun
+	(*ActivityLog)(nil),                // 70: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                 // 71: hub.v1.Checkpoint
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	52, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	52, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	52, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	52, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	52, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	52, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	52, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	52, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	53, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	53, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	54, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	55, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	56, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	57, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	53, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	58, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	59, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	60, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	60, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	53, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	61, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	61, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	61, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	61, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	62, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	62, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	55, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	55, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	55, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	0,  // 29: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,  // 30: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,  // 31: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,  // 32: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,  // 33: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10, // 34: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12, // 35: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14, // 36: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16, // 37: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18, // 38: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20, // 39: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22, // 40: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24, // 41: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26, // 42: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28, // 43: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30, // 44: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32, // 45: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34, // 46: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36, // 47: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38, // 48: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40, // 49: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42, // 50: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44, // 51: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46, // 52: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48, // 53: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50, // 54: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	1,  // 55: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,  // 56: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,  // 57: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,  // 58: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,  // 59: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11, // 60: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13, // 61: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15, // 62: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17, // 63: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19, // 64: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21, // 65: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23, // 66: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25, // 67: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27, // 68: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29, // 69: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31, // 70: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33, // 71: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35, // 72: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37, // 73: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39, // 74: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41, // 75: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43, // 76: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45, // 77: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47, // 78: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49, // 79: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51, // 80: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	55, // [55:81] is the sub-list for method output_type
-	29, // [29:55] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	59, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	59, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	59, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	59, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	59, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	59, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	59, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	59, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	60, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	60, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	61, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	62, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	63, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	64, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	60, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	65, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	66, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	67, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	67, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	60, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	68, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	68, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	68, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	68, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	69, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	69, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	62, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	62, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	62, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	64, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	70, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	71, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	59, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	61, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	57, // 34: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
+	0,  // 35: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,  // 36: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,  // 37: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,  // 38: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,  // 39: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10, // 40: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12, // 41: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14, // 42: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16, // 43: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18, // 44: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20, // 45: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22, // 46: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24, // 47: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26, // 48: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28, // 49: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30, // 50: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32, // 51: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34, // 52: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36, // 53: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38, // 54: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40, // 55: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42, // 56: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44, // 57: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46, // 58: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48, // 59: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50, // 60: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52, // 61: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54, // 62: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56, // 63: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	1,  // 64: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,  // 65: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,  // 66: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,  // 67: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,  // 68: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11, // 69: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13, // 70: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15, // 71: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17, // 72: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19, // 73: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21, // 74: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23, // 75: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25, // 76: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27, // 77: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29, // 78: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31, // 79: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33, // 80: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35, // 81: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37, // 82: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39, // 83: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41, // 84: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43, // 85: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45, // 86: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47, // 87: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49, // 88: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51, // 89: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53, // 90: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55, // 91: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58, // 92: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	64, // [64:93] is the sub-list for method output_type
+	35, // [35:64] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -2991,7 +3403,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   52,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

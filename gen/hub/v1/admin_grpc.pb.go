@@ -19,32 +19,35 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_CreateAgent_FullMethodName       = "/hub.v1.AdminService/CreateAgent"
-	AdminService_ListAgents_FullMethodName        = "/hub.v1.AdminService/ListAgents"
-	AdminService_GetAgent_FullMethodName          = "/hub.v1.AdminService/GetAgent"
-	AdminService_UpdateAgent_FullMethodName       = "/hub.v1.AdminService/UpdateAgent"
-	AdminService_DisableAgent_FullMethodName      = "/hub.v1.AdminService/DisableAgent"
-	AdminService_EnableAgent_FullMethodName       = "/hub.v1.AdminService/EnableAgent"
-	AdminService_RotateToken_FullMethodName       = "/hub.v1.AdminService/RotateToken"
-	AdminService_RevokeToken_FullMethodName       = "/hub.v1.AdminService/RevokeToken"
-	AdminService_PostMessage_FullMethodName       = "/hub.v1.AdminService/PostMessage"
-	AdminService_ListMessages_FullMethodName      = "/hub.v1.AdminService/ListMessages"
-	AdminService_GetAgentHealth_FullMethodName    = "/hub.v1.AdminService/GetAgentHealth"
-	AdminService_ListEvents_FullMethodName        = "/hub.v1.AdminService/ListEvents"
-	AdminService_ListDeepWork_FullMethodName      = "/hub.v1.AdminService/ListDeepWork"
-	AdminService_Nudge_FullMethodName             = "/hub.v1.AdminService/Nudge"
-	AdminService_GetBeat_FullMethodName           = "/hub.v1.AdminService/GetBeat"
-	AdminService_SetPulseConfig_FullMethodName    = "/hub.v1.AdminService/SetPulseConfig"
-	AdminService_ListPulses_FullMethodName        = "/hub.v1.AdminService/ListPulses"
-	AdminService_TriggerPulse_FullMethodName      = "/hub.v1.AdminService/TriggerPulse"
-	AdminService_CreateCronJob_FullMethodName     = "/hub.v1.AdminService/CreateCronJob"
-	AdminService_ListCronJobs_FullMethodName      = "/hub.v1.AdminService/ListCronJobs"
-	AdminService_DeleteCronJob_FullMethodName     = "/hub.v1.AdminService/DeleteCronJob"
-	AdminService_SetCronJobEnabled_FullMethodName = "/hub.v1.AdminService/SetCronJobEnabled"
-	AdminService_RunCronJob_FullMethodName        = "/hub.v1.AdminService/RunCronJob"
-	AdminService_ListCronRuns_FullMethodName      = "/hub.v1.AdminService/ListCronRuns"
-	AdminService_GetHubInfo_FullMethodName        = "/hub.v1.AdminService/GetHubInfo"
-	AdminService_Backup_FullMethodName            = "/hub.v1.AdminService/Backup"
+	AdminService_CreateAgent_FullMethodName        = "/hub.v1.AdminService/CreateAgent"
+	AdminService_ListAgents_FullMethodName         = "/hub.v1.AdminService/ListAgents"
+	AdminService_GetAgent_FullMethodName           = "/hub.v1.AdminService/GetAgent"
+	AdminService_UpdateAgent_FullMethodName        = "/hub.v1.AdminService/UpdateAgent"
+	AdminService_DisableAgent_FullMethodName       = "/hub.v1.AdminService/DisableAgent"
+	AdminService_EnableAgent_FullMethodName        = "/hub.v1.AdminService/EnableAgent"
+	AdminService_RotateToken_FullMethodName        = "/hub.v1.AdminService/RotateToken"
+	AdminService_RevokeToken_FullMethodName        = "/hub.v1.AdminService/RevokeToken"
+	AdminService_PostMessage_FullMethodName        = "/hub.v1.AdminService/PostMessage"
+	AdminService_ListMessages_FullMethodName       = "/hub.v1.AdminService/ListMessages"
+	AdminService_GetAgentHealth_FullMethodName     = "/hub.v1.AdminService/GetAgentHealth"
+	AdminService_ListEvents_FullMethodName         = "/hub.v1.AdminService/ListEvents"
+	AdminService_ListDeepWork_FullMethodName       = "/hub.v1.AdminService/ListDeepWork"
+	AdminService_Nudge_FullMethodName              = "/hub.v1.AdminService/Nudge"
+	AdminService_GetBeat_FullMethodName            = "/hub.v1.AdminService/GetBeat"
+	AdminService_SetPulseConfig_FullMethodName     = "/hub.v1.AdminService/SetPulseConfig"
+	AdminService_ListPulses_FullMethodName         = "/hub.v1.AdminService/ListPulses"
+	AdminService_TriggerPulse_FullMethodName       = "/hub.v1.AdminService/TriggerPulse"
+	AdminService_CreateCronJob_FullMethodName      = "/hub.v1.AdminService/CreateCronJob"
+	AdminService_ListCronJobs_FullMethodName       = "/hub.v1.AdminService/ListCronJobs"
+	AdminService_DeleteCronJob_FullMethodName      = "/hub.v1.AdminService/DeleteCronJob"
+	AdminService_SetCronJobEnabled_FullMethodName  = "/hub.v1.AdminService/SetCronJobEnabled"
+	AdminService_RunCronJob_FullMethodName         = "/hub.v1.AdminService/RunCronJob"
+	AdminService_ListCronRuns_FullMethodName       = "/hub.v1.AdminService/ListCronRuns"
+	AdminService_GetHubInfo_FullMethodName         = "/hub.v1.AdminService/GetHubInfo"
+	AdminService_Backup_FullMethodName             = "/hub.v1.AdminService/Backup"
+	AdminService_EndDeepWork_FullMethodName        = "/hub.v1.AdminService/EndDeepWork"
+	AdminService_ListActivity_FullMethodName       = "/hub.v1.AdminService/ListActivity"
+	AdminService_ListAgentOverviews_FullMethodName = "/hub.v1.AdminService/ListAgentOverviews"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -105,6 +108,15 @@ type AdminServiceClient interface {
 	GetHubInfo(ctx context.Context, in *GetHubInfoRequest, opts ...grpc.CallOption) (*GetHubInfoResponse, error)
 	// Backup writes a consistent copy of the database to a file on the hub's machine.
 	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (*BackupResponse, error)
+	// EndDeepWork ends an agent's active deep work declaration now; every
+	// health check resumes. FailedPrecondition when none is active.
+	EndDeepWork(ctx context.Context, in *EndDeepWorkRequest, opts ...grpc.CallOption) (*EndDeepWorkResponse, error)
+	// ListActivity lists an agent's newest activity logs and checkpoints, for
+	// its timeline.
+	ListActivity(ctx context.Context, in *ListActivityRequest, opts ...grpc.CallOption) (*ListActivityResponse, error)
+	// ListAgentOverviews lists agents with their health, deep work, unread
+	// counts and parked waits in one call (the dashboard's agents table).
+	ListAgentOverviews(ctx context.Context, in *ListAgentOverviewsRequest, opts ...grpc.CallOption) (*ListAgentOverviewsResponse, error)
 }
 
 type adminServiceClient struct {
@@ -375,6 +387,36 @@ func (c *adminServiceClient) Backup(ctx context.Context, in *BackupRequest, opts
 	return out, nil
 }
 
+func (c *adminServiceClient) EndDeepWork(ctx context.Context, in *EndDeepWorkRequest, opts ...grpc.CallOption) (*EndDeepWorkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EndDeepWorkResponse)
+	err := c.cc.Invoke(ctx, AdminService_EndDeepWork_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListActivity(ctx context.Context, in *ListActivityRequest, opts ...grpc.CallOption) (*ListActivityResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListActivityResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListActivity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListAgentOverviews(ctx context.Context, in *ListAgentOverviewsRequest, opts ...grpc.CallOption) (*ListAgentOverviewsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAgentOverviewsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListAgentOverviews_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -433,6 +475,15 @@ type AdminServiceServer interface {
 	GetHubInfo(context.Context, *GetHubInfoRequest) (*GetHubInfoResponse, error)
 	// Backup writes a consistent copy of the database to a file on the hub's machine.
 	Backup(context.Context, *BackupRequest) (*BackupResponse, error)
+	// EndDeepWork ends an agent's active deep work declaration now; every
+	// health check resumes. FailedPrecondition when none is active.
+	EndDeepWork(context.Context, *EndDeepWorkRequest) (*EndDeepWorkResponse, error)
+	// ListActivity lists an agent's newest activity logs and checkpoints, for
+	// its timeline.
+	ListActivity(context.Context, *ListActivityRequest) (*ListActivityResponse, error)
+	// ListAgentOverviews lists agents with their health, deep work, unread
+	// counts and parked waits in one call (the dashboard's agents table).
+	ListAgentOverviews(context.Context, *ListAgentOverviewsRequest) (*ListAgentOverviewsResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -520,6 +571,15 @@ func (UnimplementedAdminServiceServer) GetHubInfo(context.Context, *GetHubInfoRe
 }
 func (UnimplementedAdminServiceServer) Backup(context.Context, *BackupRequest) (*BackupResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Backup not implemented")
+}
+func (UnimplementedAdminServiceServer) EndDeepWork(context.Context, *EndDeepWorkRequest) (*EndDeepWorkResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EndDeepWork not implemented")
+}
+func (UnimplementedAdminServiceServer) ListActivity(context.Context, *ListActivityRequest) (*ListActivityResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListActivity not implemented")
+}
+func (UnimplementedAdminServiceServer) ListAgentOverviews(context.Context, *ListAgentOverviewsRequest) (*ListAgentOverviewsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAgentOverviews not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1010,6 +1070,60 @@ func _AdminService_Backup_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_EndDeepWork_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EndDeepWorkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).EndDeepWork(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_EndDeepWork_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).EndDeepWork(ctx, req.(*EndDeepWorkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListActivity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListActivityRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListActivity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListActivity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListActivity(ctx, req.(*ListActivityRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListAgentOverviews_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAgentOverviewsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListAgentOverviews(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListAgentOverviews_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListAgentOverviews(ctx, req.(*ListAgentOverviewsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1120,6 +1234,18 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Backup",
 			Handler:    _AdminService_Backup_Handler,
+		},
+		{
+			MethodName: "EndDeepWork",
+			Handler:    _AdminService_EndDeepWork_Handler,
+		},
+		{
+			MethodName: "ListActivity",
+			Handler:    _AdminService_ListActivity_Handler,
+		},
+		{
+			MethodName: "ListAgentOverviews",
+			Handler:    _AdminService_ListAgentOverviews_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2,14 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
-	"github.com/agenthub/hub/internal/store/row"
 )
 
 var lvT0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -75,28 +73,5 @@ func TestActivityLogsAndCheckpoints(t *testing.T) {
 // activityLogs returns an agent's activity logs, oldest first (what the
 // tests read back; not part of hub.Tx).
 func (t *Tx) activityLogs(agentID int64) ([]*hub.ActivityLog, error) {
-	rows, err := t.query(`SELECT id, agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at
-		FROM activity_logs WHERE agent_id = ? ORDER BY id`, agentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*hub.ActivityLog
-	for rows.Next() {
-		var l hub.ActivityLog
-		var typ, content, tags string
-		var created int64
-		if err := rows.Scan(&l.ID, &l.AgentID, &typ, &l.Title, &content, &tags, &l.UrgentReason, &l.HeartbeatID, &created); err != nil {
-			return nil, err
-		}
-		l.Type, l.CreatedAt = hub.ActivityType(typ), row.Time(created)
-		if l.Content, err = parseJSONList(content); err != nil {
-			return nil, fmt.Errorf("activity log %d content: %w", l.ID, err)
-		}
-		if l.Tags, err = parseJSONList(tags); err != nil {
-			return nil, fmt.Errorf("activity log %d tags: %w", l.ID, err)
-		}
-		out = append(out, &l)
-	}
-	return out, rows.Err()
+	return t.selectActivityLogs(`WHERE agent_id = ? ORDER BY id`, agentID)
 }

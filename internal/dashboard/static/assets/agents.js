@@ -1,0 +1,140 @@
+// The agents table (home view): one row per agent, trouble first, with the
+// admin actions.
+import { api, get } from './api.js';
+import { h, ago, until, badge, fail, dialog, showToken, describe, words } from './ui.js';
+
+const rank = { anomaly: 0, warning: 1, healthy: 2 };
+const presenceRank = { offline: 0, idle: 1, active: 2, waiting: 2 };
+
+// presenceWord maps the API's presence to what a watcher reads.
+export function presenceWord(p) {
+  return { active: 'online', waiting: 'online', idle: 'idle', offline: 'offline' }[p] || p || 'unknown';
+}
+
+// healthCell shows the state and the reason in words.
+export function healthCell(health) {
+  const state = health?.state || 'healthy';
+  const reasons = (health?.findings || []).map((f) => f.text || words(f.kind));
+  return [badge(state), reasons.length ? h('span', { class: 'reason' }, ' ' + reasons.join('; ')) : ''];
+}
+
+// deepWorkText describes an active deep work declaration.
+export function deepWorkText(dw) {
+  if (!dw || dw.state !== 'active') return '';
+  const left = dw.mode === 'strict' && dw.ends_at ? ' · ' + until(dw.ends_at).replace(/^in /, '') + ' left' : '';
+  return dw.mode + ' · ' + dw.planned_activity + left;
+}
+
+// agentActions returns the action buttons for one agent; done is called
+// after a successful action.
+export function agentActions(o, err, done) {
+  const a = o.agent;
+  const act = (label, fn, cls) => h('button', {
+    type: 'button', class: cls || 'small',
+    onclick: async () => {
+      fail(err, null);
+      try {
+        await fn();
+        done();
+      } catch (e) {
+        fail(err, { status: e.status, message: label.toLowerCase() + ' ' + a.name + ': ' + describe(e) });
+      }
+    },
+  }, label);
+  const dw = o.health?.deep_work;
+  return h('span', { class: 'actions' },
+    act('Nudge', () => api('POST', `/v1/admin/agents/${a.name}:nudge`, {})),
+    dw && dw.state === 'active' ? act('End deep work', async () => {
+      if (await dialog('End deep work', h('p', {}, `End ${a.name}'s deep work "${dw.planned_activity}"? Every health check resumes at once.`), { confirm: true, okText: 'End deep work' })) {
+        await api('POST', `/v1/admin/agents/${a.name}/deep-work:end`, {});
+      }
+    }) : '',
+    act('Rotate token', async () => {
+      if (await dialog('Rotate token', h('p', {}, `Issue a new token for ${a.name}? Its current token stops working now.`), { confirm: true, okText: 'Rotate' })) {
+        const r = await api('POST', `/v1/admin/agents/${a.name}:rotateToken`, {});
+        await showToken('New token', a.name, r.token);
+      }
+    }),
+    act('Revoke token', async () => {
+      if (await dialog('Revoke token', h('p', {}, `Revoke ${a.name}'s token? The agent is refused until you rotate it.`), { confirm: true, okText: 'Revoke' })) {
+        await api('POST', `/v1/admin/agents/${a.name}:revokeToken`, {});
+      }
+    }, 'small danger'),
+  );
+}
+
+function sortTroubleFirst(list) {
+  return list.sort((x, y) =>
+    (rank[x.health?.state] ?? 2) - (rank[y.health?.state] ?? 2) ||
+    (presenceRank[x.agent.presence] ?? 2) - (presenceRank[y.agent.presence] ?? 2) ||
+    x.agent.name.localeCompare(y.agent.name));
+}
+
+export function agentsView(root) {
+  const err = h('p', { class: 'error', role: 'alert', hidden: true });
+  const body = h('tbody');
+  const count = h('span', { class: 'muted' });
+  const name = h('input', { id: 'new-name', name: 'name', required: true, pattern: '[a-z0-9][a-z0-9._\\-]{0,62}', spellcheck: 'false', placeholder: 'e.g. writer-1' });
+  const role = h('input', { id: 'new-role', name: 'role', placeholder: 'optional' });
+  let list = [];
+
+  const create = h('form', {
+    class: 'inline',
+    onsubmit: async (ev) => {
+      ev.preventDefault();
+      fail(err, null);
+      try {
+        const r = await api('POST', '/v1/admin/agents', { name: name.value.trim(), role: role.value.trim() });
+        name.value = '';
+        role.value = '';
+        await showToken('Agent created', r.agent.name, r.token);
+        await refresh();
+      } catch (e) {
+        fail(err, { status: e.status, message: 'create agent: ' + describe(e) });
+      }
+    },
+  },
+  h('label', { for: 'new-name' }, 'New agent'), name,
+  h('label', { for: 'new-role' }, 'Role'), role,
+  h('button', { type: 'submit' }, 'Create agent'));
+
+  root.append(
+    h('div', { class: 'bar' }, h('h2', {}, 'Agents ', count), create),
+    err,
+    h('div', { class: 'tablewrap' }, h('table', { class: 'agents cards' },
+      h('thead', {}, h('tr', {}, ['Agent', 'Presence', 'Health', 'Last activity', 'Deep work', 'Beats', 'Unread', 'Wait', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
+      body)),
+  );
+
+  function render() {
+    count.textContent = `(${list.length})`;
+    if (!list.length) {
+      body.replaceChildren(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'No agents yet: create one above, or with hubctl agents create.')));
+      return;
+    }
+    body.replaceChildren(...list.map((o) => {
+      const a = o.agent;
+      const hl = o.health || {};
+      return h('tr', { 'data-agent': a.name, class: 'row-' + (hl.state || 'healthy') },
+        h('td', { 'data-label': 'Agent' }, h('a', { href: '#/agent/' + encodeURIComponent(a.name) }, a.name),
+          a.role ? h('span', { class: 'role' }, ' ' + a.role) : ''),
+        h('td', { 'data-label': 'Presence' }, badge(presenceWord(a.presence), presenceWord(a.presence))),
+        h('td', { 'data-label': 'Health', class: 'health' }, healthCell(hl)),
+        h('td', { 'data-label': 'Last activity' }, ago(hl.last_activity_at)),
+        h('td', { 'data-label': 'Deep work' }, deepWorkText(hl.deep_work) || h('span', { class: 'muted' }, '—')),
+        h('td', { 'data-label': 'Beats', title: 'beats since the agent\'s last call' }, String(a.since_last ?? 0)),
+        h('td', { 'data-label': 'Unread' }, String(o.unread_count || 0), o.mention_count > 0 ? h('span', { class: 'muted' }, ` (${o.mention_count} @)`) : ''),
+        h('td', { 'data-label': 'Wait' }, o.parked_waits > 0 ? badge('parked', 'parked') : h('span', { class: 'muted' }, 'no')),
+        h('td', { 'data-label': 'Actions' }, agentActions(o, err, refresh)),
+      );
+    }));
+  }
+
+  async function refresh() {
+    const r = await get('/v1/admin/agent-overviews');
+    list = sortTroubleFirst(r.agents || []);
+    render();
+  }
+
+  return { refresh, tick: render, error: (e) => fail(err, e) };
+}

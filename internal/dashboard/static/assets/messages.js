@@ -1,0 +1,95 @@
+// Messages: channels, threads and direct messages with a live feed, and a
+// form to post as admin.
+import { api, get, messagesTail } from './api.js';
+import { h, fail, describe } from './ui.js';
+import { messageItem } from './agent.js';
+
+// messagesView shows #/messages (all), #/messages/channel/NAME,
+// #/messages/direct or #/messages/thread/ID.
+export function messagesView(root, params) {
+  const [mode, arg] = params;
+  const err = h('p', { class: 'error', role: 'alert', hidden: true });
+  const side = h('nav', { class: 'side', 'aria-label': 'Conversations' });
+  const feed = h('ol', { class: 'feed', 'aria-live': 'polite' });
+  const title = h('h2');
+  let all = [];
+  let cursor = '';
+  let loaded = false;
+
+  const to = h('input', { id: 'msg-to', name: 'to', placeholder: '#channel or agent names, comma-separated', spellcheck: 'false', required: true });
+  const body = h('textarea', { id: 'msg-body', name: 'body', rows: 3, required: true });
+  const sent = h('p', { class: 'muted', role: 'status' });
+  if (mode === 'channel' && arg) to.value = arg;
+  const form = h('form', {
+    class: 'compose',
+    onsubmit: async (ev) => {
+      ev.preventDefault();
+      fail(err, null);
+      sent.textContent = '';
+      const dest = to.value.trim();
+      const req = { body: body.value };
+      if (dest.startsWith('#')) req.channel = dest;
+      else req.to = dest.split(',').map((s) => s.trim()).filter(Boolean);
+      if (mode === 'thread' && arg) req.reply_to = arg;
+      try {
+        const r = await api('POST', '/v1/admin/messages', req);
+        body.value = '';
+        sent.textContent = `Sent (message ${r.message.id}).`;
+      } catch (e) {
+        fail(err, { status: e.status, message: 'send: ' + describe(e) });
+      }
+    },
+  },
+  h('label', { for: 'msg-to' }, 'To'), to,
+  h('label', { for: 'msg-body' }, mode === 'thread' ? 'Reply' : 'Message'), body,
+  h('p', {}, h('button', { type: 'submit' }, 'Send as admin'), ' ', sent));
+
+  root.append(h('div', { class: 'msgs' }, side, h('div', { class: 'main' }, title, err, form, feed)));
+
+  // threadRoot follows reply_to up to the first message of a thread.
+  function threadRoot(m, byID) {
+    let cur = m;
+    for (let i = 0; i < 50 && cur.reply_to && byID.has(cur.reply_to); i++) cur = byID.get(cur.reply_to);
+    return cur.reply_to || cur.id;
+  }
+
+  function render() {
+    const byID = new Map(all.map((m) => [m.id, m]));
+    const channels = [...new Set(all.filter((m) => m.channel).map((m) => m.channel))].sort();
+    const threads = [...new Set(all.filter((m) => m.reply_to).map((m) => threadRoot(m, byID)))];
+    const link = (href, text, on) => h('li', {}, h('a', { href, 'aria-current': on ? 'page' : false }, text));
+    side.replaceChildren(
+      h('ul', {}, link('#/messages', 'All messages', !mode), link('#/messages/direct', 'Direct messages', mode === 'direct')),
+      h('h3', {}, 'Channels'),
+      h('ul', {}, channels.length ? channels.map((c) => link('#/messages/channel/' + encodeURIComponent(c), c, mode === 'channel' && arg === c)) : h('li', { class: 'muted' }, 'none yet')),
+      h('h3', {}, 'Threads'),
+      h('ul', {}, threads.length ? threads.slice(-20).map((id) => link('#/messages/thread/' + id, (byID.get(id)?.body || 'message ' + id).slice(0, 40), mode === 'thread' && arg === id)) : h('li', { class: 'muted' }, 'none yet')),
+    );
+    let shown = all;
+    if (mode === 'channel') { shown = all.filter((m) => m.channel === arg); title.textContent = arg; }
+    else if (mode === 'direct') { shown = all.filter((m) => !m.channel); title.textContent = 'Direct messages'; }
+    else if (mode === 'thread') { shown = all.filter((m) => m.id === arg || threadRoot(m, byID) === arg); title.textContent = 'Thread'; }
+    else title.textContent = 'All messages';
+    const list = shown.slice(-200).reverse();
+    feed.replaceChildren(...(list.length ? list.map((m) => messageItem(m, { onThread: true })) : [h('li', { class: 'muted' }, 'No messages here yet.')]));
+  }
+
+  async function refresh(topics) {
+    if (!loaded) {
+      const r = await messagesTail({}, 1000);
+      all = r.messages;
+      cursor = r.cursor;
+      loaded = true;
+    } else if (topics.has('messages') || topics.has('all') || topics.has('tick')) {
+      for (let i = 0; i < 20; i++) {
+        const r = await get('/v1/admin/messages', { after_id: cursor, limit: 500 });
+        all = all.concat(r.messages).slice(-1000);
+        cursor = r.cursor;
+        if (!r.has_more) break;
+      }
+    } else return;
+    render();
+  }
+
+  return { refresh, tick: render, error: (e) => fail(err, e) };
+}

@@ -1,0 +1,106 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/version"
+)
+
+// stream serves the live change stream: Server-Sent Events saying which
+// topics changed ("messages", "agents", "tick"), merged so that a stream
+// carries at most one event per Gap. It needs the admin token in the
+// Authorization header (never in the URL: the page reads the stream with
+// fetch, which can send headers, unlike EventSource).
+func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || d.opts.Authorize == nil || !d.opts.Authorize(strings.TrimSpace(token)) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub"`)
+		writeError(w, http.StatusUnauthorized, 16,
+			"the admin token was refused: send \"Authorization: Bearer <token>\" with the token from admin.token in the hub's data dir")
+		return
+	}
+	sub, err := d.opts.Feed.Subscribe()
+	if err != nil {
+		var he *hub.Error
+		if errors.As(err, &he) && he.Code == hub.EEXHAUSTED {
+			w.Header().Set("Retry-After", "5")
+			writeError(w, http.StatusTooManyRequests, 8, he.Message)
+			return
+		}
+		writeError(w, http.StatusInternalServerError, 13, "subscribe to changes failed")
+		return
+	}
+	defer sub.Close()
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func(s string) bool {
+		// Each write has its own deadline: the server's WriteTimeout
+		// would otherwise end every stream after a minute or so.
+		rc.SetWriteDeadline(time.Now().Add(d.opts.Ping + 10*time.Second))
+		if _, err := fmt.Fprint(w, s); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	// The page reconnects by itself; "retry" is for EventSource-like clients.
+	if !send(fmt.Sprintf("retry: 5000\nevent: hello\ndata: %s\n\n", mustJSON(map[string]any{"version": version.Version}))) {
+		return
+	}
+	ping := time.NewTicker(d.opts.Ping)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-d.closing:
+			return
+		case <-ping.C:
+			if !send(": ping\n\n") {
+				return
+			}
+		case <-sub.C():
+			topics := sub.Take()
+			if topics == 0 {
+				continue
+			}
+			if !send(fmt.Sprintf("event: change\ndata: %s\n\n", mustJSON(map[string]any{"topics": topics.Names()}))) {
+				return
+			}
+			// Merge what comes during the gap into the next event.
+			gap := time.NewTimer(d.opts.Gap)
+			select {
+			case <-r.Context().Done():
+				gap.Stop()
+				return
+			case <-d.closing:
+				gap.Stop()
+				return
+			case <-gap.C:
+			}
+		}
+	}
+}
+
+// writeError answers in the gateway's error shape ({code, message,
+// details}), so the page reads every refusal the same way.
+func writeError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write([]byte(mustJSON(map[string]any{"code": code, "message": msg, "details": []any{}})))
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v) // maps of strings and string slices always marshal
+	return string(b)
+}
