@@ -154,6 +154,7 @@ test('admin actions: create an agent (token shown once), rotate with confirmatio
   const dw = await b.call('GET', '/v1/deep-work');
   assert.equal(dw.current, null, JSON.stringify(dw));
 
+  assert.equal(await page.locator('.view p.error').isVisible(), false);
   // An action's error is shown in words.
   await page.getByLabel('New agent').fill('scout');
   await page.getByRole('button', { name: 'Create agent' }).click();
@@ -203,6 +204,7 @@ test('orchestrator: ticks, pulses and cron jobs; disable asks first', async () =
   await page.getByRole('button', { name: /Enabled · disable/ }).click();
   await page.locator('#dialog-ok').click();
   await page.getByRole('button', { name: /Disabled · enable/ }).waitFor({ timeout: WAIT });
+  assert.equal(await page.locator('.view p.error').isVisible(), false, await page.locator('.view p.error').textContent());
   const jobs = await hub.admin('GET', '/v1/admin/cron-jobs');
   assert.equal(jobs.jobs.find((j) => j.name === 'standup').enabled, false);
   await shots('orchestrator');

@@ -42,7 +42,7 @@ export function cronWords(expr) {
 function scheduleWords(j, zone) {
   if (j.kind === 'at') return ['once at ', time(j.at)];
   if (j.kind === 'every') return [`every ${span(j.every_seconds * 1000)}`];
-  return [cronWords(j.expr), h('span', { class: 'muted' }, ` (${zone || 'hub'} time)`)];
+  return [cronWords(j.expr), h('span', { class: 'muted' }, ` (hub time${zone && zone !== 'Local' ? ', ' + zone : ''})`)];
 }
 
 export function orchestratorView(root, hub) {
@@ -71,7 +71,7 @@ export function orchestratorView(root, hub) {
       h('dt', {}, 'Ticks'), h('dd', {}, String(info.ticks)),
       h('dt', {}, 'Last error'), h('dd', {}, info.last_tick_error || 'none'),
       h('dt', {}, 'Beat'), h('dd', {}, String(info.beat)),
-      h('dt', {}, 'Hub time zone'), h('dd', {}, info.time_zone + ' (times here are in your browser\'s zone, ' + Intl.DateTimeFormat().resolvedOptions().timeZone + ')'),
+      h('dt', {}, 'Hub time zone'), h('dd', {}, (info.time_zone === 'Local' ? 'the hub machine\'s local zone' : info.time_zone) + ' (times here are in your browser\'s zone, ' + Intl.DateTimeFormat().resolvedOptions().timeZone + ')'),
     );
     pulses.replaceChildren(...(p.length ? p.map((s) => h('tr', {},
       h('td', { 'data-label': 'Agent' }, h('a', { href: '#/agent/' + encodeURIComponent(s.config.agent) }, s.config.agent)),
@@ -93,7 +93,7 @@ export function orchestratorView(root, hub) {
           try {
             if (job.enabled && !(await dialog('Disable cron job', h('p', {}, `Disable ${job.name}? It stops running until enabled again.`), { confirm: true, okText: 'Disable' }))) return;
             await api('POST', `/v1/admin/cron-jobs/${encodeURIComponent(job.name)}:setEnabled`, { enabled: !job.enabled });
-            await refresh();
+            await refresh(new Set(['all']));
           } catch (e) {
             fail(err, { status: e.status, message: (job.enabled ? 'disable ' : 'enable ') + job.name + ': ' + describe(e) });
           }
