@@ -110,6 +110,7 @@ test('an agent\'s health changes live after it goes quiet', async () => {
   assert.match(await health.textContent(), /no activity|inactiv/i);
   // Trouble first: the anomalous agent is the first row.
   assert.equal(await page.locator('tbody tr').first().getAttribute('data-agent'), 'quiet-one');
+  await shots('agents-trouble');
 });
 
 test('a nudge sent from the page wakes the agent\'s parked WaitForMessages', async () => {

@@ -1,7 +1,7 @@
 // The agents table (home view): one row per agent, trouble first, with the
 // admin actions.
 import { api, get } from './api.js';
-import { h, ago, until, badge, fail, dialog, showToken, describe, words } from './ui.js';
+import { h, cell, ago, until, badge, fail, dialog, showToken, describe, words } from './ui.js';
 
 const rank = { anomaly: 0, warning: 1, healthy: 2 };
 const presenceRank = { offline: 0, idle: 1, active: 2, waiting: 2 };
@@ -116,16 +116,16 @@ export function agentsView(root) {
       const a = o.agent;
       const hl = o.health || {};
       return h('tr', { 'data-agent': a.name, class: 'row-' + (hl.state || 'healthy') },
-        h('td', { 'data-label': 'Agent' }, h('a', { href: '#/agent/' + encodeURIComponent(a.name) }, a.name),
+        cell('Agent', h('a', { href: '#/agent/' + encodeURIComponent(a.name) }, a.name),
           a.role ? h('span', { class: 'role' }, ' ' + a.role) : ''),
-        h('td', { 'data-label': 'Presence' }, badge(presenceWord(a.presence), presenceWord(a.presence))),
-        h('td', { 'data-label': 'Health', class: 'health' }, healthCell(hl)),
-        h('td', { 'data-label': 'Last activity' }, ago(hl.last_activity_at)),
-        h('td', { 'data-label': 'Deep work' }, deepWorkText(hl.deep_work) || h('span', { class: 'muted' }, '—')),
-        h('td', { 'data-label': 'Beats', title: 'beats since the agent\'s last call' }, String(a.since_last ?? 0)),
-        h('td', { 'data-label': 'Unread' }, String(o.unread_count || 0), o.mention_count > 0 ? h('span', { class: 'muted' }, ` (${o.mention_count} @)`) : ''),
-        h('td', { 'data-label': 'Wait' }, o.parked_waits > 0 ? badge('parked', 'parked') : h('span', { class: 'muted' }, 'no')),
-        h('td', { 'data-label': 'Actions' }, agentActions(o, err, refresh)),
+        cell('Presence', badge(presenceWord(a.presence), presenceWord(a.presence))),
+        cell('Health', healthCell(hl)),
+        cell('Last activity', ago(hl.last_activity_at)),
+        cell('Deep work', deepWorkText(hl.deep_work) || h('span', { class: 'muted' }, '—')),
+        cell('Beats', String(a.since_last ?? 0)),
+        cell('Unread', String(o.unread_count || 0), o.mention_count > 0 ? h('span', { class: 'muted' }, ` (${o.mention_count} @)`) : ''),
+        cell('Wait', o.parked_waits > 0 ? badge('parked', 'parked') : h('span', { class: 'muted' }, 'no')),
+        cell('Actions', agentActions(o, err, refresh)),
       );
     }));
   }

@@ -1,7 +1,7 @@
 // The orchestrator: last tick, heartbeat pulses, cron jobs and recent
 // nudges.
 import { api, get } from './api.js';
-import { h, time, ago, until, badge, fail, dialog, section, describe, span } from './ui.js';
+import { h, cell, time, ago, until, badge, fail, dialog, section, describe, span } from './ui.js';
 
 const blockedWords = {
   ready: 'due now: runs at the next tick',
@@ -74,19 +74,19 @@ export function orchestratorView(root, hub) {
       h('dt', {}, 'Hub time zone'), h('dd', {}, (info.time_zone === 'Local' ? 'the hub machine\'s local zone' : info.time_zone) + ' (times here are in your browser\'s zone, ' + Intl.DateTimeFormat().resolvedOptions().timeZone + ')'),
     );
     pulses.replaceChildren(...(p.length ? p.map((s) => h('tr', {},
-      h('td', { 'data-label': 'Agent' }, h('a', { href: '#/agent/' + encodeURIComponent(s.config.agent) }, s.config.agent)),
-      h('td', { 'data-label': 'State' }, blockedWords[s.blocked_reason || 'ready'] || s.blocked_reason),
-      h('td', { 'data-label': 'Next due' }, s.next_due_at ? [time(s.next_due_at), ' ', h('span', { class: 'muted' }, until(s.next_due_at))] : '—'),
-      h('td', { 'data-label': 'Last pulse' }, s.last_pulse_at ? ago(s.last_pulse_at) : 'never', s.unanswered ? [' ', badge('unanswered', 'warning')] : ''),
-      h('td', { 'data-label': 'Last output' }, s.last_output || h('span', { class: 'muted' }, '—')),
+      cell('Agent', h('a', { href: '#/agent/' + encodeURIComponent(s.config.agent) }, s.config.agent)),
+      cell('State', blockedWords[s.blocked_reason || 'ready'] || s.blocked_reason),
+      cell('Next due', s.next_due_at ? [time(s.next_due_at), ' ', h('span', { class: 'muted' }, until(s.next_due_at))] : '—'),
+      cell('Last pulse', s.last_pulse_at ? ago(s.last_pulse_at) : 'never', s.unanswered ? [' ', badge('unanswered', 'warning')] : ''),
+      cell('Last output', s.last_output || h('span', { class: 'muted' }, '—')),
     )) : [h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No agent has a pulse schedule.'))]));
     jobs.replaceChildren(...(j.length ? j.map((job) => h('tr', {},
-      h('td', { 'data-label': 'Job' }, job.name),
-      h('td', { 'data-label': 'Schedule' }, scheduleWords(job, info.time_zone)),
-      h('td', { 'data-label': 'Target' }, job.target),
-      h('td', { 'data-label': 'Next run' }, job.enabled && job.next_run_at ? time(job.next_run_at) : '—'),
-      h('td', { 'data-label': 'Errors' }, Number(job.consecutive_errors) ? badge(`${job.consecutive_errors} in a row`, 'warning') : '0'),
-      h('td', { 'data-label': 'Enabled' }, h('button', {
+      cell('Job', job.name),
+      cell('Schedule', scheduleWords(job, info.time_zone)),
+      cell('Target', job.target),
+      cell('Next run', job.enabled && job.next_run_at ? time(job.next_run_at) : '—'),
+      cell('Errors', Number(job.consecutive_errors) ? badge(`${job.consecutive_errors} in a row`, 'warning') : '0'),
+      cell('Enabled', h('button', {
         type: 'button', class: 'small', 'aria-pressed': String(job.enabled),
         onclick: async () => {
           fail(err, null);
@@ -101,11 +101,11 @@ export function orchestratorView(root, hub) {
       }, job.enabled ? 'Enabled · disable' : 'Disabled · enable')),
     )) : [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No cron jobs (create them with hubctl cron create).'))]));
     runs.replaceChildren(...(r.length ? r.map((run) => h('tr', {},
-      h('td', { 'data-label': 'Job' }, run.job),
-      h('td', { 'data-label': 'Ran' }, time(run.ran_at)),
-      h('td', { 'data-label': 'Status' }, badge(run.status, run.status === 'ok' ? 'healthy' : 'anomaly')),
-      h('td', { 'data-label': 'Took' }, `${(Number(run.duration_micros) / 1000).toFixed(1)} ms`),
-      h('td', { 'data-label': 'Error' }, run.error || '—'),
+      cell('Job', run.job),
+      cell('Ran', time(run.ran_at)),
+      cell('Status', badge(run.status, run.status === 'ok' ? 'healthy' : 'anomaly')),
+      cell('Took', `${(Number(run.duration_micros) / 1000).toFixed(1)} ms`),
+      cell('Error', run.error || '—'),
     )) : [h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No runs yet.'))]));
     nudges.replaceChildren(...(n.length ? n.slice().reverse().map((e) => h('li', {}, time(e.created_at), ' ',
       h('a', { href: '#/agent/' + encodeURIComponent(e.agent) }, e.agent), ' ', e.detail)) : [h('li', { class: 'muted' }, 'No nudges yet.')]));

@@ -150,3 +150,10 @@ export function section(title, ...children) {
 export function words(key) {
   return (key || '').replace(/_/g, ' ');
 }
+
+// cell is a table cell labelled for the narrow layout (where each row is a
+// card and the label shows beside the value); its class is the label in
+// lower case with dashes.
+export function cell(label, ...children) {
+  return h('td', { 'data-label': label, class: label.toLowerCase().replace(/\s+/g, '-') }, h('div', { class: 'cell' }, ...children));
+}
