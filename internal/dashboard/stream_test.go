@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -33,6 +34,22 @@ func newRig(t *testing.T, maxStreams int) *rig {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() { d.Close(); srv.Close() })
 	return &rig{feed: feed, dash: d, srv: srv}
+}
+
+// get fetches path without a token and returns the response (its body
+// closed) and the body.
+func (r *rig) get(t *testing.T, path string) (*http.Response, string) {
+	t.Helper()
+	res, err := http.Get(r.srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, string(b)
 }
 
 // stream is one open change stream read line by line.
@@ -214,14 +231,8 @@ func TestPagesAndHeaders(t *testing.T) {
 		"/assets/orchestrator.js": "cronWords",
 		"/assets/messages.js":     "Send as admin",
 	} {
-		res, err := http.Get(r.srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := new(strings.Builder)
-		bufio.NewReader(res.Body).WriteTo(b)
-		res.Body.Close()
-		if res.StatusCode != 200 || !strings.Contains(b.String(), want) {
+		res, body := r.get(t, path)
+		if res.StatusCode != 200 || !strings.Contains(body, want) {
 			t.Errorf("%s: status %d, body without %q", path, res.StatusCode, want)
 		}
 		csp := res.Header.Get("Content-Security-Policy")
@@ -234,25 +245,14 @@ func TestPagesAndHeaders(t *testing.T) {
 	}
 	// No inline script in the pages: every <script> has a src.
 	for _, path := range []string{"/", "/docs"} {
-		res, err := http.Get(r.srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := new(strings.Builder)
-		bufio.NewReader(res.Body).WriteTo(b)
-		res.Body.Close()
-		for _, tag := range strings.Split(b.String(), "<script")[1:] {
+		_, body := r.get(t, path)
+		for _, tag := range strings.Split(body, "<script")[1:] {
 			if open := tag[:strings.IndexByte(tag, '>')]; !strings.Contains(open, "src=") {
 				t.Errorf("%s has an inline script: <script%s>", path, open)
 			}
 		}
 	}
-	res, err := http.Get(r.srv.URL + "/nothing-here")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 404 {
+	if res, _ := r.get(t, "/nothing-here"); res.StatusCode != 404 {
 		t.Errorf("/nothing-here: %d, want 404", res.StatusCode)
 	}
 }
