@@ -26,6 +26,12 @@ func (m *Main) initMetrics() {
 		}
 		return float64(m.Service.Waiters().Count())
 	})
+	m.metrics.GaugeFunc("dashboard_streams", "Dashboard pages following the live change stream now.", func() float64 {
+		if m.Service == nil {
+			return 0
+		}
+		return float64(m.Service.Feed().Count())
+	})
 	m.metrics.GaugeFunc("beat", "The global beat counter.", func() float64 {
 		if m.Service == nil {
 			return 0

@@ -57,13 +57,13 @@ type Subscription struct {
 	once    sync.Once
 }
 
-// DefaultFeedSubscribers bounds the feed's subscribers when none is given.
-const DefaultFeedSubscribers = 64
+// defaultFeedSubscribers bounds the feed's subscribers when none is given.
+const defaultFeedSubscribers = 64
 
 // NewFeed returns a feed that holds at most max subscribers.
 func NewFeed(max int) *Feed {
 	if max <= 0 {
-		max = DefaultFeedSubscribers
+		max = defaultFeedSubscribers
 	}
 	return &Feed{max: max, subs: make(map[*Subscription]struct{})}
 }

@@ -31,7 +31,7 @@ type Waiter struct {
 
 // NewWaiters returns an empty registry with the given limits.
 func NewWaiters(limits WaitLimits) *Waiters {
-	return &Waiters{limits: limits, feed: NewFeed(DefaultFeedSubscribers), byAgent: make(map[int64]map[*Waiter]struct{})}
+	return &Waiters{limits: limits, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]map[*Waiter]struct{})}
 }
 
 // Register adds a wait for agentID. Errors: EEXHAUSTED past a limit.

@@ -198,7 +198,9 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 	began := time.Now() // durations are measured on the monotonic clock
 	err = o.Tick(ctx, start)
 	o.record(start, time.Since(began), true, err)
-	o.svc.Feed().Publish(hub.TopicTick)
+	if o.svc != nil { // tests of the loop alone have no service
+		o.svc.Feed().Publish(hub.TopicTick)
+	}
 }
 
 // record stores the outcome of one tick in the stats and logs problems.
