@@ -219,11 +219,11 @@ func TestSpine(t *testing.T) {
 
 	t.Run("openapi", func(t *testing.T) {
 		code, doc := h.call(t, ctx, "GET", "/openapi.json", "", nil)
-		if code != 200 || doc["swagger"] != "2.0" {
-			t.Fatalf("GET /openapi.json = %d, swagger %v", code, doc["swagger"])
+		if v, _ := doc["openapi"].(string); code != 200 || !strings.HasPrefix(v, "3.") {
+			t.Fatalf("GET /openapi.json = %d, openapi %v, want 3.x", code, doc["openapi"])
 		}
 		paths, _ := doc["paths"].(map[string]any)
-		for _, p := range []string{"/v1/messages", "/v1/messages:wait", "/v1/status", "/v1/admin/agents"} {
+		for _, p := range []string{"/v1/messages", "/v1/messages:wait", "/v1/status", "/v1/admin/agents", "/healthz", "/mcp", "/v1/admin/stream"} {
 			if _, ok := paths[p]; !ok {
 				t.Errorf("OpenAPI lacks path %s", p)
 			}
