@@ -232,6 +232,41 @@ test('the page reconnects by itself after the hub restarts', async () => {
   await row('after-restart').waitFor({ timeout: WAIT });
 });
 
+test('keyboard: every control is reached with Tab', async () => {
+  await page.goto(hub.origin + '/#/agents');
+  await row('scout').waitFor({ timeout: WAIT });
+  const reached = new Set();
+  for (let i = 0; i < 80; i++) {
+    await page.keyboard.press('Tab');
+    reached.add(await page.evaluate(() => {
+      const el = document.activeElement;
+      return `${el.tagName.toLowerCase()}:${(el.getAttribute('aria-label') || el.textContent || el.id).trim()}`;
+    }));
+  }
+  for (const want of ['a:Skip to content', 'a:Messages', 'a:Orchestrator', 'button:Sign out', 'input:new-name', 'button:Create agent', 'a:scout', 'button:Nudge']) {
+    assert.ok(reached.has(want), `Tab never reached ${want}: ${[...reached].join(', ')}`);
+  }
+});
+
+const streamsNow = async () => {
+  const m = await (await fetch(hub.origin + '/metrics')).text();
+  return Number((m.match(/^hub_dashboard_streams (\S+)$/m) || [])[1]);
+};
+
+test('sign out forgets the token and closes the stream', async () => {
+  assert.equal(await streamsNow(), 1);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('Admin token').waitFor({ timeout: WAIT });
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+  assert.equal(await page.locator('#nav').isVisible(), false);
+  let streams = -1;
+  for (let i = 0; i < 100 && streams !== 0; i++) {
+    streams = await streamsNow();
+    if (streams !== 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(streams, 0, 'the hub still streams to the signed-out page');
+});
+
 test('no console errors and no request to another origin', () => {
   assert.deepEqual(consoleErrors, []);
   assert.deepEqual(foreign, []);
