@@ -54,6 +54,7 @@ type MessageQuery struct {
 	AgentID int64  // only delivered to this agent, if > 0
 	Channel string // only this channel, if set
 	Limit   int
+	Newest  bool // the newest Limit messages after After (still oldest first)
 }
 
 var (
@@ -149,6 +150,7 @@ type AdminListRequest struct {
 	Limit   int
 	Agent   string
 	Channel string
+	Newest  bool // the newest Limit messages; HasMore then means older ones exist
 }
 
 // sortedNames returns names sorted (for stable output).

@@ -311,7 +311,7 @@ func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Messa
 	}
 	var msgs []*Message
 	err = s.store.View(ctx, func(tx Tx) error {
-		q := MessageQuery{After: after, Channel: req.Channel, Limit: limit + 1}
+		q := MessageQuery{After: after, Channel: req.Channel, Limit: limit + 1, Newest: req.Newest}
 		if req.Agent != "" {
 			a, err := tx.AgentByName(req.Agent)
 			if err != nil {
@@ -324,6 +324,10 @@ func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Messa
 	})
 	if err != nil {
 		return nil, 0, false, err
+	}
+	if req.Newest && len(msgs) > limit {
+		msgs = msgs[len(msgs)-limit:] // one older message was read to set has_more
+		return msgs, msgs[len(msgs)-1].ID, true, nil
 	}
 	msgs, cursor, more := page(msgs, limit, after)
 	return msgs, cursor, more, nil

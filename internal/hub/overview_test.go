@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +126,57 @@ func TestEndDeepWork(t *testing.T) {
 	var he *hub.Error
 	if _, err := h.EndDeepWork(ctx, ""); !errors.As(err, &he) || he.Code != hub.EINVALID {
 		t.Errorf("empty name: %v", err)
+	}
+}
+
+// AdminList with Newest: the newest messages, oldest first, the cursor at
+// the newest, has_more when older ones exist; after_id follows from there.
+func TestAdminListNewest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newTestHub(t)
+	a, _ := h.agent(t, "a")
+	h.agent(t, "b")
+	var ids []string
+	for i := range 5 {
+		to := "b"
+		if i%2 == 1 {
+			to = "a"
+		}
+		m, err := h.Post(ctx, a, a.Name, hub.PostRequest{To: []string{to}, Body: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, hub.FormatMessageID(m.ID))
+	}
+	idsOf := func(ms []*hub.Message) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, hub.FormatMessageID(m.ID))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		req  hub.AdminListRequest
+		want []string
+		more bool
+	}{
+		{hub.AdminListRequest{Newest: true, Limit: 2}, ids[3:], true},
+		{hub.AdminListRequest{Newest: true, Limit: 10}, ids, false},
+		{hub.AdminListRequest{Newest: true, Limit: 2, Agent: "b"}, []string{ids[2], ids[4]}, true},
+		{hub.AdminListRequest{Newest: true, Limit: 3, AfterID: ids[2]}, ids[3:], false},
+	} {
+		msgs, cursor, more, err := h.AdminList(ctx, c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := idsOf(msgs)
+		if strings.Join(got, ",") != strings.Join(c.want, ",") || more != c.more || hub.FormatMessageID(cursor) != c.want[len(c.want)-1] {
+			t.Errorf("%+v: got %v more=%v cursor=%d, want %v more=%v cursor=%s", c.req, got, more, cursor, c.want, c.more, c.want[len(c.want)-1])
+		}
+	}
+	msgs, _, _, err := h.AdminList(ctx, hub.AdminListRequest{AfterID: ids[4], Limit: 10})
+	if err != nil || len(msgs) != 0 {
+		t.Errorf("after the newest: %v %v, want nothing", idsOf(msgs), err)
 	}
 }

@@ -104,7 +104,7 @@ func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessa
 // ListMessages implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListMessages(ctx context.Context, req *hubv1.AdminListMessagesRequest) (*hubv1.AdminListMessagesResponse, error) {
 	msgs, cursor, more, err := a.s.svc.AdminList(ctx, hub.AdminListRequest{
-		AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Agent: req.GetAgent(), Channel: req.GetChannel(),
+		AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Agent: req.GetAgent(), Channel: req.GetChannel(), Newest: req.GetNewest(),
 	})
 	if err != nil {
 		return nil, err

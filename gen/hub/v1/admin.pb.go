@@ -934,7 +934,12 @@ type AdminListMessagesRequest struct {
 	// Only messages delivered to this agent.
 	Agent string `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
 	// Only this channel.
-	Channel       string `protobuf:"bytes,4,opt,name=channel,proto3" json:"channel,omitempty"`
+	Channel string `protobuf:"bytes,4,opt,name=channel,proto3" json:"channel,omitempty"`
+	// The newest limit messages (still oldest first) instead of the first
+	// ones after after_id; the cursor is then the newest ID, and has_more
+	// says older messages exist. A live view starts with newest and follows
+	// with after_id.
+	Newest        bool `protobuf:"varint,5,opt,name=newest,proto3" json:"newest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -995,6 +1000,13 @@ func (x *AdminListMessagesRequest) GetChannel() string {
 		return x.Channel
 	}
 	return ""
+}
+
+func (x *AdminListMessagesRequest) GetNewest() bool {
+	if x != nil {
+		return x.Newest
+	}
+	return false
 }
 
 type AdminListMessagesResponse struct {
@@ -3050,12 +3062,13 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\breply_to\x18\x04 \x01(\tR\areplyTo\x12\x1a\n" +
 	"\bmentions\x18\x05 \x03(\tR\bmentions\"E\n" +
 	"\x18AdminPostMessageResponse\x12)\n" +
-	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\"{\n" +
+	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\"\x93\x01\n" +
 	"\x18AdminListMessagesRequest\x12\x19\n" +
 	"\bafter_id\x18\x01 \x01(\tR\aafterId\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x14\n" +
 	"\x05agent\x18\x03 \x01(\tR\x05agent\x12\x18\n" +
-	"\achannel\x18\x04 \x01(\tR\achannel\"{\n" +
+	"\achannel\x18\x04 \x01(\tR\achannel\x12\x16\n" +
+	"\x06newest\x18\x05 \x01(\bR\x06newest\"{\n" +
 	"\x19AdminListMessagesResponse\x12+\n" +
 	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x19\n" +

@@ -120,7 +120,11 @@ func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
 		sqlq += ` AND m.channel = ?`
 		args = append(args, q.Channel)
 	}
-	sqlq += ` ORDER BY m.id LIMIT ?`
+	if q.Newest {
+		sqlq = `SELECT * FROM (` + sqlq + ` ORDER BY m.id DESC LIMIT ?) ORDER BY id`
+	} else {
+		sqlq += ` ORDER BY m.id LIMIT ?`
+	}
 	args = append(args, q.Limit)
 	rows, err := t.query(sqlq, args...)
 	if err != nil {

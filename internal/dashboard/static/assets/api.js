@@ -45,19 +45,11 @@ export function get(path, params = {}) {
   return api('GET', s ? path + '?' + s : path);
 }
 
-// messagesTail pages through the admin message list and returns the newest
-// `keep` messages (oldest first) and the cursor for later calls.
+// messagesTail returns the newest `keep` messages (at most 500, oldest
+// first) and the cursor that follows them.
 export async function messagesTail(params, keep = 300) {
-  let after = '';
-  let out = [];
-  for (let i = 0; i < 40; i++) {
-    const r = await get('/v1/admin/messages', { ...params, after_id: after, limit: 500 });
-    out = out.concat(r.messages);
-    if (out.length > keep) out = out.slice(out.length - keep);
-    after = r.cursor;
-    if (!r.has_more) break;
-  }
-  return { messages: out, cursor: after };
+  const r = await get('/v1/admin/messages', { ...params, newest: true, limit: Math.min(keep, 500) });
+  return { messages: r.messages || [], cursor: r.cursor };
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

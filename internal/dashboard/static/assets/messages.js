@@ -76,7 +76,7 @@ export function messagesView(root, params) {
 
   async function refresh(topics) {
     if (!loaded) {
-      const r = await messagesTail({}, 1000);
+      const r = await messagesTail({}, 500);
       all = r.messages;
       cursor = r.cursor;
       loaded = true;
