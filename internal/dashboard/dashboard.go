@@ -67,7 +67,7 @@ func (d *Dashboard) Routes() map[string]http.Handler {
 	}
 	return map[string]http.Handler{
 		"GET /{$}":          secure(page("index.html")),
-		"GET /assets/":      secure(d.assets),
+		"GET /assets/":      secure(noListing(d.assets)),
 		"GET /docs":         secure(page("docs.html")),
 		"GET " + StreamPath: secure(http.HandlerFunc(d.stream)),
 	}
@@ -77,6 +77,17 @@ func (d *Dashboard) Routes() map[string]http.Handler {
 // that streams do not hold the shutdown up). It is idempotent.
 func (d *Dashboard) Close() {
 	d.once.Do(func() { close(d.closing) })
+}
+
+// noListing answers 404 for directories instead of listing them.
+func noListing(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // contentSecurityPolicy allows only this origin, no inline script, no

@@ -252,7 +252,9 @@ func TestPagesAndHeaders(t *testing.T) {
 			}
 		}
 	}
-	if res, _ := r.get(t, "/nothing-here"); res.StatusCode != 404 {
-		t.Errorf("/nothing-here: %d, want 404", res.StatusCode)
+	for _, path := range []string{"/nothing-here", "/assets/", "/assets/swagger-ui/"} {
+		if res, _ := r.get(t, path); res.StatusCode != 404 {
+			t.Errorf("%s: %d, want 404", path, res.StatusCode)
+		}
 	}
 }
