@@ -2,6 +2,7 @@ package hub
 
 import (
 	"strings"
+	"slices"
 	"testing"
 	"time"
 )
@@ -142,5 +143,28 @@ func TestExpireDeepWork(t *testing.T) {
 	StartDeepWork(&st, mustDeepWork(t, "flexible", 0, dwT0), dwT0, LocaleEN)
 	if exp, _ := ExpireDeepWork(&st, dwT0.Add(100*time.Hour), LocaleEN); exp != nil {
 		t.Errorf("flexible expired: %+v", exp)
+	}
+}
+
+func TestEndDeepWorkByAdmin(t *testing.T) {
+	t.Parallel()
+	st := NewLivenessState(1, dwT0)
+	if _, _, err := EndDeepWorkByAdmin(&st, "a", dwT0, LocaleEN); ErrorCode(err) != EPRECONDITION {
+		t.Fatalf("nothing active: err = %v, want EPRECONDITION", err)
+	}
+	StartDeepWork(&st, mustDeepWork(t, "flexible", 0, dwT0), dwT0, LocaleEN)
+	at := dwT0.Add(3 * time.Minute)
+	ended, evs, err := EndDeepWorkByAdmin(&st, "a", at, LocaleJA)
+	if err != nil || ended.State != DeepWorkCompleted || ended.EndReason != EndedByAdmin || !ended.EndedAt.Equal(at) {
+		t.Fatalf("flexible: %+v %v, want completed by admin at %v", ended, err, at)
+	}
+	if st.ActiveDeepWork != nil || st.ReflectionDue || len(evs) != 1 || evs[0].Kind != EventDeepWorkCompleted || evs[0].Detail != "深い作業（flexible）「flexible work」を管理者が終了" {
+		t.Errorf("state %+v events %+v", st, evs)
+	}
+	// A strict declaration past its end expires as the orchestrator would.
+	StartDeepWork(&st, mustDeepWork(t, "strict", 10, at), at, LocaleEN)
+	ended, evs, err = EndDeepWorkByAdmin(&st, "a", at.Add(11*time.Minute), LocaleEN)
+	if err != nil || ended.State != DeepWorkExpired || !slices.Equal(eventKinds(evs), []EventKind{EventDeepWorkExpired}) {
+		t.Errorf("strict past its end: %+v %v %v, want expired", ended, eventKinds(evs), err)
 	}
 }

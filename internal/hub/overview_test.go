@@ -117,7 +117,7 @@ func TestEndDeepWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Detail != `deep work "parser" ended by an admin` {
+	if len(evs) != 1 || evs[0].Detail != `strict deep work "parser" ended by an admin` {
 		t.Errorf("events = %+v", evs)
 	}
 	if _, err := h.EndDeepWork(ctx, "nobody"); hub.ErrorCode(err) != hub.ENOTFOUND {
