@@ -1,8 +1,8 @@
 package hub
 
 import (
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
