@@ -181,6 +181,17 @@ test('a message posted through REST appears without reload; the admin can reply'
   const inbox = await a.call('GET', '/v1/messages');
   assert.ok(inbox.messages.some((m) => m.body === 'thanks, reviewing now' && m.from === 'admin'));
   await shots('messages');
+  // Open the thread of the agent's message and reply in it.
+  await page.locator('li.msg', { hasText: 'first draft is ready for review' }).getByRole('link', { name: 'reply' }).click();
+  await page.getByRole('heading', { name: 'Thread', exact: true }).waitFor({ timeout: WAIT });
+  assert.equal(await page.getByLabel('To', { exact: true }).inputValue(), '#general');
+  await page.getByLabel('Reply').fill('one remark on page 2');
+  await page.getByRole('button', { name: 'Send as admin' }).click();
+  await page.locator('li.msg', { hasText: 'one remark on page 2' }).getByRole('link', { name: 'in thread' }).waitFor({ timeout: WAIT });
+  const after = await hub.admin('GET', '/v1/admin/messages?channel=%23general&limit=50');
+  const draft = after.messages.find((m) => m.body === 'first draft is ready for review');
+  assert.ok(after.messages.some((m) => m.body === 'one remark on page 2' && m.reply_to === draft.id), JSON.stringify(after.messages));
+  await shots('thread');
 });
 
 test('agent detail: timeline and chart', async () => {

@@ -68,7 +68,14 @@ export function messagesView(root, params) {
     let shown = all;
     if (mode === 'channel') { shown = all.filter((m) => m.channel === arg); title.textContent = arg; }
     else if (mode === 'direct') { shown = all.filter((m) => !m.channel); title.textContent = 'Direct messages'; }
-    else if (mode === 'thread') { shown = all.filter((m) => m.id === arg || threadRoot(m, byID) === arg); title.textContent = 'Thread'; }
+    else if (mode === 'thread') {
+      const target = byID.get(arg);
+      const root = target ? threadRoot(target, byID) : arg;
+      shown = all.filter((m) => m.id === root || threadRoot(m, byID) === root);
+      title.textContent = 'Thread';
+      // Reply where the message went: its channel, else its sender.
+      if (target && !to.value) to.value = target.channel || (target.from === 'admin' ? (target.to || []).join(', ') : target.from);
+    }
     else title.textContent = 'All messages';
     const list = shown.slice(-200).reverse();
     feed.replaceChildren(...(list.length ? list.map((m) => messageItem(m, { onThread: true })) : [h('li', { class: 'muted' }, 'No messages here yet.')]));
