@@ -28,13 +28,16 @@ type Options struct {
 	// Authorize reports whether token is the admin token
 	// (hub.Service.IsAdminToken).
 	Authorize func(token string) bool
-	// Gap is the least time between two change events of one stream:
-	// changes in between are merged into one event (default 200 ms).
-	Gap time.Duration
-	// Ping is the period of keep-alive comments on an idle stream, so that
-	// the page notices a dead connection (default 15 s).
-	Ping time.Duration
 }
+
+const (
+	// changeGap is the least time between two change events of one stream:
+	// changes in between are merged into one event.
+	changeGap = 200 * time.Millisecond
+	// pingEvery is the period of keep-alive comments on an idle stream, so
+	// that the page notices a dead connection.
+	pingEvery = 15 * time.Second
+)
 
 // Dashboard serves the page, the docs and the stream.
 type Dashboard struct {
@@ -46,12 +49,6 @@ type Dashboard struct {
 
 // New returns a Dashboard.
 func New(opts Options) *Dashboard {
-	if opts.Gap <= 0 {
-		opts.Gap = 200 * time.Millisecond
-	}
-	if opts.Ping <= 0 {
-		opts.Ping = 15 * time.Second
-	}
 	sub, _ := fs.Sub(static, "static") // cannot fail: the directory is embedded
 	return &Dashboard{opts: opts, assets: http.FileServerFS(sub), closing: make(chan struct{})}
 }

@@ -14,7 +14,7 @@ import (
 
 // stream serves the live change stream: Server-Sent Events saying which
 // topics changed ("messages", "agents", "tick"), merged so that a stream
-// carries at most one event per Gap. It needs the admin token in the
+// carries at most one event per changeGap. It needs the admin token in the
 // Authorization header (never in the URL: the page reads the stream with
 // fetch, which can send headers, unlike EventSource).
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +47,7 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	send := func(s string) bool {
 		// Each write has its own deadline: the server's WriteTimeout
 		// would otherwise end every stream after a minute or so.
-		rc.SetWriteDeadline(time.Now().Add(d.opts.Ping + 10*time.Second))
+		rc.SetWriteDeadline(time.Now().Add(pingEvery + 10*time.Second))
 		if _, err := fmt.Fprint(w, s); err != nil {
 			return false
 		}
@@ -57,7 +57,7 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	if !send(fmt.Sprintf("retry: 5000\nevent: hello\ndata: %s\n\n", mustJSON(map[string]any{"version": version.Version}))) {
 		return
 	}
-	ping := time.NewTicker(d.opts.Ping)
+	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
 	for {
 		select {
@@ -78,7 +78,7 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			// Merge what comes during the gap into the next event.
-			gap := time.NewTimer(d.opts.Gap)
+			gap := time.NewTimer(changeGap)
 			select {
 			case <-r.Context().Done():
 				gap.Stop()
