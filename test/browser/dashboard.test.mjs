@@ -254,6 +254,12 @@ test('keyboard: every control is reached with Tab', async () => {
       return `${el.tagName.toLowerCase()}:${(el.getAttribute('aria-label') || el.textContent || el.id).trim()}`;
     }));
   }
+  // A live update keeps the keyboard focus where it was.
+  await row('scout').getByRole('button', { name: 'Nudge' }).focus();
+  await page.evaluate(() => { document.querySelector('tr[data-agent="scout"]').dataset.old = '1'; });
+  await hub.agent('focus-probe');
+  await page.waitForFunction(() => !document.querySelector('tr[data-agent="scout"]').dataset.old, null, { timeout: WAIT });
+  assert.equal(await page.evaluate(() => `${document.activeElement.closest('tr')?.dataset.agent}:${document.activeElement.textContent}`), 'scout:Nudge');
   for (const want of ['a:Skip to content', 'a:Messages', 'a:Orchestrator', 'button:Sign out', 'input:new-name', 'button:Create agent', 'a:scout', 'button:Nudge']) {
     assert.ok(reached.has(want), `Tab never reached ${want}: ${[...reached].join(', ')}`);
   }

@@ -1,7 +1,7 @@
 // One agent: state, actions, an activity chart with health bands, the
 // timeline of its liveness records and events, and its messages.
 import { get, messagesTail } from './api.js';
-import { h, svg, ms, ago, time, badge, fail, section, words } from './ui.js';
+import { h, svg, ms, ago, time, badge, fail, section, words, keepFocus } from './ui.js';
 import { presenceWord, healthCell, deepWorkText, agentActions } from './agents.js';
 
 const HOURS = 6;
@@ -9,7 +9,7 @@ const BUCKET = 10 * 60 * 1000;
 
 export function agentView(root, name) {
   const err = h('p', { class: 'error', role: 'alert', hidden: true });
-  const head = h('div', { class: 'agenthead' });
+  const head = h('div', { class: 'agenthead', 'data-key': 'head:' + name });
   const chart = h('figure', { class: 'chart' });
   const timeline = h('ol', { class: 'timeline' });
   const msgs = h('ol', { class: 'feed' });
@@ -103,19 +103,21 @@ export function agentView(root, name) {
     if (!ov) throw Object.assign(new Error(`no agent named ${name}`), { status: 404 });
     data = { ov, logs: act.activity_logs || [], cps: act.checkpoints || [], events: ev.events || [], dws: dw.deep_work || [], messages: m.messages };
     fail(err, null);
-    renderHead();
-    renderChart();
-    renderTimeline();
-    renderMessages();
+    keepFocus(() => {
+      renderHead();
+      renderChart();
+      renderTimeline();
+      renderMessages();
+    });
   }
 
-  return { refresh, tick: () => data && renderHead(), error: (e) => fail(err, e) };
+  return { refresh, tick: () => data && keepFocus(renderHead), error: (e) => fail(err, e) };
 }
 
 // messageItem shows one message: sender, where it went, when, the body.
 export function messageItem(m, { onThread } = {}) {
   const where = m.channel ? m.channel : (m.to || []).join(', ');
-  return h('li', { class: 'msg kind-' + m.kind, 'data-id': m.id },
+  return h('li', { class: 'msg kind-' + m.kind, 'data-id': m.id, 'data-key': 'msg:' + m.id },
     h('div', { class: 'meta' },
       h('strong', {}, m.from), ' → ', where || '—', ' · ', time(m.created_at),
       m.kind && m.kind !== 'message' ? [' ', badge(m.kind, 'kind')] : '',

@@ -1,7 +1,7 @@
 // The agents table (home view): one row per agent, trouble first, with the
 // admin actions.
 import { api, get } from './api.js';
-import { h, cell, ago, until, badge, fail, dialog, showToken, describe, words } from './ui.js';
+import { h, cell, ago, until, badge, fail, dialog, showToken, describe, words, keepFocus } from './ui.js';
 
 const rank = { anomaly: 0, warning: 1, healthy: 2 };
 const presenceRank = { offline: 0, idle: 1, active: 2, waiting: 2 };
@@ -115,7 +115,7 @@ export function agentsView(root) {
     body.replaceChildren(...list.map((o) => {
       const a = o.agent;
       const hl = o.health || {};
-      return h('tr', { 'data-agent': a.name, class: 'row-' + (hl.state || 'healthy') },
+      return h('tr', { 'data-agent': a.name, 'data-key': 'agent:' + a.name, class: 'row-' + (hl.state || 'healthy') },
         cell('Agent', h('a', { href: '#/agent/' + encodeURIComponent(a.name) }, a.name),
           a.role ? h('span', { class: 'role' }, ' ' + a.role) : ''),
         cell('Presence', badge(presenceWord(a.presence), presenceWord(a.presence))),
@@ -130,11 +130,16 @@ export function agentsView(root) {
     }));
   }
 
+  let last = '';
   async function refresh() {
     const r = await get('/v1/admin/agent-overviews');
+    // evaluated_at is the time of the call: leave it out of the comparison.
+    const now = JSON.stringify(r.agents || [], (k, v) => (k === 'evaluated_at' ? undefined : v));
+    if (now === last) return; // nothing moved: keep the DOM
+    last = now;
     list = sortTroubleFirst(r.agents || []);
-    render();
+    keepFocus(render);
   }
 
-  return { refresh, tick: render, error: (e) => fail(err, e) };
+  return { refresh, tick: () => keepFocus(render), error: (e) => fail(err, e) };
 }

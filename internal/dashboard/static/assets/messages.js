@@ -1,7 +1,7 @@
 // Messages: channels, threads and direct messages with a live feed, and a
 // form to post as admin.
 import { api, get, messagesTail } from './api.js';
-import { h, fail, describe } from './ui.js';
+import { h, fail, describe, keepFocus } from './ui.js';
 import { messageItem } from './agent.js';
 
 // messagesView shows #/messages (all), #/messages/channel/NAME,
@@ -87,16 +87,22 @@ export function messagesView(root, params) {
       all = r.messages;
       cursor = r.cursor;
       loaded = true;
-    } else if (topics.has('messages') || topics.has('all') || topics.has('tick')) {
+    } else {
+      // Any change may be a post: one to a channel nobody else follows
+      // wakes no wait, so it comes as "agents" (a write call), not
+      // "messages". Fetching what follows the cursor is cheap.
+      let news = 0;
       for (let i = 0; i < 20; i++) {
         const r = await get('/v1/admin/messages', { after_id: cursor, limit: 500 });
+        news += r.messages.length;
         all = all.concat(r.messages).slice(-1000);
         cursor = r.cursor;
         if (!r.has_more) break;
       }
-    } else return;
-    render();
+      if (!news) return;
+    }
+    keepFocus(render);
   }
 
-  return { refresh, tick: render, error: (e) => fail(err, e) };
+  return { refresh, tick: () => keepFocus(render), error: (e) => fail(err, e) };
 }

@@ -1,7 +1,7 @@
 // The orchestrator: last tick, heartbeat pulses, cron jobs and recent
 // nudges.
 import { api, get } from './api.js';
-import { h, cell, time, ago, until, badge, fail, dialog, section, describe, span } from './ui.js';
+import { h, cell, time, ago, until, badge, fail, dialog, section, describe, span, keepFocus } from './ui.js';
 
 const blockedWords = {
   ready: 'due now: runs at the next tick',
@@ -80,7 +80,7 @@ export function orchestratorView(root, hub) {
       cell('Last pulse', s.last_pulse_at ? ago(s.last_pulse_at) : 'never', s.unanswered ? [' ', badge('unanswered', 'warning')] : ''),
       cell('Last output', s.last_output || h('span', { class: 'muted' }, '—')),
     )) : [h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No agent has a pulse schedule.'))]));
-    jobs.replaceChildren(...(j.length ? j.map((job) => h('tr', {},
+    jobs.replaceChildren(...(j.length ? j.map((job) => h('tr', { 'data-key': 'job:' + job.name },
       cell('Job', job.name),
       cell('Schedule', scheduleWords(job, info.time_zone)),
       cell('Target', job.target),
@@ -119,8 +119,8 @@ export function orchestratorView(root, hub) {
     ]);
     hub.info = info;
     data = { info, p: p.pulses || [], j: j.jobs || [], r: r.runs || [], n: n.events || [] };
-    render();
+    keepFocus(render);
   }
 
-  return { refresh: (ts) => refresh(ts || new Set(['all'])), tick: () => data && render(), error: (e) => fail(err, e) };
+  return { refresh: (ts) => refresh(ts || new Set(['all'])), tick: () => data && keepFocus(render), error: (e) => fail(err, e) };
 }

@@ -157,3 +157,20 @@ export function words(key) {
 export function cell(label, ...children) {
   return h('td', { 'data-label': label, class: label.toLowerCase().replace(/\s+/g, '-') }, h('div', { class: 'cell' }, ...children));
 }
+
+// keepFocus runs render, which replaces DOM, and puts the keyboard focus
+// back on the control with the same text inside the element with the same
+// data-key (a row, a message), so that live updates do not throw a keyboard
+// user back to the top of the page.
+export function keepFocus(render) {
+  const el = document.activeElement;
+  const holder = el && el.closest ? el.closest('[data-key]') : null;
+  const key = holder ? holder.dataset.key : null;
+  const tag = el ? el.tagName : '';
+  const label = el ? el.textContent : '';
+  render();
+  if (key === null || document.activeElement !== document.body) return;
+  const again = document.querySelector(`[data-key="${CSS.escape(key)}"]`);
+  const target = again && [...again.querySelectorAll(tag)].find((e) => e.textContent === label);
+  if (target) target.focus();
+}
