@@ -76,3 +76,52 @@ func TestDashboardStream(t *testing.T) {
 		t.Errorf("subscribers after Close: %d", n)
 	}
 }
+
+// The admin calls the dashboard reads, over REST: answers, and bad input
+// refused with what is wrong.
+func TestDashboardRESTCalls(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	tok := h.newAgent(t, "worker")
+	if code, body, _ := h.do(t, "POST", "/v1/checkpoints", tok, `{"current_activity":"reading"}`); code != 200 {
+		t.Fatalf("checkpoint: %d %s", code, body)
+	}
+	code, body, v := h.do(t, "GET", "/v1/admin/agent-overviews", h.token, "")
+	agents, _ := v["agents"].([]any)
+	if code != 200 || len(agents) != 1 || !strings.Contains(body, `"parked_waits":0`) || !strings.Contains(body, `"unread_count":"0"`) {
+		t.Errorf("agent-overviews = %d %s", code, body)
+	}
+	code, body, v = h.do(t, "GET", "/v1/admin/agents/worker/activity?limit=5", h.token, "")
+	if cps, _ := v["checkpoints"].([]any); code != 200 || len(cps) != 1 || !strings.Contains(body, "reading") {
+		t.Errorf("activity = %d %s", code, body)
+	}
+	for _, c := range []struct {
+		method, path string
+		code         int
+		says         string
+	}{
+		{"GET", "/v1/admin/agents/nobody/activity", 404, "nobody"},
+		{"GET", "/v1/admin/agents/worker/activity?limit=-1", 400, "limit"},
+		{"POST", "/v1/admin/agents/worker/deep-work:end", 400, "no active deep work"},
+		{"POST", "/v1/admin/agents/nobody/deep-work:end", 404, "nobody"},
+	} {
+		body := ""
+		if c.method == "POST" {
+			body = "{}"
+		}
+		code, got, _ := h.do(t, c.method, c.path, h.token, body)
+		if code != c.code || !strings.Contains(got, c.says) {
+			t.Errorf("%s %s = %d %s, want %d saying %q", c.method, c.path, code, got, c.code, c.says)
+		}
+	}
+	if code, body, _ := h.do(t, "POST", "/v1/deep-work", tok, `{"mode":"flexible","planned_activity":"parser"}`); code != 200 {
+		t.Fatalf("start deep work: %d %s", code, body)
+	}
+	code, body, _ = h.do(t, "POST", "/v1/admin/agents/worker/deep-work:end", h.token, "{}")
+	if code != 200 || !strings.Contains(body, `"state":"completed"`) {
+		t.Errorf("end deep work = %d %s", code, body)
+	}
+	if _, body, _ := h.do(t, "GET", "/v1/deep-work", tok, ""); !strings.Contains(body, `"current":null`) {
+		t.Errorf("deep work still current after the admin ended it: %s", body)
+	}
+}
