@@ -95,6 +95,12 @@ func TestDashboardRESTCalls(t *testing.T) {
 	if cps, _ := v["checkpoints"].([]any); code != 200 || len(cps) != 1 || !strings.Contains(body, "reading") {
 		t.Errorf("activity = %d %s", code, body)
 	}
+	if code, body, _ := h.do(t, "POST", "/v1/channels:join", tok, `{"channel":"#ops"}`); code != 200 {
+		t.Fatalf("join: %d %s", code, body)
+	}
+	if code, body, _ := h.do(t, "GET", "/v1/admin/channels", h.token, ""); code != 200 || !strings.Contains(strings.ReplaceAll(body, " ", ""), `{"name":"#ops","member_count":"1","joined":false}`) {
+		t.Errorf("channels = %d %s", code, body)
+	}
 	for _, c := range []struct {
 		method, path string
 		code         int

@@ -185,6 +185,7 @@ var validRequests = map[string]string{
 	"AdminService.EndDeepWork":        `{"name":"alice"}`,
 	"AdminService.ListActivity":       `{"name":"alice"}`,
 	"AdminService.ListAgentOverviews": `{}`,
+	"AdminService.ListChannels":       `{}`,
 }
 
 // rpc is one method of the API with its REST route.

@@ -47,7 +47,7 @@ func TestOpenAPI3(t *testing.T) {
 	for _, p := range []string{
 		"/", "/docs", "/openapi.json", "/healthz", "/readyz", "/metrics", "/mcp", "/v1/admin/stream",
 		"/v1/messages", "/v1/messages:wait", "/v1/admin/agents", "/v1/admin/agents/{name}/deep-work:end",
-		"/v1/admin/agent-overviews", "/v1/admin/agents/{name}/activity", "/v1/admin/agents/{agent}/pulse",
+		"/v1/admin/agent-overviews", "/v1/admin/channels", "/v1/admin/agents/{name}/activity", "/v1/admin/agents/{agent}/pulse",
 	} {
 		if loaded.Paths.Value(p) == nil {
 			t.Errorf("no path %s", p)

@@ -22,12 +22,16 @@ func (s *Service) ListPeers(ctx context.Context) ([]Peer, error) {
 }
 
 // ListChannels lists every channel by name, with its member count and
-// whether caller is a member.
+// whether caller is a member (never, for a nil caller: the admin).
 func (s *Service) ListChannels(ctx context.Context, caller *Agent) ([]ChannelSummary, error) {
 	var out []ChannelSummary
 	err := s.store.View(ctx, func(tx Tx) error {
+		var id int64
+		if caller != nil {
+			id = caller.ID
+		}
 		var err error
-		out, err = tx.ListChannels(caller.ID)
+		out, err = tx.ListChannels(id)
 		return err
 	})
 	return out, err

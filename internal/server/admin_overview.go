@@ -58,3 +58,20 @@ func (a *AdminServer) EndDeepWork(ctx context.Context, req *hubv1.EndDeepWorkReq
 	p.Agent = req.GetName()
 	return &hubv1.EndDeepWorkResponse{DeepWork: p}, nil
 }
+
+// ListChannels implements hubv1.AdminServiceServer.
+func (a *AdminServer) ListChannels(ctx context.Context, _ *hubv1.AdminListChannelsRequest) (*hubv1.AdminListChannelsResponse, error) {
+	cs, err := a.s.svc.ListChannels(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.AdminListChannelsResponse{Channels: channelsToProto(cs)}, nil
+}
+
+func channelsToProto(cs []hub.ChannelSummary) []*hubv1.Channel {
+	out := make([]*hubv1.Channel, len(cs))
+	for i, c := range cs {
+		out[i] = &hubv1.Channel{Name: c.Name, MemberCount: c.MemberCount, Joined: c.Joined}
+	}
+	return out
+}

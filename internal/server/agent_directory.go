@@ -28,9 +28,5 @@ func (a *AgentServer) ListChannels(ctx context.Context, _ *hubv1.ListChannelsReq
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*hubv1.Channel, len(cs))
-	for i, c := range cs {
-		out[i] = &hubv1.Channel{Name: c.Name, MemberCount: c.MemberCount, Joined: c.Joined}
-	}
-	return &hubv1.ListChannelsResponse{Channels: out}, nil
+	return &hubv1.ListChannelsResponse{Channels: channelsToProto(cs)}, nil
 }

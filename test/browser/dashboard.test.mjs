@@ -173,6 +173,7 @@ test('a message posted through REST appears without reload; the admin can reply'
   await a.call('POST', '/v1/messages', { channel: '#general', body: 'first draft is ready for review' });
   await page.getByText('first draft is ready for review').waitFor({ timeout: WAIT });
   latencies.messageShown = Date.now() - t0;
+  await page.getByText('#general · 1 member', { exact: false }).waitFor({ timeout: WAIT });
   await page.getByRole('link', { name: '#general' }).click();
   await page.getByRole('heading', { name: '#general' }).waitFor({ timeout: WAIT });
   await page.getByLabel('Message').fill('thanks, reviewing now');

@@ -3004,11 +3004,92 @@ func (x *ListAgentOverviewsResponse) GetAgents() []*AgentOverview {
 	return nil
 }
 
+type AdminListChannelsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminListChannelsRequest) Reset() {
+	*x = AdminListChannelsRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminListChannelsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminListChannelsRequest) ProtoMessage() {}
+
+func (x *AdminListChannelsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminListChannelsRequest.ProtoReflect.Descriptor instead.
+func (*AdminListChannelsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{59}
+}
+
+type AdminListChannelsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// By name; joined is always false (the admin is no member).
+	Channels      []*Channel `protobuf:"bytes,1,rep,name=channels,proto3" json:"channels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminListChannelsResponse) Reset() {
+	*x = AdminListChannelsResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminListChannelsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminListChannelsResponse) ProtoMessage() {}
+
+func (x *AdminListChannelsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminListChannelsResponse.ProtoReflect.Descriptor instead.
+func (*AdminListChannelsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *AdminListChannelsResponse) GetChannels() []*Channel {
+	if x != nil {
+		return x.Channels
+	}
+	return nil
+}
+
 var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/types.proto\"\x99\x01\n" +
+	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/types.proto\"\x99\x01\n" +
 	"\x12CreateAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -3178,7 +3259,10 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\rmention_count\x18\x04 \x01(\x03R\fmentionCount\x12!\n" +
 	"\fparked_waits\x18\x05 \x01(\x05R\vparkedWaits\"K\n" +
 	"\x1aListAgentOverviewsResponse\x12-\n" +
-	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents2\xdf\x10\n" +
+	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents\"\x1a\n" +
+	"\x18AdminListChannelsRequest\"H\n" +
+	"\x19AdminListChannelsResponse\x12+\n" +
+	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels2\xb4\x11\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -3213,7 +3297,8 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x06Backup\x12\x15.hub.v1.BackupRequest\x1a\x16.hub.v1.BackupResponse\x12F\n" +
 	"\vEndDeepWork\x12\x1a.hub.v1.EndDeepWorkRequest\x1a\x1b.hub.v1.EndDeepWorkResponse\x12I\n" +
 	"\fListActivity\x12\x1b.hub.v1.ListActivityRequest\x1a\x1c.hub.v1.ListActivityResponse\x12[\n" +
-	"\x12ListAgentOverviews\x12!.hub.v1.ListAgentOverviewsRequest\x1a\".hub.v1.ListAgentOverviewsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x12ListAgentOverviews\x12!.hub.v1.ListAgentOverviewsRequest\x1a\".hub.v1.ListAgentOverviewsResponse\x12S\n" +
+	"\fListChannels\x12 .hub.v1.AdminListChannelsRequest\x1a!.hub.v1.AdminListChannelsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -3227,7 +3312,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),         // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),        // 1: hub.v1.CreateAgentResponse
@@ -3288,119 +3373,125 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*ListAgentOverviewsRequest)(nil),  // 56: hub.v1.ListAgentOverviewsRequest
 	(*AgentOverview)(nil),              // 57: hub.v1.AgentOverview
 	(*ListAgentOverviewsResponse)(nil), // 58: hub.v1.ListAgentOverviewsResponse
-	(*Agent)(nil),                      // 59: hub.v1.Agent
-	(*Message)(nil),                    // 60: hub.v1.Message
-	(*AgentHealth)(nil),                // 61: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),      // 62: google.protobuf.Timestamp
-	(*Event)(nil),                      // 63: hub.v1.Event
-	(*DeepWork)(nil),                   // 64: hub.v1.DeepWork
-	(*BeatInfo)(nil),                   // 65: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                // 66: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                // 67: hub.v1.PulseStatus
-	(*CronJob)(nil),                    // 68: hub.v1.CronJob
-	(*CronRun)(nil),                    // 69: hub.v1.CronRun
-	(*ActivityLog)(nil),                // 70: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                 // 71: hub.v1.Checkpoint
+	(*AdminListChannelsRequest)(nil),   // 59: hub.v1.AdminListChannelsRequest
+	(*AdminListChannelsResponse)(nil),  // 60: hub.v1.AdminListChannelsResponse
+	(*Agent)(nil),                      // 61: hub.v1.Agent
+	(*Message)(nil),                    // 62: hub.v1.Message
+	(*AgentHealth)(nil),                // 63: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),      // 64: google.protobuf.Timestamp
+	(*Event)(nil),                      // 65: hub.v1.Event
+	(*DeepWork)(nil),                   // 66: hub.v1.DeepWork
+	(*BeatInfo)(nil),                   // 67: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                // 68: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                // 69: hub.v1.PulseStatus
+	(*CronJob)(nil),                    // 70: hub.v1.CronJob
+	(*CronRun)(nil),                    // 71: hub.v1.CronRun
+	(*ActivityLog)(nil),                // 72: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                 // 73: hub.v1.Checkpoint
+	(*Channel)(nil),                    // 74: hub.v1.Channel
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	59, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	59, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	59, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	59, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	59, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	59, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	59, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	59, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	60, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	60, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	61, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	62, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	63, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	64, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	60, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	65, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	66, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	67, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	67, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	60, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	68, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	68, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	68, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	68, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	69, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	69, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	62, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	62, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	62, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	64, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	70, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	71, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	59, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	61, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	61, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	61, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	61, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	61, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	61, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	61, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	61, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	61, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	62, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	62, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	63, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	64, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	65, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	66, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	62, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	67, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	68, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	69, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	69, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	62, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	70, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	70, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	70, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	70, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	71, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	71, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	64, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	64, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	64, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	66, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	72, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	73, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	61, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	63, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57, // 34: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	0,  // 35: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,  // 36: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,  // 37: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,  // 38: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,  // 39: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10, // 40: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12, // 41: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14, // 42: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16, // 43: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18, // 44: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20, // 45: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22, // 46: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24, // 47: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26, // 48: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28, // 49: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30, // 50: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32, // 51: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34, // 52: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36, // 53: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38, // 54: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40, // 55: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42, // 56: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44, // 57: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46, // 58: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48, // 59: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50, // 60: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52, // 61: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54, // 62: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56, // 63: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	1,  // 64: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,  // 65: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,  // 66: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,  // 67: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,  // 68: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11, // 69: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13, // 70: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15, // 71: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17, // 72: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19, // 73: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21, // 74: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23, // 75: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25, // 76: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27, // 77: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29, // 78: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31, // 79: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33, // 80: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35, // 81: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37, // 82: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39, // 83: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41, // 84: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43, // 85: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45, // 86: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47, // 87: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49, // 88: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51, // 89: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53, // 90: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55, // 91: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58, // 92: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	64, // [64:93] is the sub-list for method output_type
-	35, // [35:64] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	74, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
+	0,  // 36: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,  // 37: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,  // 38: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,  // 39: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,  // 40: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10, // 41: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12, // 42: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14, // 43: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16, // 44: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18, // 45: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20, // 46: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22, // 47: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24, // 48: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26, // 49: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28, // 50: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30, // 51: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32, // 52: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34, // 53: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36, // 54: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38, // 55: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40, // 56: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42, // 57: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44, // 58: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46, // 59: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48, // 60: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50, // 61: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52, // 62: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54, // 63: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56, // 64: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59, // 65: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
+	1,  // 66: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,  // 67: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,  // 68: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,  // 69: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,  // 70: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11, // 71: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13, // 72: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15, // 73: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17, // 74: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19, // 75: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21, // 76: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23, // 77: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25, // 78: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27, // 79: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29, // 80: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31, // 81: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33, // 82: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35, // 83: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37, // 84: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39, // 85: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41, // 86: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43, // 87: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45, // 88: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47, // 89: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49, // 90: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51, // 91: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53, // 92: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55, // 93: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58, // 94: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60, // 95: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	66, // [66:96] is the sub-list for method output_type
+	36, // [36:66] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -3408,6 +3499,7 @@ func file_hub_v1_admin_proto_init() {
 	if File_hub_v1_admin_proto != nil {
 		return
 	}
+	file_hub_v1_agent_proto_init()
 	file_hub_v1_types_proto_init()
 	file_hub_v1_admin_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
@@ -3416,7 +3508,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   59,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

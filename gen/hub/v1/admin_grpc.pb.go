@@ -48,6 +48,7 @@ const (
 	AdminService_EndDeepWork_FullMethodName        = "/hub.v1.AdminService/EndDeepWork"
 	AdminService_ListActivity_FullMethodName       = "/hub.v1.AdminService/ListActivity"
 	AdminService_ListAgentOverviews_FullMethodName = "/hub.v1.AdminService/ListAgentOverviews"
+	AdminService_ListChannels_FullMethodName       = "/hub.v1.AdminService/ListChannels"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -117,6 +118,8 @@ type AdminServiceClient interface {
 	// ListAgentOverviews lists agents with their health, deep work, unread
 	// counts and parked waits in one call (the dashboard's agents table).
 	ListAgentOverviews(ctx context.Context, in *ListAgentOverviewsRequest, opts ...grpc.CallOption) (*ListAgentOverviewsResponse, error)
+	// ListChannels lists every channel with its member count.
+	ListChannels(ctx context.Context, in *AdminListChannelsRequest, opts ...grpc.CallOption) (*AdminListChannelsResponse, error)
 }
 
 type adminServiceClient struct {
@@ -417,6 +420,16 @@ func (c *adminServiceClient) ListAgentOverviews(ctx context.Context, in *ListAge
 	return out, nil
 }
 
+func (c *adminServiceClient) ListChannels(ctx context.Context, in *AdminListChannelsRequest, opts ...grpc.CallOption) (*AdminListChannelsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdminListChannelsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListChannels_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -484,6 +497,8 @@ type AdminServiceServer interface {
 	// ListAgentOverviews lists agents with their health, deep work, unread
 	// counts and parked waits in one call (the dashboard's agents table).
 	ListAgentOverviews(context.Context, *ListAgentOverviewsRequest) (*ListAgentOverviewsResponse, error)
+	// ListChannels lists every channel with its member count.
+	ListChannels(context.Context, *AdminListChannelsRequest) (*AdminListChannelsResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -580,6 +595,9 @@ func (UnimplementedAdminServiceServer) ListActivity(context.Context, *ListActivi
 }
 func (UnimplementedAdminServiceServer) ListAgentOverviews(context.Context, *ListAgentOverviewsRequest) (*ListAgentOverviewsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAgentOverviews not implemented")
+}
+func (UnimplementedAdminServiceServer) ListChannels(context.Context, *AdminListChannelsRequest) (*AdminListChannelsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListChannels not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1124,6 +1142,24 @@ func _AdminService_ListAgentOverviews_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_ListChannels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminListChannelsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListChannels(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListChannels_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListChannels(ctx, req.(*AdminListChannelsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1246,6 +1282,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAgentOverviews",
 			Handler:    _AdminService_ListAgentOverviews_Handler,
+		},
+		{
+			MethodName: "ListChannels",
+			Handler:    _AdminService_ListChannels_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

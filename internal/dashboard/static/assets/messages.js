@@ -13,6 +13,7 @@ export function messagesView(root, params) {
   const feed = h('ol', { class: 'feed', 'aria-live': 'polite' });
   const title = h('h2');
   let all = [];
+  let channels = []; // {name, member_count}
   let cursor = '';
   let loaded = false;
 
@@ -55,13 +56,17 @@ export function messagesView(root, params) {
 
   function render() {
     const byID = new Map(all.map((m) => [m.id, m]));
-    const channels = [...new Set(all.filter((m) => m.channel).map((m) => m.channel))].sort();
+    const members = new Map(channels.map((c) => [c.name, Number(c.member_count)]));
+    for (const m of all) if (m.channel && !members.has(m.channel)) members.set(m.channel, null);
+    const names = [...members.keys()].sort();
     const threads = [...new Set(all.filter((m) => m.reply_to).map((m) => threadRoot(m, byID)))];
     const link = (href, text, on) => h('li', {}, h('a', { href, 'aria-current': on ? 'page' : false }, text));
     side.replaceChildren(
       h('ul', {}, link('#/messages', 'All messages', !mode), link('#/messages/direct', 'Direct messages', mode === 'direct')),
       h('h3', {}, 'Channels'),
-      h('ul', {}, channels.length ? channels.map((c) => link('#/messages/channel/' + encodeURIComponent(c), c, mode === 'channel' && arg === c)) : h('li', { class: 'muted' }, 'none yet')),
+      h('ul', {}, names.length ? names.map((c) => h('li', {},
+        h('a', { href: '#/messages/channel/' + encodeURIComponent(c), 'aria-current': mode === 'channel' && arg === c ? 'page' : false }, c),
+        members.get(c) !== null ? h('span', { class: 'muted' }, ` · ${members.get(c)} member${members.get(c) === 1 ? '' : 's'}`) : '')) : h('li', { class: 'muted' }, 'none yet')),
       h('h3', {}, 'Threads'),
       h('ul', {}, threads.length ? threads.slice(-20).map((id) => link('#/messages/thread/' + id, (byID.get(id)?.body || 'message ' + id).slice(0, 40), mode === 'thread' && arg === id)) : h('li', { class: 'muted' }, 'none yet')),
     );
@@ -82,6 +87,14 @@ export function messagesView(root, params) {
   }
 
   async function refresh(topics) {
+    let changed = false;
+    if (!loaded || topics.has('agents') || topics.has('all')) {
+      // Joins and leaves are write calls ("agents").
+      const r = await get('/v1/admin/channels');
+      const next = r.channels || [];
+      changed = JSON.stringify(next) !== JSON.stringify(channels);
+      channels = next;
+    }
     if (!loaded) {
       const r = await messagesTail({}, 500);
       all = r.messages;
@@ -99,7 +112,7 @@ export function messagesView(root, params) {
         cursor = r.cursor;
         if (!r.has_more) break;
       }
-      if (!news) return;
+      if (!news && !changed) return;
     }
     keepFocus(render);
   }
