@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -161,12 +162,20 @@ func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, 
 
 // ListMessages implements hub.MessageTx.
 func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
+	order := `m.id`
+	if q.Newest {
+		order = `m.id DESC`
+	}
 	rows, err := t.query(`SELECT `+messageColumns+` FROM messages m
 		WHERE m.id > $1
 		AND ($2::bigint <= 0 OR m.id IN (SELECT message_id FROM deliveries WHERE agent_id = $2 AND message_id > $1))
 		AND ($3::text = '' OR m.channel = $3)
-		ORDER BY m.id LIMIT $4`, q.After, q.AgentID, q.Channel, q.Limit)
-	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
+		ORDER BY `+order+` LIMIT $4`, q.After, q.AgentID, q.Channel, q.Limit)
+	ms, err := scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
+	if q.Newest {
+		slices.Reverse(ms) // oldest first, as always
+	}
+	return ms, err
 }
 
 // MaxMessageID implements hub.MessageTx.

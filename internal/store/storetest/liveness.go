@@ -230,6 +230,29 @@ func testActivityLogsAndCheckpoints(t *testing.T, h NewDB) {
 			t.Errorf("IDs = %v, want 3 increasing IDs", ids)
 		}
 	}
+	// Read back, newest first and bounded.
+	mustView(t, db, func(tx hub.Tx) error {
+		ls, err := tx.RecentActivityLogs(a.ID, 2)
+		if err != nil {
+			return err
+		}
+		if len(ls) != 2 || ls[0].ID != logIDs[2] || ls[1].ID != logIDs[1] || ls[0].Type != hub.ActivityReflection ||
+			!slices.Equal(ls[0].Content, []string{"内省した", "line \"2\""}) || !slices.Equal(ls[0].Tags, []string{"x"}) ||
+			!ls[0].CreatedAt.Equal(lvT0.Add(2*time.Second)) || ls[0].HeartbeatID != "20260301090000" {
+			t.Errorf("RecentActivityLogs = %+v", ls)
+		}
+		cs, err := tx.RecentCheckpoints(a.ID, 5)
+		if err != nil {
+			return err
+		}
+		if len(cs) != 3 || cs[0].ID != cpIDs[2] || cs[2].ID != cpIDs[0] || cs[0].CurrentActivity != "調査中" || !cs[0].CreatedAt.Equal(lvT0) {
+			t.Errorf("RecentCheckpoints = %+v", cs)
+		}
+		if ls, err := tx.RecentActivityLogs(999, 5); err != nil || len(ls) != 0 {
+			t.Errorf("RecentActivityLogs(unknown) = %v, %v, want none", ls, err)
+		}
+		return nil
+	})
 	// A log of an agent that does not exist is refused.
 	err := db.Update(context.Background(), func(tx hub.Tx) error {
 		return tx.InsertActivityLog(&hub.ActivityLog{AgentID: 999, Type: hub.ActivityReflection, Title: "t", HeartbeatID: "x", CreatedAt: lvT0})

@@ -134,6 +134,9 @@ func testListMessagesAndRecipients(t *testing.T, h NewDB) {
 		{hub.MessageQuery{AgentID: bob.ID, Limit: 10}, []int64{m1, m3}},
 		{hub.MessageQuery{AgentID: carol.ID, After: m2, Limit: 10}, []int64{m3}},
 		{hub.MessageQuery{Channel: "#ops", Limit: 10}, []int64{m2}},
+		{hub.MessageQuery{Newest: true, Limit: 2}, []int64{m3, m4}},
+		{hub.MessageQuery{Newest: true, AgentID: bob.ID, Limit: 1}, []int64{m3}},
+		{hub.MessageQuery{Newest: true, After: m2, Limit: 10}, []int64{m3, m4}},
 	}
 	for _, tt := range tests {
 		mustView(t, db, func(tx hub.Tx) error {
