@@ -18,8 +18,12 @@ import (
 //     (a clean process), idle window with 0 parked waiters, park the memory
 //     waiters, RSS, idle window with them parked, wake latency at each size;
 //  2. throughput (posts/s, heartbeats/s) with no waiter parked;
-//  3. poll mode: restart with --wait-mode poll, idle windows with 0 and N
-//     parked waiters, wake latency at N.
+//  3. backlog: heartbeats/s of agents with no unread message, then again
+//     once each has a backlog of unread channel messages;
+//  4. poll mode: restart with --wait-mode poll, idle windows with 0 and N
+//     parked waiters, wake latency at N;
+//  5. tick: orchestrator ticks on a large store, in this process (no hub
+//     child), after the hub has stopped.
 type bench struct {
 	c        *config
 	progress func(string, ...any)
@@ -31,9 +35,10 @@ type bench struct {
 	hub     *hubProc
 	p       *pool
 
-	waiterAgents []*agentRef
-	senderAgents []*agentRef
-	sender       *agentRef
+	waiterAgents  []*agentRef
+	senderAgents  []*agentRef
+	backlogAgents []*agentRef
+	sender        *agentRef
 }
 
 func (b *bench) cleanup() {
@@ -77,7 +82,11 @@ func (b *bench) run(ctx context.Context) error {
 	hubArgs = append(hubArgs, "--rate-limit", "0")
 	notifyArgs := append([]string{"--max-waiters", maxWaiters}, hubArgs...)
 
-	// The hub under test.
+	// The hub under test (the tick scenario alone needs none).
+	needHub := slices.ContainsFunc(allScenarios, func(s string) bool { return s != "tick" && b.need(s) })
+	if !needHub {
+		return b.tickPhase(ctx)
+	}
 	if c.addr == "" {
 		var err error
 		if b.tmp, err = os.MkdirTemp("", "hubbench-"); err != nil {
@@ -102,14 +111,22 @@ func (b *bench) run(ctx context.Context) error {
 		b.res.external = true
 	}
 
-	// Agents: the waiters, the throughput senders, one wake sender.
+	// Agents: the waiters, the throughput senders, the backlog senders, one
+	// wake sender (who also posts the backlog).
 	prefix := runPrefix()
-	b.progress("creating %d agents through the AdminService (%d at a time)", nWaiters+c.senders+1, c.createConc)
-	all, err := createAgents(ctx, b.p, prefix, nWaiters+c.senders+1, c.createConc, b.progress)
+	nBacklog := 0
+	if b.need("backlog") {
+		nBacklog = c.senders
+	}
+	n := nWaiters + c.senders + nBacklog + 1
+	b.progress("creating %d agents through the AdminService (%d at a time)", n, c.createConc)
+	all, err := createAgents(ctx, b.p, prefix, n, c.createConc, b.progress)
 	if err != nil {
 		return err
 	}
-	b.waiterAgents, b.senderAgents, b.sender = all[:nWaiters], all[nWaiters:nWaiters+c.senders], all[len(all)-1]
+	b.waiterAgents, all = all[:nWaiters], all[nWaiters:]
+	b.senderAgents, all = all[:c.senders], all[c.senders:]
+	b.backlogAgents, b.sender = all[:nBacklog], all[nBacklog]
 
 	if b.need("wake") || b.need("memory") || b.need("idle") {
 		if b.hub.cmd != nil {
@@ -128,6 +145,11 @@ func (b *bench) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if b.need("backlog") {
+		if err := b.backlogPhase(ctx, prefix); err != nil {
+			return err
+		}
+	}
 	if b.need("poll") {
 		args := append([]string{"--max-waiters", maxWaiters, "--wait-mode", "poll"}, hubArgs...)
 		if err := b.startHub(ctx, "poll", args); err != nil {
@@ -136,6 +158,14 @@ func (b *bench) run(ctx context.Context) error {
 		if err := b.waitPhase(ctx, "poll", c.pollWaiters); err != nil {
 			return err
 		}
+	}
+	if b.need("tick") {
+		if b.hub.cmd != nil { // the tick runs in this process: free the CPUs
+			b.p.close()
+			b.p = nil
+			b.hub.stop()
+		}
+		return b.tickPhase(ctx)
 	}
 	return nil
 }
@@ -150,7 +180,7 @@ func (b *bench) startHub(ctx context.Context, mode string, args []string) error 
 		b.hub.stop()
 	}
 	b.progress("starting the hub (%s mode): %s serve %v %v", mode, b.bin, args, b.c.hubEnv)
-	h, err := startHub(ctx, b.bin, b.dataDir, b.c.hubEnv, args...)
+	h, err := startHub(ctx, b.bin, b.dataDir, b.c.hubEnv, b.c.hubCPUs, args...)
 	if err != nil {
 		return err
 	}

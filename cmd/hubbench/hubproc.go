@@ -56,8 +56,10 @@ func freeAddr() (string, error) {
 }
 
 // startHub runs bin as a child process on free loopback ports with dataDir
-// (created if needed) and waits until it answers the admin API.
-func startHub(ctx context.Context, bin, dataDir string, env []string, args ...string) (*hubProc, error) {
+// (created if needed) and waits until it answers the admin API. With cpus
+// set, the child runs under taskset on those CPUs only (taskset execs the
+// hub, so the process ID is the hub's).
+func startHub(ctx context.Context, bin, dataDir string, env []string, cpus string, args ...string) (*hubProc, error) {
 	grpcAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -78,6 +80,9 @@ func startHub(ctx context.Context, bin, dataDir string, env []string, args ...st
 	full := append([]string{"serve", "--data-dir", dataDir, "--grpc-addr", grpcAddr, "--http-addr", httpAddr, "--log-level", "warn"}, args...)
 	// The child inherits the nice value of hubbench (see reniceSelf).
 	h.cmd = exec.Command(bin, full...)
+	if cpus != "" {
+		h.cmd = exec.Command("taskset", append([]string{"-c", cpus, bin}, full...)...)
+	}
 	h.cmd.Stdout, h.cmd.Stderr = logf, logf
 	h.cmd.Env = append(os.Environ(), env...)
 	if err := h.cmd.Start(); err != nil {
@@ -276,6 +281,17 @@ func reniceSelf(nice int) error {
 		if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// pinPID restricts every thread of process pid to the CPUs of list
+// (taskset syntax), so that the benchmark and the hub do not take each
+// other's cores.
+func pinPID(pid int, list string) error {
+	out, err := exec.Command("taskset", "-a", "-p", "-c", list, strconv.Itoa(pid)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("taskset -c %s (is taskset installed, and is the CPU list valid?): %v: %s", list, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -1,8 +1,12 @@
-// Command hubbench measures a real hub over loopback gRPC (SPEC §8, issue 2):
-// wake latency of parked WaitForMessages calls, acknowledged posts/s and
-// heartbeats/s, hub RSS per parked waiter, and the hub's idle cost with and
-// without parked waiters — in the notifier design and, side by side, in the
-// seed's polling design (hub --wait-mode poll).
+// Command hubbench measures a real hub over loopback gRPC (SPEC §8): wake
+// latency of parked WaitForMessages calls, acknowledged posts/s and
+// heartbeats/s with the hub's CPU per call, heartbeats of agents with and
+// without a backlog of unread messages, hub RSS per parked waiter, and the
+// hub's idle cost with and without parked waiters — in the notifier design
+// and, side by side, in the seed's polling design (hub --wait-mode poll).
+// The tick scenario measures orchestrator ticks on a large store in
+// process. --hub-cpus and --bench-cpus pin the hub and hubbench to
+// separate CPUs (taskset).
 //
 // By default it builds ./cmd/hub, runs it as a child process on free
 // 127.0.0.1 ports with a temporary data dir, and kills it at the end; --addr
@@ -68,9 +72,16 @@ type config struct {
 	nice          int
 	straceWindow  time.Duration
 	scenarioNames string
+
+	backlog     int   // unread deliveries per agent in the backlog scenario
+	tickAgents  int   // agents in the tick scenario's store
+	tickDue     []int // agents due in one tick, per tick case
+	tickSamples int   // ticks measured per case
+	hubCPUs     string
+	benchCPUs   string
 }
 
-var allScenarios = []string{"wake", "throughput", "memory", "idle", "poll"}
+var allScenarios = []string{"wake", "throughput", "backlog", "memory", "idle", "poll", "tick"}
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
@@ -113,6 +124,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.keepDataDir, "keep", false, "keep the temporary data dir (hub logs, database)")
 	fs.StringVar(&c.strace, "strace", "auto", `count the hub's SQLite lock syscalls in each idle window with strace: "auto" (if installed), "on" or "off"`)
 	fs.DurationVar(&c.straceWindow, "strace-window", 10*time.Second, "length of each strace window (after the idle window)")
+	fs.IntVar(&c.backlog, "backlog", 10000, "backlog scenario: unread deliveries built up per agent before heartbeats are measured again")
+	fs.IntVar(&c.tickAgents, "tick-agents", 100000, "tick scenario: agents in the store")
+	due := fs.String("tick-due", "0,1000,10000", "tick scenario: agents due in one tick, per case (comma-separated)")
+	fs.IntVar(&c.tickSamples, "tick-samples", 5, "tick scenario: ticks measured per case")
+	fs.StringVar(&c.hubCPUs, "hub-cpus", "", "run the child hub on these CPUs (taskset list, e.g. 1 or 2-7)")
+	fs.StringVar(&c.benchCPUs, "bench-cpus", "", "run hubbench itself on these CPUs (taskset list, e.g. 0)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -140,6 +157,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		def("settle", func() { c.settle = 500 * time.Millisecond })
 		def("conns", func() { c.conns = 4 })
 		def("senders", func() { c.senders = 8 })
+		def("backlog", func() { c.backlog = 200 })
+		def("tick-agents", func() { c.tickAgents = 2000 })
+		def("tick-due", func() { *due = "0,100,1000" })
+		def("tick-samples", func() { c.tickSamples = 2 })
 	}
 	c.scenarios = map[string]bool{}
 	for _, s := range strings.Split(c.scenarioNames, ",") {
@@ -161,6 +182,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	slices.Sort(c.waiters)
 	c.waiters = slices.Compact(c.waiters)
+	for _, s := range strings.Split(*due, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 0 || n > c.tickAgents {
+			return nil, fmt.Errorf("--tick-due: %q is not a number of agents between 0 and --tick-agents (%d)", s, c.tickAgents)
+		}
+		c.tickDue = append(c.tickDue, n)
+	}
 	switch {
 	case c.memWaiters < 1 || c.pollWaiters < 1:
 		return nil, errors.New("--memory-waiters and --poll-waiters must be at least 1")
@@ -168,6 +196,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("--samples and --poll-samples must be at least 1")
 	case c.senders < 1 || c.conns < 1 || c.createConc < 1:
 		return nil, errors.New("--senders, --conns and --create-concurrency must be at least 1")
+	case c.backlog < 1 || c.tickAgents < 1 || c.tickSamples < 1:
+		return nil, errors.New("--backlog, --tick-agents and --tick-samples must be at least 1")
 	case c.duration <= 0 || c.idle <= 0 || c.straceWindow <= 0:
 		return nil, errors.New("--duration, --idle and --strace-window must be positive")
 	case c.strace != "auto" && c.strace != "on" && c.strace != "off":
@@ -210,6 +240,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	b.res.nice = c.nice
+	if c.benchCPUs != "" {
+		if err := pinPID(os.Getpid(), c.benchCPUs); err != nil {
+			return err
+		}
+		b.res.benchCPUs = c.benchCPUs
+	}
+	b.res.hubCPUs = c.hubCPUs
 	defer b.cleanup()
 	if err := b.run(ctx); err != nil {
 		return err

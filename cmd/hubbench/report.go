@@ -42,6 +42,10 @@ type results struct {
 	idle       []idleRow
 	posts      *rateResult
 	heartbeats *rateResult
+	backlog    *backlogResult
+	ticks      []tickRow
+
+	hubCPUs, benchCPUs string // taskset lists, "" if not pinned
 }
 
 // Targets (issue 2).
@@ -50,13 +54,27 @@ const (
 	targetWakeP99     = 5 * time.Millisecond
 	targetPostsPerSec = 10000
 	targetKiBPerWait  = 16
+	// A heartbeat with a backlog costs at most this much more hub CPU
+	// than one without.
+	targetBacklogRatio = 1.2
 )
+
+// tickTarget is the longest acceptable tick with due agents due.
+func tickTarget(due int) time.Duration {
+	if due > 1000 {
+		return 200 * time.Millisecond
+	}
+	return 20 * time.Millisecond
+}
 
 // write prints the Markdown report.
 func (r *results) write(w io.Writer, c *config) {
 	fmt.Fprintf(w, "Machine: %s\n\n", r.machine)
 	if r.nice != 0 {
 		fmt.Fprintf(w, "Hub and hubbench ran at nice %d; the last column shows the CPU the rest of the machine used meanwhile.\n\n", r.nice)
+	}
+	if r.hubCPUs != "" || r.benchCPUs != "" {
+		fmt.Fprintf(w, "Pinned with taskset: hub on CPUs %s, hubbench on CPUs %s.\n\n", orAll(r.hubCPUs), orAll(r.benchCPUs))
 	}
 	fmt.Fprintln(w, "| Benchmark | Wait mode | Parked waiters | Measured | Target | Met | CPU used meanwhile: hub · hubbench · other processes |")
 	fmt.Fprintln(w, "|---|---|---:|---|---|---|---|")
@@ -112,6 +130,38 @@ func (r *results) write(w io.Writer, c *config) {
 		row(fmt.Sprintf("Heartbeats/s, %d senders, %s", c.senders, c.duration), "notify", "0",
 			fmt.Sprintf("**%s/s** (per call p50 %s · p99 %s%s; %d errors)", num(int(h.perSec())),
 				fmtDur(percentile(h.lat, .5)), fmtDur(percentile(h.lat, .99)), h.cpuPerOp(), h.errs), "—", "—")
+	}
+	if bl := r.backlog; bl != nil {
+		for _, x := range []struct {
+			label string
+			r     *rateResult
+		}{{"no unread message", bl.none}, {fmt.Sprintf("%s unread each", num(bl.perAgent)), bl.with}} {
+			load = x.r.load
+			row(fmt.Sprintf("Heartbeats/s, %d agents with %s, %s", c.senders, x.label, c.duration), "notify", "0",
+				fmt.Sprintf("**%s/s** (per call p50 %s · p99 %s%s; %d errors)", num(int(x.r.perSec())),
+					fmtDur(percentile(x.r.lat, .5)), fmtDur(percentile(x.r.lat, .99)), x.r.cpuPerOp(), x.r.errs), "—", "—")
+		}
+		n, w := bl.none.cpuPer(), bl.with.cpuPer()
+		meas, met := "hub CPU per heartbeat unknown (no process to measure)", "—"
+		if n > 0 && w > 0 {
+			meas = fmt.Sprintf("hub CPU per heartbeat **%s → %s (×%.2f)**; backlog built by %s channel posts in %.1fs (hub CPU %s per post, %d deliveries each)",
+				fmtDur(n), fmtDur(w), float64(w)/float64(n), num(bl.posts), bl.build, fmtDur(time.Duration(bl.buildLoad.hub*bl.build/float64(bl.posts)*float64(time.Second))), c.senders)
+			met = yesNo(float64(w) <= targetBacklogRatio*float64(n))
+		}
+		load = cpuLoad{}
+		row("Heartbeat cost with ÷ without the backlog", "notify", "0", meas, "≤ ×1.2", met)
+		if p := r.posts; p != nil && p.cpuPer() > 0 && n > 0 {
+			row("Heartbeat ÷ post, hub CPU per call", "notify", "0",
+				fmt.Sprintf("%s ÷ %s = **×%.2f**", fmtDur(n), fmtDur(p.cpuPer()), float64(n)/float64(p.cpuPer())), "≤ ×1", yesNo(n <= p.cpuPer()))
+		}
+	}
+	for _, t := range r.ticks {
+		meas := fmt.Sprintf("median **%s** · max %s (%d ticks); CPU median %s per tick; per tick %s evaluated, %s nudged; steps %s",
+			fmtDur(percentile(t.wall, .5)), fmtDur(t.wall[len(t.wall)-1]), len(t.wall), fmtDur(percentile(t.cpu, .5)),
+			num(t.evaluated), num(t.nudged), fmtSteps(t.steps))
+		target := tickTarget(t.due)
+		row(fmt.Sprintf("Orchestrator tick, %s agents (in process)", num(t.agents)), "—", "0",
+			fmt.Sprintf("%s due: %s", num(t.due), meas), "≤ "+fmtDur(target), yesNo(percentile(t.wall, .5) <= target))
 	}
 	for _, m := range r.mem {
 		per := float64(m.after-m.before) / float64(m.waiters)
@@ -212,6 +262,27 @@ func independent(base, with *idleResult) bool {
 		ok = ok && with.fcntlPerSec <= base.fcntlPerSec*1.5+1
 	}
 	return ok
+}
+
+// fmtSteps prints a tick's step durations, slowest first.
+func fmtSteps(steps map[string]time.Duration) string {
+	names := make([]string, 0, len(steps))
+	for k := range steps {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int { return int(steps[b] - steps[a]) })
+	var parts []string
+	for _, k := range names {
+		parts = append(parts, k+" "+fmtDur(steps[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orAll(cpus string) string {
+	if cpus == "" {
+		return "any"
+	}
+	return cpus
 }
 
 // ratio returns " (×a/b)", or "" when b is zero (a ratio to nothing says

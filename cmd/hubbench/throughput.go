@@ -25,10 +25,18 @@ func (r *rateResult) perSec() float64 { return float64(r.ok) / r.elapsed.Seconds
 // cpuPerOp is the hub's CPU time per acknowledged call: a figure that
 // depends less than the rate on what else runs on the machine.
 func (r *rateResult) cpuPerOp() string {
-	if !r.load.known || r.ok == 0 {
+	if r.cpuPer() == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; hub CPU %s per call", fmtDur(time.Duration(r.load.hub*r.elapsed.Seconds()/float64(r.ok)*float64(time.Second))))
+	return fmt.Sprintf("; hub CPU **%s** per call", fmtDur(r.cpuPer()))
+}
+
+// cpuPer is the hub's CPU time per acknowledged call, 0 if unknown.
+func (r *rateResult) cpuPer() time.Duration {
+	if !r.load.known || r.ok == 0 {
+		return 0
+	}
+	return time.Duration(r.load.hub * r.elapsed.Seconds() / float64(r.ok) * float64(time.Second))
 }
 
 // rate runs op from len(senders) goroutines for d and counts acknowledged
