@@ -94,17 +94,23 @@ func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
 	return out, rows.Err()
 }
 
-// InboxCounts implements hub.MessageTx.
+// InboxCounts implements hub.MessageTx. For the agent's own read cursor,
+// which is what every reply that reports a count passes, it reads the
+// counters the triggers of inbox_counts keep (0004_inbox_counts.sql), so
+// its cost does not grow with the backlog; for another cursor it counts
+// the deliveries above that cursor.
 func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error) {
-	err = t.queryRow(`SELECT COUNT(*), COALESCE(SUM(mention), 0), COALESCE(MAX(message_id), 0)
-		FROM deliveries WHERE agent_id = ? AND message_id > ?`, agentID, after).Scan(&unread, &mentions, &latest)
-	if err != nil {
-		return 0, 0, 0, err
+	var readUpTo int64
+	err = t.queryRow(`SELECT a.read_up_to, c.unread, c.mentions, c.latest FROM agents a JOIN inbox_counts c ON c.agent_id = a.id
+		WHERE a.id = ?`, agentID).Scan(&readUpTo, &unread, &mentions, &latest)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, 0, nil // no such agent: nothing delivered
 	}
-	if latest == 0 {
-		// Nothing above after: the newest delivery at all, for the cursor.
-		err = t.queryRow(`SELECT COALESCE(MAX(message_id), 0) FROM deliveries WHERE agent_id = ?`, agentID).Scan(&latest)
+	if err != nil || after == readUpTo {
+		return unread, mentions, latest, err
 	}
+	err = t.queryRow(`SELECT COUNT(*), COALESCE(SUM(mention), 0) FROM deliveries WHERE agent_id = ? AND message_id > ?`,
+		agentID, after).Scan(&unread, &mentions)
 	return unread, mentions, latest, err
 }
 
