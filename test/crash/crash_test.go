@@ -40,11 +40,15 @@ var (
 )
 
 const (
-	numAgents   = 6
-	fullEvery   = 10 // a full re-verification of every message every this many cycles
-	earlyKillP  = 8  // one cycle in this many also kills a hub during its start-up
-	maxRunMilli = 450
-	minRunMilli = 40
+	numAgents = 6
+	// Writers per agent: 18 concurrent writes keep the store's group
+	// commit batching several writes per commit, so kills land inside a
+	// batch and between a batch's commit and its replies.
+	writersPerAgent = 3
+	fullEvery       = 10 // a full re-verification of every message every this many cycles
+	earlyKillP      = 8  // one cycle in this many also kills a hub during its start-up
+	maxRunMilli     = 450
+	minRunMilli     = 40
 )
 
 func numCycles() int {
@@ -230,17 +234,19 @@ func createAgents(t *testing.T, p *hubProc, adminTok string) []agentCreds {
 	return out
 }
 
-// drive runs one writer per agent for about d, then kills the hub while
-// they write, and waits for every writer to see the failure.
+// drive runs writersPerAgent writers per agent for about d, then kills the
+// hub while they write, and waits for every writer to see the failure.
 func drive(p *hubProc, agents []agentCreds, led *ledger, cycle int, d time.Duration) {
 	var killed atomic.Bool
 	var wg sync.WaitGroup
 	for i, a := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			writer(p, a, agents[(i+1)%len(agents)].name, led, cycle, &killed)
-		}()
+		for w := range writersPerAgent {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				writer(p, a, w, agents[(i+1)%len(agents)].name, led, cycle, &killed)
+			}()
+		}
 	}
 	time.Sleep(d)
 	killed.Store(true)
@@ -251,7 +257,7 @@ func drive(p *hubProc, agents []agentCreds, led *ledger, cycle int, d time.Durat
 // writer posts, heartbeats, logs and checkpoints until the hub dies. An
 // error before the kill is a failure; after it, the outcome is unknown and
 // the write may or may not be there (but at most once).
-func writer(p *hubProc, a agentCreds, to string, led *ledger, cycle int, killed *atomic.Bool) {
+func writer(p *hubProc, a agentCreds, w int, to string, led *ledger, cycle int, killed *atomic.Bool) {
 	client := hubv1.NewAgentServiceClient(p.conn)
 	ctx := authed(context.Background(), a.token)
 	// failed records err unless the hub was being killed; the writer stops
@@ -273,7 +279,7 @@ func writer(p *hubProc, a agentCreds, to string, led *ledger, cycle int, killed 
 	}
 	var prevID int64
 	for seq := 0; ; seq++ {
-		nonce := fmt.Sprintf("crash c%d %s s%d", cycle, a.name, seq)
+		nonce := fmt.Sprintf("crash c%d %s w%d s%d", cycle, a.name, w, seq)
 		led.mu.Lock()
 		led.sent[nonce] = true
 		led.mu.Unlock()
@@ -297,7 +303,9 @@ func writer(p *hubProc, a agentCreds, to string, led *ledger, cycle int, killed 
 		}
 		prevID = id
 
-		if seq%4 == 0 {
+		// One writer per agent heartbeats: the check that an agent's
+		// heartbeat never goes back needs its heartbeats in order.
+		if seq%4 == 0 && w == 0 {
 			callCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			hb, err := client.Heartbeat(callCtx, &hubv1.HeartbeatRequest{})
 			cancel()
