@@ -82,8 +82,9 @@ func LoggingInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
 // incomingRequestID returns the client's x-request-id if it is sound, else
 // a new random one.
 func incomingRequestID(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get(RequestIDKey) {
+	// ValueFromIncomingContext reads one key; FromIncomingContext would
+	// copy every header of every call.
+	for _, v := range metadata.ValueFromIncomingContext(ctx, RequestIDKey) {
 		if validRequestID(v) {
 			return v
 		}

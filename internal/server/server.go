@@ -99,8 +99,7 @@ func WithCaller(ctx context.Context, a *hub.Agent) context.Context {
 
 // BearerToken returns the bearer token of the call's "authorization" metadata.
 func BearerToken(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
+	for _, v := range metadata.ValueFromIncomingContext(ctx, "authorization") {
 		if scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " "); ok && strings.EqualFold(scheme, "bearer") {
 			return strings.TrimSpace(tok)
 		}
