@@ -79,6 +79,7 @@ type config struct {
 	tickSamples int   // ticks measured per case
 	hubCPUs     string
 	benchCPUs   string
+	tickProfile string
 }
 
 var allScenarios = []string{"wake", "throughput", "backlog", "memory", "idle", "poll", "tick"}
@@ -128,6 +129,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.tickAgents, "tick-agents", 100000, "tick scenario: agents in the store")
 	due := fs.String("tick-due", "0,1000,10000", "tick scenario: agents due in one tick, per case (comma-separated)")
 	fs.IntVar(&c.tickSamples, "tick-samples", 5, "tick scenario: ticks measured per case")
+	fs.StringVar(&c.tickProfile, "tick-profile", "", "tick scenario: write a CPU profile of the measured ticks to this file (go tool pprof)")
 	fs.StringVar(&c.hubCPUs, "hub-cpus", "", "run the child hub on these CPUs (taskset list, e.g. 1 or 2-7)")
 	fs.StringVar(&c.benchCPUs, "bench-cpus", "", "run hubbench itself on these CPUs (taskset list, e.g. 0)")
 	if err := fs.Parse(args); err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"syscall"
 	"time"
@@ -77,6 +78,17 @@ func (b *bench) tickPhase(ctx context.Context) error {
 	}
 	if err := o.Tick(ctx, clock.Now()); err != nil { // the first beat, the mention cursor
 		return err
+	}
+	if c.tickProfile != "" {
+		f, err := os.Create(c.tickProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	next := 1 // the next agent to make due; each is due once per pass
 	for _, due := range c.tickDue {

@@ -241,3 +241,51 @@ func TestInboxCountsMigration(t *testing.T) {
 	}
 	checkCounts(t, db, raw, "after migrating")
 }
+
+// BenchmarkBacklogCounts reads the counts a heartbeat reply and a nudge
+// check need for an agent with 10,000 unread messages, 10 of which mention
+// it. Neither may walk the backlog:
+//
+//	go test ./internal/store/sqlite -run '^$' -bench BacklogCounts
+func BenchmarkBacklogCounts(b *testing.B) {
+	db := newDB(b)
+	a := createAgent(b, db, "reader")
+	mustUpdate(b, db, func(tx hub.Tx) error {
+		for i := range 10_000 {
+			m := &hub.Message{From: "x", Body: "b", Kind: hub.KindMessage, CreatedAt: t0}
+			if err := tx.InsertMessage(m, []hub.Delivery{{AgentID: a.ID, Mention: i%1000 == 0}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ctx := context.Background()
+	b.Run("InboxCounts", func(b *testing.B) {
+		for b.Loop() {
+			err := db.View(ctx, func(tx hub.Tx) error {
+				u, _, _, err := tx.InboxCounts(a.ID, 0)
+				if err == nil && u != 10_000 {
+					err = fmt.Errorf("unread = %d, want 10000", u)
+				}
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("UnreadMentions", func(b *testing.B) {
+		for b.Loop() {
+			err := db.View(ctx, func(tx hub.Tx) error {
+				n, _, err := tx.UnreadMentions(a.ID, 0)
+				if err == nil && n != 10 {
+					err = fmt.Errorf("unread mentions = %d, want 10", n)
+				}
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

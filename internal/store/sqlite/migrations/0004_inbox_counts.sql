@@ -56,3 +56,9 @@ WHEN NEW.read_up_to <> OLD.read_up_to BEGIN
           AND message_id <= MAX(OLD.read_up_to, NEW.read_up_to))
     WHERE agent_id = NEW.id;
 END;
+
+-- The unread mentions the nudge checks count (UnreadMentions, and the
+-- nudge sweep for a batch of agents) are read through this index: the
+-- count walks an agent's mentions above its cursor, not its whole unread
+-- backlog.
+CREATE INDEX deliveries_mentions ON deliveries(agent_id, message_id) WHERE mention = 1;
