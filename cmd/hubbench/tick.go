@@ -98,7 +98,7 @@ func (b *bench) tickPhase(ctx context.Context) error {
 			if next+due > c.tickAgents+1 {
 				next = 1
 			}
-			if err := makeDue(raw, svc, next, next+due-1, now); err != nil {
+			if err := makeDue(ctx, raw, svc, next, next+due-1, now); err != nil {
 				return fmt.Errorf("tick: make agents due: %w", err)
 			}
 			next += due
@@ -109,7 +109,7 @@ func (b *bench) tickPhase(ctx context.Context) error {
 			}
 			row.wall = append(row.wall, time.Since(t))
 			row.cpu = append(row.cpu, processCPU()-cpu0)
-			rep := o.LastReport()
+			rep := o.Stats().Last
 			row.evaluated, row.nudged = rep.Evaluated, rep.Nudged
 			for k, v := range rep.Steps {
 				row.steps[k] += v / time.Duration(c.tickSamples)
@@ -162,13 +162,28 @@ func seedTickStore(ctx context.Context, path string, n int, t0 time.Time) error 
 			return err
 		}
 	}
+	// Tokens, so that makeDue can make calls as the agents.
+	st, err := tx.PrepareContext(ctx, `UPDATE agents SET token_hash = ? WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for id := 1; id <= n; id++ {
+		if _, err := st.ExecContext(ctx, hub.HashToken(tickToken(id)), id); err != nil {
+			return err
+		}
+	}
 	return tx.Commit()
 }
 
+// tickToken is the token of agent id in the tick scenario's store.
+func tickToken(id int) string { return fmt.Sprintf("tick-token-%06d", id) }
+
 // makeDue makes agents lo..hi due for a health evaluation and a nudge
-// check at now (a new episode each time), records a call from each to
-// flush, and checkpoints the write-ahead log.
-func makeDue(raw *sql.DB, svc *hub.Service, lo, hi int, now time.Time) error {
+// check at now (a new episode each time), makes a call as each (an
+// authentication) so that the tick has their presence to flush, and
+// checkpoints the write-ahead log.
+func makeDue(ctx context.Context, raw *sql.DB, svc *hub.Service, lo, hi int, now time.Time) error {
 	if hi >= lo {
 		at := now.Add(-time.Second).UnixNano()
 		if _, err := raw.Exec(`UPDATE liveness SET next_eval_at = ? WHERE agent_id BETWEEN ? AND ?`, at, lo, hi); err != nil {
@@ -178,7 +193,9 @@ func makeDue(raw *sql.DB, svc *hub.Service, lo, hi int, now time.Time) error {
 			return err
 		}
 		for id := lo; id <= hi; id++ {
-			svc.Presence().Touch(int64(id), now.Add(-time.Second), 1)
+			if _, err := svc.Authenticate(ctx, tickToken(id)); err != nil {
+				return err
+			}
 		}
 	}
 	_, err := raw.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
