@@ -179,18 +179,11 @@ func (s *Service) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResul
 			return err
 		}
 		a.CurrentHeartbeatID, a.HeartbeatStartedAt = r.HeartbeatID, r.StartedAt
-		return tx.UpdateAgent(a)
-	})
-	if err != nil {
-		return nil, err
-	}
-	// Counted after the commit, on a reader: the single writer should not
-	// spend time on a count that grows with the caller's unread backlog.
-	err = s.store.View(ctx, func(tx Tx) error {
-		a, err := tx.AgentByID(caller.ID)
-		if err != nil {
+		if err := tx.UpdateAgent(a); err != nil {
 			return err
 		}
+		// Counted in the same transaction: the store keeps the counts, so
+		// this reads one row whatever the caller's unread backlog.
 		r.Unread, r.Mentions, _, err = tx.InboxCounts(a.ID, a.ReadUpTo)
 		return err
 	})
