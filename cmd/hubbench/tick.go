@@ -48,7 +48,7 @@ func (b *bench) tickPhase(ctx context.Context) error {
 	path := filepath.Join(dir, "hub.db")
 	t0 := time.Date(2026, 2, 19, 10, 0, 0, 0, time.UTC)
 	b.progress("tick: seeding a store of %d agents", c.tickAgents)
-	if err := seedTickStore(ctx, path, c.tickAgents, t0); err != nil {
+	if err := sqlite.SeedAgents(ctx, path, c.tickAgents, t0.Add(-time.Hour), t0.Add(24*time.Hour), tickToken); err != nil {
 		return fmt.Errorf("tick: seed the store: %w", err)
 	}
 	db, err := sqlite.Open(ctx, path, sqlite.Options{})
@@ -125,55 +125,6 @@ func (b *bench) tickPhase(ctx context.Context) error {
 		b.res.ticks = append(b.res.ticks, row)
 	}
 	return nil
-}
-
-// seedTickStore creates a migrated store at path holding n agents created
-// an hour before t0, with their health evaluation and nudge check far in
-// the future (nothing due), in one transaction of INSERT … SELECT.
-func seedTickStore(ctx context.Context, path string, n int, t0 time.Time) error {
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		return err
-	}
-	if err := db.Close(); err != nil {
-		return err
-	}
-	raw, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_busy_timeout=5000")
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	tx, err := raw.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	created, far := t0.Add(-time.Hour).UnixNano(), t0.Add(24*time.Hour).UnixNano()
-	const ids = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) `
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
-		{ids + `INSERT INTO agents (id, name, created_at) SELECT i, printf('agent-%06d', i), ? FROM n`, []any{n, created}},
-		{ids + `INSERT INTO liveness (agent_id, created_at, next_eval_at) SELECT i, ?, ? FROM n`, []any{n, created, far}},
-		{ids + `INSERT INTO agent_checks (agent_id, next_check_at) SELECT i, ? FROM n`, []any{n, far}},
-	} {
-		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
-			return err
-		}
-	}
-	// Tokens, so that makeDue can make calls as the agents.
-	st, err := tx.PrepareContext(ctx, `UPDATE agents SET token_hash = ? WHERE id = ?`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for id := 1; id <= n; id++ {
-		if _, err := st.ExecContext(ctx, hub.HashToken(tickToken(id)), id); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
 }
 
 // tickToken is the token of agent id in the tick scenario's store.

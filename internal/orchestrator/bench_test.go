@@ -41,9 +41,7 @@ func TestMain(m *testing.M) {
 // seedTemplate returns the path of the template database, building it on
 // first use: a migrated store with n agents created an hour before t0,
 // their liveness and nudge-check rows scheduled in the far future (nothing
-// due), bulk-inserted by three INSERT … SELECT over a counter in one
-// transaction (going through CreateAgent would measure registration, not
-// ticks).
+// due), bulk-inserted by sqlite.SeedAgents.
 func seedTemplate(n int) (string, error) {
 	benchTemplateOnce.Do(func() {
 		benchTemplateDir, benchTemplateErr = os.MkdirTemp("", "hub-bench-")
@@ -51,41 +49,7 @@ func seedTemplate(n int) (string, error) {
 			return
 		}
 		path := filepath.Join(benchTemplateDir, "hub.db")
-		benchTemplateErr = func() error {
-			db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
-			if err != nil {
-				return err
-			}
-			if err := db.Close(); err != nil {
-				return err
-			}
-			raw, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_busy_timeout=5000")
-			if err != nil {
-				return err
-			}
-			defer raw.Close()
-			tx, err := raw.Begin()
-			if err != nil {
-				return err
-			}
-			defer tx.Rollback()
-			created := t0.Add(-time.Hour).UnixNano()
-			far := t0.Add(24 * time.Hour).UnixNano()
-			const ids = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) `
-			for _, q := range []struct {
-				sql  string
-				args []any
-			}{
-				{ids + `INSERT INTO agents (id, name, created_at) SELECT i, printf('agent-%06d', i), ? FROM n`, []any{n, created}},
-				{ids + `INSERT INTO liveness (agent_id, created_at, next_eval_at) SELECT i, ?, ? FROM n`, []any{n, created, far}},
-				{ids + `INSERT INTO agent_checks (agent_id, next_check_at) SELECT i, ? FROM n`, []any{n, far}},
-			} {
-				if _, err := tx.Exec(q.sql, q.args...); err != nil {
-					return err
-				}
-			}
-			return tx.Commit()
-		}()
+		benchTemplateErr = sqlite.SeedAgents(context.Background(), path, n, t0.Add(-time.Hour), t0.Add(24*time.Hour), nil)
 		benchTemplate = path
 	})
 	return benchTemplate, benchTemplateErr
