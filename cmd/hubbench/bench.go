@@ -248,6 +248,7 @@ func (b *bench) waitPhase(ctx context.Context, mode string, parkN int) error {
 			}
 			b.res.idle = append(b.res.idle, idleRow{mode: mode, r: r})
 		}
+		rt0, rtOK0 := b.hub.runtimeSample(ctx)
 		before, err := b.hub.sample(ctx, "")
 		if err != nil {
 			return err
@@ -265,7 +266,11 @@ func (b *bench) waitPhase(ctx context.Context, mode string, parkN int) error {
 			return err
 		}
 		if doMem {
-			b.res.mem = append(b.res.mem, memRow{mode: mode, waiters: parkN, before: before.rssKiB, after: after.rssKiB})
+			row := memRow{mode: mode, waiters: parkN, before: before.rssKiB, after: after.rssKiB}
+			if rt1, ok := b.hub.runtimeSample(ctx); ok && rtOK0 {
+				row.runtime = runtimeDelta{stack: rt1[0] - rt0[0], heap: rt1[1] - rt0[1], goroutines: rt1[2] - rt0[2], known: true}
+			}
+			b.res.mem = append(b.res.mem, row)
 			b.progress("%s: RSS %d KiB → %d KiB", mode, before.rssKiB, after.rssKiB)
 		}
 		if doIdle {

@@ -218,6 +218,23 @@ func (h *hubProc) sample(ctx context.Context, metricName string) (procStats, err
 	return s, nil
 }
 
+// runtimeSample reads runtimeMetrics from the hub's /metrics; false if
+// any is missing.
+func (h *hubProc) runtimeSample(ctx context.Context) ([3]float64, bool) {
+	var v [3]float64
+	if h.httpAddr == "" {
+		return v, false
+	}
+	for i, name := range runtimeMetrics {
+		x, ok := scrapeMetric(ctx, h.metricsURL(), name)
+		if !ok {
+			return v, false
+		}
+		v[i] = x
+	}
+	return v, true
+}
+
 // scrapeMetric returns the sum of the samples of a Prometheus metric (all
 // label sets) in the text exposition at url; false if it is not there.
 func scrapeMetric(ctx context.Context, url, name string) (float64, bool) {

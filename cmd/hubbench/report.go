@@ -25,7 +25,20 @@ type memRow struct {
 	waiters       int
 	before, after int64 // VmRSS, KiB
 	afterIdle     int64 // VmRSS at the end of the idle window with them parked
+	// The Go runtime's view from the hub's /metrics, after minus before
+	// (absent if the hub does not export them).
+	runtime runtimeDelta
 }
+
+// runtimeDelta is how the hub's goroutine stacks, heap and goroutine count
+// grew while the waiters parked.
+type runtimeDelta struct {
+	stack, heap, goroutines float64
+	known                   bool
+}
+
+// runtimeMetrics are the Go collector's series hubbench reads.
+var runtimeMetrics = [3]string{"go_memstats_stack_inuse_bytes", "go_memstats_heap_inuse_bytes", "go_goroutines"}
 
 type idleRow struct {
 	mode string
@@ -170,6 +183,10 @@ func (r *results) write(w io.Writer, c *config) {
 			target, met = "—", "—"
 		}
 		meas := fmt.Sprintf("**%.1f KiB** (VmRSS %.1f → %.1f MiB %s after parking", per, float64(m.before)/1024, float64(m.after)/1024, c.settle)
+		if rt := m.runtime; rt.known {
+			n := float64(m.waiters)
+			meas += fmt.Sprintf("; per waiter: goroutine stacks %.1f KiB, heap in use %.1f KiB, %.2f goroutines", rt.stack/n/1024, rt.heap/n/1024, rt.goroutines/n)
+		}
 		if m.afterIdle > 0 {
 			meas += fmt.Sprintf("; %.1f KiB/waiter at the end of the idle window", float64(m.afterIdle-m.before)/float64(m.waiters))
 		}
