@@ -207,13 +207,13 @@ func TestInboxCountsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
-		if m.name == "0004_inbox_counts.sql" {
+		if m.Name == "0004_inbox_counts.sql" {
 			break
 		}
-		if _, err := raw.Exec(m.sql); err != nil {
-			t.Fatalf("%s: %v", m.name, err)
+		if _, err := raw.Exec(m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
 		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name) VALUES (?, ?)`, m.version, m.name); err != nil {
+		if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name) VALUES (?, ?)`, m.Version, m.Name); err != nil {
 			t.Fatal(err)
 		}
 	}

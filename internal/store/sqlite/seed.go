@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
 // SeedAgents creates a migrated store at path holding n agents named
@@ -38,9 +39,9 @@ func SeedAgents(ctx context.Context, path string, n int, created, next time.Time
 		sql  string
 		args []any
 	}{
-		{ids + `INSERT INTO agents (id, name, created_at) SELECT i, printf('agent-%06d', i), ? FROM n`, []any{n, toNanos(created)}},
-		{ids + `INSERT INTO liveness (agent_id, created_at, next_eval_at) SELECT i, ?, ? FROM n`, []any{n, toNanos(created), toNanos(next)}},
-		{ids + `INSERT INTO agent_checks (agent_id, next_check_at) SELECT i, ? FROM n`, []any{n, toNanos(next)}},
+		{ids + `INSERT INTO agents (id, name, created_at) SELECT i, printf('agent-%06d', i), ? FROM n`, []any{n, row.Nanos(created)}},
+		{ids + `INSERT INTO liveness (agent_id, created_at, next_eval_at) SELECT i, ?, ? FROM n`, []any{n, row.Nanos(created), row.Nanos(next)}},
+		{ids + `INSERT INTO agent_checks (agent_id, next_check_at) SELECT i, ? FROM n`, []any{n, row.Nanos(next)}},
 	} {
 		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
 			return err
