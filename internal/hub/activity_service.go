@@ -179,11 +179,18 @@ func (s *Service) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResul
 			return err
 		}
 		a.CurrentHeartbeatID, a.HeartbeatStartedAt = r.HeartbeatID, r.StartedAt
-		if err := tx.UpdateAgent(a); err != nil {
+		return tx.UpdateAgent(a)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Read after the commit, on a reader: a store that counts (PostgreSQL)
+	// must not do it inside the write transaction; SQLite reads a counter.
+	err = s.store.View(ctx, func(tx Tx) error {
+		a, err := tx.AgentByID(caller.ID)
+		if err != nil {
 			return err
 		}
-		// Counted in the same transaction: the store keeps the counts, so
-		// this reads one row whatever the caller's unread backlog.
 		r.Unread, r.Mentions, _, err = tx.InboxCounts(a.ID, a.ReadUpTo)
 		return err
 	})

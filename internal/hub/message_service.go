@@ -347,9 +347,9 @@ type MessageTx interface {
 	// InboxCounts returns the number of messages delivered to agentID with an
 	// ID above after, how many of them mention the agent, and the newest
 	// delivered message ID (0 if none). Replies pass the agent's own read
-	// cursor on every heartbeat, status and mark-read: a store answers that
-	// case from counters kept with the deliveries and the cursor, never by
-	// counting the backlog.
+	// cursor on every heartbeat, status and mark-read; the SQLite store
+	// answers that case from counters kept with the deliveries and the
+	// cursor, without counting the backlog.
 	InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error)
 	// ListMessages returns messages for an admin view, oldest first.
 	ListMessages(q MessageQuery) ([]*Message, error)
