@@ -45,6 +45,11 @@ type Agent struct {
 	// presence tracker by the orchestrator; see Presence.
 	LastSeenAt          time.Time
 	LastInteractionBeat int64
+
+	// authEpoch is the waiters' revocation epoch when this agent's token was
+	// checked (Authenticate): a wait started with it ends if the token is
+	// revoked afterwards.
+	authEpoch uint64
 }
 
 // Disabled reports whether the agent is disabled.

@@ -150,7 +150,7 @@ func (s *Service) SetAgentDisabled(ctx context.Context, name string, disabled bo
 		return tx.UpdateAgent(a)
 	})
 	if err == nil && disabled {
-		s.waiters.Notify(a.ID) // parked waits re-check and end with PermissionDenied
+		s.waiters.Revoke(a.ID, Errorf(EPERMISSION, "agent %q was disabled", a.Name)) // parked waits end now
 	}
 	return a, err
 }
@@ -171,6 +171,7 @@ func (s *Service) RotateToken(ctx context.Context, name string, revoke bool) (*A
 	if err != nil {
 		return nil, "", err
 	}
+	s.waiters.Revoke(a.ID, errRevoked()) // waits parked with the old token end now
 	return a, token, nil
 }
 
@@ -202,6 +203,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error
 	if token == "" {
 		return nil, Errorf(EUNAUTHORIZED, "missing token: send \"authorization: Bearer <agent token>\" (create one with `hubctl agent add NAME`)")
 	}
+	epoch := s.waiters.Epoch() // before the check: see Waiters.Epoch
 	hash := HashToken(token)
 	a, ok := s.auth.get(hash)
 	if !ok {
@@ -227,6 +229,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error
 		a.LastSeenAt = prevCall
 	}
 	a.LastInteractionBeat = max(a.LastInteractionBeat, prevBeat)
+	a.authEpoch = epoch
 	s.presence.Touch(a.ID, s.clock.Now(), s.Beat())
 	return a, nil
 }

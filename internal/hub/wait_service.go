@@ -107,7 +107,7 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 	fetch := func() ([]*Message, int64, error) {
 		return s.fetchForWait(ctx, caller.ID, after, req.AfterID != "", limit)
 	}
-	res, wokenAt, err := s.park(ctx, caller.ID, timeout, onOwnStack(fetch))
+	res, wokenAt, err := s.park(ctx, caller, timeout, onOwnStack(fetch))
 	if err != nil {
 		return nil, err
 	}
@@ -146,22 +146,25 @@ func onOwnStack(fetch func() ([]*Message, int64, error)) func() ([]*Message, int
 }
 
 // park returns what fetch finds, at once if it finds messages, else after
-// waiting up to timeout (zero: not at all) for a wake-up of agentID (or,
-// with PollOnly, polling). It returns when it was last woken, for the wake
-// latency metric; the agent's wait is no longer counted when it returns.
-func (s *Service) park(ctx context.Context, agentID int64, timeout time.Duration, fetch func() ([]*Message, int64, error)) (_ *WaitResult, wokenAt time.Time, _ error) {
+// waiting up to timeout (zero: not at all) for a wake-up of caller (or,
+// with PollOnly, polling), and ends at once if caller's token is revoked.
+// It returns when it was last woken, for the wake latency metric; the
+// agent's wait is no longer counted when it returns.
+func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration, fetch func() ([]*Message, int64, error)) (_ *WaitResult, wokenAt time.Time, _ error) {
 	var w *Waiter
 	var timer *time.Timer
 	var wake <-chan struct{}
 	var poll <-chan time.Time
+	var revoked <-chan struct{}
 	if timeout > 0 {
 		// Register before the first check: a post that commits after the
 		// check finds the wake-up slot and the loop checks again.
 		var err error
-		if w, err = s.waiters.Register(agentID); err != nil {
+		if w, err = s.waiters.Register(caller.ID, caller.authEpoch); err != nil {
 			return nil, wokenAt, err
 		}
 		defer w.Close()
+		revoked = w.Revoked()
 		timer = time.NewTimer(timeout)
 		defer timer.Stop()
 		if s.cfg.PollOnly {
@@ -176,6 +179,11 @@ func (s *Service) park(ctx context.Context, agentID int64, timeout time.Duration
 	for {
 		msgs, cursor, err := fetch()
 		if err != nil {
+			return nil, wokenAt, err
+		}
+		// Checked after the read: a message posted after a revocation is
+		// never handed to the revoked token.
+		if err := revokedErr(w); err != nil {
 			return nil, wokenAt, err
 		}
 		res.Messages, res.Cursor = msgs, cursor
@@ -194,6 +202,8 @@ func (s *Service) park(ctx context.Context, agentID int64, timeout time.Duration
 			continue
 		case <-poll:
 			continue
+		case <-revoked:
+			return nil, wokenAt, w.Err()
 		case <-timer.C:
 		case <-s.shutdown:
 			// The hub is stopping: answer now, as a normal timed-out
@@ -203,6 +213,9 @@ func (s *Service) park(ctx context.Context, agentID int64, timeout time.Duration
 		}
 		// One last look: a message may have committed as the timer fired.
 		if res.Messages, res.Cursor, err = fetch(); err != nil {
+			return nil, wokenAt, err
+		}
+		if err := revokedErr(w); err != nil {
 			return nil, wokenAt, err
 		}
 		res.TimedOut = len(res.Messages) == 0

@@ -19,6 +19,8 @@ type Waiters struct {
 	mu      sync.Mutex
 	byAgent map[int64]map[*Waiter]struct{}
 	total   int
+	epoch     uint64           // bumped by every Revoke (waiter_revoke.go)
+	revokedAt map[int64]uint64 // agent → epoch of its last Revoke
 }
 
 // Waiter is one registered wait. Close it when the wait ends.
@@ -27,6 +29,8 @@ type Waiter struct {
 	agentID int64
 	c       chan struct{}
 	once    sync.Once
+	revoked chan struct{} // closed by Revoke
+	err     error         // why, set before revoked is closed
 }
 
 // NewWaiters returns an empty registry with the given limits.
@@ -34,10 +38,15 @@ func NewWaiters(limits WaitLimits) *Waiters {
 	return &Waiters{limits: limits, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]map[*Waiter]struct{})}
 }
 
-// Register adds a wait for agentID. Errors: EEXHAUSTED past a limit.
-func (ws *Waiters) Register(agentID int64) (*Waiter, error) {
+// Register adds a wait for agentID whose caller was authenticated at
+// revocation epoch epoch (Waiters.Epoch). Errors: EEXHAUSTED past a limit,
+// EUNAUTHORIZED when the agent's token changed since epoch.
+func (ws *Waiters) Register(agentID int64, epoch uint64) (*Waiter, error) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	if ws.revokedAt[agentID] > epoch {
+		return nil, errRevoked()
+	}
 	if ws.total >= ws.limits.Total {
 		return nil, Errorf(EEXHAUSTED, "the hub already holds %d parked waits (its limit): retry in a few seconds, or raise --max-waiters", ws.limits.Total)
 	}
@@ -49,7 +58,7 @@ func (ws *Waiters) Register(agentID int64) (*Waiter, error) {
 		set = make(map[*Waiter]struct{}, 1)
 		ws.byAgent[agentID] = set
 	}
-	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1)}
+	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), revoked: make(chan struct{})}
 	set[w] = struct{}{}
 	ws.total++
 	return w, nil

@@ -1,0 +1,60 @@
+package hub
+
+// Revocation of parked waits: rotating or revoking a token, or disabling an
+// agent, ends the agent's parked waits at once instead of letting them
+// deliver messages to a token that no longer holds the agent.
+
+// errRevoked is the error a wait ends with when its token stopped working.
+func errRevoked() error {
+	return Errorf(EUNAUTHORIZED, "the token of this wait was rotated or revoked, or its agent disabled, while it was parked: use the agent's current token")
+}
+
+// Epoch returns the revocation epoch. Read it before checking a token: a
+// wait registered for an agent revoked after that epoch is refused, so no
+// wait can park on a token revoked between its check and its registration.
+func (ws *Waiters) Epoch() uint64 {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.epoch
+}
+
+// Revoke ends every parked wait of agentID with err and refuses the waits
+// of that agent authenticated before now.
+func (ws *Waiters) Revoke(agentID int64, err error) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.revokedAt == nil {
+		ws.revokedAt = make(map[int64]uint64)
+	}
+	ws.epoch++
+	ws.revokedAt[agentID] = ws.epoch
+	for w := range ws.byAgent[agentID] {
+		if w.err == nil {
+			w.err = err
+			close(w.revoked)
+		}
+	}
+}
+
+// Revoked is closed when the wait's token stopped working; Err says why.
+func (w *Waiter) Revoked() <-chan struct{} { return w.revoked }
+
+// Err returns why the wait was revoked (nil while it is not).
+func (w *Waiter) Err() error {
+	w.ws.mu.Lock()
+	defer w.ws.mu.Unlock()
+	return w.err
+}
+
+// revokedErr returns why w was revoked, nil if it was not (or w is nil).
+func revokedErr(w *Waiter) error {
+	if w == nil {
+		return nil
+	}
+	select {
+	case <-w.revoked:
+		return w.Err()
+	default:
+		return nil
+	}
+}
