@@ -16,9 +16,9 @@ type Waiters struct {
 	limits WaitLimits
 	feed   *Feed // hears every Notify (feed.go)
 
-	mu      sync.Mutex
-	byAgent map[int64]map[*Waiter]struct{}
-	total   int
+	mu        sync.Mutex
+	byAgent   map[int64]map[*Waiter]struct{}
+	total     int
 	epoch     uint64           // bumped by every Revoke (waiter_revoke.go)
 	revokedAt map[int64]uint64 // agent → epoch of its last Revoke
 }
