@@ -26,7 +26,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/test/bufconn"
 )
 
@@ -55,6 +54,8 @@ type Main struct {
 	// RateLimit is the per-agent limit on write calls (server.DefaultRateLimit;
 	// PerSecond 0 turns it off).
 	RateLimit server.RateLimit
+	// ConnLimits bounds network connections (DefaultConnLimits; guard.go).
+	ConnLimits ConnLimits
 
 	Clock  hub.Clock
 	Logger *slog.Logger
@@ -65,6 +66,7 @@ type Main struct {
 	Server     *server.Server
 	grpcLis    net.Listener
 	httpLis    net.Listener
+	conns      *connLimiter
 	grpcSrv    *grpc.Server
 	httpSrv    *http.Server
 	internal   *grpc.ClientConn // in-process connection (REST, MCP over HTTP)
@@ -88,6 +90,7 @@ func NewMain() *Main {
 		Config:            hub.DefaultConfig(),
 		Synchronous:       "NORMAL",
 		RateLimit:         server.DefaultRateLimit,
+		ConnLimits:        DefaultConnLimits,
 		TickInterval:      5 * time.Second,
 		BeatInterval:      5 * time.Minute,
 		InactivityTimeout: 10 * time.Minute,
@@ -219,6 +222,9 @@ func (m *Main) openStore(ctx context.Context) error {
 // in-memory state and starts its fallback watcher (ended by runCtx).
 func (m *Main) startService(ctx, runCtx context.Context) error {
 	m.initMetrics() // before the service: it reports to Config.Metrics
+	if err := m.startConnLimiter(); err != nil {
+		return err
+	}
 	m.Service = hub.NewService(m.Store, m.Clock, m.Config)
 	if err := m.Service.Init(ctx); err != nil {
 		return fmt.Errorf("load state: %w", err)
@@ -240,31 +246,31 @@ func (m *Main) newServer() {
 	m.Server.SetRateLimit(m.RateLimit)
 }
 
-// grpcOptions are the gRPC server's options, without transport credentials.
+// grpcOptions are the gRPC server's options, without transport credentials
+// and without the bounds of the network listener (guardOptions).
 func (m *Main) grpcOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		// Logging first, so that calls refused by authentication are logged too.
-		grpc.ChainUnaryInterceptor(server.LoggingInterceptor(m.Logger), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor,
+		grpc.ChainUnaryInterceptor(server.LoggingInterceptor(m.Logger, m.Server.RefusalLog()), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor,
 			server.FeedInterceptor(m.Service.Feed())),
 		grpc.ChainStreamInterceptor(m.Server.StreamInterceptor),
 		grpc.MaxRecvMsgSize(4 << 20),
-		// Parked waits are idle streams: let clients keep connections open
-		// with pings, and probe dead peers so their waits are freed.
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 	}
 }
 
 // serveGRPC listens on GRPCAddr and serves the API there.
 func (m *Main) serveGRPC(tlsCfg *tls.Config) error {
-	opts := m.grpcOptions()
+	// The network listener also bounds what one client may take (guard.go);
+	// the in-process connection carries every REST and MCP call on one
+	// connection, already checked by the gateway and the MCP handler.
+	opts := append(m.guardOptions(), m.grpcOptions()...)
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
 	m.grpcSrv = grpc.NewServer(opts...)
 	m.Server.Register(m.grpcSrv)
 	var err error
-	if m.grpcLis, err = net.Listen("tcp", m.GRPCAddr); err != nil {
+	if m.grpcLis, err = m.listen(m.GRPCAddr); err != nil {
 		return fmt.Errorf("listen for gRPC on %s: %w (is another hub running? choose another address with --grpc-addr)", m.GRPCAddr, err)
 	}
 	m.goRun(func() error { return m.grpcSrv.Serve(m.grpcLis) })
@@ -302,7 +308,15 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		"GET /metrics": m.metrics.Handler(),
 	}
 	dash := m.newDashboard(extra)
-	h, err := gateway.New(runCtx, m.internal, gateway.Options{Ready: m.ready, Extra: extra, Version: version.Version})
+	h, err := gateway.New(runCtx, m.internal, gateway.Options{
+		Ready:      m.ready,
+		Extra:      extra,
+		Version:    version.Version,
+		KnownToken: m.Service.KnownToken,
+		Refused: func(r *http.Request, reason string) {
+			m.Server.LogRefusal(r.Context(), r.Method+" "+r.URL.Path, r.RemoteAddr, reason)
+		},
+	})
 	if err != nil {
 		return fmt.Errorf("REST gateway: %w", err)
 	}
@@ -317,7 +331,7 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		ErrorLog:     slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn), // TLS handshake errors and the like
 	}
 	m.httpSrv.RegisterOnShutdown(dash.Close)
-	if m.httpLis, err = net.Listen("tcp", m.HTTPAddr); err != nil {
+	if m.httpLis, err = m.listen(m.HTTPAddr); err != nil {
 		return fmt.Errorf("listen for HTTP on %s: %w (is another hub running? choose another address with --http-addr)", m.HTTPAddr, err)
 	}
 	m.goRun(func() error {

@@ -15,7 +15,9 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -148,7 +150,7 @@ func TestRequestIDs(t *testing.T) {
 	}
 	for _, line := range strings.Split(logs.String(), "\n") {
 		if strings.Contains(line, "request_id=trace-abc-123") {
-			for _, want := range []string{"level=DEBUG", "method=/hub.v1.AgentService/GetStatus", "code=OK", "agent=alice", "duration="} {
+			for _, want := range []string{"level=DEBUG", "method=/hub.v1.AgentService/GetStatus", "code=OK", "agent=alice", "duration=", "peer=127.0.0.1"} {
 				if !strings.Contains(line, want) {
 					t.Errorf("log line %q lacks %q", line, want)
 				}
@@ -158,9 +160,11 @@ func TestRequestIDs(t *testing.T) {
 
 	var hdr metadata.MD
 	conn := relDial(t, m)
-	_, err = hubv1.NewAgentServiceClient(conn).GetStatus(context.Background(), &hubv1.GetStatusRequest{}, grpc.Header(&hdr))
-	if err == nil {
-		t.Fatal("GetStatus without a token succeeded")
+	// A call with an agent's token to an admin method passes the header
+	// check and is refused by the interceptor: it has a request ID.
+	_, err = hubv1.NewAdminServiceClient(conn).ListAgents(bearer(context.Background(), tok), &hubv1.ListAgentsRequest{}, grpc.Header(&hdr))
+	if status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("ListAgents with an agent token: %v, want PermissionDenied", err)
 	}
 	id := hdr.Get("x-request-id")
 	if len(id) != 1 || len(id[0]) != 16 {
@@ -172,8 +176,18 @@ func TestRequestIDs(t *testing.T) {
 		t.Fatal("the refused call was not logged")
 	}
 	for _, line := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(line, "request_id="+id[0]) && (!strings.Contains(line, "level=WARN") || !strings.Contains(line, "code=Unauthenticated")) {
-			t.Errorf("refused call logged as %q, want WARN and Unauthenticated", line)
+		if strings.Contains(line, "request_id="+id[0]) && (!strings.Contains(line, "level=WARN") || !strings.Contains(line, "code=PermissionDenied")) {
+			t.Errorf("refused call logged as %q, want WARN and PermissionDenied", line)
 		}
+	}
+	// A call without a token is refused from its headers and logged with
+	// the client's address.
+	if _, err := hubv1.NewAgentServiceClient(conn).GetStatus(context.Background(), &hubv1.GetStatusRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("GetStatus without a token: %v, want Unauthenticated", err)
+	}
+	if !eventually(5*time.Second, func() bool {
+		return strings.Contains(logs.String(), "msg=refused call=/hub.v1.AgentService/GetStatus peer=127.0.0.1:")
+	}) {
+		t.Errorf("the call refused from its headers was not logged with its peer:\n%s", logs.String())
 	}
 }

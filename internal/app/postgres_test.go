@@ -111,7 +111,7 @@ func TestPostgresReplicas(t *testing.T) {
 		return hubv1.NewAgentServiceClient(conn)
 	}
 	onA, onB := dial(a), dial(b)
-	w, err := b.Service.Waiters().Register(bobID)
+	w, err := b.Service.Waiters().Register(bobID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

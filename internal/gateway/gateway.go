@@ -31,6 +31,13 @@ type Options struct {
 	Extra map[string]http.Handler
 	// Version is the hub's version, shown in the OpenAPI document.
 	Version string
+	// KnownToken reports whether a token is the admin token or an agent's:
+	// REST calls with an unknown one are refused before their body is read
+	// (guard.go). Nil skips that check (the gRPC server still makes it).
+	KnownToken func(ctx context.Context, token string) bool
+	// Refused is told of each REST call refused for want of a known token
+	// (for a sampled log line).
+	Refused func(r *http.Request, reason string)
 }
 
 // JSONMarshaler is the REST JSON format: proto field names (snake_case, as
@@ -64,7 +71,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 		return nil, fmt.Errorf("write the OpenAPI document: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.MaxBytesHandler(gw, MaxRESTBody))
+	mux.Handle("/v1/", guard(gw, opts.KnownToken, opts.Refused))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -88,10 +95,6 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 	return mux, nil
 }
 
-// MaxRESTBody bounds a REST request body: the gRPC server refuses messages
-// above 4 MiB anyway, and the gateway must not buffer more than that.
-const MaxRESTBody = 5 << 20
-
 // requestIDHeader is the request ID's header and metadata key
 // (server.RequestIDKey): a client's X-Request-Id reaches the gRPC log, and
 // the hub's comes back as X-Request-Id.
@@ -100,6 +103,9 @@ const requestIDHeader = "x-request-id"
 func incomingHeader(key string) (string, bool) {
 	if strings.EqualFold(key, requestIDHeader) {
 		return requestIDHeader, true
+	}
+	if strings.EqualFold(key, grpcMetadataAuthorization) {
+		return "", false // only Authorization carries the token
 	}
 	return runtime.DefaultHeaderMatcher(key)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -44,8 +45,10 @@ func RequestID(ctx context.Context) string {
 // code, duration, request ID, the caller's agent name when authenticated,
 // and the peer address. Successful calls are logged at debug level, failed
 // ones at warn (a cancelled call, such as a wait whose client went away, at
-// debug). Chain it before UnaryInterceptor so that refused calls are logged too.
-func LoggingInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
+// debug). Chain it before UnaryInterceptor so that refused calls are logged
+// too; their lines (Unauthenticated, PermissionDenied, ResourceExhausted)
+// go through refusals, which drops those past its rate (nil: no sampling).
+func LoggingInterceptor(log *slog.Logger, refusals *LogSampler) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
 		ci := &callInfo{requestID: incomingRequestID(ctx)}
@@ -57,6 +60,13 @@ func LoggingInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
 		if err != nil && code != codes.Canceled {
 			level = slog.LevelWarn
 		}
+		var droppedBefore int64
+		if level == slog.LevelWarn && refusals != nil && isRefusal(code) {
+			var ok bool
+			if ok, droppedBefore = refusals.Allow(); !ok {
+				return resp, err
+			}
+		}
 		if log.Enabled(ctx, level) {
 			attrs := []slog.Attr{
 				slog.String("method", info.FullMethod),
@@ -67,16 +77,43 @@ func LoggingInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
 			if ci.agent != "" {
 				attrs = append(attrs, slog.String("agent", ci.agent))
 			}
-			if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-				attrs = append(attrs, slog.String("peer", p.Addr.String()))
+			if addr := peerAddr(ctx); addr != "" {
+				attrs = append(attrs, slog.String("peer", addr))
 			}
 			if err != nil {
 				attrs = append(attrs, slog.String("error", status.Convert(err).Message()))
+			}
+			if droppedBefore > 0 {
+				attrs = append(attrs, slog.Int64("dropped_before", droppedBefore))
 			}
 			log.LogAttrs(ctx, level, "rpc", attrs...)
 		}
 		return resp, err
 	}
+}
+
+// inProcessNetwork is the address of the hub's in-process connection
+// (bufconn), which carries REST and MCP-over-HTTP calls.
+const inProcessNetwork = "bufconn"
+
+// peerAddr returns the client's address: the network peer, or for a call
+// that came in through the REST gateway, the HTTP client's address, which
+// the gateway puts last in x-forwarded-for.
+func peerAddr(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return ""
+	}
+	addr := p.Addr.String()
+	if addr != inProcessNetwork {
+		return addr
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	if xff := md.Get("x-forwarded-for"); len(xff) > 0 {
+		hops := strings.Split(xff[len(xff)-1], ",")
+		return strings.TrimSpace(hops[len(hops)-1])
+	}
+	return addr
 }
 
 // incomingRequestID returns the client's x-request-id if it is sound, else

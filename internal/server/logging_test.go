@@ -35,7 +35,7 @@ func TestLoggingInterceptor(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	icpt := LoggingInterceptor(log)
+	icpt := LoggingInterceptor(log, nil)
 	info := &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/PostMessage"}
 
 	// A client's request ID is used and reaches the handler's context.

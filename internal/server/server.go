@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hub"
@@ -47,7 +48,8 @@ type Server struct {
 	Agent *AgentServer
 	Admin *AdminServer
 
-	limiter *rateLimiter // per-agent write rate limit (ratelimit.go); nil = off
+	limiter  *rateLimiter // per-agent write rate limit (ratelimit.go); nil = off
+	refusals *LogSampler  // samples the log lines of refused calls (logsample.go)
 }
 
 // New returns a Server over svc.
@@ -55,7 +57,7 @@ func New(svc *hub.Service, info Info, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{svc: svc, info: info, log: log}
+	s := &Server{svc: svc, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, time.Now)}
 	s.Agent = &AgentServer{s: s}
 	s.Admin = &AdminServer{s: s}
 	return s

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+)
+
+// What one gRPC connection may take. Unauthenticated calls are refused from
+// their headers (server.TapHandle), so these bound what an authenticated or
+// half-open client can hold.
+const (
+	maxStreamsPerConn = 1024     // concurrent calls on one connection; more queue at the client
+	maxHeaderBytes    = 16 << 10 // a call's metadata
+	// maxIdleConn closes a gRPC connection with no call in flight for this
+	// long; clients reconnect transparently.
+	maxIdleConn = 5 * time.Minute
+)
+
+// guardOptions are the gRPC server options that bound what one client can
+// take from the hub.
+func (m *Main) guardOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.InTapHandle(m.Server.TapHandle),
+		grpc.MaxConcurrentStreams(maxStreamsPerConn),
+		grpc.MaxHeaderListSize(maxHeaderBytes),
+		grpc.ConnectionTimeout(10 * time.Second),
+		// Parked waits are idle streams: let clients keep connections open
+		// with pings, and probe dead peers so their waits are freed.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second, MaxConnectionIdle: maxIdleConn}),
+	}
+}
+
+// startConnLimiter raises the file-descriptor limit where allowed and sets
+// up the connection limiter the gRPC and HTTP listeners share.
+func (m *Main) startConnLimiter() error {
+	if err := m.ConnLimits.Validate(); err != nil {
+		return err
+	}
+	fds, err := raiseFDLimit()
+	if err != nil {
+		return err
+	}
+	limits, err := m.ConnLimits.effective(fds)
+	if err != nil {
+		return err
+	}
+	if limits.Total < m.ConnLimits.Total {
+		m.Logger.Warn("the file-descriptor limit lowers the connection limit", "fd_limit", fds, "max_conns", limits.Total)
+	}
+	m.conns = newConnLimiter(limits)
+	m.metrics.GaugeFunc("connections_open", "Network connections held (gRPC and HTTP).", func() float64 { return float64(m.conns.Open()) })
+	m.metrics.CounterFunc("refusal_logs_dropped_total", "Log lines of refused calls (no or unknown token, no permission, over a limit) left out by sampling.", func() float64 {
+		if m.Server == nil {
+			return 0
+		}
+		return float64(m.Server.RefusalLog().Dropped())
+	})
+	m.metrics.CounterFunc("connections_evicted_total", "Connections closed to make room under --max-conns and --max-conns-per-source.", func() float64 { return float64(m.conns.Evicted()) })
+	return nil
+}
+
+// listen listens on addr with the connection limiter.
+func (m *Main) listen(addr string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if m.conns == nil {
+		return nil, fmt.Errorf("listen on %s: the connection limiter is not set up", addr)
+	}
+	return m.conns.listen(l), nil
+}

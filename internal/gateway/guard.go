@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// MaxRESTBody bounds a REST request body: 1 MiB holds the largest message
+// body (64 KiB by default, --max-body) even with every character escaped
+// in JSON. A larger body is answered 413 without being decoded.
+const MaxRESTBody = 1 << 20
+
+// guard checks a REST call before its body is read: a missing or unknown
+// token is answered 401 (without reading the body), a body over
+// MaxRESTBody 413, and a JSON body followed by more data 400. Only the
+// Authorization header carries the token.
+func guard(next http.Handler, knownToken func(ctx context.Context, token string) bool, onRefused func(r *http.Request, reason string)) http.Handler {
+	refused := func(r *http.Request, reason string) {
+		if onRefused != nil {
+			onRefused(r, reason)
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(grpcMetadataAuthorization)
+		auth := r.Header.Values("Authorization")
+		if len(auth) > 1 {
+			writeError(w, http.StatusBadRequest, 3, "more than one Authorization header: send exactly one, \"Authorization: Bearer <token>\"")
+			return
+		}
+		token := bearerToken(auth)
+		admin := strings.HasPrefix(r.URL.Path, "/v1/admin/")
+		if token == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub"`)
+			msg := "missing token: send \"Authorization: Bearer <agent token>\" (create one with `hubctl agent add NAME`)"
+			if admin {
+				msg = "missing admin token: send \"Authorization: Bearer <admin token>\" (the hub writes it to <data-dir>/admin.token)"
+			}
+			refused(r, "no token")
+			writeError(w, http.StatusUnauthorized, 16, msg)
+			return
+		}
+		if knownToken != nil && !knownToken(r.Context(), token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub", error="invalid_token"`)
+			msg := "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)"
+			if admin {
+				msg = "unknown admin token: use the token in <data-dir>/admin.token"
+			}
+			refused(r, "unknown token")
+			writeError(w, http.StatusUnauthorized, 16, msg)
+			return
+		}
+		if r.ContentLength > MaxRESTBody {
+			writeError(w, http.StatusRequestEntityTooLarge, 8, tooLarge(r.ContentLength))
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRESTBody))
+			var tooBig *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooBig):
+				writeError(w, http.StatusRequestEntityTooLarge, 8, tooLarge(-1))
+				return
+			case err != nil:
+				writeError(w, http.StatusBadRequest, 3, "could not read the request body: "+err.Error())
+				return
+			}
+			if msg := trailingData(b); msg != "" {
+				writeError(w, http.StatusBadRequest, 3, msg)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			r.ContentLength = int64(len(b))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// grpcMetadataAuthorization would reach the gRPC server as "authorization"
+// beside the Authorization header: it is dropped so only one header counts.
+const grpcMetadataAuthorization = "Grpc-Metadata-Authorization"
+
+func tooLarge(n int64) string {
+	if n < 0 {
+		return fmt.Sprintf("request body too large: the limit is %d bytes (1 MiB)", MaxRESTBody)
+	}
+	return fmt.Sprintf("request body too large: %d bytes, the limit is %d bytes (1 MiB)", n, MaxRESTBody)
+}
+
+// trailingData returns an error message when b is one JSON value followed
+// by anything but white space, "" otherwise (an invalid first value is left
+// for the JSON decoder to report).
+func trailingData(b []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return ""
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Sprintf("unexpected data after the JSON body at byte %d: send exactly one JSON object", dec.InputOffset())
+	}
+	return ""
+}
+
+func bearerToken(values []string) string {
+	if len(values) == 0 {
+		return ""
+	}
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(values[0]), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// writeError answers in the gateway's error format ({"code", "message",
+// "details"}, code a gRPC code).
+func writeError(w http.ResponseWriter, httpStatus, grpcCode int, msg string) {
+	writeJSON(w, httpStatus, map[string]any{"code": grpcCode, "message": msg, "details": []any{}})
+}

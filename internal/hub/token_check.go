@@ -1,0 +1,25 @@
+package hub
+
+import "context"
+
+// KnownToken reports whether token is the admin token or an agent's (a
+// disabled agent's included: the full check then says why it is refused).
+// It is the cheap check made before a request's body is read; it records no
+// presence. Unknown tokens cost one indexed read.
+func (s *Service) KnownToken(ctx context.Context, token string) bool {
+	if token == "" {
+		return false
+	}
+	if s.IsAdminToken(token) {
+		return true
+	}
+	hash := HashToken(token)
+	if _, ok := s.auth.get(hash); ok {
+		return true
+	}
+	err := s.store.View(ctx, func(tx Tx) error {
+		_, err := tx.AgentByTokenHash(hash)
+		return err
+	})
+	return err == nil
+}
