@@ -10,11 +10,16 @@ import (
 
 // mcpHandler serves MCP over streamable HTTP (mounted at /mcp): each
 // session is the agent whose token is in its Authorization header; tool
-// calls reach the hub through the in-process connection.
+// calls reach the hub through the in-process connection. Its sessions are
+// counted in /metrics.
 func (m *Main) mcpHandler() http.Handler {
-	return mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.Conn()), mcpbridge.Options{
+	h := mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.Conn()), mcpbridge.Options{
 		HubAddr: m.GRPCAddress(),
 		Version: version.Version,
 		Logger:  m.Logger.With("component", "mcp"),
 	})
+	m.metrics.GaugeFunc("mcp_sessions", "MCP streamable HTTP sessions open.", func() float64 { return float64(h.Sessions()) })
+	m.metrics.CounterFunc("mcp_sessions_evicted_total", "MCP HTTP sessions closed because their token opened more than the per-token limit.", func() float64 { return float64(h.SessionsEvicted()) })
+	return h
 }
+

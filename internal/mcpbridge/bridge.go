@@ -34,8 +34,13 @@ const (
 	// DefaultProgressInterval is how often a parked wait sends a progress
 	// notification when the client gave a progress token.
 	DefaultProgressInterval = 10 * time.Second
-	// DefaultSessionTimeout closes idle streamable HTTP sessions.
-	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultSessionTimeout closes idle streamable HTTP sessions: well
+	// above the longest wait, so a client that waits in a loop keeps its
+	// session, and short enough that abandoned ones go soon.
+	DefaultSessionTimeout = 5 * time.Minute
+	// DefaultMaxSessionsPerToken bounds the streamable HTTP sessions one
+	// token holds; opening one more closes the oldest.
+	DefaultMaxSessionsPerToken = 16
 )
 
 // Options configures the MCP server. The zero value is usable.
@@ -54,6 +59,10 @@ type Options struct {
 	// SessionTimeout closes streamable HTTP sessions idle this long
 	// (default DefaultSessionTimeout). Unused over stdio.
 	SessionTimeout time.Duration
+	// MaxSessionsPerToken bounds the streamable HTTP sessions one token
+	// holds (default DefaultMaxSessionsPerToken); past it the oldest session
+	// is closed. Unused over stdio.
+	MaxSessionsPerToken int
 	// Logger receives the bridge's own diagnostics; nil discards them.
 	// Over stdio it must not write to stdout.
 	Logger *slog.Logger
@@ -74,6 +83,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.MaxSessionsPerToken <= 0 {
+		o.MaxSessionsPerToken = DefaultMaxSessionsPerToken
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

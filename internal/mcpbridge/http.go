@@ -26,8 +26,14 @@ import (
 // hub checks the token when the session starts, a request with another
 // token on that session is refused (403), and every tool call is made
 // with that token, so two sessions with two tokens are two agents.
+//
+// A token holds at most Options.MaxSessionsPerToken sessions (opening one
+// more closes its oldest), sessions idle for Options.SessionTimeout are
+// closed, and closing a session (DELETE /mcp) cancels its tool calls in
+// flight, a parked wait_for_messages included, and answers at once.
 type HTTPHandler struct {
-	handler http.Handler
+	handler  http.Handler
+	sessions *sessionTracker
 }
 
 // NewHTTPHandlerWithClient returns a streamable HTTP MCP handler that calls
@@ -38,6 +44,8 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 	opts = opts.withDefaults()
 	b := &bridge{client: client, opts: opts, callContext: tokenFromRequest}
 	server := newServer(b)
+	sessions := newSessionTracker(opts.MaxSessionsPerToken, opts.SessionTimeout)
+	server.AddReceivingMiddleware(sessions.middleware)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{
 			Logger:                       opts.Logger,
@@ -52,15 +60,28 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 				return nil, err
 			}
 		}
-		sum := sha256.Sum256([]byte(token))
 		return &auth.TokenInfo{
-			UserID:     hex.EncodeToString(sum[:]),
+			UserID:     tokenUser(token),
 			Expiration: time.Now().Add(24 * time.Hour),
 		}, nil
 	}
 	requireToken := auth.RequireBearerToken(verify, nil)
-	return &HTTPHandler{handler: requireToken(mcpHandler)}
+	return &HTTPHandler{handler: requireToken(mcpHandler), sessions: sessions}
 }
+
+// tokenUser is the user a session belongs to: the token's SHA-256, so the
+// token itself is not kept in the session table.
+func tokenUser(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Sessions returns the number of streamable HTTP sessions open.
+func (h *HTTPHandler) Sessions() int { return h.sessions.Count() }
+
+// SessionsEvicted returns the number of sessions closed because their
+// token opened more than Options.MaxSessionsPerToken.
+func (h *HTTPHandler) SessionsEvicted() int64 { return h.sessions.evicted.Load() }
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -70,7 +91,39 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"(the token printed by `hubctl agent add NAME`)", http.StatusUnauthorized)
 		return
 	}
-	h.handler.ServeHTTP(w, r)
+	user := tokenUser(bearer(r.Header))
+	sid := r.Header.Get(sessionIDHeader)
+	switch {
+	case sid != "" && r.Method == http.MethodDelete:
+		// Cancel the session's calls first: the SDK closes a session only
+		// once its calls have returned.
+		h.sessions.end(sid, user)
+	case sid != "":
+		h.sessions.touch(sid)
+	}
+	sw := &sessionWriter{ResponseWriter: w}
+	h.handler.ServeHTTP(sw, r)
+	switch {
+	case sid == "" && sw.sessionID != "" && sw.status < http.StatusMultipleChoices:
+		for _, old := range h.sessions.opened(sw.sessionID, user) {
+			h.closeSession(r, old)
+		}
+	case sid != "" && sw.status == http.StatusNotFound:
+		h.sessions.end(sid, user) // expired in the SDK
+	}
+}
+
+// closeSession closes session id, opened with r's token, through the SDK's
+// own DELETE.
+func (h *HTTPHandler) closeSession(r *http.Request, id string) {
+	req, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodDelete, r.URL.String(), nil)
+	if err != nil {
+		return
+	}
+	req.Host = r.Host // the SDK's DNS-rebinding check reads it
+	req.Header.Set("Authorization", r.Header.Get("Authorization"))
+	req.Header.Set(sessionIDHeader, id)
+	h.handler.ServeHTTP(&discardWriter{h: http.Header{}}, req)
 }
 
 // checkToken asks the hub whether token is an agent's. Only a definite
