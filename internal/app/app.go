@@ -183,6 +183,9 @@ func (m *Main) validate() error {
 	if err := m.Config.Health.Validate(); err != nil {
 		return fmt.Errorf("health thresholds: %w", err)
 	}
+	if err := m.checkLimits(); err != nil {
+		return err
+	}
 	if err := m.scheduleSettings().Validate(); err != nil {
 		return fmt.Errorf("orchestrator settings: %w", err)
 	}

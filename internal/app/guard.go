@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/agenthub/hub/internal/hub"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 )
@@ -74,4 +75,16 @@ func (m *Main) listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen on %s: the connection limiter is not set up", addr)
 	}
 	return m.conns.listen(l), nil
+}
+
+// checkLimits refuses message limits the hub cannot honour: one message
+// must fit in a reply (hub.MaxBodyLimit).
+func (m *Main) checkLimits() error {
+	if n := m.Config.MaxBodyBytes; n < 1 || n > hub.MaxBodyLimit {
+		return fmt.Errorf("--max-body %d: give 1-%d bytes (one message must fit in a reply)", n, hub.MaxBodyLimit)
+	}
+	if n := m.Config.MaxMentions; n < 1 || n > 10000 {
+		return fmt.Errorf("--max-mentions %d: give 1-10000", n)
+	}
+	return nil
 }

@@ -163,13 +163,16 @@ func sortedNames(m map[string]bool) []string {
 	return out
 }
 
-// page trims msgs, read with limit+1, to limit and returns the cursor to
+// page trims msgs, read with limit+1, to limit and to MaxPageBytes, and returns the cursor to
 // hand back (the last message's ID, or after when there is none) and
 // whether more messages follow.
 func page(msgs []*Message, limit int, after int64) ([]*Message, int64, bool) {
 	more := len(msgs) > limit
 	if more {
 		msgs = msgs[:limit]
+	}
+	if n := fitPage(msgs); n < len(msgs) {
+		msgs, more = msgs[:n], true
 	}
 	cursor := after
 	if len(msgs) > 0 {

@@ -43,7 +43,7 @@ func (s *Service) validatePost(req *PostRequest) error {
 		return err
 	}
 	req.bodyMentions, req.parsed = ParseMentions(req.Body), true
-	return nil
+	return s.checkMentions(req)
 }
 
 // checkPost is validatePost without parsing the body's @mentions (for
@@ -196,6 +196,9 @@ func (s *Service) List(ctx context.Context, caller *Agent, req ListRequest) ([]*
 		if err != nil {
 			return err
 		}
+		if err := checkCursor(tx, "after_id", after); err != nil {
+			return err
+		}
 		if req.UnreadOnly && a.ReadUpTo > after {
 			after = a.ReadUpTo
 		}
@@ -311,6 +314,9 @@ func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Messa
 	}
 	var msgs []*Message
 	err = s.store.View(ctx, func(tx Tx) error {
+		if err := checkCursor(tx, "after_id", after); err != nil {
+			return err
+		}
 		q := MessageQuery{After: after, Channel: req.Channel, Limit: limit + 1, Newest: req.Newest}
 		if req.Agent != "" {
 			a, err := tx.AgentByName(req.Agent)
@@ -325,9 +331,17 @@ func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Messa
 	if err != nil {
 		return nil, 0, false, err
 	}
-	if req.Newest && len(msgs) > limit {
-		msgs = msgs[len(msgs)-limit:] // one older message was read to set has_more
-		return msgs, msgs[len(msgs)-1].ID, true, nil
+	if req.Newest {
+		more := len(msgs) > limit
+		if more {
+			msgs = msgs[len(msgs)-limit:] // one older message was read to set has_more
+		}
+		if n := fitPageNewest(msgs); n < len(msgs) {
+			msgs, more = msgs[len(msgs)-n:], true
+		}
+		if more {
+			return msgs, msgs[len(msgs)-1].ID, true, nil
+		}
 	}
 	msgs, cursor, more := page(msgs, limit, after)
 	return msgs, cursor, more, nil

@@ -25,6 +25,7 @@ type Config struct {
 
 	MaxBodyBytes int // message body limit
 	MaxFanout    int // recipients one message may reach
+	MaxMentions  int // distinct @names one message may mention (body and mentions together)
 	MaxListLimit int // largest page a list returns
 
 	WaitDefault    time.Duration // WaitForMessages timeout when none is given
@@ -50,6 +51,7 @@ func DefaultConfig() Config {
 		Locale:         LocaleEN,
 		MaxBodyBytes:   64 << 10,
 		MaxFanout:      1000,
+		MaxMentions:    DefaultMaxMentions,
 		MaxListLimit:   500,
 		WaitDefault:    60 * time.Second,
 		WaitMax:        60 * time.Second,

@@ -97,6 +97,11 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 	if err != nil {
 		return nil, err
 	}
+	if after > 0 {
+		if err := s.store.View(ctx, func(tx Tx) error { return checkCursor(tx, "after_id", after) }); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now() // real time: the caller's deadline is real
 	deadline, _ := ctx.Deadline()
 	budget := waitBudget{Default: s.cfg.WaitDefault, Max: s.cfg.WaitMax, Margin: s.cfg.DeadlineMargin}
@@ -244,6 +249,7 @@ func (s *Service) fetchForWait(ctx context.Context, agentID, after int64, useAft
 		if err != nil {
 			return err
 		}
+		msgs = msgs[:fitPage(msgs)]
 		if len(msgs) > 0 {
 			cursor = msgs[len(msgs)-1].ID
 			return nil
