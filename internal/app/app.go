@@ -258,6 +258,7 @@ func (m *Main) grpcOptions() []grpc.ServerOption {
 			server.FeedInterceptor(m.Service.Feed())),
 		grpc.ChainStreamInterceptor(m.Server.StreamInterceptor),
 		grpc.MaxRecvMsgSize(4 << 20),
+		grpc.ForceServerCodecV2(m.Server.Codec()),
 	}
 }
 

@@ -50,6 +50,7 @@ type Server struct {
 
 	limiter  *rateLimiter // per-agent write rate limit (ratelimit.go); nil = off
 	refusals *LogSampler  // samples the log lines of refused calls (logsample.go)
+	codec    *Codec       // marks requests with invalid UTF-8 (codec.go)
 }
 
 // New returns a Server over svc.
@@ -57,7 +58,7 @@ func New(svc *hub.Service, info Info, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{svc: svc, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, time.Now)}
+	s := &Server{svc: svc, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, time.Now), codec: NewCodec()}
 	s.Agent = &AgentServer{s: s}
 	s.Admin = &AdminServer{s: s}
 	return s
@@ -68,6 +69,10 @@ func (s *Server) Register(g *grpc.Server) {
 	hubv1.RegisterAgentServiceServer(g, s.Agent)
 	hubv1.RegisterAdminServiceServer(g, s.Admin)
 }
+
+// Codec returns the codec to install on the gRPC servers that use this
+// Server's interceptors (grpc.ForceServerCodecV2).
+func (s *Server) Codec() *Codec { return s.codec }
 
 // Service returns the domain service.
 func (s *Server) Service() *hub.Service { return s.svc }
@@ -140,6 +145,9 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 // UnaryInterceptor authenticates each unary call and maps domain errors to
 // gRPC status codes.
 func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := s.codec.check(req); err != nil {
+		return nil, err
+	}
 	ctx, err := s.authenticate(ctx, info.FullMethod)
 	if err != nil {
 		return nil, err
