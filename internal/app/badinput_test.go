@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,8 +62,24 @@ var badInputs = []struct {
 	{"cron bad target", "POST", "/v1/admin/cron-jobs", `{"name":"j","kind":"cron","expr":"0 9 * * *","target":"Bob!","message":"m"}`, "target"},
 	{"pulse bad active hours", "PUT", "/v1/admin/agents/alice/pulse", `{"enabled":true,"interval_seconds":600,"active_hours":"25:00-26:00","instructions":"x"}`, "active hours"},
 	{"pulse bad time zone", "PUT", "/v1/admin/agents/alice/pulse", `{"enabled":true,"interval_seconds":600,"time_zone":"Mars/Olympus","instructions":"x"}`, "time zone"},
+	{"every with a zero anchor", "POST", "/v1/admin/cron-jobs", `{"name":"j","every_seconds":60,"anchor":"0001-01-01T00:00:00Z","target":"bob","message":"m"}`, "anchor 0001-01-01T00:00:00Z is out of range"},
+	{"every with the epoch as anchor", "POST", "/v1/admin/cron-jobs", `{"name":"j","every_seconds":60,"anchor":"1970-01-01T00:00:00Z","target":"bob","message":"m"}`, "give an RFC 3339 time after 1970-01-01T00:00:00Z"},
+	{"pulse every second", "PUT", "/v1/admin/agents/alice/pulse", `{"enabled":true,"interval_seconds":1,"instructions":"x"}`, "give 1m0s to 168h0m0s"},
 	{"events negative limit", "GET", "/v1/admin/events?limit=-1", ``, "limit"},
+	// Exposure.
+	{"trailing data after the body", "POST", "/v1/messages", `{"to":["bob"],"body":"hi"}{"to":["carol"]}`, "unexpected data after the JSON body"},
+	{"cursor beyond the newest message", "GET", "/v1/messages?after_id=999999", ``, "beyond the newest message"},
+	{"mention bomb", "POST", "/v1/messages", `{"to":["bob"],"body":"` + mentionBomb + `"}`, "the limit is 100 per message"},
 }
+
+// mentionBomb mentions 500 distinct names.
+var mentionBomb = func() string {
+	var b strings.Builder
+	for i := range 500 {
+		b.WriteString("@n" + strconv.Itoa(i) + " ")
+	}
+	return b.String()
+}()
 
 // TestBadInputMatrix sends every bad input of the matrix over REST: 400, a
 // JSON error whose message names the problem, and the database unchanged.

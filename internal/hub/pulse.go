@@ -17,7 +17,8 @@ import (
 const (
 	DefaultPulseInterval   = 30 * time.Minute
 	DefaultPulseBusyWindow = 60 * time.Second
-	MinPulseInterval       = time.Second
+	MinPulseInterval       = time.Minute // a shorter one would flood the agent
+	MaxPulseInterval       = 7 * 24 * time.Hour
 	MaxPulseInstructions   = 64 << 10 // bytes
 	// HeartbeatOK is the reply by which an agent says it has nothing to report.
 	HeartbeatOK = "HEARTBEAT_OK"
@@ -192,8 +193,8 @@ func PulseLocation(cfg PulseConfig, hubLoc *time.Location) (*time.Location, erro
 // at fault. Instructions may be empty (ShouldPulse then reports why nothing
 // runs) so that an agent can be configured before its instructions exist.
 func (cfg PulseConfig) Validate() error {
-	if cfg.Interval < MinPulseInterval {
-		return Errorf(EINVALID, "pulse interval %s is too short: at least %s", cfg.Interval, MinPulseInterval)
+	if cfg.Interval < MinPulseInterval || cfg.Interval > MaxPulseInterval {
+		return Errorf(EINVALID, "pulse interval %s is out of range: give %s to %s", cfg.Interval, MinPulseInterval, MaxPulseInterval)
 	}
 	if _, err := ParseActiveHours(cfg.ActiveHours); err != nil {
 		return err

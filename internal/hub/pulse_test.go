@@ -110,7 +110,9 @@ func TestPulseConfigValidate(t *testing.T) {
 		mod     func(*hub.PulseConfig)
 		wantErr string
 	}{
-		{"short interval", func(c *hub.PulseConfig) { c.Interval = 0 }, "too short"},
+		{"zero interval", func(c *hub.PulseConfig) { c.Interval = 0 }, "give 1m0s to 168h0m0s"},
+		{"1 s interval", func(c *hub.PulseConfig) { c.Interval = time.Second }, "give 1m0s to 168h0m0s"},
+		{"8 day interval", func(c *hub.PulseConfig) { c.Interval = 8 * 24 * time.Hour }, "out of range"},
 		{"bad hours", func(c *hub.PulseConfig) { c.ActiveHours = "late" }, "active hours"},
 		{"bad zone", func(c *hub.PulseConfig) { c.TimeZone = "Mars/Olympus" }, "time zone"},
 		{"bad channel", func(c *hub.PulseConfig) { c.OutputChannel = "ops" }, "output channel"},

@@ -154,6 +154,9 @@ func (a *AdminServer) CreateCronJob(ctx context.Context, req *hubv1.CreateCronJo
 	if c == nil {
 		return nil, hub.Errorf(hub.EINVALID, "job is required: give name, a schedule (at, every_seconds or expr), target and message")
 	}
+	if err := checkAnchor(c.GetName(), c.GetAnchor()); err != nil {
+		return nil, err
+	}
 	j, notice, err := a.s.svc.CreateCronJob(ctx, hub.CronJob{
 		Name:         c.GetName(),
 		Kind:         c.GetKind(),
