@@ -72,6 +72,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.StringVar(&m.DataDir, "data-dir", datadir.Default(), "data directory (SQLite file, admin token); env HUB_DATA_DIR")
 	fs.StringVar(&m.DatabaseURL, "database-url", os.Getenv("HUB_DATABASE_URL"), "PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DB) for several replicas on one database; empty: SQLite in --data-dir; env HUB_DATABASE_URL")
+	fs.StringVar(&m.AdminTokenPath, "admin-token-file", os.Getenv("HUB_ADMIN_TOKEN_FILE"), "file holding the admin token (a regular file of at least 32 bytes); env HUB_ADMIN_TOKEN_FILE. Default: <data-dir>/admin.token, created at the first start")
+	fs.BoolVar(&m.Init, "init", false, "start an empty hub in a data dir whose database is gone (otherwise refused)")
 	fs.StringVar(&m.GRPCAddr, "grpc-addr", m.GRPCAddr, "gRPC listen address")
 	fs.StringVar(&m.HTTPAddr, "http-addr", m.HTTPAddr, `HTTP listen address (REST, OpenAPI, MCP at /mcp, /healthz); "off" disables`)
 	fs.StringVar(&m.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for gRPC and HTTP")

@@ -48,6 +48,14 @@ type Main struct {
 	NudgeMaxBackoff   time.Duration // longest wait between two nudges of one episode (0: 4h)
 	NoOrchestrator    bool          // tests that drive Tick themselves
 
+	// AdminTokenPath names a file holding the admin token
+	// (--admin-token-file); "" means <data-dir>/admin.token, created at the
+	// first start.
+	AdminTokenPath string
+	// Init starts an empty hub on purpose in a data dir whose database is
+	// gone (--init); without it such a start is refused.
+	Init bool
+
 	TLSCert, TLSKey string
 	Insecure        bool // allow a non-loopback address without TLS
 
@@ -67,6 +75,7 @@ type Main struct {
 	grpcLis    net.Listener
 	httpLis    net.Listener
 	conns      *connLimiter
+	lock       *os.File // the data dir's lock (datadir.go), held until Close
 	grpcSrv    *grpc.Server
 	httpSrv    *http.Server
 	internal   *grpc.ClientConn // in-process connection (REST, MCP over HTTP)
@@ -112,9 +121,13 @@ func (m *Main) HTTPAddress() string {
 // Conn returns an in-process gRPC connection to this hub (no network, no TLS).
 func (m *Main) Conn() *grpc.ClientConn { return m.internal }
 
-// AdminToken reads the admin token from the data dir.
+// AdminToken reads the admin token from its file.
 func (m *Main) AdminToken() (string, error) {
-	b, err := os.ReadFile(datadir.AdminTokenFile(m.DataDir))
+	path := datadir.AdminTokenFile(m.DataDir)
+	if m.AdminTokenPath != "" {
+		path = m.AdminTokenPath
+	}
+	b, err := os.ReadFile(path)
 	return strings.TrimSpace(string(b)), err
 }
 
@@ -210,7 +223,19 @@ func (m *Main) openStore(ctx context.Context) error {
 	if err := os.MkdirAll(m.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir %s: %w", m.DataDir, err)
 	}
-	adminToken, created, err := ensureAdminToken(datadir.AdminTokenFile(m.DataDir))
+	m.warnOpenDataDir()
+	if m.DatabaseURL == "" {
+		// SQLite: one hub per data dir, and never an empty hub by mistake.
+		lock, ranBefore, err := lockDataDir(m.DataDir)
+		if err != nil {
+			return err
+		}
+		m.lock = lock
+		if err := m.checkDatabasePresent(ranBefore); err != nil {
+			return err
+		}
+	}
+	adminToken, created, err := m.adminToken()
 	if err != nil {
 		return err
 	}
@@ -218,7 +243,13 @@ func (m *Main) openStore(ctx context.Context) error {
 		m.Logger.Info("created the admin token; hubctl finds it through --data-dir or HUB_DATA_DIR", "file", datadir.AdminTokenFile(m.DataDir))
 	}
 	m.Config.AdminTokenHash = hub.HashToken(adminToken)
-	return m.openDatabase(ctx)
+	if err := m.openDatabase(ctx); err != nil {
+		return err
+	}
+	if err := m.recordAdminToken(ctx, m.Config.AdminTokenHash); err != nil {
+		return fmt.Errorf("record the admin token in the store: %w", err)
+	}
+	return nil
 }
 
 // startService creates the domain service over the store, loads its
@@ -409,6 +440,9 @@ func (m *Main) Close() error {
 		m.wg.Wait()
 		if m.Store != nil {
 			errs = append(errs, m.Store.Close())
+		}
+		if m.lock != nil {
+			m.lock.Close() // releases the data dir for the next hub
 		}
 		m.closeErr = errors.Join(errs...)
 	})

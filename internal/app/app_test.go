@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/sqlite"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -319,19 +321,35 @@ func TestRESTWait(t *testing.T) {
 	}
 }
 
-// Two hubs on one data dir (two processes sharing the SQLite file): a wait
-// parked on one wakes, through the fallback watcher, on a post to the other.
-func TestTwoHubsShareAFile(t *testing.T) {
+// One hub per data dir: a second one on the same dir refuses to start and
+// names the first. A write to the file from outside the hub (here a second
+// store on it, as another process or a manual edit would) still wakes a
+// wait parked on the hub, through the fallback watcher.
+func TestOutsideWriteWakesWait(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	fast := func(c *hub.Config) { c.PollInterval = 20 * time.Millisecond }
-	a := startCoreHub(t, dir, fast)
-	b := startCoreHub(t, dir, fast)
-	if a.token != b.token {
-		t.Fatal("the second hub did not reuse the admin token of the data dir")
+	a := startCoreHub(t, dir, func(c *hub.Config) { c.PollInterval = 20 * time.Millisecond })
+	second := app.NewMain()
+	second.DataDir, second.GRPCAddr, second.HTTPAddr = dir, "127.0.0.1:0", "off"
+	second.Logger = slog.New(slog.DiscardHandler)
+	second.NoOrchestrator = true
+	err := second.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("in use by another hub (pid %d", os.Getpid())) {
+		t.Fatalf("second hub on the same data dir: %v, want a refusal naming pid %d", err, os.Getpid())
 	}
+
 	alice := a.newAgent(t, "alice")
 	bob := a.newAgent(t, "bob")
+	outside, err := sqlite.Open(context.Background(), filepath.Join(dir, "hub.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { outside.Close() })
+	other := hub.NewService(outside, hub.SystemClock{}, hub.DefaultConfig())
+	sender, err := other.Authenticate(context.Background(), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var cursor string
 	for i := range 3 {
 		c := make(chan *hubv1.WaitForMessagesResponse, 1)
@@ -342,7 +360,7 @@ func TestTwoHubsShareAFile(t *testing.T) {
 			errc <- err
 		}()
 		a.parked(t, 1)
-		p, err := b.agent.PostMessage(coreBearer(alice), &hubv1.PostMessageRequest{To: []string{"bob"}, Body: fmt.Sprint("via the other hub ", i)})
+		p, err := other.Post(context.Background(), sender, "", hub.PostRequest{To: []string{"bob"}, Body: fmt.Sprint("from outside ", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,12 +369,12 @@ func TestTwoHubsShareAFile(t *testing.T) {
 			if err := <-errc; err != nil {
 				t.Fatalf("round %d: %v", i, err)
 			}
-			if len(r.GetMessages()) != 1 || r.GetMessages()[0].GetId() != p.GetMessage().GetId() {
-				t.Fatalf("round %d: woken wait = %v, want message %s", i, r, p.GetMessage().GetId())
+			if len(r.GetMessages()) != 1 || r.GetMessages()[0].GetId() != hub.FormatMessageID(p.ID) {
+				t.Fatalf("round %d: woken wait = %v, want message %d", i, r, p.ID)
 			}
 			cursor = r.GetCursor()
 		case <-time.After(20 * time.Second):
-			t.Fatalf("round %d: the wait on hub A was not woken by a post to hub B", i)
+			t.Fatalf("round %d: the wait on the hub was not woken by a write from outside", i)
 		}
 	}
 }

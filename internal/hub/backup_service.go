@@ -1,6 +1,9 @@
 package hub
 
-import "context"
+import (
+	"context"
+	"path/filepath"
+)
 
 // Backuper is a Store that can write a consistent copy of itself to a new
 // file (internal/store/sqlite does). Errors: ECONFLICT if the file exists.
@@ -9,11 +12,14 @@ type Backuper interface {
 }
 
 // Backup writes a consistent copy of the store to path, a new file on the
-// hub's machine, and returns its size. Errors: EINVALID (no path),
+// hub's machine, and returns its size. Errors: EINVALID (no or a relative path),
 // ECONFLICT (the file exists), EPRECONDITION (the store cannot back up).
 func (s *Service) Backup(ctx context.Context, path string) (int64, error) {
 	if path == "" {
 		return 0, Errorf(EINVALID, "path is required: the file to write the backup to, on the hub's machine")
+	}
+	if !filepath.IsAbs(path) {
+		return 0, Errorf(EINVALID, "path %q is relative: give an absolute path on the hub's machine (hubctl backup makes a relative path absolute against its own directory)", path)
 	}
 	b, ok := s.store.(Backuper)
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agenthub/hub/internal/hub"
@@ -20,14 +21,20 @@ import (
 // complete database (no WAL beside it) that a hub opens as its hub.db.
 // Errors: ECONFLICT if path exists (nothing is overwritten).
 func (db *DB) Backup(ctx context.Context, path string) (int64, error) {
-	// Checked before (VACUUM INTO would fill an existing empty file) and
-	// after (a file created meanwhile).
+	// Claim the name with an empty 0600 file (VACUUM INTO fills an empty
+	// file and keeps its mode): the copy is never readable by others, and
+	// an existing file is never overwritten.
 	exists := hub.Errorf(hub.ECONFLICT, "backup to %s: the file already exists; choose a new file name", path)
-	if _, err := os.Stat(path); err == nil {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, os.ErrExist):
 		return 0, exists
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return 0, fmt.Errorf("backup to %s: %w", path, err)
+	case errors.Is(err, os.ErrNotExist):
+		return 0, hub.Errorf(hub.EINVALID, "backup to %s: the directory %s does not exist on the hub's machine: create it first", path, filepath.Dir(path))
+	case err != nil:
+		return 0, hub.Errorf(hub.EINVALID, "backup to %s: %v", path, err)
 	}
+	f.Close()
 	v := url.Values{}
 	v.Set("mode", "ro")
 	v.Set("_busy_timeout", "5000")

@@ -118,6 +118,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	if err := createPrivate(path); err != nil { // files.go
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	dsn := func(params ...string) string {
 		v := url.Values{}
 		v.Set("_journal_mode", "WAL")

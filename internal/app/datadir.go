@@ -1,0 +1,129 @@
+package app
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/agenthub/hub/internal/datadir"
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// The data dir holds the SQLite file, the admin token (unless
+// --admin-token-file names one elsewhere) and hub.lock, which the running
+// hub holds locked (flock) with its PID inside: one hub per data dir.
+
+// LockFile is the lock file of a data dir.
+func LockFile(dataDir string) string { return filepath.Join(dataDir, "hub.lock") }
+
+// minAdminTokenLen is the shortest admin token accepted from a file.
+const minAdminTokenLen = 32
+
+// lockDataDir takes the data dir's lock and writes this process's PID in
+// it. It fails, naming the other process, when another hub holds it.
+// existed reports whether the lock file was there before (a hub ran here).
+func lockDataDir(dir string) (f *os.File, existed bool, err error) {
+	path := LockFile(dir)
+	_, statErr := os.Lstat(path)
+	existed = statErr == nil
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, existed, fmt.Errorf("open the data dir lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b := make([]byte, 32)
+		n, _ := f.ReadAt(b, 0)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			other := strings.TrimSpace(string(b[:n]))
+			if _, perr := strconv.Atoi(other); perr != nil || other == "" {
+				other = "unknown"
+			}
+			return nil, existed, fmt.Errorf("the data dir %s is in use by another hub (pid %s, lock %s): stop that hub first, or give this one another --data-dir", dir, other, path)
+		}
+		return nil, existed, fmt.Errorf("lock the data dir %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, existed, nil
+}
+
+// warnOpenDataDir warns once when the data dir can be read or entered by
+// other users: it holds the database and the admin token.
+func (m *Main) warnOpenDataDir() {
+	fi, err := os.Stat(m.DataDir)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return
+	}
+	m.Logger.Warn("the data dir is open to other users: it holds the database and the admin token; run chmod 700 on it",
+		"data_dir", m.DataDir, "mode", fmt.Sprintf("%#o", fi.Mode().Perm()))
+}
+
+// checkDatabasePresent refuses to start an empty hub in a data dir where a
+// hub ran before (admin token or lock file present) but whose database is
+// gone: that is a deleted or moved database, not a new hub.
+func (m *Main) checkDatabasePresent(ranBefore bool) error {
+	if m.Init {
+		return nil
+	}
+	if _, err := os.Stat(datadir.AdminTokenFile(m.DataDir)); err == nil {
+		ranBefore = true
+	}
+	db := filepath.Join(m.DataDir, "hub.db")
+	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) && ranBefore {
+		return fmt.Errorf("the data dir %s was used by a hub before but has no hub.db: the database was deleted or moved. Put it back (or a backup made with `hubctl backup`) as %s, or start an empty hub here on purpose with --init", m.DataDir, db)
+	}
+	return nil
+}
+
+// adminToken returns the admin token: read from --admin-token-file when
+// given, else from the data dir, where the first start creates it.
+func (m *Main) adminToken() (token string, created bool, err error) {
+	if m.AdminTokenPath != "" {
+		token, err = readSecretFile(m.AdminTokenPath, "--admin-token-file")
+		return token, false, err
+	}
+	path := datadir.AdminTokenFile(m.DataDir)
+	if _, err := os.Lstat(path); err == nil {
+		token, err = readSecretFile(path, "the admin token file")
+		return token, false, err
+	}
+	return ensureAdminToken(path)
+}
+
+// readSecretFile reads a token from path: a regular file (not a symlink)
+// holding at least minAdminTokenLen bytes of secret.
+func readSecretFile(path, what string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s %s is not a regular file (%s): give the file itself, not a link or a device", what, path, fi.Mode().Type())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	token := strings.TrimSpace(string(b))
+	if len(token) < minAdminTokenLen || strings.ContainsAny(token, " \t\r\n") {
+		return "", fmt.Errorf("%s %s holds %d bytes: an admin token must be one line of at least %d bytes of secret (e.g. `openssl rand -base64 33`)", what, path, len(token), minAdminTokenLen)
+	}
+	return token, nil
+}
+
+// adminTokenMetaKey is where the store keeps the admin token's hash.
+const adminTokenMetaKey = "admin_token_sha256"
+
+// recordAdminToken stores the admin token's hash in the store, so that the
+// store says which admin token its hubs accept.
+func (m *Main) recordAdminToken(ctx context.Context, hash []byte) error {
+	return m.Store.Update(ctx, func(tx hub.Tx) error { return tx.SetMeta(adminTokenMetaKey, hex.EncodeToString(hash)) })
+}
