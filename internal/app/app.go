@@ -62,6 +62,8 @@ type Main struct {
 	// RateLimit is the per-agent limit on write calls (server.DefaultRateLimit;
 	// PerSecond 0 turns it off).
 	RateLimit server.RateLimit
+	// ReadLimit is the per-agent budget of read calls (server.DefaultReadLimit).
+	ReadLimit server.RateLimit
 	// ConnLimits bounds network connections (DefaultConnLimits; guard.go).
 	ConnLimits ConnLimits
 
@@ -99,6 +101,7 @@ func NewMain() *Main {
 		Config:            hub.DefaultConfig(),
 		Synchronous:       "NORMAL",
 		RateLimit:         server.DefaultRateLimit,
+		ReadLimit:         server.DefaultReadLimit,
 		ConnLimits:        DefaultConnLimits,
 		TickInterval:      5 * time.Second,
 		BeatInterval:      5 * time.Minute,
@@ -278,6 +281,7 @@ func (m *Main) newServer() {
 		TickStats:     m.tickStats,
 	}, m.Logger)
 	m.Server.SetRateLimit(m.RateLimit)
+	m.Server.SetReadLimit(m.ReadLimit)
 }
 
 // grpcOptions are the gRPC server's options, without transport credentials

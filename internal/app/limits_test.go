@@ -207,3 +207,32 @@ func settle() {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestReadLimit: reads have their own per-agent budget: a tight loop of
+// list calls is refused past it while the same agent's writes, and other
+// agents' reads, go on.
+func TestReadLimit(t *testing.T) {
+	m := relHub(t, func(m *app.Main) { m.ReadLimit = server.RateLimit{PerSecond: 0.5, Burst: 3} })
+	aliceTok := relCreateAgent(t, m, "alice")
+	bobTok := relCreateAgent(t, m, "bob")
+	agent := hubv1.NewAgentServiceClient(relDial(t, m))
+	actx := bearer(context.Background(), aliceTok)
+	for i := range 3 {
+		if _, err := agent.ListMessages(actx, &hubv1.ListMessagesRequest{}); err != nil {
+			t.Fatalf("read %d within the burst: %v", i, err)
+		}
+	}
+	_, err := agent.ListMessages(actx, &hubv1.ListMessagesRequest{})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "0.5 reads per second") || !strings.Contains(status.Convert(err).Message(), "--read-rate-limit") {
+		t.Fatalf("read past the budget: %v, want ResourceExhausted naming the read budget", err)
+	}
+	if _, err := agent.WaitForMessages(actx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(0)}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a peek past the budget: %v, want ResourceExhausted (waits draw on the read budget)", err)
+	}
+	if _, err := agent.PostMessage(actx, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "hi"}); err != nil {
+		t.Errorf("a write while reads are limited: %v", err)
+	}
+	if _, err := agent.ListMessages(bearer(context.Background(), bobTok), &hubv1.ListMessagesRequest{}); err != nil {
+		t.Errorf("another agent's read: %v", err)
+	}
+}

@@ -68,19 +68,26 @@ func (s *Server) admit(ctx context.Context, fullMethod string) error {
 	if ci, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
 		ci.agent = a.Name
 	}
-	if s.limiter == nil || !writeMethods[fullMethod] {
+	lim, what, flags := s.limiter, "writes", "--rate-limit and --rate-burst"
+	if !writeMethods[fullMethod] {
+		if !readMethods[fullMethod] {
+			return nil
+		}
+		lim, what, flags = s.readLimiter, "reads", "--read-rate-limit and --read-rate-burst"
+	}
+	if lim == nil {
 		return nil
 	}
-	wait := s.limiter.take(a.ID)
+	wait := lim.take(a.ID)
 	if wait <= 0 {
 		return nil
 	}
 	secs := int(math.Ceil(wait.Seconds()))
 	grpc.SetTrailer(ctx, metadata.Pairs(RetryAfterKey, strconv.Itoa(secs)))
-	rl := s.limiter.cfg
+	rl := lim.cfg
 	return status.Error(codes.ResourceExhausted, fmt.Sprintf(
-		"rate limit: agent %q may make %s writes per second (bursts of %d); retry in %s (the hub's --rate-limit and --rate-burst set this)",
-		a.Name, strconv.FormatFloat(rl.PerSecond, 'f', -1, 64), rl.Burst, wait.Round(time.Millisecond)))
+		"rate limit: agent %q may make %s %s per second (bursts of %d); retry in %s (the hub's %s set this)",
+		a.Name, strconv.FormatFloat(rl.PerSecond, 'f', -1, 64), what, rl.Burst, wait.Round(time.Millisecond), flags))
 }
 
 // rateLimiter holds one token bucket per agent.

@@ -48,9 +48,10 @@ type Server struct {
 	Agent *AgentServer
 	Admin *AdminServer
 
-	limiter  *rateLimiter // per-agent write rate limit (ratelimit.go); nil = off
-	refusals *LogSampler  // samples the log lines of refused calls (logsample.go)
-	codec    *Codec       // marks requests with invalid UTF-8 (codec.go)
+	limiter     *rateLimiter // per-agent write rate limit (ratelimit.go); nil = off
+	readLimiter *rateLimiter // per-agent read budget (readlimit.go); nil = off
+	refusals    *LogSampler  // samples the log lines of refused calls (logsample.go)
+	codec       *Codec       // marks requests with invalid UTF-8 (codec.go)
 }
 
 // New returns a Server over svc.
