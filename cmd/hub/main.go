@@ -79,6 +79,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&m.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for gRPC and HTTP")
 	fs.StringVar(&m.TLSKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.BoolVar(&m.Insecure, "insecure", false, "allow a non-loopback listen address without TLS")
+	fs.Int64Var(&m.MaxDBSize, "max-db-size", 0, "cap on the database file in bytes (0: none); past it writes are refused as on a full disk")
 	fs.StringVar(&m.Synchronous, "synchronous", m.Synchronous, "SQLite synchronous: NORMAL survives a process crash, FULL also survives power loss")
 	tz := fs.String("time-zone", "", "hub time zone for heartbeat IDs and cron (IANA name; default the process's local zone)")
 	locale := fs.String("locale", "en", "default message language: en or ja")

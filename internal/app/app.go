@@ -40,6 +40,7 @@ type Main struct {
 
 	Config      hub.Config
 	Synchronous string // SQLite synchronous: NORMAL (default) or FULL
+	MaxDBSize   int64  // cap on the database file in bytes (--max-db-size; 0: none)
 
 	TickInterval      time.Duration // orchestrator tick (5s)
 	BeatInterval      time.Duration // beat period (5m)
@@ -388,9 +389,12 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 	return nil
 }
 
-// ready is the readiness check of /readyz: migrations applied and the
-// store answering.
+// ready is the readiness check of /readyz: the disk not full, migrations
+// applied and the store answering.
 func (m *Main) ready(ctx context.Context) error {
+	if f, ok := m.Store.(diskFuller); ok && f.DiskFull() {
+		return errors.New("disk full: writes fail until there is room (reads are served)")
+	}
 	if v := m.Store.SchemaVersion(); v <= 0 {
 		return fmt.Errorf("no store migrations applied (schema version %d)", v)
 	}

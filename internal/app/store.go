@@ -22,6 +22,10 @@ type Store interface {
 	QueuedWrites() int
 }
 
+// diskFuller is a store that knows when its last write failed for want of
+// space (SQLite does); /readyz then fails.
+type diskFuller interface{ DiskFull() bool }
+
 // openDatabase opens PostgreSQL when m.DatabaseURL is set (several replicas
 // may share it: their orchestrators elect a leader, and each replica
 // listens for the others' posts), else the SQLite file in the data dir
@@ -29,7 +33,7 @@ type Store interface {
 // outside watcher).
 func (m *Main) openDatabase(ctx context.Context) error {
 	if m.DatabaseURL == "" {
-		db, err := sqlite.Open(ctx, filepath.Join(m.DataDir, "hub.db"), sqlite.Options{Synchronous: m.Synchronous})
+		db, err := sqlite.Open(ctx, filepath.Join(m.DataDir, "hub.db"), sqlite.Options{Synchronous: m.Synchronous, MaxSize: m.MaxDBSize})
 		if err != nil {
 			return err
 		}

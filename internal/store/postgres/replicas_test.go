@@ -79,7 +79,7 @@ func (r *replica) agent(tb testing.TB, name string) *hub.Agent {
 // park registers a wait of agentID on r, closed when tb ends.
 func (r *replica) park(tb testing.TB, agentID int64) *hub.Waiter {
 	tb.Helper()
-	w, err := r.svc.Waiters().Register(agentID)
+	w, err := r.svc.Waiters().Register(agentID, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
@@ -79,6 +80,9 @@ type Options struct {
 	// BusyTimeout is how long a connection waits for a lock held by another
 	// process (default 5 s).
 	BusyTimeout time.Duration
+	// MaxSize caps the database file in bytes (0: no cap); past it writes
+	// fail as on a full disk (diskfull.go).
+	MaxSize int64
 }
 
 // DB is a hub.Store backed by one SQLite file.
@@ -90,6 +94,7 @@ type DB struct {
 	writes *writer.Queue // Update calls, committed in batches by commit
 
 	schemaVersion int
+	full          atomic.Bool // the last write failed for want of space (diskfull.go)
 }
 
 var _ hub.Store = (*DB)(nil)
@@ -147,6 +152,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	db := &DB{path: path, w: w}
 	if err := db.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := db.limitSize(ctx, opts.MaxSize); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -211,7 +220,7 @@ func (db *DB) commit(batch []*writer.Request) {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		for _, r := range batch {
-			r.Done(fmt.Errorf("begin write: %w", err))
+			r.Done(db.outcome(fmt.Errorf("begin write: %w", err)))
 		}
 		return
 	}
@@ -222,13 +231,18 @@ func (db *DB) commit(batch []*writer.Request) {
 		}
 		if errs[0] != nil {
 			tx.Rollback()
-			batch[0].Done(errs[0])
+			batch[0].Done(db.outcome(errs[0]))
 			return
 		}
 	} else if err := runSavepoints(ctx, tx, t, batch, errs); err != nil {
 		tx.Rollback()
+		for _, e := range errs {
+			if isFull(e) {
+				err = e // SQLite may have ended the transaction: the cause is the full disk
+			}
+		}
 		for _, r := range batch {
-			r.Done(err)
+			r.Done(db.outcome(err))
 		}
 		return
 	}
@@ -240,7 +254,7 @@ func (db *DB) commit(batch []*writer.Request) {
 		}
 	}
 	for i, r := range batch {
-		r.Done(errs[i])
+		r.Done(db.outcome(errs[i]))
 	}
 }
 
