@@ -15,6 +15,7 @@
 //
 //	go run ./cmd/hubbench            # the full run (a few minutes)
 //	go run ./cmd/hubbench --quick    # small sizes, a smoke test
+//	go run ./cmd/hubbench exposure   # what a client can take (exposure.go)
 package main
 
 import (
@@ -224,6 +225,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "exposure" {
+		return runExposure(ctx, args[1:], stdout, stderr) // exposure.go
+	}
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExposure runs the binaries the way an exposed hub meets the world:
+// a second hub on a held data dir, connections up to the fd limit, and a
+// token revoked under a parked wait.
+func TestExposure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binaries")
+	}
+	bin := buildBinaries(t)
+
+	t.Run("second hub on a held data dir", func(t *testing.T) {
+		h := startHub(t, bin)
+		cmd := exec.Command(bin.hub, "--data-dir", h.dataDir, "--grpc-addr", freePort(t), "--http-addr", freePort(t))
+		cmd.Env = cleanEnv()
+		done := make(chan struct{})
+		var out []byte
+		var err error
+		go func() { out, err = cmd.CombinedOutput(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("the second hub did not exit: it runs beside the first on one data dir")
+		}
+		want := fmt.Sprintf("in use by another hub (pid %d", h.cmd.Process.Pid)
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("second hub: %v\n%s\nwant an exit naming %q", err, out, want)
+		}
+	})
+
+	t.Run("connections up to the fd limit", func(t *testing.T) {
+		prlimit, err := exec.LookPath("prlimit")
+		if err != nil {
+			t.Skip("prlimit (util-linux) is not installed")
+		}
+		// The hub under a 256-descriptor limit it cannot raise.
+		wrapper := filepath.Join(t.TempDir(), "hub-fd256")
+		script := fmt.Sprintf("#!/bin/sh\nexec %s --nofile=256:256 %s \"$@\"\n", prlimit, bin.hub)
+		if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		h := startHub(t, binaries{hub: wrapper, hubctl: bin.hubctl})
+		admin := strings.TrimSpace(string(must(os.ReadFile(h.dataDir + "/admin.token"))))
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for range 3000 { // far past the limit
+			c, err := net.DialTimeout("tcp", h.httpAddr, 2*time.Second)
+			if err != nil {
+				continue // a full accept queue may refuse: that is the flood's problem
+			}
+			conns = append(conns, c)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if code, _ := h.call(t, ctx, "GET", "/healthz", "", nil); code != http.StatusOK {
+			t.Errorf("/healthz under a connection flood: %d", code)
+		}
+		if code, body := h.call(t, ctx, "GET", "/v1/admin/info", admin, nil); code != http.StatusOK {
+			t.Errorf("admin call under a connection flood: %d %v", code, body)
+		}
+	})
+
+	t.Run("revoked token ends its parked wait", func(t *testing.T) {
+		h := startHub(t, bin)
+		admin := strings.TrimSpace(string(must(os.ReadFile(h.dataDir + "/admin.token"))))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		code, body := h.call(t, ctx, "POST", "/v1/admin/agents", admin, map[string]any{"name": "bob"})
+		if code != http.StatusOK {
+			t.Fatalf("create bob: %d %v", code, body)
+		}
+		tok, _ := body["token"].(string)
+		type reply struct {
+			code int
+			body map[string]any
+		}
+		c := make(chan reply, 1)
+		go func() {
+			code, body, _ := h.do(ctx, "POST", "/v1/messages:wait", tok, map[string]any{"timeout_seconds": 60})
+			c <- reply{code, body}
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, info := h.call(t, ctx, "GET", "/v1/admin/info", admin, nil)
+			if n, _ := info["parked_waiters"].(string); n == "1" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if code, body := h.call(t, ctx, "POST", "/v1/admin/agents/bob:revokeToken", admin, map[string]any{}); code != http.StatusOK {
+			t.Fatalf("revoke: %d %v", code, body)
+		}
+		select {
+		case r := <-c:
+			if r.code != http.StatusUnauthorized {
+				t.Errorf("parked wait after the revocation: %d %v, want 401", r.code, r.body)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the parked wait of a revoked token did not end (it would run to its 60 s timeout)")
+		}
+	})
+}
