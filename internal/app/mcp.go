@@ -22,4 +22,3 @@ func (m *Main) mcpHandler() http.Handler {
 	m.metrics.CounterFunc("mcp_sessions_evicted_total", "MCP HTTP sessions closed because their token opened more than the per-token limit.", func() float64 { return float64(h.SessionsEvicted()) })
 	return h
 }
-
