@@ -278,10 +278,18 @@ func (e *exposure) attackConns(ctx context.Context) (string, error) {
 			conns = append(conns, c)
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
+	// A new connection, as an admin's hubctl would open (not one kept
+	// alive from before the flood).
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+h.httpAddr+"/v1/admin/info", nil)
+	req.Header.Set("Authorization", "Bearer "+h.token)
 	start := time.Now()
-	code, _, err := rest(cctx, h, "GET", "/v1/admin/info", h.token, nil)
+	resp, err := client.Do(req)
+	code := 0
+	if err == nil {
+		code = resp.StatusCode
+		resp.Body.Close()
+	}
 	if err != nil {
 		return fmt.Sprintf("admin call under 3,000 idle connections (fd limit 256): no answer in 10 s (%v)", err), nil
 	}

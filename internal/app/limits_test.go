@@ -133,6 +133,7 @@ func TestCancelledWaitsFreeGoroutines(t *testing.T) {
 	m := relHub(t, func(m *app.Main) {
 		m.Config.WaitLimits.PerAgent = waits
 		m.Config.WaitLimits.Total = waits
+		m.ReadLimit.PerSecond = 0 // one agent starts 10,000 waits at once: no read budget
 	})
 	tok := relCreateAgent(t, m, "sleeper")
 	agent := hubv1.NewAgentServiceClient(m.Conn())
