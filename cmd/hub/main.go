@@ -108,6 +108,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&m.Config.Health.ReflectionInterval, "reflection-interval", m.Config.Health.ReflectionInterval, "reflection overdue after this long without a reflection log")
 	fs.DurationVar(&m.Config.Health.CheckpointInterval, "checkpoint-interval", m.Config.Health.CheckpointInterval, "checkpoint missing after this long in flexible deep work")
 	fs.DurationVar(&m.Config.MaxDeepWork, "max-deep-work", m.Config.MaxDeepWork, "longest strict deep work")
+	fs.Func("retain-messages", `delete messages older than this, e.g. "30d" or "12h" (default 0: keep every message); the orchestrator deletes them in small batches`, func(v string) error {
+		d, err := hub.ParseRetention(v)
+		m.RetainMessages = d
+		return err
+	})
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err

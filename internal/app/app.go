@@ -47,6 +47,7 @@ type Main struct {
 	InactivityTimeout time.Duration // nudge after this (10m)
 	MentionAge        time.Duration // nudge about unread mentions older than this (0: InactivityTimeout)
 	NudgeMaxBackoff   time.Duration // longest wait between two nudges of one episode (0: 4h)
+	RetainMessages    time.Duration // delete messages older than this (0: keep all)
 	NoOrchestrator    bool          // tests that drive Tick themselves
 
 	// AdminTokenPath names a file holding the admin token

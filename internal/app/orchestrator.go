@@ -27,6 +27,7 @@ func (m *Main) scheduleSettings() hub.ScheduleSettings {
 	if m.NudgeMaxBackoff != 0 {
 		set.NudgeMaxBackoff = m.NudgeMaxBackoff
 	}
+	set.RetainMessages = m.RetainMessages
 	return set
 }
 

@@ -13,6 +13,7 @@ type ScheduleSettings struct {
 	NudgeMaxBackoff   time.Duration // the longest wait between two nudges of one episode (4h)
 	PulseBusyWindow   time.Duration // a call this recent means the agent is busy (30s)
 	BatchLimit        int           // due items handled per step and tick (500)
+	RetainMessages    time.Duration // delete messages older than this (0: keep all; retention.go)
 }
 
 // DefaultScheduleSettings returns the defaults of SPEC §6.
@@ -47,6 +48,9 @@ func (c ScheduleSettings) Validate() error {
 	}
 	if c.BatchLimit <= 0 {
 		return Errorf(EINVALID, "batch limit is %d: it must be positive", c.BatchLimit)
+	}
+	if c.RetainMessages != 0 && c.RetainMessages < MinRetention {
+		return Errorf(EINVALID, "retain-messages is %s: give 0 to keep every message, or at least %s", c.RetainMessages, MinRetention)
 	}
 	return nil
 }

@@ -67,6 +67,7 @@ type Report struct {
 	Nudged    int   // nudges sent
 	Pulses    int   // heartbeat pulses delivered
 	CronRuns  int   // cron jobs run
+	Pruned    int64 // old messages deleted under the retention
 	// Steps is how long each step took, by step name.
 	Steps map[string]time.Duration
 }
@@ -110,6 +111,7 @@ func New(svc *hub.Service, set hub.ScheduleSettings) (*Orchestrator, error) {
 		{"nudges", o.stepNudges},
 		{"pulses", o.stepPulses},
 		{"cron", o.stepCron},
+		{"retention", o.stepRetention},
 	}
 	return o, nil
 }
@@ -321,5 +323,20 @@ func (o *Orchestrator) stepCron(ctx context.Context, now time.Time) error {
 		n, err := o.svc.RunDueCronJobs(ctx, now, o.set.BatchLimit)
 		o.report.CronRuns += n
 		return n == o.set.BatchLimit, err
+	})
+}
+
+// stepRetention deletes the messages older than the retention, a batch per
+// write transaction, within the step budget; the rest waits for the next
+// tick.
+func (o *Orchestrator) stepRetention(ctx context.Context, now time.Time) error {
+	if o.set.RetainMessages <= 0 {
+		return nil
+	}
+	before := now.Add(-o.set.RetainMessages)
+	return o.batches(func() (bool, error) {
+		n, err := o.svc.PruneMessageBatch(ctx, before, o.set.BatchLimit)
+		o.report.Pruned += n
+		return n == int64(o.set.BatchLimit), err
 	})
 }

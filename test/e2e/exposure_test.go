@@ -86,6 +86,27 @@ func TestExposure(t *testing.T) {
 		}
 	})
 
+	t.Run("hubctl messages prune", func(t *testing.T) {
+		h := startHub(t, bin)
+		admin := strings.TrimSpace(string(must(os.ReadFile(h.dataDir + "/admin.token"))))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		h.call(t, ctx, "POST", "/v1/admin/agents", admin, map[string]any{"name": "bob"})
+		for range 3 {
+			if code, body := h.call(t, ctx, "POST", "/v1/admin/messages", admin, map[string]any{"to": []string{"bob"}, "body": "old"}); code != http.StatusOK {
+				t.Fatalf("post: %d %v", code, body)
+			}
+		}
+		if r := h.hubctl(t, nil, "messages", "prune", "--before", "2999-01-01T00:00:00Z"); r.code == 0 || !strings.Contains(r.stderr, "in the future") {
+			t.Errorf("prune before a future time: exit %d, %s", r.code, r.stderr)
+		}
+		time.Sleep(1100 * time.Millisecond) // RFC 3339 has whole seconds
+		r := h.hubctl(t, nil, "messages", "prune", "--before", time.Now().UTC().Format(time.RFC3339)).must(t, "messages", "prune")
+		if !strings.Contains(r.stdout, "deleted 3 messages") {
+			t.Errorf("prune: %q, want 3 deleted", r.stdout)
+		}
+	})
+
 	t.Run("revoked token ends its parked wait", func(t *testing.T) {
 		h := startHub(t, bin)
 		admin := strings.TrimSpace(string(must(os.ReadFile(h.dataDir + "/admin.token"))))

@@ -3085,6 +3085,96 @@ func (x *AdminListChannelsResponse) GetChannels() []*Channel {
 	return nil
 }
 
+type PruneMessagesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Messages created before this time are deleted (with their deliveries).
+	Before        *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=before,proto3" json:"before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PruneMessagesRequest) Reset() {
+	*x = PruneMessagesRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PruneMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PruneMessagesRequest) ProtoMessage() {}
+
+func (x *PruneMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PruneMessagesRequest.ProtoReflect.Descriptor instead.
+func (*PruneMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *PruneMessagesRequest) GetBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Before
+	}
+	return nil
+}
+
+type PruneMessagesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many messages were deleted.
+	Deleted       int64 `protobuf:"varint,1,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PruneMessagesResponse) Reset() {
+	*x = PruneMessagesResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PruneMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PruneMessagesResponse) ProtoMessage() {}
+
+func (x *PruneMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PruneMessagesResponse.ProtoReflect.Descriptor instead.
+func (*PruneMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *PruneMessagesResponse) GetDeleted() int64 {
+	if x != nil {
+		return x.Deleted
+	}
+	return 0
+}
+
 var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
@@ -3262,7 +3352,11 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents\"\x1a\n" +
 	"\x18AdminListChannelsRequest\"H\n" +
 	"\x19AdminListChannelsResponse\x12+\n" +
-	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels2\xb4\x11\n" +
+	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels\"J\n" +
+	"\x14PruneMessagesRequest\x122\n" +
+	"\x06before\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\"1\n" +
+	"\x15PruneMessagesResponse\x12\x18\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted2\x82\x12\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -3298,7 +3392,8 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\vEndDeepWork\x12\x1a.hub.v1.EndDeepWorkRequest\x1a\x1b.hub.v1.EndDeepWorkResponse\x12I\n" +
 	"\fListActivity\x12\x1b.hub.v1.ListActivityRequest\x1a\x1c.hub.v1.ListActivityResponse\x12[\n" +
 	"\x12ListAgentOverviews\x12!.hub.v1.ListAgentOverviewsRequest\x1a\".hub.v1.ListAgentOverviewsResponse\x12S\n" +
-	"\fListChannels\x12 .hub.v1.AdminListChannelsRequest\x1a!.hub.v1.AdminListChannelsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\fListChannels\x12 .hub.v1.AdminListChannelsRequest\x1a!.hub.v1.AdminListChannelsResponse\x12L\n" +
+	"\rPruneMessages\x12\x1c.hub.v1.PruneMessagesRequest\x1a\x1d.hub.v1.PruneMessagesResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -3312,7 +3407,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),         // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),        // 1: hub.v1.CreateAgentResponse
@@ -3375,123 +3470,128 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*ListAgentOverviewsResponse)(nil), // 58: hub.v1.ListAgentOverviewsResponse
 	(*AdminListChannelsRequest)(nil),   // 59: hub.v1.AdminListChannelsRequest
 	(*AdminListChannelsResponse)(nil),  // 60: hub.v1.AdminListChannelsResponse
-	(*Agent)(nil),                      // 61: hub.v1.Agent
-	(*Message)(nil),                    // 62: hub.v1.Message
-	(*AgentHealth)(nil),                // 63: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),      // 64: google.protobuf.Timestamp
-	(*Event)(nil),                      // 65: hub.v1.Event
-	(*DeepWork)(nil),                   // 66: hub.v1.DeepWork
-	(*BeatInfo)(nil),                   // 67: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                // 68: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                // 69: hub.v1.PulseStatus
-	(*CronJob)(nil),                    // 70: hub.v1.CronJob
-	(*CronRun)(nil),                    // 71: hub.v1.CronRun
-	(*ActivityLog)(nil),                // 72: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                 // 73: hub.v1.Checkpoint
-	(*Channel)(nil),                    // 74: hub.v1.Channel
+	(*PruneMessagesRequest)(nil),       // 61: hub.v1.PruneMessagesRequest
+	(*PruneMessagesResponse)(nil),      // 62: hub.v1.PruneMessagesResponse
+	(*Agent)(nil),                      // 63: hub.v1.Agent
+	(*Message)(nil),                    // 64: hub.v1.Message
+	(*AgentHealth)(nil),                // 65: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),      // 66: google.protobuf.Timestamp
+	(*Event)(nil),                      // 67: hub.v1.Event
+	(*DeepWork)(nil),                   // 68: hub.v1.DeepWork
+	(*BeatInfo)(nil),                   // 69: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                // 70: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                // 71: hub.v1.PulseStatus
+	(*CronJob)(nil),                    // 72: hub.v1.CronJob
+	(*CronRun)(nil),                    // 73: hub.v1.CronRun
+	(*ActivityLog)(nil),                // 74: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                 // 75: hub.v1.Checkpoint
+	(*Channel)(nil),                    // 76: hub.v1.Channel
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	61, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	61, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	61, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	61, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	61, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	61, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	61, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	61, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	62, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	62, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	63, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	64, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	65, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	66, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	62, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	67, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	68, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	69, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	69, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	62, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	70, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	70, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	70, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	70, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	71, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	71, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	64, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	64, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	64, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	66, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	72, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	73, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	61, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	63, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	63, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	63, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	63, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	63, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	63, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	63, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	63, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	63, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	64, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	64, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	65, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	66, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	67, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	68, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	64, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	69, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	70, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	71, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	71, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	64, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	72, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	72, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	72, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	72, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	73, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	73, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	66, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	66, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	66, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	68, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	74, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	75, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	63, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	65, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57, // 34: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	74, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	0,  // 36: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,  // 37: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,  // 38: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,  // 39: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,  // 40: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10, // 41: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12, // 42: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14, // 43: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16, // 44: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18, // 45: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20, // 46: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22, // 47: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24, // 48: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26, // 49: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28, // 50: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30, // 51: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32, // 52: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34, // 53: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36, // 54: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38, // 55: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40, // 56: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42, // 57: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44, // 58: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46, // 59: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48, // 60: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50, // 61: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52, // 62: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54, // 63: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56, // 64: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59, // 65: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	1,  // 66: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,  // 67: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,  // 68: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,  // 69: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,  // 70: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11, // 71: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13, // 72: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15, // 73: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17, // 74: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19, // 75: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21, // 76: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23, // 77: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25, // 78: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27, // 79: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29, // 80: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31, // 81: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33, // 82: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35, // 83: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37, // 84: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39, // 85: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41, // 86: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43, // 87: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45, // 88: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47, // 89: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49, // 90: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51, // 91: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53, // 92: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55, // 93: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58, // 94: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60, // 95: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	66, // [66:96] is the sub-list for method output_type
-	36, // [36:66] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	76, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
+	66, // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	0,  // 37: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,  // 38: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,  // 39: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,  // 40: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,  // 41: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10, // 42: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12, // 43: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14, // 44: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16, // 45: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18, // 46: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20, // 47: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22, // 48: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24, // 49: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26, // 50: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28, // 51: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30, // 52: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32, // 53: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34, // 54: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36, // 55: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38, // 56: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40, // 57: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42, // 58: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44, // 59: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46, // 60: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48, // 61: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50, // 62: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52, // 63: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54, // 64: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56, // 65: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59, // 66: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
+	61, // 67: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	1,  // 68: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,  // 69: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,  // 70: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,  // 71: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,  // 72: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11, // 73: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13, // 74: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15, // 75: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17, // 76: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19, // 77: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21, // 78: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23, // 79: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25, // 80: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27, // 81: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29, // 82: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31, // 83: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33, // 84: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35, // 85: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37, // 86: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39, // 87: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41, // 88: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43, // 89: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45, // 90: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47, // 91: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49, // 92: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51, // 93: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53, // 94: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55, // 95: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58, // 96: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60, // 97: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62, // 98: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	68, // [68:99] is the sub-list for method output_type
+	37, // [37:68] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -3508,7 +3608,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   61,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -49,6 +49,7 @@ const (
 	AdminService_ListActivity_FullMethodName       = "/hub.v1.AdminService/ListActivity"
 	AdminService_ListAgentOverviews_FullMethodName = "/hub.v1.AdminService/ListAgentOverviews"
 	AdminService_ListChannels_FullMethodName       = "/hub.v1.AdminService/ListChannels"
+	AdminService_PruneMessages_FullMethodName      = "/hub.v1.AdminService/PruneMessages"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -120,6 +121,9 @@ type AdminServiceClient interface {
 	ListAgentOverviews(ctx context.Context, in *ListAgentOverviewsRequest, opts ...grpc.CallOption) (*ListAgentOverviewsResponse, error)
 	// ListChannels lists every channel with its member count.
 	ListChannels(ctx context.Context, in *AdminListChannelsRequest, opts ...grpc.CallOption) (*AdminListChannelsResponse, error)
+	// PruneMessages deletes the messages created before a time, in small
+	// batches that never hold the writer long.
+	PruneMessages(ctx context.Context, in *PruneMessagesRequest, opts ...grpc.CallOption) (*PruneMessagesResponse, error)
 }
 
 type adminServiceClient struct {
@@ -430,6 +434,16 @@ func (c *adminServiceClient) ListChannels(ctx context.Context, in *AdminListChan
 	return out, nil
 }
 
+func (c *adminServiceClient) PruneMessages(ctx context.Context, in *PruneMessagesRequest, opts ...grpc.CallOption) (*PruneMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PruneMessagesResponse)
+	err := c.cc.Invoke(ctx, AdminService_PruneMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -499,6 +513,9 @@ type AdminServiceServer interface {
 	ListAgentOverviews(context.Context, *ListAgentOverviewsRequest) (*ListAgentOverviewsResponse, error)
 	// ListChannels lists every channel with its member count.
 	ListChannels(context.Context, *AdminListChannelsRequest) (*AdminListChannelsResponse, error)
+	// PruneMessages deletes the messages created before a time, in small
+	// batches that never hold the writer long.
+	PruneMessages(context.Context, *PruneMessagesRequest) (*PruneMessagesResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -598,6 +615,9 @@ func (UnimplementedAdminServiceServer) ListAgentOverviews(context.Context, *List
 }
 func (UnimplementedAdminServiceServer) ListChannels(context.Context, *AdminListChannelsRequest) (*AdminListChannelsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListChannels not implemented")
+}
+func (UnimplementedAdminServiceServer) PruneMessages(context.Context, *PruneMessagesRequest) (*PruneMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PruneMessages not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1160,6 +1180,24 @@ func _AdminService_ListChannels_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_PruneMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PruneMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).PruneMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_PruneMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).PruneMessages(ctx, req.(*PruneMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1286,6 +1324,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListChannels",
 			Handler:    _AdminService_ListChannels_Handler,
+		},
+		{
+			MethodName: "PruneMessages",
+			Handler:    _AdminService_PruneMessages_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

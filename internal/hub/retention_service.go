@@ -1,0 +1,51 @@
+package hub
+
+import (
+	"context"
+	"time"
+)
+
+// PruneBatch is the number of messages one retention write transaction
+// deletes.
+const PruneBatch = 500
+
+// PruneMessageBatch deletes up to limit of the oldest messages created
+// before before, in one write transaction, and returns how many it
+// deleted. Errors: EPRECONDITION (the store cannot prune).
+func (s *Service) PruneMessageBatch(ctx context.Context, before time.Time, limit int) (int64, error) {
+	var n int64
+	err := s.store.Update(ctx, func(tx Tx) error {
+		rt, ok := tx.(RetentionTx)
+		if !ok {
+			return Errorf(EPRECONDITION, "this hub's store cannot delete old messages")
+		}
+		var err error
+		n, err = rt.DeleteMessagesBefore(before, limit)
+		return err
+	})
+	return n, err
+}
+
+// PruneMessages deletes every message created before before, batch by
+// batch, and returns how many it deleted. Errors: EINVALID (a time in the
+// future or missing), EPRECONDITION, ctx.Err() (what was deleted stays
+// deleted).
+func (s *Service) PruneMessages(ctx context.Context, before time.Time) (int64, error) {
+	if before.IsZero() {
+		return 0, Errorf(EINVALID, "before is required: messages created before this time are deleted")
+	}
+	if now := s.clock.Now(); before.After(now) {
+		return 0, Errorf(EINVALID, "before %s is in the future (now %s): give a past time", before.Format(time.RFC3339), now.Format(time.RFC3339))
+	}
+	var total int64
+	for {
+		n, err := s.PruneMessageBatch(ctx, before, PruneBatch)
+		total += n
+		if err != nil || n < PruneBatch {
+			return total, err
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+}
