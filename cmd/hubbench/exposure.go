@@ -182,6 +182,25 @@ func newAgent(ctx context.Context, h *hubProc, name string) (string, error) {
 	return tok, nil
 }
 
+// hubWith starts a fresh hub with args and creates the named agents,
+// returning their tokens in order; the caller stops the hub.
+func (e *exposure) hubWith(ctx context.Context, args []string, names ...string) (*hubProc, []string, error) {
+	h, err := e.hub(ctx, nil, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var toks []string
+	for _, n := range names {
+		tok, err := newAgent(ctx, h, n)
+		if err != nil {
+			h.stop()
+			return nil, nil, err
+		}
+		toks = append(toks, tok)
+	}
+	return h, toks, nil
+}
+
 // attackStreams opens unauthenticated gRPC streams and never sends their
 // message, holding up to e.hold at once.
 func (e *exposure) attackStreams(ctx context.Context) (string, error) {
@@ -298,15 +317,12 @@ func (e *exposure) attackConns(ctx context.Context) (string, error) {
 
 // attackSessions opens MCP sessions with one token and never closes them.
 func (e *exposure) attackSessions(ctx context.Context) (string, error) {
-	h, err := e.hub(ctx, nil)
+	h, toks, err := e.hubWith(ctx, nil, "opener")
 	if err != nil {
 		return "", err
 	}
 	defer h.stop()
-	tok, err := newAgent(ctx, h, "opener")
-	if err != nil {
-		return "", err
-	}
+	tok := toks[0]
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -381,15 +397,12 @@ func untilParked(ctx context.Context, h *hubProc, n int) {
 
 // attackRevoke parks a 20 s wait, revokes its token and times the wait's end.
 func (e *exposure) attackRevoke(ctx context.Context) (string, error) {
-	h, err := e.hub(ctx, nil)
+	h, toks, err := e.hubWith(ctx, nil, "bob")
 	if err != nil {
 		return "", err
 	}
 	defer h.stop()
-	tok, err := newAgent(ctx, h, "bob")
-	if err != nil {
-		return "", err
-	}
+	tok := toks[0]
 	ended := make(chan int, 1)
 	go func() {
 		code, _, _ := rest(ctx, h, "POST", "/v1/messages:wait", tok, map[string]any{"timeout_seconds": 20})
@@ -406,15 +419,12 @@ func (e *exposure) attackRevoke(ctx context.Context) (string, error) {
 
 // attackDelete parks wait_for_messages in an MCP session and times DELETE.
 func (e *exposure) attackDelete(ctx context.Context) (string, error) {
-	h, err := e.hub(ctx, nil)
+	h, toks, err := e.hubWith(ctx, nil, "bob")
 	if err != nil {
 		return "", err
 	}
 	defer h.stop()
-	tok, err := newAgent(ctx, h, "bob")
-	if err != nil {
-		return "", err
-	}
+	tok := toks[0]
 	post := func(sid, body string) (*http.Response, error) {
 		req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+h.httpAddr+"/mcp", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
@@ -460,18 +470,12 @@ func (e *exposure) attackDelete(ctx context.Context) (string, error) {
 
 // attackPages posts 80 messages of 60 KiB and lists them over REST.
 func (e *exposure) attackPages(ctx context.Context) (string, error) {
-	h, err := e.hub(ctx, nil)
+	h, toks, err := e.hubWith(ctx, nil, "big", "reader")
 	if err != nil {
 		return "", err
 	}
 	defer h.stop()
-	tok, err := newAgent(ctx, h, "big")
-	if err != nil {
-		return "", err
-	}
-	if _, err := newAgent(ctx, h, "reader"); err != nil {
-		return "", err
-	}
+	tok := toks[0]
 	body := strings.Repeat("y", 60<<10)
 	for range 80 {
 		if code, m, err := rest(ctx, h, "POST", "/v1/messages", tok, map[string]any{"to": []string{"reader"}, "body": body}); err != nil || code != http.StatusOK {
@@ -489,19 +493,12 @@ func (e *exposure) attackPages(ctx context.Context) (string, error) {
 // attackMentions posts bodies of 9,520 @names while another agent posts,
 // and reports that agent's post latency.
 func (e *exposure) attackMentions(ctx context.Context) (string, error) {
-	h, err := e.hub(ctx, nil, "--rate-limit", "0")
+	h, toks, err := e.hubWith(ctx, []string{"--rate-limit", "0"}, "bomber", "quiet")
 	if err != nil {
 		return "", err
 	}
 	defer h.stop()
-	bomber, err := newAgent(ctx, h, "bomber")
-	if err != nil {
-		return "", err
-	}
-	quiet, err := newAgent(ctx, h, "quiet")
-	if err != nil {
-		return "", err
-	}
+	bomber, quiet := toks[0], toks[1]
 	var b strings.Builder
 	for i := range 9520 {
 		fmt.Fprintf(&b, "@a%d ", i)
