@@ -121,6 +121,9 @@ func commandTable() []command {
 			usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] TEXT… (TEXT \"-\" reads stdin)", run: runSend},
 		{name: "messages", group: "messages", summary: "show the newest messages (all, one agent's or one channel's); --follow tails them",
 			usage: "[--agent NAME] [--channel #name] [--after ID] [--limit N] [--follow]", run: runMessages},
+		// prune.go
+		{name: "messages prune", group: "messages", summary: "delete the messages created before a time (in small batches; IDs are not reused)",
+			usage: "--before TIME|AGE   (RFC 3339 time such as 2026-01-31T00:00:00Z, or an age such as 30d)", run: runPrune},
 		// liveness.go
 		{name: "health", group: "liveness", summary: "show agents' health (healthy, warning, anomaly) with findings and presence",
 			usage: "[NAME...]", run: healthCmd},

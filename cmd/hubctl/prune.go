@@ -3,22 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
-	"github.com/agenthub/hub/internal/hub"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
-
-func init() {
-	register(command{
-		name:    "messages prune",
-		group:   "messages",
-		summary: "delete the messages created before a time (in small batches; IDs are not reused)",
-		usage:   "--before (TIME | AGE)   TIME is RFC 3339 (2026-01-31T00:00:00Z), AGE such as 30d or 12h",
-		run:     runPrune,
-	})
-}
 
 // runPrune asks the hub to delete old messages (AdminService.PruneMessages).
 func runPrune(ctx context.Context, c *cli, args []string) error {
@@ -46,14 +37,20 @@ func runPrune(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
-// parseBefore reads --before: an RFC 3339 time, or an age counted back from now.
+// parseBefore reads --before: an RFC 3339 time, or an age counted back
+// from now ("30d", "12h"). The hub checks the rest (not in the future).
 func parseBefore(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	age, err := hub.ParseRetention(s)
-	if err != nil || age == 0 {
-		return time.Time{}, fmt.Errorf("--before %q: give an RFC 3339 time such as 2026-01-31T00:00:00Z, or an age of at least %s such as 30d", s, hub.MinRetention)
+	age, err := time.ParseDuration(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		n, err = strconv.Atoi(days)
+		age = time.Duration(n) * 24 * time.Hour
+	}
+	if err != nil || age <= 0 {
+		return time.Time{}, fmt.Errorf("--before %q: give an RFC 3339 time such as 2026-01-31T00:00:00Z, or an age such as 30d or 12h", s)
 	}
 	return now.Add(-age), nil
 }

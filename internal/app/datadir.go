@@ -19,8 +19,8 @@ import (
 // --admin-token-file names one elsewhere) and hub.lock, which the running
 // hub holds locked (flock) with its PID inside: one hub per data dir.
 
-// LockFile is the lock file of a data dir.
-func LockFile(dataDir string) string { return filepath.Join(dataDir, "hub.lock") }
+// lockFile is the lock file of a data dir.
+func lockFile(dataDir string) string { return filepath.Join(dataDir, "hub.lock") }
 
 // minAdminTokenLen is the shortest admin token accepted from a file.
 const minAdminTokenLen = 32
@@ -29,7 +29,7 @@ const minAdminTokenLen = 32
 // it. It fails, naming the other process, when another hub holds it.
 // existed reports whether the lock file was there before (a hub ran here).
 func lockDataDir(dir string) (f *os.File, existed bool, err error) {
-	path := LockFile(dir)
+	path := lockFile(dir)
 	_, statErr := os.Lstat(path)
 	existed = statErr == nil
 	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
