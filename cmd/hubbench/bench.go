@@ -77,9 +77,10 @@ func (b *bench) run(ctx context.Context) error {
 	if c.pollInterval > 0 {
 		hubArgs = append(hubArgs, "--poll-interval", c.pollInterval.String())
 	}
-	// The per-agent write rate limit is a policy, not the hub's capacity:
-	// 32 senders at its default of 50/s would measure the limiter.
-	hubArgs = append(hubArgs, "--rate-limit", "0")
+	// The per-agent write and read budgets are policy, not the hub's
+	// capacity: 32 senders at 50 writes/s, or one waiter re-waiting after
+	// each of thousands of wake-ups, would measure the limiter.
+	hubArgs = append(hubArgs, "--rate-limit", "0", "--read-rate-limit", "0")
 	notifyArgs := append([]string{"--max-waiters", maxWaiters}, hubArgs...)
 
 	// The hub under test (the tick scenario alone needs none).
