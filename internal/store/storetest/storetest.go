@@ -49,6 +49,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"SecondHandleSeesCommits", testSecondHandleSeesCommits},
 		{"ViewIsReadOnly", testViewIsReadOnly},
 		{"CursorsNeverSkip", testCursorsNeverSkip},
+		{"DeleteMessagesBefore", testDeleteMessagesBefore},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })
