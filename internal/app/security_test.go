@@ -186,7 +186,7 @@ var validRequests = map[string]string{
 	"AdminService.ListActivity":       `{"name":"alice"}`,
 	"AdminService.ListAgentOverviews": `{}`,
 	"AdminService.ListChannels":       `{}`,
-	"AdminService.PruneMessages":     `{"before":"2020-01-01T00:00:00Z"}`,
+	"AdminService.PruneMessages":      `{"before":"2020-01-01T00:00:00Z"}`,
 }
 
 // rpc is one method of the API with its REST route.
