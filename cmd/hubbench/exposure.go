@@ -114,7 +114,7 @@ func (e *exposure) hub(ctx context.Context, wrap []string, args ...string) (*hub
 		}
 		bin = script
 	}
-	h, err := startHub(ctx, bin, dir, nil, args...)
+	h, err := startHub(ctx, bin, dir, nil, "", args...)
 	if err != nil {
 		return nil, err
 	}

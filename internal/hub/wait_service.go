@@ -98,7 +98,11 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 		return nil, err
 	}
 	if after > 0 {
-		if err := s.store.View(ctx, func(tx Tx) error { return checkCursor(tx, "after_id", after) }); err != nil {
+		// On its own stack like every store read of a wait (onOwnStack).
+		check := onOwnStack(func() ([]*Message, int64, error) {
+			return nil, 0, s.store.View(ctx, func(tx Tx) error { return checkCursor(tx, "after_id", after) })
+		})
+		if _, _, err := check(); err != nil {
 			return nil, err
 		}
 	}
