@@ -31,6 +31,9 @@ func TestPruneMessages(t *testing.T) {
 	if len(inbox) != 1 || inbox[0].ID != keep.ID {
 		t.Errorf("bob's inbox after pruning: %d messages, want only %d", len(inbox), keep.ID)
 	}
+	if st, err := h.Status(ctx, as[1]); err != nil || st.Unread != 1 {
+		t.Errorf("bob's unread count after pruning = %v (%v), want 1", st, err)
+	}
 	if h.maxMessageID(t) != keep.ID {
 		t.Errorf("newest ID changed: %d, want %d", h.maxMessageID(t), keep.ID)
 	}
