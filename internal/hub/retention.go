@@ -11,15 +11,6 @@ import (
 // delete in batches, each its own short write transaction, so the single
 // writer is never held long. Message IDs (the cursors) are not reused.
 
-// RetentionTx deletes old data in bounded batches. It is a group of its
-// own, not part of Tx: a store that lacks it makes pruning answer
-// EPRECONDITION rather than fail to build.
-type RetentionTx interface {
-	// DeleteMessagesBefore deletes at most limit of the oldest messages
-	// created before before, with their deliveries, and returns how many.
-	DeleteMessagesBefore(before time.Time, limit int) (int64, error)
-}
-
 // MinRetention is the shortest message retention accepted.
 const MinRetention = time.Hour
 

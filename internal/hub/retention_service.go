@@ -9,18 +9,21 @@ import (
 // deletes.
 const PruneBatch = 500
 
+// RetentionTx deletes old data in bounded batches.
+type RetentionTx interface {
+	// DeleteMessagesBefore deletes at most limit of the oldest messages
+	// created before before, with their deliveries, and returns how many.
+	DeleteMessagesBefore(before time.Time, limit int) (int64, error)
+}
+
 // PruneMessageBatch deletes up to limit of the oldest messages created
 // before before, in one write transaction, and returns how many it
-// deleted. Errors: EPRECONDITION (the store cannot prune).
+// deleted.
 func (s *Service) PruneMessageBatch(ctx context.Context, before time.Time, limit int) (int64, error) {
 	var n int64
 	err := s.store.Update(ctx, func(tx Tx) error {
-		rt, ok := tx.(RetentionTx)
-		if !ok {
-			return Errorf(EPRECONDITION, "this hub's store cannot delete old messages")
-		}
 		var err error
-		n, err = rt.DeleteMessagesBefore(before, limit)
+		n, err = tx.DeleteMessagesBefore(before, limit)
 		return err
 	})
 	return n, err
@@ -28,7 +31,7 @@ func (s *Service) PruneMessageBatch(ctx context.Context, before time.Time, limit
 
 // PruneMessages deletes every message created before before, batch by
 // batch, and returns how many it deleted. Errors: EINVALID (a time in the
-// future or missing), EPRECONDITION, ctx.Err() (what was deleted stays
+// future or missing), ctx.Err() (what was deleted stays
 // deleted).
 func (s *Service) PruneMessages(ctx context.Context, before time.Time) (int64, error) {
 	if before.IsZero() {

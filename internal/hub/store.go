@@ -41,6 +41,7 @@ type Tx interface {
 	NudgeTx
 	PulseTx
 	CronTx
+	RetentionTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

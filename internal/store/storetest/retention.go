@@ -23,12 +23,8 @@ func testDeleteMessagesBefore(t *testing.T, h NewDB) {
 	del := func(limit int) int64 {
 		var n int64
 		mustUpdate(t, db, func(tx hub.Tx) error {
-			rt, ok := tx.(hub.RetentionTx)
-			if !ok {
-				t.Fatal("the store's transaction does not implement hub.RetentionTx")
-			}
 			var err error
-			n, err = rt.DeleteMessagesBefore(t0.Add(time.Minute), limit)
+			n, err = tx.DeleteMessagesBefore(t0.Add(time.Minute), limit)
 			return err
 		})
 		return n
