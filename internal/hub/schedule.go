@@ -14,6 +14,9 @@ type ScheduleSettings struct {
 	PulseBusyWindow   time.Duration // a call this recent means the agent is busy (30s)
 	BatchLimit        int           // due items handled per step and tick (500)
 	RetainMessages    time.Duration // delete messages older than this (0: keep all; retention.go)
+	// ReservationReleaseAfter: an agent that made no call for this long
+	// loses its path reservations (1h).
+	ReservationReleaseAfter time.Duration
 }
 
 // DefaultScheduleSettings returns the defaults of SPEC §6.
@@ -26,6 +29,8 @@ func DefaultScheduleSettings() ScheduleSettings {
 		NudgeMaxBackoff:   4 * time.Hour,
 		PulseBusyWindow:   30 * time.Second,
 		BatchLimit:        500,
+
+		ReservationReleaseAfter: time.Hour,
 	}
 }
 
@@ -41,6 +46,7 @@ func (c ScheduleSettings) Validate() error {
 		{"mention-age", c.MentionAge},
 		{"nudge-max-backoff", c.NudgeMaxBackoff},
 		{"pulse-busy-window", c.PulseBusyWindow},
+		{"release-reservations-after", c.ReservationReleaseAfter},
 	} {
 		if f.d <= 0 {
 			return Errorf(EINVALID, "%s is %s: it must be a positive duration such as 5s or 10m", f.name, f.d)

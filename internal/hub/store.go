@@ -42,6 +42,7 @@ type Tx interface {
 	PulseTx
 	CronTx
 	RetentionTx
+	ReservationTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

@@ -1,0 +1,292 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ReservationTx stores path reservations.
+type ReservationTx interface {
+	// ActiveReservations returns the reservations expiring after now, of
+	// agentID (0: of every agent), by pattern then ID, with agent names.
+	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
+	// ReservationByID returns one reservation, expired or not. Errors: ENOTFOUND.
+	ReservationByID(id int64) (*Reservation, error)
+	// InsertReservations inserts rs and sets their IDs.
+	InsertReservations(rs []*Reservation) error
+	// UpdateReservation stores r's mode, reason and expiry. Errors: ENOTFOUND.
+	UpdateReservation(r *Reservation) error
+	// DeleteReservations deletes the reservations with the given IDs (those
+	// that exist) and returns how many it deleted.
+	DeleteReservations(ids []int64) (int, error)
+	// DeleteExpiredReservations deletes up to limit reservations that
+	// expired at or before now, the oldest expiry first, and returns how
+	// many it deleted.
+	DeleteExpiredReservations(now time.Time, limit int) (int, error)
+	// ReservationHolders returns the IDs of the agents holding a
+	// reservation that expires after now.
+	ReservationHolders(now time.Time) ([]int64, error)
+}
+
+// Event kinds recorded by reservations.
+const (
+	// EventReservationReleased: reservations released by someone other
+	// than their holder (an admin, or the orchestrator for a disabled or
+	// long-silent agent).
+	EventReservationReleased EventKind = "reservation_released"
+)
+
+// ReservePaths reserves req's patterns for caller, all or none (see
+// DecideReservation), and returns the caller's reservations it made or
+// renewed and the other agents' overlapping ones. The decision is taken
+// inside the write transaction, so of many agents racing for the same
+// paths exactly one gets an exclusive reservation. Errors: EINVALID,
+// EPRECONDITION (an exclusive conflict, naming the holder), EEXHAUSTED.
+func (s *Service) ReservePaths(ctx context.Context, caller *Agent, req ReservationRequest) ([]*Reservation, []Conflict, error) {
+	if err := validateReservationRequest(&req); err != nil {
+		return nil, nil, err
+	}
+	now := s.clock.Now()
+	var d ReservationDecision
+	err := s.store.Update(ctx, func(tx Tx) error {
+		held, err := tx.ActiveReservations(now, 0)
+		if err != nil {
+			return err
+		}
+		if d, err = DecideReservation(caller.ID, caller.Name, req, held, now); err != nil {
+			return err
+		}
+		for _, r := range d.Update {
+			if err := tx.UpdateReservation(r); err != nil {
+				return err
+			}
+		}
+		return tx.InsertReservations(d.Insert)
+	})
+	if err != nil {
+		return nil, d.Conflicts, err
+	}
+	return append(d.Update, d.Insert...), d.Conflicts, nil
+}
+
+// RenewReservations moves the expiry of the caller's reservations with the
+// given IDs (all of the caller's when ids is empty) to now plus ttl (the
+// default lease when zero), and returns them. Errors: EINVALID (ttl),
+// ENOTFOUND (an ID that is not an active reservation of the caller;
+// nothing is renewed).
+func (s *Service) RenewReservations(ctx context.Context, caller *Agent, ids []int64, ttl time.Duration) ([]*Reservation, error) {
+	ttl, err := ReservationTTL(ttl)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	var out []*Reservation
+	err = s.store.Update(ctx, func(tx Tx) error {
+		mine, err := tx.ActiveReservations(now, caller.ID)
+		if err != nil {
+			return err
+		}
+		out, err = pickReservations(mine, ids)
+		if err != nil {
+			return err
+		}
+		for _, r := range out {
+			r.ExpiresAt = now.Add(ttl)
+			if err := tx.UpdateReservation(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// pickReservations returns the reservations of mine with the given IDs,
+// all of mine when ids is empty. Errors: ENOTFOUND.
+func pickReservations(mine []*Reservation, ids []int64) ([]*Reservation, error) {
+	if len(ids) == 0 {
+		return mine, nil
+	}
+	byID := make(map[int64]*Reservation, len(mine))
+	for _, r := range mine {
+		byID[r.ID] = r
+	}
+	out := make([]*Reservation, 0, len(ids))
+	for _, id := range ids {
+		r := byID[id]
+		if r == nil {
+			return nil, Errorf(ENOTFOUND, "reservation %d is not an active reservation of yours (expired, released or another agent's): list_reservations shows yours", id)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ReleasePaths releases the caller's reservations with the given IDs or
+// patterns (all of the caller's when both are empty) and returns those it
+// released. Releasing what is no longer held is not an error: the result
+// says what was released. Errors: EINVALID (a pattern).
+func (s *Service) ReleasePaths(ctx context.Context, caller *Agent, ids []int64, patterns []string) ([]*Reservation, error) {
+	want := map[string]bool{}
+	for _, p := range patterns {
+		n, err := NormalizePattern(p)
+		if err != nil {
+			return nil, err
+		}
+		want[n] = true
+	}
+	wantID := map[int64]bool{}
+	for _, id := range ids {
+		wantID[id] = true
+	}
+	now := s.clock.Now()
+	var out []*Reservation
+	err := s.store.Update(ctx, func(tx Tx) error {
+		out = out[:0]
+		mine, err := tx.ActiveReservations(now, caller.ID)
+		if err != nil {
+			return err
+		}
+		var del []int64
+		for _, r := range mine {
+			if (len(want) == 0 && len(wantID) == 0) || want[r.Pattern] || wantID[r.ID] {
+				out, del = append(out, r), append(del, r.ID)
+			}
+		}
+		_, err = tx.DeleteReservations(del)
+		return err
+	})
+	return out, err
+}
+
+// ReservationFilter selects active reservations: of one agent (by name) and
+// overlapping one of Paths. Zero fields match all.
+type ReservationFilter struct {
+	Agent string
+	Paths []string
+}
+
+// ListReservations returns the active reservations matching f, by pattern.
+// Every agent may list every agent's reservations: they exist to be seen.
+// Errors: EINVALID, ENOTFOUND (agent).
+func (s *Service) ListReservations(ctx context.Context, f ReservationFilter) ([]*Reservation, error) {
+	paths := make([]string, len(f.Paths))
+	for i, p := range f.Paths {
+		n, err := NormalizePattern(p)
+		if err != nil {
+			return nil, err
+		}
+		paths[i] = n
+	}
+	if f.Agent != "" {
+		if err := ValidateAgentName(f.Agent); err != nil {
+			return nil, err
+		}
+	}
+	now := s.clock.Now()
+	var rs []*Reservation
+	err := s.store.View(ctx, func(tx Tx) error {
+		var id int64
+		if f.Agent != "" {
+			a, err := tx.AgentByName(f.Agent)
+			if err != nil {
+				return err
+			}
+			id = a.ID
+		}
+		var err error
+		rs, err = tx.ActiveReservations(now, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return FilterReservations(rs, paths), nil
+}
+
+// ForceReleaseReservation releases reservation id whoever holds it, and
+// records a reservation_released event on the holder naming the pattern
+// and reason. Errors: ENOTFOUND (no such active reservation), EINVALID.
+func (s *Service) ForceReleaseReservation(ctx context.Context, id int64, reason string) (*Reservation, error) {
+	if err := validateAgentText("reason", reason, maxReasonBytes); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	var r *Reservation
+	err := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		if r, err = tx.ReservationByID(id); err != nil {
+			return err
+		}
+		if !r.ExpiresAt.After(now) {
+			return Errorf(ENOTFOUND, "reservation %d expired at %s: there is nothing to release", id, r.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+		if _, err := tx.DeleteReservations([]int64{id}); err != nil {
+			return err
+		}
+		detail := fmt.Sprintf("%s (%s) force-released by an admin", r.Pattern, r.Mode)
+		if reason != "" {
+			detail += ": " + reason
+		}
+		return recordEvent(tx, r.AgentID, EventReservationReleased, detail, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ExpireReservations is the orchestrator's reservation job at now: it
+// deletes up to limit expired reservations, and releases every reservation
+// of an agent that is disabled or made no call for releaseAfter (recording
+// a reservation_released event for each such agent). It returns how many
+// reservations went.
+func (s *Service) ExpireReservations(ctx context.Context, now time.Time, releaseAfter time.Duration, limit int) (expired, released int, err error) {
+	err = s.store.Update(ctx, func(tx Tx) error {
+		expired, released = 0, 0
+		var err error
+		if expired, err = tx.DeleteExpiredReservations(now, limit); err != nil {
+			return err
+		}
+		holders, err := tx.ReservationHolders(now)
+		if err != nil {
+			return err
+		}
+		for _, id := range holders {
+			a, err := tx.AgentByID(id)
+			if err != nil {
+				return err
+			}
+			p := s.presenceAt(a, now)
+			if !ReleaseAbandoned(a.Disabled(), p.LastSeenAt, s.waiters.AgentCount(a.ID), now, releaseAfter) {
+				continue
+			}
+			rs, err := tx.ActiveReservations(now, a.ID)
+			if err != nil {
+				return err
+			}
+			ids := make([]int64, len(rs))
+			for i, r := range rs {
+				ids[i] = r.ID
+			}
+			n, err := tx.DeleteReservations(ids)
+			if err != nil {
+				return err
+			}
+			released += n
+			why := "disabled"
+			if !a.Disabled() {
+				why = fmt.Sprintf("no call since %s (release after %s)", p.LastSeenAt.UTC().Format(time.RFC3339), releaseAfter)
+			}
+			if err := recordEvent(tx, a.ID, EventReservationReleased, fmt.Sprintf("%d reservations released: agent %s", n, why), now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("expire reservations: %w", err)
+	}
+	return expired, released, nil
+}

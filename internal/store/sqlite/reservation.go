@@ -1,0 +1,121 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+const reservationColumns = `r.id, r.agent_id, a.name, r.pattern, r.mode, r.reason, r.created_at, r.expires_at`
+
+func scanReservation(s scanner) (*hub.Reservation, error) {
+	var r hub.Reservation
+	var mode string
+	var created, expires int64
+	if err := s.Scan(&r.ID, &r.AgentID, &r.AgentName, &r.Pattern, &mode, &r.Reason, &created, &expires); err != nil {
+		return nil, err
+	}
+	r.Mode, r.CreatedAt, r.ExpiresAt = hub.ReservationMode(mode), fromNanos(created), fromNanos(expires)
+	return &r, nil
+}
+
+// ActiveReservations implements hub.ReservationTx.
+func (t *Tx) ActiveReservations(now time.Time, agentID int64) ([]*hub.Reservation, error) {
+	q := `SELECT ` + reservationColumns + ` FROM reservations r JOIN agents a ON a.id = r.agent_id WHERE r.expires_at > ?`
+	args := []any{now.UnixNano()}
+	if agentID != 0 {
+		q, args = q+` AND r.agent_id = ?`, append(args, agentID)
+	}
+	rows, err := t.query(q+` ORDER BY r.pattern, r.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list reservations: %w", err)
+	}
+	defer rows.Close()
+	var out []*hub.Reservation
+	for rows.Next() {
+		r, err := scanReservation(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ReservationByID implements hub.ReservationTx.
+func (t *Tx) ReservationByID(id int64) (*hub.Reservation, error) {
+	r, err := scanReservation(t.queryRow(`SELECT `+reservationColumns+` FROM reservations r JOIN agents a ON a.id = r.agent_id WHERE r.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "reservation %d does not exist (released or expired): list the reservations to see their IDs", id)
+	}
+	return r, err
+}
+
+// InsertReservations implements hub.ReservationTx. An expired reservation
+// of the same agent and pattern, not yet deleted by the orchestrator, is
+// replaced.
+func (t *Tx) InsertReservations(rs []*hub.Reservation) error {
+	for _, r := range rs {
+		err := t.queryRow(`INSERT INTO reservations (agent_id, pattern, mode, reason, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (agent_id, pattern) DO UPDATE SET mode = excluded.mode, reason = excluded.reason,
+				created_at = excluded.created_at, expires_at = excluded.expires_at
+			RETURNING id`,
+			r.AgentID, r.Pattern, string(r.Mode), r.Reason, toNanos(r.CreatedAt), toNanos(r.ExpiresAt)).Scan(&r.ID)
+		if err != nil {
+			return fmt.Errorf("insert reservation: %w", mapErr(err))
+		}
+	}
+	return nil
+}
+
+// UpdateReservation implements hub.ReservationTx.
+func (t *Tx) UpdateReservation(r *hub.Reservation) error {
+	res, err := t.exec(`UPDATE reservations SET mode = ?, reason = ?, expires_at = ? WHERE id = ?`,
+		string(r.Mode), r.Reason, toNanos(r.ExpiresAt), r.ID)
+	if err != nil {
+		return fmt.Errorf("update reservation: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return hub.Errorf(hub.ENOTFOUND, "reservation %d does not exist (released or expired)", r.ID)
+	}
+	return nil
+}
+
+// DeleteReservations implements hub.ReservationTx.
+func (t *Tx) DeleteReservations(ids []int64) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	res, err := t.exec(`DELETE FROM reservations WHERE id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("delete reservations: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// DeleteExpiredReservations implements hub.ReservationTx.
+func (t *Tx) DeleteExpiredReservations(now time.Time, limit int) (int, error) {
+	res, err := t.exec(`DELETE FROM reservations WHERE id IN (
+		SELECT id FROM reservations WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`, now.UnixNano(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("delete expired reservations: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// ReservationHolders implements hub.ReservationTx.
+func (t *Tx) ReservationHolders(now time.Time) ([]int64, error) {
+	return t.ids(`SELECT DISTINCT agent_id FROM reservations WHERE expires_at > ? ORDER BY agent_id`, now.UnixNano())
+}
