@@ -48,7 +48,10 @@ type Main struct {
 	MentionAge        time.Duration // nudge about unread mentions older than this (0: InactivityTimeout)
 	NudgeMaxBackoff   time.Duration // longest wait between two nudges of one episode (0: 4h)
 	RetainMessages    time.Duration // delete messages older than this (0: keep all)
-	NoOrchestrator    bool          // tests that drive Tick themselves
+	// ReservationReleaseAfter releases the path reservations of an agent
+	// silent this long (0: 1h).
+	ReservationReleaseAfter time.Duration
+	NoOrchestrator          bool // tests that drive Tick themselves
 
 	// AdminTokenPath names a file holding the admin token
 	// (--admin-token-file); "" means <data-dir>/admin.token, created at the

@@ -28,6 +28,9 @@ func (m *Main) scheduleSettings() hub.ScheduleSettings {
 		set.NudgeMaxBackoff = m.NudgeMaxBackoff
 	}
 	set.RetainMessages = m.RetainMessages
+	if m.ReservationReleaseAfter != 0 { // negative values reach the validation
+		set.ReservationReleaseAfter = m.ReservationReleaseAfter
+	}
 	return set
 }
 

@@ -1,7 +1,8 @@
 // Package orchestrator runs the hub's periodic work: beats, the health
-// sweep, nudges, heartbeat pulses and cron jobs (SPEC §6). Run is a loop
-// that only waits on a ticker and the context; Tick holds the logic and
-// tests call it directly with the time they choose.
+// sweep, nudges, heartbeat pulses, cron jobs and the expiry of path
+// reservations (SPEC §6). Run is a loop that only waits on a ticker and the
+// context; Tick holds the logic and tests call it directly with the time
+// they choose.
 package orchestrator
 
 import (
@@ -68,6 +69,9 @@ type Report struct {
 	Pulses    int   // heartbeat pulses delivered
 	CronRuns  int   // cron jobs run
 	Pruned    int64 // old messages deleted under the retention
+	// Reservations counts path reservations that ended: expired, or
+	// released because their agent was disabled or silent.
+	Reservations int
 	// Steps is how long each step took, by step name.
 	Steps map[string]time.Duration
 }
@@ -112,6 +116,7 @@ func New(svc *hub.Service, set hub.ScheduleSettings) (*Orchestrator, error) {
 		{"pulses", o.stepPulses},
 		{"cron", o.stepCron},
 		{"retention", o.stepRetention},
+		{"reservations", o.stepReservations},
 	}
 	return o, nil
 }
@@ -338,5 +343,15 @@ func (o *Orchestrator) stepRetention(ctx context.Context, now time.Time) error {
 		n, err := o.svc.PruneMessageBatch(ctx, before, o.set.BatchLimit)
 		o.report.Pruned += n
 		return n == int64(o.set.BatchLimit), err
+	})
+}
+
+// stepReservations deletes expired path reservations and releases those of
+// agents disabled or silent for set.ReservationReleaseAfter.
+func (o *Orchestrator) stepReservations(ctx context.Context, now time.Time) error {
+	return o.batches(func() (bool, error) {
+		expired, released, err := o.svc.ExpireReservations(ctx, now, o.set.ReservationReleaseAfter, o.set.BatchLimit)
+		o.report.Reservations += expired + released
+		return expired == o.set.BatchLimit, err
 	})
 }

@@ -42,6 +42,9 @@ var writeMethods = map[string]bool{
 	agentServicePrefix + "Checkpoint":        true,
 	agentServicePrefix + "StartDeepWork":     true,
 	agentServicePrefix + "RespondToPulse":    true,
+	agentServicePrefix + "ReservePaths":      true,
+	agentServicePrefix + "RenewReservations": true,
+	agentServicePrefix + "ReleasePaths":      true,
 }
 
 // isWriteMethod reports whether the full gRPC method name is a rate-limited

@@ -3175,6 +3175,201 @@ func (x *PruneMessagesResponse) GetDeleted() int64 {
 	return 0
 }
 
+type AdminListReservationsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this agent's reservations.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Only reservations overlapping one of these paths or globs.
+	Paths         []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminListReservationsRequest) Reset() {
+	*x = AdminListReservationsRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminListReservationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminListReservationsRequest) ProtoMessage() {}
+
+func (x *AdminListReservationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminListReservationsRequest.ProtoReflect.Descriptor instead.
+func (*AdminListReservationsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *AdminListReservationsRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *AdminListReservationsRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+type AdminListReservationsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reservations  []*Reservation         `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminListReservationsResponse) Reset() {
+	*x = AdminListReservationsResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminListReservationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminListReservationsResponse) ProtoMessage() {}
+
+func (x *AdminListReservationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminListReservationsResponse.ProtoReflect.Descriptor instead.
+func (*AdminListReservationsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *AdminListReservationsResponse) GetReservations() []*Reservation {
+	if x != nil {
+		return x.Reservations
+	}
+	return nil
+}
+
+type ForceReleaseReservationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Recorded in the event.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForceReleaseReservationRequest) Reset() {
+	*x = ForceReleaseReservationRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForceReleaseReservationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForceReleaseReservationRequest) ProtoMessage() {}
+
+func (x *ForceReleaseReservationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForceReleaseReservationRequest.ProtoReflect.Descriptor instead.
+func (*ForceReleaseReservationRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *ForceReleaseReservationRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ForceReleaseReservationRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ForceReleaseReservationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Released      *Reservation           `protobuf:"bytes,1,opt,name=released,proto3" json:"released,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForceReleaseReservationResponse) Reset() {
+	*x = ForceReleaseReservationResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForceReleaseReservationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForceReleaseReservationResponse) ProtoMessage() {}
+
+func (x *ForceReleaseReservationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForceReleaseReservationResponse.ProtoReflect.Descriptor instead.
+func (*ForceReleaseReservationResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *ForceReleaseReservationResponse) GetReleased() *Reservation {
+	if x != nil {
+		return x.Released
+	}
+	return nil
+}
+
 var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
@@ -3356,7 +3551,17 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x14PruneMessagesRequest\x122\n" +
 	"\x06before\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\"1\n" +
 	"\x15PruneMessagesResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted2\x82\x12\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted\"J\n" +
+	"\x1cAdminListReservationsRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
+	"\x05paths\x18\x02 \x03(\tR\x05paths\"X\n" +
+	"\x1dAdminListReservationsResponse\x127\n" +
+	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\"H\n" +
+	"\x1eForceReleaseReservationRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"R\n" +
+	"\x1fForceReleaseReservationResponse\x12/\n" +
+	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased2\xcf\x13\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -3393,7 +3598,9 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fListActivity\x12\x1b.hub.v1.ListActivityRequest\x1a\x1c.hub.v1.ListActivityResponse\x12[\n" +
 	"\x12ListAgentOverviews\x12!.hub.v1.ListAgentOverviewsRequest\x1a\".hub.v1.ListAgentOverviewsResponse\x12S\n" +
 	"\fListChannels\x12 .hub.v1.AdminListChannelsRequest\x1a!.hub.v1.AdminListChannelsResponse\x12L\n" +
-	"\rPruneMessages\x12\x1c.hub.v1.PruneMessagesRequest\x1a\x1d.hub.v1.PruneMessagesResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\rPruneMessages\x12\x1c.hub.v1.PruneMessagesRequest\x1a\x1d.hub.v1.PruneMessagesResponse\x12_\n" +
+	"\x10ListReservations\x12$.hub.v1.AdminListReservationsRequest\x1a%.hub.v1.AdminListReservationsResponse\x12j\n" +
+	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -3407,191 +3614,202 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_hub_v1_admin_proto_goTypes = []any{
-	(*CreateAgentRequest)(nil),         // 0: hub.v1.CreateAgentRequest
-	(*CreateAgentResponse)(nil),        // 1: hub.v1.CreateAgentResponse
-	(*ListAgentsRequest)(nil),          // 2: hub.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),         // 3: hub.v1.ListAgentsResponse
-	(*GetAgentRequest)(nil),            // 4: hub.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),           // 5: hub.v1.GetAgentResponse
-	(*UpdateAgentRequest)(nil),         // 6: hub.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),        // 7: hub.v1.UpdateAgentResponse
-	(*DisableAgentRequest)(nil),        // 8: hub.v1.DisableAgentRequest
-	(*DisableAgentResponse)(nil),       // 9: hub.v1.DisableAgentResponse
-	(*EnableAgentRequest)(nil),         // 10: hub.v1.EnableAgentRequest
-	(*EnableAgentResponse)(nil),        // 11: hub.v1.EnableAgentResponse
-	(*RotateTokenRequest)(nil),         // 12: hub.v1.RotateTokenRequest
-	(*RotateTokenResponse)(nil),        // 13: hub.v1.RotateTokenResponse
-	(*RevokeTokenRequest)(nil),         // 14: hub.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),        // 15: hub.v1.RevokeTokenResponse
-	(*AdminPostMessageRequest)(nil),    // 16: hub.v1.AdminPostMessageRequest
-	(*AdminPostMessageResponse)(nil),   // 17: hub.v1.AdminPostMessageResponse
-	(*AdminListMessagesRequest)(nil),   // 18: hub.v1.AdminListMessagesRequest
-	(*AdminListMessagesResponse)(nil),  // 19: hub.v1.AdminListMessagesResponse
-	(*GetAgentHealthRequest)(nil),      // 20: hub.v1.GetAgentHealthRequest
-	(*GetAgentHealthResponse)(nil),     // 21: hub.v1.GetAgentHealthResponse
-	(*ListEventsRequest)(nil),          // 22: hub.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),         // 23: hub.v1.ListEventsResponse
-	(*ListDeepWorkRequest)(nil),        // 24: hub.v1.ListDeepWorkRequest
-	(*ListDeepWorkResponse)(nil),       // 25: hub.v1.ListDeepWorkResponse
-	(*NudgeRequest)(nil),               // 26: hub.v1.NudgeRequest
-	(*NudgeResponse)(nil),              // 27: hub.v1.NudgeResponse
-	(*GetBeatRequest)(nil),             // 28: hub.v1.GetBeatRequest
-	(*GetBeatResponse)(nil),            // 29: hub.v1.GetBeatResponse
-	(*SetPulseConfigRequest)(nil),      // 30: hub.v1.SetPulseConfigRequest
-	(*SetPulseConfigResponse)(nil),     // 31: hub.v1.SetPulseConfigResponse
-	(*ListPulsesRequest)(nil),          // 32: hub.v1.ListPulsesRequest
-	(*ListPulsesResponse)(nil),         // 33: hub.v1.ListPulsesResponse
-	(*TriggerPulseRequest)(nil),        // 34: hub.v1.TriggerPulseRequest
-	(*TriggerPulseResponse)(nil),       // 35: hub.v1.TriggerPulseResponse
-	(*CreateCronJobRequest)(nil),       // 36: hub.v1.CreateCronJobRequest
-	(*CreateCronJobResponse)(nil),      // 37: hub.v1.CreateCronJobResponse
-	(*ListCronJobsRequest)(nil),        // 38: hub.v1.ListCronJobsRequest
-	(*ListCronJobsResponse)(nil),       // 39: hub.v1.ListCronJobsResponse
-	(*DeleteCronJobRequest)(nil),       // 40: hub.v1.DeleteCronJobRequest
-	(*DeleteCronJobResponse)(nil),      // 41: hub.v1.DeleteCronJobResponse
-	(*SetCronJobEnabledRequest)(nil),   // 42: hub.v1.SetCronJobEnabledRequest
-	(*SetCronJobEnabledResponse)(nil),  // 43: hub.v1.SetCronJobEnabledResponse
-	(*RunCronJobRequest)(nil),          // 44: hub.v1.RunCronJobRequest
-	(*RunCronJobResponse)(nil),         // 45: hub.v1.RunCronJobResponse
-	(*ListCronRunsRequest)(nil),        // 46: hub.v1.ListCronRunsRequest
-	(*ListCronRunsResponse)(nil),       // 47: hub.v1.ListCronRunsResponse
-	(*GetHubInfoRequest)(nil),          // 48: hub.v1.GetHubInfoRequest
-	(*GetHubInfoResponse)(nil),         // 49: hub.v1.GetHubInfoResponse
-	(*BackupRequest)(nil),              // 50: hub.v1.BackupRequest
-	(*BackupResponse)(nil),             // 51: hub.v1.BackupResponse
-	(*EndDeepWorkRequest)(nil),         // 52: hub.v1.EndDeepWorkRequest
-	(*EndDeepWorkResponse)(nil),        // 53: hub.v1.EndDeepWorkResponse
-	(*ListActivityRequest)(nil),        // 54: hub.v1.ListActivityRequest
-	(*ListActivityResponse)(nil),       // 55: hub.v1.ListActivityResponse
-	(*ListAgentOverviewsRequest)(nil),  // 56: hub.v1.ListAgentOverviewsRequest
-	(*AgentOverview)(nil),              // 57: hub.v1.AgentOverview
-	(*ListAgentOverviewsResponse)(nil), // 58: hub.v1.ListAgentOverviewsResponse
-	(*AdminListChannelsRequest)(nil),   // 59: hub.v1.AdminListChannelsRequest
-	(*AdminListChannelsResponse)(nil),  // 60: hub.v1.AdminListChannelsResponse
-	(*PruneMessagesRequest)(nil),       // 61: hub.v1.PruneMessagesRequest
-	(*PruneMessagesResponse)(nil),      // 62: hub.v1.PruneMessagesResponse
-	(*Agent)(nil),                      // 63: hub.v1.Agent
-	(*Message)(nil),                    // 64: hub.v1.Message
-	(*AgentHealth)(nil),                // 65: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),      // 66: google.protobuf.Timestamp
-	(*Event)(nil),                      // 67: hub.v1.Event
-	(*DeepWork)(nil),                   // 68: hub.v1.DeepWork
-	(*BeatInfo)(nil),                   // 69: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                // 70: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                // 71: hub.v1.PulseStatus
-	(*CronJob)(nil),                    // 72: hub.v1.CronJob
-	(*CronRun)(nil),                    // 73: hub.v1.CronRun
-	(*ActivityLog)(nil),                // 74: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                 // 75: hub.v1.Checkpoint
-	(*Channel)(nil),                    // 76: hub.v1.Channel
+	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
+	(*ListAgentsRequest)(nil),               // 2: hub.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),              // 3: hub.v1.ListAgentsResponse
+	(*GetAgentRequest)(nil),                 // 4: hub.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),                // 5: hub.v1.GetAgentResponse
+	(*UpdateAgentRequest)(nil),              // 6: hub.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),             // 7: hub.v1.UpdateAgentResponse
+	(*DisableAgentRequest)(nil),             // 8: hub.v1.DisableAgentRequest
+	(*DisableAgentResponse)(nil),            // 9: hub.v1.DisableAgentResponse
+	(*EnableAgentRequest)(nil),              // 10: hub.v1.EnableAgentRequest
+	(*EnableAgentResponse)(nil),             // 11: hub.v1.EnableAgentResponse
+	(*RotateTokenRequest)(nil),              // 12: hub.v1.RotateTokenRequest
+	(*RotateTokenResponse)(nil),             // 13: hub.v1.RotateTokenResponse
+	(*RevokeTokenRequest)(nil),              // 14: hub.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),             // 15: hub.v1.RevokeTokenResponse
+	(*AdminPostMessageRequest)(nil),         // 16: hub.v1.AdminPostMessageRequest
+	(*AdminPostMessageResponse)(nil),        // 17: hub.v1.AdminPostMessageResponse
+	(*AdminListMessagesRequest)(nil),        // 18: hub.v1.AdminListMessagesRequest
+	(*AdminListMessagesResponse)(nil),       // 19: hub.v1.AdminListMessagesResponse
+	(*GetAgentHealthRequest)(nil),           // 20: hub.v1.GetAgentHealthRequest
+	(*GetAgentHealthResponse)(nil),          // 21: hub.v1.GetAgentHealthResponse
+	(*ListEventsRequest)(nil),               // 22: hub.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),              // 23: hub.v1.ListEventsResponse
+	(*ListDeepWorkRequest)(nil),             // 24: hub.v1.ListDeepWorkRequest
+	(*ListDeepWorkResponse)(nil),            // 25: hub.v1.ListDeepWorkResponse
+	(*NudgeRequest)(nil),                    // 26: hub.v1.NudgeRequest
+	(*NudgeResponse)(nil),                   // 27: hub.v1.NudgeResponse
+	(*GetBeatRequest)(nil),                  // 28: hub.v1.GetBeatRequest
+	(*GetBeatResponse)(nil),                 // 29: hub.v1.GetBeatResponse
+	(*SetPulseConfigRequest)(nil),           // 30: hub.v1.SetPulseConfigRequest
+	(*SetPulseConfigResponse)(nil),          // 31: hub.v1.SetPulseConfigResponse
+	(*ListPulsesRequest)(nil),               // 32: hub.v1.ListPulsesRequest
+	(*ListPulsesResponse)(nil),              // 33: hub.v1.ListPulsesResponse
+	(*TriggerPulseRequest)(nil),             // 34: hub.v1.TriggerPulseRequest
+	(*TriggerPulseResponse)(nil),            // 35: hub.v1.TriggerPulseResponse
+	(*CreateCronJobRequest)(nil),            // 36: hub.v1.CreateCronJobRequest
+	(*CreateCronJobResponse)(nil),           // 37: hub.v1.CreateCronJobResponse
+	(*ListCronJobsRequest)(nil),             // 38: hub.v1.ListCronJobsRequest
+	(*ListCronJobsResponse)(nil),            // 39: hub.v1.ListCronJobsResponse
+	(*DeleteCronJobRequest)(nil),            // 40: hub.v1.DeleteCronJobRequest
+	(*DeleteCronJobResponse)(nil),           // 41: hub.v1.DeleteCronJobResponse
+	(*SetCronJobEnabledRequest)(nil),        // 42: hub.v1.SetCronJobEnabledRequest
+	(*SetCronJobEnabledResponse)(nil),       // 43: hub.v1.SetCronJobEnabledResponse
+	(*RunCronJobRequest)(nil),               // 44: hub.v1.RunCronJobRequest
+	(*RunCronJobResponse)(nil),              // 45: hub.v1.RunCronJobResponse
+	(*ListCronRunsRequest)(nil),             // 46: hub.v1.ListCronRunsRequest
+	(*ListCronRunsResponse)(nil),            // 47: hub.v1.ListCronRunsResponse
+	(*GetHubInfoRequest)(nil),               // 48: hub.v1.GetHubInfoRequest
+	(*GetHubInfoResponse)(nil),              // 49: hub.v1.GetHubInfoResponse
+	(*BackupRequest)(nil),                   // 50: hub.v1.BackupRequest
+	(*BackupResponse)(nil),                  // 51: hub.v1.BackupResponse
+	(*EndDeepWorkRequest)(nil),              // 52: hub.v1.EndDeepWorkRequest
+	(*EndDeepWorkResponse)(nil),             // 53: hub.v1.EndDeepWorkResponse
+	(*ListActivityRequest)(nil),             // 54: hub.v1.ListActivityRequest
+	(*ListActivityResponse)(nil),            // 55: hub.v1.ListActivityResponse
+	(*ListAgentOverviewsRequest)(nil),       // 56: hub.v1.ListAgentOverviewsRequest
+	(*AgentOverview)(nil),                   // 57: hub.v1.AgentOverview
+	(*ListAgentOverviewsResponse)(nil),      // 58: hub.v1.ListAgentOverviewsResponse
+	(*AdminListChannelsRequest)(nil),        // 59: hub.v1.AdminListChannelsRequest
+	(*AdminListChannelsResponse)(nil),       // 60: hub.v1.AdminListChannelsResponse
+	(*PruneMessagesRequest)(nil),            // 61: hub.v1.PruneMessagesRequest
+	(*PruneMessagesResponse)(nil),           // 62: hub.v1.PruneMessagesResponse
+	(*AdminListReservationsRequest)(nil),    // 63: hub.v1.AdminListReservationsRequest
+	(*AdminListReservationsResponse)(nil),   // 64: hub.v1.AdminListReservationsResponse
+	(*ForceReleaseReservationRequest)(nil),  // 65: hub.v1.ForceReleaseReservationRequest
+	(*ForceReleaseReservationResponse)(nil), // 66: hub.v1.ForceReleaseReservationResponse
+	(*Agent)(nil),                           // 67: hub.v1.Agent
+	(*Message)(nil),                         // 68: hub.v1.Message
+	(*AgentHealth)(nil),                     // 69: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 70: google.protobuf.Timestamp
+	(*Event)(nil),                           // 71: hub.v1.Event
+	(*DeepWork)(nil),                        // 72: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 73: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 74: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 75: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 76: hub.v1.CronJob
+	(*CronRun)(nil),                         // 77: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 78: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 79: hub.v1.Checkpoint
+	(*Channel)(nil),                         // 80: hub.v1.Channel
+	(*Reservation)(nil),                     // 81: hub.v1.Reservation
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	63, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	63, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	63, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	63, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	63, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	63, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	63, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	63, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	64, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	64, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	65, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	66, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	67, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	68, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	64, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	69, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	70, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	71, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	71, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	64, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	72, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	72, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	72, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	72, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	73, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	73, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	66, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	66, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	66, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	68, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	74, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	75, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	63, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	65, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	67, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	67, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	67, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	67, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	67, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	67, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	67, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	67, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	68, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	68, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	69, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	70, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	71, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	72, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	68, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	73, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	74, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	75, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	75, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	68, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	76, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	76, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	76, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	76, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	77, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	77, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	70, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	70, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	70, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	72, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	78, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	79, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	67, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	69, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57, // 34: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	76, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	66, // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	0,  // 37: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,  // 38: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,  // 39: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,  // 40: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,  // 41: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10, // 42: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12, // 43: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14, // 44: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16, // 45: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18, // 46: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20, // 47: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22, // 48: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24, // 49: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26, // 50: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28, // 51: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30, // 52: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32, // 53: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34, // 54: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36, // 55: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38, // 56: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40, // 57: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42, // 58: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44, // 59: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46, // 60: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48, // 61: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50, // 62: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52, // 63: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54, // 64: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56, // 65: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59, // 66: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	61, // 67: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	1,  // 68: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,  // 69: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,  // 70: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,  // 71: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,  // 72: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11, // 73: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13, // 74: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15, // 75: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17, // 76: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19, // 77: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21, // 78: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23, // 79: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25, // 80: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27, // 81: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29, // 82: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31, // 83: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33, // 84: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35, // 85: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37, // 86: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39, // 87: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41, // 88: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43, // 89: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45, // 90: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47, // 91: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49, // 92: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51, // 93: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53, // 94: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55, // 95: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58, // 96: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60, // 97: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62, // 98: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	68, // [68:99] is the sub-list for method output_type
-	37, // [37:68] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	80, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
+	70, // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	81, // 37: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	81, // 38: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	0,  // 39: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,  // 40: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,  // 41: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,  // 42: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,  // 43: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10, // 44: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12, // 45: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14, // 46: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16, // 47: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18, // 48: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20, // 49: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22, // 50: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24, // 51: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26, // 52: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28, // 53: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30, // 54: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32, // 55: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34, // 56: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36, // 57: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38, // 58: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40, // 59: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42, // 60: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44, // 61: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46, // 62: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48, // 63: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50, // 64: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52, // 65: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54, // 66: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56, // 67: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59, // 68: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
+	61, // 69: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	63, // 70: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
+	65, // 71: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	1,  // 72: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,  // 73: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,  // 74: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,  // 75: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,  // 76: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11, // 77: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13, // 78: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15, // 79: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17, // 80: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19, // 81: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21, // 82: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23, // 83: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25, // 84: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27, // 85: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29, // 86: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31, // 87: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33, // 88: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35, // 89: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37, // 90: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39, // 91: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41, // 92: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43, // 93: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45, // 94: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47, // 95: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49, // 96: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51, // 97: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53, // 98: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55, // 99: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58, // 100: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60, // 101: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62, // 102: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64, // 103: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66, // 104: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	72, // [72:105] is the sub-list for method output_type
+	39, // [39:72] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -3608,7 +3826,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   63,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

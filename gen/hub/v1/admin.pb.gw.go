@@ -1150,6 +1150,86 @@ func local_request_AdminService_PruneMessages_0(ctx context.Context, marshaler r
 	return msg, metadata, err
 }
 
+var filter_AdminService_ListReservations_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
+
+func request_AdminService_ListReservations_0(ctx context.Context, marshaler runtime.Marshaler, client AdminServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq AdminListReservationsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_AdminService_ListReservations_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListReservations(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_AdminService_ListReservations_0(ctx context.Context, marshaler runtime.Marshaler, server AdminServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq AdminListReservationsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_AdminService_ListReservations_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.ListReservations(ctx, &protoReq)
+	return msg, metadata, err
+}
+
+func request_AdminService_ForceReleaseReservation_0(ctx context.Context, marshaler runtime.Marshaler, client AdminServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ForceReleaseReservationRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ForceReleaseReservation(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_AdminService_ForceReleaseReservation_0(ctx context.Context, marshaler runtime.Marshaler, server AdminServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ForceReleaseReservationRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	msg, err := server.ForceReleaseReservation(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterAdminServiceHandlerServer registers the http handlers for service AdminService to "mux".
 // UnaryRPC     :call AdminServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -1776,6 +1856,46 @@ func RegisterAdminServiceHandlerServer(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_AdminService_PruneMessages_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_AdminService_ListReservations_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/hub.v1.AdminService/ListReservations", runtime.WithHTTPPathPattern("/v1/admin/reservations"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_AdminService_ListReservations_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AdminService_ListReservations_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_AdminService_ForceReleaseReservation_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/hub.v1.AdminService/ForceReleaseReservation", runtime.WithHTTPPathPattern("/v1/admin/reservations/{id}:forceRelease"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_AdminService_ForceReleaseReservation_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AdminService_ForceReleaseReservation_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 
 	return nil
 }
@@ -2343,73 +2463,111 @@ func RegisterAdminServiceHandlerClient(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_AdminService_PruneMessages_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_AdminService_ListReservations_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/hub.v1.AdminService/ListReservations", runtime.WithHTTPPathPattern("/v1/admin/reservations"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_AdminService_ListReservations_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AdminService_ListReservations_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_AdminService_ForceReleaseReservation_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/hub.v1.AdminService/ForceReleaseReservation", runtime.WithHTTPPathPattern("/v1/admin/reservations/{id}:forceRelease"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_AdminService_ForceReleaseReservation_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AdminService_ForceReleaseReservation_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
 var (
-	pattern_AdminService_CreateAgent_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "agents"}, ""))
-	pattern_AdminService_ListAgents_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "agents"}, ""))
-	pattern_AdminService_GetAgent_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, ""))
-	pattern_AdminService_UpdateAgent_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, ""))
-	pattern_AdminService_DisableAgent_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "disable"))
-	pattern_AdminService_EnableAgent_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "enable"))
-	pattern_AdminService_RotateToken_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "rotateToken"))
-	pattern_AdminService_RevokeToken_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "revokeToken"))
-	pattern_AdminService_PostMessage_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "messages"}, ""))
-	pattern_AdminService_ListMessages_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "messages"}, ""))
-	pattern_AdminService_GetAgentHealth_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "name", "health"}, ""))
-	pattern_AdminService_ListEvents_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "events"}, ""))
-	pattern_AdminService_ListDeepWork_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "deep-work"}, ""))
-	pattern_AdminService_Nudge_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "nudge"))
-	pattern_AdminService_GetBeat_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "beat"}, ""))
-	pattern_AdminService_SetPulseConfig_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "config.agent", "pulse"}, ""))
-	pattern_AdminService_ListPulses_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "pulses"}, ""))
-	pattern_AdminService_TriggerPulse_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "name", "pulse"}, "trigger"))
-	pattern_AdminService_CreateCronJob_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "cron-jobs"}, ""))
-	pattern_AdminService_ListCronJobs_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "cron-jobs"}, ""))
-	pattern_AdminService_DeleteCronJob_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "cron-jobs", "name"}, ""))
-	pattern_AdminService_SetCronJobEnabled_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "cron-jobs", "name"}, "setEnabled"))
-	pattern_AdminService_RunCronJob_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "cron-jobs", "name"}, "run"))
-	pattern_AdminService_ListCronRuns_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "cron-runs"}, ""))
-	pattern_AdminService_GetHubInfo_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "info"}, ""))
-	pattern_AdminService_Backup_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "backup"}, ""))
-	pattern_AdminService_EndDeepWork_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "name", "deep-work"}, "end"))
-	pattern_AdminService_ListActivity_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "name", "activity"}, ""))
-	pattern_AdminService_ListAgentOverviews_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "agent-overviews"}, ""))
-	pattern_AdminService_ListChannels_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "channels"}, ""))
-	pattern_AdminService_PruneMessages_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "messages"}, "prune"))
+	pattern_AdminService_CreateAgent_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "agents"}, ""))
+	pattern_AdminService_ListAgents_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "agents"}, ""))
+	pattern_AdminService_GetAgent_0                = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, ""))
+	pattern_AdminService_UpdateAgent_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, ""))
+	pattern_AdminService_DisableAgent_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "disable"))
+	pattern_AdminService_EnableAgent_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "enable"))
+	pattern_AdminService_RotateToken_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "rotateToken"))
+	pattern_AdminService_RevokeToken_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "revokeToken"))
+	pattern_AdminService_PostMessage_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "messages"}, ""))
+	pattern_AdminService_ListMessages_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "messages"}, ""))
+	pattern_AdminService_GetAgentHealth_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "name", "health"}, ""))
+	pattern_AdminService_ListEvents_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "events"}, ""))
+	pattern_AdminService_ListDeepWork_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "deep-work"}, ""))
+	pattern_AdminService_Nudge_0                   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "agents", "name"}, "nudge"))
+	pattern_AdminService_GetBeat_0                 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "beat"}, ""))
+	pattern_AdminService_SetPulseConfig_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "config.agent", "pulse"}, ""))
+	pattern_AdminService_ListPulses_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "pulses"}, ""))
+	pattern_AdminService_TriggerPulse_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "name", "pulse"}, "trigger"))
+	pattern_AdminService_CreateCronJob_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "cron-jobs"}, ""))
+	pattern_AdminService_ListCronJobs_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "cron-jobs"}, ""))
+	pattern_AdminService_DeleteCronJob_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "cron-jobs", "name"}, ""))
+	pattern_AdminService_SetCronJobEnabled_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "cron-jobs", "name"}, "setEnabled"))
+	pattern_AdminService_RunCronJob_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "cron-jobs", "name"}, "run"))
+	pattern_AdminService_ListCronRuns_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "cron-runs"}, ""))
+	pattern_AdminService_GetHubInfo_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "info"}, ""))
+	pattern_AdminService_Backup_0                  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "backup"}, ""))
+	pattern_AdminService_EndDeepWork_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "name", "deep-work"}, "end"))
+	pattern_AdminService_ListActivity_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"v1", "admin", "agents", "name", "activity"}, ""))
+	pattern_AdminService_ListAgentOverviews_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "agent-overviews"}, ""))
+	pattern_AdminService_ListChannels_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "channels"}, ""))
+	pattern_AdminService_PruneMessages_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "messages"}, "prune"))
+	pattern_AdminService_ListReservations_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "admin", "reservations"}, ""))
+	pattern_AdminService_ForceReleaseReservation_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"v1", "admin", "reservations", "id"}, "forceRelease"))
 )
 
 var (
-	forward_AdminService_CreateAgent_0        = runtime.ForwardResponseMessage
-	forward_AdminService_ListAgents_0         = runtime.ForwardResponseMessage
-	forward_AdminService_GetAgent_0           = runtime.ForwardResponseMessage
-	forward_AdminService_UpdateAgent_0        = runtime.ForwardResponseMessage
-	forward_AdminService_DisableAgent_0       = runtime.ForwardResponseMessage
-	forward_AdminService_EnableAgent_0        = runtime.ForwardResponseMessage
-	forward_AdminService_RotateToken_0        = runtime.ForwardResponseMessage
-	forward_AdminService_RevokeToken_0        = runtime.ForwardResponseMessage
-	forward_AdminService_PostMessage_0        = runtime.ForwardResponseMessage
-	forward_AdminService_ListMessages_0       = runtime.ForwardResponseMessage
-	forward_AdminService_GetAgentHealth_0     = runtime.ForwardResponseMessage
-	forward_AdminService_ListEvents_0         = runtime.ForwardResponseMessage
-	forward_AdminService_ListDeepWork_0       = runtime.ForwardResponseMessage
-	forward_AdminService_Nudge_0              = runtime.ForwardResponseMessage
-	forward_AdminService_GetBeat_0            = runtime.ForwardResponseMessage
-	forward_AdminService_SetPulseConfig_0     = runtime.ForwardResponseMessage
-	forward_AdminService_ListPulses_0         = runtime.ForwardResponseMessage
-	forward_AdminService_TriggerPulse_0       = runtime.ForwardResponseMessage
-	forward_AdminService_CreateCronJob_0      = runtime.ForwardResponseMessage
-	forward_AdminService_ListCronJobs_0       = runtime.ForwardResponseMessage
-	forward_AdminService_DeleteCronJob_0      = runtime.ForwardResponseMessage
-	forward_AdminService_SetCronJobEnabled_0  = runtime.ForwardResponseMessage
-	forward_AdminService_RunCronJob_0         = runtime.ForwardResponseMessage
-	forward_AdminService_ListCronRuns_0       = runtime.ForwardResponseMessage
-	forward_AdminService_GetHubInfo_0         = runtime.ForwardResponseMessage
-	forward_AdminService_Backup_0             = runtime.ForwardResponseMessage
-	forward_AdminService_EndDeepWork_0        = runtime.ForwardResponseMessage
-	forward_AdminService_ListActivity_0       = runtime.ForwardResponseMessage
-	forward_AdminService_ListAgentOverviews_0 = runtime.ForwardResponseMessage
-	forward_AdminService_ListChannels_0       = runtime.ForwardResponseMessage
-	forward_AdminService_PruneMessages_0      = runtime.ForwardResponseMessage
+	forward_AdminService_CreateAgent_0             = runtime.ForwardResponseMessage
+	forward_AdminService_ListAgents_0              = runtime.ForwardResponseMessage
+	forward_AdminService_GetAgent_0                = runtime.ForwardResponseMessage
+	forward_AdminService_UpdateAgent_0             = runtime.ForwardResponseMessage
+	forward_AdminService_DisableAgent_0            = runtime.ForwardResponseMessage
+	forward_AdminService_EnableAgent_0             = runtime.ForwardResponseMessage
+	forward_AdminService_RotateToken_0             = runtime.ForwardResponseMessage
+	forward_AdminService_RevokeToken_0             = runtime.ForwardResponseMessage
+	forward_AdminService_PostMessage_0             = runtime.ForwardResponseMessage
+	forward_AdminService_ListMessages_0            = runtime.ForwardResponseMessage
+	forward_AdminService_GetAgentHealth_0          = runtime.ForwardResponseMessage
+	forward_AdminService_ListEvents_0              = runtime.ForwardResponseMessage
+	forward_AdminService_ListDeepWork_0            = runtime.ForwardResponseMessage
+	forward_AdminService_Nudge_0                   = runtime.ForwardResponseMessage
+	forward_AdminService_GetBeat_0                 = runtime.ForwardResponseMessage
+	forward_AdminService_SetPulseConfig_0          = runtime.ForwardResponseMessage
+	forward_AdminService_ListPulses_0              = runtime.ForwardResponseMessage
+	forward_AdminService_TriggerPulse_0            = runtime.ForwardResponseMessage
+	forward_AdminService_CreateCronJob_0           = runtime.ForwardResponseMessage
+	forward_AdminService_ListCronJobs_0            = runtime.ForwardResponseMessage
+	forward_AdminService_DeleteCronJob_0           = runtime.ForwardResponseMessage
+	forward_AdminService_SetCronJobEnabled_0       = runtime.ForwardResponseMessage
+	forward_AdminService_RunCronJob_0              = runtime.ForwardResponseMessage
+	forward_AdminService_ListCronRuns_0            = runtime.ForwardResponseMessage
+	forward_AdminService_GetHubInfo_0              = runtime.ForwardResponseMessage
+	forward_AdminService_Backup_0                  = runtime.ForwardResponseMessage
+	forward_AdminService_EndDeepWork_0             = runtime.ForwardResponseMessage
+	forward_AdminService_ListActivity_0            = runtime.ForwardResponseMessage
+	forward_AdminService_ListAgentOverviews_0      = runtime.ForwardResponseMessage
+	forward_AdminService_ListChannels_0            = runtime.ForwardResponseMessage
+	forward_AdminService_PruneMessages_0           = runtime.ForwardResponseMessage
+	forward_AdminService_ListReservations_0        = runtime.ForwardResponseMessage
+	forward_AdminService_ForceReleaseReservation_0 = runtime.ForwardResponseMessage
 )

@@ -19,37 +19,39 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_CreateAgent_FullMethodName        = "/hub.v1.AdminService/CreateAgent"
-	AdminService_ListAgents_FullMethodName         = "/hub.v1.AdminService/ListAgents"
-	AdminService_GetAgent_FullMethodName           = "/hub.v1.AdminService/GetAgent"
-	AdminService_UpdateAgent_FullMethodName        = "/hub.v1.AdminService/UpdateAgent"
-	AdminService_DisableAgent_FullMethodName       = "/hub.v1.AdminService/DisableAgent"
-	AdminService_EnableAgent_FullMethodName        = "/hub.v1.AdminService/EnableAgent"
-	AdminService_RotateToken_FullMethodName        = "/hub.v1.AdminService/RotateToken"
-	AdminService_RevokeToken_FullMethodName        = "/hub.v1.AdminService/RevokeToken"
-	AdminService_PostMessage_FullMethodName        = "/hub.v1.AdminService/PostMessage"
-	AdminService_ListMessages_FullMethodName       = "/hub.v1.AdminService/ListMessages"
-	AdminService_GetAgentHealth_FullMethodName     = "/hub.v1.AdminService/GetAgentHealth"
-	AdminService_ListEvents_FullMethodName         = "/hub.v1.AdminService/ListEvents"
-	AdminService_ListDeepWork_FullMethodName       = "/hub.v1.AdminService/ListDeepWork"
-	AdminService_Nudge_FullMethodName              = "/hub.v1.AdminService/Nudge"
-	AdminService_GetBeat_FullMethodName            = "/hub.v1.AdminService/GetBeat"
-	AdminService_SetPulseConfig_FullMethodName     = "/hub.v1.AdminService/SetPulseConfig"
-	AdminService_ListPulses_FullMethodName         = "/hub.v1.AdminService/ListPulses"
-	AdminService_TriggerPulse_FullMethodName       = "/hub.v1.AdminService/TriggerPulse"
-	AdminService_CreateCronJob_FullMethodName      = "/hub.v1.AdminService/CreateCronJob"
-	AdminService_ListCronJobs_FullMethodName       = "/hub.v1.AdminService/ListCronJobs"
-	AdminService_DeleteCronJob_FullMethodName      = "/hub.v1.AdminService/DeleteCronJob"
-	AdminService_SetCronJobEnabled_FullMethodName  = "/hub.v1.AdminService/SetCronJobEnabled"
-	AdminService_RunCronJob_FullMethodName         = "/hub.v1.AdminService/RunCronJob"
-	AdminService_ListCronRuns_FullMethodName       = "/hub.v1.AdminService/ListCronRuns"
-	AdminService_GetHubInfo_FullMethodName         = "/hub.v1.AdminService/GetHubInfo"
-	AdminService_Backup_FullMethodName             = "/hub.v1.AdminService/Backup"
-	AdminService_EndDeepWork_FullMethodName        = "/hub.v1.AdminService/EndDeepWork"
-	AdminService_ListActivity_FullMethodName       = "/hub.v1.AdminService/ListActivity"
-	AdminService_ListAgentOverviews_FullMethodName = "/hub.v1.AdminService/ListAgentOverviews"
-	AdminService_ListChannels_FullMethodName       = "/hub.v1.AdminService/ListChannels"
-	AdminService_PruneMessages_FullMethodName      = "/hub.v1.AdminService/PruneMessages"
+	AdminService_CreateAgent_FullMethodName             = "/hub.v1.AdminService/CreateAgent"
+	AdminService_ListAgents_FullMethodName              = "/hub.v1.AdminService/ListAgents"
+	AdminService_GetAgent_FullMethodName                = "/hub.v1.AdminService/GetAgent"
+	AdminService_UpdateAgent_FullMethodName             = "/hub.v1.AdminService/UpdateAgent"
+	AdminService_DisableAgent_FullMethodName            = "/hub.v1.AdminService/DisableAgent"
+	AdminService_EnableAgent_FullMethodName             = "/hub.v1.AdminService/EnableAgent"
+	AdminService_RotateToken_FullMethodName             = "/hub.v1.AdminService/RotateToken"
+	AdminService_RevokeToken_FullMethodName             = "/hub.v1.AdminService/RevokeToken"
+	AdminService_PostMessage_FullMethodName             = "/hub.v1.AdminService/PostMessage"
+	AdminService_ListMessages_FullMethodName            = "/hub.v1.AdminService/ListMessages"
+	AdminService_GetAgentHealth_FullMethodName          = "/hub.v1.AdminService/GetAgentHealth"
+	AdminService_ListEvents_FullMethodName              = "/hub.v1.AdminService/ListEvents"
+	AdminService_ListDeepWork_FullMethodName            = "/hub.v1.AdminService/ListDeepWork"
+	AdminService_Nudge_FullMethodName                   = "/hub.v1.AdminService/Nudge"
+	AdminService_GetBeat_FullMethodName                 = "/hub.v1.AdminService/GetBeat"
+	AdminService_SetPulseConfig_FullMethodName          = "/hub.v1.AdminService/SetPulseConfig"
+	AdminService_ListPulses_FullMethodName              = "/hub.v1.AdminService/ListPulses"
+	AdminService_TriggerPulse_FullMethodName            = "/hub.v1.AdminService/TriggerPulse"
+	AdminService_CreateCronJob_FullMethodName           = "/hub.v1.AdminService/CreateCronJob"
+	AdminService_ListCronJobs_FullMethodName            = "/hub.v1.AdminService/ListCronJobs"
+	AdminService_DeleteCronJob_FullMethodName           = "/hub.v1.AdminService/DeleteCronJob"
+	AdminService_SetCronJobEnabled_FullMethodName       = "/hub.v1.AdminService/SetCronJobEnabled"
+	AdminService_RunCronJob_FullMethodName              = "/hub.v1.AdminService/RunCronJob"
+	AdminService_ListCronRuns_FullMethodName            = "/hub.v1.AdminService/ListCronRuns"
+	AdminService_GetHubInfo_FullMethodName              = "/hub.v1.AdminService/GetHubInfo"
+	AdminService_Backup_FullMethodName                  = "/hub.v1.AdminService/Backup"
+	AdminService_EndDeepWork_FullMethodName             = "/hub.v1.AdminService/EndDeepWork"
+	AdminService_ListActivity_FullMethodName            = "/hub.v1.AdminService/ListActivity"
+	AdminService_ListAgentOverviews_FullMethodName      = "/hub.v1.AdminService/ListAgentOverviews"
+	AdminService_ListChannels_FullMethodName            = "/hub.v1.AdminService/ListChannels"
+	AdminService_PruneMessages_FullMethodName           = "/hub.v1.AdminService/PruneMessages"
+	AdminService_ListReservations_FullMethodName        = "/hub.v1.AdminService/ListReservations"
+	AdminService_ForceReleaseReservation_FullMethodName = "/hub.v1.AdminService/ForceReleaseReservation"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -124,6 +126,10 @@ type AdminServiceClient interface {
 	// PruneMessages deletes the messages created before a time, in small
 	// batches that never hold the writer long.
 	PruneMessages(ctx context.Context, in *PruneMessagesRequest, opts ...grpc.CallOption) (*PruneMessagesResponse, error)
+	// ListReservations lists every agent's active reservations, filtered by agent or by overlapping path.
+	ListReservations(ctx context.Context, in *AdminListReservationsRequest, opts ...grpc.CallOption) (*AdminListReservationsResponse, error)
+	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
+	ForceReleaseReservation(ctx context.Context, in *ForceReleaseReservationRequest, opts ...grpc.CallOption) (*ForceReleaseReservationResponse, error)
 }
 
 type adminServiceClient struct {
@@ -444,6 +450,26 @@ func (c *adminServiceClient) PruneMessages(ctx context.Context, in *PruneMessage
 	return out, nil
 }
 
+func (c *adminServiceClient) ListReservations(ctx context.Context, in *AdminListReservationsRequest, opts ...grpc.CallOption) (*AdminListReservationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdminListReservationsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListReservations_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ForceReleaseReservation(ctx context.Context, in *ForceReleaseReservationRequest, opts ...grpc.CallOption) (*ForceReleaseReservationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ForceReleaseReservationResponse)
+	err := c.cc.Invoke(ctx, AdminService_ForceReleaseReservation_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -516,6 +542,10 @@ type AdminServiceServer interface {
 	// PruneMessages deletes the messages created before a time, in small
 	// batches that never hold the writer long.
 	PruneMessages(context.Context, *PruneMessagesRequest) (*PruneMessagesResponse, error)
+	// ListReservations lists every agent's active reservations, filtered by agent or by overlapping path.
+	ListReservations(context.Context, *AdminListReservationsRequest) (*AdminListReservationsResponse, error)
+	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
+	ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -618,6 +648,12 @@ func (UnimplementedAdminServiceServer) ListChannels(context.Context, *AdminListC
 }
 func (UnimplementedAdminServiceServer) PruneMessages(context.Context, *PruneMessagesRequest) (*PruneMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PruneMessages not implemented")
+}
+func (UnimplementedAdminServiceServer) ListReservations(context.Context, *AdminListReservationsRequest) (*AdminListReservationsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListReservations not implemented")
+}
+func (UnimplementedAdminServiceServer) ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForceReleaseReservation not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1198,6 +1234,42 @@ func _AdminService_PruneMessages_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_ListReservations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminListReservationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListReservations(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListReservations_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListReservations(ctx, req.(*AdminListReservationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ForceReleaseReservation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForceReleaseReservationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ForceReleaseReservation(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ForceReleaseReservation_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ForceReleaseReservation(ctx, req.(*ForceReleaseReservationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1328,6 +1400,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PruneMessages",
 			Handler:    _AdminService_PruneMessages_Handler,
+		},
+		{
+			MethodName: "ListReservations",
+			Handler:    _AdminService_ListReservations_Handler,
+		},
+		{
+			MethodName: "ForceReleaseReservation",
+			Handler:    _AdminService_ForceReleaseReservation_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1935,6 +1935,425 @@ func (x *Channel) GetJoined() bool {
 	return false
 }
 
+type ReservePathsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Paths or globs relative to the project root: src/ (a directory and everything below), *.go, src/**/x.go.
+	Paths []string `protobuf:"bytes,1,rep,name=paths,proto3" json:"paths,omitempty"`
+	// exclusive (default) or shared.
+	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	// Lease in seconds: 10 to 86400, 0 for the default 1800 (30 min).
+	TtlSeconds    int64  `protobuf:"varint,3,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReservePathsRequest) Reset() {
+	*x = ReservePathsRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservePathsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservePathsRequest) ProtoMessage() {}
+
+func (x *ReservePathsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservePathsRequest.ProtoReflect.Descriptor instead.
+func (*ReservePathsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ReservePathsRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *ReservePathsRequest) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *ReservePathsRequest) GetTtlSeconds() int64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+func (x *ReservePathsRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ReservePathsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The caller's reservations made or renewed.
+	Reservations []*Reservation `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
+	// Other agents' reservations overlapping them.
+	Conflicts     []*ReservationConflict `protobuf:"bytes,2,rep,name=conflicts,proto3" json:"conflicts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReservePathsResponse) Reset() {
+	*x = ReservePathsResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservePathsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservePathsResponse) ProtoMessage() {}
+
+func (x *ReservePathsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservePathsResponse.ProtoReflect.Descriptor instead.
+func (*ReservePathsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ReservePathsResponse) GetReservations() []*Reservation {
+	if x != nil {
+		return x.Reservations
+	}
+	return nil
+}
+
+func (x *ReservePathsResponse) GetConflicts() []*ReservationConflict {
+	if x != nil {
+		return x.Conflicts
+	}
+	return nil
+}
+
+type RenewReservationsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Reservation IDs; empty renews all of the caller's.
+	Ids []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	// New lease from now in seconds: 10 to 86400, 0 for the default 1800.
+	TtlSeconds    int64 `protobuf:"varint,2,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewReservationsRequest) Reset() {
+	*x = RenewReservationsRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewReservationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewReservationsRequest) ProtoMessage() {}
+
+func (x *RenewReservationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewReservationsRequest.ProtoReflect.Descriptor instead.
+func (*RenewReservationsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *RenewReservationsRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *RenewReservationsRequest) GetTtlSeconds() int64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+type RenewReservationsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reservations  []*Reservation         `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewReservationsResponse) Reset() {
+	*x = RenewReservationsResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewReservationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewReservationsResponse) ProtoMessage() {}
+
+func (x *RenewReservationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewReservationsResponse.ProtoReflect.Descriptor instead.
+func (*RenewReservationsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *RenewReservationsResponse) GetReservations() []*Reservation {
+	if x != nil {
+		return x.Reservations
+	}
+	return nil
+}
+
+type ReleasePathsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Ids   []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	// Patterns as reserved (src/ and src are the same).
+	Paths         []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleasePathsRequest) Reset() {
+	*x = ReleasePathsRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleasePathsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleasePathsRequest) ProtoMessage() {}
+
+func (x *ReleasePathsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleasePathsRequest.ProtoReflect.Descriptor instead.
+func (*ReleasePathsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ReleasePathsRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *ReleasePathsRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+type ReleasePathsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What was released; releasing what is no longer held is not an error.
+	Released      []*Reservation `protobuf:"bytes,1,rep,name=released,proto3" json:"released,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleasePathsResponse) Reset() {
+	*x = ReleasePathsResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleasePathsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleasePathsResponse) ProtoMessage() {}
+
+func (x *ReleasePathsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleasePathsResponse.ProtoReflect.Descriptor instead.
+func (*ReleasePathsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ReleasePathsResponse) GetReleased() []*Reservation {
+	if x != nil {
+		return x.Released
+	}
+	return nil
+}
+
+type ListReservationsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this agent's reservations.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Only reservations overlapping one of these paths or globs.
+	Paths         []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReservationsRequest) Reset() {
+	*x = ListReservationsRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReservationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReservationsRequest) ProtoMessage() {}
+
+func (x *ListReservationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReservationsRequest.ProtoReflect.Descriptor instead.
+func (*ListReservationsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ListReservationsRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *ListReservationsRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+type ListReservationsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reservations  []*Reservation         `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReservationsResponse) Reset() {
+	*x = ListReservationsResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReservationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReservationsResponse) ProtoMessage() {}
+
+func (x *ListReservationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReservationsResponse.ProtoReflect.Descriptor instead.
+func (*ListReservationsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ListReservationsResponse) GetReservations() []*Reservation {
+	if x != nil {
+		return x.Reservations
+	}
+	return nil
+}
+
 var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
@@ -2065,7 +2484,32 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\aChannel\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fmember_count\x18\x02 \x01(\x03R\vmemberCount\x12\x16\n" +
-	"\x06joined\x18\x03 \x01(\bR\x06joined2\xca\t\n" +
+	"\x06joined\x18\x03 \x01(\bR\x06joined\"x\n" +
+	"\x13ReservePathsRequest\x12\x14\n" +
+	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1f\n" +
+	"\vttl_seconds\x18\x03 \x01(\x03R\n" +
+	"ttlSeconds\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x8a\x01\n" +
+	"\x14ReservePathsResponse\x127\n" +
+	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\x129\n" +
+	"\tconflicts\x18\x02 \x03(\v2\x1b.hub.v1.ReservationConflictR\tconflicts\"M\n" +
+	"\x18RenewReservationsRequest\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\x12\x1f\n" +
+	"\vttl_seconds\x18\x02 \x01(\x03R\n" +
+	"ttlSeconds\"T\n" +
+	"\x19RenewReservationsResponse\x127\n" +
+	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\"=\n" +
+	"\x13ReleasePathsRequest\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\x12\x14\n" +
+	"\x05paths\x18\x02 \x03(\tR\x05paths\"G\n" +
+	"\x14ReleasePathsResponse\x12/\n" +
+	"\breleased\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\breleased\"E\n" +
+	"\x17ListReservationsRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
+	"\x05paths\x18\x02 \x03(\tR\x05paths\"S\n" +
+	"\x18ListReservationsResponse\x127\n" +
+	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations2\x91\f\n" +
 	"\fAgentService\x12@\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
@@ -2083,7 +2527,11 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17GetHeartbeatElapsedTime\x12&.hub.v1.GetHeartbeatElapsedTimeRequest\x1a'.hub.v1.GetHeartbeatElapsedTimeResponse\x12O\n" +
 	"\x0eRespondToPulse\x12\x1d.hub.v1.RespondToPulseRequest\x1a\x1e.hub.v1.RespondToPulseResponse\x12@\n" +
 	"\tListPeers\x12\x18.hub.v1.ListPeersRequest\x1a\x19.hub.v1.ListPeersResponse\x12I\n" +
-	"\fListChannels\x12\x1b.hub.v1.ListChannelsRequest\x1a\x1c.hub.v1.ListChannelsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\fListChannels\x12\x1b.hub.v1.ListChannelsRequest\x1a\x1c.hub.v1.ListChannelsResponse\x12I\n" +
+	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\x12X\n" +
+	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\x12I\n" +
+	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\x12U\n" +
+	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -2097,7 +2545,7 @@ func file_hub_v1_agent_proto_rawDescGZIP() []byte {
 	return file_hub_v1_agent_proto_rawDescData
 }
 
-var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_hub_v1_agent_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),                // 0: hub.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),               // 1: hub.v1.HeartbeatResponse
@@ -2133,73 +2581,96 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*ListChannelsRequest)(nil),             // 31: hub.v1.ListChannelsRequest
 	(*ListChannelsResponse)(nil),            // 32: hub.v1.ListChannelsResponse
 	(*Channel)(nil),                         // 33: hub.v1.Channel
-	(*timestamppb.Timestamp)(nil),           // 34: google.protobuf.Timestamp
-	(*Status)(nil),                          // 35: hub.v1.Status
-	(*Message)(nil),                         // 36: hub.v1.Message
-	(*ActivityLog)(nil),                     // 37: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 38: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 39: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 40: hub.v1.Checkpoint
+	(*ReservePathsRequest)(nil),             // 34: hub.v1.ReservePathsRequest
+	(*ReservePathsResponse)(nil),            // 35: hub.v1.ReservePathsResponse
+	(*RenewReservationsRequest)(nil),        // 36: hub.v1.RenewReservationsRequest
+	(*RenewReservationsResponse)(nil),       // 37: hub.v1.RenewReservationsResponse
+	(*ReleasePathsRequest)(nil),             // 38: hub.v1.ReleasePathsRequest
+	(*ReleasePathsResponse)(nil),            // 39: hub.v1.ReleasePathsResponse
+	(*ListReservationsRequest)(nil),         // 40: hub.v1.ListReservationsRequest
+	(*ListReservationsResponse)(nil),        // 41: hub.v1.ListReservationsResponse
+	(*timestamppb.Timestamp)(nil),           // 42: google.protobuf.Timestamp
+	(*Status)(nil),                          // 43: hub.v1.Status
+	(*Message)(nil),                         // 44: hub.v1.Message
+	(*ActivityLog)(nil),                     // 45: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 46: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 47: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 48: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 49: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 50: hub.v1.ReservationConflict
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
-	34, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
-	35, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
-	36, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
-	36, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
-	36, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
-	35, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
-	37, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	38, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	39, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	40, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	38, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	34, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	39, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	39, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	39, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	39, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	38, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	36, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	42, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
+	43, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
+	44, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
+	44, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
+	44, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
+	43, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
+	45, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	46, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	47, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	48, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	46, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	42, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	47, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	47, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	47, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	47, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	46, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	44, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
 	30, // 18: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	34, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	42, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
 	33, // 20: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	0,  // 21: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,  // 22: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,  // 23: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,  // 24: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,  // 25: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10, // 26: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12, // 27: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	14, // 28: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	16, // 29: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	18, // 30: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	20, // 31: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	22, // 32: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	24, // 33: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	26, // 34: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	28, // 35: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	31, // 36: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	1,  // 37: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 38: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 39: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 40: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 41: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 42: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 43: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 44: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 45: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 46: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 47: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 48: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 49: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 50: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 51: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 52: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	37, // [37:53] is the sub-list for method output_type
-	21, // [21:37] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	49, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	50, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	49, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	49, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	49, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	0,  // 26: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,  // 27: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,  // 28: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,  // 29: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,  // 30: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10, // 31: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12, // 32: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	14, // 33: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	16, // 34: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	18, // 35: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	20, // 36: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	22, // 37: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	24, // 38: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	26, // 39: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	28, // 40: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	31, // 41: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	34, // 42: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	36, // 43: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	38, // 44: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	40, // 45: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	1,  // 46: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 47: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 48: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 49: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 50: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 51: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 52: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 53: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 54: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 55: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 56: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 57: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 58: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 59: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 60: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 61: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 62: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 63: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 64: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 65: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	46, // [46:66] is the sub-list for method output_type
+	26, // [26:46] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -2215,7 +2686,7 @@ func file_hub_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_agent_proto_rawDesc), len(file_hub_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,10 @@ const (
 	AgentService_RespondToPulse_FullMethodName          = "/hub.v1.AgentService/RespondToPulse"
 	AgentService_ListPeers_FullMethodName               = "/hub.v1.AgentService/ListPeers"
 	AgentService_ListChannels_FullMethodName            = "/hub.v1.AgentService/ListChannels"
+	AgentService_ReservePaths_FullMethodName            = "/hub.v1.AgentService/ReservePaths"
+	AgentService_RenewReservations_FullMethodName       = "/hub.v1.AgentService/RenewReservations"
+	AgentService_ReleasePaths_FullMethodName            = "/hub.v1.AgentService/ReleasePaths"
+	AgentService_ListReservations_FullMethodName        = "/hub.v1.AgentService/ListReservations"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -76,6 +80,16 @@ type AgentServiceClient interface {
 	ListPeers(ctx context.Context, in *ListPeersRequest, opts ...grpc.CallOption) (*ListPeersResponse, error)
 	// ListChannels lists the channels with their member counts and whether the caller is a member.
 	ListChannels(ctx context.Context, in *ListChannelsRequest, opts ...grpc.CallOption) (*ListChannelsResponse, error)
+	// ReservePaths reserves paths or globs of the project for the caller, all or none: an exclusive request
+	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
+	// overlaps are granted and named in conflicts.
+	ReservePaths(ctx context.Context, in *ReservePathsRequest, opts ...grpc.CallOption) (*ReservePathsResponse, error)
+	// RenewReservations extends the caller's reservations (all of them when no ID is given).
+	RenewReservations(ctx context.Context, in *RenewReservationsRequest, opts ...grpc.CallOption) (*RenewReservationsResponse, error)
+	// ReleasePaths releases the caller's reservations by ID or pattern (all of them when none is given).
+	ReleasePaths(ctx context.Context, in *ReleasePathsRequest, opts ...grpc.CallOption) (*ReleasePathsResponse, error)
+	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path.
+	ListReservations(ctx context.Context, in *ListReservationsRequest, opts ...grpc.CallOption) (*ListReservationsResponse, error)
 }
 
 type agentServiceClient struct {
@@ -246,6 +260,46 @@ func (c *agentServiceClient) ListChannels(ctx context.Context, in *ListChannelsR
 	return out, nil
 }
 
+func (c *agentServiceClient) ReservePaths(ctx context.Context, in *ReservePathsRequest, opts ...grpc.CallOption) (*ReservePathsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReservePathsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ReservePaths_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) RenewReservations(ctx context.Context, in *RenewReservationsRequest, opts ...grpc.CallOption) (*RenewReservationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenewReservationsResponse)
+	err := c.cc.Invoke(ctx, AgentService_RenewReservations_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ReleasePaths(ctx context.Context, in *ReleasePathsRequest, opts ...grpc.CallOption) (*ReleasePathsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReleasePathsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ReleasePaths_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListReservations(ctx context.Context, in *ListReservationsRequest, opts ...grpc.CallOption) (*ListReservationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListReservationsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListReservations_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -285,6 +339,16 @@ type AgentServiceServer interface {
 	ListPeers(context.Context, *ListPeersRequest) (*ListPeersResponse, error)
 	// ListChannels lists the channels with their member counts and whether the caller is a member.
 	ListChannels(context.Context, *ListChannelsRequest) (*ListChannelsResponse, error)
+	// ReservePaths reserves paths or globs of the project for the caller, all or none: an exclusive request
+	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
+	// overlaps are granted and named in conflicts.
+	ReservePaths(context.Context, *ReservePathsRequest) (*ReservePathsResponse, error)
+	// RenewReservations extends the caller's reservations (all of them when no ID is given).
+	RenewReservations(context.Context, *RenewReservationsRequest) (*RenewReservationsResponse, error)
+	// ReleasePaths releases the caller's reservations by ID or pattern (all of them when none is given).
+	ReleasePaths(context.Context, *ReleasePathsRequest) (*ReleasePathsResponse, error)
+	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path.
+	ListReservations(context.Context, *ListReservationsRequest) (*ListReservationsResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -342,6 +406,18 @@ func (UnimplementedAgentServiceServer) ListPeers(context.Context, *ListPeersRequ
 }
 func (UnimplementedAgentServiceServer) ListChannels(context.Context, *ListChannelsRequest) (*ListChannelsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListChannels not implemented")
+}
+func (UnimplementedAgentServiceServer) ReservePaths(context.Context, *ReservePathsRequest) (*ReservePathsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReservePaths not implemented")
+}
+func (UnimplementedAgentServiceServer) RenewReservations(context.Context, *RenewReservationsRequest) (*RenewReservationsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RenewReservations not implemented")
+}
+func (UnimplementedAgentServiceServer) ReleasePaths(context.Context, *ReleasePathsRequest) (*ReleasePathsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReleasePaths not implemented")
+}
+func (UnimplementedAgentServiceServer) ListReservations(context.Context, *ListReservationsRequest) (*ListReservationsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListReservations not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -652,6 +728,78 @@ func _AgentService_ListChannels_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ReservePaths_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReservePathsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ReservePaths(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ReservePaths_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ReservePaths(ctx, req.(*ReservePathsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_RenewReservations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenewReservationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RenewReservations(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RenewReservations_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RenewReservations(ctx, req.(*RenewReservationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ReleasePaths_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleasePathsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ReleasePaths(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ReleasePaths_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ReleasePaths(ctx, req.(*ReleasePathsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListReservations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListReservationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListReservations(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListReservations_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListReservations(ctx, req.(*ListReservationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -722,6 +870,22 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListChannels",
 			Handler:    _AgentService_ListChannels_Handler,
+		},
+		{
+			MethodName: "ReservePaths",
+			Handler:    _AgentService_ReservePaths_Handler,
+		},
+		{
+			MethodName: "RenewReservations",
+			Handler:    _AgentService_RenewReservations_Handler,
+		},
+		{
+			MethodName: "ReleasePaths",
+			Handler:    _AgentService_ReleasePaths_Handler,
+		},
+		{
+			MethodName: "ListReservations",
+			Handler:    _AgentService_ListReservations_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

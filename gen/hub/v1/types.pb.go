@@ -1698,6 +1698,164 @@ func (x *CronRun) GetDurationMicros() int64 {
 	return 0
 }
 
+// Reservation is an agent's lease on the project paths a pattern covers.
+type Reservation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Agent string                 `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Normalised path or glob; it covers what it matches and everything below.
+	Pattern string `protobuf:"bytes,3,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	// exclusive or shared.
+	Mode          string                 `protobuf:"bytes,4,opt,name=mode,proto3" json:"mode,omitempty"`
+	Reason        string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reservation) Reset() {
+	*x = Reservation{}
+	mi := &file_hub_v1_types_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reservation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reservation) ProtoMessage() {}
+
+func (x *Reservation) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_types_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reservation.ProtoReflect.Descriptor instead.
+func (*Reservation) Descriptor() ([]byte, []int) {
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Reservation) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Reservation) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *Reservation) GetPattern() string {
+	if x != nil {
+		return x.Pattern
+	}
+	return ""
+}
+
+func (x *Reservation) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *Reservation) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Reservation) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Reservation) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+// ReservationConflict is another agent's reservation overlapping a requested pattern.
+type ReservationConflict struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The requested pattern.
+	Pattern string       `protobuf:"bytes,1,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	Held    *Reservation `protobuf:"bytes,2,opt,name=held,proto3" json:"held,omitempty"`
+	// True when it refused the request (exclusive over exclusive).
+	Refusing      bool `protobuf:"varint,3,opt,name=refusing,proto3" json:"refusing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReservationConflict) Reset() {
+	*x = ReservationConflict{}
+	mi := &file_hub_v1_types_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservationConflict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservationConflict) ProtoMessage() {}
+
+func (x *ReservationConflict) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_types_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservationConflict.ProtoReflect.Descriptor instead.
+func (*ReservationConflict) Descriptor() ([]byte, []int) {
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ReservationConflict) GetPattern() string {
+	if x != nil {
+		return x.Pattern
+	}
+	return ""
+}
+
+func (x *ReservationConflict) GetHeld() *Reservation {
+	if x != nil {
+		return x.Held
+	}
+	return nil
+}
+
+func (x *ReservationConflict) GetRefusing() bool {
+	if x != nil {
+		return x.Refusing
+	}
+	return false
+}
+
 var File_hub_v1_types_proto protoreflect.FileDescriptor
 
 const file_hub_v1_types_proto_rawDesc = "" +
@@ -1873,7 +2031,21 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x06ran_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05ranAt\x12\x16\n" +
 	"\x06status\x18\x05 \x01(\tR\x06status\x12\x14\n" +
 	"\x05error\x18\x06 \x01(\tR\x05error\x12'\n" +
-	"\x0fduration_micros\x18\a \x01(\x03R\x0edurationMicrosB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x0fduration_micros\x18\a \x01(\x03R\x0edurationMicros\"\xef\x01\n" +
+	"\vReservation\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
+	"\apattern\x18\x03 \x01(\tR\apattern\x12\x12\n" +
+	"\x04mode\x18\x04 \x01(\tR\x04mode\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x129\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"t\n" +
+	"\x13ReservationConflict\x12\x18\n" +
+	"\apattern\x18\x01 \x01(\tR\apattern\x12'\n" +
+	"\x04held\x18\x02 \x01(\v2\x13.hub.v1.ReservationR\x04held\x12\x1a\n" +
+	"\brefusing\x18\x03 \x01(\bR\brefusingB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_types_proto_rawDescOnce sync.Once
@@ -1887,7 +2059,7 @@ func file_hub_v1_types_proto_rawDescGZIP() []byte {
 	return file_hub_v1_types_proto_rawDescData
 }
 
-var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_hub_v1_types_proto_goTypes = []any{
 	(*Agent)(nil),                 // 0: hub.v1.Agent
 	(*Message)(nil),               // 1: hub.v1.Message
@@ -1905,49 +2077,54 @@ var file_hub_v1_types_proto_goTypes = []any{
 	(*PulseStatus)(nil),           // 13: hub.v1.PulseStatus
 	(*CronJob)(nil),               // 14: hub.v1.CronJob
 	(*CronRun)(nil),               // 15: hub.v1.CronRun
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*Reservation)(nil),           // 16: hub.v1.Reservation
+	(*ReservationConflict)(nil),   // 17: hub.v1.ReservationConflict
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
 }
 var file_hub_v1_types_proto_depIdxs = []int32{
-	16, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	16, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	16, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
-	16, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	18, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	18, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	18, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
+	18, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 4: hub.v1.Status.findings:type_name -> hub.v1.Finding
-	16, // 5: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
+	18, // 5: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
 	8,  // 6: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
-	16, // 7: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
+	18, // 7: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
 	3,  // 8: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
-	16, // 9: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
-	16, // 10: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
-	16, // 11: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
-	16, // 12: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
-	16, // 13: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
+	18, // 9: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
+	18, // 10: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
+	18, // 11: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
+	18, // 12: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
+	18, // 13: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
 	8,  // 14: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
-	16, // 15: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
-	16, // 16: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
-	16, // 17: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	16, // 18: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
-	16, // 19: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
-	16, // 20: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
-	16, // 21: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
-	16, // 22: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
-	16, // 23: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
+	18, // 15: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
+	18, // 16: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
+	18, // 17: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	18, // 18: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
+	18, // 19: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
+	18, // 20: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
+	18, // 21: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
+	18, // 22: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
+	18, // 23: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
 	10, // 24: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
 	12, // 25: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
-	16, // 26: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
-	16, // 27: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
-	16, // 28: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
-	16, // 29: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
-	16, // 30: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
-	16, // 31: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
-	16, // 32: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
-	16, // 33: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
-	16, // 34: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	18, // 26: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
+	18, // 27: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
+	18, // 28: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
+	18, // 29: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
+	18, // 30: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
+	18, // 31: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
+	18, // 32: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
+	18, // 33: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
+	18, // 34: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
+	18, // 35: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
+	18, // 36: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
+	16, // 37: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_types_proto_init() }
@@ -1961,7 +2138,7 @@ func file_hub_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_types_proto_rawDesc), len(file_hub_v1_types_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

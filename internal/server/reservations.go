@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// Handlers of path reservations (agents) and their administration.
+
+// ReservePaths implements hubv1.AgentServiceServer.
+func (a *AgentServer) ReservePaths(ctx context.Context, req *hubv1.ReservePathsRequest) (*hubv1.ReservePathsResponse, error) {
+	ttl, err := ttlSeconds(req.GetTtlSeconds())
+	if err != nil {
+		return nil, err
+	}
+	rs, cs, err := a.s.svc.ReservePaths(ctx, Caller(ctx), hub.ReservationRequest{
+		Patterns: req.GetPaths(), Mode: hub.ReservationMode(req.GetMode()), TTL: ttl, Reason: req.GetReason(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &hubv1.ReservePathsResponse{Reservations: reservationsToProto(rs)}
+	for _, c := range cs {
+		out.Conflicts = append(out.Conflicts, &hubv1.ReservationConflict{Pattern: c.Pattern, Held: reservationToProto(c.Held), Refusing: c.Refusing})
+	}
+	return out, nil
+}
+
+// RenewReservations implements hubv1.AgentServiceServer.
+func (a *AgentServer) RenewReservations(ctx context.Context, req *hubv1.RenewReservationsRequest) (*hubv1.RenewReservationsResponse, error) {
+	ttl, err := ttlSeconds(req.GetTtlSeconds())
+	if err != nil {
+		return nil, err
+	}
+	ids, err := reservationIDs(req.GetIds())
+	if err != nil {
+		return nil, err
+	}
+	rs, err := a.s.svc.RenewReservations(ctx, Caller(ctx), ids, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.RenewReservationsResponse{Reservations: reservationsToProto(rs)}, nil
+}
+
+// ReleasePaths implements hubv1.AgentServiceServer.
+func (a *AgentServer) ReleasePaths(ctx context.Context, req *hubv1.ReleasePathsRequest) (*hubv1.ReleasePathsResponse, error) {
+	ids, err := reservationIDs(req.GetIds())
+	if err != nil {
+		return nil, err
+	}
+	rs, err := a.s.svc.ReleasePaths(ctx, Caller(ctx), ids, req.GetPaths())
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.ReleasePathsResponse{Released: reservationsToProto(rs)}, nil
+}
+
+// ListReservations implements hubv1.AgentServiceServer.
+func (a *AgentServer) ListReservations(ctx context.Context, req *hubv1.ListReservationsRequest) (*hubv1.ListReservationsResponse, error) {
+	rs, err := a.s.svc.ListReservations(ctx, hub.ReservationFilter{Agent: req.GetAgent(), Paths: req.GetPaths()})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.ListReservationsResponse{Reservations: reservationsToProto(rs)}, nil
+}
+
+// ListReservations implements hubv1.AdminServiceServer.
+func (a *AdminServer) ListReservations(ctx context.Context, req *hubv1.AdminListReservationsRequest) (*hubv1.AdminListReservationsResponse, error) {
+	rs, err := a.s.svc.ListReservations(ctx, hub.ReservationFilter{Agent: req.GetAgent(), Paths: req.GetPaths()})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.AdminListReservationsResponse{Reservations: reservationsToProto(rs)}, nil
+}
+
+// ForceReleaseReservation implements hubv1.AdminServiceServer.
+func (a *AdminServer) ForceReleaseReservation(ctx context.Context, req *hubv1.ForceReleaseReservationRequest) (*hubv1.ForceReleaseReservationResponse, error) {
+	ids, err := reservationIDs([]string{req.GetId()})
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.s.svc.ForceReleaseReservation(ctx, ids[0], req.GetReason())
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.ForceReleaseReservationResponse{Released: reservationToProto(r)}, nil
+}
+
+// ttlSeconds converts a lease in seconds; the domain checks its range.
+func ttlSeconds(n int64) (time.Duration, error) {
+	if n < 0 || n > int64(hub.MaxReservationTTL/time.Second) {
+		return 0, hub.Errorf(hub.EINVALID, "ttl_seconds %d is out of range: expected %d to %d, or 0 for the default %d",
+			n, int64(hub.MinReservationTTL/time.Second), int64(hub.MaxReservationTTL/time.Second), int64(hub.DefaultReservationTTL/time.Second))
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// reservationIDs parses reservation IDs.
+func reservationIDs(ss []string) ([]int64, error) {
+	out := make([]int64, len(ss))
+	for i, s := range ss {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, hub.Errorf(hub.EINVALID, "reservation ID %q is not valid: expected a positive decimal number such as \"12\" (the id list_reservations shows)", s)
+		}
+		out[i] = id
+	}
+	return out, nil
+}
+
+func reservationToProto(r *hub.Reservation) *hubv1.Reservation {
+	return &hubv1.Reservation{
+		Id: strconv.FormatInt(r.ID, 10), Agent: r.AgentName, Pattern: r.Pattern, Mode: string(r.Mode),
+		Reason: r.Reason, CreatedAt: ts(r.CreatedAt), ExpiresAt: ts(r.ExpiresAt),
+	}
+}
+
+func reservationsToProto(rs []*hub.Reservation) []*hubv1.Reservation {
+	out := make([]*hubv1.Reservation, len(rs))
+	for i, r := range rs {
+		out[i] = reservationToProto(r)
+	}
+	return out
+}
