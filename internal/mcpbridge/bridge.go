@@ -154,6 +154,10 @@ var tools = []func(*mcp.Server, *bridge){
 	startDeepWorkTool,
 	getHeartbeatElapsedTimeTool,
 	respondToPulseTool,
+	reservePathsTool,
+	renewReservationsTool,
+	releasePathsTool,
+	listReservationsTool,
 }
 
 // boolPtr returns a pointer to v, for tool annotations.

@@ -12,7 +12,7 @@ import (
 
 // ChannelInput is the input of join_channel and leave_channel.
 type ChannelInput struct {
-	Channel string `json:"channel" jsonschema:"#name (the # may be left out)"`
+	Channel string `json:"channel" jsonschema:"#name"`
 }
 
 // ChannelOutput is what join_channel and leave_channel return.
@@ -24,7 +24,7 @@ type ChannelOutput struct {
 func joinChannelTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "join_channel",
-		Description: "Subscribe to a channel (created on first use) so its messages reach you and wake your wait. Posting to a channel joins it too.",
+		Description: "Subscribe to a #channel (created on first use): its messages reach you and wake your wait.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in ChannelInput) (string, ChannelOutput, error) {
@@ -40,7 +40,7 @@ func joinChannelTool(s *mcp.Server, b *bridge) {
 func leaveChannelTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "leave_channel",
-		Description: "Unsubscribe from a channel: its new messages stop reaching you (mentions of you still do).",
+		Description: "Unsubscribe: the channel's new messages stop reaching you (mentions still do).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in ChannelInput) (string, ChannelOutput, error) {
@@ -68,7 +68,7 @@ type ListChannelsOutput struct {
 func listChannelsTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "list_channels",
-		Description: "List the channels with their member counts and whether you are in each.",
+		Description: "Channels with member counts and whether you are in each.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, ListChannelsOutput, error) {

@@ -19,7 +19,7 @@ var activityTypes = []string{"thinking", "observation", "creation", "reflection"
 
 // CreateActivityLogInput is the input of create_activity_log.
 type CreateActivityLogInput struct {
-	Type         string   `json:"type" jsonschema:"kind of step; reflection = what worked, what did not, what next"`
+	Type         string   `json:"type" jsonschema:"reflection = what worked, what did not, next"`
 	Title        string   `json:"title" jsonschema:"one line: what you did"`
 	Content      string   `json:"content,omitempty" jsonschema:"details and results"`
 	Tags         []string `json:"tags,omitempty"`
@@ -39,9 +39,8 @@ type CreateActivityLogOutput struct {
 
 func createActivityLogTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name: "create_activity_log",
-		Description: "Record an activity you just finished, filed under your heartbeat ID. Log each small step; " +
-			"write a reflection at least every 30 min and right after deep work ends.",
+		Name:        "create_activity_log",
+		Description: "Record a step you just finished, under your heartbeat ID. Reflect every 30 min and after deep work.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
 	shape := func(p map[string]*jsonschema.Schema) { enum(p["type"], activityTypes...) }
@@ -90,7 +89,7 @@ func createActivityLogTool(s *mcp.Server, b *bridge) {
 
 // CheckpointInput is the input of checkpoint.
 type CheckpointInput struct {
-	CurrentActivity string `json:"current_activity" jsonschema:"one line: what you are working on"`
+	CurrentActivity string `json:"current_activity"`
 }
 
 // CheckpointOutput is what checkpoint returns.
@@ -104,9 +103,8 @@ type CheckpointOutput struct {
 
 func checkpointTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name: "checkpoint",
-		Description: "Say in one line that you are still working on something, between activity logs during long work, " +
-			"so the hub does not judge you inactive (5 min warning, 10 min anomaly).",
+		Name:        "checkpoint",
+		Description: "One line on what you are still doing, between logs, so the hub does not judge you inactive.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in CheckpointInput) (string, CheckpointOutput, error) {
@@ -137,10 +135,10 @@ func checkpointTool(s *mcp.Server, b *bridge) {
 
 // StartDeepWorkInput is the input of start_deep_work.
 type StartDeepWorkInput struct {
-	Mode            string `json:"mode" jsonschema:"flexible: until your next activity log, checkpoint every 10 min; strict: a fixed time, inactivity checks paused"`
+	Mode            string `json:"mode" jsonschema:"flexible: until your next log, checkpoint every 10 min; strict: fixed time, no inactivity checks"`
 	PlannedActivity string `json:"planned_activity" jsonschema:"what you will focus on"`
 	PlannedMinutes  int    `json:"planned_minutes,omitempty" jsonschema:"strict: how long"`
-	Until           string `json:"until,omitempty" jsonschema:"strict, instead of planned_minutes: RFC 3339 end time"`
+	Until           string `json:"until,omitempty" jsonschema:"strict: RFC 3339 end, instead of minutes"`
 }
 
 // StartDeepWorkOutput is what start_deep_work returns.
@@ -152,9 +150,8 @@ type StartDeepWorkOutput struct {
 
 func startDeepWorkTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name: "start_deep_work",
-		Description: "Declare a long focused task so the hub relaxes its checks. The activity log that ends it is its result; " +
-			"the log after that must be a reflection. A new declaration replaces the one in force.",
+		Name:        "start_deep_work",
+		Description: "Declare a long focused task: checks relax. The log ending it is its result; the next must be a reflection.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
 	shape := func(p map[string]*jsonschema.Schema) {
@@ -195,7 +192,7 @@ func startDeepWorkTool(s *mcp.Server, b *bridge) {
 
 // ElapsedInput is the input of get_heartbeat_elapsed_time.
 type ElapsedInput struct {
-	HeartbeatID ID `json:"heartbeat_id,omitempty" jsonschema:"YYYYMMDDHHMMSS; omit for your current one"`
+	HeartbeatID ID `json:"heartbeat_id,omitempty" jsonschema:"YYYYMMDDHHMMSS; default yours"`
 }
 
 // ElapsedOutput is what get_heartbeat_elapsed_time returns.
@@ -206,9 +203,8 @@ type ElapsedOutput struct {
 
 func getHeartbeatElapsedTimeTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name: "get_heartbeat_elapsed_time",
-		Description: "How long your current (or a given) heartbeat ID has run, with a warning when the step grows too long: " +
-			"use it to decide when to log or split the work.",
+		Name:        "get_heartbeat_elapsed_time",
+		Description: "How long your (or a given) heartbeat ID has run; warns when the step grows too long.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in ElapsedInput) (string, ElapsedOutput, error) {
@@ -230,7 +226,7 @@ func getHeartbeatElapsedTimeTool(s *mcp.Server, b *bridge) {
 
 // RespondToPulseInput is the input of respond_to_pulse.
 type RespondToPulseInput struct {
-	Text string `json:"text" jsonschema:"HEARTBEAT_OK if nothing to report, else a short report"`
+	Text string `json:"text"`
 }
 
 // RespondToPulseOutput is what respond_to_pulse returns.
@@ -243,9 +239,8 @@ type RespondToPulseOutput struct {
 
 func respondToPulseTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name: "respond_to_pulse",
-		Description: "Answer a pulse (a message of kind pulse) after following it: HEARTBEAT_OK if nothing to report " +
-			"(not posted), else a short report posted to your output channel.",
+		Name:        "respond_to_pulse",
+		Description: "Answer a pulse after following it: HEARTBEAT_OK if nothing to report, else a short report (posted).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in RespondToPulseInput) (string, RespondToPulseOutput, error) {

@@ -14,10 +14,10 @@ import (
 // PostMessageInput is the input of post_message.
 type PostMessageInput struct {
 	To       []string `json:"to,omitempty" jsonschema:"agent names"`
-	Channel  string   `json:"channel,omitempty" jsonschema:"#name; give to, channel or both"`
+	Channel  string   `json:"channel,omitempty" jsonschema:"#name"`
 	Body     string   `json:"body" jsonschema:"text; @name mentions an agent"`
-	ReplyTo  ID       `json:"reply_to,omitempty" jsonschema:"ID of the message you answer"`
-	Mentions []string `json:"mentions,omitempty" jsonschema:"more names to mention"`
+	ReplyTo  ID       `json:"reply_to,omitempty" jsonschema:"message ID you answer"`
+	Mentions []string `json:"mentions,omitempty" jsonschema:"more names"`
 }
 
 // PostMessageOutput is what post_message returns.
@@ -32,7 +32,7 @@ type PostMessageOutput struct {
 func postMessageTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "post_message",
-		Description: "Send a message as yourself to agents and/or a #channel. @name in the body mentions (and wakes) that agent; reply_to keeps a thread.",
+		Description: "Message agents and/or a #channel. @name mentions (and wakes) that agent; reply_to threads.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in PostMessageInput) (string, PostMessageOutput, error) {
@@ -85,8 +85,8 @@ func channelName(ch string) string {
 
 // ReadMessagesInput is the input of read_messages.
 type ReadMessagesInput struct {
-	After    ID     `json:"after,omitempty" jsonschema:"cursor: only messages with a greater ID"`
-	All      bool   `json:"all,omitempty" jsonschema:"include read messages too"`
+	After    ID     `json:"after,omitempty" jsonschema:"cursor: only newer messages"`
+	All      bool   `json:"all,omitempty" jsonschema:"read ones too"`
 	Channel  string `json:"channel,omitempty" jsonschema:"only this #channel"`
 	Limit    int    `json:"limit,omitempty"`
 	MarkRead bool   `json:"mark_read,omitempty" jsonschema:"also mark them read"`
@@ -102,9 +102,8 @@ type ReadMessagesOutput struct {
 
 func readMessagesTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name: "read_messages",
-		Description: "Read your messages now, oldest first: unread ones, or with all every one after the cursor. " +
-			"has_more: call again with after=cursor. To sleep until one arrives use wait_for_messages.",
+		Name:        "read_messages",
+		Description: "Read your messages now, oldest first (unread, or with all every one after the cursor). has_more: call again with after=cursor.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
 	shape := func(p map[string]*jsonschema.Schema) { bounds(p["limit"], 1, 100, 20) }
@@ -156,7 +155,7 @@ func readMessagesTool(s *mcp.Server, b *bridge) {
 
 // MarkReadInput is the input of mark_read.
 type MarkReadInput struct {
-	UpToID ID `json:"up_to_id,omitempty" jsonschema:"mark read up to and including this ID; omit for all"`
+	UpToID ID `json:"up_to_id,omitempty" jsonschema:"last ID to mark; omit for all"`
 }
 
 // MarkReadOutput is what mark_read returns.
@@ -168,7 +167,7 @@ type MarkReadOutput struct {
 func markReadTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "mark_read",
-		Description: "Mark your messages read once handled, so unread counts and wait_for_messages report only what is new.",
+		Description: "Mark messages read once handled, so counts and waits report only what is new.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in MarkReadInput) (string, MarkReadOutput, error) {

@@ -45,12 +45,19 @@ var idSchema = &jsonschema.Schema{Types: []string{"integer", "string"}}
 
 // inputSchema infers In's schema (ID fields take integers or strings), then
 // lets shape add what Go types cannot say: enums, bounds, defaults.
+// A list is an "array", not "null or array": every session pays for
+// tools/list, and a model never needs to send null for a list it omits.
 func inputSchema[In any](shape func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
 	s, err := jsonschema.For[In](&jsonschema.ForOptions{
 		TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[ID](): idSchema},
 	})
 	if err != nil {
 		panic(fmt.Sprintf("mcpbridge: schema of %T: %v", *new(In), err))
+	}
+	for _, p := range s.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" && p.Types[1] == "array" {
+			p.Type, p.Types = "array", nil
+		}
 	}
 	if shape != nil {
 		shape(s.Properties)

@@ -26,9 +26,8 @@ type HeartbeatOutput struct {
 
 func heartbeatTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name: "heartbeat",
-		Description: "Begin a unit of work (session start or new task): sets your heartbeat ID, under which logs and checkpoints are filed. " +
-			"Returns your unread count and how long you were away.",
+		Name:        "heartbeat",
+		Description: "Begin a unit of work (session start, new task): sets the heartbeat ID your logs are filed under. Returns unread count and time away.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, HeartbeatOutput, error) {
@@ -96,9 +95,8 @@ func fromStatus(s *hubv1.Status) StatusOutput {
 
 func checkHubStatusTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name: "check_hub_status",
-		Description: "Cheap look at your situation between steps: unread and mentions, heartbeat ID, beat, your health findings, " +
-			"deep work in force, who is online. Does not wait.",
+		Name:        "check_hub_status",
+		Description: "Your situation now: unread, mentions, heartbeat ID, beat, health, deep work, who is online. Does not wait.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, StatusOutput, error) {

@@ -21,7 +21,7 @@ const waitGrace = 15 * time.Second
 // WaitInput is the input of wait_for_messages.
 type WaitInput struct {
 	TimeoutSeconds *int `json:"timeout_seconds,omitempty" jsonschema:"0 only looks"`
-	After          ID   `json:"after,omitempty" jsonschema:"cursor of your previous wait or read; without it any unread message returns at once"`
+	After          ID   `json:"after,omitempty" jsonschema:"cursor of your last wait or read"`
 	Limit          int  `json:"limit,omitempty"`
 }
 
@@ -41,9 +41,8 @@ type WaitOutput struct {
 
 func waitForMessagesTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
-		Name: "wait_for_messages",
-		Description: "Sleep until a message for you arrives and wake with it. Call it whenever idle or waiting for someone, " +
-			"instead of polling. Pass the returned cursor as after; on timed_out call again.",
+		Name:        "wait_for_messages",
+		Description: "Sleep until a message for you arrives (use it when idle, not polling). Pass the cursor back as after; on timed_out call again.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
 	shape := func(p map[string]*jsonschema.Schema) {
