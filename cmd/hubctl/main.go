@@ -131,6 +131,12 @@ func commandTable() []command {
 			usage: "[--agent NAME] [--kind KIND] [--since 1h|RFC3339] [--limit N] [--follow]", run: eventsCmd},
 		{name: "deepwork", group: "liveness", summary: "list deep work declarations (active, completed, expired)",
 			usage: "[--agent NAME] [--state active|completed|expired] [--limit N]", run: deepWorkCmd},
+		// reservations.go
+		{name: "reservations", group: "reservations", summary: "list agents' active path reservations (overlapping PATHs, if given)",
+			usage: "[--agent NAME] [PATH...]", run: reservationsList},
+		{name: "reservations list", group: "reservations", summary: "same as reservations", usage: "[--agent NAME] [PATH...]", run: reservationsList},
+		{name: "reservations release", group: "reservations", summary: "force-release reservations (an event records it on the holder)",
+			usage: "ID... [--reason TEXT]", run: reservationsRelease},
 		// schedule.go
 		{name: "beat", group: "schedule", summary: "show the global beat (a counter advanced every --beat-interval) and each agent's since_last in beats", run: runBeat},
 		{name: "nudge", group: "schedule", summary: "send an agent a nudge (a system message mentioning it; wakes its wait)",
@@ -177,7 +183,7 @@ func commandTable() []command {
 
 // groupOrder is the order of known groups in `hubctl help`; other groups
 // follow alphabetically.
-var groupOrder = []string{"agents", "messages", "liveness", "schedule", "hub"}
+var groupOrder = []string{"agents", "messages", "liveness", "schedule", "reservations", "hub"}
 
 // usageError is a mistake on the command line: exit code 2.
 type usageError struct{ msg string }

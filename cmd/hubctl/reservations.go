@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+)
+
+// reservationsList shows the active path reservations: `hubctl
+// reservations [list] [--agent NAME] [PATH...]`.
+func reservationsList(ctx context.Context, c *cli, args []string) error {
+	fs := c.flags("reservations list")
+	agent := fs.String("agent", "", "only this agent's reservations")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	r, err := c.admin.ListReservations(ctx, &hubv1.AdminListReservationsRequest{Agent: *agent, Paths: pos})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printProto(r)
+	}
+	if len(r.GetReservations()) == 0 {
+		fmt.Fprintln(c.out, "no reservations")
+		return nil
+	}
+	rows := make([][]string, 0, len(r.GetReservations()))
+	for _, v := range r.GetReservations() {
+		rows = append(rows, []string{v.GetId(), v.GetAgent(), v.GetPattern(), v.GetMode(), fmtTime(v.GetExpiresAt()), dash(truncate(v.GetReason(), 60))})
+	}
+	c.table([]string{"ID", "AGENT", "PATTERN", "MODE", "EXPIRES", "REASON"}, rows)
+	return nil
+}
+
+// reservationsRelease force-releases reservations by ID, recording an event
+// on each holder: `hubctl reservations release ID... [--reason TEXT]`.
+func reservationsRelease(ctx context.Context, c *cli, args []string) error {
+	fs := c.flags("reservations release")
+	reason := fs.String("reason", "", "why (recorded in the holder's reservation_released event)")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageErrorf("give one or more reservation IDs (hubctl reservations list shows them)")
+	}
+	var done []*hubv1.Reservation
+	for _, id := range pos {
+		r, err := c.admin.ForceReleaseReservation(ctx, &hubv1.ForceReleaseReservationRequest{Id: id, Reason: *reason})
+		if err != nil {
+			return fmt.Errorf("release %s: %w", id, err)
+		}
+		done = append(done, r.GetReleased())
+		if !c.json {
+			fmt.Fprintf(c.out, "released %s: %s (%s) of %s\n", id, r.GetReleased().GetPattern(), r.GetReleased().GetMode(), r.GetReleased().GetAgent())
+		}
+	}
+	if c.json {
+		return c.printProto(&hubv1.AdminListReservationsResponse{Reservations: done})
+	}
+	return nil
+}
