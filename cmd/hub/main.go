@@ -25,6 +25,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	if errors.Is(err, errCommitRefused) {
+		os.Exit(1) // the guard said why
+	}
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "hub:", err)
 		os.Exit(1)
@@ -41,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, args, stderr)
+	case "guard":
+		return runGuard(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "hub", version.Version)
 		return nil
@@ -55,6 +60,8 @@ const usage = `Usage:
   hub [serve] [flags]   run the hub (gRPC 127.0.0.1:7700, HTTP 127.0.0.1:7701)
   hub mcp [flags]       MCP server over stdio for one agent (HUB_TOKEN): what an
                         agent host such as Claude Code or Gemini CLI starts
+  hub guard install     add a git pre-commit hook refusing commits over paths
+                        other agents reserved exclusively (hub guard -h)
   hub version           print the version
   hub help              print this help
 Run "hub serve -h" or "hub mcp -h" for the flags.
