@@ -72,7 +72,8 @@ func (s *Service) ReservePaths(ctx context.Context, caller *Agent, req Reservati
 
 // RenewReservations moves the expiry of the caller's reservations with the
 // given IDs (all of the caller's when ids is empty) to now plus ttl (the
-// default lease when zero), and returns them. Errors: EINVALID (ttl),
+// default lease when zero), unless they already run longer (a renewal never
+// shortens a lease), and returns them. Errors: EINVALID (ttl),
 // ENOTFOUND (an ID that is not an active reservation of the caller;
 // nothing is renewed).
 func (s *Service) RenewReservations(ctx context.Context, caller *Agent, ids []int64, ttl time.Duration) ([]*Reservation, error) {
@@ -92,6 +93,9 @@ func (s *Service) RenewReservations(ctx context.Context, caller *Agent, ids []in
 			return err
 		}
 		for _, r := range out {
+			if !now.Add(ttl).After(r.ExpiresAt) {
+				continue // a renewal never shortens a lease
+			}
 			r.ExpiresAt = now.Add(ttl)
 			if err := tx.UpdateReservation(r); err != nil {
 				return err

@@ -209,6 +209,9 @@ func TestRenewAndReleaseReservations(t *testing.T) {
 	if err != nil || len(renewed) != 1 || !renewed[0].ExpiresAt.Equal(h.Clock.Now().Add(time.Hour)) {
 		t.Fatalf("Renew = %+v, %v; want one expiring at %v", renewed, err, h.Clock.Now().Add(time.Hour))
 	}
+	if kept, err := h.RenewReservations(ctx, alice, []int64{rs[0].ID}, time.Minute); err != nil || !kept[0].ExpiresAt.Equal(renewed[0].ExpiresAt) {
+		t.Errorf("renewing for less than is left = %+v, %v; want the lease kept at %v", kept, err, renewed[0].ExpiresAt)
+	}
 	_, err = h.RenewReservations(ctx, alice, []int64{bobs[0].ID}, 0)
 	wantCode(t, "renew another's reservation", err, hub.ENOTFOUND)
 	_, err = h.RenewReservations(ctx, alice, nil, 48*time.Hour)

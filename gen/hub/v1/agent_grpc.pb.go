@@ -84,7 +84,7 @@ type AgentServiceClient interface {
 	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
 	// overlaps are granted and named in conflicts.
 	ReservePaths(ctx context.Context, in *ReservePathsRequest, opts ...grpc.CallOption) (*ReservePathsResponse, error)
-	// RenewReservations extends the caller's reservations (all of them when no ID is given).
+	// RenewReservations extends the caller's reservations (all of them when no ID is given) to now plus ttl; it never shortens one.
 	RenewReservations(ctx context.Context, in *RenewReservationsRequest, opts ...grpc.CallOption) (*RenewReservationsResponse, error)
 	// ReleasePaths releases the caller's reservations by ID or pattern (all of them when none is given).
 	ReleasePaths(ctx context.Context, in *ReleasePathsRequest, opts ...grpc.CallOption) (*ReleasePathsResponse, error)
@@ -343,7 +343,7 @@ type AgentServiceServer interface {
 	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
 	// overlaps are granted and named in conflicts.
 	ReservePaths(context.Context, *ReservePathsRequest) (*ReservePathsResponse, error)
-	// RenewReservations extends the caller's reservations (all of them when no ID is given).
+	// RenewReservations extends the caller's reservations (all of them when no ID is given) to now plus ttl; it never shortens one.
 	RenewReservations(context.Context, *RenewReservationsRequest) (*RenewReservationsResponse, error)
 	// ReleasePaths releases the caller's reservations by ID or pattern (all of them when none is given).
 	ReleasePaths(context.Context, *ReleasePathsRequest) (*ReleasePathsResponse, error)
