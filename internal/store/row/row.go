@@ -174,3 +174,19 @@ func FillNudgeStates(byID map[int64]*hub.DueNudge, ds []*Declared) {
 		}
 	}
 }
+
+// ReservationColumnsA are the columns Reservation scans, from reservations
+// r joined with agents a.
+const ReservationColumnsA = `r.id, r.agent_id, a.name, r.pattern, r.mode, r.reason, r.created_at, r.expires_at`
+
+// Reservation scans ReservationColumnsA.
+func Reservation(s Scanner) (*hub.Reservation, error) {
+	var r hub.Reservation
+	var mode string
+	var created, expires int64
+	if err := s.Scan(&r.ID, &r.AgentID, &r.AgentName, &r.Pattern, &mode, &r.Reason, &created, &expires); err != nil {
+		return nil, err
+	}
+	r.Mode, r.CreatedAt, r.ExpiresAt = hub.ReservationMode(mode), Time(created), Time(expires)
+	return &r, nil
+}

@@ -8,24 +8,12 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
-
-const reservationColumns = `r.id, r.agent_id, a.name, r.pattern, r.mode, r.reason, r.created_at, r.expires_at`
-
-func scanReservation(s scanner) (*hub.Reservation, error) {
-	var r hub.Reservation
-	var mode string
-	var created, expires int64
-	if err := s.Scan(&r.ID, &r.AgentID, &r.AgentName, &r.Pattern, &mode, &r.Reason, &created, &expires); err != nil {
-		return nil, err
-	}
-	r.Mode, r.CreatedAt, r.ExpiresAt = hub.ReservationMode(mode), fromNanos(created), fromNanos(expires)
-	return &r, nil
-}
 
 // ActiveReservations implements hub.ReservationTx.
 func (t *Tx) ActiveReservations(now time.Time, agentID int64) ([]*hub.Reservation, error) {
-	q := `SELECT ` + reservationColumns + ` FROM reservations r JOIN agents a ON a.id = r.agent_id WHERE r.expires_at > ?`
+	q := `SELECT ` + row.ReservationColumnsA + ` FROM reservations r JOIN agents a ON a.id = r.agent_id WHERE r.expires_at > ?`
 	args := []any{now.UnixNano()}
 	if agentID != 0 {
 		q, args = q+` AND r.agent_id = ?`, append(args, agentID)
@@ -37,7 +25,7 @@ func (t *Tx) ActiveReservations(now time.Time, agentID int64) ([]*hub.Reservatio
 	defer rows.Close()
 	var out []*hub.Reservation
 	for rows.Next() {
-		r, err := scanReservation(rows)
+		r, err := row.Reservation(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -48,7 +36,7 @@ func (t *Tx) ActiveReservations(now time.Time, agentID int64) ([]*hub.Reservatio
 
 // ReservationByID implements hub.ReservationTx.
 func (t *Tx) ReservationByID(id int64) (*hub.Reservation, error) {
-	r, err := scanReservation(t.queryRow(`SELECT `+reservationColumns+` FROM reservations r JOIN agents a ON a.id = r.agent_id WHERE r.id = ?`, id))
+	r, err := row.Reservation(t.queryRow(`SELECT `+row.ReservationColumnsA+` FROM reservations r JOIN agents a ON a.id = r.agent_id WHERE r.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, hub.Errorf(hub.ENOTFOUND, "reservation %d does not exist (released or expired): list the reservations to see their IDs", id)
 	}
@@ -64,7 +52,7 @@ func (t *Tx) InsertReservations(rs []*hub.Reservation) error {
 			ON CONFLICT (agent_id, pattern) DO UPDATE SET mode = excluded.mode, reason = excluded.reason,
 				created_at = excluded.created_at, expires_at = excluded.expires_at
 			RETURNING id`,
-			r.AgentID, r.Pattern, string(r.Mode), r.Reason, toNanos(r.CreatedAt), toNanos(r.ExpiresAt)).Scan(&r.ID)
+			r.AgentID, r.Pattern, string(r.Mode), r.Reason, row.Nanos(r.CreatedAt), row.Nanos(r.ExpiresAt)).Scan(&r.ID)
 		if err != nil {
 			return fmt.Errorf("insert reservation: %w", mapErr(err))
 		}
@@ -75,7 +63,7 @@ func (t *Tx) InsertReservations(rs []*hub.Reservation) error {
 // UpdateReservation implements hub.ReservationTx.
 func (t *Tx) UpdateReservation(r *hub.Reservation) error {
 	res, err := t.exec(`UPDATE reservations SET mode = ?, reason = ?, expires_at = ? WHERE id = ?`,
-		string(r.Mode), r.Reason, toNanos(r.ExpiresAt), r.ID)
+		string(r.Mode), r.Reason, row.Nanos(r.ExpiresAt), r.ID)
 	if err != nil {
 		return fmt.Errorf("update reservation: %w", err)
 	}

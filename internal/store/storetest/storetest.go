@@ -50,6 +50,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ViewIsReadOnly", testViewIsReadOnly},
 		{"CursorsNeverSkip", testCursorsNeverSkip},
 		{"DeleteMessagesBefore", testDeleteMessagesBefore},
+		{"Reservations", testReservations},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })
