@@ -82,7 +82,9 @@ func testReservations(t *testing.T, h NewDB) {
 		}
 		return nil
 	})
-	err := db.Update(t.Context(), func(tx hub.Tx) error { return tx.UpdateReservation(&hub.Reservation{ID: 999, Mode: hub.ReservationShared}) })
+	err := db.Update(t.Context(), func(tx hub.Tx) error {
+		return tx.UpdateReservation(&hub.Reservation{ID: 999, Mode: hub.ReservationShared})
+	})
 	if hub.ErrorCode(err) != hub.ENOTFOUND {
 		t.Errorf("UpdateReservation(999) = %v, want ENOTFOUND", err)
 	}
