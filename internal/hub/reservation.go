@@ -173,45 +173,29 @@ func matchSegments(ps, xs []string) bool {
 }
 
 // PatternsOverlap reports whether some path is covered by both normalised
-// patterns, so that reserving both means working on the same files.
+// patterns, so that reserving both means working on the same files. A
+// pattern that ran out covers everything below: the other one can always be
+// extended to a path under it.
 func PatternsOverlap(a, b string) bool {
-	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
-	memo := map[[2]int]bool{}
-	var ov func(i, j int) bool
-	ov = func(i, j int) bool {
-		// A pattern that ran out covers everything below: the other one
-		// can always be extended to a path under it.
-		if i == len(as) || j == len(bs) {
-			return true
-		}
-		k := [2]int{i, j}
-		if v, ok := memo[k]; ok {
-			return v
-		}
-		var v bool
-		switch {
-		case as[i] == "**":
-			v = ov(i+1, j) || ov(i, j+1)
-		case bs[j] == "**":
-			v = ov(i, j+1) || ov(i+1, j)
-		default:
-			v = segmentsOverlap(as[i], bs[j]) && ov(i+1, j+1)
-		}
-		memo[k] = v
-		return v
-	}
-	return ov(0, 0)
+	return intersect(strings.Split(a, "/"), strings.Split(b, "/"), func(s string) bool { return s == "**" }, segmentsOverlap, true)
 }
 
 // segmentsOverlap reports whether one segment name matches both segment
-// globs (made of literal characters, ? and *). A literal is a glob without
-// wildcards, so this is also how a glob segment matches a path segment.
+// globs (made of literal characters, ? and *).
 func segmentsOverlap(a, b string) bool {
-	x, y := []rune(a), []rune(b)
+	return intersect([]rune(a), []rune(b), func(r rune) bool { return r == '*' },
+		func(p, q rune) bool { return p == '?' || q == '?' || p == q }, false)
+}
+
+// intersect reports whether some sequence matches both token sequences x
+// and y, where a star token matches any run of tokens (none included) and
+// two other tokens match the same one when same says so. With open, a
+// sequence that ran out matches whatever follows.
+func intersect[T any](x, y []T, star func(T) bool, same func(a, b T) bool, open bool) bool {
 	memo := map[[2]int]bool{}
 	var ov func(i, j int) bool
 	ov = func(i, j int) bool {
-		if i == len(x) && j == len(y) {
+		if (i == len(x) && j == len(y)) || (open && (i == len(x) || j == len(y))) {
 			return true
 		}
 		k := [2]int{i, j}
@@ -220,13 +204,12 @@ func segmentsOverlap(a, b string) bool {
 		}
 		var v bool
 		switch {
-		case i < len(x) && x[i] == '*':
-			// * matches nothing, or eats what y's next token matches.
+		case i < len(x) && star(x[i]): // matches nothing, or eats y's next token
 			v = ov(i+1, j) || (j < len(y) && ov(i, j+1))
-		case j < len(y) && y[j] == '*':
+		case j < len(y) && star(y[j]):
 			v = ov(i, j+1) || (i < len(x) && ov(i+1, j))
 		case i < len(x) && j < len(y):
-			v = (x[i] == '?' || y[j] == '?' || x[i] == y[j]) && ov(i+1, j+1)
+			v = same(x[i], y[j]) && ov(i+1, j+1)
 		}
 		memo[k] = v
 		return v
