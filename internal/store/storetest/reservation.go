@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,5 +111,56 @@ func testReservations(t *testing.T, h NewDB) {
 			t.Errorf("left after deletes: %v", reservationPatterns(left))
 		}
 		return nil
+	})
+}
+
+// testReservationRace races agents for one glob through two handles on the
+// same database, as two hub processes would: the decision is taken under
+// the store's write lock, so exactly one gets the exclusive reservation.
+func testReservationRace(t *testing.T, h NewDB) {
+	t.Parallel()
+	open := h(t)
+	dbs := []hub.Store{open(), open()}
+	svcs := make([]*hub.Service, len(dbs))
+	for i, db := range dbs {
+		svcs[i] = hub.NewService(db, hub.NewFakeClock(t0), hub.DefaultConfig())
+	}
+	const n = 16
+	agents := make([]*hub.Agent, n)
+	for i := range agents {
+		agents[i] = createAgent(t, dbs[0], fmt.Sprintf("racer-%02d", i))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, _, errs[i] = svcs[i%2].ReservePaths(t.Context(), agents[i], hub.ReservationRequest{Patterns: []string{"src/**/*.go"}})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch hub.ErrorCode(err) {
+		case "":
+			won++
+		case hub.EPRECONDITION:
+		default:
+			t.Errorf("racer %d: %v", i, err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d exclusive winners, want exactly 1", won)
+	}
+	mustView(t, dbs[1], func(tx hub.Tx) error {
+		rs, err := tx.ActiveReservations(t0, 0)
+		if err == nil && len(rs) != 1 {
+			t.Errorf("%d reservations stored, want 1: %v", len(rs), reservationPatterns(rs))
+		}
+		return err
 	})
 }

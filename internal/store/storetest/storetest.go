@@ -51,6 +51,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"CursorsNeverSkip", testCursorsNeverSkip},
 		{"DeleteMessagesBefore", testDeleteMessagesBefore},
 		{"Reservations", testReservations},
+		{"ReservationRace", testReservationRace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })
