@@ -17,6 +17,7 @@ var readMethods = map[string]bool{
 	agentServicePrefix + "WaitForMessages":         true,
 	agentServicePrefix + "GetDeepWork":             true,
 	agentServicePrefix + "GetHeartbeatElapsedTime": true,
+	agentServicePrefix + "ListReservations":        true,
 }
 
 // SetReadLimit sets the per-agent read budget; call it before serving. A
