@@ -175,6 +175,20 @@ func (s *Service) RotateToken(ctx context.Context, name string, revoke bool) (*A
 	return a, token, nil
 }
 
+// AgentsChanged is told by the store that another process changed the
+// tokens or states of agents ids (with none: of any agent). It forgets the
+// agents cached for authentication, so a revoked or rotated-out token or a
+// disabled agent is refused at its next call, and wakes the agents' parked
+// waits, which look again and end if their agent is now disabled (as
+// SetAgentDisabled does here).
+func (s *Service) AgentsChanged(ids ...int64) {
+	s.auth.clear()
+	if len(ids) == 0 {
+		ids = s.waiters.Agents()
+	}
+	s.waiters.Notify(ids...)
+}
+
 // modifyAgent loads an agent by name in a write transaction and applies fn.
 func (s *Service) modifyAgent(ctx context.Context, name string, fn func(Tx, *Agent) error) (*Agent, error) {
 	// Authentication trusts cached agents: forget them before and after the

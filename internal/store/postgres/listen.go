@@ -3,21 +3,41 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// Watch reports the posts that any replica commits, until ctx ends. It
-// LISTENs on one dedicated connection (not from the pool) and calls posted
-// for each notification; the payload is the newest message ID only, never
-// the message, and posted is expected to be cheap and to coalesce
-// (hub.Service.Poke). When the connection drops, Watch reconnects with a
-// growing pause (up to 5 s), says so in the log, and calls resync once
-// listening again: the notifications sent meanwhile are lost, so every
-// parked wait must look again (hub.Service.RecheckWaits). It also calls
-// posted after the first LISTEN, for the posts committed before it.
-func (db *DB) Watch(ctx context.Context, posted func(), resync func() int) error {
+// Reports are what Watch calls when other replicas (or this one) change
+// something that a replica keeps in memory.
+type Reports struct {
+	// Posted is called for each post committed; it is expected to be
+	// cheap and to coalesce (hub.Service.Poke).
+	Posted func()
+	// Resync is called after a reconnect: the notifications sent meanwhile
+	// are lost, so every parked wait must look again
+	// (hub.Service.RecheckWaits). It returns how many agents' waits it woke.
+	Resync func() int
+	// AgentsChanged is called when the tokens or states of agents changed
+	// (a token rotated or revoked, an agent disabled or enabled); with no
+	// IDs, any agent may have changed (hub.Service.AgentsChanged).
+	AgentsChanged func(ids ...int64)
+}
+
+// changedAgentPrefix starts the payload of a changed agent's notification.
+const changedAgentPrefix = "agent:"
+
+// Watch reports what any replica commits, until ctx ends. It LISTENs on
+// one dedicated connection (not from the pool) to two channels: posts (the
+// payload is the newest message ID only, never the message) and changed
+// agents ("agent:ID"). When the connection drops, Watch reconnects with a
+// growing pause (up to 5 s), says so in the log, and once listening again
+// reports every agent changed and resyncs, since the notifications sent
+// meanwhile are lost. It also reports a post after the first LISTEN, for
+// the posts committed before it.
+func (db *DB) Watch(ctx context.Context, r Reports) error {
 	cfg := db.conn.Copy()
 	cfg.RuntimeParams["application_name"] = applicationName("hub listen", db.schema)
 	pause, connected := 100*time.Millisecond, false
@@ -27,7 +47,7 @@ func (db *DB) Watch(ctx context.Context, posted func(), resync func() int) error
 			if ctx.Err() != nil {
 				return nil
 			}
-			db.logger.Warn("cannot listen for other replicas' posts; retrying (parked waits still poll)", "err", err, "retry_in", pause)
+			db.logger.Warn("cannot listen for other replicas' changes; retrying (parked waits still poll)", "err", err, "retry_in", pause)
 			select {
 			case <-ctx.Done():
 				return nil
@@ -38,41 +58,54 @@ func (db *DB) Watch(ctx context.Context, posted func(), resync func() int) error
 		}
 		pause = 100 * time.Millisecond
 		if connected {
-			n := resync()
-			db.logger.Info("listening for other replicas' posts again; re-checked every parked wait", "agents", n)
+			r.AgentsChanged()
+			n := r.Resync()
+			db.logger.Info("listening for other replicas' changes again; forgot the cached agents and re-checked every parked wait", "agents", n)
 		}
 		connected = true
-		posted()
-		err = db.listen(ctx, conn, posted)
+		r.Posted()
+		err = db.listen(ctx, conn, r)
 		conn.Close(context.Background())
 		if ctx.Err() != nil {
 			return nil
 		}
-		db.logger.Warn("lost the connection that listens for other replicas' posts; reconnecting", "err", err)
+		db.logger.Warn("lost the connection that listens for other replicas' changes; reconnecting", "err", err)
 	}
 }
 
-// listenConn opens a connection and LISTENs on the posts channel.
+// listenConn opens a connection and LISTENs on the posts and changed
+// agents channels.
 func (db *DB) listenConn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, connectError(cfg, err)
 	}
-	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{db.channel}.Sanitize()); err != nil {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("listen: %w", db.friendly(err))
+	for _, ch := range []string{db.channel, db.changed} {
+		if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{ch}.Sanitize()); err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("listen: %w", db.friendly(err))
+		}
 	}
 	return conn, nil
 }
 
-// listen calls posted for each notification until the connection fails
-// or ctx ends.
-func (db *DB) listen(ctx context.Context, conn *pgx.Conn, posted func()) error {
+// listen reports each notification until the connection fails or ctx ends.
+func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		posted()
+		if n.Channel != db.changed {
+			r.Posted()
+			continue
+		}
+		id, err := strconv.ParseInt(strings.TrimPrefix(n.Payload, changedAgentPrefix), 10, 64)
+		if err != nil || !strings.HasPrefix(n.Payload, changedAgentPrefix) {
+			r.AgentsChanged() // unknown payload: forget everything, to be safe
+			continue
+		}
+		r.AgentsChanged(id)
 	}
 }
 
