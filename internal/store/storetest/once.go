@@ -44,7 +44,9 @@ func checkOnce(t *testing.T, h NewDB, what string, rec func(a *hub.Agent) record
 func testRecordNudgeOnce(t *testing.T, h NewDB) {
 	t.Parallel()
 	checkOnce(t, h, "nudge", func(a *hub.Agent) record {
-		return func(tx hub.Tx, n int, at time.Time) (bool, error) { return tx.RecordNudge(a.ID, "quiet since 09:00", n, at) }
+		return func(tx hub.Tx, n int, at time.Time) (bool, error) {
+			return tx.RecordNudge(a.ID, "quiet since 09:00", n, at)
+		}
 	})
 	// The same number in another episode is another nudge.
 	db := fresh(t, h)
