@@ -133,6 +133,28 @@ func TestPostgresReplicas(t *testing.T) {
 		t.Fatalf("B's wait = %v, %v; want message %s", got, err, posted.GetMessage().GetId())
 	}
 
+	// The only call of carol, served by the replica that does not lead,
+	// reaches the store's presence (that replica's tick writes it).
+	carol, err := admin.CreateAgent(coreBearer(tokA), &hubv1.CreateAgentRequest{Name: "carol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := hubv1.NewAgentServiceClient(other.Conn())
+	if _, err := follower.GetStatus(coreBearer(carol.GetToken()), &hubv1.GetStatusRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "carol's call on the follower in the store", func() bool {
+		var seen bool
+		if err := leader.Store.View(context.Background(), func(tx hub.Tx) error {
+			c, err := tx.AgentByName("carol")
+			seen = err == nil && !c.LastSeenAt.IsZero()
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return seen
+	})
+
 	leader.Close()
 	within(t, "the other replica takes over", func() bool { return leaderGauge(t, other) == "1" })
 }
