@@ -175,19 +175,35 @@ func (s *Service) RotateToken(ctx context.Context, name string, revoke bool) (*A
 	return a, token, nil
 }
 
-// AgentsChanged is told by the store that another process changed the
-// tokens or states of agents ids (with none: of any agent). It forgets the
-// agents cached for authentication, so a revoked or rotated-out token or a
-// disabled agent is refused at its next call, and wakes the agents' parked
-// waits, which look again and end if their agent is now disabled (as
-// SetAgentDisabled does here).
-func (s *Service) AgentsChanged(ids ...int64) {
+// AgentChange is what another hub process sharing the store changed about
+// an agent (Service.AgentChanged).
+type AgentChange uint8
+
+// The changes that another process reports.
+const (
+	TokenChanged  AgentChange = iota + 1 // the token was rotated or revoked
+	AgentDisabled                        // the agent was disabled
+	AgentEnabled                         // the agent was enabled again
+)
+
+// AgentChanged is told by the store that another process changed agent id.
+// It forgets the agents cached for authentication, so an old token or a
+// disabled agent is refused at its next call, and, for a token change or a
+// disable, ends the agent's parked waits as RotateToken and
+// SetAgentDisabled do in this process.
+func (s *Service) AgentChanged(id int64, change AgentChange) {
 	s.auth.clear()
-	if len(ids) == 0 {
-		ids = s.waiters.Agents()
+	switch change {
+	case TokenChanged:
+		s.waiters.Revoke(id, errRevoked())
+	case AgentDisabled:
+		s.waiters.Revoke(id, Errorf(EPERMISSION, "the agent was disabled while this call waited"))
 	}
-	s.waiters.Notify(ids...)
 }
+
+// ForgetAgents forgets the agents cached for authentication; the store
+// calls it when changes made by other processes may have been missed.
+func (s *Service) ForgetAgents() { s.auth.clear() }
 
 // modifyAgent loads an agent by name in a write transaction and applies fn.
 func (s *Service) modifyAgent(ctx context.Context, name string, fn func(Tx, *Agent) error) (*Agent, error) {

@@ -64,10 +64,9 @@ func (t *Tx) CountAgents() (int64, error) {
 	return n, err
 }
 
-// UpdateAgent implements hub.AgentTx. Disabling or enabling an agent
-// tells every replica to forget what it caches about the agent (see
-// agentChanged); the other fields change too often and matter too little
-// to be announced.
+// UpdateAgent implements hub.AgentTx. Disabling or enabling an agent is
+// announced to every replica (see agentChanged); the other fields change
+// too often and matter too little to be announced.
 func (t *Tx) UpdateAgent(a *hub.Agent) error {
 	var toggled bool
 	err := t.queryRow(`UPDATE agents SET display_name = $1, role = $2, description = $3, locale = $4, disabled_at = $5,
@@ -81,7 +80,10 @@ func (t *Tx) UpdateAgent(a *hub.Agent) error {
 	} else if err != nil || !toggled {
 		return err
 	}
-	return t.agentChanged(a.ID)
+	if a.Disabled() {
+		return t.agentChanged(a.ID, hub.AgentDisabled)
+	}
+	return t.agentChanged(a.ID, hub.AgentEnabled)
 }
 
 // SetAgentToken implements hub.AgentTx. A token another agent holds is
@@ -101,16 +103,16 @@ func (t *Tx) SetAgentToken(agentID int64, hash []byte) error {
 	if err != nil || tag.RowsAffected() == 0 {
 		return err
 	}
-	return t.agentChanged(agentID)
+	return t.agentChanged(agentID, hub.TokenChanged)
 }
 
 // agentChanged NOTIFYs every replica (this one included) that the agent's
 // token or state changed, so that each forgets the agents it cached for
-// authentication and lets the agent's parked waits look again. PostgreSQL
+// authentication and ends the agent's parked waits (Watch). PostgreSQL
 // delivers it at commit, never for a rolled-back change. The payload is
-// "agent:ID".
-func (t *Tx) agentChanged(id int64) error {
-	_, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.changed, changedAgentPrefix+strconv.FormatInt(id, 10))
+// "CHANGE:ID" (changeNames).
+func (t *Tx) agentChanged(id int64, change hub.AgentChange) error {
+	_, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.changed, changeNames[change]+":"+strconv.FormatInt(id, 10))
 	return err
 }
 

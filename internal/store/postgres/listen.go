@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -20,22 +21,26 @@ type Reports struct {
 	// are lost, so every parked wait must look again
 	// (hub.Service.RecheckWaits). It returns how many agents' waits it woke.
 	Resync func() int
-	// AgentsChanged is called when the tokens or states of agents changed
-	// (a token rotated or revoked, an agent disabled or enabled); with no
-	// IDs, any agent may have changed (hub.Service.AgentsChanged).
-	AgentsChanged func(ids ...int64)
+	// AgentChanged is called when an agent's token or state changed
+	// (hub.Service.AgentChanged).
+	AgentChanged func(id int64, change hub.AgentChange)
+	// ForgetAgents is called when changes to agents may have been missed:
+	// after a reconnect, or for a notification it cannot read
+	// (hub.Service.ForgetAgents).
+	ForgetAgents func()
 }
 
-// changedAgentPrefix starts the payload of a changed agent's notification.
-const changedAgentPrefix = "agent:"
+// changeNames are the changes' names in the payload of a changed agent's
+// notification.
+var changeNames = map[hub.AgentChange]string{hub.TokenChanged: "token", hub.AgentDisabled: "disabled", hub.AgentEnabled: "enabled"}
 
 // Watch reports what any replica commits, until ctx ends. It LISTENs on
 // one dedicated connection (not from the pool) to two channels: posts (the
 // payload is the newest message ID only, never the message) and changed
-// agents ("agent:ID"). When the connection drops, Watch reconnects with a
-// growing pause (up to 5 s), says so in the log, and once listening again
-// reports every agent changed and resyncs, since the notifications sent
-// meanwhile are lost. It also reports a post after the first LISTEN, for
+// agents ("token:ID", "disabled:ID", "enabled:ID"). When the connection
+// drops, Watch reconnects with a growing pause (up to 5 s), says so in the
+// log, and once listening again forgets the cached agents and resyncs,
+// since the notifications sent meanwhile are lost. It also reports a post after the first LISTEN, for
 // the posts committed before it.
 func (db *DB) Watch(ctx context.Context, r Reports) error {
 	cfg := db.conn.Copy()
@@ -58,7 +63,7 @@ func (db *DB) Watch(ctx context.Context, r Reports) error {
 		}
 		pause = 100 * time.Millisecond
 		if connected {
-			r.AgentsChanged()
+			r.ForgetAgents()
 			n := r.Resync()
 			db.logger.Info("listening for other replicas' changes again; forgot the cached agents and re-checked every parked wait", "agents", n)
 		}
@@ -100,13 +105,24 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 			r.Posted()
 			continue
 		}
-		id, err := strconv.ParseInt(strings.TrimPrefix(n.Payload, changedAgentPrefix), 10, 64)
-		if err != nil || !strings.HasPrefix(n.Payload, changedAgentPrefix) {
-			r.AgentsChanged() // unknown payload: forget everything, to be safe
-			continue
+		if id, change, ok := parseChange(n.Payload); ok {
+			r.AgentChanged(id, change)
+		} else {
+			r.ForgetAgents() // unreadable: forget everything, to be safe
 		}
-		r.AgentsChanged(id)
 	}
+}
+
+// parseChange reads the payload of a changed agent's notification.
+func parseChange(payload string) (int64, hub.AgentChange, bool) {
+	name, idText, _ := strings.Cut(payload, ":")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	for change, n := range changeNames {
+		if n == name && err == nil {
+			return id, change, true
+		}
+	}
+	return 0, 0, false
 }
 
 // applicationName names a dedicated connection in pg_stat_activity (at
