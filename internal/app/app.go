@@ -92,7 +92,7 @@ type Main struct {
 	tickStats  func() server.TickStats
 	leading    func() bool                     // whether this process ran the last tick (orchestrator.go)
 	leader     orchestrator.Leader             // set by openDatabase
-	watchPosts func(ctx context.Context) error // other replicas' posts; nil for SQLite
+	watchPosts func(ctx context.Context) error // other replicas' posts and changed agents; nil for SQLite
 	metrics    *metrics.Metrics                // Prometheus registry (metrics.go)
 	closeOnce  sync.Once
 	closeErr   error

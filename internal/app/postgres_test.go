@@ -14,7 +14,9 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/postgres/pgtest"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 // startReplica boots a hub on the PostgreSQL database at dbURL, with its
@@ -131,6 +133,90 @@ func TestPostgresReplicas(t *testing.T) {
 		t.Fatalf("B's wait = %v, %v; want message %s", got, err, posted.GetMessage().GetId())
 	}
 
+	// The only call of carol, served by the replica that does not lead,
+	// reaches the store's presence (that replica's tick writes it).
+	carol, err := admin.CreateAgent(coreBearer(tokA), &hubv1.CreateAgentRequest{Name: "carol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := hubv1.NewAgentServiceClient(other.Conn())
+	if _, err := follower.GetStatus(coreBearer(carol.GetToken()), &hubv1.GetStatusRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "carol's call on the follower in the store", func() bool {
+		var seen bool
+		if err := leader.Store.View(context.Background(), func(tx hub.Tx) error {
+			c, err := tx.AgentByName("carol")
+			seen = err == nil && !c.LastSeenAt.IsZero()
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return seen
+	})
+
 	leader.Close()
 	within(t, "the other replica takes over", func() bool { return leaderGauge(t, other) == "1" })
+}
+
+// A token revoked, a token rotated and an agent disabled through replica A
+// end the agent's wait parked on replica B and are refused by B. B's
+// fallback poll is an hour and nothing is posted, so only A's notification
+// can end the waits (the auth cache's TTL alone would refuse the tokens in
+// time, but never ends a parked wait).
+func TestPostgresReplicasForgetChangedAgents(t *testing.T) {
+	dbURL := pgtest.Database(t)
+	a, b := startReplica(t, dbURL), startReplica(t, dbURL)
+	tokA, _ := a.AdminToken()
+	admin := hubv1.NewAdminServiceClient(a.Conn())
+	onB := hubv1.NewAgentServiceClient(b.Conn())
+	for _, tt := range []struct {
+		name   string
+		change func() error
+		want   codes.Code
+	}{
+		{"bob", func() error {
+			_, err := admin.RevokeToken(coreBearer(tokA), &hubv1.RevokeTokenRequest{Name: "bob"})
+			return err
+		}, codes.Unauthenticated},
+		{"carol", func() error {
+			_, err := admin.RotateToken(coreBearer(tokA), &hubv1.RotateTokenRequest{Name: "carol"})
+			return err
+		}, codes.Unauthenticated},
+		{"dave", func() error {
+			_, err := admin.DisableAgent(coreBearer(tokA), &hubv1.DisableAgentRequest{Name: "dave"})
+			return err
+		}, codes.PermissionDenied},
+	} {
+		r, err := admin.CreateAgent(coreBearer(tokA), &hubv1.CreateAgentRequest{Name: tt.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		token := r.GetToken()
+		// The token is now in B's auth cache, and a wait is parked on B.
+		if _, err := onB.GetStatus(coreBearer(token), &hubv1.GetStatusRequest{}); err != nil {
+			t.Fatalf("%s on B: %v", tt.name, err)
+		}
+		waited := make(chan error, 1)
+		go func() {
+			timeout := int32(60)
+			_, err := onB.WaitForMessages(coreBearer(token), &hubv1.WaitForMessagesRequest{TimeoutSeconds: &timeout})
+			waited <- err
+		}()
+		within(t, tt.name+"'s wait parked on B", func() bool { return b.Service.Waiters().Count() == 1 })
+		if err := tt.change(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-waited:
+			if status.Code(err) != tt.want {
+				t.Fatalf("%s's wait parked on B ended with %v; want %s", tt.name, err, tt.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("changing %s on A did not end the wait parked on B within 5 s", tt.name)
+		}
+		if _, err := onB.GetStatus(coreBearer(token), &hubv1.GetStatusRequest{}); status.Code(err) != tt.want {
+			t.Fatalf("%s's old token on B: %v; want %s", tt.name, err, tt.want)
+		}
+	}
 }

@@ -28,7 +28,7 @@ type diskFuller interface{ DiskFull() bool }
 
 // openDatabase opens PostgreSQL when m.DatabaseURL is set (several replicas
 // may share it: their orchestrators elect a leader, and each replica
-// listens for the others' posts), else the SQLite file in the data dir
+// listens for the others' posts and changed agents), else the SQLite file in the data dir
 // (one process: it always leads, and the fallback poll is its only
 // outside watcher).
 func (m *Main) openDatabase(ctx context.Context) error {
@@ -45,6 +45,8 @@ func (m *Main) openDatabase(ctx context.Context) error {
 		return err
 	}
 	m.Store, m.leader = db, db.Leader()
-	m.watchPosts = func(ctx context.Context) error { return db.Watch(ctx, m.Service.Poke, m.Service.RecheckWaits) }
+	m.watchPosts = func(ctx context.Context) error {
+		return db.Watch(ctx, postgres.Reports{Posted: m.Service.Poke, Resync: m.Service.RecheckWaits, AgentChanged: m.Service.AgentChanged, ForgetAgents: m.Service.ForgetAgents})
+	}
 	return nil
 }

@@ -175,6 +175,36 @@ func (s *Service) RotateToken(ctx context.Context, name string, revoke bool) (*A
 	return a, token, nil
 }
 
+// AgentChange is what another hub process sharing the store changed about
+// an agent (Service.AgentChanged).
+type AgentChange uint8
+
+// The changes that another process reports.
+const (
+	TokenChanged  AgentChange = iota + 1 // the token was rotated or revoked
+	AgentDisabled                        // the agent was disabled
+	AgentEnabled                         // the agent was enabled again
+)
+
+// AgentChanged is told by the store that another process changed agent id.
+// It forgets the agents cached for authentication, so an old token or a
+// disabled agent is refused at its next call, and, for a token change or a
+// disable, ends the agent's parked waits as RotateToken and
+// SetAgentDisabled do in this process.
+func (s *Service) AgentChanged(id int64, change AgentChange) {
+	s.auth.clear()
+	switch change {
+	case TokenChanged:
+		s.waiters.Revoke(id, errRevoked())
+	case AgentDisabled:
+		s.waiters.Revoke(id, Errorf(EPERMISSION, "the agent was disabled while this call waited"))
+	}
+}
+
+// ForgetAgents forgets the agents cached for authentication; the store
+// calls it when changes made by other processes may have been missed.
+func (s *Service) ForgetAgents() { s.auth.clear() }
+
 // modifyAgent loads an agent by name in a write transaction and applies fn.
 func (s *Service) modifyAgent(ctx context.Context, name string, fn func(Tx, *Agent) error) (*Agent, error) {
 	// Authentication trusts cached agents: forget them before and after the

@@ -7,8 +7,9 @@ import (
 
 // authCacheTTL bounds how long a token's agent is trusted without reading
 // the store. Changes made through this process (disable, rotate, revoke)
-// clear the cache at once; the TTL bounds staleness only for changes made
-// by another process on the same database.
+// clear the cache at once, and so do changes that a store shared by
+// several processes reports (Service.AgentChanged, Service.ForgetAgents); the TTL bounds
+// staleness only if such a report is late or lost.
 const authCacheTTL = 2 * time.Second
 
 // authCacheMax bounds the cache's size; past it, the cache starts over.

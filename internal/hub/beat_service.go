@@ -134,7 +134,10 @@ func (s *Service) AdvanceBeat(ctx context.Context, now time.Time, interval time.
 	if err != nil {
 		return BeatState{}, 0, err
 	}
-	if !ok {
+	old := "" // the stored counter, for the compare-and-set below
+	if ok {
+		old = strconv.FormatInt(st.Beat, 10)
+	} else {
 		st = NewBeatState(now)
 	}
 	st, n := AdvanceBeats(st, interval, now)
@@ -142,8 +145,29 @@ func (s *Service) AdvanceBeat(ctx context.Context, now time.Time, interval time.
 		s.setBeat(max(s.Beat(), st.Beat))
 		return st, 0, nil
 	}
-	if err := s.store.Update(ctx, func(tx Tx) error { return saveBeatState(tx, st, interval) }); err != nil {
+	// The counter moves by compare-and-set on the value read: if another
+	// orchestrator (a stale leader, after a fail-over) moved it meanwhile,
+	// those beats are counted already, and this one adopts the stored state.
+	var swapped bool
+	err = s.store.Update(ctx, func(tx Tx) (err error) {
+		if swapped, err = tx.SwapMeta(metaBeat, old, strconv.FormatInt(st.Beat, 10)); err != nil || !swapped {
+			return err
+		}
+		return saveBeatState(tx, st, interval)
+	})
+	if err != nil {
 		return BeatState{}, 0, err
+	}
+	if !swapped {
+		err = s.store.View(ctx, func(tx Tx) (err error) {
+			st, _, _, err = loadBeatState(tx)
+			return err
+		})
+		if err != nil {
+			return BeatState{}, 0, err
+		}
+		s.setBeat(max(s.Beat(), st.Beat))
+		return st, 0, nil
 	}
 	s.setBeat(st.Beat)
 	return st, n, nil

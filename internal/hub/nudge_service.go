@@ -47,6 +47,10 @@ type NudgeTx interface {
 	// above readUpTo, except the orchestrator's own (nudges), and returns
 	// the oldest one's time.
 	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
+	// RecordNudge records that the nth nudge of the agent's inactivity
+	// episode is sent at at, and reports false, writing nothing, when it
+	// already was (by another orchestrator, after a fail-over).
+	RecordNudge(agentID int64, episode string, n int, at time.Time) (bool, error)
 }
 
 // CheckNudges looks at up to set.BatchLimit agents whose nudge check is due
@@ -76,6 +80,9 @@ func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSe
 			}
 			c, post, ev, err := s.applyNudge(r.Agent, r.Check, in, now, set)
 			if err != nil {
+				return err
+			}
+			if post, ev, err = recordNudge(tx, c, post, ev, now); err != nil {
 				return err
 			}
 			checks = append(checks, c)
@@ -213,6 +220,9 @@ func (s *Service) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSetting
 	if err != nil {
 		return nil, err
 	}
+	if post, ev, err = recordNudge(tx, c, post, ev, now); err != nil {
+		return nil, err
+	}
 	var wake []int64
 	if post != nil {
 		if err := tx.InsertMessage(post.m, post.ds); err != nil {
@@ -226,6 +236,21 @@ func (s *Service) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSetting
 		}
 	}
 	return wake, tx.PutAgentCheck(c)
+}
+
+// recordNudge records in tx the nudge that applyNudge decided (if any) as
+// c's nth nudge of its episode; when the store says that nudge was already
+// sent (c is stale: another orchestrator sent it), it returns no post and
+// no event.
+func recordNudge(tx Tx, c AgentCheck, post *nudgePost, ev *Event, now time.Time) (*nudgePost, *Event, error) {
+	if post == nil {
+		return post, ev, nil
+	}
+	fresh, err := tx.RecordNudge(c.AgentID, c.Episode, c.NudgeCount, now)
+	if err != nil || !fresh {
+		return nil, nil, err
+	}
+	return post, ev, nil
 }
 
 // nudgePost is a nudge message to insert with its deliveries.

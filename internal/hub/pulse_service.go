@@ -24,6 +24,10 @@ type PulseTx interface {
 	// PutPulseState stores an agent's pulse state and next check. ENOTFOUND
 	// when the agent has no pulse config.
 	PutPulseState(st PulseState, nextCheckAt time.Time) error
+	// RecordPulse records that the agent's nth pulse is sent at at, and
+	// reports false, writing nothing, when it already was (by another
+	// orchestrator, after a fail-over).
+	RecordPulse(agentID, n int64, at time.Time) (bool, error)
 }
 
 // nextPulseCheck returns when a pulse blocked for reason should be checked
@@ -138,8 +142,12 @@ func pulseBody(instructions, heartbeatID, channel string, loc Locale) string {
 
 // deliverPulse sends the pulse p to agent a at now inside tx: a new current
 // heartbeat ID, a heartbeat message with the instructions, and the state
-// marked unanswered. It returns the message.
+// marked unanswered. It returns the message, or nil when the store says
+// this pulse was already sent (p is stale: another orchestrator sent it).
 func (s *Service) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, now time.Time) (*Message, error) {
+	if fresh, err := tx.RecordPulse(a.ID, p.State.PulseCount+1, now); err != nil || !fresh {
+		return nil, err
+	}
 	hbID := FormatHeartbeatID(now, s.cfg.Location)
 	a.CurrentHeartbeatID, a.HeartbeatStartedAt = hbID, now.Truncate(time.Second)
 	if err := tx.UpdateAgent(a); err != nil {
@@ -197,6 +205,8 @@ func (s *Service) TriggerPulse(ctx context.Context, agentName string) (*Message,
 		}
 		if m, err = s.deliverPulse(ctx, tx, a, p, now); err != nil {
 			return err
+		} else if m == nil {
+			return Errorf(ECONFLICT, "a pulse to %q was sent meanwhile: check `hubctl pulse list` before triggering another", a.Name)
 		}
 		hbID, agentID = a.CurrentHeartbeatID, a.ID
 		return nil
@@ -243,8 +253,11 @@ func (s *Service) RunPulses(ctx context.Context, now time.Time, limit int) (int,
 			st.LastReason = reason
 			return nil, tx.PutPulseState(st, nextPulseCheck(reason, p.Config, p.State, lastCall, now, busy, s.cfg.Location))
 		}
-		if _, err := s.deliverPulse(ctx, tx, a, p, now); err != nil {
+		m, err := s.deliverPulse(ctx, tx, a, p, now)
+		if err != nil {
 			return nil, fmt.Errorf("pulse %s: %w", a.Name, err)
+		} else if m == nil {
+			return nil, nil
 		}
 		return []int64{id}, nil
 	})

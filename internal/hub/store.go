@@ -51,7 +51,15 @@ type MetaTx interface {
 	Meta(key string) (string, error)
 	// SetMeta stores value under key.
 	SetMeta(key, value string) error
+	// SwapMeta stores value under key only if the stored value is still old
+	// ("": none stored), and reports whether it did (compare-and-set).
+	SwapMeta(key, old, value string) (bool, error)
 }
+
+// SentKept is how long a store keeps its records of the nudges and pulses
+// sent (NudgeTx.RecordNudge, PulseTx.RecordPulse): far longer than any
+// orchestrator can act on a stale state.
+const SentKept = 24 * time.Hour
 
 // AgentTime is a time for one agent: when its health is next evaluated
 // (zero: never by itself), when its nudge check is next due.

@@ -200,6 +200,9 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 		o.stats.Leader = false
 		o.stats.NotLeader++
 		o.mu.Unlock()
+		if o.svc != nil {
+			o.follow(ctx, start)
+		}
 		return
 	}
 	began := time.Now() // durations are measured on the monotonic clock
@@ -207,6 +210,17 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 	o.record(start, time.Since(began), true, err)
 	if o.svc != nil { // tests of the loop alone have no service
 		o.svc.Feed().Publish(hub.TopicTick)
+	}
+}
+
+// follow is the tick of a replica that does not lead: it writes the
+// presence of the calls this replica served (the leader's health sweep and
+// nudges read it from the store) and takes up the beat the leader advanced
+// (the interaction beat of this replica's callers).
+func (o *Orchestrator) follow(ctx context.Context, now time.Time) {
+	_, err := o.svc.FlushPresence(ctx, now, o.set)
+	if err = errors.Join(err, o.svc.LoadBeat(ctx)); err != nil {
+		o.logger().Warn("orchestrator: write presence and read the beat while another replica leads", "err", err)
 	}
 }
 

@@ -44,7 +44,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 
 // Two real hub processes on one PostgreSQL database: a post through A
 // wakes a wait parked on B (B's fallback poll is an hour: only A's NOTIFY
-// can wake it), one of them runs the orchestrator, when the leader is
+// can wake it), a token revoked through A is refused by B, one of them runs the orchestrator, when the leader is
 // killed with SIGKILL the other takes over, and a cron job runs once per
 // slot throughout.
 func TestTwoReplicas(t *testing.T) {
@@ -93,6 +93,14 @@ func TestTwoReplicas(t *testing.T) {
 	if got := b.metric("hub_wake_latency_seconds_count"); got != "1" {
 		t.Errorf("B's hub_wake_latency_seconds_count = %q, want 1 (the wait was woken, not timed out)", got)
 	}
+
+	// bob's token, cached by B for his wait, is revoked through A: B
+	// refuses it within 5 s (A's NOTIFY clears B's cache).
+	a.hubctl(t, nil, "agent", "token", "revoke", "bob").must(t)
+	waitFor(t, "B refuses bob's revoked token", 5*time.Second, func() bool {
+		code, _, err := b.do(ctx, "POST", "/v1/messages:wait", token["bob"], map[string]any{"timeout_seconds": 0})
+		return err == nil && code == http.StatusUnauthorized
+	})
 
 	waitFor(t, "cron runs before the fail-over", 30*time.Second, func() bool { return len(cronRuns(t, a)) >= 2 })
 	var leader, other *hubProc

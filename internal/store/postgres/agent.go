@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
@@ -63,20 +64,26 @@ func (t *Tx) CountAgents() (int64, error) {
 	return n, err
 }
 
-// UpdateAgent implements hub.AgentTx.
+// UpdateAgent implements hub.AgentTx. Disabling or enabling an agent is
+// announced to every replica (see agentChanged); the other fields change
+// too often and matter too little to be announced.
 func (t *Tx) UpdateAgent(a *hub.Agent) error {
-	tag, err := t.exec(`UPDATE agents SET display_name = $1, role = $2, description = $3, locale = $4, disabled_at = $5,
+	var toggled bool
+	err := t.queryRow(`UPDATE agents SET display_name = $1, role = $2, description = $3, locale = $4, disabled_at = $5,
 		current_heartbeat_id = $6, heartbeat_started_at = $7, read_up_to = $8, last_seen_at = $9, last_interaction_beat = $10
-		WHERE id = $11`,
+		FROM agents old WHERE agents.id = $11 AND old.id = agents.id
+		RETURNING old.disabled_at IS DISTINCT FROM agents.disabled_at`,
 		a.DisplayName, a.Role, a.Description, a.Locale, row.Nanos(a.DisabledAt),
-		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, a.ID)
-	if err != nil {
+		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, a.ID).Scan(&toggled)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(a.Name))
+	} else if err != nil || !toggled {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(a.Name))
+	if a.Disabled() {
+		return t.agentChanged(a.ID, hub.AgentDisabled)
 	}
-	return nil
+	return t.agentChanged(a.ID, hub.AgentEnabled)
 }
 
 // SetAgentToken implements hub.AgentTx. A token another agent holds is
@@ -93,6 +100,19 @@ func (t *Tx) SetAgentToken(agentID int64, hash []byte) error {
 			return hub.Errorf(hub.ECONFLICT, "another agent holds that token")
 		}
 	}
+	if err != nil || tag.RowsAffected() == 0 {
+		return err
+	}
+	return t.agentChanged(agentID, hub.TokenChanged)
+}
+
+// agentChanged NOTIFYs every replica (this one included) that the agent's
+// token or state changed, so that each forgets the agents it cached for
+// authentication and ends the agent's parked waits (Watch). PostgreSQL
+// delivers it at commit, never for a rolled-back change. The payload is
+// "CHANGE:ID" (changeNames).
+func (t *Tx) agentChanged(id int64, change hub.AgentChange) error {
+	_, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.changed, changeNames[change]+":"+strconv.FormatInt(id, 10))
 	return err
 }
 

@@ -3,21 +3,46 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/jackc/pgx/v5"
 )
 
-// Watch reports the posts that any replica commits, until ctx ends. It
-// LISTENs on one dedicated connection (not from the pool) and calls posted
-// for each notification; the payload is the newest message ID only, never
-// the message, and posted is expected to be cheap and to coalesce
-// (hub.Service.Poke). When the connection drops, Watch reconnects with a
-// growing pause (up to 5 s), says so in the log, and calls resync once
-// listening again: the notifications sent meanwhile are lost, so every
-// parked wait must look again (hub.Service.RecheckWaits). It also calls
-// posted after the first LISTEN, for the posts committed before it.
-func (db *DB) Watch(ctx context.Context, posted func(), resync func() int) error {
+// Reports are what Watch calls when other replicas (or this one) change
+// something that a replica keeps in memory.
+type Reports struct {
+	// Posted is called for each post committed; it is expected to be
+	// cheap and to coalesce (hub.Service.Poke).
+	Posted func()
+	// Resync is called after a reconnect: the notifications sent meanwhile
+	// are lost, so every parked wait must look again
+	// (hub.Service.RecheckWaits). It returns how many agents' waits it woke.
+	Resync func() int
+	// AgentChanged is called when an agent's token or state changed
+	// (hub.Service.AgentChanged).
+	AgentChanged func(id int64, change hub.AgentChange)
+	// ForgetAgents is called when changes to agents may have been missed:
+	// after a reconnect, or for a notification it cannot read
+	// (hub.Service.ForgetAgents).
+	ForgetAgents func()
+}
+
+// changeNames are the changes' names in the payload of a changed agent's
+// notification.
+var changeNames = map[hub.AgentChange]string{hub.TokenChanged: "token", hub.AgentDisabled: "disabled", hub.AgentEnabled: "enabled"}
+
+// Watch reports what any replica commits, until ctx ends. It LISTENs on
+// one dedicated connection (not from the pool) to two channels: posts (the
+// payload is the newest message ID only, never the message) and changed
+// agents ("token:ID", "disabled:ID", "enabled:ID"). When the connection
+// drops, Watch reconnects with a growing pause (up to 5 s), says so in the
+// log, and once listening again forgets the cached agents and resyncs,
+// since the notifications sent meanwhile are lost. It also reports a post after the first LISTEN, for
+// the posts committed before it.
+func (db *DB) Watch(ctx context.Context, r Reports) error {
 	cfg := db.conn.Copy()
 	cfg.RuntimeParams["application_name"] = applicationName("hub listen", db.schema)
 	pause, connected := 100*time.Millisecond, false
@@ -27,7 +52,7 @@ func (db *DB) Watch(ctx context.Context, posted func(), resync func() int) error
 			if ctx.Err() != nil {
 				return nil
 			}
-			db.logger.Warn("cannot listen for other replicas' posts; retrying (parked waits still poll)", "err", err, "retry_in", pause)
+			db.logger.Warn("cannot listen for other replicas' changes; retrying (parked waits still poll)", "err", err, "retry_in", pause)
 			select {
 			case <-ctx.Done():
 				return nil
@@ -38,42 +63,66 @@ func (db *DB) Watch(ctx context.Context, posted func(), resync func() int) error
 		}
 		pause = 100 * time.Millisecond
 		if connected {
-			n := resync()
-			db.logger.Info("listening for other replicas' posts again; re-checked every parked wait", "agents", n)
+			r.ForgetAgents()
+			n := r.Resync()
+			db.logger.Info("listening for other replicas' changes again; forgot the cached agents and re-checked every parked wait", "agents", n)
 		}
 		connected = true
-		posted()
-		err = db.listen(ctx, conn, posted)
+		r.Posted()
+		err = db.listen(ctx, conn, r)
 		conn.Close(context.Background())
 		if ctx.Err() != nil {
 			return nil
 		}
-		db.logger.Warn("lost the connection that listens for other replicas' posts; reconnecting", "err", err)
+		db.logger.Warn("lost the connection that listens for other replicas' changes; reconnecting", "err", err)
 	}
 }
 
-// listenConn opens a connection and LISTENs on the posts channel.
+// listenConn opens a connection and LISTENs on the posts and changed
+// agents channels.
 func (db *DB) listenConn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, connectError(cfg, err)
 	}
-	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{db.channel}.Sanitize()); err != nil {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("listen: %w", db.friendly(err))
+	for _, ch := range []string{db.channel, db.changed} {
+		if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{ch}.Sanitize()); err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("listen: %w", db.friendly(err))
+		}
 	}
 	return conn, nil
 }
 
-// listen calls posted for each notification until the connection fails
-// or ctx ends.
-func (db *DB) listen(ctx context.Context, conn *pgx.Conn, posted func()) error {
+// listen reports each notification until the connection fails or ctx ends.
+func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		posted()
+		if n.Channel != db.changed {
+			r.Posted()
+			continue
+		}
+		if id, change, ok := parseChange(n.Payload); ok {
+			r.AgentChanged(id, change)
+		} else {
+			r.ForgetAgents() // unreadable: forget everything, to be safe
+		}
 	}
+}
+
+// parseChange reads the payload of a changed agent's notification.
+func parseChange(payload string) (int64, hub.AgentChange, bool) {
+	name, idText, _ := strings.Cut(payload, ":")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	for change, n := range changeNames {
+		if n == name && err == nil {
+			return id, change, true
+		}
+	}
+	return 0, 0, false
 }
 
 // applicationName names a dedicated connection in pg_stat_activity (at

@@ -100,6 +100,12 @@ func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, err
 	})
 }
 
+// RecordNudge implements hub.NudgeTx.
+func (t *Tx) RecordNudge(agentID int64, episode string, n int, at time.Time) (bool, error) {
+	return t.recordSent(`INSERT INTO nudges_sent (agent_id, episode, n, sent_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+		[]any{agentID, episode, n, row.Nanos(at)}, `DELETE FROM nudges_sent WHERE agent_id = $1 AND sent_at < $2`, agentID, at)
+}
+
 // UnreadMentions implements hub.NudgeTx.
 func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 	var n, oldest int64

@@ -23,6 +23,24 @@ func (t *Tx) PutPulseConfig(c hub.PulseConfig, nextCheckAt time.Time) error {
 	return err
 }
 
+// RecordPulse implements hub.PulseTx.
+func (t *Tx) RecordPulse(agentID, n int64, at time.Time) (bool, error) {
+	return t.recordSent(`INSERT INTO pulses_sent (agent_id, n, sent_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+		[]any{agentID, n, row.Nanos(at)}, `DELETE FROM pulses_sent WHERE agent_id = $1 AND sent_at < $2`, agentID, at)
+}
+
+// recordSent runs insert, which ignores a duplicate key, and reports
+// whether it added a row; if it did, prune (given agentID and a time)
+// deletes the agent's records older than hub.SentKept.
+func (t *Tx) recordSent(insert string, args []any, prune string, agentID int64, at time.Time) (bool, error) {
+	tag, err := t.exec(insert, args...)
+	if err != nil || tag.RowsAffected() == 0 {
+		return false, err
+	}
+	_, err = t.exec(prune, agentID, row.Nanos(at.Add(-hub.SentKept)))
+	return true, err
+}
+
 // Pulse implements hub.PulseTx.
 func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
 	p, err := row.Pulse(t.queryRow(`SELECT `+row.PulseColumns+` FROM pulses p JOIN agents a ON a.id = p.agent_id WHERE p.agent_id = $1`, agentID))

@@ -55,7 +55,9 @@ func newReplica(tb testing.TB, u string, listen bool) *replica {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.svc.Run(ctx) })
 	if listen {
-		wg.Go(func() { db.Watch(ctx, r.svc.Poke, r.svc.RecheckWaits) })
+		wg.Go(func() {
+			db.Watch(ctx, Reports{Posted: r.svc.Poke, Resync: r.svc.RecheckWaits, AgentChanged: r.svc.AgentChanged, ForgetAgents: r.svc.ForgetAgents})
+		})
 	}
 	tb.Cleanup(func() { cancel(); wg.Wait(); db.Close() })
 	return r

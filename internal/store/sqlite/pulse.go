@@ -21,6 +21,12 @@ func (t *Tx) PutPulseConfig(c hub.PulseConfig, nextCheckAt time.Time) error {
 	return err
 }
 
+// RecordPulse implements hub.PulseTx.
+func (t *Tx) RecordPulse(agentID, n int64, at time.Time) (bool, error) {
+	return t.recordSent(`INSERT INTO pulses_sent (agent_id, n, sent_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+		[]any{agentID, n, row.Nanos(at)}, `DELETE FROM pulses_sent WHERE agent_id = ? AND sent_at < ?`, agentID, at)
+}
+
 // Pulse implements hub.PulseTx.
 func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
 	p, err := row.Pulse(t.queryRow(`SELECT `+row.PulseColumns+` FROM pulses p JOIN agents a ON a.id = p.agent_id WHERE p.agent_id = ?`, agentID))

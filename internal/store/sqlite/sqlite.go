@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/mattn/go-sqlite3"
 )
@@ -63,6 +64,35 @@ func (t *Tx) Meta(key string) (string, error) {
 func (t *Tx) SetMeta(key, value string) error {
 	_, err := t.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 	return err
+}
+
+// SwapMeta implements hub.MetaTx.
+func (t *Tx) SwapMeta(key, old, value string) (bool, error) {
+	q, args := `UPDATE meta SET value = ? WHERE key = ? AND value = ?`, []any{value, key, old}
+	if old == "" {
+		q, args = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`, []any{key, value}
+	}
+	res, err := t.exec(q, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// recordSent runs insert, which ignores a duplicate key, and reports
+// whether it added a row; if it did, prune (given agentID and a time)
+// deletes the agent's records older than hub.SentKept.
+func (t *Tx) recordSent(insert string, args []any, prune string, agentID int64, at time.Time) (bool, error) {
+	res, err := t.exec(insert, args...)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	_, err = t.exec(prune, agentID, row.Nanos(at.Add(-hub.SentKept)))
+	return true, err
 }
 
 // Options tune the store. The zero value is usable.
