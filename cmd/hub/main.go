@@ -46,6 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runMCP(ctx, args, stderr)
 	case "guard":
 		return runGuard(ctx, args, stdout, stderr)
+	case "copy-store":
+		return copyStore(ctx, args, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "hub", version.Version)
 		return nil
@@ -62,9 +64,11 @@ const usage = `Usage:
                         agent host such as Claude Code or Gemini CLI starts
   hub guard install     add a git pre-commit hook refusing commits over paths
                         other agents reserved exclusively (hub guard -h)
+  hub copy-store --from DATA_DIR --to postgres://…
+                        copy a SQLite hub into an empty PostgreSQL database
   hub version           print the version
   hub help              print this help
-Run "hub serve -h" or "hub mcp -h" for the flags.
+Run "hub serve -h", "hub mcp -h" or "hub copy-store -h" for the flags.
 `
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,358 @@
+package copystore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/postgres"
+	"github.com/agenthub/hub/internal/store/postgres/pgtest"
+	"github.com/agenthub/hub/internal/store/sqlite"
+	"github.com/jackc/pgx/v5"
+)
+
+// filled is a SQLite hub filled through the real service with every noun.
+type filled struct {
+	dir      string
+	token    string // a live agent's token
+	lastPost int64  // the highest message ID
+}
+
+func fill(t *testing.T) filled {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := sqlite.Open(ctx, DatabaseFile(dir), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	clock := hub.NewFakeClock(time.Date(2026, 3, 1, 9, 0, 0, 123456789, time.UTC))
+	cfg := hub.DefaultConfig()
+	cfg.Location = time.UTC
+	s := hub.NewService(db, clock, cfg)
+	if err := s.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	agents := map[string]*hub.Agent{}
+	var f filled
+	f.dir = dir
+	for _, n := range []string{"alice", "bob", "carol"} {
+		a, tok, err := s.CreateAgent(ctx, hub.CreateAgentRequest{Name: n, DisplayName: strings.ToUpper(n), Role: "dev", Locale: "ja"})
+		must(err)
+		agents[n] = a
+		if n == "alice" {
+			f.token = tok
+		}
+	}
+	_, _, err = s.RotateToken(ctx, "bob", false)
+	must(err)
+	for _, n := range []string{"alice", "bob"} {
+		_, err := s.Heartbeat(ctx, agents[n])
+		must(err)
+	}
+	_, err = s.JoinChannel(ctx, agents["alice"], "#general")
+	must(err)
+	_, err = s.JoinChannel(ctx, agents["bob"], "#general")
+	must(err)
+	clock.Advance(time.Second)
+	m1, err := s.Post(ctx, agents["alice"], "", hub.PostRequest{To: []string{"bob", "carol"}, Body: "hello, world"})
+	must(err)
+	_, err = s.Post(ctx, agents["bob"], "", hub.PostRequest{Channel: "#general", Body: "ping @alice", Mentions: []string{"alice"}, ReplyTo: strconv.FormatInt(m1.ID, 10)})
+	must(err)
+	_, _, err = s.MarkRead(ctx, agents["bob"], strconv.FormatInt(m1.ID, 10))
+	must(err)
+	_, err = s.CreateActivityLog(ctx, agents["alice"], hub.ActivityLog{Type: hub.ActivityCreation, Title: "copying", Content: []string{"line, with a comma", "two"}, Tags: []string{"pg"}})
+	must(err)
+	_, err = s.Checkpoint(ctx, agents["bob"], "reading")
+	must(err)
+	_, err = s.StartDeepWork(ctx, agents["alice"], hub.StartDeepWorkRequest{Mode: "flexible", PlannedActivity: "focus"})
+	must(err)
+	_, err = s.StartDeepWork(ctx, agents["bob"], hub.StartDeepWorkRequest{Mode: "strict", PlannedActivity: "deep", PlannedMinutes: 10})
+	must(err)
+	_, err = s.EndDeepWork(ctx, "bob")
+	must(err)
+	_, err = s.SetAgentDisabled(ctx, "carol", true)
+	must(err)
+	_, err = s.SetPulseConfig(ctx, "alice", hub.PulseConfig{Enabled: true, Interval: time.Hour, Instructions: "check the queue", OutputChannel: "#general"})
+	must(err)
+	_, _, err = s.TriggerPulse(ctx, "alice")
+	must(err)
+	_, _, err = s.CreateCronJob(ctx, hub.CronJob{Name: "standup", Kind: hub.CronEvery, EverySeconds: 3600, Target: "#general", Message: "standup", Enabled: true})
+	must(err)
+	_, err = s.RunCronJob(ctx, "standup")
+	must(err)
+	_, _, err = s.CreateCronJob(ctx, hub.CronJob{Name: "gone", Kind: hub.CronEvery, EverySeconds: 60, Target: "bob", Message: "x", Enabled: true})
+	must(err)
+	must(s.DeleteCronJob(ctx, "gone")) // an ID SQLite gave and no row keeps
+	clock.Advance(3 * time.Hour)
+	_, _, err = s.AdvanceBeat(ctx, clock.Now(), time.Hour)
+	must(err)
+	_, _, _, err = s.SweepHealth(ctx, clock.Now(), 100)
+	must(err)
+	_, _, err = s.CheckNudges(ctx, clock.Now(), hub.ScheduleSettings{InactivityTimeout: time.Hour})
+	must(err)
+	_, err = s.FlushPresence(ctx, clock.Now(), hub.ScheduleSettings{InactivityTimeout: time.Hour})
+	must(err)
+	msgs, _, _, err := s.AdminList(ctx, hub.AdminListRequest{Limit: 100, Newest: true})
+	must(err)
+	for _, m := range msgs {
+		f.lastPost = max(f.lastPost, m.ID)
+	}
+	return f
+}
+
+// dumpSQLite renders every table of the SQLite file as sorted rows of text.
+func dumpSQLite(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	out := map[string][]string{}
+	for _, tb := range tables {
+		rows, err := db.Query(`SELECT * FROM ` + tb.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			var cells []string
+			for i, c := range cols {
+				cells = append(cells, c+"="+sqliteCell(vals[i]))
+			}
+			slices.Sort(cells)
+			out[tb.name] = append(out[tb.name], strings.Join(cells, " "))
+		}
+		rows.Close()
+		slices.Sort(out[tb.name])
+	}
+	return out
+}
+
+func sqliteCell(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case []byte:
+		return fmt.Sprintf("%q", v)
+	case string:
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprint(v)
+}
+
+// dumpPostgres renders the same tables in SQLite's spelling: booleans as
+// 0/1, arrays as SQLite stores them (a JSON array where SQLite's value is
+// one, else comma-separated).
+func dumpPostgres(t *testing.T, url string, like map[string][]string) map[string][]string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	out := map[string][]string{}
+	for _, tb := range tables {
+		rows, err := conn.Query(ctx, `SELECT * FROM `+tb.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields := rows.FieldDescriptions()
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cells []string
+			for i, fd := range fields {
+				cells = append(cells, fd.Name+"="+postgresCell(vals[i], jsonIn(like[tb.name], fd.Name)))
+			}
+			slices.Sort(cells)
+			out[tb.name] = append(out[tb.name], strings.Join(cells, " "))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(out[tb.name])
+	}
+	return out
+}
+
+// jsonIn reports whether SQLite stores column col of these rows as JSON.
+func jsonIn(rows []string, col string) bool {
+	for _, r := range rows {
+		if strings.Contains(r, col+`="[`) {
+			return true
+		}
+	}
+	return false
+}
+
+func postgresCell(v any, asJSON bool) string {
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case bool:
+		if v {
+			return "1"
+		}
+		return "0"
+	case []any:
+		xs := make([]string, len(v))
+		for i, x := range v {
+			xs[i] = x.(string)
+		}
+		if asJSON {
+			b, _ := json.Marshal(xs)
+			if len(xs) == 0 {
+				b = []byte("[]")
+			}
+			return fmt.Sprintf("%q", b)
+		}
+		return fmt.Sprintf("%q", strings.Join(xs, ","))
+	case []byte, string:
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprint(v)
+}
+
+func TestCopyRoundTrip(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	f := fill(t)
+	want := dumpSQLite(t, DatabaseFile(f.dir))
+	for _, tb := range tables {
+		if tb.name != "channel_members" && tb.name != "agent_checks" && len(want[tb.name]) == 0 {
+			t.Errorf("the filled hub has no %s: the round trip would not test that table", tb.name)
+		}
+	}
+
+	var progress bytes.Buffer
+	err := Copy(ctx, f.dir, url, &progress)
+	t.Log(progress.String())
+	if err != nil {
+		t.Fatalf("Copy: %v", err)
+	}
+	for _, tb := range tables {
+		line := fmt.Sprintf("copy-store: %-16s %8d rows", tb.name, len(want[tb.name]))
+		if !strings.Contains(progress.String(), line) {
+			t.Errorf("progress lacks %q:\n%s", line, progress.String())
+		}
+	}
+	got := dumpPostgres(t, url, want)
+	for _, tb := range tables {
+		if !slices.Equal(got[tb.name], want[tb.name]) {
+			t.Errorf("table %s after the copy:\n got %q\nwant %q", tb.name, got[tb.name], want[tb.name])
+		}
+	}
+
+	// A second copy into the same database is refused, and writes nothing.
+	progress.Reset()
+	err = Copy(ctx, f.dir, url, &progress)
+	if err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("a copy into a filled database: err = %v, want a refusal naming a non-empty target", err)
+	}
+	if again := dumpPostgres(t, url, want); !slices.Equal(again["messages"], want["messages"]) {
+		t.Errorf("the refused copy changed the messages")
+	}
+
+	// A hub on the copy: the token still works, new IDs come after the copied ones.
+	db, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := hub.DefaultConfig()
+	cfg.Location = time.UTC
+	s := hub.NewService(db, hub.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)), cfg)
+	if err := s.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	alice, err := s.Authenticate(ctx, f.token)
+	if err != nil {
+		t.Fatalf("alice's token on the copy: %v", err)
+	}
+	if alice.Name != "alice" {
+		t.Fatalf("the token authenticates %q, want alice", alice.Name)
+	}
+	m, err := s.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "after the move"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ID <= f.lastPost {
+		t.Errorf("a post on the copy got ID %d, want above the copied %d", m.ID, f.lastPost)
+	}
+	// The other counters too: a new agent and a new cron job do not collide.
+	if _, _, err := s.CreateAgent(ctx, hub.CreateAgentRequest{Name: "dave"}); err != nil {
+		t.Errorf("a new agent on the copy: %v", err)
+	}
+	if _, _, err := s.CreateCronJob(ctx, hub.CronJob{Name: "later", Kind: hub.CronEvery, EverySeconds: 60, Target: "bob", Message: "x", Enabled: true}); err != nil {
+		t.Errorf("a new cron job on the copy: %v", err)
+	}
+	jobs, err := s.ListCronJobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Name == "later" && j.ID <= 2 {
+			t.Errorf("the new cron job got ID %d, which SQLite had already given (to a deleted job)", j.ID)
+		}
+	}
+}
+
+func TestCopyRefusals(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	pg, err := postgres.Open(ctx, url, postgres.Options{}) // the tables, to look into afterwards
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.Close()
+	var progress bytes.Buffer
+
+	empty := t.TempDir()
+	if err := Copy(ctx, empty, url, &progress); err == nil || !strings.Contains(err.Error(), "no hub database") {
+		t.Errorf("a data dir without hub.db: err = %v, want a refusal naming the missing database", err)
+	}
+
+	f := fill(t)
+	unlock, err := lockDataDir(f.dir) // as a running hub holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Copy(ctx, f.dir, url, &progress)
+	unlock()
+	if err == nil || !strings.Contains(err.Error(), "in use by a running hub") {
+		t.Errorf("a data dir held by a hub: err = %v, want a refusal naming the running hub", err)
+	}
+	if got := dumpPostgres(t, url, nil); len(got["agents"]) != 0 {
+		t.Errorf("refused copies wrote %d agents", len(got["agents"]))
+	}
+}
