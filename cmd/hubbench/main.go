@@ -81,6 +81,8 @@ type config struct {
 	hubCPUs     string
 	benchCPUs   string
 	tickProfile string
+	databaseURL string // replicas.go: measure hubs on PostgreSQL
+	replicas    int
 }
 
 var allScenarios = []string{"wake", "throughput", "backlog", "memory", "idle", "poll", "tick"}
@@ -133,6 +135,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.tickProfile, "tick-profile", "", "tick scenario: write a CPU profile of the measured ticks to this file (go tool pprof)")
 	fs.StringVar(&c.hubCPUs, "hub-cpus", "", "run the child hub on these CPUs (taskset list, e.g. 1 or 2-7)")
 	fs.StringVar(&c.benchCPUs, "bench-cpus", "", "run hubbench itself on these CPUs (taskset list, e.g. 0)")
+	fs.StringVar(&c.databaseURL, "database-url", "", "measure hubs on this PostgreSQL database (it must be empty or a hub's own) instead of SQLite: posts/s and heartbeats/s on 1 to --replicas replicas, wake latency across replicas, idle cost")
+	fs.IntVar(&c.replicas, "replicas", 2, "with --database-url: measure on 1, then up to this many replicas")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -203,6 +207,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("--backlog, --tick-agents and --tick-samples must be at least 1")
 	case c.duration <= 0 || c.idle <= 0 || c.straceWindow <= 0:
 		return nil, errors.New("--duration, --idle and --strace-window must be positive")
+	case c.replicas < 1:
+		return nil, errors.New("--replicas must be at least 1")
 	case c.strace != "auto" && c.strace != "on" && c.strace != "off":
 		return nil, fmt.Errorf(`--strace %q: use "auto", "on" or "off"`, c.strace)
 	}
@@ -253,6 +259,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		b.res.benchCPUs = c.benchCPUs
 	}
 	b.res.hubCPUs = c.hubCPUs
+	if c.databaseURL != "" {
+		return runReplicas(ctx, c, progress, stdout)
+	}
 	defer b.cleanup()
 	if err := b.run(ctx); err != nil {
 		return err
