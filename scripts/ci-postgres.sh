@@ -77,14 +77,15 @@ fi
 # The tests that use HUB_TEST_DATABASE_URL: all of the PostgreSQL store's
 # (the conformance suite included), copy-store's, the app's two-replica
 # test, two real hub processes on one database, a SQLite hub moved to
-# PostgreSQL with the real binaries, and the kill -9 harness on PostgreSQL.
+# PostgreSQL with the real binaries, the kill -9 harness on PostgreSQL and
+# a short hubbench run on two replicas.
 log="$dir/test.log"
 status=0
 {
 	go test -race -count=1 -v -timeout 15m ./internal/store/postgres/ ./internal/store/copystore/ &&
 		go test -race -count=1 -v -timeout 15m -run Postgres ./internal/app/ &&
 		go test -count=1 -v -timeout 15m -run 'TwoReplicas|CopyStore' ./test/e2e/ &&
-		go test -count=1 -v -timeout 15m -run Postgres ./test/crash/
+		go test -count=1 -v -timeout 15m -run Postgres ./test/crash/ ./cmd/hubbench/
 } >"$log" 2>&1 || status=$?
 grep -E '^(=== RUN|--- (FAIL|SKIP)|FAIL|ok|PASS)' "$log" | grep -v '^=== RUN' || true
 if [ "$status" != 0 ]; then
