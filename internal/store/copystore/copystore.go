@@ -3,7 +3,9 @@
 // several replicas.
 //
 // Both stores are first opened through their own packages, which migrate
-// them to the newest schema; then every table is copied row by row, IDs
+// them to the newest schema (each store numbers its migrations on its own,
+// so what must match is the tables and their columns, checked before
+// anything is written); then every table is copied row by row, IDs
 // included, in one PostgreSQL transaction, and the PostgreSQL ID counters
 // (identity sequences and the message ID counter) are moved past the
 // highest ID SQLite ever handed out. Every table of both schemas must be
@@ -70,8 +72,12 @@ var tables = []table{
 	{name: "pulses_sent"},
 }
 
-// bookkeeping are the stores' own tables, not copied as rows.
-var bookkeeping = []string{"schema_migrations", "sqlite_sequence", "message_ids"}
+// bookkeeping are the stores' own tables, not copied as rows: their
+// migration records, SQLite's AUTOINCREMENT counters and PostgreSQL's
+// message ID counter (both moved past the copied IDs instead), and
+// SQLite's inbox_counts, which its triggers derive from deliveries and
+// read cursors (PostgreSQL counts those itself).
+var bookkeeping = []string{"schema_migrations", "sqlite_sequence", "message_ids", "inbox_counts"}
 
 // DatabaseFile is the SQLite file in a hub's data dir.
 func DatabaseFile(dataDir string) string { return filepath.Join(dataDir, "hub.db") }
@@ -96,7 +102,6 @@ func Copy(ctx context.Context, dataDir, url string, progress io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("copy-store: %w", err)
 	}
-	srcVersion := src.SchemaVersion()
 	if err := src.Close(); err != nil {
 		return fmt.Errorf("copy-store: close %s: %w", path, err)
 	}
@@ -104,12 +109,8 @@ func Copy(ctx context.Context, dataDir, url string, progress io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("copy-store: %w", err)
 	}
-	dstVersion := dst.SchemaVersion()
 	if err := dst.Close(); err != nil {
 		return fmt.Errorf("copy-store: close the target: %w", err)
-	}
-	if srcVersion != dstVersion {
-		return fmt.Errorf("copy-store: the SQLite schema is at version %d but the PostgreSQL one at %d: run copy-store with the hub binary that made both", srcVersion, dstVersion)
 	}
 
 	from, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?mode=ro&_query_only=1&_busy_timeout=5000")

@@ -352,6 +352,19 @@ func TestCopyRefusals(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "in use by a running hub") {
 		t.Errorf("a data dir held by a hub: err = %v, want a refusal naming the running hub", err)
 	}
+	// A table this binary does not know (a newer schema): refused.
+	raw, err := sql.Open("sqlite3", "file:"+DatabaseFile(f.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE reminders (id INTEGER PRIMARY KEY, body TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	err = Copy(ctx, f.dir, url, &progress)
+	if err == nil || !strings.Contains(err.Error(), `table "reminders" that copy-store does not know`) {
+		t.Errorf("a SQLite table copy-store does not know: err = %v, want a refusal naming it", err)
+	}
 	if got := dumpPostgres(t, url, nil); len(got["agents"]) != 0 {
 		t.Errorf("refused copies wrote %d agents", len(got["agents"]))
 	}
