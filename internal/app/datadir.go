@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/hub"
@@ -19,40 +17,17 @@ import (
 // --admin-token-file names one elsewhere) and hub.lock, which the running
 // hub holds locked (flock) with its PID inside: one hub per data dir.
 
-// lockFile is the lock file of a data dir.
-func lockFile(dataDir string) string { return filepath.Join(dataDir, "hub.lock") }
-
 // minAdminTokenLen is the shortest admin token accepted from a file.
 const minAdminTokenLen = 32
 
-// lockDataDir takes the data dir's lock and writes this process's PID in
-// it. It fails, naming the other process, when another hub holds it.
-// existed reports whether the lock file was there before (a hub ran here).
+// lockDataDir takes the data dir's lock (datadir.Lock); the refusal says
+// what to do about the other hub.
 func lockDataDir(dir string) (f *os.File, existed bool, err error) {
-	path := lockFile(dir)
-	_, statErr := os.Lstat(path)
-	existed = statErr == nil
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, existed, fmt.Errorf("open the data dir lock %s: %w", path, err)
+	f, existed, err = datadir.Lock(dir)
+	if inUse := (*datadir.InUseError)(nil); errors.As(err, &inUse) {
+		err = fmt.Errorf("%w, or give this one another --data-dir", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b := make([]byte, 32)
-		n, _ := f.ReadAt(b, 0)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			other := strings.TrimSpace(string(b[:n]))
-			if _, perr := strconv.Atoi(other); perr != nil || other == "" {
-				other = "unknown"
-			}
-			return nil, existed, fmt.Errorf("the data dir %s is in use by another hub (pid %s, lock %s): stop that hub first, or give this one another --data-dir", dir, other, path)
-		}
-		return nil, existed, fmt.Errorf("lock the data dir %s: %w", path, err)
-	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return f, existed, nil
+	return f, existed, err
 }
 
 // warnOpenDataDir warns once when the data dir can be read or entered by

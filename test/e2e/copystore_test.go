@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -39,16 +40,21 @@ func TestCopyStoreToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatalf("message id %q: %v", field(posted, "message", "id"), err)
 	}
-	if err := old.sigterm(t, 20*time.Second); err != nil {
-		t.Fatalf("the SQLite hub's exit: %v", err)
-	}
-
 	copyStore := func() (string, error) {
 		cmd := exec.Command(bin.hub, "copy-store", "--from", old.dataDir, "--to", dbURL)
 		cmd.Env = cleanEnv()
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
+	// While the hub runs, its data dir is refused.
+	want := fmt.Sprintf("in use by another hub (pid %d", old.cmd.Process.Pid)
+	if out, err := copyStore(); err == nil || !strings.Contains(out, want) {
+		t.Errorf("copy-store of a running hub's data dir: %v\n%s\nwant a refusal containing %q", err, out, want)
+	}
+	if err := old.sigterm(t, 20*time.Second); err != nil {
+		t.Fatalf("the SQLite hub's exit: %v", err)
+	}
+
 	out, err := copyStore()
 	if err != nil {
 		t.Fatalf("hub copy-store: %v\n%s", err, out)

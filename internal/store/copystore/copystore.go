@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/store/postgres"
 	"github.com/agenthub/hub/internal/store/sqlite"
 	"github.com/jackc/pgx/v5"
@@ -91,11 +92,13 @@ func Copy(ctx context.Context, dataDir, url string, progress io.Writer) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("copy-store: no hub database in %s (%v): --from names the data dir of a SQLite hub", dataDir, err)
 	}
-	unlock, err := lockDataDir(dataDir)
+	// The hub's own data dir lock: no copy of a database a hub is writing,
+	// and no hub starting on it meanwhile.
+	lock, _, err := datadir.Lock(dataDir)
 	if err != nil {
 		return fmt.Errorf("copy-store: %w", err)
 	}
-	defer unlock()
+	defer lock.Close()
 
 	// Open both stores once through their own code, which migrates them.
 	src, err := sqlite.Open(ctx, path, sqlite.Options{})

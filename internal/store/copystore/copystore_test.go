@@ -6,12 +6,14 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/postgres"
 	"github.com/agenthub/hub/internal/store/postgres/pgtest"
@@ -343,13 +345,13 @@ func TestCopyRefusals(t *testing.T) {
 	}
 
 	f := fill(t)
-	unlock, err := lockDataDir(f.dir) // as a running hub holds it
+	lock, _, err := datadir.Lock(f.dir) // as a running hub holds it
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = Copy(ctx, f.dir, url, &progress)
-	unlock()
-	if err == nil || !strings.Contains(err.Error(), "in use by a running hub") {
+	lock.Close()
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("in use by another hub (pid %d", os.Getpid())) {
 		t.Errorf("a data dir held by a hub: err = %v, want a refusal naming the running hub", err)
 	}
 	// A table this binary does not know (a newer schema): refused.
