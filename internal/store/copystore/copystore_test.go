@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -24,8 +25,28 @@ import (
 // filled is a SQLite hub filled through the real service with every noun.
 type filled struct {
 	dir      string
-	token    string // a live agent's token
-	lastPost int64  // the highest message ID
+	token    string              // a live agent's token
+	lastPost int64               // the highest message ID
+	inbox    map[string][3]int64 // agent → unread, mentions, latest message ID
+}
+
+// inboxes reads every live agent's unread counts through the service.
+func inboxes(t *testing.T, s *hub.Service) map[string][3]int64 {
+	t.Helper()
+	ctx := context.Background()
+	agents, err := s.ListAgents(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][3]int64{}
+	for _, a := range agents {
+		st, err := s.Status(ctx, a)
+		if err != nil {
+			t.Fatalf("status of %s: %v", a.Name, err)
+		}
+		out[a.Name] = [3]int64{st.Unread, st.Mentions, st.LatestMessageID}
+	}
+	return out
 }
 
 func fill(t *testing.T) filled {
@@ -116,6 +137,7 @@ func fill(t *testing.T) filled {
 	for _, m := range msgs {
 		f.lastPost = max(f.lastPost, m.ID)
 	}
+	f.inbox = inboxes(t, s)
 	return f
 }
 
@@ -297,6 +319,14 @@ func TestCopyRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Shutdown()
+	// Read state: every agent's unread counts as they were (alice has an
+	// unread mention, bob read up to alice's first message).
+	if f.inbox["alice"][1] == 0 || f.inbox["bob"][0] == 0 {
+		t.Fatalf("the filled hub's inboxes %v lack the unread mention and messages the test needs", f.inbox)
+	}
+	if got := inboxes(t, s); !maps.Equal(got, f.inbox) {
+		t.Errorf("unread, mentions, latest per agent on the copy = %v, want %v as on SQLite", got, f.inbox)
+	}
 	alice, err := s.Authenticate(ctx, f.token)
 	if err != nil {
 		t.Fatalf("alice's token on the copy: %v", err)
