@@ -23,6 +23,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer) error {
 	tokenFile := fs.String("token-file", os.Getenv("HUB_TOKEN_FILE"), "read the token from this file; env HUB_TOKEN_FILE")
 	wait := fs.Duration("wait-default", mcpbridge.DefaultWait, "wait_for_messages timeout when the model gives none (max 60s; keep it under the client's request time-out)")
 	progress := fs.Duration("progress-interval", mcpbridge.DefaultProgressInterval, "progress notification period while a wait is parked")
+	noChannel := fs.Bool("no-channel", os.Getenv("HUB_MCP_CHANNEL") == "off", "do not push messages as Claude Code channel notifications; env HUB_MCP_CHANNEL=off")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (to stderr)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: hub mcp [flags]
@@ -30,6 +31,9 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer) error {
 Serves MCP over stdio for one agent and calls the hub with its token.
 Register it with your MCP client, e.g.
   claude mcp add hub --env HUB_TOKEN=<token> -- hub mcp
+While connected it pushes each new message, nudge and pulse as a Claude Code
+channel notification; Claude Code shows them when launched with
+  claude --dangerously-load-development-channels server:hub
 
 Flags:
 `)
@@ -71,6 +75,7 @@ Flags:
 		Version:          version.Version,
 		DefaultWait:      *wait,
 		ProgressInterval: *progress,
+		Channel:          !*noChannel,
 		Logger:           logger,
 	})
 }

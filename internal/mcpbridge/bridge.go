@@ -63,6 +63,11 @@ type Options struct {
 	// holds (default DefaultMaxSessionsPerToken); past it the oldest session
 	// is closed. Unused over stdio.
 	MaxSessionsPerToken int
+	// Channel pushes each new message, nudge and pulse for the agent as a
+	// Claude Code channel notification (notifications/claude/channel) while
+	// the stdio session is open, and declares the experimental
+	// "claude/channel" capability. Unused over HTTP.
+	Channel bool
 	// Logger receives the bridge's own diagnostics; nil discards them.
 	// Over stdio it must not write to stdout.
 	Logger *slog.Logger
@@ -101,6 +106,9 @@ type bridge struct {
 	// req. Over stdio the credentials live on the connection and ctx is
 	// returned as is; over HTTP it attaches the session's bearer token.
 	callContext func(ctx context.Context, req *mcp.CallToolRequest) (context.Context, error)
+	// initialized, when set, runs once the client has sent
+	// notifications/initialized.
+	initialized func()
 }
 
 // NewServer returns an MCP server whose tools call the hub through client.
@@ -116,14 +124,25 @@ func newServer(b *bridge) *mcp.Server {
 			return ctx, nil
 		}
 	}
+	sopts := &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       b.opts.Logger,
+	}
+	if b.opts.Channel {
+		sopts.Capabilities = &mcp.ServerCapabilities{
+			Logging:      &mcp.LoggingCapabilities{}, // the SDK's default, kept
+			Experimental: map[string]any{channelCapability: map[string]any{}},
+		}
+		sopts.Instructions += channelInstructions
+	}
+	if b.initialized != nil {
+		sopts.InitializedHandler = func(context.Context, *mcp.InitializedRequest) { b.initialized() }
+	}
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    "agent-hub",
 		Title:   "Agent Hub",
 		Version: b.opts.Version,
-	}, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       b.opts.Logger,
-	})
+	}, sopts)
 
 	s.AddReceivingMiddleware(nullArguments)
 	for _, add := range tools {

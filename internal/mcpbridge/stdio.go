@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,6 +84,25 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 		b.callContext = func(context.Context, *mcp.CallToolRequest) (context.Context, error) {
 			return nil, ErrNoToken
 		}
+	}
+	if opts.Channel && token != "" {
+		pt := &pushTransport{Transport: t}
+		t = pt
+		p := &pusher{client: b.client, send: pt.notify, opts: b.opts}
+		pctx, cancel := context.WithCancel(ctx)
+		ready, done := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		b.initialized = func() { once.Do(func() { close(ready) }) }
+		go func() {
+			defer close(done)
+			select {
+			case <-ready:
+				p.run(pctx)
+			case <-pctx.Done():
+			}
+		}()
+		// The pushes stop before Run returns and the connection is gone.
+		defer func() { cancel(); <-done }()
 	}
 	err = newServer(b).Run(ctx, t)
 	if err == nil || errors.Is(err, context.Canceled) {
