@@ -5,7 +5,8 @@
 # creates five agents, installs the npm project and runs its tests:
 #   client.test.mjs  stdio through `hub mcp` and streamable HTTP at /mcp;
 #   hosts.test.mjs   `hub mcp` started exactly as README.md's Claude Code
-#                    line and Gemini CLI snippet configure it.
+#                    line and Gemini CLI snippet configure it;
+#   channel.test.mjs Claude Code channel notifications pushed by `hub mcp`.
 #
 # Usage: scripts/ci-mcp-ts.sh      (needs go, node >= 18 and npm)
 set -euo pipefail
@@ -68,16 +69,17 @@ create_agent() {
 }
 
 export HUB_BIN="$work/hub" HUB_ADDR="$grpc_addr" HUB_MCP_URL="http://$http_addr/mcp"
-export AGENT_A=ts-alice AGENT_B=ts-bob AGENT_C=ts-carol AGENT_D=claude-dora AGENT_E=gemini-eve
+export AGENT_A=ts-alice AGENT_B=ts-bob AGENT_C=ts-carol AGENT_D=claude-dora AGENT_E=gemini-eve AGENT_F=ts-frank
 TOKEN_A=$(create_agent "$AGENT_A")
 TOKEN_B=$(create_agent "$AGENT_B")
 TOKEN_C=$(create_agent "$AGENT_C")
 TOKEN_D=$(create_agent "$AGENT_D")
 TOKEN_E=$(create_agent "$AGENT_E")
-export TOKEN_A TOKEN_B TOKEN_C TOKEN_D TOKEN_E
+TOKEN_F=$(create_agent "$AGENT_F")
+export TOKEN_A TOKEN_B TOKEN_C TOKEN_D TOKEN_E TOKEN_F
 
 cd test/mcpts
 echo "ci-mcp-ts: npm ci"
 npm ci --no-audit --no-fund --loglevel=error
 echo "ci-mcp-ts: running the TypeScript SDK client against the hub"
-node --test --test-reporter=spec client.test.mjs hosts.test.mjs
+node --test --test-reporter=spec client.test.mjs hosts.test.mjs channel.test.mjs

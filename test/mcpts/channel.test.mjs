@@ -1,0 +1,78 @@
+// Claude Code channels through a client that is not ours: the official
+// TypeScript SDK registers a handler for notifications/claude/channel (as
+// Claude Code does) and receives messages posted to its agent while it
+// calls no tool at all.
+//
+// Needs what scripts/ci-mcp-ts.sh sets: HUB_BIN, HUB_ADDR, AGENT_A, TOKEN_A,
+// AGENT_F, TOKEN_F (F is only ever written to by this test).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+function env(name) {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run this through scripts/ci-mcp-ts.sh`);
+  return v;
+}
+
+const ChannelNotification = z.object({
+  method: z.literal('notifications/claude/channel'),
+  params: z.object({
+    content: z.string(),
+    meta: z.record(z.string()).optional(),
+  }),
+});
+
+async function stdioClient(token, name) {
+  const transport = new StdioClientTransport({
+    command: env('HUB_BIN'),
+    args: ['mcp'],
+    env: { ...process.env, HUB_ADDR: env('HUB_ADDR'), HUB_TOKEN: token },
+    stderr: 'inherit',
+  });
+  const client = new Client({ name, version: '1.0.0' });
+  return { client, transport };
+}
+
+test('a posted message arrives as a channel notification without any tool call', async (t) => {
+  const sender = await stdioClient(env('TOKEN_A'), 'ts-channel-sender');
+  const receiver = await stdioClient(env('TOKEN_F'), 'ts-channel-receiver');
+  const events = [];
+  let wake = () => {};
+  receiver.client.setNotificationHandler(ChannelNotification, (n) => {
+    events.push(n.params);
+    wake();
+  });
+  await sender.client.connect(sender.transport);
+  await receiver.client.connect(receiver.transport);
+  t.after(() => Promise.all([sender.client.close(), receiver.client.close()]));
+
+  const caps = receiver.client.getServerCapabilities();
+  assert.ok(caps?.experimental?.['claude/channel'], `capabilities ${JSON.stringify(caps)} lack experimental claude/channel`);
+
+  // Let the receiver's push loop reach the hub before posting; it starts at
+  // the read cursor, so a message posted earlier would arrive too, but the
+  // test wants the live path.
+  await new Promise((r) => setTimeout(r, 300));
+
+  const ids = [];
+  for (const body of ['ts channel one', 'ts channel two', 'ts channel three']) {
+    const res = await sender.client.callTool({ name: 'post_message', arguments: { to: [env('AGENT_F')], body } });
+    assert.ok(!res.isError, `post_message: ${JSON.stringify(res.content)}`);
+    ids.push(res.structuredContent.id);
+  }
+  const seen = () => events.flatMap((e) => (e.meta?.message_id ?? '').split(',').filter(Boolean));
+  const deadline = Date.now() + 20000;
+  while (seen().length < ids.length && Date.now() < deadline) {
+    await new Promise((r) => { wake = r; setTimeout(r, 500); });
+  }
+  assert.deepEqual(seen(), ids, 'each posted message pushed once, in order');
+  const first = events[0];
+  assert.equal(first.meta.from, env('AGENT_A'));
+  assert.match(first.content, /via Agent Hub/);
+  assert.match(first.content, /not the user/);
+  assert.match(first.content, /ts channel one/);
+});
