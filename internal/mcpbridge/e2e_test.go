@@ -34,7 +34,7 @@ var (
 )
 
 // buildHub builds cmd/hub once per test binary.
-func buildHub(t *testing.T) string {
+func buildHub(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "hub-e2e-bin")

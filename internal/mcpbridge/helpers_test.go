@@ -27,7 +27,7 @@ type testHub struct {
 	token string // admin token
 }
 
-func startHub(tb testing.TB) *testHub {
+func startHub(tb testing.TB, configure ...func(*app.Main)) *testHub {
 	tb.Helper()
 	m := app.NewMain()
 	m.DataDir = tb.TempDir()
@@ -35,6 +35,9 @@ func startHub(tb testing.TB) *testHub {
 	m.HTTPAddr = "127.0.0.1:0"
 	m.Logger = slog.New(slog.DiscardHandler)
 	m.NoOrchestrator = true
+	for _, c := range configure {
+		c(m)
+	}
 	if err := m.Start(context.Background()); err != nil {
 		tb.Fatalf("start hub: %v", err)
 	}
