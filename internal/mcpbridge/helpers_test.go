@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -73,16 +74,51 @@ func (h *testHub) parkedWaiters(tb testing.TB) int64 {
 	return r.GetParkedWaiters()
 }
 
+// restartableHub reserves a loopback port and returns it with a function
+// that starts a hub there on one data dir: call it again after Close to
+// restart the hub with its data.
+func restartableHub(tb testing.TB) (addr string, start func() *testHub) {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr = l.Addr().String()
+	l.Close()
+	dir := tb.TempDir()
+	return addr, func() *testHub {
+		m := app.NewMain()
+		m.DataDir = dir
+		m.GRPCAddr = addr
+		m.HTTPAddr = "off"
+		m.Logger = slog.New(slog.DiscardHandler)
+		m.NoOrchestrator = true
+		if err := m.Start(context.Background()); err != nil {
+			tb.Skipf("could not start a hub on %s: %v", addr, err)
+		}
+		h := &testHub{Main: m, admin: newAdmin(m)}
+		h.token, _ = m.AdminToken()
+		return h
+	}
+}
+
 // bridge runs the stdio bridge's code path (Dial with the token over real
 // gRPC to addr) over an in-memory MCP transport, and returns a connected
 // client session.
 func bridge(tb testing.TB, addr, token string, opts mcpbridge.Options, copts *mcp.ClientOptions) *mcp.ClientSession {
 	tb.Helper()
+	return bridgeOver(tb, addr, token, opts, copts, func(t mcp.Transport) mcp.Transport { return t }, nil)
+}
+
+// bridgeOver is bridge with the client's transport wrapped by wrap and
+// session options sopts.
+func bridgeOver(tb testing.TB, addr, token string, opts mcpbridge.Options, copts *mcp.ClientOptions, wrap func(mcp.Transport) mcp.Transport, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := mcp.NewInMemoryTransports()
 	done := make(chan error, 1)
 	go func() { done <- mcpbridge.Run(ctx, st, addr, token, opts) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, copts).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, copts).Connect(ctx, wrap(ct), sopts)
 	if err != nil {
 		tb.Fatalf("connect: %v", err)
 	}

@@ -333,30 +333,9 @@ func TestHubDownThenBack(t *testing.T) {
 
 func TestOneSessionRecoversWhenTheHubComesBack(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-
 	// Start a hub first to mint a token, stop it, then restart it on the
 	// same port and data dir while the bridge session stays open.
-	dir := t.TempDir()
-	start := func() *testHub {
-		m := app.NewMain()
-		m.DataDir = dir
-		m.GRPCAddr = addr
-		m.HTTPAddr = "off"
-		m.Logger = slog.New(slog.DiscardHandler)
-		m.NoOrchestrator = true
-		if err := m.Start(context.Background()); err != nil {
-			t.Skipf("could not start a hub on %s: %v", addr, err)
-		}
-		h := &testHub{Main: m, admin: newAdmin(m)}
-		h.token, _ = m.AdminToken()
-		return h
-	}
+	addr, start := restartableHub(t)
 	h := start()
 	tok := h.createAgent(t, "lazarus")
 	cs := bridge(t, addr, tok, mcpbridge.Options{}, nil)

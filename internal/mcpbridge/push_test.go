@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -19,7 +17,6 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
-	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
@@ -101,20 +98,9 @@ var legacyHandshake = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 // in-memory transports and returns the client session and its catcher.
 func channelBridge(tb testing.TB, addr, token string) (*mcp.ClientSession, *channelCatcher) {
 	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	st, ct := mcp.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- mcpbridge.Run(ctx, st, addr, token, mcpbridge.Options{Channel: true}) }()
-	catcher := newCatcher(ct)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "channel-client"}, nil).Connect(ctx, catcher, legacyHandshake)
-	if err != nil {
-		tb.Fatalf("connect: %v", err)
-	}
-	tb.Cleanup(func() {
-		cs.Close()
-		cancel()
-		<-done
-	})
+	var catcher *channelCatcher
+	wrap := func(t mcp.Transport) mcp.Transport { catcher = newCatcher(t); return catcher }
+	cs := bridgeOver(tb, addr, token, mcpbridge.Options{Channel: true}, nil, wrap, legacyHandshake)
 	return cs, catcher
 }
 
@@ -272,27 +258,7 @@ func TestChannelBatchesABurstWithAnOverflowLine(t *testing.T) {
 
 func TestChannelLosesAndRepeatsNothingAcrossAHubRestart(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	dir := t.TempDir()
-	start := func() *testHub {
-		m := app.NewMain()
-		m.DataDir = dir
-		m.GRPCAddr = addr
-		m.HTTPAddr = "off"
-		m.Logger = slog.New(slog.DiscardHandler)
-		m.NoOrchestrator = true
-		if err := m.Start(context.Background()); err != nil {
-			t.Skipf("could not start a hub on %s: %v", addr, err)
-		}
-		h := &testHub{Main: m, admin: newAdmin(m)}
-		h.token, _ = m.AdminToken()
-		return h
-	}
+	addr, start := restartableHub(t)
 	h := start()
 	alice := newPoster(t, addr, h.createAgent(t, "alice"))
 	_, ch := channelBridge(t, addr, h.createAgent(t, "bob"))

@@ -9,14 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-
-function env(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run this through scripts/ci-mcp-ts.sh`);
-  return v;
-}
+import { env, stdioClient } from './stdio.mjs';
 
 const ChannelNotification = z.object({
   method: z.literal('notifications/claude/channel'),
@@ -26,31 +19,19 @@ const ChannelNotification = z.object({
   }),
 });
 
-async function stdioClient(token, name) {
-  const transport = new StdioClientTransport({
-    command: env('HUB_BIN'),
-    args: ['mcp'],
-    env: { ...process.env, HUB_ADDR: env('HUB_ADDR'), HUB_TOKEN: token },
-    stderr: 'inherit',
-  });
-  const client = new Client({ name, version: '1.0.0' });
-  return { client, transport };
-}
-
 test('a posted message arrives as a channel notification without any tool call', async (t) => {
   const sender = await stdioClient(env('TOKEN_A'), 'ts-channel-sender');
   const receiver = await stdioClient(env('TOKEN_F'), 'ts-channel-receiver');
+  t.after(() => Promise.all([sender.close(), receiver.close()]));
+  // Nobody has written to F yet, so nothing is pushed before the handler is in.
   const events = [];
   let wake = () => {};
-  receiver.client.setNotificationHandler(ChannelNotification, (n) => {
+  receiver.setNotificationHandler(ChannelNotification, (n) => {
     events.push(n.params);
     wake();
   });
-  await sender.client.connect(sender.transport);
-  await receiver.client.connect(receiver.transport);
-  t.after(() => Promise.all([sender.client.close(), receiver.client.close()]));
 
-  const caps = receiver.client.getServerCapabilities();
+  const caps = receiver.getServerCapabilities();
   assert.ok(caps?.experimental?.['claude/channel'], `capabilities ${JSON.stringify(caps)} lack experimental claude/channel`);
 
   // Let the receiver's push loop reach the hub before posting; it starts at
@@ -60,7 +41,7 @@ test('a posted message arrives as a channel notification without any tool call',
 
   const ids = [];
   for (const body of ['ts channel one', 'ts channel two', 'ts channel three']) {
-    const res = await sender.client.callTool({ name: 'post_message', arguments: { to: [env('AGENT_F')], body } });
+    const res = await sender.callTool({ name: 'post_message', arguments: { to: [env('AGENT_F')], body } });
     assert.ok(!res.isError, `post_message: ${JSON.stringify(res.content)}`);
     ids.push(res.structuredContent.id);
   }

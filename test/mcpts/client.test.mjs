@@ -13,15 +13,10 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
 
-function env(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run this through scripts/ci-mcp-ts.sh`);
-  return v;
-}
+import { env, stdioClient } from './stdio.mjs';
 
 const TOOLS = [
   'heartbeat', 'check_hub_status', 'post_message', 'read_messages', 'mark_read',
@@ -29,18 +24,6 @@ const TOOLS = [
   'get_heartbeat_elapsed_time', 'respond_to_pulse', 'join_channel', 'leave_channel',
   'list_agents', 'list_channels',
 ];
-
-async function stdioClient(token, name) {
-  const transport = new StdioClientTransport({
-    command: env('HUB_BIN'),
-    args: ['mcp'],
-    env: { ...process.env, HUB_ADDR: env('HUB_ADDR'), HUB_TOKEN: token },
-    stderr: 'inherit',
-  });
-  const client = new Client({ name, version: '1.0.0' });
-  await client.connect(transport);
-  return client;
-}
 
 async function httpClient(token, name) {
   const transport = new StreamableHTTPClientTransport(new URL(env('HUB_MCP_URL')), {

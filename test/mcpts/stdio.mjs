@@ -1,0 +1,24 @@
+// Helpers shared by the test files: the environment scripts/ci-mcp-ts.sh
+// sets, and an SDK client connected to `hub mcp` over stdio.
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+export function env(name) {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run this through scripts/ci-mcp-ts.sh`);
+  return v;
+}
+
+// stdioClient starts `hub mcp` (HUB_BIN) for token and connects to it.
+export async function stdioClient(token, name) {
+  const transport = new StdioClientTransport({
+    command: env('HUB_BIN'),
+    args: ['mcp'],
+    env: { ...process.env, HUB_ADDR: env('HUB_ADDR'), HUB_TOKEN: token },
+    stderr: 'inherit',
+  });
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
