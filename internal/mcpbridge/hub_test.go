@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
-	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
@@ -290,12 +287,7 @@ func TestBadTokenNamesTheFix(t *testing.T) {
 func TestHubDownThenBack(t *testing.T) {
 	t.Parallel()
 	// Reserve a port, free it, and point the bridge there before any hub runs.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr, start := restartableHub(t)
 
 	cs := bridge(t, addr, "tok", mcpbridge.Options{}, nil)
 	res := call(t, cs, "check_hub_status", nil, nil)
@@ -304,19 +296,8 @@ func TestHubDownThenBack(t *testing.T) {
 		t.Fatalf("hub down: %q, want %q and how to start it", resultText(res), want)
 	}
 
-	m := app.NewMain()
-	m.DataDir = t.TempDir()
-	m.GRPCAddr = addr
-	m.HTTPAddr = "off"
-	m.Logger = slog.New(slog.DiscardHandler)
-	m.NoOrchestrator = true
-	if err := m.Start(context.Background()); err != nil {
-		t.Skipf("could not start a hub on the reserved port %s: %v", addr, err)
-	}
-	t.Cleanup(func() { m.Close() })
-	h := &testHub{Main: m}
-	h.token, _ = m.AdminToken()
-	h.admin = newAdmin(m)
+	h := start()
+	t.Cleanup(func() { h.Close() })
 	tok := h.createAgent(t, "phoenix")
 	cs = bridge(t, addr, tok, mcpbridge.Options{}, nil)
 	// The same session keeps working across the outage too: covered by the
