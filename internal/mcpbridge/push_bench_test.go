@@ -22,7 +22,10 @@ import (
 //
 //	go test -run '^$' -bench ChannelPush -benchtime 500x ./internal/mcpbridge/
 func BenchmarkChannelPushOverStdio(b *testing.B) {
-	h := startHub(b, func(m *app.Main) { m.RateLimit.PerSecond = 0 }) // posts back to back
+	// Rate limits off, as in hubbench: posts follow each other at once, and
+	// bob's push loop re-parks after each (over 200 reads/s, the default
+	// read limit, past which it would back off 100 ms and batch).
+	h := startHub(b, func(m *app.Main) { m.RateLimit.PerSecond, m.ReadLimit.PerSecond = 0, 0 })
 	alice := newPoster(b, h.GRPCAddress(), h.createAgent(b, "alice"))
 	cmd := exec.Command(buildHub(b), "mcp")
 	cmd.Env = append(os.Environ(), "HUB_ADDR="+h.GRPCAddress(), "HUB_TOKEN="+h.createAgent(b, "bob"))
