@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
@@ -119,6 +121,12 @@ func (p *pusher) run(ctx context.Context) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return
+			}
+			if status.Code(err) == codes.InvalidArgument && p.cursor != "" {
+				// The cursor is beyond the hub's newest message: another
+				// hub (or data dir) answers now. Start again at the read cursor.
+				p.opts.Logger.Warn("channel cursor refused by the hub; restarting at the read cursor", "cursor", p.cursor, "err", err)
+				p.cursor = ""
 			}
 			retry = min(max(2*retry, 100*time.Millisecond), pushRetryMax)
 			p.opts.Logger.Debug("channel long-poll failed; retrying with the same cursor", "cursor", p.cursor, "in", retry, "err", err)

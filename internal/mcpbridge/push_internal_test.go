@@ -1,8 +1,16 @@
 package mcpbridge
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
 
 func TestChannelNotificationNamesKindAndPulse(t *testing.T) {
@@ -46,5 +54,47 @@ func TestChannelNotificationNamesKindAndPulse(t *testing.T) {
 	}
 	if got := channelNotification([]Message{{ID: "9", From: "alice", Channel: "#ops", Body: "x"}}).Meta["channel"]; got != "#ops" {
 		t.Errorf("meta channel = %q, want #ops", got)
+	}
+}
+
+// staleCursorHub refuses any cursor beyond its newest message (7), as a
+// hub with another data dir would, and answers the read cursor with
+// message 7; later calls park until the caller gives up.
+type staleCursorHub struct {
+	hubv1.AgentServiceClient // nil: any other method panics
+	afters                   chan string
+}
+
+func (h *staleCursorHub) WaitForMessages(ctx context.Context, in *hubv1.WaitForMessagesRequest, _ ...grpc.CallOption) (*hubv1.WaitForMessagesResponse, error) {
+	h.afters <- in.GetAfterId()
+	switch in.GetAfterId() {
+	case "99":
+		return nil, status.Error(codes.InvalidArgument, "after_id 99 is beyond the newest message (7)")
+	case "":
+		return &hubv1.WaitForMessagesResponse{Messages: []*hubv1.Message{{Id: "7", From: "alice", To: []string{"bob"}, Body: "hi"}}, Cursor: "7"}, nil
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestPusherRestartsAtTheReadCursorWhenItsCursorIsRefused(t *testing.T) {
+	h := &staleCursorHub{afters: make(chan string, 10)}
+	sent := make(chan channelParams, 1)
+	p := &pusher{client: h, opts: Options{}.withDefaults(), cursor: "99",
+		send: func(_ context.Context, c channelParams) error { sent <- c; return nil }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	var afters []string
+	for range 3 {
+		afters = append(afters, <-h.afters)
+	}
+	if !slices.Equal(afters, []string{"99", "", "7"}) {
+		t.Errorf("cursors asked for = %v, want 99 (refused), then the read cursor, then 7", afters)
+	}
+	if c := <-sent; c.Meta["message_id"] != "7" {
+		t.Errorf("pushed %v, want message 7", c.Meta)
 	}
 }
