@@ -61,7 +61,7 @@ type results struct {
 	hubCPUs, benchCPUs string // taskset lists, "" if not pinned
 }
 
-// Targets (issue 2).
+// Targets the report compares each figure with.
 const (
 	targetWakeP50     = time.Millisecond
 	targetWakeP99     = 5 * time.Millisecond

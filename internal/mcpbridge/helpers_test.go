@@ -186,15 +186,6 @@ func mustCall(tb testing.TB, cs *mcp.ClientSession, name string, args any, out a
 	return res
 }
 
-// skipIfUnimplemented skips a test whose hub RPC another slice has not
-// landed yet; it runs as soon as the RPC exists.
-func skipIfUnimplemented(tb testing.TB, res *mcp.CallToolResult) {
-	tb.Helper()
-	if res.IsError && strings.Contains(resultText(res), "Unimplemented") {
-		tb.Skipf("the hub does not implement this RPC yet: %s", resultText(res))
-	}
-}
-
 func resultText(res *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {

@@ -1,4 +1,4 @@
--- Liveness (issue 4): activity logs, checkpoints, deep work declarations,
+-- Liveness: activity logs, checkpoints, deep work declarations,
 -- per-agent liveness state and the event history.
 -- Times are Unix nanoseconds (INTEGER) in UTC; 0 means unset.
 
