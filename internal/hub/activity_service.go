@@ -39,12 +39,7 @@ func (s *Service) CreateActivityLog(ctx context.Context, caller *Agent, l Activi
 	now := s.clock.Now()
 	var res *ActivityLogResult
 	err := s.store.Update(ctx, func(tx Tx) error {
-		a, err := tx.AgentByID(caller.ID)
-		if err != nil {
-			return err
-		}
-		loc := s.locale(a)
-		st, err := tx.LivenessState(a.ID)
+		a, st, loc, err := s.callerLiveness(tx, caller.ID)
 		if err != nil {
 			return err
 		}
@@ -102,12 +97,7 @@ func (s *Service) Checkpoint(ctx context.Context, caller *Agent, currentActivity
 	now := s.clock.Now()
 	var res *CheckpointReply
 	err := s.store.Update(ctx, func(tx Tx) error {
-		a, err := tx.AgentByID(caller.ID)
-		if err != nil {
-			return err
-		}
-		loc := s.locale(a)
-		st, err := tx.LivenessState(a.ID)
+		a, st, loc, err := s.callerLiveness(tx, caller.ID)
 		if err != nil {
 			return err
 		}

@@ -41,12 +41,7 @@ func (s *Service) StartDeepWork(ctx context.Context, caller *Agent, req StartDee
 	}
 	var res *StartDeepWorkResult
 	err = s.store.Update(ctx, func(tx Tx) error {
-		a, err := tx.AgentByID(caller.ID)
-		if err != nil {
-			return err
-		}
-		loc := s.locale(a)
-		st, err := tx.LivenessState(a.ID)
+		a, st, loc, err := s.callerLiveness(tx, caller.ID)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,20 @@ import (
 // that one agent whose rows cannot be read or written does not hold up the
 // others.
 
+// callerLiveness loads an agent, its liveness state and its locale: the
+// start of every liveness call that writes (logs, checkpoints, deep work).
+func (s *Service) callerLiveness(tx Tx, agentID int64) (*Agent, *LivenessState, Locale, error) {
+	a, err := tx.AgentByID(agentID)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	st, err := tx.LivenessState(a.ID)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return a, st, s.locale(a), nil
+}
+
 // HealthTx stores each agent's liveness state and the instant its health is next
 // evaluated. The due queries are served by an index on that instant, so a
 // sweep costs the same whatever the number of agents.

@@ -177,18 +177,9 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 // List returns the caller's messages after a cursor, the next cursor and
 // whether more are waiting. Errors: EINVALID.
 func (s *Service) List(ctx context.Context, caller *Agent, req ListRequest) ([]*Message, int64, bool, error) {
-	after, err := ParseMessageID("after_id", req.AfterID)
+	after, limit, err := s.listParams(req.AfterID, req.Limit, req.Channel)
 	if err != nil {
 		return nil, 0, false, err
-	}
-	limit, err := s.limit(req.Limit, 50)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	if req.Channel != "" {
-		if err := ValidateChannel(req.Channel); err != nil {
-			return nil, 0, false, err
-		}
 	}
 	var msgs []*Message
 	err = s.store.View(ctx, func(tx Tx) error {
@@ -210,6 +201,25 @@ func (s *Service) List(ctx context.Context, caller *Agent, req ListRequest) ([]*
 	}
 	msgs, cursor, more := page(msgs, limit, after)
 	return msgs, cursor, more, nil
+}
+
+// listParams validates a message list's cursor, size and channel filter
+// ("" = any channel). Errors: EINVALID.
+func (s *Service) listParams(afterID string, limit int, channel string) (int64, int, error) {
+	after, err := ParseMessageID("after_id", afterID)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := s.limit(limit, 50)
+	if err != nil {
+		return 0, 0, err
+	}
+	if channel != "" {
+		if err := ValidateChannel(channel); err != nil {
+			return 0, 0, err
+		}
+	}
+	return after, n, nil
 }
 
 // limit validates a requested list size: 0 means def, the maximum is s.cfg.MaxListLimit.
@@ -299,18 +309,9 @@ func (s *Service) LeaveChannel(ctx context.Context, caller *Agent, channel strin
 
 // AdminList lists messages for the admin view. Errors: EINVALID, ENOTFOUND.
 func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Message, int64, bool, error) {
-	after, err := ParseMessageID("after_id", req.AfterID)
+	after, limit, err := s.listParams(req.AfterID, req.Limit, req.Channel)
 	if err != nil {
 		return nil, 0, false, err
-	}
-	limit, err := s.limit(req.Limit, 50)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	if req.Channel != "" {
-		if err := ValidateChannel(req.Channel); err != nil {
-			return nil, 0, false, err
-		}
 	}
 	var msgs []*Message
 	err = s.store.View(ctx, func(tx Tx) error {
