@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,8 +58,8 @@ func integrity(t *testing.T, dataDir, snapDir string, led *ledger, st *stats) {
 	st.integrityChecks++
 
 	led.mu.Lock()
-	logs := mapsCopy(led.logs)
-	cps := mapsCopy(led.checkpoints)
+	logs := maps.Clone(led.logs)
+	cps := maps.Clone(led.checkpoints)
 	led.mu.Unlock()
 	if tb := findTable(t, db, "activit", "title"); len(logs) > 0 && tb != "" {
 		checkTexts(t, db, tb, "title", logs)
@@ -121,14 +122,6 @@ func findTable(t *testing.T, db *sql.DB, hint, column string) string {
 		}
 	}
 	return ""
-}
-
-func mapsCopy(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func copyFile(src, dst string) error {

@@ -2,6 +2,7 @@ package crash
 
 import (
 	"database/sql"
+	"maps"
 	"testing"
 
 	"github.com/agenthub/hub/internal/store/postgres/pgtest"
@@ -31,7 +32,7 @@ func TestCrashDurabilityPostgres(t *testing.T) {
 	flags := []string{"--rate-limit", "0", "--database-url", url}
 	runHarness(t, n, t.TempDir(), flags, func(led *ledger, st *stats) {
 		led.mu.Lock()
-		logs, cps := mapsCopy(led.logs), mapsCopy(led.checkpoints)
+		logs, cps := maps.Clone(led.logs), maps.Clone(led.checkpoints)
 		led.mu.Unlock()
 		checkTexts(t, db, "activity_logs", "title", logs)
 		checkTexts(t, db, "checkpoints", "current_activity", cps)
