@@ -28,7 +28,7 @@ type ListAgentsOutput struct {
 func listAgentsTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "list_agents",
-		Description: "Agents you can message, with role and presence (waiting = parked in wait_for_messages).",
+		Description: "Agents you can message: role and presence (waiting = in wait_for_messages).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, ListAgentsOutput, error) {

@@ -24,7 +24,7 @@ type ChannelOutput struct {
 func joinChannelTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "join_channel",
-		Description: "Subscribe to a #channel (created on first use): its messages reach you and wake your wait.",
+		Description: "Join a #channel (created on first use): its messages reach you and wake your wait.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in ChannelInput) (string, ChannelOutput, error) {
@@ -40,7 +40,7 @@ func joinChannelTool(s *mcp.Server, b *bridge) {
 func leaveChannelTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "leave_channel",
-		Description: "Unsubscribe: the channel's new messages stop reaching you (mentions still do).",
+		Description: "Leave a #channel: its new messages stop reaching you (mentions still do).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in ChannelInput) (string, ChannelOutput, error) {
@@ -68,7 +68,7 @@ type ListChannelsOutput struct {
 func listChannelsTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "list_channels",
-		Description: "Channels with member counts and whether you are in each.",
+		Description: "Channels: member counts, whether you are in each.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, ListChannelsOutput, error) {

@@ -23,7 +23,7 @@ type CreateActivityLogInput struct {
 	Title        string   `json:"title" jsonschema:"one line: what you did"`
 	Content      string   `json:"content,omitempty" jsonschema:"details and results"`
 	Tags         []string `json:"tags,omitempty"`
-	UrgentReason string   `json:"urgent_reason,omitempty" jsonschema:"emergency only: why this is not the reflection due"`
+	UrgentReason string   `json:"urgent_reason,omitempty" jsonschema:"emergency: why this is not the due reflection"`
 }
 
 // CreateActivityLogOutput is what create_activity_log returns.
@@ -40,8 +40,7 @@ type CreateActivityLogOutput struct {
 func createActivityLogTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "create_activity_log",
-		Description: "Record a step you just finished, under your heartbeat ID. Reflect every 30 min and after deep work.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
+		Description: "Log a step you just finished. A reflection is due every 30 min and after deep work.",
 	}
 	shape := func(p map[string]*jsonschema.Schema) { enum(p["type"], activityTypes...) }
 	addTool(s, b, t, shape, func(ctx context.Context, _ *mcp.CallToolRequest, in CreateActivityLogInput) (string, CreateActivityLogOutput, error) {
@@ -105,7 +104,6 @@ func checkpointTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "checkpoint",
 		Description: "One line on what you are still doing, between logs, so the hub does not judge you inactive.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in CheckpointInput) (string, CheckpointOutput, error) {
 		r, err := b.client.Checkpoint(ctx, &hubv1.CheckpointRequest{CurrentActivity: in.CurrentActivity})
@@ -152,7 +150,6 @@ func startDeepWorkTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "start_deep_work",
 		Description: "Declare a long focused task: checks relax. The log ending it is its result; the next must be a reflection.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
 	shape := func(p map[string]*jsonschema.Schema) {
 		enum(p["mode"], "flexible", "strict")
@@ -240,8 +237,7 @@ type RespondToPulseOutput struct {
 func respondToPulseTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "respond_to_pulse",
-		Description: "Answer a pulse after following it: HEARTBEAT_OK if nothing to report, else a short report (posted).",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
+		Description: "Answer a pulse once followed: HEARTBEAT_OK, or a short report (posted).",
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in RespondToPulseInput) (string, RespondToPulseOutput, error) {
 		r, err := b.client.RespondToPulse(ctx, &hubv1.RespondToPulseRequest{Text: in.Text})

@@ -33,7 +33,6 @@ func postMessageTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "post_message",
 		Description: "Message agents and/or a #channel. @name mentions (and wakes) that agent; reply_to threads.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in PostMessageInput) (string, PostMessageOutput, error) {
 		r, err := b.client.PostMessage(ctx, &hubv1.PostMessageRequest{
@@ -103,7 +102,7 @@ type ReadMessagesOutput struct {
 func readMessagesTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "read_messages",
-		Description: "Read your messages now, oldest first (unread, or with all every one after the cursor). has_more: call again with after=cursor.",
+		Description: "Your messages now, oldest first: unread, or with all every one after the cursor. If has_more, call again with after=cursor.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
 	shape := func(p map[string]*jsonschema.Schema) { bounds(p["limit"], 1, 100, 20) }

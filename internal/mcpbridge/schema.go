@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,6 +50,8 @@ var idSchema = &jsonschema.Schema{Types: []string{"integer", "string"}}
 // lets shape add what Go types cannot say: enums, bounds, defaults.
 // A list is an "array", not "null or array": every session pays for
 // tools/list, and a model never needs to send null for a list it omits.
+// Annotations follow the same thrift: a tool carries them only when they
+// say something a host can act on — read-only, or an idempotent write.
 func inputSchema[In any](shape func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
 	s, err := jsonschema.For[In](&jsonschema.ForOptions{
 		TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[ID](): idSchema},
@@ -90,8 +95,17 @@ type handler[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in
 // tools/list, but the output travels as structured content beside the text.
 // Hub errors are translated once, here.
 func addTool[In, Out any](s *mcp.Server, b *bridge, t *mcp.Tool, shape func(map[string]*jsonschema.Schema), h handler[In, Out]) {
-	t.InputSchema = inputSchema[In](shape)
+	schema := inputSchema[In](shape)
+	known := slices.Sorted(maps.Keys(schema.Properties))
+	// Unknown arguments are refused (checkArguments), but the schema does
+	// not say so: "additionalProperties": false on every tool would cost
+	// each session about 500 characters of tools/list.
+	schema.AdditionalProperties = nil
+	t.InputSchema = schema
 	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		if err := checkArguments(req.Params.Arguments, known); err != nil {
+			return nil, nil, err
+		}
 		ctx, err := b.callContext(ctx, req)
 		if err != nil {
 			return nil, nil, err
@@ -115,4 +129,23 @@ func nullArguments(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// checkArguments refuses an argument the tool does not take, naming the
+// ones it does: a misspelt optional argument would otherwise be dropped
+// without a word.
+func checkArguments(raw json.RawMessage, known []string) error {
+	var args map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &args) != nil {
+		return nil // the SDK has already refused what is not an object
+	}
+	for name := range args {
+		if !slices.Contains(known, name) {
+			if len(known) == 0 {
+				return fmt.Errorf("unknown argument %q: this tool takes none", name)
+			}
+			return fmt.Errorf("unknown argument %q: this tool takes %s", name, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }

@@ -27,8 +27,7 @@ type HeartbeatOutput struct {
 func heartbeatTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "heartbeat",
-		Description: "Begin a unit of work (session start, new task): sets the heartbeat ID your logs are filed under. Returns unread count and time away.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
+		Description: "Start a unit of work (session start, new task): sets the heartbeat ID your logs go under; returns unread and time away.",
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, HeartbeatOutput, error) {
 		r, err := b.client.Heartbeat(ctx, &hubv1.HeartbeatRequest{})
@@ -96,7 +95,7 @@ func fromStatus(s *hubv1.Status) StatusOutput {
 func checkHubStatusTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "check_hub_status",
-		Description: "Your situation now: unread, mentions, heartbeat ID, beat, health, deep work, who is online. Does not wait.",
+		Description: "Your situation now: unread, mentions, heartbeat ID, beat, health, deep work, who is online.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, StatusOutput, error) {
