@@ -102,13 +102,18 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sessions.touch(sid)
 	}
 	sw := &sessionWriter{ResponseWriter: w}
+	var victims []string
+	if sid == "" {
+		// A new session is recorded when its headers are written, before
+		// the client can read its ID: a call the client sends next is then
+		// always tracked, so closing the session cancels it.
+		sw.opened = func(id string) { victims = h.sessions.opened(id, user) }
+	}
 	h.handler.ServeHTTP(sw, r)
-	switch {
-	case sid == "" && sw.sessionID != "" && sw.status < http.StatusMultipleChoices:
-		for _, old := range h.sessions.opened(sw.sessionID, user) {
-			h.closeSession(r, old)
-		}
-	case sid != "" && sw.status == http.StatusNotFound:
+	for _, old := range victims {
+		h.closeSession(r, old)
+	}
+	if sid != "" && sw.status == http.StatusNotFound {
 		h.sessions.end(sid, user) // expired in the SDK
 	}
 }

@@ -156,18 +156,20 @@ func (t *sessionTracker) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// sessionWriter notes the session ID the handler gives a new session and
-// the status it answers with.
+// sessionWriter notes the status the handler answers with and, through
+// opened, the ID it gives a new session, as the headers are written.
 type sessionWriter struct {
 	http.ResponseWriter
-	status    int
-	sessionID string
+	status int
+	opened func(id string) // nil unless the request may open a session
 }
 
 func (w *sessionWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
-		w.sessionID = w.Header().Get(sessionIDHeader)
+		if id := w.Header().Get(sessionIDHeader); id != "" && w.opened != nil && code < http.StatusMultipleChoices {
+			w.opened(id)
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
