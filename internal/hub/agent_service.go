@@ -13,25 +13,38 @@ type CreateAgentRequest struct {
 // CreateAgent registers an agent and returns it with its token, which is
 // shown once. Errors: EINVALID, ECONFLICT (name taken).
 func (s *Service) CreateAgent(ctx context.Context, req CreateAgentRequest) (*Agent, string, error) {
-	if err := ValidateAgentName(req.Name); err != nil {
+	a, token, hash, err := s.newAgent(req)
+	if err != nil {
 		return nil, "", err
+	}
+	if err := s.store.Update(ctx, func(tx Tx) error { return s.insertAgent(tx, a, hash) }); err != nil {
+		return nil, "", err
+	}
+	return a, token, nil
+}
+
+// newAgent checks req and returns the agent it describes, not yet stored,
+// with a fresh token and its hash. Errors: EINVALID.
+func (s *Service) newAgent(req CreateAgentRequest) (*Agent, string, []byte, error) {
+	if err := ValidateAgentName(req.Name); err != nil {
+		return nil, "", nil, err
 	}
 	for _, f := range []struct {
 		name, v string
 		max     int
 	}{{"display_name", req.DisplayName, 200}, {"role", req.Role, 200}, {"description", req.Description, 4000}} {
 		if err := validateAgentText(f.name, f.v, f.max); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 	}
 	if req.Locale != "" {
 		if _, err := ParseLocale(req.Locale); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 	}
 	now := s.clock.Now()
 	token, hash := NewToken()
-	a := &Agent{
+	return &Agent{
 		Name:                req.Name,
 		DisplayName:         req.DisplayName,
 		Role:                req.Role,
@@ -41,22 +54,19 @@ func (s *Service) CreateAgent(ctx context.Context, req CreateAgentRequest) (*Age
 		CurrentHeartbeatID:  FormatHeartbeatID(now, s.cfg.Location),
 		HeartbeatStartedAt:  now.Truncate(time.Second),
 		LastInteractionBeat: s.Beat(),
+	}, token, hash, nil
+}
+
+// insertAgent stores a new agent with its liveness state and its place in
+// the nudge schedule (checked at the next tick). ECONFLICT: name taken.
+func (s *Service) insertAgent(tx Tx, a *Agent, tokenHash []byte) error {
+	if err := tx.CreateAgent(a, tokenHash); err != nil {
+		return err
 	}
-	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.CreateAgent(a, hash); err != nil {
-			return err
-		}
-		// The new agent's liveness state, and its place in the nudge
-		// schedule (checked at the next tick).
-		if err := s.createHealth(tx, a); err != nil {
-			return err
-		}
-		return tx.ScheduleAgentCheck(a.ID, a.CreatedAt)
-	})
-	if err != nil {
-		return nil, "", err
+	if err := s.createHealth(tx, a); err != nil {
+		return err
 	}
-	return a, token, nil
+	return tx.ScheduleAgentCheck(a.ID, a.CreatedAt)
 }
 
 // Agent returns the agent named name. Errors: EINVALID, ENOTFOUND.

@@ -69,6 +69,7 @@ var tables = []table{
 	{name: "cron_jobs", convs: map[string]conv{"enabled": boolean}},
 	{name: "cron_runs", convs: map[string]conv{"manual": boolean}},
 	{name: "reservations"},
+	{name: "join_codes"},
 	{name: "nudges_sent"},
 	{name: "pulses_sent"},
 }

@@ -1,0 +1,84 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
+)
+
+// This file implements hub.JoinCodeTx.
+
+func (t *Tx) joinCodeWhere(where string, arg any) (*hub.JoinCode, error) {
+	c, err := row.JoinCode(t.queryRow(`SELECT `+row.JoinCodeColumns+` FROM join_codes WHERE `+where, arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no such join code: `hubctl join-codes list` shows their IDs")
+	}
+	return c, err
+}
+
+// InsertJoinCode implements hub.JoinCodeTx.
+func (t *Tx) InsertJoinCode(c *hub.JoinCode, hash []byte) error {
+	err := t.queryRow(`INSERT INTO join_codes (code_hash, role, note, max_uses, uses, created_at, expires_at, revoked_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		hash, c.Role, c.Note, c.MaxUses, c.Uses, row.Nanos(c.CreatedAt), row.Nanos(c.ExpiresAt), row.Nanos(c.RevokedAt)).Scan(&c.ID)
+	if err != nil {
+		return fmt.Errorf("insert join code: %w", mapErr(err))
+	}
+	return nil
+}
+
+// JoinCodeByHash implements hub.JoinCodeTx.
+func (t *Tx) JoinCodeByHash(hash []byte) (*hub.JoinCode, error) {
+	return t.joinCodeWhere(`code_hash = ?`, hash)
+}
+
+// JoinCodeByID implements hub.JoinCodeTx.
+func (t *Tx) JoinCodeByID(id int64) (*hub.JoinCode, error) {
+	c, err := t.joinCodeWhere(`id = ?`, id)
+	if hub.ErrorCode(err) == hub.ENOTFOUND {
+		return nil, hub.Errorf(hub.ENOTFOUND, "join code %d does not exist: `hubctl join-codes list` shows their IDs", id)
+	}
+	return c, err
+}
+
+// ListJoinCodes implements hub.JoinCodeTx.
+func (t *Tx) ListJoinCodes() ([]*hub.JoinCode, error) {
+	rows, err := t.query(`SELECT ` + row.JoinCodeColumns + ` FROM join_codes ORDER BY id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("list join codes: %w", err)
+	}
+	defer rows.Close()
+	var out []*hub.JoinCode
+	for rows.Next() {
+		c, err := row.JoinCode(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// UseJoinCode implements hub.JoinCodeTx.
+func (t *Tx) UseJoinCode(id int64, now time.Time) (bool, error) {
+	res, err := t.exec(`UPDATE join_codes SET uses = uses + 1
+		WHERE id = ? AND revoked_at = 0 AND expires_at > ? AND uses < max_uses`, id, now.UnixNano())
+	if err != nil {
+		return false, fmt.Errorf("use join code: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// RevokeJoinCode implements hub.JoinCodeTx.
+func (t *Tx) RevokeJoinCode(id int64, at time.Time) error {
+	if _, err := t.exec(`UPDATE join_codes SET revoked_at = ? WHERE id = ? AND revoked_at = 0`, at.UnixNano(), id); err != nil {
+		return fmt.Errorf("revoke join code: %w", err)
+	}
+	_, err := t.JoinCodeByID(id)
+	return err
+}
