@@ -103,6 +103,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&m.RateLimit.Burst, "rate-burst", m.RateLimit.Burst, "writes an agent may make at once after a pause (token bucket size)")
 	fs.Float64Var(&m.ReadLimit.PerSecond, "read-rate-limit", m.ReadLimit.PerSecond, "reads per second each agent may sustain (status, lists, waits); 0 turns the limit off")
 	fs.IntVar(&m.ReadLimit.Burst, "read-rate-burst", m.ReadLimit.Burst, "reads an agent may make at once after a pause")
+	fs.Float64Var(&m.JoinRateLimit.PerSecond, "join-rate-limit", m.JoinRateLimit.PerSecond, "join attempts per second the whole hub admits (hub mcp --join, JoinHub); 0 turns the limit off")
+	fs.IntVar(&m.JoinRateLimit.Burst, "join-rate-burst", m.JoinRateLimit.Burst, "join attempts the hub admits at once after a pause")
 	fs.IntVar(&m.ConnLimits.Total, "max-conns", m.ConnLimits.Total, "most network connections held (gRPC and HTTP); kept below the file-descriptor limit. Past it, the oldest connection of the busiest source address is closed")
 	fs.IntVar(&m.ConnLimits.PerSource, "max-conns-per-source", m.ConnLimits.PerSource, "most connections from one source IP address; past it, that address's oldest connection is closed")
 	fs.DurationVar(&m.Config.PollInterval, "poll-interval", m.Config.PollInterval, "fallback poll for writes made outside this process")

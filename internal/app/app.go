@@ -69,6 +69,9 @@ type Main struct {
 	RateLimit server.RateLimit
 	// ReadLimit is the per-agent budget of read calls (server.DefaultReadLimit).
 	ReadLimit server.RateLimit
+	// JoinRateLimit is the hub-wide budget of join attempts
+	// (server.DefaultJoinRateLimit).
+	JoinRateLimit server.RateLimit
 	// ConnLimits bounds network connections (DefaultConnLimits; guard.go).
 	ConnLimits ConnLimits
 
@@ -107,6 +110,7 @@ func NewMain() *Main {
 		Synchronous:       "NORMAL",
 		RateLimit:         server.DefaultRateLimit,
 		ReadLimit:         server.DefaultReadLimit,
+		JoinRateLimit:     server.DefaultJoinRateLimit,
 		ConnLimits:        DefaultConnLimits,
 		TickInterval:      5 * time.Second,
 		BeatInterval:      5 * time.Minute,
@@ -287,6 +291,7 @@ func (m *Main) newServer() {
 	}, m.Logger)
 	m.Server.SetRateLimit(m.RateLimit)
 	m.Server.SetReadLimit(m.ReadLimit)
+	m.Server.SetJoinRateLimit(m.JoinRateLimit)
 }
 
 // grpcOptions are the gRPC server's options, without transport credentials
@@ -357,6 +362,7 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		Extra:      extra,
 		Version:    version.Version,
 		KnownToken: m.Service.KnownToken,
+		CheckJoin:  m.Server.CheckJoin,
 		Refused: func(r *http.Request, reason string) {
 			m.Server.LogRefusal(r.Context(), r.Method+" "+r.URL.Path, r.RemoteAddr, reason)
 		},

@@ -38,7 +38,16 @@ type Options struct {
 	// Refused is told of each REST call refused for want of a known token
 	// (for a sampled log line).
 	Refused func(r *http.Request, reason string)
+	// CheckJoin checks the join code of a join call (JoinPath) before its
+	// body is read, in place of KnownToken, and returns a gRPC status
+	// error when it is refused (server.Server.CheckJoin). Nil refuses
+	// every join call.
+	CheckJoin func(ctx context.Context, code string) error
 }
+
+// JoinPath is the REST path of AgentService.JoinHub (gateway.yaml): the one
+// /v1/ call whose bearer credential is a join code, not a token.
+const JoinPath = "/v1/agents:join"
 
 // JSONMarshaler is the REST JSON format: proto field names (snake_case, as
 // in the protos) and every field present, so scripts see false and 0.
@@ -71,7 +80,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 		return nil, fmt.Errorf("write the OpenAPI document: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", guard(gw, opts.KnownToken, opts.Refused))
+	mux.Handle("/v1/", guard(gw, opts))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -9,6 +9,10 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // MaxRESTBody bounds a REST request body: 1 MiB holds the largest message
@@ -19,11 +23,13 @@ const MaxRESTBody = 1 << 20
 // guard checks a REST call before its body is read: a missing or unknown
 // token is answered 401 (without reading the body), a body over
 // MaxRESTBody 413, and a JSON body followed by more data 400. Only the
-// Authorization header carries the token.
-func guard(next http.Handler, knownToken func(ctx context.Context, token string) bool, onRefused func(r *http.Request, reason string)) http.Handler {
+// Authorization header carries the token; on JoinPath it carries a join
+// code, which opts.CheckJoin checks instead.
+func guard(next http.Handler, opts Options) http.Handler {
+	knownToken := opts.KnownToken
 	refused := func(r *http.Request, reason string) {
-		if onRefused != nil {
-			onRefused(r, reason)
+		if opts.Refused != nil {
+			opts.Refused(r, reason)
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -35,7 +41,12 @@ func guard(next http.Handler, knownToken func(ctx context.Context, token string)
 		}
 		token := bearerToken(auth)
 		admin := strings.HasPrefix(r.URL.Path, "/v1/admin/")
-		if token == "" {
+		if r.URL.Path == JoinPath {
+			if !checkJoin(w, r, token, opts.CheckJoin) {
+				refused(r, "join refused")
+				return
+			}
+		} else if token == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub"`)
 			msg := "missing token: send \"Authorization: Bearer <agent token>\" (create one with `hubctl agent add NAME`)"
 			if admin {
@@ -44,8 +55,7 @@ func guard(next http.Handler, knownToken func(ctx context.Context, token string)
 			refused(r, "no token")
 			writeError(w, http.StatusUnauthorized, 16, msg)
 			return
-		}
-		if knownToken != nil && !knownToken(r.Context(), token) {
+		} else if knownToken != nil && !knownToken(r.Context(), token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub", error="invalid_token"`)
 			msg := "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)"
 			if admin {
@@ -122,4 +132,27 @@ func bearerToken(values []string) string {
 // "details"}, code a gRPC code).
 func writeError(w http.ResponseWriter, httpStatus, grpcCode int, msg string) {
 	writeJSON(w, httpStatus, map[string]any{"code": grpcCode, "message": msg, "details": []any{}})
+}
+
+// checkJoin checks a join call's code with check and answers the refusal
+// (its gRPC code as HTTP, Retry-After on 429); it reports whether the call
+// may go on.
+func checkJoin(w http.ResponseWriter, r *http.Request, code string, check func(context.Context, string) error) bool {
+	err := status.Error(codes.Unavailable, "this hub does not accept join codes over REST")
+	if check != nil {
+		err = check(r.Context(), code)
+	}
+	if err == nil {
+		return true
+	}
+	st := status.Convert(err)
+	httpStatus := runtime.HTTPStatusFromCode(st.Code())
+	switch httpStatus {
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub", error="invalid_token"`)
+	}
+	writeError(w, httpStatus, int(st.Code()), st.Message())
+	return false
 }

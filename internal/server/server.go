@@ -50,6 +50,7 @@ type Server struct {
 
 	limiter     *rateLimiter // per-agent write rate limit (ratelimit.go); nil = off
 	readLimiter *rateLimiter // per-agent read budget (readlimit.go); nil = off
+	joinLimiter *rateLimiter // hub-wide budget of join attempts (joincode.go); nil = off
 	refusals    *LogSampler  // samples the log lines of refused calls (logsample.go)
 	codec       *Codec       // marks requests with invalid UTF-8 (codec.go)
 }
@@ -130,6 +131,8 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 			return nil, status.Error(codes.PermissionDenied, "this call needs the admin token; an agent token was given (the admin token is in <data-dir>/admin.token)")
 		}
 		return nil, status.Error(codes.Unauthenticated, "unknown admin token: use the token in <data-dir>/admin.token")
+	case method == JoinHubMethod:
+		return ctx, nil // its credential is a join code, checked by CheckJoin and the handler
 	case strings.HasPrefix(method, agentServicePrefix):
 		if token != "" && s.svc.IsAdminToken(token) {
 			return nil, status.Error(codes.PermissionDenied, "this call acts as an agent and needs that agent's token; the admin token was given (create an agent with `hubctl agent add NAME`)")

@@ -18,13 +18,23 @@ const maxTokenLen = 256
 // missing or unknown as soon as its headers arrive, before its message is
 // read or a handler goroutine runs: an unauthenticated client costs the hub
 // a few KB per attempt at most. The interceptors then make the full check
-// (which agent, enabled, admin or not). Install it with grpc.InTapHandle.
+// (which agent, enabled, admin or not). JoinHub, whose credential is a join
+// code, is checked by CheckJoin instead. Install it with grpc.InTapHandle.
 func (s *Server) TapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
 	if !strings.HasPrefix(info.FullMethodName, agentServicePrefix) && !strings.HasPrefix(info.FullMethodName, adminServicePrefix) {
 		return ctx, nil
 	}
 	admin := strings.HasPrefix(info.FullMethodName, adminServicePrefix)
 	token := BearerToken(metadata.NewIncomingContext(ctx, info.Header))
+	if info.FullMethodName == JoinHubMethod {
+		// The one call without an agent token: its join code is checked
+		// here instead, under the join budget.
+		if err := s.CheckJoin(ctx, token); err != nil {
+			s.LogRefusal(ctx, info.FullMethodName, peerAddr(ctx), status.Convert(err).Message())
+			return nil, err
+		}
+		return ctx, nil
+	}
 	var msg string
 	switch {
 	case token == "" && admin:

@@ -3370,6 +3370,299 @@ func (x *ForceReleaseReservationResponse) GetReleased() *Reservation {
 	return nil
 }
 
+type CreateJoinCodeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Role of every agent the code registers (free text, at most 200 bytes).
+	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	// How long the code is valid: 60 to 31622400 seconds (366 days); 0 means 24 hours.
+	ExpiresInSeconds int64 `protobuf:"varint,2,opt,name=expires_in_seconds,json=expiresInSeconds,proto3" json:"expires_in_seconds,omitempty"`
+	// How many agents it may register: 1 to 10000; 0 means 1.
+	MaxUses int64 `protobuf:"varint,3,opt,name=max_uses,json=maxUses,proto3" json:"max_uses,omitempty"`
+	// What the code is for, shown in lists (at most 200 bytes).
+	Note          string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateJoinCodeRequest) Reset() {
+	*x = CreateJoinCodeRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateJoinCodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateJoinCodeRequest) ProtoMessage() {}
+
+func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateJoinCodeRequest.ProtoReflect.Descriptor instead.
+func (*CreateJoinCodeRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *CreateJoinCodeRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *CreateJoinCodeRequest) GetExpiresInSeconds() int64 {
+	if x != nil {
+		return x.ExpiresInSeconds
+	}
+	return 0
+}
+
+func (x *CreateJoinCodeRequest) GetMaxUses() int64 {
+	if x != nil {
+		return x.MaxUses
+	}
+	return 0
+}
+
+func (x *CreateJoinCodeRequest) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+type CreateJoinCodeResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	JoinCode *JoinCode              `protobuf:"bytes,1,opt,name=join_code,json=joinCode,proto3" json:"join_code,omitempty"`
+	// The code, shown once: hand it to the agents' hosts (hub mcp --join CODE --name NAME).
+	Code          string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateJoinCodeResponse) Reset() {
+	*x = CreateJoinCodeResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateJoinCodeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateJoinCodeResponse) ProtoMessage() {}
+
+func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateJoinCodeResponse.ProtoReflect.Descriptor instead.
+func (*CreateJoinCodeResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *CreateJoinCodeResponse) GetJoinCode() *JoinCode {
+	if x != nil {
+		return x.JoinCode
+	}
+	return nil
+}
+
+func (x *CreateJoinCodeResponse) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+type ListJoinCodesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJoinCodesRequest) Reset() {
+	*x = ListJoinCodesRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJoinCodesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJoinCodesRequest) ProtoMessage() {}
+
+func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJoinCodesRequest.ProtoReflect.Descriptor instead.
+func (*ListJoinCodesRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
+}
+
+type ListJoinCodesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JoinCodes     []*JoinCode            `protobuf:"bytes,1,rep,name=join_codes,json=joinCodes,proto3" json:"join_codes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJoinCodesResponse) Reset() {
+	*x = ListJoinCodesResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJoinCodesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJoinCodesResponse) ProtoMessage() {}
+
+func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJoinCodesResponse.ProtoReflect.Descriptor instead.
+func (*ListJoinCodesResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *ListJoinCodesResponse) GetJoinCodes() []*JoinCode {
+	if x != nil {
+		return x.JoinCodes
+	}
+	return nil
+}
+
+type RevokeJoinCodeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeJoinCodeRequest) Reset() {
+	*x = RevokeJoinCodeRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeJoinCodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeJoinCodeRequest) ProtoMessage() {}
+
+func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeJoinCodeRequest.ProtoReflect.Descriptor instead.
+func (*RevokeJoinCodeRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *RevokeJoinCodeRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type RevokeJoinCodeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JoinCode      *JoinCode              `protobuf:"bytes,1,opt,name=join_code,json=joinCode,proto3" json:"join_code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeJoinCodeResponse) Reset() {
+	*x = RevokeJoinCodeResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeJoinCodeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeJoinCodeResponse) ProtoMessage() {}
+
+func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeJoinCodeResponse.ProtoReflect.Descriptor instead.
+func (*RevokeJoinCodeResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *RevokeJoinCodeResponse) GetJoinCode() *JoinCode {
+	if x != nil {
+		return x.JoinCode
+	}
+	return nil
+}
+
 var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
@@ -3561,7 +3854,23 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"R\n" +
 	"\x1fForceReleaseReservationResponse\x12/\n" +
-	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased2\xcf\x13\n" +
+	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased\"\x88\x01\n" +
+	"\x15CreateJoinCodeRequest\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12,\n" +
+	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds\x12\x19\n" +
+	"\bmax_uses\x18\x03 \x01(\x03R\amaxUses\x12\x12\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\"[\n" +
+	"\x16CreateJoinCodeResponse\x12-\n" +
+	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\"\x16\n" +
+	"\x14ListJoinCodesRequest\"H\n" +
+	"\x15ListJoinCodesResponse\x12/\n" +
+	"\n" +
+	"join_codes\x18\x01 \x03(\v2\x10.hub.v1.JoinCodeR\tjoinCodes\"'\n" +
+	"\x15RevokeJoinCodeRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"G\n" +
+	"\x16RevokeJoinCodeResponse\x12-\n" +
+	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode2\xbf\x15\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -3600,7 +3909,10 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fListChannels\x12 .hub.v1.AdminListChannelsRequest\x1a!.hub.v1.AdminListChannelsResponse\x12L\n" +
 	"\rPruneMessages\x12\x1c.hub.v1.PruneMessagesRequest\x1a\x1d.hub.v1.PruneMessagesResponse\x12_\n" +
 	"\x10ListReservations\x12$.hub.v1.AdminListReservationsRequest\x1a%.hub.v1.AdminListReservationsResponse\x12j\n" +
-	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponse\x12O\n" +
+	"\x0eCreateJoinCode\x12\x1d.hub.v1.CreateJoinCodeRequest\x1a\x1e.hub.v1.CreateJoinCodeResponse\x12L\n" +
+	"\rListJoinCodes\x12\x1c.hub.v1.ListJoinCodesRequest\x1a\x1d.hub.v1.ListJoinCodesResponse\x12O\n" +
+	"\x0eRevokeJoinCode\x12\x1d.hub.v1.RevokeJoinCodeRequest\x1a\x1e.hub.v1.RevokeJoinCodeResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -3614,7 +3926,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -3683,133 +3995,149 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*AdminListReservationsResponse)(nil),   // 64: hub.v1.AdminListReservationsResponse
 	(*ForceReleaseReservationRequest)(nil),  // 65: hub.v1.ForceReleaseReservationRequest
 	(*ForceReleaseReservationResponse)(nil), // 66: hub.v1.ForceReleaseReservationResponse
-	(*Agent)(nil),                           // 67: hub.v1.Agent
-	(*Message)(nil),                         // 68: hub.v1.Message
-	(*AgentHealth)(nil),                     // 69: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 70: google.protobuf.Timestamp
-	(*Event)(nil),                           // 71: hub.v1.Event
-	(*DeepWork)(nil),                        // 72: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 73: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 74: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 75: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 76: hub.v1.CronJob
-	(*CronRun)(nil),                         // 77: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 78: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 79: hub.v1.Checkpoint
-	(*Channel)(nil),                         // 80: hub.v1.Channel
-	(*Reservation)(nil),                     // 81: hub.v1.Reservation
+	(*CreateJoinCodeRequest)(nil),           // 67: hub.v1.CreateJoinCodeRequest
+	(*CreateJoinCodeResponse)(nil),          // 68: hub.v1.CreateJoinCodeResponse
+	(*ListJoinCodesRequest)(nil),            // 69: hub.v1.ListJoinCodesRequest
+	(*ListJoinCodesResponse)(nil),           // 70: hub.v1.ListJoinCodesResponse
+	(*RevokeJoinCodeRequest)(nil),           // 71: hub.v1.RevokeJoinCodeRequest
+	(*RevokeJoinCodeResponse)(nil),          // 72: hub.v1.RevokeJoinCodeResponse
+	(*Agent)(nil),                           // 73: hub.v1.Agent
+	(*Message)(nil),                         // 74: hub.v1.Message
+	(*AgentHealth)(nil),                     // 75: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 76: google.protobuf.Timestamp
+	(*Event)(nil),                           // 77: hub.v1.Event
+	(*DeepWork)(nil),                        // 78: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 79: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 80: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 81: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 82: hub.v1.CronJob
+	(*CronRun)(nil),                         // 83: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 84: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 85: hub.v1.Checkpoint
+	(*Channel)(nil),                         // 86: hub.v1.Channel
+	(*Reservation)(nil),                     // 87: hub.v1.Reservation
+	(*JoinCode)(nil),                        // 88: hub.v1.JoinCode
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	67, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	67, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	67, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	67, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	67, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	67, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	67, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	67, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	68, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	68, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	69, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	70, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	71, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	72, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	68, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	73, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	74, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	75, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	75, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	68, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	76, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	76, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	76, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	76, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	77, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	77, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	70, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	70, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	70, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	72, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	78, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	79, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	67, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	69, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	73, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	73, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	73, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	73, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	73, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	73, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	73, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	73, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	74, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	74, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	75, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	76, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	77, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	78, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	74, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	79, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	80, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	81, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	81, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	74, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	82, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	82, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	82, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	82, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	83, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	83, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	76, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	76, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	76, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	78, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	84, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	85, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	73, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	75, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57, // 34: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	80, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	70, // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	81, // 37: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	81, // 38: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	0,  // 39: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,  // 40: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,  // 41: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,  // 42: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,  // 43: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10, // 44: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12, // 45: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14, // 46: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16, // 47: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18, // 48: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20, // 49: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22, // 50: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24, // 51: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26, // 52: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28, // 53: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30, // 54: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32, // 55: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34, // 56: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36, // 57: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38, // 58: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40, // 59: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42, // 60: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44, // 61: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46, // 62: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48, // 63: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50, // 64: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52, // 65: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54, // 66: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56, // 67: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59, // 68: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	61, // 69: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	63, // 70: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
-	65, // 71: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	1,  // 72: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,  // 73: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,  // 74: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,  // 75: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,  // 76: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11, // 77: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13, // 78: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15, // 79: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17, // 80: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19, // 81: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21, // 82: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23, // 83: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25, // 84: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27, // 85: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29, // 86: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31, // 87: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33, // 88: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35, // 89: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37, // 90: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39, // 91: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41, // 92: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43, // 93: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45, // 94: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47, // 95: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49, // 96: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51, // 97: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53, // 98: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55, // 99: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58, // 100: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60, // 101: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62, // 102: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64, // 103: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66, // 104: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	72, // [72:105] is the sub-list for method output_type
-	39, // [39:72] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	86, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
+	76, // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	87, // 37: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	87, // 38: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	88, // 39: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	88, // 40: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	88, // 41: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	0,  // 42: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,  // 43: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,  // 44: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,  // 45: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,  // 46: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10, // 47: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12, // 48: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14, // 49: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16, // 50: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18, // 51: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20, // 52: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22, // 53: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24, // 54: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26, // 55: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28, // 56: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30, // 57: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32, // 58: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34, // 59: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36, // 60: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38, // 61: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40, // 62: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42, // 63: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44, // 64: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46, // 65: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48, // 66: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50, // 67: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52, // 68: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54, // 69: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56, // 70: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59, // 71: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
+	61, // 72: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	63, // 73: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
+	65, // 74: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	67, // 75: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	69, // 76: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	71, // 77: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	1,  // 78: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,  // 79: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,  // 80: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,  // 81: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,  // 82: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11, // 83: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13, // 84: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15, // 85: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17, // 86: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19, // 87: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21, // 88: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23, // 89: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25, // 90: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27, // 91: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29, // 92: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31, // 93: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33, // 94: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35, // 95: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37, // 96: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39, // 97: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41, // 98: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43, // 99: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45, // 100: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47, // 101: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49, // 102: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51, // 103: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53, // 104: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55, // 105: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58, // 106: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60, // 107: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62, // 108: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64, // 109: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66, // 110: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	68, // 111: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	70, // 112: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	72, // 113: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	78, // [78:114] is the sub-list for method output_type
+	42, // [42:78] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -3826,7 +4154,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   67,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

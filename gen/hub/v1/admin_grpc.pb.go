@@ -52,6 +52,9 @@ const (
 	AdminService_PruneMessages_FullMethodName           = "/hub.v1.AdminService/PruneMessages"
 	AdminService_ListReservations_FullMethodName        = "/hub.v1.AdminService/ListReservations"
 	AdminService_ForceReleaseReservation_FullMethodName = "/hub.v1.AdminService/ForceReleaseReservation"
+	AdminService_CreateJoinCode_FullMethodName          = "/hub.v1.AdminService/CreateJoinCode"
+	AdminService_ListJoinCodes_FullMethodName           = "/hub.v1.AdminService/ListJoinCodes"
+	AdminService_RevokeJoinCode_FullMethodName          = "/hub.v1.AdminService/RevokeJoinCode"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -130,6 +133,12 @@ type AdminServiceClient interface {
 	ListReservations(ctx context.Context, in *AdminListReservationsRequest, opts ...grpc.CallOption) (*AdminListReservationsResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(ctx context.Context, in *ForceReleaseReservationRequest, opts ...grpc.CallOption) (*ForceReleaseReservationResponse, error)
+	// CreateJoinCode creates a join code (expiry, uses, role) and returns the code once; the hub keeps its hash.
+	CreateJoinCode(ctx context.Context, in *CreateJoinCodeRequest, opts ...grpc.CallOption) (*CreateJoinCodeResponse, error)
+	// ListJoinCodes lists every join code, newest first, with its state and uses (never the code).
+	ListJoinCodes(ctx context.Context, in *ListJoinCodesRequest, opts ...grpc.CallOption) (*ListJoinCodesResponse, error)
+	// RevokeJoinCode revokes a join code: it registers no agent from now on.
+	RevokeJoinCode(ctx context.Context, in *RevokeJoinCodeRequest, opts ...grpc.CallOption) (*RevokeJoinCodeResponse, error)
 }
 
 type adminServiceClient struct {
@@ -470,6 +479,36 @@ func (c *adminServiceClient) ForceReleaseReservation(ctx context.Context, in *Fo
 	return out, nil
 }
 
+func (c *adminServiceClient) CreateJoinCode(ctx context.Context, in *CreateJoinCodeRequest, opts ...grpc.CallOption) (*CreateJoinCodeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateJoinCodeResponse)
+	err := c.cc.Invoke(ctx, AdminService_CreateJoinCode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListJoinCodes(ctx context.Context, in *ListJoinCodesRequest, opts ...grpc.CallOption) (*ListJoinCodesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListJoinCodesResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListJoinCodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RevokeJoinCode(ctx context.Context, in *RevokeJoinCodeRequest, opts ...grpc.CallOption) (*RevokeJoinCodeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeJoinCodeResponse)
+	err := c.cc.Invoke(ctx, AdminService_RevokeJoinCode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -546,6 +585,12 @@ type AdminServiceServer interface {
 	ListReservations(context.Context, *AdminListReservationsRequest) (*AdminListReservationsResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error)
+	// CreateJoinCode creates a join code (expiry, uses, role) and returns the code once; the hub keeps its hash.
+	CreateJoinCode(context.Context, *CreateJoinCodeRequest) (*CreateJoinCodeResponse, error)
+	// ListJoinCodes lists every join code, newest first, with its state and uses (never the code).
+	ListJoinCodes(context.Context, *ListJoinCodesRequest) (*ListJoinCodesResponse, error)
+	// RevokeJoinCode revokes a join code: it registers no agent from now on.
+	RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -654,6 +699,15 @@ func (UnimplementedAdminServiceServer) ListReservations(context.Context, *AdminL
 }
 func (UnimplementedAdminServiceServer) ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForceReleaseReservation not implemented")
+}
+func (UnimplementedAdminServiceServer) CreateJoinCode(context.Context, *CreateJoinCodeRequest) (*CreateJoinCodeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateJoinCode not implemented")
+}
+func (UnimplementedAdminServiceServer) ListJoinCodes(context.Context, *ListJoinCodesRequest) (*ListJoinCodesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListJoinCodes not implemented")
+}
+func (UnimplementedAdminServiceServer) RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeJoinCode not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1270,6 +1324,60 @@ func _AdminService_ForceReleaseReservation_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_CreateJoinCode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateJoinCodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CreateJoinCode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CreateJoinCode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CreateJoinCode(ctx, req.(*CreateJoinCodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListJoinCodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListJoinCodesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListJoinCodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListJoinCodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListJoinCodes(ctx, req.(*ListJoinCodesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RevokeJoinCode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeJoinCodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RevokeJoinCode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RevokeJoinCode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RevokeJoinCode(ctx, req.(*RevokeJoinCodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1408,6 +1516,18 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ForceReleaseReservation",
 			Handler:    _AdminService_ForceReleaseReservation_Handler,
+		},
+		{
+			MethodName: "CreateJoinCode",
+			Handler:    _AdminService_CreateJoinCode_Handler,
+		},
+		{
+			MethodName: "ListJoinCodes",
+			Handler:    _AdminService_ListJoinCodes_Handler,
+		},
+		{
+			MethodName: "RevokeJoinCode",
+			Handler:    _AdminService_RevokeJoinCode_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2354,6 +2354,120 @@ func (x *ListReservationsResponse) GetReservations() []*Reservation {
 	return nil
 }
 
+type JoinHubRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new agent's name: 1-63 characters of a-z, 0-9, '.', '_' or '-'.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	DisplayName   string `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinHubRequest) Reset() {
+	*x = JoinHubRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinHubRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinHubRequest) ProtoMessage() {}
+
+func (x *JoinHubRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinHubRequest.ProtoReflect.Descriptor instead.
+func (*JoinHubRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *JoinHubRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JoinHubRequest) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *JoinHubRequest) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+type JoinHubResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Agent *Agent                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The agent's token, shown once: keep it (hub mcp --join keeps it in a 0600 file).
+	Token         string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinHubResponse) Reset() {
+	*x = JoinHubResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinHubResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinHubResponse) ProtoMessage() {}
+
+func (x *JoinHubResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinHubResponse.ProtoReflect.Descriptor instead.
+func (*JoinHubResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *JoinHubResponse) GetAgent() *Agent {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+func (x *JoinHubResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
 var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
@@ -2509,7 +2623,14 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
 	"\x05paths\x18\x02 \x03(\tR\x05paths\"S\n" +
 	"\x18ListReservationsResponse\x127\n" +
-	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations2\x91\f\n" +
+	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\"i\n" +
+	"\x0eJoinHubRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"L\n" +
+	"\x0fJoinHubResponse\x12#\n" +
+	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token2\xcd\f\n" +
 	"\fAgentService\x12@\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
@@ -2531,7 +2652,8 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\x12X\n" +
 	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\x12I\n" +
 	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\x12U\n" +
-	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\x12:\n" +
+	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -2545,7 +2667,7 @@ func file_hub_v1_agent_proto_rawDescGZIP() []byte {
 	return file_hub_v1_agent_proto_rawDescData
 }
 
-var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_hub_v1_agent_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),                // 0: hub.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),               // 1: hub.v1.HeartbeatResponse
@@ -2589,88 +2711,94 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*ReleasePathsResponse)(nil),            // 39: hub.v1.ReleasePathsResponse
 	(*ListReservationsRequest)(nil),         // 40: hub.v1.ListReservationsRequest
 	(*ListReservationsResponse)(nil),        // 41: hub.v1.ListReservationsResponse
-	(*timestamppb.Timestamp)(nil),           // 42: google.protobuf.Timestamp
-	(*Status)(nil),                          // 43: hub.v1.Status
-	(*Message)(nil),                         // 44: hub.v1.Message
-	(*ActivityLog)(nil),                     // 45: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 46: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 47: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 48: hub.v1.Checkpoint
-	(*Reservation)(nil),                     // 49: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 50: hub.v1.ReservationConflict
+	(*JoinHubRequest)(nil),                  // 42: hub.v1.JoinHubRequest
+	(*JoinHubResponse)(nil),                 // 43: hub.v1.JoinHubResponse
+	(*timestamppb.Timestamp)(nil),           // 44: google.protobuf.Timestamp
+	(*Status)(nil),                          // 45: hub.v1.Status
+	(*Message)(nil),                         // 46: hub.v1.Message
+	(*ActivityLog)(nil),                     // 47: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 48: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 49: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 50: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 51: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 52: hub.v1.ReservationConflict
+	(*Agent)(nil),                           // 53: hub.v1.Agent
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
-	42, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
-	43, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
-	44, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
-	44, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
-	44, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
-	43, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
-	45, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	46, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	47, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	48, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	46, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	42, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	47, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	47, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	47, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	47, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	46, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	44, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	44, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
+	45, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
+	46, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
+	46, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
+	46, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
+	45, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
+	47, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	48, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	49, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	50, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	48, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	44, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	49, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	49, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	49, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	49, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	48, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	46, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
 	30, // 18: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	42, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	44, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
 	33, // 20: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	49, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	50, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	49, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	49, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	49, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	0,  // 26: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,  // 27: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,  // 28: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,  // 29: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,  // 30: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10, // 31: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12, // 32: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	14, // 33: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	16, // 34: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	18, // 35: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	20, // 36: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	22, // 37: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	24, // 38: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	26, // 39: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	28, // 40: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	31, // 41: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	34, // 42: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	36, // 43: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	38, // 44: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	40, // 45: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	1,  // 46: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 47: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 48: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 49: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 50: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 51: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 52: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 53: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 54: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 55: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 56: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 57: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 58: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 59: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 60: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 61: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 62: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 63: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 64: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 65: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	46, // [46:66] is the sub-list for method output_type
-	26, // [26:46] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	51, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	52, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	51, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	51, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	51, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	53, // 26: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	0,  // 27: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,  // 28: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,  // 29: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,  // 30: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,  // 31: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10, // 32: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12, // 33: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	14, // 34: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	16, // 35: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	18, // 36: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	20, // 37: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	22, // 38: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	24, // 39: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	26, // 40: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	28, // 41: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	31, // 42: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	34, // 43: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	36, // 44: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	38, // 45: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	40, // 46: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	42, // 47: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	1,  // 48: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 49: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 50: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 51: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 52: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 53: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 54: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 55: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 56: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 57: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 58: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 59: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 60: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 61: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 62: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 63: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 64: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 65: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 66: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 67: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	43, // 68: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	48, // [48:69] is the sub-list for method output_type
+	27, // [27:48] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -2686,7 +2814,7 @@ func file_hub_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_agent_proto_rawDesc), len(file_hub_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,7 @@ const (
 	AgentService_RenewReservations_FullMethodName       = "/hub.v1.AgentService/RenewReservations"
 	AgentService_ReleasePaths_FullMethodName            = "/hub.v1.AgentService/ReleasePaths"
 	AgentService_ListReservations_FullMethodName        = "/hub.v1.AgentService/ListReservations"
+	AgentService_JoinHub_FullMethodName                 = "/hub.v1.AgentService/JoinHub"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -90,6 +91,11 @@ type AgentServiceClient interface {
 	ReleasePaths(ctx context.Context, in *ReleasePathsRequest, opts ...grpc.CallOption) (*ReleasePathsResponse, error)
 	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path.
 	ListReservations(ctx context.Context, in *ListReservationsRequest, opts ...grpc.CallOption) (*ListReservationsResponse, error)
+	// JoinHub registers a new agent with a join code and returns its token (shown once). The code, not a
+	// token, is the call's bearer credential ("authorization: Bearer ahj_…"); the agent gets the code's role.
+	// Unknown code: Unauthenticated; revoked: PermissionDenied; expired or used up: FailedPrecondition;
+	// name taken: AlreadyExists. Join calls share one rate limit (ResourceExhausted past it).
+	JoinHub(ctx context.Context, in *JoinHubRequest, opts ...grpc.CallOption) (*JoinHubResponse, error)
 }
 
 type agentServiceClient struct {
@@ -300,6 +306,16 @@ func (c *agentServiceClient) ListReservations(ctx context.Context, in *ListReser
 	return out, nil
 }
 
+func (c *agentServiceClient) JoinHub(ctx context.Context, in *JoinHubRequest, opts ...grpc.CallOption) (*JoinHubResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JoinHubResponse)
+	err := c.cc.Invoke(ctx, AgentService_JoinHub_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -349,6 +365,11 @@ type AgentServiceServer interface {
 	ReleasePaths(context.Context, *ReleasePathsRequest) (*ReleasePathsResponse, error)
 	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path.
 	ListReservations(context.Context, *ListReservationsRequest) (*ListReservationsResponse, error)
+	// JoinHub registers a new agent with a join code and returns its token (shown once). The code, not a
+	// token, is the call's bearer credential ("authorization: Bearer ahj_…"); the agent gets the code's role.
+	// Unknown code: Unauthenticated; revoked: PermissionDenied; expired or used up: FailedPrecondition;
+	// name taken: AlreadyExists. Join calls share one rate limit (ResourceExhausted past it).
+	JoinHub(context.Context, *JoinHubRequest) (*JoinHubResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -418,6 +439,9 @@ func (UnimplementedAgentServiceServer) ReleasePaths(context.Context, *ReleasePat
 }
 func (UnimplementedAgentServiceServer) ListReservations(context.Context, *ListReservationsRequest) (*ListReservationsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListReservations not implemented")
+}
+func (UnimplementedAgentServiceServer) JoinHub(context.Context, *JoinHubRequest) (*JoinHubResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method JoinHub not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -800,6 +824,24 @@ func _AgentService_ListReservations_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_JoinHub_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JoinHubRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).JoinHub(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_JoinHub_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).JoinHub(ctx, req.(*JoinHubRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -886,6 +928,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListReservations",
 			Handler:    _AgentService_ListReservations_Handler,
+		},
+		{
+			MethodName: "JoinHub",
+			Handler:    _AgentService_JoinHub_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

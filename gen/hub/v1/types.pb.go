@@ -1856,6 +1856,117 @@ func (x *ReservationConflict) GetRefusing() bool {
 	return false
 }
 
+// JoinCode is an admin's invitation for agents to register themselves. The code itself is shown once, at creation.
+type JoinCode struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Role      string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	Note      string                 `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
+	MaxUses   int64                  `protobuf:"varint,4,opt,name=max_uses,json=maxUses,proto3" json:"max_uses,omitempty"`
+	Uses      int64                  `protobuf:"varint,5,opt,name=uses,proto3" json:"uses,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// Set when revoked.
+	RevokedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	// active, expired, used_up or revoked.
+	State         string `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinCode) Reset() {
+	*x = JoinCode{}
+	mi := &file_hub_v1_types_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinCode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinCode) ProtoMessage() {}
+
+func (x *JoinCode) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_types_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinCode.ProtoReflect.Descriptor instead.
+func (*JoinCode) Descriptor() ([]byte, []int) {
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *JoinCode) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *JoinCode) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *JoinCode) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *JoinCode) GetMaxUses() int64 {
+	if x != nil {
+		return x.MaxUses
+	}
+	return 0
+}
+
+func (x *JoinCode) GetUses() int64 {
+	if x != nil {
+		return x.Uses
+	}
+	return 0
+}
+
+func (x *JoinCode) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *JoinCode) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *JoinCode) GetRevokedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevokedAt
+	}
+	return nil
+}
+
+func (x *JoinCode) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
 var File_hub_v1_types_proto protoreflect.FileDescriptor
 
 const file_hub_v1_types_proto_rawDesc = "" +
@@ -2045,7 +2156,20 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x13ReservationConflict\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12'\n" +
 	"\x04held\x18\x02 \x01(\v2\x13.hub.v1.ReservationR\x04held\x12\x1a\n" +
-	"\brefusing\x18\x03 \x01(\bR\brefusingB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\brefusing\x18\x03 \x01(\bR\brefusing\"\xb8\x02\n" +
+	"\bJoinCode\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
+	"\x04note\x18\x03 \x01(\tR\x04note\x12\x19\n" +
+	"\bmax_uses\x18\x04 \x01(\x03R\amaxUses\x12\x12\n" +
+	"\x04uses\x18\x05 \x01(\x03R\x04uses\x129\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x129\n" +
+	"\n" +
+	"revoked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\x12\x14\n" +
+	"\x05state\x18\t \x01(\tR\x05stateB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_types_proto_rawDescOnce sync.Once
@@ -2059,7 +2183,7 @@ func file_hub_v1_types_proto_rawDescGZIP() []byte {
 	return file_hub_v1_types_proto_rawDescData
 }
 
-var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_hub_v1_types_proto_goTypes = []any{
 	(*Agent)(nil),                 // 0: hub.v1.Agent
 	(*Message)(nil),               // 1: hub.v1.Message
@@ -2079,52 +2203,56 @@ var file_hub_v1_types_proto_goTypes = []any{
 	(*CronRun)(nil),               // 15: hub.v1.CronRun
 	(*Reservation)(nil),           // 16: hub.v1.Reservation
 	(*ReservationConflict)(nil),   // 17: hub.v1.ReservationConflict
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*JoinCode)(nil),              // 18: hub.v1.JoinCode
+	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
 }
 var file_hub_v1_types_proto_depIdxs = []int32{
-	18, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	18, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	18, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
-	18, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	19, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	19, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	19, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
+	19, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 4: hub.v1.Status.findings:type_name -> hub.v1.Finding
-	18, // 5: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
+	19, // 5: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
 	8,  // 6: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
-	18, // 7: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
+	19, // 7: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
 	3,  // 8: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
-	18, // 9: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
-	18, // 10: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
-	18, // 11: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
-	18, // 12: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
-	18, // 13: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
+	19, // 9: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
+	19, // 10: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
+	19, // 11: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
+	19, // 12: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
+	19, // 13: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
 	8,  // 14: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
-	18, // 15: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
-	18, // 16: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
-	18, // 17: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	18, // 18: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
-	18, // 19: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
-	18, // 20: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
-	18, // 21: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
-	18, // 22: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
-	18, // 23: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
+	19, // 15: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
+	19, // 16: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
+	19, // 17: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	19, // 18: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
+	19, // 19: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
+	19, // 20: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
+	19, // 21: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
+	19, // 22: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
+	19, // 23: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
 	10, // 24: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
 	12, // 25: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
-	18, // 26: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
-	18, // 27: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
-	18, // 28: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
-	18, // 29: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
-	18, // 30: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
-	18, // 31: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
-	18, // 32: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
-	18, // 33: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
-	18, // 34: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
-	18, // 35: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
-	18, // 36: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 26: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
+	19, // 27: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
+	19, // 28: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
+	19, // 29: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
+	19, // 30: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
+	19, // 31: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
+	19, // 32: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
+	19, // 33: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
+	19, // 34: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
+	19, // 35: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
+	19, // 36: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
 	16, // 37: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	19, // 38: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
+	19, // 39: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 40: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_types_proto_init() }
@@ -2138,7 +2266,7 @@ func file_hub_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_types_proto_rawDesc), len(file_hub_v1_types_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

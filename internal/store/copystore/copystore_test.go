@@ -114,7 +114,7 @@ func fill(t *testing.T) filled {
 	must(err)
 	jc, code, err := s.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{Role: "reviewer", Note: "copied", MaxUses: 3})
 	must(err)
-	_, _, err = s.Join(ctx, hub.JoinRequest{Code: code, Name: "dave"})
+	_, _, err = s.Join(ctx, hub.JoinRequest{Code: code, Name: "joiner"})
 	must(err)
 	_, err = s.RevokeJoinCode(ctx, jc.ID)
 	must(err)

@@ -1,0 +1,122 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// JoinHubMethod is the one agent call made without an agent token: its
+// bearer credential is a join code. TapHandle and the REST guard check it
+// with CheckJoin instead of the token check.
+const JoinHubMethod = agentServicePrefix + "JoinHub"
+
+// DefaultJoinRateLimit bounds join attempts hub-wide: enough for a fleet
+// started at once (the first 20 at once, then 5 a second), far too few to
+// matter to anyone guessing 192-bit codes, and it bounds the agents a
+// leaked many-use code can create.
+var DefaultJoinRateLimit = RateLimit{PerSecond: 5, Burst: 20}
+
+// SetJoinRateLimit sets the hub-wide limit on join attempts; call it
+// before serving. A zero or negative PerSecond turns it off.
+func (s *Server) SetJoinRateLimit(rl RateLimit) {
+	if rl.PerSecond <= 0 {
+		s.joinLimiter = nil
+		return
+	}
+	s.joinLimiter = newRateLimiter(rl, time.Now)
+}
+
+// CheckJoin is the check of a join call made from its headers, before its
+// body is read (TapHandle for gRPC, the gateway's guard for REST): every
+// attempt takes from the hub-wide join budget first (ResourceExhausted past
+// it, before any store read), then the code must be well formed (no store
+// read), known and usable (one indexed read). It returns a gRPC status
+// error saying why a call is refused.
+func (s *Server) CheckJoin(ctx context.Context, code string) error {
+	if s.joinLimiter != nil {
+		if wait := s.joinLimiter.take(0); wait > 0 {
+			rl := s.joinLimiter.cfg
+			return status.Error(codes.ResourceExhausted, fmt.Sprintf(
+				"too many join attempts: the hub admits %s per second (bursts of %d); retry in %s (the hub's --join-rate-limit and --join-rate-burst set this)",
+				strconv.FormatFloat(rl.PerSecond, 'f', -1, 64), rl.Burst, wait.Round(time.Millisecond)))
+		}
+	}
+	if code == "" {
+		return status.Error(codes.Unauthenticated, `missing join code: send "authorization: Bearer <join code>" (an admin creates one with `+"`hubctl join-codes create`)")
+	}
+	return toStatus(s.svc.CheckJoinCode(ctx, code))
+}
+
+// JoinHub implements hubv1.AgentServiceServer. The interceptor lets it in
+// without an agent; the code is the call's bearer credential.
+func (a *AgentServer) JoinHub(ctx context.Context, req *hubv1.JoinHubRequest) (*hubv1.JoinHubResponse, error) {
+	ag, token, err := a.s.svc.Join(ctx, hub.JoinRequest{
+		Code: BearerToken(ctx), Name: req.GetName(), DisplayName: req.GetDisplayName(), Description: req.GetDescription(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.JoinHubResponse{Agent: a.s.agentView(ctx, ag), Token: token}, nil
+}
+
+// CreateJoinCode implements hubv1.AdminServiceServer.
+func (a *AdminServer) CreateJoinCode(ctx context.Context, req *hubv1.CreateJoinCodeRequest) (*hubv1.CreateJoinCodeResponse, error) {
+	secs := req.GetExpiresInSeconds()
+	if secs < 0 || secs > int64(hub.JoinCodeMaxExpiry/time.Second) {
+		return nil, hub.Errorf(hub.EINVALID, "expires_in_seconds %d is out of range: give 60 to %d, or 0 for 24 hours", secs, int64(hub.JoinCodeMaxExpiry/time.Second))
+	}
+	c, code, err := a.s.svc.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{
+		Role: req.GetRole(), Note: req.GetNote(), MaxUses: req.GetMaxUses(), ExpiresIn: time.Duration(secs) * time.Second,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.CreateJoinCodeResponse{JoinCode: a.s.joinCodeToProto(c), Code: code}, nil
+}
+
+// ListJoinCodes implements hubv1.AdminServiceServer.
+func (a *AdminServer) ListJoinCodes(ctx context.Context, _ *hubv1.ListJoinCodesRequest) (*hubv1.ListJoinCodesResponse, error) {
+	cs, err := a.s.svc.ListJoinCodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*hubv1.JoinCode, len(cs))
+	for i, c := range cs {
+		out[i] = a.s.joinCodeToProto(c)
+	}
+	return &hubv1.ListJoinCodesResponse{JoinCodes: out}, nil
+}
+
+// RevokeJoinCode implements hubv1.AdminServiceServer.
+func (a *AdminServer) RevokeJoinCode(ctx context.Context, req *hubv1.RevokeJoinCodeRequest) (*hubv1.RevokeJoinCodeResponse, error) {
+	id, err := strconv.ParseInt(req.GetId(), 10, 64)
+	if err != nil || id <= 0 {
+		return nil, hub.Errorf(hub.EINVALID, "join code ID %q is invalid: give the number `hubctl join-codes list` shows", req.GetId())
+	}
+	c, err := a.s.svc.RevokeJoinCode(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.RevokeJoinCodeResponse{JoinCode: a.s.joinCodeToProto(c)}, nil
+}
+
+func (s *Server) joinCodeToProto(c *hub.JoinCode) *hubv1.JoinCode {
+	return &hubv1.JoinCode{
+		Id:        strconv.FormatInt(c.ID, 10),
+		Role:      c.Role,
+		Note:      c.Note,
+		MaxUses:   c.MaxUses,
+		Uses:      c.Uses,
+		CreatedAt: ts(c.CreatedAt),
+		ExpiresAt: ts(c.ExpiresAt),
+		RevokedAt: ts(c.RevokedAt),
+		State:     string(c.State(s.svc.Clock().Now())),
+	}
+}
