@@ -159,6 +159,7 @@ var validRequests = map[string]string{
 	"AgentService.RenewReservations":       `{}`,
 	"AgentService.ReleasePaths":            `{}`,
 	"AgentService.ListReservations":        `{}`,
+	"AgentService.JoinHub":                 `{"name":"intruder"}`,
 
 	"AdminService.CreateAgent":             `{"name":"intruder"}`,
 	"AdminService.ListAgents":              `{}`,
@@ -193,6 +194,9 @@ var validRequests = map[string]string{
 	"AdminService.PruneMessages":           `{"before":"2020-01-01T00:00:00Z"}`,
 	"AdminService.ListReservations":        `{}`,
 	"AdminService.ForceReleaseReservation": `{"id":"1"}`,
+	"AdminService.CreateJoinCode":          `{"role":"intruder"}`,
+	"AdminService.ListJoinCodes":           `{}`,
+	"AdminService.RevokeJoinCode":          `{"id":"1"}`,
 }
 
 // rpc is one method of the API with its REST route.
@@ -415,7 +419,7 @@ func TestIdentity(t *testing.T) {
 	tried := 0
 	for _, c := range creds {
 		for _, r := range rpcs {
-			auth, want := c.auth, c.agent
+			auth, want, wantMessage := c.auth, c.agent, c.wantMessage
 			if r.service == "AdminService" {
 				want = c.adm
 			}
@@ -426,6 +430,10 @@ func TestIdentity(t *testing.T) {
 					auth = "Bearer " + aliceTok
 				}
 			}
+			if r.key() == "AgentService.JoinHub" {
+				// Its credential is a join code: no token is one.
+				want, wantMessage = codes.Unauthenticated, "join code"
+			}
 			reqJSON := strings.ReplaceAll(validRequests[r.key()], "BACKUP_PATH", backupPath)
 			t.Run(c.name+"/grpc/"+r.key(), func(t *testing.T) {
 				err := invoke(context.Background(), conn, r, reqJSON, auth)
@@ -433,8 +441,8 @@ func TestIdentity(t *testing.T) {
 					t.Fatalf("code %v (%v), want %v", got, err, want)
 				}
 				msg := status.Convert(err).Message()
-				if r.service == "AgentService" && !strings.Contains(msg, c.wantMessage) {
-					t.Errorf("message %q does not say %q", msg, c.wantMessage)
+				if r.service == "AgentService" && !strings.Contains(msg, wantMessage) {
+					t.Errorf("message %q does not say %q", msg, wantMessage)
 				}
 				if r.service == "AdminService" && !strings.Contains(msg, "admin token") {
 					t.Errorf("message %q does not mention the admin token", msg)

@@ -1,0 +1,140 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/app"
+	"github.com/agenthub/hub/internal/server"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// restJoin joins over REST with code and returns the HTTP status, the
+// Retry-After header and the decoded body.
+func restJoin(t *testing.T, m *app.Main, code, body string) (int, string, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest("POST", "http://"+m.HTTPAddress()+"/v1/agents:join", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+code)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	json.Unmarshal(b, &v)
+	return resp.StatusCode, resp.Header.Get("Retry-After"), v
+}
+
+// TestJoinHub registers agents with join codes over gRPC (network port)
+// and REST, and checks each refusal's code and reason on both.
+func TestJoinHub(t *testing.T) {
+	m := relHub(t, func(m *app.Main) { m.JoinRateLimit.PerSecond = 0 })
+	ctx := context.Background()
+	actx := bearer(ctx, relAdminToken(t, m))
+	admin := hubv1.NewAdminServiceClient(relDial(t, m))
+	agent := hubv1.NewAgentServiceClient(relDial(t, m))
+	relCreateAgent(t, m, "taken")
+
+	cr, err := admin.CreateJoinCode(actx, &hubv1.CreateJoinCodeRequest{Role: "reviewer", MaxUses: 2, ExpiresInSeconds: 3600, Note: "test fleet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := cr.GetCode()
+
+	// Over REST: registered, with the code's role, and its token works.
+	st, _, body := restJoin(t, m, code, `{"name":"rest-agent"}`)
+	if st != http.StatusOK {
+		t.Fatalf("REST join: HTTP %d %v", st, body)
+	}
+	tok, _ := body["token"].(string)
+	if role := body["agent"].(map[string]any)["role"]; role != "reviewer" || tok == "" {
+		t.Errorf("REST join answered %v, want role reviewer and a token", body)
+	}
+	if s, err := agent.GetStatus(bearer(ctx, tok), &hubv1.GetStatusRequest{}); err != nil || s.GetStatus().GetAgent() != "rest-agent" {
+		t.Errorf("the joined token: %v, %v", s, err)
+	}
+	// Over gRPC: name taken, then the last use, then used up.
+	_, err = agent.JoinHub(bearer(ctx, code), &hubv1.JoinHubRequest{Name: "taken"})
+	if status.Code(err) != codes.AlreadyExists || !strings.Contains(err.Error(), `"taken"`) {
+		t.Errorf("join as a taken name: %v, want AlreadyExists naming it", err)
+	}
+	if _, err := agent.JoinHub(bearer(ctx, code), &hubv1.JoinHubRequest{Name: "grpc-agent"}); err != nil {
+		t.Fatalf("gRPC join: %v", err)
+	}
+	_, err = agent.JoinHub(bearer(ctx, code), &hubv1.JoinHubRequest{Name: "third"})
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "used up") {
+		t.Errorf("join past the last use: %v, want FailedPrecondition used up", err)
+	}
+	if st, _, body := restJoin(t, m, code, `{"name":"third"}`); st != http.StatusBadRequest || !strings.Contains(body["message"].(string), "used up") {
+		t.Errorf("REST join past the last use: HTTP %d %v, want 400 used up", st, body)
+	}
+
+	// Revoked, and unknown.
+	cr2, err := admin.CreateJoinCode(actx, &hubv1.CreateJoinCodeRequest{MaxUses: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := admin.RevokeJoinCode(actx, &hubv1.RevokeJoinCodeRequest{Id: cr2.GetJoinCode().GetId()}); err != nil || r.GetJoinCode().GetState() != "revoked" {
+		t.Fatalf("revoke: %v, %v", r, err)
+	}
+	_, err = agent.JoinHub(bearer(ctx, cr2.GetCode()), &hubv1.JoinHubRequest{Name: "late"})
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("join with a revoked code: %v, want PermissionDenied revoked", err)
+	}
+	if st, _, body := restJoin(t, m, cr2.GetCode(), `{"name":"late"}`); st != http.StatusForbidden {
+		t.Errorf("REST join with a revoked code: HTTP %d %v, want 403", st, body)
+	}
+	_, err = agent.JoinHub(bearer(ctx, "ahj_"+strings.Repeat("x", 32)), &hubv1.JoinHubRequest{Name: "guess"})
+	if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "unknown join code") {
+		t.Errorf("join with an unknown code: %v, want Unauthenticated", err)
+	}
+
+	l, err := admin.ListJoinCodes(actx, &hubv1.ListJoinCodesRequest{})
+	if err != nil || len(l.GetJoinCodes()) != 2 {
+		t.Fatalf("list: %v, %v", l, err)
+	}
+	if first := l.GetJoinCodes()[1]; first.GetUses() != 2 || first.GetState() != "used_up" || first.GetNote() != "test fleet" {
+		t.Errorf("the first code lists as %v, want 2 uses, used_up", first)
+	}
+	as, _ := admin.ListAgents(actx, &hubv1.ListAgentsRequest{})
+	if n := len(as.GetAgents()); n != 3 {
+		t.Errorf("%d agents, want taken, rest-agent and grpc-agent", n)
+	}
+}
+
+// TestJoinRateLimit: join attempts past the hub-wide budget are refused
+// from their headers, over gRPC and REST, whatever the code.
+func TestJoinRateLimit(t *testing.T) {
+	m := relHub(t, func(m *app.Main) { m.JoinRateLimit = server.RateLimit{PerSecond: 0.001, Burst: 3} })
+	agent := hubv1.NewAgentServiceClient(relDial(t, m))
+	bad := "ahj_" + strings.Repeat("y", 32)
+	for i := range 3 {
+		_, err := agent.JoinHub(bearer(context.Background(), bad), &hubv1.JoinHubRequest{Name: "x"})
+		if status.Code(err) != codes.Unauthenticated {
+			t.Fatalf("attempt %d: %v, want Unauthenticated (unknown code, within the budget)", i, err)
+		}
+	}
+	_, err := agent.JoinHub(bearer(context.Background(), bad), &hubv1.JoinHubRequest{Name: "x"})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--join-rate-limit") {
+		t.Errorf("attempt past the budget: %v, want ResourceExhausted naming the flag", err)
+	}
+	st, retry, body := restJoin(t, m, bad, `{"name":"x"}`)
+	if st != http.StatusTooManyRequests || retry == "" {
+		t.Errorf("REST attempt past the budget: HTTP %d, Retry-After %q, %v; want 429 with Retry-After", st, retry, body)
+	}
+	// Agent calls are not affected by the join budget.
+	tok := relCreateAgent(t, m, "worker")
+	if _, err := agent.GetStatus(bearer(context.Background(), tok), &hubv1.GetStatusRequest{}); err != nil {
+		t.Errorf("agent call after the join budget ran out: %v", err)
+	}
+}
