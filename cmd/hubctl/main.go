@@ -116,6 +116,11 @@ func commandTable() []command {
 		{name: "agent enable", group: "agents", summary: "accept a disabled agent's token again", usage: "NAME", run: agentSetDisabled(false)},
 		{name: "agent token rotate", group: "agents", summary: "issue a new token for an agent (the old one stops working)", usage: "NAME", run: agentRotate},
 		{name: "agent token revoke", group: "agents", summary: "revoke an agent's token without issuing a new one", usage: "NAME", run: agentRevoke},
+		// joincodes.go
+		{name: "join-codes create", group: "agents", summary: "create a join code agents register themselves with (shown once)",
+			usage: "[--expires 24h] [--max-uses N] [--role R] [--note T]", run: joinCodesCreate},
+		{name: "join-codes list", group: "agents", summary: "list join codes with their state and uses", run: joinCodesList},
+		{name: "join-codes revoke", group: "agents", summary: "revoke join codes: they register no agent from now on", usage: "ID...", run: joinCodesRevoke},
 		// messages.go
 		{name: "send", group: "messages", summary: `post a message as "admin" to agents and/or a channel`,
 			usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] TEXT… (TEXT \"-\" reads stdin)", run: runSend},
