@@ -24,6 +24,8 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer) error {
 	wait := fs.Duration("wait-default", mcpbridge.DefaultWait, "wait_for_messages timeout when the model gives none (max 60s; keep it under the client's request time-out)")
 	progress := fs.Duration("progress-interval", mcpbridge.DefaultProgressInterval, "progress notification period while a wait is parked")
 	noChannel := fs.Bool("no-channel", os.Getenv("HUB_MCP_CHANNEL") == "off", "do not push messages as Claude Code channel notifications; env HUB_MCP_CHANNEL=off")
+	join := fs.String("join", os.Getenv("HUB_JOIN_CODE"), "register this agent with a join code (from `hubctl join-codes create`) at the first start and keep its token in --token-file; later starts use the kept token. env HUB_JOIN_CODE")
+	name := fs.String("name", os.Getenv("HUB_AGENT_NAME"), "the agent name to register with --join; env HUB_AGENT_NAME")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (to stderr)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: hub mcp [flags]
@@ -31,6 +33,9 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer) error {
 Serves MCP over stdio for one agent and calls the hub with its token.
 Register it with your MCP client, e.g.
   claude mcp add hub --env HUB_TOKEN=<token> -- hub mcp
+Or let it register itself once with a join code; the token is kept in a
+0600 file ($XDG_CONFIG_HOME/agent-hub/NAME.token, or --token-file):
+  claude mcp add hub -- hub mcp --join <code> --name NAME
 While connected it pushes each new message, nudge and pulse as a Claude Code
 channel notification; Claude Code shows them when launched with
   claude --dangerously-load-development-channels server:hub
@@ -54,6 +59,16 @@ Flags:
 	tok := *token
 	if tok == "" {
 		tok = os.Getenv("HUB_TOKEN")
+	}
+	if *join != "" {
+		if tok != "" {
+			return fmt.Errorf("--join registers a new agent, but a token is set (HUB_TOKEN or --token): give one or the other")
+		}
+		t, err := joinOnce(ctx, *addr, *join, *name, *tokenFile, stderr)
+		if err != nil {
+			return err
+		}
+		tok = t
 	}
 	if tok == "" && *tokenFile != "" {
 		b, err := os.ReadFile(*tokenFile)
@@ -85,4 +100,27 @@ func mcpEnvOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// joinOnce is the join step of `hub mcp --join`: it registers name with
+// code at the first start and keeps the token in tokenFile (default
+// mcpbridge.DefaultTokenFile), and returns the kept token afterwards.
+func joinOnce(ctx context.Context, addr, code, name, tokenFile string, stderr io.Writer) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("--join needs --name: the agent name to register")
+	}
+	if tokenFile == "" {
+		var err error
+		if tokenFile, err = mcpbridge.DefaultTokenFile(name); err != nil {
+			return "", err
+		}
+	}
+	token, joined, err := mcpbridge.JoinOnce(ctx, addr, code, name, tokenFile)
+	if err != nil {
+		return "", err
+	}
+	if joined {
+		fmt.Fprintf(stderr, "hub mcp: registered agent %s with the join code; its token is kept in %s (later starts use it)\n", name, tokenFile)
+	}
+	return token, nil
 }
