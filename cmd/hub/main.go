@@ -1,5 +1,6 @@
-// Command hub runs the Agent Hub server (`hub`, `hub serve`) and the MCP
-// stdio bridge for one agent (`hub mcp`).
+// Command hub runs the Agent Hub server (`hub`, `hub serve`), the MCP
+// stdio bridge for one agent (`hub mcp`) and the tmux sidecar that types
+// an agent's messages into its pane (`hub deliver`).
 package main
 
 import (
@@ -44,6 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, args, stderr)
+	case "deliver":
+		return runDeliver(ctx, args, stderr)
 	case "guard":
 		return runGuard(ctx, args, stdout, stderr)
 	case "copy-store":
@@ -62,6 +65,9 @@ const usage = `Usage:
   hub [serve] [flags]   run the hub (gRPC 127.0.0.1:7700, HTTP 127.0.0.1:7701)
   hub mcp [flags]       MCP server over stdio for one agent (HUB_TOKEN): what an
                         agent host such as Claude Code or Gemini CLI starts
+  hub deliver --tmux TARGET
+                        type an agent's pulses, nudges and messages into its
+                        tmux pane when it is idle (HUB_TOKEN; hub deliver -h)
   hub guard install     add a git pre-commit hook refusing commits over paths
                         other agents reserved exclusively (hub guard -h)
   hub copy-store --from DATA_DIR --to postgres://…

@@ -1,0 +1,289 @@
+// Package deliver is `hub deliver --tmux TARGET`: a sidecar beside an agent
+// that has no hooks. It long-polls the hub as that agent and, when the
+// agent's tmux pane has been idle for a few seconds, types the pulses,
+// nudges and messages addressed to the agent into the pane, as the
+// original heartbeat script did. The hub itself never runs commands: this
+// process, started by the user next to the agent, types.
+package deliver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+)
+
+// Options configure Run.
+type Options struct {
+	Tmux Tmux
+	// CursorFile keeps the ID of the newest message handled, so a restart
+	// neither types a message again nor skips one. Default:
+	// DefaultCursorFile of the agent.
+	CursorFile string
+	// Idle is how long the pane must show the same screen before anything
+	// is typed (default 3s).
+	Idle time.Duration
+	// Look is how often the pane is looked at while waiting (default 500ms).
+	Look   time.Duration
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultIdle = 3 * time.Second
+	defaultLook = 500 * time.Millisecond
+	// pollWait is how long one long-poll parks in the hub. It holds one of
+	// the agent's parked waits (four by default).
+	pollWait = 50 * time.Second
+	// pollLimit is how many messages one long-poll returns at most.
+	pollLimit = 50
+	retryMax  = 5 * time.Second
+)
+
+// DefaultCursorFile is where the deliverer of agent name keeps its cursor
+// when no file is named: beside the token `hub mcp --join` keeps, as
+// agent-hub/NAME.deliver-cursor in the user's configuration directory.
+func DefaultCursorFile(name string) (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no place for the cursor file (give one with --cursor-file): %w", err)
+	}
+	return filepath.Join(dir, "agent-hub", name+".deliver-cursor"), nil
+}
+
+// Run delivers until ctx ends (nil) or delivery cannot go on: the hub
+// refuses the token, the pane is gone or its program exited, or the
+// cursor cannot be kept.
+//
+// Cursor: the first start (no cursor file) begins at the agent's unread
+// messages; every message the hub returns moves the cursor past it once
+// it is typed or found not deliverable, and the cursor is written to the
+// file after each step. A message is typed at most once across restarts
+// (except when the process dies between typing and writing the file) and
+// none is skipped. Typing marks nothing read: the typed line is a notice,
+// and the agent reads the messages with its own tools.
+func Run(ctx context.Context, client hubv1.AgentServiceClient, opts Options) error {
+	if opts.Idle <= 0 {
+		opts.Idle = DefaultIdle
+	}
+	if opts.Look <= 0 {
+		opts.Look = defaultLook
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	st, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
+	if err != nil {
+		return fmt.Errorf("ask the hub who this agent is: %s", status.Convert(err).Message())
+	}
+	if _, err := opts.Tmux.Look(ctx); err != nil {
+		return fmt.Errorf("tmux pane %q: %w", opts.Tmux.Target, err)
+	}
+	d := &deliverer{client: client, opts: opts, self: st.GetStatus().GetAgent()}
+	if d.opts.CursorFile == "" {
+		if d.opts.CursorFile, err = DefaultCursorFile(d.self); err != nil {
+			return err
+		}
+	}
+	if d.cursor, err = loadCursor(d.opts.CursorFile); err != nil {
+		return err
+	}
+	opts.Logger.Info("delivering", "agent", d.self, "pane", opts.Tmux.Target, "cursor", d.cursor, "cursor_file", d.opts.CursorFile)
+	err = d.loop(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+type deliverer struct {
+	client hubv1.AgentServiceClient
+	opts   Options
+	self   string
+	cursor string // "" before the first poll: the hub answers with unread messages
+}
+
+func (d *deliverer) loop(ctx context.Context) error {
+	retry := time.Duration(0)
+	for ctx.Err() == nil {
+		msgs, next, err := d.poll(ctx, d.cursor, pollWait)
+		if err != nil {
+			switch status.Code(err) {
+			case codes.Unauthenticated, codes.PermissionDenied:
+				return fmt.Errorf("the hub refused this agent: %s", status.Convert(err).Message())
+			case codes.InvalidArgument:
+				if d.cursor != "" { // past the hub's newest message: another hub answers now
+					d.opts.Logger.Warn("cursor refused by the hub; starting again at the unread messages", "cursor", d.cursor, "err", err)
+					d.cursor = ""
+				}
+			}
+			retry = min(max(2*retry, 250*time.Millisecond), retryMax)
+			d.opts.Logger.Debug("long-poll failed; retrying with the same cursor", "in", retry, "err", err)
+			if !sleep(ctx, retry) {
+				return nil
+			}
+			continue
+		}
+		retry = 0
+		if pending := d.deliverable(msgs); len(pending) > 0 {
+			if err := d.waitIdle(ctx); err != nil {
+				return err
+			}
+			// What arrived while the pane was busy goes in the same line.
+			if more, after, err := d.poll(ctx, next, 0); err == nil {
+				pending, next = append(pending, d.deliverable(more)...), after
+			}
+			if err := d.opts.Tmux.Type(ctx, Render(d.self, pending)); err != nil {
+				return fmt.Errorf("type into pane %q: %w", d.opts.Tmux.Target, err)
+			}
+			d.opts.Logger.Info("typed", "messages", len(pending), "first", pending[0].GetId(), "last", pending[len(pending)-1].GetId())
+		}
+		if next != d.cursor {
+			d.cursor = next
+			if err := saveCursor(d.opts.CursorFile, next); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// poll long-polls the hub for up to wait after cursor and returns the
+// messages and the cursor past them.
+func (d *deliverer) poll(ctx context.Context, cursor string, wait time.Duration) ([]*hubv1.Message, string, error) {
+	secs := int32(wait / time.Second)
+	rctx, cancel := context.WithTimeout(ctx, wait+10*time.Second)
+	defer cancel()
+	r, err := d.client.WaitForMessages(rctx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: &secs, AfterId: cursor, Limit: pollLimit})
+	if err != nil {
+		return nil, "", err
+	}
+	msgs, next := r.GetMessages(), r.GetCursor()
+	if n := len(msgs); n > 0 && next == "" {
+		next = msgs[n-1].GetId()
+	}
+	if next == "" {
+		next = cursor
+	}
+	return msgs, next, nil
+}
+
+func (d *deliverer) deliverable(msgs []*hubv1.Message) []*hubv1.Message {
+	var out []*hubv1.Message
+	for _, m := range msgs {
+		if Deliverable(m, d.self) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitIdle returns once the pane has shown the same screen for opts.Idle,
+// outside copy mode and running a program that is not a shell (typed text
+// would run as a command there; the deliverer waits, and says so once).
+func (d *deliverer) waitIdle(ctx context.Context) error {
+	var w idleWatch
+	warned := false
+	for {
+		p, err := d.opts.Tmux.Look(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			return fmt.Errorf("tmux pane %q: %w", d.opts.Tmux.Target, err)
+		case p.Dead:
+			return fmt.Errorf("the program in tmux pane %q exited", d.opts.Tmux.Target)
+		case p.IsShell():
+			if !warned {
+				d.opts.Logger.Warn("the pane runs a shell, not an agent: nothing is typed until the agent runs there", "pane", d.opts.Tmux.Target, "command", p.Command)
+				warned = true
+			}
+			w = idleWatch{}
+		case p.InMode:
+			w = idleWatch{}
+		case w.observe(p.Screen, time.Now()) >= d.opts.Idle:
+			return nil
+		}
+		if !sleep(ctx, d.opts.Look) {
+			return ctx.Err()
+		}
+	}
+}
+
+// idleWatch tells how long a pane has shown the same screen.
+type idleWatch struct {
+	screen string
+	since  time.Time
+	seen   bool
+}
+
+// observe records the screen seen at now and returns how long it has been
+// the same (0 when it just changed).
+func (w *idleWatch) observe(screen string, now time.Time) time.Duration {
+	if !w.seen || screen != w.screen {
+		w.screen, w.since, w.seen = screen, now, true
+		return 0
+	}
+	return now.Sub(w.since)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// loadCursor reads the cursor file: "" when there is none yet.
+func loadCursor(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("read the cursor file: %w", err)
+	}
+	s := strings.TrimSpace(string(b))
+	if n, err := strconv.ParseInt(s, 10, 64); err != nil || n < 0 {
+		return "", fmt.Errorf("cursor file %s holds %q, not a message ID: delete it to start again at the unread messages", path, s)
+	}
+	return s, nil
+}
+
+// saveCursor replaces the cursor file (written aside, flushed, renamed).
+func saveCursor(path, cursor string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("keep the cursor: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("keep the cursor: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(cursor + "\n")
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("keep the cursor in %s: %w", path, err)
+	}
+	return nil
+}
