@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -52,20 +51,18 @@ Flags:
 	if *target == "" {
 		return fmt.Errorf("--tmux is required: the agent's pane, e.g. --tmux agents:0.0 (tmux list-panes -a lists them)")
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *logLevel)
+	logger, err := stderrLogger(stderr, *logLevel)
+	if err != nil {
+		return err
 	}
 	tok := *token
 	if tok == "" {
 		tok = os.Getenv("HUB_TOKEN")
 	}
 	if tok == "" && *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return fmt.Errorf("read --token-file: %w", err)
+		if tok, err = readTokenFile(*tokenFile); err != nil {
+			return err
 		}
-		tok = strings.TrimSpace(string(b))
 	}
 	if tok == "" {
 		return fmt.Errorf("no agent token: set HUB_TOKEN (printed by `hubctl agent add NAME`) or --token-file")
@@ -82,6 +79,6 @@ Flags:
 		Tmux:       deliver.Tmux{Target: *target, Socket: *socket},
 		CursorFile: *cursorFile,
 		Idle:       *idle,
-		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})),
+		Logger:     logger,
 	})
 }

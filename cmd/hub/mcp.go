@@ -50,11 +50,10 @@ Flags:
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: hub mcp takes flags only", fs.Args())
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *logLevel)
+	logger, err := stderrLogger(stderr, *logLevel)
+	if err != nil {
+		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 
 	tok := *token
 	if tok == "" {
@@ -71,11 +70,9 @@ Flags:
 		tok = t
 	}
 	if tok == "" && *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return fmt.Errorf("read --token-file: %w", err)
+		if tok, err = readTokenFile(*tokenFile); err != nil {
+			return err
 		}
-		tok = strings.TrimSpace(string(b))
 	}
 	if tok == "" {
 		// Keep serving: the client shows the tools, and each call explains
@@ -123,4 +120,22 @@ func joinOnce(ctx context.Context, addr, code, name, tokenFile string, stderr io
 		fmt.Fprintf(stderr, "hub mcp: registered agent %s with the join code; its token is kept in %s (later starts use it)\n", name, tokenFile)
 	}
 	return token, nil
+}
+
+// stderrLogger returns a text logger on stderr at the level named by level.
+func stderrLogger(stderr io.Writer, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+// readTokenFile returns the token kept in path (--token-file).
+func readTokenFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read --token-file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }

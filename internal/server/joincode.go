@@ -25,13 +25,7 @@ var DefaultJoinRateLimit = RateLimit{PerSecond: 5, Burst: 20}
 
 // SetJoinRateLimit sets the hub-wide limit on join attempts; call it
 // before serving. A zero or negative PerSecond turns it off.
-func (s *Server) SetJoinRateLimit(rl RateLimit) {
-	if rl.PerSecond <= 0 {
-		s.joinLimiter = nil
-		return
-	}
-	s.joinLimiter = newRateLimiter(rl, time.Now)
-}
+func (s *Server) SetJoinRateLimit(rl RateLimit) { s.joinLimiter = limiterFor(rl) }
 
 // CheckJoin is the check of a join call made from its headers, before its
 // body is read (TapHandle for gRPC, the gateway's guard for REST): every

@@ -52,12 +52,14 @@ var writeMethods = map[string]bool{
 func isWriteMethod(fullMethod string) bool { return writeMethods[fullMethod] }
 
 // SetRateLimit sets the per-agent write rate limit; call it before serving.
-func (s *Server) SetRateLimit(rl RateLimit) {
+func (s *Server) SetRateLimit(rl RateLimit) { s.limiter = limiterFor(rl) }
+
+// limiterFor returns a limiter for rl, nil when rl turns the limit off.
+func limiterFor(rl RateLimit) *rateLimiter {
 	if rl.PerSecond <= 0 {
-		s.limiter = nil
-		return
+		return nil
 	}
-	s.limiter = newRateLimiter(rl, time.Now)
+	return newRateLimiter(rl, time.Now)
 }
 
 // admit runs after authentication: it records the caller for the request

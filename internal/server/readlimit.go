@@ -1,7 +1,5 @@
 package server
 
-import "time"
-
 // DefaultReadLimit is the per-agent budget of read calls: generous (an
 // agent reads a few times a minute; a waiting loop re-waits after each
 // wake-up), yet a tight loop of list calls no longer takes the CPU the
@@ -22,10 +20,4 @@ var readMethods = map[string]bool{
 
 // SetReadLimit sets the per-agent read budget; call it before serving. A
 // zero or negative PerSecond turns it off.
-func (s *Server) SetReadLimit(rl RateLimit) {
-	if rl.PerSecond <= 0 {
-		s.readLimiter = nil
-		return
-	}
-	s.readLimiter = newRateLimiter(rl, time.Now)
-}
+func (s *Server) SetReadLimit(rl RateLimit) { s.readLimiter = limiterFor(rl) }

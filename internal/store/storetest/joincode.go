@@ -98,12 +98,7 @@ func testJoinCodes(t *testing.T, h NewDB) {
 // used up.
 func testJoinCodeRace(t *testing.T, h NewDB) {
 	t.Parallel()
-	open := h(t)
-	dbs := []hub.Store{open(), open()}
-	svcs := make([]*hub.Service, len(dbs))
-	for i, db := range dbs {
-		svcs[i] = hub.NewService(db, hub.NewFakeClock(t0), hub.DefaultConfig())
-	}
+	dbs, svcs := twoProcesses(t, h)
 	const uses, n = 2, 12
 	c, code, err := svcs[0].CreateJoinCode(t.Context(), hub.CreateJoinCodeRequest{MaxUses: uses, Role: "racer"})
 	if err != nil {

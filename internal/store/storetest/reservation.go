@@ -119,12 +119,7 @@ func testReservations(t *testing.T, h NewDB) {
 // the store's write lock, so exactly one gets the exclusive reservation.
 func testReservationRace(t *testing.T, h NewDB) {
 	t.Parallel()
-	open := h(t)
-	dbs := []hub.Store{open(), open()}
-	svcs := make([]*hub.Service, len(dbs))
-	for i, db := range dbs {
-		svcs[i] = hub.NewService(db, hub.NewFakeClock(t0), hub.DefaultConfig())
-	}
+	dbs, svcs := twoProcesses(t, h)
 	const n = 16
 	agents := make([]*hub.Agent, n)
 	for i := range agents {
@@ -163,4 +158,16 @@ func testReservationRace(t *testing.T, h NewDB) {
 		}
 		return err
 	})
+}
+
+// twoProcesses opens two handles on one fresh database, each with its own
+// Service, as two hub processes would have.
+func twoProcesses(t *testing.T, h NewDB) ([]hub.Store, []*hub.Service) {
+	open := h(t)
+	dbs := []hub.Store{open(), open()}
+	svcs := make([]*hub.Service, len(dbs))
+	for i, db := range dbs {
+		svcs[i] = hub.NewService(db, hub.NewFakeClock(t0), hub.DefaultConfig())
+	}
+	return dbs, svcs
 }
