@@ -3,7 +3,9 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +13,9 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/server"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -137,4 +141,54 @@ func TestJoinRateLimit(t *testing.T) {
 	if _, err := agent.GetStatus(bearer(context.Background(), tok), &hubv1.GetStatusRequest{}); err != nil {
 		t.Errorf("agent call after the join budget ran out: %v", err)
 	}
+}
+
+// BenchmarkJoin measures join calls over the hub's gRPC port (SQLite on
+// disk, join budget off): a registration (one new agent per operation)
+// and an attempt with an unknown code, refused from its headers.
+//
+//	go test -run '^$' -bench BenchmarkJoin -benchtime 2s ./internal/app/
+func BenchmarkJoin(b *testing.B) {
+	m := app.NewMain()
+	m.DataDir = b.TempDir()
+	m.GRPCAddr, m.HTTPAddr = "127.0.0.1:0", "off"
+	m.Logger = slog.New(slog.DiscardHandler)
+	m.NoOrchestrator = true
+	m.JoinRateLimit.PerSecond = 0
+	if err := m.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	tok, err := m.AdminToken()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cr, err := hubv1.NewAdminServiceClient(m.Conn()).CreateJoinCode(bearer(context.Background(), tok), &hubv1.CreateJoinCodeRequest{MaxUses: 10000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := grpc.NewClient(m.GRPCAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	agent := hubv1.NewAgentServiceClient(conn)
+	joined := 0 // names stay unique across the runs of -count
+	b.Run("register", func(b *testing.B) {
+		ctx := bearer(context.Background(), cr.GetCode())
+		for b.Loop() {
+			joined++
+			if _, err := agent.JoinHub(ctx, &hubv1.JoinHubRequest{Name: fmt.Sprintf("bench-%d", joined)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unknown-code", func(b *testing.B) {
+		ctx := bearer(context.Background(), "ahj_"+strings.Repeat("q", 32))
+		for b.Loop() {
+			if _, err := agent.JoinHub(ctx, &hubv1.JoinHubRequest{Name: "x"}); status.Code(err) != codes.Unauthenticated {
+				b.Fatal(err)
+			}
+		}
+	})
 }
