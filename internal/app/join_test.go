@@ -145,7 +145,8 @@ func TestJoinRateLimit(t *testing.T) {
 
 // BenchmarkJoin measures join calls over the hub's gRPC port (SQLite on
 // disk, join budget off): a registration (one new agent per operation)
-// and an attempt with an unknown code, refused from its headers.
+// and an attempt with an unknown code, refused from its headers, beside an
+// agent call with an unknown token.
 //
 //	go test -run '^$' -bench BenchmarkJoin -benchtime 2s ./internal/app/
 func BenchmarkJoin(b *testing.B) {
@@ -163,9 +164,12 @@ func BenchmarkJoin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cr, err := hubv1.NewAdminServiceClient(m.Conn()).CreateJoinCode(bearer(context.Background(), tok), &hubv1.CreateJoinCodeRequest{MaxUses: 10000})
-	if err != nil {
-		b.Fatal(err)
+	newCode := func() context.Context { // a code holds at most 10,000 uses
+		cr, err := hubv1.NewAdminServiceClient(m.Conn()).CreateJoinCode(bearer(context.Background(), tok), &hubv1.CreateJoinCodeRequest{MaxUses: 10000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return bearer(context.Background(), cr.GetCode())
 	}
 	conn, err := grpc.NewClient(m.GRPCAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -174,9 +178,12 @@ func BenchmarkJoin(b *testing.B) {
 	b.Cleanup(func() { conn.Close() })
 	agent := hubv1.NewAgentServiceClient(conn)
 	joined := 0 // names stay unique across the runs of -count
+	var ctx context.Context
 	b.Run("register", func(b *testing.B) {
-		ctx := bearer(context.Background(), cr.GetCode())
 		for b.Loop() {
+			if joined%10000 == 0 {
+				ctx = newCode()
+			}
 			joined++
 			if _, err := agent.JoinHub(ctx, &hubv1.JoinHubRequest{Name: fmt.Sprintf("bench-%d", joined)}); err != nil {
 				b.Fatal(err)
@@ -187,6 +194,14 @@ func BenchmarkJoin(b *testing.B) {
 		ctx := bearer(context.Background(), "ahj_"+strings.Repeat("q", 32))
 		for b.Loop() {
 			if _, err := agent.JoinHub(ctx, &hubv1.JoinHubRequest{Name: "x"}); status.Code(err) != codes.Unauthenticated {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unknown-token", func(b *testing.B) { // the refusal every other agent call gets, for comparison
+		ctx := bearer(context.Background(), "ahk_"+strings.Repeat("q", 43))
+		for b.Loop() {
+			if _, err := agent.GetStatus(ctx, &hubv1.GetStatusRequest{}); status.Code(err) != codes.Unauthenticated {
 				b.Fatal(err)
 			}
 		}
