@@ -112,10 +112,14 @@ func TestDeliverTmux(t *testing.T) {
 	m, admin, actx, ar := deliverHub(t)
 	ctx := context.Background()
 
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 (the stand-in agent in the pane) is not installed")
+	}
 	dir := t.TempDir()
 	script, stop := filepath.Join(dir, "agent.py"), filepath.Join(dir, "stop")
 	write(t, script, busyThenRead)
-	tm.run(t, "new-session", "-d", "-s", "agent", "-x", "220", "-y", "50", "/usr/bin/python3 "+script+" "+stop)
+	tm.run(t, "new-session", "-d", "-s", "agent", "-x", "220", "-y", "50", python+" "+script+" "+stop)
 	cursorFile := filepath.Join(dir, "alice.deliver-cursor")
 	deliverArgs := []string{"--tmux", "agent", "--tmux-socket", tm.socket, "--cursor-file", cursorFile}
 	stopDeliver := func(cmd *exec.Cmd, log *syncBuffer) {
