@@ -43,6 +43,7 @@ type Tx interface {
 	CronTx
 	RetentionTx
 	ReservationTx
+	InjectionTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

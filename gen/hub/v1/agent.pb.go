@@ -2354,6 +2354,232 @@ func (x *ListReservationsResponse) GetReservations() []*Reservation {
 	return nil
 }
 
+type TakeInjectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many messages (default 20, max 50); the rest are counted in more.
+	Limit         int32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TakeInjectionRequest) Reset() {
+	*x = TakeInjectionRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TakeInjectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TakeInjectionRequest) ProtoMessage() {}
+
+func (x *TakeInjectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TakeInjectionRequest.ProtoReflect.Descriptor instead.
+func (*TakeInjectionRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *TakeInjectionRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type TakeInjectionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// New since the last injection, oldest first.
+	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Also new but past limit: not returned, never injected, still unread.
+	More int64 `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`
+	// The injection cursor now: ID of the newest message injected or passed over.
+	Cursor        string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TakeInjectionResponse) Reset() {
+	*x = TakeInjectionResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TakeInjectionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TakeInjectionResponse) ProtoMessage() {}
+
+func (x *TakeInjectionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TakeInjectionResponse.ProtoReflect.Descriptor instead.
+func (*TakeInjectionResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *TakeInjectionResponse) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *TakeInjectionResponse) GetMore() int64 {
+	if x != nil {
+		return x.More
+	}
+	return 0
+}
+
+func (x *TakeInjectionResponse) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+type CheckStopRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when the host is already going on because of a held stop (Claude Code's and Gemini CLI's
+	// stop_hook_active); false starts a new count.
+	Continuing    bool `protobuf:"varint,1,opt,name=continuing,proto3" json:"continuing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckStopRequest) Reset() {
+	*x = CheckStopRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckStopRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckStopRequest) ProtoMessage() {}
+
+func (x *CheckStopRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckStopRequest.ProtoReflect.Descriptor instead.
+func (*CheckStopRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *CheckStopRequest) GetContinuing() bool {
+	if x != nil {
+		return x.Continuing
+	}
+	return false
+}
+
+type CheckStopResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True: the host should not stop yet.
+	Hold bool `protobuf:"varint,1,opt,name=hold,proto3" json:"hold,omitempty"`
+	// When held: the unread messages that hold it, oldest first, at most 10.
+	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// How many unread messages hold the stop (of the first 200 unread).
+	Count int32 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	// Stops held in a row, this one included.
+	HeldInARow    int32 `protobuf:"varint,4,opt,name=held_in_a_row,json=heldInARow,proto3" json:"held_in_a_row,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckStopResponse) Reset() {
+	*x = CheckStopResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckStopResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckStopResponse) ProtoMessage() {}
+
+func (x *CheckStopResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckStopResponse.ProtoReflect.Descriptor instead.
+func (*CheckStopResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *CheckStopResponse) GetHold() bool {
+	if x != nil {
+		return x.Hold
+	}
+	return false
+}
+
+func (x *CheckStopResponse) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *CheckStopResponse) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *CheckStopResponse) GetHeldInARow() int32 {
+	if x != nil {
+		return x.HeldInARow
+	}
+	return 0
+}
+
 var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
@@ -2509,7 +2735,23 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
 	"\x05paths\x18\x02 \x03(\tR\x05paths\"S\n" +
 	"\x18ListReservationsResponse\x127\n" +
-	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations2\x91\f\n" +
+	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\",\n" +
+	"\x14TakeInjectionRequest\x12\x14\n" +
+	"\x05limit\x18\x01 \x01(\x05R\x05limit\"p\n" +
+	"\x15TakeInjectionResponse\x12+\n" +
+	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\x03R\x04more\x12\x16\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"2\n" +
+	"\x10CheckStopRequest\x12\x1e\n" +
+	"\n" +
+	"continuing\x18\x01 \x01(\bR\n" +
+	"continuing\"\x8d\x01\n" +
+	"\x11CheckStopResponse\x12\x12\n" +
+	"\x04hold\x18\x01 \x01(\bR\x04hold\x12+\n" +
+	"\bmessages\x18\x02 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\x12!\n" +
+	"\rheld_in_a_row\x18\x04 \x01(\x05R\n" +
+	"heldInARow2\xa1\r\n" +
 	"\fAgentService\x12@\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
@@ -2531,7 +2773,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\x12X\n" +
 	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\x12I\n" +
 	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\x12U\n" +
-	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\x12L\n" +
+	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\x12@\n" +
+	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -2545,7 +2789,7 @@ func file_hub_v1_agent_proto_rawDescGZIP() []byte {
 	return file_hub_v1_agent_proto_rawDescData
 }
 
-var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_hub_v1_agent_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),                // 0: hub.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),               // 1: hub.v1.HeartbeatResponse
@@ -2589,88 +2833,98 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*ReleasePathsResponse)(nil),            // 39: hub.v1.ReleasePathsResponse
 	(*ListReservationsRequest)(nil),         // 40: hub.v1.ListReservationsRequest
 	(*ListReservationsResponse)(nil),        // 41: hub.v1.ListReservationsResponse
-	(*timestamppb.Timestamp)(nil),           // 42: google.protobuf.Timestamp
-	(*Status)(nil),                          // 43: hub.v1.Status
-	(*Message)(nil),                         // 44: hub.v1.Message
-	(*ActivityLog)(nil),                     // 45: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 46: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 47: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 48: hub.v1.Checkpoint
-	(*Reservation)(nil),                     // 49: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 50: hub.v1.ReservationConflict
+	(*TakeInjectionRequest)(nil),            // 42: hub.v1.TakeInjectionRequest
+	(*TakeInjectionResponse)(nil),           // 43: hub.v1.TakeInjectionResponse
+	(*CheckStopRequest)(nil),                // 44: hub.v1.CheckStopRequest
+	(*CheckStopResponse)(nil),               // 45: hub.v1.CheckStopResponse
+	(*timestamppb.Timestamp)(nil),           // 46: google.protobuf.Timestamp
+	(*Status)(nil),                          // 47: hub.v1.Status
+	(*Message)(nil),                         // 48: hub.v1.Message
+	(*ActivityLog)(nil),                     // 49: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 50: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 51: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 52: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 53: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 54: hub.v1.ReservationConflict
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
-	42, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
-	43, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
-	44, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
-	44, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
-	44, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
-	43, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
-	45, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	46, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	47, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	48, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	46, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	42, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	47, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	47, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	47, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	47, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	46, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	44, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	46, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
+	47, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
+	48, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
+	48, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
+	48, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
+	47, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
+	49, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	50, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	51, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	52, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	50, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	46, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	51, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	51, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	51, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	51, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	50, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	48, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
 	30, // 18: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	42, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	46, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
 	33, // 20: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	49, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	50, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	49, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	49, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	49, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	0,  // 26: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,  // 27: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,  // 28: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,  // 29: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,  // 30: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10, // 31: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12, // 32: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	14, // 33: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	16, // 34: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	18, // 35: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	20, // 36: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	22, // 37: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	24, // 38: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	26, // 39: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	28, // 40: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	31, // 41: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	34, // 42: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	36, // 43: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	38, // 44: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	40, // 45: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	1,  // 46: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 47: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 48: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 49: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 50: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 51: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 52: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 53: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 54: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 55: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 56: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 57: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 58: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 59: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 60: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 61: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 62: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 63: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 64: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 65: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	46, // [46:66] is the sub-list for method output_type
-	26, // [26:46] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	53, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	54, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	53, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	53, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	53, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	48, // 26: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	48, // 27: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	0,  // 28: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,  // 29: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,  // 30: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,  // 31: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,  // 32: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10, // 33: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12, // 34: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	14, // 35: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	16, // 36: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	18, // 37: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	20, // 38: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	22, // 39: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	24, // 40: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	26, // 41: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	28, // 42: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	31, // 43: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	34, // 44: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	36, // 45: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	38, // 46: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	40, // 47: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	42, // 48: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	44, // 49: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	1,  // 50: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 51: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 52: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 53: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 54: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 55: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 56: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 57: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 58: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 59: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 60: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 61: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 62: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 63: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 64: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 65: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 66: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 67: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 68: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 69: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	43, // 70: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	45, // 71: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	50, // [50:72] is the sub-list for method output_type
+	28, // [28:50] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -2686,7 +2940,7 @@ func file_hub_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_agent_proto_rawDesc), len(file_hub_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

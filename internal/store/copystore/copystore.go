@@ -71,6 +71,7 @@ var tables = []table{
 	{name: "reservations"},
 	{name: "nudges_sent"},
 	{name: "pulses_sent"},
+	{name: "injections"},
 }
 
 // bookkeeping are the stores' own tables, not copied as rows: their

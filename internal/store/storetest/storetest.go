@@ -55,6 +55,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"DeleteMessagesBefore", testDeleteMessagesBefore},
 		{"Reservations", testReservations},
 		{"ReservationRace", testReservationRace},
+		{"InjectionState", testInjectionState},
+		{"TakeInjectionRace", testTakeInjectionRace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })
