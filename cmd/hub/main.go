@@ -44,6 +44,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, args, stderr)
+	case "hook":
+		return runHook(ctx, args, os.Stdin, stdout, stderr)
+	case "setup":
+		return runSetup(ctx, args, stdout, stderr)
 	case "guard":
 		return runGuard(ctx, args, stdout, stderr)
 	case "copy-store":
@@ -62,6 +66,10 @@ const usage = `Usage:
   hub [serve] [flags]   run the hub (gRPC 127.0.0.1:7700, HTTP 127.0.0.1:7701)
   hub mcp [flags]       MCP server over stdio for one agent (HUB_TOKEN): what an
                         agent host such as Claude Code or Gemini CLI starts
+  hub hook HOST EVENT   what an agent host runs at its hook events: injects new
+                        messages, holds a stop while direct mail is unread
+  hub setup HOST        write the hub's MCP server and hooks into the config of
+                        claude, gemini or codex (hub setup -h)
   hub guard install     add a git pre-commit hook refusing commits over paths
                         other agents reserved exclusively (hub guard -h)
   hub copy-store --from DATA_DIR --to postgres://…
