@@ -190,7 +190,7 @@ func (o Options) putHooks(root *object, timeout int) error {
 		if hooks.get(event) != nil && !ok {
 			return fmt.Errorf("hooks.%s is not a list: fix it by hand first", event)
 		}
-		groups = dropOurHooks(groups)
+		groups = dropHooks(groups, func(cmd string) bool { return isHubHook(cmd, o.HubPath) })
 		h := newObject()
 		if o.Host == "gemini" {
 			h.set("name", "agent-hub")
@@ -205,9 +205,9 @@ func (o Options) putHooks(root *object, timeout int) error {
 	return nil
 }
 
-// dropOurHooks removes the hooks an earlier setup wrote (any hub binary's
+// dropHooks removes the hooks whose command is ours (an earlier setup's
 // `hub hook …`) and the groups they leave empty.
-func dropOurHooks(groups []any) []any {
+func dropHooks(groups []any, ours func(cmd string) bool) []any {
 	var out []any
 	for _, g := range groups {
 		gobj, ok := g.(*object)
@@ -223,7 +223,7 @@ func dropOurHooks(groups []any) []any {
 		kept := slices.DeleteFunc(slices.Clone(hs), func(h any) bool {
 			ho, ok := h.(*object)
 			cmd, _ := ho.get("command").(string)
-			return ok && isHubHook(cmd)
+			return ok && ours(cmd)
 		})
 		if len(kept) == 0 {
 			continue
@@ -236,10 +236,15 @@ func dropOurHooks(groups []any) []any {
 	return out
 }
 
-// isHubHook reports whether a hook command runs `hub hook HOST …`.
-func isHubHook(cmd string) bool {
+// isHubHook reports whether a hook command runs `BINARY hook HOST …`
+// with BINARY hubPath or any binary named hub.
+func isHubHook(cmd, hubPath string) bool {
 	m := hubHookRE.FindStringSubmatch(cmd)
-	return m != nil && strings.TrimSuffix(filepath.Base(strings.Trim(m[1], `'"`)), ".exe") == "hub"
+	if m == nil {
+		return false
+	}
+	bin := strings.Trim(m[1], `'"`)
+	return bin == hubPath || strings.TrimSuffix(filepath.Base(bin), ".exe") == "hub"
 }
 
 // hubHookRE matches `BINARY hook HOST …`, BINARY maybe quoted.
