@@ -46,8 +46,12 @@ import (
 )
 
 // DefaultTimeout bounds a hook run's wait for the hub: the host waits for
-// the hook, so a slow hub costs the agent at most this much.
-const DefaultTimeout = 150 * time.Millisecond
+// the hook, so a slow hub costs the agent at most this much, and with the
+// process start the hook answers within 200 ms. An injection the hook
+// gives up on is, but for a commit that ends right at the deadline, not
+// lost: the hub moves the cursor only while the caller still waits, so the
+// next hook shows those messages.
+const DefaultTimeout = 170 * time.Millisecond
 
 // maxInput bounds what is read of the host's JSON (a tool's output can be
 // large; the hook needs a few fields).

@@ -31,7 +31,7 @@ func (s *Service) TakeInjection(ctx context.Context, caller *Agent, limit int) (
 	var out *Injection
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		out, err = s.takeInjection(tx, caller.ID, limit, false)
+		out, err = s.takeInjection(ctx, tx, caller.ID, limit, false)
 		return err
 	})
 	if err != nil || len(out.Messages) == 0 {
@@ -39,15 +39,17 @@ func (s *Service) TakeInjection(ctx context.Context, caller *Agent, limit int) (
 	}
 	err = s.store.Update(ctx, func(tx Tx) error {
 		var err error
-		out, err = s.takeInjection(tx, caller.ID, limit, true)
+		out, err = s.takeInjection(ctx, tx, caller.ID, limit, true)
 		return err
 	})
 	return out, err
 }
 
 // takeInjection reads what is new since the injection cursor and, when
-// write is set, moves the cursor past it.
-func (s *Service) takeInjection(tx Tx, agentID int64, limit int, write bool) (*Injection, error) {
+// write is set, moves the cursor past it — unless the caller has given up
+// meanwhile (a hook past its time-out): then nothing moves, and the next
+// injection shows these messages instead of none.
+func (s *Service) takeInjection(ctx context.Context, tx Tx, agentID int64, limit int, write bool) (*Injection, error) {
 	a, err := tx.AgentByID(agentID)
 	if err != nil {
 		return nil, err
@@ -73,6 +75,9 @@ func (s *Service) takeInjection(tx Tx, agentID int64, limit int, write bool) (*I
 	out.Cursor = max(latest, msgs[len(msgs)-1].ID)
 	if !write {
 		return out, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	st.UpTo, st.UpdatedAt = out.Cursor, s.clock.Now()
 	return out, tx.PutInjectionState(*st)
