@@ -11,6 +11,7 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/setup"
 )
@@ -28,8 +29,9 @@ The MCP server runs "hub mcp" and the hooks run "hub hook"; both read the
 agent's token from a token file (mode 0600, default
 <user config dir>/agent-hub/NAME.token), never from the config files.
 
-The agent: --token (or env HUB_TOKEN) for an agent that exists, or
---admin-token-file and --name to create it.
+The agent: --token (or env HUB_TOKEN) for an agent that exists, or --name to
+create it with the admin token (--admin-token-file, default the admin.token of
+the hub's data dir, as hubctl finds it).
 
 Flags:
 `
@@ -54,8 +56,8 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", mcpEnvOr("HUB_ADDR", "127.0.0.1:7700"), "the hub's gRPC address; env HUB_ADDR")
 	var src agentSource
 	fs.StringVar(&src.token, "token", "", "the agent's token; env HUB_TOKEN")
-	fs.StringVar(&src.adminTokenFile, "admin-token-file", "", "create the agent with the admin token in this file (with --name)")
-	fs.StringVar(&src.name, "name", "", "the agent to create with --admin-token-file")
+	fs.StringVar(&src.adminTokenFile, "admin-token-file", "", "create the agent with the admin token in this file (default with --name: the hub data dir's admin.token)")
+	fs.StringVar(&src.name, "name", "", "create this agent (with the admin token)")
 	fs.StringVar(&src.role, "role", "", "the role of the agent created with --admin-token-file")
 	tokenFile := fs.String("token-file", "", "where the agent's token is kept (mode 0600; default <user config dir>/agent-hub/NAME.token)")
 	hubPath := fs.String("hub", "", "the hub binary the host runs (default: this one)")
@@ -66,7 +68,12 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: hub setup takes one host and flags", fs.Args())
 	}
-	if src.token == "" {
+	if src.name != "" && src.token == "" {
+		// --name creates the agent, with the admin token of the hub's data dir by default.
+		if src.adminTokenFile == "" {
+			src.adminTokenFile = datadir.AdminTokenFile(datadir.Default())
+		}
+	} else if src.token == "" {
 		src.token = os.Getenv("HUB_TOKEN")
 	}
 	o := setup.Options{Host: host, Addr: *addr}
@@ -159,8 +166,8 @@ func (s agentSource) obtain(ctx context.Context, addr string, dryRun bool) (name
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
 	switch {
-	case s.token != "" && s.adminTokenFile != "":
-		return "", "", fmt.Errorf("give either --token (HUB_TOKEN) or --admin-token-file with --name, not both")
+	case s.token != "" && (s.adminTokenFile != "" || s.name != ""):
+		return "", "", fmt.Errorf("give either --token for an agent that exists or --name to create one, not both")
 	case s.token != "":
 		conn, err := mcpbridge.Dial(addr, s.token)
 		if err != nil {
@@ -194,5 +201,5 @@ func (s agentSource) obtain(ctx context.Context, addr string, dryRun bool) (name
 		}
 		return r.GetAgent().GetName(), r.GetToken(), nil
 	}
-	return "", "", fmt.Errorf("no agent: give --token (or env HUB_TOKEN), or --admin-token-file and --name to create one")
+	return "", "", fmt.Errorf("no agent: give --token (or env HUB_TOKEN), or --name to create one with the admin token")
 }

@@ -151,6 +151,7 @@ func TestSetupRefusesBadInput(t *testing.T) {
 		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--token", "wrong"}, "check the agent token"},
 		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr}, "no agent"},
 		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--admin-token-file", h.adminToken}, "give its --name"},
+		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--token", h.bob, "--name", "dan"}, "not both"},
 		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--admin-token-file", h.adminToken, "--name", "ann"}, "create agent ann"},
 		{[]string{"setup", "claude", "--project", filepath.Join(proj, "missing"), "--addr", h.addr, "--token", h.bob}, "not a directory"},
 	} {
