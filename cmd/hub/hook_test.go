@@ -29,7 +29,15 @@ type hookHub struct {
 	annC, bobC hubv1.AgentServiceClient
 }
 
-func startHookHub(tb testing.TB) *hookHub {
+// testHubProc is a real hub on loopback port 0, no orchestrator, no HTTP.
+type testHubProc struct {
+	addr       string
+	adminToken string // the admin token's file
+	// agent creates an agent and returns its token.
+	agent func(name string) string
+}
+
+func startTestHub(tb testing.TB) testHubProc {
 	tb.Helper()
 	m := app.NewMain()
 	m.DataDir = tb.TempDir()
@@ -48,14 +56,19 @@ func startHookHub(tb testing.TB) *hookHub {
 	}
 	admin := hubv1.NewAdminServiceClient(m.Conn())
 	actx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+adminTok)
-	token := func(name string) string {
+	return testHubProc{addr: m.GRPCAddress(), adminToken: datadir.AdminTokenFile(m.DataDir), agent: func(name string) string {
 		r, err := admin.CreateAgent(actx, &hubv1.CreateAgentRequest{Name: name})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		return r.GetToken()
-	}
-	h := &hookHub{addr: m.GRPCAddress(), ann: token("ann"), bob: token("bob"), adminToken: datadir.AdminTokenFile(m.DataDir)}
+	}}
+}
+
+func startHookHub(tb testing.TB) *hookHub {
+	tb.Helper()
+	p := startTestHub(tb)
+	h := &hookHub{addr: p.addr, ann: p.agent("ann"), bob: p.agent("bob"), adminToken: p.adminToken}
 	h.annC, h.bobC = agentClient(tb, h.addr, h.ann), agentClient(tb, h.addr, h.bob)
 	return h
 }

@@ -47,12 +47,7 @@ func testInjectionState(t *testing.T, h NewDB) {
 // ends at the newest.
 func testTakeInjectionRace(t *testing.T, h NewDB) {
 	t.Parallel()
-	open := h(t)
-	dbs := []hub.Store{open(), open()}
-	svcs := make([]*hub.Service, len(dbs))
-	for i, db := range dbs {
-		svcs[i] = hub.NewService(db, hub.NewFakeClock(t0), hub.DefaultConfig())
-	}
+	dbs, svcs := twoServices(t, h)
 	ann, bob := createAgent(t, dbs[0], "ann"), createAgent(t, dbs[0], "bob")
 	const posts, takers = 40, 6
 	var mu sync.Mutex

@@ -119,12 +119,7 @@ func testReservations(t *testing.T, h NewDB) {
 // the store's write lock, so exactly one gets the exclusive reservation.
 func testReservationRace(t *testing.T, h NewDB) {
 	t.Parallel()
-	open := h(t)
-	dbs := []hub.Store{open(), open()}
-	svcs := make([]*hub.Service, len(dbs))
-	for i, db := range dbs {
-		svcs[i] = hub.NewService(db, hub.NewFakeClock(t0), hub.DefaultConfig())
-	}
+	dbs, svcs := twoServices(t, h)
 	const n = 16
 	agents := make([]*hub.Agent, n)
 	for i := range agents {
@@ -163,4 +158,17 @@ func testReservationRace(t *testing.T, h NewDB) {
 		}
 		return err
 	})
+}
+
+// twoServices opens two handles on one fresh database, as two hub
+// processes would, and a service on each.
+func twoServices(t *testing.T, h NewDB) ([]hub.Store, []*hub.Service) {
+	t.Helper()
+	open := h(t)
+	dbs := []hub.Store{open(), open()}
+	svcs := make([]*hub.Service, len(dbs))
+	for i, db := range dbs {
+		svcs[i] = hub.NewService(db, hub.NewFakeClock(t0), hub.DefaultConfig())
+	}
+	return dbs, svcs
 }
