@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -269,6 +270,21 @@ func TestHookGeminiFormats(t *testing.T) {
 	h := startHookHub(t)
 	run := func(event string) hookRun {
 		return runHookBin(t, h.addr, h.bob, "gemini", event, "gemini-"+event+".json")
+	}
+	online := func() []string {
+		st, err := h.annC.GetStatus(t.Context(), &hubv1.GetStatusRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.GetStatus().GetOnline()
+	}
+	if slices.Contains(online(), "bob") {
+		t.Fatalf("bob online before any call: %v", online())
+	}
+	// A tool use records presence: bob is online after it.
+	run("AfterTool")
+	if !slices.Contains(online(), "bob") {
+		t.Errorf("bob not online after his AfterTool hook: %v", online())
 	}
 	if c := contextOf(t, run("SessionStart"), "SessionStart"); !strings.Contains(c, `agent "bob"`) {
 		t.Errorf("SessionStart context = %q", c)

@@ -171,7 +171,7 @@ func ask(ctx context.Context, step Step, event string, in input, h Host, o Optio
 	}
 	defer conn.Close()
 	client := hubv1.NewAgentServiceClient(conn)
-	context := func(text string) *output {
+	inject := func(text string) *output {
 		if text == "" {
 			return nil
 		}
@@ -183,13 +183,13 @@ func ask(ctx context.Context, step Step, event string, in input, h Host, o Optio
 		if err != nil {
 			return nil, err
 		}
-		return context(sessionText(r.GetStatus())), nil
+		return inject(sessionText(r.GetStatus())), nil
 	case Inject:
 		r, err := client.TakeInjection(ctx, &hubv1.TakeInjectionRequest{})
 		if err != nil || len(r.GetMessages()) == 0 {
 			return nil, err
 		}
-		return context(mcpbridge.FrameMessages(r.GetMessages(), r.GetMore())), nil
+		return inject(mcpbridge.FrameMessages(r.GetMessages(), r.GetMore())), nil
 	default:
 		r, err := client.CheckStop(ctx, &hubv1.CheckStopRequest{Continuing: in.StopHookActive})
 		if err != nil || !r.GetHold() {
