@@ -159,6 +159,8 @@ var validRequests = map[string]string{
 	"AgentService.RenewReservations":       `{}`,
 	"AgentService.ReleasePaths":            `{}`,
 	"AgentService.ListReservations":        `{}`,
+	"AgentService.TakeInjection":           `{}`,
+	"AgentService.CheckStop":               `{}`,
 
 	"AdminService.CreateAgent":             `{"name":"intruder"}`,
 	"AdminService.ListAgents":              `{}`,
