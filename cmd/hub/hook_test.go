@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -271,20 +270,26 @@ func TestHookGeminiFormats(t *testing.T) {
 	run := func(event string) hookRun {
 		return runHookBin(t, h.addr, h.bob, "gemini", event, "gemini-"+event+".json")
 	}
-	online := func() []string {
-		st, err := h.annC.GetStatus(t.Context(), &hubv1.GetStatusRequest{})
+	presence := func() string {
+		r, err := h.annC.ListPeers(t.Context(), &hubv1.ListPeersRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return st.GetStatus().GetOnline()
+		for _, p := range r.GetPeers() {
+			if p.GetName() == "bob" {
+				return p.GetPresence()
+			}
+		}
+		t.Fatalf("bob is not among the peers")
+		return ""
 	}
-	if slices.Contains(online(), "bob") {
-		t.Fatalf("bob online before any call: %v", online())
+	if p := presence(); p != "offline" {
+		t.Fatalf("bob's presence before any call = %s, want offline", p)
 	}
-	// A tool use records presence: bob is online after it.
+	// A tool use records presence: bob is active after it.
 	run("AfterTool")
-	if !slices.Contains(online(), "bob") {
-		t.Errorf("bob not online after his AfterTool hook: %v", online())
+	if p := presence(); p != "active" {
+		t.Errorf("bob's presence after his AfterTool hook = %s, want active", p)
 	}
 	if c := contextOf(t, run("SessionStart"), "SessionStart"); !strings.Contains(c, `agent "bob"`) {
 		t.Errorf("SessionStart context = %q", c)
