@@ -76,7 +76,8 @@ const usage = `Usage:
                         copy a SQLite hub into an empty PostgreSQL database
   hub version           print the version
   hub help              print this help
-Run "hub serve -h", "hub mcp -h" or "hub copy-store -h" for the flags.
+Run "hub serve -h", "hub mcp -h", "hub hook -h", "hub setup -h" or
+"hub copy-store -h" for the flags.
 `
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
