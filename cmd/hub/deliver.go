@@ -55,14 +55,9 @@ Flags:
 	if err != nil {
 		return err
 	}
-	tok := *token
-	if tok == "" {
-		tok = os.Getenv("HUB_TOKEN")
-	}
-	if tok == "" && *tokenFile != "" {
-		if tok, err = readTokenFile(*tokenFile); err != nil {
-			return err
-		}
+	tok, err := agentToken(*token, *tokenFile)
+	if err != nil {
+		return err
 	}
 	if tok == "" {
 		return fmt.Errorf("no agent token: set HUB_TOKEN (printed by `hubctl agent add NAME`) or --token-file")

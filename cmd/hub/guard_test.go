@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -13,10 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/metadata"
-
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
-	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
@@ -56,31 +52,9 @@ type guardHub struct {
 
 func startGuardHub(tb testing.TB) guardHub {
 	tb.Helper()
-	m := app.NewMain()
-	m.DataDir = tb.TempDir()
-	m.GRPCAddr = "127.0.0.1:0"
-	m.HTTPAddr = "off"
-	m.NoOrchestrator = true
-	m.Logger = slog.New(slog.DiscardHandler)
+	p := startTestHub(tb)
+	h := guardHub{addr: p.addr, alice: p.agent("alice"), bob: p.agent("bob")}
 	ctx := context.Background()
-	if err := m.Start(ctx); err != nil {
-		tb.Fatalf("start hub: %v", err)
-	}
-	tb.Cleanup(func() { m.Close() })
-	adminTok, err := m.AdminToken()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	admin := hubv1.NewAdminServiceClient(m.Conn())
-	actx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+adminTok)
-	token := func(name string) string {
-		r, err := admin.CreateAgent(actx, &hubv1.CreateAgentRequest{Name: name})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return r.GetToken()
-	}
-	h := guardHub{addr: m.GRPCAddress(), alice: token("alice"), bob: token("bob")}
 	conn, err := mcpbridge.Dial(h.addr, h.alice)
 	if err != nil {
 		tb.Fatal(err)

@@ -47,6 +47,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runMCP(ctx, args, stderr)
 	case "deliver":
 		return runDeliver(ctx, args, stderr)
+	case "hook":
+		return runHook(ctx, args, os.Stdin, stdout, stderr)
+	case "setup":
+		return runSetup(ctx, args, stdout, stderr)
 	case "guard":
 		return runGuard(ctx, args, stdout, stderr)
 	case "copy-store":
@@ -68,13 +72,18 @@ const usage = `Usage:
   hub deliver --tmux TARGET
                         type an agent's pulses, nudges and messages into its
                         tmux pane when it is idle (HUB_TOKEN; hub deliver -h)
+  hub hook HOST EVENT   what an agent host runs at its hook events: injects new
+                        messages, holds a stop while direct mail is unread
+  hub setup HOST        write the hub's MCP server and hooks into the config of
+                        claude, gemini or codex (hub setup -h)
   hub guard install     add a git pre-commit hook refusing commits over paths
                         other agents reserved exclusively (hub guard -h)
   hub copy-store --from DATA_DIR --to postgres://…
                         copy a SQLite hub into an empty PostgreSQL database
   hub version           print the version
   hub help              print this help
-Run "hub serve -h", "hub mcp -h" or "hub copy-store -h" for the flags.
+Run "hub serve -h", "hub mcp -h", "hub hook -h", "hub setup -h" or
+"hub copy-store -h" for the flags.
 `
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {

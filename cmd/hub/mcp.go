@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/version"
@@ -20,7 +19,7 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", mcpEnvOr("HUB_ADDR", "127.0.0.1:7700"), "the hub's gRPC address; env HUB_ADDR")
 	token := fs.String("token", "", "this agent's token; env HUB_TOKEN (preferred: flags show in ps)")
-	tokenFile := fs.String("token-file", os.Getenv("HUB_TOKEN_FILE"), "read the token from this file; env HUB_TOKEN_FILE")
+	tokenFile := fs.String("token-file", "", "read the token from this file (beats env HUB_TOKEN; else env HUB_TOKEN_FILE)")
 	wait := fs.Duration("wait-default", mcpbridge.DefaultWait, "wait_for_messages timeout when the model gives none (max 60s; keep it under the client's request time-out)")
 	progress := fs.Duration("progress-interval", mcpbridge.DefaultProgressInterval, "progress notification period while a wait is parked")
 	noChannel := fs.Bool("no-channel", os.Getenv("HUB_MCP_CHANNEL") == "off", "do not push messages as Claude Code channel notifications; env HUB_MCP_CHANNEL=off")
@@ -55,24 +54,17 @@ Flags:
 		return err
 	}
 
-	tok := *token
-	if tok == "" {
-		tok = os.Getenv("HUB_TOKEN")
-	}
+	var tok string
 	if *join != "" {
-		if tok != "" {
+		if *token != "" || os.Getenv("HUB_TOKEN") != "" {
 			return fmt.Errorf("--join registers a new agent, but a token is set (HUB_TOKEN or --token): give one or the other")
 		}
-		t, err := joinOnce(ctx, *addr, *join, *name, *tokenFile, stderr)
-		if err != nil {
-			return err
-		}
-		tok = t
+		tok, err = joinOnce(ctx, *addr, *join, *name, *tokenFile, stderr)
+	} else {
+		tok, err = agentToken(*token, *tokenFile)
 	}
-	if tok == "" && *tokenFile != "" {
-		if tok, err = readTokenFile(*tokenFile); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	if tok == "" {
 		// Keep serving: the client shows the tools, and each call explains
@@ -129,13 +121,4 @@ func stderrLogger(stderr io.Writer, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), nil
-}
-
-// readTokenFile returns the token kept in path (--token-file).
-func readTokenFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("read --token-file: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }

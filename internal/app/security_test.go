@@ -160,6 +160,8 @@ var validRequests = map[string]string{
 	"AgentService.ReleasePaths":            `{}`,
 	"AgentService.ListReservations":        `{}`,
 	"AgentService.JoinHub":                 `{"name":"intruder"}`,
+	"AgentService.TakeInjection":           `{}`,
+	"AgentService.CheckStop":               `{}`,
 
 	"AdminService.CreateAgent":             `{"name":"intruder"}`,
 	"AdminService.ListAgents":              `{}`,

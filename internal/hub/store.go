@@ -44,6 +44,7 @@ type Tx interface {
 	RetentionTx
 	ReservationTx
 	JoinCodeTx
+	InjectionTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

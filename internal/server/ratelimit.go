@@ -45,6 +45,8 @@ var writeMethods = map[string]bool{
 	agentServicePrefix + "ReservePaths":      true,
 	agentServicePrefix + "RenewReservations": true,
 	agentServicePrefix + "ReleasePaths":      true,
+	agentServicePrefix + "TakeInjection":     true,
+	agentServicePrefix + "CheckStop":         true,
 }
 
 // isWriteMethod reports whether the full gRPC method name is a rate-limited

@@ -2468,6 +2468,232 @@ func (x *JoinHubResponse) GetToken() string {
 	return ""
 }
 
+type TakeInjectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many messages (default 20, max 50); the rest are counted in more.
+	Limit         int32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TakeInjectionRequest) Reset() {
+	*x = TakeInjectionRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TakeInjectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TakeInjectionRequest) ProtoMessage() {}
+
+func (x *TakeInjectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TakeInjectionRequest.ProtoReflect.Descriptor instead.
+func (*TakeInjectionRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *TakeInjectionRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type TakeInjectionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// New since the last injection, oldest first.
+	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Also new but past limit: not returned, never injected, still unread.
+	More int64 `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`
+	// The injection cursor now: ID of the newest message injected or passed over.
+	Cursor        string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TakeInjectionResponse) Reset() {
+	*x = TakeInjectionResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TakeInjectionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TakeInjectionResponse) ProtoMessage() {}
+
+func (x *TakeInjectionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TakeInjectionResponse.ProtoReflect.Descriptor instead.
+func (*TakeInjectionResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *TakeInjectionResponse) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *TakeInjectionResponse) GetMore() int64 {
+	if x != nil {
+		return x.More
+	}
+	return 0
+}
+
+func (x *TakeInjectionResponse) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+type CheckStopRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when the host is already going on because of a held stop (Claude Code's and Gemini CLI's
+	// stop_hook_active); false starts a new count.
+	Continuing    bool `protobuf:"varint,1,opt,name=continuing,proto3" json:"continuing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckStopRequest) Reset() {
+	*x = CheckStopRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckStopRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckStopRequest) ProtoMessage() {}
+
+func (x *CheckStopRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckStopRequest.ProtoReflect.Descriptor instead.
+func (*CheckStopRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *CheckStopRequest) GetContinuing() bool {
+	if x != nil {
+		return x.Continuing
+	}
+	return false
+}
+
+type CheckStopResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True: the host should not stop yet.
+	Hold bool `protobuf:"varint,1,opt,name=hold,proto3" json:"hold,omitempty"`
+	// When held: the unread messages that hold it, oldest first, at most 10.
+	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// How many unread messages hold the stop (of the first 200 unread).
+	Count int32 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	// Stops held in a row, this one included.
+	HeldInARow    int32 `protobuf:"varint,4,opt,name=held_in_a_row,json=heldInARow,proto3" json:"held_in_a_row,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckStopResponse) Reset() {
+	*x = CheckStopResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckStopResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckStopResponse) ProtoMessage() {}
+
+func (x *CheckStopResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckStopResponse.ProtoReflect.Descriptor instead.
+func (*CheckStopResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *CheckStopResponse) GetHold() bool {
+	if x != nil {
+		return x.Hold
+	}
+	return false
+}
+
+func (x *CheckStopResponse) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *CheckStopResponse) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *CheckStopResponse) GetHeldInARow() int32 {
+	if x != nil {
+		return x.HeldInARow
+	}
+	return 0
+}
+
 var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
@@ -2630,7 +2856,23 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\"L\n" +
 	"\x0fJoinHubResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12\x14\n" +
-	"\x05token\x18\x02 \x01(\tR\x05token2\xcd\f\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\",\n" +
+	"\x14TakeInjectionRequest\x12\x14\n" +
+	"\x05limit\x18\x01 \x01(\x05R\x05limit\"p\n" +
+	"\x15TakeInjectionResponse\x12+\n" +
+	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\x03R\x04more\x12\x16\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"2\n" +
+	"\x10CheckStopRequest\x12\x1e\n" +
+	"\n" +
+	"continuing\x18\x01 \x01(\bR\n" +
+	"continuing\"\x8d\x01\n" +
+	"\x11CheckStopResponse\x12\x12\n" +
+	"\x04hold\x18\x01 \x01(\bR\x04hold\x12+\n" +
+	"\bmessages\x18\x02 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\x12!\n" +
+	"\rheld_in_a_row\x18\x04 \x01(\x05R\n" +
+	"heldInARow2\xdd\r\n" +
 	"\fAgentService\x12@\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
@@ -2653,7 +2895,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\x12I\n" +
 	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\x12U\n" +
 	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\x12:\n" +
-	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponse\x12L\n" +
+	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\x12@\n" +
+	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -2667,7 +2911,7 @@ func file_hub_v1_agent_proto_rawDescGZIP() []byte {
 	return file_hub_v1_agent_proto_rawDescData
 }
 
-var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_hub_v1_agent_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),                // 0: hub.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),               // 1: hub.v1.HeartbeatResponse
@@ -2713,92 +2957,102 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*ListReservationsResponse)(nil),        // 41: hub.v1.ListReservationsResponse
 	(*JoinHubRequest)(nil),                  // 42: hub.v1.JoinHubRequest
 	(*JoinHubResponse)(nil),                 // 43: hub.v1.JoinHubResponse
-	(*timestamppb.Timestamp)(nil),           // 44: google.protobuf.Timestamp
-	(*Status)(nil),                          // 45: hub.v1.Status
-	(*Message)(nil),                         // 46: hub.v1.Message
-	(*ActivityLog)(nil),                     // 47: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 48: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 49: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 50: hub.v1.Checkpoint
-	(*Reservation)(nil),                     // 51: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 52: hub.v1.ReservationConflict
-	(*Agent)(nil),                           // 53: hub.v1.Agent
+	(*TakeInjectionRequest)(nil),            // 44: hub.v1.TakeInjectionRequest
+	(*TakeInjectionResponse)(nil),           // 45: hub.v1.TakeInjectionResponse
+	(*CheckStopRequest)(nil),                // 46: hub.v1.CheckStopRequest
+	(*CheckStopResponse)(nil),               // 47: hub.v1.CheckStopResponse
+	(*timestamppb.Timestamp)(nil),           // 48: google.protobuf.Timestamp
+	(*Status)(nil),                          // 49: hub.v1.Status
+	(*Message)(nil),                         // 50: hub.v1.Message
+	(*ActivityLog)(nil),                     // 51: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 52: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 53: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 54: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 55: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 56: hub.v1.ReservationConflict
+	(*Agent)(nil),                           // 57: hub.v1.Agent
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
-	44, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
-	45, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
-	46, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
-	46, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
-	46, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
-	45, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
-	47, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	48, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	49, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	50, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	48, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	44, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	49, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	49, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	49, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	49, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	48, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	46, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	48, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
+	49, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
+	50, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
+	50, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
+	50, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
+	49, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
+	51, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	52, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	53, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	54, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	52, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	48, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	53, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	53, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	53, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	53, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	52, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	50, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
 	30, // 18: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	44, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	48, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
 	33, // 20: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	51, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	52, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	51, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	51, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	51, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	53, // 26: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	0,  // 27: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,  // 28: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,  // 29: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,  // 30: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,  // 31: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10, // 32: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12, // 33: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	14, // 34: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	16, // 35: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	18, // 36: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	20, // 37: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	22, // 38: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	24, // 39: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	26, // 40: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	28, // 41: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	31, // 42: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	34, // 43: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	36, // 44: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	38, // 45: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	40, // 46: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	42, // 47: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	1,  // 48: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 49: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 50: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 51: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 52: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 53: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 54: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 55: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 56: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 57: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 58: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 59: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 60: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 61: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 62: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 63: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 64: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 65: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 66: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 67: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	43, // 68: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	48, // [48:69] is the sub-list for method output_type
-	27, // [27:48] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	55, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	56, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	55, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	55, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	55, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	57, // 26: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	50, // 27: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	50, // 28: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	0,  // 29: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,  // 30: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,  // 31: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,  // 32: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,  // 33: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10, // 34: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12, // 35: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	14, // 36: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	16, // 37: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	18, // 38: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	20, // 39: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	22, // 40: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	24, // 41: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	26, // 42: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	28, // 43: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	31, // 44: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	34, // 45: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	36, // 46: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	38, // 47: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	40, // 48: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	42, // 49: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	44, // 50: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	46, // 51: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	1,  // 52: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 53: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 54: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 55: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 56: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 57: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 58: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 59: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 60: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 61: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 62: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 63: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 64: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 65: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 66: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 67: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 68: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 69: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 70: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 71: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	43, // 72: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	45, // 73: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	47, // 74: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	52, // [52:75] is the sub-list for method output_type
+	29, // [29:52] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -2814,7 +3068,7 @@ func file_hub_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_agent_proto_rawDesc), len(file_hub_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   44,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,8 @@ const (
 	AgentService_ReleasePaths_FullMethodName            = "/hub.v1.AgentService/ReleasePaths"
 	AgentService_ListReservations_FullMethodName        = "/hub.v1.AgentService/ListReservations"
 	AgentService_JoinHub_FullMethodName                 = "/hub.v1.AgentService/JoinHub"
+	AgentService_TakeInjection_FullMethodName           = "/hub.v1.AgentService/TakeInjection"
+	AgentService_CheckStop_FullMethodName               = "/hub.v1.AgentService/CheckStop"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -96,6 +98,13 @@ type AgentServiceClient interface {
 	// Unknown code: Unauthenticated; revoked: PermissionDenied; expired or used up: FailedPrecondition;
 	// name taken: AlreadyExists. Join calls share one rate limit (ResourceExhausted past it).
 	JoinHub(ctx context.Context, in *JoinHubRequest, opts ...grpc.CallOption) (*JoinHubResponse, error)
+	// TakeInjection is for host hooks: it returns the caller's messages, nudges and pulses delivered since
+	// the last injection into its session and moves that cursor past them (those past limit too, counted in
+	// more) in one transaction, so nothing is injected twice. It marks nothing read.
+	TakeInjection(ctx context.Context, in *TakeInjectionRequest, opts ...grpc.CallOption) (*TakeInjectionResponse, error)
+	// CheckStop is for host stop hooks: it holds the caller's stop while unread direct messages or mentions
+	// wait, at most a few times in a row, so a held stop never loops.
+	CheckStop(ctx context.Context, in *CheckStopRequest, opts ...grpc.CallOption) (*CheckStopResponse, error)
 }
 
 type agentServiceClient struct {
@@ -316,6 +325,26 @@ func (c *agentServiceClient) JoinHub(ctx context.Context, in *JoinHubRequest, op
 	return out, nil
 }
 
+func (c *agentServiceClient) TakeInjection(ctx context.Context, in *TakeInjectionRequest, opts ...grpc.CallOption) (*TakeInjectionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TakeInjectionResponse)
+	err := c.cc.Invoke(ctx, AgentService_TakeInjection_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) CheckStop(ctx context.Context, in *CheckStopRequest, opts ...grpc.CallOption) (*CheckStopResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckStopResponse)
+	err := c.cc.Invoke(ctx, AgentService_CheckStop_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -370,6 +399,13 @@ type AgentServiceServer interface {
 	// Unknown code: Unauthenticated; revoked: PermissionDenied; expired or used up: FailedPrecondition;
 	// name taken: AlreadyExists. Join calls share one rate limit (ResourceExhausted past it).
 	JoinHub(context.Context, *JoinHubRequest) (*JoinHubResponse, error)
+	// TakeInjection is for host hooks: it returns the caller's messages, nudges and pulses delivered since
+	// the last injection into its session and moves that cursor past them (those past limit too, counted in
+	// more) in one transaction, so nothing is injected twice. It marks nothing read.
+	TakeInjection(context.Context, *TakeInjectionRequest) (*TakeInjectionResponse, error)
+	// CheckStop is for host stop hooks: it holds the caller's stop while unread direct messages or mentions
+	// wait, at most a few times in a row, so a held stop never loops.
+	CheckStop(context.Context, *CheckStopRequest) (*CheckStopResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -442,6 +478,12 @@ func (UnimplementedAgentServiceServer) ListReservations(context.Context, *ListRe
 }
 func (UnimplementedAgentServiceServer) JoinHub(context.Context, *JoinHubRequest) (*JoinHubResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method JoinHub not implemented")
+}
+func (UnimplementedAgentServiceServer) TakeInjection(context.Context, *TakeInjectionRequest) (*TakeInjectionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TakeInjection not implemented")
+}
+func (UnimplementedAgentServiceServer) CheckStop(context.Context, *CheckStopRequest) (*CheckStopResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckStop not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -842,6 +884,42 @@ func _AgentService_JoinHub_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_TakeInjection_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TakeInjectionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).TakeInjection(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_TakeInjection_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).TakeInjection(ctx, req.(*TakeInjectionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_CheckStop_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckStopRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CheckStop(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CheckStop_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CheckStop(ctx, req.(*CheckStopRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -932,6 +1010,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "JoinHub",
 			Handler:    _AgentService_JoinHub_Handler,
+		},
+		{
+			MethodName: "TakeInjection",
+			Handler:    _AgentService_TakeInjection_Handler,
+		},
+		{
+			MethodName: "CheckStop",
+			Handler:    _AgentService_CheckStop_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -72,6 +72,7 @@ var tables = []table{
 	{name: "join_codes"},
 	{name: "nudges_sent"},
 	{name: "pulses_sent"},
+	{name: "injections"},
 }
 
 // bookkeeping are the stores' own tables, not copied as rows: their

@@ -100,6 +100,8 @@ func fill(t *testing.T) filled {
 	must(err)
 	_, _, err = s.MarkRead(ctx, agents["bob"], strconv.FormatInt(m1.ID, 10))
 	must(err)
+	_, err = s.TakeInjection(ctx, agents["carol"], 0) // a host hook's injection cursor
+	must(err)
 	_, err = s.CreateActivityLog(ctx, agents["alice"], hub.ActivityLog{Type: hub.ActivityCreation, Title: "copying", Content: []string{"line, with a comma", "two"}, Tags: []string{"pg"}})
 	must(err)
 	_, err = s.Checkpoint(ctx, agents["bob"], "reading")

@@ -98,7 +98,7 @@ func testJoinCodes(t *testing.T, h NewDB) {
 // used up.
 func testJoinCodeRace(t *testing.T, h NewDB) {
 	t.Parallel()
-	dbs, svcs := twoProcesses(t, h)
+	dbs, svcs := twoServices(t, h)
 	const uses, n = 2, 12
 	c, code, err := svcs[0].CreateJoinCode(t.Context(), hub.CreateJoinCodeRequest{MaxUses: uses, Role: "racer"})
 	if err != nil {

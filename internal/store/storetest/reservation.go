@@ -119,7 +119,7 @@ func testReservations(t *testing.T, h NewDB) {
 // the store's write lock, so exactly one gets the exclusive reservation.
 func testReservationRace(t *testing.T, h NewDB) {
 	t.Parallel()
-	dbs, svcs := twoProcesses(t, h)
+	dbs, svcs := twoServices(t, h)
 	const n = 16
 	agents := make([]*hub.Agent, n)
 	for i := range agents {
@@ -160,9 +160,10 @@ func testReservationRace(t *testing.T, h NewDB) {
 	})
 }
 
-// twoProcesses opens two handles on one fresh database, each with its own
-// Service, as two hub processes would have.
-func twoProcesses(t *testing.T, h NewDB) ([]hub.Store, []*hub.Service) {
+// twoServices opens two handles on one fresh database, as two hub
+// processes would, and a service on each.
+func twoServices(t *testing.T, h NewDB) ([]hub.Store, []*hub.Service) {
+	t.Helper()
 	open := h(t)
 	dbs := []hub.Store{open(), open()}
 	svcs := make([]*hub.Service, len(dbs))

@@ -57,6 +57,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ReservationRace", testReservationRace},
 		{"JoinCodes", testJoinCodes},
 		{"JoinCodeRace", testJoinCodeRace},
+		{"InjectionState", testInjectionState},
+		{"TakeInjectionRace", testTakeInjectionRace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })

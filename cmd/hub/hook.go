@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agenthub/hub/internal/hook"
+)
+
+const hookUsage = `Usage: hub hook HOST EVENT [flags]
+
+What an agent host runs at points of its loop (hub setup writes these lines
+into the host's settings): reads the host's hook JSON on stdin and answers in
+the host's format.
+  HOST claude or codex: SessionStart, UserPromptSubmit, PostToolUse, Stop
+  HOST gemini:          SessionStart, BeforeAgent, AfterTool, AfterAgent
+Session start says who the agent is, its unread counts and deep work; a prompt
+or a tool use injects the messages new since the last injection (the cursor
+lives in the hub); a stop is held while direct messages or mentions are
+unread, a few times in a row at most. Whatever fails, the hook exits 0 with
+one line on stderr, so the host goes on.
+
+The hub and the agent: HUB_ADDR, and HUB_TOKEN or a token file, as hub mcp.
+
+Flags:
+`
+
+// runHook runs `hub hook HOST EVENT`. It returns an error only for -h; every
+// other problem is one warning line, and the host goes on.
+func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("hub hook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", mcpEnvOr("HUB_ADDR", "127.0.0.1:7700"), "the hub's gRPC address; env HUB_ADDR")
+	tokenFile := fs.String("token-file", "", "read the agent's token from this file (else env HUB_TOKEN, then HUB_TOKEN_FILE)")
+	timeout := fs.Duration("timeout", hook.DefaultTimeout, "how long to wait for the hub before giving up (the host waits for the hook)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), hookUsage)
+		fs.PrintDefaults()
+	}
+	var pos []string
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") && len(pos) < 2 {
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		fmt.Fprintf(stderr, "hub hook: warning: %v; nothing done\n", err)
+		return nil
+	}
+	pos = append(pos, fs.Args()...)
+	if len(pos) != 2 {
+		fmt.Fprintf(stderr, "hub hook: warning: want HOST EVENT (e.g. hub hook claude Stop), got %q; nothing done\n", pos)
+		return nil
+	}
+	h, ok := hook.Hosts[pos[0]]
+	if !ok {
+		var names []string
+		for n := range hook.Hosts {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		fmt.Fprintf(stderr, "hub hook: warning: unknown host %q (known: %s); nothing done\n", pos[0], strings.Join(names, ", "))
+		return nil
+	}
+	tok, err := agentToken("", *tokenFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "hub hook: warning: %v; nothing injected\n", err)
+		return nil
+	}
+	hook.Run(ctx, h, pos[1], stdin, stdout, stderr, hook.Options{Addr: *addr, Token: tok, Timeout: *timeout})
+	return nil
+}
+
+// agentToken returns the agent token to use: one given on the command line
+// (token, then the file tokenFile), else env HUB_TOKEN, else the file named
+// by env HUB_TOKEN_FILE; "" when there is none.
+func agentToken(token, tokenFile string) (string, error) {
+	if token != "" {
+		return token, nil
+	}
+	if tokenFile == "" {
+		if t := os.Getenv("HUB_TOKEN"); t != "" {
+			return t, nil
+		}
+		tokenFile = os.Getenv("HUB_TOKEN_FILE")
+	}
+	if tokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("read the token file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/datadir"
+	"github.com/agenthub/hub/internal/mcpbridge"
+	"github.com/agenthub/hub/internal/setup"
+)
+
+const setupUsage = `Usage: hub setup claude|gemini|codex [flags]
+
+Writes the hub into the host's own config files, merged with what is there
+(other MCP servers and hooks are kept; an earlier hub entry is replaced), each
+changed file first copied to FILE.bak-TIMESTAMP:
+  claude  --project DIR: DIR/.mcp.json, DIR/.claude/settings.json
+          otherwise:     ~/.claude.json, ~/.claude/settings.json
+  gemini  DIR/.gemini/settings.json, or ~/.gemini/settings.json
+  codex   DIR/.codex/config.toml and hooks.json, or the same under ~/.codex
+The MCP server runs "hub mcp" and the hooks run "hub hook"; both read the
+agent's token from a token file (mode 0600, default
+<user config dir>/agent-hub/NAME.token), never from the config files.
+
+The agent: --token (or env HUB_TOKEN) for an agent that exists, or --name to
+create it with the admin token (--admin-token-file, default the admin.token of
+the hub's data dir, as hubctl finds it).
+
+Flags:
+`
+
+// setupTimeout bounds setup's calls to the hub.
+const setupTimeout = 10 * time.Second
+
+// runSetup runs `hub setup HOST`.
+func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(stderr, setupUsage)
+		return fmt.Errorf("hub setup needs a host: %s", strings.Join(setup.Hosts, ", "))
+	}
+	host, args := args[0], args[1:]
+	fs := flag.NewFlagSet("hub setup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), setupUsage)
+		fs.PrintDefaults()
+	}
+	project := fs.String("project", "", "write the project's config files in DIR (default: the user's)")
+	addr := fs.String("addr", mcpEnvOr("HUB_ADDR", "127.0.0.1:7700"), "the hub's gRPC address; env HUB_ADDR")
+	var src agentSource
+	fs.StringVar(&src.token, "token", "", "the agent's token; env HUB_TOKEN")
+	fs.StringVar(&src.adminTokenFile, "admin-token-file", "", "create the agent with the admin token in this file (default with --name: the hub data dir's admin.token)")
+	fs.StringVar(&src.name, "name", "", "create this agent (with the admin token)")
+	fs.StringVar(&src.role, "role", "", "the role of the agent created with --admin-token-file")
+	tokenFile := fs.String("token-file", "", "where the agent's token is kept (mode 0600; default <user config dir>/agent-hub/NAME.token)")
+	hubPath := fs.String("hub", "", "the hub binary the host runs (default: this one)")
+	dryRun := fs.Bool("dry-run", false, "print the changes (a diff per file) and write nothing")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: hub setup takes one host and flags", fs.Args())
+	}
+	if src.name != "" && src.token == "" {
+		// --name creates the agent, with the admin token of the hub's data dir by default.
+		if src.adminTokenFile == "" {
+			src.adminTokenFile = datadir.AdminTokenFile(datadir.Default())
+		}
+	} else if src.token == "" {
+		src.token = os.Getenv("HUB_TOKEN")
+	}
+	o := setup.Options{Host: host, Addr: *addr}
+	var err error
+	if o.Home, err = os.UserHomeDir(); err != nil {
+		return fmt.Errorf("find the home directory: %w", err)
+	}
+	if *project != "" {
+		if o.Project, err = filepath.Abs(*project); err != nil {
+			return err
+		}
+		if st, err := os.Stat(o.Project); err != nil || !st.IsDir() {
+			return fmt.Errorf("--project %s is not a directory", *project)
+		}
+	}
+	if o.HubPath = *hubPath; o.HubPath == "" {
+		if o.HubPath, err = os.Executable(); err == nil {
+			o.HubPath, err = filepath.EvalSymlinks(o.HubPath)
+		}
+		if err != nil {
+			return fmt.Errorf("find the hub binary: %w (give --hub PATH)", err)
+		}
+	}
+	if o.HubPath, err = filepath.Abs(o.HubPath); err != nil {
+		return err
+	}
+
+	name, token, err := src.obtain(ctx, *addr, *dryRun)
+	if err != nil {
+		return err
+	}
+	if o.TokenFile = *tokenFile; o.TokenFile == "" {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return fmt.Errorf("find the user config directory: %w (give --token-file)", err)
+		}
+		o.TokenFile = filepath.Join(dir, "agent-hub", name+".token")
+	}
+	if o.TokenFile, err = filepath.Abs(o.TokenFile); err != nil {
+		return err
+	}
+	changes, err := setup.Plan(o)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		tc, err := setup.TokenFileChange(o.TokenFile, token)
+		if err != nil {
+			return err
+		}
+		changes = append([]setup.Change{tc}, changes...)
+	}
+	if *dryRun {
+		fmt.Fprint(stdout, setup.Describe(changes))
+		if token == "" {
+			fmt.Fprintf(stdout, "%s: the token of the agent %s, created when run without --dry-run (mode 0600)\n", o.TokenFile, name)
+		}
+		return nil
+	}
+	backups, err := setup.Apply(changes, time.Now())
+	for _, b := range backups {
+		fmt.Fprintf(stdout, "kept a backup: %s\n", b)
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		state := "written"
+		if !c.Changed() {
+			state = "unchanged"
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", c.Path, state)
+	}
+	fmt.Fprintf(stdout, "%s is set up for agent %s of the hub at %s; start a new session to load it.\n", host, name, *addr)
+	return nil
+}
+
+// agentSource is where setup gets the agent: its token, or an admin token
+// to create it. (A join code would be one more source, in obtain.)
+type agentSource struct {
+	token          string
+	adminTokenFile string
+	name, role     string
+}
+
+// obtain returns the agent's name and token. A token is checked with the
+// hub, which names its agent; an admin token creates the agent (not in a
+// dry run, where the token is "").
+func (s agentSource) obtain(ctx context.Context, addr string, dryRun bool) (name, token string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	switch {
+	case s.token != "" && (s.adminTokenFile != "" || s.name != ""):
+		return "", "", fmt.Errorf("give either --token for an agent that exists or --name to create one, not both")
+	case s.token != "":
+		conn, err := mcpbridge.Dial(addr, s.token)
+		if err != nil {
+			return "", "", err
+		}
+		defer conn.Close()
+		r, err := hubv1.NewAgentServiceClient(conn).GetStatus(ctx, &hubv1.GetStatusRequest{})
+		if err != nil {
+			return "", "", fmt.Errorf("check the agent token with the hub at %s: %w", addr, err)
+		}
+		return r.GetStatus().GetAgent(), s.token, nil
+	case s.adminTokenFile != "":
+		if s.name == "" {
+			return "", "", fmt.Errorf("--admin-token-file creates an agent: give its --name")
+		}
+		if dryRun {
+			return s.name, "", nil
+		}
+		b, err := os.ReadFile(s.adminTokenFile)
+		if err != nil {
+			return "", "", fmt.Errorf("read --admin-token-file: %w", err)
+		}
+		conn, err := mcpbridge.Dial(addr, strings.TrimSpace(string(b)))
+		if err != nil {
+			return "", "", err
+		}
+		defer conn.Close()
+		r, err := hubv1.NewAdminServiceClient(conn).CreateAgent(ctx, &hubv1.CreateAgentRequest{Name: s.name, Role: s.role})
+		if err != nil {
+			return "", "", fmt.Errorf("create agent %s at the hub at %s: %w", s.name, addr, err)
+		}
+		return r.GetAgent().GetName(), r.GetToken(), nil
+	}
+	return "", "", fmt.Errorf("no agent: give --token (or env HUB_TOKEN), or --name to create one with the admin token")
+}

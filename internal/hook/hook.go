@@ -1,0 +1,247 @@
+// Package hook is `hub hook HOST EVENT`: the command an agent host (Claude
+// Code, Gemini CLI, Codex) runs at points of its loop, so that messages,
+// nudges and pulses reach an agent that is working or sitting at its
+// prompt rather than parked in wait_for_messages.
+//
+// The hook reads the host's JSON on stdin and asks the hub, as the agent
+// of HUB_TOKEN, over gRPC:
+//
+//   - session start: a few lines on who the agent is, unread counts and
+//     deep work (GetStatus);
+//   - prompt submitted, tool used: the messages new since the last
+//     injection, as additional context (TakeInjection: the cursor lives in
+//     the hub, so nothing is injected twice, whichever process asks);
+//   - stop: held while direct messages or mentions are unread, a few times
+//     in a row at most (CheckStop).
+//
+// A hook never breaks its host: whatever fails (no token, hub down, token
+// refused, slow hub, unknown event), it exits 0 with at most one line on
+// stderr and nothing on stdout, within its time-out.
+//
+// The formats are the hosts' documented ones:
+//   - Claude Code: https://code.claude.com/docs/en/hooks (SessionStart,
+//     UserPromptSubmit, PostToolUse: hookSpecificOutput.additionalContext;
+//     Stop: decision "block" and reason, stop_hook_active in the input);
+//   - Gemini CLI: https://geminicli.com/docs/hooks/reference (SessionStart,
+//     BeforeAgent, AfterTool: hookSpecificOutput.additionalContext;
+//     AfterAgent: decision "deny" and reason, stop_hook_active);
+//   - Codex: https://developers.openai.com/codex/hooks (the Claude Code
+//     event names and output fields).
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/mcpbridge"
+)
+
+// DefaultTimeout bounds a hook run's wait for the hub: the host waits for
+// the hook, so a slow hub costs the agent at most this much, and with the
+// process start the hook answers within 200 ms. An injection the hook
+// gives up on is, but for a commit that ends right at the deadline, not
+// lost: the hub moves the cursor only while the caller still waits, so the
+// next hook shows those messages.
+const DefaultTimeout = 170 * time.Millisecond
+
+// maxInput bounds what is read of the host's JSON (a tool's output can be
+// large; the hook needs a few fields).
+const maxInput = 4 << 20
+
+// Step is what the hub is asked at an event.
+type Step int
+
+// The steps.
+const (
+	SessionStart Step = iota + 1 // who am I, unread counts, deep work
+	Inject                       // what is new since the last injection
+	Stop                         // may the turn end
+)
+
+// Host is an agent host's hook dialect: its event names and how it takes
+// additional context and a held stop.
+type Host struct {
+	Name   string
+	Events map[string]Step
+	// Block is the decision value that holds a stop.
+	Block string
+	// Quiet is printed when there is nothing to say ("" prints nothing).
+	Quiet string
+}
+
+// Hosts are the hosts `hub hook` speaks to, by name.
+var Hosts = map[string]Host{
+	"claude": {Name: "claude", Block: "block", Events: claudeEvents},
+	"codex":  {Name: "codex", Block: "block", Events: claudeEvents},
+	"gemini": {Name: "gemini", Block: "deny", Quiet: "{}", Events: map[string]Step{
+		"SessionStart": SessionStart,
+		"BeforeAgent":  Inject,
+		"AfterTool":    Inject,
+		"AfterAgent":   Stop,
+	}},
+}
+
+var claudeEvents = map[string]Step{
+	"SessionStart":     SessionStart,
+	"UserPromptSubmit": Inject,
+	"PostToolUse":      Inject,
+	"Stop":             Stop,
+}
+
+// Options configure one hook run.
+type Options struct {
+	Addr    string        // the hub's gRPC address
+	Token   string        // the agent's token
+	Timeout time.Duration // DefaultTimeout if zero
+}
+
+// input is what the hook reads of the host's JSON.
+type input struct {
+	StopHookActive bool `json:"stop_hook_active"`
+}
+
+// output is the JSON the hook prints.
+type output struct {
+	Decision           string       `json:"decision,omitempty"`
+	Reason             string       `json:"reason,omitempty"`
+	HookSpecificOutput *specificOut `json:"hookSpecificOutput,omitempty"`
+}
+
+type specificOut struct {
+	HookEventName     string `json:"hookEventName"`
+	AdditionalContext string `json:"additionalContext"`
+}
+
+// Run runs the hook of host h for event, reading the host's JSON from
+// stdin and writing its answer to stdout. It never fails: a problem is one
+// line on stderr, and the host goes on as if there were no hook.
+func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, stderr io.Writer, o Options) {
+	warn := func(format string, args ...any) {
+		fmt.Fprintf(stderr, "hub hook: warning: "+format+"\n", args...)
+		if h.Quiet != "" {
+			fmt.Fprintln(stdout, h.Quiet)
+		}
+	}
+	step, ok := h.Events[event]
+	if !ok {
+		warn("%s has no hook event %q (known: %s); nothing done", h.Name, event, eventNames(h))
+		return
+	}
+	if o.Token == "" {
+		warn("no agent token: set HUB_TOKEN or HUB_TOKEN_FILE (hub setup writes them); nothing injected")
+		return
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	in := readInput(ctx, stdin)
+	out, err := ask(ctx, step, event, in, h, o)
+	if err != nil {
+		warn("%s", describe(err, o.Addr))
+		return
+	}
+	if out == nil {
+		if h.Quiet != "" {
+			fmt.Fprintln(stdout, h.Quiet)
+		}
+		return
+	}
+	b, _ := json.Marshal(out)
+	fmt.Fprintf(stdout, "%s\n", b)
+}
+
+// ask asks the hub what the step needs and returns the answer to print
+// (nil: nothing to say).
+func ask(ctx context.Context, step Step, event string, in input, h Host, o Options) (*output, error) {
+	conn, err := mcpbridge.Dial(o.Addr, o.Token)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	client := hubv1.NewAgentServiceClient(conn)
+	inject := func(text string) *output {
+		if text == "" {
+			return nil
+		}
+		return &output{HookSpecificOutput: &specificOut{HookEventName: event, AdditionalContext: text}}
+	}
+	switch step {
+	case SessionStart:
+		r, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
+		if err != nil {
+			return nil, err
+		}
+		return inject(sessionText(r.GetStatus())), nil
+	case Inject:
+		r, err := client.TakeInjection(ctx, &hubv1.TakeInjectionRequest{})
+		if err != nil || len(r.GetMessages()) == 0 {
+			return nil, err
+		}
+		return inject(mcpbridge.FrameMessages(r.GetMessages(), r.GetMore())), nil
+	default:
+		r, err := client.CheckStop(ctx, &hubv1.CheckStopRequest{Continuing: in.StopHookActive})
+		if err != nil || !r.GetHold() {
+			return nil, err
+		}
+		return &output{Decision: h.Block, Reason: stopReason(r)}, nil
+	}
+}
+
+// readInput reads the host's JSON; a host that sends none, or bad JSON,
+// gets the defaults (a stop counts as a new one). It gives up when ctx ends.
+func readInput(ctx context.Context, stdin io.Reader) input {
+	done := make(chan input, 1)
+	go func() {
+		var in input
+		_ = json.NewDecoder(io.LimitReader(stdin, maxInput)).Decode(&in)
+		done <- in
+	}()
+	select {
+	case in := <-done:
+		return in
+	case <-ctx.Done():
+		return input{}
+	}
+}
+
+// describe says in one line why the hub could not answer.
+func describe(err error, addr string) string {
+	switch status.Code(err) {
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return fmt.Sprintf("hub at %s refused the agent token (%s); nothing injected", addr, status.Convert(err).Message())
+	case codes.DeadlineExceeded:
+		return fmt.Sprintf("hub at %s did not answer in time; nothing injected", addr)
+	case codes.Unavailable:
+		return fmt.Sprintf("hub at %s not reachable; nothing injected", addr)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("hub at %s did not answer in time; nothing injected", addr)
+	}
+	msg := err.Error()
+	if s, ok := status.FromError(err); ok {
+		msg = s.Message()
+	}
+	return fmt.Sprintf("hub at %s: %s; nothing injected", addr, strings.ReplaceAll(msg, "\n", " "))
+}
+
+func eventNames(h Host) string {
+	var names []string
+	for _, n := range []string{"SessionStart", "UserPromptSubmit", "BeforeAgent", "PostToolUse", "AfterTool", "Stop", "AfterAgent"} {
+		if _, ok := h.Events[n]; ok {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,148 @@
+package hub
+
+import "context"
+
+// Injection is what a host hook injects into an agent's session: the
+// messages delivered since the last injection, oldest first, and how many
+// more were passed over past the limit (they stay unread; the agent reads
+// them itself).
+type Injection struct {
+	Messages []*Message
+	More     int64
+	// Cursor is the injection cursor after this call.
+	Cursor int64
+}
+
+// TakeInjection returns the caller's messages, nudges and pulses delivered
+// since its injection cursor (or its read cursor, if that is further) and
+// moves the cursor past every one of them, the ones past limit included,
+// in one transaction: two hooks racing never inject the same message. It
+// marks nothing read. limit 0 means DefaultInjection. Errors: EINVALID.
+func (s *Service) TakeInjection(ctx context.Context, caller *Agent, limit int) (*Injection, error) {
+	switch {
+	case limit < 0:
+		return nil, Errorf(EINVALID, "limit %d is negative: give 1-%d, or 0 for the default (%d)", limit, MaxInjection, DefaultInjection)
+	case limit == 0:
+		limit = DefaultInjection
+	case limit > MaxInjection:
+		limit = MaxInjection
+	}
+	// Most calls find nothing new: answer those from a read, without a write.
+	var out *Injection
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = s.takeInjection(ctx, tx, caller.ID, limit, false)
+		return err
+	})
+	if err != nil || len(out.Messages) == 0 {
+		return out, err
+	}
+	err = s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		out, err = s.takeInjection(ctx, tx, caller.ID, limit, true)
+		return err
+	})
+	return out, err
+}
+
+// takeInjection reads what is new since the injection cursor and, when
+// write is set, moves the cursor past it — unless the caller has given up
+// meanwhile (a hook past its time-out): then nothing moves, and the next
+// injection shows these messages instead of none.
+func (s *Service) takeInjection(ctx context.Context, tx Tx, agentID int64, limit int, write bool) (*Injection, error) {
+	a, err := tx.AgentByID(agentID)
+	if err != nil {
+		return nil, err
+	}
+	st, err := tx.InjectionState(agentID)
+	if err != nil {
+		return nil, err
+	}
+	from := InjectionStart(*st, a.ReadUpTo)
+	msgs, err := tx.Inbox(agentID, InboxQuery{After: from, Limit: limit, ReadUpTo: a.ReadUpTo})
+	if err != nil {
+		return nil, err
+	}
+	out := &Injection{Messages: msgs, Cursor: from}
+	if len(msgs) == 0 {
+		return out, nil
+	}
+	n, _, latest, err := tx.InboxCounts(agentID, from)
+	if err != nil {
+		return nil, err
+	}
+	out.More = max(n-int64(len(msgs)), 0)
+	out.Cursor = max(latest, msgs[len(msgs)-1].ID)
+	if !write {
+		return out, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st.UpTo, st.UpdatedAt = out.Cursor, s.clock.Now()
+	return out, tx.PutInjectionState(*st)
+}
+
+// StopCheck is the answer to a host that wants to end the agent's turn.
+type StopCheck struct {
+	Hold bool
+	// Messages are the unread messages that hold the stop (HoldsStop),
+	// oldest first, at most a few; Count is how many there are.
+	Messages []*Message
+	Count    int
+	// HeldInARow counts the stops held in a row, this one included.
+	HeldInARow int
+}
+
+// CheckStop decides whether the caller's host may end its turn: it holds
+// the stop while unread direct messages or mentions wait, at most
+// MaxStopHolds times in a row (DecideStop); continuing says the host is
+// already going on because of a held stop. Errors: none of its own.
+func (s *Service) CheckStop(ctx context.Context, caller *Agent, continuing bool) (*StopCheck, error) {
+	out := &StopCheck{}
+	err := s.store.Update(ctx, func(tx Tx) error {
+		a, err := tx.AgentByID(caller.ID)
+		if err != nil {
+			return err
+		}
+		st, err := tx.InjectionState(a.ID)
+		if err != nil {
+			return err
+		}
+		unread, err := tx.Inbox(a.ID, InboxQuery{After: a.ReadUpTo, Limit: stopScan, ReadUpTo: a.ReadUpTo})
+		if err != nil {
+			return err
+		}
+		for _, m := range unread {
+			if HoldsStop(m) {
+				out.Count++
+				if len(out.Messages) < stopListed {
+					out.Messages = append(out.Messages, m)
+				}
+			}
+		}
+		held := st.StopHolds
+		out.Hold, out.HeldInARow = DecideStop(out.Count, held, continuing)
+		if out.HeldInARow == held {
+			return nil
+		}
+		st.StopHolds, st.UpdatedAt = out.HeldInARow, s.clock.Now()
+		return tx.PutInjectionState(*st)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !out.Hold {
+		out.Messages = nil
+	}
+	return out, nil
+}
+
+// InjectionTx stores where each agent's host hooks stand.
+type InjectionTx interface {
+	// InjectionState returns agentID's state; the zero state (with AgentID
+	// set) when none was stored.
+	InjectionState(agentID int64) (*InjectionState, error)
+	// PutInjectionState stores st, replacing the agent's earlier state.
+	PutInjectionState(st InjectionState) error
+}

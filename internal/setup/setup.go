@@ -1,0 +1,370 @@
+// Package setup writes the hub into an agent host's own configuration
+// (`hub setup claude|gemini|codex`): the MCP server entry that runs `hub
+// mcp`, and the hooks that run `hub hook`, merged into the files the host
+// reads. Everything else in those files is kept (other servers, other
+// hooks, unknown keys, key order); an earlier hub entry is replaced, so a
+// second run changes nothing. Plan computes the changes, Apply writes them,
+// each changed file first copied to a backup beside it.
+//
+// The agent's token is never written into a host's config: the configs
+// name a token file (0600, the user's only) with --token-file, because
+// settings files are commonly world-readable and project ones are
+// committed, while a token file can be rotated by rewriting one file.
+//
+// Where each host reads its configuration:
+//   - Claude Code (https://code.claude.com/docs/en/mcp,
+//     https://code.claude.com/docs/en/settings): project DIR/.mcp.json
+//     ("mcpServers", approved in DIR/.claude/settings.json
+//     "enabledMcpjsonServers") and DIR/.claude/settings.json ("hooks"); user
+//     ~/.claude.json ("mcpServers") and ~/.claude/settings.json ("hooks").
+//   - Gemini CLI (https://geminicli.com/docs/reference/configuration,
+//     https://geminicli.com/docs/hooks/reference): DIR/.gemini/settings.json
+//     or ~/.gemini/settings.json, "mcpServers" and "hooks" (hook time-outs
+//     in milliseconds).
+//   - Codex (https://developers.openai.com/codex/mcp,
+//     https://developers.openai.com/codex/hooks): DIR/.codex/config.toml or
+//     ~/.codex/config.toml ([mcp_servers.hub]), hooks.json beside it.
+package setup
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ServerName is the name of the hub's MCP server entry in every host (and
+// so the NAME of `--dangerously-load-development-channels server:NAME`).
+const ServerName = "hub"
+
+// Hosts are the hosts setup knows, in the order help lists them.
+var Hosts = []string{"claude", "gemini", "codex"}
+
+// Options say what to set up.
+type Options struct {
+	Host    string // claude, gemini or codex
+	Project string // the project directory; "" writes the user's config under Home
+	Home    string // the user's home directory
+	HubPath string // absolute path of the hub binary the host runs
+	// Addr is the hub's gRPC address; TokenFile the agent's token file.
+	Addr      string
+	TokenFile string
+}
+
+// Change is one file to write.
+type Change struct {
+	Path    string
+	Old     []byte // the file as it is (nil when it does not exist)
+	New     []byte
+	Mode    os.FileMode // for a new file
+	Existed bool
+	Secret  bool // a token file: never shown
+}
+
+// Changed reports whether writing c changes the file.
+func (c Change) Changed() bool { return !c.Existed || string(c.Old) != string(c.New) }
+
+// hookEvents are the events each host's hooks are written for.
+var hookEvents = map[string][]string{
+	"claude": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"},
+	"codex":  {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"},
+	"gemini": {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"},
+}
+
+// Plan returns the changes that set the hub up in o.Host's configuration,
+// reading the files as they are and writing nothing.
+func Plan(o Options) ([]Change, error) {
+	if !slices.Contains(Hosts, o.Host) {
+		return nil, fmt.Errorf("unknown host %q: use %s", o.Host, strings.Join(Hosts, ", "))
+	}
+	if o.HubPath == "" || o.Addr == "" || o.TokenFile == "" {
+		return nil, fmt.Errorf("setup needs the hub binary, the hub address and the token file")
+	}
+	base := o.Home
+	if o.Project != "" {
+		base = o.Project
+	}
+	var out []Change
+	edit := func(path string, mode os.FileMode, fn func(*object) error) error {
+		c, err := editJSON(path, mode, fn)
+		if err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	}
+	server := o.serverEntry()
+	switch o.Host {
+	case "claude":
+		mcpPath, mcpMode := filepath.Join(o.Home, ".claude.json"), os.FileMode(0o600)
+		if o.Project != "" {
+			mcpPath, mcpMode = filepath.Join(o.Project, ".mcp.json"), 0o644
+		}
+		if err := edit(mcpPath, mcpMode, func(root *object) error { return putServer(root, server) }); err != nil {
+			return nil, err
+		}
+		err := edit(filepath.Join(base, ".claude", "settings.json"), 0o644, func(root *object) error {
+			if o.Project != "" {
+				approveServer(root)
+			}
+			return o.putHooks(root, 5)
+		})
+		if err != nil {
+			return nil, err
+		}
+	case "gemini":
+		err := edit(filepath.Join(base, ".gemini", "settings.json"), 0o644, func(root *object) error {
+			if err := putServer(root, server); err != nil {
+				return err
+			}
+			return o.putHooks(root, 5000)
+		})
+		if err != nil {
+			return nil, err
+		}
+	case "codex":
+		c, err := editTOML(filepath.Join(base, ".codex", "config.toml"), o.codexServer())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+		if err := edit(filepath.Join(base, ".codex", "hooks.json"), 0o644, func(root *object) error { return o.putHooks(root, 5) }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// serverEntry is the MCP server entry: hub mcp with the token file.
+func (o Options) serverEntry() *object {
+	s := newObject()
+	if o.Host == "claude" {
+		s.set("type", "stdio")
+	}
+	s.set("command", o.HubPath)
+	s.set("args", []any{"mcp", "--token-file", o.TokenFile})
+	env := newObject()
+	env.set("HUB_ADDR", o.Addr)
+	s.set("env", env)
+	return s
+}
+
+// putServer sets mcpServers.hub, keeping every other server.
+func putServer(root *object, server *object) error {
+	servers, err := root.child("mcpServers")
+	if err != nil {
+		return err
+	}
+	servers.set(ServerName, server)
+	return nil
+}
+
+// approveServer adds the hub to the project servers Claude Code runs
+// without asking.
+func approveServer(root *object) {
+	list, _ := root.get("enabledMcpjsonServers").([]any)
+	if slices.Contains(list, any(ServerName)) {
+		return
+	}
+	root.set("enabledMcpjsonServers", append(list, ServerName))
+}
+
+// hookCommand is the shell command a host runs for event.
+func (o Options) hookCommand(event string) string {
+	return fmt.Sprintf("%s hook %s %s --addr %s --token-file %s",
+		shellQuote(o.HubPath), o.Host, event, shellQuote(o.Addr), shellQuote(o.TokenFile))
+}
+
+// putHooks replaces the hub's hooks in root's "hooks" (timeout in the
+// host's unit) and keeps every other hook.
+func (o Options) putHooks(root *object, timeout int) error {
+	hooks, err := root.child("hooks")
+	if err != nil {
+		return err
+	}
+	for _, event := range hookEvents[o.Host] {
+		groups, ok := hooks.get(event).([]any)
+		if hooks.get(event) != nil && !ok {
+			return fmt.Errorf("hooks.%s is not a list: fix it by hand first", event)
+		}
+		groups = dropHooks(groups, func(cmd string) bool { return isHubHook(cmd, o.HubPath) })
+		h := newObject()
+		if o.Host == "gemini" {
+			h.set("name", "agent-hub")
+		}
+		h.set("type", "command")
+		h.set("command", o.hookCommand(event))
+		h.set("timeout", timeout)
+		g := newObject()
+		g.set("hooks", []any{h})
+		hooks.set(event, append(groups, g))
+	}
+	return nil
+}
+
+// dropHooks removes the hooks whose command is ours (an earlier setup's
+// `hub hook …`) and the groups they leave empty.
+func dropHooks(groups []any, ours func(cmd string) bool) []any {
+	var out []any
+	for _, g := range groups {
+		gobj, ok := g.(*object)
+		if !ok {
+			out = append(out, g)
+			continue
+		}
+		hs, ok := gobj.get("hooks").([]any)
+		if !ok {
+			out = append(out, g)
+			continue
+		}
+		kept := slices.DeleteFunc(slices.Clone(hs), func(h any) bool {
+			ho, ok := h.(*object)
+			cmd, _ := ho.get("command").(string)
+			return ok && ours(cmd)
+		})
+		if len(kept) == 0 {
+			continue
+		}
+		if len(kept) != len(hs) {
+			gobj.set("hooks", kept)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// isHubHook reports whether a hook command runs `BINARY hook HOST …`
+// with BINARY hubPath or any binary named hub.
+func isHubHook(cmd, hubPath string) bool {
+	m := hubHookRE.FindStringSubmatch(cmd)
+	if m == nil {
+		return false
+	}
+	bin := strings.Trim(m[1], `'"`)
+	return bin == hubPath || strings.TrimSuffix(filepath.Base(bin), ".exe") == "hub"
+}
+
+// hubHookRE matches `BINARY hook HOST …`, BINARY maybe quoted.
+var hubHookRE = regexp.MustCompile(`^\s*('[^']*'|"[^"]*"|\S+)\s+hook\s+(?:claude|gemini|codex)(?:\s|$)`)
+
+// editJSON reads the JSON object at path (none: empty), applies fn and
+// returns the change.
+func editJSON(path string, mode os.FileMode, fn func(*object) error) (Change, error) {
+	c, err := read(path, mode)
+	if err != nil {
+		return c, err
+	}
+	root, err := parseObject(c.Old)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w (setup merges into a JSON object: fix the file or move it away)", path, err)
+	}
+	if err := fn(root); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	c.New = marshal(root)
+	return c, nil
+}
+
+// read loads the current content of path into a Change.
+func read(path string, mode os.FileMode) (Change, error) {
+	c := Change{Path: path, Mode: mode}
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		c.Old, c.Existed = b, true
+	case !os.IsNotExist(err):
+		return c, fmt.Errorf("read %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// TokenFileChange is the change that writes the agent's token file (0600).
+func TokenFileChange(path, token string) (Change, error) {
+	c, err := read(path, 0o600)
+	c.New, c.Secret = []byte(token+"\n"), true
+	return c, err
+}
+
+// Apply writes the changes that change something: an existing file is
+// first copied to PATH.bak-TIMESTAMP (with its mode), then replaced
+// atomically (a temporary file renamed over it), keeping its mode. It
+// returns the backups it made.
+func Apply(changes []Change, now time.Time) ([]string, error) {
+	var backups []string
+	for _, c := range changes {
+		if !c.Changed() {
+			continue
+		}
+		mode := c.Mode
+		if st, err := os.Stat(c.Path); err == nil {
+			mode = st.Mode().Perm()
+			if c.Secret {
+				mode = 0o600
+			}
+			bak := c.Path + ".bak-" + now.Format("20060102-150405")
+			if err := os.WriteFile(bak, c.Old, mode); err != nil {
+				return backups, fmt.Errorf("back up %s: %w", c.Path, err)
+			}
+			backups = append(backups, bak)
+		}
+		if err := writeAtomic(c.Path, c.New, mode); err != nil {
+			return backups, err
+		}
+	}
+	return backups, nil
+}
+
+func writeAtomic(path string, b []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // after the rename, a no-op
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Describe renders the changes for --dry-run: a diff per changed file
+// (token files by name only).
+func Describe(changes []Change) string {
+	var sb strings.Builder
+	for _, c := range changes {
+		switch {
+		case !c.Changed():
+			fmt.Fprintf(&sb, "%s: unchanged\n", c.Path)
+		case c.Secret:
+			fmt.Fprintf(&sb, "%s: the agent's token (mode 0600)\n", c.Path)
+		default:
+			sb.WriteString(diff(c.Path, string(c.Old), string(c.New)))
+		}
+	}
+	return sb.String()
+}
+
+// shellQuote quotes s for sh when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
