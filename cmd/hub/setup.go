@@ -29,9 +29,10 @@ The MCP server runs "hub mcp" and the hooks run "hub hook"; both read the
 agent's token from a token file (mode 0600, default
 <user config dir>/agent-hub/NAME.token), never from the config files.
 
-The agent: --token (or env HUB_TOKEN) for an agent that exists, or --name to
+The agent: --token (or env HUB_TOKEN) for an agent that exists, --name to
 create it with the admin token (--admin-token-file, default the admin.token of
-the hub's data dir, as hubctl finds it).
+the hub's data dir, as hubctl finds it), or --join CODE --name NAME to register
+it with a join code (from hubctl join-codes create).
 
 Flags:
 `
@@ -57,7 +58,8 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var src agentSource
 	fs.StringVar(&src.token, "token", "", "the agent's token; env HUB_TOKEN")
 	fs.StringVar(&src.adminTokenFile, "admin-token-file", "", "create the agent with the admin token in this file (default with --name: the hub data dir's admin.token)")
-	fs.StringVar(&src.name, "name", "", "create this agent (with the admin token)")
+	fs.StringVar(&src.name, "name", "", "create this agent (with the admin token, or with --join)")
+	fs.StringVar(&src.join, "join", "", "register the agent --name with this join code")
 	fs.StringVar(&src.role, "role", "", "the role of the agent created with --admin-token-file")
 	tokenFile := fs.String("token-file", "", "where the agent's token is kept (mode 0600; default <user config dir>/agent-hub/NAME.token)")
 	hubPath := fs.String("hub", "", "the hub binary the host runs (default: this one)")
@@ -68,7 +70,7 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: hub setup takes one host and flags", fs.Args())
 	}
-	if src.name != "" && src.token == "" {
+	if src.name != "" && src.token == "" && src.join == "" {
 		// --name creates the agent, with the admin token of the hub's data dir by default.
 		if src.adminTokenFile == "" {
 			src.adminTokenFile = datadir.AdminTokenFile(datadir.Default())
@@ -101,16 +103,15 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
+	src.tokenFile = *tokenFile
 	name, token, err := src.obtain(ctx, *addr, *dryRun)
 	if err != nil {
 		return err
 	}
-	if o.TokenFile = *tokenFile; o.TokenFile == "" {
-		dir, err := os.UserConfigDir()
-		if err != nil {
-			return fmt.Errorf("find the user config directory: %w (give --token-file)", err)
+	if o.TokenFile = src.tokenFile; o.TokenFile == "" {
+		if o.TokenFile, err = mcpbridge.DefaultTokenFile(name); err != nil {
+			return err
 		}
-		o.TokenFile = filepath.Join(dir, "agent-hub", name+".token")
 	}
 	if o.TokenFile, err = filepath.Abs(o.TokenFile); err != nil {
 		return err
@@ -151,23 +152,45 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// agentSource is where setup gets the agent: its token, or an admin token
-// to create it. (A join code would be one more source, in obtain.)
+// agentSource is where setup gets the agent: its token, an admin token to
+// create it, or a join code to register it.
 type agentSource struct {
 	token          string
 	adminTokenFile string
+	join           string // a join code
 	name, role     string
+	tokenFile      string // where the token is kept ("" for the default)
 }
 
 // obtain returns the agent's name and token. A token is checked with the
-// hub, which names its agent; an admin token creates the agent (not in a
+// hub, which names its agent; an admin token creates the agent and a join
+// code registers it (neither in a
 // dry run, where the token is "").
-func (s agentSource) obtain(ctx context.Context, addr string, dryRun bool) (name, token string, err error) {
+func (s *agentSource) obtain(ctx context.Context, addr string, dryRun bool) (name, token string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
 	switch {
-	case s.token != "" && (s.adminTokenFile != "" || s.name != ""):
+	case s.token != "" && (s.adminTokenFile != "" || s.name != "" || s.join != ""):
 		return "", "", fmt.Errorf("give either --token for an agent that exists or --name to create one, not both")
+	case s.join != "":
+		if s.name == "" {
+			return "", "", fmt.Errorf("--join registers a new agent: give its --name")
+		}
+		if dryRun {
+			return s.name, "", nil
+		}
+		if s.tokenFile == "" {
+			if s.tokenFile, err = mcpbridge.DefaultTokenFile(s.name); err != nil {
+				return "", "", err
+			}
+		}
+		// JoinOnce keeps the token in the token file itself, before it
+		// registers, so that a token is never issued that cannot be kept.
+		token, _, err := mcpbridge.JoinOnce(ctx, addr, s.join, s.name, s.tokenFile)
+		if err != nil {
+			return "", "", fmt.Errorf("register agent %s with the join code at the hub at %s: %w", s.name, addr, err)
+		}
+		return s.name, token, nil
 	case s.token != "":
 		conn, err := mcpbridge.Dial(addr, s.token)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
 // setupEnv is a user's home and config directory for one test.
@@ -139,6 +140,59 @@ func TestSetupClaudeEndToEnd(t *testing.T) {
 	}
 }
 
+// With a join code, setup registers the agent once, keeps its token in the
+// 0600 file the configs name, and a second setup with the same code reuses
+// that file instead of using the code again.
+func TestSetupWithJoinCode(t *testing.T) {
+	h := startHookHub(t)
+	env := newSetupEnv(t)
+	proj := t.TempDir()
+	adminTok, err := os.ReadFile(h.adminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := mcpbridge.Dial(h.addr, strings.TrimSpace(string(adminTok)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	admin := hubv1.NewAdminServiceClient(conn)
+	jc, err := admin.CreateJoinCode(t.Context(), &hubv1.CreateJoinCodeRequest{MaxUses: 2, Role: "builder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := env.run(t, "setup", "claude", "--project", proj, "--addr", h.addr, "--join", jc.GetCode(), "--name", "erin", "--dry-run")
+	tokenFile := filepath.Join(env.config, "agent-hub", "erin.token")
+	if _, err := os.Stat(tokenFile); !os.IsNotExist(err) || !strings.Contains(out, tokenFile) {
+		t.Errorf("dry run with --join: token file %v, output:\n%s\nwant nothing written and the token file named", err, out)
+	}
+	env.run(t, "setup", "claude", "--project", proj, "--addr", h.addr, "--join", jc.GetCode(), "--name", "erin")
+	st, err := os.Stat(tokenFile)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file %s: %v; want mode 0600", tokenFile, err)
+	}
+	token, _ := os.ReadFile(tokenFile)
+	r, err := agentClient(t, h.addr, strings.TrimSpace(string(token))).GetStatus(t.Context(), &hubv1.GetStatusRequest{})
+	if err != nil || r.GetStatus().GetAgent() != "erin" {
+		t.Fatalf("the kept token: %v, agent %q; want erin's", err, r.GetStatus().GetAgent())
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, ".mcp.json")); !bytes.Contains(b, []byte(tokenFile)) {
+		t.Errorf(".mcp.json does not name the token file %s:\n%s", tokenFile, b)
+	}
+
+	env.run(t, "setup", "claude", "--project", proj, "--addr", h.addr, "--join", jc.GetCode(), "--name", "erin")
+	codes, err := admin.ListJoinCodes(t.Context(), &hubv1.ListJoinCodesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range codes.GetJoinCodes() {
+		if c.GetId() == jc.GetJoinCode().GetId() && c.GetUses() != 1 {
+			t.Errorf("the code was used %d times by two setups of one agent, want 1", c.GetUses())
+		}
+	}
+}
+
 func TestSetupRefusesBadInput(t *testing.T) {
 	h := startHookHub(t)
 	env := newSetupEnv(t)
@@ -151,6 +205,8 @@ func TestSetupRefusesBadInput(t *testing.T) {
 		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--token", "wrong"}, "check the agent token"},
 		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr}, "no agent"},
 		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--admin-token-file", h.adminToken}, "give its --name"},
+		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--join", "ahj_unknown"}, "give its --name"},
+		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--join", "ahj_unknown", "--name", "fay"}, "join code"},
 		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--token", h.bob, "--name", "dan"}, "not both"},
 		{[]string{"setup", "claude", "--project", proj, "--addr", h.addr, "--admin-token-file", h.adminToken, "--name", "ann"}, "create agent ann"},
 		{[]string{"setup", "claude", "--project", filepath.Join(proj, "missing"), "--addr", h.addr, "--token", h.bob}, "not a directory"},
