@@ -18,5 +18,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "claude-mcp-list: installing @anthropic-ai/claude-code@$version"
 (cd "$work" && npm install --silent --no-audit --no-fund "@anthropic-ai/claude-code@$version" >/dev/null)
-HUB_TEST_CLAUDE="$work/node_modules/.bin/claude" \
-	go test -count=1 -run '^TestSetupClaudeMCPListShowsTheHub$' -v ./cmd/hub/ | grep -v '^=== '
+out=$(HUB_TEST_CLAUDE="$work/node_modules/.bin/claude" \
+	go test -count=1 -run '^TestSetupClaudeMCPListShowsTheHub$' -v ./cmd/hub/ 2>&1) || { echo "$out" >&2; exit 1; }
+echo "$out" | grep -v '^=== '
+# A skipped test is a failed check here: the point is to run Claude Code.
+if ! echo "$out" | grep -q -- '--- PASS: TestSetupClaudeMCPListShowsTheHub'; then
+	echo "claude-mcp-list: the test did not pass (skipped?)" >&2
+	exit 1
+fi
