@@ -152,11 +152,23 @@ func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
 	})
 }
 
-// InboxCounts implements hub.MessageTx.
+// InboxCounts implements hub.MessageTx. For the agent's own read cursor,
+// which is what every reply that reports a count passes, it reads the
+// counters the triggers of inbox_counts keep (0010_inbox_counts.sql), so
+// its cost does not grow with the backlog; for another cursor it counts
+// the deliveries above that cursor.
 func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error) {
-	err = t.queryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE mention),
-			COALESCE(MAX(message_id), (SELECT MAX(message_id) FROM deliveries WHERE agent_id = $1), 0)
-		FROM deliveries WHERE agent_id = $1 AND message_id > $2`, agentID, after).Scan(&unread, &mentions, &latest)
+	var readUpTo int64
+	err = t.queryRow(`SELECT a.read_up_to, c.unread, c.mentions, c.latest FROM agents a JOIN inbox_counts c ON c.agent_id = a.id
+		WHERE a.id = $1`, agentID).Scan(&readUpTo, &unread, &mentions, &latest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, 0, 0, nil // no such agent: nothing delivered
+	}
+	if err != nil || after == readUpTo {
+		return unread, mentions, latest, err
+	}
+	err = t.queryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE mention) FROM deliveries WHERE agent_id = $1 AND message_id > $2`,
+		agentID, after).Scan(&unread, &mentions)
 	return unread, mentions, latest, err
 }
 

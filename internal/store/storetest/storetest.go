@@ -33,6 +33,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"TouchAgents", testTouchAgents},
 		{"Inbox", testInbox},
 		{"InboxCounts", testInboxCounts},
+		{"InboxCountsMatchFullCount", testInboxCountsMatchFullCount},
 		{"ListMessagesAndRecipients", testListMessagesAndRecipients},
 		{"Channels", testChannels},
 		{"ListChannels", testListChannels},
