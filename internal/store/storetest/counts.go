@@ -108,10 +108,10 @@ func testInboxCountsMatchFullCount(t *testing.T, h NewDB) {
 		}
 		ctx := context.Background()
 		switch n := rng.IntN(10); {
-		case n < 4:
-			return db.Update(ctx, post)
+		case n < 4: // a post, beside other replicas' posts as the hub posts
+			return db.Update(hub.RowLocked(ctx), post)
 		case n == 4: // a bulk insert, as the nudge sweep does
-			return db.Update(ctx, func(tx hub.Tx) error {
+			return db.Update(hub.RowLocked(ctx), func(tx hub.Tx) error {
 				var ms []*hub.Message
 				var dss [][]hub.Delivery
 				for range 1 + rng.IntN(5) {

@@ -34,6 +34,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"Inbox", testInbox},
 		{"InboxCounts", testInboxCounts},
 		{"InboxCountsMatchFullCount", testInboxCountsMatchFullCount},
+		{"RowLockedWritesLoseNoUpdate", testRowLockedWritesLoseNoUpdate},
 		{"ListMessagesAndRecipients", testListMessagesAndRecipients},
 		{"Channels", testChannels},
 		{"ListChannels", testListChannels},
