@@ -51,7 +51,7 @@ func BenchmarkCrossReplicaWake(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
-		w, err := r.svc.Waiters().Register(bob.ID, 0)
+		w, err := r.svc.Waiters().Register(bob.ID, 0, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
