@@ -80,7 +80,9 @@ type rowLockedKey struct{}
 // a write beside other writers, with row locks making each read-modify-write
 // atomic, and may run fn a second time after rolling back the first (a lost
 // deadlock): fn must set, not accumulate, what it leaves outside the store.
-// A store with one writer ignores the mark.
+// Such a store may also write the messages fn inserts only after fn returns
+// (their IDs are set by the time Update returns): fn must not read them
+// back. A store with one writer ignores the mark.
 func RowLocked(ctx context.Context) context.Context {
 	return context.WithValue(ctx, rowLockedKey{}, true)
 }

@@ -108,9 +108,25 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 			batch[0].Done(errs[0])
 			return nil
 		}
+		t.kept()
 	} else if err := runSavepoints(ctx, tx, t, batch, errs); err != nil {
 		fail(err)
 		return nil
+	}
+	if err := t.flushPosts(); err != nil {
+		// The batch's posts could not be written (in the shared
+		// batch, whose writers cannot delete what posts refer to, this
+		// should not happen): the writes that succeeded run again under
+		// the exclusive lock, one by one in their savepoints, where a post
+		// that fails says why.
+		for i, r := range batch {
+			if errs[i] == nil || errors.Is(errs[i], errRunExclusive) {
+				again = append(again, r)
+			} else {
+				r.Done(errs[i])
+			}
+		}
+		return again
 	}
 	if err := tx.Commit(ctx); err != nil {
 		for i := range errs {
@@ -133,13 +149,16 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 // under the shared lock (whatever fn itself returned, as fn may have
 // swallowed the error).
 func (t *Tx) run(fn func(hub.Tx) error) error {
-	t.deadlocked, t.locked = false, nil
+	t.deadlocked, t.locked, t.pending = false, nil, nil
 	err := writer.Call(fn, t)
 	if t.deadlocked {
 		return errRunExclusive
 	}
 	return err
 }
+
+// kept keeps the posts of the Update call that just succeeded.
+func (t *Tx) kept() { t.posts = append(t.posts, t.pending...) }
 
 // codeInFailedTransaction is PostgreSQL's answer to a statement in a
 // transaction that an earlier error aborted.
@@ -163,6 +182,7 @@ func runSavepoints(ctx context.Context, tx pgx.Tx, t *Tx, batch []*writer.Reques
 			_, err := tx.Exec(ctx, `RELEASE w`)
 			var pe *pgconn.PgError
 			if err == nil {
+				t.kept()
 				continue
 			} else if !errors.As(err, &pe) || pe.Code != codeInFailedTransaction {
 				return fmt.Errorf("release savepoint: %w", err)

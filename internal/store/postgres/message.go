@@ -51,7 +51,39 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 
 // InsertMessages implements hub.MessageTx: the messages get consecutive IDs
 // in order, and the messages and their deliveries go in one statement each.
+//
+// Under the shared write lock the messages are only recorded here and
+// written at the end of the batch, all of the batch's posts at once
+// (flushPosts): the counter row's lock, which serialises posts across
+// replicas, is then held from that one insert to the commit, not while the
+// batch's other writes run, so that the replicas' batches overlap.
 func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
+	if t.shared {
+		t.pending = append(t.pending, pendingPost{ms, ds})
+		return nil
+	}
+	return t.insertMessages(ms, ds)
+}
+
+// pendingPost is a post recorded under the shared write lock, written by
+// flushPosts.
+type pendingPost struct {
+	ms []*hub.Message
+	ds [][]hub.Delivery
+}
+
+// flushPosts writes the posts of the batch's committed writes.
+func (t *Tx) flushPosts() error {
+	var ms []*hub.Message
+	var ds [][]hub.Delivery
+	for _, p := range t.posts {
+		ms, ds = append(ms, p.ms...), append(ds, p.ds...)
+	}
+	return t.insertMessages(ms, ds)
+}
+
+// insertMessages writes messages and their deliveries now.
+func (t *Tx) insertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 	if len(ms) == 0 {
 		return nil
 	}

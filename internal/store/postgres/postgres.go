@@ -185,6 +185,10 @@ type Tx struct {
 	// deadlock (or a serialisation failure); it runs again under the
 	// exclusive lock.
 	deadlocked bool
+	// pending holds the posts of the current Update call under the shared
+	// lock; posts, those of the batch's writes that succeeded, written at
+	// the end of the batch (InsertMessages).
+	pending, posts []pendingPost
 	// locked holds the agent rows the current Update call locked
 	// (AgentByID under the shared lock), as they were read.
 	locked map[int64]lockedAgent
