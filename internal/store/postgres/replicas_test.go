@@ -137,17 +137,25 @@ func TestWatchWakesWaiterOnOtherReplica(t *testing.T) {
 	}
 }
 
+// replicasWithRole starts replica A as the test's role and a listening
+// replica B as a role of its own (which the test may bar from logging in),
+// on one fresh schema.
+func replicasWithRole(t *testing.T) (a, b *replica, role string) {
+	t.Helper()
+	u := pgtest.Schema(t)
+	role, ru := freshRole(t, u)
+	a = newReplica(t, u, false)
+	pgtest.Exec(t, `GRANT USAGE ON SCHEMA `+a.db.schema+` TO `+role,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA `+a.db.schema+` TO `+role)
+	return a, newReplica(t, ru, true), role
+}
+
 // When B's listening connection drops, the posts notified meanwhile are
 // lost: once B listens again it re-checks every parked wait and says so.
 func TestWatchReconnectsAndRechecks(t *testing.T) {
 	t.Parallel()
-	u := pgtest.Schema(t)
-	role, ru := freshRole(t, u)
-	a := newReplica(t, u, false)
+	a, b, role := replicasWithRole(t)
 	schema := a.db.schema
-	pgtest.Exec(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role,
-		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA `+schema+` TO `+role)
-	b := newReplica(t, ru, true)
 	alice, bob, carol := a.agent(t, "alice"), b.agent(t, "bob"), b.agent(t, "carol")
 	listener := "hub listen " + schema
 	eventually(t, "B listening", func() bool { return backends(t, listener) == 1 })
@@ -178,13 +186,8 @@ func TestWatchReconnectsAndRechecks(t *testing.T) {
 // parked.
 func TestWatchReconnectEndsRevokedWaits(t *testing.T) {
 	t.Parallel()
-	u := pgtest.Schema(t)
-	role, ru := freshRole(t, u)
-	a := newReplica(t, u, false)
+	a, b, role := replicasWithRole(t)
 	schema := a.db.schema
-	pgtest.Exec(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role,
-		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA `+schema+` TO `+role)
-	b := newReplica(t, ru, true)
 	listener := "hub listen " + schema
 	eventually(t, "B listening", func() bool { return backends(t, listener) == 1 })
 
