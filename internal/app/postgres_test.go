@@ -113,7 +113,7 @@ func TestPostgresReplicas(t *testing.T) {
 		return hubv1.NewAgentServiceClient(conn)
 	}
 	onA, onB := dial(a), dial(b)
-	w, err := b.Service.Waiters().Register(bobID, 0)
+	w, err := b.Service.Waiters().Register(bobID, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,22 +163,17 @@ type HeartbeatResult struct {
 func (s *Service) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResult, error) {
 	now := s.clock.Now()
 	r := &HeartbeatResult{HeartbeatID: FormatHeartbeatID(now, s.cfg.Location), StartedAt: now.Truncate(time.Second), Beat: s.Beat()}
-	err := s.store.Update(ctx, func(tx Tx) error {
+	// RowLocked: a heartbeat writes only the caller's own row, read by ID,
+	// so replicas on one database may take heartbeats side by side. The
+	// unread counts are read in the same transaction: both stores keep them
+	// as counters, so the read is one row, not a count of the backlog.
+	err := s.store.Update(RowLocked(ctx), func(tx Tx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {
 			return err
 		}
 		a.CurrentHeartbeatID, a.HeartbeatStartedAt = r.HeartbeatID, r.StartedAt
-		return tx.UpdateAgent(a)
-	})
-	if err != nil {
-		return nil, err
-	}
-	// Read after the commit, on a reader: a store that counts (PostgreSQL)
-	// must not do it inside the write transaction; SQLite reads a counter.
-	err = s.store.View(ctx, func(tx Tx) error {
-		a, err := tx.AgentByID(caller.ID)
-		if err != nil {
+		if err := tx.UpdateAgent(a); err != nil {
 			return err
 		}
 		r.Unread, r.Mentions, _, err = tx.InboxCounts(a.ID, a.ReadUpTo)

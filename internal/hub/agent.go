@@ -50,6 +50,9 @@ type Agent struct {
 	// checked (Authenticate): a wait started with it ends if the token is
 	// revoked afterwards.
 	authEpoch uint64
+	// authHash is the hash of the token Authenticate checked: a wait keeps
+	// it, so that the hub can check the token again (RecheckWaits).
+	authHash []byte
 }
 
 // Disabled reports whether the agent is disabled.

@@ -207,7 +207,7 @@ func (s *Service) AgentChanged(id int64, change AgentChange) {
 	case TokenChanged:
 		s.waiters.Revoke(id, errRevoked())
 	case AgentDisabled:
-		s.waiters.Revoke(id, Errorf(EPERMISSION, "the agent was disabled while this call waited"))
+		s.waiters.Revoke(id, errDisabledWhileWaiting())
 	}
 }
 
@@ -269,7 +269,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error
 		a.LastSeenAt = prevCall
 	}
 	a.LastInteractionBeat = max(a.LastInteractionBeat, prevBeat)
-	a.authEpoch = epoch
+	a.authEpoch, a.authHash = epoch, hash
 	s.presence.Touch(a.ID, s.clock.Now(), s.Beat())
 	return a, nil
 }

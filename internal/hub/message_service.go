@@ -25,8 +25,11 @@ func (s *Service) Post(ctx context.Context, sender *Agent, from string, req Post
 	now := s.clock.Now()
 	m := &Message{From: from, Channel: req.Channel, Body: req.Body, ReplyTo: replyTo, Kind: req.Kind, CreatedAt: now}
 	var recipients []int64
-	err = s.store.Update(ctx, func(tx Tx) error {
+	// RowLocked: a post writes only its message, deliveries and channel,
+	// so replicas on one database may post side by side.
+	err = s.store.Update(RowLocked(ctx), func(tx Tx) error {
 		var err error
+		m.To, m.Mentions = nil, nil // route appends; fn may run twice
 		recipients, err = s.route(tx, sender, m, req, now)
 		return err
 	})

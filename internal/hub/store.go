@@ -69,3 +69,26 @@ type AgentTime struct {
 	AgentID int64
 	At      time.Time
 }
+
+// rowLockedKey marks a context for RowLocked.
+type rowLockedKey struct{}
+
+// RowLocked marks ctx for an Update whose fn writes only new messages (with
+// the channels it creates or joins on the way) and agent rows it read with
+// AgentByID in the same fn, leaving their read cursor and enabled state as
+// they were. A store with several writers (PostgreSQL replicas) may run such
+// a write beside other writers, with row locks making each read-modify-write
+// atomic, and may run fn a second time after rolling back the first (a lost
+// deadlock): fn must set, not accumulate, what it leaves outside the store.
+// Such a store may also write the messages fn inserts only after fn returns
+// (their IDs are set by the time Update returns): fn must not read them
+// back. A store with one writer ignores the mark.
+func RowLocked(ctx context.Context) context.Context {
+	return context.WithValue(ctx, rowLockedKey{}, true)
+}
+
+// IsRowLocked reports whether ctx was marked by RowLocked.
+func IsRowLocked(ctx context.Context) bool {
+	marked, _ := ctx.Value(rowLockedKey{}).(bool)
+	return marked
+}

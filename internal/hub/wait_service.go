@@ -52,15 +52,60 @@ func (s *Service) Poke() {
 	}
 }
 
-// RecheckWaits wakes every parked wait once, so that each checks the store
-// again, pokes the watcher and returns how many agents' waits it woke. A
-// store calls it when its reports of other processes' posts were
-// interrupted (a dropped connection), since any of them may have been lost.
+// RecheckWaits ends the parked waits whose token no longer holds their
+// agent, or whose agent is disabled, with the errors a reported change
+// gives (AgentChanged); then it wakes every other parked wait once, so
+// that each checks the store again, pokes the watcher and returns how many
+// agents' waits it woke. A store calls it when its reports of other
+// processes' changes were interrupted (a dropped connection), since any of
+// them may have been lost.
 func (s *Service) RecheckWaits() int {
+	s.recheckTokens()
 	ids := s.waiters.Agents()
 	s.waiters.Notify(ids...)
 	s.Poke()
 	return len(ids)
+}
+
+// recheckTokens checks, in one read, every token parked waits were
+// authenticated with, and revokes the waits of the agents whose token was
+// rotated or revoked, or who were disabled. If the store cannot be read,
+// the waits stay parked (they end at their timeout, and a later reported
+// change still ends them).
+func (s *Service) recheckTokens() {
+	parked := s.waiters.ParkedTokens()
+	if len(parked) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ends := map[int64]error{}
+	err := s.store.View(ctx, func(tx Tx) error {
+		clear(ends)
+		for id, hashes := range parked {
+			for _, h := range hashes {
+				a, err := tx.AgentByTokenHash(h)
+				switch {
+				case ErrorCode(err) == ENOTFOUND || err == nil && a.ID != id:
+					ends[id] = errRevoked()
+				case err != nil:
+					return err
+				case a.Disabled():
+					ends[id] = errDisabledWhileWaiting()
+				}
+				if ends[id] != nil {
+					break
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	for id, err := range ends {
+		s.waiters.Revoke(id, err)
+	}
 }
 
 // pollOnce wakes the recipients of the messages above last and returns the
@@ -169,7 +214,7 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 		// Register before the first check: a post that commits after the
 		// check finds the wake-up slot and the loop checks again.
 		var err error
-		if w, err = s.waiters.Register(caller.ID, caller.authEpoch); err != nil {
+		if w, err = s.waiters.Register(caller.ID, caller.authEpoch, caller.authHash); err != nil {
 			return nil, wokenAt, err
 		}
 		defer w.Close()

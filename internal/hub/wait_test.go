@@ -329,7 +329,7 @@ func TestWatcherPokeAndRecheck(t *testing.T) {
 			t.Fatalf("%s: the wait was not woken", what)
 		}
 	}
-	wb, err := h.Waiters().Register(bob.ID, 0)
+	wb, err := h.Waiters().Register(bob.ID, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestWatcherPokeAndRecheck(t *testing.T) {
 	h.Poke()
 	woken(wb, "Poke after another process's post")
 
-	wc, err := h.Waiters().Register(carol.ID, 0)
+	wc, err := h.Waiters().Register(carol.ID, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ type Waiter struct {
 	once    sync.Once
 	revoked chan struct{} // closed by Revoke
 	err     error         // why, set before revoked is closed
+	token   []byte        // hash of the token the wait was authenticated with (nil: none)
 }
 
 // NewWaiters returns an empty registry with the given limits.
@@ -38,10 +39,11 @@ func NewWaiters(limits WaitLimits) *Waiters {
 	return &Waiters{limits: limits, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]map[*Waiter]struct{})}
 }
 
-// Register adds a wait for agentID whose caller was authenticated at
-// revocation epoch epoch (Waiters.Epoch). Errors: EEXHAUSTED past a limit,
-// EUNAUTHORIZED when the agent's token changed since epoch.
-func (ws *Waiters) Register(agentID int64, epoch uint64) (*Waiter, error) {
+// Register adds a wait for agentID whose caller was authenticated with the
+// token whose hash is token at revocation epoch epoch (Waiters.Epoch).
+// Errors: EEXHAUSTED past a limit, EUNAUTHORIZED when the agent's token
+// changed since epoch.
+func (ws *Waiters) Register(agentID int64, epoch uint64, token []byte) (*Waiter, error) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.revokedAt[agentID] > epoch {
@@ -58,7 +60,7 @@ func (ws *Waiters) Register(agentID int64, epoch uint64) (*Waiter, error) {
 		set = make(map[*Waiter]struct{}, 1)
 		ws.byAgent[agentID] = set
 	}
-	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), revoked: make(chan struct{})}
+	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), revoked: make(chan struct{}), token: token}
 	set[w] = struct{}{}
 	ws.total++
 	return w, nil

@@ -1,5 +1,10 @@
 package hub
 
+import (
+	"bytes"
+	"slices"
+)
+
 // Revocation of parked waits: rotating or revoking a token, or disabling an
 // agent, ends the agent's parked waits at once instead of letting them
 // deliver messages to a token that no longer holds the agent.
@@ -7,6 +12,28 @@ package hub
 // errRevoked is the error a wait ends with when its token stopped working.
 func errRevoked() error {
 	return Errorf(EUNAUTHORIZED, "the token of this wait was rotated or revoked, or its agent disabled, while it was parked: use the agent's current token")
+}
+
+// errDisabledWhileWaiting is the error a wait ends with when its agent was
+// disabled while it was parked.
+func errDisabledWhileWaiting() error {
+	return Errorf(EPERMISSION, "the agent was disabled while this call waited")
+}
+
+// ParkedTokens returns, for each agent with parked waits, the distinct
+// hashes of the tokens those waits were authenticated with.
+func (ws *Waiters) ParkedTokens() map[int64][][]byte {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	out := make(map[int64][][]byte, len(ws.byAgent))
+	for id, set := range ws.byAgent {
+		for w := range set {
+			if w.token != nil && !slices.ContainsFunc(out[id], func(h []byte) bool { return bytes.Equal(h, w.token) }) {
+				out[id] = append(out[id], w.token)
+			}
+		}
+	}
+	return out
 }
 
 // Epoch returns the revocation epoch. Read it before checking a token: a

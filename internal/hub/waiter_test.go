@@ -25,11 +25,11 @@ func TestWaitersNotify(t *testing.T) {
 	t.Parallel()
 	ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 4, Total: 10})
 	ws.Notify(1) // before registration: nobody to wake, nothing kept
-	w, err := ws.Register(1, 0)
+	w, err := ws.Register(1, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := ws.Register(2, 0)
+	other, _ := ws.Register(2, 0, nil)
 	if pending(w) {
 		t.Error("a notify before Register left a wake-up")
 	}
@@ -50,7 +50,7 @@ func TestWaitersNotify(t *testing.T) {
 	}
 
 	// Every wait of an agent wakes.
-	w2, _ := ws.Register(1, 0)
+	w2, _ := ws.Register(1, 0, nil)
 	ws.Notify(1)
 	if !pending(w) || !pending(w2) {
 		t.Error("Notify did not wake both waits of the agent")
@@ -67,7 +67,7 @@ func TestWaitersLimits(t *testing.T) {
 	ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 2, Total: 3})
 	register := func(agent int64, want string) *hub.Waiter {
 		t.Helper()
-		w, err := ws.Register(agent, 0)
+		w, err := ws.Register(agent, 0, nil)
 		if got := hub.ErrorCode(err); got != want {
 			t.Fatalf("Register(%d): code %q (%v), want %q", agent, got, err, want)
 		}
@@ -106,7 +106,7 @@ func TestWaitersConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 500 {
 				agent := int64((g + i) % 5)
-				w, err := ws.Register(agent, 0)
+				w, err := ws.Register(agent, 0, nil)
 				if err != nil {
 					t.Error(err)
 					return

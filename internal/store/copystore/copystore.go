@@ -77,9 +77,10 @@ var tables = []table{
 
 // bookkeeping are the stores' own tables, not copied as rows: their
 // migration records, SQLite's AUTOINCREMENT counters and PostgreSQL's
-// message ID counter (both moved past the copied IDs instead), and
-// SQLite's inbox_counts, which its triggers derive from deliveries and
-// read cursors (PostgreSQL counts those itself).
+// message ID counter (both moved past the copied IDs instead), and the
+// unread counters (inbox_counts), which each store's triggers derive from
+// deliveries and read cursors: on PostgreSQL they fill the counters as the
+// agents, then the deliveries, are copied in.
 var bookkeeping = []string{"schema_migrations", "sqlite_sequence", "message_ids", "inbox_counts"}
 
 // DatabaseFile is the SQLite file in a hub's data dir.

@@ -41,10 +41,27 @@ func (t *Tx) AgentByName(name string) (*hub.Agent, error) {
 	return t.agentWhere("named "+quote(name), `name = $1`, name)
 }
 
-// AgentByID implements hub.AgentTx.
+// AgentByID implements hub.AgentTx. Under the shared write lock it locks
+// the agent's row until commit (FOR NO KEY UPDATE: posts that deliver to
+// the agent, whose foreign keys take KEY SHARE, do not wait for it), so
+// that an UpdateAgent of the row read here loses no concurrent update.
 func (t *Tx) AgentByID(id int64) (*hub.Agent, error) {
-	return t.agentWhere("with that ID", `id = $1`, id)
+	if !t.shared {
+		return t.agentWhere("with that ID", `id = $1`, id)
+	}
+	a, err := t.agentWhere("with that ID", `id = $1 FOR NO KEY UPDATE`, id)
+	if err == nil {
+		if t.locked == nil {
+			t.locked = map[int64]lockedAgent{}
+		}
+		t.locked[id] = lockedAgent{readUpTo: a.ReadUpTo, disabledAt: row.Nanos(a.DisabledAt)}
+	}
+	return a, err
 }
+
+// lockedAgent is what UpdateAgent compares with under the shared write
+// lock: an agent's row as AgentByID read and locked it.
+type lockedAgent struct{ readUpTo, disabledAt int64 }
 
 // AgentByTokenHash implements hub.AgentTx.
 func (t *Tx) AgentByTokenHash(hash []byte) (*hub.Agent, error) {
@@ -67,9 +84,19 @@ func (t *Tx) CountAgents() (int64, error) {
 // UpdateAgent implements hub.AgentTx. Disabling or enabling an agent is
 // announced to every replica (see agentChanged); the other fields change
 // too often and matter too little to be announced.
+//
+// Under the shared write lock it writes only a row that AgentByID locked,
+// and neither its read cursor nor its enabled state: moving the cursor
+// moves the agent's unread counters (0010_inbox_counts.sql), which must not
+// change while another replica's post delivers to it, and disabling stops
+// deliveries. Either runs under the exclusive lock.
 func (t *Tx) UpdateAgent(a *hub.Agent) error {
+	w := needsLock
+	if was, ok := t.locked[a.ID]; ok && was.readUpTo == a.ReadUpTo && was.disabledAt == row.Nanos(a.DisabledAt) {
+		w = sharedSafe
+	}
 	var toggled bool
-	err := t.queryRow(`UPDATE agents SET display_name = $1, role = $2, description = $3, locale = $4, disabled_at = $5,
+	err := t.queryRowAs(w, `UPDATE agents SET display_name = $1, role = $2, description = $3, locale = $4, disabled_at = $5,
 		current_heartbeat_id = $6, heartbeat_started_at = $7, read_up_to = $8, last_seen_at = $9, last_interaction_beat = $10
 		FROM agents old WHERE agents.id = $11 AND old.id = agents.id
 		RETURNING old.disabled_at IS DISTINCT FROM agents.disabled_at`,

@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,7 +53,7 @@ func BenchmarkCrossReplicaWake(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
-		w, err := r.svc.Waiters().Register(bob.ID, 0)
+		w, err := r.svc.Waiters().Register(bob.ID, 0, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -67,4 +69,34 @@ func BenchmarkCrossReplicaWake(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkPostReplicas measures posts through the service (recipient
+// lookup, routing, insert) on one and on two store handles (replicas) of
+// one database, 16 parallel posters spread evenly over them.
+func BenchmarkPostReplicas(b *testing.B) {
+	for _, n := range []int{1, 2} {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			u := pgtest.Schema(b)
+			var rs []*replica
+			for range n {
+				rs = append(rs, newReplica(b, u, false))
+			}
+			alice, _ := rs[0].agent(b, "alice"), rs[0].agent(b, "bob")
+			ctx := context.Background()
+			var next atomic.Int64
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				r := rs[int(next.Add(1))%n]
+				for pb.Next() {
+					if _, err := r.svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "hello"}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "posts/s")
+		})
+	}
 }

@@ -25,9 +25,9 @@ import (
 // every new snapshot (PostgreSQL releases a transaction's row locks only
 // after making its commit visible). A rolled-back post gives its IDs back,
 // so IDs have no gaps; they are never reused, because the counter only
-// moves up. The write lock that every Update takes already serialises
-// posts; the counter keeps the cursor rule true on its own, whatever
-// becomes of that lock, and costs one row update per post.
+// moves up. Posts take the write lock in shared mode only (commit.go), so
+// the counter is what serialises them across replicas: from the first ID a
+// transaction takes to its commit.
 //
 // The same transaction NOTIFYs the replicas' listeners with the newest ID
 // (PostgreSQL delivers it at commit, never for a rolled-back post).
@@ -35,7 +35,7 @@ import (
 // nextMessageIDs reserves n consecutive message IDs and returns the first.
 func (t *Tx) nextMessageIDs(n int) (int64, error) {
 	var last int64
-	if err := t.queryRow(`UPDATE message_ids SET last_id = last_id + $1 RETURNING last_id`, n).Scan(&last); err != nil {
+	if err := t.queryRowAs(sharedSafe, `UPDATE message_ids SET last_id = last_id + $1 RETURNING last_id`, n).Scan(&last); err != nil {
 		return 0, err
 	}
 	if _, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.channel, strconv.FormatInt(last, 10)); err != nil {
@@ -51,7 +51,39 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 
 // InsertMessages implements hub.MessageTx: the messages get consecutive IDs
 // in order, and the messages and their deliveries go in one statement each.
+//
+// Under the shared write lock the messages are only recorded here and
+// written at the end of the batch, all of the batch's posts at once
+// (flushPosts): the counter row's lock, which serialises posts across
+// replicas, is then held from that one insert to the commit, not while the
+// batch's other writes run, so that the replicas' batches overlap.
 func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
+	if t.shared {
+		t.pending = append(t.pending, pendingPost{ms, ds})
+		return nil
+	}
+	return t.insertMessages(ms, ds)
+}
+
+// pendingPost is a post recorded under the shared write lock, written by
+// flushPosts.
+type pendingPost struct {
+	ms []*hub.Message
+	ds [][]hub.Delivery
+}
+
+// flushPosts writes the posts of the batch's committed writes.
+func (t *Tx) flushPosts() error {
+	var ms []*hub.Message
+	var ds [][]hub.Delivery
+	for _, p := range t.posts {
+		ms, ds = append(ms, p.ms...), append(ds, p.ds...)
+	}
+	return t.insertMessages(ms, ds)
+}
+
+// insertMessages writes messages and their deliveries now.
+func (t *Tx) insertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 	if len(ms) == 0 {
 		return nil
 	}
@@ -78,7 +110,7 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 			dAgent, dMsg, dMention = append(dAgent, d.AgentID), append(dMsg, m.ID), append(dMention, d.Mention)
 		}
 	}
-	if _, err := t.exec(`INSERT INTO messages (id, sender, recipients, channel, body, mentions, reply_to, kind, created_at)
+	if _, err := t.execAs(sharedSafe, `INSERT INTO messages (id, sender, recipients, channel, body, mentions, reply_to, kind, created_at)
 		SELECT id, sender, recipients::text[], channel, body, mentions::text[], reply_to, kind, created_at
 		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
 			AS v(id, sender, recipients, channel, body, mentions, reply_to, kind, created_at)`,
@@ -88,7 +120,7 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 	if len(dAgent) == 0 {
 		return nil
 	}
-	_, err = t.exec(`INSERT INTO deliveries (agent_id, message_id, mention)
+	_, err = t.execAs(sharedSafe, `INSERT INTO deliveries (agent_id, message_id, mention)
 		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[])`, dAgent, dMsg, dMention)
 	return err
 }
@@ -152,11 +184,23 @@ func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
 	})
 }
 
-// InboxCounts implements hub.MessageTx.
+// InboxCounts implements hub.MessageTx. For the agent's own read cursor,
+// which is what every reply that reports a count passes, it reads the
+// counters the triggers of inbox_counts keep (0010_inbox_counts.sql), so
+// its cost does not grow with the backlog; for another cursor it counts
+// the deliveries above that cursor.
 func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error) {
-	err = t.queryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE mention),
-			COALESCE(MAX(message_id), (SELECT MAX(message_id) FROM deliveries WHERE agent_id = $1), 0)
-		FROM deliveries WHERE agent_id = $1 AND message_id > $2`, agentID, after).Scan(&unread, &mentions, &latest)
+	var readUpTo int64
+	err = t.queryRow(`SELECT a.read_up_to, c.unread, c.mentions, c.latest FROM agents a JOIN inbox_counts c ON c.agent_id = a.id
+		WHERE a.id = $1`, agentID).Scan(&readUpTo, &unread, &mentions, &latest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, 0, 0, nil // no such agent: nothing delivered
+	}
+	if err != nil || after == readUpTo {
+		return unread, mentions, latest, err
+	}
+	err = t.queryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE mention) FROM deliveries WHERE agent_id = $1 AND message_id > $2`,
+		agentID, after).Scan(&unread, &mentions)
 	return unread, mentions, latest, err
 }
 
@@ -192,7 +236,7 @@ func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
 
 // EnsureChannel implements hub.MessageTx.
 func (t *Tx) EnsureChannel(name string, now time.Time) (int64, error) {
-	if _, err := t.exec(`INSERT INTO channels (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, row.Nanos(now)); err != nil {
+	if _, err := t.execAs(sharedSafe, `INSERT INTO channels (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, row.Nanos(now)); err != nil {
 		return 0, err
 	}
 	return t.ChannelByName(name)
@@ -210,7 +254,7 @@ func (t *Tx) ChannelByName(name string) (int64, error) {
 
 // JoinChannel implements hub.MessageTx.
 func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
-	_, err := t.exec(`INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES ($1, $2, $3)
+	_, err := t.execAs(sharedSafe, `INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES ($1, $2, $3)
 		ON CONFLICT DO NOTHING`, channelID, agentID, row.Nanos(now))
 	return err
 }

@@ -4,15 +4,16 @@
 // that LISTENs for other replicas' posts (Watch), and a leader lock for the
 // orchestrator on another (Leader).
 //
-// Writes are serialised across every replica, as SQLite serialises them
-// within one file: each write transaction first takes a transaction-level
-// advisory lock (the write lock), so the domain's read-decide-write rules
-// see exactly the state they would see on SQLite and no concurrent writer
-// can lose another's update. As on SQLite, a replica groups the Update
-// calls that queue up meanwhile into one transaction, each in its own
-// savepoint (group commit), so one commit's flush serves many writes.
-// Replicas add read, wait and connection capacity; writes go one
-// transaction at a time.
+// Writes are serialised across every replica where a rule needs it, as
+// SQLite serialises them within one file: each write transaction first
+// takes a transaction-level advisory lock (the write lock), exclusively for
+// the domain's read-decide-write rules, so that they see exactly the state
+// they would see on SQLite and no concurrent writer can lose another's
+// update; posts and heartbeats (hub.RowLocked) take it shared and rely on
+// row locks, so that replicas post and beat side by side (commit.go). As
+// on SQLite, a replica groups the Update calls that queue up meanwhile
+// into one transaction, each in its own savepoint (group commit), so one
+// commit's flush serves many writes.
 package postgres
 
 import (
@@ -176,27 +177,129 @@ type Tx struct {
 	ctx context.Context
 	tx  pgx.Tx
 	db  *DB
+
+	// shared: a write transaction under the shared write lock (commit.go),
+	// where only the writes of sharedWrite may run.
+	shared bool
+	// deadlocked: under the shared lock, the current Update call lost a
+	// deadlock (or a serialisation failure); it runs again under the
+	// exclusive lock.
+	deadlocked bool
+	// pending holds the posts of the current Update call under the shared
+	// lock; posts, those of the batch's writes that succeeded, written at
+	// the end of the batch (InsertMessages).
+	pending, posts []pendingPost
+	// locked holds the agent rows the current Update call locked
+	// (AgentByID under the shared lock), as they were read.
+	locked map[int64]lockedAgent
 }
 
 var _ hub.Tx = (*Tx)(nil)
 
+// sharedWrite says whether a write may run under the shared write lock,
+// side by side with other replicas' writes. These may, and lose no update:
+//
+//   - a post (InsertMessages, nextMessageIDs): its IDs come from the
+//     counter row, whose lock serialises every post until commit, and its
+//     deliveries' counter rows (inbox_counts) move only under that lock;
+//     the read cursors those counters depend on move only under the
+//     exclusive lock (UpdateAgent);
+//   - a channel created or joined on the way (EnsureChannel, JoinChannel):
+//     inserts that do nothing when the row exists;
+//   - an agent's own row, read with its row lock by AgentByID and written
+//     back by UpdateAgent (a heartbeat): the lock makes the
+//     read-modify-write atomic against every other writer of that row.
+//
+// Reads run anywhere: what a shared write decides from them is covered
+// above. Any other write in a transaction under the shared lock is refused
+// (errNeedsExclusive): the Update that tried it was wrongly marked
+// hub.RowLocked.
+type sharedWrite bool
+
+const (
+	sharedSafe sharedWrite = true  // the statement may run under the shared lock
+	needsLock  sharedWrite = false // a write needs the exclusive lock; a read runs anyway
+)
+
+// errNeedsExclusive refuses a write that the shared lock does not cover.
+var errNeedsExclusive = errors.New("postgres store: this write needs the exclusive write lock, but its Update was marked hub.RowLocked")
+
+// allow refuses q under the shared lock unless it is a read or a shared
+// write.
+func (t *Tx) allow(q string, w sharedWrite) error {
+	if t.shared && w != sharedSafe && !isRead(q) {
+		return fmt.Errorf("%w: %.40s…", errNeedsExclusive, strings.TrimSpace(q))
+	}
+	return nil
+}
+
+// isRead reports whether q is a plain query (the store's statements that
+// write start with INSERT, UPDATE or DELETE).
+func isRead(q string) bool {
+	q = strings.TrimLeft(q, " \t\n")
+	return len(q) >= 6 && strings.EqualFold(q[:6], "SELECT")
+}
+
+// Deadlock and serialisation failures: a write under the shared lock that
+// lost to another replica's runs again under the exclusive lock.
+const (
+	codeDeadlock      = "40P01"
+	codeSerialization = "40001"
+)
+
+// outcome records a lost deadlock, then maps constraint errors.
+func (t *Tx) outcome(err error) error {
+	var pe *pgconn.PgError
+	if t.shared && errors.As(err, &pe) && (pe.Code == codeDeadlock || pe.Code == codeSerialization) {
+		t.deadlocked = true
+		return errRunExclusive
+	}
+	return mapErr(err)
+}
+
 func (t *Tx) exec(q string, args ...any) (pgconn.CommandTag, error) {
+	return t.execAs(needsLock, q, args...)
+}
+
+func (t *Tx) execAs(w sharedWrite, q string, args ...any) (pgconn.CommandTag, error) {
+	if err := t.allow(q, w); err != nil {
+		return pgconn.CommandTag{}, err
+	}
 	tag, err := t.tx.Exec(t.ctx, q, args...)
-	return tag, mapErr(err)
+	return tag, t.outcome(err)
 }
 
 func (t *Tx) query(q string, args ...any) (pgx.Rows, error) {
+	if err := t.allow(q, needsLock); err != nil {
+		return nil, err
+	}
 	rows, err := t.tx.Query(t.ctx, q, args...)
-	return rows, mapErr(err)
+	return rows, t.outcome(err)
 }
 
-// mappedRow is a pgx.Row whose Scan maps constraint errors.
-type mappedRow struct{ r pgx.Row }
+// mappedRow is a pgx.Row whose Scan maps errors (Tx.outcome).
+type mappedRow struct {
+	t   *Tx
+	r   pgx.Row
+	err error // the statement was refused
+}
 
-func (r mappedRow) Scan(dest ...any) error { return mapErr(r.r.Scan(dest...)) }
+func (r mappedRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.t.outcome(r.r.Scan(dest...))
+}
 
 func (t *Tx) queryRow(q string, args ...any) mappedRow {
-	return mappedRow{t.tx.QueryRow(t.ctx, q, args...)}
+	return t.queryRowAs(needsLock, q, args...)
+}
+
+func (t *Tx) queryRowAs(w sharedWrite, q string, args ...any) mappedRow {
+	if err := t.allow(q, w); err != nil {
+		return mappedRow{err: err}
+	}
+	return mappedRow{t: t, r: t.tx.QueryRow(t.ctx, q, args...)}
 }
 
 // queryColumn runs a query of one column and returns its values.
@@ -206,7 +309,7 @@ func queryColumn[T any](t *Tx, q string, args ...any) ([]T, error) {
 		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, pgx.RowTo[T])
-	return out, mapErr(err)
+	return out, t.outcome(err)
 }
 
 // scanRows scans every row of rows with scan.

@@ -81,7 +81,7 @@ func (r *replica) agent(tb testing.TB, name string) *hub.Agent {
 // park registers a wait of agentID on r, closed when tb ends.
 func (r *replica) park(tb testing.TB, agentID int64) *hub.Waiter {
 	tb.Helper()
-	w, err := r.svc.Waiters().Register(agentID, 0)
+	w, err := r.svc.Waiters().Register(agentID, 0, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -137,17 +137,25 @@ func TestWatchWakesWaiterOnOtherReplica(t *testing.T) {
 	}
 }
 
+// replicasWithRole starts replica A as the test's role and a listening
+// replica B as a role of its own (which the test may bar from logging in),
+// on one fresh schema.
+func replicasWithRole(t *testing.T) (a, b *replica, role string) {
+	t.Helper()
+	u := pgtest.Schema(t)
+	role, ru := freshRole(t, u)
+	a = newReplica(t, u, false)
+	pgtest.Exec(t, `GRANT USAGE ON SCHEMA `+a.db.schema+` TO `+role,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA `+a.db.schema+` TO `+role)
+	return a, newReplica(t, ru, true), role
+}
+
 // When B's listening connection drops, the posts notified meanwhile are
 // lost: once B listens again it re-checks every parked wait and says so.
 func TestWatchReconnectsAndRechecks(t *testing.T) {
 	t.Parallel()
-	u := pgtest.Schema(t)
-	role, ru := freshRole(t, u)
-	a := newReplica(t, u, false)
+	a, b, role := replicasWithRole(t)
 	schema := a.db.schema
-	pgtest.Exec(t, `GRANT USAGE ON SCHEMA `+schema+` TO `+role,
-		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA `+schema+` TO `+role)
-	b := newReplica(t, ru, true)
 	alice, bob, carol := a.agent(t, "alice"), b.agent(t, "bob"), b.agent(t, "carol")
 	listener := "hub listen " + schema
 	eventually(t, "B listening", func() bool { return backends(t, listener) == 1 })
@@ -168,6 +176,63 @@ func TestWatchReconnectsAndRechecks(t *testing.T) {
 		if !strings.Contains(b.log.String(), want) {
 			t.Errorf("B's log does not say %q:\n%s", want, b.log.String())
 		}
+	}
+}
+
+// A token revoked, or an agent disabled, on replica A while B's listening
+// connection is down (the notification is lost): once B listens again it
+// checks the tokens of its parked waits and ends those the change
+// concerns with the errors a reported change gives; the other waits stay
+// parked.
+func TestWatchReconnectEndsRevokedWaits(t *testing.T) {
+	t.Parallel()
+	a, b, role := replicasWithRole(t)
+	schema := a.db.schema
+	listener := "hub listen " + schema
+	eventually(t, "B listening", func() bool { return backends(t, listener) == 1 })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type ended struct {
+		name string
+		err  error
+	}
+	done := make(chan ended, 3)
+	names := []string{"bob", "carol", "dave"}
+	for _, name := range names {
+		agent := b.agent(t, name)
+		go func() {
+			_, err := b.svc.Wait(ctx, agent, hub.WaitRequest{TimeoutSeconds: new(int32(600))})
+			done <- ended{name, err}
+		}()
+		eventually(t, name+" parked on B", func() bool { return b.svc.Waiters().AgentCount(agent.ID) == 1 })
+	}
+	pgtest.Exec(t, `ALTER ROLE `+role+` NOLOGIN`,
+		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '`+listener+`'`)
+	eventually(t, "B's listener gone", func() bool { return backends(t, listener) == 0 })
+	if _, _, err := a.svc.RotateToken(context.Background(), "bob", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.svc.SetAgentDisabled(context.Background(), "carol", true); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Exec(t, `ALTER ROLE `+role+` LOGIN`)
+	want := map[string]string{"bob": hub.EUNAUTHORIZED, "carol": hub.EPERMISSION}
+	for range want {
+		select {
+		case e := <-done:
+			if code := hub.ErrorCode(e.err); code != want[e.name] {
+				t.Errorf("%s's wait ended with %v (code %q), want code %q", e.name, e.err, code, want[e.name])
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the waits of the revoked token and the disabled agent did not end within 30 s of B listening again")
+		}
+	}
+	eventually(t, "B's log", func() bool { return strings.Contains(b.log.String(), "re-checked every parked wait") })
+	select {
+	case e := <-done:
+		t.Errorf("%s's wait ended (%v), want it still parked: its token and agent did not change", e.name, e.err)
+	case <-time.After(200 * time.Millisecond):
 	}
 }
 

@@ -33,6 +33,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"TouchAgents", testTouchAgents},
 		{"Inbox", testInbox},
 		{"InboxCounts", testInboxCounts},
+		{"InboxCountsMatchFullCount", testInboxCountsMatchFullCount},
+		{"RowLockedWritesLoseNoUpdate", testRowLockedWritesLoseNoUpdate},
 		{"ListMessagesAndRecipients", testListMessagesAndRecipients},
 		{"Channels", testChannels},
 		{"ListChannels", testListChannels},
