@@ -39,6 +39,12 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / clkTck;
 }
 
+// rssMiB is a process's resident memory.
+function rssMiB(pid) {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1];
+  return Number(kb) / 1024;
+}
+
 function cpu(pids) {
   return pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 }
@@ -88,10 +94,13 @@ async function concurrent(name, connect) {
     const n = posts * conns.length;
     const hubUS = ((cpu([hubPID]) - hub0) / n) * 1e6;
     const bridgeUS = ((cpu(bridges) - bridge0) / n) * 1e6;
+    const bridgeRSS = bridges.length ? bridges.reduce((sum, pid) => sum + rssMiB(pid), 0) / bridges.length : null;
     return {
       scenario: name, clients: conns.length, posts: n, posts_per_s: Math.round(n / secs),
       hub_cpu_us_per_post: Math.round(hubUS), bridge_cpu_us_per_post: Math.round(bridgeUS),
       server_cpu_us_per_post: Math.round(hubUS + bridgeUS),
+      hub_rss_mib: Math.round(rssMiB(hubPID)),
+      ...(bridgeRSS === null ? {} : { bridge_rss_mib: Math.round(bridgeRSS * 10) / 10 }),
     };
   } finally {
     await Promise.all(conns.map((c) => c.client.close()));
