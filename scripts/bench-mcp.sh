@@ -35,50 +35,21 @@ for tool in go node npm curl; do
 	command -v "$tool" >/dev/null || { echo "bench-mcp: $tool is required" >&2; exit 1; }
 done
 
-work=$(mktemp -d)
-hub_pid=""
-cleanup() {
-	if [[ -n "$hub_pid" ]] && kill -0 "$hub_pid" 2>/dev/null; then
-		kill "$hub_pid" 2>/dev/null || true
-		wait "$hub_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=lib/testhub.sh
+source "$root/scripts/lib/testhub.sh"
+testhub_init bench-mcp
 
 if [[ -z "$hub_bin" ]]; then
 	echo "bench-mcp: building the hub" >&2
 	(cd "$root" && go build -o "$work/hub" ./cmd/hub)
 	hub_bin="$work/hub"
 fi
+testhub_start "$hub_bin" --rate-limit 0 --read-rate-limit 0
 
-"$hub_bin" serve --data-dir "$work/data" --grpc-addr 127.0.0.1:0 --http-addr 127.0.0.1:0 \
-	--rate-limit 0 --read-rate-limit 0 2>"$work/hub.log" &
-hub_pid=$!
-
-grpc_addr="" http_addr=""
-for _ in $(seq 1 300); do
-	if line=$(grep -m1 'hub started' "$work/hub.log" 2>/dev/null); then
-		grpc_addr=$(sed -n 's/.* grpc=\([^ ]*\).*/\1/p' <<<"$line")
-		http_addr=$(sed -n 's/.* http=\([^ ]*\).*/\1/p' <<<"$line")
-		break
-	fi
-	kill -0 "$hub_pid" 2>/dev/null || { echo "bench-mcp: the hub exited:" >&2; cat "$work/hub.log" >&2; exit 1; }
-	sleep 0.1
-done
-[[ -n "$grpc_addr" && -n "$http_addr" ]] || { echo "bench-mcp: the hub did not start:" >&2; cat "$work/hub.log" >&2; exit 1; }
-
-admin_token=$(tr -d '[:space:]' <"$work/data/admin.token")
-create_agent() {
-	curl -fsS -X POST "http://$http_addr/v1/admin/agents" \
-		-H "Authorization: Bearer $admin_token" -H 'Content-Type: application/json' \
-		-d "{\"name\":\"$1\"}" |
-		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(JSON.parse(s).token))'
-}
-create_agent bench-sink >/dev/null
+testhub_agent bench-sink >/dev/null
 tokens=""
 for i in $(seq 1 "$clients"); do
-	tokens+="${tokens:+,}$(create_agent "bench-$i")"
+	tokens+="${tokens:+,}$(testhub_agent "bench-$i")"
 done
 
 cd "$root/test/mcpts"

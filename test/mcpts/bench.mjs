@@ -17,10 +17,9 @@
 
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { env } from './stdio.mjs';
+import { env, stdioProcess } from './stdio.mjs';
 
 const clkTck = Number(env('CLK_TCK'));
 const hubPID = Number(env('HUB_PID'));
@@ -56,18 +55,6 @@ async function httpClient(token, name) {
   const client = new Client({ name, version: '1.0.0' });
   await client.connect(transport);
   return { client, pid: null };
-}
-
-async function stdioClient(token, name) {
-  const transport = new StdioClientTransport({
-    command: env('HUB_BIN'),
-    args: ['mcp'],
-    env: { ...process.env, HUB_ADDR: env('HUB_ADDR'), HUB_TOKEN: token },
-    stderr: 'inherit',
-  });
-  const client = new Client({ name, version: '1.0.0' });
-  await client.connect(transport);
-  return { client, pid: transport.pid };
 }
 
 async function post(client, i) {
@@ -110,7 +97,7 @@ async function concurrent(name, connect) {
 // sequential posts one message at a time through one `hub mcp` and reports
 // the round trip as the client sees it.
 async function sequential() {
-  const c = await stdioClient(tokens[0], 'bench-seq');
+  const c = await stdioProcess(tokens[0], 'bench-seq');
   try {
     await postMany(c.client, warmup);
     const hub0 = cpu([hubPID]);
@@ -137,7 +124,7 @@ for (const s of scenarios) {
   let r;
   switch (s) {
     case 'http': r = await concurrent('http', httpClient); break;
-    case 'stdio': r = await concurrent('stdio', stdioClient); break;
+    case 'stdio': r = await concurrent('stdio', stdioProcess); break;
     case 'seq': r = await sequential(); break;
     default: throw new Error(`unknown scenario ${s}: want http, stdio or seq`);
   }
