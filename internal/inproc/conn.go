@@ -24,6 +24,7 @@ package inproc
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -78,6 +79,9 @@ func (c *Conn) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	if impl == nil {
 		panic(fmt.Sprintf("inproc: RegisterService(%s) with a nil implementation", desc.ServiceName))
 	}
+	if want := reflect.TypeOf(desc.HandlerType).Elem(); !reflect.TypeOf(impl).Implements(want) {
+		panic(fmt.Sprintf("inproc: RegisterService(%s): %T does not implement %v", desc.ServiceName, impl, want))
+	}
 	for _, m := range desc.Methods {
 		name := "/" + desc.ServiceName + "/" + m.MethodName
 		if _, dup := c.methods[name]; dup {
@@ -131,7 +135,12 @@ func (c *Conn) Invoke(ctx context.Context, fullMethod string, args, reply any, o
 		}
 		return err
 	}
-	move(out, resp.(proto.Message))
+	res, ok := resp.(proto.Message)
+	if !ok || res == nil {
+		// What a grpc.Server answers when it cannot encode the response.
+		return status.Errorf(codes.Internal, "grpc: error while marshaling: the handler of %s returned %T", fullMethod, resp)
+	}
+	move(out, res)
 	return nil
 }
 
