@@ -25,57 +25,23 @@ for tool in go node npm curl; do
 	command -v "$tool" >/dev/null || { echo "ci-mcp-ts: $tool is required (node >= 18 with npm: apt-get install nodejs npm)" >&2; exit 1; }
 done
 
-work=$(mktemp -d)
-hub_pid=""
-cleanup() {
-	if [[ -n "$hub_pid" ]] && kill -0 "$hub_pid" 2>/dev/null; then
-		kill "$hub_pid" 2>/dev/null || true
-		wait "$hub_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=lib/testhub.sh
+source scripts/lib/testhub.sh
+testhub_init ci-mcp-ts
 
 echo "ci-mcp-ts: building the hub"
 go build -o "$work/hub" ./cmd/hub
-
-"$work/hub" serve --data-dir "$work/data" --grpc-addr 127.0.0.1:0 --http-addr 127.0.0.1:0 2>"$work/hub.log" &
-hub_pid=$!
-
-# The hub logs its bound addresses ("hub started ... grpc=… http=…") once it serves.
-grpc_addr="" http_addr=""
-for _ in $(seq 1 300); do
-	if line=$(grep -m1 'hub started' "$work/hub.log" 2>/dev/null); then
-		grpc_addr=$(sed -n 's/.* grpc=\([^ ]*\).*/\1/p' <<<"$line")
-		http_addr=$(sed -n 's/.* http=\([^ ]*\).*/\1/p' <<<"$line")
-		break
-	fi
-	kill -0 "$hub_pid" 2>/dev/null || { echo "ci-mcp-ts: the hub exited:" >&2; cat "$work/hub.log" >&2; exit 1; }
-	sleep 0.1
-done
-if [[ -z "$grpc_addr" || -z "$http_addr" ]]; then
-	echo "ci-mcp-ts: the hub did not report its addresses within 30s:" >&2
-	cat "$work/hub.log" >&2
-	exit 1
-fi
+testhub_start "$work/hub"
 echo "ci-mcp-ts: hub at gRPC $grpc_addr, HTTP $http_addr"
-
-admin_token=$(tr -d '[:space:]' <"$work/data/admin.token")
-create_agent() {
-	curl -fsS -X POST "http://$http_addr/v1/admin/agents" \
-		-H "Authorization: Bearer $admin_token" -H 'Content-Type: application/json' \
-		-d "{\"name\":\"$1\"}" |
-		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(JSON.parse(s).token))'
-}
 
 export HUB_BIN="$work/hub" HUB_ADDR="$grpc_addr" HUB_MCP_URL="http://$http_addr/mcp"
 export AGENT_A=ts-alice AGENT_B=ts-bob AGENT_C=ts-carol AGENT_D=claude-dora AGENT_E=gemini-eve AGENT_F=ts-frank
-TOKEN_A=$(create_agent "$AGENT_A")
-TOKEN_B=$(create_agent "$AGENT_B")
-TOKEN_C=$(create_agent "$AGENT_C")
-TOKEN_D=$(create_agent "$AGENT_D")
-TOKEN_E=$(create_agent "$AGENT_E")
-TOKEN_F=$(create_agent "$AGENT_F")
+TOKEN_A=$(testhub_agent "$AGENT_A")
+TOKEN_B=$(testhub_agent "$AGENT_B")
+TOKEN_C=$(testhub_agent "$AGENT_C")
+TOKEN_D=$(testhub_agent "$AGENT_D")
+TOKEN_E=$(testhub_agent "$AGENT_E")
+TOKEN_F=$(testhub_agent "$AGENT_F")
 export TOKEN_A TOKEN_B TOKEN_C TOKEN_D TOKEN_E TOKEN_F
 
 cd test/mcpts

@@ -19,6 +19,7 @@ import (
 	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/gateway"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/inproc"
 	"github.com/agenthub/hub/internal/metrics"
 	"github.com/agenthub/hub/internal/orchestrator"
 	"github.com/agenthub/hub/internal/server"
@@ -88,7 +89,8 @@ type Main struct {
 	lock       *os.File // the data dir's lock (datadir.go), held until Close
 	grpcSrv    *grpc.Server
 	httpSrv    *http.Server
-	internal   *grpc.ClientConn // in-process connection (REST, MCP over HTTP)
+	internal   *grpc.ClientConn // in-process gRPC connection (REST)
+	direct     *inproc.Conn     // in-process calls without gRPC (MCP over HTTP)
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	extras     []func(ctx context.Context) error // components started by Start (orchestrator, …)
@@ -294,13 +296,22 @@ func (m *Main) newServer() {
 	m.Server.SetJoinRateLimit(m.JoinRateLimit)
 }
 
+// unaryInterceptors are what every unary call goes through, over gRPC and
+// in process: logging first, so that calls refused by authentication are
+// logged too, then metrics, authentication with rate limits and error
+// mapping, and the dashboard's feed.
+func (m *Main) unaryInterceptors() []grpc.UnaryServerInterceptor {
+	return []grpc.UnaryServerInterceptor{
+		server.LoggingInterceptor(m.Logger, m.Server.RefusalLog()), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor,
+		server.FeedInterceptor(m.Service.Feed()),
+	}
+}
+
 // grpcOptions are the gRPC server's options, without transport credentials
 // and without the bounds of the network listener (guardOptions).
 func (m *Main) grpcOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		// Logging first, so that calls refused by authentication are logged too.
-		grpc.ChainUnaryInterceptor(server.LoggingInterceptor(m.Logger, m.Server.RefusalLog()), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor,
-			server.FeedInterceptor(m.Service.Feed())),
+		grpc.ChainUnaryInterceptor(m.unaryInterceptors()...),
 		grpc.ChainStreamInterceptor(m.Server.StreamInterceptor),
 		grpc.MaxRecvMsgSize(4 << 20),
 		grpc.ForceServerCodecV2(m.Server.Codec()),
@@ -328,7 +339,8 @@ func (m *Main) serveGRPC(tlsCfg *tls.Config) error {
 
 // connectInProcess serves the API a second time on an in-memory listener
 // (same services and interceptors, no network) and connects to it: the
-// connection REST and MCP over HTTP use.
+// connection REST uses. It also registers the services on the direct
+// in-process connection MCP over HTTP uses.
 func (m *Main) connectInProcess() error {
 	srv := grpc.NewServer(m.grpcOptions()...)
 	m.Server.Register(srv)
@@ -342,6 +354,10 @@ func (m *Main) connectInProcess() error {
 	if err != nil {
 		return fmt.Errorf("in-process connection: %w", err)
 	}
+	// MCP over HTTP calls the handlers directly, through the same
+	// interceptors, with no gRPC transport in between.
+	m.direct = inproc.New(m.unaryInterceptors()...)
+	m.Server.Register(m.direct)
 	return nil
 }
 

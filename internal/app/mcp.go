@@ -10,10 +10,11 @@ import (
 
 // mcpHandler serves MCP over streamable HTTP (mounted at /mcp): each
 // session is the agent whose token is in its Authorization header; tool
-// calls reach the hub through the in-process connection. Its sessions are
-// counted in /metrics.
+// calls run the gRPC handlers in process (inproc), through the same
+// interceptors as a gRPC call: authentication, rate limits, error mapping,
+// logging and metrics. Its sessions are counted in /metrics.
 func (m *Main) mcpHandler() http.Handler {
-	h := mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.Conn()), mcpbridge.Options{
+	h := mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.direct), mcpbridge.Options{
 		HubAddr: m.GRPCAddress(),
 		Version: version.Version,
 		Logger:  m.Logger.With("component", "mcp"),

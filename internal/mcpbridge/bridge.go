@@ -1,13 +1,14 @@
 // Package mcpbridge exposes the hub's agent API as MCP tools.
 //
 // One function per tool returns the tool and its handler; each handler
-// calls the hub over gRPC (hubv1.AgentServiceClient) and never touches the
+// calls the hub through a hubv1.AgentServiceClient and never touches the
 // store. The same tools are served two ways:
 //
 //   - RunStdio: `hub mcp`, one process per agent, speaking MCP over stdio and
 //     calling the hub with that agent's token;
 //   - NewHTTPHandlerWithClient: MCP over streamable HTTP at /mcp inside the hub, where
-//     each session's identity is the Authorization: Bearer header.
+//     each session's identity is the Authorization: Bearer header and the
+//     client calls the gRPC handlers in process (internal/inproc).
 //
 // The hub takes the caller's identity from the token only: no tool has an
 // argument naming the agent.

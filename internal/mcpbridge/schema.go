@@ -94,28 +94,83 @@ type handler[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in
 // there is no output schema, which would double what every session pays for
 // tools/list, but the output travels as structured content beside the text.
 // Hub errors are translated once, here.
+//
+// The tool answers as the SDK's typed mcp.AddTool would (the same checks,
+// defaults and error results), but decodes its arguments with
+// encoding/json: the SDK's decoder takes a fresh 32 KiB buffer for each of
+// the two decodings it makes per call, which was most of the garbage a call
+// left behind.
 func addTool[In, Out any](s *mcp.Server, b *bridge, t *mcp.Tool, shape func(map[string]*jsonschema.Schema), h handler[In, Out]) {
 	schema := inputSchema[In](shape)
 	known := slices.Sorted(maps.Keys(schema.Properties))
-	// Unknown arguments are refused (checkArguments), but the schema does
+	// Unknown arguments are refused (decodeArguments), but the schema does
 	// not say so: "additionalProperties": false on every tool would cost
 	// each session about 500 characters of tools/list.
 	schema.AdditionalProperties = nil
+	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("mcpbridge: schema of %s: %v", t.Name, err))
+	}
 	t.InputSchema = schema
-	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-		if err := checkArguments(req.Params.Arguments, known); err != nil {
-			return nil, nil, err
+	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in In
+		if err := decodeArguments(req.Params.Arguments, resolved, known, &in); err != nil {
+			return toolError(err), nil
 		}
 		ctx, err := b.callContext(ctx, req)
 		if err != nil {
-			return nil, nil, err
+			return toolError(err), nil
 		}
 		msg, out, err := h(ctx, req, in)
 		if err != nil {
-			return nil, nil, b.hubError(err)
+			return toolError(b.hubError(err)), nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, out, nil
+		structured, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("marshaling output: %w", err)
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: msg}},
+			StructuredContent: json.RawMessage(structured),
+		}, nil
 	})
+}
+
+// decodeArguments checks a tool's arguments against its schema, fills in
+// the schema's defaults, decodes them into in and refuses an argument the
+// tool does not take (known are the ones it does), with the SDK's error
+// texts and in its order. As in the SDK, the checked arguments are encoded
+// again before decoding, so that in receives exactly what was checked (5.0
+// is an integer).
+func decodeArguments(args json.RawMessage, resolved *jsonschema.Resolved, known []string, in any) error {
+	m := map[string]any{}
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &m); err != nil {
+			return fmt.Errorf("validating \"arguments\": unmarshaling arguments: %w", err)
+		}
+	}
+	var v any = m
+	if err := resolved.ApplyDefaults(&v); err != nil {
+		return fmt.Errorf("validating \"arguments\": applying schema defaults:\n%w", err)
+	}
+	if err := resolved.Validate(&v); err != nil {
+		return fmt.Errorf("validating \"arguments\": %v", err)
+	}
+	checked, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("validating \"arguments\": marshalling with defaults: %v", err)
+	}
+	if err := json.Unmarshal(checked, in); err != nil {
+		return err
+	}
+	return checkArguments(m, known)
+}
+
+// toolError is the result of a tool call that failed: the model reads err.
+func toolError(err error) *mcp.CallToolResult {
+	var r mcp.CallToolResult
+	r.SetError(err)
+	return &r
 }
 
 // nullArguments turns a tools/call whose arguments are JSON null into one
@@ -134,11 +189,7 @@ func nullArguments(next mcp.MethodHandler) mcp.MethodHandler {
 // checkArguments refuses an argument the tool does not take, naming the
 // ones it does: a misspelt optional argument would otherwise be dropped
 // without a word.
-func checkArguments(raw json.RawMessage, known []string) error {
-	var args map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &args) != nil {
-		return nil // the SDK has already refused what is not an object
-	}
+func checkArguments(args map[string]any, known []string) error {
 	for name := range args {
 		if !slices.Contains(known, name) {
 			if len(known) == 0 {

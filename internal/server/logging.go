@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthub/hub/internal/inproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -92,20 +93,20 @@ func LoggingInterceptor(log *slog.Logger, refusals *LogSampler) grpc.UnaryServer
 	}
 }
 
-// inProcessNetwork is the address of the hub's in-process connection
-// (bufconn), which carries REST and MCP-over-HTTP calls.
-const inProcessNetwork = "bufconn"
+// bufconnNetwork is the address of the hub's in-process gRPC connection
+// (bufconn), which carries REST calls.
+const bufconnNetwork = "bufconn"
 
 // peerAddr returns the client's address: the network peer, or for a call
-// that came in through the REST gateway, the HTTP client's address, which
-// the gateway puts last in x-forwarded-for.
+// made in process (REST over bufconn, MCP over HTTP through inproc), the
+// HTTP client's address when the caller put it last in x-forwarded-for.
 func peerAddr(ctx context.Context) string {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {
 		return ""
 	}
 	addr := p.Addr.String()
-	if addr != inProcessNetwork {
+	if addr != bufconnNetwork && p.Addr.Network() != inproc.Network {
 		return addr
 	}
 	md, _ := metadata.FromIncomingContext(ctx)

@@ -66,8 +66,9 @@ func New(svc *hub.Service, info Info, log *slog.Logger) *Server {
 	return s
 }
 
-// Register registers both services on g.
-func (s *Server) Register(g *grpc.Server) {
+// Register registers both services on g (a grpc.Server or the in-process
+// connection, inproc.Conn).
+func (s *Server) Register(g grpc.ServiceRegistrar) {
 	hubv1.RegisterAgentServiceServer(g, s.Agent)
 	hubv1.RegisterAdminServiceServer(g, s.Admin)
 }

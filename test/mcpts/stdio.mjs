@@ -12,6 +12,11 @@ export function env(name) {
 
 // stdioClient starts `hub mcp` (HUB_BIN) for token and connects to it.
 export async function stdioClient(token, name) {
+  return (await stdioProcess(token, name)).client;
+}
+
+// stdioProcess is stdioClient that also returns the `hub mcp` process ID.
+export async function stdioProcess(token, name) {
   const transport = new StdioClientTransport({
     command: env('HUB_BIN'),
     args: ['mcp'],
@@ -20,5 +25,5 @@ export async function stdioClient(token, name) {
   });
   const client = new Client({ name, version: '1.0.0' });
   await client.connect(transport);
-  return client;
+  return { client, pid: transport.pid };
 }
