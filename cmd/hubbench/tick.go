@@ -98,7 +98,11 @@ func (b *bench) tickPhase(ctx context.Context) error {
 			if next+due > c.tickAgents+1 {
 				next = 1
 			}
-			if err := makeDue(ctx, raw, svc, next, next+due-1, now); err != nil {
+			var err error
+			pprof.Do(ctx, pprof.Labels("tick", "setup"), func(ctx context.Context) { // excluded from the profile: -tagignore tick=setup
+				err = makeDue(ctx, raw, svc, next, next+due-1, now)
+			})
+			if err != nil {
 				return fmt.Errorf("tick: make agents due: %w", err)
 			}
 			next += due

@@ -47,10 +47,19 @@ type NudgeTx interface {
 	// above readUpTo, except the orchestrator's own (nudges), and returns
 	// the oldest one's time.
 	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
-	// RecordNudge records that the nth nudge of the agent's inactivity
-	// episode is sent at at, and reports false, writing nothing, when it
-	// already was (by another orchestrator, after a fail-over).
-	RecordNudge(agentID int64, episode string, n int, at time.Time) (bool, error)
+	// RecordNudges records that each nudge of ns is sent at at and reports,
+	// for each, whether it was new: false, with nothing written for it,
+	// when it already was sent (by another orchestrator, after a
+	// fail-over). For the agents with a new nudge it deletes their records
+	// older than SentKept before at.
+	RecordNudges(at time.Time, ns []NudgeKey) ([]bool, error)
+}
+
+// NudgeKey names one scheduled nudge: the nth of an agent's episode.
+type NudgeKey struct {
+	AgentID int64
+	Episode string
+	N       int
 }
 
 // CheckNudges looks at up to set.BatchLimit agents whose nudge check is due
@@ -70,9 +79,9 @@ func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSe
 		}
 		checked = len(rows)
 		checks := make([]AgentCheck, 0, len(rows))
+		var keys []NudgeKey
+		var posts []nudgePost
 		var evs []Event
-		var ms []*Message
-		var ds [][]Delivery
 		for _, r := range rows {
 			var in NudgeInput
 			if !r.Agent.Disabled() {
@@ -82,17 +91,25 @@ func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSe
 			if err != nil {
 				return err
 			}
-			if post, ev, err = recordNudge(tx, c, post, ev, now); err != nil {
-				return err
-			}
 			checks = append(checks, c)
 			if post != nil {
-				ms, ds, wake = append(ms, post.m), append(ds, post.ds), append(wake, r.Agent.ID)
-			}
-			if ev != nil {
-				evs = append(evs, *ev)
+				keys, posts, evs = append(keys, NudgeKey{c.AgentID, c.Episode, c.NudgeCount}), append(posts, *post), append(evs, *ev)
 			}
 		}
+		fresh, err := tx.RecordNudges(now, keys)
+		if err != nil {
+			return err
+		}
+		var ms []*Message
+		var ds [][]Delivery
+		kept := evs[:0]
+		for i, p := range posts {
+			if fresh[i] { // else another orchestrator sent it: no post, no event
+				ms, ds, wake = append(ms, p.m), append(ds, p.ds), append(wake, keys[i].AgentID)
+				kept = append(kept, evs[i])
+			}
+		}
+		evs = kept
 		if err := tx.InsertMessages(ms, ds); err != nil {
 			return err
 		}
@@ -246,8 +263,8 @@ func recordNudge(tx Tx, c AgentCheck, post *nudgePost, ev *Event, now time.Time)
 	if post == nil {
 		return post, ev, nil
 	}
-	fresh, err := tx.RecordNudge(c.AgentID, c.Episode, c.NudgeCount, now)
-	if err != nil || !fresh {
+	fresh, err := tx.RecordNudges(now, []NudgeKey{{c.AgentID, c.Episode, c.NudgeCount}})
+	if err != nil || !fresh[0] {
 		return nil, nil, err
 	}
 	return post, ev, nil

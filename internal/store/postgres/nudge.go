@@ -100,10 +100,44 @@ func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, err
 	})
 }
 
-// RecordNudge implements hub.NudgeTx.
-func (t *Tx) RecordNudge(agentID int64, episode string, n int, at time.Time) (bool, error) {
-	return t.recordSent(`INSERT INTO nudges_sent (agent_id, episode, n, sent_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-		[]any{agentID, episode, n, row.Nanos(at)}, `DELETE FROM nudges_sent WHERE agent_id = $1 AND sent_at < $2`, agentID, at)
+// RecordNudges implements hub.NudgeTx: one insert of every key that returns
+// the keys it added (a key already there is skipped, so not returned), then
+// one delete prunes the old records of those agents.
+func (t *Tx) RecordNudges(at time.Time, ns []hub.NudgeKey) ([]bool, error) {
+	fresh := make([]bool, len(ns))
+	if len(ns) == 0 {
+		return fresh, nil
+	}
+	agents, episodes, counts := make([]int64, len(ns)), make([]string, len(ns)), make([]int64, len(ns))
+	index := make(map[hub.NudgeKey]int, len(ns))
+	for i, n := range ns {
+		agents[i], episodes[i], counts[i] = n.AgentID, n.Episode, int64(n.N)
+		index[n] = i
+	}
+	rows, err := t.query(`INSERT INTO nudges_sent (agent_id, episode, n, sent_at)
+		SELECT agent_id, episode, n, $4 FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS v(agent_id, episode, n)
+		ON CONFLICT DO NOTHING RETURNING agent_id, episode, n`, agents, episodes, counts, row.Nanos(at))
+	if err != nil {
+		return nil, fmt.Errorf("record nudges: %w", err)
+	}
+	var added []int64
+	for rows.Next() {
+		var k hub.NudgeKey
+		if err := rows.Scan(&k.AgentID, &k.Episode, &k.N); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if i, ok := index[k]; ok {
+			fresh[i] = true
+			added = append(added, k.AgentID)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(added) == 0 {
+		return fresh, mapErr(err)
+	}
+	_, err = t.exec(`DELETE FROM nudges_sent WHERE agent_id = ANY($1) AND sent_at < $2`, added, row.Nanos(at.Add(-hub.SentKept)))
+	return fresh, err
 }
 
 // UnreadMentions implements hub.NudgeTx.

@@ -31,6 +31,13 @@ func idList(ids []int64) string {
 // valuesChunk is how many rows one statement of execRows writes at most.
 const valuesChunk = 64
 
+// valuesText returns head + "(?, …), (?, …) …" + tail with n rows of cols
+// placeholders.
+func valuesText(head, tail string, cols, n int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
+	return head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + tail
+}
+
 // execRows writes rows of cols values each (args, row after row) with
 // statements head + "(?, …), (?, …) …" + tail of up to valuesChunk rows:
 // the full ones through the statement cache (one text per kind), the last
@@ -39,17 +46,15 @@ const valuesChunk = 64
 // statement with the index of its first row and its row count.
 func (t *Tx) execRows(what, head, tail string, cols int, args []any, done func(first, n int, res sql.Result) error) error {
 	rows := len(args) / cols
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
-	text := func(n int) string { return head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + tail }
 	for first := 0; first < rows; first += valuesChunk {
 		n := min(valuesChunk, rows-first)
 		chunk := args[first*cols : (first+n)*cols]
 		var res sql.Result
 		var err error
-		if n == valuesChunk {
-			res, err = t.exec(text(n), chunk...)
+		if q := valuesText(head, tail, cols, n); n == valuesChunk {
+			res, err = t.exec(q, chunk...)
 		} else {
-			res, err = t.execOnce(text(n), chunk...)
+			res, err = t.execOnce(q, chunk...)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
@@ -73,4 +78,52 @@ func (t *Tx) execOnce(q string, args ...any) (sql.Result, error) {
 	defer st.Close()
 	res, err := st.ExecContext(t.ctx, args...)
 	return res, mapErr(err)
+}
+
+// queryRows is execRows for statements that return rows (RETURNING): scan
+// is called for each row returned.
+func (t *Tx) queryRows(what, head, tail string, cols int, args []any, scan func(*sql.Rows) error) error {
+	rows := len(args) / cols
+	for first := 0; first < rows; first += valuesChunk {
+		n := min(valuesChunk, rows-first)
+		q, chunk := valuesText(head, tail, cols, n), args[first*cols:(first+n)*cols]
+		var err error
+		if n == valuesChunk {
+			err = scanRows(t.tx.QueryContext(t.ctx, q, chunk...))(scan)
+		} else {
+			err = t.queryOnce(q, chunk, scan)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, mapErr(err))
+		}
+	}
+	return nil
+}
+
+// queryOnce runs q as a statement prepared for this call only and calls
+// scan for each row.
+func (t *Tx) queryOnce(q string, args []any, scan func(*sql.Rows) error) error {
+	st, err := t.tx.PrepareContext(t.ctx, q)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return scanRows(st.QueryContext(t.ctx, args...))(scan)
+}
+
+// scanRows returns a function that calls scan for each of rows and closes
+// them (or returns err).
+func scanRows(rows *sql.Rows, err error) func(scan func(*sql.Rows) error) error {
+	return func(scan func(*sql.Rows) error) error {
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
 }

@@ -76,10 +76,40 @@ func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, err
 	return out, rows.Err()
 }
 
-// RecordNudge implements hub.NudgeTx.
-func (t *Tx) RecordNudge(agentID int64, episode string, n int, at time.Time) (bool, error) {
-	return t.recordSent(`INSERT INTO nudges_sent (agent_id, episode, n, sent_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		[]any{agentID, episode, n, row.Nanos(at)}, `DELETE FROM nudges_sent WHERE agent_id = ? AND sent_at < ?`, agentID, at)
+// RecordNudges implements hub.NudgeTx: the rows go in multi-row inserts
+// that return the keys they added (a key already there is skipped, so not
+// returned), then one delete prunes the old records of those agents.
+func (t *Tx) RecordNudges(at time.Time, ns []hub.NudgeKey) ([]bool, error) {
+	fresh := make([]bool, len(ns))
+	if len(ns) == 0 {
+		return fresh, nil
+	}
+	sentAt := row.Nanos(at)
+	args := make([]any, 0, 4*len(ns))
+	index := make(map[hub.NudgeKey]int, len(ns))
+	for i, n := range ns {
+		args = append(args, n.AgentID, n.Episode, n.N, sentAt)
+		index[n] = i
+	}
+	var added []int64
+	err := t.queryRows("record nudges", `INSERT INTO nudges_sent (agent_id, episode, n, sent_at) VALUES `,
+		` ON CONFLICT DO NOTHING RETURNING agent_id, episode, n`, 4, args, func(rows *sql.Rows) error {
+			var k hub.NudgeKey
+			if err := rows.Scan(&k.AgentID, &k.Episode, &k.N); err != nil {
+				return err
+			}
+			if i, ok := index[k]; ok {
+				fresh[i] = true
+				added = append(added, k.AgentID)
+			}
+			return nil
+		})
+	if err != nil || len(added) == 0 {
+		return fresh, err
+	}
+	_, err = t.exec(`DELETE FROM nudges_sent WHERE agent_id IN (SELECT value FROM json_each(?)) AND sent_at < ?`,
+		idList(added), row.Nanos(at.Add(-hub.SentKept)))
+	return fresh, err
 }
 
 // UnreadMentions implements hub.NudgeTx.

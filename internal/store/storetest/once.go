@@ -1,13 +1,14 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// record is RecordNudge or RecordPulse of one agent, bound to a key.
+// record is RecordNudges of one nudge or RecordPulse of one agent, bound to a key.
 type record func(tx hub.Tx, key int, at time.Time) (bool, error)
 
 // checkOnce records key 1 through one handle, then tries it again through
@@ -45,7 +46,11 @@ func testRecordNudgeOnce(t *testing.T, h NewDB) {
 	t.Parallel()
 	checkOnce(t, h, "nudge", func(a *hub.Agent) record {
 		return func(tx hub.Tx, n int, at time.Time) (bool, error) {
-			return tx.RecordNudge(a.ID, "quiet since 09:00", n, at)
+			fresh, err := tx.RecordNudges(at, []hub.NudgeKey{{AgentID: a.ID, Episode: "quiet since 09:00", N: n}})
+			if err != nil {
+				return false, err
+			}
+			return fresh[0], nil
 		}
 	})
 	// The same number in another episode is another nudge.
@@ -53,12 +58,74 @@ func testRecordNudgeOnce(t *testing.T, h NewDB) {
 	ann := createAgent(t, db, "ann")
 	mustUpdate(t, db, func(tx hub.Tx) error {
 		for _, episode := range []string{"a", "b"} {
-			if ok, err := tx.RecordNudge(ann.ID, episode, 1, t0); err != nil || !ok {
-				t.Errorf("RecordNudge(episode %s, 1) = %v, %v; want true", episode, ok, err)
+			if ok, err := tx.RecordNudges(t0, []hub.NudgeKey{{AgentID: ann.ID, Episode: episode, N: 1}}); err != nil || !ok[0] {
+				t.Errorf("RecordNudges(episode %s, 1) = %v, %v; want [true]", episode, ok, err)
 			}
 		}
 		return nil
 	})
+}
+
+// A batch of nudges: each is recorded once, whatever else is in the batch;
+// a batch larger than one statement's rows (SQLite writes 64 per
+// statement) reports each key in its place.
+func testRecordNudgesBatch(t *testing.T, h NewDB) {
+	t.Parallel()
+	open := h(t)
+	db, other := open(), open()
+	var agents []*hub.Agent
+	for i := range 70 {
+		agents = append(agents, createAgent(t, db, fmt.Sprintf("agent-%02d", i)))
+	}
+	keys := func(n int, from, to int) []hub.NudgeKey {
+		var ks []hub.NudgeKey
+		for _, a := range agents[from:to] {
+			ks = append(ks, hub.NudgeKey{AgentID: a.ID, Episode: "quiet", N: n})
+		}
+		return ks
+	}
+	record := func(db hub.Store, at time.Time, ks []hub.NudgeKey) []bool {
+		t.Helper()
+		var got []bool
+		mustUpdate(t, db, func(tx hub.Tx) (err error) {
+			got, err = tx.RecordNudges(at, ks)
+			return err
+		})
+		if len(got) != len(ks) {
+			t.Fatalf("RecordNudges of %d keys returned %d results", len(ks), len(got))
+		}
+		return got
+	}
+	// Nudge 1 of the even agents first, then of all 70 through the other
+	// handle: only the odd ones are new.
+	var even []hub.NudgeKey
+	for i, k := range keys(1, 0, 70) {
+		if i%2 == 0 {
+			even = append(even, k)
+		}
+	}
+	for i, ok := range record(db, t0, even) {
+		if !ok {
+			t.Errorf("first nudge of %d: recorded = false, want true", even[i].AgentID)
+		}
+	}
+	all := keys(1, 0, 70)
+	for i, ok := range record(other, t0.Add(time.Second), all) {
+		if want := i%2 == 1; ok != want {
+			t.Errorf("nudge 1 of agent %d in a batch of 70 after the even ones: recorded = %v, want %v", all[i].AgentID, ok, want)
+		}
+	}
+	if got := record(db, t0, nil); len(got) != 0 {
+		t.Errorf("RecordNudges of no key = %v, want none", got)
+	}
+	// A day later nudge 2 of the first ten prunes their old records only.
+	later := t0.Add(hub.SentKept + time.Minute)
+	record(db, later, keys(2, 0, 10))
+	for i, ok := range record(db, later, keys(1, 0, 20)) {
+		if want := i < 10; ok != want {
+			t.Errorf("nudge 1 of agent %d again after the prune: recorded = %v, want %v", agents[i].ID, ok, want)
+		}
+	}
 }
 
 func testRecordPulseOnce(t *testing.T, h NewDB) {

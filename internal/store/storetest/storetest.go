@@ -41,6 +41,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"Meta", testMeta},
 		{"SwapMeta", testSwapMeta},
 		{"RecordNudgeOnce", testRecordNudgeOnce},
+		{"RecordNudgesBatch", testRecordNudgesBatch},
 		{"RecordPulseOnce", testRecordPulseOnce},
 		{"LivenessStateRoundTrip", testLivenessStateRoundTrip},
 		{"DeepWorkOneActive", testDeepWorkOneActive},
