@@ -209,7 +209,6 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 	var timer *time.Timer
 	var wake <-chan struct{}
 	var poll <-chan time.Time
-	var revoked <-chan struct{}
 	if timeout > 0 {
 		// Register before the first check: a post that commits after the
 		// check finds the wake-up slot and the loop checks again.
@@ -218,18 +217,15 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 			return nil, wokenAt, err
 		}
 		defer w.Close()
-		revoked = w.Revoked()
+		wake = w.C() // wake-ups, and the revocation of the caller's token
 		timer = time.NewTimer(timeout)
 		defer timer.Stop()
 		if s.cfg.PollOnly {
 			t := time.NewTicker(s.cfg.PollInterval)
 			defer t.Stop()
 			poll = t.C
-		} else {
-			wake = w.C()
 		}
 	}
-	res := &WaitResult{}
 	for {
 		msgs, cursor, err := fetch()
 		if err != nil {
@@ -240,40 +236,63 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 		if err := revokedErr(w); err != nil {
 			return nil, wokenAt, err
 		}
-		res.Messages, res.Cursor = msgs, cursor
 		if len(msgs) > 0 {
-			return res, wokenAt, nil
+			return &WaitResult{Messages: msgs, Cursor: cursor}, wokenAt, nil
 		}
 		if timer == nil {
 			// A peek (or no time left before the caller's deadline): nothing
 			// arrived, which is a timeout like any other.
-			res.TimedOut = true
-			return res, wokenAt, nil
+			return &WaitResult{Cursor: cursor, TimedOut: true}, wokenAt, nil
 		}
+		again, woken, err := s.parkUntil(ctx, w, wake, poll, timer.C)
+		if err != nil {
+			return nil, wokenAt, err
+		}
+		if !woken.IsZero() {
+			wokenAt = woken
+		}
+		if !again {
+			break
+		}
+	}
+	// One last look: a message may have committed as the timer fired.
+	msgs, cursor, err := fetch()
+	if err != nil {
+		return nil, wokenAt, err
+	}
+	if err := revokedErr(w); err != nil {
+		return nil, wokenAt, err
+	}
+	return &WaitResult{Messages: msgs, Cursor: cursor, TimedOut: len(msgs) == 0}, wokenAt, nil
+}
+
+// parkUntil blocks a registered wait w until it should look again (again:
+// a wake-up, woken then, or in poll mode a poll tick) or end (the timeout,
+// or the hub stopping: a normal timed-out reply after one last look). It
+// returns an error when the caller's token was revoked (w.Err) or ctx
+// ended.
+func (s *Service) parkUntil(ctx context.Context, w *Waiter, wake <-chan struct{}, poll, timeout <-chan time.Time) (again bool, woken time.Time, _ error) {
+	for {
 		select {
 		case <-wake:
-			wokenAt = time.Now()
-			continue
+			if err := revokedErr(w); err != nil {
+				return false, woken, err
+			}
+			if poll != nil {
+				continue // poll mode: only the polls look again
+			}
+			return true, time.Now(), nil
 		case <-poll:
-			continue
-		case <-revoked:
-			return nil, wokenAt, w.Err()
-		case <-timer.C:
+			return true, woken, nil
+		case <-timeout:
+			return false, woken, nil
 		case <-s.shutdown:
 			// The hub is stopping: answer now, as a normal timed-out
 			// reply, so the client simply waits again on the next hub.
+			return false, woken, nil
 		case <-ctx.Done():
-			return nil, wokenAt, ctx.Err()
+			return false, woken, ctx.Err()
 		}
-		// One last look: a message may have committed as the timer fired.
-		if res.Messages, res.Cursor, err = fetch(); err != nil {
-			return nil, wokenAt, err
-		}
-		if err := revokedErr(w); err != nil {
-			return nil, wokenAt, err
-		}
-		res.TimedOut = len(res.Messages) == 0
-		return res, wokenAt, nil
 	}
 }
 

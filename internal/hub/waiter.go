@@ -1,6 +1,9 @@
 package hub
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // WaitLimits bounds parked WaitForMessages calls.
 type WaitLimits struct {
@@ -12,12 +15,18 @@ type WaitLimits struct {
 // parked waits by agent. A wait registers before it checks the store, so a
 // message committed after the check but before the wait parks still finds
 // its wake-up signal pending (the channel is buffered).
+//
+// What a parked wait holds is multiplied by the number parked (hubbench's
+// memory scenario parks 10,000), so a Waiter is one small struct and one
+// channel: an agent's waits are a list threaded through them rather than a
+// map per agent, and a revocation comes through the same channel as a
+// wake-up (the wait then finds Err set).
 type Waiters struct {
 	limits WaitLimits
 	feed   *Feed // hears every Notify (feed.go)
 
 	mu        sync.Mutex
-	byAgent   map[int64]map[*Waiter]struct{}
+	byAgent   map[int64]*Waiter // the first of each agent's waits
 	total     int
 	epoch     uint64           // bumped by every Revoke (waiter_revoke.go)
 	revokedAt map[int64]uint64 // agent → epoch of its last Revoke
@@ -25,18 +34,18 @@ type Waiters struct {
 
 // Waiter is one registered wait. Close it when the wait ends.
 type Waiter struct {
-	ws      *Waiters
-	agentID int64
-	c       chan struct{}
-	once    sync.Once
-	revoked chan struct{} // closed by Revoke
-	err     error         // why, set before revoked is closed
-	token   []byte        // hash of the token the wait was authenticated with (nil: none)
+	ws         *Waiters
+	agentID    int64
+	c          chan struct{}
+	next, prev *Waiter               // the agent's other waits; guarded by ws.mu
+	closed     bool                  // guarded by ws.mu
+	err        atomic.Pointer[error] // why the wait was revoked; set before c is signalled
+	token      []byte                // hash of the token the wait was authenticated with (nil: none)
 }
 
 // NewWaiters returns an empty registry with the given limits.
 func NewWaiters(limits WaitLimits) *Waiters {
-	return &Waiters{limits: limits, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]map[*Waiter]struct{})}
+	return &Waiters{limits: limits, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]*Waiter)}
 }
 
 // Register adds a wait for agentID whose caller was authenticated with the
@@ -52,37 +61,54 @@ func (ws *Waiters) Register(agentID int64, epoch uint64, token []byte) (*Waiter,
 	if ws.total >= ws.limits.Total {
 		return nil, Errorf(EEXHAUSTED, "the hub already holds %d parked waits (its limit): retry in a few seconds, or raise --max-waiters", ws.limits.Total)
 	}
-	set := ws.byAgent[agentID]
-	if len(set) >= ws.limits.PerAgent {
+	first := ws.byAgent[agentID]
+	if ws.countLocked(first) >= ws.limits.PerAgent {
 		return nil, Errorf(EEXHAUSTED, "this agent already has %d parked waits (the per-agent limit): end or cancel one before starting another", ws.limits.PerAgent)
 	}
-	if set == nil {
-		set = make(map[*Waiter]struct{}, 1)
-		ws.byAgent[agentID] = set
+	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), next: first, token: token}
+	if first != nil {
+		first.prev = w
 	}
-	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), revoked: make(chan struct{}), token: token}
-	set[w] = struct{}{}
+	ws.byAgent[agentID] = w
 	ws.total++
 	return w, nil
 }
 
-// C receives a value each time something may have arrived for the waiter.
-// Wake-ups are hints: the waiter re-checks the store.
+// countLocked returns the length of the list of waits starting at w.
+func (ws *Waiters) countLocked(w *Waiter) int {
+	n := 0
+	for ; w != nil; w = w.next {
+		n++
+	}
+	return n
+}
+
+// C receives a value each time something may have arrived for the waiter,
+// or its token stopped working (Err). Wake-ups are hints: the waiter
+// re-checks the store.
 func (w *Waiter) C() <-chan struct{} { return w.c }
 
 // Close unregisters the wait. It is idempotent.
 func (w *Waiter) Close() {
-	w.once.Do(func() {
-		ws := w.ws
-		ws.mu.Lock()
-		defer ws.mu.Unlock()
-		set := ws.byAgent[w.agentID]
-		delete(set, w)
-		if len(set) == 0 {
-			delete(ws.byAgent, w.agentID)
-		}
-		ws.total--
-	})
+	ws := w.ws
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.closed = true
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else if w.next != nil {
+		ws.byAgent[w.agentID] = w.next
+	} else {
+		delete(ws.byAgent, w.agentID)
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	}
+	w.next, w.prev = nil, nil
+	ws.total--
 }
 
 func (w *Waiter) signal() {
@@ -100,7 +126,7 @@ func (ws *Waiters) Notify(agentIDs ...int64) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, id := range agentIDs {
-		for w := range ws.byAgent[id] {
+		for w := ws.byAgent[id]; w != nil; w = w.next {
 			w.signal()
 		}
 	}
@@ -117,7 +143,7 @@ func (ws *Waiters) Count() int {
 func (ws *Waiters) AgentCount(agentID int64) int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	return len(ws.byAgent[agentID])
+	return ws.countLocked(ws.byAgent[agentID])
 }
 
 // Agents returns the IDs of the agents with at least one parked wait.

@@ -26,8 +26,8 @@ func (ws *Waiters) ParkedTokens() map[int64][][]byte {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	out := make(map[int64][][]byte, len(ws.byAgent))
-	for id, set := range ws.byAgent {
-		for w := range set {
+	for id, first := range ws.byAgent {
+		for w := first; w != nil; w = w.next {
 			if w.token != nil && !slices.ContainsFunc(out[id], func(h []byte) bool { return bytes.Equal(h, w.token) }) {
 				out[id] = append(out[id], w.token)
 			}
@@ -55,22 +55,21 @@ func (ws *Waiters) Revoke(agentID int64, err error) {
 	}
 	ws.epoch++
 	ws.revokedAt[agentID] = ws.epoch
-	for w := range ws.byAgent[agentID] {
-		if w.err == nil {
-			w.err = err
-			close(w.revoked)
+	for w := ws.byAgent[agentID]; w != nil; w = w.next {
+		if w.err.Load() == nil {
+			w.err.Store(&err)
+			w.signal()
 		}
 	}
 }
 
-// Revoked is closed when the wait's token stopped working; Err says why.
-func (w *Waiter) Revoked() <-chan struct{} { return w.revoked }
-
-// Err returns why the wait was revoked (nil while it is not).
+// Err returns why the wait was revoked (nil while it is not). A revocation
+// wakes the wait through C.
 func (w *Waiter) Err() error {
-	w.ws.mu.Lock()
-	defer w.ws.mu.Unlock()
-	return w.err
+	if e := w.err.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // revokedErr returns why w was revoked, nil if it was not (or w is nil).
@@ -78,10 +77,5 @@ func revokedErr(w *Waiter) error {
 	if w == nil {
 		return nil
 	}
-	select {
-	case <-w.revoked:
-		return w.Err()
-	default:
-		return nil
-	}
+	return w.Err()
 }

@@ -126,3 +126,56 @@ func TestWaitersConcurrent(t *testing.T) {
 		t.Errorf("Agents() = %v after every waiter closed, want none", got)
 	}
 }
+
+// An agent's waits are a list: closing the first, a middle or the last one
+// leaves the others registered, counted and woken; a revocation wakes them
+// all with the reason, and a wait registered after it with the new token
+// is not revoked.
+func TestWaitersCloseAnyOfAnAgentsWaits(t *testing.T) {
+	t.Parallel()
+	for _, closing := range [][]int{{0}, {2}, {4}, {0, 4}, {1, 3}, {4, 3, 2, 1}} {
+		ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 5, Total: 10})
+		var w []*hub.Waiter
+		for range 5 {
+			x, err := ws.Register(7, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w = append(w, x)
+		}
+		for _, i := range closing {
+			w[i].Close()
+		}
+		ws.Notify(7)
+		for i, x := range w {
+			want := !slices.Contains(closing, i)
+			if got := pending(x); got != want {
+				t.Errorf("closing %v: wait %d woken = %v, want %v", closing, i, got, want)
+			}
+		}
+		if got, want := ws.AgentCount(7), 5-len(closing); got != want {
+			t.Errorf("closing %v: AgentCount = %d, want %d", closing, got, want)
+		}
+		reason := hub.Errorf(hub.EUNAUTHORIZED, "rotated")
+		ws.Revoke(7, reason)
+		for i, x := range w {
+			open := !slices.Contains(closing, i)
+			if got := pending(x); got != open {
+				t.Errorf("closing %v: wait %d woken by the revocation = %v, want %v", closing, i, got, open)
+			}
+			if got := x.Err(); open && got != reason || !open && got != nil {
+				t.Errorf("closing %v: wait %d Err() = %v after the revocation", closing, i, got)
+			}
+		}
+		for _, x := range w {
+			x.Close()
+		}
+		if got := ws.Count(); got != 0 {
+			t.Errorf("closing %v: Count() = %d after closing all, want 0", closing, got)
+		}
+		fresh, err := ws.Register(7, ws.Epoch(), nil)
+		if err != nil || fresh.Err() != nil {
+			t.Errorf("closing %v: a wait with the new token: %v, Err %v; want registered and not revoked", closing, err, fresh.Err())
+		}
+	}
+}

@@ -54,8 +54,10 @@ func LoggingInterceptor(log *slog.Logger, refusals *LogSampler) grpc.UnaryServer
 		start := time.Now()
 		ci := &callInfo{requestID: incomingRequestID(ctx)}
 		ctx = context.WithValue(ctx, callInfoKey{}, ci)
-		grpc.SetHeader(ctx, metadata.Pairs(RequestIDKey, ci.requestID))
 		resp, err := handler(ctx, req)
+		// Set once the handler is done (the reply is sent after this
+		// returns): a parked wait then holds no header of its own.
+		grpc.SetHeader(ctx, metadata.MD{RequestIDKey: {ci.requestID}})
 		code := status.Code(err)
 		level := slog.LevelDebug
 		if err != nil && code != codes.Canceled {
