@@ -156,7 +156,20 @@ func (s *Service) Init(ctx context.Context) error {
 // answer at once with a normal timed-out reply. Call it before stopping the
 // servers so that shutdown does not wait for parked calls.
 func (s *Service) Shutdown() {
-	s.shutdownOnce.Do(func() { close(s.shutdown) })
+	s.shutdownOnce.Do(func() {
+		close(s.shutdown)
+		s.waiters.WakeAll() // after the close: each wait woken sees it (parkUntil)
+	})
+}
+
+// stopping reports whether Shutdown was called.
+func (s *Service) stopping() bool {
+	select {
+	case <-s.shutdown:
+		return true
+	default:
+		return false
+	}
 }
 
 // Store returns the service's store (for the orchestrator).

@@ -206,8 +206,6 @@ func onOwnStack(fetch func() ([]*Message, int64, error)) func() ([]*Message, int
 // agent's wait is no longer counted when it returns.
 func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration, fetch func() ([]*Message, int64, error)) (_ *WaitResult, wokenAt time.Time, _ error) {
 	var w *Waiter
-	var timer *time.Timer
-	var wake <-chan struct{}
 	var poll <-chan time.Time
 	if timeout > 0 {
 		// Register before the first check: a post that commits after the
@@ -217,9 +215,10 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 			return nil, wokenAt, err
 		}
 		defer w.Close()
-		wake = w.C() // wake-ups, and the revocation of the caller's token
-		timer = time.NewTimer(timeout)
-		defer timer.Stop()
+		// The timeout, like a wake-up, a revocation and the hub's shutdown,
+		// comes through the waiter's one channel: a parked wait blocks on
+		// that and its context only.
+		defer time.AfterFunc(timeout, w.expire).Stop()
 		if s.cfg.PollOnly {
 			t := time.NewTicker(s.cfg.PollInterval)
 			defer t.Stop()
@@ -239,12 +238,12 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 		if len(msgs) > 0 {
 			return &WaitResult{Messages: msgs, Cursor: cursor}, wokenAt, nil
 		}
-		if timer == nil {
+		if w == nil {
 			// A peek (or no time left before the caller's deadline): nothing
 			// arrived, which is a timeout like any other.
 			return &WaitResult{Cursor: cursor, TimedOut: true}, wokenAt, nil
 		}
-		again, woken, err := s.parkUntil(ctx, w, wake, poll, timer.C)
+		again, woken, err := s.parkUntil(ctx, w, poll)
 		if err != nil {
 			return nil, wokenAt, err
 		}
@@ -255,7 +254,7 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 			break
 		}
 	}
-	// One last look: a message may have committed as the timer fired.
+	// One last look: a message may have committed as the timeout passed.
 	msgs, cursor, err := fetch()
 	if err != nil {
 		return nil, wokenAt, err
@@ -267,16 +266,25 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 }
 
 // parkUntil blocks a registered wait w until it should look again (again:
-// a wake-up, woken then, or in poll mode a poll tick) or end (the timeout,
-// or the hub stopping: a normal timed-out reply after one last look). It
-// returns an error when the caller's token was revoked (w.Err) or ctx
-// ended.
-func (s *Service) parkUntil(ctx context.Context, w *Waiter, wake <-chan struct{}, poll, timeout <-chan time.Time) (again bool, woken time.Time, _ error) {
+// a wake-up, woken then, or in poll mode a poll tick) or end (its timeout
+// passed, or the hub is stopping: a normal timed-out reply after one last
+// look, so that the client simply waits again on the next hub). It returns
+// an error when the caller's token was revoked (w.Err) or ctx ended.
+func (s *Service) parkUntil(ctx context.Context, w *Waiter, poll <-chan time.Time) (again bool, woken time.Time, _ error) {
 	for {
+		// Looked at before blocking too: Shutdown wakes only the waits
+		// registered when it runs, and a wait registered after that sees
+		// its closed channel here.
+		if w.expired.Load() || s.stopping() {
+			return false, woken, nil
+		}
 		select {
-		case <-wake:
+		case <-w.c:
 			if err := revokedErr(w); err != nil {
 				return false, woken, err
+			}
+			if w.expired.Load() || s.stopping() {
+				return false, woken, nil
 			}
 			if poll != nil {
 				continue // poll mode: only the polls look again
@@ -284,12 +292,6 @@ func (s *Service) parkUntil(ctx context.Context, w *Waiter, wake <-chan struct{}
 			return true, time.Now(), nil
 		case <-poll:
 			return true, woken, nil
-		case <-timeout:
-			return false, woken, nil
-		case <-s.shutdown:
-			// The hub is stopping: answer now, as a normal timed-out
-			// reply, so the client simply waits again on the next hub.
-			return false, woken, nil
 		case <-ctx.Done():
 			return false, woken, ctx.Err()
 		}

@@ -41,6 +41,7 @@ type Waiter struct {
 	closed     bool                  // guarded by ws.mu
 	err        atomic.Pointer[error] // why the wait was revoked; set before c is signalled
 	token      []byte                // hash of the token the wait was authenticated with (nil: none)
+	expired    atomic.Bool           // its timeout passed (expire); set before c is signalled
 }
 
 // NewWaiters returns an empty registry with the given limits.
@@ -111,6 +112,14 @@ func (w *Waiter) Close() {
 	ws.total--
 }
 
+// expire marks the wait's timeout as passed and wakes it: the timeout of a
+// parked wait is a time.AfterFunc calling it, so that the wait blocks on its
+// one channel (and its context) rather than on a timer's channel too.
+func (w *Waiter) expire() {
+	w.expired.Store(true)
+	w.signal()
+}
+
 func (w *Waiter) signal() {
 	select {
 	case w.c <- struct{}{}:
@@ -127,6 +136,17 @@ func (ws *Waiters) Notify(agentIDs ...int64) {
 	defer ws.mu.Unlock()
 	for _, id := range agentIDs {
 		for w := ws.byAgent[id]; w != nil; w = w.next {
+			w.signal()
+		}
+	}
+}
+
+// WakeAll wakes every parked wait (at shutdown, so that each answers).
+func (ws *Waiters) WakeAll() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, first := range ws.byAgent {
+		for w := first; w != nil; w = w.next {
 			w.signal()
 		}
 	}

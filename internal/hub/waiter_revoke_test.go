@@ -2,7 +2,9 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agenthub/hub/internal/hub"
 )
@@ -43,5 +45,38 @@ func TestWaitRefusedWhenTokenChangedAfterCheck(t *testing.T) {
 	wantCode(t, "wait with a token checked before its rotation", err, hub.EUNAUTHORIZED)
 	if n := h.Waiters().Count(); n != 0 {
 		t.Errorf("parked waits = %d, want 0", n)
+	}
+}
+
+// Shutdown answers every parked wait at once, in notify and in poll mode,
+// as a normal timed-out reply, and so does every wait started after it;
+// a revocation ends a poll-mode wait at once too.
+func TestWaitEndsAtShutdownAndRevocation(t *testing.T) {
+	t.Parallel()
+	for _, poll := range []bool{false, true} {
+		h := newTestHub(t, func(c *hub.Config) {
+			if poll {
+				c.PollOnly, c.PollInterval = true, time.Hour
+			}
+		})
+		as := h.agents(t, "alice", "bob")
+		parked := []<-chan waitCall{
+			h.parkedWait(t, context.Background(), as[0], hub.WaitRequest{TimeoutSeconds: longWait}),
+			h.parkedWait(t, context.Background(), as[1], hub.WaitRequest{TimeoutSeconds: longWait}),
+		}
+		_, tok := h.agent(t, "carol")
+		carol := h.auth(t, tok)
+		revoked := h.parkedWait(t, context.Background(), carol, hub.WaitRequest{TimeoutSeconds: longWait})
+		if _, _, err := h.RotateToken(context.Background(), "carol", true); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, fmt.Sprintf("poll=%v: parked wait after a revocation", poll), result(t, revoked).err, hub.EUNAUTHORIZED)
+		h.Shutdown()
+		parked = append(parked, h.startWait(context.Background(), as[0], hub.WaitRequest{TimeoutSeconds: longWait}))
+		for i, c := range parked {
+			if r := result(t, c); r.err != nil || !r.res.TimedOut {
+				t.Errorf("poll=%v: wait %d at shutdown = %+v, %v; want a timed-out reply", poll, i, r.res, r.err)
+			}
+		}
 	}
 }
