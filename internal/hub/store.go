@@ -45,6 +45,7 @@ type Tx interface {
 	ReservationTx
 	JoinCodeTx
 	InjectionTx
+	SearchTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

@@ -43,10 +43,13 @@ const (
 )
 
 // table is one table of the schema, in an order that respects foreign
-// keys. convs names the columns that are not copied as they are.
+// keys. convs names the columns that are not copied as they are;
+// generated, the PostgreSQL columns that PostgreSQL computes from the
+// others as the rows go in (so they are not copied, and exist only there).
 type table struct {
-	name  string
-	convs map[string]conv
+	name      string
+	convs     map[string]conv
+	generated []string
 }
 
 // tables is every table of the hub's schema (both stores), parents first.
@@ -56,7 +59,7 @@ var tables = []table{
 	{name: "agents"},
 	{name: "channels"},
 	{name: "channel_members"},
-	{name: "messages", convs: map[string]conv{"recipients": nameList, "mentions": nameList}},
+	{name: "messages", convs: map[string]conv{"recipients": nameList, "mentions": nameList}, generated: []string{"search"}},
 	{name: "deliveries", convs: map[string]conv{"mention": boolean}},
 	{name: "meta"},
 	{name: "activity_logs", convs: map[string]conv{"content": jsonList, "tags": jsonList}},
@@ -82,6 +85,11 @@ var tables = []table{
 // deliveries and read cursors: on PostgreSQL they fill the counters as the
 // agents, then the deliveries, are copied in.
 var bookkeeping = []string{"schema_migrations", "sqlite_sequence", "message_ids", "inbox_counts"}
+
+// indexes are SQLite's full-text index of the messages (0010_search.sql)
+// and its shadow tables: not copied, PostgreSQL computes its own (the
+// messages' generated search column).
+var indexes = []string{"messages_fts", "messages_fts_docsize", "messages_fts_segdir", "messages_fts_segments", "messages_fts_stat"}
 
 // DatabaseFile is the SQLite file in a hub's data dir.
 func DatabaseFile(dataDir string) string { return filepath.Join(dataDir, "hub.db") }
@@ -174,7 +182,7 @@ func (c *copier) run(ctx context.Context) error {
 		return err
 	}
 	for _, t := range tables {
-		cols, err := c.columns(ctx, t.name)
+		cols, err := c.columns(ctx, t)
 		if err != nil {
 			return err
 		}
@@ -190,7 +198,7 @@ func (c *copier) run(ctx context.Context) error {
 
 // checkTables refuses schemas with a table this package does not know.
 func (c *copier) checkTables(ctx context.Context) error {
-	known := append(slices.Clone(bookkeeping), tableNames()...)
+	known := slices.Concat(bookkeeping, indexes, tableNames())
 	srcTables, err := sqliteColumn(ctx, c.src, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
 	if err != nil {
 		return fmt.Errorf("list the SQLite tables: %w", err)
@@ -243,8 +251,10 @@ func (c *copier) checkEmpty(ctx context.Context) error {
 	return nil
 }
 
-// columns returns a table's columns, which must be the same in both stores.
-func (c *copier) columns(ctx context.Context, name string) ([]string, error) {
+// columns returns a table's columns, which must be the same in both stores
+// but for PostgreSQL's generated ones.
+func (c *copier) columns(ctx context.Context, t table) ([]string, error) {
+	name := t.name
 	srcCols, err := sqliteColumn(ctx, c.src, `SELECT name FROM pragma_table_info(?) ORDER BY name`, name)
 	if err != nil {
 		return nil, fmt.Errorf("columns of SQLite's %s: %w", name, err)
@@ -254,6 +264,7 @@ func (c *copier) columns(ctx context.Context, name string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("columns of PostgreSQL's %s: %w", name, err)
 	}
+	dstCols = slices.DeleteFunc(dstCols, func(col string) bool { return slices.Contains(t.generated, col) })
 	if !slices.Equal(srcCols, dstCols) {
 		return nil, fmt.Errorf("table %s has columns %v in SQLite but %v in PostgreSQL: this binary cannot copy it", name, srcCols, dstCols)
 	}

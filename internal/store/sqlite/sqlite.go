@@ -168,7 +168,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		return "file:" + uriPath(path) + "?" + v.Encode()
 	}
-	w, err := sql.Open("sqlite3", dsn("_txlock", "immediate"))
+	register() // search.go
+	w, err := sql.Open(driverName, dsn("_txlock", "immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -189,7 +190,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sql.Open("sqlite3", dsn("_txlock", "deferred", "_query_only", "1"))
+	r, err := sql.Open(driverName, dsn("_txlock", "deferred", "_query_only", "1"))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store: %w", err)

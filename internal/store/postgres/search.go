@@ -1,0 +1,65 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
+)
+
+// headlineOptions bound ts_headline's fragment: about 24 words around the
+// best match, matched words between hub.SnippetMark.
+const headlineOptions = `StartSel=` + hub.SnippetMark + `, StopSel=` + hub.SnippetMark + `, MaxWords=24, MinWords=10, MaxFragments=1, FragmentDelimiter=" … "`
+
+// SearchMessages implements hub.SearchTx over the messages' search column
+// (0009_search.sql): each term is a phraseto_tsquery, all of them ANDed.
+// The page is ranked by ts_rank first; ts_headline, which parses a whole
+// body, runs on that page only.
+func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
+	args := []any{}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	parts := make([]string, len(q.Terms))
+	for i, term := range q.Terms {
+		parts[i] = `phraseto_tsquery('english', ` + arg(strings.Join(term, " ")) + `)`
+	}
+	where := `m.search @@ q.q`
+	if q.ReaderID > 0 {
+		where += ` AND EXISTS (SELECT 1 FROM deliveries d WHERE d.agent_id = ` + arg(q.ReaderID) + ` AND d.message_id = m.id)`
+	}
+	if q.Sender != "" {
+		where += ` AND m.sender = ` + arg(q.Sender)
+	}
+	if q.Channel != "" {
+		where += ` AND m.channel = ` + arg(q.Channel)
+	}
+	if q.Thread > 0 {
+		p := arg(q.Thread)
+		where += ` AND (m.id = ` + p + ` OR m.reply_to = ` + p + `)`
+	}
+	if !q.Since.IsZero() {
+		where += ` AND m.created_at >= ` + arg(row.Nanos(q.Since))
+	}
+	if !q.Until.IsZero() {
+		where += ` AND m.created_at < ` + arg(row.Nanos(q.Until))
+	}
+	sqlq := `WITH q AS (SELECT ` + strings.Join(parts, ` && `) + ` AS q),
+		page AS (SELECT m.id, ts_rank(m.search, q.q) AS score FROM messages m, q WHERE ` + where + `
+			ORDER BY score DESC, m.id DESC LIMIT ` + arg(q.Limit) + ` OFFSET ` + arg(q.Offset) + `)
+		SELECT ` + messageColumns + `, ts_headline('english', left(m.body, 65536), q.q, '` + headlineOptions + `'), page.score
+		FROM page JOIN messages m ON m.id = page.id, q
+		ORDER BY page.score DESC, page.id DESC`
+	rows, err := t.query(sqlq, args...)
+	return scanRows(rows, err, func(r pgx.Rows) (hub.SearchHit, error) {
+		var h hub.SearchHit
+		var score float32
+		m, err := scanMessage(r, &h.Snippet, &score)
+		h.Message, h.Score = m, float64(score)
+		return h, err
+	})
+}
