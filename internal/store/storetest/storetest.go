@@ -62,6 +62,9 @@ func Run(t *testing.T, newDB NewDB) {
 		{"JoinCodeRace", testJoinCodeRace},
 		{"InjectionState", testInjectionState},
 		{"TakeInjectionRace", testTakeInjectionRace},
+		{"SearchWords", testSearchWords},
+		{"SearchFilters", testSearchFilters},
+		{"SearchForgetsDeleted", testSearchForgetsDeleted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })

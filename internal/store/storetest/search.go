@@ -1,0 +1,180 @@
+package storetest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// searchCorpus is what the search tests find things in.
+type searchCorpus struct {
+	db               hub.Store
+	bob, carol       *hub.Agent
+	deploy, deployed int64 // "deploying the service", "deployed" (to carol, in #ops)
+	disk, full       int64 // "disk full" (a phrase), "full of disk"
+	reply            int64 // replies to disk
+	noise, late      int64 // "error" three times in a short body, "error" once in a long body (an hour later)
+}
+
+// post inserts one message from sender, delivered to each of to.
+func post(tb testing.TB, db hub.Store, m hub.Message, to ...*hub.Agent) int64 {
+	tb.Helper()
+	if m.Kind == "" {
+		m.Kind = hub.KindMessage
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = t0
+	}
+	var ds []hub.Delivery
+	for _, a := range to {
+		ds = append(ds, hub.Delivery{AgentID: a.ID})
+		if m.Channel == "" {
+			m.To = append(m.To, a.Name)
+		}
+	}
+	mustUpdate(tb, db, func(tx hub.Tx) error { return tx.InsertMessage(&m, ds) })
+	return m.ID
+}
+
+func newSearchCorpus(t *testing.T, h NewDB) *searchCorpus {
+	db := fresh(t, h)
+	c := &searchCorpus{db: db, bob: createAgent(t, db, "bob"), carol: createAgent(t, db, "carol")}
+	c.deploy = post(t, db, hub.Message{From: "alice", Body: "I am deploying the payment service now"}, c.bob)
+	c.deployed = post(t, db, hub.Message{From: "dave", Channel: "#ops", Body: "Deployed. Nothing else changed"}, c.bob, c.carol)
+	c.disk = post(t, db, hub.Message{From: "alice", Body: "node 3: disk full, writes refused"}, c.bob)
+	c.full = post(t, db, hub.Message{From: "alice", Body: "the cupboard is full of disk images"}, c.bob)
+	c.reply = post(t, db, hub.Message{From: "bob", Body: "freed the disk on node 3", ReplyTo: c.disk}, c.carol)
+	c.noise = post(t, db, hub.Message{From: "alice", Body: "error error error", CreatedAt: t0.Add(time.Minute)}, c.bob)
+	long := "an error somewhere in a long report " + strings.Repeat("with many other words about unrelated things ", 20)
+	c.late = post(t, db, hub.Message{From: "alice", Body: long, CreatedAt: t0.Add(time.Hour)}, c.bob)
+	return c
+}
+
+// find runs a search and returns the IDs found, in order.
+func (c *searchCorpus) find(t *testing.T, query string, q hub.SearchQuery) []int64 {
+	t.Helper()
+	return hitIDs(c.hits(t, query, q))
+}
+
+func (c *searchCorpus) hits(t *testing.T, query string, q hub.SearchQuery) []hub.SearchHit {
+	t.Helper()
+	terms, err := hub.ParseSearchTerms(query)
+	if err != nil {
+		t.Fatalf("ParseSearchTerms(%q): %v", query, err)
+	}
+	q.Terms = terms
+	if q.Limit == 0 {
+		q.Limit = 50
+	}
+	var hits []hub.SearchHit
+	mustView(t, c.db, func(tx hub.Tx) error {
+		hits, err = tx.SearchMessages(q)
+		return err
+	})
+	return hits
+}
+
+func hitIDs(hits []hub.SearchHit) []int64 {
+	out := []int64{}
+	for _, h := range hits {
+		out = append(out, h.Message.ID)
+	}
+	return out
+}
+
+// sorted returns ids in increasing order (for results whose rank order the
+// test does not decide).
+func sorted(ids []int64) []int64 { return slices.Sorted(slices.Values(ids)) }
+
+// testSearchWords: stemming, case, phrases, every word required, and
+// words found in nothing.
+func testSearchWords(t *testing.T, h NewDB) {
+	t.Parallel()
+	c := newSearchCorpus(t, h)
+	for _, tt := range []struct {
+		query string
+		want  []int64
+	}{
+		{"deploys", sorted([]int64{c.deploy, c.deployed})}, // stemmed: deploying, Deployed
+		{"DEPLOY payment", []int64{c.deploy}},              // case; every word required
+		{"disk full", sorted([]int64{c.disk, c.full})},     // words in any order
+		{`"disk full"`, []int64{c.disk}},                   // the phrase
+		{`"full disk"`, []int64{}},
+		{"node-3 disk", sorted([]int64{c.disk, c.reply})}, // punctuation splits words: the phrase "node 3"
+		{"kubernetes", []int64{}},
+	} {
+		if got := sorted(c.find(t, tt.query, hub.SearchQuery{})); !slices.Equal(got, tt.want) {
+			t.Errorf("search %q = %v, want %v", tt.query, got, tt.want)
+		}
+	}
+}
+
+// testSearchFilters: reader, sender, channel, thread, time range, paging,
+// ranking and the snippet.
+func testSearchFilters(t *testing.T, h NewDB) {
+	t.Parallel()
+	c := newSearchCorpus(t, h)
+	for _, tt := range []struct {
+		name  string
+		query string
+		q     hub.SearchQuery
+		want  []int64
+	}{
+		{"bob reads", "disk", hub.SearchQuery{ReaderID: c.bob.ID}, sorted([]int64{c.disk, c.full})},
+		{"carol reads", "disk", hub.SearchQuery{ReaderID: c.carol.ID}, []int64{c.reply}},
+		{"carol's channel", "deploy", hub.SearchQuery{ReaderID: c.carol.ID}, []int64{c.deployed}},
+		{"sender", "deploy", hub.SearchQuery{Sender: "alice"}, []int64{c.deploy}},
+		{"channel", "deploy", hub.SearchQuery{Channel: "#ops"}, []int64{c.deployed}},
+		{"thread", "disk", hub.SearchQuery{Thread: c.disk}, sorted([]int64{c.disk, c.reply})},
+		{"since", "error", hub.SearchQuery{Since: t0.Add(30 * time.Minute)}, []int64{c.late}},
+		{"until", "error", hub.SearchQuery{Until: t0.Add(time.Hour)}, []int64{c.noise}},
+		{"until is exclusive", "error", hub.SearchQuery{Since: t0.Add(time.Minute), Until: t0.Add(time.Hour)}, []int64{c.noise}},
+	} {
+		if got := sorted(c.find(t, tt.query, tt.q)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: search %q = %v, want %v", tt.name, tt.query, got, tt.want)
+		}
+	}
+
+	// The short body saying "error" three times ranks above the long one
+	// saying it once; pages follow the rank.
+	hits := c.hits(t, "error", hub.SearchQuery{})
+	if got, want := hitIDs(hits), []int64{c.noise, c.late}; !slices.Equal(got, want) {
+		t.Fatalf("ranked = %v, want %v", got, want)
+	}
+	if hits[0].Score <= hits[1].Score {
+		t.Errorf("scores %v, %v: want the first higher", hits[0].Score, hits[1].Score)
+	}
+	if got := c.find(t, "error", hub.SearchQuery{Limit: 1, Offset: 1}); !slices.Equal(got, []int64{c.late}) {
+		t.Errorf("second page = %v, want [%d]", got, c.late)
+	}
+	snip := c.hits(t, `"disk full"`, hub.SearchQuery{})[0]
+	if !strings.Contains(snip.Snippet, "**disk**") || !strings.Contains(snip.Snippet, "**full**") {
+		t.Errorf("snippet %q does not mark the matched words", snip.Snippet)
+	}
+	if snip.Message.Body != "node 3: disk full, writes refused" || snip.Message.From != "alice" || !snip.Message.CreatedAt.Equal(t0) {
+		t.Errorf("hit message = %+v, want the disk message", snip.Message)
+	}
+	long := c.hits(t, "error", hub.SearchQuery{})[1]
+	if len(long.Snippet) >= len(long.Message.Body)/2 {
+		t.Errorf("snippet of a %d-byte body is %d bytes: want a fragment", len(long.Message.Body), len(long.Snippet))
+	}
+}
+
+// testSearchForgetsDeleted: a pruned message is no longer found.
+func testSearchForgetsDeleted(t *testing.T, h NewDB) {
+	t.Parallel()
+	c := newSearchCorpus(t, h)
+	mustUpdate(t, c.db, func(tx hub.Tx) error {
+		_, err := tx.DeleteMessagesBefore(t0.Add(30*time.Minute), 100)
+		return err
+	})
+	if got := c.find(t, "error", hub.SearchQuery{}); !slices.Equal(got, []int64{c.late}) {
+		t.Errorf("after pruning, search error = %v, want only [%d]", got, c.late)
+	}
+	if got := c.find(t, "disk", hub.SearchQuery{}); len(got) != 0 {
+		t.Errorf("after pruning, search disk = %v, want nothing", got)
+	}
+}
