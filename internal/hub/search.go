@@ -28,7 +28,10 @@ const (
 	MaxSearchQuery  = 512   // bytes of query text
 	MaxSearchTerms  = 16    // words and phrases in a query
 	MaxSearchLimit  = 100   // hits in one reply
-	MaxSearchOffset = 10000 // how deep pages go
+	MaxSearchOffset = MaxRanked // how deep pages go
+	// MaxRanked bounds a search's cost: the hits are the best of the
+	// newest MaxRanked messages that match (and pass the filters).
+	MaxRanked = 5000
 	defSearchLimit  = 20
 	// MaxSnippet is the most bytes a hit's snippet carries.
 	MaxSnippet = 400

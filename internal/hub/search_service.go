@@ -111,9 +111,9 @@ func (s *Service) search(ctx context.Context, q SearchQuery) ([]SearchHit, strin
 
 // SearchTx finds messages by their words.
 type SearchTx interface {
-	// SearchMessages returns the messages matching every term of q and its
-	// filters, best first (ties: newest first), from q.Offset, at most
-	// q.Limit, each with a snippet of its body with the matched words
+	// SearchMessages ranks the newest MaxRanked messages matching every
+	// term of q and its filters and returns them best first (ties: newest
+	// first), from q.Offset, at most q.Limit, each with a snippet of its body with the matched words
 	// between SnippetMark.
 	SearchMessages(q SearchQuery) ([]SearchHit, error)
 }

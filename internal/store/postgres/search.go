@@ -16,7 +16,7 @@ const headlineOptions = `StartSel=` + hub.SnippetMark + `, StopSel=` + hub.Snipp
 
 // SearchMessages implements hub.SearchTx over the messages' search column
 // (0009_search.sql): each term is a phraseto_tsquery, all of them ANDed.
-// The page is ranked by ts_rank first; ts_headline, which parses a whole
+// The newest hub.MaxRanked matches are ranked by ts_rank; ts_headline, which parses a whole
 // body, runs on that page only.
 func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	args := []any{}
@@ -49,8 +49,9 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 		where += ` AND m.created_at < ` + arg(row.Nanos(q.Until))
 	}
 	sqlq := `WITH q AS (SELECT ` + strings.Join(parts, ` && `) + ` AS q),
-		page AS (SELECT m.id, ts_rank(m.search, q.q) AS score FROM messages m, q WHERE ` + where + `
-			ORDER BY score DESC, m.id DESC LIMIT ` + arg(q.Limit) + ` OFFSET ` + arg(q.Offset) + `)
+		newest AS (SELECT m.id, m.search FROM messages m, q WHERE ` + where + ` ORDER BY m.id DESC LIMIT ` + arg(hub.MaxRanked) + `),
+		page AS (SELECT newest.id, ts_rank(newest.search, q.q) AS score FROM newest, q
+			ORDER BY score DESC, newest.id DESC LIMIT ` + arg(q.Limit) + ` OFFSET ` + arg(q.Offset) + `)
 		SELECT ` + messageColumns + `, ts_headline('english', left(m.body, 65536), q.q, '` + headlineOptions + `'), page.score
 		FROM page JOIN messages m ON m.id = page.id, q
 		ORDER BY page.score DESC, page.id DESC`

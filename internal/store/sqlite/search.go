@@ -1,64 +1,11 @@
 package sqlite
 
 import (
-	"database/sql"
-	"encoding/binary"
-	"math"
 	"strings"
-	"sync"
-
-	"github.com/mattn/go-sqlite3"
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
 )
-
-// driverName is mattn/go-sqlite3 with the hub's SQL functions: hub_bm25,
-// the ranking of a full-text match, which FTS4 leaves to its user.
-const driverName = "sqlite3_hub"
-
-var registerDriver sync.Once
-
-// register makes driverName known to database/sql (once per process).
-func register() {
-	registerDriver.Do(func() {
-		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			return c.RegisterFunc("hub_bm25", bm25, true)
-		}})
-	})
-}
-
-// Okapi BM25's parameters, FTS5's defaults.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
-// bm25 scores one row of an FTS4 match from matchinfo(t, 'pcnalx') (one
-// column): higher is better. It is FTS5's bm25() for one column, with the
-// sign turned so that ORDER BY score DESC puts the best first.
-func bm25(info []byte) float64 {
-	u := func(i int) float64 {
-		if 4*i+4 > len(info) {
-			return 0
-		}
-		return float64(binary.NativeEndian.Uint32(info[4*i:]))
-	}
-	phrases, docs, avg, length := int(u(0)), u(2), u(3), u(4)
-	if avg <= 0 {
-		avg = 1
-	}
-	score := 0.0
-	for p := range phrases {
-		hits, withHits := u(5+3*p), u(5+3*p+2)
-		if hits == 0 {
-			continue
-		}
-		idf := math.Max(math.Log((docs-withHits+0.5)/(withHits+0.5)), 1e-6)
-		score += idf * hits * (bm25K1 + 1) / (hits + bm25K1*(1-bm25B+bm25B*length/avg))
-	}
-	return score
-}
 
 // ftsQuery writes terms as an FTS4 query: each term a quoted phrase, all
 // required. A term holds only letters and digits (hub.ParseSearchTerms),
@@ -73,14 +20,17 @@ func ftsQuery(terms [][]string) string {
 
 // SearchMessages implements hub.SearchTx in two steps: the page of
 // matching IDs by rank, then the snippets of that page only (snippet()
-// reads and tokenizes a body, too dear for every match).
+// reads and tokenizes a body, too dear for every match). The match drives
+// (CROSS JOIN: the other way round, SQLite would run the full-text query
+// again for every delivery of the reader), newest first, and stops after
+// hub.MaxRanked messages that pass the filters.
 func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	match := ftsQuery(q.Terms)
-	sqlq := `SELECT m.id, hub_bm25(matchinfo(messages_fts, 'pcnalx')) AS score
-		FROM messages_fts JOIN messages m ON m.id = messages_fts.docid`
+	sqlq := `SELECT m.id AS id, hub_bm25(matchinfo(messages_fts, 'pcnalx')) AS score
+		FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid`
 	args := []any{}
 	if q.ReaderID > 0 {
-		sqlq += ` JOIN deliveries d ON d.agent_id = ? AND d.message_id = m.id`
+		sqlq += ` CROSS JOIN deliveries d ON d.agent_id = ? AND d.message_id = m.id`
 		args = append(args, q.ReaderID)
 	}
 	sqlq += ` WHERE messages_fts MATCH ?`
@@ -105,8 +55,9 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 		sqlq += ` AND m.created_at < ?`
 		args = append(args, row.Nanos(q.Until))
 	}
-	sqlq += ` ORDER BY score DESC, m.id DESC LIMIT ? OFFSET ?`
-	args = append(args, q.Limit, q.Offset)
+	sqlq = `SELECT id, score FROM (` + sqlq + ` ORDER BY messages_fts.docid DESC LIMIT ?)
+		ORDER BY score DESC, id DESC LIMIT ? OFFSET ?`
+	args = append(args, hub.MaxRanked, q.Limit, q.Offset)
 	rows, err := t.query(sqlq, args...)
 	if err != nil {
 		return nil, err

@@ -168,8 +168,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		return "file:" + uriPath(path) + "?" + v.Encode()
 	}
-	register() // search.go
-	w, err := sql.Open(driverName, dsn("_txlock", "immediate"))
+	if err := register(); err != nil { // bm25.go
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	w, err := sql.Open("sqlite3", dsn("_txlock", "immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -190,7 +192,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sql.Open(driverName, dsn("_txlock", "deferred", "_query_only", "1"))
+	r, err := sql.Open("sqlite3", dsn("_txlock", "deferred", "_query_only", "1"))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store: %w", err)
