@@ -178,6 +178,7 @@ var tools = []func(*mcp.Server, *bridge){
 	renewReservationsTool,
 	releasePathsTool,
 	listReservationsTool,
+	searchMessagesTool,
 }
 
 // boolPtr returns a pointer to v, for tool annotations.

@@ -3663,6 +3663,112 @@ func (x *RevokeJoinCodeResponse) GetJoinCode() *JoinCode {
 	return nil
 }
 
+type AdminSearchMessagesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The query and filters, as for an agent (AgentService.SearchMessages).
+	Search *SearchMessagesRequest `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
+	// Only messages delivered to this agent.
+	Agent         string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminSearchMessagesRequest) Reset() {
+	*x = AdminSearchMessagesRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminSearchMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminSearchMessagesRequest) ProtoMessage() {}
+
+func (x *AdminSearchMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminSearchMessagesRequest.ProtoReflect.Descriptor instead.
+func (*AdminSearchMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *AdminSearchMessagesRequest) GetSearch() *SearchMessagesRequest {
+	if x != nil {
+		return x.Search
+	}
+	return nil
+}
+
+func (x *AdminSearchMessagesRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+type AdminSearchMessagesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hits          []*SearchHit           `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminSearchMessagesResponse) Reset() {
+	*x = AdminSearchMessagesResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminSearchMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminSearchMessagesResponse) ProtoMessage() {}
+
+func (x *AdminSearchMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminSearchMessagesResponse.ProtoReflect.Descriptor instead.
+func (*AdminSearchMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *AdminSearchMessagesResponse) GetHits() []*SearchHit {
+	if x != nil {
+		return x.Hits
+	}
+	return nil
+}
+
+func (x *AdminSearchMessagesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
@@ -3870,7 +3976,13 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x15RevokeJoinCodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"G\n" +
 	"\x16RevokeJoinCodeResponse\x12-\n" +
-	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode2\xbf\x15\n" +
+	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode\"i\n" +
+	"\x1aAdminSearchMessagesRequest\x125\n" +
+	"\x06search\x18\x01 \x01(\v2\x1d.hub.v1.SearchMessagesRequestR\x06search\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\"l\n" +
+	"\x1bAdminSearchMessagesResponse\x12%\n" +
+	"\x04hits\x18\x01 \x03(\v2\x11.hub.v1.SearchHitR\x04hits\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\x9a\x16\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -3912,7 +4024,8 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponse\x12O\n" +
 	"\x0eCreateJoinCode\x12\x1d.hub.v1.CreateJoinCodeRequest\x1a\x1e.hub.v1.CreateJoinCodeResponse\x12L\n" +
 	"\rListJoinCodes\x12\x1c.hub.v1.ListJoinCodesRequest\x1a\x1d.hub.v1.ListJoinCodesResponse\x12O\n" +
-	"\x0eRevokeJoinCode\x12\x1d.hub.v1.RevokeJoinCodeRequest\x1a\x1e.hub.v1.RevokeJoinCodeResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x0eRevokeJoinCode\x12\x1d.hub.v1.RevokeJoinCodeRequest\x1a\x1e.hub.v1.RevokeJoinCodeResponse\x12Y\n" +
+	"\x0eSearchMessages\x12\".hub.v1.AdminSearchMessagesRequest\x1a#.hub.v1.AdminSearchMessagesResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -3926,7 +4039,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -4001,143 +4114,151 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*ListJoinCodesResponse)(nil),           // 70: hub.v1.ListJoinCodesResponse
 	(*RevokeJoinCodeRequest)(nil),           // 71: hub.v1.RevokeJoinCodeRequest
 	(*RevokeJoinCodeResponse)(nil),          // 72: hub.v1.RevokeJoinCodeResponse
-	(*Agent)(nil),                           // 73: hub.v1.Agent
-	(*Message)(nil),                         // 74: hub.v1.Message
-	(*AgentHealth)(nil),                     // 75: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 76: google.protobuf.Timestamp
-	(*Event)(nil),                           // 77: hub.v1.Event
-	(*DeepWork)(nil),                        // 78: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 79: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 80: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 81: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 82: hub.v1.CronJob
-	(*CronRun)(nil),                         // 83: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 84: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 85: hub.v1.Checkpoint
-	(*Channel)(nil),                         // 86: hub.v1.Channel
-	(*Reservation)(nil),                     // 87: hub.v1.Reservation
-	(*JoinCode)(nil),                        // 88: hub.v1.JoinCode
+	(*AdminSearchMessagesRequest)(nil),      // 73: hub.v1.AdminSearchMessagesRequest
+	(*AdminSearchMessagesResponse)(nil),     // 74: hub.v1.AdminSearchMessagesResponse
+	(*Agent)(nil),                           // 75: hub.v1.Agent
+	(*Message)(nil),                         // 76: hub.v1.Message
+	(*AgentHealth)(nil),                     // 77: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 78: google.protobuf.Timestamp
+	(*Event)(nil),                           // 79: hub.v1.Event
+	(*DeepWork)(nil),                        // 80: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 81: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 82: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 83: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 84: hub.v1.CronJob
+	(*CronRun)(nil),                         // 85: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 86: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 87: hub.v1.Checkpoint
+	(*Channel)(nil),                         // 88: hub.v1.Channel
+	(*Reservation)(nil),                     // 89: hub.v1.Reservation
+	(*JoinCode)(nil),                        // 90: hub.v1.JoinCode
+	(*SearchMessagesRequest)(nil),           // 91: hub.v1.SearchMessagesRequest
+	(*SearchHit)(nil),                       // 92: hub.v1.SearchHit
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	73, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	73, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	73, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	73, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	73, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	73, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	73, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	73, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	74, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	74, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	75, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	76, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	77, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	78, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	74, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	79, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	80, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	81, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	81, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	74, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	82, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	82, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	82, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	82, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	83, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	83, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	76, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	76, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	76, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	78, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	84, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	85, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	73, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	75, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	75, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	75, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	75, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	75, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	75, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	75, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	75, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	75, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	76, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	76, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	77, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	78, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	79, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	80, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	76, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	81, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	82, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	83, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	83, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	76, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	84, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	84, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	84, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	84, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	85, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	85, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	78, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	78, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	78, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	80, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	86, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	87, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	75, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	77, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57, // 34: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	86, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	76, // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	87, // 37: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	87, // 38: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	88, // 39: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	88, // 40: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	88, // 41: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	0,  // 42: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,  // 43: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,  // 44: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,  // 45: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,  // 46: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10, // 47: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12, // 48: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14, // 49: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16, // 50: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18, // 51: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20, // 52: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22, // 53: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24, // 54: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26, // 55: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28, // 56: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30, // 57: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32, // 58: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34, // 59: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36, // 60: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38, // 61: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40, // 62: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42, // 63: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44, // 64: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46, // 65: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48, // 66: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50, // 67: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52, // 68: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54, // 69: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56, // 70: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59, // 71: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	61, // 72: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	63, // 73: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
-	65, // 74: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	67, // 75: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	69, // 76: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	71, // 77: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	1,  // 78: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,  // 79: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,  // 80: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,  // 81: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,  // 82: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11, // 83: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13, // 84: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15, // 85: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17, // 86: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19, // 87: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21, // 88: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23, // 89: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25, // 90: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27, // 91: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29, // 92: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31, // 93: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33, // 94: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35, // 95: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37, // 96: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39, // 97: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41, // 98: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43, // 99: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45, // 100: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47, // 101: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49, // 102: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51, // 103: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53, // 104: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55, // 105: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58, // 106: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60, // 107: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62, // 108: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64, // 109: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66, // 110: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68, // 111: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	70, // 112: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	72, // 113: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	78, // [78:114] is the sub-list for method output_type
-	42, // [42:78] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	88, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
+	78, // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	89, // 37: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	89, // 38: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	90, // 39: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	90, // 40: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	90, // 41: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	91, // 42: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
+	92, // 43: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	0,  // 44: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,  // 45: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,  // 46: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,  // 47: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,  // 48: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10, // 49: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12, // 50: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14, // 51: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16, // 52: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18, // 53: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20, // 54: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22, // 55: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24, // 56: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26, // 57: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28, // 58: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30, // 59: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32, // 60: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34, // 61: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36, // 62: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38, // 63: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40, // 64: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42, // 65: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44, // 66: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46, // 67: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48, // 68: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50, // 69: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52, // 70: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54, // 71: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56, // 72: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59, // 73: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
+	61, // 74: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	63, // 75: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
+	65, // 76: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	67, // 77: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	69, // 78: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	71, // 79: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	73, // 80: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
+	1,  // 81: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,  // 82: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,  // 83: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,  // 84: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,  // 85: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11, // 86: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13, // 87: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15, // 88: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17, // 89: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19, // 90: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21, // 91: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23, // 92: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25, // 93: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27, // 94: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29, // 95: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31, // 96: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33, // 97: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35, // 98: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37, // 99: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39, // 100: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41, // 101: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43, // 102: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45, // 103: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47, // 104: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49, // 105: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51, // 106: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53, // 107: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55, // 108: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58, // 109: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60, // 110: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62, // 111: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64, // 112: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66, // 113: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	68, // 114: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	70, // 115: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	72, // 116: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	74, // 117: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	81, // [81:118] is the sub-list for method output_type
+	44, // [44:81] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -4154,7 +4275,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   73,
+			NumMessages:   75,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

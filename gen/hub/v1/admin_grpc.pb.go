@@ -55,6 +55,7 @@ const (
 	AdminService_CreateJoinCode_FullMethodName          = "/hub.v1.AdminService/CreateJoinCode"
 	AdminService_ListJoinCodes_FullMethodName           = "/hub.v1.AdminService/ListJoinCodes"
 	AdminService_RevokeJoinCode_FullMethodName          = "/hub.v1.AdminService/RevokeJoinCode"
+	AdminService_SearchMessages_FullMethodName          = "/hub.v1.AdminService/SearchMessages"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -139,6 +140,8 @@ type AdminServiceClient interface {
 	ListJoinCodes(ctx context.Context, in *ListJoinCodesRequest, opts ...grpc.CallOption) (*ListJoinCodesResponse, error)
 	// RevokeJoinCode revokes a join code: it registers no agent from now on.
 	RevokeJoinCode(ctx context.Context, in *RevokeJoinCodeRequest, opts ...grpc.CallOption) (*RevokeJoinCodeResponse, error)
+	// SearchMessages finds any message by its words, best match first.
+	SearchMessages(ctx context.Context, in *AdminSearchMessagesRequest, opts ...grpc.CallOption) (*AdminSearchMessagesResponse, error)
 }
 
 type adminServiceClient struct {
@@ -509,6 +512,16 @@ func (c *adminServiceClient) RevokeJoinCode(ctx context.Context, in *RevokeJoinC
 	return out, nil
 }
 
+func (c *adminServiceClient) SearchMessages(ctx context.Context, in *AdminSearchMessagesRequest, opts ...grpc.CallOption) (*AdminSearchMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdminSearchMessagesResponse)
+	err := c.cc.Invoke(ctx, AdminService_SearchMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -591,6 +604,8 @@ type AdminServiceServer interface {
 	ListJoinCodes(context.Context, *ListJoinCodesRequest) (*ListJoinCodesResponse, error)
 	// RevokeJoinCode revokes a join code: it registers no agent from now on.
 	RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error)
+	// SearchMessages finds any message by its words, best match first.
+	SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -708,6 +723,9 @@ func (UnimplementedAdminServiceServer) ListJoinCodes(context.Context, *ListJoinC
 }
 func (UnimplementedAdminServiceServer) RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeJoinCode not implemented")
+}
+func (UnimplementedAdminServiceServer) SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchMessages not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1378,6 +1396,24 @@ func _AdminService_RevokeJoinCode_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SearchMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminSearchMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SearchMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SearchMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SearchMessages(ctx, req.(*AdminSearchMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1528,6 +1564,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeJoinCode",
 			Handler:    _AdminService_RevokeJoinCode_Handler,
+		},
+		{
+			MethodName: "SearchMessages",
+			Handler:    _AdminService_SearchMessages_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2694,6 +2694,170 @@ func (x *CheckStopResponse) GetHeldInARow() int32 {
 	return 0
 }
 
+type SearchMessagesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Words, all required, and "quoted phrases"; case is ignored and English words are stemmed
+	// ("deploys" finds "deploying"). Letters and digits only: other characters separate words, and
+	// there are no operators. At most 512 bytes, 16 words and phrases.
+	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
+	// Only messages from this sender (an agent name, "admin" or "orchestrator").
+	From string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	// Only messages to this channel ("#name").
+	Channel string `protobuf:"bytes,3,opt,name=channel,proto3" json:"channel,omitempty"`
+	// Only this message and the replies to it (a message ID).
+	Thread string `protobuf:"bytes,4,opt,name=thread,proto3" json:"thread,omitempty"`
+	// Only messages posted at or after this time.
+	Since *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=since,proto3" json:"since,omitempty"`
+	// Only messages posted before this time.
+	Until *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=until,proto3" json:"until,omitempty"`
+	// At most this many hits (default 20, max 100).
+	Limit int32 `protobuf:"varint,7,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The next_page_token of the previous reply; empty for the first page.
+	PageToken     string `protobuf:"bytes,8,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchMessagesRequest) Reset() {
+	*x = SearchMessagesRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchMessagesRequest) ProtoMessage() {}
+
+func (x *SearchMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchMessagesRequest.ProtoReflect.Descriptor instead.
+func (*SearchMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *SearchMessagesRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *SearchMessagesRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *SearchMessagesRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+func (x *SearchMessagesRequest) GetThread() string {
+	if x != nil {
+		return x.Thread
+	}
+	return ""
+}
+
+func (x *SearchMessagesRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *SearchMessagesRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *SearchMessagesRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *SearchMessagesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type SearchMessagesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Best first: the best of the newest 5,000 matching messages.
+	Hits []*SearchHit `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
+	// Pass as page_token for the next page; empty when there is none.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchMessagesResponse) Reset() {
+	*x = SearchMessagesResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchMessagesResponse) ProtoMessage() {}
+
+func (x *SearchMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchMessagesResponse.ProtoReflect.Descriptor instead.
+func (*SearchMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *SearchMessagesResponse) GetHits() []*SearchHit {
+	if x != nil {
+		return x.Hits
+	}
+	return nil
+}
+
+func (x *SearchMessagesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
@@ -2872,7 +3036,20 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\bmessages\x18\x02 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12!\n" +
 	"\rheld_in_a_row\x18\x04 \x01(\x05R\n" +
-	"heldInARow2\xdd\r\n" +
+	"heldInARow\"\x8c\x02\n" +
+	"\x15SearchMessagesRequest\x12\x14\n" +
+	"\x05query\x18\x01 \x01(\tR\x05query\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x18\n" +
+	"\achannel\x18\x03 \x01(\tR\achannel\x12\x16\n" +
+	"\x06thread\x18\x04 \x01(\tR\x06thread\x120\n" +
+	"\x05since\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12\x14\n" +
+	"\x05limit\x18\a \x01(\x05R\x05limit\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\b \x01(\tR\tpageToken\"g\n" +
+	"\x16SearchMessagesResponse\x12%\n" +
+	"\x04hits\x18\x01 \x03(\v2\x11.hub.v1.SearchHitR\x04hits\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xae\x0e\n" +
 	"\fAgentService\x12@\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
@@ -2897,7 +3074,8 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\x12:\n" +
 	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponse\x12L\n" +
 	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\x12@\n" +
-	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponse\x12O\n" +
+	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -2911,7 +3089,7 @@ func file_hub_v1_agent_proto_rawDescGZIP() []byte {
 	return file_hub_v1_agent_proto_rawDescData
 }
 
-var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_hub_v1_agent_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),                // 0: hub.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),               // 1: hub.v1.HeartbeatResponse
@@ -2961,98 +3139,106 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*TakeInjectionResponse)(nil),           // 45: hub.v1.TakeInjectionResponse
 	(*CheckStopRequest)(nil),                // 46: hub.v1.CheckStopRequest
 	(*CheckStopResponse)(nil),               // 47: hub.v1.CheckStopResponse
-	(*timestamppb.Timestamp)(nil),           // 48: google.protobuf.Timestamp
-	(*Status)(nil),                          // 49: hub.v1.Status
-	(*Message)(nil),                         // 50: hub.v1.Message
-	(*ActivityLog)(nil),                     // 51: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 52: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 53: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 54: hub.v1.Checkpoint
-	(*Reservation)(nil),                     // 55: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 56: hub.v1.ReservationConflict
-	(*Agent)(nil),                           // 57: hub.v1.Agent
+	(*SearchMessagesRequest)(nil),           // 48: hub.v1.SearchMessagesRequest
+	(*SearchMessagesResponse)(nil),          // 49: hub.v1.SearchMessagesResponse
+	(*timestamppb.Timestamp)(nil),           // 50: google.protobuf.Timestamp
+	(*Status)(nil),                          // 51: hub.v1.Status
+	(*Message)(nil),                         // 52: hub.v1.Message
+	(*ActivityLog)(nil),                     // 53: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 54: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 55: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 56: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 57: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 58: hub.v1.ReservationConflict
+	(*Agent)(nil),                           // 59: hub.v1.Agent
+	(*SearchHit)(nil),                       // 60: hub.v1.SearchHit
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
-	48, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
-	49, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
-	50, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
-	50, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
-	50, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
-	49, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
-	51, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	52, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	53, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	54, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	52, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	48, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	53, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	53, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	53, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	53, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	52, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	50, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	50, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
+	51, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
+	52, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
+	52, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
+	52, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
+	51, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
+	53, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	54, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	55, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	56, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	54, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	50, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	55, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	55, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	55, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	55, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	54, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	52, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
 	30, // 18: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	48, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	50, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
 	33, // 20: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	55, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	56, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	55, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	55, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	55, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	57, // 26: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	50, // 27: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
-	50, // 28: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
-	0,  // 29: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,  // 30: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,  // 31: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,  // 32: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,  // 33: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10, // 34: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12, // 35: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	14, // 36: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	16, // 37: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	18, // 38: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	20, // 39: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	22, // 40: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	24, // 41: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	26, // 42: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	28, // 43: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	31, // 44: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	34, // 45: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	36, // 46: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	38, // 47: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	40, // 48: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	42, // 49: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	44, // 50: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
-	46, // 51: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
-	1,  // 52: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 53: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 54: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 55: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 56: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 57: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 58: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 59: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 60: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 61: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 62: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 63: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 64: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 65: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 66: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 67: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 68: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 69: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 70: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 71: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	43, // 72: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	45, // 73: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	47, // 74: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	52, // [52:75] is the sub-list for method output_type
-	29, // [29:52] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	57, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	58, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	57, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	57, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	57, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	59, // 26: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	52, // 27: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	52, // 28: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	50, // 29: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
+	50, // 30: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
+	60, // 31: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	0,  // 32: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,  // 33: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,  // 34: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,  // 35: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,  // 36: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10, // 37: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12, // 38: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	14, // 39: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	16, // 40: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	18, // 41: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	20, // 42: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	22, // 43: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	24, // 44: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	26, // 45: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	28, // 46: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	31, // 47: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	34, // 48: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	36, // 49: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	38, // 50: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	40, // 51: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	42, // 52: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	44, // 53: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	46, // 54: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	48, // 55: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
+	1,  // 56: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 57: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 58: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 59: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 60: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 61: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 62: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 63: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 64: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 65: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 66: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 67: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 68: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 69: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 70: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 71: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 72: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 73: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 74: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 75: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	43, // 76: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	45, // 77: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	47, // 78: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	49, // 79: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	56, // [56:80] is the sub-list for method output_type
+	32, // [32:56] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -3068,7 +3254,7 @@ func file_hub_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_agent_proto_rawDesc), len(file_hub_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,7 @@ const (
 	AgentService_JoinHub_FullMethodName                 = "/hub.v1.AgentService/JoinHub"
 	AgentService_TakeInjection_FullMethodName           = "/hub.v1.AgentService/TakeInjection"
 	AgentService_CheckStop_FullMethodName               = "/hub.v1.AgentService/CheckStop"
+	AgentService_SearchMessages_FullMethodName          = "/hub.v1.AgentService/SearchMessages"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -105,6 +106,8 @@ type AgentServiceClient interface {
 	// CheckStop is for host stop hooks: it holds the caller's stop while unread direct messages or mentions
 	// wait, at most a few times in a row, so a held stop never loops.
 	CheckStop(ctx context.Context, in *CheckStopRequest, opts ...grpc.CallOption) (*CheckStopResponse, error)
+	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
+	SearchMessages(ctx context.Context, in *SearchMessagesRequest, opts ...grpc.CallOption) (*SearchMessagesResponse, error)
 }
 
 type agentServiceClient struct {
@@ -345,6 +348,16 @@ func (c *agentServiceClient) CheckStop(ctx context.Context, in *CheckStopRequest
 	return out, nil
 }
 
+func (c *agentServiceClient) SearchMessages(ctx context.Context, in *SearchMessagesRequest, opts ...grpc.CallOption) (*SearchMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchMessagesResponse)
+	err := c.cc.Invoke(ctx, AgentService_SearchMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -406,6 +419,8 @@ type AgentServiceServer interface {
 	// CheckStop is for host stop hooks: it holds the caller's stop while unread direct messages or mentions
 	// wait, at most a few times in a row, so a held stop never loops.
 	CheckStop(context.Context, *CheckStopRequest) (*CheckStopResponse, error)
+	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
+	SearchMessages(context.Context, *SearchMessagesRequest) (*SearchMessagesResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -484,6 +499,9 @@ func (UnimplementedAgentServiceServer) TakeInjection(context.Context, *TakeInjec
 }
 func (UnimplementedAgentServiceServer) CheckStop(context.Context, *CheckStopRequest) (*CheckStopResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CheckStop not implemented")
+}
+func (UnimplementedAgentServiceServer) SearchMessages(context.Context, *SearchMessagesRequest) (*SearchMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchMessages not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -920,6 +938,24 @@ func _AgentService_CheckStop_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_SearchMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).SearchMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_SearchMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).SearchMessages(ctx, req.(*SearchMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1018,6 +1054,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CheckStop",
 			Handler:    _AgentService_CheckStop_Handler,
+		},
+		{
+			MethodName: "SearchMessages",
+			Handler:    _AgentService_SearchMessages_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1967,6 +1967,69 @@ func (x *JoinCode) GetState() string {
 	return ""
 }
 
+// SearchHit is one message a search found.
+type SearchHit struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Message *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	// The best-matching fragment of the body (at most 400 bytes), matched words between ** and **.
+	Snippet string `protobuf:"bytes,2,opt,name=snippet,proto3" json:"snippet,omitempty"`
+	// Relevance, higher is better; comparable within one search only.
+	Score         float64 `protobuf:"fixed64,3,opt,name=score,proto3" json:"score,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchHit) Reset() {
+	*x = SearchHit{}
+	mi := &file_hub_v1_types_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchHit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchHit) ProtoMessage() {}
+
+func (x *SearchHit) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_types_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
+func (*SearchHit) Descriptor() ([]byte, []int) {
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SearchHit) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *SearchHit) GetSnippet() string {
+	if x != nil {
+		return x.Snippet
+	}
+	return ""
+}
+
+func (x *SearchHit) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
 var File_hub_v1_types_proto protoreflect.FileDescriptor
 
 const file_hub_v1_types_proto_rawDesc = "" +
@@ -2169,7 +2232,11 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x129\n" +
 	"\n" +
 	"revoked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\x12\x14\n" +
-	"\x05state\x18\t \x01(\tR\x05stateB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x05state\x18\t \x01(\tR\x05state\"f\n" +
+	"\tSearchHit\x12)\n" +
+	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12\x18\n" +
+	"\asnippet\x18\x02 \x01(\tR\asnippet\x12\x14\n" +
+	"\x05score\x18\x03 \x01(\x01R\x05scoreB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_types_proto_rawDescOnce sync.Once
@@ -2183,7 +2250,7 @@ func file_hub_v1_types_proto_rawDescGZIP() []byte {
 	return file_hub_v1_types_proto_rawDescData
 }
 
-var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_hub_v1_types_proto_goTypes = []any{
 	(*Agent)(nil),                 // 0: hub.v1.Agent
 	(*Message)(nil),               // 1: hub.v1.Message
@@ -2204,55 +2271,57 @@ var file_hub_v1_types_proto_goTypes = []any{
 	(*Reservation)(nil),           // 16: hub.v1.Reservation
 	(*ReservationConflict)(nil),   // 17: hub.v1.ReservationConflict
 	(*JoinCode)(nil),              // 18: hub.v1.JoinCode
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
+	(*SearchHit)(nil),             // 19: hub.v1.SearchHit
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
 }
 var file_hub_v1_types_proto_depIdxs = []int32{
-	19, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	19, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	19, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
-	19, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	20, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	20, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	20, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
+	20, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 4: hub.v1.Status.findings:type_name -> hub.v1.Finding
-	19, // 5: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
+	20, // 5: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
 	8,  // 6: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
-	19, // 7: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
+	20, // 7: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
 	3,  // 8: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
-	19, // 9: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
-	19, // 10: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
-	19, // 11: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
-	19, // 12: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
-	19, // 13: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
+	20, // 9: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
+	20, // 10: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
+	20, // 11: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
+	20, // 12: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
+	20, // 13: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
 	8,  // 14: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
-	19, // 15: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
-	19, // 16: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
-	19, // 17: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	19, // 18: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
-	19, // 19: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
-	19, // 20: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
-	19, // 21: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
-	19, // 22: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
-	19, // 23: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
+	20, // 15: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
+	20, // 16: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
+	20, // 17: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	20, // 18: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
+	20, // 19: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
+	20, // 20: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
+	20, // 21: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
+	20, // 22: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
+	20, // 23: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
 	10, // 24: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
 	12, // 25: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
-	19, // 26: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
-	19, // 27: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
-	19, // 28: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
-	19, // 29: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
-	19, // 30: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
-	19, // 31: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
-	19, // 32: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
-	19, // 33: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
-	19, // 34: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
-	19, // 35: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
-	19, // 36: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
+	20, // 26: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
+	20, // 27: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
+	20, // 28: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
+	20, // 29: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
+	20, // 30: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
+	20, // 31: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
+	20, // 32: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
+	20, // 33: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
+	20, // 34: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
+	20, // 35: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
+	20, // 36: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
 	16, // 37: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
-	19, // 38: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
-	19, // 39: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
-	19, // 40: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	20, // 38: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
+	20, // 39: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
+	20, // 40: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
+	1,  // 41: hub.v1.SearchHit.message:type_name -> hub.v1.Message
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_types_proto_init() }
@@ -2266,7 +2335,7 @@ func file_hub_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_types_proto_rawDesc), len(file_hub_v1_types_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

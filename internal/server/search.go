@@ -1,0 +1,44 @@
+package server
+
+import (
+	"context"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// SearchMessages implements hubv1.AgentServiceServer.
+func (a *AgentServer) SearchMessages(ctx context.Context, req *hubv1.SearchMessagesRequest) (*hubv1.SearchMessagesResponse, error) {
+	hits, next, err := a.s.svc.Search(ctx, Caller(ctx), searchRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.SearchMessagesResponse{Hits: hitsToProto(hits), NextPageToken: next}, nil
+}
+
+// SearchMessages implements hubv1.AdminServiceServer.
+func (a *AdminServer) SearchMessages(ctx context.Context, req *hubv1.AdminSearchMessagesRequest) (*hubv1.AdminSearchMessagesResponse, error) {
+	r := searchRequest(req.GetSearch())
+	r.Agent = req.GetAgent()
+	hits, next, err := a.s.svc.AdminSearch(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.AdminSearchMessagesResponse{Hits: hitsToProto(hits), NextPageToken: next}, nil
+}
+
+func searchRequest(req *hubv1.SearchMessagesRequest) hub.SearchRequest {
+	return hub.SearchRequest{
+		Query: req.GetQuery(), From: req.GetFrom(), Channel: req.GetChannel(), Thread: req.GetThread(),
+		Since: fromTS(req.GetSince()), Until: fromTS(req.GetUntil()),
+		Limit: int(req.GetLimit()), PageToken: req.GetPageToken(),
+	}
+}
+
+func hitsToProto(hits []hub.SearchHit) []*hubv1.SearchHit {
+	out := make([]*hubv1.SearchHit, len(hits))
+	for i, h := range hits {
+		out[i] = &hubv1.SearchHit{Message: messageToProto(h.Message), Snippet: h.Snippet, Score: h.Score}
+	}
+	return out
+}
