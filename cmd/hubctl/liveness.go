@@ -104,21 +104,22 @@ func deepWorkSummary(d *hubv1.DeepWork, now time.Time) string {
 	return s + ": " + truncate(d.GetPlannedActivity(), 40)
 }
 
-// parseSince reads --since: a duration back from now ("90m") or a time (RFC 3339).
-func parseSince(s string, now time.Time) (*timestamppb.Timestamp, error) {
+// parseTimeBack reads a time flag such as --since: a duration back from
+// now ("90m") or a time (RFC 3339).
+func parseTimeBack(flag, s string, now time.Time) (*timestamppb.Timestamp, error) {
 	if s == "" {
 		return nil, nil
 	}
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {
-			return nil, usageErrorf("--since %s is negative: give how long back, e.g. 1h", s)
+			return nil, usageErrorf("--%s %s is negative: give how long back, e.g. 1h", flag, s)
 		}
 		return timestamppb.New(now.Add(-d)), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return timestamppb.New(t), nil
 	}
-	return nil, usageErrorf("--since %q is neither a duration (90m, 2h) nor a time (2026-01-19T14:00:00Z)", s)
+	return nil, usageErrorf("--%s %q is neither a duration (90m, 2h) nor a time (2026-01-19T14:00:00Z)", flag, s)
 }
 
 func eventsCmd(ctx context.Context, c *cli, args []string) error {
@@ -136,7 +137,7 @@ func eventsCmd(ctx context.Context, c *cli, args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("unexpected argument %q: use --agent NAME to select an agent", pos[0])
 	}
-	sinceTS, err := parseSince(*since, time.Now())
+	sinceTS, err := parseTimeBack("since", *since, time.Now())
 	if err != nil {
 		return err
 	}

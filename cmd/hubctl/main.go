@@ -126,6 +126,9 @@ func commandTable() []command {
 			usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] TEXT… (TEXT \"-\" reads stdin)", run: runSend},
 		{name: "messages", group: "messages", summary: "show the newest messages (all, one agent's or one channel's); --follow tails them",
 			usage: "[--agent NAME] [--channel #name] [--after ID] [--limit N] [--follow]", run: runMessages},
+		// search.go
+		{name: "messages search", group: "messages", summary: "find messages by their words, best match first (every word required; \"a phrase\")",
+			usage: "[--agent NAME] [--from NAME] [--channel #name] [--thread ID] [--since T] [--until T] [--limit N] [--page TOKEN] QUERY…", run: runSearch},
 		// prune.go
 		{name: "messages prune", group: "messages", summary: "delete the messages created before a time (in small batches; IDs are not reused)",
 			usage: "--before TIME|AGE   (RFC 3339 time such as 2026-01-31T00:00:00Z, or an age such as 30d)", run: runPrune},
