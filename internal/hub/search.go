@@ -25,16 +25,16 @@ import (
 
 // Search bounds.
 const (
-	MaxSearchQuery  = 512   // bytes of query text
-	MaxSearchTerms  = 16    // words and phrases in a query
-	MaxSearchLimit  = 100   // hits in one reply
-	MaxSearchOffset = MaxRanked // how deep pages go
+	maxSearchQuery  = 512       // bytes of query text
+	maxSearchTerms  = 16        // words and phrases in a query
+	maxSearchLimit  = 100       // hits in one reply
+	maxSearchOffset = MaxRanked // how deep pages go
 	// MaxRanked bounds a search's cost: the hits are the best of the
 	// newest MaxRanked messages that match (and pass the filters).
-	MaxRanked = 5000
-	defSearchLimit  = 20
-	// MaxSnippet is the most bytes a hit's snippet carries.
-	MaxSnippet = 400
+	MaxRanked      = 5000
+	defSearchLimit = 20
+	// maxSnippet is the most bytes a hit's snippet carries.
+	maxSnippet = 400
 	// SnippetMark opens and closes a matched word in a snippet.
 	SnippetMark = "**"
 )
@@ -78,8 +78,8 @@ type SearchHit struct {
 // ParseSearchTerms splits a query into its terms (see the query
 // language above). Errors: EINVALID.
 func ParseSearchTerms(q string) ([][]string, error) {
-	if len(q) > MaxSearchQuery {
-		return nil, Errorf(EINVALID, "query is %d bytes long: the most is %d", len(q), MaxSearchQuery)
+	if len(q) > maxSearchQuery {
+		return nil, Errorf(EINVALID, "query is %d bytes long: the most is %d", len(q), maxSearchQuery)
 	}
 	if !utf8.ValidString(q) {
 		return nil, Errorf(EINVALID, "query is not valid UTF-8 text")
@@ -104,8 +104,8 @@ func ParseSearchTerms(q string) ([][]string, error) {
 	if len(terms) == 0 {
 		return nil, Errorf(EINVALID, "query %q has no word to search for: give one or more words (letters or digits), or a \"quoted phrase\"", q)
 	}
-	if len(terms) > MaxSearchTerms {
-		return nil, Errorf(EINVALID, "query has %d words and phrases: the most is %d", len(terms), MaxSearchTerms)
+	if len(terms) > maxSearchTerms {
+		return nil, Errorf(EINVALID, "query has %d words and phrases: the most is %d", len(terms), maxSearchTerms)
 	}
 	return terms, nil
 }
@@ -123,7 +123,7 @@ func parsePageToken(s string) (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n > MaxSearchOffset {
+	if err != nil || n < 0 || n > maxSearchOffset {
 		return 0, Errorf(EINVALID, "page_token %q is not one this hub gave: pass the next_page_token of the previous reply, or leave it empty for the first page", s)
 	}
 	return n, nil
@@ -131,18 +131,18 @@ func parsePageToken(s string) (int, error) {
 
 // nextPageToken is the token of the page after hits found at offset, "" when none follows.
 func nextPageToken(offset, n int, more bool) string {
-	if !more || offset+n > MaxSearchOffset {
+	if !more || offset+n > maxSearchOffset {
 		return ""
 	}
 	return strconv.Itoa(offset + n)
 }
 
-// trimSnippet bounds a snippet to MaxSnippet bytes, on a character boundary.
+// trimSnippet bounds a snippet to maxSnippet bytes, on a character boundary.
 func trimSnippet(s string) string {
-	if len(s) <= MaxSnippet {
+	if len(s) <= maxSnippet {
 		return s
 	}
-	cut := MaxSnippet - len("…")
+	cut := maxSnippet - len("…")
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

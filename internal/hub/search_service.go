@@ -71,9 +71,9 @@ func (s *Service) searchQuery(req SearchRequest) (SearchQuery, error) {
 		return q, err
 	}
 	if req.Limit < 0 {
-		return q, Errorf(EINVALID, "limit %d is negative: give 1-%d, or 0 for the default (%d)", req.Limit, MaxSearchLimit, defSearchLimit)
+		return q, Errorf(EINVALID, "limit %d is negative: give 1-%d, or 0 for the default (%d)", req.Limit, maxSearchLimit, defSearchLimit)
 	}
-	q.Limit = min(req.Limit, MaxSearchLimit)
+	q.Limit = min(req.Limit, maxSearchLimit)
 	if q.Limit == 0 {
 		q.Limit = defSearchLimit
 	}
