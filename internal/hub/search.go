@@ -13,8 +13,9 @@ import (
 //   - words separated by spaces; a message matches when it holds every one
 //     (AND), in any order;
 //   - "a quoted phrase" matches those words next to each other, in order;
-//   - matching ignores case and stems English words ("deploys", "deployed"
-//     and "deploying" all match "deploy");
+//   - matching ignores case (SQLite: of ASCII letters only) and stems
+//     English words ("deploys", "deployed" and "deploying" all match
+//     "deploy");
 //   - every character that is not a letter or a digit separates words, as
 //     in the index ("api-v2" is the phrase "api v2"); there are no
 //     operators: OR, NOT, '-', '*' and parentheses are ordinary text.
@@ -110,9 +111,18 @@ func ParseSearchTerms(q string) ([][]string, error) {
 	return terms, nil
 }
 
-// searchWords splits s into lower-case words of letters and digits.
+// searchWords splits s into words of letters and digits, their ASCII
+// letters in lower case: the SQLite index folds those only, so folding
+// more would make "ÉTÉ" miss itself there (PostgreSQL folds every letter
+// of query and text alike).
 func searchWords(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+	lower := strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
+	return strings.FieldsFunc(lower, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
 }

@@ -20,7 +20,7 @@ func TestParseSearchTerms(t *testing.T) {
 		{query: "Deploy", want: [][]string{{"deploy"}}},
 		{query: "  disk   full ", want: [][]string{{"disk"}, {"full"}}},
 		{query: `"disk full" node`, want: [][]string{{"disk", "full"}, {"node"}}},
-		{query: `api-v2 café`, want: [][]string{{"api", "v2"}, {"café"}}},
+		{query: `api-V2 Café ÉTÉ`, want: [][]string{{"api", "v2"}, {"café"}, {"ÉtÉ"}}},
 		{query: `OR NOT -x* (y)`, want: [][]string{{"or"}, {"not"}, {"x"}, {"y"}}},
 		{query: `a "" b`, want: [][]string{{"a"}, {"b"}}},
 		{query: "", err: "no word to search for"},
