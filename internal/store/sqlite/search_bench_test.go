@@ -221,3 +221,52 @@ func seedSearchCorpus(path string, n int) error {
 	}
 	return tx.Commit()
 }
+
+// BenchmarkPostIndexCost measures what the full-text index adds to a post:
+// the same posts (one recipient, 8-40 words as in BenchmarkSearch's corpus)
+// into a store with the index and into one whose index triggers are
+// dropped, reporting the process CPU per post:
+//
+//	go test ./internal/store/sqlite -run '^$' -bench PostIndexCost -benchtime 20000x -count 3
+func BenchmarkPostIndexCost(b *testing.B) {
+	words := searchVocabulary(20_000)
+	for _, indexed := range []bool{false, true} {
+		name := "no-index"
+		if indexed {
+			name = "index"
+		}
+		b.Run(name, func(b *testing.B) {
+			db := newDB(b)
+			a := createAgent(b, db, "reader")
+			if !indexed {
+				mustUpdate(b, db, func(tx hub.Tx) error {
+					_, err := tx.(*Tx).exec(`DROP TRIGGER messages_fts_insert`)
+					return err
+				})
+			}
+			r := rand.New(rand.NewPCG(7, 8))
+			zipf := rand.NewZipf(rand.New(rand.NewPCG(9, 10)), 1.07, 1, uint64(len(words)-1))
+			bodies := make([]string, 1000)
+			for i := range bodies {
+				var sb strings.Builder
+				for j := range 8 + r.IntN(33) {
+					if j > 0 {
+						sb.WriteByte(' ')
+					}
+					sb.WriteString(words[zipf.Uint64()])
+				}
+				bodies[i] = sb.String()
+			}
+			ctx := context.Background()
+			cpu0, i := cpuTime(b), 0
+			for b.Loop() {
+				m := &hub.Message{From: "x", To: []string{"reader"}, Body: bodies[i%len(bodies)], Kind: hub.KindMessage, CreatedAt: t0}
+				i++
+				if err := db.Update(ctx, func(tx hub.Tx) error { return tx.InsertMessage(m, []hub.Delivery{{AgentID: a.ID}}) }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(i), "cpu-µs/post")
+		})
+	}
+}
