@@ -48,7 +48,7 @@ func TestToolsListResourcesAndPrompts(t *testing.T) {
 	slices.Sort(names)
 	want := []string{"check_hub_status", "checkpoint", "create_activity_log", "get_heartbeat_elapsed_time", "heartbeat",
 		"join_channel", "leave_channel", "list_agents", "list_channels", "list_reservations", "mark_read", "post_message",
-		"read_messages", "release_paths", "renew_reservations", "reserve_paths", "respond_to_pulse", "start_deep_work",
+		"read_messages", "release_paths", "renew_reservations", "reserve_paths", "respond_to_pulse", "search_messages", "start_deep_work",
 		"wait_for_messages"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v", names, want)

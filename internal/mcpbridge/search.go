@@ -15,7 +15,7 @@ import (
 // SearchMessagesInput is the input of search_messages.
 type SearchMessagesInput struct {
 	Query   string `json:"query"`
-	From    string `json:"from,omitempty"`
+	Author  string `json:"author,omitempty" jsonschema:"sent by"`
 	Channel string `json:"channel,omitempty"`
 	Since   string `json:"since,omitempty" jsonschema:"RFC 3339"`
 	Limit   int    `json:"limit,omitempty"`
@@ -52,7 +52,7 @@ func searchMessagesTool(s *mcp.Server, b *bridge) {
 			return "", SearchMessagesOutput{}, err
 		}
 		r, err := b.client.SearchMessages(ctx, &hubv1.SearchMessagesRequest{
-			Query: in.Query, From: strings.TrimPrefix(strings.TrimSpace(in.From), "@"), Channel: channelName(in.Channel),
+			Query: in.Query, From: strings.TrimPrefix(strings.TrimSpace(in.Author), "@"), Channel: channelName(in.Channel),
 			Since: since, Limit: int32(in.Limit), PageToken: in.Page,
 		})
 		if err != nil {

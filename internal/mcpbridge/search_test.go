@@ -19,7 +19,7 @@ func TestSearchMessagesTool(t *testing.T) {
 	mustCall(t, alice, "post_message", map[string]any{"to": []string{"bob"}, "body": "lunch?"}, nil)
 
 	var got mcpbridge.SearchMessagesOutput
-	res := mustCall(t, bob, "search_messages", map[string]any{"query": "build fail", "from": "@alice"}, &got)
+	res := mustCall(t, bob, "search_messages", map[string]any{"query": "build fail", "author": "@alice"}, &got)
 	if len(got.Hits) != 1 || got.Hits[0].From != "alice" || !strings.Contains(got.Hits[0].Snippet, "**builds**") {
 		t.Fatalf("search_messages = %+v, want bob's one message with builds marked", got)
 	}
