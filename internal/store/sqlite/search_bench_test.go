@@ -162,16 +162,11 @@ func seedSearchCorpus(path string, n int) error {
 	if err := SeedAgents(ctx, path, agents, t0, t0, nil); err != nil {
 		return err
 	}
-	raw, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?_journal_mode=WAL&_busy_timeout=5000")
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	tx, err := raw.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return bulkWrite(ctx, path, func(tx *sql.Tx) error { return seedMessages(ctx, tx, n, agents, channels, members) })
+}
+
+// seedMessages inserts n messages among agents (see BenchmarkSearch).
+func seedMessages(ctx context.Context, tx *sql.Tx, n, agents, channels, members int) error {
 	words := searchVocabulary(20_000)
 	r := rand.New(rand.NewPCG(3, 4))
 	zipf := rand.NewZipf(rand.New(rand.NewPCG(5, 6)), 1.07, 1, uint64(len(words)-1))
@@ -219,7 +214,7 @@ func seedSearchCorpus(path string, n int) error {
 			}
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // BenchmarkPostIndexCost measures what the full-text index adds to a post:

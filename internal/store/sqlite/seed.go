@@ -24,16 +24,12 @@ func SeedAgents(ctx context.Context, path string, n int, created, next time.Time
 	if err := db.Close(); err != nil {
 		return err
 	}
-	raw, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?_journal_mode=WAL&_busy_timeout=5000")
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	tx, err := raw.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return bulkWrite(ctx, path, func(tx *sql.Tx) error {
+		return seedAgents(ctx, tx, n, created, next, token)
+	})
+}
+
+func seedAgents(ctx context.Context, tx *sql.Tx, n int, created, next time.Time, token func(id int) string) error {
 	const ids = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) `
 	for _, q := range []struct {
 		sql  string
@@ -58,6 +54,26 @@ func SeedAgents(ctx context.Context, path string, n int, created, next time.Time
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// bulkWrite runs fn in one transaction on the migrated store at path,
+// through a connection of its own (no group commit, no statement cache):
+// for bulk loads that benchmarks need.
+func bulkWrite(ctx context.Context, path string, fn func(tx *sql.Tx) error) error {
+	raw, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?_journal_mode=WAL&_busy_timeout=5000")
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
 	}
 	return tx.Commit()
 }
