@@ -19,20 +19,20 @@ func ftsQuery(terms [][]string) string {
 }
 
 // SearchMessages implements hub.SearchTx in two steps: the page of
-// matching IDs by rank, then the snippets of that page only (snippet()
-// reads and tokenizes a body, too dear for every match). The match drives
-// (CROSS JOIN: the other way round, SQLite would run the full-text query
-// again for every delivery of the reader), newest first, and stops after
-// hub.MaxRanked messages that pass the filters.
+// matching IDs by rank, then the messages and snippets of that page only
+// (snippet.go). The match drives (CROSS JOIN: the other way round, SQLite
+// would run the full-text query again for every delivery of the reader),
+// newest first; the reader's deliveries are looked at before the messages;
+// it stops after hub.MaxRanked messages that pass the filters.
 func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	match := ftsQuery(q.Terms)
-	sqlq := `SELECT m.id AS id, hub_bm25(matchinfo(messages_fts, 'pcnalx')) AS score
-		FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid`
+	sqlq := `SELECT m.id AS id, hub_bm25(matchinfo(messages_fts, 'pcnalx')) AS score FROM messages_fts`
 	args := []any{}
 	if q.ReaderID > 0 {
-		sqlq += ` CROSS JOIN deliveries d ON d.agent_id = ? AND d.message_id = m.id`
+		sqlq += ` CROSS JOIN deliveries d ON d.agent_id = ? AND d.message_id = messages_fts.docid`
 		args = append(args, q.ReaderID)
 	}
+	sqlq += ` CROSS JOIN messages m ON m.id = messages_fts.docid`
 	sqlq += ` WHERE messages_fts MATCH ?`
 	args = append(args, match)
 	if q.Sender != "" {
@@ -77,31 +77,38 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	if err := rows.Err(); err != nil || len(hits) == 0 {
 		return nil, mapErr(err)
 	}
-	return hits, t.fillHits(match, hits, byID)
+	return hits, t.fillHits(q.Terms, hits, byID)
 }
 
-// fillHits reads the messages of a page of hits and their snippets.
-func (t *Tx) fillHits(match string, hits []hub.SearchHit, byID map[int64]int) error {
-	ids := make([]any, 0, len(byID)+1)
-	ids = append(ids, match)
+// fillHits reads the messages of a page of hits and makes their snippets.
+func (t *Tx) fillHits(terms [][]string, hits []hub.SearchHit, byID map[int64]int) error {
+	ids := make([]any, 0, len(byID))
 	for id := range byID {
 		ids = append(ids, id)
 	}
-	rows, err := t.query(`SELECT `+messageColumns+`, snippet(messages_fts, '`+hub.SnippetMark+`', '`+hub.SnippetMark+`', '…', -1, 24)
-		FROM messages_fts JOIN messages m ON m.id = messages_fts.docid
-		WHERE messages_fts MATCH ? AND messages_fts.docid IN (?`+strings.Repeat(`, ?`, len(byID)-1)+`)`, ids...)
+	rows, err := t.query(`SELECT `+messageColumns+` FROM messages m WHERE m.id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, ids...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var snippet string
-		m, err := scanMessage(rows, &snippet)
+		m, err := scanMessage(rows)
 		if err != nil {
 			return err
 		}
-		h := &hits[byID[m.ID]]
-		h.Message, h.Snippet = m, snippet
+		hits[byID[m.ID]].Message = m
 	}
-	return mapErr(rows.Err())
+	if err := rows.Err(); err != nil {
+		return mapErr(err)
+	}
+	stems, err := t.queryStems(terms)
+	if err != nil {
+		return err
+	}
+	for i := range hits {
+		if hits[i].Snippet, err = t.snippet(hits[i].Message.Body, stems); err != nil {
+			return err
+		}
+	}
+	return nil
 }

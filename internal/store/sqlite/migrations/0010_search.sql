@@ -22,3 +22,9 @@ CREATE TRIGGER messages_fts_update_after AFTER UPDATE OF body ON messages BEGIN
 END;
 
 INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+
+-- The same tokenizer as a table: SELECT token, start, "end" FROM
+-- messages_tokens WHERE input = ? gives the stems of a text with their
+-- byte offsets, from which the store builds the snippets of a page of
+-- hits (FTS4's snippet() would run the full-text query again per hit).
+CREATE VIRTUAL TABLE messages_tokens USING fts3tokenize('porter');
