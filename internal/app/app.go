@@ -52,6 +52,9 @@ type Main struct {
 	// ReservationReleaseAfter releases the path reservations of an agent
 	// silent this long (0: 1h).
 	ReservationReleaseAfter time.Duration
+	// AckOverdue nudges a recipient that has not acknowledged a message
+	// asking for it this long after the post (0: 10m).
+	AckOverdue time.Duration
 	NoOrchestrator          bool // tests that drive Tick themselves
 
 	// AdminTokenPath names a file holding the admin token

@@ -31,6 +31,9 @@ func (m *Main) scheduleSettings() hub.ScheduleSettings {
 	if m.ReservationReleaseAfter != 0 { // negative values reach the validation
 		set.ReservationReleaseAfter = m.ReservationReleaseAfter
 	}
+	if m.AckOverdue != 0 {
+		set.AckOverdue = m.AckOverdue
+	}
 	return set
 }
 

@@ -343,7 +343,7 @@ func (s *Service) postCron(tx Tx, j *CronJob, now time.Time) ([]int64, error) {
 	if err := s.validatePost(&req); err != nil {
 		return nil, err
 	}
-	m := &Message{From: SenderOrchestrator, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now}
+	m := &Message{From: SenderOrchestrator, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	return s.route(tx, nil, m, req, now)
 }
 

@@ -17,8 +17,8 @@ const (
 	KindSystem    = "system"
 )
 
-// Message is one message. Unread and MentionsYou are relative to the reader
-// and filled only by Inbox.
+// Message is one message. Unread, MentionsYou and Delivered are relative to
+// the reader and filled only by Inbox.
 type Message struct {
 	ID        int64
 	From      string
@@ -29,9 +29,15 @@ type Message struct {
 	ReplyTo   int64
 	Kind      string
 	CreatedAt time.Time
+	Priority  Priority // never zero once stored
+	// AckRequired: each recipient is asked to acknowledge it.
+	AckRequired bool
 
 	Unread      bool
 	MentionsYou bool
+	// Delivered (filled by Inbox): it already left the hub for the reader
+	// in an earlier reply, so this one is not its first delivery.
+	Delivered bool
 }
 
 // Delivery puts a message in one agent's inbox.
@@ -117,6 +123,9 @@ type PostRequest struct {
 	ReplyTo  string
 	Mentions []string
 	Kind     string // KindMessage if empty
+	// Priority: zero means PriorityNormal.
+	Priority    Priority
+	AckRequired bool
 
 	// bodyMentions are the @names of Body, parsed by validatePost outside
 	// the write transaction (parsing a large body must not hold the writer).

@@ -23,7 +23,8 @@ func (s *Service) Post(ctx context.Context, sender *Agent, from string, req Post
 		return nil, err
 	}
 	now := s.clock.Now()
-	m := &Message{From: from, Channel: req.Channel, Body: req.Body, ReplyTo: replyTo, Kind: req.Kind, CreatedAt: now}
+	m := &Message{From: from, Channel: req.Channel, Body: req.Body, ReplyTo: replyTo, Kind: req.Kind, CreatedAt: now,
+		Priority: req.Priority, AckRequired: req.AckRequired}
 	var recipients []int64
 	// RowLocked: a post writes only its message, deliveries and channel,
 	// so replicas on one database may post side by side.
@@ -54,6 +55,10 @@ func (s *Service) validatePost(req *PostRequest) error {
 func (s *Service) checkPost(req *PostRequest) error {
 	if req.Kind == "" {
 		req.Kind = KindMessage
+	}
+	var err error
+	if req.Priority, err = CheckPriority(req.Priority); err != nil {
+		return err
 	}
 	if strings.TrimSpace(req.Body) == "" {
 		return Errorf(EINVALID, "body is empty: write the message text in body")
@@ -203,6 +208,10 @@ func (s *Service) List(ctx context.Context, caller *Agent, req ListRequest) ([]*
 		return nil, 0, false, err
 	}
 	msgs, cursor, more := page(msgs, limit, after)
+	if err := s.markDelivered(ctx, caller.ID, msgs); err != nil {
+		return nil, 0, false, err
+	}
+	SortByPriority(msgs)
 	return msgs, cursor, more, nil
 }
 
@@ -264,6 +273,9 @@ func (s *Service) MarkRead(ctx context.Context, caller *Agent, upToID string) (i
 		if upTo > a.ReadUpTo {
 			a.ReadUpTo = upTo
 			if err := tx.UpdateAgent(a); err != nil {
+				return err
+			}
+			if err := tx.RecordRead(a.ID, upTo, s.clock.Now()); err != nil {
 				return err
 			}
 		}

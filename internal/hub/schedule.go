@@ -17,6 +17,9 @@ type ScheduleSettings struct {
 	// ReservationReleaseAfter: an agent that made no call for this long
 	// loses its path reservations (1h).
 	ReservationReleaseAfter time.Duration
+	// AckOverdue: a recipient asked to acknowledge a message is nudged
+	// once when it has not this long after the post (10m).
+	AckOverdue time.Duration
 }
 
 // DefaultScheduleSettings returns the defaults of SPEC §6.
@@ -31,6 +34,7 @@ func DefaultScheduleSettings() ScheduleSettings {
 		BatchLimit:        500,
 
 		ReservationReleaseAfter: time.Hour,
+		AckOverdue:              10 * time.Minute,
 	}
 }
 
@@ -47,6 +51,7 @@ func (c ScheduleSettings) Validate() error {
 		{"nudge-max-backoff", c.NudgeMaxBackoff},
 		{"pulse-busy-window", c.PulseBusyWindow},
 		{"release-reservations-after", c.ReservationReleaseAfter},
+		{"ack-overdue", c.AckOverdue},
 	} {
 		if f.d <= 0 {
 			return Errorf(EINVALID, "%s is %s: it must be a positive duration such as 5s or 10m", f.name, f.d)

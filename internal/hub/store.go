@@ -46,6 +46,7 @@ type Tx interface {
 	JoinCodeTx
 	InjectionTx
 	SearchTx
+	ReceiptTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

@@ -165,6 +165,10 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 	if err != nil {
 		return nil, err
 	}
+	if err := s.markDelivered(ctx, caller.ID, res.Messages); err != nil {
+		return nil, err
+	}
+	SortByPriority(res.Messages)
 	res.Waited = time.Since(start)
 	var latency time.Duration
 	if !wokenAt.IsZero() {

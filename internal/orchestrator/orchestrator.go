@@ -66,6 +66,7 @@ type Report struct {
 	Events    int   // health and deep work events recorded
 	Checked   int   // agents looked at for nudges
 	Nudged    int   // nudges sent
+	AckNudged int   // nudges sent about overdue acknowledgements
 	Pulses    int   // heartbeat pulses delivered
 	CronRuns  int   // cron jobs run
 	Pruned    int64 // old messages deleted under the retention
@@ -117,6 +118,7 @@ func New(svc *hub.Service, set hub.ScheduleSettings) (*Orchestrator, error) {
 		{"cron", o.stepCron},
 		{"retention", o.stepRetention},
 		{"reservations", o.stepReservations},
+		{"acks", o.stepAcks},
 	}
 	return o, nil
 }
@@ -325,6 +327,16 @@ func (o *Orchestrator) stepNudges(ctx context.Context, now time.Time) error {
 		r, more, err := o.svc.CheckNudges(ctx, now, o.set)
 		o.report.Checked += r.Checked
 		o.report.Nudged += r.Nudged
+		return more, err
+	})
+}
+
+// stepAcks nudges the recipients of messages whose acknowledgement is
+// overdue, once per message.
+func (o *Orchestrator) stepAcks(ctx context.Context, now time.Time) error {
+	return o.batches(func() (bool, error) {
+		n, more, err := o.svc.CheckAckOverdue(ctx, now, o.set)
+		o.report.AckNudged += n
 		return more, err
 	})
 }

@@ -94,6 +94,7 @@ func (a *AdminServer) RevokeToken(ctx context.Context, req *hubv1.RevokeTokenReq
 func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessageRequest) (*hubv1.AdminPostMessageResponse, error) {
 	m, err := a.s.svc.Post(ctx, nil, hub.SenderAdmin, hub.PostRequest{
 		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
+		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
 	})
 	if err != nil {
 		return nil, err

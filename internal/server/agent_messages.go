@@ -37,6 +37,7 @@ func (a *AgentServer) GetStatus(ctx context.Context, _ *hubv1.GetStatusRequest) 
 func (a *AgentServer) PostMessage(ctx context.Context, req *hubv1.PostMessageRequest) (*hubv1.PostMessageResponse, error) {
 	m, err := a.s.svc.Post(ctx, Caller(ctx), "", hub.PostRequest{
 		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
+		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
 	})
 	if err != nil {
 		return nil, err

@@ -60,6 +60,8 @@ func messageToProto(m *hub.Message) *hubv1.Message {
 		Kind:        m.Kind,
 		Unread:      m.Unread,
 		MentionsYou: m.MentionsYou,
+		Priority:    hubv1.Priority(m.Priority),
+		AckRequired: m.AckRequired,
 	}
 }
 

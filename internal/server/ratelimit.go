@@ -33,20 +33,21 @@ const RetryAfterKey = "retry-after"
 // applies to them only. Reads are cheap and WaitForMessages is bounded by
 // the waiter caps.
 var writeMethods = map[string]bool{
-	agentServicePrefix + "Heartbeat":         true,
-	agentServicePrefix + "PostMessage":       true,
-	agentServicePrefix + "MarkRead":          true,
-	agentServicePrefix + "JoinChannel":       true,
-	agentServicePrefix + "LeaveChannel":      true,
-	agentServicePrefix + "CreateActivityLog": true,
-	agentServicePrefix + "Checkpoint":        true,
-	agentServicePrefix + "StartDeepWork":     true,
-	agentServicePrefix + "RespondToPulse":    true,
-	agentServicePrefix + "ReservePaths":      true,
-	agentServicePrefix + "RenewReservations": true,
-	agentServicePrefix + "ReleasePaths":      true,
-	agentServicePrefix + "TakeInjection":     true,
-	agentServicePrefix + "CheckStop":         true,
+	agentServicePrefix + "Heartbeat":          true,
+	agentServicePrefix + "PostMessage":        true,
+	agentServicePrefix + "MarkRead":           true,
+	agentServicePrefix + "JoinChannel":        true,
+	agentServicePrefix + "LeaveChannel":       true,
+	agentServicePrefix + "CreateActivityLog":  true,
+	agentServicePrefix + "Checkpoint":         true,
+	agentServicePrefix + "StartDeepWork":      true,
+	agentServicePrefix + "RespondToPulse":     true,
+	agentServicePrefix + "ReservePaths":       true,
+	agentServicePrefix + "RenewReservations":  true,
+	agentServicePrefix + "ReleasePaths":       true,
+	agentServicePrefix + "TakeInjection":      true,
+	agentServicePrefix + "CheckStop":          true,
+	agentServicePrefix + "AcknowledgeMessage": true,
 }
 
 // isWriteMethod reports whether the full gRPC method name is a rate-limited

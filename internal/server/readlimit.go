@@ -16,6 +16,7 @@ var readMethods = map[string]bool{
 	agentServicePrefix + "GetDeepWork":             true,
 	agentServicePrefix + "GetHeartbeatElapsedTime": true,
 	agentServicePrefix + "ListReservations":        true,
+	agentServicePrefix + "GetMessageReceipts":      true,
 }
 
 // SetReadLimit sets the per-agent read budget; call it before serving. A

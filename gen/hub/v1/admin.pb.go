@@ -808,12 +808,16 @@ func (x *RevokeTokenResponse) GetAgent() *Agent {
 }
 
 type AdminPostMessageRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	To            []string               `protobuf:"bytes,1,rep,name=to,proto3" json:"to,omitempty"`
-	Channel       string                 `protobuf:"bytes,2,opt,name=channel,proto3" json:"channel,omitempty"`
-	Body          string                 `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
-	ReplyTo       string                 `protobuf:"bytes,4,opt,name=reply_to,json=replyTo,proto3" json:"reply_to,omitempty"`
-	Mentions      []string               `protobuf:"bytes,5,rep,name=mentions,proto3" json:"mentions,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	To       []string               `protobuf:"bytes,1,rep,name=to,proto3" json:"to,omitempty"`
+	Channel  string                 `protobuf:"bytes,2,opt,name=channel,proto3" json:"channel,omitempty"`
+	Body     string                 `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	ReplyTo  string                 `protobuf:"bytes,4,opt,name=reply_to,json=replyTo,proto3" json:"reply_to,omitempty"`
+	Mentions []string               `protobuf:"bytes,5,rep,name=mentions,proto3" json:"mentions,omitempty"`
+	// Unspecified means normal.
+	Priority Priority `protobuf:"varint,6,opt,name=priority,proto3,enum=hub.v1.Priority" json:"priority,omitempty"`
+	// Ask each recipient to acknowledge it.
+	AckRequired   bool `protobuf:"varint,7,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -881,6 +885,20 @@ func (x *AdminPostMessageRequest) GetMentions() []string {
 		return x.Mentions
 	}
 	return nil
+}
+
+func (x *AdminPostMessageRequest) GetPriority() Priority {
+	if x != nil {
+		return x.Priority
+	}
+	return Priority_PRIORITY_UNSPECIFIED
+}
+
+func (x *AdminPostMessageRequest) GetAckRequired() bool {
+	if x != nil {
+		return x.AckRequired
+	}
+	return false
 }
 
 type AdminPostMessageResponse struct {
@@ -3769,6 +3787,102 @@ func (x *AdminSearchMessagesResponse) GetNextPageToken() string {
 	return ""
 }
 
+type AdminGetMessageReceiptsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminGetMessageReceiptsRequest) Reset() {
+	*x = AdminGetMessageReceiptsRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminGetMessageReceiptsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminGetMessageReceiptsRequest) ProtoMessage() {}
+
+func (x *AdminGetMessageReceiptsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminGetMessageReceiptsRequest.ProtoReflect.Descriptor instead.
+func (*AdminGetMessageReceiptsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *AdminGetMessageReceiptsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type AdminGetMessageReceiptsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	Receipts      []*Receipt             `protobuf:"bytes,2,rep,name=receipts,proto3" json:"receipts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminGetMessageReceiptsResponse) Reset() {
+	*x = AdminGetMessageReceiptsResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminGetMessageReceiptsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminGetMessageReceiptsResponse) ProtoMessage() {}
+
+func (x *AdminGetMessageReceiptsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminGetMessageReceiptsResponse.ProtoReflect.Descriptor instead.
+func (*AdminGetMessageReceiptsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *AdminGetMessageReceiptsResponse) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *AdminGetMessageReceiptsResponse) GetReceipts() []*Receipt {
+	if x != nil {
+		return x.Receipts
+	}
+	return nil
+}
+
 var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
@@ -3819,13 +3933,15 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x12RevokeTokenRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\":\n" +
 	"\x13RevokeTokenResponse\x12#\n" +
-	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\"\x8e\x01\n" +
+	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\"\xdf\x01\n" +
 	"\x17AdminPostMessageRequest\x12\x0e\n" +
 	"\x02to\x18\x01 \x03(\tR\x02to\x12\x18\n" +
 	"\achannel\x18\x02 \x01(\tR\achannel\x12\x12\n" +
 	"\x04body\x18\x03 \x01(\tR\x04body\x12\x19\n" +
 	"\breply_to\x18\x04 \x01(\tR\areplyTo\x12\x1a\n" +
-	"\bmentions\x18\x05 \x03(\tR\bmentions\"E\n" +
+	"\bmentions\x18\x05 \x03(\tR\bmentions\x12,\n" +
+	"\bpriority\x18\x06 \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
+	"\fack_required\x18\a \x01(\bR\vackRequired\"E\n" +
 	"\x18AdminPostMessageResponse\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\"\x93\x01\n" +
 	"\x18AdminListMessagesRequest\x12\x19\n" +
@@ -3982,7 +4098,12 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\"l\n" +
 	"\x1bAdminSearchMessagesResponse\x12%\n" +
 	"\x04hits\x18\x01 \x03(\v2\x11.hub.v1.SearchHitR\x04hits\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\x9a\x16\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"0\n" +
+	"\x1eAdminGetMessageReceiptsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"y\n" +
+	"\x1fAdminGetMessageReceiptsResponse\x12)\n" +
+	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12+\n" +
+	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts2\x81\x17\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -4025,7 +4146,8 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x0eCreateJoinCode\x12\x1d.hub.v1.CreateJoinCodeRequest\x1a\x1e.hub.v1.CreateJoinCodeResponse\x12L\n" +
 	"\rListJoinCodes\x12\x1c.hub.v1.ListJoinCodesRequest\x1a\x1d.hub.v1.ListJoinCodesResponse\x12O\n" +
 	"\x0eRevokeJoinCode\x12\x1d.hub.v1.RevokeJoinCodeRequest\x1a\x1e.hub.v1.RevokeJoinCodeResponse\x12Y\n" +
-	"\x0eSearchMessages\x12\".hub.v1.AdminSearchMessagesRequest\x1a#.hub.v1.AdminSearchMessagesResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x0eSearchMessages\x12\".hub.v1.AdminSearchMessagesRequest\x1a#.hub.v1.AdminSearchMessagesResponse\x12e\n" +
+	"\x12GetMessageReceipts\x12&.hub.v1.AdminGetMessageReceiptsRequest\x1a'.hub.v1.AdminGetMessageReceiptsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -4039,7 +4161,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -4116,149 +4238,158 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*RevokeJoinCodeResponse)(nil),          // 72: hub.v1.RevokeJoinCodeResponse
 	(*AdminSearchMessagesRequest)(nil),      // 73: hub.v1.AdminSearchMessagesRequest
 	(*AdminSearchMessagesResponse)(nil),     // 74: hub.v1.AdminSearchMessagesResponse
-	(*Agent)(nil),                           // 75: hub.v1.Agent
-	(*Message)(nil),                         // 76: hub.v1.Message
-	(*AgentHealth)(nil),                     // 77: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 78: google.protobuf.Timestamp
-	(*Event)(nil),                           // 79: hub.v1.Event
-	(*DeepWork)(nil),                        // 80: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 81: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 82: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 83: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 84: hub.v1.CronJob
-	(*CronRun)(nil),                         // 85: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 86: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 87: hub.v1.Checkpoint
-	(*Channel)(nil),                         // 88: hub.v1.Channel
-	(*Reservation)(nil),                     // 89: hub.v1.Reservation
-	(*JoinCode)(nil),                        // 90: hub.v1.JoinCode
-	(*SearchMessagesRequest)(nil),           // 91: hub.v1.SearchMessagesRequest
-	(*SearchHit)(nil),                       // 92: hub.v1.SearchHit
+	(*AdminGetMessageReceiptsRequest)(nil),  // 75: hub.v1.AdminGetMessageReceiptsRequest
+	(*AdminGetMessageReceiptsResponse)(nil), // 76: hub.v1.AdminGetMessageReceiptsResponse
+	(*Agent)(nil),                           // 77: hub.v1.Agent
+	(Priority)(0),                           // 78: hub.v1.Priority
+	(*Message)(nil),                         // 79: hub.v1.Message
+	(*AgentHealth)(nil),                     // 80: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 81: google.protobuf.Timestamp
+	(*Event)(nil),                           // 82: hub.v1.Event
+	(*DeepWork)(nil),                        // 83: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 84: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 85: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 86: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 87: hub.v1.CronJob
+	(*CronRun)(nil),                         // 88: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 89: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 90: hub.v1.Checkpoint
+	(*Channel)(nil),                         // 91: hub.v1.Channel
+	(*Reservation)(nil),                     // 92: hub.v1.Reservation
+	(*JoinCode)(nil),                        // 93: hub.v1.JoinCode
+	(*SearchMessagesRequest)(nil),           // 94: hub.v1.SearchMessagesRequest
+	(*SearchHit)(nil),                       // 95: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 96: hub.v1.Receipt
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	75, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	75, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	75, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	75, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	75, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	75, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	75, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	75, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	76, // 8: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	76, // 9: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	77, // 10: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	78, // 11: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	79, // 12: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	80, // 13: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	76, // 14: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	81, // 15: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	82, // 16: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	83, // 17: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	83, // 18: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	76, // 19: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	84, // 20: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	84, // 21: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	84, // 22: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	84, // 23: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	85, // 24: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	85, // 25: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	78, // 26: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	78, // 27: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	78, // 28: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	80, // 29: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	86, // 30: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	87, // 31: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	75, // 32: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	77, // 33: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
-	57, // 34: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	88, // 35: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	78, // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	89, // 37: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	89, // 38: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	90, // 39: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	90, // 40: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	90, // 41: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	91, // 42: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
-	92, // 43: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	0,  // 44: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,  // 45: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,  // 46: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,  // 47: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,  // 48: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10, // 49: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12, // 50: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14, // 51: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16, // 52: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18, // 53: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20, // 54: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22, // 55: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24, // 56: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26, // 57: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28, // 58: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30, // 59: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32, // 60: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34, // 61: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36, // 62: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38, // 63: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40, // 64: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42, // 65: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44, // 66: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46, // 67: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48, // 68: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50, // 69: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52, // 70: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54, // 71: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56, // 72: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59, // 73: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	61, // 74: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	63, // 75: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
-	65, // 76: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	67, // 77: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	69, // 78: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	71, // 79: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	73, // 80: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
-	1,  // 81: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,  // 82: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,  // 83: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,  // 84: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,  // 85: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11, // 86: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13, // 87: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15, // 88: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17, // 89: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19, // 90: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21, // 91: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23, // 92: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25, // 93: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27, // 94: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29, // 95: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31, // 96: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33, // 97: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35, // 98: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37, // 99: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39, // 100: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41, // 101: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43, // 102: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45, // 103: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47, // 104: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49, // 105: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51, // 106: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53, // 107: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55, // 108: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58, // 109: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60, // 110: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62, // 111: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64, // 112: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66, // 113: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68, // 114: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	70, // 115: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	72, // 116: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	74, // 117: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	81, // [81:118] is the sub-list for method output_type
-	44, // [44:81] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	77, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	77, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	77, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	77, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	77, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	77, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	77, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	77, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	78, // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
+	79, // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	79, // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	80, // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	81, // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	82, // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	83, // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	79, // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	84, // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	85, // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	86, // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	86, // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	79, // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	87, // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	87, // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	87, // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	87, // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	88, // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	88, // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	81, // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	81, // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	81, // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	83, // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	89, // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	90, // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	77, // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	80, // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	57, // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
+	91, // 36: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
+	81, // 37: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	92, // 38: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	92, // 39: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	93, // 40: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	93, // 41: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	93, // 42: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	94, // 43: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
+	95, // 44: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	79, // 45: hub.v1.AdminGetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	96, // 46: hub.v1.AdminGetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	0,  // 47: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,  // 48: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,  // 49: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,  // 50: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,  // 51: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10, // 52: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12, // 53: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14, // 54: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16, // 55: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18, // 56: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20, // 57: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22, // 58: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24, // 59: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26, // 60: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28, // 61: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30, // 62: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32, // 63: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34, // 64: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36, // 65: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38, // 66: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40, // 67: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42, // 68: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44, // 69: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46, // 70: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48, // 71: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50, // 72: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52, // 73: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54, // 74: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56, // 75: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59, // 76: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
+	61, // 77: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	63, // 78: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
+	65, // 79: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	67, // 80: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	69, // 81: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	71, // 82: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	73, // 83: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
+	75, // 84: hub.v1.AdminService.GetMessageReceipts:input_type -> hub.v1.AdminGetMessageReceiptsRequest
+	1,  // 85: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,  // 86: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,  // 87: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,  // 88: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,  // 89: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11, // 90: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13, // 91: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15, // 92: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17, // 93: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19, // 94: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21, // 95: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23, // 96: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25, // 97: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27, // 98: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29, // 99: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31, // 100: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33, // 101: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35, // 102: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37, // 103: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39, // 104: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41, // 105: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43, // 106: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45, // 107: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47, // 108: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49, // 109: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51, // 110: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53, // 111: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55, // 112: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58, // 113: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60, // 114: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62, // 115: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64, // 116: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66, // 117: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	68, // 118: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	70, // 119: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	72, // 120: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	74, // 121: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	76, // 122: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
+	85, // [85:123] is the sub-list for method output_type
+	47, // [47:85] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -4275,7 +4406,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   75,
+			NumMessages:   77,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

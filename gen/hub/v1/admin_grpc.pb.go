@@ -56,6 +56,7 @@ const (
 	AdminService_ListJoinCodes_FullMethodName           = "/hub.v1.AdminService/ListJoinCodes"
 	AdminService_RevokeJoinCode_FullMethodName          = "/hub.v1.AdminService/RevokeJoinCode"
 	AdminService_SearchMessages_FullMethodName          = "/hub.v1.AdminService/SearchMessages"
+	AdminService_GetMessageReceipts_FullMethodName      = "/hub.v1.AdminService/GetMessageReceipts"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -142,6 +143,9 @@ type AdminServiceClient interface {
 	RevokeJoinCode(ctx context.Context, in *RevokeJoinCodeRequest, opts ...grpc.CallOption) (*RevokeJoinCodeResponse, error)
 	// SearchMessages finds any message by its words, best match first.
 	SearchMessages(ctx context.Context, in *AdminSearchMessagesRequest, opts ...grpc.CallOption) (*AdminSearchMessagesResponse, error)
+	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
+	// acknowledged. NotFound for an unknown ID.
+	GetMessageReceipts(ctx context.Context, in *AdminGetMessageReceiptsRequest, opts ...grpc.CallOption) (*AdminGetMessageReceiptsResponse, error)
 }
 
 type adminServiceClient struct {
@@ -522,6 +526,16 @@ func (c *adminServiceClient) SearchMessages(ctx context.Context, in *AdminSearch
 	return out, nil
 }
 
+func (c *adminServiceClient) GetMessageReceipts(ctx context.Context, in *AdminGetMessageReceiptsRequest, opts ...grpc.CallOption) (*AdminGetMessageReceiptsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdminGetMessageReceiptsResponse)
+	err := c.cc.Invoke(ctx, AdminService_GetMessageReceipts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -606,6 +620,9 @@ type AdminServiceServer interface {
 	RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error)
 	// SearchMessages finds any message by its words, best match first.
 	SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error)
+	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
+	// acknowledged. NotFound for an unknown ID.
+	GetMessageReceipts(context.Context, *AdminGetMessageReceiptsRequest) (*AdminGetMessageReceiptsResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -726,6 +743,9 @@ func (UnimplementedAdminServiceServer) RevokeJoinCode(context.Context, *RevokeJo
 }
 func (UnimplementedAdminServiceServer) SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SearchMessages not implemented")
+}
+func (UnimplementedAdminServiceServer) GetMessageReceipts(context.Context, *AdminGetMessageReceiptsRequest) (*AdminGetMessageReceiptsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetMessageReceipts not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1414,6 +1434,24 @@ func _AdminService_SearchMessages_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_GetMessageReceipts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminGetMessageReceiptsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetMessageReceipts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetMessageReceipts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetMessageReceipts(ctx, req.(*AdminGetMessageReceiptsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1568,6 +1606,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SearchMessages",
 			Handler:    _AdminService_SearchMessages_Handler,
+		},
+		{
+			MethodName: "GetMessageReceipts",
+			Handler:    _AdminService_GetMessageReceipts_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -240,7 +240,11 @@ type PostMessageRequest struct {
 	// ID of the message replied to.
 	ReplyTo string `protobuf:"bytes,4,opt,name=reply_to,json=replyTo,proto3" json:"reply_to,omitempty"`
 	// Extra mentions besides the @name found in the body.
-	Mentions      []string `protobuf:"bytes,5,rep,name=mentions,proto3" json:"mentions,omitempty"`
+	Mentions []string `protobuf:"bytes,5,rep,name=mentions,proto3" json:"mentions,omitempty"`
+	// Unspecified means normal.
+	Priority Priority `protobuf:"varint,6,opt,name=priority,proto3,enum=hub.v1.Priority" json:"priority,omitempty"`
+	// Ask each recipient to acknowledge it; the orchestrator nudges those that have not in time.
+	AckRequired   bool `protobuf:"varint,7,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -308,6 +312,20 @@ func (x *PostMessageRequest) GetMentions() []string {
 		return x.Mentions
 	}
 	return nil
+}
+
+func (x *PostMessageRequest) GetPriority() Priority {
+	if x != nil {
+		return x.Priority
+	}
+	return Priority_PRIORITY_UNSPECIFIED
+}
+
+func (x *PostMessageRequest) GetAckRequired() bool {
+	if x != nil {
+		return x.AckRequired
+	}
+	return false
 }
 
 type PostMessageResponse struct {
@@ -2858,6 +2876,255 @@ func (x *SearchMessagesResponse) GetNextPageToken() string {
 	return ""
 }
 
+type AcknowledgeMessageRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// IDs of messages the caller received (1 to 100).
+	Ids           []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcknowledgeMessageRequest) Reset() {
+	*x = AcknowledgeMessageRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcknowledgeMessageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcknowledgeMessageRequest) ProtoMessage() {}
+
+func (x *AcknowledgeMessageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcknowledgeMessageRequest.ProtoReflect.Descriptor instead.
+func (*AcknowledgeMessageRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *AcknowledgeMessageRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+type AcknowledgeMessageResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Acks          []*Acknowledgement     `protobuf:"bytes,1,rep,name=acks,proto3" json:"acks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcknowledgeMessageResponse) Reset() {
+	*x = AcknowledgeMessageResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcknowledgeMessageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcknowledgeMessageResponse) ProtoMessage() {}
+
+func (x *AcknowledgeMessageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcknowledgeMessageResponse.ProtoReflect.Descriptor instead.
+func (*AcknowledgeMessageResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *AcknowledgeMessageResponse) GetAcks() []*Acknowledgement {
+	if x != nil {
+		return x.Acks
+	}
+	return nil
+}
+
+// Acknowledgement is one acknowledged message.
+type Acknowledgement struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	MessageId string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// When it was first acknowledged.
+	AckedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=acked_at,json=ackedAt,proto3" json:"acked_at,omitempty"`
+	// False when this call acknowledged it again.
+	First         bool `protobuf:"varint,3,opt,name=first,proto3" json:"first,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Acknowledgement) Reset() {
+	*x = Acknowledgement{}
+	mi := &file_hub_v1_agent_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Acknowledgement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Acknowledgement) ProtoMessage() {}
+
+func (x *Acknowledgement) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Acknowledgement.ProtoReflect.Descriptor instead.
+func (*Acknowledgement) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *Acknowledgement) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *Acknowledgement) GetAckedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AckedAt
+	}
+	return nil
+}
+
+func (x *Acknowledgement) GetFirst() bool {
+	if x != nil {
+		return x.First
+	}
+	return false
+}
+
+type GetMessageReceiptsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMessageReceiptsRequest) Reset() {
+	*x = GetMessageReceiptsRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMessageReceiptsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMessageReceiptsRequest) ProtoMessage() {}
+
+func (x *GetMessageReceiptsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMessageReceiptsRequest.ProtoReflect.Descriptor instead.
+func (*GetMessageReceiptsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *GetMessageReceiptsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type GetMessageReceiptsResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Message *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	// One per recipient, by agent name.
+	Receipts      []*Receipt `protobuf:"bytes,2,rep,name=receipts,proto3" json:"receipts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMessageReceiptsResponse) Reset() {
+	*x = GetMessageReceiptsResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMessageReceiptsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMessageReceiptsResponse) ProtoMessage() {}
+
+func (x *GetMessageReceiptsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMessageReceiptsResponse.ProtoReflect.Descriptor instead.
+func (*GetMessageReceiptsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *GetMessageReceiptsResponse) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *GetMessageReceiptsResponse) GetReceipts() []*Receipt {
+	if x != nil {
+		return x.Receipts
+	}
+	return nil
+}
+
 var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
@@ -2876,13 +3143,15 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x12since_last_reading\x18\a \x01(\tR\x10sinceLastReading\"\x12\n" +
 	"\x10GetStatusRequest\";\n" +
 	"\x11GetStatusResponse\x12&\n" +
-	"\x06status\x18\x01 \x01(\v2\x0e.hub.v1.StatusR\x06status\"\x89\x01\n" +
+	"\x06status\x18\x01 \x01(\v2\x0e.hub.v1.StatusR\x06status\"\xda\x01\n" +
 	"\x12PostMessageRequest\x12\x0e\n" +
 	"\x02to\x18\x01 \x03(\tR\x02to\x12\x18\n" +
 	"\achannel\x18\x02 \x01(\tR\achannel\x12\x12\n" +
 	"\x04body\x18\x03 \x01(\tR\x04body\x12\x19\n" +
 	"\breply_to\x18\x04 \x01(\tR\areplyTo\x12\x1a\n" +
-	"\bmentions\x18\x05 \x03(\tR\bmentions\"@\n" +
+	"\bmentions\x18\x05 \x03(\tR\bmentions\x12,\n" +
+	"\bpriority\x18\x06 \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
+	"\fack_required\x18\a \x01(\bR\vackRequired\"@\n" +
 	"\x13PostMessageResponse\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\"\x81\x01\n" +
 	"\x13ListMessagesRequest\x12\x19\n" +
@@ -3049,7 +3318,21 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"page_token\x18\b \x01(\tR\tpageToken\"g\n" +
 	"\x16SearchMessagesResponse\x12%\n" +
 	"\x04hits\x18\x01 \x03(\v2\x11.hub.v1.SearchHitR\x04hits\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xae\x0e\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"-\n" +
+	"\x19AcknowledgeMessageRequest\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\"I\n" +
+	"\x1aAcknowledgeMessageResponse\x12+\n" +
+	"\x04acks\x18\x01 \x03(\v2\x17.hub.v1.AcknowledgementR\x04acks\"}\n" +
+	"\x0fAcknowledgement\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x01 \x01(\tR\tmessageId\x125\n" +
+	"\backed_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\aackedAt\x12\x14\n" +
+	"\x05first\x18\x03 \x01(\bR\x05first\"+\n" +
+	"\x19GetMessageReceiptsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"t\n" +
+	"\x1aGetMessageReceiptsResponse\x12)\n" +
+	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12+\n" +
+	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts2\xe8\x0f\n" +
 	"\fAgentService\x12@\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
@@ -3075,7 +3358,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponse\x12L\n" +
 	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\x12@\n" +
 	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponse\x12O\n" +
-	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponse\x12[\n" +
+	"\x12AcknowledgeMessage\x12!.hub.v1.AcknowledgeMessageRequest\x1a\".hub.v1.AcknowledgeMessageResponse\x12[\n" +
+	"\x12GetMessageReceipts\x12!.hub.v1.GetMessageReceiptsRequest\x1a\".hub.v1.GetMessageReceiptsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -3089,7 +3374,7 @@ func file_hub_v1_agent_proto_rawDescGZIP() []byte {
 	return file_hub_v1_agent_proto_rawDescData
 }
 
-var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_hub_v1_agent_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),                // 0: hub.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),               // 1: hub.v1.HeartbeatResponse
@@ -3141,104 +3426,120 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*CheckStopResponse)(nil),               // 47: hub.v1.CheckStopResponse
 	(*SearchMessagesRequest)(nil),           // 48: hub.v1.SearchMessagesRequest
 	(*SearchMessagesResponse)(nil),          // 49: hub.v1.SearchMessagesResponse
-	(*timestamppb.Timestamp)(nil),           // 50: google.protobuf.Timestamp
-	(*Status)(nil),                          // 51: hub.v1.Status
-	(*Message)(nil),                         // 52: hub.v1.Message
-	(*ActivityLog)(nil),                     // 53: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 54: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 55: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 56: hub.v1.Checkpoint
-	(*Reservation)(nil),                     // 57: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 58: hub.v1.ReservationConflict
-	(*Agent)(nil),                           // 59: hub.v1.Agent
-	(*SearchHit)(nil),                       // 60: hub.v1.SearchHit
+	(*AcknowledgeMessageRequest)(nil),       // 50: hub.v1.AcknowledgeMessageRequest
+	(*AcknowledgeMessageResponse)(nil),      // 51: hub.v1.AcknowledgeMessageResponse
+	(*Acknowledgement)(nil),                 // 52: hub.v1.Acknowledgement
+	(*GetMessageReceiptsRequest)(nil),       // 53: hub.v1.GetMessageReceiptsRequest
+	(*GetMessageReceiptsResponse)(nil),      // 54: hub.v1.GetMessageReceiptsResponse
+	(*timestamppb.Timestamp)(nil),           // 55: google.protobuf.Timestamp
+	(*Status)(nil),                          // 56: hub.v1.Status
+	(Priority)(0),                           // 57: hub.v1.Priority
+	(*Message)(nil),                         // 58: hub.v1.Message
+	(*ActivityLog)(nil),                     // 59: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 60: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 61: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 62: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 63: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 64: hub.v1.ReservationConflict
+	(*Agent)(nil),                           // 65: hub.v1.Agent
+	(*SearchHit)(nil),                       // 66: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 67: hub.v1.Receipt
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
-	50, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
-	51, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
-	52, // 2: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
-	52, // 3: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
-	52, // 4: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
-	51, // 5: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
-	53, // 6: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	54, // 7: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	55, // 8: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	56, // 9: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	54, // 10: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	50, // 11: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	55, // 12: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	55, // 13: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	55, // 14: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	55, // 15: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	54, // 16: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	52, // 17: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
-	30, // 18: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	50, // 19: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
-	33, // 20: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	57, // 21: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	58, // 22: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	57, // 23: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	57, // 24: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	57, // 25: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	59, // 26: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	52, // 27: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
-	52, // 28: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
-	50, // 29: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
-	50, // 30: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
-	60, // 31: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	0,  // 32: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,  // 33: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,  // 34: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,  // 35: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,  // 36: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10, // 37: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12, // 38: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	14, // 39: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	16, // 40: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	18, // 41: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	20, // 42: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	22, // 43: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	24, // 44: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	26, // 45: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	28, // 46: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	31, // 47: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	34, // 48: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	36, // 49: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	38, // 50: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	40, // 51: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	42, // 52: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	44, // 53: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
-	46, // 54: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
-	48, // 55: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
-	1,  // 56: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 57: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 58: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 59: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 60: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 61: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 62: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 63: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 64: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 65: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 66: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 67: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 68: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 69: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 70: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 71: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 72: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 73: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 74: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 75: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	43, // 76: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	45, // 77: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	47, // 78: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	49, // 79: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	56, // [56:80] is the sub-list for method output_type
-	32, // [32:56] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	55, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
+	56, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
+	57, // 2: hub.v1.PostMessageRequest.priority:type_name -> hub.v1.Priority
+	58, // 3: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
+	58, // 4: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
+	58, // 5: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
+	56, // 6: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
+	59, // 7: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	60, // 8: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	61, // 9: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	62, // 10: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	60, // 11: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	55, // 12: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	61, // 13: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	61, // 14: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	61, // 15: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	61, // 16: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	60, // 17: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	58, // 18: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	30, // 19: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
+	55, // 20: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	33, // 21: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
+	63, // 22: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	64, // 23: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	63, // 24: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	63, // 25: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	63, // 26: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	65, // 27: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	58, // 28: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	58, // 29: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	55, // 30: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
+	55, // 31: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
+	66, // 32: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	52, // 33: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
+	55, // 34: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
+	58, // 35: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	67, // 36: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	0,  // 37: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,  // 38: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,  // 39: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,  // 40: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,  // 41: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10, // 42: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12, // 43: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	14, // 44: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	16, // 45: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	18, // 46: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	20, // 47: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	22, // 48: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	24, // 49: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	26, // 50: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	28, // 51: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	31, // 52: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	34, // 53: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	36, // 54: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	38, // 55: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	40, // 56: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	42, // 57: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	44, // 58: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	46, // 59: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	48, // 60: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
+	50, // 61: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
+	53, // 62: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
+	1,  // 63: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 64: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 65: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 66: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 67: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 68: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 69: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 70: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 71: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 72: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 73: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 74: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 75: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 76: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 77: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 78: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 79: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 80: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 81: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 82: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	43, // 83: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	45, // 84: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	47, // 85: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	49, // 86: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	51, // 87: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	54, // 88: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	63, // [63:89] is the sub-list for method output_type
+	37, // [37:63] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -3254,7 +3555,7 @@ func file_hub_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_agent_proto_rawDesc), len(file_hub_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -43,6 +43,8 @@ const (
 	AgentService_TakeInjection_FullMethodName           = "/hub.v1.AgentService/TakeInjection"
 	AgentService_CheckStop_FullMethodName               = "/hub.v1.AgentService/CheckStop"
 	AgentService_SearchMessages_FullMethodName          = "/hub.v1.AgentService/SearchMessages"
+	AgentService_AcknowledgeMessage_FullMethodName      = "/hub.v1.AgentService/AcknowledgeMessage"
+	AgentService_GetMessageReceipts_FullMethodName      = "/hub.v1.AgentService/GetMessageReceipts"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -108,6 +110,14 @@ type AgentServiceClient interface {
 	CheckStop(ctx context.Context, in *CheckStopRequest, opts ...grpc.CallOption) (*CheckStopResponse, error)
 	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
 	SearchMessages(ctx context.Context, in *SearchMessagesRequest, opts ...grpc.CallOption) (*SearchMessagesResponse, error)
+	// AcknowledgeMessage acknowledges messages the caller received, all or none. Acknowledging
+	// again is not an error and keeps the first time; a message that did not ask for an
+	// acknowledgement may be acknowledged too. NotFound for an ID the caller did not receive.
+	AcknowledgeMessage(ctx context.Context, in *AcknowledgeMessageRequest, opts ...grpc.CallOption) (*AcknowledgeMessageResponse, error)
+	// GetMessageReceipts shows, per recipient, when a message the caller sent was delivered, read
+	// and acknowledged. NotFound unless the caller sent or received it; PermissionDenied for a
+	// recipient that is not the sender.
+	GetMessageReceipts(ctx context.Context, in *GetMessageReceiptsRequest, opts ...grpc.CallOption) (*GetMessageReceiptsResponse, error)
 }
 
 type agentServiceClient struct {
@@ -358,6 +368,26 @@ func (c *agentServiceClient) SearchMessages(ctx context.Context, in *SearchMessa
 	return out, nil
 }
 
+func (c *agentServiceClient) AcknowledgeMessage(ctx context.Context, in *AcknowledgeMessageRequest, opts ...grpc.CallOption) (*AcknowledgeMessageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AcknowledgeMessageResponse)
+	err := c.cc.Invoke(ctx, AgentService_AcknowledgeMessage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetMessageReceipts(ctx context.Context, in *GetMessageReceiptsRequest, opts ...grpc.CallOption) (*GetMessageReceiptsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetMessageReceiptsResponse)
+	err := c.cc.Invoke(ctx, AgentService_GetMessageReceipts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -421,6 +451,14 @@ type AgentServiceServer interface {
 	CheckStop(context.Context, *CheckStopRequest) (*CheckStopResponse, error)
 	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
 	SearchMessages(context.Context, *SearchMessagesRequest) (*SearchMessagesResponse, error)
+	// AcknowledgeMessage acknowledges messages the caller received, all or none. Acknowledging
+	// again is not an error and keeps the first time; a message that did not ask for an
+	// acknowledgement may be acknowledged too. NotFound for an ID the caller did not receive.
+	AcknowledgeMessage(context.Context, *AcknowledgeMessageRequest) (*AcknowledgeMessageResponse, error)
+	// GetMessageReceipts shows, per recipient, when a message the caller sent was delivered, read
+	// and acknowledged. NotFound unless the caller sent or received it; PermissionDenied for a
+	// recipient that is not the sender.
+	GetMessageReceipts(context.Context, *GetMessageReceiptsRequest) (*GetMessageReceiptsResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -502,6 +540,12 @@ func (UnimplementedAgentServiceServer) CheckStop(context.Context, *CheckStopRequ
 }
 func (UnimplementedAgentServiceServer) SearchMessages(context.Context, *SearchMessagesRequest) (*SearchMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SearchMessages not implemented")
+}
+func (UnimplementedAgentServiceServer) AcknowledgeMessage(context.Context, *AcknowledgeMessageRequest) (*AcknowledgeMessageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AcknowledgeMessage not implemented")
+}
+func (UnimplementedAgentServiceServer) GetMessageReceipts(context.Context, *GetMessageReceiptsRequest) (*GetMessageReceiptsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetMessageReceipts not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -956,6 +1000,42 @@ func _AgentService_SearchMessages_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_AcknowledgeMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AcknowledgeMessageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).AcknowledgeMessage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_AcknowledgeMessage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).AcknowledgeMessage(ctx, req.(*AcknowledgeMessageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetMessageReceipts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetMessageReceiptsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetMessageReceipts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetMessageReceipts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetMessageReceipts(ctx, req.(*GetMessageReceiptsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1058,6 +1138,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SearchMessages",
 			Handler:    _AgentService_SearchMessages_Handler,
+		},
+		{
+			MethodName: "AcknowledgeMessage",
+			Handler:    _AgentService_AcknowledgeMessage_Handler,
+		},
+		{
+			MethodName: "GetMessageReceipts",
+			Handler:    _AgentService_GetMessageReceipts_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

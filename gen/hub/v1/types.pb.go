@@ -22,6 +22,69 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Priority is how urgent a message is. Within one reply of a wait or a list,
+// urgent messages come first, then high, normal and low (IDs ascending within
+// each); the cursor stays the newest ID returned, so reordering skips nothing.
+type Priority int32
+
+const (
+	// Not given: normal.
+	Priority_PRIORITY_UNSPECIFIED Priority = 0
+	// Read when convenient.
+	Priority_PRIORITY_LOW Priority = 1
+	// The default.
+	Priority_PRIORITY_NORMAL Priority = 2
+	// Read before normal messages.
+	Priority_PRIORITY_HIGH Priority = 3
+	// Read now; shown first everywhere.
+	Priority_PRIORITY_URGENT Priority = 4
+)
+
+// Enum value maps for Priority.
+var (
+	Priority_name = map[int32]string{
+		0: "PRIORITY_UNSPECIFIED",
+		1: "PRIORITY_LOW",
+		2: "PRIORITY_NORMAL",
+		3: "PRIORITY_HIGH",
+		4: "PRIORITY_URGENT",
+	}
+	Priority_value = map[string]int32{
+		"PRIORITY_UNSPECIFIED": 0,
+		"PRIORITY_LOW":         1,
+		"PRIORITY_NORMAL":      2,
+		"PRIORITY_HIGH":        3,
+		"PRIORITY_URGENT":      4,
+	}
+)
+
+func (x Priority) Enum() *Priority {
+	p := new(Priority)
+	*p = x
+	return p
+}
+
+func (x Priority) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Priority) Descriptor() protoreflect.EnumDescriptor {
+	return file_hub_v1_types_proto_enumTypes[0].Descriptor()
+}
+
+func (Priority) Type() protoreflect.EnumType {
+	return &file_hub_v1_types_proto_enumTypes[0]
+}
+
+func (x Priority) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Priority.Descriptor instead.
+func (Priority) EnumDescriptor() ([]byte, []int) {
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{0}
+}
+
 // Agent is a registered agent. Tokens are never part of it.
 type Agent struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -196,8 +259,12 @@ type Message struct {
 	// Kind: "message" (default), "nudge", "heartbeat" (a pulse), "cron", "system".
 	Kind string `protobuf:"bytes,9,opt,name=kind,proto3" json:"kind,omitempty"`
 	// For the reader: whether this message is unread and mentions the reader.
-	Unread        bool `protobuf:"varint,10,opt,name=unread,proto3" json:"unread,omitempty"`
-	MentionsYou   bool `protobuf:"varint,11,opt,name=mentions_you,json=mentionsYou,proto3" json:"mentions_you,omitempty"`
+	Unread      bool `protobuf:"varint,10,opt,name=unread,proto3" json:"unread,omitempty"`
+	MentionsYou bool `protobuf:"varint,11,opt,name=mentions_you,json=mentionsYou,proto3" json:"mentions_you,omitempty"`
+	// How urgent the sender says it is; waits and lists put urgent, then high, first within a reply.
+	Priority Priority `protobuf:"varint,12,opt,name=priority,proto3,enum=hub.v1.Priority" json:"priority,omitempty"`
+	// The sender asked each recipient to acknowledge it (AcknowledgeMessage).
+	AckRequired   bool `protobuf:"varint,13,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -305,6 +372,20 @@ func (x *Message) GetUnread() bool {
 func (x *Message) GetMentionsYou() bool {
 	if x != nil {
 		return x.MentionsYou
+	}
+	return false
+}
+
+func (x *Message) GetPriority() Priority {
+	if x != nil {
+		return x.Priority
+	}
+	return Priority_PRIORITY_UNSPECIFIED
+}
+
+func (x *Message) GetAckRequired() bool {
+	if x != nil {
+		return x.AckRequired
 	}
 	return false
 }
@@ -2030,6 +2111,97 @@ func (x *SearchHit) GetScore() float64 {
 	return 0
 }
 
+// Receipt is what happened to a message for one recipient.
+type Receipt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Agent string                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// When the message first left the hub for this recipient: the first reply of a
+	// list or wait (a channel push is a wait) that carried it. Unset: not yet delivered.
+	DeliveredAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=delivered_at,json=deliveredAt,proto3" json:"delivered_at,omitempty"`
+	// True once the recipient's read cursor passed the message (MarkRead).
+	Read bool `protobuf:"varint,3,opt,name=read,proto3" json:"read,omitempty"`
+	// When the read cursor passed it; unset when read before receipts were kept.
+	ReadAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=read_at,json=readAt,proto3" json:"read_at,omitempty"`
+	// When the recipient acknowledged it (AcknowledgeMessage). Unset: not acknowledged.
+	AckedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=acked_at,json=ackedAt,proto3" json:"acked_at,omitempty"`
+	// Whether the recipient was mentioned in it.
+	Mentioned     bool `protobuf:"varint,6,opt,name=mentioned,proto3" json:"mentioned,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Receipt) Reset() {
+	*x = Receipt{}
+	mi := &file_hub_v1_types_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Receipt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Receipt) ProtoMessage() {}
+
+func (x *Receipt) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_types_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Receipt.ProtoReflect.Descriptor instead.
+func (*Receipt) Descriptor() ([]byte, []int) {
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *Receipt) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *Receipt) GetDeliveredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeliveredAt
+	}
+	return nil
+}
+
+func (x *Receipt) GetRead() bool {
+	if x != nil {
+		return x.Read
+	}
+	return false
+}
+
+func (x *Receipt) GetReadAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReadAt
+	}
+	return nil
+}
+
+func (x *Receipt) GetAckedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AckedAt
+	}
+	return nil
+}
+
+func (x *Receipt) GetMentioned() bool {
+	if x != nil {
+		return x.Mentioned
+	}
+	return false
+}
+
 var File_hub_v1_types_proto protoreflect.FileDescriptor
 
 const file_hub_v1_types_proto_rawDesc = "" +
@@ -2054,7 +2226,7 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x06health\x18\f \x01(\tR\x06health\x122\n" +
 	"\x15last_interaction_beat\x18\r \x01(\x03R\x13lastInteractionBeat\x12\x1d\n" +
 	"\n" +
-	"since_last\x18\x0e \x01(\x03R\tsinceLast\"\xac\x02\n" +
+	"since_last\x18\x0e \x01(\x03R\tsinceLast\"\xfd\x02\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
@@ -2068,7 +2240,9 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x04kind\x18\t \x01(\tR\x04kind\x12\x16\n" +
 	"\x06unread\x18\n" +
 	" \x01(\bR\x06unread\x12!\n" +
-	"\fmentions_you\x18\v \x01(\bR\vmentionsYou\"\xa3\x04\n" +
+	"\fmentions_you\x18\v \x01(\bR\vmentionsYou\x12,\n" +
+	"\bpriority\x18\f \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
+	"\fack_required\x18\r \x01(\bR\vackRequired\"\xa3\x04\n" +
 	"\x06Status\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12!\n" +
 	"\funread_count\x18\x02 \x01(\x03R\vunreadCount\x12#\n" +
@@ -2236,7 +2410,20 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\tSearchHit\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12\x18\n" +
 	"\asnippet\x18\x02 \x01(\tR\asnippet\x12\x14\n" +
-	"\x05score\x18\x03 \x01(\x01R\x05scoreB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x05score\x18\x03 \x01(\x01R\x05score\"\xfc\x01\n" +
+	"\aReceipt\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12=\n" +
+	"\fdelivered_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vdeliveredAt\x12\x12\n" +
+	"\x04read\x18\x03 \x01(\bR\x04read\x123\n" +
+	"\aread_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x06readAt\x125\n" +
+	"\backed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\aackedAt\x12\x1c\n" +
+	"\tmentioned\x18\x06 \x01(\bR\tmentioned*s\n" +
+	"\bPriority\x12\x18\n" +
+	"\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x10\n" +
+	"\fPRIORITY_LOW\x10\x01\x12\x13\n" +
+	"\x0fPRIORITY_NORMAL\x10\x02\x12\x11\n" +
+	"\rPRIORITY_HIGH\x10\x03\x12\x13\n" +
+	"\x0fPRIORITY_URGENT\x10\x04B*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_types_proto_rawDescOnce sync.Once
@@ -2250,78 +2437,85 @@ func file_hub_v1_types_proto_rawDescGZIP() []byte {
 	return file_hub_v1_types_proto_rawDescData
 }
 
-var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_hub_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_hub_v1_types_proto_goTypes = []any{
-	(*Agent)(nil),                 // 0: hub.v1.Agent
-	(*Message)(nil),               // 1: hub.v1.Message
-	(*Status)(nil),                // 2: hub.v1.Status
-	(*Finding)(nil),               // 3: hub.v1.Finding
-	(*AgentHealth)(nil),           // 4: hub.v1.AgentHealth
-	(*Elapsed)(nil),               // 5: hub.v1.Elapsed
-	(*ActivityLog)(nil),           // 6: hub.v1.ActivityLog
-	(*Checkpoint)(nil),            // 7: hub.v1.Checkpoint
-	(*DeepWork)(nil),              // 8: hub.v1.DeepWork
-	(*Event)(nil),                 // 9: hub.v1.Event
-	(*BeatAgent)(nil),             // 10: hub.v1.BeatAgent
-	(*BeatInfo)(nil),              // 11: hub.v1.BeatInfo
-	(*PulseConfig)(nil),           // 12: hub.v1.PulseConfig
-	(*PulseStatus)(nil),           // 13: hub.v1.PulseStatus
-	(*CronJob)(nil),               // 14: hub.v1.CronJob
-	(*CronRun)(nil),               // 15: hub.v1.CronRun
-	(*Reservation)(nil),           // 16: hub.v1.Reservation
-	(*ReservationConflict)(nil),   // 17: hub.v1.ReservationConflict
-	(*JoinCode)(nil),              // 18: hub.v1.JoinCode
-	(*SearchHit)(nil),             // 19: hub.v1.SearchHit
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(Priority)(0),                 // 0: hub.v1.Priority
+	(*Agent)(nil),                 // 1: hub.v1.Agent
+	(*Message)(nil),               // 2: hub.v1.Message
+	(*Status)(nil),                // 3: hub.v1.Status
+	(*Finding)(nil),               // 4: hub.v1.Finding
+	(*AgentHealth)(nil),           // 5: hub.v1.AgentHealth
+	(*Elapsed)(nil),               // 6: hub.v1.Elapsed
+	(*ActivityLog)(nil),           // 7: hub.v1.ActivityLog
+	(*Checkpoint)(nil),            // 8: hub.v1.Checkpoint
+	(*DeepWork)(nil),              // 9: hub.v1.DeepWork
+	(*Event)(nil),                 // 10: hub.v1.Event
+	(*BeatAgent)(nil),             // 11: hub.v1.BeatAgent
+	(*BeatInfo)(nil),              // 12: hub.v1.BeatInfo
+	(*PulseConfig)(nil),           // 13: hub.v1.PulseConfig
+	(*PulseStatus)(nil),           // 14: hub.v1.PulseStatus
+	(*CronJob)(nil),               // 15: hub.v1.CronJob
+	(*CronRun)(nil),               // 16: hub.v1.CronRun
+	(*Reservation)(nil),           // 17: hub.v1.Reservation
+	(*ReservationConflict)(nil),   // 18: hub.v1.ReservationConflict
+	(*JoinCode)(nil),              // 19: hub.v1.JoinCode
+	(*SearchHit)(nil),             // 20: hub.v1.SearchHit
+	(*Receipt)(nil),               // 21: hub.v1.Receipt
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
 }
 var file_hub_v1_types_proto_depIdxs = []int32{
-	20, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	20, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	20, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
-	20, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	3,  // 4: hub.v1.Status.findings:type_name -> hub.v1.Finding
-	20, // 5: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
-	8,  // 6: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
-	20, // 7: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
-	3,  // 8: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
-	20, // 9: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
-	20, // 10: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
-	20, // 11: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
-	20, // 12: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
-	20, // 13: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
-	8,  // 14: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
-	20, // 15: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
-	20, // 16: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
-	20, // 17: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	20, // 18: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
-	20, // 19: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
-	20, // 20: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
-	20, // 21: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
-	20, // 22: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
-	20, // 23: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
-	10, // 24: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
-	12, // 25: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
-	20, // 26: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
-	20, // 27: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
-	20, // 28: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
-	20, // 29: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
-	20, // 30: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
-	20, // 31: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
-	20, // 32: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
-	20, // 33: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
-	20, // 34: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
-	20, // 35: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
-	20, // 36: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
-	16, // 37: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
-	20, // 38: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
-	20, // 39: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
-	20, // 40: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
-	1,  // 41: hub.v1.SearchHit.message:type_name -> hub.v1.Message
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	22, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	22, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	22, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
+	22, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	0,  // 4: hub.v1.Message.priority:type_name -> hub.v1.Priority
+	4,  // 5: hub.v1.Status.findings:type_name -> hub.v1.Finding
+	22, // 6: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
+	9,  // 7: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
+	22, // 8: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
+	4,  // 9: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
+	22, // 10: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
+	22, // 11: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
+	22, // 12: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
+	22, // 13: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
+	22, // 14: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
+	9,  // 15: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
+	22, // 16: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
+	22, // 17: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
+	22, // 18: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	22, // 19: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
+	22, // 20: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
+	22, // 21: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
+	22, // 22: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
+	22, // 23: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
+	22, // 24: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
+	11, // 25: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
+	13, // 26: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
+	22, // 27: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
+	22, // 28: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
+	22, // 29: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
+	22, // 30: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
+	22, // 31: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
+	22, // 32: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
+	22, // 33: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
+	22, // 34: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
+	22, // 35: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
+	22, // 36: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
+	22, // 37: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
+	17, // 38: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
+	22, // 39: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
+	22, // 40: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
+	22, // 41: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
+	2,  // 42: hub.v1.SearchHit.message:type_name -> hub.v1.Message
+	22, // 43: hub.v1.Receipt.delivered_at:type_name -> google.protobuf.Timestamp
+	22, // 44: hub.v1.Receipt.read_at:type_name -> google.protobuf.Timestamp
+	22, // 45: hub.v1.Receipt.acked_at:type_name -> google.protobuf.Timestamp
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_types_proto_init() }
@@ -2334,13 +2528,14 @@ func file_hub_v1_types_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_types_proto_rawDesc), len(file_hub_v1_types_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   20,
+			NumEnums:      1,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_hub_v1_types_proto_goTypes,
 		DependencyIndexes: file_hub_v1_types_proto_depIdxs,
+		EnumInfos:         file_hub_v1_types_proto_enumTypes,
 		MessageInfos:      file_hub_v1_types_proto_msgTypes,
 	}.Build()
 	File_hub_v1_types_proto = out.File

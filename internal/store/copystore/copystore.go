@@ -59,8 +59,8 @@ var tables = []table{
 	{name: "agents"},
 	{name: "channels"},
 	{name: "channel_members"},
-	{name: "messages", convs: map[string]conv{"recipients": nameList, "mentions": nameList}, generated: []string{"search"}},
-	{name: "deliveries", convs: map[string]conv{"mention": boolean}},
+	{name: "messages", convs: map[string]conv{"recipients": nameList, "mentions": nameList, "ack_required": boolean}, generated: []string{"search"}},
+	{name: "deliveries", convs: map[string]conv{"mention": boolean, "ack_required": boolean}},
 	{name: "meta"},
 	{name: "activity_logs", convs: map[string]conv{"content": jsonList, "tags": jsonList}},
 	{name: "checkpoints"},
@@ -76,6 +76,7 @@ var tables = []table{
 	{name: "nudges_sent"},
 	{name: "pulses_sent"},
 	{name: "injections"},
+	{name: "read_marks"},
 }
 
 // bookkeeping are the stores' own tables, not copied as rows: their

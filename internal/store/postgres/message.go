@@ -98,30 +98,35 @@ func (t *Tx) insertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		bodies, kinds         = make([]string, 0, n), make([]string, 0, n)
 		to, mentions          = make([]string, 0, n), make([]string, 0, n)
 		dAgent, dMsg          []int64
-		dMention              []bool
+		dMention, dAck        []bool
+		prios                 = make([]int32, 0, n)
+		acks                  = make([]bool, 0, n)
 	)
 	for i, m := range ms {
 		m.ID = first + int64(i)
+		row.NormalPriority(m)
+		prios, acks = append(prios, int32(m.Priority)), append(acks, m.AckRequired)
 		ids, replyTo, created = append(ids, m.ID), append(replyTo, m.ReplyTo), append(created, row.Nanos(m.CreatedAt))
 		senders, channels = append(senders, m.From), append(channels, m.Channel)
 		bodies, kinds = append(bodies, m.Body), append(kinds, m.Kind)
 		to, mentions = append(to, arrayLiteral(m.To)), append(mentions, arrayLiteral(m.Mentions))
 		for _, d := range ds[i] {
 			dAgent, dMsg, dMention = append(dAgent, d.AgentID), append(dMsg, m.ID), append(dMention, d.Mention)
+			dAck = append(dAck, m.AckRequired)
 		}
 	}
-	if _, err := t.execAs(sharedSafe, `INSERT INTO messages (id, sender, recipients, channel, body, mentions, reply_to, kind, created_at)
-		SELECT id, sender, recipients::text[], channel, body, mentions::text[], reply_to, kind, created_at
-		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
-			AS v(id, sender, recipients, channel, body, mentions, reply_to, kind, created_at)`,
-		ids, senders, to, channels, bodies, mentions, replyTo, kinds, created); err != nil {
+	if _, err := t.execAs(sharedSafe, `INSERT INTO messages (id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required)
+		SELECT id, sender, recipients::text[], channel, body, mentions::text[], reply_to, kind, created_at, priority, ack_required
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[], $10::integer[], $11::boolean[])
+			AS v(id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required)`,
+		ids, senders, to, channels, bodies, mentions, replyTo, kinds, created, prios, acks); err != nil {
 		return err
 	}
 	if len(dAgent) == 0 {
 		return nil
 	}
-	_, err = t.execAs(sharedSafe, `INSERT INTO deliveries (agent_id, message_id, mention)
-		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[])`, dAgent, dMsg, dMention)
+	_, err = t.execAs(sharedSafe, `INSERT INTO deliveries (agent_id, message_id, mention, ack_required)
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[], $4::boolean[])`, dAgent, dMsg, dMention, dAck)
 	return err
 }
 
@@ -145,17 +150,18 @@ func arrayLiteral(names []string) string {
 	return string(append(b, '}'))
 }
 
-const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at`
+const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required`
 
 func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 	var m hub.Message
 	var to, mentions []string
 	var created int64
-	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created}, extra...)
+	var prio int32
+	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &prio, &m.AckRequired}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
-	m.To, m.Mentions, m.CreatedAt = unlist(to), unlist(mentions), row.Time(created)
+	m.To, m.Mentions, m.CreatedAt, m.Priority = unlist(to), unlist(mentions), row.Time(created), hub.Priority(prio)
 	return &m, nil
 }
 
@@ -170,16 +176,16 @@ func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
 
 // Inbox implements hub.MessageTx.
 func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
-	rows, err := t.query(`SELECT `+messageColumns+`, d.mention FROM deliveries d JOIN messages m ON m.id = d.message_id
+	rows, err := t.query(`SELECT `+messageColumns+`, d.mention, d.delivered_at <> 0 FROM deliveries d JOIN messages m ON m.id = d.message_id
 		WHERE d.agent_id = $1 AND d.message_id > $2 AND ($3::text = '' OR m.channel = $3)
 		ORDER BY d.message_id LIMIT $4`, agentID, q.After, q.Channel, q.Limit)
 	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) {
-		var mention bool
-		m, err := scanMessage(r, &mention)
+		var mention, delivered bool
+		m, err := scanMessage(r, &mention, &delivered)
 		if err != nil {
 			return nil, err
 		}
-		m.MentionsYou, m.Unread = mention, m.ID > q.ReadUpTo
+		m.MentionsYou, m.Unread, m.Delivered = mention, m.ID > q.ReadUpTo, delivered
 		return m, nil
 	})
 }

@@ -204,3 +204,35 @@ func JoinCode(s Scanner) (*hub.JoinCode, error) {
 	c.CreatedAt, c.ExpiresAt, c.RevokedAt = Time(created), Time(expires), Time(revoked)
 	return &c, nil
 }
+
+// NormalPriority gives m the normal priority when it has none, before a
+// store writes it (system messages built without one).
+func NormalPriority(m *hub.Message) {
+	if m.Priority == 0 {
+		m.Priority = hub.PriorityNormal
+	}
+}
+
+// Receipt scans a receipt: agent ID, agent name, mention, delivered at,
+// read (the cursor passed it), read at, acknowledged at.
+func Receipt(s Scanner) (hub.Receipt, error) {
+	var r hub.Receipt
+	var delivered, readAt, acked int64
+	if err := s.Scan(&r.AgentID, &r.Agent, &r.Mention, &delivered, &r.Read, &readAt, &acked); err != nil {
+		return r, err
+	}
+	r.DeliveredAt, r.ReadAt, r.AckedAt = Time(delivered), Time(readAt), Time(acked)
+	return r, nil
+}
+
+// PendingAck scans a pending acknowledgement: agent ID, agent name, agent
+// locale, message ID, sender, message creation time.
+func PendingAck(s Scanner) (hub.PendingAck, error) {
+	var p hub.PendingAck
+	var created int64
+	if err := s.Scan(&p.AgentID, &p.Agent, &p.Locale, &p.MessageID, &p.From, &created); err != nil {
+		return p, err
+	}
+	p.CreatedAt = Time(created)
+	return p, nil
+}

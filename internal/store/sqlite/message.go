@@ -22,9 +22,10 @@ func splitNames(s string) []string {
 
 // InsertMessage implements hub.MessageTx.
 func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
-	res, err := t.exec(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt))
+	row.NormalPriority(m)
+	res, err := t.exec(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired)
 	if err != nil {
 		return err
 	}
@@ -34,20 +35,20 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 	// One statement per delivery through the connection's statement cache
 	// (a fresh Prepare here would parse the SQL again on every post).
 	for _, d := range deliveries {
-		if _, err := t.exec(`INSERT INTO deliveries (agent_id, message_id, mention) VALUES (?, ?, ?)`, d.AgentID, m.ID, d.Mention); err != nil {
+		if _, err := t.exec(`INSERT INTO deliveries (agent_id, message_id, mention, ack_required) VALUES (?, ?, ?, ?)`, d.AgentID, m.ID, d.Mention, m.AckRequired); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at`
+const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required`
 
 func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 	var m hub.Message
 	var to, mentions string
 	var created int64
-	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created}, extra...)
+	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &m.Priority, &m.AckRequired}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
 
 // Inbox implements hub.MessageTx.
 func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
-	sqlq := `SELECT ` + messageColumns + `, d.mention FROM deliveries d JOIN messages m ON m.id = d.message_id
+	sqlq := `SELECT ` + messageColumns + `, d.mention, d.delivered_at <> 0 FROM deliveries d JOIN messages m ON m.id = d.message_id
 		WHERE d.agent_id = ? AND d.message_id > ?`
 	args := []any{agentID, q.After}
 	if q.Channel != "" {
@@ -82,12 +83,12 @@ func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
 	defer rows.Close()
 	var out []*hub.Message
 	for rows.Next() {
-		var mention bool
-		m, err := scanMessage(rows, &mention)
+		var mention, delivered bool
+		m, err := scanMessage(rows, &mention, &delivered)
 		if err != nil {
 			return nil, err
 		}
-		m.MentionsYou = mention
+		m.MentionsYou, m.Delivered = mention, delivered
 		m.Unread = m.ID > q.ReadUpTo
 		out = append(out, m)
 	}
@@ -229,12 +230,13 @@ func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
 // of one statement are inserted one after the other); then their
 // deliveries.
 func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
-	args := make([]any, 0, 8*len(ms))
+	args := make([]any, 0, 10*len(ms))
 	for _, m := range ms {
-		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt))
+		row.NormalPriority(m)
+		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired)
 	}
-	err := t.execRows("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at) VALUES `,
-		``, 8, args, func(first, n int, res sql.Result) error {
+	err := t.execRows("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required) VALUES `,
+		``, 10, args, func(first, n int, res sql.Result) error {
 			last, err := res.LastInsertId()
 			if err != nil {
 				return err
@@ -253,8 +255,8 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 	var dargs []any
 	for i, m := range ms {
 		for _, d := range ds[i] {
-			dargs = append(dargs, d.AgentID, m.ID, d.Mention)
+			dargs = append(dargs, d.AgentID, m.ID, d.Mention, m.AckRequired)
 		}
 	}
-	return t.execRows("insert deliveries", `INSERT INTO deliveries (agent_id, message_id, mention) VALUES `, ``, 3, dargs, nil)
+	return t.execRows("insert deliveries", `INSERT INTO deliveries (agent_id, message_id, mention, ack_required) VALUES `, ``, 4, dargs, nil)
 }

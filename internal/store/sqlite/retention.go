@@ -8,12 +8,18 @@ import (
 
 // DeleteMessagesBefore implements hub.RetentionTx. The oldest messages come
 // first in ID order, so the scan stops after limit rows; deliveries go by
-// cascade.
+// cascade, and the read marks that covered only deleted messages.
 func (t *Tx) DeleteMessagesBefore(before time.Time, limit int) (int64, error) {
 	res, err := t.exec(`DELETE FROM messages WHERE id IN (
 		SELECT id FROM messages WHERE created_at < ? ORDER BY id LIMIT ?)`, row.Nanos(before), limit)
 	if err != nil {
 		return 0, err
 	}
-	return res.RowsAffected()
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return n, err
+	}
+	// The read marks below every message left cover nothing any more.
+	_, err = t.exec(`DELETE FROM read_marks WHERE at < ? AND up_to < (SELECT COALESCE(MIN(id), 9223372036854775807) FROM messages)`, row.Nanos(before))
+	return n, err
 }

@@ -1,0 +1,155 @@
+package hub
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Priorities and receipts. A message carries a priority and may ask each
+// recipient for an acknowledgement. Per recipient the hub keeps three
+// receipts:
+//
+//   - delivered: the first time the message left the hub for that
+//     recipient, in the reply of a list or a wait (a Claude Code channel
+//     push is a wait). Written once per delivery, by the read that carried it.
+//   - read: the recipient's read cursor passed the message (MarkRead). It is
+//     derived from the cursor, never written per message: each move of the
+//     cursor records one (agent, up to, time) mark, and a message's read
+//     time is that of the first mark at or above it.
+//   - acknowledged: the recipient called AcknowledgeMessage on it.
+//
+// Within one reply of a wait or a list, urgent messages come first, then
+// high, normal and low; the cursor is still the newest ID the reply covers,
+// so the order within a reply never makes a client skip a message.
+
+// Priority is how urgent a message is. The zero value is "not given", which
+// means PriorityNormal.
+type Priority int
+
+// Priorities, from the least urgent.
+const (
+	PriorityLow Priority = iota + 1
+	PriorityNormal
+	PriorityHigh
+	PriorityUrgent
+)
+
+// priorityNames are the priorities' names, by value.
+var priorityNames = []string{PriorityLow: "low", PriorityNormal: "normal", PriorityHigh: "high", PriorityUrgent: "urgent"}
+
+// String returns the priority's name ("normal" for the zero value).
+func (p Priority) String() string {
+	if p == 0 {
+		return "normal"
+	}
+	if p < PriorityLow || p > PriorityUrgent {
+		return "priority(" + strconv.Itoa(int(p)) + ")"
+	}
+	return priorityNames[p]
+}
+
+// CheckPriority returns p with the zero value made PriorityNormal, or
+// EINVALID naming the allowed values.
+func CheckPriority(p Priority) (Priority, error) {
+	switch {
+	case p == 0:
+		return PriorityNormal, nil
+	case p >= PriorityLow && p <= PriorityUrgent:
+		return p, nil
+	}
+	return 0, Errorf(EINVALID, "priority %d is not one of low, normal, high, urgent", int(p))
+}
+
+// ParsePriority returns the priority named s ("" is normal), or EINVALID
+// naming the allowed values.
+func ParsePriority(s string) (Priority, error) {
+	if s == "" {
+		return PriorityNormal, nil
+	}
+	for p := PriorityLow; p <= PriorityUrgent; p++ {
+		if strings.EqualFold(s, priorityNames[p]) {
+			return p, nil
+		}
+	}
+	return 0, Errorf(EINVALID, "priority %q is not one of low, normal, high, urgent", s)
+}
+
+// SortByPriority orders the messages of one reply most urgent first, by ID
+// within a priority. The caller keeps the cursor it computed before.
+func SortByPriority(msgs []*Message) {
+	slices.SortStableFunc(msgs, func(a, b *Message) int { return int(b.Priority) - int(a.Priority) })
+}
+
+// Receipt is what happened to one message for one recipient.
+type Receipt struct {
+	AgentID     int64
+	Agent       string
+	Mention     bool      // the message mentioned the recipient
+	DeliveredAt time.Time // zero: not yet delivered
+	Read        bool      // the recipient's read cursor passed it
+	ReadAt      time.Time // when; zero when read before receipts were kept
+	AckedAt     time.Time // zero: not acknowledged
+}
+
+// Ack is one acknowledged message.
+type Ack struct {
+	MessageID int64
+	AckedAt   time.Time // when it was first acknowledged
+	First     bool      // this call acknowledged it
+}
+
+// MaxAckIDs is how many messages one AcknowledgeMessage call may name.
+const MaxAckIDs = 100
+
+// PendingAck is one delivery that asked for an acknowledgement, got none
+// and was not yet nudged about (ReceiptTx.OverdueAcks).
+type PendingAck struct {
+	AgentID   int64
+	Agent     string
+	Locale    string // the agent's own locale, "" for the hub's
+	MessageID int64
+	From      string
+	CreatedAt time.Time
+}
+
+// groupPendingAcks groups ps by agent, in order of first appearance.
+func groupPendingAcks(ps []PendingAck) [][]PendingAck {
+	var out [][]PendingAck
+	at := map[int64]int{}
+	for _, p := range ps {
+		i, ok := at[p.AgentID]
+		if !ok {
+			i = len(out)
+			at[p.AgentID] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], p)
+	}
+	return out
+}
+
+// ackOverdueText writes the nudge about one agent's overdue
+// acknowledgements ps (all of that agent): it mentions the agent, names the
+// messages and says what to call.
+func ackOverdueText(ps []PendingAck, l Locale, now time.Time) string {
+	refs := make([]string, len(ps))
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		refs[i] = fmt.Sprintf("#%d from %s", p.MessageID, p.From)
+		ids[i] = strconv.FormatInt(p.MessageID, 10)
+	}
+	age := FormatElapsed(now.Sub(ps[0].CreatedAt).Truncate(time.Minute), l)
+	if l == LocaleJA {
+		return fmt.Sprintf("@%s: 確認（ack）を求められたメッセージ %d 件が未確認です（最も古いものは %s 前）: %s。read_messages で読み、acknowledge_message で ids %s を確認してください。",
+			ps[0].Agent, len(ps), age, strings.Join(refs, ", "), strings.Join(ids, ","))
+	}
+	s := "s"
+	if len(ps) == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("@%s: %d message%s asked for your acknowledgement and got none (the oldest %s ago): %s. Read them with read_messages, then call acknowledge_message with ids %s.",
+		ps[0].Agent, len(ps), s, age, strings.Join(refs, ", "), strings.Join(ids, ","))
+}

@@ -1,0 +1,199 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ReceiptTx stores the receipts of deliveries: when each left the hub, the
+// read cursor's moves and the acknowledgements.
+type ReceiptTx interface {
+	// MarkDelivered sets the delivery time of agentID's deliveries of ids
+	// that have none yet to at.
+	MarkDelivered(agentID int64, ids []int64, at time.Time) error
+	// Acknowledge sets the acknowledgement time of agentID's delivery of
+	// messageID to at unless it has one, and returns the stored time and
+	// whether this call set it. An acknowledged delivery counts as
+	// delivered. ENOTFOUND when agentID did not receive messageID.
+	Acknowledge(agentID, messageID int64, at time.Time) (time.Time, bool, error)
+	// RecordRead records that agentID's read cursor moved up to upTo at at.
+	RecordRead(agentID, upTo int64, at time.Time) error
+	// Receipts returns one receipt per recipient of messageID, by agent
+	// name (none for a message without recipients or an unknown one).
+	Receipts(messageID int64) ([]Receipt, error)
+	// OverdueAcks returns up to limit deliveries to enabled agents of
+	// messages created at or before cutoff that asked for an
+	// acknowledgement, got none and were not nudged about yet, by agent
+	// then message ID. It reads only such deliveries (a partial index).
+	OverdueAcks(cutoff time.Time, limit int) ([]PendingAck, error)
+	// RecordAckNudges marks agentID's deliveries of ids as nudged about at
+	// at, so OverdueAcks no longer returns them.
+	RecordAckNudges(agentID int64, ids []int64, at time.Time) error
+}
+
+// markDelivered records that msgs, just handed to agentID, left the hub:
+// one write for those that had not before, none when every one had.
+func (s *Service) markDelivered(ctx context.Context, agentID int64, msgs []*Message) error {
+	var ids []int64
+	for _, m := range msgs {
+		if !m.Delivered {
+			ids = append(ids, m.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	now := s.clock.Now()
+	err := s.store.Update(ctx, func(tx Tx) error { return tx.MarkDelivered(agentID, ids, now) })
+	if err != nil {
+		return fmt.Errorf("record delivery: %w", err)
+	}
+	return nil
+}
+
+// Acknowledge acknowledges the messages named by ids for the caller, all or
+// none. Acknowledging again keeps the first time (First is then false); a
+// message that did not ask for an acknowledgement may be acknowledged too.
+// Errors: EINVALID (no ID, too many, malformed), ENOTFOUND (an ID the
+// caller did not receive: whether it exists is not told).
+func (s *Service) Acknowledge(ctx context.Context, caller *Agent, ids []string) ([]Ack, error) {
+	if len(ids) == 0 {
+		return nil, Errorf(EINVALID, "ids is empty: give the IDs of the messages to acknowledge")
+	}
+	if len(ids) > MaxAckIDs {
+		return nil, Errorf(EINVALID, "ids names %d messages; the limit is %d per call", len(ids), MaxAckIDs)
+	}
+	var nums []int64
+	seen := map[int64]bool{}
+	for _, v := range ids {
+		id, err := ParseMessageID("ids", v)
+		if err != nil {
+			return nil, err
+		}
+		if id == 0 {
+			return nil, Errorf(EINVALID, "ids holds an empty ID: give message IDs such as \"42\"")
+		}
+		if !seen[id] {
+			seen[id] = true
+			nums = append(nums, id)
+		}
+	}
+	now := s.clock.Now()
+	var acks []Ack
+	err := s.store.Update(ctx, func(tx Tx) error {
+		acks = acks[:0]
+		for _, id := range nums {
+			at, first, err := tx.Acknowledge(caller.ID, id, now)
+			if ErrorCode(err) == ENOTFOUND {
+				return Errorf(ENOTFOUND, "message %d is not among the messages delivered to you: nothing was acknowledged", id)
+			} else if err != nil {
+				return err
+			}
+			acks = append(acks, Ack{MessageID: id, AckedAt: at, First: first})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return acks, nil
+}
+
+// Receipts returns a message and, per recipient, its delivery, read and
+// acknowledgement receipts. With a caller, only its sender may see them:
+// ENOTFOUND for a message the caller neither sent nor received (whether it
+// exists is not told), EPERMISSION for one it only received. Without a
+// caller (the admin) any message. Errors: EINVALID, ENOTFOUND, EPERMISSION.
+func (s *Service) Receipts(ctx context.Context, caller *Agent, id string) (*Message, []Receipt, error) {
+	n, err := ParseMessageID("id", id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n == 0 {
+		return nil, nil, Errorf(EINVALID, "id is empty: give the ID of a message")
+	}
+	var m *Message
+	var rs []Receipt
+	err = s.store.View(ctx, func(tx Tx) error {
+		notFound := Errorf(ENOTFOUND, "no message %d", n)
+		if caller != nil {
+			notFound = Errorf(ENOTFOUND, "no message %d among the messages you sent or received", n)
+		}
+		m, err = tx.MessageByID(n)
+		if ErrorCode(err) == ENOTFOUND {
+			return notFound
+		} else if err != nil {
+			return err
+		}
+		if rs, err = tx.Receipts(n); err != nil {
+			return err
+		}
+		if caller == nil || m.From == caller.Name {
+			return nil
+		}
+		for _, r := range rs {
+			if r.AgentID == caller.ID {
+				return Errorf(EPERMISSION, "message %d was sent by %s: only its sender (or the admin) sees its receipts", n, m.From)
+			}
+		}
+		return notFound
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, rs, nil
+}
+
+// CheckAckOverdue nudges, once per message, each agent that was asked to
+// acknowledge a message created at least set.AckOverdue before now and has
+// not: one nudge per agent per tick, naming all its newly overdue messages,
+// at high priority. One query finds them, whatever the number of agents.
+// It returns how many agents it nudged; more is true when the batch was full.
+func (s *Service) CheckAckOverdue(ctx context.Context, now time.Time, set ScheduleSettings) (nudged int, more bool, _ error) {
+	cutoff := now.Add(-set.AckOverdue)
+	// Most ticks find nothing: look in a read first, so that they cost no write.
+	var due []PendingAck
+	if err := s.store.View(ctx, func(tx Tx) (err error) { due, err = tx.OverdueAcks(cutoff, 1); return err }); len(due) == 0 || err != nil {
+		return 0, false, err
+	}
+	var wake []int64
+	err := s.store.Update(ctx, func(tx Tx) error {
+		wake = wake[:0]
+		ps, err := tx.OverdueAcks(cutoff, set.BatchLimit)
+		if err != nil {
+			return err
+		}
+		more = len(ps) == set.BatchLimit
+		var ms []*Message
+		var ds [][]Delivery
+		var evs []Event
+		for _, g := range groupPendingAcks(ps) {
+			a := &Agent{ID: g[0].AgentID, Name: g[0].Agent, Locale: g[0].Locale}
+			text := ackOverdueText(g, s.locale(a), now)
+			m, d, err := s.nudgeMessage(a, text, now)
+			if err != nil {
+				return fmt.Errorf("acknowledgement nudge %s: %w", a.Name, err)
+			}
+			m.Priority = PriorityHigh
+			ids := make([]int64, len(g))
+			for i, p := range g {
+				ids[i] = p.MessageID
+			}
+			if err := tx.RecordAckNudges(a.ID, ids, now); err != nil {
+				return err
+			}
+			ms, ds, wake = append(ms, m), append(ds, d), append(wake, a.ID)
+			evs = append(evs, Event{AgentID: a.ID, Kind: EventNudge, Detail: "acknowledgement overdue: " + text, CreatedAt: now})
+		}
+		if err := tx.InsertMessages(ms, ds); err != nil {
+			return err
+		}
+		return tx.InsertEvents(evs)
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	s.waiters.Notify(wake...)
+	return len(wake), more, nil
+}

@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
+	"github.com/jackc/pgx/v5"
+)
+
+// MarkDelivered implements hub.ReceiptTx.
+func (t *Tx) MarkDelivered(agentID int64, ids []int64, at time.Time) error {
+	_, err := t.exec(`UPDATE deliveries SET delivered_at = $1 WHERE agent_id = $2 AND delivered_at = 0 AND message_id = ANY($3::bigint[])`,
+		row.Nanos(at), agentID, ids)
+	return err
+}
+
+// Acknowledge implements hub.ReceiptTx.
+func (t *Tx) Acknowledge(agentID, messageID int64, at time.Time) (time.Time, bool, error) {
+	var acked int64
+	err := t.queryRow(`SELECT acked_at FROM deliveries WHERE agent_id = $1 AND message_id = $2`, agentID, messageID).Scan(&acked)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, hub.Errorf(hub.ENOTFOUND, "no delivery of message %d to agent %d", messageID, agentID)
+	}
+	if err != nil || acked != 0 {
+		return row.Time(acked), false, err
+	}
+	_, err = t.exec(`UPDATE deliveries SET acked_at = $1, delivered_at = CASE WHEN delivered_at = 0 THEN $1 ELSE delivered_at END
+		WHERE agent_id = $2 AND message_id = $3`, row.Nanos(at), agentID, messageID)
+	return at, err == nil, err
+}
+
+// RecordRead implements hub.ReceiptTx.
+func (t *Tx) RecordRead(agentID, upTo int64, at time.Time) error {
+	_, err := t.exec(`INSERT INTO read_marks (agent_id, up_to, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, agentID, upTo, row.Nanos(at))
+	return err
+}
+
+// Receipts implements hub.ReceiptTx: one row per delivery, each read time
+// found by one step of the read_marks key.
+func (t *Tx) Receipts(messageID int64) ([]hub.Receipt, error) {
+	rows, err := t.query(`SELECT d.agent_id, a.name, d.mention, d.delivered_at, a.read_up_to >= d.message_id,
+			COALESCE((SELECT r.at FROM read_marks r WHERE r.agent_id = d.agent_id AND r.up_to >= d.message_id ORDER BY r.up_to LIMIT 1), 0),
+			d.acked_at
+		FROM deliveries d JOIN agents a ON a.id = d.agent_id
+		WHERE d.message_id = $1 ORDER BY a.name`, messageID)
+	return scanRows(rows, err, func(r pgx.Rows) (hub.Receipt, error) { return row.Receipt(r) })
+}
+
+// OverdueAcks implements hub.ReceiptTx.
+func (t *Tx) OverdueAcks(cutoff time.Time, limit int) ([]hub.PendingAck, error) {
+	rows, err := t.query(`SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.created_at
+		FROM deliveries d JOIN messages m ON m.id = d.message_id JOIN agents a ON a.id = d.agent_id
+		WHERE d.ack_required AND d.acked_at = 0 AND d.ack_nudged_at = 0 AND m.created_at <= $1 AND a.disabled_at = 0
+		ORDER BY d.agent_id, d.message_id LIMIT $2`, row.Nanos(cutoff), limit)
+	return scanRows(rows, err, func(r pgx.Rows) (hub.PendingAck, error) { return row.PendingAck(r) })
+}
+
+// RecordAckNudges implements hub.ReceiptTx.
+func (t *Tx) RecordAckNudges(agentID int64, ids []int64, at time.Time) error {
+	tag, err := t.exec(`UPDATE deliveries SET ack_nudged_at = $1 WHERE agent_id = $2 AND ack_nudged_at = 0 AND message_id = ANY($3::bigint[])`,
+		row.Nanos(at), agentID, ids)
+	if err != nil {
+		return err
+	}
+	if n := tag.RowsAffected(); n != int64(len(ids)) {
+		return fmt.Errorf("record acknowledgement nudges: %d of %d deliveries marked", n, len(ids))
+	}
+	return nil
+}
