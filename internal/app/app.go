@@ -54,8 +54,8 @@ type Main struct {
 	ReservationReleaseAfter time.Duration
 	// AckOverdue nudges a recipient that has not acknowledged a message
 	// asking for it this long after the post (0: 10m).
-	AckOverdue time.Duration
-	NoOrchestrator          bool // tests that drive Tick themselves
+	AckOverdue     time.Duration
+	NoOrchestrator bool // tests that drive Tick themselves
 
 	// AdminTokenPath names a file holding the admin token
 	// (--admin-token-file); "" means <data-dir>/admin.token, created at the

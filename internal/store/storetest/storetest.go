@@ -65,6 +65,9 @@ func Run(t *testing.T, newDB NewDB) {
 		{"SearchWords", testSearchWords},
 		{"SearchFilters", testSearchFilters},
 		{"SearchForgetsDeleted", testSearchForgetsDeleted},
+		{"PriorityRoundTrip", testPriorityRoundTrip},
+		{"Receipts", testReceipts},
+		{"OverdueAcks", testOverdueAcks},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })
