@@ -123,12 +123,17 @@ func commandTable() []command {
 		{name: "join-codes revoke", group: "agents", summary: "revoke join codes: they register no agent from now on", usage: "ID...", run: joinCodesRevoke},
 		// messages.go
 		{name: "send", group: "messages", summary: `post a message as "admin" to agents and/or a channel`,
-			usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] TEXT… (TEXT \"-\" reads stdin)", run: runSend},
+			usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] [--priority P] [--ack] TEXT… (TEXT \"-\" reads stdin)", run: runSend},
+		{name: "messages post", group: "messages", summary: "the same as send",
+			usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] [--priority low|normal|high|urgent] [--ack] TEXT…", run: runSend},
 		{name: "messages", group: "messages", summary: "show the newest messages (all, one agent's or one channel's); --follow tails them",
 			usage: "[--agent NAME] [--channel #name] [--after ID] [--limit N] [--follow]", run: runMessages},
 		// search.go
 		{name: "messages search", group: "messages", summary: "find messages by their words, best match first (every word required; \"a phrase\")",
 			usage: "[--agent NAME] [--from NAME] [--channel #name] [--thread ID] [--since T] [--until T] [--limit N] [--page TOKEN] QUERY…", run: runSearch},
+		// receipts.go
+		{name: "messages show", group: "messages", summary: "show one message and, per recipient, when it was delivered, read and acknowledged",
+			usage: "ID", run: runShowMessage},
 		// prune.go
 		{name: "messages prune", group: "messages", summary: "delete the messages created before a time (in small batches; IDs are not reused)",
 			usage: "--before TIME|AGE   (RFC 3339 time such as 2026-01-31T00:00:00Z, or an age such as 30d)", run: runPrune},

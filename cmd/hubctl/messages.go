@@ -33,11 +33,17 @@ func runSend(ctx context.Context, c *cli, args []string) error {
 	channel := fs.String("channel", "", "channel (#name), same as --to #name")
 	replyTo := fs.String("reply-to", "", "ID of the message this one answers (thread)")
 	fs.Var(&mentions, "mention", "agent to mention besides the @names in the text (repeatable)")
+	prio := fs.String("priority", "", "low, normal (default), high or urgent: urgent and high messages come first in the recipients' waits")
+	ack := fs.Bool("ack", false, "ask each recipient to acknowledge the message (see `hubctl messages show ID`)")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
-	req := &hubv1.AdminPostMessageRequest{Channel: *channel, ReplyTo: *replyTo, Mentions: mentions}
+	p, err := parsePriority(*prio)
+	if err != nil {
+		return err
+	}
+	req := &hubv1.AdminPostMessageRequest{Channel: *channel, ReplyTo: *replyTo, Mentions: mentions, Priority: p, AckRequired: *ack}
 	for _, t := range to {
 		if strings.HasPrefix(t, "#") {
 			if req.Channel != "" && req.Channel != t {

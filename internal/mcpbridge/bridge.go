@@ -164,6 +164,7 @@ var tools = []func(*mcp.Server, *bridge){
 	postMessageTool,
 	readMessagesTool,
 	markReadTool,
+	acknowledgeMessageTool,
 	waitForMessagesTool,
 	listAgentsTool,
 	listChannelsTool,

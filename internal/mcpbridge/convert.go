@@ -23,6 +23,8 @@ type Message struct {
 	CreatedAt   string   `json:"created_at,omitempty"`
 	Unread      bool     `json:"unread,omitempty"`
 	MentionsYou bool     `json:"mentions_you,omitempty"`
+	Priority    string   `json:"priority,omitempty"` // low, high or urgent; absent for normal
+	AckRequired bool     `json:"ack_required,omitempty"`
 }
 
 // Finding is one health finding about the caller.
@@ -72,6 +74,8 @@ func fromMessage(m *hubv1.Message) Message {
 		CreatedAt:   formatTime(m.GetCreatedAt()),
 		Unread:      m.GetUnread(),
 		MentionsYou: m.GetMentionsYou(),
+		Priority:    fromPriority(m.GetPriority()),
+		AckRequired: m.GetAckRequired(),
 	}
 }
 
@@ -143,8 +147,14 @@ func renderMessages(sb *strings.Builder, ms []Message) {
 			fmt.Fprintf(sb, " → %s", strings.Join(m.To, ", "))
 		}
 		var tags []string
+		if m.Priority != "" {
+			tags = append(tags, m.Priority)
+		}
 		if m.Kind != "" {
 			tags = append(tags, m.Kind)
+		}
+		if m.AckRequired {
+			tags = append(tags, "acknowledge it")
 		}
 		if m.MentionsYou {
 			tags = append(tags, "mentions you")

@@ -46,7 +46,7 @@ func TestToolsListResourcesAndPrompts(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"check_hub_status", "checkpoint", "create_activity_log", "get_heartbeat_elapsed_time", "heartbeat",
+	want := []string{"acknowledge_message", "check_hub_status", "checkpoint", "create_activity_log", "get_heartbeat_elapsed_time", "heartbeat",
 		"join_channel", "leave_channel", "list_agents", "list_channels", "list_reservations", "mark_read", "post_message",
 		"read_messages", "release_paths", "renew_reservations", "reserve_paths", "respond_to_pulse", "search_messages", "start_deep_work",
 		"wait_for_messages"}
@@ -247,7 +247,7 @@ func TestBadInputIsAToolError(t *testing.T) {
 		{"get_heartbeat_elapsed_time", map[string]any{"heartbeat_id": "2026-01-01"}, "YYYYMMDDHHMMSS"},
 		{"respond_to_pulse", map[string]any{"text": ""}, "HEARTBEAT_OK"},
 		{"heartbeat", map[string]any{"extra": 1}, `unknown argument "extra": this tool takes none`},
-		{"post_message", map[string]any{"to": []string{"other"}, "body": "hi", "chanel": "#x"}, `unknown argument "chanel": this tool takes body, channel,`},
+		{"post_message", map[string]any{"to": []string{"other"}, "body": "hi", "chanel": "#x"}, `unknown argument "chanel": this tool takes ack, body, channel,`},
 		{"join_channel", map[string]any{"channel": " "}, "is invalid"},
 		{"join_channel", map[string]any{"channel": "#Bad Name"}, "is invalid"},
 		{"leave_channel", map[string]any{"channel": "#never-made"}, "never-made"},

@@ -18,6 +18,8 @@ type PostMessageInput struct {
 	Body     string   `json:"body" jsonschema:"text; @name mentions an agent"`
 	ReplyTo  ID       `json:"reply_to,omitempty" jsonschema:"message ID you answer"`
 	Mentions []string `json:"mentions,omitempty" jsonschema:"more names"`
+	Priority string   `json:"priority,omitempty"`
+	Ack      bool     `json:"ack,omitempty" jsonschema:"recipients must acknowledge_message"`
 }
 
 // PostMessageOutput is what post_message returns.
@@ -34,13 +36,20 @@ func postMessageTool(s *mcp.Server, b *bridge) {
 		Name:        "post_message",
 		Description: "Message agents and/or a #channel. @name mentions (and wakes) that agent; reply_to threads.",
 	}
-	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in PostMessageInput) (string, PostMessageOutput, error) {
+	shape := func(p map[string]*jsonschema.Schema) { enum(p["priority"], priorityNames...) }
+	addTool(s, b, t, shape, func(ctx context.Context, _ *mcp.CallToolRequest, in PostMessageInput) (string, PostMessageOutput, error) {
+		prio, err := toPriority(in.Priority)
+		if err != nil {
+			return "", PostMessageOutput{}, err
+		}
 		r, err := b.client.PostMessage(ctx, &hubv1.PostMessageRequest{
-			To:       cleanNames(in.To),
-			Channel:  channelName(in.Channel),
-			Body:     in.Body,
-			ReplyTo:  string(in.ReplyTo),
-			Mentions: cleanNames(in.Mentions),
+			To:          cleanNames(in.To),
+			Channel:     channelName(in.Channel),
+			Body:        in.Body,
+			ReplyTo:     string(in.ReplyTo),
+			Mentions:    cleanNames(in.Mentions),
+			Priority:    prio,
+			AckRequired: in.Ack,
 		})
 		if err != nil {
 			return "", PostMessageOutput{}, err
@@ -123,12 +132,14 @@ func readMessagesTool(s *mcp.Server, b *bridge) {
 		}
 		if out.Cursor == "" {
 			out.Cursor = string(in.After)
-			if n := len(out.Messages); n > 0 {
-				out.Cursor = out.Messages[n-1].ID
+			if len(out.Messages) > 0 {
+				out.Cursor = newestID(out.Messages)
 			}
 		}
 		if in.MarkRead && len(out.Messages) > 0 {
-			mr, err := b.client.MarkRead(ctx, &hubv1.MarkReadRequest{UpToId: out.Messages[len(out.Messages)-1].ID})
+			// Up to the cursor, not the last message: a reply puts urgent
+			// messages first, so its last one need not be its newest.
+			mr, err := b.client.MarkRead(ctx, &hubv1.MarkReadRequest{UpToId: out.Cursor})
 			if err != nil {
 				return "", ReadMessagesOutput{}, err
 			}

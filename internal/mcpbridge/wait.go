@@ -88,9 +88,9 @@ func waitForMessagesTool(s *mcp.Server, b *bridge) {
 			out.WaitedMS = time.Since(start).Milliseconds()
 		}
 		if out.Cursor == "" {
-			switch n := len(out.Messages); {
-			case n > 0:
-				out.Cursor = out.Messages[n-1].ID
+			switch {
+			case len(out.Messages) > 0:
+				out.Cursor = newestID(out.Messages)
 			case in.After != "":
 				out.Cursor = string(in.After)
 			default:
