@@ -128,8 +128,10 @@ func outgoingHeader(key string) (string, bool) {
 
 // errorHandler is the gateway's default, plus a Retry-After header on 429:
 // the wait the server put in its "retry-after" trailer (the rate limiter
-// does), else 1 second.
+// does), else 1 second; an unknown enum name in a body is answered with the
+// names allowed.
 func errorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	err = explainEnum(err)
 	if runtime.HTTPStatusFromCode(statusCode(err)) == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", retryAfter(ctx))
 	}
