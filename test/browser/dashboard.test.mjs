@@ -195,6 +195,31 @@ test('a message posted through REST appears without reload; the admin can reply'
   await shots('thread');
 });
 
+test('a message\'s receipts: delivered, read and acknowledged per recipient, live', async () => {
+  const lead = await hub.agent('lead');
+  const crew = await hub.agent('crew');
+  await hub.agent('idler');
+  const r = await lead.call('POST', '/v1/messages', { to: ['crew', 'idler'], body: 'freeze main now', priority: 'PRIORITY_URGENT', ack_required: true });
+  const id = r.message.id;
+  await page.getByRole('link', { name: 'Messages', exact: true }).click();
+  await page.locator('li.msg', { hasText: 'freeze main now' }).getByRole('link', { name: 'receipts' }).click();
+  await page.getByRole('heading', { name: 'Message ' + id }).waitFor({ timeout: WAIT });
+  const row = (agent) => page.locator(`tr[data-agent="${agent}"]`);
+  await row('crew').waitFor({ timeout: WAIT });
+  assert.match(await row('crew').locator('[data-col="acked"]').textContent(), /awaited/);
+  assert.ok(await page.locator('.badge.prio-urgent').isVisible());
+  // crew reads, marks read and acknowledges; the page follows without reload.
+  await crew.call('POST', '/v1/messages:wait', { timeout_seconds: 0 });
+  await crew.call('POST', '/v1/messages:markRead', {});
+  await crew.call('POST', '/v1/messages:acknowledge', { ids: [id] });
+  await row('crew').locator('[data-col="acked"] time').waitFor({ timeout: WAIT });
+  assert.ok(await row('crew').locator('[data-col="delivered"] time').isVisible());
+  assert.ok(await row('crew').locator('[data-col="read"] time').isVisible());
+  assert.match(await row('idler').locator('[data-col="delivered"]').textContent(), /not yet/);
+  assert.match(await row('idler').locator('[data-col="acked"]').textContent(), /awaited/);
+  await shots('receipts');
+});
+
 test('agent detail: timeline and chart', async () => {
   const a = await hub.agent('diarist');
   await a.call('POST', '/v1/activity-logs', { type: 'creation', title: 'wrote the index', content: ['two pages'] });

@@ -121,6 +121,10 @@ export function messageItem(m, { onThread } = {}) {
     h('div', { class: 'meta' },
       h('strong', {}, m.from), ' → ', where || '—', ' · ', time(m.created_at),
       m.kind && m.kind !== 'message' ? [' ', badge(m.kind, 'kind')] : '',
+      m.priority === 'PRIORITY_URGENT' || m.priority === 'PRIORITY_HIGH' || m.priority === 'PRIORITY_LOW'
+        ? [' ', badge(m.priority.slice(9).toLowerCase(), 'prio-' + m.priority.slice(9).toLowerCase())] : '',
+      m.ack_required ? [' ', badge('ack asked', 'ack')] : '',
+      ' · ', h('a', { href: '#/messages/message/' + m.id, class: 'receipts-link' }, 'receipts'),
       m.reply_to ? [' · ', h('a', { href: '#/messages/thread/' + m.reply_to }, 'in thread')] : '',
       onThread ? [' · ', h('a', { href: '#/messages/thread/' + m.id }, 'reply')] : ''),
     h('div', { class: 'body' }, m.body));

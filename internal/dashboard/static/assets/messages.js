@@ -3,11 +3,14 @@
 import { api, get, messagesTail } from './api.js';
 import { h, fail, describe, keepFocus } from './ui.js';
 import { messageItem } from './agent.js';
+import { messageView } from './receipts.js';
 
 // messagesView shows #/messages (all), #/messages/channel/NAME,
-// #/messages/direct or #/messages/thread/ID.
+// #/messages/direct, #/messages/thread/ID or #/messages/message/ID (one
+// message with its receipts).
 export function messagesView(root, params) {
   const [mode, arg] = params;
+  if (mode === 'message') return messageView(root, arg);
   const err = h('p', { class: 'error', role: 'alert', hidden: true });
   const side = h('nav', { class: 'side', 'aria-label': 'Conversations' });
   const feed = h('ol', { class: 'feed', 'aria-live': 'polite' });

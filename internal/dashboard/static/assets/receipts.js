@@ -1,0 +1,44 @@
+// One message in full (#/messages/message/ID): who sent it where, its
+// priority and whether it asks for an acknowledgement, and per recipient
+// when it was delivered (first handed out by a read, a wait or a channel
+// push), read (the recipient's read cursor passed it) and acknowledged.
+import { get } from './api.js';
+import { h, fail, keepFocus, time, badge, section } from './ui.js';
+
+export function messageView(root, id) {
+  const err = h('p', { class: 'error', role: 'alert', hidden: true });
+  const head = h('div', { class: 'meta' });
+  const body = h('div', { class: 'body' });
+  const table = h('tbody');
+  root.append(h('div', { class: 'main' }, h('h2', {}, 'Message ' + id), err, head, body,
+    section('Receipts', h('table', { class: 'receipts' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'Recipient'), h('th', {}, 'Delivered'), h('th', {}, 'Read'), h('th', {}, 'Acknowledged'))),
+      table))));
+  let data = null;
+
+  function render() {
+    const m = data.message;
+    const where = m.channel ? m.channel : (m.to || []).join(', ');
+    const prio = (m.priority || 'PRIORITY_NORMAL').replace('PRIORITY_', '').toLowerCase();
+    head.replaceChildren(h('strong', {}, m.from), ' → ', where || '—', ' · ', time(m.created_at),
+      prio !== 'normal' ? [' ', badge(prio, 'prio-' + prio)] : '',
+      m.ack_required ? [' ', badge('acknowledgement asked', 'ack')] : '',
+      m.reply_to ? [' · ', h('a', { href: '#/messages/thread/' + m.reply_to }, 'in thread')] : '');
+    body.textContent = m.body;
+    const rs = data.receipts || [];
+    table.replaceChildren(...(rs.length ? rs.map((r) => h('tr', { 'data-agent': r.agent },
+      h('td', {}, h('a', { href: '#/agent/' + encodeURIComponent(r.agent) }, r.agent)),
+      h('td', { 'data-col': 'delivered' }, time(r.delivered_at, r.delivered_at ? '' : 'not yet')),
+      h('td', { 'data-col': 'read' }, r.read_at ? time(r.read_at) : (r.read ? 'yes' : h('span', { class: 'muted' }, 'not yet'))),
+      h('td', { 'data-col': 'acked' }, time(r.acked_at, r.acked_at ? '' : (m.ack_required ? 'awaited' : '—')))))
+      : [h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'No recipients.'))]));
+  }
+
+  async function refresh() {
+    data = await get('/v1/admin/messages/' + encodeURIComponent(id) + '/receipts');
+    fail(err, null);
+    keepFocus(render);
+  }
+
+  return { refresh, tick: () => data && keepFocus(render), error: (e) => fail(err, e) };
+}
