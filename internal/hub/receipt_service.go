@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -32,8 +33,29 @@ type ReceiptTx interface {
 	RecordAckNudges(agentID int64, ids []int64, at time.Time) error
 }
 
-// markDelivered records that msgs, just handed to agentID, left the hub:
-// one write for those that had not before, none when every one had.
+// deliveryMark is one reply's first deliveries, not yet written.
+type deliveryMark struct {
+	agentID int64
+	ids     []int64
+	at      time.Time
+}
+
+// deliveryLog holds the delivery marks of replies already sent: a read
+// records them here and answers at once, and the fallback watcher's loop
+// (Run) writes everything pending in one transaction. A wake-up is thus
+// never delayed by a write, and a burst of replies costs one write.
+type deliveryLog struct {
+	mu      sync.Mutex
+	pending []deliveryMark
+	kick    chan struct{} // Run writes the pending marks
+}
+
+// maxPendingMarks bounds the marks held in memory: past it the read that
+// adds one writes them all itself (Run is not keeping up, or not running).
+const maxPendingMarks = 4096
+
+// markDelivered records that msgs, just handed to agentID, left the hub.
+// Only those handed out for the first time are recorded.
 func (s *Service) markDelivered(ctx context.Context, agentID int64, msgs []*Message) error {
 	var ids []int64
 	for _, m := range msgs {
@@ -44,10 +66,45 @@ func (s *Service) markDelivered(ctx context.Context, agentID int64, msgs []*Mess
 	if len(ids) == 0 {
 		return nil
 	}
-	now := s.clock.Now()
-	err := s.store.Update(ctx, func(tx Tx) error { return tx.MarkDelivered(agentID, ids, now) })
+	l := &s.deliveries
+	l.mu.Lock()
+	l.pending = append(l.pending, deliveryMark{agentID, ids, s.clock.Now()})
+	full := len(l.pending) >= maxPendingMarks
+	l.mu.Unlock()
+	if full {
+		return s.flushDeliveries(ctx)
+	}
+	select {
+	case l.kick <- struct{}{}:
+	default: // a write is already due
+	}
+	return nil
+}
+
+// flushDeliveries writes the pending delivery marks in one transaction.
+// On failure they stay pending for the next attempt.
+func (s *Service) flushDeliveries(ctx context.Context) error {
+	l := &s.deliveries
+	l.mu.Lock()
+	marks := l.pending
+	l.pending = nil
+	l.mu.Unlock()
+	if len(marks) == 0 {
+		return nil
+	}
+	err := s.store.Update(ctx, func(tx Tx) error {
+		for _, m := range marks {
+			if err := tx.MarkDelivered(m.agentID, m.ids, m.at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("record delivery: %w", err)
+		l.mu.Lock()
+		l.pending = append(marks, l.pending...)
+		l.mu.Unlock()
+		return fmt.Errorf("record deliveries: %w", err)
 	}
 	return nil
 }
@@ -78,6 +135,9 @@ func (s *Service) Acknowledge(ctx context.Context, caller *Agent, ids []string) 
 			seen[id] = true
 			nums = append(nums, id)
 		}
+	}
+	if err := s.flushDeliveries(ctx); err != nil { // an earlier delivery keeps its time
+		return nil, err
 	}
 	now := s.clock.Now()
 	var acks []Ack
@@ -112,6 +172,9 @@ func (s *Service) Receipts(ctx context.Context, caller *Agent, id string) (*Mess
 	}
 	if n == 0 {
 		return nil, nil, Errorf(EINVALID, "id is empty: give the ID of a message")
+	}
+	if err := s.flushDeliveries(ctx); err != nil { // the replies this process already sent
+		return nil, nil, err
 	}
 	var m *Message
 	var rs []Receipt

@@ -228,3 +228,58 @@ func TestAckOverdueNudge(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadReceipts is what the receipts add to a read: "first" reads
+// a newly posted message (its delivery is marked: one write), "again"
+// reads it once more (already delivered: no write), "markread" moves the
+// read cursor past one new message (one read mark).
+//
+//	go test -run '^$' -bench BenchmarkReadReceipts -benchtime 2000x ./internal/hub/
+func BenchmarkReadReceipts(b *testing.B) {
+	ctx := context.Background()
+	zero := int32(0)
+	setup := func(b *testing.B) (*testHub, *hub.Agent, *hub.Agent) {
+		h := newTestHub(b)
+		as := h.agents(b, "alice", "bob")
+		return h, as[0], as[1]
+	}
+	b.Run("first", func(b *testing.B) {
+		h, alice, bob := setup(b)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			m := h.post(b, alice, hub.PostRequest{To: []string{"bob"}, Body: "x"})
+			after := strconv.FormatInt(m.ID-1, 10)
+			b.StartTimer()
+			if _, err := h.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: &zero, AfterID: after}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("again", func(b *testing.B) {
+		h, alice, bob := setup(b)
+		m := h.post(b, alice, hub.PostRequest{To: []string{"bob"}, Body: "x"})
+		after := strconv.FormatInt(m.ID-1, 10)
+		if _, err := h.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: &zero, AfterID: after}); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := h.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: &zero, AfterID: after}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("markread", func(b *testing.B) {
+		h, alice, bob := setup(b)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			h.post(b, alice, hub.PostRequest{To: []string{"bob"}, Body: "x"})
+			b.StartTimer()
+			if _, _, err := h.MarkRead(ctx, bob, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

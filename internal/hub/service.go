@@ -94,6 +94,7 @@ type Service struct {
 	shutdown     chan struct{} // closed by Shutdown: parked waits answer at once
 	shutdownOnce sync.Once
 	poke         chan struct{} // Poke: the fallback watcher looks now
+	deliveries   deliveryLog   // delivery marks of replies sent, written by Run
 
 	// watchFrom is the newest message ID when Init ran: the fallback
 	// watcher's starting point (see Run). Set before Run starts.
@@ -126,6 +127,7 @@ func NewService(store Store, clock Clock, cfg Config) *Service {
 		shutdown: make(chan struct{}),
 		poke:     make(chan struct{}, 1),
 	}
+	s.deliveries.kick = make(chan struct{}, 1)
 	if cfg.Metrics != nil {
 		s.metrics = cfg.Metrics
 	}

@@ -9,11 +9,22 @@ import (
 // once after each Poke, it looks for messages committed by someone other
 // than this process (another hub replica, a manual edit) and wakes their
 // recipients. Its cost is one or two indexed queries per look, whatever the
-// number of parked waits.
+// number of parked waits. It also writes the delivery marks of the replies
+// this process sent (markDelivered), in one transaction per batch.
 func (s *Service) Run(ctx context.Context) error {
+	// The delivery marks of the replies sent are written here too, and
+	// those still pending when ctx ends are written before Run returns
+	// (the store closes after).
+	defer s.flushDeliveries(context.WithoutCancel(ctx))
 	if s.cfg.PollOnly {
-		<-ctx.Done()
-		return nil
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-s.deliveries.kick:
+				s.flushDeliveries(ctx)
+			}
+		}
 	}
 	// Start from where Init looked, before any wait could park: reading the
 	// high-water mark here instead would race with the first waits, and an
@@ -36,8 +47,12 @@ func (s *Service) Run(ctx context.Context) error {
 			return nil
 		case <-tick:
 		case <-s.poke:
+		case <-s.deliveries.kick:
+			s.flushDeliveries(ctx) // on failure the marks wait for the next kick
+			continue
 		}
 		last = s.pollOnce(ctx, last)
+		s.flushDeliveries(ctx) // marks left by a failed write (none: no store call)
 	}
 }
 

@@ -207,7 +207,7 @@ test('a message\'s receipts: delivered, read and acknowledged per recipient, liv
   const row = (agent) => page.locator(`tr[data-agent="${agent}"]`);
   await row('crew').waitFor({ timeout: WAIT });
   assert.match(await row('crew').locator('[data-col="acked"]').textContent(), /awaited/);
-  assert.ok(await page.locator('.badge.prio-urgent').isVisible());
+  assert.match(await page.locator('.view .main > .meta').textContent(), /urgent.*acknowledgement asked/);
   // crew reads, marks read and acknowledges; the page follows without reload.
   await crew.call('POST', '/v1/messages:wait', { timeout_seconds: 0 });
   await crew.call('POST', '/v1/messages:markRead', {});

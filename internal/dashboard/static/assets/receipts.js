@@ -20,10 +20,10 @@ export function messageView(root, id) {
     const m = data.message;
     const where = m.channel ? m.channel : (m.to || []).join(', ');
     const prio = (m.priority || 'PRIORITY_NORMAL').replace('PRIORITY_', '').toLowerCase();
-    head.replaceChildren(h('strong', {}, m.from), ' → ', where || '—', ' · ', time(m.created_at),
+    head.replaceChildren(...[h('strong', {}, m.from), ' → ', where || '—', ' · ', time(m.created_at),
       prio !== 'normal' ? [' ', badge(prio, 'prio-' + prio)] : '',
       m.ack_required ? [' ', badge('acknowledgement asked', 'ack')] : '',
-      m.reply_to ? [' · ', h('a', { href: '#/messages/thread/' + m.reply_to }, 'in thread')] : '');
+      m.reply_to ? [' · ', h('a', { href: '#/messages/thread/' + m.reply_to }, 'in thread')] : ''].flat());
     body.textContent = m.body;
     const rs = data.receipts || [];
     table.replaceChildren(...(rs.length ? rs.map((r) => h('tr', { 'data-agent': r.agent },
