@@ -283,3 +283,48 @@ func BenchmarkReadReceipts(b *testing.B) {
 		}
 	})
 }
+
+// TestDeliveryMarksWrittenByRun: a reply's delivery marks reach the store
+// through the fallback watcher's loop, without a receipts read, and those
+// still pending when it stops are written before Run returns.
+func TestDeliveryMarksWrittenByRun(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	as := h.agents(t, "alice", "bob")
+	alice, bob := as[0], as[1]
+	zero := int32(0)
+	stored := func(id int64) bool {
+		var rs []hub.Receipt
+		if err := h.DB.View(context.Background(), func(tx hub.Tx) (err error) { rs, err = tx.Receipts(id); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return len(rs) == 1 && !rs[0].DeliveredAt.IsZero()
+	}
+	m1 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "one"})
+	h.mustWait(t, context.Background(), bob, hub.WaitRequest{TimeoutSeconds: &zero})
+	for deadline := time.Now().Add(10 * time.Second); !stored(m1.ID); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the delivery mark of a reply was not written by Run")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	// Run is stopped: this reply's mark stays pending until a receipts read
+	// (or a full buffer) writes it.
+	m2 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "two"})
+	h.mustWait(t, context.Background(), bob, hub.WaitRequest{TimeoutSeconds: &zero, AfterID: strconv.FormatInt(m1.ID, 10)})
+	if stored(m2.ID) {
+		t.Fatal("a mark was written with Run stopped: the test does not see the buffer")
+	}
+	if _, rs, err := h.Receipts(context.Background(), alice, strconv.FormatInt(m2.ID, 10)); err != nil || rs[0].DeliveredAt.IsZero() {
+		t.Fatalf("receipts read: %+v, %v; want the pending mark written first", rs, err)
+	}
+	if !stored(m2.ID) {
+		t.Error("the receipts read did not write the pending mark")
+	}
+}
