@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+)
+
+// TestPriorityAckAndShow: `messages post --priority urgent --ack` posts an
+// urgent message asking for acknowledgements; `messages show ID` lists each
+// recipient with delivered, read and acknowledged, and follows bob's
+// acknowledgement; a bad priority is a usage error naming the choices.
+func TestPriorityAckAndShow(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	bobTok := h.addAgent(t, "bob")
+	h.addAgent(t, "carol")
+	r := h.hubctl(t, nil, "messages", "post", "--to", "bob,carol", "--priority", "urgent", "--ack", "-o", "json", "freeze", "main").must(t)
+	var sent struct {
+		Message struct {
+			ID          string `json:"id"`
+			Priority    string `json:"priority"`
+			AckRequired bool   `json:"ack_required"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sent); err != nil || sent.Message.Priority != "PRIORITY_URGENT" || !sent.Message.AckRequired {
+		t.Fatalf("messages post -o json = %s (%v): want urgent, ack required", r.stdout, err)
+	}
+	id := sent.Message.ID
+
+	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	bob := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+bobTok)
+	if _, err := hubv1.NewAgentServiceClient(conn).AcknowledgeMessage(bob, &hubv1.AcknowledgeMessageRequest{Ids: []string{id}}); err != nil {
+		t.Fatal(err)
+	}
+
+	show := h.hubctl(t, nil, "messages", "show", id).must(t)
+	for _, want := range []string{"Priority:", "urgent", "Acknowledgement:", "required", "RECIPIENT", "ACKNOWLEDGED"} {
+		if !strings.Contains(show.stdout, want) {
+			t.Errorf("messages show lacks %q:\n%s", want, show.stdout)
+		}
+	}
+	var bobLine, carolLine string
+	for _, l := range strings.Split(show.stdout, "\n") {
+		switch {
+		case strings.HasPrefix(l, "bob "):
+			bobLine = l
+		case strings.HasPrefix(l, "carol "):
+			carolLine = l
+		}
+	}
+	// bob: delivered and acknowledged (each a date and a time), not read.
+	if f := strings.Fields(bobLine); len(f) != 6 || f[1] == "-" || f[3] != "-" || f[4] == "-" {
+		t.Errorf("bob's line %q: want delivered and acknowledged times, read '-'", bobLine)
+	}
+	if f := strings.Fields(carolLine); len(f) != 4 || f[1] != "-" || f[2] != "-" || f[3] != "-" {
+		t.Errorf("carol's line %q: want nothing delivered, read or acknowledged", carolLine)
+	}
+
+	bad := h.hubctl(t, nil, "send", "--to", "bob", "--priority", "critical", "x")
+	if bad.code != 2 || !strings.Contains(bad.stderr, "low, normal, high, urgent") {
+		t.Errorf("--priority critical: exit %d, stderr %q; want a usage error naming the choices", bad.code, bad.stderr)
+	}
+	if r := h.hubctl(t, nil, "messages", "show", "999999"); r.code == 0 || !strings.Contains(r.stderr, "999999") {
+		t.Errorf("messages show of an unknown ID: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
