@@ -165,6 +165,8 @@ var validRequests = map[string]string{
 	"AgentService.JoinHub":                 `{"name":"intruder"}`,
 	"AgentService.TakeInjection":           `{}`,
 	"AgentService.CheckStop":               `{}`,
+	"AgentService.AcknowledgeMessage":      `{"ids":["1"]}`,
+	"AgentService.GetMessageReceipts":      `{"id":"1"}`,
 
 	"AdminService.CreateAgent":             `{"name":"intruder"}`,
 	"AdminService.ListAgents":              `{}`,
@@ -203,6 +205,7 @@ var validRequests = map[string]string{
 	"AdminService.CreateJoinCode":          `{"role":"intruder"}`,
 	"AdminService.ListJoinCodes":           `{}`,
 	"AdminService.RevokeJoinCode":          `{"id":"1"}`,
+	"AdminService.GetMessageReceipts":      `{"id":"1"}`,
 }
 
 // rpc is one method of the API with its REST route.
