@@ -229,10 +229,12 @@ func TestAckOverdueNudge(t *testing.T) {
 	}
 }
 
-// BenchmarkReadReceipts is what the receipts add to a read: "first" reads
-// a newly posted message (its delivery is marked: one write), "again"
-// reads it once more (already delivered: no write), "markread" moves the
-// read cursor past one new message (one read mark).
+// BenchmarkReadReceipts is what a read costs with receipts kept:
+// "wait-new" is a peek that returns a newly posted message (its delivery
+// mark is buffered for Run to write: no write on the reply path),
+// "wait-again" one that returns it again (already delivered: nothing
+// buffered), "markread" a read cursor move past one new message (the
+// cursor update and one read mark, in one write).
 //
 //	go test -run '^$' -bench BenchmarkReadReceipts -benchtime 2000x ./internal/hub/
 func BenchmarkReadReceipts(b *testing.B) {
@@ -243,7 +245,7 @@ func BenchmarkReadReceipts(b *testing.B) {
 		as := h.agents(b, "alice", "bob")
 		return h, as[0], as[1]
 	}
-	b.Run("first", func(b *testing.B) {
+	b.Run("wait-new", func(b *testing.B) {
 		h, alice, bob := setup(b)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -256,7 +258,7 @@ func BenchmarkReadReceipts(b *testing.B) {
 			}
 		}
 	})
-	b.Run("again", func(b *testing.B) {
+	b.Run("wait-again", func(b *testing.B) {
 		h, alice, bob := setup(b)
 		m := h.post(b, alice, hub.PostRequest{To: []string{"bob"}, Body: "x"})
 		after := strconv.FormatInt(m.ID-1, 10)
