@@ -23,11 +23,12 @@ type ReceiptTx interface {
 	// Receipts returns one receipt per recipient of messageID, by agent
 	// name (none for a message without recipients or an unknown one).
 	Receipts(messageID int64) ([]Receipt, error)
-	// OverdueAcks returns up to limit deliveries to enabled agents of
-	// messages created at or before cutoff that asked for an
-	// acknowledgement, got none and were not nudged about yet, by agent
-	// then message ID. It reads only such deliveries (a partial index).
-	OverdueAcks(cutoff time.Time, limit int) ([]PendingAck, error)
+	// OverdueAcks returns up to limit deliveries of messages created at or
+	// before cutoff that asked for an acknowledgement, got none and were
+	// not nudged about yet, to enabled agents not in strict deep work at
+	// now, by agent then message ID. It reads only such deliveries (a
+	// partial index).
+	OverdueAcks(cutoff, now time.Time, limit int) ([]PendingAck, error)
 	// RecordAckNudges marks agentID's deliveries of ids as nudged about at
 	// at, so OverdueAcks no longer returns them.
 	RecordAckNudges(agentID int64, ids []int64, at time.Time) error
@@ -210,20 +211,21 @@ func (s *Service) Receipts(ctx context.Context, caller *Agent, id string) (*Mess
 
 // CheckAckOverdue nudges, once per message, each agent that was asked to
 // acknowledge a message created at least set.AckOverdue before now and has
-// not: one nudge per agent per tick, naming all its newly overdue messages,
+// not (never while its strict deep work is in force: then the nudge comes
+// when it ends): one nudge per agent per tick, naming all its newly overdue messages,
 // at high priority. One query finds them, whatever the number of agents.
 // It returns how many agents it nudged; more is true when the batch was full.
 func (s *Service) CheckAckOverdue(ctx context.Context, now time.Time, set ScheduleSettings) (nudged int, more bool, _ error) {
 	cutoff := now.Add(-set.AckOverdue)
 	// Most ticks find nothing: look in a read first, so that they cost no write.
 	var due []PendingAck
-	if err := s.store.View(ctx, func(tx Tx) (err error) { due, err = tx.OverdueAcks(cutoff, 1); return err }); len(due) == 0 || err != nil {
+	if err := s.store.View(ctx, func(tx Tx) (err error) { due, err = tx.OverdueAcks(cutoff, now, 1); return err }); len(due) == 0 || err != nil {
 		return 0, false, err
 	}
 	var wake []int64
 	err := s.store.Update(ctx, func(tx Tx) error {
 		wake = wake[:0]
-		ps, err := tx.OverdueAcks(cutoff, set.BatchLimit)
+		ps, err := tx.OverdueAcks(cutoff, now, set.BatchLimit)
 		if err != nil {
 			return err
 		}

@@ -50,11 +50,13 @@ func (t *Tx) Receipts(messageID int64) ([]hub.Receipt, error) {
 }
 
 // OverdueAcks implements hub.ReceiptTx.
-func (t *Tx) OverdueAcks(cutoff time.Time, limit int) ([]hub.PendingAck, error) {
+func (t *Tx) OverdueAcks(cutoff, now time.Time, limit int) ([]hub.PendingAck, error) {
 	rows, err := t.query(`SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.created_at
 		FROM deliveries d JOIN messages m ON m.id = d.message_id JOIN agents a ON a.id = d.agent_id
 		WHERE d.ack_required AND d.acked_at = 0 AND d.ack_nudged_at = 0 AND m.created_at <= $1 AND a.disabled_at = 0
-		ORDER BY d.agent_id, d.message_id LIMIT $2`, row.Nanos(cutoff), limit)
+		AND NOT EXISTS (SELECT 1 FROM deep_work w
+			WHERE w.agent_id = d.agent_id AND w.state = 'active' AND w.mode = 'strict' AND w.ends_at > $2)
+		ORDER BY d.agent_id, d.message_id LIMIT $3`, row.Nanos(cutoff), row.Nanos(now), limit)
 	return scanRows(rows, err, func(r pgx.Rows) (hub.PendingAck, error) { return row.PendingAck(r) })
 }
 

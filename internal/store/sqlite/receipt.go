@@ -67,11 +67,13 @@ func (t *Tx) Receipts(messageID int64) ([]hub.Receipt, error) {
 }
 
 // OverdueAcks implements hub.ReceiptTx.
-func (t *Tx) OverdueAcks(cutoff time.Time, limit int) ([]hub.PendingAck, error) {
+func (t *Tx) OverdueAcks(cutoff, now time.Time, limit int) ([]hub.PendingAck, error) {
 	return queryRows(t, row.PendingAck, `SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.created_at
 		FROM deliveries d JOIN messages m ON m.id = d.message_id JOIN agents a ON a.id = d.agent_id
 		WHERE d.ack_required = 1 AND d.acked_at = 0 AND d.ack_nudged_at = 0 AND m.created_at <= ? AND a.disabled_at = 0
-		ORDER BY d.agent_id, d.message_id LIMIT ?`, row.Nanos(cutoff), limit)
+		AND NOT EXISTS (SELECT 1 FROM deep_work w
+			WHERE w.agent_id = d.agent_id AND w.state = 'active' AND w.mode = 'strict' AND w.ends_at > ?)
+		ORDER BY d.agent_id, d.message_id LIMIT ?`, row.Nanos(cutoff), row.Nanos(now), limit)
 }
 
 // RecordAckNudges implements hub.ReceiptTx.

@@ -155,9 +155,16 @@ func testReceipts(t *testing.T, h NewDB) {
 func testOverdueAcks(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)
-	bob, carol, off := createAgent(t, db, "bob"), createAgent(t, db, "carol"), createAgent(t, db, "off")
+	bob, carol, off, deep := createAgent(t, db, "bob"), createAgent(t, db, "carol"), createAgent(t, db, "off"), createAgent(t, db, "deep")
 	off.DisabledAt = t0
-	mustUpdate(t, db, func(tx hub.Tx) error { return tx.UpdateAgent(off) })
+	deepEnds := t0.Add(2 * time.Hour)
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		if err := tx.UpdateAgent(off); err != nil {
+			return err
+		}
+		return tx.InsertDeepWork(&hub.DeepWork{AgentID: deep.ID, Mode: hub.DeepWorkStrict, PlannedActivity: "x", StartedAt: t0,
+			EndsAt: deepEnds, State: hub.DeepWorkActive})
+	})
 	post := func(at time.Time, ack bool, to ...*hub.Agent) int64 {
 		m := &hub.Message{From: "alice", Body: "x", Kind: hub.KindMessage, CreatedAt: at, AckRequired: ack}
 		var ds []hub.Delivery
@@ -167,18 +174,19 @@ func testOverdueAcks(t *testing.T, h NewDB) {
 		mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertMessage(m, ds) })
 		return m.ID
 	}
-	old := post(t0, true, bob, carol, off)
+	old := post(t0, true, bob, carol, off, deep)
 	post(t0, false, bob) // no ack asked
 	acked := post(t0, true, bob)
 	fresh := post(t0.Add(time.Hour), true, bob) // not overdue at the cutoff
 	mustUpdate(t, db, func(tx hub.Tx) error { _, _, err := tx.Acknowledge(bob.ID, acked, t0); return err })
 
-	overdue := func() []hub.PendingAck {
+	overdueAt := func(now time.Time) []hub.PendingAck {
 		var ps []hub.PendingAck
-		mustView(t, db, func(tx hub.Tx) (err error) { ps, err = tx.OverdueAcks(t0.Add(time.Minute), 10); return err })
+		mustView(t, db, func(tx hub.Tx) (err error) { ps, err = tx.OverdueAcks(t0.Add(time.Minute), now, 10); return err })
 		return ps
 	}
-	ps := overdue()
+	overdue := func() []hub.PendingAck { return overdueAt(t0.Add(time.Minute)) }
+	ps := overdue() // deep is in strict deep work: not yet
 	var got []string
 	for _, p := range ps {
 		got = append(got, p.Agent)
@@ -192,6 +200,9 @@ func testOverdueAcks(t *testing.T, h NewDB) {
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.RecordAckNudges(bob.ID, []int64{old}, t0) })
 	if ps := overdue(); len(ps) != 1 || ps[0].Agent != "carol" {
 		t.Errorf("after nudging bob: %+v, want carol only", ps)
+	}
+	if ps := overdueAt(deepEnds); len(ps) != 2 || ps[1].Agent != "deep" {
+		t.Errorf("once deep work ended: %+v, want carol and deep", ps)
 	}
 	err := db.Update(t.Context(), func(tx hub.Tx) error { return tx.RecordAckNudges(bob.ID, []int64{old}, t0) })
 	if err == nil {
