@@ -80,6 +80,19 @@ func (s *Service) takeInjection(ctx context.Context, tx Tx, agentID int64, limit
 		return nil, err
 	}
 	st.UpTo, st.UpdatedAt = out.Cursor, s.clock.Now()
+	// An injection hands the messages to the agent's session: their first
+	// delivery, if no read or wait came before.
+	var first []int64
+	for _, m := range msgs {
+		if !m.Delivered {
+			first = append(first, m.ID)
+		}
+	}
+	if len(first) > 0 {
+		if err := tx.MarkDelivered(agentID, first, st.UpdatedAt); err != nil {
+			return nil, err
+		}
+	}
 	return out, tx.PutInjectionState(*st)
 }
 

@@ -14,7 +14,7 @@ import (
 //
 //   - delivered: the first time the message left the hub for that
 //     recipient, in the reply of a list or a wait (a Claude Code channel
-//     push is a wait). Written once per delivery, by the read that carried it.
+//     push is a wait) or in a hook's injection. Written once per delivery.
 //   - read: the recipient's read cursor passed the message (MarkRead). It is
 //     derived from the cursor, never written per message: each move of the
 //     cursor records one (agent, up to, time) mark, and a message's read

@@ -330,3 +330,24 @@ func TestDeliveryMarksWrittenByRun(t *testing.T) {
 		t.Error("the receipts read did not write the pending mark")
 	}
 }
+
+// TestInjectionDelivers: a hook's injection hands messages to the agent's
+// session, so it is their first delivery; a later read keeps that time.
+func TestInjectionDelivers(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	as := h.agents(t, "alice", "bob")
+	alice, bob := as[0], as[1]
+	m := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "ack please", AckRequired: true})
+	injected := h.Clock.Advance(time.Minute)
+	if in, err := h.TakeInjection(ctx, bob, 0); err != nil || len(in.Messages) != 1 {
+		t.Fatalf("TakeInjection: %+v, %v", in, err)
+	}
+	h.Clock.Advance(time.Minute)
+	h.inbox(t, bob)
+	_, rs, err := h.Receipts(ctx, alice, strconv.FormatInt(m.ID, 10))
+	if err != nil || len(rs) != 1 || !rs[0].DeliveredAt.Equal(injected) {
+		t.Errorf("receipts %+v, %v: want delivered at the injection, %v", rs, err, injected)
+	}
+}

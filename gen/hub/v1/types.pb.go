@@ -2116,7 +2116,7 @@ type Receipt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Agent string                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// When the message first left the hub for this recipient: the first reply of a
-	// list or wait (a channel push is a wait) that carried it. Unset: not yet delivered.
+	// list or wait (a channel push is a wait) or hook injection that carried it. Unset: not yet delivered.
 	DeliveredAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=delivered_at,json=deliveredAt,proto3" json:"delivered_at,omitempty"`
 	// True once the recipient's read cursor passed the message (MarkRead).
 	Read bool `protobuf:"varint,3,opt,name=read,proto3" json:"read,omitempty"`
