@@ -62,3 +62,22 @@ func TestPriorityAndAcknowledgeTools(t *testing.T) {
 		t.Errorf("priority critical accepted: %q", resultText(res))
 	}
 }
+
+// TestFrameMessagesUrgentFirst: what hooks inject (FrameMessages) shows
+// urgent, then high messages first, and says which ask for an
+// acknowledgement.
+func TestFrameMessagesUrgentFirst(t *testing.T) {
+	t.Parallel()
+	text := mcpbridge.FrameMessages([]*hubv1.Message{
+		{Id: "1", From: "a", Body: "normal one", Priority: hubv1.Priority_PRIORITY_NORMAL},
+		{Id: "2", From: "a", Body: "high one", Priority: hubv1.Priority_PRIORITY_HIGH},
+		{Id: "3", From: "b", Body: "urgent one", Priority: hubv1.Priority_PRIORITY_URGENT, AckRequired: true},
+	}, 0)
+	u, hi, n := strings.Index(text, "[3]"), strings.Index(text, "[2]"), strings.Index(text, "[1]")
+	if u < 0 || hi < u || n < hi {
+		t.Errorf("order in %q: want [3] urgent, [2] high, [1] normal", text)
+	}
+	if !strings.Contains(text, "(urgent, acknowledge it)") {
+		t.Errorf("%q does not tag the urgent message asking for an acknowledgement", text)
+	}
+}
