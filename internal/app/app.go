@@ -26,8 +26,6 @@ import (
 	"github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 // Main is one hub process.
@@ -92,8 +90,7 @@ type Main struct {
 	lock       *os.File // the data dir's lock (datadir.go), held until Close
 	grpcSrv    *grpc.Server
 	httpSrv    *http.Server
-	internal   *grpc.ClientConn // in-process gRPC connection (REST)
-	direct     *inproc.Conn     // in-process calls without gRPC (MCP over HTTP)
+	direct     *inproc.Conn // in-process calls without gRPC transport (REST, MCP over HTTP)
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	extras     []func(ctx context.Context) error // components started by Start (orchestrator, …)
@@ -135,8 +132,10 @@ func (m *Main) HTTPAddress() string {
 	return m.httpLis.Addr().String()
 }
 
-// Conn returns an in-process gRPC connection to this hub (no network, no TLS).
-func (m *Main) Conn() *grpc.ClientConn { return m.internal }
+// Conn returns the in-process connection to this hub's API (no network, no
+// TLS, no encoding; the interceptors of the gRPC server): the one REST and
+// MCP over HTTP call it on.
+func (m *Main) Conn() grpc.ClientConnInterface { return m.direct }
 
 // AdminToken reads the admin token from its file.
 func (m *Main) AdminToken() (string, error) {
@@ -179,9 +178,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if err := m.serveGRPC(tlsCfg); err != nil {
 		return err
 	}
-	if err := m.connectInProcess(); err != nil {
-		return err
-	}
+	m.connectInProcess()
 	if err := m.serveHTTP(runCtx, tlsCfg); err != nil {
 		return err
 	}
@@ -324,8 +321,8 @@ func (m *Main) grpcOptions() []grpc.ServerOption {
 // serveGRPC listens on GRPCAddr and serves the API there.
 func (m *Main) serveGRPC(tlsCfg *tls.Config) error {
 	// The network listener also bounds what one client may take (guard.go);
-	// the in-process connection carries every REST and MCP call on one
-	// connection, already checked by the gateway and the MCP handler.
+	// REST and MCP calls come in process instead, already bounded by the
+	// gateway and the MCP handler.
 	opts := append(m.guardOptions(), m.grpcOptions()...)
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
@@ -340,28 +337,13 @@ func (m *Main) serveGRPC(tlsCfg *tls.Config) error {
 	return nil
 }
 
-// connectInProcess serves the API a second time on an in-memory listener
-// (same services and interceptors, no network) and connects to it: the
-// connection REST uses. It also registers the services on the direct
-// in-process connection MCP over HTTP uses.
-func (m *Main) connectInProcess() error {
-	srv := grpc.NewServer(m.grpcOptions()...)
-	m.Server.Register(srv)
-	bl := bufconn.Listen(1 << 20)
-	m.goRun(func() error { return srv.Serve(bl) })
-	m.extras = append(m.extras, func(context.Context) error { srv.Stop(); return nil })
-	var err error
-	m.internal, err = grpc.NewClient("passthrough:///hub-internal",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return bl.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return fmt.Errorf("in-process connection: %w", err)
-	}
-	// MCP over HTTP calls the handlers directly, through the same
-	// interceptors, with no gRPC transport in between.
+// connectInProcess registers the services on the in-process connection
+// REST and MCP over HTTP call the API on: the handlers run on the HTTP
+// request's goroutine through the gRPC server's unary interceptors, with no
+// gRPC transport or encoding in between.
+func (m *Main) connectInProcess() {
 	m.direct = inproc.New(m.unaryInterceptors()...)
 	m.Server.Register(m.direct)
-	return nil
 }
 
 // serveHTTP listens on HTTPAddr, unless it is off, and serves the REST
@@ -376,7 +358,7 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		"GET /metrics": m.metrics.Handler(),
 	}
 	dash := m.newDashboard(extra)
-	h, err := gateway.New(runCtx, m.internal, gateway.Options{
+	h, err := gateway.New(runCtx, m.direct, gateway.Options{
 		Ready:      m.ready,
 		Extra:      extra,
 		Version:    version.Version,
@@ -470,9 +452,6 @@ func (m *Main) Close() error {
 		}
 		for _, f := range m.extras {
 			errs = append(errs, f(context.Background()))
-		}
-		if m.internal != nil {
-			m.internal.Close()
 		}
 		m.wg.Wait()
 		if m.Store != nil {

@@ -1,5 +1,6 @@
 // Package gateway serves the hub's REST/JSON API (grpc-gateway over the
-// gRPC services), the OpenAPI document, and the health endpoints.
+// API's services, called in process), the OpenAPI document, and the health
+// endpoints.
 package gateway
 
 import (
@@ -56,19 +57,23 @@ var JSONMarshaler = &runtime.JSONPb{
 	UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 }
 
-// New returns the hub's HTTP handler; REST calls go to the gRPC server
-// through conn, so they pass the same authentication and validation.
-func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler, error) {
+// New returns the hub's HTTP handler. REST calls go to the API's handlers
+// through conn (the hub passes its in-process connection, inproc.Conn), so
+// they pass the same interceptors: authentication, limits, validation.
+// The gateway needs of conn only unary calls whose grpc.Header and
+// grpc.Trailer options receive the handler's headers and trailers (the
+// request ID, Retry-After) and whose context carries the Grpc-Timeout.
+func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http.Handler, error) {
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, JSONMarshaler),
 		runtime.WithErrorHandler(errorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 	)
-	if err := hubv1.RegisterAgentServiceHandler(ctx, gw, conn); err != nil {
+	if err := hubv1.RegisterAgentServiceHandlerClient(ctx, gw, hubv1.NewAgentServiceClient(conn)); err != nil {
 		return nil, err
 	}
-	if err := hubv1.RegisterAdminServiceHandler(ctx, gw, conn); err != nil {
+	if err := hubv1.RegisterAdminServiceHandlerClient(ctx, gw, hubv1.NewAdminServiceClient(conn)); err != nil {
 		return nil, err
 	}
 	doc, err := OpenAPI3(opts.Version)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,17 +16,15 @@ import (
 
 	"github.com/agenthub/hub/internal/gateway"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/inproc"
 	"github.com/agenthub/hub/internal/server"
 	"github.com/agenthub/hub/internal/store/sqlite"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 const gwAdminToken = "ahk_gateway-admin"
 
-// gwRig is the REST gateway in front of a real gRPC server (over bufconn)
-// and a SQLite file, served by httptest.
+// gwRig is the REST gateway in front of the real handlers (in process, as
+// the hub wires it) and a SQLite file, served by httptest.
 type gwRig struct {
 	svc  *hub.Service
 	http *httptest.Server
@@ -53,19 +50,8 @@ func newGWRig(tb testing.TB, o gwOptions) *gwRig {
 	}
 	svc := hub.NewService(db, hub.SystemClock{}, cfg)
 	srv := server.New(svc, server.Info{}, slog.New(slog.DiscardHandler))
-	g := grpc.NewServer(grpc.ChainUnaryInterceptor(srv.UnaryInterceptor))
-	srv.Register(g)
-	bl := bufconn.Listen(1 << 20)
-	served := make(chan struct{})
-	go func() { defer close(served); g.Serve(bl) }()
-	tb.Cleanup(func() { g.Stop(); <-served })
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return bl.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { conn.Close() })
+	conn := inproc.New(srv.UnaryInterceptor)
+	srv.Register(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	h, err := gateway.New(ctx, conn, gateway.Options{Ready: o.ready, Extra: o.extra})

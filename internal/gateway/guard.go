@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
@@ -22,9 +24,9 @@ const MaxRESTBody = 1 << 20
 
 // guard checks a REST call before its body is read: a missing or unknown
 // token is answered 401 (without reading the body), a body over
-// MaxRESTBody 413, and a JSON body followed by more data 400. Only the
-// Authorization header carries the token; on JoinPath it carries a join
-// code, which opts.CheckJoin checks instead.
+// MaxRESTBody 413, a URL that is not UTF-8 or a JSON body followed by more
+// data 400. Only the Authorization header carries the token; on JoinPath
+// it carries a join code, which opts.CheckJoin checks instead.
 func guard(next http.Handler, opts Options) http.Handler {
 	knownToken := opts.KnownToken
 	refused := func(r *http.Request, reason string) {
@@ -65,6 +67,10 @@ func guard(next http.Handler, opts Options) http.Handler {
 			writeError(w, http.StatusUnauthorized, 16, msg)
 			return
 		}
+		if msg := invalidURL(r); msg != "" {
+			writeError(w, http.StatusBadRequest, 3, msg)
+			return
+		}
 		if r.ContentLength > MaxRESTBody {
 			writeError(w, http.StatusRequestEntityTooLarge, 8, tooLarge(r.ContentLength))
 			return
@@ -89,6 +95,19 @@ func guard(next http.Handler, opts Options) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// invalidURL returns an error message when the request's path or query,
+// percent-decoded, is not valid UTF-8 (a name or filter no request message
+// can hold), "" otherwise.
+func invalidURL(r *http.Request) string {
+	if !utf8.ValidString(r.URL.Path) {
+		return "the URL path is not valid UTF-8: percent-encode names as UTF-8"
+	}
+	if q, err := url.QueryUnescape(r.URL.RawQuery); err == nil && !utf8.ValidString(q) {
+		return "the URL query is not valid UTF-8: percent-encode values as UTF-8"
+	}
+	return ""
 }
 
 // grpcMetadataAuthorization would reach the gRPC server as "authorization"

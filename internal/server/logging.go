@@ -44,7 +44,8 @@ func RequestID(ctx context.Context) string {
 
 // LoggingInterceptor logs every unary call once it ends: method, status
 // code, duration, request ID, the caller's agent name when authenticated,
-// and the peer address. Successful calls are logged at debug level, failed
+// the peer address, and via=inproc for a call made in process (REST, MCP
+// over HTTP). Successful calls are logged at debug level, failed
 // ones at warn (a cancelled call, such as a wait whose client went away, at
 // debug). Chain it before UnaryInterceptor so that refused calls are logged
 // too; their lines (Unauthenticated, PermissionDenied, ResourceExhausted)
@@ -83,6 +84,9 @@ func LoggingInterceptor(log *slog.Logger, refusals *LogSampler) grpc.UnaryServer
 			if addr := peerAddr(ctx); addr != "" {
 				attrs = append(attrs, slog.String("peer", addr))
 			}
+			if calledInProcess(ctx) {
+				attrs = append(attrs, slog.String("via", inproc.Network))
+			}
 			if err != nil {
 				attrs = append(attrs, slog.String("error", status.Convert(err).Message()))
 			}
@@ -95,20 +99,17 @@ func LoggingInterceptor(log *slog.Logger, refusals *LogSampler) grpc.UnaryServer
 	}
 }
 
-// bufconnNetwork is the address of the hub's in-process gRPC connection
-// (bufconn), which carries REST calls.
-const bufconnNetwork = "bufconn"
-
 // peerAddr returns the client's address: the network peer, or for a call
-// made in process (REST over bufconn, MCP over HTTP through inproc), the
-// HTTP client's address when the caller put it last in x-forwarded-for.
+// made in process (REST and MCP over HTTP, through inproc), the HTTP
+// client's address when the caller put it last in x-forwarded-for (the
+// REST gateway does), else "inproc".
 func peerAddr(ctx context.Context) string {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {
 		return ""
 	}
 	addr := p.Addr.String()
-	if addr != bufconnNetwork && p.Addr.Network() != inproc.Network {
+	if p.Addr.Network() != inproc.Network {
 		return addr
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
@@ -117,6 +118,13 @@ func peerAddr(ctx context.Context) string {
 		return strings.TrimSpace(hops[len(hops)-1])
 	}
 	return addr
+}
+
+// calledInProcess reports whether the call came through inproc (REST, MCP
+// over HTTP) rather than over a gRPC connection.
+func calledInProcess(ctx context.Context) bool {
+	p, ok := peer.FromContext(ctx)
+	return ok && p.Addr != nil && p.Addr.Network() == inproc.Network
 }
 
 // incomingRequestID returns the client's x-request-id if it is sound, else
