@@ -1,0 +1,101 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/app"
+	"github.com/agenthub/hub/internal/server"
+)
+
+// BenchmarkRESTPost posts messages over REST (HTTP/1.1 keep-alive on
+// loopback) from 8 senders to a hub on a SQLite file, rate limits off. It
+// reports the process's CPU time per acknowledged post (cpu-µs/post: the
+// hub and the HTTP clients, which run in this process), from getrusage.
+//
+//	go test -run '^$' -bench BenchmarkRESTPost -benchtime 4000x -count 5 ./internal/app/
+func BenchmarkRESTPost(b *testing.B) {
+	m := app.NewMain()
+	m.DataDir = b.TempDir()
+	m.GRPCAddr = "127.0.0.1:0"
+	m.HTTPAddr = "127.0.0.1:0"
+	m.Logger = slog.New(slog.DiscardHandler)
+	m.NoOrchestrator = true
+	m.RateLimit = server.RateLimit{}
+	m.ReadLimit = server.RateLimit{}
+	if err := m.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	adminTok, err := m.AdminToken()
+	if err != nil {
+		b.Fatal(err)
+	}
+	admin := hubv1.NewAdminServiceClient(m.Conn())
+	ctx := bearer(context.Background(), adminTok)
+	var tok string
+	for _, name := range []string{"alice", "bob"} {
+		r, err := admin.CreateAgent(ctx, &hubv1.CreateAgentRequest{Name: name})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if name == "alice" {
+			tok = r.GetToken()
+		}
+	}
+	const senders = 8
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: senders}}
+	url := "http://" + m.HTTPAddress() + "/v1/messages"
+	post := func() error {
+		req, err := http.NewRequest("POST", url, strings.NewReader(`{"to":["bob"],"body":"a message of a usual length, about sixty bytes"}`))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("HTTP %d: %s", resp.StatusCode, body)
+		}
+		return nil
+	}
+	if err := post(); err != nil { // a connection and a warm path
+		b.Fatal(err)
+	}
+	b.SetParallelism(max(1, senders/runtime.GOMAXPROCS(0)))
+	cpu0 := processCPU(b)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := post(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/post")
+}
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
