@@ -1,10 +1,8 @@
 package app_test
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"runtime"
 	"strings"
@@ -12,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/server"
 )
@@ -24,34 +21,12 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkRESTPost -benchtime 4000x -count 5 ./internal/app/
 func BenchmarkRESTPost(b *testing.B) {
-	m := app.NewMain()
-	m.DataDir = b.TempDir()
-	m.GRPCAddr = "127.0.0.1:0"
-	m.HTTPAddr = "127.0.0.1:0"
-	m.Logger = slog.New(slog.DiscardHandler)
-	m.NoOrchestrator = true
-	m.RateLimit = server.RateLimit{}
-	m.ReadLimit = server.RateLimit{}
-	if err := m.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
-	adminTok, err := m.AdminToken()
-	if err != nil {
-		b.Fatal(err)
-	}
-	admin := hubv1.NewAdminServiceClient(m.Conn())
-	ctx := bearer(context.Background(), adminTok)
-	var tok string
-	for _, name := range []string{"alice", "bob"} {
-		r, err := admin.CreateAgent(ctx, &hubv1.CreateAgentRequest{Name: name})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if name == "alice" {
-			tok = r.GetToken()
-		}
-	}
+	m := relHub(b, func(m *app.Main) {
+		m.RateLimit = server.RateLimit{}
+		m.ReadLimit = server.RateLimit{}
+	})
+	tok := relCreateAgent(b, m, "alice")
+	relCreateAgent(b, m, "bob")
 	const senders = 8
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: senders}}
 	url := "http://" + m.HTTPAddress() + "/v1/messages"

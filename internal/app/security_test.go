@@ -35,10 +35,10 @@ import (
 
 // relHub boots a hub on loopback port 0 with a temporary data dir and no
 // orchestrator; mod adjusts the Main before Start.
-func relHub(t *testing.T, mod func(*app.Main)) *app.Main {
-	t.Helper()
+func relHub(tb testing.TB, mod func(*app.Main)) *app.Main {
+	tb.Helper()
 	m := app.NewMain()
-	m.DataDir = t.TempDir()
+	m.DataDir = tb.TempDir()
 	m.GRPCAddr = "127.0.0.1:0"
 	m.HTTPAddr = "127.0.0.1:0"
 	m.Logger = slog.New(slog.DiscardHandler)
@@ -47,9 +47,9 @@ func relHub(t *testing.T, mod func(*app.Main)) *app.Main {
 		mod(m)
 	}
 	if err := m.Start(context.Background()); err != nil {
-		t.Fatalf("start hub: %v", err)
+		tb.Fatalf("start hub: %v", err)
 	}
-	t.Cleanup(func() { m.Close() })
+	tb.Cleanup(func() { m.Close() })
 	return m
 }
 
@@ -64,11 +64,11 @@ func relDial(t *testing.T, m *app.Main) *grpc.ClientConn {
 	return conn
 }
 
-func relAdminToken(t *testing.T, m *app.Main) string {
-	t.Helper()
+func relAdminToken(tb testing.TB, m *app.Main) string {
+	tb.Helper()
 	tok, err := m.AdminToken()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return tok
 }
@@ -79,11 +79,11 @@ func bearer(ctx context.Context, token string) context.Context {
 
 // relCreateAgent creates an agent over the in-process connection and
 // returns its token.
-func relCreateAgent(t *testing.T, m *app.Main, name string) string {
-	t.Helper()
-	r, err := hubv1.NewAdminServiceClient(m.Conn()).CreateAgent(bearer(context.Background(), relAdminToken(t, m)), &hubv1.CreateAgentRequest{Name: name})
+func relCreateAgent(tb testing.TB, m *app.Main, name string) string {
+	tb.Helper()
+	r, err := hubv1.NewAdminServiceClient(m.Conn()).CreateAgent(bearer(context.Background(), relAdminToken(tb, m)), &hubv1.CreateAgentRequest{Name: name})
 	if err != nil {
-		t.Fatalf("create agent %s: %v", name, err)
+		tb.Fatalf("create agent %s: %v", name, err)
 	}
 	return r.GetToken()
 }
