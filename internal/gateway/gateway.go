@@ -59,10 +59,11 @@ var JSONMarshaler = &runtime.JSONPb{
 
 // New returns the hub's HTTP handler. REST calls go to the API's handlers
 // through conn (the hub passes its in-process connection, inproc.Conn), so
-// they pass the same interceptors: authentication, limits, validation.
-// The gateway needs of conn only unary calls whose grpc.Header and
-// grpc.Trailer options receive the handler's headers and trailers (the
-// request ID, Retry-After) and whose context carries the Grpc-Timeout.
+// they pass the same interceptors: authentication, limits, validation. conn
+// needs to serve unary calls only; the gateway reads the handler's headers
+// and trailers (the request ID, Retry-After) through the grpc.Header and
+// grpc.Trailer call options, and a Grpc-Timeout header becomes the call
+// context's deadline.
 func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http.Handler, error) {
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, JSONMarshaler),

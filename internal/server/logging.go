@@ -45,8 +45,8 @@ func RequestID(ctx context.Context) string {
 // LoggingInterceptor logs every unary call once it ends: method, status
 // code, duration, request ID, the caller's agent name when authenticated,
 // the peer address, and via=inproc for a call made in process (REST, MCP
-// over HTTP). Successful calls are logged at debug level, failed
-// ones at warn (a cancelled call, such as a wait whose client went away, at
+// over HTTP). Successful calls are logged at debug level, failed ones at
+// warn (a cancelled call, such as a wait whose client went away, at
 // debug). Chain it before UnaryInterceptor so that refused calls are logged
 // too; their lines (Unauthenticated, PermissionDenied, ResourceExhausted)
 // go through refusals, which drops those past its rate (nil: no sampling).
