@@ -100,6 +100,11 @@ type Service struct {
 	// watcher's starting point (see Run). Set before Run starts.
 	watchFrom   int64
 	watchInited bool
+	// watched is the newest message ID whose recipients the watcher has
+	// woken (by a look or a report, Delivered); valid once watching.
+	watchMu  sync.Mutex
+	watched  int64
+	watching bool
 
 	onlineMu    sync.Mutex
 	onlineAt    time.Time

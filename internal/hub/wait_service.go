@@ -35,6 +35,9 @@ func (s *Service) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	s.watchMu.Lock()
+	s.watched, s.watching = last, true
+	s.watchMu.Unlock()
 	var tick <-chan time.Time
 	if s.cfg.PollInterval > 0 {
 		t := time.NewTicker(s.cfg.PollInterval)
@@ -51,19 +54,42 @@ func (s *Service) Run(ctx context.Context) error {
 			s.flushDeliveries(ctx) // on failure the marks wait for the next kick
 			continue
 		}
-		last = s.pollOnce(ctx, last)
+		s.pollOnce(ctx)
 		s.flushDeliveries(ctx) // marks left by a failed write (none: no store call)
 	}
 }
 
 // Poke makes the fallback watcher look for new messages now rather than at
 // its next interval. A store shared by several hub processes calls it when
-// another process reports a post (PostgreSQL: a NOTIFY); pokes that arrive
-// while the watcher looks are folded into its next look.
+// another process reports a post without saying to whom (PostgreSQL: a
+// NOTIFY whose recipients did not fit); pokes that arrive while the watcher
+// looks are folded into its next look.
 func (s *Service) Poke() {
 	select {
 	case s.poke <- struct{}{}:
 	default: // a look is already pending
+	}
+}
+
+// Delivered wakes the parked waits of agentIDs, the recipients of the
+// messages first to last that another process reports it committed
+// (PostgreSQL: the posting transaction's NOTIFY), without reading the
+// store: the woken waits read their messages themselves. The watcher counts
+// the messages as seen when they follow those it has seen; when they do
+// not (a report was lost, or this one came early), it also looks (Poke),
+// so that the recipients of the messages in between are woken too. A
+// report is only a hint: repeated, stale or out-of-order reports wake
+// waits that then find nothing, and never keep one parked.
+func (s *Service) Delivered(first, last int64, agentIDs []int64) {
+	s.waiters.Notify(agentIDs...)
+	s.watchMu.Lock()
+	follows := s.watching && first <= s.watched+1
+	if follows {
+		s.watched = max(s.watched, last)
+	}
+	s.watchMu.Unlock()
+	if !follows {
+		s.Poke()
 	}
 }
 
@@ -123,9 +149,13 @@ func (s *Service) recheckTokens() {
 	}
 }
 
-// pollOnce wakes the recipients of the messages above last and returns the
-// new high-water mark. Errors are retried at the next interval.
-func (s *Service) pollOnce(ctx context.Context, last int64) int64 {
+// pollOnce wakes the recipients of the messages above the watcher's mark
+// and moves the mark to the newest. Errors are retried at the next
+// interval.
+func (s *Service) pollOnce(ctx context.Context) {
+	s.watchMu.Lock()
+	last := s.watched
+	s.watchMu.Unlock()
 	var newest int64
 	var ids []int64
 	err := s.store.View(ctx, func(tx Tx) (err error) {
@@ -136,10 +166,12 @@ func (s *Service) pollOnce(ctx context.Context, last int64) int64 {
 		return err
 	})
 	if err != nil || newest <= last {
-		return last
+		return
 	}
+	s.watchMu.Lock()
+	s.watched = max(s.watched, newest)
+	s.watchMu.Unlock()
 	s.waiters.Notify(ids...)
-	return newest
 }
 
 // Wait is the long-poll behind WaitForMessages (SPEC §5). It returns at once

@@ -14,8 +14,12 @@ import (
 // Reports are what Watch calls when other replicas (or this one) change
 // something that a replica keeps in memory.
 type Reports struct {
-	// Posted is called for each post committed; it is expected to be
-	// cheap and to coalesce (hub.Service.Poke).
+	// Delivered is called for each commit of posts whose notification
+	// names their recipients (hub.Service.Delivered); it must not block.
+	Delivered func(first, last int64, agentIDs []int64)
+	// Posted is called for posts committed whose recipients are not
+	// known: the notification could not hold them, or some may have been
+	// missed. It is expected to be cheap and to coalesce (hub.Service.Poke).
 	Posted func()
 	// Resync is called after a reconnect: the notifications sent meanwhile
 	// are lost, so every parked wait must look again
@@ -36,8 +40,8 @@ var changeNames = map[hub.AgentChange]string{hub.TokenChanged: "token", hub.Agen
 
 // Watch reports what any replica commits, until ctx ends. It LISTENs on
 // one dedicated connection (not from the pool) to two channels: posts (the
-// payload is the newest message ID only, never the message) and changed
-// agents ("token:ID", "disabled:ID", "enabled:ID"). When the connection
+// payload is the messages' IDs and their recipients' agent IDs, never the
+// messages: postedPayload) and changed agents ("token:ID", "disabled:ID", "enabled:ID"). When the connection
 // drops, Watch reconnects with a growing pause (up to 5 s), says so in the
 // log, and once listening again forgets the cached agents and resyncs,
 // since the notifications sent meanwhile are lost. It also reports a post after the first LISTEN, for
@@ -102,7 +106,11 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 			return err
 		}
 		if n.Channel != db.changed {
-			r.Posted()
+			if first, last, agents, ok := parsePosted(n.Payload); ok {
+				r.Delivered(first, last, agents)
+			} else {
+				r.Posted()
+			}
 			continue
 		}
 		if id, change, ok := parseChange(n.Payload); ok {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
@@ -29,8 +30,11 @@ import (
 // the counter is what serialises them across replicas: from the first ID a
 // transaction takes to its commit.
 //
-// The same transaction NOTIFYs the replicas' listeners with the newest ID
-// (PostgreSQL delivers it at commit, never for a rolled-back post).
+// The same transaction NOTIFYs the replicas' listeners with the IDs and
+// the recipients of the messages it wrote (postedPayload), so that a
+// listening replica wakes exactly those waits without reading the store
+// (hub.Service.Delivered). PostgreSQL delivers the notification at commit,
+// in commit order, and never for a rolled-back post (or savepoint).
 
 // nextMessageIDs reserves n consecutive message IDs and returns the first.
 func (t *Tx) nextMessageIDs(n int) (int64, error) {
@@ -38,10 +42,70 @@ func (t *Tx) nextMessageIDs(n int) (int64, error) {
 	if err := t.queryRowAs(sharedSafe, `UPDATE message_ids SET last_id = last_id + $1 RETURNING last_id`, n).Scan(&last); err != nil {
 		return 0, err
 	}
-	if _, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.channel, strconv.FormatInt(last, 10)); err != nil {
-		return 0, err
-	}
 	return last - int64(n) + 1, nil
+}
+
+// maxPayload is the longest NOTIFY payload PostgreSQL takes (it must be
+// shorter than 8,000 bytes).
+const maxPayload = 7999
+
+// postedPayload is the payload of the notification of messages first to
+// last delivered to agents: "FIRST-LAST:AGENT,AGENT,…" (each agent once,
+// none for messages without recipients), or "FIRST-LAST" when the
+// recipients do not fit in maxPayload (a post to a large channel): the
+// listeners then look for them in the store.
+func postedPayload(first, last int64, agents []int64) string {
+	b := make([]byte, 0, 64)
+	b = strconv.AppendInt(b, first, 10)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, last, 10)
+	ids := b
+	b = append(b, ':')
+	seen := make(map[int64]bool, len(agents))
+	for _, a := range agents {
+		if seen[a] {
+			continue
+		}
+		seen[a] = true
+		if len(seen) > 1 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, a, 10)
+		if len(b) > maxPayload {
+			return string(ids)
+		}
+	}
+	return string(b)
+}
+
+// parsePosted reads a payload of postedPayload. known is false when the
+// payload names no recipients (they did not fit, or it is not one of
+// postedPayload's, such as a bare ID from an older replica): the listener
+// must then look for them in the store.
+func parsePosted(payload string) (first, last int64, agents []int64, known bool) {
+	span, list, hasList := strings.Cut(payload, ":")
+	from, to, ok := strings.Cut(span, "-")
+	if !ok || !hasList {
+		return 0, 0, nil, false
+	}
+	var err1, err2 error
+	first, err1 = strconv.ParseInt(from, 10, 64)
+	last, err2 = strconv.ParseInt(to, 10, 64)
+	if err1 != nil || err2 != nil || first < 1 || last < first {
+		return 0, 0, nil, false
+	}
+	if list == "" {
+		return first, last, nil, true
+	}
+	agents = make([]int64, 0, strings.Count(list, ",")+1)
+	for s := range strings.SplitSeq(list, ",") {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, 0, nil, false
+		}
+		agents = append(agents, id)
+	}
+	return first, last, agents, true
 }
 
 // InsertMessage implements hub.MessageTx.
@@ -122,11 +186,13 @@ func (t *Tx) insertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		ids, senders, to, channels, bodies, mentions, replyTo, kinds, created, prios, acks); err != nil {
 		return err
 	}
-	if len(dAgent) == 0 {
-		return nil
+	if len(dAgent) > 0 {
+		if _, err := t.execAs(sharedSafe, `INSERT INTO deliveries (agent_id, message_id, mention, ack_required)
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[], $4::boolean[])`, dAgent, dMsg, dMention, dAck); err != nil {
+			return err
+		}
 	}
-	_, err = t.execAs(sharedSafe, `INSERT INTO deliveries (agent_id, message_id, mention, ack_required)
-		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[], $4::boolean[])`, dAgent, dMsg, dMention, dAck)
+	_, err = t.exec(`SELECT pg_notify($1, $2)`, t.db.channel, postedPayload(first, first+int64(n)-1, dAgent))
 	return err
 }
 
