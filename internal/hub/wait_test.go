@@ -305,54 +305,6 @@ func TestWaitWakesThroughFallbackWatcher(t *testing.T) {
 	}
 }
 
-// With no poll interval to speak of, only a Poke (a store's report that
-// another process posted) makes the watcher wake the recipients of a
-// message written by another process; RecheckWaits (after such reports
-// were interrupted) wakes every parked wait.
-func TestWatcherPokeAndRecheck(t *testing.T) {
-	t.Parallel()
-	h := newTestHub(t, func(c *hub.Config) { c.PollInterval = time.Hour })
-	h.runWatcher(t)
-	ctx := context.Background()
-	bob, _ := h.agent(t, "bob")
-	carol, _ := h.agent(t, "carol")
-	other, err := sqlite.Open(ctx, h.Path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
-	woken := func(w *hub.Waiter, what string) {
-		t.Helper()
-		select {
-		case <-w.C():
-		case <-time.After(20 * time.Second):
-			t.Fatalf("%s: the wait was not woken", what)
-		}
-	}
-	wb, err := h.Waiters().Register(bob.ID, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wb.Close()
-	m := &hub.Message{From: "elsewhere", To: []string{"bob"}, Body: "x", Kind: hub.KindMessage, CreatedAt: coreT0}
-	if err := other.Update(ctx, func(tx hub.Tx) error { return tx.InsertMessage(m, []hub.Delivery{{AgentID: bob.ID}}) }); err != nil {
-		t.Fatal(err)
-	}
-	h.Poke()
-	woken(wb, "Poke after another process's post")
-
-	wc, err := h.Waiters().Register(carol.ID, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close()
-	if n := h.RecheckWaits(); n != 2 {
-		t.Errorf("RecheckWaits woke the waits of %d agents, want 2", n)
-	}
-	woken(wb, "RecheckWaits, bob")
-	woken(wc, "RecheckWaits, carol")
-}
-
 // PollOnly (the benchmark's imitation of the seed) finds messages by polling.
 func TestWaitPollOnly(t *testing.T) {
 	t.Parallel()
