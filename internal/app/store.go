@@ -46,7 +46,7 @@ func (m *Main) openDatabase(ctx context.Context) error {
 	}
 	m.Store, m.leader = db, db.Leader()
 	m.watchPosts = func(ctx context.Context) error {
-		return db.Watch(ctx, postgres.Reports{Delivered: m.Service.Delivered, Posted: m.Service.Poke, Resync: m.Service.RecheckWaits, AgentChanged: m.Service.AgentChanged, ForgetAgents: m.Service.ForgetAgents})
+		return db.Watch(ctx, postgres.Reports{PostedTo: m.Service.PostedTo, Posted: m.Service.Poke, Resync: m.Service.RecheckWaits, AgentChanged: m.Service.AgentChanged, ForgetAgents: m.Service.ForgetAgents})
 	}
 	return nil
 }

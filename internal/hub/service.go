@@ -101,7 +101,7 @@ type Service struct {
 	watchFrom   int64
 	watchInited bool
 	// watched is the newest message ID whose recipients the watcher has
-	// woken (by a look or a report, Delivered); valid once watching.
+	// woken (by a look or a report, PostedTo); valid once watching.
 	watchMu  sync.Mutex
 	watched  int64
 	watching bool

@@ -71,7 +71,7 @@ func (s *Service) Poke() {
 	}
 }
 
-// Delivered wakes the parked waits of agentIDs, the recipients of the
+// PostedTo wakes the parked waits of agentIDs, the recipients of the
 // messages first to last that another process reports it committed
 // (PostgreSQL: the posting transaction's NOTIFY), without reading the
 // store: the woken waits read their messages themselves. The watcher counts
@@ -80,7 +80,7 @@ func (s *Service) Poke() {
 // so that the recipients of the messages in between are woken too. A
 // report is only a hint: repeated, stale or out-of-order reports wake
 // waits that then find nothing, and never keep one parked.
-func (s *Service) Delivered(first, last int64, agentIDs []int64) {
+func (s *Service) PostedTo(first, last int64, agentIDs []int64) {
 	s.waiters.Notify(agentIDs...)
 	s.watchMu.Lock()
 	follows := s.watching && first <= s.watched+1

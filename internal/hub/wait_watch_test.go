@@ -90,30 +90,30 @@ func TestWatcherPokeAndRecheck(t *testing.T) {
 // A report of another process's post that names its recipients wakes
 // exactly their waits, without reading the store: here the store holds no
 // message at all, so a look would have woken nobody.
-func TestDeliveredWakesExactlyItsRecipients(t *testing.T) {
+func TestPostedToWakesExactlyItsRecipients(t *testing.T) {
 	t.Parallel()
 	h, bob, carol, _ := watchedHub(t)
 	wb, wc := h.register(t, bob.ID), h.register(t, carol.ID)
 
-	h.Delivered(1, 1, []int64{bob.ID})
+	h.PostedTo(1, 1, []int64{bob.ID})
 	wokenWithin(t, wb, "bob, named by the report")
 	// Repeated and stale reports are hints too: they wake, never block.
-	h.Delivered(1, 1, []int64{bob.ID})
+	h.PostedTo(1, 1, []int64{bob.ID})
 	wokenWithin(t, wb, "bob, named by a repeated report")
-	h.Delivered(2, 3, nil)
+	h.PostedTo(2, 3, nil)
 	notWoken(t, wc, "carol, named by no report")
 }
 
 // A report that does not follow the messages the watcher has seen (one
 // was lost, or arrived late) still wakes its recipients at once, and makes
 // the watcher look, which wakes the recipients of the messages in between.
-func TestDeliveredAfterAGapLooks(t *testing.T) {
+func TestPostedToAfterAGapLooks(t *testing.T) {
 	t.Parallel()
 	h, bob, carol, other := watchedHub(t)
 	wb, wc := h.register(t, bob.ID), h.register(t, carol.ID)
 
 	m := postElsewhere(t, other, carol) // its report is lost
-	h.Delivered(m.ID+1, m.ID+1, []int64{bob.ID})
+	h.PostedTo(m.ID+1, m.ID+1, []int64{bob.ID})
 	wokenWithin(t, wb, "bob, named by the report after the gap")
 	wokenWithin(t, wc, "carol, whose message's report was lost")
 }

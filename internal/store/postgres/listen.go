@@ -14,9 +14,9 @@ import (
 // Reports are what Watch calls when other replicas (or this one) change
 // something that a replica keeps in memory.
 type Reports struct {
-	// Delivered is called for each commit of posts whose notification
-	// names their recipients (hub.Service.Delivered); it must not block.
-	Delivered func(first, last int64, agentIDs []int64)
+	// PostedTo is called for each commit of posts whose notification
+	// names their recipients (hub.Service.PostedTo); it must not block.
+	PostedTo func(first, last int64, agentIDs []int64)
 	// Posted is called for posts committed whose recipients are not
 	// known: the notification could not hold them, or some may have been
 	// missed. It is expected to be cheap and to coalesce (hub.Service.Poke).
@@ -107,7 +107,7 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 		}
 		if n.Channel != db.changed {
 			if first, last, agents, ok := parsePosted(n.Payload); ok {
-				r.Delivered(first, last, agents)
+				r.PostedTo(first, last, agents)
 			} else {
 				r.Posted()
 			}

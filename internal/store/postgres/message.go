@@ -33,7 +33,7 @@ import (
 // The same transaction NOTIFYs the replicas' listeners with the IDs and
 // the recipients of the messages it wrote (postedPayload), so that a
 // listening replica wakes exactly those waits without reading the store
-// (hub.Service.Delivered). PostgreSQL delivers the notification at commit,
+// (hub.Service.PostedTo). PostgreSQL delivers the notification at commit,
 // in commit order, and never for a rolled-back post (or savepoint).
 
 // nextMessageIDs reserves n consecutive message IDs and returns the first.

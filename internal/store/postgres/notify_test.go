@@ -63,7 +63,7 @@ func TestPostedPayload(t *testing.T) {
 	}
 }
 
-// report is one call of Reports.Delivered (known) or Reports.Posted.
+// report is one call of Reports.PostedTo (known) or Reports.Posted.
 type report struct {
 	first, last int64
 	agents      []int64
@@ -85,9 +85,9 @@ func recordPosts(tb testing.TB, u string) <-chan report {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		db.Watch(ctx, Reports{
-			Delivered: func(first, last int64, agents []int64) { c <- report{first, last, agents, true} },
-			Posted:    func() { c <- report{} },
-			Resync:    func() int { return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {},
+			PostedTo: func(first, last int64, agents []int64) { c <- report{first, last, agents, true} },
+			Posted:   func() { c <- report{} },
+			Resync:   func() int { return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {},
 		})
 	})
 	tb.Cleanup(func() { cancel(); wg.Wait(); db.Close() })

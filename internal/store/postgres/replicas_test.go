@@ -56,7 +56,7 @@ func newReplica(tb testing.TB, u string, listen bool) *replica {
 	wg.Go(func() { r.svc.Run(ctx) })
 	if listen {
 		wg.Go(func() {
-			db.Watch(ctx, Reports{Delivered: r.svc.Delivered, Posted: r.svc.Poke, Resync: r.svc.RecheckWaits, AgentChanged: r.svc.AgentChanged, ForgetAgents: r.svc.ForgetAgents})
+			db.Watch(ctx, Reports{PostedTo: r.svc.PostedTo, Posted: r.svc.Poke, Resync: r.svc.RecheckWaits, AgentChanged: r.svc.AgentChanged, ForgetAgents: r.svc.ForgetAgents})
 		})
 	}
 	tb.Cleanup(func() { cancel(); wg.Wait(); db.Close() })
