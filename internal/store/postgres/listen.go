@@ -41,10 +41,11 @@ var changeNames = map[hub.AgentChange]string{hub.TokenChanged: "token", hub.Agen
 // Watch reports what any replica commits, until ctx ends. It LISTENs on
 // one dedicated connection (not from the pool) to two channels: posts (the
 // payload is the messages' IDs and their recipients' agent IDs, never the
-// messages: postedPayload) and changed agents ("token:ID", "disabled:ID", "enabled:ID"). When the connection
-// drops, Watch reconnects with a growing pause (up to 5 s), says so in the
-// log, and once listening again forgets the cached agents and resyncs,
-// since the notifications sent meanwhile are lost. It also reports a post after the first LISTEN, for
+// messages: postedPayload) and changed agents ("token:ID", "disabled:ID",
+// "enabled:ID"). When the connection drops, Watch reconnects with a
+// growing pause (up to 5 s), says so in the log, and once listening again
+// forgets the cached agents and resyncs, since the notifications sent
+// meanwhile are lost. It also reports a post after the first LISTEN, for
 // the posts committed before it.
 func (db *DB) Watch(ctx context.Context, r Reports) error {
 	cfg := db.conn.Copy()
