@@ -122,6 +122,7 @@ type DB struct {
 	r    *sql.DB // read-only pool
 
 	writes *writer.Queue // Update calls, committed in batches by commit
+	ckpt   *checkpointer // copies the write-ahead log into the file (checkpoint.go)
 
 	schemaVersion int
 	full          atomic.Bool // the last write failed for want of space (diskfull.go)
@@ -171,10 +172,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := register(); err != nil { // bm25.go
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	w, err := sql.Open("sqlite3", dsn("_txlock", "immediate"))
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
+	w := sql.OpenDB(newWriterConnector(dsn("_txlock", "immediate")))
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -200,6 +198,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetMaxOpenConns(opts.Readers)
 	r.SetMaxIdleConns(opts.Readers)
 	db.r = r
+	if db.ckpt, err = startCheckpointer(dsn()); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	db.ckpt.committed() // the migrations may have filled the log
 	db.writes = writer.Start(opts.MaxBatch, db.commit)
 	return db, nil
 }
@@ -221,7 +225,7 @@ func (db *DB) Close() error {
 	if !db.writes.Close() {
 		return nil
 	}
-	return errors.Join(db.r.Close(), db.w.Close())
+	return errors.Join(db.ckpt.close(), db.r.Close(), db.w.Close())
 }
 
 // Update runs fn in a write transaction. Concurrent calls are grouped into
@@ -285,7 +289,10 @@ func (db *DB) commit(batch []*writer.Request) {
 				errs[i] = fmt.Errorf("commit: %w", err)
 			}
 		}
+	} else {
+		db.ckpt.committed()
 	}
+	defer db.ckpt.catchUp(ctx, db.w) // after the replies
 	for i, r := range batch {
 		r.Done(db.outcome(errs[i]))
 	}

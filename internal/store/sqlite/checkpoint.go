@@ -1,0 +1,163 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// The write-ahead log is copied into the database file (a checkpoint) by a
+// goroutine on its own connection, not by the writer. SQLite's automatic
+// checkpoint runs inside the commit that takes the log past 1,000 pages, so
+// the write that happened to cross the line (at 10,000 due agents, about
+// half of an orchestrator tick's commit time) paid for copying everybody's
+// pages, and every write queued behind it waited. The writer connection has
+// wal_autocheckpoint=0; after each commit it pokes the checkpointer, which
+// reads the log's size (a NOOP checkpoint: no lock, no I/O) and, past
+// checkpointPages frames not yet copied, runs a PASSIVE checkpoint: it
+// copies what no reader still needs and never blocks the writer or a
+// reader. Durability does not depend on it: a committed transaction is in
+// the log, and SQLite replays the log when the database is opened.
+//
+// The log starts again from its beginning only when a write begins with
+// every frame copied; a writer that commits while each passive checkpoint
+// runs could keep it growing. Past logCapPages frames the checkpointer
+// therefore asks the writer to checkpoint once itself, between two commits
+// (as SQLite's automatic checkpoint would): nothing is appended meanwhile,
+// so it catches up, and the next write starts the log again.
+
+// checkpointPages is how many log frames not yet copied start a
+// checkpoint: SQLite's own automatic checkpoint threshold.
+const checkpointPages = 1000
+
+// logCapPages is the log's size, in frames, past which a checkpoint makes
+// the next write start the log again.
+const logCapPages = 4 * checkpointPages
+
+// checkpointGap is the least time between two looks at the log's size, so
+// that a stream of small commits costs at most a few hundred looks a
+// second.
+const checkpointGap = 5 * time.Millisecond
+
+// checkpointer runs the checkpoints of one database.
+type checkpointer struct {
+	conn *sql.DB       // one read-write connection of its own
+	poke chan struct{} // a commit happened (buffered 1: pokes coalesce)
+	stop chan struct{} // closed by close
+	done chan struct{} // closed when the loop has returned
+
+	behind atomic.Bool // the log passed logCapPages: the writer should checkpoint
+}
+
+// startCheckpointer opens the checkpointer's connection with dsn and starts
+// its goroutine.
+func startCheckpointer(dsn string) (*checkpointer, error) {
+	conn, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open the checkpointer's connection: %w", err)
+	}
+	conn.SetMaxOpenConns(1)
+	conn.SetMaxIdleConns(1)
+	conn.SetConnMaxLifetime(0)
+	conn.SetConnMaxIdleTime(0)
+	c := &checkpointer{conn: conn, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go c.loop()
+	return c, nil
+}
+
+// committed tells the checkpointer that the log grew; it never blocks.
+func (c *checkpointer) committed() {
+	select {
+	case c.poke <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) loop() {
+	defer close(c.done)
+	gap := time.NewTimer(0)
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.poke:
+		}
+		// An error (the file gone, a disk error) is the writer's to report
+		// on its next commit; the next poke tries again.
+		_ = c.run()
+		gap.Reset(checkpointGap)
+		select {
+		case <-c.stop:
+			return
+		case <-gap.C:
+		}
+	}
+}
+
+// run checkpoints the log if it holds checkpointPages frames or more that
+// are not yet in the database file, and restarts it past logCapPages.
+func (c *checkpointer) run() error {
+	_, frames, copied, err := c.checkpoint("NOOP")
+	switch {
+	case err != nil:
+		return err
+	case frames >= logCapPages:
+		c.behind.Store(true)
+	case frames-copied >= checkpointPages:
+		_, _, _, err = c.checkpoint("PASSIVE")
+	}
+	return err
+}
+
+// catchUp is called by the writer after a commit: if the log has grown past
+// logCapPages, it checkpoints on the writer's connection, before the next
+// write can append to the log. A checkpoint that cannot finish (a reader
+// still needs the old frames, or the checkpointer holds the lock) is no
+// error; the checkpointer asks again.
+func (c *checkpointer) catchUp(ctx context.Context, w *sql.DB) {
+	if c.behind.CompareAndSwap(true, false) {
+		w.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+	}
+}
+
+// checkpoint runs PRAGMA wal_checkpoint(mode) and returns its row: whether
+// it was kept from finishing, the frames in the log and those copied.
+func (c *checkpointer) checkpoint(mode string) (busy bool, frames, copied int, err error) {
+	err = c.conn.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(`+mode+`)`).Scan(&busy, &frames, &copied)
+	if err != nil {
+		err = fmt.Errorf("checkpoint (%s): %w", mode, err)
+	}
+	return busy, frames, copied, err
+}
+
+// close stops the goroutine and closes its connection.
+func (c *checkpointer) close() error {
+	close(c.stop)
+	<-c.done
+	return c.conn.Close()
+}
+
+// writerConnector opens the writer's connections: dsn's connection with the
+// automatic checkpoint turned off (the checkpointer does it).
+type writerConnector struct {
+	dsn    string
+	driver *sqlite3.SQLiteDriver
+}
+
+func newWriterConnector(dsn string) *writerConnector {
+	return &writerConnector{dsn: dsn, driver: &sqlite3.SQLiteDriver{ConnectHook: func(conn *sqlite3.SQLiteConn) error {
+		_, err := conn.Exec(`PRAGMA wal_autocheckpoint = 0`, nil)
+		return err
+	}}}
+}
+
+// Connect implements driver.Connector.
+func (w *writerConnector) Connect(context.Context) (driver.Conn, error) { return w.driver.Open(w.dsn) }
+
+// Driver implements driver.Connector.
+func (w *writerConnector) Driver() driver.Driver { return w.driver }
