@@ -169,9 +169,9 @@ func (r *results) write(w io.Writer, c *config) {
 		}
 	}
 	for _, t := range r.ticks {
-		meas := fmt.Sprintf("median **%s** · max %s (%d ticks); CPU median %s per tick; per tick %s evaluated, %s nudged; steps %s",
+		meas := fmt.Sprintf("median **%s** · max %s (%d ticks); CPU median %s per tick; per tick %s evaluated, %s nudged; steps %s; log checkpoints beside the writer %s per tick",
 			fmtDur(percentile(t.wall, .5)), fmtDur(t.wall[len(t.wall)-1]), len(t.wall), fmtDur(percentile(t.cpu, .5)),
-			num(t.evaluated), num(t.nudged), fmtSteps(t.steps))
+			num(t.evaluated), num(t.nudged), fmtSteps(t.steps), fmtDur(t.checkpoint))
 		target := tickTarget(t.due)
 		row(fmt.Sprintf("Orchestrator tick, %s agents (in process)", num(t.agents)), "—", "0",
 			fmt.Sprintf("%s due: %s", num(t.due), meas), "≤ "+fmtDur(target), yesNo(percentile(t.wall, .5) <= target))

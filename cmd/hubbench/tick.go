@@ -24,6 +24,7 @@ type tickRow struct {
 	evaluated   int             // per tick
 	nudged      int             // per tick
 	steps       map[string]time.Duration
+	checkpoint  time.Duration // per tick: the store's checkpoints of its log, beside the writer
 }
 
 // tickPhase measures orchestrator ticks in this process, on a SQLite store
@@ -93,6 +94,7 @@ func (b *bench) tickPhase(ctx context.Context) error {
 	next := 1 // the next agent to make due; each is due once per pass
 	for _, due := range c.tickDue {
 		row := tickRow{agents: c.tickAgents, due: due, steps: map[string]time.Duration{}}
+		ck0 := db.Checkpoints().Time
 		for range c.tickSamples {
 			now := clock.Advance(5 * time.Second)
 			if next+due > c.tickAgents+1 {
@@ -122,10 +124,11 @@ func (b *bench) tickPhase(ctx context.Context) error {
 				return ctx.Err()
 			}
 		}
+		row.checkpoint = (checkpointsSettled(db) - ck0) / time.Duration(c.tickSamples)
 		slices.Sort(row.wall)
 		slices.Sort(row.cpu)
-		b.progress("tick: %d agents, %d due: median %s (CPU %s), max %s; %d evaluated, %d nudged",
-			row.agents, due, fmtDur(percentile(row.wall, .5)), fmtDur(percentile(row.cpu, .5)), fmtDur(row.wall[len(row.wall)-1]), row.evaluated, row.nudged)
+		b.progress("tick: %d agents, %d due: median %s (CPU %s), max %s; %d evaluated, %d nudged; log checkpoints %s per tick",
+			row.agents, due, fmtDur(percentile(row.wall, .5)), fmtDur(percentile(row.cpu, .5)), fmtDur(row.wall[len(row.wall)-1]), row.evaluated, row.nudged, fmtDur(row.checkpoint))
 		b.res.ticks = append(b.res.ticks, row)
 	}
 	return nil
@@ -155,6 +158,22 @@ func makeDue(ctx context.Context, raw *sql.DB, svc *hub.Service, lo, hi int, now
 	}
 	_, err := raw.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return err
+}
+
+// checkpointsSettled returns the store's time spent in checkpoints once
+// no checkpoint has ended for 300 ms (at most 6 s): the checkpoints the
+// last tick's commits started run beside the writer, after the tick.
+func checkpointsSettled(db *sqlite.DB) time.Duration {
+	last := db.Checkpoints()
+	for range 20 {
+		time.Sleep(300 * time.Millisecond)
+		now := db.Checkpoints()
+		if now == last {
+			break
+		}
+		last = now
+	}
+	return last.Time
 }
 
 // processCPU returns this process's user+system CPU time so far

@@ -56,6 +56,18 @@ func (m *Main) initMetrics() {
 		}
 		return 1
 	})
+	m.metrics.CounterFunc("store_checkpoints_total", "Checkpoints of the SQLite store's write-ahead log, run beside the writer.", func() float64 {
+		if c, ok := m.Store.(checkpointer); ok {
+			return float64(c.Checkpoints().Runs)
+		}
+		return 0
+	})
+	m.metrics.CounterFunc("store_checkpoint_seconds_total", "Time spent in checkpoints of the SQLite store's write-ahead log.", func() float64 {
+		if c, ok := m.Store.(checkpointer); ok {
+			return c.Checkpoints().Time.Seconds()
+		}
+		return 0
+	})
 	m.metrics.CounterFunc("orchestrator_ticks_total", "Orchestrator ticks run by this process.", func() float64 {
 		if m.tickStats == nil {
 			return 0

@@ -26,6 +26,11 @@ type Store interface {
 // space (SQLite does); /readyz then fails.
 type diskFuller interface{ DiskFull() bool }
 
+// checkpointer is a store that copies its write-ahead log into its file on
+// a connection of its own (SQLite does); /metrics shows how often and how
+// long.
+type checkpointer interface{ Checkpoints() sqlite.CheckpointStats }
+
 // openDatabase opens PostgreSQL when m.DatabaseURL is set (several replicas
 // may share it: their orchestrators elect a leader, and each replica
 // listens for the others' posts and changed agents), else the SQLite file in the data dir

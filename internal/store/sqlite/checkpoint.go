@@ -52,6 +52,22 @@ type checkpointer struct {
 	done chan struct{} // closed when the loop has returned
 
 	behind atomic.Bool // the log passed logCapPages: the writer should checkpoint
+
+	runs  atomic.Int64 // passive checkpoints run
+	nanos atomic.Int64 // time spent in them
+}
+
+// CheckpointStats counts the checkpoints the checkpointer ran (not the
+// NOOP looks at the log's size, nor the rare ones the writer ran).
+type CheckpointStats struct {
+	Runs int64         // checkpoints run
+	Time time.Duration // wall time spent in them
+}
+
+// Checkpoints returns the counts of the checkpoints run so far.
+func (db *DB) Checkpoints() CheckpointStats {
+	c := db.ckpt
+	return CheckpointStats{Runs: c.runs.Load(), Time: time.Duration(c.nanos.Load())}
 }
 
 // startCheckpointer opens the checkpointer's connection with dsn and starts
@@ -109,7 +125,10 @@ func (c *checkpointer) run() error {
 	case frames >= logCapPages:
 		c.behind.Store(true)
 	case frames-copied >= checkpointPages:
+		t := time.Now()
 		_, _, _, err = c.checkpoint("PASSIVE")
+		c.runs.Add(1)
+		c.nanos.Add(int64(time.Since(t)))
 	}
 	return err
 }

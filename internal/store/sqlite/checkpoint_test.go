@@ -104,6 +104,9 @@ func TestCheckpointerKeepsTheLogBounded(t *testing.T) {
 		t.Errorf("the log grew to %d bytes (largest seen %d) after %d bytes written: want ≤ %d",
 			fi.Size(), maxLog.Load(), written, logLimitByte)
 	}
+	if st := db.Checkpoints(); st.Runs == 0 {
+		t.Errorf("Checkpoints() = %+v after %d bytes written: the checkpointer ran none", st, written)
+	}
 	var n int
 	mustView(t, db, func(tx hub.Tx) error {
 		return tx.(*Tx).queryRow(`SELECT COUNT(*) FROM filler`).Scan(&n)
