@@ -20,23 +20,31 @@ extern int sqlite3_value_bytes(sqlite3_value*);
 extern void sqlite3_result_double(sqlite3_context*, double);
 extern int sqlite3_auto_extension(void (*)(void));
 
-// hub_bm25(matchinfo(t, 'pcnalx')) scores one row of an FTS4 match on a
-// one-column table: Okapi BM25 with FTS5's parameters (k1 1.2, b 0.75) and
-// idf floor, positive (higher is better).
+// hub_bm25(matchinfo(t, 'pcnalx')) scores one row of an FTS4 match by its
+// first column (the body; the others, the readers, are filters): Okapi
+// BM25 with FTS5's parameters (k1 1.2, b 0.75) and idf floor, positive
+// (higher is better).
 static void hub_bm25(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 	const unsigned char *blob = sqlite3_value_blob(argv[0]);
 	int n = sqlite3_value_bytes(argv[0]) / 4;
-	uint32_t v[5 + 3 * 64];
+	enum { most = 3 + 2 * 4 + 3 * 64 * 4 };
+	uint32_t v[most];
 	if (blob == 0 || n < 5) {
 		sqlite3_result_double(ctx, 0);
 		return;
 	}
-	if (n > 5 + 3 * 64) n = 5 + 3 * 64;
+	if (n > most) n = most;
 	memcpy(v, blob, 4 * (size_t)n);
-	int phrases = v[0];
-	double docs = v[2], avg = v[3] > 0 ? v[3] : 1, len = v[4], score = 0;
-	for (int p = 0; p < phrases && 5 + 3 * p + 2 < n; p++) {
-		double hits = v[5 + 3 * p], with = v[5 + 3 * p + 2];
+	int phrases = v[0], cols = v[1];
+	if (cols < 1 || 3 + 2 * cols > n) {
+		sqlite3_result_double(ctx, 0);
+		return;
+	}
+	double docs = v[2], avg = v[3] > 0 ? v[3] : 1, len = v[3 + cols], score = 0;
+	for (int p = 0; p < phrases; p++) {
+		int x = 3 + 2 * cols + 3 * p * cols; // phrase p, column 0
+		if (x + 2 >= n) break;
+		double hits = v[x], with = v[x + 2];
 		if (hits == 0) continue;
 		double idf = log((docs - with + 0.5) / (with + 0.5));
 		if (idf < 1e-6) idf = 1e-6;

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,8 +40,32 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 			return err
 		}
 	}
-	return nil
+	return t.indexMessage(m, deliveries)
 }
+
+// indexMessage adds a message to the full-text index, with its readers'
+// tokens (0014_search_readers.sql): the text messages_fts_source gives
+// back for it.
+func (t *Tx) indexMessage(m *hub.Message, deliveries []hub.Delivery) error {
+	_, err := t.exec(`INSERT INTO messages_fts (docid, body, readers) VALUES (?, ?, ?)`, m.ID, m.Body, readerTokens(deliveries))
+	return err
+}
+
+// readerTokens is the readers column of a message's index entry: "§" and
+// the ID of each agent it is delivered to.
+func readerTokens(deliveries []hub.Delivery) string {
+	var b strings.Builder
+	for i, d := range deliveries {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(readerToken(d.AgentID))
+	}
+	return b.String()
+}
+
+// readerToken is the index token of the agent id among a message's readers.
+func readerToken(id int64) string { return "§" + strconv.FormatInt(id, 10) }
 
 const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required`
 
@@ -258,5 +283,13 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 			dargs = append(dargs, d.AgentID, m.ID, d.Mention, m.AckRequired)
 		}
 	}
-	return t.execRows("insert deliveries", `INSERT INTO deliveries (agent_id, message_id, mention, ack_required) VALUES `, ``, 4, dargs, nil)
+	if err := t.execRows("insert deliveries", `INSERT INTO deliveries (agent_id, message_id, mention, ack_required) VALUES `, ``, 4, dargs, nil); err != nil {
+		return err
+	}
+	for i, m := range ms {
+		if err := t.indexMessage(m, ds[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

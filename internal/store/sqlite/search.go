@@ -20,12 +20,18 @@ func ftsQuery(terms [][]string) string {
 
 // SearchMessages implements hub.SearchTx in two steps: the page of
 // matching IDs by rank, then the messages and snippets of that page only
-// (snippet.go). The match drives (CROSS JOIN: the other way round, SQLite
-// would run the full-text query again for every delivery of the reader),
-// newest first; the reader's deliveries are looked at before the messages;
+// (snippet.go). An agent's query also asks for its reader token in the
+// index's readers column, so the index itself keeps only the messages
+// delivered to it; its deliveries are still looked at, for those matches
+// only, as the rule (the token is how the match gets there fast). The
+// match drives (CROSS JOIN: the other way round, SQLite would run the
+// full-text query again for every delivery of the reader), newest first;
 // it stops after hub.MaxRanked messages that pass the filters.
 func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	match := ftsQuery(q.Terms)
+	if q.ReaderID > 0 {
+		match += ` readers:` + readerToken(q.ReaderID)
+	}
 	sqlq := `SELECT m.id AS id, hub_bm25(matchinfo(messages_fts, 'pcnalx')) AS score FROM messages_fts`
 	args := []any{}
 	if q.ReaderID > 0 {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -177,4 +178,71 @@ func testSearchForgetsDeleted(t *testing.T, h NewDB) {
 	if got := c.find(t, "disk", hub.SearchQuery{}); len(got) != 0 {
 		t.Errorf("after pruning, search disk = %v, want nothing", got)
 	}
+}
+
+// testSearchReaders: an agent finds exactly the messages delivered to it,
+// whichever way they were written (one post, a batch), whatever their
+// text says (a body may spell what a store uses to mark readers), and not
+// a channel's messages from before it joined; pruning keeps that true.
+func testSearchReaders(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	ann, bob, cat := createAgent(t, db, "ann"), createAgent(t, db, "bob"), createAgent(t, db, "cat")
+	// #ops before cat joins: ann and bob.
+	before := post(t, db, hub.Message{From: "dan", Channel: "#ops", Body: "rollout one started"}, ann, bob)
+	// Bodies that spell reader marks of cat, to ann only.
+	spelled := post(t, db, hub.Message{From: "dan", Body: fmt.Sprintf("rollout §%d readers:§%d %d", cat.ID, cat.ID, cat.ID)}, ann)
+	// cat has joined: ann, bob and cat.
+	after := post(t, db, hub.Message{From: "dan", Channel: "#ops", Body: "rollout two started", Mentions: []string{"cat"}}, ann, bob, cat)
+	batch := []*hub.Message{
+		{From: "dan", To: []string{"bob"}, Body: "rollout three", Kind: hub.KindMessage, CreatedAt: t0},
+		{From: "dan", To: []string{"cat"}, Body: "rollout four", Kind: hub.KindMessage, CreatedAt: t0},
+	}
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		return tx.InsertMessages(batch, [][]hub.Delivery{{{AgentID: bob.ID}}, {{AgentID: cat.ID, Mention: true}}})
+	})
+	c := &searchCorpus{db: db}
+	want := map[string][]int64{
+		"ann": sorted([]int64{before, spelled, after}),
+		"bob": sorted([]int64{before, after, batch[0].ID}),
+		"cat": sorted([]int64{after, batch[1].ID}),
+	}
+	check := func(when string, want map[string][]int64) {
+		t.Helper()
+		for _, a := range []*hub.Agent{ann, bob, cat} {
+			if got := sorted(c.find(t, "rollout", hub.SearchQuery{ReaderID: a.ID})); !slices.Equal(got, want[a.Name]) {
+				t.Errorf("%s: %s searches rollout = %v, want %v", when, a.Name, got, want[a.Name])
+			}
+		}
+		all := sorted(slices.Concat(want["ann"], want["bob"], want["cat"]))
+		if got := sorted(c.find(t, "rollout", hub.SearchQuery{})); !slices.Equal(got, slices.Compact(all)) {
+			t.Errorf("%s: the admin searches rollout = %v, want %v", when, got, slices.Compact(all))
+		}
+	}
+	check("posted", want)
+	// No query reaches the marks of readers: what the body spells is found
+	// as text, for ann only.
+	for _, query := range []string{fmt.Sprintf("§%d", cat.ID), fmt.Sprintf("readers §%d", cat.ID), fmt.Sprintf(`"§%d"`, cat.ID)} {
+		for _, a := range []*hub.Agent{ann, cat} {
+			want := []int64{}
+			if a == ann {
+				want = []int64{spelled}
+			}
+			if got := c.find(t, query, hub.SearchQuery{ReaderID: a.ID}); !slices.Equal(got, want) {
+				t.Errorf("%s searches %q = %v, want %v", a.Name, query, got, want)
+			}
+		}
+	}
+	// Pruning the first two leaves the others to the same readers, and a
+	// message posted after the prune to bob only is bob's.
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		_, err := tx.DeleteMessagesBefore(t0.Add(time.Nanosecond), 2)
+		return err
+	})
+	late := post(t, db, hub.Message{From: "dan", Body: "rollout five", CreatedAt: t0.Add(time.Hour)}, bob)
+	check("pruned", map[string][]int64{
+		"ann": {after},
+		"bob": sorted([]int64{after, batch[0].ID, late}),
+		"cat": sorted([]int64{after, batch[1].ID}),
+	})
 }

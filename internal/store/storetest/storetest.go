@@ -65,6 +65,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"SearchWords", testSearchWords},
 		{"SearchFilters", testSearchFilters},
 		{"SearchForgetsDeleted", testSearchForgetsDeleted},
+		{"SearchReaders", testSearchReaders},
 		{"PriorityRoundTrip", testPriorityRoundTrip},
 		{"Receipts", testReceipts},
 		{"OverdueAcks", testOverdueAcks},
