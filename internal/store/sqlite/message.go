@@ -40,15 +40,36 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 			return err
 		}
 	}
-	return t.indexMessage(m, deliveries)
+	t.indexMessage(m, deliveries)
+	return nil
 }
 
-// indexMessage adds a message to the full-text index, with its readers'
-// tokens (0014_search_readers.sql): the text messages_fts_source gives
-// back for it.
-func (t *Tx) indexMessage(m *hub.Message, deliveries []hub.Delivery) error {
-	_, err := t.exec(`INSERT INTO messages_fts (docid, body, readers) VALUES (?, ?, ?)`, m.ID, m.Body, readerTokens(deliveries))
-	return err
+// indexEntry is a message's row of the full-text index.
+type indexEntry struct {
+	id            int64
+	body, readers string
+}
+
+// indexMessage queues a message for the full-text index, with its
+// readers' tokens (0014_search_readers.sql): the text messages_fts_source
+// gives back for it. The queue is written at the end of the write
+// transaction, after every write of its batch (flushIndex): FTS4 writes
+// an index segment at every savepoint and commit, so a batch of posts
+// costs one segment, not one per post.
+func (t *Tx) indexMessage(m *hub.Message, deliveries []hub.Delivery) {
+	t.unindexed = append(t.unindexed, indexEntry{m.ID, m.Body, readerTokens(deliveries)})
+}
+
+// flushIndex writes the queued messages into the full-text index, in the
+// transaction that wrote them.
+func (t *Tx) flushIndex() error {
+	for _, e := range t.unindexed {
+		if _, err := t.exec(`INSERT INTO messages_fts (docid, body, readers) VALUES (?, ?, ?)`, e.id, e.body, e.readers); err != nil {
+			return fmt.Errorf("index message %d: %w", e.id, err)
+		}
+	}
+	t.unindexed = nil
+	return nil
 }
 
 // readerTokens is the readers column of a message's index entry: "§" and
@@ -287,9 +308,7 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		return err
 	}
 	for i, m := range ms {
-		if err := t.indexMessage(m, ds[i]); err != nil {
-			return err
-		}
+		t.indexMessage(m, ds[i])
 	}
 	return nil
 }

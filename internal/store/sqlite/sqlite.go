@@ -266,6 +266,9 @@ func (db *DB) commit(batch []*writer.Request) {
 		if errs[0] = batch[0].Ctx.Err(); errs[0] == nil {
 			errs[0] = writer.Call(batch[0].Fn, t)
 		}
+		if errs[0] == nil {
+			errs[0] = t.flushIndex()
+		}
 		if errs[0] != nil {
 			tx.Rollback()
 			batch[0].Done(db.outcome(errs[0]))
@@ -319,7 +322,9 @@ func runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writer.Reque
 		if _, err := savepoint.ExecContext(ctx); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
+		indexed := len(t.unindexed)
 		if errs[i] = writer.Call(r.Fn, t); errs[i] != nil {
+			t.unindexed = t.unindexed[:indexed]
 			if _, err := rollbackTo.ExecContext(ctx); err != nil {
 				return fmt.Errorf("rollback to savepoint: %w", err)
 			}
@@ -328,13 +333,16 @@ func runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writer.Reque
 			return fmt.Errorf("release savepoint: %w", err)
 		}
 	}
-	return nil
+	return t.flushIndex()
 }
 
 // Tx is a hub.Tx over one SQLite transaction.
 type Tx struct {
 	ctx context.Context
 	tx  *sql.Tx
+	// unindexed are the messages this transaction wrote that the
+	// full-text index does not hold yet (indexMessage).
+	unindexed []indexEntry
 }
 
 var _ hub.Tx = (*Tx)(nil)

@@ -1,0 +1,101 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// A batch of posts is indexed once, at the end of its transaction: the
+// posts that committed are found (each by its readers only), the ones
+// rolled back are not, and the index agrees with the messages and their
+// deliveries (FTS4's integrity check reads the view it indexes back),
+// also after pruning.
+func TestSearchIndexesGroupCommit(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ann, bob := createAgent(t, db, "ann"), createAgent(t, db, "bob")
+	release, blocked := blockWriter(t, db)
+	const n = 60
+	fails := func(i int) bool { return i%7 == 3 }
+	ids := make([]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = db.Update(context.Background(), func(tx hub.Tx) error {
+				to := []hub.Delivery{{AgentID: ann.ID}}
+				if i%2 == 1 {
+					to = append(to, hub.Delivery{AgentID: bob.ID})
+				}
+				m := &hub.Message{From: "x", Channel: "#c", Body: fmt.Sprintf("grouped note %d", i), Kind: hub.KindMessage, CreatedAt: t0.Add(time.Duration(i) * time.Second)}
+				if err := tx.InsertMessage(m, to); err != nil {
+					return err
+				}
+				ids[i] = m.ID
+				if fails(i) {
+					return errBoom
+				}
+				return nil
+			})
+		})
+	}
+	waitQueued(t, db, n)
+	release()
+	wg.Wait()
+	if err := <-blocked; err != nil {
+		t.Fatalf("blocking write: %v", err)
+	}
+	for i := range n {
+		if fails(i) != (errs[i] != nil) {
+			t.Fatalf("write %d: error %v", i, errs[i])
+		}
+	}
+	// wantFor lists the committed posts from the first-th on that reader
+	// (0: the admin) received.
+	wantFor := func(reader int64, first int) []int64 {
+		var out []int64
+		for i := first; i < n; i++ {
+			if !fails(i) && (reader != bob.ID || i%2 == 1) {
+				out = append(out, ids[i])
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	first := 0
+	check := func(when string) {
+		t.Helper()
+		for _, reader := range []int64{0, ann.ID, bob.ID} {
+			var hits []hub.SearchHit
+			mustView(t, db, func(tx hub.Tx) (err error) {
+				hits, err = tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{"grouped"}}, ReaderID: reader, Limit: 100})
+				return err
+			})
+			var got []int64
+			for _, h := range hits {
+				got = append(got, h.Message.ID)
+			}
+			slices.Sort(got)
+			if want := wantFor(reader, first); !slices.Equal(got, want) {
+				t.Errorf("%s: reader %d finds %v, want %v", when, reader, got, want)
+			}
+		}
+		mustUpdate(t, db, func(tx hub.Tx) error {
+			_, err := tx.(*Tx).exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`)
+			return err
+		})
+	}
+	check("posted")
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		_, err := tx.DeleteMessagesBefore(t0.Add(20*time.Second), 100)
+		return err
+	})
+	first = 20
+	check("pruned")
+}
