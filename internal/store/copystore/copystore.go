@@ -87,10 +87,11 @@ var tables = []table{
 // agents, then the deliveries, are copied in.
 var bookkeeping = []string{"schema_migrations", "sqlite_sequence", "message_ids", "inbox_counts"}
 
-// indexes are SQLite's full-text index of the messages (0010_search.sql),
-// its shadow tables and its tokenizer: not copied, PostgreSQL computes its own (the
-// messages' generated search column).
-var indexes = []string{"messages_fts", "messages_fts_docsize", "messages_fts_segdir", "messages_fts_segments", "messages_fts_stat", "messages_tokens"}
+// indexes are SQLite's full-text index of the messages (0010_search.sql,
+// 0014_search_readers.sql), its shadow tables and its tokenizer: not
+// copied, PostgreSQL computes its own (the messages' generated search
+// column).
+var indexes = []string{"messages_fts", "messages_fts_segdir", "messages_fts_segments", "messages_tokens"}
 
 // DatabaseFile is the SQLite file in a hub's data dir.
 func DatabaseFile(dataDir string) string { return filepath.Join(dataDir, "hub.db") }

@@ -17,44 +17,44 @@ extern int sqlite3_create_function(sqlite3*, const char*, int, int, void*,
 	void (*)(sqlite3_context*));
 extern const void *sqlite3_value_blob(sqlite3_value*);
 extern int sqlite3_value_bytes(sqlite3_value*);
+extern double sqlite3_value_double(sqlite3_value*);
 extern void sqlite3_result_double(sqlite3_context*, double);
 extern int sqlite3_auto_extension(void (*)(void));
 
-// hub_bm25(matchinfo(t, 'pcnalx')) scores one row of an FTS4 match by its
-// first column (the body; the others, the readers, are filters): Okapi
-// BM25 with FTS5's parameters (k1 1.2, b 0.75) and idf floor, positive
-// (higher is better).
+// hub_bm25(matchinfo(t, 'pcx'), docs) scores one row of an FTS4 match by
+// its first column (the body; the others, the readers, are filters) among
+// docs documents: Okapi BM25 with FTS5's k1 (1.2) and idf floor, positive
+// (higher is better), without the length normalisation (b = 0): the
+// index keeps no document lengths (matchinfo=fts3), whose upkeep cost
+// every post a write and every ranked match a read.
 static void hub_bm25(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 	const unsigned char *blob = sqlite3_value_blob(argv[0]);
 	int n = sqlite3_value_bytes(argv[0]) / 4;
-	enum { most = 3 + 2 * 4 + 3 * 64 * 4 };
+	double docs = sqlite3_value_double(argv[1]);
+	enum { most = 2 + 3 * 64 * 4 };
 	uint32_t v[most];
-	if (blob == 0 || n < 5) {
+	if (blob == 0 || n < 2) {
 		sqlite3_result_double(ctx, 0);
 		return;
 	}
 	if (n > most) n = most;
 	memcpy(v, blob, 4 * (size_t)n);
 	int phrases = v[0], cols = v[1];
-	if (cols < 1 || 3 + 2 * cols > n) {
-		sqlite3_result_double(ctx, 0);
-		return;
-	}
-	double docs = v[2], avg = v[3] > 0 ? v[3] : 1, len = v[3 + cols], score = 0;
-	for (int p = 0; p < phrases; p++) {
-		int x = 3 + 2 * cols + 3 * p * cols; // phrase p, column 0
+	double score = 0;
+	for (int p = 0; p < phrases && cols > 0; p++) {
+		int x = 2 + 3 * p * cols; // phrase p, column 0
 		if (x + 2 >= n) break;
 		double hits = v[x], with = v[x + 2];
 		if (hits == 0) continue;
 		double idf = log((docs - with + 0.5) / (with + 0.5));
 		if (idf < 1e-6) idf = 1e-6;
-		score += idf * hits * 2.2 / (hits + 1.2 * (0.25 + 0.75 * len / avg));
+		score += idf * hits * 2.2 / (hits + 1.2);
 	}
 	sqlite3_result_double(ctx, score);
 }
 
 static int hub_functions(sqlite3 *db, char **err, const void *api) {
-	return sqlite3_create_function(db, "hub_bm25", 1, 1 | 0x800, 0, hub_bm25, 0, 0); // SQLITE_UTF8 | SQLITE_DETERMINISTIC
+	return sqlite3_create_function(db, "hub_bm25", 2, 1 | 0x800, 0, hub_bm25, 0, 0); // SQLITE_UTF8 | SQLITE_DETERMINISTIC
 }
 
 static int hub_register(void) {

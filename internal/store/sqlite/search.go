@@ -21,46 +21,50 @@ func ftsQuery(terms [][]string) string {
 // SearchMessages implements hub.SearchTx in two steps: the page of
 // matching IDs by rank, then the messages and snippets of that page only
 // (snippet.go). An agent's query also asks for its reader token in the
-// index's readers column, so the index itself keeps only the messages
-// delivered to it; its deliveries are still looked at, for those matches
-// only, as the rule (the token is how the match gets there fast). The
-// match drives (CROSS JOIN: the other way round, SQLite would run the
-// full-text query again for every delivery of the reader), newest first;
-// it stops after hub.MaxRanked messages that pass the filters.
+// index's readers column, which holds exactly the message's deliveries
+// (0014_search_readers.sql), so the index itself intersects the words'
+// documents with the agent's: no delivery is looked up. The matches come
+// newest first; it stops after hub.MaxRanked that pass the filters.
 func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	match := ftsQuery(q.Terms)
 	if q.ReaderID > 0 {
 		match += ` readers:` + readerToken(q.ReaderID)
 	}
-	sqlq := `SELECT m.id AS id, hub_bm25(matchinfo(messages_fts, 'pcnalx')) AS score FROM messages_fts`
-	args := []any{}
-	if q.ReaderID > 0 {
-		sqlq += ` CROSS JOIN deliveries d ON d.agent_id = ? AND d.message_id = messages_fts.docid`
-		args = append(args, q.ReaderID)
+	// The messages are read only when a filter asks for their columns.
+	var filters []string
+	var fargs []any
+	filter := func(cond string, args ...any) {
+		filters = append(filters, cond)
+		fargs = append(fargs, args...)
 	}
-	sqlq += ` CROSS JOIN messages m ON m.id = messages_fts.docid`
-	sqlq += ` WHERE messages_fts MATCH ?`
-	args = append(args, match)
 	if q.Sender != "" {
-		sqlq += ` AND m.sender = ?`
-		args = append(args, q.Sender)
+		filter(`m.sender = ?`, q.Sender)
 	}
 	if q.Channel != "" {
-		sqlq += ` AND m.channel = ?`
-		args = append(args, q.Channel)
+		filter(`m.channel = ?`, q.Channel)
 	}
 	if q.Thread > 0 {
-		sqlq += ` AND (m.id = ? OR m.reply_to = ?)`
-		args = append(args, q.Thread, q.Thread)
+		filter(`(m.id = ? OR m.reply_to = ?)`, q.Thread, q.Thread)
 	}
 	if !q.Since.IsZero() {
-		sqlq += ` AND m.created_at >= ?`
-		args = append(args, row.Nanos(q.Since))
+		filter(`m.created_at >= ?`, row.Nanos(q.Since))
 	}
 	if !q.Until.IsZero() {
-		sqlq += ` AND m.created_at < ?`
-		args = append(args, row.Nanos(q.Until))
+		filter(`m.created_at < ?`, row.Nanos(q.Until))
 	}
+	// The number of documents, for the ranking's idf: the span of the
+	// message IDs (AUTOINCREMENT; retention deletes the oldest).
+	sqlq := `SELECT messages_fts.docid AS id, hub_bm25(matchinfo(messages_fts, 'pcx'), (SELECT MAX(id) FROM messages) - (SELECT MIN(id) FROM messages) + 1) AS score FROM messages_fts`
+	args := []any{}
+	if len(filters) > 0 {
+		sqlq += ` CROSS JOIN messages m ON m.id = messages_fts.docid`
+	}
+	sqlq += ` WHERE messages_fts MATCH ?`
+	args = append(args, match)
+	for _, f := range filters {
+		sqlq += ` AND ` + f
+	}
+	args = append(args, fargs...)
 	sqlq = `SELECT id, score FROM (` + sqlq + ` ORDER BY messages_fts.docid DESC LIMIT ?)
 		ORDER BY score DESC, id DESC LIMIT ? OFFSET ?`
 	args = append(args, hub.MaxRanked, q.Limit, q.Offset)

@@ -99,3 +99,61 @@ func TestSearchIndexesGroupCommit(t *testing.T) {
 	first = 20
 	check("pruned")
 }
+
+// An agent's deleted deliveries leave the index with it: an agent that
+// gets its ID again (SQLite gives the highest ID again once its row is
+// gone) finds none of the messages of the one before, and the others
+// still find theirs.
+func TestSearchReadersAfterAgentDeleted(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ann, bob := createAgent(t, db, "ann"), createAgent(t, db, "bob")
+	post := func(body string, to ...*hub.Agent) int64 {
+		m := &hub.Message{From: "x", Body: body, Kind: hub.KindMessage, CreatedAt: t0}
+		var ds []hub.Delivery
+		for _, a := range to {
+			ds = append(ds, hub.Delivery{AgentID: a.ID})
+		}
+		mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertMessage(m, ds) })
+		return m.ID
+	}
+	shared, own := post("shared rollout", ann, bob), post("own rollout", bob)
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		_, err := tx.(*Tx).exec(`DELETE FROM agents WHERE id = ?`, bob.ID)
+		return err
+	})
+	again := createAgent(t, db, "bob-again")
+	if again.ID != bob.ID {
+		t.Fatalf("the new agent has ID %d, want the deleted one's, %d", again.ID, bob.ID)
+	}
+	find := func(reader int64) []int64 {
+		var hits []hub.SearchHit
+		mustView(t, db, func(tx hub.Tx) (err error) {
+			hits, err = tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{"rollout"}}, ReaderID: reader, Limit: 10})
+			return err
+		})
+		got := []int64{}
+		for _, h := range hits {
+			got = append(got, h.Message.ID)
+		}
+		slices.Sort(got)
+		return got
+	}
+	for _, tt := range []struct {
+		name   string
+		reader int64
+		want   []int64
+	}{
+		{"the new agent", again.ID, []int64{}},
+		{"ann", ann.ID, []int64{shared}},
+		{"the admin", 0, []int64{shared, own}},
+	} {
+		if got := find(tt.reader); !slices.Equal(got, tt.want) {
+			t.Errorf("%s finds %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		_, err := tx.(*Tx).exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`)
+		return err
+	})
+}
