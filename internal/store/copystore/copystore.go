@@ -91,7 +91,7 @@ var bookkeeping = []string{"schema_migrations", "sqlite_sequence", "message_ids"
 // 0014_search_readers.sql), its shadow tables and its tokenizer: not
 // copied, PostgreSQL computes its own (the messages' generated search
 // column).
-var indexes = []string{"messages_fts", "messages_fts_segdir", "messages_fts_segments", "messages_tokens"}
+var indexes = []string{"messages_fts", "messages_fts_segdir", "messages_fts_segments", "messages_fts_stat", "messages_tokens"}
 
 // DatabaseFile is the SQLite file in a hub's data dir.
 func DatabaseFile(dataDir string) string { return filepath.Join(dataDir, "hub.db") }

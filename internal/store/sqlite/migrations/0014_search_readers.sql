@@ -26,9 +26,9 @@ SELECT m.id AS rowid, m.body AS body,
        (SELECT COALESCE(group_concat('§' || d.agent_id, ' '), '') FROM deliveries d WHERE d.message_id = m.id) AS readers
 FROM messages m;
 
--- matchinfo=fts3: no document lengths and totals (the _docsize and _stat
--- tables): a write less per post and a read less per ranked match; the
--- ranking does without length normalisation (bm25.go).
+-- matchinfo=fts3: no document lengths (the _docsize table): a write less
+-- per post and a read less per ranked match; the ranking does without
+-- length normalisation (bm25.go).
 CREATE VIRTUAL TABLE messages_fts USING fts4(content="messages_fts_source", body, readers, tokenize=porter, matchinfo=fts3);
 
 CREATE TRIGGER messages_fts_delete BEFORE DELETE ON messages BEGIN
