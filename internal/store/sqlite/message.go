@@ -61,10 +61,11 @@ func (t *Tx) indexMessage(m *hub.Message, deliveries []hub.Delivery) {
 }
 
 // flushIndex writes the queued messages into the full-text index, in the
-// transaction that wrote them.
+// transaction that wrote them: those still there (a write may delete what
+// it wrote).
 func (t *Tx) flushIndex() error {
 	for _, e := range t.unindexed {
-		if _, err := t.exec(`INSERT INTO messages_fts (docid, body, readers) VALUES (?, ?, ?)`, e.id, e.body, e.readers); err != nil {
+		if _, err := t.exec(`INSERT INTO messages_fts (docid, body, readers) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`, e.id, e.body, e.readers, e.id); err != nil {
 			return fmt.Errorf("index message %d: %w", e.id, err)
 		}
 	}

@@ -157,3 +157,29 @@ func TestSearchReadersAfterAgentDeleted(t *testing.T) {
 		return err
 	})
 }
+
+// A message written and deleted in one write transaction is not found
+// (the index's entry is written at the end of the transaction, after the
+// delete).
+func TestSearchWrittenAndDeletedInOneWrite(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ann := createAgent(t, db, "ann")
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		m := &hub.Message{From: "x", Body: "fleeting rollout", Kind: hub.KindMessage, CreatedAt: t0}
+		if err := tx.InsertMessage(m, []hub.Delivery{{AgentID: ann.ID}}); err != nil {
+			return err
+		}
+		_, err := tx.(*Tx).exec(`DELETE FROM messages WHERE id = ?`, m.ID)
+		return err
+	})
+	for _, reader := range []int64{0, ann.ID} {
+		mustView(t, db, func(tx hub.Tx) error {
+			hits, err := tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{"rollout"}}, ReaderID: reader, Limit: 10})
+			if err == nil && len(hits) != 0 {
+				t.Errorf("reader %d finds %d hits, want none", reader, len(hits))
+			}
+			return err
+		})
+	}
+}
