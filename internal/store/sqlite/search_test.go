@@ -183,3 +183,56 @@ func TestSearchWrittenAndDeletedInOneWrite(t *testing.T) {
 		})
 	}
 }
+
+// Migration 0014 indexes the messages already there with their readers: a
+// store taken back to the index of 0010 (its objects dropped and 0010's
+// statements run again, with data in it) is found by reader after
+// reopening.
+func TestSearchReadersMigrated(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	db := openDB(t, path)
+	ann, bob := createAgent(t, db, "ann"), createAgent(t, db, "bob")
+	var ids []int64
+	for _, to := range [][]*hub.Agent{{ann}, {ann, bob}, {bob}} {
+		m := &hub.Message{From: "x", Body: "migrated rollout", Kind: hub.KindMessage, CreatedAt: t0}
+		var ds []hub.Delivery
+		for _, a := range to {
+			ds = append(ds, hub.Delivery{AgentID: a.ID})
+		}
+		mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertMessage(m, ds) })
+		ids = append(ids, m.ID)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old, err := migrationFS.ReadFile("migrations/0010_search.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	if _, err := raw.Exec(`DROP TRIGGER messages_fts_delete; DROP TRIGGER messages_fts_update_before; DROP TRIGGER messages_fts_update_after;
+		DROP TRIGGER messages_fts_undeliver_before; DROP TRIGGER messages_fts_undeliver_after;
+		DROP TABLE messages_fts; DROP VIEW messages_fts_source; DROP TABLE messages_tokens;
+		DELETE FROM schema_migrations WHERE version >= 14;` + string(old)); err != nil {
+		t.Fatalf("back to 0010: %v", err)
+	}
+	db = openDB(t, path)
+	for _, tt := range []struct {
+		reader int64
+		want   []int64
+	}{{ann.ID, ids[:2]}, {bob.ID, ids[1:]}, {0, ids}} {
+		var got []int64
+		mustView(t, db, func(tx hub.Tx) error {
+			hits, err := tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{"rollout"}}, ReaderID: tt.reader, Limit: 10})
+			for _, h := range hits {
+				got = append(got, h.Message.ID)
+			}
+			return err
+		})
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("after migrating, reader %d finds %v, want %v", tt.reader, got, tt.want)
+		}
+	}
+}
