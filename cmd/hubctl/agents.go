@@ -47,12 +47,13 @@ func (c *cli) oneName(fs *flag.FlagSet, args []string, what string) (string, err
 func agentAdd(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("agent add")
 	f := defineAgentFields(fs)
+	project := fs.String("project", "", "the agent's project (default: default); create it first with `hubctl projects create`")
 	name, err := c.oneName(fs, args, "agent")
 	if err != nil {
 		return err
 	}
 	r, err := c.admin.CreateAgent(ctx, &hubv1.CreateAgentRequest{
-		Name: name, Role: *f.role, DisplayName: *f.displayName, Description: *f.description, Locale: *f.locale,
+		Name: name, Role: *f.role, DisplayName: *f.displayName, Description: *f.description, Locale: *f.locale, Project: *project,
 	})
 	if err != nil {
 		return err
@@ -62,6 +63,9 @@ func agentAdd(ctx context.Context, c *cli, args []string) error {
 	}
 	a := r.GetAgent()
 	fmt.Fprintf(c.out, "Created agent %s", a.GetName())
+	if p := a.GetProject(); p != "" && p != "default" {
+		fmt.Fprintf(c.out, " in project %s", p)
+	}
 	if a.GetRole() != "" {
 		fmt.Fprintf(c.out, " (role %s)", a.GetRole())
 	}
@@ -89,6 +93,7 @@ func (c *cli) printToken(name, token string) {
 func agentList(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("agent list")
 	enabled := fs.Bool("enabled", false, "hide disabled agents")
+	project := fs.String("project", "", "only this project's agents")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -96,7 +101,7 @@ func agentList(ctx context.Context, c *cli, args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("agent list takes no arguments, got %q", pos)
 	}
-	r, err := c.admin.ListAgents(ctx, &hubv1.ListAgentsRequest{IncludeDisabled: !*enabled})
+	r, err := c.admin.ListAgents(ctx, &hubv1.ListAgentsRequest{IncludeDisabled: !*enabled, Project: *project})
 	if err != nil {
 		return err
 	}
@@ -111,7 +116,7 @@ func agentList(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
-var agentHeaders = []string{"NAME", "ROLE", "PRESENCE", "HEALTH", "SINCE_LAST", "LAST SEEN", "DISABLED"}
+var agentHeaders = []string{"NAME", "PROJECT", "ROLE", "PRESENCE", "HEALTH", "SINCE_LAST", "LAST SEEN", "DISABLED"}
 
 func agentRows(agents []*hubv1.Agent, now time.Time) [][]string {
 	rows := make([][]string, 0, len(agents))
@@ -121,7 +126,7 @@ func agentRows(agents []*hubv1.Agent, now time.Time) [][]string {
 			disabled = "yes"
 		}
 		rows = append(rows, []string{
-			a.GetName(), dash(a.GetRole()), dash(a.GetPresence()), dash(a.GetHealth()),
+			a.GetName(), dash(a.GetProject()), dash(a.GetRole()), dash(a.GetPresence()), dash(a.GetHealth()),
 			strconv.FormatInt(a.GetSinceLast(), 10), fmtAgo(a.GetLastSeenAt(), now), dash(disabled),
 		})
 	}
@@ -165,6 +170,7 @@ func agentShow(ctx context.Context, c *cli, args []string) error {
 	}
 	c.fields(
 		"name", a.GetName(),
+		"project", a.GetProject(),
 		"display name", a.GetDisplayName(),
 		"role", a.GetRole(),
 		"description", a.GetDescription(),

@@ -106,9 +106,9 @@ func commandTable() []command {
 	return []command{
 		// agents.go
 		{name: "agent add", group: "agents", summary: "register an agent and print its token (shown once) and setup lines",
-			usage: "NAME [--role R] [--display-name D] [--description T] [--locale en|ja]", run: agentAdd},
-		{name: "agent list", group: "agents", summary: "list agents with presence, health and since_last",
-			usage: "[--enabled]", run: agentList},
+			usage: "NAME [--project P] [--role R] [--display-name D] [--description T] [--locale en|ja]", run: agentAdd},
+		{name: "agent list", group: "agents", summary: "list agents with project, presence, health and since_last",
+			usage: "[--enabled] [--project P]", run: agentList},
 		{name: "agent show", group: "agents", summary: "show one agent (and its health)", usage: "NAME", run: agentShow},
 		{name: "agent update", group: "agents", summary: "change an agent's role, display name, description or locale",
 			usage: "NAME [--role R] [--display-name D] [--description T] [--locale en|ja]", run: agentUpdate},
@@ -123,11 +123,11 @@ func commandTable() []command {
 		{name: "join-codes revoke", group: "agents", summary: "revoke join codes: they register no agent from now on", usage: "ID...", run: joinCodesRevoke},
 		// messages.go
 		{name: "send", group: "messages", summary: `post a message as "admin" to agents and/or a channel`,
-			usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] [--priority P] [--ack] TEXT… (TEXT \"-\" reads stdin)", run: runSend},
+			usage: "--to NAME|#channel|project/#channel [--to …] [--project P] [--reply-to ID] [--mention NAME] [--priority P] [--ack] TEXT… (TEXT \"-\" reads stdin)", run: runSend},
 		{name: "messages post", group: "messages", summary: "the same as send",
-			usage: "--to NAME|#channel [--to …] [--reply-to ID] [--mention NAME] [--priority low|normal|high|urgent] [--ack] TEXT…", run: runSend},
+			usage: "--to NAME|#channel|project/#channel [--to …] [--project P] [--reply-to ID] [--mention NAME] [--priority low|normal|high|urgent] [--ack] TEXT…", run: runSend},
 		{name: "messages", group: "messages", summary: "show the newest messages (all, one agent's or one channel's); --follow tails them",
-			usage: "[--agent NAME] [--channel #name] [--after ID] [--limit N] [--follow]", run: runMessages},
+			usage: "[--project P] [--agent NAME] [--channel #name] [--after ID] [--limit N] [--follow]", run: runMessages},
 		// search.go
 		{name: "messages search", group: "messages", summary: "find messages by their words, best match first (every word required; \"a phrase\")",
 			usage: "[--agent NAME] [--from NAME] [--channel #name] [--thread ID] [--since T] [--until T] [--limit N] [--page TOKEN] QUERY…", run: runSearch},
@@ -137,6 +137,13 @@ func commandTable() []command {
 		// prune.go
 		{name: "messages prune", group: "messages", summary: "delete the messages created before a time (in small batches; IDs are not reused)",
 			usage: "--before TIME|AGE   (RFC 3339 time such as 2026-01-31T00:00:00Z, or an age such as 30d)", run: runPrune},
+		// projects.go
+		{name: "projects", group: "projects", summary: "list projects with their agents and links", run: projectsList},
+		{name: "projects list", group: "projects", summary: "same as projects", run: projectsList},
+		{name: "projects create", group: "projects", summary: "create a project (then: agent add NAME --project P)", usage: "NAME", run: projectsCreate},
+		{name: "projects link", group: "projects", summary: "let two projects' agents list and message each other's agents and channels (nothing else)",
+			usage: "PROJECT OTHER", run: projectsLink(true)},
+		{name: "projects unlink", group: "projects", summary: "remove the link between two projects", usage: "PROJECT OTHER", run: projectsLink(false)},
 		// liveness.go
 		{name: "health", group: "liveness", summary: "show agents' health (healthy, warning, anomaly) with findings and presence",
 			usage: "[NAME...]", run: healthCmd},
@@ -146,8 +153,8 @@ func commandTable() []command {
 			usage: "[--agent NAME] [--state active|completed|expired] [--limit N]", run: deepWorkCmd},
 		// reservations.go
 		{name: "reservations", group: "reservations", summary: "list agents' active path reservations (overlapping PATHs, if given)",
-			usage: "[--agent NAME] [PATH...]", run: reservationsList},
-		{name: "reservations list", group: "reservations", summary: "same as reservations", usage: "[--agent NAME] [PATH...]", run: reservationsList},
+			usage: "[--project P] [--agent NAME] [PATH...]", run: reservationsList},
+		{name: "reservations list", group: "reservations", summary: "same as reservations", usage: "[--project P] [--agent NAME] [PATH...]", run: reservationsList},
 		{name: "reservations release", group: "reservations", summary: "force-release reservations (an event records it on the holder)",
 			usage: "ID... [--reason TEXT]", run: reservationsRelease},
 		// schedule.go
@@ -160,8 +167,8 @@ func commandTable() []command {
 			run:   runPulseSet},
 		{name: "pulse trigger", group: "schedule", summary: "send an agent a heartbeat pulse now, whatever its schedule", usage: "NAME", run: runPulseTrigger},
 		{name: "cron add", group: "schedule", summary: "create a scheduled message",
-			usage: "NAME (--every 1m | --at TIME | --cron \"EXPR\") --to AGENT|#channel --message TEXT [--anchor TIME]", run: runCronAdd},
-		{name: "cron list", group: "schedule", summary: "list cron jobs with their next and last runs", run: runCronList},
+			usage: "NAME (--every 1m | --at TIME | --cron \"EXPR\") --to AGENT|#channel --message TEXT [--anchor TIME] [--project P]", run: runCronAdd},
+		{name: "cron list", group: "schedule", summary: "list cron jobs with their next and last runs", usage: "[--project P]", run: runCronList},
 		{name: "cron rm", group: "schedule", summary: "delete a cron job (cron runs NAME still lists its runs)", usage: "NAME", run: runCronRm},
 		{name: "cron enable", group: "schedule", summary: "enable a cron job (resets its errors; schedules from now)", usage: "NAME", run: runCronSetEnabled(true)},
 		{name: "cron disable", group: "schedule", summary: "disable a cron job", usage: "NAME", run: runCronSetEnabled(false)},

@@ -35,6 +35,7 @@ func runSend(ctx context.Context, c *cli, args []string) error {
 	fs.Var(&mentions, "mention", "agent to mention besides the @names in the text (repeatable)")
 	prio := fs.String("priority", "", "low, normal (default), high or urgent: urgent and high messages come first in the recipients' waits")
 	ack := fs.Bool("ack", false, "ask each recipient to acknowledge the message (see `hubctl messages show ID`)")
+	project := fs.String("project", "", "the project of a #channel without one (default: default); or name it as project/#channel")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -43,9 +44,9 @@ func runSend(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := &hubv1.AdminPostMessageRequest{Channel: *channel, ReplyTo: *replyTo, Mentions: mentions, Priority: p, AckRequired: *ack}
+	req := &hubv1.AdminPostMessageRequest{Channel: *channel, ReplyTo: *replyTo, Mentions: mentions, Priority: p, AckRequired: *ack, Project: *project}
 	for _, t := range to {
-		if strings.HasPrefix(t, "#") {
+		if strings.HasPrefix(t, "#") || strings.Contains(t, "/#") {
 			if req.Channel != "" && req.Channel != t {
 				return usageErrorf("one channel per message: got %s and %s", req.Channel, t)
 			}
@@ -54,7 +55,7 @@ func runSend(ctx context.Context, c *cli, args []string) error {
 		}
 		req.To = append(req.To, t)
 	}
-	if req.Channel != "" && !strings.HasPrefix(req.Channel, "#") {
+	if req.Channel != "" && !strings.Contains(req.Channel, "#") {
 		req.Channel = "#" + req.Channel
 	}
 	if len(req.To) == 0 && req.Channel == "" {
@@ -102,7 +103,8 @@ const pageLimit = 500
 func runMessages(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("messages")
 	agent := fs.String("agent", "", "only messages delivered to this agent")
-	channel := fs.String("channel", "", "only this channel (#name)")
+	channel := fs.String("channel", "", "only this channel (#name, or project/#name)")
+	project := fs.String("project", "", "only this project's messages")
 	after := fs.String("after", "", "only messages after this ID (the cursor); default: the newest --limit")
 	limit := fs.Int("limit", 20, "how many messages to show (before following)")
 	follow := fs.Bool("follow", false, "keep printing new messages as they arrive (polls every --interval) until Ctrl-C")
@@ -123,7 +125,7 @@ func runMessages(ctx context.Context, c *cli, args []string) error {
 	if *channel != "" && !strings.HasPrefix(*channel, "#") {
 		*channel = "#" + *channel
 	}
-	q := &hubv1.AdminListMessagesRequest{AfterId: *after, Agent: *agent, Channel: *channel}
+	q := &hubv1.AdminListMessagesRequest{AfterId: *after, Agent: *agent, Channel: *channel, Project: *project}
 	msgs, cursor, err := c.tail(ctx, q, *limit, *after != "")
 	if err != nil {
 		return err

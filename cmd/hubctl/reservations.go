@@ -12,11 +12,12 @@ import (
 func reservationsList(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("reservations list")
 	agent := fs.String("agent", "", "only this agent's reservations")
+	project := fs.String("project", "", "only this project's reservations")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
-	r, err := c.admin.ListReservations(ctx, &hubv1.AdminListReservationsRequest{Agent: *agent, Paths: pos})
+	r, err := c.admin.ListReservations(ctx, &hubv1.AdminListReservationsRequest{Agent: *agent, Paths: pos, Project: *project})
 	if err != nil {
 		return err
 	}

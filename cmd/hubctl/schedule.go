@@ -262,11 +262,12 @@ func runCronAdd(ctx context.Context, c *cli, args []string) error {
 	anchor := fs.String("anchor", "", "with --every: RFC 3339 time the fire times align to (default: now)")
 	to := fs.String("to", "", "target: an agent name or #channel")
 	message := fs.String("message", "", "the message to post at each run")
+	project := fs.String("project", "", "the job's project: its #channel is that project's, its agent must be in it (default: default)")
 	name, err := c.oneName(fs, args, "job")
 	if err != nil {
 		return err
 	}
-	job := &hubv1.CronJob{Name: name, Target: *to, Message: *message}
+	job := &hubv1.CronJob{Name: name, Target: *to, Message: *message, Project: *project}
 	kinds := 0
 	if *every != 0 {
 		kinds++
@@ -332,10 +333,12 @@ func cronSchedule(j *hubv1.CronJob) string {
 }
 
 func runCronList(ctx context.Context, c *cli, args []string) error {
-	if err := c.noArgs(c.flags("cron list"), args, "cron list"); err != nil {
+	fs := c.flags("cron list")
+	project := fs.String("project", "", "only this project's jobs")
+	if err := c.noArgs(fs, args, "cron list"); err != nil {
 		return err
 	}
-	r, err := c.admin.ListCronJobs(ctx, &hubv1.ListCronJobsRequest{})
+	r, err := c.admin.ListCronJobs(ctx, &hubv1.ListCronJobsRequest{Project: *project})
 	if err != nil {
 		return err
 	}

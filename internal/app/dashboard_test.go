@@ -98,7 +98,7 @@ func TestDashboardRESTCalls(t *testing.T) {
 	if code, body, _ := h.do(t, "POST", "/v1/channels:join", tok, `{"channel":"#ops"}`); code != 200 {
 		t.Fatalf("join: %d %s", code, body)
 	}
-	if code, body, _ := h.do(t, "GET", "/v1/admin/channels", h.token, ""); code != 200 || !strings.Contains(strings.ReplaceAll(body, " ", ""), `{"name":"#ops","member_count":"1","joined":false}`) {
+	if code, body, _ := h.do(t, "GET", "/v1/admin/channels", h.token, ""); code != 200 || !strings.Contains(strings.ReplaceAll(body, " ", ""), `{"name":"#ops","member_count":"1","joined":false,"project":"default"}`) {
 		t.Errorf("channels = %d %s", code, body)
 	}
 	for _, c := range []struct {

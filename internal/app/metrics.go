@@ -76,6 +76,7 @@ func (m *Main) initMetrics() {
 	})
 	m.metrics.CounterFunc("nudges_total", "Nudges sent (by the orchestrator and by admins), counted in the event log.", m.eventCounter(hub.EventNudge))
 	m.metrics.CounterFunc("pulses_total", "Heartbeat pulses delivered, counted in the event log.", m.eventCounter(hub.EventPulse))
+	m.metrics.GaugeVecFunc("agents", "Agents by project, disabled ones included (projects are made by the admin, so they are few).", "project", m.agentsByProject())
 	m.metrics.GaugeFunc("orchestrator_last_tick_seconds", "Duration of the orchestrator's last tick.", func() float64 {
 		if m.tickStats == nil {
 			return 0
@@ -108,9 +109,37 @@ func (m *Main) eventCounter(kind hub.EventKind) func() float64 {
 // teeMetrics reports to two hub.Metrics.
 type teeMetrics [2]hub.Metrics
 
-func (t teeMetrics) MessagePosted() { t[0].MessagePosted(); t[1].MessagePosted() }
+func (t teeMetrics) MessagePosted(project string) {
+	t[0].MessagePosted(project)
+	t[1].MessagePosted(project)
+}
 
 func (t teeMetrics) WaitEnded(parked time.Duration, timedOut bool, wake time.Duration) {
 	t[0].WaitEnded(parked, timedOut, wake)
 	t[1].WaitEnded(parked, timedOut, wake)
+}
+
+// agentsByProject returns a scrape-time reader of the number of agents in
+// each project; on an error it repeats the last answer.
+func (m *Main) agentsByProject() func() map[string]float64 {
+	var mu sync.Mutex
+	last := map[string]float64{}
+	return func() map[string]float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		if m.Service == nil {
+			return last
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		ps, err := m.Service.ListProjects(ctx)
+		if err != nil {
+			return last
+		}
+		last = make(map[string]float64, len(ps))
+		for _, p := range ps {
+			last[p.Name] = float64(p.Agents)
+		}
+		return last
+	}
 }

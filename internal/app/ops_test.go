@@ -85,7 +85,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		"hub_nudges_total 1",
 		"hub_pulses_total 0",
 		"hub_parked_waiters 0",
-		"hub_messages_posted_total 1", // nudges are counted apart
+		`hub_messages_posted_total{project="default"} 1`, // nudges are counted apart
 		"hub_wake_latency_seconds_count 1",
 		`hub_waits_total{outcome="messages"} 1`,
 		`hub_rpcs_total{code="OK",method="PostMessage",service="AgentService"} 1`,

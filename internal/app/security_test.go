@@ -206,6 +206,10 @@ var validRequests = map[string]string{
 	"AdminService.ListJoinCodes":           `{}`,
 	"AdminService.RevokeJoinCode":          `{"id":"1"}`,
 	"AdminService.GetMessageReceipts":      `{"id":"1"}`,
+	"AdminService.CreateProject":           `{"name":"intruders"}`,
+	"AdminService.ListProjects":            `{}`,
+	"AdminService.LinkProjects":            `{"project":"default","other":"intruders"}`,
+	"AdminService.UnlinkProjects":          `{"project":"default","other":"intruders"}`,
 }
 
 // rpc is one method of the API with its REST route.

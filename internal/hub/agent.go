@@ -28,6 +28,9 @@ type Agent struct {
 	DisplayName string
 	Role        string
 	Description string
+	// Project is the project the agent belongs to (DefaultProject unless
+	// the admin chose another when creating it); its token acts only there.
+	Project string
 	// Locale overrides the hub's message language for this agent ("" = hub default).
 	Locale     string
 	CreatedAt  time.Time

@@ -8,10 +8,12 @@ import (
 // CreateAgentRequest is the input of Service.CreateAgent.
 type CreateAgentRequest struct {
 	Name, DisplayName, Role, Description, Locale string
+	Project                                      string // DefaultProject if empty
 }
 
-// CreateAgent registers an agent and returns it with its token, which is
-// shown once. Errors: EINVALID, ECONFLICT (name taken).
+// CreateAgent registers an agent in its project and returns it with its
+// token, which is shown once. Errors: EINVALID, ECONFLICT (name taken),
+// ENOTFOUND (no such project).
 func (s *Service) CreateAgent(ctx context.Context, req CreateAgentRequest) (*Agent, string, error) {
 	a, token, hash, err := s.newAgent(req)
 	if err != nil {
@@ -42,6 +44,10 @@ func (s *Service) newAgent(req CreateAgentRequest) (*Agent, string, []byte, erro
 			return nil, "", nil, err
 		}
 	}
+	req.Project = ProjectOr(req.Project)
+	if err := ValidateProjectName(req.Project); err != nil {
+		return nil, "", nil, err
+	}
 	now := s.clock.Now()
 	token, hash := NewToken()
 	return &Agent{
@@ -50,6 +56,7 @@ func (s *Service) newAgent(req CreateAgentRequest) (*Agent, string, []byte, erro
 		Role:                req.Role,
 		Description:         req.Description,
 		Locale:              req.Locale,
+		Project:             req.Project,
 		CreatedAt:           now,
 		CurrentHeartbeatID:  FormatHeartbeatID(now, s.cfg.Location),
 		HeartbeatStartedAt:  now.Truncate(time.Second),
@@ -58,8 +65,12 @@ func (s *Service) newAgent(req CreateAgentRequest) (*Agent, string, []byte, erro
 }
 
 // insertAgent stores a new agent with its liveness state and its place in
-// the nudge schedule (checked at the next tick). ECONFLICT: name taken.
+// the nudge schedule (checked at the next tick). ECONFLICT: name taken;
+// ENOTFOUND: no such project.
 func (s *Service) insertAgent(tx Tx, a *Agent, tokenHash []byte) error {
+	if err := requireProject(tx, a.Project); err != nil {
+		return err
+	}
 	if err := tx.CreateAgent(a, tokenHash); err != nil {
 		return err
 	}

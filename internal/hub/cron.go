@@ -58,6 +58,7 @@ type CronJob struct {
 	EverySeconds      int64     // CronEvery: the period
 	Anchor            time.Time // CronEvery: fire times are Anchor + k*period
 	Expr              string    // CronCron: 5-field expression or @descriptor
+	Project           string    // the project its target is in (DefaultProject if empty)
 	Target            string    // agent name or "#channel"
 	Message           string    // the message posted at each run
 	Enabled           bool

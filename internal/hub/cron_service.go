@@ -48,9 +48,16 @@ func (s *Service) CreateCronJob(ctx context.Context, j CronJob) (*CronJob, strin
 	if err != nil {
 		return nil, "", err
 	}
+	j.Project = ProjectOr(j.Project)
+	if err := ValidateProjectName(j.Project); err != nil {
+		return nil, "", err
+	}
 	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := requireProject(tx, j.Project); err != nil {
+			return err
+		}
 		if notice == "" {
-			notice = targetNotice(tx, j.Target)
+			notice = targetNotice(tx, j.Project, j.Target)
 		}
 		if notice == "" {
 			notice = tickNotice(j, tickInterval(tx))
@@ -74,9 +81,9 @@ func tickNotice(j CronJob, tick time.Duration) string {
 }
 
 // targetNotice says when a job's target cannot receive messages now.
-func targetNotice(tx Tx, target string) string {
+func targetNotice(tx Tx, project, target string) string {
 	if IsChannelTarget(target) {
-		if _, err := tx.ChannelByName(target); ErrorCode(err) == ENOTFOUND {
+		if _, err := tx.ChannelByName(project, target); ErrorCode(err) == ENOTFOUND {
 			return fmt.Sprintf("channel %s does not exist yet: runs fail until an agent joins it", target)
 		}
 		return ""
@@ -87,6 +94,8 @@ func targetNotice(tx Tx, target string) string {
 		return fmt.Sprintf("agent %q does not exist yet: runs fail until it is created", target)
 	case err == nil && a.Disabled():
 		return fmt.Sprintf("agent %q is disabled: runs fail until it is enabled", target)
+	case err == nil && ProjectOr(a.Project) != project:
+		return fmt.Sprintf("agent %q is in project %s, not %s: runs fail (a job reaches only its own project)", target, ProjectOr(a.Project), project)
 	}
 	return ""
 }
@@ -322,8 +331,8 @@ func (s *Service) postCron(tx Tx, j *CronJob, now time.Time) ([]int64, error) {
 	body := "[cron " + j.Name + "] " + j.Message
 	req := PostRequest{Body: body, Kind: KindCron}
 	if IsChannelTarget(j.Target) {
-		if _, err := tx.ChannelByName(j.Target); ErrorCode(err) == ENOTFOUND {
-			return nil, Errorf(EPRECONDITION, "channel %s does not exist (no agent has joined it)", j.Target)
+		if _, err := tx.ChannelByName(ProjectOr(j.Project), j.Target); ErrorCode(err) == ENOTFOUND {
+			return nil, Errorf(EPRECONDITION, "channel %s does not exist (no agent has joined it)", cronChannel(j))
 		} else if err != nil {
 			return nil, err
 		}
@@ -338,14 +347,26 @@ func (s *Service) postCron(tx Tx, j *CronJob, now time.Time) ([]int64, error) {
 		if a.Disabled() {
 			return nil, Errorf(EPRECONDITION, "target agent %q is disabled", j.Target)
 		}
+		if ProjectOr(a.Project) != ProjectOr(j.Project) {
+			return nil, Errorf(EPRECONDITION, "target agent %q is not in the job's project %s", j.Target, ProjectOr(j.Project))
+		}
 		req.To = []string{a.Name}
 	}
 	if err := s.validatePost(&req); err != nil {
 		return nil, err
 	}
-	m := &Message{From: SenderOrchestrator, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+	m := &Message{Project: ProjectOr(j.Project), From: SenderOrchestrator, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	return s.route(tx, nil, m, req, now)
 }
 
 // MaxCronRunsKept is how many runs of each job the store keeps.
 const MaxCronRunsKept = 10000
+
+// cronChannel names a job's target channel as people read it: qualified
+// by the job's project unless that is the default one.
+func cronChannel(j *CronJob) string {
+	if p := ProjectOr(j.Project); p != DefaultProject {
+		return ChannelRef{Project: p, Name: j.Target}.String()
+	}
+	return j.Target
+}

@@ -9,13 +9,15 @@ type Peer struct {
 	DisplayName string
 	Role        string
 	Description string
+	Project     string
 	Presence    PresenceState
 	LastSeenAt  time.Time
 }
 
 // ChannelSummary is one channel as the directory lists it.
 type ChannelSummary struct {
-	Name        string
+	Project     string
+	Name        string // "#name", unique within its project
 	MemberCount int64
 	Joined      bool // the asking agent is a member
 }

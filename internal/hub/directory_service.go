@@ -2,11 +2,15 @@ package hub
 
 import "context"
 
-// ListPeers lists the enabled agents with their presence, by name, so that
-// an agent knows whom it can message.
-func (s *Service) ListPeers(ctx context.Context) ([]Peer, error) {
+// ListPeers lists the enabled agents caller may message (its project's and
+// linked projects'; every agent for nil) with their presence, by name, so
+// that an agent knows whom it can message.
+func (s *Service) ListPeers(ctx context.Context, caller *Agent) ([]Peer, error) {
 	as, err := s.ListAgents(ctx, false)
 	if err != nil {
+		return nil, err
+	}
+	if as, err = visibleOf(ctx, s, caller, as, AgentProject); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
@@ -14,15 +18,16 @@ func (s *Service) ListPeers(ctx context.Context) ([]Peer, error) {
 	for i, a := range as {
 		p := s.presenceAt(a, now)
 		out[i] = Peer{
-			Name: a.Name, DisplayName: a.DisplayName, Role: a.Role, Description: a.Description,
+			Name: a.Name, DisplayName: a.DisplayName, Role: a.Role, Description: a.Description, Project: ProjectOr(a.Project),
 			Presence: p.State, LastSeenAt: p.LastSeenAt,
 		}
 	}
 	return out, nil
 }
 
-// ListChannels lists every channel by name, with its member count and
-// whether caller is a member (never, for a nil caller: the admin).
+// ListChannels lists the channels caller may post to (its project's and
+// linked projects'; every channel for nil, the admin) by project and name,
+// with the member count and whether caller is a member.
 func (s *Service) ListChannels(ctx context.Context, caller *Agent) ([]ChannelSummary, error) {
 	var out []ChannelSummary
 	err := s.store.View(ctx, func(tx Tx) error {
@@ -34,5 +39,8 @@ func (s *Service) ListChannels(ctx context.Context, caller *Agent) ([]ChannelSum
 		out, err = tx.ListChannels(id)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return visibleOf(ctx, s, caller, out, ChannelProject)
 }

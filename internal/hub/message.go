@@ -21,6 +21,7 @@ const (
 // the reader and filled only by Inbox.
 type Message struct {
 	ID        int64
+	Project   string // the channel's project, else the sender's (the recipient's for the hub's own messages)
 	From      string
 	To        []string
 	Channel   string
@@ -57,6 +58,7 @@ type InboxQuery struct {
 // MessageQuery selects messages for the admin view.
 type MessageQuery struct {
 	After   int64
+	Project string // only this project's messages, if set
 	AgentID int64  // only delivered to this agent, if > 0
 	Channel string // only this channel, if set
 	Limit   int
@@ -126,6 +128,10 @@ type PostRequest struct {
 	// Priority: zero means PriorityNormal.
 	Priority    Priority
 	AckRequired bool
+	// Project is, for a system sender, the project of an unqualified
+	// channel name and of the message (DefaultProject if empty); an
+	// agent's messages are of its own project.
+	Project string
 
 	// bodyMentions are the @names of Body, parsed by validatePost outside
 	// the write transaction (parsing a large body must not hold the writer).
@@ -155,6 +161,7 @@ type ListRequest struct {
 
 // AdminListRequest is the input of Service.AdminList.
 type AdminListRequest struct {
+	Project string // only this project's messages, if set
 	AfterID string
 	Limit   int
 	Agent   string

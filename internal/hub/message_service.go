@@ -23,7 +23,11 @@ func (s *Service) Post(ctx context.Context, sender *Agent, from string, req Post
 		return nil, err
 	}
 	now := s.clock.Now()
-	m := &Message{From: from, Channel: req.Channel, Body: req.Body, ReplyTo: replyTo, Kind: req.Kind, CreatedAt: now,
+	project := ProjectOr(req.Project)
+	if sender != nil {
+		project = ProjectOr(sender.Project)
+	}
+	m := &Message{Project: project, From: from, Body: req.Body, ReplyTo: replyTo, Kind: req.Kind, CreatedAt: now,
 		Priority: req.Priority, AckRequired: req.AckRequired}
 	var recipients []int64
 	// RowLocked: a post writes only its message, deliveries and channel,
@@ -38,7 +42,7 @@ func (s *Service) Post(ctx context.Context, sender *Agent, from string, req Post
 		return nil, err
 	}
 	s.waiters.Notify(recipients...)
-	s.metrics.MessagePosted()
+	s.metrics.MessagePosted(ProjectOr(m.Project))
 	return m, nil
 }
 
@@ -73,7 +77,7 @@ func (s *Service) checkPost(req *PostRequest) error {
 		return Errorf(EINVALID, "no recipient: give agent names in to and/or a channel such as \"#general\"")
 	}
 	if req.Channel != "" {
-		if err := ValidateChannel(req.Channel); err != nil {
+		if _, err := ParseChannelRef(req.Channel, DefaultProject); err != nil {
 			return err
 		}
 	}
@@ -91,11 +95,16 @@ func (s *Service) checkPost(req *PostRequest) error {
 // route resolves the recipients of m inside tx, inserts it and returns the
 // IDs of the agents to wake.
 func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now time.Time) ([]int64, error) {
+	reach := &lazyReach{tx: tx, caller: sender}
 	if m.ReplyTo != 0 {
-		if _, err := tx.MessageByID(m.ReplyTo); err != nil {
-			if ErrorCode(err) == ENOTFOUND {
-				return nil, Errorf(ENOTFOUND, "reply_to %d: no such message", m.ReplyTo)
-			}
+		parent, err := tx.MessageByID(m.ReplyTo)
+		ok := err == nil
+		if ok {
+			ok, err = reach.sees(ProjectOr(parent.Project))
+		}
+		if ErrorCode(err) == ENOTFOUND || (err == nil && !ok) {
+			return nil, Errorf(ENOTFOUND, "reply_to %d: no such message", m.ReplyTo)
+		} else if err != nil {
 			return nil, err
 		}
 	}
@@ -108,11 +117,8 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 		deliver[id] = deliver[id] || mention
 	}
 	for _, name := range dedupe(req.To) {
-		a, err := tx.AgentByName(name)
+		a, err := reach.visibleAgent(name)
 		if err != nil {
-			if ErrorCode(err) == ENOTFOUND {
-				return nil, Errorf(ENOTFOUND, "no agent named %q: check the name against the list of agents", name)
-			}
 			return nil, err
 		}
 		if a.Disabled() {
@@ -121,15 +127,10 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 		m.To = append(m.To, a.Name)
 		add(a.ID, false)
 	}
-	if m.Channel != "" {
-		chID, err := tx.EnsureChannel(m.Channel, now)
+	if req.Channel != "" {
+		chID, err := s.postChannel(tx, reach, m, req.Channel, now)
 		if err != nil {
 			return nil, err
-		}
-		if sender != nil {
-			if err := tx.JoinChannel(chID, sender.ID, now); err != nil {
-				return nil, err
-			}
 		}
 		members, err := tx.ChannelMembers(chID)
 		if err != nil {
@@ -151,7 +152,7 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 		req.bodyMentions = ParseMentions(m.Body)
 	}
 	for _, name := range dedupe(append(append([]string(nil), req.Mentions...), req.bodyMentions...)) {
-		a, err := tx.AgentByName(name)
+		a, err := reach.visibleAgent(name)
 		if ErrorCode(err) == ENOTFOUND {
 			if explicit[name] {
 				return nil, Errorf(ENOTFOUND, "mentions names %q, which is not an agent", name)
@@ -180,6 +181,43 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 		return nil, err
 	}
 	return order, nil
+}
+
+// postChannel resolves the channel ref a message is posted to and returns
+// its ID; the message takes the channel's project. A channel of the
+// sender's own project is created on first use and joined by the sender;
+// a linked project's channel must exist and is not joined (project.go).
+func (s *Service) postChannel(tx Tx, reach *lazyReach, m *Message, ref string, now time.Time) (int64, error) {
+	c, err := ParseChannelRef(ref, m.Project)
+	if err != nil {
+		return 0, err
+	}
+	m.Channel, m.Project = c.Name, c.Project
+	sender := reach.caller
+	if sender == nil || c.Project == ProjectOr(sender.Project) {
+		if sender == nil {
+			if err := requireProject(tx, c.Project); err != nil {
+				return 0, err
+			}
+		}
+		id, err := tx.EnsureChannel(c.Project, c.Name, now)
+		if err == nil && sender != nil {
+			err = tx.JoinChannel(id, sender.ID, now)
+		}
+		return id, err
+	}
+	ok, err := reach.sees(c.Project)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, channelNotFound(c)
+	}
+	id, err := tx.ChannelByName(c.Project, c.Name)
+	if ErrorCode(err) == ENOTFOUND {
+		return 0, channelNotFound(c)
+	}
+	return id, err
 }
 
 // List returns the caller's messages after a cursor, the next cursor and
@@ -289,13 +327,14 @@ func (s *Service) MarkRead(ctx context.Context, caller *Agent, upToID string) (i
 // JoinChannel subscribes the caller to a channel, creating it on first use,
 // and returns its members. Errors: EINVALID.
 func (s *Service) JoinChannel(ctx context.Context, caller *Agent, channel string) ([]string, error) {
-	if err := ValidateChannel(channel); err != nil {
+	c, err := ownChannel(caller, channel)
+	if err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
 	var members []string
-	err := s.store.Update(ctx, func(tx Tx) error {
-		id, err := tx.EnsureChannel(channel, now)
+	err = s.store.Update(ctx, func(tx Tx) error {
+		id, err := tx.EnsureChannel(c.Project, c.Name, now)
 		if err != nil {
 			return err
 		}
@@ -308,13 +347,25 @@ func (s *Service) JoinChannel(ctx context.Context, caller *Agent, channel string
 	return members, err
 }
 
+// ownChannel parses a channel the caller joins or leaves: one of its own
+// project. Errors: EINVALID, EPERMISSION.
+func ownChannel(caller *Agent, channel string) (ChannelRef, error) {
+	home := ProjectOr(caller.Project)
+	c, err := ParseChannelRef(channel, home)
+	if err == nil && !(Reach{Home: home}).Owns(c.Project) {
+		err = Errorf(EPERMISSION, "an agent joins and leaves only its own project's channels; post to a linked project's channel as project/#name")
+	}
+	return c, err
+}
+
 // LeaveChannel unsubscribes the caller. Errors: EINVALID, ENOTFOUND.
 func (s *Service) LeaveChannel(ctx context.Context, caller *Agent, channel string) error {
-	if err := ValidateChannel(channel); err != nil {
+	c, err := ownChannel(caller, channel)
+	if err != nil {
 		return err
 	}
 	return s.store.Update(ctx, func(tx Tx) error {
-		id, err := tx.ChannelByName(channel)
+		id, err := tx.ChannelByName(c.Project, c.Name)
 		if err != nil {
 			return err
 		}
@@ -324,6 +375,18 @@ func (s *Service) LeaveChannel(ctx context.Context, caller *Agent, channel strin
 
 // AdminList lists messages for the admin view. Errors: EINVALID, ENOTFOUND.
 func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Message, int64, bool, error) {
+	if req.Project != "" {
+		if err := ValidateProjectName(req.Project); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	if req.Channel != "" {
+		c, err := ParseChannelRef(req.Channel, req.Project)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		req.Channel, req.Project = c.Name, c.Project
+	}
 	after, limit, err := s.listParams(req.AfterID, req.Limit, req.Channel)
 	if err != nil {
 		return nil, 0, false, err
@@ -333,7 +396,7 @@ func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Messa
 		if err := checkCursor(tx, "after_id", after); err != nil {
 			return err
 		}
-		q := MessageQuery{After: after, Channel: req.Channel, Limit: limit + 1, Newest: req.Newest}
+		q := MessageQuery{After: after, Project: req.Project, Channel: req.Channel, Limit: limit + 1, Newest: req.Newest}
 		if req.Agent != "" {
 			a, err := tx.AgentByName(req.Agent)
 			if err != nil {
@@ -389,11 +452,11 @@ type MessageTx interface {
 	// with an ID above after (used by the fallback watcher).
 	RecipientsAfter(after int64) ([]int64, error)
 
-	// EnsureChannel returns the ID of the channel named name (with '#'),
-	// creating it if needed.
-	EnsureChannel(name string, now time.Time) (int64, error)
-	// ChannelByName returns a channel's ID. ENOTFOUND.
-	ChannelByName(name string) (int64, error)
+	// EnsureChannel returns the ID of project's channel named name (with
+	// '#'), creating it if needed.
+	EnsureChannel(project, name string, now time.Time) (int64, error)
+	// ChannelByName returns the ID of project's channel named name. ENOTFOUND.
+	ChannelByName(project, name string) (int64, error)
 	// JoinChannel adds an agent to a channel (no-op if already a member).
 	JoinChannel(channelID, agentID int64, now time.Time) error
 	// LeaveChannel removes an agent from a channel (no-op if not a member).
@@ -402,7 +465,7 @@ type MessageTx interface {
 	ChannelMembers(channelID int64) ([]int64, error)
 	// ChannelMemberNames returns the member agents' names, sorted.
 	ChannelMemberNames(channelID int64) ([]string, error)
-	// ListChannels returns every channel by name with its member count and
-	// whether agentID is a member.
+	// ListChannels returns every channel by project and name with its
+	// member count and whether agentID is a member.
 	ListChannels(agentID int64) ([]ChannelSummary, error)
 }

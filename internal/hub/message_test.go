@@ -310,7 +310,7 @@ func TestPostRefused(t *testing.T) {
 		t.Errorf("MaxMessageID = %d after refused posts, want %d", got, first.ID)
 	}
 	if err := h.DB.View(ctx, func(tx hub.Tx) error {
-		_, err := tx.ChannelByName("#ops")
+		_, err := tx.ChannelByName(hub.DefaultProject, "#ops")
 		wantCode(t, "channel of a refused post", err, hub.ENOTFOUND)
 		return nil
 	}); err != nil {

@@ -188,7 +188,7 @@ func (s *Service) nudgeMessage(a *Agent, body string, now time.Time) (*Message, 
 	if err := s.checkPost(&req); err != nil { // the mention is given: no need to parse the body
 		return nil, nil, err
 	}
-	m := &Message{From: SenderOrchestrator, To: []string{a.Name}, Body: req.Body, Mentions: []string{a.Name}, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, To: []string{a.Name}, Body: req.Body, Mentions: []string{a.Name}, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	return m, []Delivery{{AgentID: a.ID, Mention: true}}, nil
 }
 

@@ -161,7 +161,7 @@ func (s *Service) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, n
 	if err := s.validatePost(&req); err != nil {
 		return nil, err
 	}
-	m := &Message{From: SenderOrchestrator, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	if _, err := s.route(tx, nil, m, req, now); err != nil {
 		return nil, err
 	}
@@ -310,7 +310,7 @@ func (s *Service) RespondToPulse(ctx context.Context, caller *Agent, text string
 			if err := s.validatePost(&req); err != nil {
 				return err
 			}
-			m := &Message{From: caller.Name, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+			m := &Message{Project: ProjectOr(caller.Project), From: caller.Name, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 			if wake, err = s.route(tx, caller, m, req, now); err != nil {
 				return err
 			}

@@ -53,6 +53,7 @@ type Reservation struct {
 	ID        int64
 	AgentID   int64
 	AgentName string // filled when read back
+	Project   string // the holder's project, filled when read back
 	Pattern   string // normalised (NormalizePattern)
 	Mode      ReservationMode
 	Reason    string

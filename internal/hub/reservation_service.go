@@ -9,7 +9,8 @@ import (
 // ReservationTx stores path reservations.
 type ReservationTx interface {
 	// ActiveReservations returns the reservations expiring after now, of
-	// agentID (0: of every agent), by pattern then ID, with agent names.
+	// agentID (0: of every agent), by pattern then ID, with the names and
+	// projects of their agents.
 	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
 	// ReservationByID returns one reservation, expired or not. Errors: ENOTFOUND.
 	ReservationByID(id int64) (*Reservation, error)
@@ -54,6 +55,7 @@ func (s *Service) ReservePaths(ctx context.Context, caller *Agent, req Reservati
 		if err != nil {
 			return err
 		}
+		held = InProject(held, ProjectOr(caller.Project), ReservationProject) // projects reserve apart
 		if d, err = DecideReservation(caller.ID, caller.Name, req, held, now); err != nil {
 			return err
 		}
@@ -167,13 +169,15 @@ func (s *Service) ReleasePaths(ctx context.Context, caller *Agent, ids []int64, 
 // ReservationFilter selects active reservations: of one agent (by name) and
 // overlapping one of Paths. Zero fields match all.
 type ReservationFilter struct {
-	Agent string
-	Paths []string
+	Project string // only this project's reservations, if set (an agent's own, always)
+	Agent   string
+	Paths   []string
 }
 
 // ListReservations returns the active reservations matching f, by pattern.
-// Every agent may list every agent's reservations: they exist to be seen.
-// Errors: EINVALID, ENOTFOUND (agent).
+// Every agent may list every reservation of its project: they exist to be
+// seen. Errors: EINVALID, ENOTFOUND (agent, also one of another project
+// than f.Project).
 func (s *Service) ListReservations(ctx context.Context, f ReservationFilter) ([]*Reservation, error) {
 	paths := make([]string, len(f.Paths))
 	for i, p := range f.Paths {
@@ -194,7 +198,9 @@ func (s *Service) ListReservations(ctx context.Context, f ReservationFilter) ([]
 		var id int64
 		if f.Agent != "" {
 			a, err := tx.AgentByName(f.Agent)
-			if err != nil {
+			if ErrorCode(err) == ENOTFOUND || (err == nil && f.Project != "" && ProjectOr(a.Project) != f.Project) {
+				return agentNotFound(f.Agent)
+			} else if err != nil {
 				return err
 			}
 			id = a.ID
@@ -206,6 +212,7 @@ func (s *Service) ListReservations(ctx context.Context, f ReservationFilter) ([]
 	if err != nil {
 		return nil, err
 	}
+	rs = InProject(rs, f.Project, ReservationProject)
 	return FilterReservations(rs, paths), nil
 }
 

@@ -65,7 +65,8 @@ func DefaultConfig() Config {
 
 // Metrics receives the hub's measurements (Prometheus in production).
 type Metrics interface {
-	MessagePosted()
+	// MessagePosted is called for each message posted, with its project.
+	MessagePosted(project string)
 	// WaitEnded is called when a WaitForMessages call returns: how long it
 	// was parked, whether it timed out, and for a wake-up by a post, the
 	// time from the post's commit to the return.
@@ -74,7 +75,7 @@ type Metrics interface {
 
 type noMetrics struct{}
 
-func (noMetrics) MessagePosted() {}
+func (noMetrics) MessagePosted(string) {}
 
 func (noMetrics) WaitEnded(time.Duration, bool, time.Duration) {}
 

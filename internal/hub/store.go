@@ -47,6 +47,7 @@ type Tx interface {
 	InjectionTx
 	SearchTx
 	ReceiptTx
+	ProjectTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

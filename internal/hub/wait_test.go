@@ -431,7 +431,7 @@ type fakeMetrics struct {
 	timedOut int
 }
 
-func (m *fakeMetrics) MessagePosted() { m.mu.Lock(); m.posted++; m.mu.Unlock() }
+func (m *fakeMetrics) MessagePosted(string) { m.mu.Lock(); m.posted++; m.mu.Unlock() }
 func (m *fakeMetrics) WaitEnded(_ time.Duration, timedOut bool, _ time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -85,7 +85,7 @@ func cleanNames(names []string) []string {
 // channelName adds the # an agent may leave out ("dev" → "#dev").
 func channelName(ch string) string {
 	ch = strings.TrimSpace(ch)
-	if ch != "" && !strings.HasPrefix(ch, "#") {
+	if ch != "" && !strings.Contains(ch, "#") { // "ops" → "#ops"; "team/#ops" stays
 		ch = "#" + ch
 	}
 	return ch

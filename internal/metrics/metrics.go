@@ -26,7 +26,7 @@ const Namespace = "hub"
 type Metrics struct {
 	reg *prometheus.Registry
 
-	posts       prometheus.Counter
+	posts       *prometheus.CounterVec
 	waits       *prometheus.CounterVec
 	wakeLatency prometheus.Histogram
 	parked      prometheus.Histogram
@@ -40,10 +40,11 @@ var _ hub.Metrics = (*Metrics)(nil)
 // process collectors.
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
-	m.posts = prometheus.NewCounter(prometheus.CounterOpts{
+	// By project: projects are made by the admin, so they are few.
+	m.posts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "messages_posted_total",
-		Help: "Messages posted (by agents, the admin and the orchestrator).",
-	})
+		Help: "Messages posted (by agents, the admin and the orchestrator), by project.",
+	}, []string{"project"})
 	m.waits = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "waits_total",
 		Help: "WaitForMessages calls that returned, by outcome: messages or timed_out.",
@@ -74,7 +75,7 @@ func New() *Metrics {
 }
 
 // MessagePosted implements hub.Metrics.
-func (m *Metrics) MessagePosted() { m.posts.Inc() }
+func (m *Metrics) MessagePosted(project string) { m.posts.WithLabelValues(project).Inc() }
 
 // WaitEnded implements hub.Metrics.
 func (m *Metrics) WaitEnded(parked time.Duration, timedOut bool, wakeLatency time.Duration) {
@@ -92,6 +93,26 @@ func (m *Metrics) WaitEnded(parked time.Duration, timedOut bool, wakeLatency tim
 // GaugeFunc registers a gauge read from f at each scrape (hub_NAME).
 func (m *Metrics) GaugeFunc(name, help string, f func() float64) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, f))
+}
+
+// GaugeVecFunc registers a gauge with one label, read from f at each
+// scrape: one series per key of the map f returns (hub_NAME{label=key}).
+func (m *Metrics) GaugeVecFunc(name, help, label string, f func() map[string]float64) {
+	m.reg.MustRegister(&gaugeVecFunc{desc: prometheus.NewDesc(Namespace+"_"+name, help, []string{label}, nil), f: f})
+}
+
+// gaugeVecFunc is the collector behind GaugeVecFunc.
+type gaugeVecFunc struct {
+	desc *prometheus.Desc
+	f    func() map[string]float64
+}
+
+func (g *gaugeVecFunc) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
+
+func (g *gaugeVecFunc) Collect(ch chan<- prometheus.Metric) {
+	for k, v := range g.f() {
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, v, k)
+	}
 }
 
 // CounterFunc registers a counter read from f at each scrape (hub_NAME);

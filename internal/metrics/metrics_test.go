@@ -28,8 +28,10 @@ func scrape(t *testing.T, m *Metrics) string {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	m := New()
-	m.MessagePosted()
-	m.MessagePosted()
+	m.MessagePosted("default")
+	m.MessagePosted("default")
+	m.MessagePosted("red")
+	m.GaugeVecFunc("agents", "agents", "project", func() map[string]float64 { return map[string]float64{"default": 3, "red": 1} })
 	m.WaitEnded(2*time.Second, true, 0)
 	m.WaitEnded(10*time.Millisecond, false, 300*time.Microsecond)
 	n := 7.0
@@ -47,7 +49,10 @@ func TestMetrics(t *testing.T) {
 
 	out := scrape(t, m)
 	for _, want := range []string{
-		"hub_messages_posted_total 2",
+		`hub_messages_posted_total{project="default"} 2`,
+		`hub_messages_posted_total{project="red"} 1`,
+		`hub_agents{project="default"} 3`,
+		`hub_agents{project="red"} 1`,
 		`hub_waits_total{outcome="timed_out"} 1`,
 		`hub_waits_total{outcome="messages"} 1`,
 		"hub_wake_latency_seconds_count 1",

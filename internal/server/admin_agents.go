@@ -14,6 +14,7 @@ import (
 func (a *AdminServer) CreateAgent(ctx context.Context, req *hubv1.CreateAgentRequest) (*hubv1.CreateAgentResponse, error) {
 	ag, token, err := a.s.svc.CreateAgent(ctx, hub.CreateAgentRequest{
 		Name: req.GetName(), DisplayName: req.GetDisplayName(), Role: req.GetRole(), Description: req.GetDescription(), Locale: req.GetLocale(),
+		Project: req.GetProject(),
 	})
 	if err != nil {
 		return nil, err
@@ -27,6 +28,7 @@ func (a *AdminServer) ListAgents(ctx context.Context, req *hubv1.ListAgentsReque
 	if err != nil {
 		return nil, err
 	}
+	as = hub.InProject(as, req.GetProject(), hub.AgentProject)
 	out := make([]*hubv1.Agent, len(as))
 	for i, ag := range as {
 		out[i] = a.s.agentView(ctx, ag)
@@ -95,6 +97,7 @@ func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessa
 	m, err := a.s.svc.Post(ctx, nil, hub.SenderAdmin, hub.PostRequest{
 		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
 		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
+		Project: req.GetProject(),
 	})
 	if err != nil {
 		return nil, err
@@ -106,6 +109,7 @@ func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessa
 func (a *AdminServer) ListMessages(ctx context.Context, req *hubv1.AdminListMessagesRequest) (*hubv1.AdminListMessagesResponse, error) {
 	msgs, cursor, more, err := a.s.svc.AdminList(ctx, hub.AdminListRequest{
 		AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Agent: req.GetAgent(), Channel: req.GetChannel(), Newest: req.GetNewest(),
+		Project: req.GetProject(),
 	})
 	if err != nil {
 		return nil, err

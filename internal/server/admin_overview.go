@@ -13,6 +13,7 @@ func (a *AdminServer) ListAgentOverviews(ctx context.Context, req *hubv1.ListAge
 	if err != nil {
 		return nil, err
 	}
+	os = hub.InProject(os, req.GetProject(), func(o hub.AgentOverview) string { return o.Agent.Project })
 	out := make([]*hubv1.AgentOverview, len(os))
 	for i, o := range os {
 		out[i] = &hubv1.AgentOverview{
@@ -60,18 +61,18 @@ func (a *AdminServer) EndDeepWork(ctx context.Context, req *hubv1.EndDeepWorkReq
 }
 
 // ListChannels implements hubv1.AdminServiceServer.
-func (a *AdminServer) ListChannels(ctx context.Context, _ *hubv1.AdminListChannelsRequest) (*hubv1.AdminListChannelsResponse, error) {
+func (a *AdminServer) ListChannels(ctx context.Context, req *hubv1.AdminListChannelsRequest) (*hubv1.AdminListChannelsResponse, error) {
 	cs, err := a.s.svc.ListChannels(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &hubv1.AdminListChannelsResponse{Channels: channelsToProto(cs)}, nil
+	return &hubv1.AdminListChannelsResponse{Channels: channelsToProto(hub.InProject(cs, req.GetProject(), hub.ChannelProject))}, nil
 }
 
 func channelsToProto(cs []hub.ChannelSummary) []*hubv1.Channel {
 	out := make([]*hubv1.Channel, len(cs))
 	for i, c := range cs {
-		out[i] = &hubv1.Channel{Name: c.Name, MemberCount: c.MemberCount, Joined: c.Joined}
+		out[i] = &hubv1.Channel{Name: c.Name, MemberCount: c.MemberCount, Joined: c.Joined, Project: c.Project}
 	}
 	return out
 }

@@ -126,6 +126,7 @@ func cronJobToProto(j *hub.CronJob) *hubv1.CronJob {
 		NextRunAt:         ts(j.NextRunAt),
 		LastRunAt:         ts(j.LastRunAt),
 		CreatedAt:         ts(j.CreatedAt),
+		Project:           hub.ProjectOr(j.Project),
 	}
 	switch j.Kind {
 	case hub.CronAt:
@@ -166,6 +167,7 @@ func (a *AdminServer) CreateCronJob(ctx context.Context, req *hubv1.CreateCronJo
 		Expr:         c.GetExpr(),
 		Target:       c.GetTarget(),
 		Message:      c.GetMessage(),
+		Project:      c.GetProject(),
 		Enabled:      true,
 	})
 	if err != nil {
@@ -175,11 +177,12 @@ func (a *AdminServer) CreateCronJob(ctx context.Context, req *hubv1.CreateCronJo
 }
 
 // ListCronJobs implements hubv1.AdminServiceServer.
-func (a *AdminServer) ListCronJobs(ctx context.Context, _ *hubv1.ListCronJobsRequest) (*hubv1.ListCronJobsResponse, error) {
+func (a *AdminServer) ListCronJobs(ctx context.Context, req *hubv1.ListCronJobsRequest) (*hubv1.ListCronJobsResponse, error) {
 	js, err := a.s.svc.ListCronJobs(ctx)
 	if err != nil {
 		return nil, err
 	}
+	js = hub.InProject(js, req.GetProject(), hub.CronJobProject)
 	out := make([]*hubv1.CronJob, len(js))
 	for i, j := range js {
 		out[i] = cronJobToProto(j)

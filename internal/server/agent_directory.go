@@ -4,11 +4,12 @@ import (
 	"context"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // ListPeers implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListPeers(ctx context.Context, _ *hubv1.ListPeersRequest) (*hubv1.ListPeersResponse, error) {
-	ps, err := a.s.svc.ListPeers(ctx)
+	ps, err := a.s.svc.ListPeers(ctx, Caller(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -16,7 +17,7 @@ func (a *AgentServer) ListPeers(ctx context.Context, _ *hubv1.ListPeersRequest) 
 	for i, p := range ps {
 		out[i] = &hubv1.Peer{
 			Name: p.Name, DisplayName: p.DisplayName, Role: p.Role, Description: p.Description,
-			Presence: string(p.Presence), LastSeenAt: ts(p.LastSeenAt),
+			Presence: string(p.Presence), LastSeenAt: ts(p.LastSeenAt), Project: p.Project,
 		}
 	}
 	return &hubv1.ListPeersResponse{Peers: out}, nil
@@ -24,9 +25,16 @@ func (a *AgentServer) ListPeers(ctx context.Context, _ *hubv1.ListPeersRequest) 
 
 // ListChannels implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListChannels(ctx context.Context, _ *hubv1.ListChannelsRequest) (*hubv1.ListChannelsResponse, error) {
-	cs, err := a.s.svc.ListChannels(ctx, Caller(ctx))
+	caller := Caller(ctx)
+	cs, err := a.s.svc.ListChannels(ctx, caller)
 	if err != nil {
 		return nil, err
 	}
-	return &hubv1.ListChannelsResponse{Channels: channelsToProto(cs)}, nil
+	out := channelsToProto(cs)
+	for i, c := range cs {
+		if c.Project != hub.ProjectOr(caller.Project) { // a linked project's: named as it is posted to
+			out[i].Name = hub.ChannelRef{Project: c.Project, Name: c.Name}.String()
+		}
+	}
+	return &hubv1.ListChannelsResponse{Channels: out}, nil
 }

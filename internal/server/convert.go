@@ -41,6 +41,7 @@ func agentToProto(a *hub.Agent) *hubv1.Agent {
 		LastSeenAt:          ts(a.LastSeenAt),
 		Locale:              a.Locale,
 		LastInteractionBeat: a.LastInteractionBeat,
+		Project:             hub.ProjectOr(a.Project),
 	}
 }
 
@@ -62,6 +63,7 @@ func messageToProto(m *hub.Message) *hubv1.Message {
 		MentionsYou: m.MentionsYou,
 		Priority:    hubv1.Priority(m.Priority),
 		AckRequired: m.AckRequired,
+		Project:     hub.ProjectOr(m.Project),
 	}
 }
 

@@ -62,7 +62,9 @@ func (a *AgentServer) ReleasePaths(ctx context.Context, req *hubv1.ReleasePathsR
 
 // ListReservations implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListReservations(ctx context.Context, req *hubv1.ListReservationsRequest) (*hubv1.ListReservationsResponse, error) {
-	rs, err := a.s.svc.ListReservations(ctx, hub.ReservationFilter{Agent: req.GetAgent(), Paths: req.GetPaths()})
+	rs, err := a.s.svc.ListReservations(ctx, hub.ReservationFilter{
+		Project: hub.ProjectOr(Caller(ctx).Project), Agent: req.GetAgent(), Paths: req.GetPaths(),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func (a *AgentServer) ListReservations(ctx context.Context, req *hubv1.ListReser
 
 // ListReservations implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListReservations(ctx context.Context, req *hubv1.AdminListReservationsRequest) (*hubv1.AdminListReservationsResponse, error) {
-	rs, err := a.s.svc.ListReservations(ctx, hub.ReservationFilter{Agent: req.GetAgent(), Paths: req.GetPaths()})
+	rs, err := a.s.svc.ListReservations(ctx, hub.ReservationFilter{Project: req.GetProject(), Agent: req.GetAgent(), Paths: req.GetPaths()})
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +118,7 @@ func reservationIDs(ss []string) ([]int64, error) {
 func reservationToProto(r *hub.Reservation) *hubv1.Reservation {
 	return &hubv1.Reservation{
 		Id: strconv.FormatInt(r.ID, 10), Agent: r.AgentName, Pattern: r.Pattern, Mode: string(r.Mode),
-		Reason: r.Reason, CreatedAt: ts(r.CreatedAt), ExpiresAt: ts(r.ExpiresAt),
+		Reason: r.Reason, CreatedAt: ts(r.CreatedAt), ExpiresAt: ts(r.ExpiresAt), Project: hub.ProjectOr(r.Project),
 	}
 }
 

@@ -164,6 +164,26 @@ test('admin actions: create an agent (token shown once), rotate with confirmatio
   assert.match(await err.textContent(), /create agent: .*scout/);
 });
 
+test('the project filter shows one project\'s agents; a new agent goes in the chosen project', async () => {
+  await hub.admin('POST', '/v1/admin/projects', { name: 'blue' });
+  await hub.admin('POST', '/v1/admin/agents', { name: 'blue-one', project: 'blue' });
+  await row('blue-one').waitFor({ timeout: WAIT });
+  await page.getByLabel('Show').selectOption('blue');
+  await row('scout').waitFor({ state: 'detached', timeout: WAIT });
+  assert.equal(await row('blue-one').isVisible(), true);
+  await page.getByLabel('New agent').fill('blue-two');
+  await page.getByLabel('Project').selectOption('blue');
+  await page.getByRole('button', { name: 'Create agent' }).click();
+  await page.getByLabel('Token of blue-two').waitFor({ timeout: WAIT });
+  await page.locator('#dialog-ok').click();
+  await row('blue-two').waitFor({ timeout: WAIT });
+  const listed = await hub.admin('GET', '/v1/admin/agents?project=blue');
+  assert.deepEqual(listed.agents.map((a) => a.name).sort(), ['blue-one', 'blue-two']);
+  await shots('agents-project');
+  await page.getByLabel('Show').selectOption('');
+  await row('scout').waitFor({ timeout: WAIT });
+});
+
 test('a message posted through REST appears without reload; the admin can reply', async () => {
   const a = await hub.agent('writer');
   await a.call('POST', '/v1/channels:join', { channel: '#general' });

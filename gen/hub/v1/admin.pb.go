@@ -23,12 +23,14 @@ const (
 )
 
 type CreateAgentRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	DisplayName   string                 `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
-	Role          string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
-	Description   string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
-	Locale        string                 `protobuf:"bytes,5,opt,name=locale,proto3" json:"locale,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	DisplayName string                 `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	Role        string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	Description string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	Locale      string                 `protobuf:"bytes,5,opt,name=locale,proto3" json:"locale,omitempty"`
+	// The agent's project; "default" if empty. It must exist.
+	Project       string `protobuf:"bytes,6,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -98,6 +100,13 @@ func (x *CreateAgentRequest) GetLocale() string {
 	return ""
 }
 
+func (x *CreateAgentRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
 type CreateAgentResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Agent *Agent                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
@@ -154,8 +163,10 @@ func (x *CreateAgentResponse) GetToken() string {
 type ListAgentsRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	IncludeDisabled bool                   `protobuf:"varint,1,opt,name=include_disabled,json=includeDisabled,proto3" json:"include_disabled,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Only this project's agents.
+	Project       string `protobuf:"bytes,2,opt,name=project,proto3" json:"project,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAgentsRequest) Reset() {
@@ -193,6 +204,13 @@ func (x *ListAgentsRequest) GetIncludeDisabled() bool {
 		return x.IncludeDisabled
 	}
 	return false
+}
+
+func (x *ListAgentsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type ListAgentsResponse struct {
@@ -817,7 +835,9 @@ type AdminPostMessageRequest struct {
 	// Unspecified means normal.
 	Priority Priority `protobuf:"varint,6,opt,name=priority,proto3,enum=hub.v1.Priority" json:"priority,omitempty"`
 	// Ask each recipient to acknowledge it.
-	AckRequired   bool `protobuf:"varint,7,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
+	AckRequired bool `protobuf:"varint,7,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
+	// The project of an unqualified channel and of the message; "default" if empty.
+	Project       string `protobuf:"bytes,8,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -901,6 +921,13 @@ func (x *AdminPostMessageRequest) GetAckRequired() bool {
 	return false
 }
 
+func (x *AdminPostMessageRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
 type AdminPostMessageResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Message       *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
@@ -957,7 +984,9 @@ type AdminListMessagesRequest struct {
 	// ones after after_id; the cursor is then the newest ID, and has_more
 	// says older messages exist. A live view starts with newest and follows
 	// with after_id.
-	Newest        bool `protobuf:"varint,5,opt,name=newest,proto3" json:"newest,omitempty"`
+	Newest bool `protobuf:"varint,5,opt,name=newest,proto3" json:"newest,omitempty"`
+	// Only this project's messages.
+	Project       string `protobuf:"bytes,6,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1025,6 +1054,13 @@ func (x *AdminListMessagesRequest) GetNewest() bool {
 		return x.Newest
 	}
 	return false
+}
+
+func (x *AdminListMessagesRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type AdminListMessagesResponse struct {
@@ -1941,7 +1977,9 @@ func (x *CreateCronJobResponse) GetWarning() string {
 }
 
 type ListCronJobsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this project's jobs.
+	Project       string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1974,6 +2012,13 @@ func (x *ListCronJobsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListCronJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListCronJobsRequest) Descriptor() ([]byte, []int) {
 	return file_hub_v1_admin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ListCronJobsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type ListCronJobsResponse struct {
@@ -2856,8 +2901,10 @@ func (x *ListActivityResponse) GetCheckpoints() []*Checkpoint {
 type ListAgentOverviewsRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	IncludeDisabled bool                   `protobuf:"varint,1,opt,name=include_disabled,json=includeDisabled,proto3" json:"include_disabled,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Only this project's agents.
+	Project       string `protobuf:"bytes,2,opt,name=project,proto3" json:"project,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAgentOverviewsRequest) Reset() {
@@ -2895,6 +2942,13 @@ func (x *ListAgentOverviewsRequest) GetIncludeDisabled() bool {
 		return x.IncludeDisabled
 	}
 	return false
+}
+
+func (x *ListAgentOverviewsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 // AgentOverview is one agent with what a watcher needs at a glance.
@@ -3023,7 +3077,9 @@ func (x *ListAgentOverviewsResponse) GetAgents() []*AgentOverview {
 }
 
 type AdminListChannelsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this project's channels.
+	Project       string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3056,6 +3112,13 @@ func (x *AdminListChannelsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use AdminListChannelsRequest.ProtoReflect.Descriptor instead.
 func (*AdminListChannelsRequest) Descriptor() ([]byte, []int) {
 	return file_hub_v1_admin_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *AdminListChannelsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type AdminListChannelsResponse struct {
@@ -3198,7 +3261,9 @@ type AdminListReservationsRequest struct {
 	// Only this agent's reservations.
 	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// Only reservations overlapping one of these paths or globs.
-	Paths         []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	Paths []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	// Only this project's reservations.
+	Project       string `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3245,6 +3310,13 @@ func (x *AdminListReservationsRequest) GetPaths() []string {
 		return x.Paths
 	}
 	return nil
+}
+
+func (x *AdminListReservationsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type AdminListReservationsResponse struct {
@@ -3883,22 +3955,368 @@ func (x *AdminGetMessageReceiptsResponse) GetReceipts() []*Receipt {
 	return nil
 }
 
+type CreateProjectRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateProjectRequest) Reset() {
+	*x = CreateProjectRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateProjectRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateProjectRequest) ProtoMessage() {}
+
+func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
+func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *CreateProjectRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type CreateProjectResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Project       *Project               `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateProjectResponse) Reset() {
+	*x = CreateProjectResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateProjectResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateProjectResponse) ProtoMessage() {}
+
+func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateProjectResponse.ProtoReflect.Descriptor instead.
+func (*CreateProjectResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *CreateProjectResponse) GetProject() *Project {
+	if x != nil {
+		return x.Project
+	}
+	return nil
+}
+
+type ListProjectsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListProjectsRequest) Reset() {
+	*x = ListProjectsRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListProjectsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListProjectsRequest) ProtoMessage() {}
+
+func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
+func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{79}
+}
+
+type ListProjectsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Projects      []*Project             `protobuf:"bytes,1,rep,name=projects,proto3" json:"projects,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListProjectsResponse) Reset() {
+	*x = ListProjectsResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListProjectsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListProjectsResponse) ProtoMessage() {}
+
+func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
+func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *ListProjectsResponse) GetProjects() []*Project {
+	if x != nil {
+		return x.Projects
+	}
+	return nil
+}
+
+type LinkProjectsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Project       string                 `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
+	Other         string                 `protobuf:"bytes,2,opt,name=other,proto3" json:"other,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkProjectsRequest) Reset() {
+	*x = LinkProjectsRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkProjectsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkProjectsRequest) ProtoMessage() {}
+
+func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkProjectsRequest.ProtoReflect.Descriptor instead.
+func (*LinkProjectsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *LinkProjectsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
+func (x *LinkProjectsRequest) GetOther() string {
+	if x != nil {
+		return x.Other
+	}
+	return ""
+}
+
+type LinkProjectsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkProjectsResponse) Reset() {
+	*x = LinkProjectsResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkProjectsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkProjectsResponse) ProtoMessage() {}
+
+func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkProjectsResponse.ProtoReflect.Descriptor instead.
+func (*LinkProjectsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{82}
+}
+
+type UnlinkProjectsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Project       string                 `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
+	Other         string                 `protobuf:"bytes,2,opt,name=other,proto3" json:"other,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnlinkProjectsRequest) Reset() {
+	*x = UnlinkProjectsRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnlinkProjectsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnlinkProjectsRequest) ProtoMessage() {}
+
+func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnlinkProjectsRequest.ProtoReflect.Descriptor instead.
+func (*UnlinkProjectsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *UnlinkProjectsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
+func (x *UnlinkProjectsRequest) GetOther() string {
+	if x != nil {
+		return x.Other
+	}
+	return ""
+}
+
+type UnlinkProjectsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnlinkProjectsResponse) Reset() {
+	*x = UnlinkProjectsResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnlinkProjectsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnlinkProjectsResponse) ProtoMessage() {}
+
+func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnlinkProjectsResponse.ProtoReflect.Descriptor instead.
+func (*UnlinkProjectsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{84}
+}
+
 var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/types.proto\"\x99\x01\n" +
+	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
 	"\x12CreateAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
 	"\x04role\x18\x03 \x01(\tR\x04role\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x16\n" +
-	"\x06locale\x18\x05 \x01(\tR\x06locale\"P\n" +
+	"\x06locale\x18\x05 \x01(\tR\x06locale\x12\x18\n" +
+	"\aproject\x18\x06 \x01(\tR\aproject\"P\n" +
 	"\x13CreateAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12\x14\n" +
-	"\x05token\x18\x02 \x01(\tR\x05token\">\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\"X\n" +
 	"\x11ListAgentsRequest\x12)\n" +
-	"\x10include_disabled\x18\x01 \x01(\bR\x0fincludeDisabled\";\n" +
+	"\x10include_disabled\x18\x01 \x01(\bR\x0fincludeDisabled\x12\x18\n" +
+	"\aproject\x18\x02 \x01(\tR\aproject\";\n" +
 	"\x12ListAgentsResponse\x12%\n" +
 	"\x06agents\x18\x01 \x03(\v2\r.hub.v1.AgentR\x06agents\"%\n" +
 	"\x0fGetAgentRequest\x12\x12\n" +
@@ -3933,7 +4351,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x12RevokeTokenRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\":\n" +
 	"\x13RevokeTokenResponse\x12#\n" +
-	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\"\xdf\x01\n" +
+	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\"\xf9\x01\n" +
 	"\x17AdminPostMessageRequest\x12\x0e\n" +
 	"\x02to\x18\x01 \x03(\tR\x02to\x12\x18\n" +
 	"\achannel\x18\x02 \x01(\tR\achannel\x12\x12\n" +
@@ -3941,15 +4359,17 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\breply_to\x18\x04 \x01(\tR\areplyTo\x12\x1a\n" +
 	"\bmentions\x18\x05 \x03(\tR\bmentions\x12,\n" +
 	"\bpriority\x18\x06 \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
-	"\fack_required\x18\a \x01(\bR\vackRequired\"E\n" +
+	"\fack_required\x18\a \x01(\bR\vackRequired\x12\x18\n" +
+	"\aproject\x18\b \x01(\tR\aproject\"E\n" +
 	"\x18AdminPostMessageResponse\x12)\n" +
-	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\"\x93\x01\n" +
+	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\"\xad\x01\n" +
 	"\x18AdminListMessagesRequest\x12\x19\n" +
 	"\bafter_id\x18\x01 \x01(\tR\aafterId\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x14\n" +
 	"\x05agent\x18\x03 \x01(\tR\x05agent\x12\x18\n" +
 	"\achannel\x18\x04 \x01(\tR\achannel\x12\x16\n" +
-	"\x06newest\x18\x05 \x01(\bR\x06newest\"{\n" +
+	"\x06newest\x18\x05 \x01(\bR\x06newest\x12\x18\n" +
+	"\aproject\x18\x06 \x01(\tR\aproject\"{\n" +
 	"\x19AdminListMessagesResponse\x12+\n" +
 	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x19\n" +
@@ -3996,8 +4416,9 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0f.hub.v1.CronJobR\x03job\"T\n" +
 	"\x15CreateCronJobResponse\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.hub.v1.CronJobR\x03job\x12\x18\n" +
-	"\awarning\x18\x02 \x01(\tR\awarning\"\x15\n" +
-	"\x13ListCronJobsRequest\";\n" +
+	"\awarning\x18\x02 \x01(\tR\awarning\"/\n" +
+	"\x13ListCronJobsRequest\x12\x18\n" +
+	"\aproject\x18\x01 \x01(\tR\aproject\";\n" +
 	"\x14ListCronJobsResponse\x12#\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0f.hub.v1.CronJobR\x04jobs\"*\n" +
 	"\x14DeleteCronJobRequest\x12\x12\n" +
@@ -4049,9 +4470,10 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\"\x86\x01\n" +
 	"\x14ListActivityResponse\x128\n" +
 	"\ractivity_logs\x18\x01 \x03(\v2\x13.hub.v1.ActivityLogR\factivityLogs\x124\n" +
-	"\vcheckpoints\x18\x02 \x03(\v2\x12.hub.v1.CheckpointR\vcheckpoints\"F\n" +
+	"\vcheckpoints\x18\x02 \x03(\v2\x12.hub.v1.CheckpointR\vcheckpoints\"`\n" +
 	"\x19ListAgentOverviewsRequest\x12)\n" +
-	"\x10include_disabled\x18\x01 \x01(\bR\x0fincludeDisabled\"\xcc\x01\n" +
+	"\x10include_disabled\x18\x01 \x01(\bR\x0fincludeDisabled\x12\x18\n" +
+	"\aproject\x18\x02 \x01(\tR\aproject\"\xcc\x01\n" +
 	"\rAgentOverview\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12+\n" +
 	"\x06health\x18\x02 \x01(\v2\x13.hub.v1.AgentHealthR\x06health\x12!\n" +
@@ -4059,17 +4481,19 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\rmention_count\x18\x04 \x01(\x03R\fmentionCount\x12!\n" +
 	"\fparked_waits\x18\x05 \x01(\x05R\vparkedWaits\"K\n" +
 	"\x1aListAgentOverviewsResponse\x12-\n" +
-	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents\"\x1a\n" +
-	"\x18AdminListChannelsRequest\"H\n" +
+	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents\"4\n" +
+	"\x18AdminListChannelsRequest\x12\x18\n" +
+	"\aproject\x18\x01 \x01(\tR\aproject\"H\n" +
 	"\x19AdminListChannelsResponse\x12+\n" +
 	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels\"J\n" +
 	"\x14PruneMessagesRequest\x122\n" +
 	"\x06before\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\"1\n" +
 	"\x15PruneMessagesResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted\"J\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted\"d\n" +
 	"\x1cAdminListReservationsRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
-	"\x05paths\x18\x02 \x03(\tR\x05paths\"X\n" +
+	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\x18\n" +
+	"\aproject\x18\x03 \x01(\tR\aproject\"X\n" +
 	"\x1dAdminListReservationsResponse\x127\n" +
 	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\"H\n" +
 	"\x1eForceReleaseReservationRequest\x12\x0e\n" +
@@ -4103,7 +4527,22 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"y\n" +
 	"\x1fAdminGetMessageReceiptsResponse\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12+\n" +
-	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts2\x81\x17\n" +
+	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts\"*\n" +
+	"\x14CreateProjectRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"B\n" +
+	"\x15CreateProjectResponse\x12)\n" +
+	"\aproject\x18\x01 \x01(\v2\x0f.hub.v1.ProjectR\aproject\"\x15\n" +
+	"\x13ListProjectsRequest\"C\n" +
+	"\x14ListProjectsResponse\x12+\n" +
+	"\bprojects\x18\x01 \x03(\v2\x0f.hub.v1.ProjectR\bprojects\"E\n" +
+	"\x13LinkProjectsRequest\x12\x18\n" +
+	"\aproject\x18\x01 \x01(\tR\aproject\x12\x14\n" +
+	"\x05other\x18\x02 \x01(\tR\x05other\"\x16\n" +
+	"\x14LinkProjectsResponse\"G\n" +
+	"\x15UnlinkProjectsRequest\x12\x18\n" +
+	"\aproject\x18\x01 \x01(\tR\aproject\x12\x14\n" +
+	"\x05other\x18\x02 \x01(\tR\x05other\"\x18\n" +
+	"\x16UnlinkProjectsResponse2\xb6\x19\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -4147,7 +4586,11 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\rListJoinCodes\x12\x1c.hub.v1.ListJoinCodesRequest\x1a\x1d.hub.v1.ListJoinCodesResponse\x12O\n" +
 	"\x0eRevokeJoinCode\x12\x1d.hub.v1.RevokeJoinCodeRequest\x1a\x1e.hub.v1.RevokeJoinCodeResponse\x12Y\n" +
 	"\x0eSearchMessages\x12\".hub.v1.AdminSearchMessagesRequest\x1a#.hub.v1.AdminSearchMessagesResponse\x12e\n" +
-	"\x12GetMessageReceipts\x12&.hub.v1.AdminGetMessageReceiptsRequest\x1a'.hub.v1.AdminGetMessageReceiptsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x12GetMessageReceipts\x12&.hub.v1.AdminGetMessageReceiptsRequest\x1a'.hub.v1.AdminGetMessageReceiptsResponse\x12L\n" +
+	"\rCreateProject\x12\x1c.hub.v1.CreateProjectRequest\x1a\x1d.hub.v1.CreateProjectResponse\x12I\n" +
+	"\fListProjects\x12\x1b.hub.v1.ListProjectsRequest\x1a\x1c.hub.v1.ListProjectsResponse\x12I\n" +
+	"\fLinkProjects\x12\x1b.hub.v1.LinkProjectsRequest\x1a\x1c.hub.v1.LinkProjectsResponse\x12O\n" +
+	"\x0eUnlinkProjects\x12\x1d.hub.v1.UnlinkProjectsRequest\x1a\x1e.hub.v1.UnlinkProjectsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -4161,7 +4604,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -4240,156 +4683,175 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*AdminSearchMessagesResponse)(nil),     // 74: hub.v1.AdminSearchMessagesResponse
 	(*AdminGetMessageReceiptsRequest)(nil),  // 75: hub.v1.AdminGetMessageReceiptsRequest
 	(*AdminGetMessageReceiptsResponse)(nil), // 76: hub.v1.AdminGetMessageReceiptsResponse
-	(*Agent)(nil),                           // 77: hub.v1.Agent
-	(Priority)(0),                           // 78: hub.v1.Priority
-	(*Message)(nil),                         // 79: hub.v1.Message
-	(*AgentHealth)(nil),                     // 80: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 81: google.protobuf.Timestamp
-	(*Event)(nil),                           // 82: hub.v1.Event
-	(*DeepWork)(nil),                        // 83: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 84: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 85: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 86: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 87: hub.v1.CronJob
-	(*CronRun)(nil),                         // 88: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 89: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 90: hub.v1.Checkpoint
-	(*Channel)(nil),                         // 91: hub.v1.Channel
-	(*Reservation)(nil),                     // 92: hub.v1.Reservation
-	(*JoinCode)(nil),                        // 93: hub.v1.JoinCode
-	(*SearchMessagesRequest)(nil),           // 94: hub.v1.SearchMessagesRequest
-	(*SearchHit)(nil),                       // 95: hub.v1.SearchHit
-	(*Receipt)(nil),                         // 96: hub.v1.Receipt
+	(*CreateProjectRequest)(nil),            // 77: hub.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),           // 78: hub.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),             // 79: hub.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),            // 80: hub.v1.ListProjectsResponse
+	(*LinkProjectsRequest)(nil),             // 81: hub.v1.LinkProjectsRequest
+	(*LinkProjectsResponse)(nil),            // 82: hub.v1.LinkProjectsResponse
+	(*UnlinkProjectsRequest)(nil),           // 83: hub.v1.UnlinkProjectsRequest
+	(*UnlinkProjectsResponse)(nil),          // 84: hub.v1.UnlinkProjectsResponse
+	(*Agent)(nil),                           // 85: hub.v1.Agent
+	(Priority)(0),                           // 86: hub.v1.Priority
+	(*Message)(nil),                         // 87: hub.v1.Message
+	(*AgentHealth)(nil),                     // 88: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 89: google.protobuf.Timestamp
+	(*Event)(nil),                           // 90: hub.v1.Event
+	(*DeepWork)(nil),                        // 91: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 92: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 93: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 94: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 95: hub.v1.CronJob
+	(*CronRun)(nil),                         // 96: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 97: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 98: hub.v1.Checkpoint
+	(*Channel)(nil),                         // 99: hub.v1.Channel
+	(*Reservation)(nil),                     // 100: hub.v1.Reservation
+	(*JoinCode)(nil),                        // 101: hub.v1.JoinCode
+	(*SearchMessagesRequest)(nil),           // 102: hub.v1.SearchMessagesRequest
+	(*SearchHit)(nil),                       // 103: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 104: hub.v1.Receipt
+	(*Project)(nil),                         // 105: hub.v1.Project
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	77, // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	77, // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	77, // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	77, // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	77, // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	77, // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	77, // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	77, // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	78, // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
-	79, // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	79, // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	80, // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	81, // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	82, // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	83, // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	79, // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	84, // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	85, // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	86, // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	86, // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	79, // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	87, // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	87, // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	87, // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	87, // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	88, // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	88, // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	81, // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	81, // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	81, // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	83, // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	89, // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	90, // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	77, // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	80, // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
-	57, // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	91, // 36: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	81, // 37: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	92, // 38: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	92, // 39: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	93, // 40: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	93, // 41: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	93, // 42: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	94, // 43: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
-	95, // 44: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	79, // 45: hub.v1.AdminGetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	96, // 46: hub.v1.AdminGetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	0,  // 47: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,  // 48: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,  // 49: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,  // 50: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,  // 51: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10, // 52: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12, // 53: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14, // 54: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16, // 55: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18, // 56: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20, // 57: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22, // 58: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24, // 59: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26, // 60: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28, // 61: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30, // 62: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32, // 63: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34, // 64: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36, // 65: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38, // 66: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40, // 67: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42, // 68: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44, // 69: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46, // 70: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48, // 71: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50, // 72: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52, // 73: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54, // 74: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56, // 75: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59, // 76: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	61, // 77: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	63, // 78: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
-	65, // 79: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	67, // 80: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	69, // 81: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	71, // 82: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	73, // 83: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
-	75, // 84: hub.v1.AdminService.GetMessageReceipts:input_type -> hub.v1.AdminGetMessageReceiptsRequest
-	1,  // 85: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,  // 86: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,  // 87: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,  // 88: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,  // 89: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11, // 90: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13, // 91: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15, // 92: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17, // 93: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19, // 94: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21, // 95: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23, // 96: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25, // 97: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27, // 98: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29, // 99: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31, // 100: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33, // 101: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35, // 102: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37, // 103: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39, // 104: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41, // 105: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43, // 106: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45, // 107: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47, // 108: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49, // 109: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51, // 110: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53, // 111: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55, // 112: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58, // 113: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60, // 114: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62, // 115: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64, // 116: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66, // 117: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68, // 118: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	70, // 119: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	72, // 120: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	74, // 121: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	76, // 122: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
-	85, // [85:123] is the sub-list for method output_type
-	47, // [47:85] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	85,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	85,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	85,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	85,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	85,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	85,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	85,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	85,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	86,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
+	87,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	87,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	88,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	89,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	90,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	91,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	87,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	92,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	93,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	94,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	94,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	87,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	95,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	95,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	95,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	95,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	96,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	96,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	89,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	89,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	89,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	91,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	97,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	98,  // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	85,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	88,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	57,  // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
+	99,  // 36: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
+	89,  // 37: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	100, // 38: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	100, // 39: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	101, // 40: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	101, // 41: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	101, // 42: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	102, // 43: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
+	103, // 44: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	87,  // 45: hub.v1.AdminGetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	104, // 46: hub.v1.AdminGetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	105, // 47: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
+	105, // 48: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
+	0,   // 49: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,   // 50: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,   // 51: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,   // 52: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,   // 53: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10,  // 54: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12,  // 55: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14,  // 56: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16,  // 57: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18,  // 58: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20,  // 59: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22,  // 60: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24,  // 61: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26,  // 62: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28,  // 63: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30,  // 64: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32,  // 65: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34,  // 66: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36,  // 67: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38,  // 68: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40,  // 69: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42,  // 70: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44,  // 71: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46,  // 72: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48,  // 73: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50,  // 74: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52,  // 75: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54,  // 76: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56,  // 77: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59,  // 78: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
+	61,  // 79: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	63,  // 80: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
+	65,  // 81: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	67,  // 82: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	69,  // 83: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	71,  // 84: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	73,  // 85: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
+	75,  // 86: hub.v1.AdminService.GetMessageReceipts:input_type -> hub.v1.AdminGetMessageReceiptsRequest
+	77,  // 87: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
+	79,  // 88: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
+	81,  // 89: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
+	83,  // 90: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
+	1,   // 91: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 92: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 93: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 94: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 95: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 96: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 97: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 98: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 99: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 100: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 101: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 102: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 103: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 104: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 105: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 106: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 107: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 108: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 109: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 110: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 111: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 112: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 113: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 114: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 115: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 116: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 117: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 118: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 119: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 120: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62,  // 121: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64,  // 122: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66,  // 123: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	68,  // 124: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	70,  // 125: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	72,  // 126: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	74,  // 127: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	76,  // 128: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
+	78,  // 129: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	80,  // 130: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	82,  // 131: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	84,  // 132: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	91,  // [91:133] is the sub-list for method output_type
+	49,  // [49:91] is the sub-list for method input_type
+	49,  // [49:49] is the sub-list for extension type_name
+	49,  // [49:49] is the sub-list for extension extendee
+	0,   // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -4406,7 +4868,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   77,
+			NumMessages:   85,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -57,6 +57,10 @@ const (
 	AdminService_RevokeJoinCode_FullMethodName          = "/hub.v1.AdminService/RevokeJoinCode"
 	AdminService_SearchMessages_FullMethodName          = "/hub.v1.AdminService/SearchMessages"
 	AdminService_GetMessageReceipts_FullMethodName      = "/hub.v1.AdminService/GetMessageReceipts"
+	AdminService_CreateProject_FullMethodName           = "/hub.v1.AdminService/CreateProject"
+	AdminService_ListProjects_FullMethodName            = "/hub.v1.AdminService/ListProjects"
+	AdminService_LinkProjects_FullMethodName            = "/hub.v1.AdminService/LinkProjects"
+	AdminService_UnlinkProjects_FullMethodName          = "/hub.v1.AdminService/UnlinkProjects"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -146,6 +150,14 @@ type AdminServiceClient interface {
 	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
 	// acknowledged. NotFound for an unknown ID.
 	GetMessageReceipts(ctx context.Context, in *AdminGetMessageReceiptsRequest, opts ...grpc.CallOption) (*AdminGetMessageReceiptsResponse, error)
+	// CreateProject creates a project; agents are put in it with CreateAgent's project.
+	CreateProject(ctx context.Context, in *CreateProjectRequest, opts ...grpc.CallOption) (*CreateProjectResponse, error)
+	// ListProjects lists the projects with their links and agent counts.
+	ListProjects(ctx context.Context, in *ListProjectsRequest, opts ...grpc.CallOption) (*ListProjectsResponse, error)
+	// LinkProjects links two projects: their agents may list and message each other's agents and channels (nothing else).
+	LinkProjects(ctx context.Context, in *LinkProjectsRequest, opts ...grpc.CallOption) (*LinkProjectsResponse, error)
+	// UnlinkProjects removes the link between two projects.
+	UnlinkProjects(ctx context.Context, in *UnlinkProjectsRequest, opts ...grpc.CallOption) (*UnlinkProjectsResponse, error)
 }
 
 type adminServiceClient struct {
@@ -536,6 +548,46 @@ func (c *adminServiceClient) GetMessageReceipts(ctx context.Context, in *AdminGe
 	return out, nil
 }
 
+func (c *adminServiceClient) CreateProject(ctx context.Context, in *CreateProjectRequest, opts ...grpc.CallOption) (*CreateProjectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateProjectResponse)
+	err := c.cc.Invoke(ctx, AdminService_CreateProject_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListProjects(ctx context.Context, in *ListProjectsRequest, opts ...grpc.CallOption) (*ListProjectsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListProjectsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListProjects_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) LinkProjects(ctx context.Context, in *LinkProjectsRequest, opts ...grpc.CallOption) (*LinkProjectsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LinkProjectsResponse)
+	err := c.cc.Invoke(ctx, AdminService_LinkProjects_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) UnlinkProjects(ctx context.Context, in *UnlinkProjectsRequest, opts ...grpc.CallOption) (*UnlinkProjectsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnlinkProjectsResponse)
+	err := c.cc.Invoke(ctx, AdminService_UnlinkProjects_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -623,6 +675,14 @@ type AdminServiceServer interface {
 	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
 	// acknowledged. NotFound for an unknown ID.
 	GetMessageReceipts(context.Context, *AdminGetMessageReceiptsRequest) (*AdminGetMessageReceiptsResponse, error)
+	// CreateProject creates a project; agents are put in it with CreateAgent's project.
+	CreateProject(context.Context, *CreateProjectRequest) (*CreateProjectResponse, error)
+	// ListProjects lists the projects with their links and agent counts.
+	ListProjects(context.Context, *ListProjectsRequest) (*ListProjectsResponse, error)
+	// LinkProjects links two projects: their agents may list and message each other's agents and channels (nothing else).
+	LinkProjects(context.Context, *LinkProjectsRequest) (*LinkProjectsResponse, error)
+	// UnlinkProjects removes the link between two projects.
+	UnlinkProjects(context.Context, *UnlinkProjectsRequest) (*UnlinkProjectsResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -746,6 +806,18 @@ func (UnimplementedAdminServiceServer) SearchMessages(context.Context, *AdminSea
 }
 func (UnimplementedAdminServiceServer) GetMessageReceipts(context.Context, *AdminGetMessageReceiptsRequest) (*AdminGetMessageReceiptsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMessageReceipts not implemented")
+}
+func (UnimplementedAdminServiceServer) CreateProject(context.Context, *CreateProjectRequest) (*CreateProjectResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateProject not implemented")
+}
+func (UnimplementedAdminServiceServer) ListProjects(context.Context, *ListProjectsRequest) (*ListProjectsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListProjects not implemented")
+}
+func (UnimplementedAdminServiceServer) LinkProjects(context.Context, *LinkProjectsRequest) (*LinkProjectsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LinkProjects not implemented")
+}
+func (UnimplementedAdminServiceServer) UnlinkProjects(context.Context, *UnlinkProjectsRequest) (*UnlinkProjectsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UnlinkProjects not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1452,6 +1524,78 @@ func _AdminService_GetMessageReceipts_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_CreateProject_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateProjectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CreateProject(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CreateProject_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CreateProject(ctx, req.(*CreateProjectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListProjects_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListProjectsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListProjects(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListProjects_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListProjects(ctx, req.(*ListProjectsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_LinkProjects_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LinkProjectsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).LinkProjects(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_LinkProjects_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).LinkProjects(ctx, req.(*LinkProjectsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_UnlinkProjects_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UnlinkProjectsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).UnlinkProjects(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_UnlinkProjects_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).UnlinkProjects(ctx, req.(*UnlinkProjectsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1610,6 +1754,22 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetMessageReceipts",
 			Handler:    _AdminService_GetMessageReceipts_Handler,
+		},
+		{
+			MethodName: "CreateProject",
+			Handler:    _AdminService_CreateProject_Handler,
+		},
+		{
+			MethodName: "ListProjects",
+			Handler:    _AdminService_ListProjects_Handler,
+		},
+		{
+			MethodName: "LinkProjects",
+			Handler:    _AdminService_LinkProjects_Handler,
+		},
+		{
+			MethodName: "UnlinkProjects",
+			Handler:    _AdminService_UnlinkProjects_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1733,8 +1733,10 @@ type Peer struct {
 	Role        string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
 	Description string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
 	// Presence: active, waiting, idle or offline.
-	Presence      string                 `protobuf:"bytes,5,opt,name=presence,proto3" json:"presence,omitempty"`
-	LastSeenAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_seen_at,json=lastSeenAt,proto3" json:"last_seen_at,omitempty"`
+	Presence   string                 `protobuf:"bytes,5,opt,name=presence,proto3" json:"presence,omitempty"`
+	LastSeenAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_seen_at,json=lastSeenAt,proto3" json:"last_seen_at,omitempty"`
+	// The peer's project: the caller's own, or one linked to it.
+	Project       string `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1809,6 +1811,13 @@ func (x *Peer) GetLastSeenAt() *timestamppb.Timestamp {
 		return x.LastSeenAt
 	}
 	return nil
+}
+
+func (x *Peer) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type ListChannelsRequest struct {
@@ -1893,11 +1902,14 @@ func (x *ListChannelsResponse) GetChannels() []*Channel {
 
 // Channel is one channel ("#name").
 type Channel struct {
-	state       protoimpl.MessageState `protogen:"open.v1"`
-	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	MemberCount int64                  `protobuf:"varint,2,opt,name=member_count,json=memberCount,proto3" json:"member_count,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "#name"; for an agent, a linked project's channel is named "project/#name", as it is posted to.
+	Name        string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	MemberCount int64  `protobuf:"varint,2,opt,name=member_count,json=memberCount,proto3" json:"member_count,omitempty"`
 	// True when the caller is a member (its messages reach the caller).
-	Joined        bool `protobuf:"varint,3,opt,name=joined,proto3" json:"joined,omitempty"`
+	Joined bool `protobuf:"varint,3,opt,name=joined,proto3" json:"joined,omitempty"`
+	// The channel's project; another project's channel is posted to as "project/#name".
+	Project       string `protobuf:"bytes,4,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1951,6 +1963,13 @@ func (x *Channel) GetJoined() bool {
 		return x.Joined
 	}
 	return false
+}
+
+func (x *Channel) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type ReservePathsRequest struct {
@@ -3242,7 +3261,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\apending\x18\x03 \x01(\bR\apending\"\x12\n" +
 	"\x10ListPeersRequest\"7\n" +
 	"\x11ListPeersResponse\x12\"\n" +
-	"\x05peers\x18\x01 \x03(\v2\f.hub.v1.PeerR\x05peers\"\xcd\x01\n" +
+	"\x05peers\x18\x01 \x03(\v2\f.hub.v1.PeerR\x05peers\"\xe7\x01\n" +
 	"\x04Peer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -3250,14 +3269,16 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x1a\n" +
 	"\bpresence\x18\x05 \x01(\tR\bpresence\x12<\n" +
 	"\flast_seen_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"lastSeenAt\"\x15\n" +
+	"lastSeenAt\x12\x18\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\x15\n" +
 	"\x13ListChannelsRequest\"C\n" +
 	"\x14ListChannelsResponse\x12+\n" +
-	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels\"X\n" +
+	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels\"r\n" +
 	"\aChannel\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fmember_count\x18\x02 \x01(\x03R\vmemberCount\x12\x16\n" +
-	"\x06joined\x18\x03 \x01(\bR\x06joined\"x\n" +
+	"\x06joined\x18\x03 \x01(\bR\x06joined\x12\x18\n" +
+	"\aproject\x18\x04 \x01(\tR\aproject\"x\n" +
 	"\x13ReservePathsRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1f\n" +

@@ -107,8 +107,10 @@ type Agent struct {
 	Health              string `protobuf:"bytes,12,opt,name=health,proto3" json:"health,omitempty"`
 	LastInteractionBeat int64  `protobuf:"varint,13,opt,name=last_interaction_beat,json=lastInteractionBeat,proto3" json:"last_interaction_beat,omitempty"`
 	SinceLast           int64  `protobuf:"varint,14,opt,name=since_last,json=sinceLast,proto3" json:"since_last,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The project the agent belongs to; its token acts only there.
+	Project       string `protobuf:"bytes,15,opt,name=project,proto3" json:"project,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -239,6 +241,13 @@ func (x *Agent) GetSinceLast() int64 {
 	return 0
 }
 
+func (x *Agent) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
 // Message is one message carried by the hub.
 type Message struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -264,7 +273,9 @@ type Message struct {
 	// How urgent the sender says it is; waits and lists put urgent, then high, first within a reply.
 	Priority Priority `protobuf:"varint,12,opt,name=priority,proto3,enum=hub.v1.Priority" json:"priority,omitempty"`
 	// The sender asked each recipient to acknowledge it (AcknowledgeMessage).
-	AckRequired   bool `protobuf:"varint,13,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
+	AckRequired bool `protobuf:"varint,13,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
+	// The project of the message's channel, else of its sender.
+	Project       string `protobuf:"bytes,14,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -388,6 +399,13 @@ func (x *Message) GetAckRequired() bool {
 		return x.AckRequired
 	}
 	return false
+}
+
+func (x *Message) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 // Status is what check_hub_status shows an agent.
@@ -1560,8 +1578,10 @@ type CronJob struct {
 	NextRunAt         *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=next_run_at,json=nextRunAt,proto3" json:"next_run_at,omitempty"`
 	LastRunAt         *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=last_run_at,json=lastRunAt,proto3" json:"last_run_at,omitempty"`
 	CreatedAt         *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The project of its target ("default" if empty): a channel of it, or an agent in it.
+	Project       string `protobuf:"bytes,14,opt,name=project,proto3" json:"project,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CronJob) Reset() {
@@ -1685,6 +1705,13 @@ func (x *CronJob) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *CronJob) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
 // CronRun is one recorded run of a cron job.
 type CronRun struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -1787,10 +1814,12 @@ type Reservation struct {
 	// Normalised path or glob; it covers what it matches and everything below.
 	Pattern string `protobuf:"bytes,3,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	// exclusive or shared.
-	Mode          string                 `protobuf:"bytes,4,opt,name=mode,proto3" json:"mode,omitempty"`
-	Reason        string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	Mode      string                 `protobuf:"bytes,4,opt,name=mode,proto3" json:"mode,omitempty"`
+	Reason    string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The holder's project: reservations of different projects never conflict.
+	Project       string `protobuf:"bytes,8,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1872,6 +1901,13 @@ func (x *Reservation) GetExpiresAt() *timestamppb.Timestamp {
 		return x.ExpiresAt
 	}
 	return nil
+}
+
+func (x *Reservation) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 // ReservationConflict is another agent's reservation overlapping a requested pattern.
@@ -2202,11 +2238,82 @@ func (x *Receipt) GetMentioned() bool {
 	return false
 }
 
+// Project is a group of agents with their channels, messages, cron jobs and
+// reservations; agents reach other projects only through links.
+type Project struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The projects linked to it (symmetric): their agents may list and message each other's.
+	Links         []string `protobuf:"bytes,3,rep,name=links,proto3" json:"links,omitempty"`
+	AgentCount    int64    `protobuf:"varint,4,opt,name=agent_count,json=agentCount,proto3" json:"agent_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Project) Reset() {
+	*x = Project{}
+	mi := &file_hub_v1_types_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Project) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Project) ProtoMessage() {}
+
+func (x *Project) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_types_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Project.ProtoReflect.Descriptor instead.
+func (*Project) Descriptor() ([]byte, []int) {
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *Project) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Project) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Project) GetLinks() []string {
+	if x != nil {
+		return x.Links
+	}
+	return nil
+}
+
+func (x *Project) GetAgentCount() int64 {
+	if x != nil {
+		return x.AgentCount
+	}
+	return 0
+}
+
 var File_hub_v1_types_proto protoreflect.FileDescriptor
 
 const file_hub_v1_types_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/types.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x97\x04\n" +
+	"\x12hub/v1/types.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb1\x04\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -2226,7 +2333,8 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x06health\x18\f \x01(\tR\x06health\x122\n" +
 	"\x15last_interaction_beat\x18\r \x01(\x03R\x13lastInteractionBeat\x12\x1d\n" +
 	"\n" +
-	"since_last\x18\x0e \x01(\x03R\tsinceLast\"\xfd\x02\n" +
+	"since_last\x18\x0e \x01(\x03R\tsinceLast\x12\x18\n" +
+	"\aproject\x18\x0f \x01(\tR\aproject\"\x97\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
@@ -2242,7 +2350,8 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	" \x01(\bR\x06unread\x12!\n" +
 	"\fmentions_you\x18\v \x01(\bR\vmentionsYou\x12,\n" +
 	"\bpriority\x18\f \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
-	"\fack_required\x18\r \x01(\bR\vackRequired\"\xa3\x04\n" +
+	"\fack_required\x18\r \x01(\bR\vackRequired\x12\x18\n" +
+	"\aproject\x18\x0e \x01(\tR\aproject\"\xa3\x04\n" +
 	"\x06Status\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12!\n" +
 	"\funread_count\x18\x02 \x01(\x03R\vunreadCount\x12#\n" +
@@ -2355,7 +2464,7 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\vlast_output\x18\x04 \x01(\tR\n" +
 	"lastOutput\x12%\n" +
 	"\x0eblocked_reason\x18\x05 \x01(\tR\rblockedReason\x12:\n" +
-	"\vnext_due_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tnextDueAt\"\xf8\x03\n" +
+	"\vnext_due_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tnextDueAt\"\x92\x04\n" +
 	"\aCronJob\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12*\n" +
@@ -2371,7 +2480,8 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\vnext_run_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tnextRunAt\x12:\n" +
 	"\vlast_run_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tlastRunAt\x129\n" +
 	"\n" +
-	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xf4\x01\n" +
+	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x18\n" +
+	"\aproject\x18\x0e \x01(\tR\aproject\"\xf4\x01\n" +
 	"\aCronRun\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12=\n" +
@@ -2379,7 +2489,7 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x06ran_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05ranAt\x12\x16\n" +
 	"\x06status\x18\x05 \x01(\tR\x06status\x12\x14\n" +
 	"\x05error\x18\x06 \x01(\tR\x05error\x12'\n" +
-	"\x0fduration_micros\x18\a \x01(\x03R\x0edurationMicros\"\xef\x01\n" +
+	"\x0fduration_micros\x18\a \x01(\x03R\x0edurationMicros\"\x89\x02\n" +
 	"\vReservation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
@@ -2389,7 +2499,8 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"t\n" +
+	"expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x18\n" +
+	"\aproject\x18\b \x01(\tR\aproject\"t\n" +
 	"\x13ReservationConflict\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12'\n" +
 	"\x04held\x18\x02 \x01(\v2\x13.hub.v1.ReservationR\x04held\x12\x1a\n" +
@@ -2417,7 +2528,14 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x04read\x18\x03 \x01(\bR\x04read\x123\n" +
 	"\aread_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x06readAt\x125\n" +
 	"\backed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\aackedAt\x12\x1c\n" +
-	"\tmentioned\x18\x06 \x01(\bR\tmentioned*s\n" +
+	"\tmentioned\x18\x06 \x01(\bR\tmentioned\"\x8f\x01\n" +
+	"\aProject\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
+	"\n" +
+	"created_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x14\n" +
+	"\x05links\x18\x03 \x03(\tR\x05links\x12\x1f\n" +
+	"\vagent_count\x18\x04 \x01(\x03R\n" +
+	"agentCount*s\n" +
 	"\bPriority\x12\x18\n" +
 	"\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fPRIORITY_LOW\x10\x01\x12\x13\n" +
@@ -2438,7 +2556,7 @@ func file_hub_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_hub_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_hub_v1_types_proto_goTypes = []any{
 	(Priority)(0),                 // 0: hub.v1.Priority
 	(*Agent)(nil),                 // 1: hub.v1.Agent
@@ -2462,60 +2580,62 @@ var file_hub_v1_types_proto_goTypes = []any{
 	(*JoinCode)(nil),              // 19: hub.v1.JoinCode
 	(*SearchHit)(nil),             // 20: hub.v1.SearchHit
 	(*Receipt)(nil),               // 21: hub.v1.Receipt
-	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(*Project)(nil),               // 22: hub.v1.Project
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
 }
 var file_hub_v1_types_proto_depIdxs = []int32{
-	22, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	22, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	22, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
-	22, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	23, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	23, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	23, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
+	23, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	0,  // 4: hub.v1.Message.priority:type_name -> hub.v1.Priority
 	4,  // 5: hub.v1.Status.findings:type_name -> hub.v1.Finding
-	22, // 6: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
+	23, // 6: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
 	9,  // 7: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
-	22, // 8: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
+	23, // 8: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
 	4,  // 9: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
-	22, // 10: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
-	22, // 11: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
-	22, // 12: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
-	22, // 13: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
-	22, // 14: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
+	23, // 10: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
+	23, // 11: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
+	23, // 12: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
+	23, // 13: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
+	23, // 14: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
 	9,  // 15: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
-	22, // 16: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
-	22, // 17: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
-	22, // 18: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	22, // 19: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
-	22, // 20: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
-	22, // 21: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
-	22, // 22: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
-	22, // 23: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
-	22, // 24: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
+	23, // 16: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
+	23, // 17: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
+	23, // 18: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	23, // 19: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
+	23, // 20: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
+	23, // 21: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
+	23, // 22: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
+	23, // 23: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
+	23, // 24: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
 	11, // 25: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
 	13, // 26: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
-	22, // 27: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
-	22, // 28: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
-	22, // 29: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
-	22, // 30: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
-	22, // 31: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
-	22, // 32: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
-	22, // 33: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
-	22, // 34: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
-	22, // 35: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
-	22, // 36: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
-	22, // 37: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
+	23, // 27: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
+	23, // 28: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
+	23, // 29: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
+	23, // 30: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
+	23, // 31: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
+	23, // 32: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
+	23, // 33: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
+	23, // 34: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
+	23, // 35: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
+	23, // 36: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
+	23, // 37: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
 	17, // 38: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
-	22, // 39: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
-	22, // 40: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
-	22, // 41: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
+	23, // 39: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
+	23, // 40: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
+	23, // 41: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
 	2,  // 42: hub.v1.SearchHit.message:type_name -> hub.v1.Message
-	22, // 43: hub.v1.Receipt.delivered_at:type_name -> google.protobuf.Timestamp
-	22, // 44: hub.v1.Receipt.read_at:type_name -> google.protobuf.Timestamp
-	22, // 45: hub.v1.Receipt.acked_at:type_name -> google.protobuf.Timestamp
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	23, // 43: hub.v1.Receipt.delivered_at:type_name -> google.protobuf.Timestamp
+	23, // 44: hub.v1.Receipt.read_at:type_name -> google.protobuf.Timestamp
+	23, // 45: hub.v1.Receipt.acked_at:type_name -> google.protobuf.Timestamp
+	23, // 46: hub.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	47, // [47:47] is the sub-list for method output_type
+	47, // [47:47] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_types_proto_init() }
@@ -2529,7 +2649,7 @@ func file_hub_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_types_proto_rawDesc), len(file_hub_v1_types_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -50,12 +50,17 @@ type table struct {
 	name      string
 	convs     map[string]conv
 	generated []string
+	// seeded: the migrations put rows in it (projects: 'default'); the
+	// copy replaces them rather than finding the target not empty.
+	seeded bool
 }
 
 // tables is every table of the hub's schema (both stores), parents first.
 // The stores' bookkeeping tables (schema_migrations, SQLite's
 // sqlite_sequence, PostgreSQL's message_ids counter) are handled apart.
 var tables = []table{
+	{name: "projects", seeded: true},
+	{name: "project_links"},
 	{name: "agents"},
 	{name: "channels"},
 	{name: "channel_members"},
@@ -232,6 +237,9 @@ func (c *copier) checkTables(ctx context.Context) error {
 func (c *copier) checkEmpty(ctx context.Context) error {
 	var full []string
 	for _, t := range tables {
+		if t.seeded {
+			continue
+		}
 		var some bool
 		if err := c.dst.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+pgx.Identifier{t.name}.Sanitize()+`)`).Scan(&some); err != nil {
 			return fmt.Errorf("look into the target's %s: %w", t.name, err)
@@ -284,6 +292,11 @@ func (c *copier) copyTable(ctx context.Context, t table, cols []string) (int64, 
 		return 0, err
 	}
 	defer rows.Close()
+	if t.seeded {
+		if _, err := c.dst.Exec(ctx, `DELETE FROM `+pgx.Identifier{t.name}.Sanitize()); err != nil {
+			return 0, err
+		}
+	}
 	src := &rowSource{rows: rows, t: t, cols: cols, vals: make([]any, len(cols))}
 	n, err := c.dst.CopyFrom(ctx, pgx.Identifier{t.name}, cols, src)
 	if err != nil {

@@ -133,6 +133,14 @@ func fill(t *testing.T) filled {
 	_, _, err = s.CreateCronJob(ctx, hub.CronJob{Name: "gone", Kind: hub.CronEvery, EverySeconds: 60, Target: "bob", Message: "x", Enabled: true})
 	must(err)
 	must(s.DeleteCronJob(ctx, "gone")) // an ID SQLite gave and no row keeps
+	// A second project, linked to default, with its own #general.
+	_, err = s.CreateProject(ctx, "team")
+	must(err)
+	must(s.LinkProjects(ctx, "team", hub.DefaultProject))
+	erin, _, err := s.CreateAgent(ctx, hub.CreateAgentRequest{Name: "erin", Project: "team"})
+	must(err)
+	_, err = s.Post(ctx, erin, "", hub.PostRequest{Channel: "#general", Body: "team room", To: []string{"alice"}})
+	must(err)
 	clock.Advance(3 * time.Hour)
 	_, _, err = s.AdvanceBeat(ctx, clock.Now(), time.Hour)
 	must(err)
@@ -363,6 +371,10 @@ func TestCopyRoundTrip(t *testing.T) {
 	}
 	if moved, _, err := s.AdminSearch(ctx, hub.SearchRequest{Query: "moving"}); err != nil || len(moved) != 1 || moved[0].Message.ID != m.ID {
 		t.Errorf("search on the copy for a new message = %+v, %v; want message %d", moved, err, m.ID)
+	}
+	// The project link and team's own #general came along.
+	if m, err := s.Post(ctx, alice, "", hub.PostRequest{Channel: "team/#general", Body: "hello team"}); err != nil || m.Project != "team" {
+		t.Errorf("alice posts to the linked team/#general on the copy: %+v, %v", m, err)
 	}
 	// The other counters too: a new agent and a new cron job do not collide.
 	if _, _, err := s.CreateAgent(ctx, hub.CreateAgentRequest{Name: "dave"}); err != nil {

@@ -23,10 +23,10 @@ func (t *Tx) agentWhere(what string, where string, arg any) (*hub.Agent, error) 
 // without aborting the transaction (ON CONFLICT DO NOTHING).
 func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
 	err := t.queryRow(`INSERT INTO agents (name, display_name, role, description, locale, token_hash, created_at, disabled_at,
-		current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING RETURNING id`,
+		current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat, project)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING RETURNING id`,
 		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, row.Nanos(a.CreatedAt), row.Nanos(a.DisabledAt),
-		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat).Scan(&a.ID)
+		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, hub.ProjectOr(a.Project)).Scan(&a.ID)
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}

@@ -19,10 +19,10 @@ func (t *Tx) cronJobs(q string, args ...any) ([]*hub.CronJob, error) {
 // CreateCronJob implements hub.CronTx.
 func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 	err := t.queryRow(`INSERT INTO cron_jobs (name, kind, at, every_seconds, anchor, expr, target, message, enabled,
-		consecutive_errors, next_run_at, last_run_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (name) DO NOTHING RETURNING id`,
+		consecutive_errors, next_run_at, last_run_at, created_at, updated_at, project)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (name) DO NOTHING RETURNING id`,
 		j.Name, j.Kind, row.Nanos(j.At), j.EverySeconds, row.Nanos(j.Anchor), j.Expr, j.Target, j.Message, j.Enabled,
-		j.ConsecutiveErrors, row.Nanos(j.NextRunAt), row.Nanos(j.LastRunAt), row.Nanos(j.CreatedAt), row.Nanos(j.UpdatedAt)).Scan(&j.ID)
+		j.ConsecutiveErrors, row.Nanos(j.NextRunAt), row.Nanos(j.LastRunAt), row.Nanos(j.CreatedAt), row.Nanos(j.UpdatedAt), hub.ProjectOr(j.Project)).Scan(&j.ID)
 	if errors.Is(err, pgx.ErrNoRows) { // the name is taken; the transaction goes on
 		return hub.Errorf(hub.ECONFLICT, "a cron job named %q already exists: choose another name or remove it with `hubctl cron rm %s`", j.Name, j.Name)
 	}

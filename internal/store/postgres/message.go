@@ -159,6 +159,7 @@ func (t *Tx) insertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 	var (
 		ids, replyTo, created []int64
 		senders, channels     = make([]string, 0, n), make([]string, 0, n)
+		projects              = make([]string, 0, n)
 		bodies, kinds         = make([]string, 0, n), make([]string, 0, n)
 		to, mentions          = make([]string, 0, n), make([]string, 0, n)
 		dAgent, dMsg          []int64
@@ -172,6 +173,7 @@ func (t *Tx) insertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		prios, acks = append(prios, int32(m.Priority)), append(acks, m.AckRequired)
 		ids, replyTo, created = append(ids, m.ID), append(replyTo, m.ReplyTo), append(created, row.Nanos(m.CreatedAt))
 		senders, channels = append(senders, m.From), append(channels, m.Channel)
+		projects = append(projects, hub.ProjectOr(m.Project))
 		bodies, kinds = append(bodies, m.Body), append(kinds, m.Kind)
 		to, mentions = append(to, arrayLiteral(m.To)), append(mentions, arrayLiteral(m.Mentions))
 		for _, d := range ds[i] {
@@ -179,11 +181,11 @@ func (t *Tx) insertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 			dAck = append(dAck, m.AckRequired)
 		}
 	}
-	if _, err := t.execAs(sharedSafe, `INSERT INTO messages (id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required)
-		SELECT id, sender, recipients::text[], channel, body, mentions::text[], reply_to, kind, created_at, priority, ack_required
-		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[], $10::integer[], $11::boolean[])
-			AS v(id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required)`,
-		ids, senders, to, channels, bodies, mentions, replyTo, kinds, created, prios, acks); err != nil {
+	if _, err := t.execAs(sharedSafe, `INSERT INTO messages (id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project)
+		SELECT id, sender, recipients::text[], channel, body, mentions::text[], reply_to, kind, created_at, priority, ack_required, project
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[], $10::integer[], $11::boolean[], $12::text[])
+			AS v(id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project)`,
+		ids, senders, to, channels, bodies, mentions, replyTo, kinds, created, prios, acks, projects); err != nil {
 		return err
 	}
 	if len(dAgent) > 0 {
@@ -216,14 +218,14 @@ func arrayLiteral(names []string) string {
 	return string(append(b, '}'))
 }
 
-const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required`
+const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required, m.project`
 
 func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 	var m hub.Message
 	var to, mentions []string
 	var created int64
 	var prio int32
-	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &prio, &m.AckRequired}, extra...)
+	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &prio, &m.AckRequired, &m.Project}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -286,7 +288,8 @@ func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
 		WHERE m.id > $1
 		AND ($2::bigint <= 0 OR m.id IN (SELECT message_id FROM deliveries WHERE agent_id = $2 AND message_id > $1))
 		AND ($3::text = '' OR m.channel = $3)
-		ORDER BY `+order+` LIMIT $4`, q.After, q.AgentID, q.Channel, q.Limit)
+		AND ($5::text = '' OR m.project = $5)
+		ORDER BY `+order+` LIMIT $4`, q.After, q.AgentID, q.Channel, q.Limit, q.Project)
 	ms, err := scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
 	if q.Newest {
 		slices.Reverse(ms) // oldest first, as always
@@ -307,17 +310,18 @@ func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
 }
 
 // EnsureChannel implements hub.MessageTx.
-func (t *Tx) EnsureChannel(name string, now time.Time) (int64, error) {
-	if _, err := t.execAs(sharedSafe, `INSERT INTO channels (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, row.Nanos(now)); err != nil {
+func (t *Tx) EnsureChannel(project, name string, now time.Time) (int64, error) {
+	if _, err := t.execAs(sharedSafe, `INSERT INTO channels (project, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (project, name) DO NOTHING`,
+		project, name, row.Nanos(now)); err != nil {
 		return 0, err
 	}
-	return t.ChannelByName(name)
+	return t.ChannelByName(project, name)
 }
 
 // ChannelByName implements hub.MessageTx.
-func (t *Tx) ChannelByName(name string) (int64, error) {
+func (t *Tx) ChannelByName(project, name string) (int64, error) {
 	var id int64
-	err := t.queryRow(`SELECT id FROM channels WHERE name = $1`, name).Scan(&id)
+	err := t.queryRow(`SELECT id FROM channels WHERE project = $1 AND name = $2`, project, name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, hub.Errorf(hub.ENOTFOUND, "no channel %s", quote(name))
 	}
@@ -351,12 +355,12 @@ func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
 
 // ListChannels implements hub.MessageTx.
 func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
-	rows, err := t.query(`SELECT c.name, COUNT(cm.agent_id), COALESCE(bool_or(cm.agent_id = $1), false)
+	rows, err := t.query(`SELECT c.project, c.name, COUNT(cm.agent_id), COALESCE(bool_or(cm.agent_id = $1), false)
 		FROM channels c LEFT JOIN channel_members cm ON cm.channel_id = c.id
-		GROUP BY c.id ORDER BY c.name`, agentID)
+		GROUP BY c.id ORDER BY c.project, c.name`, agentID)
 	return scanRows(rows, err, func(r pgx.Rows) (hub.ChannelSummary, error) {
 		var c hub.ChannelSummary
-		err := r.Scan(&c.Name, &c.MemberCount, &c.Joined)
+		err := r.Scan(&c.Project, &c.Name, &c.MemberCount, &c.Joined)
 		return c, err
 	})
 }

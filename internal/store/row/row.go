@@ -33,7 +33,7 @@ func Time(n int64) time.Time {
 
 // AgentColumns are the columns of agents that Agent scans.
 const AgentColumns = `id, name, display_name, role, description, locale, created_at, disabled_at,
-	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat`
+	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat, project`
 
 // AgentColumnsA is AgentColumns qualified with the table alias a.
 var AgentColumnsA = func() string {
@@ -49,7 +49,7 @@ func Agent(s Scanner, extra ...any) (*hub.Agent, error) {
 	var a hub.Agent
 	var created, disabled, hbStarted, lastSeen int64
 	dest := append([]any{&a.ID, &a.Name, &a.DisplayName, &a.Role, &a.Description, &a.Locale, &created, &disabled,
-		&a.CurrentHeartbeatID, &hbStarted, &a.ReadUpTo, &lastSeen, &a.LastInteractionBeat}, extra...)
+		&a.CurrentHeartbeatID, &hbStarted, &a.ReadUpTo, &lastSeen, &a.LastInteractionBeat, &a.Project}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -101,14 +101,14 @@ func Pulse(s Scanner) (*hub.Pulse, error) {
 
 // CronJobColumns are the columns of cron_jobs that CronJob scans.
 const CronJobColumns = `id, name, kind, at, every_seconds, anchor, expr, target, message, enabled, consecutive_errors,
-	next_run_at, last_run_at, created_at, updated_at`
+	next_run_at, last_run_at, created_at, updated_at, project`
 
 // CronJob scans CronJobColumns.
 func CronJob(s Scanner) (*hub.CronJob, error) {
 	var j hub.CronJob
 	var at, anchor, next, last, created, updated int64
 	err := s.Scan(&j.ID, &j.Name, &j.Kind, &at, &j.EverySeconds, &anchor, &j.Expr, &j.Target, &j.Message, &j.Enabled,
-		&j.ConsecutiveErrors, &next, &last, &created, &updated)
+		&j.ConsecutiveErrors, &next, &last, &created, &updated, &j.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -177,14 +177,14 @@ func FillNudgeStates(byID map[int64]*hub.DueNudge, ds []*Declared) {
 
 // ReservationColumnsA are the columns Reservation scans, from reservations
 // r joined with agents a.
-const ReservationColumnsA = `r.id, r.agent_id, a.name, r.pattern, r.mode, r.reason, r.created_at, r.expires_at`
+const ReservationColumnsA = `r.id, r.agent_id, a.name, r.pattern, r.mode, r.reason, r.created_at, r.expires_at, a.project`
 
 // Reservation scans ReservationColumnsA.
 func Reservation(s Scanner) (*hub.Reservation, error) {
 	var r hub.Reservation
 	var mode string
 	var created, expires int64
-	if err := s.Scan(&r.ID, &r.AgentID, &r.AgentName, &r.Pattern, &mode, &r.Reason, &created, &expires); err != nil {
+	if err := s.Scan(&r.ID, &r.AgentID, &r.AgentName, &r.Pattern, &mode, &r.Reason, &created, &expires, &r.Project); err != nil {
 		return nil, err
 	}
 	r.Mode, r.CreatedAt, r.ExpiresAt = hub.ReservationMode(mode), Time(created), Time(expires)

@@ -19,10 +19,10 @@ func (t *Tx) agentWhere(what string, where string, arg any) (*hub.Agent, error) 
 // CreateAgent implements hub.AgentTx.
 func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
 	res, err := t.exec(`INSERT INTO agents (name, display_name, role, description, locale, token_hash, created_at, disabled_at,
-		current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat, project)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, row.Nanos(a.CreatedAt), row.Nanos(a.DisabledAt),
-		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat)
+		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, hub.ProjectOr(a.Project))
 	if hub.ErrorCode(err) == hub.ECONFLICT {
 		return hub.Errorf(hub.ECONFLICT, "an agent named %q already exists", a.Name)
 	} else if err != nil {

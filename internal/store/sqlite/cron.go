@@ -29,9 +29,9 @@ func (t *Tx) cronJobs(q string, args ...any) ([]*hub.CronJob, error) {
 // CreateCronJob implements hub.CronTx.
 func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 	res, err := t.exec(`INSERT INTO cron_jobs (name, kind, at, every_seconds, anchor, expr, target, message, enabled,
-		consecutive_errors, next_run_at, last_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		consecutive_errors, next_run_at, last_run_at, created_at, updated_at, project) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.Name, j.Kind, row.Nanos(j.At), j.EverySeconds, row.Nanos(j.Anchor), j.Expr, j.Target, j.Message, boolInt(j.Enabled),
-		j.ConsecutiveErrors, row.Nanos(j.NextRunAt), row.Nanos(j.LastRunAt), row.Nanos(j.CreatedAt), row.Nanos(j.UpdatedAt))
+		j.ConsecutiveErrors, row.Nanos(j.NextRunAt), row.Nanos(j.LastRunAt), row.Nanos(j.CreatedAt), row.Nanos(j.UpdatedAt), hub.ProjectOr(j.Project))
 	if hub.ErrorCode(err) == hub.ECONFLICT {
 		return hub.Errorf(hub.ECONFLICT, "a cron job named %q already exists: choose another name or remove it with `hubctl cron rm %s`", j.Name, j.Name)
 	} else if err != nil {

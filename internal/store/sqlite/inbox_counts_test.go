@@ -195,28 +195,38 @@ func TestInboxCountsMatchFullCount(t *testing.T) {
 
 // TestInboxCountsMigration checks that the migration which adds the
 // counters fills them for a store that already holds messages.
+// migratedBefore applies, to a new database at path, the migrations that
+// come before the one named stop, as an older hub left it, and returns a
+// raw handle on it to fill with that hub's data.
+func migratedBefore(tb testing.TB, path, stop string) *sql.DB {
+	tb.Helper()
+	ms, err := migrations()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw := rawDB(tb, path)
+	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT '')`); err != nil {
+		tb.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Name == stop {
+			return raw
+		}
+		if _, err := raw.Exec(m.SQL); err != nil {
+			tb.Fatalf("%s: %v", m.Name, err)
+		}
+		if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name) VALUES (?, ?)`, m.Version, m.Name); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	tb.Fatalf("no migration %s", stop)
+	return nil
+}
+
 func TestInboxCountsMigration(t *testing.T) {
 	t.Parallel()
 	path := tempPath(t)
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := rawDB(t, path)
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT '')`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.Name == "0004_inbox_counts.sql" {
-			break
-		}
-		if _, err := raw.Exec(m.SQL); err != nil {
-			t.Fatalf("%s: %v", m.Name, err)
-		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name) VALUES (?, ?)`, m.Version, m.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	raw := migratedBefore(t, path, "0004_inbox_counts.sql")
 	// Three agents, one of which has read part of its inbox.
 	if _, err := raw.Exec(`
 		INSERT INTO agents (id, name, created_at, read_up_to) VALUES (1, 'a', 1, 0), (2, 'b', 1, 3), (3, 'c', 1, 0);

@@ -24,9 +24,9 @@ func splitNames(s string) []string {
 // InsertMessage implements hub.MessageTx.
 func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 	row.NormalPriority(m)
-	res, err := t.exec(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired)
+	res, err := t.exec(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired, hub.ProjectOr(m.Project))
 	if err != nil {
 		return err
 	}
@@ -89,13 +89,13 @@ func readerTokens(deliveries []hub.Delivery) string {
 // readerToken is the index token of the agent id among a message's readers.
 func readerToken(id int64) string { return "§" + strconv.FormatInt(id, 10) }
 
-const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required`
+const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required, m.project`
 
 func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 	var m hub.Message
 	var to, mentions string
 	var created int64
-	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &m.Priority, &m.AckRequired}, extra...)
+	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &m.Priority, &m.AckRequired, &m.Project}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -174,6 +174,10 @@ func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
 		sqlq += ` AND m.channel = ?`
 		args = append(args, q.Channel)
 	}
+	if q.Project != "" {
+		sqlq += ` AND m.project = ?`
+		args = append(args, q.Project)
+	}
 	if q.Newest {
 		sqlq = `SELECT * FROM (` + sqlq + ` ORDER BY m.id DESC LIMIT ?) ORDER BY id`
 	} else {
@@ -209,17 +213,18 @@ func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
 }
 
 // EnsureChannel implements hub.MessageTx.
-func (t *Tx) EnsureChannel(name string, now time.Time) (int64, error) {
-	if _, err := t.exec(`INSERT INTO channels (name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING`, name, row.Nanos(now)); err != nil {
+func (t *Tx) EnsureChannel(project, name string, now time.Time) (int64, error) {
+	if _, err := t.exec(`INSERT INTO channels (project, name, created_at) VALUES (?, ?, ?) ON CONFLICT(project, name) DO NOTHING`,
+		project, name, row.Nanos(now)); err != nil {
 		return 0, err
 	}
-	return t.ChannelByName(name)
+	return t.ChannelByName(project, name)
 }
 
 // ChannelByName implements hub.MessageTx.
-func (t *Tx) ChannelByName(name string) (int64, error) {
+func (t *Tx) ChannelByName(project, name string) (int64, error) {
 	var id int64
-	err := t.queryRow(`SELECT id FROM channels WHERE name = ?`, name).Scan(&id)
+	err := t.queryRow(`SELECT id FROM channels WHERE project = ? AND name = ?`, project, name).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, hub.Errorf(hub.ENOTFOUND, "no channel %s", quote(name))
 	}
@@ -253,9 +258,9 @@ func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
 
 // ListChannels implements hub.MessageTx.
 func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
-	rows, err := t.query(`SELECT c.name, COUNT(cm.agent_id), COALESCE(MAX(cm.agent_id = ?), 0)
+	rows, err := t.query(`SELECT c.project, c.name, COUNT(cm.agent_id), COALESCE(MAX(cm.agent_id = ?), 0)
 		FROM channels c LEFT JOIN channel_members cm ON cm.channel_id = c.id
-		GROUP BY c.id ORDER BY c.name`, agentID)
+		GROUP BY c.id ORDER BY c.project, c.name`, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +268,7 @@ func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
 	var out []hub.ChannelSummary
 	for rows.Next() {
 		var c hub.ChannelSummary
-		if err := rows.Scan(&c.Name, &c.MemberCount, &c.Joined); err != nil {
+		if err := rows.Scan(&c.Project, &c.Name, &c.MemberCount, &c.Joined); err != nil {
 			return nil, err
 		}
 		out = append(out, c)
@@ -277,13 +282,13 @@ func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
 // of one statement are inserted one after the other); then their
 // deliveries.
 func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
-	args := make([]any, 0, 10*len(ms))
+	args := make([]any, 0, 11*len(ms))
 	for _, m := range ms {
 		row.NormalPriority(m)
-		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired)
+		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired, hub.ProjectOr(m.Project))
 	}
-	err := t.execRows("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required) VALUES `,
-		``, 10, args, func(first, n int, res sql.Result) error {
+	err := t.execRows("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project) VALUES `,
+		``, 11, args, func(first, n int, res sql.Result) error {
 			last, err := res.LastInsertId()
 			if err != nil {
 				return err

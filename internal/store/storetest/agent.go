@@ -59,7 +59,7 @@ func testAgentNotFound(t *testing.T, h NewDB) {
 		{"AgentByTokenHash(nil)", func(tx hub.Tx) error { _, err := tx.AgentByTokenHash(nil); return err }},
 		{"UpdateAgent", func(tx hub.Tx) error { return tx.UpdateAgent(&hub.Agent{ID: 999, Name: "ghost"}) }},
 		{"MessageByID", func(tx hub.Tx) error { _, err := tx.MessageByID(999); return err }},
-		{"ChannelByName", func(tx hub.Tx) error { _, err := tx.ChannelByName("#nope"); return err }},
+		{"ChannelByName", func(tx hub.Tx) error { _, err := tx.ChannelByName(hub.DefaultProject, "#nope"); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +78,7 @@ func testConstraintErrors(t *testing.T, h NewDB) {
 	db := fresh(t, h)
 	alice := createAgent(t, db, "alice")
 	var ch int64
-	mustUpdate(t, db, func(tx hub.Tx) (err error) { ch, err = tx.EnsureChannel("#ops", t0); return err })
+	mustUpdate(t, db, func(tx hub.Tx) (err error) { ch, err = tx.EnsureChannel(hub.DefaultProject, "#ops", t0); return err })
 	tests := []struct {
 		name string
 		fn   func(tx hub.Tx) error

@@ -178,10 +178,10 @@ func testChannels(t *testing.T, h NewDB) {
 	alice, bob, carol := createAgent(t, db, "alice"), createAgent(t, db, "bob"), createAgent(t, db, "carol")
 	var ops int64
 	mustUpdate(t, db, func(tx hub.Tx) (err error) {
-		if ops, err = tx.EnsureChannel("#ops", t0); err != nil {
+		if ops, err = tx.EnsureChannel(hub.DefaultProject, "#ops", t0); err != nil {
 			return err
 		}
-		again, err := tx.EnsureChannel("#ops", t0)
+		again, err := tx.EnsureChannel(hub.DefaultProject, "#ops", t0)
 		if again != ops {
 			t.Errorf("EnsureChannel twice: IDs %d and %d, want the same", ops, again)
 		}
@@ -222,11 +222,11 @@ func testListChannels(t *testing.T, h NewDB) {
 	db := fresh(t, h)
 	alice, bob := createAgent(t, db, "alice"), createAgent(t, db, "bob")
 	mustUpdate(t, db, func(tx hub.Tx) error {
-		ops, err := tx.EnsureChannel("#ops", t0)
+		ops, err := tx.EnsureChannel(hub.DefaultProject, "#ops", t0)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.EnsureChannel("#empty", t0); err != nil {
+		if _, err := tx.EnsureChannel(hub.DefaultProject, "#empty", t0); err != nil {
 			return err
 		}
 		for _, a := range []*hub.Agent{alice, bob} {
@@ -241,8 +241,8 @@ func testListChannels(t *testing.T, h NewDB) {
 			agent *hub.Agent
 			want  string
 		}{
-			{alice, "[{#empty 0 false} {#ops 2 true}]"},
-			{&hub.Agent{ID: 999}, "[{#empty 0 false} {#ops 2 false}]"},
+			{alice, "[{default #empty 0 false} {default #ops 2 true}]"},
+			{&hub.Agent{ID: 999}, "[{default #empty 0 false} {default #ops 2 false}]"},
 		} {
 			cs, err := tx.ListChannels(tc.agent.ID)
 			if err != nil {

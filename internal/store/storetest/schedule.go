@@ -112,7 +112,7 @@ func testSchedule(t *testing.T, h NewDB) {
 	})
 
 	// Cron jobs and runs.
-	job := &hub.CronJob{Name: "daily", Kind: hub.CronCron, Expr: "0 9 * * *", Target: "#ops", Message: "standup", Enabled: true,
+	job := &hub.CronJob{Name: "daily", Kind: hub.CronCron, Expr: "0 9 * * *", Project: "ops-team", Target: "#ops", Message: "standup", Enabled: true,
 		NextRunAt: t0.Add(time.Hour), CreatedAt: t0, UpdatedAt: t0, Anchor: t0}
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.CreateCronJob(job) })
 	mustUpdate(t, db, func(tx hub.Tx) error {

@@ -100,7 +100,7 @@ func testDataSurvivesReopen(t *testing.T, h NewDB) {
 	bob := createAgent(t, db, "bob")
 	m := &hub.Message{From: "alice", To: []string{"bob"}, Channel: "#ops", Body: "héllo\nworld", Mentions: []string{"bob"}, Kind: hub.KindMessage, CreatedAt: t0}
 	mustUpdate(t, db, func(tx hub.Tx) error {
-		ch, err := tx.EnsureChannel("#ops", t0)
+		ch, err := tx.EnsureChannel(hub.DefaultProject, "#ops", t0)
 		if err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func testDataSurvivesReopen(t *testing.T, h NewDB) {
 		if v, err := tx.Meta("beat"); err != nil || v != "42" {
 			t.Errorf("Meta(beat) = %q, %v; want 42", v, err)
 		}
-		ch, err := tx.ChannelByName("#ops")
+		ch, err := tx.ChannelByName(hub.DefaultProject, "#ops")
 		if err != nil {
 			return err
 		}

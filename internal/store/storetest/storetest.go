@@ -69,6 +69,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"PriorityRoundTrip", testPriorityRoundTrip},
 		{"Receipts", testReceipts},
 		{"OverdueAcks", testOverdueAcks},
+		{"Projects", testProjects},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })

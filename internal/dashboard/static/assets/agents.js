@@ -76,7 +76,11 @@ export function agentsView(root) {
   const count = h('span', { class: 'muted' });
   const name = h('input', { id: 'new-name', name: 'name', required: true, pattern: '[a-z0-9][a-z0-9._\\-]{0,62}', spellcheck: 'false', placeholder: 'e.g. writer-1' });
   const role = h('input', { id: 'new-role', name: 'role', placeholder: 'optional' });
+  // Projects: the filter over the table, and the project of a new agent.
+  const filter = h('select', { id: 'project-filter', onchange: () => { last = ''; refresh(); } });
+  const newProject = h('select', { id: 'new-project', name: 'project' });
   let list = [];
+  let projects = [];
 
   const create = h('form', {
     class: 'inline',
@@ -84,7 +88,7 @@ export function agentsView(root) {
       ev.preventDefault();
       fail(err, null);
       try {
-        const r = await api('POST', '/v1/admin/agents', { name: name.value.trim(), role: role.value.trim() });
+        const r = await api('POST', '/v1/admin/agents', { name: name.value.trim(), role: role.value.trim(), project: newProject.value });
         name.value = '';
         role.value = '';
         await showToken('Agent created', r.agent.name, r.token);
@@ -96,10 +100,12 @@ export function agentsView(root) {
   },
   h('label', { for: 'new-name' }, 'New agent'), name,
   h('label', { for: 'new-role' }, 'Role'), role,
+  h('label', { for: 'new-project' }, 'Project'), newProject,
   h('button', { type: 'submit' }, 'Create agent'));
 
   root.append(
-    h('div', { class: 'bar' }, h('h2', {}, 'Agents ', count), create),
+    h('div', { class: 'bar' }, h('h2', {}, 'Agents ', count),
+      h('span', { class: 'inline' }, h('label', { for: 'project-filter' }, 'Show'), filter), create),
     err,
     h('div', { class: 'tablewrap' }, h('table', { class: 'agents cards' },
       h('thead', {}, h('tr', {}, ['Agent', 'Presence', 'Health', 'Last activity', 'Deep work', 'Beats', 'Unread', 'Wait', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
@@ -109,7 +115,7 @@ export function agentsView(root) {
   function render() {
     count.textContent = `(${list.length})`;
     if (!list.length) {
-      body.replaceChildren(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'No agents yet: create one above, or with hubctl agents create.')));
+      body.replaceChildren(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, (filter.value ? 'No agents in this project yet' : 'No agents yet') + ': create one above, or with hubctl agent add.')));
       return;
     }
     body.replaceChildren(...list.map((o) => {
@@ -117,7 +123,8 @@ export function agentsView(root) {
       const hl = o.health || {};
       return h('tr', { 'data-agent': a.name, 'data-key': 'agent:' + a.name, class: 'row-' + (hl.state || 'healthy') },
         cell('Agent', h('a', { href: '#/agent/' + encodeURIComponent(a.name) }, a.name),
-          a.role ? h('span', { class: 'role' }, ' ' + a.role) : ''),
+          a.role ? h('span', { class: 'role' }, ' ' + a.role) : '',
+          projects.length > 1 ? h('span', { class: 'muted project' }, ' · ' + a.project) : ''),
         cell('Presence', badge(presenceWord(a.presence), presenceWord(a.presence))),
         cell('Health', healthCell(hl)),
         cell('Last activity', ago(hl.last_activity_at)),
@@ -130,9 +137,25 @@ export function agentsView(root) {
     }));
   }
 
+  // setOptions fills a select with the projects, keeping its choice.
+  function setOptions(sel, first) {
+    const keep = sel.value;
+    sel.replaceChildren(...first.concat(projects.map((p) => [p.name, p.name]))
+      .map(([v, label]) => h('option', { value: v }, label)));
+    sel.value = [...sel.options].some((o) => o.value === keep) ? keep : sel.options[0].value;
+  }
+
   let last = '';
   async function refresh() {
-    const r = await get('/v1/admin/agent-overviews');
+    const ps = (await get('/v1/admin/projects')).projects || [];
+    if (JSON.stringify(ps.map((p) => p.name)) !== JSON.stringify(projects.map((p) => p.name))) {
+      projects = ps;
+      setOptions(filter, [['', 'All projects']]);
+      setOptions(newProject, []);
+      newProject.value = 'default';
+      last = '';
+    }
+    const r = await get('/v1/admin/agent-overviews', { project: filter.value });
     // evaluated_at is the time of the call: leave it out of the comparison.
     const now = JSON.stringify(r.agents || [], (k, v) => (k === 'evaluated_at' ? undefined : v));
     if (now === last) return; // nothing moved: keep the DOM

@@ -5,6 +5,10 @@ import { h, fail, describe, keepFocus } from './ui.js';
 import { messageItem } from './agent.js';
 import { messageView } from './receipts.js';
 
+// channelKey names a channel as the admin posts to it: "#name" in the
+// default project, "project/#name" in another.
+const channelKey = (project, name) => (project && project !== 'default' ? project + '/' + name : name);
+
 // messagesView shows #/messages (all), #/messages/channel/NAME,
 // #/messages/direct, #/messages/thread/ID or #/messages/message/ID (one
 // message with its receipts).
@@ -32,7 +36,7 @@ export function messagesView(root, params) {
       sent.textContent = '';
       const dest = to.value.trim();
       const req = { body: body.value };
-      if (dest.startsWith('#')) req.channel = dest;
+      if (dest.startsWith('#') || dest.includes('/#')) req.channel = dest;
       else req.to = dest.split(',').map((s) => s.trim()).filter(Boolean);
       if (mode === 'thread' && arg) req.reply_to = arg;
       try {
@@ -59,8 +63,8 @@ export function messagesView(root, params) {
 
   function render() {
     const byID = new Map(all.map((m) => [m.id, m]));
-    const members = new Map(channels.map((c) => [c.name, Number(c.member_count)]));
-    for (const m of all) if (m.channel && !members.has(m.channel)) members.set(m.channel, null);
+    const members = new Map(channels.map((c) => [channelKey(c.project, c.name), Number(c.member_count)]));
+    for (const m of all) if (m.channel && !members.has(channelKey(m.project, m.channel))) members.set(channelKey(m.project, m.channel), null);
     const names = [...members.keys()].sort();
     const threads = [...new Set(all.filter((m) => m.reply_to).map((m) => threadRoot(m, byID)))];
     const link = (href, text, on) => h('li', {}, h('a', { href, 'aria-current': on ? 'page' : false }, text));
@@ -74,7 +78,7 @@ export function messagesView(root, params) {
       h('ul', {}, threads.length ? threads.slice(-20).map((id) => link('#/messages/thread/' + id, (byID.get(id)?.body || 'message ' + id).slice(0, 40), mode === 'thread' && arg === id)) : h('li', { class: 'muted' }, 'none yet')),
     );
     let shown = all;
-    if (mode === 'channel') { shown = all.filter((m) => m.channel === arg); title.textContent = arg; }
+    if (mode === 'channel') { shown = all.filter((m) => m.channel && channelKey(m.project, m.channel) === arg); title.textContent = arg; }
     else if (mode === 'direct') { shown = all.filter((m) => !m.channel); title.textContent = 'Direct messages'; }
     else if (mode === 'thread') {
       const target = byID.get(arg);
@@ -82,7 +86,7 @@ export function messagesView(root, params) {
       shown = all.filter((m) => m.id === root || threadRoot(m, byID) === root);
       title.textContent = 'Thread';
       // Reply where the message went: its channel, else its sender.
-      if (target && !to.value) to.value = target.channel || (target.from === 'admin' ? (target.to || []).join(', ') : target.from);
+      if (target && !to.value) to.value = (target.channel && channelKey(target.project, target.channel)) || (target.from === 'admin' ? (target.to || []).join(', ') : target.from);
     }
     else title.textContent = 'All messages';
     const list = shown.slice(-200).reverse();
