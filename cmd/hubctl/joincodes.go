@@ -18,6 +18,7 @@ func joinCodesCreate(ctx context.Context, c *cli, args []string) error {
 	maxUses := fs.Int64("max-uses", 1, "how many agents it may register (1 to 10000)")
 	role := fs.String("role", "", "role of every agent it registers, e.g. coder, reviewer")
 	note := fs.String("note", "", "what the code is for (shown by join-codes list)")
+	project := fs.String("project", "", "project of every agent it registers (default: default)")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -29,7 +30,7 @@ func joinCodesCreate(ctx context.Context, c *cli, args []string) error {
 		return usageErrorf("--expires %v: give a positive duration such as 24h", *expires)
 	}
 	r, err := c.admin.CreateJoinCode(ctx, &hubv1.CreateJoinCodeRequest{
-		Role: *role, Note: *note, MaxUses: *maxUses, ExpiresInSeconds: int64(expires.Round(time.Second) / time.Second),
+		Role: *role, Note: *note, MaxUses: *maxUses, ExpiresInSeconds: int64(expires.Round(time.Second) / time.Second), Project: *project,
 	})
 	if err != nil {
 		return err

@@ -118,7 +118,7 @@ func commandTable() []command {
 		{name: "agent token revoke", group: "agents", summary: "revoke an agent's token without issuing a new one", usage: "NAME", run: agentRevoke},
 		// joincodes.go
 		{name: "join-codes create", group: "agents", summary: "create a join code agents register themselves with (shown once)",
-			usage: "[--expires 24h] [--max-uses N] [--role R] [--note T]", run: joinCodesCreate},
+			usage: "[--expires 24h] [--max-uses N] [--role R] [--note T] [--project P]", run: joinCodesCreate},
 		{name: "join-codes list", group: "agents", summary: "list join codes with their state and uses", run: joinCodesList},
 		{name: "join-codes revoke", group: "agents", summary: "revoke join codes: they register no agent from now on", usage: "ID...", run: joinCodesRevoke},
 		// messages.go

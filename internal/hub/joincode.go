@@ -14,6 +14,7 @@ import (
 type JoinCode struct {
 	ID        int64
 	Role      string // role of every agent registered with the code
+	Project   string // project of every agent registered with the code
 	Note      string // what the code is for, for the admin
 	MaxUses   int64
 	Uses      int64

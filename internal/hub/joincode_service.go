@@ -37,13 +37,15 @@ type JoinCodeTx interface {
 // and MaxUses take the defaults (24 hours, one use).
 type CreateJoinCodeRequest struct {
 	Role, Note string
+	Project    string // of the agents it registers; DefaultProject if empty
 	ExpiresIn  time.Duration
 	MaxUses    int64
 }
 
 // CreateJoinCode creates a join code and returns it with its code, shown
 // once. The role is what CreateAgent accepts as a role (free text, at most
-// 200 bytes): every agent the code registers gets it. Errors: EINVALID.
+// 200 bytes): every agent the code registers gets it, and is put in the
+// code's project. Errors: EINVALID, ENOTFOUND (no such project).
 func (s *Service) CreateJoinCode(ctx context.Context, req CreateJoinCodeRequest) (*JoinCode, string, error) {
 	if req.ExpiresIn == 0 {
 		req.ExpiresIn = joinCodeDefaultTTL
@@ -63,10 +65,17 @@ func (s *Service) CreateJoinCode(ctx context.Context, req CreateJoinCodeRequest)
 	if err := validateAgentText("note", req.Note, 200); err != nil {
 		return nil, "", err
 	}
+	req.Project = ProjectOr(req.Project)
+	if err := ValidateProjectName(req.Project); err != nil {
+		return nil, "", err
+	}
 	now := s.clock.Now()
 	code, hash := newJoinCode()
-	c := &JoinCode{Role: req.Role, Note: req.Note, MaxUses: req.MaxUses, CreatedAt: now, ExpiresAt: now.Add(req.ExpiresIn)}
+	c := &JoinCode{Role: req.Role, Project: req.Project, Note: req.Note, MaxUses: req.MaxUses, CreatedAt: now, ExpiresAt: now.Add(req.ExpiresIn)}
 	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := requireProject(tx, c.Project); err != nil {
+			return err
+		}
 		if err := tx.InsertJoinCode(c, hash); err != nil {
 			return err
 		}
@@ -177,7 +186,7 @@ func (s *Service) Join(ctx context.Context, req JoinRequest) (*Agent, string, er
 			c.Uses = max(c.Uses, c.MaxUses)
 			return c.Refusal(now)
 		}
-		a.Role = c.Role
+		a.Role, a.Project = c.Role, ProjectOr(c.Project)
 		if err := s.insertAgent(tx, a, hash); err != nil {
 			return err
 		}

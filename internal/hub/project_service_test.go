@@ -245,3 +245,28 @@ func TestProjectRefusalsLeakNothing(t *testing.T) {
 		}
 	}
 }
+
+// A join code registers its agents in its project; a code for a project
+// that does not exist is refused.
+func TestJoinCodeProject(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newTestHub(t)
+	if _, _, err := h.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{Project: "red"}); hub.ErrorCode(err) != hub.ENOTFOUND {
+		t.Errorf("join code for a missing project: %v, want ENOTFOUND", err)
+	}
+	if _, err := h.CreateProject(ctx, "red"); err != nil {
+		t.Fatal(err)
+	}
+	c, code, err := h.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{Project: "red"})
+	if err != nil || c.Project != "red" {
+		t.Fatalf("CreateJoinCode(red) = %+v, %v", c, err)
+	}
+	a, token, err := h.Join(ctx, hub.JoinRequest{Code: code, Name: "joiner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Project != "red" || h.auth(t, token).Project != "red" {
+		t.Errorf("joined agent's project = %q, want red", a.Project)
+	}
+}

@@ -68,6 +68,7 @@ func (a *AdminServer) CreateJoinCode(ctx context.Context, req *hubv1.CreateJoinC
 	}
 	c, code, err := a.s.svc.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{
 		Role: req.GetRole(), Note: req.GetNote(), MaxUses: req.GetMaxUses(), ExpiresIn: time.Duration(secs) * time.Second,
+		Project: req.GetProject(),
 	})
 	if err != nil {
 		return nil, err
@@ -105,6 +106,7 @@ func (s *Server) joinCodeToProto(c *hub.JoinCode) *hubv1.JoinCode {
 	return &hubv1.JoinCode{
 		Id:        strconv.FormatInt(c.ID, 10),
 		Role:      c.Role,
+		Project:   hub.ProjectOr(c.Project),
 		Note:      c.Note,
 		MaxUses:   c.MaxUses,
 		Uses:      c.Uses,

@@ -3469,7 +3469,9 @@ type CreateJoinCodeRequest struct {
 	// How many agents it may register: 1 to 10000; 0 means 1.
 	MaxUses int64 `protobuf:"varint,3,opt,name=max_uses,json=maxUses,proto3" json:"max_uses,omitempty"`
 	// What the code is for, shown in lists (at most 200 bytes).
-	Note          string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
+	Note string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
+	// Project of every agent the code registers; "default" if empty. It must exist.
+	Project       string `protobuf:"bytes,5,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3528,6 +3530,13 @@ func (x *CreateJoinCodeRequest) GetMaxUses() int64 {
 func (x *CreateJoinCodeRequest) GetNote() string {
 	if x != nil {
 		return x.Note
+	}
+	return ""
+}
+
+func (x *CreateJoinCodeRequest) GetProject() string {
+	if x != nil {
+		return x.Project
 	}
 	return ""
 }
@@ -4500,12 +4509,13 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"R\n" +
 	"\x1fForceReleaseReservationResponse\x12/\n" +
-	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased\"\x88\x01\n" +
+	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased\"\xa2\x01\n" +
 	"\x15CreateJoinCodeRequest\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12,\n" +
 	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds\x12\x19\n" +
 	"\bmax_uses\x18\x03 \x01(\x03R\amaxUses\x12\x12\n" +
-	"\x04note\x18\x04 \x01(\tR\x04note\"[\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\x12\x18\n" +
+	"\aproject\x18\x05 \x01(\tR\aproject\"[\n" +
 	"\x16CreateJoinCodeResponse\x12-\n" +
 	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\"\x16\n" +

@@ -1986,7 +1986,9 @@ type JoinCode struct {
 	// Set when revoked.
 	RevokedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
 	// active, expired, used_up or revoked.
-	State         string `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
+	State string `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
+	// Project of every agent the code registers.
+	Project       string `protobuf:"bytes,10,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2080,6 +2082,13 @@ func (x *JoinCode) GetRevokedAt() *timestamppb.Timestamp {
 func (x *JoinCode) GetState() string {
 	if x != nil {
 		return x.State
+	}
+	return ""
+}
+
+func (x *JoinCode) GetProject() string {
+	if x != nil {
+		return x.Project
 	}
 	return ""
 }
@@ -2504,7 +2513,7 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x13ReservationConflict\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12'\n" +
 	"\x04held\x18\x02 \x01(\v2\x13.hub.v1.ReservationR\x04held\x12\x1a\n" +
-	"\brefusing\x18\x03 \x01(\bR\brefusing\"\xb8\x02\n" +
+	"\brefusing\x18\x03 \x01(\bR\brefusing\"\xd2\x02\n" +
 	"\bJoinCode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2517,7 +2526,9 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x129\n" +
 	"\n" +
 	"revoked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\x12\x14\n" +
-	"\x05state\x18\t \x01(\tR\x05state\"f\n" +
+	"\x05state\x18\t \x01(\tR\x05state\x12\x18\n" +
+	"\aproject\x18\n" +
+	" \x01(\tR\aproject\"f\n" +
 	"\tSearchHit\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12\x18\n" +
 	"\asnippet\x18\x02 \x01(\tR\asnippet\x12\x14\n" +

@@ -192,13 +192,13 @@ func Reservation(s Scanner) (*hub.Reservation, error) {
 }
 
 // JoinCodeColumns are the columns of join_codes that JoinCode scans.
-const JoinCodeColumns = `id, role, note, max_uses, uses, created_at, expires_at, revoked_at`
+const JoinCodeColumns = `id, role, note, max_uses, uses, created_at, expires_at, revoked_at, project`
 
 // JoinCode scans JoinCodeColumns.
 func JoinCode(s Scanner) (*hub.JoinCode, error) {
 	var c hub.JoinCode
 	var created, expires, revoked int64
-	if err := s.Scan(&c.ID, &c.Role, &c.Note, &c.MaxUses, &c.Uses, &created, &expires, &revoked); err != nil {
+	if err := s.Scan(&c.ID, &c.Role, &c.Note, &c.MaxUses, &c.Uses, &created, &expires, &revoked, &c.Project); err != nil {
 		return nil, err
 	}
 	c.CreatedAt, c.ExpiresAt, c.RevokedAt = Time(created), Time(expires), Time(revoked)

@@ -22,9 +22,9 @@ func (t *Tx) joinCodeWhere(where string, arg any) (*hub.JoinCode, error) {
 
 // InsertJoinCode implements hub.JoinCodeTx.
 func (t *Tx) InsertJoinCode(c *hub.JoinCode, hash []byte) error {
-	err := t.queryRow(`INSERT INTO join_codes (code_hash, role, note, max_uses, uses, created_at, expires_at, revoked_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		hash, c.Role, c.Note, c.MaxUses, c.Uses, row.Nanos(c.CreatedAt), row.Nanos(c.ExpiresAt), row.Nanos(c.RevokedAt)).Scan(&c.ID)
+	err := t.queryRow(`INSERT INTO join_codes (code_hash, role, note, max_uses, uses, created_at, expires_at, revoked_at, project)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		hash, c.Role, c.Note, c.MaxUses, c.Uses, row.Nanos(c.CreatedAt), row.Nanos(c.ExpiresAt), row.Nanos(c.RevokedAt), hub.ProjectOr(c.Project)).Scan(&c.ID)
 	if err != nil {
 		return fmt.Errorf("insert join code: %w", mapErr(err))
 	}

@@ -12,7 +12,7 @@ import (
 func testJoinCodes(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)
-	a := &hub.JoinCode{Role: "reviewer", Note: "for CI", MaxUses: 2, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	a := &hub.JoinCode{Role: "reviewer", Project: "red", Note: "for CI", MaxUses: 2, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 	b := &hub.JoinCode{MaxUses: 1, CreatedAt: t0, ExpiresAt: t0.Add(time.Minute)}
 	mustUpdate(t, db, func(tx hub.Tx) error {
 		if err := tx.InsertJoinCode(a, hub.HashToken("code-a")); err != nil {
@@ -60,7 +60,7 @@ func testJoinCodes(t *testing.T, h NewDB) {
 		if err != nil {
 			return err
 		}
-		if got.ID != a.ID || got.Role != "reviewer" || got.Note != "for CI" || got.Uses != 2 || got.MaxUses != 2 ||
+		if got.ID != a.ID || got.Role != "reviewer" || got.Project != "red" || got.Note != "for CI" || got.Uses != 2 || got.MaxUses != 2 ||
 			!got.CreatedAt.Equal(t0) || !got.ExpiresAt.Equal(t0.Add(time.Hour)) || !got.RevokedAt.IsZero() {
 			t.Errorf("code a read back %+v", got)
 		}

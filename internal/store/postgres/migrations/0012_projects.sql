@@ -1,4 +1,5 @@
--- Projects: agents, channels, messages and cron jobs belong to one
+-- Projects: agents, channels, messages, cron jobs and join codes (the
+-- project of the agents they register) belong to one
 -- (reservations to their agent's). Everything that exists moves into
 -- 'default'; channel names become unique per project. Adding a column
 -- with a constant default rewrites no table.
@@ -25,6 +26,7 @@ ALTER TABLE agents    ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
 CREATE INDEX agents_project ON agents(project);
 ALTER TABLE messages  ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
 ALTER TABLE cron_jobs ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE join_codes ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
 ALTER TABLE channels  ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
 ALTER TABLE channels  DROP CONSTRAINT channels_name_key;
 ALTER TABLE channels  ADD CONSTRAINT channels_project_name_key UNIQUE (project, name);

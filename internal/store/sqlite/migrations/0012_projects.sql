@@ -1,4 +1,5 @@
--- Projects: agents, channels, messages and cron jobs belong to one
+-- Projects: agents, channels, messages, cron jobs and join codes (the
+-- project of the agents they register) belong to one
 -- (reservations to their agent's). Everything that exists moves into
 -- 'default'. Channel names become unique per project: the channels table
 -- is rebuilt (its UNIQUE (name) cannot be dropped), members first so the
@@ -26,6 +27,7 @@ ALTER TABLE agents    ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
 CREATE INDEX agents_project ON agents(project);
 ALTER TABLE messages  ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
 ALTER TABLE cron_jobs ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE join_codes ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
 
 CREATE TABLE channels_p (
     id         INTEGER PRIMARY KEY,
