@@ -13,6 +13,7 @@ import (
 func runSearch(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("messages search")
 	agent := fs.String("agent", "", "only messages delivered to this agent")
+	project := fs.String("project", "", "only this project's messages")
 	from := fs.String("from", "", "only messages from this sender (an agent, admin or orchestrator)")
 	channel := fs.String("channel", "", "only this channel (#name)")
 	thread := fs.String("thread", "", "only this message and its replies (a message ID)")
@@ -39,7 +40,7 @@ func runSearch(ctx context.Context, c *cli, args []string) error {
 	if req.Until, err = parseTimeBack("until", *until, now); err != nil {
 		return err
 	}
-	r, err := c.admin.SearchMessages(ctx, &hubv1.AdminSearchMessagesRequest{Search: req, Agent: *agent})
+	r, err := c.admin.SearchMessages(ctx, &hubv1.AdminSearchMessagesRequest{Search: req, Agent: *agent, Project: *project})
 	if err != nil {
 		return err
 	}

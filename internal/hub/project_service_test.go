@@ -270,3 +270,23 @@ func TestJoinCodeProject(t *testing.T) {
 		t.Errorf("joined agent's project = %q, want red", a.Project)
 	}
 }
+
+// Search: an agent finds only messages delivered to it (never another
+// project's channel), the project filter is the admin's.
+func TestSearchAndProjects(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newProjectWorld(t, true)
+	hits, _, err := w.h.Search(ctx, w.r1, hub.SearchRequest{Query: "secret"})
+	if err != nil || len(hits) != 0 {
+		t.Errorf("r1 searches for blue's channel message: %d hits, %v; want none", len(hits), err)
+	}
+	_, _, err = w.h.Search(ctx, w.r1, hub.SearchRequest{Query: "secret", Project: "blue"})
+	wantCode(t, "an agent's search with a project filter", err, hub.EINVALID)
+	for project, want := range map[string]int{"blue": 1, "red": 0} {
+		hits, _, err := w.h.AdminSearch(ctx, hub.SearchRequest{Query: "secret", Project: project})
+		if err != nil || len(hits) != want {
+			t.Errorf("admin search in %s = %d hits, %v; want %d", project, len(hits), err, want)
+		}
+	}
+}

@@ -51,13 +51,15 @@ type SearchRequest struct {
 	Limit     int
 	PageToken string
 	Agent     string // admin only: only messages delivered to this agent
+	Project   string // admin only: only this project's messages
 }
 
 // SearchQuery is a parsed search for the store.
 type SearchQuery struct {
 	// Terms must all match; each is a phrase of one or more words.
 	Terms    [][]string
-	ReaderID int64 // only messages delivered to this agent; 0 = all
+	ReaderID int64  // only messages delivered to this agent; 0 = all
+	Project  string // only this project's messages; "" = all
 	Sender   string
 	Channel  string
 	Thread   int64 // the message Thread and those replying to it; 0 = any

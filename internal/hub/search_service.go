@@ -6,11 +6,12 @@ import (
 
 // Search finds the messages delivered to the caller that match req, best
 // first, and returns the token of the next page ("" when none follows).
-// req.Agent must be empty: an agent searches only what it may read.
-// Errors: EINVALID.
+// req.Agent and req.Project must be empty: an agent searches only what it
+// may read, the messages delivered to it, which is never a message of a
+// project it may not reach (project.go). Errors: EINVALID.
 func (s *Service) Search(ctx context.Context, caller *Agent, req SearchRequest) ([]SearchHit, string, error) {
-	if req.Agent != "" {
-		return nil, "", Errorf(EINVALID, "agent is an admin filter: an agent searches its own messages")
+	if req.Agent != "" || req.Project != "" {
+		return nil, "", Errorf(EINVALID, "agent and project are admin filters: an agent searches its own messages")
 	}
 	q, err := s.searchQuery(req)
 	if err != nil {
@@ -21,11 +22,18 @@ func (s *Service) Search(ctx context.Context, caller *Agent, req SearchRequest) 
 }
 
 // AdminSearch finds every message matching req (those delivered to
-// req.Agent if set), best first. Errors: EINVALID, ENOTFOUND.
+// req.Agent, those of req.Project, if set), best first. Errors: EINVALID,
+// ENOTFOUND.
 func (s *Service) AdminSearch(ctx context.Context, req SearchRequest) ([]SearchHit, string, error) {
 	q, err := s.searchQuery(req)
 	if err != nil {
 		return nil, "", err
+	}
+	if req.Project != "" {
+		if err := ValidateProjectName(req.Project); err != nil {
+			return nil, "", err
+		}
+		q.Project = req.Project
 	}
 	if req.Agent == "" {
 		return s.search(ctx, q)

@@ -19,7 +19,7 @@ func (a *AgentServer) SearchMessages(ctx context.Context, req *hubv1.SearchMessa
 // SearchMessages implements hubv1.AdminServiceServer.
 func (a *AdminServer) SearchMessages(ctx context.Context, req *hubv1.AdminSearchMessagesRequest) (*hubv1.AdminSearchMessagesResponse, error) {
 	r := searchRequest(req.GetSearch())
-	r.Agent = req.GetAgent()
+	r.Agent, r.Project = req.GetAgent(), req.GetProject()
 	hits, next, err := a.s.svc.AdminSearch(ctx, r)
 	if err != nil {
 		return nil, err

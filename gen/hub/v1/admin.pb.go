@@ -3767,7 +3767,9 @@ type AdminSearchMessagesRequest struct {
 	// The query and filters, as for an agent (AgentService.SearchMessages).
 	Search *SearchMessagesRequest `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
 	// Only messages delivered to this agent.
-	Agent         string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	Agent string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Only this project's messages.
+	Project       string `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3812,6 +3814,13 @@ func (x *AdminSearchMessagesRequest) GetSearch() *SearchMessagesRequest {
 func (x *AdminSearchMessagesRequest) GetAgent() string {
 	if x != nil {
 		return x.Agent
+	}
+	return ""
+}
+
+func (x *AdminSearchMessagesRequest) GetProject() string {
+	if x != nil {
+		return x.Project
 	}
 	return ""
 }
@@ -4526,10 +4535,11 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x15RevokeJoinCodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"G\n" +
 	"\x16RevokeJoinCodeResponse\x12-\n" +
-	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode\"i\n" +
+	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode\"\x83\x01\n" +
 	"\x1aAdminSearchMessagesRequest\x125\n" +
 	"\x06search\x18\x01 \x01(\v2\x1d.hub.v1.SearchMessagesRequestR\x06search\x12\x14\n" +
-	"\x05agent\x18\x02 \x01(\tR\x05agent\"l\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
+	"\aproject\x18\x03 \x01(\tR\aproject\"l\n" +
 	"\x1bAdminSearchMessagesResponse\x12%\n" +
 	"\x04hits\x18\x01 \x03(\v2\x11.hub.v1.SearchHitR\x04hits\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"0\n" +

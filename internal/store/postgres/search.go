@@ -38,6 +38,9 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	if q.Channel != "" {
 		where += ` AND m.channel = ` + arg(q.Channel)
 	}
+	if q.Project != "" {
+		where += ` AND m.project = ` + arg(q.Project)
+	}
 	if q.Thread > 0 {
 		p := arg(q.Thread)
 		where += ` AND (m.id = ` + p + ` OR m.reply_to = ` + p + `)`

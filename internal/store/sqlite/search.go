@@ -43,6 +43,10 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	if q.Channel != "" {
 		filter(`m.channel = ?`, q.Channel)
 	}
+	if q.Project != "" {
+		sqlq += ` AND m.project = ?`
+		args = append(args, q.Project)
+	}
 	if q.Thread > 0 {
 		filter(`(m.id = ? OR m.reply_to = ?)`, q.Thread, q.Thread)
 	}

@@ -174,6 +174,26 @@ func testProjects(t *testing.T, h NewDB) {
 		return nil
 	})
 
+	// The admin's search filters by project too.
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		return tx.InsertMessages([]*hub.Message{
+			{Project: "red", From: "r1", Channel: "#general", Body: "rocket launch", Kind: hub.KindMessage, CreatedAt: t0},
+			{Project: "blue", From: "b1", Channel: "#general", Body: "rocket launch", Kind: hub.KindMessage, CreatedAt: t0},
+		}, [][]hub.Delivery{{{AgentID: red.ID}}, {{AgentID: blue.ID}}})
+	})
+	mustView(t, db, func(tx hub.Tx) error {
+		for project, want := range map[string]int{"": 2, "blue": 1, "green": 0} {
+			hits, err := tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{"rocket"}}, Project: project, Limit: 10})
+			if err != nil {
+				return err
+			}
+			if len(hits) != want || (project != "" && want > 0 && hits[0].Message.Project != project) {
+				t.Errorf("SearchMessages(rocket, project %q) = %d hits, want %d of that project", project, len(hits), want)
+			}
+		}
+		return nil
+	})
+
 	// A reservation is of its holder's project.
 	mustUpdate(t, db, func(tx hub.Tx) error {
 		return tx.InsertReservations([]*hub.Reservation{
