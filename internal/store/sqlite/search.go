@@ -44,8 +44,7 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 		filter(`m.channel = ?`, q.Channel)
 	}
 	if q.Project != "" {
-		sqlq += ` AND m.project = ?`
-		args = append(args, q.Project)
+		filter(`m.project = ?`, q.Project)
 	}
 	if q.Thread > 0 {
 		filter(`(m.id = ? OR m.reply_to = ?)`, q.Thread, q.Thread)
