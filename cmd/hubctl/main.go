@@ -130,7 +130,7 @@ func commandTable() []command {
 			usage: "[--project P] [--agent NAME] [--channel #name] [--after ID] [--limit N] [--follow]", run: runMessages},
 		// search.go
 		{name: "messages search", group: "messages", summary: "find messages by their words, best match first (every word required; \"a phrase\")",
-			usage: "[--project P] [--agent NAME] [--from NAME] [--channel #name] [--thread ID] [--since T] [--until T] [--limit N] [--page TOKEN] QUERY…", run: runSearch},
+			usage: "[--project P] [--agent NAME] [--from NAME] [--channel #name] [--thread ID] [--since T] [--until T] [--min-priority P] [--limit N] [--page TOKEN] QUERY…", run: runSearch},
 		// receipts.go
 		{name: "messages show", group: "messages", summary: "show one message and, per recipient, when it was delivered, read and acknowledged",
 			usage: "ID", run: runShowMessage},

@@ -19,6 +19,7 @@ func runSearch(ctx context.Context, c *cli, args []string) error {
 	thread := fs.String("thread", "", "only this message and its replies (a message ID)")
 	since := fs.String("since", "", "only messages since then: a duration back (24h) or a time (RFC 3339)")
 	until := fs.String("until", "", "only messages before then: a duration back (1h) or a time (RFC 3339)")
+	minPrio := fs.String("min-priority", "", "only messages of at least this priority: low, normal, high or urgent")
 	limit := fs.Int("limit", 20, "how many hits to show (at most 100)")
 	page := fs.String("page", "", "the page token printed under the previous page")
 	pos, err := c.parse(fs, args)
@@ -33,6 +34,13 @@ func runSearch(ctx context.Context, c *cli, args []string) error {
 	req := &hubv1.SearchMessagesRequest{Query: query, From: *from, Channel: *channel, Thread: *thread, Limit: int32(*limit), PageToken: *page}
 	if req.Channel != "" && !strings.HasPrefix(req.Channel, "#") {
 		req.Channel = "#" + req.Channel
+	}
+	if *minPrio != "" {
+		p, ok := priorityFlag[strings.ToLower(*minPrio)]
+		if !ok {
+			return usageErrorf("--min-priority %q: give one of low, normal, high, urgent", *minPrio)
+		}
+		req.MinPriority = p
 	}
 	if req.Since, err = parseTimeBack("since", *since, now); err != nil {
 		return err

@@ -50,8 +50,10 @@ type SearchRequest struct {
 	Until     time.Time
 	Limit     int
 	PageToken string
-	Agent     string // admin only: only messages delivered to this agent
-	Project   string // admin only: only this project's messages
+	// MinPriority keeps the messages of at least this priority; 0 = any.
+	MinPriority Priority
+	Agent       string // admin only: only messages delivered to this agent
+	Project     string // admin only: only this project's messages
 }
 
 // SearchQuery is a parsed search for the store.
@@ -65,8 +67,10 @@ type SearchQuery struct {
 	Thread   int64 // the message Thread and those replying to it; 0 = any
 	Since    time.Time
 	Until    time.Time // exclusive; zero = no bound
-	Offset   int
-	Limit    int
+	// MinPriority keeps the messages of at least this priority; 0 = any.
+	MinPriority Priority
+	Offset      int
+	Limit       int
 }
 
 // SearchHit is one message a search found: Snippet is the best-matching

@@ -69,6 +69,11 @@ func (s *Service) searchQuery(req SearchRequest) (SearchQuery, error) {
 			return q, err
 		}
 	}
+	if req.MinPriority != 0 {
+		if q.MinPriority, err = CheckPriority(req.MinPriority); err != nil {
+			return q, err
+		}
+	}
 	if q.Thread, err = ParseMessageID("thread", req.Thread); err != nil {
 		return q, err
 	}

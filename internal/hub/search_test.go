@@ -136,6 +136,7 @@ func TestSearchRefusesBadInput(t *testing.T) {
 		{hub.SearchRequest{Query: "x", PageToken: "zz"}, hub.EINVALID, "page_token"},
 		{hub.SearchRequest{Query: "x", PageToken: "999999"}, hub.EINVALID, "page_token"},
 		{hub.SearchRequest{Query: "x", Limit: -1}, hub.EINVALID, "negative"},
+		{hub.SearchRequest{Query: "x", MinPriority: 9}, hub.EINVALID, "low, normal, high, urgent"},
 		{hub.SearchRequest{Query: "x", Agent: "carol"}, hub.EINVALID, "admin filter"},
 	} {
 		if _, _, err := h.Search(ctx, bob, tt.req); hub.ErrorCode(err) != tt.code || !strings.Contains(err.Error(), tt.want) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -18,6 +19,7 @@ type SearchMessagesInput struct {
 	Author  string `json:"author,omitempty" jsonschema:"sent by"`
 	Channel string `json:"channel,omitempty"`
 	Since   string `json:"since,omitempty" jsonschema:"RFC 3339"`
+	MinPrio string `json:"min_priority,omitempty"`
 	Limit   int    `json:"limit,omitempty"`
 	Page    string `json:"page,omitempty"`
 }
@@ -46,14 +48,21 @@ func searchMessagesTool(s *mcp.Server, b *bridge) {
 		Description: `Search messages you received: all the words (stemmed) or "phrases"; best first.`,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
-	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in SearchMessagesInput) (string, SearchMessagesOutput, error) {
+	shape := func(p map[string]*jsonschema.Schema) { enum(p["min_priority"], priorityNames...) }
+	addTool(s, b, t, shape, func(ctx context.Context, _ *mcp.CallToolRequest, in SearchMessagesInput) (string, SearchMessagesOutput, error) {
 		since, err := optionalTime("since", in.Since)
 		if err != nil {
 			return "", SearchMessagesOutput{}, err
 		}
+		var minPrio hubv1.Priority
+		if in.MinPrio != "" {
+			if minPrio, err = toPriority(in.MinPrio); err != nil {
+				return "", SearchMessagesOutput{}, err
+			}
+		}
 		r, err := b.client.SearchMessages(ctx, &hubv1.SearchMessagesRequest{
 			Query: in.Query, From: strings.TrimPrefix(strings.TrimSpace(in.Author), "@"), Channel: channelName(in.Channel),
-			Since: since, Limit: int32(in.Limit), PageToken: in.Page,
+			Since: since, Limit: int32(in.Limit), PageToken: in.Page, MinPriority: minPrio,
 		})
 		if err != nil {
 			return "", SearchMessagesOutput{}, err

@@ -17,6 +17,7 @@ func TestSearchMessagesTool(t *testing.T) {
 	mustCall(t, alice, "post_message", map[string]any{"to": []string{"bob"}, "body": "The nightly builds are failing on the linker"}, nil)
 	mustCall(t, alice, "post_message", map[string]any{"to": []string{"carol"}, "body": "the build failed for carol only"}, nil)
 	mustCall(t, alice, "post_message", map[string]any{"to": []string{"bob"}, "body": "lunch?"}, nil)
+	mustCall(t, alice, "post_message", map[string]any{"to": []string{"bob"}, "body": "the build is on fire", "priority": "urgent"}, nil)
 
 	var got mcpbridge.SearchMessagesOutput
 	res := mustCall(t, bob, "search_messages", map[string]any{"query": "build fail", "author": "@alice"}, &got)
@@ -25,6 +26,11 @@ func TestSearchMessagesTool(t *testing.T) {
 	}
 	if text := resultText(res); !strings.Contains(text, "1 hit") || !strings.Contains(text, "**failing**") {
 		t.Errorf("search_messages text %q does not show the hit", text)
+	}
+	var urgent mcpbridge.SearchMessagesOutput
+	mustCall(t, bob, "search_messages", map[string]any{"query": "build", "min_priority": "high"}, &urgent)
+	if len(urgent.Hits) != 1 || !strings.Contains(urgent.Hits[0].Snippet, "fire") {
+		t.Errorf("search_messages min_priority high = %+v, want only the urgent message", urgent)
 	}
 	res = call(t, bob, "search_messages", map[string]any{"query": `"unclosed`}, nil)
 	if !res.IsError || !strings.Contains(resultText(res), "unclosed") {

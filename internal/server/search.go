@@ -32,6 +32,7 @@ func searchRequest(req *hubv1.SearchMessagesRequest) hub.SearchRequest {
 		Query: req.GetQuery(), From: req.GetFrom(), Channel: req.GetChannel(), Thread: req.GetThread(),
 		Since: fromTS(req.GetSince()), Until: fromTS(req.GetUntil()),
 		Limit: int(req.GetLimit()), PageToken: req.GetPageToken(),
+		MinPriority: hub.Priority(req.GetMinPriority()),
 	}
 }
 

@@ -45,6 +45,9 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 		p := arg(q.Thread)
 		where += ` AND (m.id = ` + p + ` OR m.reply_to = ` + p + `)`
 	}
+	if q.MinPriority > 0 {
+		where += ` AND m.priority >= ` + arg(int(q.MinPriority))
+	}
 	if !q.Since.IsZero() {
 		where += ` AND m.created_at >= ` + arg(row.Nanos(q.Since))
 	}

@@ -49,6 +49,9 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	if q.Thread > 0 {
 		filter(`(m.id = ? OR m.reply_to = ?)`, q.Thread, q.Thread)
 	}
+	if q.MinPriority > 0 {
+		filter(`m.priority >= ?`, int(q.MinPriority))
+	}
 	if !q.Since.IsZero() {
 		filter(`m.created_at >= ?`, row.Nanos(q.Since))
 	}

@@ -50,7 +50,7 @@ func newSearchCorpus(t *testing.T, h NewDB) *searchCorpus {
 	c.reply = post(t, db, hub.Message{From: "bob", Body: "freed the disk on node 3", ReplyTo: c.disk}, c.carol)
 	c.noise = post(t, db, hub.Message{From: "alice", Body: "error error error", CreatedAt: t0.Add(time.Minute)}, c.bob)
 	long := "an error somewhere in a long report " + strings.Repeat("with many other words about unrelated things ", 20)
-	c.late = post(t, db, hub.Message{From: "alice", Body: long, CreatedAt: t0.Add(time.Hour)}, c.bob)
+	c.late = post(t, db, hub.Message{From: "alice", Body: long, CreatedAt: t0.Add(time.Hour), Priority: hub.PriorityUrgent}, c.bob)
 	return c
 }
 
@@ -133,6 +133,8 @@ func testSearchFilters(t *testing.T, h NewDB) {
 		{"since", "error", hub.SearchQuery{Since: t0.Add(30 * time.Minute)}, []int64{c.late}},
 		{"until", "error", hub.SearchQuery{Until: t0.Add(time.Hour)}, []int64{c.noise}},
 		{"until is exclusive", "error", hub.SearchQuery{Since: t0.Add(time.Minute), Until: t0.Add(time.Hour)}, []int64{c.noise}},
+		{"high and above", "error", hub.SearchQuery{MinPriority: hub.PriorityHigh}, []int64{c.late}},
+		{"normal and above", "error", hub.SearchQuery{MinPriority: hub.PriorityNormal}, sorted([]int64{c.noise, c.late})},
 	} {
 		if got := sorted(c.find(t, tt.query, tt.q)); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: search %q = %v, want %v", tt.name, tt.query, got, tt.want)
