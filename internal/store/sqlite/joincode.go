@@ -47,20 +47,11 @@ func (t *Tx) JoinCodeByID(id int64) (*hub.JoinCode, error) {
 
 // ListJoinCodes implements hub.JoinCodeTx.
 func (t *Tx) ListJoinCodes() ([]*hub.JoinCode, error) {
-	rows, err := t.query(`SELECT ` + row.JoinCodeColumns + ` FROM join_codes ORDER BY id DESC`)
+	cs, err := scanAll(t, row.JoinCode, `SELECT `+row.JoinCodeColumns+` FROM join_codes ORDER BY id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("list join codes: %w", err)
 	}
-	defer rows.Close()
-	var out []*hub.JoinCode
-	for rows.Next() {
-		c, err := row.JoinCode(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return cs, nil
 }
 
 // UseJoinCode implements hub.JoinCodeTx.

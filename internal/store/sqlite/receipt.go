@@ -38,28 +38,10 @@ func (t *Tx) RecordRead(agentID, upTo int64, at time.Time) error {
 	return err
 }
 
-// queryRows runs a query and scans each row with scan.
-func queryRows[T any](t *Tx, scan func(row.Scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := t.query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
 // Receipts implements hub.ReceiptTx: one row per delivery, each read time
 // found by one step of the read_marks key.
 func (t *Tx) Receipts(messageID int64) ([]hub.Receipt, error) {
-	return queryRows(t, row.Receipt, `SELECT d.agent_id, a.name, d.mention, d.delivered_at, a.read_up_to >= d.message_id,
+	return scanAll(t, row.Receipt, `SELECT d.agent_id, a.name, d.mention, d.delivered_at, a.read_up_to >= d.message_id,
 			COALESCE((SELECT r.at FROM read_marks r WHERE r.agent_id = d.agent_id AND r.up_to >= d.message_id ORDER BY r.up_to LIMIT 1), 0),
 			d.acked_at
 		FROM deliveries d JOIN agents a ON a.id = d.agent_id
@@ -68,7 +50,7 @@ func (t *Tx) Receipts(messageID int64) ([]hub.Receipt, error) {
 
 // OverdueAcks implements hub.ReceiptTx.
 func (t *Tx) OverdueAcks(cutoff, now time.Time, limit int) ([]hub.PendingAck, error) {
-	return queryRows(t, row.PendingAck, `SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.created_at
+	return scanAll(t, row.PendingAck, `SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.created_at
 		FROM deliveries d JOIN messages m ON m.id = d.message_id JOIN agents a ON a.id = d.agent_id
 		WHERE d.ack_required = 1 AND d.acked_at = 0 AND d.ack_nudged_at = 0 AND m.created_at <= ? AND a.disabled_at = 0
 		AND NOT EXISTS (SELECT 1 FROM deep_work w

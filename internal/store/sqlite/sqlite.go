@@ -33,6 +33,25 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// scanAll runs a query and scans each row with scan. (Tx.queryRows, in
+// batch.go, is the multi-row statement of a batch.)
+func scanAll[T any](t *Tx, scan func(row.Scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 func (t *Tx) ids(q string, args ...any) ([]int64, error) {
 	rows, err := t.query(q, args...)
 	if err != nil {
