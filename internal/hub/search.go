@@ -24,6 +24,16 @@ import (
 // messages"): SQLite indexes every word, PostgreSQL's english
 // configuration drops stop words such as "the" and "of".
 
+// Searchable reports whether search finds messages of kind: every kind but
+// the hub's own notices, nudges (the orchestrator's, the acknowledgement
+// reminders and an admin's manual ones alike) and heartbeat pulses. They
+// are written from templates, one per agent and episode, and indexing
+// them was the largest single cost of a tick that nudges many agents;
+// search is for what agents and people wrote. Both stores hold this rule
+// in their schema: SQLite's messages_fts_source view (0015) and
+// PostgreSQL's search column (0013), each naming these two kinds.
+func Searchable(kind string) bool { return kind != KindNudge && kind != KindHeartbeat }
+
 // Search bounds.
 const (
 	maxSearchQuery  = 512       // bytes of query text

@@ -56,7 +56,12 @@ type indexEntry struct {
 // transaction, after every write of its batch (flushIndex): FTS4 writes
 // an index segment at every savepoint and commit, so a batch of posts
 // costs one segment, not one per post.
+// The hub's own notices are left out (hub.Searchable), as the view leaves
+// them out.
 func (t *Tx) indexMessage(m *hub.Message, deliveries []hub.Delivery) {
+	if !hub.Searchable(m.Kind) {
+		return
+	}
 	t.unindexed = append(t.unindexed, indexEntry{m.ID, m.Body, readerTokens(deliveries)})
 }
 

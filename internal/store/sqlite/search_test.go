@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -235,4 +236,75 @@ func TestSearchReadersMigrated(t *testing.T) {
 			t.Errorf("after migrating, reader %d finds %v, want %v", tt.reader, got, tt.want)
 		}
 	}
+}
+
+// Migration 0015 takes the notices already indexed out of the index: a
+// store whose view and index are taken back to 0014's (every message
+// indexed, with data in it) finds only the agents' message after
+// reopening, and the index agrees with its view, also after the notice's
+// reader is deleted and the notice pruned.
+func TestSearchNoticesMigrated(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t)
+	db := openDB(t, path)
+	ann, bob := createAgent(t, db, "ann"), createAgent(t, db, "bob")
+	var said int64
+	for i, kind := range []string{hub.KindNudge, hub.KindHeartbeat, hub.KindMessage, hub.KindNudge} {
+		m := &hub.Message{From: "x", Body: "migrated notice", Kind: kind, CreatedAt: t0.Add(time.Duration(i) * time.Second)}
+		to := []hub.Delivery{{AgentID: ann.ID}, {AgentID: bob.ID}}
+		mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertMessage(m, to) })
+		if kind == hub.KindMessage {
+			said = m.ID
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old, err := migrationFS.ReadFile("migrations/0014_search_readers.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := string(old[strings.Index(string(old), "CREATE VIEW"):])
+	view = view[:strings.Index(view, ";")+1]
+	raw := rawDB(t, path)
+	if _, err := raw.Exec(`DROP VIEW messages_fts_source;` + view + `
+		INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+		DELETE FROM schema_migrations WHERE version >= 15;`); err != nil {
+		t.Fatalf("back to 0014: %v", err)
+	}
+	var indexed int
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'notice'`).Scan(&indexed); err != nil || indexed != 4 {
+		t.Fatalf("before migrating: %d messages indexed (%v), want all 4", indexed, err)
+	}
+	db = openDB(t, path)
+	find := func(when string) {
+		t.Helper()
+		for _, reader := range []int64{0, ann.ID} {
+			var got []int64
+			mustView(t, db, func(tx hub.Tx) error {
+				hits, err := tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{"notice"}}, ReaderID: reader, Limit: 10})
+				for _, h := range hits {
+					got = append(got, h.Message.ID)
+				}
+				return err
+			})
+			if !slices.Equal(got, []int64{said}) {
+				t.Errorf("%s: reader %d finds %v, want only the message %d", when, reader, got, said)
+			}
+		}
+		mustUpdate(t, db, func(tx hub.Tx) error {
+			_, err := tx.(*Tx).exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`)
+			return err
+		})
+	}
+	find("migrated")
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		_, err := tx.(*Tx).exec(`DELETE FROM agents WHERE id = ?`, bob.ID)
+		return err
+	})
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		_, err := tx.DeleteMessagesBefore(t0.Add(2*time.Second), 10)
+		return err
+	})
+	find("reader deleted, notices pruned")
 }

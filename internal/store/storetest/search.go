@@ -248,3 +248,62 @@ func testSearchReaders(t *testing.T, h NewDB) {
 		"cat": sorted([]int64{after, batch[1].ID}),
 	})
 }
+
+// testSearchSkipsNotices: the hub's own notices (nudges, heartbeat pulses:
+// hub.Searchable) are not found, whichever way they were written (one
+// post, a batch), by the admin or their reader; everything else is, cron
+// posts included; pruning the notices leaves the others found.
+func testSearchSkipsNotices(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	ann, bob := createAgent(t, db, "ann"), createAgent(t, db, "bob")
+	early := t0.Add(-time.Hour)
+	nudge := post(t, db, hub.Message{From: hub.SenderOrchestrator, Body: "@ann: no activity for 1h: record progress", Mentions: []string{"ann"}, Kind: hub.KindNudge, CreatedAt: early}, ann)
+	pulse := post(t, db, hub.Message{From: hub.SenderOrchestrator, Body: "heartbeat pulse: record progress", Kind: hub.KindHeartbeat, CreatedAt: early}, ann)
+	cron := post(t, db, hub.Message{From: hub.SenderOrchestrator, Channel: "#ops", Body: "cron: record progress in the log", Kind: hub.KindCron}, ann, bob)
+	said := post(t, db, hub.Message{From: "bob", Body: "please record progress", Kind: hub.KindMessage}, ann)
+	batch := []*hub.Message{
+		{From: hub.SenderOrchestrator, To: []string{"bob"}, Body: "@bob: no activity: record progress", Mentions: []string{"bob"}, Kind: hub.KindNudge, CreatedAt: t0},
+		{From: "ann", To: []string{"bob"}, Body: "record progress, bob", Kind: hub.KindMessage, CreatedAt: t0},
+	}
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		return tx.InsertMessages(batch, [][]hub.Delivery{{{AgentID: bob.ID, Mention: true}}, {{AgentID: bob.ID}}})
+	})
+	for _, m := range []struct {
+		id   int64
+		kind string
+	}{{nudge, hub.KindNudge}, {pulse, hub.KindHeartbeat}, {batch[0].ID, hub.KindNudge}, {cron, hub.KindCron}, {said, hub.KindMessage}} {
+		if got, want := hub.Searchable(m.kind), m.id == cron || m.id == said; got != want {
+			t.Errorf("Searchable(%q) = %v, want %v", m.kind, got, want)
+		}
+	}
+	c := &searchCorpus{db: db}
+	check := func(when string, want map[int64][]int64) {
+		t.Helper()
+		for reader, ids := range want {
+			if got := sorted(c.find(t, "record progress", hub.SearchQuery{ReaderID: reader})); !slices.Equal(got, ids) {
+				t.Errorf("%s: reader %d searches record progress = %v, want %v", when, reader, got, ids)
+			}
+		}
+	}
+	check("posted", map[int64][]int64{
+		0:      sorted([]int64{cron, said, batch[1].ID}),
+		ann.ID: sorted([]int64{cron, said}),
+		bob.ID: sorted([]int64{cron, batch[1].ID}),
+	})
+	if got := c.find(t, "activity", hub.SearchQuery{}); len(got) != 0 {
+		t.Errorf("search activity = %v: a nudge's own words were found", got)
+	}
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		n, err := tx.DeleteMessagesBefore(t0, 100)
+		if err == nil && n != 2 {
+			t.Errorf("pruned %d messages, want the 2 notices", n)
+		}
+		return err
+	})
+	check("pruned", map[int64][]int64{
+		0:      sorted([]int64{cron, said, batch[1].ID}),
+		ann.ID: sorted([]int64{cron, said}),
+		bob.ID: sorted([]int64{cron, batch[1].ID}),
+	})
+}

@@ -66,6 +66,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"SearchFilters", testSearchFilters},
 		{"SearchForgetsDeleted", testSearchForgetsDeleted},
 		{"SearchReaders", testSearchReaders},
+		{"SearchSkipsNotices", testSearchSkipsNotices},
 		{"PriorityRoundTrip", testPriorityRoundTrip},
 		{"Receipts", testReceipts},
 		{"OverdueAcks", testOverdueAcks},
