@@ -47,19 +47,20 @@ type NudgeTx interface {
 	// above readUpTo, except the orchestrator's own (nudges), and returns
 	// the oldest one's time.
 	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
-	// RecordNudges records that each nudge of ns is sent at at and reports,
-	// for each, whether it was new: false, with nothing written for it,
-	// when it already was sent (by another orchestrator, after a
-	// fail-over). For the agents with a new nudge it deletes their records
-	// older than SentKept before at.
-	RecordNudges(at time.Time, ns []NudgeKey) ([]bool, error)
+	// ClaimNudges stores each nudged check of ns in place of the check it
+	// was decided from, but only where the stored check is still that one
+	// (the same episode, nudge count and last nudge time), and reports for
+	// each whether it was stored: false, with nothing written for it, when
+	// the stored check changed meanwhile (another orchestrator sent that
+	// nudge, after a fail-over) or is gone, so that the nudge is not sent.
+	ClaimNudges(ns []NudgeClaim) ([]bool, error)
 }
 
-// NudgeKey names one scheduled nudge: the nth of an agent's episode.
-type NudgeKey struct {
-	AgentID int64
-	Episode string
-	N       int
+// NudgeClaim is a check that records a nudge (Check, with its new nudge
+// count and time) and the check it was decided from (Was).
+type NudgeClaim struct {
+	Check AgentCheck
+	Was   AgentCheck
 }
 
 // CheckNudges looks at up to set.BatchLimit agents whose nudge check is due
@@ -79,7 +80,7 @@ func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSe
 		}
 		checked = len(rows)
 		checks := make([]AgentCheck, 0, len(rows))
-		var keys []NudgeKey
+		var claims []NudgeClaim
 		var posts []nudgePost
 		var evs []Event
 		for _, r := range rows {
@@ -91,29 +92,29 @@ func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSe
 			if err != nil {
 				return err
 			}
-			checks = append(checks, c)
-			if post != nil {
-				keys, posts, evs = append(keys, NudgeKey{c.AgentID, c.Episode, c.NudgeCount}), append(posts, *post), append(evs, *ev)
+			if post == nil {
+				checks = append(checks, c)
+				continue
 			}
+			claims, posts, evs = append(claims, NudgeClaim{Check: c, Was: r.Check}), append(posts, *post), append(evs, *ev)
 		}
-		fresh, err := tx.RecordNudges(now, keys)
+		fresh, err := tx.ClaimNudges(claims)
 		if err != nil {
 			return err
 		}
-		var ms []*Message
-		var ds [][]Delivery
+		ms := make([]*Message, 0, len(posts))
+		ds := make([][]Delivery, 0, len(posts))
 		kept := evs[:0]
 		for i, p := range posts {
 			if fresh[i] { // else another orchestrator sent it: no post, no event
-				ms, ds, wake = append(ms, p.m), append(ds, p.ds), append(wake, keys[i].AgentID)
+				ms, ds, wake = append(ms, p.m), append(ds, p.ds), append(wake, claims[i].Check.AgentID)
 				kept = append(kept, evs[i])
 			}
 		}
-		evs = kept
 		if err := tx.InsertMessages(ms, ds); err != nil {
 			return err
 		}
-		if err := tx.InsertEvents(evs); err != nil {
+		if err := tx.InsertEvents(kept); err != nil {
 			return err
 		}
 		return tx.PutAgentChecks(checks)
@@ -233,41 +234,22 @@ func (s *Service) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSetting
 			return nil, err
 		}
 	}
+	was := c
 	c, post, ev, err := s.applyNudge(a, c, in, now, set)
 	if err != nil {
 		return nil, err
 	}
-	if post, ev, err = recordNudge(tx, c, post, ev, now); err != nil {
+	if post == nil {
+		return nil, tx.PutAgentCheck(c)
+	}
+	fresh, err := tx.ClaimNudges([]NudgeClaim{{Check: c, Was: was}})
+	if err != nil || !fresh[0] { // another orchestrator sent it: no post, no event
 		return nil, err
 	}
-	var wake []int64
-	if post != nil {
-		if err := tx.InsertMessage(post.m, post.ds); err != nil {
-			return nil, fmt.Errorf("nudge %s: %w", a.Name, err)
-		}
-		wake = []int64{a.ID}
+	if err := tx.InsertMessage(post.m, post.ds); err != nil {
+		return nil, fmt.Errorf("nudge %s: %w", a.Name, err)
 	}
-	if ev != nil {
-		if err := tx.InsertEvent(ev); err != nil {
-			return nil, err
-		}
-	}
-	return wake, tx.PutAgentCheck(c)
-}
-
-// recordNudge records in tx the nudge that applyNudge decided (if any) as
-// c's nth nudge of its episode; when the store says that nudge was already
-// sent (c is stale: another orchestrator sent it), it returns no post and
-// no event.
-func recordNudge(tx Tx, c AgentCheck, post *nudgePost, ev *Event, now time.Time) (*nudgePost, *Event, error) {
-	if post == nil {
-		return post, ev, nil
-	}
-	fresh, err := tx.RecordNudges(now, []NudgeKey{{c.AgentID, c.Episode, c.NudgeCount}})
-	if err != nil || !fresh[0] {
-		return nil, nil, err
-	}
-	return post, ev, nil
+	return []int64{a.ID}, tx.InsertEvent(ev)
 }
 
 // nudgePost is a nudge message to insert with its deliveries.

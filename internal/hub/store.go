@@ -61,9 +61,9 @@ type MetaTx interface {
 	SwapMeta(key, old, value string) (bool, error)
 }
 
-// SentKept is how long a store keeps its records of the nudges and pulses
-// sent (NudgeTx.RecordNudge, PulseTx.RecordPulse): far longer than any
-// orchestrator can act on a stale state.
+// SentKept is how long a store keeps its records of the pulses sent
+// (PulseTx.RecordPulse): far longer than any orchestrator can act on a
+// stale state.
 const SentKept = 24 * time.Hour
 
 // AgentTime is a time for one agent: when its health is next evaluated

@@ -1,35 +1,79 @@
 package orchestrator_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/orchestrator"
 )
 
 // A stale orchestrator (a leader that lost its lock, ticking once more on
-// the state it read before its successor acted) decides again a nudge or a
-// pulse already sent; the store's record of what was sent refuses it, so
-// the agent gets it once. The stale state is made by writing back the
-// check or pulse state read before the first send.
+// the state it read before its successor acted) decides again a nudge
+// already sent; the store refuses its claim, because the agent's check is
+// no longer the one it decided from, so the agent gets the nudge once.
+// The stale orchestrator is a second service and orchestrator on the same
+// store whose transactions read, as due nudge checks, the rows read
+// before the first send.
 func TestTickStaleStateSendsNoSecondNudge(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
-	a, token := r.agent("claude")
+	_, token := r.agent("claude")
 	r.tick()
 	r.clock.Advance(10 * time.Minute)
-	var before hub.AgentCheck
-	r.view(func(tx hub.Tx) (err error) { before, err = tx.AgentCheck(a.ID); return err })
+	var before []hub.DueNudge
+	r.view(func(tx hub.Tx) (err error) { before, err = tx.DueNudges(r.clock.Now(), 10); return err })
+	if len(before) != 1 {
+		t.Fatalf("%d due nudge checks before the nudge, want claude's", len(before))
+	}
 	if rep := r.tick(); rep.Nudged != 1 {
 		t.Fatalf("no nudge at the inactivity timeout (report %+v)", rep)
 	}
-	r.update(func(tx hub.Tx) error { return tx.PutAgentCheck(before) })
-	if rep := r.tick(); rep.Nudged != 0 {
-		t.Errorf("the stale state nudged again (report %+v)", rep)
+	svc := hub.NewService(staleNudges{r.db, before}, r.clock, hub.DefaultConfig())
+	stale, err := orchestrator.New(svc, r.set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stale.Tick(r.ctx, r.clock.Now()); err != nil {
+		t.Fatalf("stale tick: %v", err)
+	}
+	if rep := stale.Stats().Last; rep.Checked != 1 || rep.Nudged != 0 {
+		t.Errorf("the stale orchestrator checked %d, nudged %d; want 1 checked, none nudged (report %+v)", rep.Checked, rep.Nudged, rep)
 	}
 	if ns := r.inbox(token, hub.KindNudge); len(ns) != 1 {
 		t.Errorf("claude got %d nudges, want 1", len(ns))
 	}
+}
+
+// staleNudges is a store whose transactions read the due nudge checks
+// rows, whatever the store holds now.
+type staleNudges struct {
+	hub.Store
+	rows []hub.DueNudge
+}
+
+func (s staleNudges) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	return s.Store.Update(ctx, func(tx hub.Tx) error { return fn(staleTx{tx, s.rows}) })
+}
+
+func (s staleNudges) View(ctx context.Context, fn func(hub.Tx) error) error {
+	return s.Store.View(ctx, func(tx hub.Tx) error { return fn(staleTx{tx, s.rows}) })
+}
+
+type staleTx struct {
+	hub.Tx
+	rows []hub.DueNudge
+}
+
+func (t staleTx) DueNudges(time.Time, int) ([]hub.DueNudge, error) { return t.rows, nil }
+
+func (t staleTx) DueAgentChecks(time.Time, int) ([]int64, error) {
+	ids := make([]int64, len(t.rows))
+	for i, r := range t.rows {
+		ids[i] = r.Agent.ID
+	}
+	return ids, nil
 }
 
 func TestTickStaleStateSendsNoSecondPulse(t *testing.T) {

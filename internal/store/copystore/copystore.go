@@ -78,7 +78,6 @@ var tables = []table{
 	{name: "cron_runs", convs: map[string]conv{"manual": boolean}},
 	{name: "reservations"},
 	{name: "join_codes"},
-	{name: "nudges_sent"},
 	{name: "pulses_sent"},
 	{name: "injections"},
 	{name: "read_marks"},

@@ -100,44 +100,45 @@ func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, err
 	})
 }
 
-// RecordNudges implements hub.NudgeTx: one insert of every key that returns
-// the keys it added (a key already there is skipped, so not returned), then
-// one delete prunes the old records of those agents.
-func (t *Tx) RecordNudges(at time.Time, ns []hub.NudgeKey) ([]bool, error) {
+// ClaimNudges implements hub.NudgeTx: one conditional update of every
+// check that returns the agents whose check it changed (a check that is no
+// longer the one the nudge was decided from is left alone, so not
+// returned; under READ COMMITTED a row another transaction changed first
+// is checked again in its new version).
+func (t *Tx) ClaimNudges(ns []hub.NudgeClaim) ([]bool, error) {
 	fresh := make([]bool, len(ns))
 	if len(ns) == 0 {
 		return fresh, nil
 	}
-	agents, episodes, counts := make([]int64, len(ns)), make([]string, len(ns)), make([]int64, len(ns))
-	index := make(map[hub.NudgeKey]int, len(ns))
-	for i, n := range ns {
-		agents[i], episodes[i], counts[i] = n.AgentID, n.Episode, int64(n.N)
-		index[n] = i
+	n := len(ns)
+	agents, next, last, wasLast := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	counts, wasCounts := make([]int64, n), make([]int64, n)
+	episodes, wasEpisodes := make([]string, n), make([]string, n)
+	index := make(map[int64]int, n)
+	for i, c := range ns {
+		agents[i], next[i], episodes[i], counts[i], last[i] = c.Check.AgentID, row.Nanos(c.Check.NextCheckAt), c.Check.Episode, int64(c.Check.NudgeCount), row.Nanos(c.Check.LastNudgeAt)
+		wasEpisodes[i], wasCounts[i], wasLast[i] = c.Was.Episode, int64(c.Was.NudgeCount), row.Nanos(c.Was.LastNudgeAt)
+		index[agents[i]] = i
 	}
-	rows, err := t.query(`INSERT INTO nudges_sent (agent_id, episode, n, sent_at)
-		SELECT agent_id, episode, n, $4 FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS v(agent_id, episode, n)
-		ON CONFLICT DO NOTHING RETURNING agent_id, episode, n`, agents, episodes, counts, row.Nanos(at))
+	rows, err := t.query(`UPDATE agent_checks c SET next_check_at = v.next_check_at, episode = v.episode, nudge_count = v.nudge_count, last_nudge_at = v.last_nudge_at
+		FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::bigint[])
+			AS v(agent_id, next_check_at, episode, nudge_count, last_nudge_at, was_episode, was_count, was_last)
+		WHERE c.agent_id = v.agent_id AND c.episode = v.was_episode AND c.nudge_count = v.was_count AND c.last_nudge_at = v.was_last
+		RETURNING c.agent_id`, agents, next, episodes, counts, last, wasEpisodes, wasCounts, wasLast)
 	if err != nil {
-		return nil, fmt.Errorf("record nudges: %w", err)
+		return nil, fmt.Errorf("claim nudges: %w", err)
 	}
-	var added []int64
+	defer rows.Close()
 	for rows.Next() {
-		var k hub.NudgeKey
-		if err := rows.Scan(&k.AgentID, &k.Episode, &k.N); err != nil {
-			rows.Close()
+		var id int64
+		if err := rows.Scan(&id); err != nil {
 			return nil, err
 		}
-		if i, ok := index[k]; ok {
+		if i, ok := index[id]; ok {
 			fresh[i] = true
-			added = append(added, k.AgentID)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(added) == 0 {
-		return fresh, mapErr(err)
-	}
-	_, err = t.exec(`DELETE FROM nudges_sent WHERE agent_id = ANY($1) AND sent_at < $2`, added, row.Nanos(at.Add(-hub.SentKept)))
-	return fresh, err
+	return fresh, mapErr(rows.Err())
 }
 
 // UnreadMentions implements hub.NudgeTx.

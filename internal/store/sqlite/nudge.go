@@ -76,39 +76,36 @@ func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, err
 	return out, rows.Err()
 }
 
-// RecordNudges implements hub.NudgeTx: the rows go in multi-row inserts
-// that return the keys they added (a key already there is skipped, so not
-// returned), then one delete prunes the old records of those agents.
-func (t *Tx) RecordNudges(at time.Time, ns []hub.NudgeKey) ([]bool, error) {
+// ClaimNudges implements hub.NudgeTx: a multi-row conditional update that
+// returns the agents whose check it changed (a check that is no longer the
+// one the nudge was decided from is left alone, so not returned).
+func (t *Tx) ClaimNudges(ns []hub.NudgeClaim) ([]bool, error) {
 	fresh := make([]bool, len(ns))
 	if len(ns) == 0 {
 		return fresh, nil
 	}
-	sentAt := row.Nanos(at)
-	args := make([]any, 0, 4*len(ns))
-	index := make(map[hub.NudgeKey]int, len(ns))
+	args := make([]any, 0, 8*len(ns))
+	index := make(map[int64]int, len(ns))
 	for i, n := range ns {
-		args = append(args, n.AgentID, n.Episode, n.N, sentAt)
-		index[n] = i
+		c, w := n.Check, n.Was
+		args = append(args, c.AgentID, row.Nanos(c.NextCheckAt), c.Episode, c.NudgeCount, row.Nanos(c.LastNudgeAt),
+			w.Episode, w.NudgeCount, row.Nanos(w.LastNudgeAt))
+		index[c.AgentID] = i
 	}
-	var added []int64
-	err := t.queryRows("record nudges", `INSERT INTO nudges_sent (agent_id, episode, n, sent_at) VALUES `,
-		` ON CONFLICT DO NOTHING RETURNING agent_id, episode, n`, 4, args, func(rows *sql.Rows) error {
-			var k hub.NudgeKey
-			if err := rows.Scan(&k.AgentID, &k.Episode, &k.N); err != nil {
+	err := t.queryRows("claim nudges", `WITH v (agent_id, next_check_at, episode, nudge_count, last_nudge_at, was_episode, was_count, was_last) AS (VALUES `,
+		`) UPDATE agent_checks SET next_check_at = v.next_check_at, episode = v.episode, nudge_count = v.nudge_count, last_nudge_at = v.last_nudge_at
+		FROM v WHERE agent_checks.agent_id = v.agent_id
+			AND agent_checks.episode = v.was_episode AND agent_checks.nudge_count = v.was_count AND agent_checks.last_nudge_at = v.was_last
+		RETURNING agent_checks.agent_id`, 8, args, func(rows *sql.Rows) error {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
 				return err
 			}
-			if i, ok := index[k]; ok {
+			if i, ok := index[id]; ok {
 				fresh[i] = true
-				added = append(added, k.AgentID)
 			}
 			return nil
 		})
-	if err != nil || len(added) == 0 {
-		return fresh, err
-	}
-	_, err = t.exec(`DELETE FROM nudges_sent WHERE agent_id IN (SELECT value FROM json_each(?)) AND sent_at < ?`,
-		idList(added), row.Nanos(at.Add(-hub.SentKept)))
 	return fresh, err
 }
 

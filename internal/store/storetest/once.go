@@ -8,7 +8,7 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// record is RecordNudges of one nudge or RecordPulse of one agent, bound to a key.
+// record is RecordPulse of one agent, bound to a key.
 type record func(tx hub.Tx, key int, at time.Time) (bool, error)
 
 // checkOnce records key 1 through one handle, then tries it again through
@@ -42,89 +42,118 @@ func checkOnce(t *testing.T, h NewDB, what string, rec func(a *hub.Agent) record
 	try(db, bob, 1, later, false) // bob's were not pruned: only ann's
 }
 
-func testRecordNudgeOnce(t *testing.T, h NewDB) {
-	t.Parallel()
-	checkOnce(t, h, "nudge", func(a *hub.Agent) record {
-		return func(tx hub.Tx, n int, at time.Time) (bool, error) {
-			fresh, err := tx.RecordNudges(at, []hub.NudgeKey{{AgentID: a.ID, Episode: "quiet since 09:00", N: n}})
-			if err != nil {
-				return false, err
-			}
-			return fresh[0], nil
-		}
+// claimTo runs ClaimNudges of cs through db and returns what it reported.
+func claimTo(t *testing.T, db hub.Store, cs []hub.NudgeClaim) []bool {
+	t.Helper()
+	var got []bool
+	mustUpdate(t, db, func(tx hub.Tx) (err error) {
+		got, err = tx.ClaimNudges(cs)
+		return err
 	})
-	// The same number in another episode is another nudge.
-	db := fresh(t, h)
-	ann := createAgent(t, db, "ann")
-	mustUpdate(t, db, func(tx hub.Tx) error {
-		for _, episode := range []string{"a", "b"} {
-			if ok, err := tx.RecordNudges(t0, []hub.NudgeKey{{AgentID: ann.ID, Episode: episode, N: 1}}); err != nil || !ok[0] {
-				t.Errorf("RecordNudges(episode %s, 1) = %v, %v; want [true]", episode, ok, err)
-			}
-		}
-		return nil
-	})
+	if len(got) != len(cs) {
+		t.Fatalf("ClaimNudges of %d checks returned %d results", len(cs), len(got))
+	}
+	return got
 }
 
-// A batch of nudges: each is recorded once, whatever else is in the batch;
-// a batch larger than one statement's rows (SQLite writes 64 per
-// statement) reports each key in its place.
-func testRecordNudgesBatch(t *testing.T, h NewDB) {
+// storedCheck reads a's check through db.
+func storedCheck(t *testing.T, db hub.Store, a *hub.Agent) hub.AgentCheck {
+	t.Helper()
+	var c hub.AgentCheck
+	mustView(t, db, func(tx hub.Tx) (err error) {
+		c, err = tx.AgentCheck(a.ID)
+		return err
+	})
+	return c
+}
+
+// nudged is check c after its nth nudge of episode at at.
+func nudged(c hub.AgentCheck, episode string, n int, at time.Time) hub.AgentCheck {
+	c.Episode, c.NudgeCount, c.LastNudgeAt, c.NextCheckAt = episode, n, at, at.Add(time.Hour)
+	return c
+}
+
+// A nudge is claimed once: a second handle that decided the same nudge
+// from the same check (a stale orchestrator on another replica) is refused
+// and writes nothing, also when the check went back to the same episode
+// and count meanwhile (the episode ended and started again); the next
+// nudge decided from the stored check is claimed; another agent's claim
+// is its own; an agent without a check row claims nothing.
+func testClaimNudgeOnce(t *testing.T, h NewDB) {
 	t.Parallel()
 	open := h(t)
 	db, other := open(), open()
-	var agents []*hub.Agent
-	for i := range 70 {
-		agents = append(agents, createAgent(t, db, fmt.Sprintf("agent-%02d", i)))
-	}
-	keys := func(n int, from, to int) []hub.NudgeKey {
-		var ks []hub.NudgeKey
-		for _, a := range agents[from:to] {
-			ks = append(ks, hub.NudgeKey{AgentID: a.ID, Episode: "quiet", N: n})
-		}
-		return ks
-	}
-	record := func(db hub.Store, at time.Time, ks []hub.NudgeKey) []bool {
+	ann, bob := createAgent(t, db, "ann"), createAgent(t, db, "bob")
+	start := hub.AgentCheck{AgentID: ann.ID, NextCheckAt: t0}
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		return tx.PutAgentChecks([]hub.AgentCheck{start, {AgentID: bob.ID, NextCheckAt: t0}})
+	})
+	try := func(db hub.Store, c, was hub.AgentCheck, want bool) {
 		t.Helper()
-		var got []bool
-		mustUpdate(t, db, func(tx hub.Tx) (err error) {
-			got, err = tx.RecordNudges(at, ks)
-			return err
-		})
-		if len(got) != len(ks) {
-			t.Fatalf("RecordNudges of %d keys returned %d results", len(ks), len(got))
-		}
-		return got
-	}
-	// Nudge 1 of the even agents first, then of all 70 through the other
-	// handle: only the odd ones are new.
-	var even []hub.NudgeKey
-	for i, k := range keys(1, 0, 70) {
-		if i%2 == 0 {
-			even = append(even, k)
+		if got := claimTo(t, db, []hub.NudgeClaim{{Check: c, Was: was}})[0]; got != want {
+			t.Errorf("claim %s #%d of agent %d from %s #%d: %v, want %v", c.Episode, c.NudgeCount, c.AgentID, was.Episode, was.NudgeCount, got, want)
 		}
 	}
-	for i, ok := range record(db, t0, even) {
+	first := nudged(start, "quiet", 1, t0)
+	try(db, first, start, true)
+	try(other, nudged(start, "quiet", 1, t0.Add(time.Second)), start, false) // the double
+	if got := storedCheck(t, db, ann); got != first {
+		t.Errorf("after the double, ann's check = %+v, want the first claim's %+v", got, first)
+	}
+	try(other, nudged(start, "other", 1, t0), start, false) // any nudge decided from a stale check
+	second := nudged(first, "quiet", 2, t0.Add(time.Minute))
+	try(other, second, first, true)
+	try(db, second, first, false)
+	// The episode ends (the agent acted), then comes back to the same
+	// name: a nudge decided from the first check is still refused.
+	ended := second
+	ended.Episode, ended.NudgeCount = "", 0
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.PutAgentCheck(ended) })
+	try(other, first, start, false)
+	try(db, nudged(ended, "quiet", 1, t0.Add(2*time.Minute)), ended, true)
+	try(other, nudged(hub.AgentCheck{AgentID: bob.ID, NextCheckAt: t0}, "quiet", 1, t0), hub.AgentCheck{AgentID: bob.ID, NextCheckAt: t0}, true)
+	cat := createAgent(t, db, "cat")
+	try(db, nudged(hub.AgentCheck{AgentID: cat.ID}, "quiet", 1, t0), hub.AgentCheck{AgentID: cat.ID}, false)
+	if c := storedCheck(t, db, cat); c.NudgeCount != 0 {
+		t.Errorf("cat's check after a refused claim = %+v, want none stored", c)
+	}
+}
+
+// A batch of claims: each is decided on its own, whatever else is in the
+// batch; a batch larger than one statement's rows (SQLite writes 64 per
+// statement) reports each claim in its place.
+func testClaimNudgesBatch(t *testing.T, h NewDB) {
+	t.Parallel()
+	open := h(t)
+	db, other := open(), open()
+	var starts []hub.AgentCheck
+	for i := range 70 {
+		starts = append(starts, hub.AgentCheck{AgentID: createAgent(t, db, fmt.Sprintf("agent-%02d", i)).ID, NextCheckAt: t0})
+	}
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.PutAgentChecks(starts) })
+	claims := func(at time.Time, keep func(i int) bool) []hub.NudgeClaim {
+		var cs []hub.NudgeClaim
+		for i, c := range starts {
+			if keep(i) {
+				cs = append(cs, hub.NudgeClaim{Check: nudged(c, "quiet", 1, at), Was: c})
+			}
+		}
+		return cs
+	}
+	even := claims(t0, func(i int) bool { return i%2 == 0 })
+	for i, ok := range claimTo(t, db, even) {
 		if !ok {
-			t.Errorf("first nudge of %d: recorded = false, want true", even[i].AgentID)
+			t.Errorf("first nudge of %d: claimed = false, want true", even[i].Check.AgentID)
 		}
 	}
-	all := keys(1, 0, 70)
-	for i, ok := range record(other, t0.Add(time.Second), all) {
+	all := claims(t0.Add(time.Second), func(int) bool { return true })
+	for i, ok := range claimTo(t, other, all) {
 		if want := i%2 == 1; ok != want {
-			t.Errorf("nudge 1 of agent %d in a batch of 70 after the even ones: recorded = %v, want %v", all[i].AgentID, ok, want)
+			t.Errorf("nudge 1 of agent %d in a batch of 70 after the even ones: claimed = %v, want %v", all[i].Check.AgentID, ok, want)
 		}
 	}
-	if got := record(db, t0, nil); len(got) != 0 {
-		t.Errorf("RecordNudges of no key = %v, want none", got)
-	}
-	// A day later nudge 2 of the first ten prunes their old records only.
-	later := t0.Add(hub.SentKept + time.Minute)
-	record(db, later, keys(2, 0, 10))
-	for i, ok := range record(db, later, keys(1, 0, 20)) {
-		if want := i < 10; ok != want {
-			t.Errorf("nudge 1 of agent %d again after the prune: recorded = %v, want %v", agents[i].ID, ok, want)
-		}
+	if got := claimTo(t, db, nil); len(got) != 0 {
+		t.Errorf("ClaimNudges of no check = %v, want none", got)
 	}
 }
 

@@ -18,3 +18,8 @@ SELECT m.id AS rowid, m.body AS body,
        (SELECT COALESCE(group_concat('§' || d.agent_id, ' '), '') FROM deliveries d WHERE d.message_id = m.id) AS readers
 FROM messages m
 WHERE m.kind NOT IN ('nudge', 'heartbeat');
+
+-- A nudge is sent once through its agent's check row (ClaimNudges: a
+-- conditional update from the check it was decided from), which the tick
+-- writes anyway: no record of each nudge sent is kept any more.
+DROP TABLE IF EXISTS nudges_sent;

@@ -10,3 +10,8 @@ ALTER TABLE messages ADD COLUMN search tsvector
                               ELSE to_tsvector('english'::regconfig, left(body, 65536)) END) STORED;
 
 CREATE INDEX messages_search ON messages USING GIN (search);
+
+-- A nudge is sent once through its agent's check row (ClaimNudges: a
+-- conditional update from the check it was decided from), which the tick
+-- writes anyway: no record of each nudge sent is kept any more.
+DROP TABLE nudges_sent;
