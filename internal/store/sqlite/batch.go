@@ -31,21 +31,6 @@ func idList(ids []int64) string {
 // valuesChunk is how many rows one statement of execRows writes at most.
 const valuesChunk = 64
 
-// chunkRows returns how many of rows left one statement writes: valuesChunk,
-// else the largest of 16, 4 and 1 that fits. Every statement goes through
-// the connection's statement cache, which holds at most four texts per kind
-// this way: a statement prepared for the rest of a batch alone (500 rows
-// are 7 × 64 + 52) cost more than writing its rows, and the batches of a
-// tick are never a multiple of 64.
-func chunkRows(left int) int {
-	for _, n := range [...]int{valuesChunk, 16, 4} {
-		if left >= n {
-			return n
-		}
-	}
-	return left
-}
-
 // valuesText returns head + "(?, …), (?, …) …" + tail with n rows of cols
 // placeholders.
 func valuesText(head, tail string, cols, n int) string {
@@ -54,14 +39,23 @@ func valuesText(head, tail string, cols, n int) string {
 }
 
 // execRows writes rows of cols values each (args, row after row) with
-// statements head + "(?, …), (?, …) …" + tail of chunkRows rows each.
-// done, if not nil, is called after each statement with the index of its
-// first row and its row count.
+// statements head + "(?, …), (?, …) …" + tail of up to valuesChunk rows:
+// the full ones through the statement cache (one text per kind), the last
+// partial one prepared for this call only, so that the cache does not fill
+// with one text per row count. done, if not nil, is called after each
+// statement with the index of its first row and its row count.
 func (t *Tx) execRows(what, head, tail string, cols int, args []any, done func(first, n int, res sql.Result) error) error {
 	rows := len(args) / cols
-	for first, n := 0, 0; first < rows; first += n {
-		n = chunkRows(rows - first)
-		res, err := t.exec(valuesText(head, tail, cols, n), args[first*cols:(first+n)*cols]...)
+	for first := 0; first < rows; first += valuesChunk {
+		n := min(valuesChunk, rows-first)
+		chunk := args[first*cols : (first+n)*cols]
+		var res sql.Result
+		var err error
+		if q := valuesText(head, tail, cols, n); n == valuesChunk {
+			res, err = t.exec(q, chunk...)
+		} else {
+			res, err = t.execOnce(q, chunk...)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -74,18 +68,47 @@ func (t *Tx) execRows(what, head, tail string, cols int, args []any, done func(f
 	return nil
 }
 
+// execOnce runs q as a statement prepared for this call only (outside the
+// connection's statement cache).
+func (t *Tx) execOnce(q string, args ...any) (sql.Result, error) {
+	st, err := t.tx.PrepareContext(t.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	res, err := st.ExecContext(t.ctx, args...)
+	return res, mapErr(err)
+}
+
 // queryRows is execRows for statements that return rows (RETURNING): scan
 // is called for each row returned.
 func (t *Tx) queryRows(what, head, tail string, cols int, args []any, scan func(*sql.Rows) error) error {
 	rows := len(args) / cols
-	for first, n := 0, 0; first < rows; first += n {
-		n = chunkRows(rows - first)
+	for first := 0; first < rows; first += valuesChunk {
+		n := min(valuesChunk, rows-first)
 		q, chunk := valuesText(head, tail, cols, n), args[first*cols:(first+n)*cols]
-		if err := scanRows(t.tx.QueryContext(t.ctx, q, chunk...))(scan); err != nil {
+		var err error
+		if n == valuesChunk {
+			err = scanRows(t.tx.QueryContext(t.ctx, q, chunk...))(scan)
+		} else {
+			err = t.queryOnce(q, chunk, scan)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", what, mapErr(err))
 		}
 	}
 	return nil
+}
+
+// queryOnce runs q as a statement prepared for this call only and calls
+// scan for each row.
+func (t *Tx) queryOnce(q string, args []any, scan func(*sql.Rows) error) error {
+	st, err := t.tx.PrepareContext(t.ctx, q)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return scanRows(st.QueryContext(t.ctx, args...))(scan)
 }
 
 // scanRows returns a function that calls scan for each of rows and closes
