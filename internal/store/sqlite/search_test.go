@@ -73,24 +73,11 @@ func TestSearchIndexesGroupCommit(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		for _, reader := range []int64{0, ann.ID, bob.ID} {
-			var hits []hub.SearchHit
-			mustView(t, db, func(tx hub.Tx) (err error) {
-				hits, err = tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{"grouped"}}, ReaderID: reader, Limit: 100})
-				return err
-			})
-			var got []int64
-			for _, h := range hits {
-				got = append(got, h.Message.ID)
-			}
-			slices.Sort(got)
-			if want := wantFor(reader, first); !slices.Equal(got, want) {
+			if got, want := findWord(t, db, "grouped", reader), wantFor(reader, first); !slices.Equal(got, want) {
 				t.Errorf("%s: reader %d finds %v, want %v", when, reader, got, want)
 			}
 		}
-		mustUpdate(t, db, func(tx hub.Tx) error {
-			_, err := tx.(*Tx).exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`)
-			return err
-		})
+		checkIndex(t, db)
 	}
 	check("posted")
 	mustUpdate(t, db, func(tx hub.Tx) error {
@@ -127,19 +114,6 @@ func TestSearchReadersAfterAgentDeleted(t *testing.T) {
 	if again.ID != bob.ID {
 		t.Fatalf("the new agent has ID %d, want the deleted one's, %d", again.ID, bob.ID)
 	}
-	find := func(reader int64) []int64 {
-		var hits []hub.SearchHit
-		mustView(t, db, func(tx hub.Tx) (err error) {
-			hits, err = tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{"rollout"}}, ReaderID: reader, Limit: 10})
-			return err
-		})
-		got := []int64{}
-		for _, h := range hits {
-			got = append(got, h.Message.ID)
-		}
-		slices.Sort(got)
-		return got
-	}
 	for _, tt := range []struct {
 		name   string
 		reader int64
@@ -149,14 +123,11 @@ func TestSearchReadersAfterAgentDeleted(t *testing.T) {
 		{"ann", ann.ID, []int64{shared}},
 		{"the admin", 0, []int64{shared, own}},
 	} {
-		if got := find(tt.reader); !slices.Equal(got, tt.want) {
+		if got := findWord(t, db, "rollout", tt.reader); !slices.Equal(got, tt.want) {
 			t.Errorf("%s finds %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	mustUpdate(t, db, func(tx hub.Tx) error {
-		_, err := tx.(*Tx).exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`)
-		return err
-	})
+	checkIndex(t, db)
 }
 
 // A message written and deleted in one write transaction is not found
@@ -280,22 +251,11 @@ func TestSearchNoticesMigrated(t *testing.T) {
 	find := func(when string) {
 		t.Helper()
 		for _, reader := range []int64{0, ann.ID} {
-			var got []int64
-			mustView(t, db, func(tx hub.Tx) error {
-				hits, err := tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{"notice"}}, ReaderID: reader, Limit: 10})
-				for _, h := range hits {
-					got = append(got, h.Message.ID)
-				}
-				return err
-			})
-			if !slices.Equal(got, []int64{said}) {
+			if got := findWord(t, db, "notice", reader); !slices.Equal(got, []int64{said}) {
 				t.Errorf("%s: reader %d finds %v, want only the message %d", when, reader, got, said)
 			}
 		}
-		mustUpdate(t, db, func(tx hub.Tx) error {
-			_, err := tx.(*Tx).exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`)
-			return err
-		})
+		checkIndex(t, db)
 	}
 	find("migrated")
 	mustUpdate(t, db, func(tx hub.Tx) error {
@@ -307,4 +267,31 @@ func TestSearchNoticesMigrated(t *testing.T) {
 		return err
 	})
 	find("reader deleted, notices pruned")
+}
+
+// findWord returns the IDs, in order, of the messages a search for word
+// finds for reader (0: the admin).
+func findWord(t *testing.T, db *DB, word string, reader int64) []int64 {
+	t.Helper()
+	var hits []hub.SearchHit
+	mustView(t, db, func(tx hub.Tx) (err error) {
+		hits, err = tx.SearchMessages(hub.SearchQuery{Terms: [][]string{{word}}, ReaderID: reader, Limit: 100})
+		return err
+	})
+	got := []int64{}
+	for _, h := range hits {
+		got = append(got, h.Message.ID)
+	}
+	slices.Sort(got)
+	return got
+}
+
+// checkIndex runs FTS4's integrity check, which reads the view the index
+// is built from back and fails when the index disagrees with it.
+func checkIndex(t *testing.T, db *DB) {
+	t.Helper()
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		_, err := tx.(*Tx).exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`)
+		return err
+	})
 }
