@@ -145,7 +145,8 @@ type AdminServiceClient interface {
 	ListJoinCodes(ctx context.Context, in *ListJoinCodesRequest, opts ...grpc.CallOption) (*ListJoinCodesResponse, error)
 	// RevokeJoinCode revokes a join code: it registers no agent from now on.
 	RevokeJoinCode(ctx context.Context, in *RevokeJoinCodeRequest, opts ...grpc.CallOption) (*RevokeJoinCodeResponse, error)
-	// SearchMessages finds any message by its words, best match first.
+	// SearchMessages finds any message by its words, best match first, except the hub's own
+	// notices (nudges, heartbeat pulses).
 	SearchMessages(ctx context.Context, in *AdminSearchMessagesRequest, opts ...grpc.CallOption) (*AdminSearchMessagesResponse, error)
 	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
 	// acknowledged. NotFound for an unknown ID.
@@ -670,7 +671,8 @@ type AdminServiceServer interface {
 	ListJoinCodes(context.Context, *ListJoinCodesRequest) (*ListJoinCodesResponse, error)
 	// RevokeJoinCode revokes a join code: it registers no agent from now on.
 	RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error)
-	// SearchMessages finds any message by its words, best match first.
+	// SearchMessages finds any message by its words, best match first, except the hub's own
+	// notices (nudges, heartbeat pulses).
 	SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error)
 	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
 	// acknowledged. NotFound for an unknown ID.

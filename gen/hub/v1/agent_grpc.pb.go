@@ -109,6 +109,7 @@ type AgentServiceClient interface {
 	// wait, at most a few times in a row, so a held stop never loops.
 	CheckStop(ctx context.Context, in *CheckStopRequest, opts ...grpc.CallOption) (*CheckStopResponse, error)
 	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
+	// The hub's own notices (nudges, heartbeat pulses) are not searched.
 	SearchMessages(ctx context.Context, in *SearchMessagesRequest, opts ...grpc.CallOption) (*SearchMessagesResponse, error)
 	// AcknowledgeMessage acknowledges messages the caller received, all or none. Acknowledging
 	// again is not an error and keeps the first time; a message that did not ask for an
@@ -450,6 +451,7 @@ type AgentServiceServer interface {
 	// wait, at most a few times in a row, so a held stop never loops.
 	CheckStop(context.Context, *CheckStopRequest) (*CheckStopResponse, error)
 	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
+	// The hub's own notices (nudges, heartbeat pulses) are not searched.
 	SearchMessages(context.Context, *SearchMessagesRequest) (*SearchMessagesResponse, error)
 	// AcknowledgeMessage acknowledges messages the caller received, all or none. Acknowledging
 	// again is not an error and keeps the first time; a message that did not ask for an
