@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/agenthub/hub/internal/mcpbridge"
@@ -20,6 +21,14 @@ import (
 // about an eighth of its CPU. At 400 it collects a quarter as often, for
 // about 12 MiB more resident memory (BENCHMARKS.md, "MCP").
 const bridgeGCPercent = 400
+
+// bridgeProcs is the number of processors `hub mcp` runs Go code on when
+// GOMAXPROCS is not set. The bridge relays one agent's calls, one
+// goroutine handing each to the next (stdin, the MCP SDK, gRPC's reader and
+// writer): on one processor each hand-off stays on one thread, where with
+// more the runtime wakes another thread for it, which cost more CPU per
+// call than the work itself (BENCHMARKS.md, "MCP").
+const bridgeProcs = 1
 
 // runMCP runs the MCP stdio bridge for one agent: MCP on stdin/stdout, the
 // hub over gRPC with the agent's token. Diagnostics go to stderr only.
@@ -64,6 +73,9 @@ Flags:
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(bridgeGCPercent)
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(bridgeProcs)
 	}
 
 	var tok string
