@@ -51,6 +51,12 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 			Logger:                       opts.Logger,
 			SessionTimeout:               opts.SessionTimeout,
 			PropagateRequestCancellation: true,
+			// A call's answer is one application/json body rather than an
+			// SSE stream per POST (no event framing, no flush before the
+			// end): less CPU per call. What a call sends before its answer
+			// (wait_for_messages' progress) goes on the session's GET
+			// stream, which the SDK clients (TypeScript, Go) open.
+			JSONResponse: true,
 		})
 	verify := func(ctx context.Context, token string, req *http.Request) (*auth.TokenInfo, error) {
 		// A request that opens a session is checked with the hub, so a wrong
