@@ -16,10 +16,10 @@ import (
 
 // bridgeGCPercent is the garbage collector's target of `hub mcp` when GOGC
 // is not set. The bridge keeps about 1 MiB live, and each tool call leaves
-// about 150 KiB behind (mostly the MCP SDK's 32 KiB decoding buffers), so
-// at Go's default (100, with its 4 MiB floor) it collected every ~10 calls,
-// about an eighth of its CPU. At 400 it collects a quarter as often, for
-// about 12 MiB more resident memory (BENCHMARKS.md, "MCP").
+// tens of KiB behind (mostly the MCP SDK's 32 KiB decoding buffers, two per
+// call since lineTransport, five before), so at Go's default (100, with its
+// 4 MiB floor) it collected every few calls. At 400 it collects a quarter
+// as often, for about 12 MiB more resident memory (BENCHMARKS.md, "MCP").
 const bridgeGCPercent = 400
 
 // bridgeProcs is the number of processors `hub mcp` runs Go code on when
