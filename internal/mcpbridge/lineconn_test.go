@@ -30,14 +30,19 @@ type rawSession struct {
 	out *bufio.Scanner
 }
 
-func newRawSession(t *testing.T) *rawSession {
+// serveLines serves the tokenless bridge over lineTransport on pipes: the
+// client writes to in and reads out. ended is closed when the server has
+// returned, with its error in *err.
+func serveLines(t *testing.T) (in *io.PipeWriter, out *io.PipeReader, ended <-chan struct{}, err *error) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	done := make(chan struct{})
+	var runErr error
 	go func() {
-		done <- newServer(tokenlessBridge()).Run(ctx, &lineTransport{r: inR, w: outW})
+		defer close(done)
+		runErr = newServer(tokenlessBridge()).Run(ctx, &lineTransport{r: inR, w: outW})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -45,9 +50,15 @@ func newRawSession(t *testing.T) *rawSession {
 		outR.Close()
 		<-done
 	})
-	sc := bufio.NewScanner(outR)
+	return inW, outR, done, &runErr
+}
+
+func newRawSession(t *testing.T) *rawSession {
+	t.Helper()
+	in, out, _, _ := serveLines(t)
+	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 1<<20)
-	return &rawSession{t: t, in: inW, out: sc}
+	return &rawSession{t: t, in: in, out: sc}
 }
 
 func (s *rawSession) send(line string) {
@@ -159,14 +170,9 @@ func TestLineTransportBatches(t *testing.T) {
 // TestLineTransportServesTheSDKClient runs a whole session, the go-sdk
 // client on the other end.
 func TestLineTransportServesTheSDKClient(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- newServer(tokenlessBridge()).Run(ctx, &lineTransport{r: inR, w: outW})
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	in, out, ended, runErr := serveLines(t)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: out, Writer: in}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,14 +190,13 @@ func TestLineTransportServesTheSDKClient(t *testing.T) {
 	}
 	cs.Close() // closes the client's writer: the server reads EOF and ends
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("the server ended with %v, want nil at EOF", err)
+	case <-ended:
+		if *runErr != nil {
+			t.Errorf("the server ended with %v, want nil at EOF", *runErr)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not end when its input did")
 	}
-	cancel()
 }
 
 // TestLineConnCloseEndsRead checks that Close ends a Read waiting for a
