@@ -14,8 +14,14 @@ import (
 // their headers (server.TapHandle), so these bound what an authenticated or
 // half-open client can hold.
 const (
-	maxStreamsPerConn = 1024     // concurrent calls on one connection; more queue at the client
-	maxHeaderBytes    = 16 << 10 // a call's metadata
+	maxStreamsPerConn = 1024 // concurrent calls on one connection; more queue at the client
+	// streamWorkers is how many goroutines gRPC keeps to run calls on: a
+	// call taken by a worker runs on a stack already grown by the calls
+	// before it, instead of a new goroutine that grows its stack by
+	// copying. With every worker busy (parked waits hold theirs), a call
+	// gets a goroutine of its own, as without workers.
+	streamWorkers  = 64
+	maxHeaderBytes = 16 << 10 // a call's metadata
 	// maxIdleConn closes a gRPC connection with no call in flight for this
 	// long; clients reconnect transparently.
 	maxIdleConn = 5 * time.Minute
@@ -27,6 +33,7 @@ func (m *Main) guardOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.InTapHandle(m.Server.TapHandle),
 		grpc.MaxConcurrentStreams(maxStreamsPerConn),
+		grpc.NumStreamWorkers(streamWorkers),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
 		grpc.ConnectionTimeout(10 * time.Second),
 		// Parked waits are idle streams: let clients keep connections open

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,8 +16,30 @@ const (
 	SenderOrchestrator = "orchestrator"
 )
 
-// agentNameRE is the pattern every agent name matches (SPEC §2).
-var agentNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+// maxNameLen is the longest agent, project or channel name (without '#').
+const maxNameLen = 63
+
+// isName reports whether s is an agent name (SPEC §2), which is also the
+// pattern of project names and, after '#', of channel names:
+// ^[a-z0-9][a-z0-9._-]{0,62}$. Written out rather than as a regexp: it is
+// checked for every recipient of every post.
+func isName(s string) bool {
+	if s == "" || len(s) > maxNameLen || !isNameStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isNameByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isNameStart reports whether c may begin a name: [a-z0-9].
+func isNameStart(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+// isNameByte reports whether c may appear in a name: [a-z0-9._-].
+func isNameByte(c byte) bool { return isNameStart(c) || c == '.' || c == '_' || c == '-' }
 
 // Agent is a registered agent. Its token is never part of it: only the
 // token's hash is stored, in the store's own column.
@@ -66,7 +87,7 @@ func ValidateAgentName(name string) error {
 	if name == "" {
 		return Errorf(EINVALID, "agent name is required: 1-63 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit")
 	}
-	if !agentNameRE.MatchString(name) {
+	if !isName(name) {
 		return Errorf(EINVALID, "agent name %q is invalid: expected 1-63 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit (pattern ^[a-z0-9][a-z0-9._-]{0,62}$)", name)
 	}
 	if name == SenderAdmin || name == SenderOrchestrator {

@@ -5,6 +5,8 @@ package hub_test
 // with -fuzz for a few seconds. Each checks properties, not just "no panic".
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,12 +64,31 @@ func validAgentName(s string) bool {
 	return true
 }
 
+// mentionRE is the definition of a mention that ParseMentions spells out
+// by hand: @name at the start or after a character that is neither a word
+// character nor '@', trailing dots dropped, first appearance kept.
+var mentionRE = regexp.MustCompile(`(?:^|[^\w@])@([a-z0-9][a-z0-9._-]{0,62})`)
+
+func mentionsByPattern(body string) []string {
+	var out []string
+	for _, m := range mentionRE.FindAllStringSubmatch(body, -1) {
+		if name := strings.TrimRight(m[1], "."); !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func FuzzParseMentions(f *testing.F) {
-	for _, s := range []string{"hi @bob", "@alice and @bob and @alice", "mail a@b.com", "ask @bob.", "@@x", "@", "@-x", "@a_b-c.d", "(@x) [@y] @z,", "@" + strings.Repeat("a", 70), "日本語 @ken さん", "@Bob"} {
+	for _, s := range []string{"hi @bob", "@alice and @bob and @alice", "mail a@b.com", "ask @bob.", "@@x", "@", "@-x", "@a_b-c.d", "(@x) [@y] @z,", "@" + strings.Repeat("a", 70), "日本語 @ken さん", "@Bob",
+		"@a.@b", "@a-@b", "@a @b", "x@a @b", "@" + strings.Repeat("a", 63) + ".@c", "@" + strings.Repeat("a", 62) + "..", "é@x", "\xff@x", "_@x", "@x@y", "@x\n@y", "a.@b", "@a..b."} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		names := hub.ParseMentions(body)
+		if want := mentionsByPattern(body); !slices.Equal(names, want) {
+			t.Fatalf("ParseMentions(%q) = %q, want %q (the pattern %s)", body, names, want, mentionRE)
+		}
 		seen := map[string]bool{}
 		for _, n := range names {
 			if !validAgentName(n) {

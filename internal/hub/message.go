@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,36 +64,61 @@ type MessageQuery struct {
 	Newest  bool // the newest Limit messages after After (still oldest first)
 }
 
-var (
-	channelRE = regexp.MustCompile(`^#[a-z0-9][a-z0-9._-]{0,62}$`)
-	// mentionRE finds @name not preceded by a word character (so e-mail
-	// addresses are not mentions).
-	mentionRE = regexp.MustCompile(`(?:^|[^\w@])@([a-z0-9][a-z0-9._-]{0,62})`)
-)
-
 // ValidateChannel returns EINVALID unless name is a channel name such as "#ops".
 func ValidateChannel(name string) error {
-	if !channelRE.MatchString(name) {
+	if len(name) < 2 || name[0] != '#' || !isName(name[1:]) {
 		return Errorf(EINVALID, "channel %q is invalid: expected '#' followed by 1-63 characters of a-z, 0-9, '.', '_' or '-' (for example \"#general\")", name)
 	}
 	return nil
 }
 
 // ParseMentions returns the agent names mentioned as @name in body, in order
-// of first appearance, without duplicates. Trailing dots are not part of a
-// name ("ask @bob." mentions bob).
+// of first appearance, without duplicates. A mention is '@' at the start
+// of body or after a character that is neither a word character
+// ([0-9A-Za-z_]) nor '@' (so e-mail addresses are not mentions), then a
+// name: [a-z0-9] and up to 62 of [a-z0-9._-]. The character before '@'
+// must not belong to the previous mention ("@a.@b" mentions only a).
+// Trailing dots are not part of a name ("ask @bob." mentions bob).
 func ParseMentions(body string) []string {
 	var out []string
-	seen := map[string]bool{}
-	for _, m := range mentionRE.FindAllStringSubmatch(body, -1) {
-		name := strings.TrimRight(m[1], ".")
-		if name == "" || seen[name] {
+	var seen map[string]bool
+	end := 0 // where the previous mention ended
+	for at := strings.IndexByte(body, '@'); at >= 0; at = indexAt(body, at+1) {
+		if at > 0 && (at-1 < end || isWordByte(body[at-1]) || body[at-1] == '@') {
 			continue
 		}
-		seen[name] = true
-		out = append(out, name)
+		n := at + 1
+		if n == len(body) || !isNameStart(body[n]) {
+			continue
+		}
+		for n++; n < len(body) && n-at <= maxNameLen && isNameByte(body[n]); n++ {
+		}
+		end = n
+		name := strings.TrimRight(body[at+1:n], ".")
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
 	}
 	return out
+}
+
+// indexAt returns the index of the first '@' in s at or after from, or -1.
+func indexAt(s string, from int) int {
+	if i := strings.IndexByte(s[from:], '@'); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+// isWordByte reports whether c is an ASCII word character, [0-9A-Za-z_].
+// A byte of a multi-byte UTF-8 sequence is not: such a character is not a
+// word character either.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 // ParseMessageID parses a message ID or cursor; "" is 0. Errors: EINVALID.

@@ -48,7 +48,7 @@ type Project struct {
 // ValidateProjectName returns EINVALID unless name is a valid project name
 // (the pattern of agent names).
 func ValidateProjectName(name string) error {
-	if name == "" || !agentNameRE.MatchString(name) {
+	if name == "" || !isName(name) {
 		return Errorf(EINVALID, "project name %q is invalid: expected 1-63 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil

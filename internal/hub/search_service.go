@@ -61,7 +61,7 @@ func (s *Service) searchQuery(req SearchRequest) (SearchQuery, error) {
 	if q.Terms, err = ParseSearchTerms(req.Query); err != nil {
 		return q, err
 	}
-	if req.From != "" && !agentNameRE.MatchString(req.From) {
+	if req.From != "" && !isName(req.From) {
 		return q, Errorf(EINVALID, "from %q is not a sender name: expected an agent name, \"admin\" or \"orchestrator\"", req.From)
 	}
 	if req.Channel != "" {
