@@ -79,6 +79,16 @@ type Agent struct {
 	authHash []byte
 }
 
+// Addressee is what routing a message reads of an agent it names: who it
+// is, the project it belongs to and whether it is disabled
+// (AgentTx.AddresseeByName).
+type Addressee struct {
+	ID       int64
+	Name     string
+	Project  string
+	Disabled bool
+}
+
 // Disabled reports whether the agent is disabled.
 func (a *Agent) Disabled() bool { return !a.DisabledAt.IsZero() }
 

@@ -291,6 +291,10 @@ type AgentTx interface {
 	CreateAgent(a *Agent, tokenHash []byte) error
 	// AgentByName returns the agent named name. ENOTFOUND.
 	AgentByName(name string) (*Agent, error)
+	// AddresseeByName returns what routing a message reads of the agent
+	// named name, as of this transaction (every earlier write of it
+	// included). ENOTFOUND.
+	AddresseeByName(name string) (Addressee, error)
 	// AgentByID returns the agent with the given ID. ENOTFOUND.
 	AgentByID(id int64) (*Agent, error)
 	// AgentByTokenHash returns the agent holding the token. ENOTFOUND.

@@ -121,7 +121,7 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 		if err != nil {
 			return nil, err
 		}
-		if a.Disabled() {
+		if a.Disabled {
 			return nil, Errorf(EPRECONDITION, "agent %q is disabled and cannot receive messages until an admin enables it", name)
 		}
 		m.To = append(m.To, a.Name)
@@ -161,7 +161,7 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 		} else if err != nil {
 			return nil, err
 		}
-		if a.Disabled() {
+		if a.Disabled {
 			continue
 		}
 		m.Mentions = append(m.Mentions, a.Name)

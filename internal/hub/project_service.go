@@ -133,19 +133,19 @@ func (l *lazyReach) sees(project string) (bool, error) {
 
 // visibleAgent returns the agent named name if the caller may reach it,
 // and for any other name the same ENOTFOUND as for an unknown one.
-func (l *lazyReach) visibleAgent(name string) (*Agent, error) {
-	a, err := l.tx.AgentByName(name)
+func (l *lazyReach) visibleAgent(name string) (Addressee, error) {
+	a, err := l.tx.AddresseeByName(name)
 	if ErrorCode(err) == ENOTFOUND {
-		return nil, agentNotFound(name)
+		return Addressee{}, agentNotFound(name)
 	} else if err != nil {
-		return nil, err
+		return Addressee{}, err
 	}
 	ok, err := l.sees(ProjectOr(a.Project))
 	if err != nil {
-		return nil, err
+		return Addressee{}, err
 	}
 	if !ok {
-		return nil, agentNotFound(name)
+		return Addressee{}, agentNotFound(name)
 	}
 	return a, nil
 }

@@ -41,6 +41,18 @@ func (t *Tx) AgentByName(name string) (*hub.Agent, error) {
 	return t.agentWhere("named "+quote(name), `name = $1`, name)
 }
 
+// AddresseeByName implements hub.AgentTx.
+func (t *Tx) AddresseeByName(name string) (hub.Addressee, error) {
+	a := hub.Addressee{Name: name}
+	var disabledAt int64
+	err := t.queryRow(`SELECT id, project, disabled_at FROM agents WHERE name = $1`, name).Scan(&a.ID, &a.Project, &disabledAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return hub.Addressee{}, hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(name))
+	}
+	a.Disabled = disabledAt != 0
+	return a, err
+}
+
 // AgentByID implements hub.AgentTx. Under the shared write lock it locks
 // the agent's row until commit (FOR NO KEY UPDATE: posts that deliver to
 // the agent, whose foreign keys take KEY SHARE, do not wait for it), so

@@ -162,16 +162,19 @@ func (c *checkpointer) close() error {
 }
 
 // writerConnector opens the writer's connections: dsn's connection with the
-// automatic checkpoint turned off (the checkpointer does it).
+// automatic checkpoint turned off (the checkpointer does it) and the
+// function the addressee cache's triggers call (addressees.go).
 type writerConnector struct {
 	dsn    string
 	driver *sqlite3.SQLiteDriver
 }
 
-func newWriterConnector(dsn string) *writerConnector {
+func newWriterConnector(dsn string, names *addressees) *writerConnector {
 	return &writerConnector{dsn: dsn, driver: &sqlite3.SQLiteDriver{ConnectHook: func(conn *sqlite3.SQLiteConn) error {
-		_, err := conn.Exec(`PRAGMA wal_autocheckpoint = 0`, nil)
-		return err
+		if _, err := conn.Exec(`PRAGMA wal_autocheckpoint = 0`, nil); err != nil {
+			return err
+		}
+		return names.connect(conn)
 	}}}
 }
 

@@ -142,6 +142,7 @@ type DB struct {
 
 	writes *writer.Queue // Update calls, committed in batches by commit
 	ckpt   *checkpointer // copies the write-ahead log into the file (checkpoint.go)
+	names  *addressees   // what the writer's transactions read of agents by name (addressees.go)
 
 	schemaVersion int
 	full          atomic.Bool // the last write failed for want of space (diskfull.go)
@@ -191,7 +192,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := register(); err != nil { // bm25.go
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	w := sql.OpenDB(newWriterConnector(dsn("_txlock", "immediate")))
+	names := &addressees{}
+	w := sql.OpenDB(newWriterConnector(dsn("_txlock", "immediate"), names))
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -200,10 +202,14 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	db := &DB{path: path, w: w}
+	db := &DB{path: path, w: w, names: names}
 	if err := db.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
+	}
+	if err := names.arm(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	if err := db.limitSize(ctx, opts.MaxSize); err != nil {
 		w.Close()
@@ -280,7 +286,14 @@ func (db *DB) commit(batch []*writer.Request) {
 		}
 		return
 	}
-	t := &Tx{ctx: ctx, tx: tx}
+	t := &Tx{ctx: ctx, tx: tx, names: db.names}
+	if err := db.names.begin(t); err != nil {
+		tx.Rollback()
+		for _, r := range batch {
+			r.Done(db.outcome(err))
+		}
+		return
+	}
 	if len(batch) == 1 {
 		if errs[0] = batch[0].Ctx.Err(); errs[0] == nil {
 			errs[0] = writer.Call(batch[0].Fn, t)
@@ -290,11 +303,13 @@ func (db *DB) commit(batch []*writer.Request) {
 		}
 		if errs[0] != nil {
 			tx.Rollback()
+			db.names.clear()
 			batch[0].Done(db.outcome(errs[0]))
 			return
 		}
 	} else if err := runSavepoints(ctx, tx, t, batch, errs); err != nil {
 		tx.Rollback()
+		db.names.clear()
 		for _, e := range errs {
 			if isFull(e) {
 				err = e // SQLite may have ended the transaction: the cause is the full disk
@@ -306,6 +321,7 @@ func (db *DB) commit(batch []*writer.Request) {
 		return
 	}
 	if err := tx.Commit(); err != nil {
+		db.names.clear()
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = fmt.Errorf("commit: %w", err)
@@ -344,6 +360,7 @@ func runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writer.Reque
 		indexed := len(t.unindexed)
 		if errs[i] = writer.Call(r.Fn, t); errs[i] != nil {
 			t.unindexed = t.unindexed[:indexed]
+			t.names.clear()
 			if _, err := rollbackTo.ExecContext(ctx); err != nil {
 				return fmt.Errorf("rollback to savepoint: %w", err)
 			}
@@ -362,6 +379,8 @@ type Tx struct {
 	// unindexed are the messages this transaction wrote that the
 	// full-text index does not hold yet (indexMessage).
 	unindexed []indexEntry
+	// names is the writer's cache of addressees; nil in read transactions.
+	names *addressees
 }
 
 var _ hub.Tx = (*Tx)(nil)

@@ -54,6 +54,7 @@ func testAgentNotFound(t *testing.T, h NewDB) {
 		fn   func(tx hub.Tx) error
 	}{
 		{"AgentByName", func(tx hub.Tx) error { _, err := tx.AgentByName("bob"); return err }},
+		{"AddresseeByName", func(tx hub.Tx) error { _, err := tx.AddresseeByName("bob"); return err }},
 		{"AgentByID", func(tx hub.Tx) error { _, err := tx.AgentByID(999); return err }},
 		{"AgentByTokenHash", func(tx hub.Tx) error { _, err := tx.AgentByTokenHash(hub.HashToken("nope")); return err }},
 		{"AgentByTokenHash(nil)", func(tx hub.Tx) error { _, err := tx.AgentByTokenHash(nil); return err }},

@@ -27,6 +27,7 @@ func Run(t *testing.T, newDB NewDB) {
 	}{
 		{"AgentRoundTrip", testAgentRoundTrip},
 		{"AgentNotFound", testAgentNotFound},
+		{"Addressees", testAddressees},
 		{"ConstraintErrors", testConstraintErrors},
 		{"ListAgents", testListAgents},
 		{"SetAgentToken", testSetAgentToken},
