@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
@@ -137,7 +136,11 @@ func incomingRequestID(ctx context.Context) string {
 			return v
 		}
 	}
-	return fmt.Sprintf("%016x", rand.Uint64())
+	var id [16]byte // 64 random bits in hex, without fmt
+	for i, v := len(id)-1, rand.Uint64(); i >= 0; i, v = i-1, v>>4 {
+		id[i] = "0123456789abcdef"[v&15]
+	}
+	return string(id[:])
 }
 
 func validRequestID(s string) bool {

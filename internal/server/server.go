@@ -135,10 +135,12 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 	case method == JoinHubMethod:
 		return ctx, nil // its credential is a join code, checked by CheckJoin and the handler
 	case strings.HasPrefix(method, agentServicePrefix):
-		if token != "" && s.svc.IsAdminToken(token) {
+		// The admin token is no agent's token: it is told apart only when
+		// the agent check fails, so an agent's call hashes its token once.
+		a, err := s.svc.Authenticate(ctx, token)
+		if err != nil && token != "" && s.svc.IsAdminToken(token) {
 			return nil, status.Error(codes.PermissionDenied, "this call acts as an agent and needs that agent's token; the admin token was given (create an agent with `hubctl agent add NAME`)")
 		}
-		a, err := s.svc.Authenticate(ctx, token)
 		if err != nil {
 			return nil, toStatus(err)
 		}
