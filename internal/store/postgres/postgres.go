@@ -249,6 +249,9 @@ const (
 
 // outcome records a lost deadlock, then maps constraint errors.
 func (t *Tx) outcome(err error) error {
+	if err == nil {
+		return nil
+	}
 	var pe *pgconn.PgError
 	if t.shared && errors.As(err, &pe) && (pe.Code == codeDeadlock || pe.Code == codeSerialization) {
 		t.deadlocked = true
@@ -338,6 +341,9 @@ const (
 
 // mapErr turns constraint violations into hub errors.
 func mapErr(err error) error {
+	if err == nil {
+		return nil // before errors.As, whose target would be allocated on every statement
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {

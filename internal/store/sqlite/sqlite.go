@@ -419,6 +419,9 @@ func (t *Tx) queryRow(q string, args ...any) *sql.Row {
 
 // mapErr turns constraint violations into hub errors.
 func mapErr(err error) error {
+	if err == nil {
+		return nil // before errors.As, whose target would be allocated on every statement
+	}
 	var se sqlite3.Error
 	if errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
 		switch se.ExtendedCode {
