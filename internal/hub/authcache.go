@@ -39,6 +39,14 @@ func (c *authCache) get(hash []byte) (*Agent, bool) {
 	return &a, true
 }
 
+// has reports whether hash is cached and fresh, without copying its agent.
+func (c *authCache) has(hash []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[string(hash)]
+	return ok && !time.Now().After(e.expires)
+}
+
 // generation returns the value to pass to put for a store read starting now.
 func (c *authCache) generation() uint64 {
 	c.mu.Lock()

@@ -47,11 +47,20 @@ func TestAuthCacheFollowsChangesAtOnce(t *testing.T) {
 	if _, err := h.Authenticate(ctx, newToken); err != nil {
 		t.Fatalf("new token after rotate: %v", err)
 	}
+	// The tap's check (KnownToken) follows the same cache.
+	for i := 0; i < 2; i++ {
+		if !h.KnownToken(ctx, newToken) || h.KnownToken(ctx, token) {
+			t.Fatalf("KnownToken #%d after rotate: new %v, old %v; want true, false", i, h.KnownToken(ctx, newToken), h.KnownToken(ctx, token))
+		}
+	}
 	if _, _, err := h.RotateToken(ctx, "cached", true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Authenticate(ctx, newToken); hub.ErrorCode(err) != hub.EUNAUTHORIZED {
 		t.Fatalf("token after revoke: err = %v, want %s", err, hub.EUNAUTHORIZED)
+	}
+	if h.KnownToken(ctx, newToken) {
+		t.Fatal("KnownToken after revoke = true, want false")
 	}
 }
 

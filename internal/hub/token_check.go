@@ -14,7 +14,7 @@ func (s *Service) KnownToken(ctx context.Context, token string) bool {
 	if len(s.cfg.AdminTokenHash) > 0 && TokenHashEqual(hash, s.cfg.AdminTokenHash) {
 		return true
 	}
-	if _, ok := s.auth.get(hash); ok {
+	if s.auth.has(hash) {
 		return true
 	}
 	err := s.store.View(ctx, func(tx Tx) error {
