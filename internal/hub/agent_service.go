@@ -205,13 +205,15 @@ const (
 	TokenChanged  AgentChange = iota + 1 // the token was rotated or revoked
 	AgentDisabled                        // the agent was disabled
 	AgentEnabled                         // the agent was enabled again
+	AgentDeleted                         // the agent was deleted
 )
 
 // AgentChanged is told by the store that another process changed agent id.
 // It forgets the agents cached for authentication, so an old token or a
 // disabled agent is refused at its next call, and, for a token change or a
 // disable, ends the agent's parked waits as RotateToken and
-// SetAgentDisabled do in this process.
+// SetAgentDisabled do in this process; for a deletion, it also forgets
+// the agent's unflushed presence, as DeleteAgent does.
 func (s *Service) AgentChanged(id int64, change AgentChange) {
 	s.auth.clear()
 	switch change {
@@ -219,6 +221,8 @@ func (s *Service) AgentChanged(id int64, change AgentChange) {
 		s.waiters.Revoke(id, errRevoked())
 	case AgentDisabled:
 		s.waiters.Revoke(id, errDisabledWhileWaiting())
+	case AgentDeleted:
+		s.forgetAgent(id)
 	}
 }
 

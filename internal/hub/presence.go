@@ -115,3 +115,10 @@ type Touch struct {
 	LastSeenAt          time.Time
 	LastInteractionBeat int64
 }
+
+// Forget drops agentID's entry, flushed or not (the agent was deleted).
+func (p *PresenceTracker) Forget(agentID int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, agentID)
+}

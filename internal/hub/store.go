@@ -48,6 +48,7 @@ type Tx interface {
 	SearchTx
 	ReceiptTx
 	ProjectTx
+	AgentDeleteTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

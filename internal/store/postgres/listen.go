@@ -36,13 +36,13 @@ type Reports struct {
 
 // changeNames are the changes' names in the payload of a changed agent's
 // notification.
-var changeNames = map[hub.AgentChange]string{hub.TokenChanged: "token", hub.AgentDisabled: "disabled", hub.AgentEnabled: "enabled"}
+var changeNames = map[hub.AgentChange]string{hub.TokenChanged: "token", hub.AgentDisabled: "disabled", hub.AgentEnabled: "enabled", hub.AgentDeleted: "deleted"}
 
 // Watch reports what any replica commits, until ctx ends. It LISTENs on
 // one dedicated connection (not from the pool) to two channels: posts (the
 // payload is the messages' IDs and their recipients' agent IDs, never the
 // messages: postedPayload) and changed agents ("token:ID", "disabled:ID",
-// "enabled:ID"). When the connection drops, Watch reconnects with a
+// "enabled:ID", "deleted:ID"). When the connection drops, Watch reconnects with a
 // growing pause (up to 5 s), says so in the log, and once listening again
 // forgets the cached agents and resyncs, since the notifications sent
 // meanwhile are lost. It also reports a post after the first LISTEN, for
