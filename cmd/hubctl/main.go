@@ -116,6 +116,9 @@ func commandTable() []command {
 		{name: "agent enable", group: "agents", summary: "accept a disabled agent's token again", usage: "NAME", run: agentSetDisabled(false)},
 		{name: "agent token rotate", group: "agents", summary: "issue a new token for an agent (the old one stops working)", usage: "NAME", run: agentRotate},
 		{name: "agent token revoke", group: "agents", summary: "revoke an agent's token without issuing a new one", usage: "NAME", run: agentRevoke},
+		// agent_delete.go
+		{name: "agent delete", group: "agents", summary: "delete a disabled agent and all its data (the messages it sent included) for good",
+			usage: "NAME --yes", run: agentDelete},
 		// joincodes.go
 		{name: "join-codes create", group: "agents", summary: "create a join code agents register themselves with (shown once)",
 			usage: "[--expires 24h] [--max-uses N] [--role R] [--note T] [--project P]", run: joinCodesCreate},

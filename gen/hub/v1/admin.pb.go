@@ -4317,6 +4317,117 @@ func (*UnlinkProjectsResponse) Descriptor() ([]byte, []int) {
 	return file_hub_v1_admin_proto_rawDescGZIP(), []int{84}
 }
 
+type DeleteAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name; it must be disabled.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAgentRequest) Reset() {
+	*x = DeleteAgentRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAgentRequest) ProtoMessage() {}
+
+func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
+func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *DeleteAgentRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type DeleteAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent as it was before its deletion.
+	Agent *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// How many messages it sent were deleted.
+	MessagesDeleted int64 `protobuf:"varint,2,opt,name=messages_deleted,json=messagesDeleted,proto3" json:"messages_deleted,omitempty"`
+	// How many of its other rows were deleted in batches (deliveries to it,
+	// the hub's messages only it received, activity logs, checkpoints,
+	// events, read marks); the few rows deleted with the agent's own row are
+	// not counted.
+	RowsDeleted   int64 `protobuf:"varint,3,opt,name=rows_deleted,json=rowsDeleted,proto3" json:"rows_deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAgentResponse) Reset() {
+	*x = DeleteAgentResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAgentResponse) ProtoMessage() {}
+
+func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
+func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *DeleteAgentResponse) GetAgent() *Agent {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+func (x *DeleteAgentResponse) GetMessagesDeleted() int64 {
+	if x != nil {
+		return x.MessagesDeleted
+	}
+	return 0
+}
+
+func (x *DeleteAgentResponse) GetRowsDeleted() int64 {
+	if x != nil {
+		return x.RowsDeleted
+	}
+	return 0
+}
+
 var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
@@ -4562,7 +4673,13 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x15UnlinkProjectsRequest\x12\x18\n" +
 	"\aproject\x18\x01 \x01(\tR\aproject\x12\x14\n" +
 	"\x05other\x18\x02 \x01(\tR\x05other\"\x18\n" +
-	"\x16UnlinkProjectsResponse2\xb6\x19\n" +
+	"\x16UnlinkProjectsResponse\"(\n" +
+	"\x12DeleteAgentRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x88\x01\n" +
+	"\x13DeleteAgentResponse\x12#\n" +
+	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
+	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xfe\x19\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -4610,7 +4727,8 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\rCreateProject\x12\x1c.hub.v1.CreateProjectRequest\x1a\x1d.hub.v1.CreateProjectResponse\x12I\n" +
 	"\fListProjects\x12\x1b.hub.v1.ListProjectsRequest\x1a\x1c.hub.v1.ListProjectsResponse\x12I\n" +
 	"\fLinkProjects\x12\x1b.hub.v1.LinkProjectsRequest\x1a\x1c.hub.v1.LinkProjectsResponse\x12O\n" +
-	"\x0eUnlinkProjects\x12\x1d.hub.v1.UnlinkProjectsRequest\x1a\x1e.hub.v1.UnlinkProjectsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x0eUnlinkProjects\x12\x1d.hub.v1.UnlinkProjectsRequest\x1a\x1e.hub.v1.UnlinkProjectsResponse\x12F\n" +
+	"\vDeleteAgent\x12\x1a.hub.v1.DeleteAgentRequest\x1a\x1b.hub.v1.DeleteAgentResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -4624,7 +4742,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -4711,167 +4829,172 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*LinkProjectsResponse)(nil),            // 82: hub.v1.LinkProjectsResponse
 	(*UnlinkProjectsRequest)(nil),           // 83: hub.v1.UnlinkProjectsRequest
 	(*UnlinkProjectsResponse)(nil),          // 84: hub.v1.UnlinkProjectsResponse
-	(*Agent)(nil),                           // 85: hub.v1.Agent
-	(Priority)(0),                           // 86: hub.v1.Priority
-	(*Message)(nil),                         // 87: hub.v1.Message
-	(*AgentHealth)(nil),                     // 88: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 89: google.protobuf.Timestamp
-	(*Event)(nil),                           // 90: hub.v1.Event
-	(*DeepWork)(nil),                        // 91: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 92: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 93: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 94: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 95: hub.v1.CronJob
-	(*CronRun)(nil),                         // 96: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 97: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 98: hub.v1.Checkpoint
-	(*Channel)(nil),                         // 99: hub.v1.Channel
-	(*Reservation)(nil),                     // 100: hub.v1.Reservation
-	(*JoinCode)(nil),                        // 101: hub.v1.JoinCode
-	(*SearchMessagesRequest)(nil),           // 102: hub.v1.SearchMessagesRequest
-	(*SearchHit)(nil),                       // 103: hub.v1.SearchHit
-	(*Receipt)(nil),                         // 104: hub.v1.Receipt
-	(*Project)(nil),                         // 105: hub.v1.Project
+	(*DeleteAgentRequest)(nil),              // 85: hub.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),             // 86: hub.v1.DeleteAgentResponse
+	(*Agent)(nil),                           // 87: hub.v1.Agent
+	(Priority)(0),                           // 88: hub.v1.Priority
+	(*Message)(nil),                         // 89: hub.v1.Message
+	(*AgentHealth)(nil),                     // 90: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 91: google.protobuf.Timestamp
+	(*Event)(nil),                           // 92: hub.v1.Event
+	(*DeepWork)(nil),                        // 93: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 94: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 95: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 96: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 97: hub.v1.CronJob
+	(*CronRun)(nil),                         // 98: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 99: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 100: hub.v1.Checkpoint
+	(*Channel)(nil),                         // 101: hub.v1.Channel
+	(*Reservation)(nil),                     // 102: hub.v1.Reservation
+	(*JoinCode)(nil),                        // 103: hub.v1.JoinCode
+	(*SearchMessagesRequest)(nil),           // 104: hub.v1.SearchMessagesRequest
+	(*SearchHit)(nil),                       // 105: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 106: hub.v1.Receipt
+	(*Project)(nil),                         // 107: hub.v1.Project
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	85,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	85,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	85,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	85,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	85,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	85,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	85,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	85,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	86,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
-	87,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	87,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	88,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	89,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	90,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	91,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	87,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	92,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	93,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	94,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	94,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	87,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	95,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	95,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	95,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	95,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	96,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	96,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	89,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	89,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	89,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	91,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	97,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	98,  // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	85,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	88,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	87,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	87,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	87,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	87,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	87,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	87,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	87,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	87,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	88,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
+	89,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	89,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	90,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	91,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	92,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	93,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	89,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	94,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	95,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	96,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	96,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	89,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	97,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	97,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	97,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	97,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	98,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	98,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	91,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	91,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	91,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	93,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	99,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	100, // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	87,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	90,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57,  // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	99,  // 36: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	89,  // 37: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	100, // 38: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	100, // 39: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	101, // 40: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	101, // 41: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	101, // 42: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	102, // 43: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
-	103, // 44: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	87,  // 45: hub.v1.AdminGetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	104, // 46: hub.v1.AdminGetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	105, // 47: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
-	105, // 48: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
-	0,   // 49: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,   // 50: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,   // 51: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,   // 52: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,   // 53: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10,  // 54: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12,  // 55: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14,  // 56: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16,  // 57: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18,  // 58: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20,  // 59: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22,  // 60: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24,  // 61: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26,  // 62: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28,  // 63: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30,  // 64: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32,  // 65: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34,  // 66: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36,  // 67: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38,  // 68: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40,  // 69: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42,  // 70: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44,  // 71: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46,  // 72: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48,  // 73: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50,  // 74: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52,  // 75: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54,  // 76: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56,  // 77: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59,  // 78: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	61,  // 79: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	63,  // 80: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
-	65,  // 81: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	67,  // 82: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	69,  // 83: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	71,  // 84: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	73,  // 85: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
-	75,  // 86: hub.v1.AdminService.GetMessageReceipts:input_type -> hub.v1.AdminGetMessageReceiptsRequest
-	77,  // 87: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
-	79,  // 88: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
-	81,  // 89: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
-	83,  // 90: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
-	1,   // 91: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 92: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 93: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 94: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 95: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 96: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 97: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 98: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 99: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 100: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 101: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 102: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 103: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 104: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 105: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 106: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 107: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 108: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 109: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 110: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 111: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 112: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 113: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 114: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 115: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 116: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 117: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 118: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 119: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 120: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62,  // 121: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64,  // 122: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66,  // 123: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68,  // 124: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	70,  // 125: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	72,  // 126: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	74,  // 127: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	76,  // 128: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
-	78,  // 129: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	80,  // 130: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	82,  // 131: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	84,  // 132: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	91,  // [91:133] is the sub-list for method output_type
-	49,  // [49:91] is the sub-list for method input_type
-	49,  // [49:49] is the sub-list for extension type_name
-	49,  // [49:49] is the sub-list for extension extendee
-	0,   // [0:49] is the sub-list for field type_name
+	101, // 36: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
+	91,  // 37: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	102, // 38: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	102, // 39: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	103, // 40: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	103, // 41: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	103, // 42: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	104, // 43: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
+	105, // 44: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	89,  // 45: hub.v1.AdminGetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	106, // 46: hub.v1.AdminGetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	107, // 47: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
+	107, // 48: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
+	87,  // 49: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
+	0,   // 50: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,   // 51: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,   // 52: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,   // 53: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,   // 54: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10,  // 55: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12,  // 56: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14,  // 57: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16,  // 58: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18,  // 59: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20,  // 60: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22,  // 61: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24,  // 62: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26,  // 63: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28,  // 64: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30,  // 65: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32,  // 66: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34,  // 67: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36,  // 68: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38,  // 69: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40,  // 70: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42,  // 71: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44,  // 72: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46,  // 73: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48,  // 74: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50,  // 75: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52,  // 76: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54,  // 77: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56,  // 78: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59,  // 79: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
+	61,  // 80: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	63,  // 81: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
+	65,  // 82: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	67,  // 83: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	69,  // 84: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	71,  // 85: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	73,  // 86: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
+	75,  // 87: hub.v1.AdminService.GetMessageReceipts:input_type -> hub.v1.AdminGetMessageReceiptsRequest
+	77,  // 88: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
+	79,  // 89: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
+	81,  // 90: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
+	83,  // 91: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
+	85,  // 92: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
+	1,   // 93: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 94: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 95: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 96: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 97: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 98: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 99: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 100: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 101: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 102: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 103: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 104: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 105: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 106: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 107: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 108: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 109: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 110: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 111: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 112: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 113: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 114: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 115: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 116: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 117: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 118: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 119: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 120: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 121: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 122: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62,  // 123: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64,  // 124: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66,  // 125: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	68,  // 126: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	70,  // 127: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	72,  // 128: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	74,  // 129: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	76,  // 130: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
+	78,  // 131: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	80,  // 132: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	82,  // 133: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	84,  // 134: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	86,  // 135: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	93,  // [93:136] is the sub-list for method output_type
+	50,  // [50:93] is the sub-list for method input_type
+	50,  // [50:50] is the sub-list for extension type_name
+	50,  // [50:50] is the sub-list for extension extendee
+	0,   // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -4888,7 +5011,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   85,
+			NumMessages:   87,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -61,6 +61,7 @@ const (
 	AdminService_ListProjects_FullMethodName            = "/hub.v1.AdminService/ListProjects"
 	AdminService_LinkProjects_FullMethodName            = "/hub.v1.AdminService/LinkProjects"
 	AdminService_UnlinkProjects_FullMethodName          = "/hub.v1.AdminService/UnlinkProjects"
+	AdminService_DeleteAgent_FullMethodName             = "/hub.v1.AdminService/DeleteAgent"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -159,6 +160,21 @@ type AdminServiceClient interface {
 	LinkProjects(ctx context.Context, in *LinkProjectsRequest, opts ...grpc.CallOption) (*LinkProjectsResponse, error)
 	// UnlinkProjects removes the link between two projects.
 	UnlinkProjects(ctx context.Context, in *UnlinkProjectsRequest, opts ...grpc.CallOption) (*UnlinkProjectsResponse, error)
+	// DeleteAgent deletes a disabled agent and all its data for good: its row
+	// and token, liveness, health, checks, activity logs, checkpoints, deep
+	// work, events, deliveries, read cursor and marks, unread counters,
+	// receipts and acknowledgements, injections, nudge and pulse records,
+	// reservations, channel memberships, the cron jobs that target it (with
+	// their runs), the messages it sent (with their deliveries to the others,
+	// search entries and receipts) and the hub's own messages (nudges,
+	// pulses) that only it received. Messages others sent to it stay for
+	// them. A hub-wide agent_deleted event records it; the name can be
+	// registered again, empty. The bulky rows go in batches that never hold
+	// the writer long, then the agent's row in one last transaction.
+	// FailedPrecondition while the agent is enabled (`hubctl agent disable
+	// NAME` first: nothing is deleted), NotFound for an unknown name,
+	// InvalidArgument for a bad one. Its parked waits end (Unauthenticated).
+	DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error)
 }
 
 type adminServiceClient struct {
@@ -589,6 +605,16 @@ func (c *adminServiceClient) UnlinkProjects(ctx context.Context, in *UnlinkProje
 	return out, nil
 }
 
+func (c *adminServiceClient) DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteAgentResponse)
+	err := c.cc.Invoke(ctx, AdminService_DeleteAgent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -685,6 +711,21 @@ type AdminServiceServer interface {
 	LinkProjects(context.Context, *LinkProjectsRequest) (*LinkProjectsResponse, error)
 	// UnlinkProjects removes the link between two projects.
 	UnlinkProjects(context.Context, *UnlinkProjectsRequest) (*UnlinkProjectsResponse, error)
+	// DeleteAgent deletes a disabled agent and all its data for good: its row
+	// and token, liveness, health, checks, activity logs, checkpoints, deep
+	// work, events, deliveries, read cursor and marks, unread counters,
+	// receipts and acknowledgements, injections, nudge and pulse records,
+	// reservations, channel memberships, the cron jobs that target it (with
+	// their runs), the messages it sent (with their deliveries to the others,
+	// search entries and receipts) and the hub's own messages (nudges,
+	// pulses) that only it received. Messages others sent to it stay for
+	// them. A hub-wide agent_deleted event records it; the name can be
+	// registered again, empty. The bulky rows go in batches that never hold
+	// the writer long, then the agent's row in one last transaction.
+	// FailedPrecondition while the agent is enabled (`hubctl agent disable
+	// NAME` first: nothing is deleted), NotFound for an unknown name,
+	// InvalidArgument for a bad one. Its parked waits end (Unauthenticated).
+	DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -820,6 +861,9 @@ func (UnimplementedAdminServiceServer) LinkProjects(context.Context, *LinkProjec
 }
 func (UnimplementedAdminServiceServer) UnlinkProjects(context.Context, *UnlinkProjectsRequest) (*UnlinkProjectsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UnlinkProjects not implemented")
+}
+func (UnimplementedAdminServiceServer) DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteAgent not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1598,6 +1642,24 @@ func _AdminService_UnlinkProjects_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_DeleteAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteAgentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).DeleteAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_DeleteAgent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).DeleteAgent(ctx, req.(*DeleteAgentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1772,6 +1834,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UnlinkProjects",
 			Handler:    _AdminService_UnlinkProjects_Handler,
+		},
+		{
+			MethodName: "DeleteAgent",
+			Handler:    _AdminService_DeleteAgent_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
