@@ -1,0 +1,137 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/sqlite"
+)
+
+// timedStore records how long each write transaction took (the writer is
+// held for about that long: the transaction and its commit).
+type timedStore struct {
+	hub.Store
+	mu      sync.Mutex
+	updates []time.Duration
+}
+
+func (s *timedStore) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	start := time.Now()
+	err := s.Store.Update(ctx, fn)
+	d := time.Since(start)
+	s.mu.Lock()
+	s.updates = append(s.updates, d)
+	s.mu.Unlock()
+	return err
+}
+
+// BenchmarkDeleteAgent deletes an agent that sent N messages (to another
+// agent, a mention every other one) and received N (each also delivered
+// to a third agent), on a SQLite file, while another agent posts one
+// message after another. Reported: the whole deletion (ms/delete), its
+// longest write transaction (max-batch-ms, what the writer is held for at
+// most) and its median one, its number of write transactions, and the
+// slowest post of the other agent during it (max-post-ms).
+//
+//	go test ./internal/hub/ -run '^$' -bench DeleteAgent -benchtime 1x
+func BenchmarkDeleteAgent(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			for range b.N {
+				benchDeleteAgent(b, n)
+			}
+		})
+	}
+}
+
+func benchDeleteAgent(b *testing.B, n int) {
+	b.StopTimer()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "hub.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ts := &timedStore{Store: db}
+	cfg := hub.DefaultConfig()
+	cfg.Location = time.UTC
+	svc := hub.NewService(ts, hub.NewFakeClock(coreT0), cfg)
+	if err := svc.Init(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var as []*hub.Agent
+	for _, name := range []string{"alice", "bob", "carol"} {
+		a, _, err := svc.CreateAgent(ctx, hub.CreateAgentRequest{Name: name})
+		if err != nil {
+			b.Fatal(err)
+		}
+		as = append(as, a)
+	}
+	alice, bob, carol := as[0], as[1], as[2]
+	for done := 0; done < n; done += 1000 {
+		err := db.Update(ctx, func(tx hub.Tx) error {
+			var ms []*hub.Message
+			var ds [][]hub.Delivery
+			for i := range min(1000, n-done) {
+				ms = append(ms,
+					&hub.Message{From: "bob", To: []string{"alice"}, Body: "status report from bob", Kind: hub.KindMessage, CreatedAt: coreT0},
+					&hub.Message{From: "carol", To: []string{"bob", "alice"}, Body: "question for bob", Kind: hub.KindMessage, CreatedAt: coreT0})
+				ds = append(ds, []hub.Delivery{{AgentID: alice.ID, Mention: i%2 == 0}}, []hub.Delivery{{AgentID: bob.ID}, {AgentID: alice.ID}})
+			}
+			return tx.InsertMessages(ms, ds)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := svc.SetAgentDisabled(ctx, "bob", true); err != nil {
+		b.Fatal(err)
+	}
+	ts.mu.Lock()
+	ts.updates = nil
+	ts.mu.Unlock()
+
+	stop := make(chan struct{})
+	var maxPost time.Duration
+	var posts sync.WaitGroup
+	posts.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			start := time.Now()
+			if _, err := svc.Post(ctx, carol, "", hub.PostRequest{To: []string{"alice"}, Body: "meanwhile"}); err != nil {
+				b.Error(err)
+				return
+			}
+			maxPost = max(maxPost, time.Since(start))
+			time.Sleep(time.Millisecond)
+		}
+	})
+	b.StartTimer()
+	start := time.Now()
+	d, err := svc.DeleteAgent(ctx, "bob")
+	took := time.Since(start)
+	b.StopTimer()
+	close(stop)
+	posts.Wait()
+	if err != nil || d.MessagesDeleted != int64(n) {
+		b.Fatalf("DeleteAgent = %+v, %v; want %d messages deleted", d, err, n)
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	sorted := slices.Sorted(slices.Values(ts.updates))
+	b.ReportMetric(float64(took.Milliseconds()), "ms/delete")
+	b.ReportMetric(float64(sorted[len(sorted)/2].Microseconds())/1000, "p50-batch-ms")
+	b.ReportMetric(float64(sorted[len(sorted)-1].Microseconds())/1000, "max-batch-ms")
+	b.ReportMetric(float64(len(ts.updates)), "writes")
+	b.ReportMetric(float64(maxPost.Microseconds())/1000, "max-post-ms")
+}
