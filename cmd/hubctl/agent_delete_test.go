@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 )
 
 // TestAgentDelete: `agent delete NAME` refuses without --yes (saying so)
@@ -21,13 +17,8 @@ func TestAgentDelete(t *testing.T) {
 	h := startHub(t)
 	bobTok := h.addAgent(t, "bob")
 	h.addAgent(t, "carol")
-	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	bob := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+bobTok)
-	if _, err := hubv1.NewAgentServiceClient(conn).PostMessage(bob, &hubv1.PostMessageRequest{To: []string{"carol"}, Body: "bob was here"}); err != nil {
+	agent, bob := h.agentClient(t, bobTok)
+	if _, err := agent.PostMessage(bob, &hubv1.PostMessageRequest{To: []string{"carol"}, Body: "bob was here"}); err != nil {
 		t.Fatal(err)
 	}
 

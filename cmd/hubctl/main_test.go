@@ -7,8 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -177,4 +181,16 @@ func TestInfo(t *testing.T) {
 			t.Errorf("info lacks %q:\n%s", want, r.stdout)
 		}
 	}
+}
+
+// agentClient dials h over gRPC and returns the AgentService client with
+// a context that carries token; the connection is closed when tb ends.
+func (h *testHub) agentClient(tb testing.TB, token string) (hubv1.AgentServiceClient, context.Context) {
+	tb.Helper()
+	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return hubv1.NewAgentServiceClient(conn), metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
 }

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 )
 
 // TestPriorityAckAndShow: `messages post --priority urgent --ack` posts an
@@ -34,13 +30,8 @@ func TestPriorityAckAndShow(t *testing.T) {
 	}
 	id := sent.Message.ID
 
-	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	bob := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+bobTok)
-	if _, err := hubv1.NewAgentServiceClient(conn).AcknowledgeMessage(bob, &hubv1.AcknowledgeMessageRequest{Ids: []string{id}}); err != nil {
+	agent, bob := h.agentClient(t, bobTok)
+	if _, err := agent.AcknowledgeMessage(bob, &hubv1.AcknowledgeMessageRequest{Ids: []string{id}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -236,3 +236,25 @@ func PendingAck(s Scanner) (hub.PendingAck, error) {
 	p.CreatedAt = Time(created)
 	return p, nil
 }
+
+// History is a table of an agent's rows that grows with its history, with
+// the column that orders them.
+type History struct{ Table, Key string }
+
+// AgentHistory are the tables a deletion of an agent empties of its rows
+// in batches (hub.AgentDeleteTx.DeleteAgentRows), before the agent's own
+// row takes what is left by cascade.
+var AgentHistory = []History{
+	{"activity_logs", "id"},
+	{"checkpoints", "id"},
+	{"events", "id"},
+	{"read_marks", "up_to"},
+}
+
+// DeleteBatch is the statement that deletes the first (by Key) of an
+// agent's rows in h, as many as a limit; agent and limit are the store's
+// placeholders of the two.
+func (h History) DeleteBatch(agent, limit string) string {
+	return `DELETE FROM ` + h.Table + ` WHERE agent_id = ` + agent + ` AND ` + h.Key + ` <= (
+		SELECT MAX(` + h.Key + `) FROM (SELECT ` + h.Key + ` FROM ` + h.Table + ` WHERE agent_id = ` + agent + ` ORDER BY ` + h.Key + ` LIMIT ` + limit + `) s)`
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
 )
 
 // This file implements hub.AgentDeleteTx. Deleting a message takes its
@@ -35,28 +36,17 @@ func (t *Tx) DeleteSentMessages(sender string, after int64, scan, limit int) (hu
 	return hub.NewSentBatch(sent, after, hi, len(ends) == 0, limit), nil
 }
 
-// historyTables are the tables of an agent's rows that grow with its
-// history, with the column that orders each (DeleteAgentRows).
-var historyTables = []struct{ name, key string }{
-	{"activity_logs", "id"},
-	{"checkpoints", "id"},
-	{"events", "id"},
-	{"read_marks", "up_to"},
-}
-
 // DeleteAgentRows implements hub.AgentDeleteTx.
 func (t *Tx) DeleteAgentRows(agentID int64, limit int) (int64, error) {
 	n, err := t.deleteDeliveriesTo(agentID, limit)
 	if err != nil {
 		return n, err
 	}
-	for _, h := range historyTables {
+	for _, h := range row.AgentHistory {
 		if n >= int64(limit) {
 			break
 		}
-		res, err := t.exec(`DELETE FROM `+h.name+` WHERE agent_id = ? AND `+h.key+` <= (
-			SELECT MAX(`+h.key+`) FROM (SELECT `+h.key+` FROM `+h.name+` WHERE agent_id = ? ORDER BY `+h.key+` LIMIT ?) s)`,
-			agentID, agentID, int64(limit)-n)
+		res, err := t.exec(h.DeleteBatch("?1", "?2"), agentID, int64(limit)-n)
 		if err != nil {
 			return n, err
 		}
