@@ -39,10 +39,10 @@ const (
 // AgentDeletion is what DeleteAgent deleted.
 type AgentDeletion struct {
 	Agent *Agent
-	// MessagesDeleted counts the messages it sent (with the hub's own that
-	// only it received); RowsDeleted, its other rows deleted in batches
-	// (deliveries to it, logs, checkpoints, events, read marks) — the few
-	// rows deleted with its agent row are not counted.
+	// MessagesDeleted counts the messages it sent; RowsDeleted, its other
+	// rows deleted in batches (deliveries to it, the hub's messages only it
+	// received, logs, checkpoints, events, read marks) — the few rows
+	// deleted with its agent row are not counted.
 	MessagesDeleted, RowsDeleted int64
 }
 

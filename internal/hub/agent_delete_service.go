@@ -90,26 +90,30 @@ func (s *Service) DeleteAgent(ctx context.Context, name string) (AgentDeletion, 
 	s.auth.clear()
 	defer s.auth.clear()
 	now := s.clock.Now()
+	var tail int64 // the messages it sent after the batches' last window
 	err = s.store.Update(ctx, func(tx Tx) error {
 		cur, err := tx.AgentByID(a.ID)
+		if err == nil && cur.Name != a.Name { // deleted meanwhile, its ID taken again
+			err = Errorf(ENOTFOUND, "agent %q was deleted meanwhile", a.Name)
+		}
 		if err != nil {
 			return err
 		}
 		if err := checkDeletable(cur); err != nil { // enabled again meanwhile
 			return err
 		}
-		n, err := tx.DeleteAgent(cur, after)
-		if err != nil {
+		if tail, err = tx.DeleteAgent(cur, after); err != nil {
 			return err
 		}
 		last := d
-		last.MessagesDeleted += n
+		last.MessagesDeleted += tail
 		e := newEvent(0, EventAgentDeleted, now, deletedDetail(last))
 		return tx.InsertEvent(&e)
 	})
 	if err != nil {
 		return d, err
 	}
+	d.MessagesDeleted += tail
 	s.forgetAgent(a.ID)
 	return d, nil
 }
