@@ -210,6 +210,7 @@ var validRequests = map[string]string{
 	"AdminService.ListProjects":            `{}`,
 	"AdminService.LinkProjects":            `{"project":"default","other":"intruders"}`,
 	"AdminService.UnlinkProjects":          `{"project":"default","other":"intruders"}`,
+	"AdminService.DeleteAgent":             `{"name":"dora"}`, // disabled below
 }
 
 // rpc is one method of the API with its REST route.

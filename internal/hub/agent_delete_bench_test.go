@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/postgres"
+	"github.com/agenthub/hub/internal/store/postgres/pgtest"
 	"github.com/agenthub/hub/internal/store/sqlite"
 )
 
@@ -33,31 +36,52 @@ func (s *timedStore) Update(ctx context.Context, fn func(hub.Tx) error) error {
 
 // BenchmarkDeleteAgent deletes an agent that sent N messages (to another
 // agent, a mention every other one) and received N (each also delivered
-// to a third agent), on a SQLite file, while another agent posts one
+// to a third agent), on each store, while another agent posts one
 // message after another. Reported: the whole deletion (ms/delete), its
 // longest write transaction (max-batch-ms, what the writer is held for at
 // most), its median and 99th percentile, its number of write transactions, and the
 // slowest post of the other agent during it (max-post-ms).
 //
-//	go test ./internal/hub/ -run '^$' -bench DeleteAgent -benchtime 1x
+// PostgreSQL runs when HUB_TEST_DATABASE_URL is set:
+//
+//	go test ./internal/hub/ -run '^$' -bench DeleteAgent/sqlite -benchtime 1x
+//	scripts/ci-postgres.sh -- go test ./internal/hub/ -run '^$' -bench DeleteAgent/postgres -benchtime 1x
 func BenchmarkDeleteAgent(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
-			for range b.N {
-				benchDeleteAgent(b, n)
+	stores := []struct {
+		name string
+		open func(b *testing.B) hub.Store
+	}{
+		{"sqlite", func(b *testing.B) hub.Store {
+			db, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "hub.db"), sqlite.Options{})
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
+			return db
+		}},
+		{"postgres", func(b *testing.B) hub.Store {
+			db, err := postgres.Open(context.Background(), pgtest.Schema(b), postgres.Options{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return db
+		}},
+	}
+	for _, st := range stores {
+		for _, n := range []int{10_000, 100_000} {
+			b.Run(fmt.Sprintf("%s/messages=%d", st.name, n), func(b *testing.B) {
+				for range b.N {
+					db := st.open(b)
+					benchDeleteAgent(b, db, n)
+					db.Close()
+				}
+			})
+		}
 	}
 }
 
-func benchDeleteAgent(b *testing.B, n int) {
+func benchDeleteAgent(b *testing.B, db hub.Store, n int) {
 	b.StopTimer()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "hub.db"), sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	ts := &timedStore{Store: db}
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
