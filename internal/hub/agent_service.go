@@ -212,8 +212,8 @@ const (
 // It forgets the agents cached for authentication, so an old token or a
 // disabled agent is refused at its next call, and, for a token change or a
 // disable, ends the agent's parked waits as RotateToken and
-// SetAgentDisabled do in this process; for a deletion, it also forgets
-// the agent's unflushed presence, as DeleteAgent does.
+// SetAgentDisabled do in this process; for a deletion, it ends them and
+// forgets the agent's unflushed presence, as DeleteAgent does.
 func (s *Service) AgentChanged(id int64, change AgentChange) {
 	s.auth.clear()
 	switch change {
