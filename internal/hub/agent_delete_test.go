@@ -143,3 +143,69 @@ func TestAgentDeletedElsewhereEndsWaits(t *testing.T) {
 		t.Errorf("parked waits = %d, want 0", n)
 	}
 }
+
+// cancelAfter is a store whose context is cancelled once n write
+// transactions have committed: a deletion stopped between two batches.
+type cancelAfter struct {
+	hub.Store
+	n      int
+	cancel context.CancelFunc
+}
+
+func (s *cancelAfter) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	err := s.Store.Update(ctx, fn)
+	if s.n--; s.n == 0 {
+		s.cancel()
+	}
+	return err
+}
+
+// A deletion stopped half way leaves the agent, disabled, with what the
+// committed batches did not reach, and no event; running it again
+// finishes it.
+func TestDeleteAgentResumes(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	as := h.agents(t, "alice", "bob")
+	n := hub.AgentDeleteBatch*2 + 1
+	err := h.DB.Update(ctx, func(tx hub.Tx) error {
+		ms := make([]*hub.Message, n)
+		ds := make([][]hub.Delivery, n)
+		for i := range ms {
+			ms[i] = &hub.Message{From: "bob", To: []string{"alice"}, Body: "from bob", Kind: hub.KindMessage, CreatedAt: coreT0}
+			ds[i] = []hub.Delivery{{AgentID: as[0].ID}}
+		}
+		return tx.InsertMessages(ms, ds)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.SetAgentDisabled(ctx, "bob", true); err != nil {
+		t.Fatal(err)
+	}
+	stopped, cancel := context.WithCancel(ctx)
+	defer cancel()
+	svc := hub.NewService(&cancelAfter{Store: h.DB, n: 1, cancel: cancel}, h.Clock, hub.DefaultConfig())
+	d, err := svc.DeleteAgent(stopped, "bob")
+	if err == nil || d.MessagesDeleted != hub.AgentDeleteBatch {
+		t.Fatalf("stopped after one batch: %+v, %v; want %d messages deleted and an error", d, err, hub.AgentDeleteBatch)
+	}
+	if a, err := h.Agent(ctx, "bob"); err != nil || !a.Disabled() {
+		t.Fatalf("bob after the stopped deletion = %v, %v; want him there, disabled", a, err)
+	}
+	if st, err := h.Status(ctx, as[0]); err != nil || st.Unread != int64(n-hub.AgentDeleteBatch) {
+		t.Errorf("alice's unread after the stopped deletion = %+v, %v; want %d", st, err, n-hub.AgentDeleteBatch)
+	}
+	d, err = h.DeleteAgent(ctx, "bob")
+	if err != nil || d.MessagesDeleted != int64(n-hub.AgentDeleteBatch) {
+		t.Fatalf("the deletion run again = %+v, %v; want the other %d messages", d, err, n-hub.AgentDeleteBatch)
+	}
+	evs, err := h.ListEvents(ctx, hub.ListEventsRequest{Kind: string(hub.EventAgentDeleted)})
+	if err != nil || len(evs) != 1 {
+		t.Errorf("agent_deleted events = %d, %v; want one", len(evs), err)
+	}
+	if st, err := h.Status(ctx, as[0]); err != nil || st.Unread != 0 {
+		t.Errorf("alice's unread after the deletion = %+v, %v; want 0", st, err)
+	}
+}
