@@ -191,11 +191,11 @@ func rowsOf(t *testing.T, db hub.Store, count CountRows, d agentData) (its, othe
 
 // deleteAgent deletes d's agent through hub.AgentDeleteTx in batches of
 // limit rows reading scan messages, as hub.Service.DeleteAgent does;
-// between two batches, late is posted.
+// late is posted after the last batch of sent messages.
 func deleteAgent(t *testing.T, db hub.Store, a *hub.Agent, scan, limit int, late func()) (sent, rows int64) {
 	t.Helper()
 	var after int64
-	for i := 0; ; i++ {
+	for {
 		var b hub.SentBatch
 		mustUpdate(t, db, func(tx hub.Tx) (err error) {
 			b, err = tx.DeleteSentMessages(a.Name, after, scan, limit)
@@ -205,13 +205,11 @@ func deleteAgent(t *testing.T, db hub.Store, a *hub.Agent, scan, limit int, late
 			t.Fatalf("a batch of at most %d deleted %d messages", limit, b.Deleted)
 		}
 		sent, after = sent+b.Deleted, b.Next
-		if i == 0 {
-			late()
-		}
 		if b.Done {
 			break
 		}
 	}
+	late() // after the last batch: only DeleteAgent can find it
 	for {
 		var n int64
 		mustUpdate(t, db, func(tx hub.Tx) (err error) {
@@ -234,8 +232,8 @@ func deleteAgent(t *testing.T, db hub.Store, a *hub.Agent, scan, limit int, late
 }
 
 // testDeleteAgentLeavesNoRow: an agent with rows in every table that holds
-// an agent's rows is deleted in small batches (a message it sends during
-// the deletion included); no row of it is left in any table, the others'
+// an agent's rows is deleted in small batches (a message it sends after
+// the batches of its messages included); no row of it is left in any table, the others'
 // rows are all there, their unread counters equal a full count, no search
 // finds its messages, and an agent registered again under its name starts
 // empty.
