@@ -6,7 +6,7 @@ import "fmt"
 // its row and token, its liveness, health, checks, activity logs,
 // checkpoints, deep work and events, its deliveries, read cursor, read marks
 // and unread counters (so its receipts and acknowledgements), its
-// injections, the records of the nudges and pulses sent to it, its
+// injections, the records of the pulses sent to it, its
 // reservations and channel memberships, the cron jobs that target it (with
 // their runs), the messages it sent (with their deliveries to the others,
 // whose unread counters follow, their search entries and their receipts),

@@ -163,7 +163,7 @@ type AdminServiceClient interface {
 	// DeleteAgent deletes a disabled agent and all its data for good: its row
 	// and token, liveness, health, checks, activity logs, checkpoints, deep
 	// work, events, deliveries, read cursor and marks, unread counters,
-	// receipts and acknowledgements, injections, nudge and pulse records,
+	// receipts and acknowledgements, injections, pulse records,
 	// reservations, channel memberships, the cron jobs that target it (with
 	// their runs), the messages it sent (with their deliveries to the others,
 	// search entries and receipts) and the hub's own messages (nudges,
@@ -714,7 +714,7 @@ type AdminServiceServer interface {
 	// DeleteAgent deletes a disabled agent and all its data for good: its row
 	// and token, liveness, health, checks, activity logs, checkpoints, deep
 	// work, events, deliveries, read cursor and marks, unread counters,
-	// receipts and acknowledgements, injections, nudge and pulse records,
+	// receipts and acknowledgements, injections, pulse records,
 	// reservations, channel memberships, the cron jobs that target it (with
 	// their runs), the messages it sent (with their deliveries to the others,
 	// search entries and receipts) and the hub's own messages (nudges,

@@ -81,7 +81,7 @@ func (t *Tx) deleteDeliveriesUpTo(agentID, upTo int64) (int64, error) {
 
 // DeleteAgent implements hub.AgentDeleteTx. The row's foreign keys take
 // the rest by cascade: token (in the row), liveness, checks, pulse
-// settings, deep work, injections, nudges and pulses sent, reservations,
+// settings, deep work, injections, pulses sent, reservations,
 // channel memberships, unread counters and what the batches left. Every
 // replica hears of it (agentChanged).
 func (t *Tx) DeleteAgent(a *hub.Agent, after int64) (int64, error) {

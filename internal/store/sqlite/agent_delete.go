@@ -97,7 +97,7 @@ func (t *Tx) deleteDeliveriesUpTo(agentID, upTo int64) (int64, error) {
 
 // DeleteAgent implements hub.AgentDeleteTx. The row's foreign keys take
 // the rest by cascade: token (in the row), liveness, checks, pulse
-// settings, deep work, injections, nudges and pulses sent, reservations,
+// settings, deep work, injections, pulses sent, reservations,
 // channel memberships, unread counters and what the batches left.
 func (t *Tx) DeleteAgent(a *hub.Agent, after int64) (int64, error) {
 	res, err := t.exec(`DELETE FROM messages WHERE id > ? AND sender = ?`, after, a.Name)

@@ -49,7 +49,6 @@ var AgentTables = []struct{ Name, Of string }{
 	{"cron_runs", "job_id = %[4]d"},
 	{"reservations", "agent_id = %[1]d"},
 	{"join_codes", ""},
-	{"nudges_sent", "agent_id = %[1]d"},
 	{"pulses_sent", "agent_id = %[1]d"},
 	{"injections", "agent_id = %[1]d"},
 	{"read_marks", "agent_id = %[1]d"},
@@ -96,9 +95,6 @@ func seedAgent(t *testing.T, db hub.Store, a *hub.Agent, ops int64, peers ...*hu
 			return err
 		}
 		if err := tx.PutPulseConfig(hub.PulseConfig{AgentID: a.ID, Enabled: true, Interval: time.Hour, Instructions: "beat", UpdatedAt: at}, at); err != nil {
-			return err
-		}
-		if _, err := tx.RecordNudges(at, []hub.NudgeKey{{AgentID: a.ID, Episode: "e", N: 1}}); err != nil {
 			return err
 		}
 		if _, err := tx.RecordPulse(a.ID, 1, at); err != nil {
