@@ -150,3 +150,20 @@ func (s *Service) forgetAgent(id int64) {
 	s.waiters.Revoke(id, errRevoked())
 	s.presence.Forget(id)
 }
+
+// forgetDeleted forgets the presence of the agents among touches that are
+// no longer stored: deleted by another process whose notice this one
+// missed (a PostgreSQL listener reconnecting), they would fail every
+// flush. A look that fails is made again after the next failed flush.
+func (s *Service) forgetDeleted(ctx context.Context, touches []Touch) {
+	_ = s.store.View(ctx, func(tx Tx) error { //nolint:errcheck // see above
+		for _, t := range touches {
+			if _, err := tx.AgentByID(t.AgentID); ErrorCode(err) == ENOTFOUND {
+				s.presence.Forget(t.AgentID)
+			} else if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -209,3 +209,31 @@ func TestDeleteAgentResumes(t *testing.T) {
 		t.Errorf("alice's unread after the deletion = %+v, %v; want 0", st, err)
 	}
 }
+
+// An agent deleted by another process whose notice this one missed fails
+// one presence flush; the next one forgets it and writes the others'.
+func TestFlushPresenceForgetsAgentsDeletedElsewhere(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	bob := h.agents(t, "alice", "bob")[1] // both calls are recorded, not flushed
+	err := h.DB.Update(ctx, func(tx hub.Tx) error { // as another process deletes it
+		_, err := tx.DeleteAgent(bob, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Clock.Advance(time.Minute)
+	set := hub.DefaultScheduleSettings()
+	if _, err := h.FlushPresence(ctx, h.Clock.Now(), set); hub.ErrorCode(err) != hub.ENOTFOUND {
+		t.Fatalf("the first flush: %v, want it to fail on the missing agent", err)
+	}
+	if n, err := h.FlushPresence(ctx, h.Clock.Now(), set); err != nil || n != 1 {
+		t.Fatalf("the next flush = %d, %v; want alice's one", n, err)
+	}
+	a, err := h.Agent(ctx, "alice")
+	if err != nil || a.LastSeenAt.IsZero() {
+		t.Errorf("alice after the flush = %+v, %v; want her call stored", a, err)
+	}
+}

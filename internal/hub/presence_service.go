@@ -55,6 +55,9 @@ func (s *Service) FlushPresence(ctx context.Context, now time.Time, set Schedule
 		return tx.ScheduleAgentChecks(checks)
 	})
 	if err != nil {
+		if ErrorCode(err) == ENOTFOUND { // an agent deleted, its notice missed
+			s.forgetDeleted(ctx, touches)
+		}
 		s.presence.Unflush(touches)
 		return 0, fmt.Errorf("flush presence: %w", err)
 	}
