@@ -216,7 +216,7 @@ func TestFlushPresenceForgetsAgentsDeletedElsewhere(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)
 	ctx := context.Background()
-	bob := h.agents(t, "alice", "bob")[1] // both calls are recorded, not flushed
+	bob := h.agents(t, "alice", "bob")[1]           // both calls are recorded, not flushed
 	err := h.DB.Update(ctx, func(tx hub.Tx) error { // as another process deletes it
 		_, err := tx.DeleteAgent(bob, 0)
 		return err
