@@ -216,8 +216,10 @@ func TestFlushPresenceForgetsAgentsDeletedElsewhere(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)
 	ctx := context.Background()
-	bob := h.agents(t, "alice", "bob")[1]           // both calls are recorded, not flushed
-	err := h.DB.Update(ctx, func(tx hub.Tx) error { // as another process deletes it
+	// Both calls are recorded in memory, not flushed; then another process
+	// deletes bob.
+	bob := h.agents(t, "alice", "bob")[1]
+	err := h.DB.Update(ctx, func(tx hub.Tx) error {
 		_, err := tx.DeleteAgent(bob, 0)
 		return err
 	})
