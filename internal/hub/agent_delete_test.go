@@ -9,6 +9,24 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
+// sendMany writes n messages from sender to to in one transaction, as
+// the hub writes a batch, every other one mentioning to.
+func (h *testHub) sendMany(tb testing.TB, sender string, to *hub.Agent, n int) {
+	tb.Helper()
+	err := h.DB.Update(context.Background(), func(tx hub.Tx) error {
+		ms := make([]*hub.Message, n)
+		ds := make([][]hub.Delivery, n)
+		for i := range ms {
+			ms[i] = &hub.Message{From: sender, To: []string{to.Name}, Body: "from " + sender, Kind: hub.KindMessage, CreatedAt: coreT0, Mentions: []string{to.Name}}
+			ds[i] = []hub.Delivery{{AgentID: to.ID, Mention: i%2 == 0}}
+		}
+		return tx.InsertMessages(ms, ds)
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // A deletion is refused for a bad name, an unknown agent and an enabled
 // one (naming the command that disables it), and then changes nothing.
 func TestDeleteAgentRefusals(t *testing.T) {
@@ -62,18 +80,7 @@ func TestDeleteAgent(t *testing.T) {
 	kept := h.post(t, alice, hub.PostRequest{To: []string{"bob", "carol"}, Body: "to bob and carol"})
 	// More than a batch of bob's messages, bulk-written as the hub writes them.
 	n := hub.AgentDeleteBatch*2 + 7
-	err = h.DB.Update(ctx, func(tx hub.Tx) error {
-		ms := make([]*hub.Message, n)
-		ds := make([][]hub.Delivery, n)
-		for i := range ms {
-			ms[i] = &hub.Message{From: "bob", To: []string{"alice"}, Body: "from bob", Kind: hub.KindMessage, CreatedAt: coreT0, Mentions: []string{"alice"}}
-			ds[i] = []hub.Delivery{{AgentID: alice.ID, Mention: i%2 == 0}}
-		}
-		return tx.InsertMessages(ms, ds)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h.sendMany(t, "bob", alice, n)
 	h.post(t, bob, hub.PostRequest{Channel: "#ops", Body: "bob in ops"})
 	if _, err := h.CreateActivityLog(ctx, bob, hub.ActivityLog{Type: hub.ActivityReflection, Title: "looked back", HeartbeatID: "x"}); err != nil {
 		t.Fatal(err)
@@ -169,18 +176,7 @@ func TestDeleteAgentResumes(t *testing.T) {
 	ctx := context.Background()
 	as := h.agents(t, "alice", "bob")
 	n := hub.AgentDeleteBatch*2 + 1
-	err := h.DB.Update(ctx, func(tx hub.Tx) error {
-		ms := make([]*hub.Message, n)
-		ds := make([][]hub.Delivery, n)
-		for i := range ms {
-			ms[i] = &hub.Message{From: "bob", To: []string{"alice"}, Body: "from bob", Kind: hub.KindMessage, CreatedAt: coreT0}
-			ds[i] = []hub.Delivery{{AgentID: as[0].ID}}
-		}
-		return tx.InsertMessages(ms, ds)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h.sendMany(t, "bob", as[0], n)
 	if _, err := h.SetAgentDisabled(ctx, "bob", true); err != nil {
 		t.Fatal(err)
 	}
