@@ -126,9 +126,16 @@ func TestDeleteAgent(t *testing.T) {
 		t.Errorf("the event is at %s, want the clock's %s", evs[0].CreatedAt, coreT0.Add(time.Minute))
 	}
 
+	if _, err := h.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "anyone?"}); hub.ErrorCode(err) != hub.ENOTFOUND {
+		t.Errorf("a post to the deleted bob: %v, want ENOTFOUND", err)
+	}
 	again, _ := h.agent(t, "bob")
 	if ms := h.inbox(t, again); len(ms) != 0 {
 		t.Errorf("the new bob's inbox = %d messages, want none", len(ms))
+	}
+	welcome := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "welcome"})
+	if ms := h.inbox(t, again); len(ms) != 1 || ms[0].ID != welcome.ID {
+		t.Errorf("the new bob's inbox after a post to bob = %d messages, want the new one", len(ms))
 	}
 	logs, cps, err := h.ListActivity(ctx, "bob", 10)
 	if err != nil || len(logs)+len(cps) != 0 {
