@@ -263,7 +263,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error
 	a, ok := s.auth.get(hash)
 	if !ok {
 		gen := s.auth.generation()
-		err := s.store.View(ctx, func(tx Tx) (err error) {
+		// Not cancelled with ctx, like KnownToken's read (token_check.go).
+		err := s.store.View(context.WithoutCancel(ctx), func(tx Tx) (err error) {
 			a, err = tx.AgentByTokenHash(hash)
 			return err
 		})

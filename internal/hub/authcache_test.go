@@ -64,6 +64,47 @@ func TestAuthCacheFollowsChangesAtOnce(t *testing.T) {
 	}
 }
 
+// The check made on a call's headers (KnownToken) caches the agent it reads,
+// so that the call's full check reads nothing more; a disabled agent's
+// token is known but not cached, and the full check still refuses it.
+func TestKnownTokenFillsTheAuthCache(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	a, token, err := h.CreateAgent(ctx, hub.CreateAgentRequest{Name: "tapped"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, offToken, err := h.CreateAgent(ctx, hub.CreateAgentRequest{Name: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.SetAgentDisabled(ctx, "off", true); err != nil {
+		t.Fatal(err)
+	}
+	if !h.KnownToken(ctx, offToken) {
+		t.Fatal("a disabled agent's token is unknown to KnownToken, want known (the full check says why)")
+	}
+	if _, err := h.Authenticate(ctx, offToken); hub.ErrorCode(err) != hub.EPERMISSION {
+		t.Fatalf("disabled agent after KnownToken: err = %v, want %s", err, hub.EPERMISSION)
+	}
+	if h.KnownToken(ctx, "ahk_nobody") {
+		t.Fatal("an unknown token is known")
+	}
+
+	if !h.KnownToken(ctx, token) {
+		t.Fatal("the agent's token is unknown")
+	}
+	// With the store closed, only the cache can answer.
+	if err := h.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Authenticate(ctx, token)
+	if err != nil || got.ID != a.ID {
+		t.Fatalf("Authenticate after KnownToken, store closed = %v, %v; want agent %d from the cache", got, err, a.ID)
+	}
+}
+
 // The cached agent is a copy: what one call does to its *Agent cannot leak
 // into the next call's.
 func TestAuthCacheReturnsCopies(t *testing.T) {

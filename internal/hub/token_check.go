@@ -5,7 +5,15 @@ import "context"
 // KnownToken reports whether token is the admin token or an agent's (a
 // disabled agent's included: the full check then says why it is refused).
 // It is the cheap check made before a request's body is read; it records no
-// presence. Unknown tokens cost one indexed read.
+// presence. Unknown tokens cost one indexed read. An enabled agent it reads
+// is cached as Authenticate caches it, so that the full check of the same
+// call does not read the store again (a wait re-issued after the cache's
+// TTL would otherwise read its agent twice per call).
+//
+// The read does not take ctx's cancellation: it is one indexed lookup, and a
+// read that could be cancelled registers itself on ctx, which for a call's
+// context leaves a record there that a parked wait would hold for as long
+// as it is parked.
 func (s *Service) KnownToken(ctx context.Context, token string) bool {
 	if token == "" {
 		return false
@@ -17,9 +25,17 @@ func (s *Service) KnownToken(ctx context.Context, token string) bool {
 	if s.auth.has(hash) {
 		return true
 	}
-	err := s.store.View(ctx, func(tx Tx) error {
-		_, err := tx.AgentByTokenHash(hash)
+	gen := s.auth.generation()
+	var a *Agent
+	err := s.store.View(context.WithoutCancel(ctx), func(tx Tx) (err error) {
+		a, err = tx.AgentByTokenHash(hash)
 		return err
 	})
-	return err == nil
+	if err != nil {
+		return false
+	}
+	if !a.Disabled() {
+		s.auth.put(hash, a, gen)
+	}
+	return true
 }

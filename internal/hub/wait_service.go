@@ -189,10 +189,15 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 	if err != nil {
 		return nil, err
 	}
+	// The store reads of a wait are short and not cancelled with ctx: a
+	// cancellable read registers itself on the call's context, which keeps
+	// that record for as long as the wait is parked (~200 bytes per wait).
+	// The wait itself still ends at once when ctx ends (parkUntil).
+	reads := context.WithoutCancel(ctx)
 	if after > 0 {
 		// On its own stack like every store read of a wait (onOwnStack).
 		check := onOwnStack(func() ([]*Message, int64, error) {
-			return nil, 0, s.store.View(ctx, func(tx Tx) error { return checkCursor(tx, "after_id", after) })
+			return nil, 0, s.store.View(reads, func(tx Tx) error { return checkCursor(tx, "after_id", after) })
 		})
 		if _, _, err := check(); err != nil {
 			return nil, err
@@ -206,7 +211,7 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 		return nil, err
 	}
 	fetch := func() ([]*Message, int64, error) {
-		return s.fetchForWait(ctx, caller.ID, after, req.AfterID != "", limit)
+		return s.fetchForWait(reads, caller.ID, after, req.AfterID != "", limit)
 	}
 	res, wokenAt, err := s.park(ctx, caller, timeout, onOwnStack(fetch))
 	if err != nil {
@@ -268,8 +273,8 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 		defer w.Close()
 		// The timeout, like a wake-up, a revocation and the hub's shutdown,
 		// comes through the waiter's one channel: a parked wait blocks on
-		// that and its context only.
-		defer time.AfterFunc(timeout, w.expire).Stop()
+		// that and its context only. Close takes it off the timeouts.
+		w.expireAfter(timeout)
 		if s.cfg.PollOnly {
 			t := time.NewTicker(s.cfg.PollInterval)
 			defer t.Stop()

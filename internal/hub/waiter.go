@@ -3,6 +3,7 @@ package hub
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // WaitLimits bounds parked WaitForMessages calls.
@@ -30,6 +31,12 @@ type Waiters struct {
 	total     int
 	epoch     uint64           // bumped by every Revoke (waiter_revoke.go)
 	revokedAt map[int64]uint64 // agent → epoch of its last Revoke
+
+	// The waits' timeouts (waiter_expiry.go): deadlines are durations since
+	// base (monotonic), the timer fires at the earliest.
+	base        time.Time
+	expiries    expiries
+	expiryTimer *time.Timer
 }
 
 // Waiter is one registered wait. Close it when the wait ends.
@@ -42,11 +49,13 @@ type Waiter struct {
 	err        atomic.Pointer[error] // why the wait was revoked; set before c is signalled
 	token      []byte                // hash of the token the wait was authenticated with (nil: none)
 	expired    atomic.Bool           // its timeout passed (expire); set before c is signalled
+	expiryIdx  int32                 // index in ws.expiries, -1 when not there; guarded by ws.mu
+	deadline   time.Duration         // when it expires, since ws.base; guarded by ws.mu
 }
 
 // NewWaiters returns an empty registry with the given limits.
 func NewWaiters(limits WaitLimits) *Waiters {
-	return &Waiters{limits: limits, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]*Waiter)}
+	return &Waiters{limits: limits, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]*Waiter), base: time.Now()}
 }
 
 // Register adds a wait for agentID whose caller was authenticated with the
@@ -66,7 +75,7 @@ func (ws *Waiters) Register(agentID int64, epoch uint64, token []byte) (*Waiter,
 	if ws.countLocked(first) >= ws.limits.PerAgent {
 		return nil, Errorf(EEXHAUSTED, "this agent already has %d parked waits (the per-agent limit): end or cancel one before starting another", ws.limits.PerAgent)
 	}
-	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), next: first, token: token}
+	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), next: first, token: token, expiryIdx: -1}
 	if first != nil {
 		first.prev = w
 	}
@@ -98,6 +107,7 @@ func (w *Waiter) Close() {
 		return
 	}
 	w.closed = true
+	ws.dropExpiryLocked(w)
 	if w.prev != nil {
 		w.prev.next = w.next
 	} else if w.next != nil {
@@ -112,9 +122,9 @@ func (w *Waiter) Close() {
 	ws.total--
 }
 
-// expire marks the wait's timeout as passed and wakes it: the timeout of a
-// parked wait is a time.AfterFunc calling it, so that the wait blocks on its
-// one channel (and its context) rather than on a timer's channel too.
+// expire marks the wait's timeout as passed and wakes it (expireDue calls
+// it), so that the wait blocks on its one channel (and its context) rather
+// than on a timer's channel too.
 func (w *Waiter) expire() {
 	w.expired.Store(true)
 	w.signal()
