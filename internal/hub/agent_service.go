@@ -263,11 +263,12 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error
 	a, ok := s.auth.get(hash)
 	if !ok {
 		gen := s.auth.generation()
-		// Not cancelled with ctx, like KnownToken's read (token_check.go).
-		err := s.store.View(context.WithoutCancel(ctx), func(tx Tx) (err error) {
+		rctx, cancel := detachedRead(ctx)
+		err := s.store.View(rctx, func(tx Tx) (err error) {
 			a, err = tx.AgentByTokenHash(hash)
 			return err
 		})
+		cancel()
 		if ErrorCode(err) == ENOTFOUND {
 			return nil, Errorf(EUNAUTHORIZED, "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)")
 		} else if err != nil {

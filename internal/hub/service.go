@@ -200,3 +200,22 @@ func (s *Service) setBeat(n int64) { s.beat.Store(n) }
 
 // StartedAt returns when the service was created.
 func (s *Service) StartedAt() time.Time { return s.started }
+
+// maxDetachedRead bounds a store read run by detachedRead.
+const maxDetachedRead = 30 * time.Second
+
+// detachedRead returns a context for one short store read made for a call:
+// ctx's values and deadline (at most maxDetachedRead away), but not its
+// cancellation. A read that ctx could cancel registers itself on ctx (its
+// transaction is a child context), and the call's context then keeps that
+// record, an empty map of ~200 bytes, for as long as the call lasts: for a
+// parked wait, as long as it is parked. The read still ends at the call's
+// deadline, or at the bound if a store hangs. Call cancel when the read is
+// done.
+func detachedRead(ctx context.Context) (_ context.Context, cancel context.CancelFunc) {
+	limit := time.Now().Add(maxDetachedRead)
+	if d, ok := ctx.Deadline(); ok && d.Before(limit) {
+		limit = d
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), limit)
+}

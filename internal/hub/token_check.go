@@ -9,11 +9,7 @@ import "context"
 // is cached as Authenticate caches it, so that the full check of the same
 // call does not read the store again (a wait re-issued after the cache's
 // TTL would otherwise read its agent twice per call).
-//
-// The read does not take ctx's cancellation: it is one indexed lookup, and a
-// read that could be cancelled registers itself on ctx, which for a call's
-// context leaves a record there that a parked wait would hold for as long
-// as it is parked.
+// The read is detached from ctx's cancellation (detachedRead).
 func (s *Service) KnownToken(ctx context.Context, token string) bool {
 	if token == "" {
 		return false
@@ -27,10 +23,12 @@ func (s *Service) KnownToken(ctx context.Context, token string) bool {
 	}
 	gen := s.auth.generation()
 	var a *Agent
-	err := s.store.View(context.WithoutCancel(ctx), func(tx Tx) (err error) {
+	rctx, cancel := detachedRead(ctx)
+	err := s.store.View(rctx, func(tx Tx) (err error) {
 		a, err = tx.AgentByTokenHash(hash)
 		return err
 	})
+	cancel()
 	if err != nil {
 		return false
 	}

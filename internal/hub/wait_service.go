@@ -189,15 +189,15 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 	if err != nil {
 		return nil, err
 	}
-	// The store reads of a wait are short and not cancelled with ctx: a
-	// cancellable read registers itself on the call's context, which keeps
-	// that record for as long as the wait is parked (~200 bytes per wait).
-	// The wait itself still ends at once when ctx ends (parkUntil).
-	reads := context.WithoutCancel(ctx)
+	// The store reads of a wait are detached from ctx's cancellation
+	// (detachedRead), so that the parked call holds no record of them; the
+	// wait itself still ends at once when ctx ends (parkUntil).
 	if after > 0 {
 		// On its own stack like every store read of a wait (onOwnStack).
 		check := onOwnStack(func() ([]*Message, int64, error) {
-			return nil, 0, s.store.View(reads, func(tx Tx) error { return checkCursor(tx, "after_id", after) })
+			rctx, cancel := detachedRead(ctx)
+			defer cancel()
+			return nil, 0, s.store.View(rctx, func(tx Tx) error { return checkCursor(tx, "after_id", after) })
 		})
 		if _, _, err := check(); err != nil {
 			return nil, err
@@ -211,7 +211,9 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 		return nil, err
 	}
 	fetch := func() ([]*Message, int64, error) {
-		return s.fetchForWait(reads, caller.ID, after, req.AfterID != "", limit)
+		rctx, cancel := detachedRead(ctx)
+		defer cancel()
+		return s.fetchForWait(rctx, caller.ID, after, req.AfterID != "", limit)
 	}
 	res, wokenAt, err := s.park(ctx, caller, timeout, onOwnStack(fetch))
 	if err != nil {
