@@ -198,9 +198,8 @@ func (s *Service) SweepHealth(ctx context.Context, now time.Time, limit int) (ev
 			return err
 		}
 		due = len(rows)
-		var nexts, saveAt []AgentTime
-		var saves []*LivenessState
-		var evs []Event
+		nexts, saveAt := make([]AgentTime, 0, len(rows)), make([]AgentTime, 0, len(rows))
+		saves, evs := make([]*LivenessState, 0, len(rows)), make([]Event, 0, len(rows))
 		for _, r := range rows {
 			n, changed, err := s.sweepState(tx, r, now, &evs)
 			if err != nil {

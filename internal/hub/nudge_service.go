@@ -80,9 +80,7 @@ func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSe
 		}
 		checked = len(rows)
 		checks := make([]AgentCheck, 0, len(rows))
-		var claims []NudgeClaim
-		var posts []nudgePost
-		var evs []Event
+		claims, posts, evs := make([]NudgeClaim, 0, len(rows)), make([]nudgePost, 0, len(rows)), make([]Event, 0, len(rows))
 		for _, r := range rows {
 			var in NudgeInput
 			if !r.Agent.Disabled() {

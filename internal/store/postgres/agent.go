@@ -83,7 +83,8 @@ func (t *Tx) AgentByTokenHash(hash []byte) (*hub.Agent, error) {
 // ListAgents implements hub.AgentTx.
 func (t *Tx) ListAgents(includeDisabled bool) ([]*hub.Agent, error) {
 	rows, err := t.query(`SELECT `+row.AgentColumns+` FROM agents WHERE $1 OR disabled_at = 0 ORDER BY name`, includeDisabled)
-	return scanRows(rows, err, func(r pgx.Rows) (*hub.Agent, error) { return row.Agent(r) })
+	scan := row.NewAgentScan()
+	return scanRows(rows, err, func(r pgx.Rows) (*hub.Agent, error) { return scan.Scan(r) })
 }
 
 // CountAgents implements hub.AgentTx.

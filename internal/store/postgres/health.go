@@ -190,9 +190,10 @@ func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
 		WHERE l.next_eval_at > 0 AND l.next_eval_at <= $1 AND a.disabled_at = 0
 		ORDER BY l.next_eval_at LIMIT $2`, row.Nanos(now), limit)
 	var as []*hub.Agent
+	var r livenessRow
+	scan := row.NewAgentScan(r.dest()...)
 	ls, err := scanRows(rows, err, func(rs pgx.Rows) (*row.Declared, error) {
-		var r livenessRow
-		a, err := row.Agent(rs, r.dest()...)
+		a, err := scan.Scan(rs)
 		if err != nil {
 			return nil, err
 		}

@@ -157,10 +157,11 @@ func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
 	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
 		FROM agent_checks c JOIN agents a ON a.id = c.agent_id
 		WHERE c.next_check_at > 0 AND c.next_check_at <= $1 ORDER BY c.next_check_at LIMIT $2`, row.Nanos(now), limit)
+	var c hub.AgentCheck
+	var next, last int64
+	scan := row.NewAgentScan(&next, &c.Episode, &c.NudgeCount, &last)
 	out, err := scanRows(rows, err, func(r pgx.Rows) (hub.DueNudge, error) {
-		var c hub.AgentCheck
-		var next, last int64
-		a, err := row.Agent(r, &next, &c.Episode, &c.NudgeCount, &last)
+		a, err := scan.Scan(r)
 		if err != nil {
 			return hub.DueNudge{}, err
 		}
@@ -192,10 +193,11 @@ func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
 // LivenessState would.
 func (t *Tx) nudgeLiveness(ids []int64, byID map[int64]*hub.DueNudge) error {
 	rows, err := t.query(`SELECT l.agent_id, `+livenessColumns+` FROM liveness l WHERE l.agent_id = ANY($1)`, ids)
+	var id int64
+	var r livenessRow
+	dest := append([]any{&id}, r.dest()...)
 	ls, err := scanRows(rows, err, func(rs pgx.Rows) (*row.Declared, error) {
-		var id int64
-		var r livenessRow
-		if err := rs.Scan(append([]any{&id}, r.dest()...)...); err != nil {
+		if err := rs.Scan(dest...); err != nil {
 			return nil, err
 		}
 		return r.declared(id), nil

@@ -46,15 +46,37 @@ var AgentColumnsA = func() string {
 
 // Agent scans AgentColumns, then the extra destinations.
 func Agent(s Scanner, extra ...any) (*hub.Agent, error) {
-	var a hub.Agent
-	var created, disabled, hbStarted, lastSeen int64
-	dest := append([]any{&a.ID, &a.Name, &a.DisplayName, &a.Role, &a.Description, &a.Locale, &created, &disabled,
-		&a.CurrentHeartbeatID, &hbStarted, &a.ReadUpTo, &lastSeen, &a.LastInteractionBeat, &a.Project}, extra...)
-	if err := s.Scan(dest...); err != nil {
+	return NewAgentScan(extra...).Scan(s)
+}
+
+// AgentScan scans agent rows of a query, AgentColumns then extra
+// destinations, into one set of destinations made once for the query
+// rather than once per row (a due batch reads hundreds of agents).
+type AgentScan struct {
+	a                                      hub.Agent
+	created, disabled, hbStarted, lastSeen int64
+	dest                                   []any
+}
+
+// NewAgentScan returns an AgentScan whose rows end with the extra
+// destinations (scanned again at each row).
+func NewAgentScan(extra ...any) *AgentScan {
+	s := &AgentScan{}
+	a := &s.a
+	s.dest = append([]any{&a.ID, &a.Name, &a.DisplayName, &a.Role, &a.Description, &a.Locale, &s.created, &s.disabled,
+		&a.CurrentHeartbeatID, &s.hbStarted, &a.ReadUpTo, &s.lastSeen, &a.LastInteractionBeat, &a.Project}, extra...)
+	return s
+}
+
+// Scan scans the current row of r and returns its agent (a new value each
+// time).
+func (s *AgentScan) Scan(r Scanner) (*hub.Agent, error) {
+	if err := r.Scan(s.dest...); err != nil {
 		return nil, err
 	}
-	a.CreatedAt, a.DisabledAt = Time(created), Time(disabled)
-	a.HeartbeatStartedAt, a.LastSeenAt = Time(hbStarted), Time(lastSeen)
+	a := s.a
+	a.CreatedAt, a.DisabledAt = Time(s.created), Time(s.disabled)
+	a.HeartbeatStartedAt, a.LastSeenAt = Time(s.hbStarted), Time(s.lastSeen)
 	return &a, nil
 }
 

@@ -60,8 +60,9 @@ func (t *Tx) ListAgents(includeDisabled bool) ([]*hub.Agent, error) {
 	}
 	defer rows.Close()
 	var as []*hub.Agent
+	scan := row.NewAgentScan()
 	for rows.Next() {
-		a, err := row.Agent(rows)
+		a, err := scan.Scan(rows)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Helpers of the set-based reads and writes of the batched health sweep
@@ -28,12 +29,41 @@ func idList(ids []int64) string {
 	return string(append(b, ']'))
 }
 
+// dueRowsCap bounds the capacity a due read allocates up front for its
+// rows (its limit, the batch size, when smaller).
+const dueRowsCap = 1024
+
 // valuesChunk is how many rows one statement of execRows writes at most.
 const valuesChunk = 64
 
 // valuesText returns head + "(?, …), (?, …) …" + tail with n rows of cols
 // placeholders.
 func valuesText(head, tail string, cols, n int) string {
+	if n != valuesChunk {
+		return buildValuesText(head, tail, cols, n)
+	}
+	key := valuesKey{head, tail, cols}
+	if q, ok := fullValuesTexts.Load(key); ok {
+		return q.(string)
+	}
+	q := buildValuesText(head, tail, cols, n)
+	fullValuesTexts.Store(key, q)
+	return q
+}
+
+// valuesKey names the text of a full statement of execRows or queryRows.
+type valuesKey struct {
+	head, tail string
+	cols       int
+}
+
+// fullValuesTexts holds the text of each full statement (valuesChunk
+// rows) made so far: a few per kind of row, built once rather than at
+// every statement (one text is kilobytes).
+var fullValuesTexts sync.Map // valuesKey → string
+
+// buildValuesText is valuesText without the texts kept.
+func buildValuesText(head, tail string, cols, n int) string {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
 	return head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + tail
 }

@@ -181,11 +181,11 @@ func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
 	if err != nil {
 		return nil, fmt.Errorf("due health: %w", err)
 	}
-	var as []*hub.Agent
-	var ls []*row.Declared
+	as, ls := make([]*hub.Agent, 0, min(limit, dueRowsCap)), make([]*row.Declared, 0, min(limit, dueRowsCap))
+	var r livenessRow
+	scan := row.NewAgentScan(r.dest()...)
 	for rows.Next() {
-		var r livenessRow
-		a, err := row.Agent(rows, r.dest()...)
+		a, err := scan.Scan(rows)
 		if err != nil {
 			rows.Close()
 			return nil, err

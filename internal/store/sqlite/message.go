@@ -309,7 +309,7 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 	if err != nil {
 		return err
 	}
-	var dargs []any
+	dargs := make([]any, 0, 4*len(ms))
 	for i, m := range ms {
 		for _, d := range ds[i] {
 			dargs = append(dargs, d.AgentID, m.ID, d.Mention, m.AckRequired)

@@ -129,12 +129,12 @@ func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
 	if err != nil {
 		return nil, fmt.Errorf("due nudge checks: %w", err)
 	}
-	var out []hub.DueNudge
-	byID := map[int64]*hub.DueNudge{}
+	out := make([]hub.DueNudge, 0, min(limit, dueRowsCap))
+	var c hub.AgentCheck
+	var next, last int64
+	scan := row.NewAgentScan(&next, &c.Episode, &c.NudgeCount, &last)
 	for rows.Next() {
-		var c hub.AgentCheck
-		var next, last int64
-		a, err := row.Agent(rows, &next, &c.Episode, &c.NudgeCount, &last)
+		a, err := scan.Scan(rows)
 		if err != nil {
 			rows.Close()
 			return nil, err
@@ -150,6 +150,7 @@ func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
 		return nil, nil
 	}
 	ids := make([]int64, len(out))
+	byID := make(map[int64]*hub.DueNudge, len(out))
 	for i := range out {
 		ids[i] = out[i].Agent.ID
 		byID[ids[i]] = &out[i]
@@ -172,11 +173,12 @@ func (t *Tx) nudgeLiveness(list string, byID map[int64]*hub.DueNudge) error {
 	if err != nil {
 		return fmt.Errorf("read liveness states: %w", err)
 	}
-	var ls []*row.Declared
+	ls := make([]*row.Declared, 0, len(byID))
+	var id int64
+	var r livenessRow
+	dest := append([]any{&id}, r.dest()...)
 	for rows.Next() {
-		var id int64
-		var r livenessRow
-		if err := rows.Scan(append([]any{&id}, r.dest()...)...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			rows.Close()
 			return err
 		}
