@@ -46,3 +46,62 @@ func TestAttach(t *testing.T) {
 		t.Errorf("FillNudgeStates: 11 → %+v, 13 → %+v", byID[11].State, byID[13].State)
 	}
 }
+
+// fakeRow is one row of values, assigned to the destinations as a driver
+// does (int64 and string columns only).
+type fakeRow []any
+
+func (r fakeRow) Scan(dest ...any) error {
+	for i, v := range r {
+		switch v := v.(type) {
+		case int64:
+			*dest[i].(*int64) = v
+		case string:
+			*dest[i].(*string) = v
+		}
+	}
+	return nil
+}
+
+// agentRow returns a row of AgentColumns followed by extra.
+func agentRow(id int64, name string, created, disabled, lastSeen int64, extra ...any) fakeRow {
+	return append(fakeRow{id, name, "display " + name, "role", "desc", "ja", created, disabled,
+		"hb-" + name, int64(0), 10 * id, lastSeen, 2 * id, "proj-" + name}, extra...)
+}
+
+// An AgentScan reuses its destinations from row to row: each agent it
+// returns is its own value, left as it was when the next row is scanned,
+// and the extra destinations hold the current row.
+func TestAgentScanReusesDestinations(t *testing.T) {
+	t.Parallel()
+	var extra int64
+	s := NewAgentScan(&extra)
+	a1, err := s.Scan(agentRow(1, "ann", 100, 0, 300, int64(7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra != 7 {
+		t.Errorf("extra after row 1 = %d, want 7", extra)
+	}
+	a2, err := s.Scan(agentRow(2, "bob", 200, 250, 0, int64(8)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra != 8 {
+		t.Errorf("extra after row 2 = %d, want 8", extra)
+	}
+	if a1 == a2 {
+		t.Fatal("both rows returned the same agent")
+	}
+	if a1.ID != 1 || a1.Name != "ann" || a1.Locale != "ja" || a1.Project != "proj-ann" || a1.ReadUpTo != 10 || a1.LastInteractionBeat != 2 ||
+		a1.CurrentHeartbeatID != "hb-ann" || !a1.CreatedAt.Equal(time.Unix(0, 100)) || !a1.DisabledAt.IsZero() || !a1.LastSeenAt.Equal(time.Unix(0, 300)) {
+		t.Errorf("agent of row 1 after row 2 = %+v", a1)
+	}
+	if a2.ID != 2 || a2.Name != "bob" || a2.Project != "proj-bob" || a2.ReadUpTo != 20 || !a2.DisabledAt.Equal(time.Unix(0, 250)) || !a2.LastSeenAt.IsZero() {
+		t.Errorf("agent of row 2 = %+v", a2)
+	}
+	one, err := Agent(agentRow(3, "cy", 1, 0, 0, int64(9)), &extra)
+	if err != nil || one.ID != 3 || one.Name != "cy" || extra != 9 {
+		t.Errorf("Agent = %+v, %v (extra %d)", one, err, extra)
+	}
+}
