@@ -248,7 +248,12 @@ func (s *Service) modifyAgent(ctx context.Context, name string, fn func(Tx, *Age
 
 // IsAdminToken reports whether token is the admin token (constant time).
 func (s *Service) IsAdminToken(token string) bool {
-	return len(s.cfg.AdminTokenHash) > 0 && TokenHashEqual(HashToken(token), s.cfg.AdminTokenHash)
+	return s.isAdminHash(HashToken(token))
+}
+
+// isAdminHash reports whether hash is the admin token's hash.
+func (s *Service) isAdminHash(hash []byte) bool {
+	return len(s.cfg.AdminTokenHash) > 0 && TokenHashEqual(hash, s.cfg.AdminTokenHash)
 }
 
 // Authenticate returns the agent holding token and records the call for

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
@@ -136,11 +138,9 @@ func incomingRequestID(ctx context.Context) string {
 			return v
 		}
 	}
-	var id [16]byte // 64 random bits in hex, without fmt
-	for i, v := len(id)-1, rand.Uint64(); i >= 0; i, v = i-1, v>>4 {
-		id[i] = "0123456789abcdef"[v&15]
-	}
-	return string(id[:])
+	var id [8]byte // 64 random bits in hex, without fmt
+	binary.BigEndian.PutUint64(id[:], rand.Uint64())
+	return hex.EncodeToString(id[:])
 }
 
 func validRequestID(s string) bool {
