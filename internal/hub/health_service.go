@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -190,48 +191,109 @@ func (s *Service) SweepHealth(ctx context.Context, now time.Time, limit int) (ev
 	if ok, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueLiveness(now, 1) }); !ok || err != nil {
 		return 0, 0, false, err
 	}
-	var due int
-	err = s.store.Update(ctx, func(tx Tx) error {
-		evaluated, events, due = 0, 0, 0
-		rows, err := tx.DueHealth(now, limit)
-		if err != nil {
-			return err
-		}
-		due = len(rows)
-		nexts, saveAt := make([]AgentTime, 0, len(rows)), make([]AgentTime, 0, len(rows))
-		saves, evs := make([]*LivenessState, 0, len(rows)), make([]Event, 0, len(rows))
-		for _, r := range rows {
-			n, changed, err := s.sweepState(tx, r, now, &evs)
-			if err != nil {
-				return fmt.Errorf("health of %s: %w", r.Agent.Name, err)
-			}
-			if changed {
-				saves, saveAt = append(saves, r.State), append(saveAt, n)
-			} else {
-				nexts = append(nexts, n)
-			}
-			evaluated++
-		}
-		if err := tx.InsertEvents(evs); err != nil {
-			return err
-		}
-		at := make([]time.Time, len(saveAt))
-		for i, n := range saveAt {
-			at[i] = n.At
-		}
-		if err := tx.SaveLivenessStates(saves, at); err != nil {
-			return err
-		}
-		events = len(evs)
-		return tx.SetNextEvals(nexts)
+	var b sweptBatch
+	err = s.store.Update(ctx, func(tx Tx) (err error) {
+		b, err = s.sweepBatch(tx, now, limit)
+		return err
 	})
 	if err == nil {
-		return evaluated, events, due == limit, nil
+		return b.evaluated, b.events, b.evaluated == limit, nil
 	}
 	if ctx.Err() != nil {
 		return 0, 0, false, err
 	}
 	return s.sweepHealthEach(ctx, now, limit)
+}
+
+// SweepResult counts what SweepHealthAndNudge did.
+type SweepResult struct {
+	Evaluated int // agents whose health was re-evaluated
+	Events    int // health and deep work events recorded
+	NudgeResult
+}
+
+// SweepHealthAndNudge does in one write transaction what SweepHealth and
+// then CheckNudges do in two: up to set.BatchLimit due health evaluations,
+// then up to set.BatchLimit due nudge checks, which take the liveness
+// state of an agent the sweep has just evaluated from the sweep instead of
+// reading it again. When that transaction fails, it runs SweepHealth and
+// CheckNudges, each with its own fallback, so that one failing does not
+// hold the other. more is true when either batch was full.
+func (s *Service) SweepHealthAndNudge(ctx context.Context, now time.Time, set ScheduleSettings) (_ SweepResult, more bool, _ error) {
+	health, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueLiveness(now, 1) })
+	if err != nil {
+		return SweepResult{}, false, err
+	}
+	if !health {
+		r, more, err := s.CheckNudges(ctx, now, set)
+		return SweepResult{NudgeResult: r}, more, err
+	}
+	var sw sweptBatch
+	var nu nudgedBatch
+	err = s.store.Update(ctx, func(tx Tx) (err error) {
+		if sw, err = s.sweepBatch(tx, now, set.BatchLimit); err != nil {
+			return err
+		}
+		nu, err = s.nudgeBatch(tx, now, set, sw.states)
+		return err
+	})
+	if err == nil {
+		s.waiters.Notify(nu.wake...)
+		r := SweepResult{Evaluated: sw.evaluated, Events: sw.events, NudgeResult: NudgeResult{Checked: nu.checked, Nudged: len(nu.wake)}}
+		return r, sw.evaluated == set.BatchLimit || nu.checked == set.BatchLimit, nil
+	}
+	if ctx.Err() != nil {
+		return SweepResult{}, false, err
+	}
+	var r SweepResult
+	var hmore, nmore bool
+	r.Evaluated, r.Events, hmore, err = s.SweepHealth(ctx, now, set.BatchLimit)
+	var nerr error
+	r.NudgeResult, nmore, nerr = s.CheckNudges(ctx, now, set)
+	return r, hmore || nmore, errors.Join(err, nerr)
+}
+
+// sweptBatch is what sweepBatch did: the agents evaluated, the events
+// recorded, and the liveness state of each agent evaluated as it now
+// stands in the transaction, by agent ID.
+type sweptBatch struct {
+	evaluated, events int
+	states            map[int64]*LivenessState
+}
+
+// sweepBatch is SweepHealth's work inside tx: it re-evaluates up to limit
+// agents whose next health evaluation is due at now.
+func (s *Service) sweepBatch(tx Tx, now time.Time, limit int) (sweptBatch, error) {
+	rows, err := tx.DueHealth(now, limit)
+	if err != nil {
+		return sweptBatch{}, err
+	}
+	b := sweptBatch{states: make(map[int64]*LivenessState, len(rows))}
+	nexts, saveAt := make([]AgentTime, 0, len(rows)), make([]time.Time, 0, len(rows))
+	saves, evs := make([]*LivenessState, 0, len(rows)), make([]Event, 0, len(rows))
+	for _, r := range rows {
+		n, changed, err := s.sweepState(tx, r, now, &evs)
+		if err != nil {
+			return sweptBatch{}, fmt.Errorf("health of %s: %w", r.Agent.Name, err)
+		}
+		if changed {
+			saves, saveAt = append(saves, r.State), append(saveAt, n.At)
+		} else {
+			nexts = append(nexts, n)
+		}
+		b.states[r.State.AgentID] = r.State
+	}
+	if err := tx.InsertEvents(evs); err != nil {
+		return sweptBatch{}, err
+	}
+	if err := tx.SaveLivenessStates(saves, saveAt); err != nil {
+		return sweptBatch{}, err
+	}
+	if err := tx.SetNextEvals(nexts); err != nil {
+		return sweptBatch{}, err
+	}
+	b.evaluated, b.events = len(rows), len(evs)
+	return b, nil
 }
 
 // sweepState is sweepAgent on a state already read (r), except that

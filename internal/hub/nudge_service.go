@@ -37,8 +37,10 @@ type NudgeTx interface {
 	// DueNudges returns up to limit agents whose nudge check is due at now,
 	// the most overdue first (the agents DueAgentChecks returns), each with
 	// its check, its liveness state (as LivenessState) and its unread
-	// mentions (as UnreadMentions).
-	DueNudges(now time.Time, limit int) ([]DueNudge, error)
+	// mentions (as UnreadMentions). The liveness state of an agent in
+	// states (read earlier in the same transaction) is taken from there
+	// rather than read again.
+	DueNudges(now time.Time, limit int, states map[int64]*LivenessState) ([]DueNudge, error)
 	// MentionsAfter returns the mention deliveries of messages with an ID
 	// above afterID, up to limit, oldest first, except the orchestrator's
 	// own (nudges).
@@ -70,61 +72,75 @@ func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSe
 	if ok, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueAgentChecks(now, 1) }); !ok || err != nil {
 		return NudgeResult{}, false, err
 	}
-	var checked int
-	var wake []int64
-	err := s.store.Update(ctx, func(tx Tx) error {
-		checked, wake = 0, wake[:0]
-		rows, err := tx.DueNudges(now, set.BatchLimit)
-		if err != nil {
-			return err
-		}
-		checked = len(rows)
-		checks := make([]AgentCheck, 0, len(rows))
-		claims, posts, evs := make([]NudgeClaim, 0, len(rows)), make([]nudgePost, 0, len(rows)), make([]Event, 0, len(rows))
-		for _, r := range rows {
-			var in NudgeInput
-			if !r.Agent.Disabled() {
-				in = s.makeNudgeInput(r.Agent, r.State, r.UnreadMentions, r.OldestMention, now)
-			}
-			c, post, ev, err := s.applyNudge(r.Agent, r.Check, in, now, set)
-			if err != nil {
-				return err
-			}
-			if post == nil {
-				checks = append(checks, c)
-				continue
-			}
-			claims, posts, evs = append(claims, NudgeClaim{Check: c, Was: r.Check}), append(posts, *post), append(evs, *ev)
-		}
-		fresh, err := tx.ClaimNudges(claims)
-		if err != nil {
-			return err
-		}
-		ms := make([]*Message, 0, len(posts))
-		ds := make([][]Delivery, 0, len(posts))
-		kept := evs[:0]
-		for i, p := range posts {
-			if fresh[i] { // else another orchestrator sent it: no post, no event
-				ms, ds, wake = append(ms, p.m), append(ds, p.ds), append(wake, claims[i].Check.AgentID)
-				kept = append(kept, evs[i])
-			}
-		}
-		if err := tx.InsertMessages(ms, ds); err != nil {
-			return err
-		}
-		if err := tx.InsertEvents(kept); err != nil {
-			return err
-		}
-		return tx.PutAgentChecks(checks)
+	var b nudgedBatch
+	err := s.store.Update(ctx, func(tx Tx) (err error) {
+		b, err = s.nudgeBatch(tx, now, set, nil)
+		return err
 	})
 	if err == nil {
-		s.waiters.Notify(wake...)
-		return NudgeResult{Checked: checked, Nudged: len(wake)}, checked == set.BatchLimit, nil
+		s.waiters.Notify(b.wake...)
+		return NudgeResult{Checked: b.checked, Nudged: len(b.wake)}, b.checked == set.BatchLimit, nil
 	}
 	if ctx.Err() != nil {
 		return NudgeResult{}, false, err
 	}
 	return s.checkNudgesEach(ctx, now, set)
+}
+
+// nudgedBatch is what nudgeBatch did: the agents checked, and the agents
+// nudged (to wake once the transaction has committed).
+type nudgedBatch struct {
+	checked int
+	wake    []int64
+}
+
+// nudgeBatch is CheckNudges' work inside tx: it looks at up to
+// set.BatchLimit agents whose nudge check is due at now and nudges those
+// that need it. states holds liveness states already read in tx, by
+// agent ID (DueNudges reads the others).
+func (s *Service) nudgeBatch(tx Tx, now time.Time, set ScheduleSettings, states map[int64]*LivenessState) (nudgedBatch, error) {
+	rows, err := tx.DueNudges(now, set.BatchLimit, states)
+	if err != nil {
+		return nudgedBatch{}, err
+	}
+	checks := make([]AgentCheck, 0, len(rows))
+	claims, posts, evs := make([]NudgeClaim, 0, len(rows)), make([]nudgePost, 0, len(rows)), make([]Event, 0, len(rows))
+	for _, r := range rows {
+		var in NudgeInput
+		if !r.Agent.Disabled() {
+			in = s.makeNudgeInput(r.Agent, r.State, r.UnreadMentions, r.OldestMention, now)
+		}
+		c, post, ev, err := s.applyNudge(r.Agent, r.Check, in, now, set)
+		if err != nil {
+			return nudgedBatch{}, err
+		}
+		if post == nil {
+			checks = append(checks, c)
+			continue
+		}
+		claims, posts, evs = append(claims, NudgeClaim{Check: c, Was: r.Check}), append(posts, *post), append(evs, *ev)
+	}
+	fresh, err := tx.ClaimNudges(claims)
+	if err != nil {
+		return nudgedBatch{}, err
+	}
+	b := nudgedBatch{checked: len(rows)}
+	ms := make([]*Message, 0, len(posts))
+	ds := make([][]Delivery, 0, len(posts))
+	kept := evs[:0]
+	for i, p := range posts {
+		if fresh[i] { // else another orchestrator sent it: no post, no event
+			ms, ds, b.wake = append(ms, p.m), append(ds, p.ds), append(b.wake, claims[i].Check.AgentID)
+			kept = append(kept, evs[i])
+		}
+	}
+	if err := tx.InsertMessages(ms, ds); err != nil {
+		return nudgedBatch{}, err
+	}
+	if err := tx.InsertEvents(kept); err != nil {
+		return nudgedBatch{}, err
+	}
+	return b, tx.PutAgentChecks(checks)
 }
 
 // Nudge sends a nudge to the agent named name now: a system message from

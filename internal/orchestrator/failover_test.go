@@ -23,7 +23,7 @@ func TestTickStaleStateSendsNoSecondNudge(t *testing.T) {
 	r.tick()
 	r.clock.Advance(10 * time.Minute)
 	var before []hub.DueNudge
-	r.view(func(tx hub.Tx) (err error) { before, err = tx.DueNudges(r.clock.Now(), 10); return err })
+	r.view(func(tx hub.Tx) (err error) { before, err = tx.DueNudges(r.clock.Now(), 10, nil); return err })
 	if len(before) != 1 {
 		t.Fatalf("%d due nudge checks before the nudge, want claude's", len(before))
 	}
@@ -66,7 +66,9 @@ type staleTx struct {
 	rows []hub.DueNudge
 }
 
-func (t staleTx) DueNudges(time.Time, int) ([]hub.DueNudge, error) { return t.rows, nil }
+func (t staleTx) DueNudges(time.Time, int, map[int64]*hub.LivenessState) ([]hub.DueNudge, error) {
+	return t.rows, nil
+}
 
 func (t staleTx) DueAgentChecks(time.Time, int) ([]int64, error) {
 	ids := make([]int64, len(t.rows))

@@ -112,8 +112,7 @@ func New(svc *hub.Service, set hub.ScheduleSettings) (*Orchestrator, error) {
 	o := &Orchestrator{Interval: set.TickInterval, Clock: svc.Clock(), svc: svc, set: set}
 	o.steps = []step{
 		{"beat", o.stepBeat},
-		{"health", o.stepHealth},
-		{"nudges", o.stepNudges},
+		{"health+nudges", o.stepHealthAndNudges},
 		{"pulses", o.stepPulses},
 		{"cron", o.stepCron},
 		{"retention", o.stepRetention},
@@ -306,25 +305,18 @@ func (o *Orchestrator) stepBeat(ctx context.Context, now time.Time) error {
 	return errors.Join(err, berr)
 }
 
-// stepHealth re-evaluates the agents whose health can have changed by
-// itself (indexed on the next evaluation time) and expires strict deep work.
-func (o *Orchestrator) stepHealth(ctx context.Context, now time.Time) error {
-	return o.batches(func() (bool, error) {
-		n, evs, more, err := o.svc.SweepHealth(ctx, now, o.set.BatchLimit)
-		o.report.Evaluated += n
-		o.report.Events += evs
-		return more, err
-	})
-}
-
-// stepNudges schedules checks for new mentions and nudges the agents that
-// need it.
-func (o *Orchestrator) stepNudges(ctx context.Context, now time.Time) error {
+// stepHealthAndNudges schedules checks for new mentions, then re-evaluates
+// the agents whose health can have changed by itself (indexed on the next
+// evaluation time), expiring strict deep work, and nudges the agents that
+// need it: a batch of each per write transaction.
+func (o *Orchestrator) stepHealthAndNudges(ctx context.Context, now time.Time) error {
 	if err := o.svc.ScanMentions(ctx, o.set); err != nil {
 		return err
 	}
 	return o.batches(func() (bool, error) {
-		r, more, err := o.svc.CheckNudges(ctx, now, o.set)
+		r, more, err := o.svc.SweepHealthAndNudge(ctx, now, o.set)
+		o.report.Evaluated += r.Evaluated
+		o.report.Events += r.Events
 		o.report.Checked += r.Checked
 		o.report.Nudged += r.Nudged
 		return more, err

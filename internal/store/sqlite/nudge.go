@@ -122,7 +122,7 @@ func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 }
 
 // DueNudges implements hub.NudgeTx.
-func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
+func (t *Tx) DueNudges(now time.Time, limit int, states map[int64]*hub.LivenessState) ([]hub.DueNudge, error) {
 	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
 		FROM agent_checks c JOIN agents a ON a.id = c.agent_id
 		WHERE c.next_check_at > 0 AND c.next_check_at <= ? ORDER BY c.next_check_at LIMIT ?`, row.Nanos(now), limit)
@@ -151,15 +151,23 @@ func (t *Tx) DueNudges(now time.Time, limit int) ([]hub.DueNudge, error) {
 	}
 	ids := make([]int64, len(out))
 	byID := make(map[int64]*hub.DueNudge, len(out))
+	var unread []int64 // the agents whose liveness state is to be read
+	unreadByID := map[int64]*hub.DueNudge{}
 	for i := range out {
-		ids[i] = out[i].Agent.ID
-		byID[ids[i]] = &out[i]
+		id := out[i].Agent.ID
+		ids[i], byID[id] = id, &out[i]
+		if st := states[id]; st != nil {
+			out[i].State = st
+		} else {
+			unread, unreadByID[id] = append(unread, id), &out[i]
+		}
 	}
-	list := idList(ids)
-	if err := t.nudgeLiveness(list, byID); err != nil {
-		return nil, err
+	if len(unread) > 0 {
+		if err := t.nudgeLiveness(idList(unread), unreadByID); err != nil {
+			return nil, err
+		}
 	}
-	if err := t.nudgeMentions(list, byID); err != nil {
+	if err := t.nudgeMentions(idList(ids), byID); err != nil {
 		return nil, err
 	}
 	return out, nil

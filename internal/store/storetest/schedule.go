@@ -217,14 +217,25 @@ func testSweep(t *testing.T, h NewDB) {
 		if err := tx.InsertMessage(m, []hub.Delivery{{AgentID: ann.ID, Mention: true}}); err != nil {
 			return err
 		}
-		nudges, err := tx.DueNudges(t0.Add(time.Minute), 10)
+		nudges, err := tx.DueNudges(t0.Add(time.Minute), 10, nil)
 		if err != nil {
 			return err
 		}
 		if len(nudges) != 2 || nudges[0].Agent.ID != ann.ID || nudges[0].Check.Episode != "b" || nudges[0].Check.NudgeCount != 1 ||
 			nudges[0].UnreadMentions != 1 || !nudges[0].OldestMention.Equal(t0) || nudges[0].State.ActiveDeepWork == nil ||
-			nudges[1].Agent.ID != bob.ID || !nudges[1].Check.NextCheckAt.Equal(t0.Add(time.Minute)) || nudges[1].State == nil {
+			nudges[1].Agent.ID != bob.ID || !nudges[1].Check.NextCheckAt.Equal(t0.Add(time.Minute)) || nudges[1].State == nil || !nudges[1].State.ReflectionDue {
 			t.Errorf("DueNudges = %+v", nudges)
+		}
+		// A state already read in the transaction is taken as given; the
+		// others are read.
+		given := hub.NewLivenessState(ann.ID, t0.Add(-time.Hour))
+		nudges, err = tx.DueNudges(t0.Add(time.Minute), 10, map[int64]*hub.LivenessState{ann.ID: &given})
+		if err != nil {
+			return err
+		}
+		if len(nudges) != 2 || nudges[0].State != &given || nudges[0].UnreadMentions != 1 ||
+			nudges[1].Agent.ID != bob.ID || nudges[1].State == nil || !nudges[1].State.ReflectionDue {
+			t.Errorf("DueNudges with ann's state given = %+v", nudges)
 		}
 
 		ms := []*hub.Message{
