@@ -120,14 +120,14 @@ func testClaimNudgeOnce(t *testing.T, h NewDB) {
 }
 
 // A batch of claims: each is decided on its own, whatever else is in the
-// batch; a batch larger than one statement's rows (SQLite writes 64 per
+// batch; a batch larger than one statement's rows (SQLite writes 100 per
 // statement) reports each claim in its place.
 func testClaimNudgesBatch(t *testing.T, h NewDB) {
 	t.Parallel()
 	open := h(t)
 	db, other := open(), open()
 	var starts []hub.AgentCheck
-	for i := range 70 {
+	for i := range 130 {
 		starts = append(starts, hub.AgentCheck{AgentID: createAgent(t, db, fmt.Sprintf("agent-%02d", i)).ID, NextCheckAt: t0})
 	}
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.PutAgentChecks(starts) })
@@ -149,7 +149,7 @@ func testClaimNudgesBatch(t *testing.T, h NewDB) {
 	all := claims(t0.Add(time.Second), func(int) bool { return true })
 	for i, ok := range claimTo(t, other, all) {
 		if want := i%2 == 1; ok != want {
-			t.Errorf("nudge 1 of agent %d in a batch of 70 after the even ones: claimed = %v, want %v", all[i].Check.AgentID, ok, want)
+			t.Errorf("nudge 1 of agent %d in a batch of 130 after the even ones: claimed = %v, want %v", all[i].Check.AgentID, ok, want)
 		}
 	}
 	if got := claimTo(t, db, nil); len(got) != 0 {
