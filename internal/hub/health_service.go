@@ -214,9 +214,9 @@ type SweepResult struct {
 
 // SweepHealthAndNudge does in one write transaction what SweepHealth and
 // then CheckNudges do in two: up to set.BatchLimit due health evaluations,
-// then up to set.BatchLimit due nudge checks, which take the liveness
-// state of an agent the sweep has just evaluated from the sweep instead of
-// reading it again. When that transaction fails, it runs SweepHealth and
+// then up to set.BatchLimit due nudge checks, which take an agent the
+// sweep has just evaluated, and its liveness state, from the sweep instead
+// of reading them again. When that transaction fails, it runs SweepHealth and
 // CheckNudges, each with its own fallback, so that one failing does not
 // hold the other. more is true when either batch was full.
 func (s *Service) SweepHealthAndNudge(ctx context.Context, now time.Time, set ScheduleSettings) (_ SweepResult, more bool, _ error) {
@@ -234,7 +234,7 @@ func (s *Service) SweepHealthAndNudge(ctx context.Context, now time.Time, set Sc
 		if sw, err = s.sweepBatch(tx, now, set.BatchLimit); err != nil {
 			return err
 		}
-		nu, err = s.nudgeBatch(tx, now, set, sw.states)
+		nu, err = s.nudgeBatch(tx, now, set, sw.agents)
 		return err
 	})
 	if err == nil {
@@ -254,11 +254,11 @@ func (s *Service) SweepHealthAndNudge(ctx context.Context, now time.Time, set Sc
 }
 
 // sweptBatch is what sweepBatch did: the agents evaluated, the events
-// recorded, and the liveness state of each agent evaluated as it now
+// recorded, and each agent evaluated with its liveness state as it now
 // stands in the transaction, by agent ID.
 type sweptBatch struct {
 	evaluated, events int
-	states            map[int64]*LivenessState
+	agents            map[int64]AgentLiveness
 }
 
 // sweepBatch is SweepHealth's work inside tx: it re-evaluates up to limit
@@ -268,7 +268,7 @@ func (s *Service) sweepBatch(tx Tx, now time.Time, limit int) (sweptBatch, error
 	if err != nil {
 		return sweptBatch{}, err
 	}
-	b := sweptBatch{states: make(map[int64]*LivenessState, len(rows))}
+	b := sweptBatch{agents: make(map[int64]AgentLiveness, len(rows))}
 	nexts, saveAt := make([]AgentTime, 0, len(rows)), make([]time.Time, 0, len(rows))
 	saves, evs := make([]*LivenessState, 0, len(rows)), make([]Event, 0, len(rows))
 	for _, r := range rows {
@@ -281,7 +281,7 @@ func (s *Service) sweepBatch(tx Tx, now time.Time, limit int) (sweptBatch, error
 		} else {
 			nexts = append(nexts, n)
 		}
-		b.states[r.State.AgentID] = r.State
+		b.agents[r.Agent.ID] = r
 	}
 	if err := tx.InsertEvents(evs); err != nil {
 		return sweptBatch{}, err

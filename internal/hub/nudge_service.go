@@ -37,10 +37,10 @@ type NudgeTx interface {
 	// DueNudges returns up to limit agents whose nudge check is due at now,
 	// the most overdue first (the agents DueAgentChecks returns), each with
 	// its check, its liveness state (as LivenessState) and its unread
-	// mentions (as UnreadMentions). The liveness state of an agent in
-	// states (read earlier in the same transaction) is taken from there
+	// mentions (as UnreadMentions). An agent of known (read earlier in the
+	// same transaction, by ID) is taken from there with its liveness state
 	// rather than read again.
-	DueNudges(now time.Time, limit int, states map[int64]*LivenessState) ([]DueNudge, error)
+	DueNudges(now time.Time, limit int, known map[int64]AgentLiveness) ([]DueNudge, error)
 	// MentionsAfter returns the mention deliveries of messages with an ID
 	// above afterID, up to limit, oldest first, except the orchestrator's
 	// own (nudges).
@@ -96,10 +96,10 @@ type nudgedBatch struct {
 
 // nudgeBatch is CheckNudges' work inside tx: it looks at up to
 // set.BatchLimit agents whose nudge check is due at now and nudges those
-// that need it. states holds liveness states already read in tx, by
-// agent ID (DueNudges reads the others).
-func (s *Service) nudgeBatch(tx Tx, now time.Time, set ScheduleSettings, states map[int64]*LivenessState) (nudgedBatch, error) {
-	rows, err := tx.DueNudges(now, set.BatchLimit, states)
+// that need it. known holds agents already read in tx with their liveness
+// state, by ID (DueNudges reads the others).
+func (s *Service) nudgeBatch(tx Tx, now time.Time, set ScheduleSettings, known map[int64]AgentLiveness) (nudgedBatch, error) {
+	rows, err := tx.DueNudges(now, set.BatchLimit, known)
 	if err != nil {
 		return nudgedBatch{}, err
 	}

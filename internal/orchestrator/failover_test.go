@@ -66,7 +66,7 @@ type staleTx struct {
 	rows []hub.DueNudge
 }
 
-func (t staleTx) DueNudges(time.Time, int, map[int64]*hub.LivenessState) ([]hub.DueNudge, error) {
+func (t staleTx) DueNudges(time.Time, int, map[int64]hub.AgentLiveness) ([]hub.DueNudge, error) {
 	return t.rows, nil
 }
 

@@ -152,8 +152,9 @@ func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 	return n, row.Time(oldest), nil
 }
 
-// DueNudges implements hub.NudgeTx.
-func (t *Tx) DueNudges(now time.Time, limit int, states map[int64]*hub.LivenessState) ([]hub.DueNudge, error) {
+// DueNudges implements hub.NudgeTx. Its checks are read with their agents
+// in one round trip; an agent of known replaces the one read.
+func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLiveness) ([]hub.DueNudge, error) {
 	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
 		FROM agent_checks c JOIN agents a ON a.id = c.agent_id
 		WHERE c.next_check_at > 0 AND c.next_check_at <= $1 ORDER BY c.next_check_at LIMIT $2`, row.Nanos(now), limit)
@@ -181,8 +182,8 @@ func (t *Tx) DueNudges(now time.Time, limit int, states map[int64]*hub.LivenessS
 	for i := range out {
 		id := out[i].Agent.ID
 		ids[i], byID[id] = id, &out[i]
-		if st := states[id]; st != nil {
-			out[i].State = st
+		if k, ok := known[id]; ok {
+			out[i].Agent, out[i].State = k.Agent, k.State
 		} else {
 			unread, unreadByID[id] = append(unread, id), &out[i]
 		}

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
@@ -121,30 +122,39 @@ func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
 	return n, row.Time(oldest.Int64), nil
 }
 
-// DueNudges implements hub.NudgeTx.
-func (t *Tx) DueNudges(now time.Time, limit int, states map[int64]*hub.LivenessState) ([]hub.DueNudge, error) {
-	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, c.next_check_at, c.episode, c.nudge_count, c.last_nudge_at
-		FROM agent_checks c JOIN agents a ON a.id = c.agent_id
-		WHERE c.next_check_at > 0 AND c.next_check_at <= ? ORDER BY c.next_check_at LIMIT ?`, row.Nanos(now), limit)
+// DueNudges implements hub.NudgeTx: the due checks first, then the
+// agents and liveness states not known, then every agent's mentions.
+func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLiveness) ([]hub.DueNudge, error) {
+	rows, err := t.query(`SELECT agent_id, next_check_at, episode, nudge_count, last_nudge_at FROM agent_checks
+		WHERE next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`, row.Nanos(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due nudge checks: %w", err)
 	}
 	out := make([]hub.DueNudge, 0, min(limit, dueRowsCap))
-	var c hub.AgentCheck
-	var next, last int64
-	scan := row.NewAgentScan(&next, &c.Episode, &c.NudgeCount, &last)
+	var unknown []int64 // the agents to read
 	for rows.Next() {
-		a, err := scan.Scan(rows)
-		if err != nil {
+		var c hub.AgentCheck
+		var next, last int64
+		if err := rows.Scan(&c.AgentID, &next, &c.Episode, &c.NudgeCount, &last); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		c.AgentID, c.NextCheckAt, c.LastNudgeAt = a.ID, row.Time(next), row.Time(last)
-		out = append(out, hub.DueNudge{Agent: a, Check: c})
+		c.NextCheckAt, c.LastNudgeAt = row.Time(next), row.Time(last)
+		k := known[c.AgentID]
+		if k.Agent == nil {
+			unknown = append(unknown, c.AgentID)
+		}
+		out = append(out, hub.DueNudge{Agent: k.Agent, State: k.State, Check: c})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if len(unknown) > 0 {
+		if err := t.nudgeAgents(idList(unknown), out); err != nil {
+			return nil, err
+		}
+		out = slices.DeleteFunc(out, func(d hub.DueNudge) bool { return d.Agent == nil }) // removed meanwhile
 	}
 	if len(out) == 0 {
 		return nil, nil
@@ -156,9 +166,7 @@ func (t *Tx) DueNudges(now time.Time, limit int, states map[int64]*hub.LivenessS
 	for i := range out {
 		id := out[i].Agent.ID
 		ids[i], byID[id] = id, &out[i]
-		if st := states[id]; st != nil {
-			out[i].State = st
-		} else {
+		if out[i].State == nil {
 			unread, unreadByID[id] = append(unread, id), &out[i]
 		}
 	}
@@ -171,6 +179,34 @@ func (t *Tx) DueNudges(now time.Time, limit int, states map[int64]*hub.LivenessS
 		return nil, err
 	}
 	return out, nil
+}
+
+// nudgeAgents sets the agent of each check of out whose agent is nil
+// (list: their IDs as JSON); an agent not found stays nil.
+func (t *Tx) nudgeAgents(list string, out []hub.DueNudge) error {
+	rows, err := t.query(`SELECT `+row.AgentColumns+` FROM agents WHERE id IN (SELECT value FROM json_each(?))`, list)
+	if err != nil {
+		return fmt.Errorf("read agents: %w", err)
+	}
+	defer rows.Close()
+	as := make(map[int64]*hub.Agent, len(out))
+	scan := row.NewAgentScan()
+	for rows.Next() {
+		a, err := scan.Scan(rows)
+		if err != nil {
+			return err
+		}
+		as[a.ID] = a
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := range out {
+		if out[i].Agent == nil {
+			out[i].Agent = as[out[i].Check.AgentID]
+		}
+	}
+	return nil
 }
 
 // nudgeLiveness sets the liveness state of each agent of byID (list: their

@@ -226,18 +226,19 @@ func testSweep(t *testing.T, h NewDB) {
 			nudges[1].Agent.ID != bob.ID || !nudges[1].Check.NextCheckAt.Equal(t0.Add(time.Minute)) || nudges[1].State == nil || !nudges[1].State.ReflectionDue {
 			t.Errorf("DueNudges = %+v", nudges)
 		}
-		// A state already read in the transaction is taken as given; the
-		// others are read.
+		// An agent already read in the transaction is taken as given, with
+		// its state; the others are read.
 		given := hub.NewLivenessState(ann.ID, t0.Add(-time.Hour))
-		nudges, err = tx.DueNudges(t0.Add(time.Minute), 10, map[int64]*hub.LivenessState{ann.ID: &given})
+		annGiven := *ann
+		annGiven.DisplayName = "as given"
+		nudges, err = tx.DueNudges(t0.Add(time.Minute), 10, map[int64]hub.AgentLiveness{ann.ID: {Agent: &annGiven, State: &given}})
 		if err != nil {
 			return err
 		}
-		if len(nudges) != 2 || nudges[0].State != &given || nudges[0].UnreadMentions != 1 ||
-			nudges[1].Agent.ID != bob.ID || nudges[1].State == nil || !nudges[1].State.ReflectionDue {
-			t.Errorf("DueNudges with ann's state given = %+v", nudges)
+		if len(nudges) != 2 || nudges[0].Agent != &annGiven || nudges[0].State != &given || nudges[0].Check.Episode != "b" || nudges[0].UnreadMentions != 1 ||
+			nudges[1].Agent.ID != bob.ID || nudges[1].Agent.Name != "bob" || nudges[1].State == nil || !nudges[1].State.ReflectionDue {
+			t.Errorf("DueNudges with ann given = %+v", nudges)
 		}
-
 		ms := []*hub.Message{
 			{From: hub.SenderOrchestrator, To: []string{"ann"}, Body: "1", Kind: hub.KindNudge, CreatedAt: t0},
 			{From: hub.SenderOrchestrator, To: []string{"bob"}, Body: "2", Kind: hub.KindNudge, CreatedAt: t0},
