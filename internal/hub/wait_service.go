@@ -180,42 +180,24 @@ func (s *Service) pollOnce(ctx context.Context) {
 // A timeout is a normal reply with TimedOut set, given a little before the
 // caller's own deadline when ctx has one. Errors: EINVALID, EEXHAUSTED (too
 // many parked waits), EPERMISSION (agent disabled meanwhile), ctx.Err().
+// A wait that parked before the call's interceptors (ParkEarly, carried by
+// ctx) goes on from where it parked.
 func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*WaitResult, error) {
-	after, err := ParseMessageID("after_id", req.AfterID)
-	if err != nil {
-		return nil, err
-	}
-	limit, err := s.limit(req.Limit, 20)
-	if err != nil {
-		return nil, err
-	}
-	// The store reads of a wait are detached from ctx's cancellation
-	// (detachedRead), so that the parked call holds no record of them; the
-	// wait itself still ends at once when ctx ends (parkUntil).
-	if after > 0 {
-		// On its own stack like every store read of a wait (onOwnStack).
-		check := onOwnStack(func() ([]*Message, int64, error) {
-			rctx, cancel := detachedRead(ctx)
-			defer cancel()
-			return nil, 0, s.store.View(rctx, func(tx Tx) error { return checkCursor(tx, "after_id", after) })
-		})
-		if _, _, err := check(); err != nil {
-			return nil, err
-		}
-	}
 	start := time.Now() // real time: the caller's deadline is real
-	deadline, _ := ctx.Deadline()
-	budget := waitBudget{Default: s.cfg.WaitDefault, Max: s.cfg.WaitMax, Margin: s.cfg.DeadlineMargin}
-	timeout, err := budget.park(req.TimeoutSeconds, start, deadline)
+	early := earlyWaitOf(ctx, caller)
+	if early != nil {
+		defer early.Close()
+		start = early.start
+	}
+	plan, err := s.planWait(ctx, caller, req, start)
 	if err != nil {
 		return nil, err
 	}
-	fetch := func() ([]*Message, int64, error) {
-		rctx, cancel := detachedRead(ctx)
-		defer cancel()
-		return s.fetchForWait(rctx, caller.ID, after, req.AfterID != "", limit)
+	var w *Waiter
+	if early != nil {
+		w = early.w
 	}
-	res, wokenAt, err := s.park(ctx, caller, timeout, onOwnStack(fetch))
+	res, wokenAt, err := s.park(ctx, caller, plan.timeout, plan.fetch, w)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +215,52 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 		return nil, err
 	}
 	return res, nil
+}
+
+// waitPlan is what a wait will do: park up to timeout (zero: only look),
+// looking with fetch.
+type waitPlan struct {
+	timeout time.Duration
+	fetch   func() ([]*Message, int64, error)
+}
+
+// planWait checks req and decides how long a wait that started at start
+// may park. Errors: EINVALID, ENOTFOUND (an unknown after_id).
+func (s *Service) planWait(ctx context.Context, caller *Agent, req WaitRequest, start time.Time) (waitPlan, error) {
+	after, err := ParseMessageID("after_id", req.AfterID)
+	if err != nil {
+		return waitPlan{}, err
+	}
+	limit, err := s.limit(req.Limit, 20)
+	if err != nil {
+		return waitPlan{}, err
+	}
+	// The store reads of a wait are detached from ctx's cancellation
+	// (detachedRead), so that the parked call holds no record of them; the
+	// wait itself still ends at once when ctx ends (parkUntil).
+	if after > 0 {
+		// On its own stack like every store read of a wait (onOwnStack).
+		check := onOwnStack(func() ([]*Message, int64, error) {
+			rctx, cancel := detachedRead(ctx)
+			defer cancel()
+			return nil, 0, s.store.View(rctx, func(tx Tx) error { return checkCursor(tx, "after_id", after) })
+		})
+		if _, _, err := check(); err != nil {
+			return waitPlan{}, err
+		}
+	}
+	deadline, _ := ctx.Deadline()
+	budget := waitBudget{Default: s.cfg.WaitDefault, Max: s.cfg.WaitMax, Margin: s.cfg.DeadlineMargin}
+	timeout, err := budget.park(req.TimeoutSeconds, start, deadline)
+	if err != nil {
+		return waitPlan{}, err
+	}
+	fetch := func() ([]*Message, int64, error) {
+		rctx, cancel := detachedRead(ctx)
+		defer cancel()
+		return s.fetchForWait(rctx, caller.ID, after, req.AfterID != "", limit)
+	}
+	return waitPlan{timeout: timeout, fetch: onOwnStack(fetch)}, nil
 }
 
 // onOwnStack returns fetch run on a goroutine of its own. A parked wait
@@ -261,11 +289,11 @@ func onOwnStack(fetch func() ([]*Message, int64, error)) func() ([]*Message, int
 // waiting up to timeout (zero: not at all) for a wake-up of caller (or,
 // with PollOnly, polling), and ends at once if caller's token is revoked.
 // It returns when it was last woken, for the wake latency metric; the
-// agent's wait is no longer counted when it returns.
-func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration, fetch func() ([]*Message, int64, error)) (_ *WaitResult, wokenAt time.Time, _ error) {
-	var w *Waiter
+// agent's wait is no longer counted when it returns. A wait that parked
+// early passes its registered w, which keeps its own timeout.
+func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration, fetch func() ([]*Message, int64, error), w *Waiter) (_ *WaitResult, wokenAt time.Time, _ error) {
 	var poll <-chan time.Time
-	if timeout > 0 {
+	if w == nil && timeout > 0 {
 		// Register before the first check: a post that commits after the
 		// check finds the wake-up slot and the loop checks again.
 		var err error

@@ -67,9 +67,7 @@ func (a *AgentServer) MarkRead(ctx context.Context, req *hubv1.MarkReadRequest) 
 
 // WaitForMessages implements hubv1.AgentServiceServer.
 func (a *AgentServer) WaitForMessages(ctx context.Context, req *hubv1.WaitForMessagesRequest) (*hubv1.WaitForMessagesResponse, error) {
-	r, err := a.s.svc.Wait(ctx, Caller(ctx), hub.WaitRequest{
-		TimeoutSeconds: req.TimeoutSeconds, AfterID: req.GetAfterId(), Limit: int(req.GetLimit()),
-	})
+	r, err := a.s.svc.Wait(ctx, Caller(ctx), waitRequest(req))
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +78,11 @@ func (a *AgentServer) WaitForMessages(ctx context.Context, req *hubv1.WaitForMes
 		Status:   statusToProto(r.Status),
 		WaitedMs: int32(r.Waited.Milliseconds()),
 	}, nil
+}
+
+// waitRequest is the hub's form of req.
+func waitRequest(req *hubv1.WaitForMessagesRequest) hub.WaitRequest {
+	return hub.WaitRequest{TimeoutSeconds: req.TimeoutSeconds, AfterID: req.GetAfterId(), Limit: int(req.GetLimit())}
 }
 
 // JoinChannel implements hubv1.AgentServiceServer.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/inproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -43,6 +44,13 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
+// noteAgent records the caller's name for the call's log line.
+func noteAgent(ctx context.Context, a *hub.Agent) {
+	if ci, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
+		ci.agent = a.Name
+	}
+}
+
 // LoggingInterceptor logs every unary call once it ends: method, status
 // code, duration, request ID, the caller's agent name when authenticated,
 // the peer address, and via=inproc for a call made in process (REST, MCP
@@ -53,7 +61,7 @@ func RequestID(ctx context.Context) string {
 // go through refusals, which drops those past its rate (nil: no sampling).
 func LoggingInterceptor(log *slog.Logger, refusals *LogSampler) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		start := time.Now()
+		start := callStart(ctx) // agent_wait.go
 		ci := &callInfo{requestID: incomingRequestID(ctx)}
 		ctx = context.WithValue(ctx, callInfoKey{}, ci)
 		resp, err := handler(ctx, req)

@@ -73,9 +73,7 @@ func (s *Server) admit(ctx context.Context, fullMethod string) error {
 	if a == nil {
 		return nil
 	}
-	if ci, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
-		ci.agent = a.Name
-	}
+	noteAgent(ctx, a)
 	lim, what, flags := s.limiter, "writes", "--rate-limit and --rate-burst"
 	if !writeMethods[fullMethod] {
 		if !readMethods[fullMethod] {

@@ -69,7 +69,7 @@ func New(svc *hub.Service, info Info, log *slog.Logger) *Server {
 // Register registers both services on g (a grpc.Server or the in-process
 // connection, inproc.Conn).
 func (s *Server) Register(g grpc.ServiceRegistrar) {
-	hubv1.RegisterAgentServiceServer(g, s.Agent)
+	g.RegisterService(s.agentServiceDesc(), s.Agent) // agent_wait.go
 	hubv1.RegisterAdminServiceServer(g, s.Admin)
 }
 
@@ -152,15 +152,20 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 // UnaryInterceptor authenticates each unary call and maps domain errors to
 // gRPC status codes.
 func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := s.codec.check(req); err != nil {
-		return nil, err
-	}
-	ctx, err := s.authenticate(ctx, info.FullMethod)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.admit(ctx, info.FullMethod); err != nil { // ratelimit.go
-		return nil, err
+	if a := admittedEarly(ctx); a != nil { // agent_wait.go
+		ctx = WithCaller(ctx, a)
+		noteAgent(ctx, a)
+	} else {
+		if err := s.codec.check(req); err != nil {
+			return nil, err
+		}
+		var err error
+		if ctx, err = s.authenticate(ctx, info.FullMethod); err != nil {
+			return nil, err
+		}
+		if err := s.admit(ctx, info.FullMethod); err != nil { // ratelimit.go
+			return nil, err
+		}
 	}
 	resp, err := handler(ctx, req)
 	if err != nil {
