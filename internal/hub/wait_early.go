@@ -21,6 +21,7 @@ type EarlyWait struct {
 	w      *Waiter
 	caller int64
 	start  time.Time
+	woken  time.Time // when Park was woken by a post (zero: it was not)
 }
 
 // ParkEarly registers a wait of caller for req and looks for messages once;
@@ -59,6 +60,9 @@ func (e *EarlyWait) Park(ctx context.Context) {
 	}
 	select {
 	case <-e.w.c:
+		if revokedErr(e.w) == nil && !e.w.expired.Load() && !e.s.stopping() {
+			e.woken = time.Now()
+		}
 	case <-ctx.Done():
 	}
 }

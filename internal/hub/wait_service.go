@@ -201,6 +201,9 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 	if err != nil {
 		return nil, err
 	}
+	if wokenAt.IsZero() && early != nil {
+		wokenAt = early.woken
+	}
 	if err := s.markDelivered(ctx, caller.ID, res.Messages); err != nil {
 		return nil, err
 	}
