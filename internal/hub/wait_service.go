@@ -187,6 +187,9 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 	early := earlyWaitOf(ctx, caller)
 	if early != nil {
 		defer early.Close()
+		if err := ctx.Err(); err != nil {
+			return nil, err // the call ended while parked early
+		}
 		start = early.start
 	}
 	plan, err := s.planWait(ctx, caller, req, start)

@@ -26,17 +26,14 @@ func (s *Server) agentServiceDesc() *grpc.ServiceDesc {
 // waitForMessages is the gRPC method handler of WaitForMessages. A parked
 // call holds its goroutine's stack at the size it grew to (hub.EarlyWait),
 // and both gRPC's reading of the request and the interceptors with Wait
-// above them grow it past 4 KiB. So the request is read, admitted (what
-// UnaryInterceptor checks) and given its first look on a goroutine of its
-// own, and a wait that must park parks here, at the bottom of the call's
-// stack; then the call goes through the interceptors as any other, Wait
-// going on with the same registration, and what UnaryInterceptor checked
-// is not checked again (admittedEarly). A call that is not admitted, or
-// would not park, goes through the interceptors as it came.
+// above them grow it past 4 KiB. So the request is read and admitted
+// (UnaryInterceptor's checks, run here once: admittedEarly) and given its
+// first look on a goroutine of its own, and a wait that must park parks
+// here, at the bottom of the call's stack; then the call goes through the
+// interceptors as any other, Wait going on with the same registration.
 func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-	start := time.Now()
 	in := new(hubv1.WaitForMessagesRequest)
-	var caller *hub.Agent
+	adm := &admission{start: time.Now()}
 	var early *hub.EarlyWait
 	var err error
 	done := make(chan struct{})
@@ -45,15 +42,13 @@ func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) err
 		if err = dec(in); err != nil {
 			return
 		}
-		caller, early = s.parkEarly(ctx, in)
+		early = s.parkEarly(ctx, in, adm)
 	}()
 	<-done
 	if err != nil {
 		return nil, err
 	}
-	if caller != nil {
-		ctx = context.WithValue(ctx, admittedKey{}, &admission{caller: caller, start: start})
-	}
+	ctx = context.WithValue(ctx, admittedKey{}, adm)
 	if early != nil {
 		defer early.Close()
 		early.Park(ctx)
@@ -69,45 +64,50 @@ func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) err
 	return interceptor(ctx, in, info, handler)
 }
 
-// parkEarly admits the wait in as UnaryInterceptor would (valid UTF-8, an
-// agent's working token, within its read rate) and returns its caller,
-// nil if it is not admitted; for an admitted wait that must park, it also
-// registers and returns it parked early.
-func (s *Server) parkEarly(ctx context.Context, in *hubv1.WaitForMessagesRequest) (*hub.Agent, *hub.EarlyWait) {
-	if s.codec.marked(in) {
-		return nil, nil
+// parkEarly admits the wait in (UnaryInterceptor's checks), recording the
+// outcome in adm, and returns it registered and parked early if it is
+// admitted and must park.
+func (s *Server) parkEarly(ctx context.Context, in *hubv1.WaitForMessagesRequest, adm *admission) *hub.EarlyWait {
+	actx, err := s.admitCall(ctx, in, hubv1.AgentService_WaitForMessages_FullMethodName)
+	adm.err = err
+	if actx != nil {
+		adm.caller = Caller(actx)
 	}
-	a, err := s.svc.Authenticate(ctx, BearerToken(ctx))
-	if err != nil {
-		return nil, nil
+	if err != nil || adm.caller == nil {
+		return nil
 	}
-	ctx = WithCaller(ctx, a)
-	if s.admit(ctx, hubv1.AgentService_WaitForMessages_FullMethodName) != nil {
-		return nil, nil
-	}
-	return a, s.svc.ParkEarly(ctx, a, waitRequest(in))
+	return s.svc.ParkEarly(actx, adm.caller, waitRequest(in))
 }
 
 type admittedKey struct{}
 
-// admission is a call waitForMessages admitted: who calls, and since when.
+// admission is the outcome of UnaryInterceptor's checks of a call that
+// waitForMessages ran early, and when the call began.
 type admission struct {
-	caller *hub.Agent
+	caller *hub.Agent // nil: not authenticated
+	err    error      // the refusal, if any
 	start  time.Time
 }
 
-// admittedEarly returns the caller waitForMessages admitted the call for,
-// nil if it did not.
-func admittedEarly(ctx context.Context) *hub.Agent {
-	if a, ok := ctx.Value(admittedKey{}).(*admission); ok {
-		return a.caller
+// apply returns ctx as the checks would have: carrying the caller, or the
+// refusal; the caller is named in the call's log line either way.
+func (a *admission) apply(ctx context.Context) (context.Context, error) {
+	if a.caller != nil {
+		ctx = WithCaller(ctx, a.caller)
+		noteAgent(ctx, a.caller)
 	}
-	return nil
+	return ctx, a.err
+}
+
+// admittedEarly returns the admission waitForMessages ran, nil if none.
+func admittedEarly(ctx context.Context) *admission {
+	a, _ := ctx.Value(admittedKey{}).(*admission)
+	return a
 }
 
 // callStart returns when the call began: before its early park, if it had one.
 func callStart(ctx context.Context) time.Time {
-	if a, ok := ctx.Value(admittedKey{}).(*admission); ok {
+	if a := admittedEarly(ctx); a != nil {
 		return a.start
 	}
 	return time.Now()

@@ -50,19 +50,6 @@ func (c *Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	return err
 }
 
-// marked reports whether Unmarshal marked req, leaving the mark for check.
-func (c *Codec) marked(req any) bool {
-	if c == nil {
-		return false
-	}
-	m, ok := req.(proto.Message)
-	if !ok {
-		return false
-	}
-	_, ok = c.bad.Load(m)
-	return ok
-}
-
 // check returns InvalidArgument if req was marked by Unmarshal.
 func (c *Codec) check(req any) error {
 	if c == nil {

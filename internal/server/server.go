@@ -152,20 +152,14 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 // UnaryInterceptor authenticates each unary call and maps domain errors to
 // gRPC status codes.
 func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	var err error
 	if a := admittedEarly(ctx); a != nil { // agent_wait.go
-		ctx = WithCaller(ctx, a)
-		noteAgent(ctx, a)
+		ctx, err = a.apply(ctx)
 	} else {
-		if err := s.codec.check(req); err != nil {
-			return nil, err
-		}
-		var err error
-		if ctx, err = s.authenticate(ctx, info.FullMethod); err != nil {
-			return nil, err
-		}
-		if err := s.admit(ctx, info.FullMethod); err != nil { // ratelimit.go
-			return nil, err
-		}
+		ctx, err = s.admitCall(ctx, req, info.FullMethod)
+	}
+	if err != nil {
+		return nil, err
 	}
 	resp, err := handler(ctx, req)
 	if err != nil {
@@ -176,6 +170,20 @@ func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		return nil, st
 	}
 	return resp, nil
+}
+
+// admitCall checks a call before its handler runs: a request the codec
+// marked, who calls (authenticate), the caller's rate (admit). On a refusal
+// by rate it also returns the authenticated context.
+func (s *Server) admitCall(ctx context.Context, req any, method string) (context.Context, error) {
+	if err := s.codec.check(req); err != nil {
+		return nil, err
+	}
+	ctx, err := s.authenticate(ctx, method)
+	if err != nil {
+		return nil, err
+	}
+	return ctx, s.admit(ctx, method) // ratelimit.go
 }
 
 // StreamInterceptor authenticates each streaming call (none are defined
