@@ -67,15 +67,22 @@ func (t *Tx) indexMessage(m *hub.Message, deliveries []hub.Delivery) {
 
 // flushIndex writes the queued messages into the full-text index, in the
 // transaction that wrote them: those still there (a write may delete what
-// it wrote).
+// it wrote). The entries go in one statement (up to valuesChunk of them):
+// a statement that may write several rows opens a statement savepoint, and
+// FTS4 writes its pending terms as a segment at every savepoint, so one
+// statement per entry wrote one segment per post (and merged them) even
+// though the entries come after the batch's last savepoint.
 func (t *Tx) flushIndex() error {
-	for _, e := range t.unindexed {
-		if _, err := t.exec(`INSERT INTO messages_fts (docid, body, readers) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`, e.id, e.body, e.readers, e.id); err != nil {
-			return fmt.Errorf("index message %d: %w", e.id, err)
-		}
+	if len(t.unindexed) == 0 {
+		return nil
 	}
-	t.unindexed = nil
-	return nil
+	args := make([]any, 0, 3*len(t.unindexed))
+	for _, e := range t.unindexed {
+		args = append(args, e.id, e.body, e.readers)
+	}
+	t.unindexed = t.unindexed[:0]
+	return t.execRows("index messages", `INSERT INTO messages_fts (docid, body, readers) SELECT column1, column2, column3 FROM (VALUES `,
+		`) WHERE EXISTS (SELECT 1 FROM messages WHERE id = column1)`, 3, args, nil)
 }
 
 // readerTokens is the readers column of a message's index entry: "§" and
