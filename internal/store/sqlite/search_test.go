@@ -12,11 +12,11 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// A batch of posts is indexed once, at the end of its transaction: the
-// posts that committed are found (each by its readers only), the ones
-// rolled back are not, and the index agrees with the messages and their
-// deliveries (FTS4's integrity check reads the view it indexes back),
-// also after pruning.
+// A batch of posts is indexed once, at the end of its transaction, in one
+// segment of the index: the posts that committed are found (each by its
+// readers only), the ones rolled back are not, and the index agrees with
+// the messages and their deliveries (FTS4's integrity check reads the view
+// it indexes back), also after pruning.
 func TestSearchIndexesGroupCommit(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
@@ -80,6 +80,12 @@ func TestSearchIndexesGroupCommit(t *testing.T) {
 		checkIndex(t, db)
 	}
 	check("posted")
+	var segments int
+	if err := db.View(context.Background(), func(tx hub.Tx) error {
+		return tx.(*Tx).queryRow(`SELECT count(*) FROM messages_fts_segdir`).Scan(&segments)
+	}); err != nil || segments != 1 {
+		t.Errorf("the batch wrote %d index segments (%v), want 1", segments, err)
+	}
 	mustUpdate(t, db, func(tx hub.Tx) error {
 		_, err := tx.DeleteMessagesBefore(t0.Add(20*time.Second), 100)
 		return err
