@@ -162,6 +162,38 @@ func TestSearchWrittenAndDeletedInOneWrite(t *testing.T) {
 	}
 }
 
+// A write of more messages than one index statement holds is indexed
+// whole, the ones it deleted again left out, whatever the statement's rows
+// past its entries (the padding to a power of two) hold.
+func TestSearchIndexesLargeWrite(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ann := createAgent(t, db, "ann")
+	const n = 2*valuesChunk + 3
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		for i := range n {
+			m := &hub.Message{From: "x", Body: fmt.Sprintf("bulk note %d", i), Kind: hub.KindMessage, CreatedAt: t0}
+			if err := tx.InsertMessage(m, []hub.Delivery{{AgentID: ann.ID}}); err != nil {
+				return err
+			}
+			if i%10 == 0 {
+				if _, err := tx.(*Tx).exec(`DELETE FROM messages WHERE id = ?`, m.ID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	var found int
+	mustView(t, db, func(tx hub.Tx) error {
+		return tx.(*Tx).queryRow(`SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'bulk'`).Scan(&found)
+	})
+	if want := n - (n+9)/10; found != want {
+		t.Errorf("the index holds %d of the write's messages, want %d", found, want)
+	}
+	checkIndex(t, db)
+}
+
 // Migration 0014 indexes the messages already there with their readers: a
 // store taken back to the index of 0010 (its objects dropped and 0010's
 // statements run again, with data in it) is found by reader after
