@@ -68,7 +68,7 @@ func (t *Tx) indexMessage(m *hub.Message, deliveries []hub.Delivery) {
 
 // flushIndex writes the queued messages into the full-text index, in the
 // transaction that wrote them: those still there (a write may delete what
-// it wrote). The entries go in one statement (up to valuesChunk of them):
+// it wrote). The entries go in one statement (up to indexChunk of them):
 // a statement that may write several rows opens a statement savepoint, and
 // FTS4 writes its pending terms as a segment at every savepoint, so one
 // statement per entry wrote one segment per post (and merged them) even
@@ -78,7 +78,7 @@ func (t *Tx) indexMessage(m *hub.Message, deliveries []hub.Delivery) {
 // of one being parsed for every batch.
 func (t *Tx) flushIndex() error {
 	for len(t.unindexed) > 0 {
-		n := min(len(t.unindexed), valuesChunk)
+		n := min(len(t.unindexed), indexChunk)
 		size := bits.Len(uint(n - 1)) // the statement has 1<<size rows
 		args := make([]any, 0, 3<<size)
 		for _, e := range t.unindexed[:n] {
@@ -95,9 +95,13 @@ func (t *Tx) flushIndex() error {
 	return nil
 }
 
-// indexTexts are flushIndex's statements, of 1, 2, 4 … valuesChunk rows.
+// indexChunk is how many entries one statement of flushIndex writes at
+// most: a power of two.
+const indexChunk = 64
+
+// indexTexts are flushIndex's statements, of 1, 2, 4 … indexChunk rows.
 var indexTexts = func() []string {
-	q := make([]string, bits.Len(valuesChunk))
+	q := make([]string, bits.Len(indexChunk))
 	for i := range q {
 		q[i] = buildValuesText(`INSERT INTO messages_fts (docid, body, readers) SELECT column1, column2, column3 FROM (VALUES `,
 			`) WHERE EXISTS (SELECT 1 FROM messages WHERE id = column1)`, 3, 1<<i)

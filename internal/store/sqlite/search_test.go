@@ -169,7 +169,7 @@ func TestSearchIndexesLargeWrite(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
 	ann := createAgent(t, db, "ann")
-	const n = 2*valuesChunk + 3
+	const n = 2*indexChunk + 3
 	mustUpdate(t, db, func(tx hub.Tx) error {
 		for i := range n {
 			m := &hub.Message{From: "x", Body: fmt.Sprintf("bulk note %d", i), Kind: hub.KindMessage, CreatedAt: t0}
