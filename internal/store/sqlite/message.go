@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -67,16 +68,46 @@ func (t *Tx) indexMessage(m *hub.Message, deliveries []hub.Delivery) {
 
 // flushIndex writes the queued messages into the full-text index, in the
 // transaction that wrote them: those still there (a write may delete what
-// it wrote).
+// it wrote). The entries go in one statement (up to indexChunk of them):
+// a statement that may write several rows opens a statement savepoint, and
+// FTS4 writes its pending terms as a segment at every savepoint, so one
+// statement per entry wrote one segment per post (and merged them) even
+// though the entries come after the batch's last savepoint. The statement
+// has a power of two rows, the ones past the entries naming no message (ID
+// 0), so that its few texts stay prepared in the statement cache instead
+// of one being parsed for every batch.
 func (t *Tx) flushIndex() error {
-	for _, e := range t.unindexed {
-		if _, err := t.exec(`INSERT INTO messages_fts (docid, body, readers) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`, e.id, e.body, e.readers, e.id); err != nil {
-			return fmt.Errorf("index message %d: %w", e.id, err)
+	for len(t.unindexed) > 0 {
+		n := min(len(t.unindexed), indexChunk)
+		size := bits.Len(uint(n - 1)) // the statement has 1<<size rows
+		args := make([]any, 0, 3<<size)
+		for _, e := range t.unindexed[:n] {
+			args = append(args, e.id, e.body, e.readers)
 		}
+		for range 1<<size - n {
+			args = append(args, 0, "", "")
+		}
+		if _, err := t.exec(indexTexts[size], args...); err != nil {
+			return fmt.Errorf("index messages: %w", err)
+		}
+		t.unindexed = t.unindexed[n:]
 	}
-	t.unindexed = nil
 	return nil
 }
+
+// indexChunk is how many entries one statement of flushIndex writes at
+// most: a power of two.
+const indexChunk = 64
+
+// indexTexts are flushIndex's statements, of 1, 2, 4 … indexChunk rows.
+var indexTexts = func() []string {
+	q := make([]string, bits.Len(indexChunk))
+	for i := range q {
+		q[i] = buildValuesText(`INSERT INTO messages_fts (docid, body, readers) SELECT column1, column2, column3 FROM (VALUES `,
+			`) WHERE EXISTS (SELECT 1 FROM messages WHERE id = column1)`, 3, 1<<i)
+	}
+	return q
+}()
 
 // readerTokens is the readers column of a message's index entry: "§" and
 // the ID of each agent it is delivered to.

@@ -12,11 +12,11 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// A batch of posts is indexed once, at the end of its transaction: the
-// posts that committed are found (each by its readers only), the ones
-// rolled back are not, and the index agrees with the messages and their
-// deliveries (FTS4's integrity check reads the view it indexes back),
-// also after pruning.
+// A batch of posts is indexed once, at the end of its transaction, in one
+// segment of the index: the posts that committed are found (each by its
+// readers only), the ones rolled back are not, and the index agrees with
+// the messages and their deliveries (FTS4's integrity check reads the view
+// it indexes back), also after pruning.
 func TestSearchIndexesGroupCommit(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
@@ -80,6 +80,12 @@ func TestSearchIndexesGroupCommit(t *testing.T) {
 		checkIndex(t, db)
 	}
 	check("posted")
+	var segments int
+	if err := db.View(context.Background(), func(tx hub.Tx) error {
+		return tx.(*Tx).queryRow(`SELECT count(*) FROM messages_fts_segdir`).Scan(&segments)
+	}); err != nil || segments != 1 {
+		t.Errorf("the batch wrote %d index segments (%v), want 1", segments, err)
+	}
 	mustUpdate(t, db, func(tx hub.Tx) error {
 		_, err := tx.DeleteMessagesBefore(t0.Add(20*time.Second), 100)
 		return err
@@ -154,6 +160,38 @@ func TestSearchWrittenAndDeletedInOneWrite(t *testing.T) {
 			return err
 		})
 	}
+}
+
+// A write of more messages than one index statement holds is indexed
+// whole, the ones it deleted again left out, whatever the statement's rows
+// past its entries (the padding to a power of two) hold.
+func TestSearchIndexesLargeWrite(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ann := createAgent(t, db, "ann")
+	const n = 2*indexChunk + 3
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		for i := range n {
+			m := &hub.Message{From: "x", Body: fmt.Sprintf("bulk note %d", i), Kind: hub.KindMessage, CreatedAt: t0}
+			if err := tx.InsertMessage(m, []hub.Delivery{{AgentID: ann.ID}}); err != nil {
+				return err
+			}
+			if i%10 == 0 {
+				if _, err := tx.(*Tx).exec(`DELETE FROM messages WHERE id = ?`, m.ID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	var found int
+	mustView(t, db, func(tx hub.Tx) error {
+		return tx.(*Tx).queryRow(`SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'bulk'`).Scan(&found)
+	})
+	if want := n - (n+9)/10; found != want {
+		t.Errorf("the index holds %d of the write's messages, want %d", found, want)
+	}
+	checkIndex(t, db)
 }
 
 // Migration 0014 indexes the messages already there with their readers: a

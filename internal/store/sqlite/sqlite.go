@@ -143,6 +143,9 @@ type DB struct {
 	writes *writer.Queue // Update calls, committed in batches by commit
 	ckpt   *checkpointer // copies the write-ahead log into the file (checkpoint.go)
 	names  *addressees   // what the writer's transactions read of agents by name (addressees.go)
+	// savepoints are SAVEPOINT, ROLLBACK TO and RELEASE, prepared on the
+	// writer once (runSavepoints).
+	savepoints [3]*sql.Stmt
 
 	schemaVersion int
 	full          atomic.Bool // the last write failed for want of space (diskfull.go)
@@ -214,6 +217,14 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := db.limitSize(ctx, opts.MaxSize); err != nil {
 		w.Close()
 		return nil, err
+	}
+	for i, q := range []string{"SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {
+		st, err := w.PrepareContext(ctx, q)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("open store: prepare %s: %w", q, err)
+		}
+		db.savepoints[i] = st
 	}
 	r, err := sql.Open("sqlite3", dsn("_txlock", "deferred", "_query_only", "1"))
 	if err != nil {
@@ -307,7 +318,7 @@ func (db *DB) commit(batch []*writer.Request) {
 			batch[0].Done(db.outcome(errs[0]))
 			return
 		}
-	} else if err := runSavepoints(ctx, tx, t, batch, errs); err != nil {
+	} else if err := db.runSavepoints(ctx, tx, t, batch, errs); err != nil {
 		tx.Rollback()
 		db.names.clear()
 		for _, e := range errs {
@@ -336,18 +347,14 @@ func (db *DB) commit(batch []*writer.Request) {
 	}
 }
 
-// runSavepoints runs each write of a batch in its own savepoint, with the
-// three savepoint statements prepared once for the batch. It returns an
-// error only when the savepoints themselves fail (the batch is then lost).
-func runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writer.Request, errs []error) error {
+// runSavepoints runs each write of a batch in its own savepoint. It
+// returns an error only when the savepoints themselves fail (the batch is
+// then lost).
+func (db *DB) runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writer.Request, errs []error) error {
 	var stmts [3]*sql.Stmt
-	for i, q := range []string{"SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {
-		st, err := tx.PrepareContext(ctx, q)
-		if err != nil {
-			return fmt.Errorf("prepare %s: %w", q, err)
-		}
-		defer st.Close()
-		stmts[i] = st
+	for i, st := range db.savepoints {
+		stmts[i] = tx.StmtContext(ctx, st) // the writer's statement, not prepared again
+		defer stmts[i].Close()
 	}
 	savepoint, rollbackTo, release := stmts[0], stmts[1], stmts[2]
 	for i, r := range batch {
