@@ -87,18 +87,9 @@ Run "hub serve -h", "hub mcp -h", "hub hook -h", "hub setup -h" or
 "hub copy-store -h" for the flags.
 `
 
-// hubGCFloor is how much the hub's heap may always grow between two
-// garbage collections when GOGC is not set (gcfloor). A hub serving MCP
-// keeps a few MiB live and each tool call leaves about 180 KiB behind
-// (mostly the MCP SDK's decoding buffers): at Go's default it collected
-// every 20–30 calls, a fifth of its CPU. The floor costs at most its size
-// in memory, whatever the number of agents and parked waits; a hub whose
-// live heap is above it collects as before (BENCHMARKS.md, "MCP").
-const hubGCFloor = 16 << 20
-
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if os.Getenv("GOGC") == "" {
-		gcfloor.Start(hubGCFloor)
+		gcfloor.Start(gcfloor.Hub)
 	}
 	m := app.NewMain()
 	fs := flag.NewFlagSet("hub serve", flag.ContinueOnError)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agenthub/hub/internal/gcfloor"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/orchestrator"
 	"github.com/agenthub/hub/internal/store/sqlite"
@@ -41,6 +42,9 @@ type tickRow struct {
 // store's writes on disk and its own commit in an empty log.
 func (b *bench) tickPhase(ctx context.Context) error {
 	c := b.c
+	if os.Getenv("GOGC") == "" {
+		gcfloor.Start(gcfloor.Hub) // as hub serve does: the tick runs in its process
+	}
 	dir, err := os.MkdirTemp("", "hubbench-tick-")
 	if err != nil {
 		return err

@@ -17,6 +17,16 @@ import (
 	"sync"
 )
 
+// Hub is the floor of `hub serve` when GOGC is not set (and of the
+// orchestrator tick hubbench runs in process, to measure it as the hub
+// runs it). A hub serving MCP keeps a few MiB live and each tool call
+// leaves about 180 KiB behind (mostly the MCP SDK's decoding buffers): at
+// Go's default it collected every 20–30 calls, a fifth of its CPU. The
+// floor costs at most its size in memory, whatever the number of agents
+// and parked waits; a hub whose live heap is above it collects as before
+// (BENCHMARKS.md, "MCP").
+const Hub = 16 << 20
+
 var once sync.Once
 
 // Start keeps the floor for the rest of the process: after each cycle the
