@@ -35,6 +35,10 @@ func DecidePresence(lastCallAt time.Time, parkedWaits int, now time.Time, cfg He
 type PresenceTracker struct {
 	mu sync.Mutex
 	m  map[int64]*presenceEntry
+	// dirty lists the agents whose entry is dirty, each once (an agent
+	// forgotten meanwhile may stay listed), so that Flush looks at the
+	// callers of one tick and not at every agent seen since start-up.
+	dirty []int64
 }
 
 type presenceEntry struct {
@@ -61,7 +65,15 @@ func (p *PresenceTracker) Touch(agentID int64, now time.Time, beat int64) {
 		e.lastCall = now
 	}
 	e.beat = max(e.beat, beat)
-	e.dirty = true
+	p.markDirty(agentID, e)
+}
+
+// markDirty marks e, the entry of agentID, dirty; p.mu is held.
+func (p *PresenceTracker) markDirty(agentID int64, e *presenceEntry) {
+	if !e.dirty {
+		e.dirty = true
+		p.dirty = append(p.dirty, agentID)
+	}
 }
 
 // Seed loads a stored last-seen time (at start-up), without marking it dirty.
@@ -89,12 +101,13 @@ func (p *PresenceTracker) Flush() []Touch {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []Touch
-	for id, e := range p.m {
-		if e.dirty {
+	for _, id := range p.dirty {
+		if e := p.m[id]; e != nil && e.dirty {
 			out = append(out, Touch{AgentID: id, LastSeenAt: e.lastCall, LastInteractionBeat: e.beat})
 			e.dirty = false
 		}
 	}
+	p.dirty = p.dirty[:0]
 	return out
 }
 
@@ -104,7 +117,7 @@ func (p *PresenceTracker) Unflush(ts []Touch) {
 	defer p.mu.Unlock()
 	for _, t := range ts {
 		if e := p.m[t.AgentID]; e != nil {
-			e.dirty = true
+			p.markDirty(t.AgentID, e)
 		}
 	}
 }
