@@ -100,7 +100,7 @@ func (p *PresenceTracker) LastCall(agentID int64) (time.Time, int64) {
 func (p *PresenceTracker) Flush() []Touch {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []Touch
+	out := make([]Touch, 0, len(p.dirty))
 	for _, id := range p.dirty {
 		if e := p.m[id]; e != nil && e.dirty {
 			out = append(out, Touch{AgentID: id, LastSeenAt: e.lastCall, LastInteractionBeat: e.beat})
