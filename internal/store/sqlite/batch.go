@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,16 +42,17 @@ const dueRowsCap = 1024
 const valuesChunk = 100
 
 // valuesText returns head + "(?, …), (?, …) …" + tail with n rows of cols
-// placeholders.
-func valuesText(head, tail string, cols, n int) string {
+// placeholders; the columns in shared (a bit per column) are bound once
+// for all rows, as the first parameters (see execRows).
+func valuesText(head, tail string, cols, n int, shared uint64) string {
 	if n != valuesChunk {
-		return buildValuesText(head, tail, cols, n)
+		return buildValuesText(head, tail, cols, n, shared)
 	}
-	key := valuesKey{head, tail, cols}
+	key := valuesKey{head, tail, cols, shared}
 	if q, ok := fullValuesTexts.Load(key); ok {
 		return q.(string)
 	}
-	q := buildValuesText(head, tail, cols, n)
+	q := buildValuesText(head, tail, cols, n, shared)
 	fullValuesTexts.Store(key, q)
 	return q
 }
@@ -59,6 +61,7 @@ func valuesText(head, tail string, cols, n int) string {
 type valuesKey struct {
 	head, tail string
 	cols       int
+	shared     uint64
 }
 
 // fullValuesTexts holds the text of each full statement (valuesChunk
@@ -67,9 +70,70 @@ type valuesKey struct {
 var fullValuesTexts sync.Map // valuesKey → string
 
 // buildValuesText is valuesText without the texts kept.
-func buildValuesText(head, tail string, cols, n int) string {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
-	return head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + tail
+func buildValuesText(head, tail string, cols, n int, shared uint64) string {
+	if shared == 0 {
+		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
+		return head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + tail
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	k := bits.OnesCount64(shared)
+	next := k + 1 // the number of the next row's first own parameter
+	for r := range n {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range cols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('?')
+			if shared&(1<<c) != 0 {
+				b.WriteString(strconv.Itoa(bits.OnesCount64(shared&(1<<c-1)) + 1))
+			} else {
+				b.WriteString(strconv.Itoa(next))
+				next++
+			}
+		}
+		b.WriteByte(')')
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+// sharedArgs returns the arguments of rows (cols values each) for a
+// statement of valuesText with the columns of shared bound once, and the
+// columns that are: those of shared whose value is the same in every row
+// (none when any differs, so that a call site has two texts at most).
+// The values of shared columns must be comparable (not []byte).
+func (t *Tx) sharedArgs(rows []any, cols int, shared uint64) ([]any, uint64) {
+	if shared == 0 {
+		return rows, 0
+	}
+	for c := range cols {
+		if shared&(1<<c) == 0 {
+			continue
+		}
+		for i := c + cols; i < len(rows); i += cols {
+			if rows[i] != rows[c] {
+				return rows, 0
+			}
+		}
+	}
+	args := t.args[:0]
+	for c := range cols {
+		if shared&(1<<c) != 0 {
+			args = append(args, rows[c])
+		}
+	}
+	for i, v := range rows {
+		if shared&(1<<(i%cols)) == 0 {
+			args = append(args, v)
+		}
+	}
+	t.args = args
+	return args, shared
 }
 
 // execRows writes rows of cols values each (args, row after row) with
@@ -79,13 +143,24 @@ func buildValuesText(head, tail string, cols, n int) string {
 // with one text per row count. done, if not nil, is called after each
 // statement with the index of its first row and its row count.
 func (t *Tx) execRows(what, head, tail string, cols int, args []any, done func(first, n int, res sql.Result) error) error {
+	return t.execRowsShared(what, head, tail, cols, 0, args, done)
+}
+
+// execRowsShared is execRows where the columns in shared (a bit per
+// column; values comparable), when equal in every row of a statement,
+// are bound once for all its rows (numbered parameters) rather than in
+// each: a batch of nudges has one sender, kind and time, and binding
+// fewer values saves their conversion and copy in database/sql and in
+// the driver.
+func (t *Tx) execRowsShared(what, head, tail string, cols int, shared uint64, args []any, done func(first, n int, res sql.Result) error) error {
 	rows := len(args) / cols
+	defer func() { clear(t.args) }() // the values are not kept past the call
 	for first := 0; first < rows; first += valuesChunk {
 		n := min(valuesChunk, rows-first)
-		chunk := args[first*cols : (first+n)*cols]
+		chunk, same := t.sharedArgs(args[first*cols:(first+n)*cols], cols, shared)
 		var res sql.Result
 		var err error
-		if q := valuesText(head, tail, cols, n); n == valuesChunk {
+		if q := valuesText(head, tail, cols, n, same); n == valuesChunk {
 			res, err = t.exec(q, chunk...)
 		} else {
 			res, err = t.execOnce(q, chunk...)
@@ -120,7 +195,7 @@ func (t *Tx) queryRows(what, head, tail string, cols int, args []any, scan func(
 	rows := len(args) / cols
 	for first := 0; first < rows; first += valuesChunk {
 		n := min(valuesChunk, rows-first)
-		q, chunk := valuesText(head, tail, cols, n), args[first*cols:(first+n)*cols]
+		q, chunk := valuesText(head, tail, cols, n, 0), args[first*cols:(first+n)*cols]
 		var err error
 		if n == valuesChunk {
 			err = scanRows(t.tx.QueryContext(t.ctx, q, chunk...))(scan)

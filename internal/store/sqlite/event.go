@@ -91,7 +91,7 @@ func (t *Tx) InsertEvents(es []hub.Event) error {
 		}
 		args = append(args, agent, string(e.Kind), e.Detail, row.Nanos(e.CreatedAt))
 	}
-	return t.execRows("insert events", `INSERT INTO events (agent_id, kind, detail, created_at) VALUES `, ``, 4, args, nil)
+	return t.execRowsShared("insert events", `INSERT INTO events (agent_id, kind, detail, created_at) VALUES `, ``, 4, 1<<1|1<<3, args, nil)
 }
 
 // CountEvents returns how many events of kind the store holds: an

@@ -104,7 +104,7 @@ var indexTexts = func() []string {
 	q := make([]string, bits.Len(indexChunk))
 	for i := range q {
 		q[i] = buildValuesText(`INSERT INTO messages_fts (docid, body, readers) SELECT column1, column2, column3 FROM (VALUES `,
-			`) WHERE EXISTS (SELECT 1 FROM messages WHERE id = column1)`, 3, 1<<i)
+			`) WHERE EXISTS (SELECT 1 FROM messages WHERE id = column1)`, 3, 1<<i, 0)
 	}
 	return q
 }()
@@ -312,6 +312,11 @@ func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
 	return out, mapErr(rows.Err())
 }
 
+// messageShared are the columns of InsertMessages that a batch of nudges
+// has the same in every row (execRowsShared): all but the recipients,
+// body and mentions.
+const messageShared = 1<<0 | 1<<2 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<10
+
 // InsertMessages implements hub.MessageTx: a statement inserts up to
 // valuesChunk messages, which get consecutive IDs in order (AUTOINCREMENT
 // gives each new row one more than the largest ID ever used, and the rows
@@ -323,8 +328,8 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		row.NormalPriority(m)
 		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired, hub.ProjectOr(m.Project))
 	}
-	err := t.execRows("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project) VALUES `,
-		``, 11, args, func(first, n int, res sql.Result) error {
+	err := t.execRowsShared("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project) VALUES `,
+		``, 11, messageShared, args, func(first, n int, res sql.Result) error {
 			last, err := res.LastInsertId()
 			if err != nil {
 				return err
@@ -346,7 +351,7 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 			dargs = append(dargs, d.AgentID, m.ID, d.Mention, m.AckRequired)
 		}
 	}
-	if err := t.execRows("insert deliveries", `INSERT INTO deliveries (agent_id, message_id, mention, ack_required) VALUES `, ``, 4, dargs, nil); err != nil {
+	if err := t.execRowsShared("insert deliveries", `INSERT INTO deliveries (agent_id, message_id, mention, ack_required) VALUES `, ``, 4, 1<<2|1<<3, dargs, nil); err != nil {
 		return err
 	}
 	for i, m := range ms {

@@ -388,6 +388,8 @@ type Tx struct {
 	unindexed []indexEntry
 	// names is the writer's cache of addressees; nil in read transactions.
 	names *addressees
+	// args is the arguments of execRowsShared's statements, reused.
+	args []any
 }
 
 var _ hub.Tx = (*Tx)(nil)
