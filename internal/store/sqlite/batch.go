@@ -43,7 +43,7 @@ const valuesChunk = 100
 
 // valuesText returns head + "(?, …), (?, …) …" + tail with n rows of cols
 // placeholders; the columns in shared (a bit per column) are bound once
-// for all rows, as the first parameters (see execRows).
+// for all rows, as the first parameters (see execRowsShared).
 func valuesText(head, tail string, cols, n int, shared uint64) string {
 	if n != valuesChunk {
 		return buildValuesText(head, tail, cols, n, shared)
@@ -103,10 +103,10 @@ func buildValuesText(head, tail string, cols, n int, shared uint64) string {
 }
 
 // sharedArgs returns the arguments of rows (cols values each) for a
-// statement of valuesText with the columns of shared bound once, and the
-// columns that are: those of shared whose value is the same in every row
-// (none when any differs, so that a call site has two texts at most).
-// The values of shared columns must be comparable (not []byte).
+// statement of valuesText, and the columns bound once in it: shared when
+// each of its columns has the same value in every row, else none (so that
+// a call site has two texts at most, whatever its rows). The values of
+// shared columns must be comparable (not []byte).
 func (t *Tx) sharedArgs(rows []any, cols int, shared uint64) ([]any, uint64) {
 	if shared == 0 {
 		return rows, 0
