@@ -21,6 +21,7 @@ type EarlyWait struct {
 	w      *Waiter
 	caller int64
 	start  time.Time
+	plan   waitPlan  // what Wait goes on with
 	woken  time.Time // when Park was woken by a post (zero: it was not)
 }
 
@@ -49,7 +50,7 @@ func (s *Service) ParkEarly(ctx context.Context, caller *Agent, req WaitRequest)
 		w.Close()
 		return nil
 	}
-	return &EarlyWait{s: s, w: w, caller: caller.ID, start: start}
+	return &EarlyWait{s: s, w: w, caller: caller.ID, start: start, plan: plan}
 }
 
 // Park blocks until the wait should look again (a wake-up, a revocation,

@@ -184,21 +184,22 @@ func (s *Service) pollOnce(ctx context.Context) {
 // ctx) goes on from where it parked.
 func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*WaitResult, error) {
 	start := time.Now() // real time: the caller's deadline is real
+	var plan waitPlan
+	var w *Waiter
 	early := earlyWaitOf(ctx, caller)
 	if early != nil {
 		defer early.Close()
 		if err := ctx.Err(); err != nil {
 			return nil, err // the call ended while parked early
 		}
-		start = early.start
-	}
-	plan, err := s.planWait(ctx, caller, req, start)
-	if err != nil {
-		return nil, err
-	}
-	var w *Waiter
-	if early != nil {
-		w = early.w
+		// The request was checked, and its cursor looked up, before it
+		// parked: a woken wait only looks again.
+		start, plan, w = early.start, early.plan, early.w
+	} else {
+		var err error
+		if plan, err = s.planWait(ctx, caller, req, start); err != nil {
+			return nil, err
+		}
 	}
 	res, wokenAt, err := s.park(ctx, caller, plan.timeout, plan.fetch, w)
 	if err != nil {
