@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -106,29 +105,51 @@ func nudgeText(in NudgeInput, inactive, mentions bool, now time.Time) string {
 	if loc == nil {
 		loc = time.Local
 	}
-	clock := func(t time.Time) string { return t.In(loc).Format("15:04") }
-	quiet := FormatElapsed(now.Sub(in.LastActivity).Truncate(time.Minute), in.Locale)
-	var parts []string
+	var b strings.Builder
+	b.Grow(len(in.AgentName) + 320)
+	b.WriteString("@")
+	b.WriteString(in.AgentName)
+	b.WriteString(": ")
+	var clock [8]byte
 	if in.Locale == LocaleJA {
 		if inactive {
-			parts = append(parts, fmt.Sprintf("%s 活動がありません（最後の活動 %s）。create_activity_log か checkpoint で進捗を記録するか、start_deep_work で集中作業を宣言してください。", quiet, clock(in.LastActivity)))
+			b.WriteString(FormatElapsed(now.Sub(in.LastActivity).Truncate(time.Minute), in.Locale))
+			b.WriteString(" 活動がありません（最後の活動 ")
+			b.Write(in.LastActivity.In(loc).AppendFormat(clock[:0], "15:04"))
+			b.WriteString("）。create_activity_log か checkpoint で進捗を記録するか、start_deep_work で集中作業を宣言してください。")
 		}
 		if mentions {
-			parts = append(parts, fmt.Sprintf("%s 以降の未読メンションが %d 件あります。read_messages で確認してください。", clock(in.OldestMention), in.UnreadMentions))
+			if inactive {
+				b.WriteString(" ")
+			}
+			b.Write(in.OldestMention.In(loc).AppendFormat(clock[:0], "15:04"))
+			b.WriteString(" 以降の未読メンションが ")
+			b.WriteString(strconv.FormatInt(in.UnreadMentions, 10))
+			b.WriteString(" 件あります。read_messages で確認してください。")
 		}
-		return "@" + in.AgentName + ": " + strings.Join(parts, " ")
+		return b.String()
 	}
 	if inactive {
-		parts = append(parts, fmt.Sprintf("no activity for %s (last at %s): only activity logs and checkpoints count, not messages or waits. Record progress with create_activity_log or checkpoint, or declare deep work with start_deep_work.", quiet, clock(in.LastActivity)))
+		b.WriteString("no activity for ")
+		b.WriteString(FormatElapsed(now.Sub(in.LastActivity).Truncate(time.Minute), in.Locale))
+		b.WriteString(" (last at ")
+		b.Write(in.LastActivity.In(loc).AppendFormat(clock[:0], "15:04"))
+		b.WriteString("): only activity logs and checkpoints count, not messages or waits. Record progress with create_activity_log or checkpoint, or declare deep work with start_deep_work.")
 	}
 	if mentions {
-		s := "s"
-		if in.UnreadMentions == 1 {
-			s = ""
+		if inactive {
+			b.WriteString(" ")
 		}
-		parts = append(parts, fmt.Sprintf("%d unread mention%s since %s: read them with read_messages.", in.UnreadMentions, s, clock(in.OldestMention)))
+		b.WriteString(strconv.FormatInt(in.UnreadMentions, 10))
+		b.WriteString(" unread mention")
+		if in.UnreadMentions != 1 {
+			b.WriteString("s")
+		}
+		b.WriteString(" since ")
+		b.Write(in.OldestMention.In(loc).AppendFormat(clock[:0], "15:04"))
+		b.WriteString(": read them with read_messages.")
 	}
-	return "@" + in.AgentName + ": " + strings.Join(parts, " ")
+	return b.String()
 }
 
 // idleRecheck is the longest an agent goes without a nudge check when

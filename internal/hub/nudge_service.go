@@ -199,11 +199,12 @@ func (s *Service) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Messa
 // nudgeMessage returns the nudge to a with body, checked as any post, and
 // its delivery, for postNudge or a batch of nudges to insert.
 func (s *Service) nudgeMessage(a *Agent, body string, now time.Time) (*Message, []Delivery, error) {
-	req := PostRequest{To: []string{a.Name}, Body: body, Mentions: []string{a.Name}, Kind: KindNudge}
+	name := []string{a.Name} // addressee and mention: read only, shared
+	req := PostRequest{To: name, Body: body, Mentions: name, Kind: KindNudge}
 	if err := s.checkPost(&req); err != nil { // the mention is given: no need to parse the body
 		return nil, nil, err
 	}
-	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, To: []string{a.Name}, Body: req.Body, Mentions: []string{a.Name}, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, To: name, Body: req.Body, Mentions: name, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	return m, []Delivery{{AgentID: a.ID, Mention: true}}, nil
 }
 

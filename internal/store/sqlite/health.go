@@ -110,8 +110,9 @@ const livenessUpsert = ` ON CONFLICT (agent_id) DO UPDATE SET created_at = exclu
 		deep_work_ended_at = excluded.deep_work_ended_at, health_state = excluded.health_state,
 		health_kinds = excluded.health_kinds, next_eval_at = excluded.next_eval_at`
 
-// livenessArgs returns the values of livenessInsert's columns for st.
-func livenessArgs(st *hub.LivenessState, nextEvalAt time.Time) []any {
+// appendLivenessArgs appends the values of livenessInsert's columns for st
+// to args.
+func appendLivenessArgs(args []any, st *hub.LivenessState, nextEvalAt time.Time) []any {
 	var activeID, expiredID int64
 	if st.ActiveDeepWork != nil {
 		activeID = st.ActiveDeepWork.ID
@@ -119,9 +120,20 @@ func livenessArgs(st *hub.LivenessState, nextEvalAt time.Time) []any {
 	if st.ExpiredDeepWork != nil {
 		expiredID = st.ExpiredDeepWork.ID
 	}
-	kinds := make([]string, len(st.HealthKinds))
-	for i, k := range st.HealthKinds {
-		kinds[i] = string(k)
+	var kinds string
+	switch len(st.HealthKinds) {
+	case 0:
+	case 1:
+		kinds = string(st.HealthKinds[0])
+	default:
+		var b strings.Builder
+		for i, k := range st.HealthKinds {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(string(k))
+		}
+		kinds = b.String()
 	}
 	due := 0
 	if st.ReflectionDue {
@@ -131,14 +143,14 @@ func livenessArgs(st *hub.LivenessState, nextEvalAt time.Time) []any {
 	if healthState == "" {
 		healthState = string(hub.HealthHealthy)
 	}
-	return []any{st.AgentID, row.Nanos(st.CreatedAt), row.Nanos(st.LastActivityLogAt), row.Nanos(st.LastCheckpointAt), row.Nanos(st.LastReflectionAt),
+	return append(args, st.AgentID, row.Nanos(st.CreatedAt), row.Nanos(st.LastActivityLogAt), row.Nanos(st.LastCheckpointAt), row.Nanos(st.LastReflectionAt),
 		due, row.Nanos(st.ReflectionDueSince), row.Nanos(st.ReflectionSkippedAt), activeID, expiredID,
-		row.Nanos(st.DeepWorkEndedAt), healthState, strings.Join(kinds, ","), row.Nanos(nextEvalAt)}
+		row.Nanos(st.DeepWorkEndedAt), healthState, kinds, row.Nanos(nextEvalAt))
 }
 
 // SaveLivenessState implements hub.HealthTx.
 func (t *Tx) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) error {
-	_, err := t.exec(livenessInsert+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+livenessUpsert, livenessArgs(st, nextEvalAt)...)
+	_, err := t.exec(livenessInsert+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+livenessUpsert, appendLivenessArgs(make([]any, 0, 14), st, nextEvalAt)...)
 	if err != nil {
 		return fmt.Errorf("save liveness state: %w", err)
 	}
@@ -220,7 +232,7 @@ func (t *Tx) SetNextEvals(evals []hub.AgentTime) error {
 func (t *Tx) SaveLivenessStates(sts []*hub.LivenessState, next []time.Time) error {
 	args := make([]any, 0, 14*len(sts))
 	for i, st := range sts {
-		args = append(args, livenessArgs(st, next[i])...)
+		args = appendLivenessArgs(args, st, next[i])
 	}
 	return t.execRows("save liveness states", livenessInsert+` VALUES `, livenessUpsert, 14, args, nil)
 }
