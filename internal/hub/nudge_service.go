@@ -114,11 +114,11 @@ func (s *Service) nudgeBatch(tx Tx, now time.Time, set ScheduleSettings, known m
 		if err != nil {
 			return nudgedBatch{}, err
 		}
-		if post == nil {
+		if post.m == nil {
 			checks = append(checks, c)
 			continue
 		}
-		claims, posts, evs = append(claims, NudgeClaim{Check: c, Was: r.Check}), append(posts, *post), append(evs, *ev)
+		claims, posts, evs = append(claims, NudgeClaim{Check: c, Was: r.Check}), append(posts, post), append(evs, ev)
 	}
 	fresh, err := tx.ClaimNudges(claims)
 	if err != nil {
@@ -254,7 +254,7 @@ func (s *Service) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSetting
 	if err != nil {
 		return nil, err
 	}
-	if post == nil {
+	if post.m == nil {
 		return nil, tx.PutAgentCheck(c)
 	}
 	fresh, err := tx.ClaimNudges([]NudgeClaim{{Check: c, Was: was}})
@@ -264,7 +264,7 @@ func (s *Service) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSetting
 	if err := tx.InsertMessage(post.m, post.ds); err != nil {
 		return nil, fmt.Errorf("nudge %s: %w", a.Name, err)
 	}
-	return []int64{a.ID}, tx.InsertEvent(ev)
+	return []int64{a.ID}, tx.InsertEvent(&ev)
 }
 
 // nudgePost is a nudge message to insert with its deliveries.
@@ -275,25 +275,25 @@ type nudgePost struct {
 
 // applyNudge applies the nudge rules to agent a with check c and input in
 // (unused when a is disabled) at now. It returns the check to store, the
-// nudge message to post (nil when none; when there is one, a is to be
-// woken) and the event to record with it; the caller writes them, so that
-// it may batch them.
-func (s *Service) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Time, set ScheduleSettings) (AgentCheck, *nudgePost, *Event, error) {
+// nudge message to post (its message nil when none; when there is one, a
+// is to be woken) and the event to record with it; the caller writes them,
+// so that it may batch them.
+func (s *Service) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Time, set ScheduleSettings) (AgentCheck, nudgePost, Event, error) {
 	if a.Disabled() {
 		c.NextCheckAt = now.Add(idleRecheck)
-		return c, nil, nil, nil
+		return c, nudgePost{}, Event{}, nil
 	}
 	d := DecideNudge(c, in, now, set)
 	c = d.Check
-	var post *nudgePost
-	var ev *Event
+	var post nudgePost
+	var ev Event
 	if d.Nudge {
 		m, ds, err := s.nudgeMessage(a, d.Text, now)
 		if err != nil {
-			return c, nil, nil, fmt.Errorf("nudge %s: %w", a.Name, err)
+			return c, nudgePost{}, Event{}, fmt.Errorf("nudge %s: %w", a.Name, err)
 		}
-		post = &nudgePost{m, ds}
-		ev = &Event{AgentID: a.ID, Kind: EventNudge, Detail: d.Reason + ": " + d.Text, CreatedAt: now}
+		post = nudgePost{m, ds}
+		ev = Event{AgentID: a.ID, Kind: EventNudge, Detail: d.Reason + ": " + d.Text, CreatedAt: now}
 	}
 	c.NextCheckAt = d.NextAt
 	if c.NextCheckAt.IsZero() || c.NextCheckAt.Sub(now) > idleRecheck {
