@@ -138,7 +138,7 @@ func (c *checkpointer) run() error {
 // write can append to the log. A checkpoint that cannot finish (a reader
 // still needs the old frames, or the checkpointer holds the lock) is no
 // error; the checkpointer asks again.
-func (c *checkpointer) catchUp(ctx context.Context, w *sql.DB) {
+func (c *checkpointer) catchUp(ctx context.Context, w *sql.Conn) {
 	if c.behind.CompareAndSwap(true, false) {
 		w.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
 	}

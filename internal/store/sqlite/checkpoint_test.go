@@ -20,7 +20,7 @@ func TestCheckpointerKeepsTheLogBounded(t *testing.T) {
 	path := tempPath(t)
 	db := openDB(t, path)
 	var auto int
-	if err := db.w.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil {
+	if err := db.wc.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil {
 		t.Fatal(err)
 	}
 	if auto != 0 {

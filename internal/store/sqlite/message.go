@@ -25,19 +25,16 @@ func splitNames(s string) []string {
 // InsertMessage implements hub.MessageTx.
 func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 	row.NormalPriority(m)
-	res, err := t.exec(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project)
+	var err error
+	if m.ID, err = t.insert(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired, hub.ProjectOr(m.Project))
-	if err != nil {
+		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), int64(m.Priority), m.AckRequired, hub.ProjectOr(m.Project)); err != nil {
 		return err
 	}
-	if m.ID, err = res.LastInsertId(); err != nil {
-		return err
-	}
-	// One statement per delivery through the connection's statement cache
-	// (a fresh Prepare here would parse the SQL again on every post).
+	// One statement per delivery, prepared once in the connection's
+	// statement cache.
 	for _, d := range deliveries {
-		if _, err := t.exec(`INSERT INTO deliveries (agent_id, message_id, mention, ack_required) VALUES (?, ?, ?, ?)`, d.AgentID, m.ID, d.Mention, m.AckRequired); err != nil {
+		if _, err := t.insert(`INSERT INTO deliveries (agent_id, message_id, mention, ack_required) VALUES (?, ?, ?, ?)`, d.AgentID, m.ID, d.Mention, m.AckRequired); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -137,15 +138,20 @@ type Options struct {
 // DB is a hub.Store backed by one SQLite file.
 type DB struct {
 	path string
-	w    *sql.DB // exactly one connection: the writer
 	r    *sql.DB // read-only pool
+	w    *sql.DB // exactly one connection: the writer
+	// wc is w's connection, held for the DB's life, and raw its driver
+	// connection: the writer goroutine alone uses them (commit, and the
+	// checkpointer's catchUp after it).
+	wc  *sql.Conn
+	raw *sqlite3.SQLiteConn
 
 	writes *writer.Queue // Update calls, committed in batches by commit
 	ckpt   *checkpointer // copies the write-ahead log into the file (checkpoint.go)
 	names  *addressees   // what the writer's transactions read of agents by name (addressees.go)
 	// savepoints are SAVEPOINT, ROLLBACK TO and RELEASE, prepared on the
-	// writer once (runSavepoints).
-	savepoints [3]*sql.Stmt
+	// writer's driver connection once (runSavepoints).
+	savepoints [3]driver.StmtExecContext
 
 	schemaVersion int
 	full          atomic.Bool // the last write failed for want of space (diskfull.go)
@@ -196,7 +202,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	names := &addressees{}
-	w := sql.OpenDB(newWriterConnector(dsn("_txlock", "immediate"), names))
+	w := sql.OpenDB(newWriterConnector(dsn("_txlock", "immediate", "_mutex", "no"), names))
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -218,16 +224,25 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
+	wc, err := w.Conn(ctx)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	db.wc = wc
+	db.wc.Raw(func(dc any) error { db.raw = dc.(*sqlite3.SQLiteConn); return nil })
 	for i, q := range []string{"SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {
-		st, err := w.PrepareContext(ctx, q)
+		st, err := db.raw.Prepare(q)
 		if err != nil {
+			wc.Close()
 			w.Close()
 			return nil, fmt.Errorf("open store: prepare %s: %w", q, err)
 		}
-		db.savepoints[i] = st
+		db.savepoints[i] = st.(driver.StmtExecContext)
 	}
 	r, err := sql.Open("sqlite3", dsn("_txlock", "deferred", "_query_only", "1"))
 	if err != nil {
+		wc.Close()
 		w.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -236,6 +251,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.r = r
 	if db.ckpt, err = startCheckpointer(dsn()); err != nil {
 		r.Close()
+		wc.Close()
 		w.Close()
 		return nil, err
 	}
@@ -261,7 +277,11 @@ func (db *DB) Close() error {
 	if !db.writes.Close() {
 		return nil
 	}
-	return errors.Join(db.ckpt.close(), db.r.Close(), db.w.Close())
+	errs := []error{db.ckpt.close(), db.r.Close()}
+	for _, st := range db.savepoints {
+		errs = append(errs, st.(driver.Stmt).Close())
+	}
+	return errors.Join(append(errs, db.wc.Close(), db.w.Close())...)
 }
 
 // Update runs fn in a write transaction. Concurrent calls are grouped into
@@ -290,14 +310,14 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 func (db *DB) commit(batch []*writer.Request) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.wc.BeginTx(ctx, nil)
 	if err != nil {
 		for _, r := range batch {
 			r.Done(db.outcome(fmt.Errorf("begin write: %w", err)))
 		}
 		return
 	}
-	t := &Tx{ctx: ctx, tx: tx, names: db.names}
+	t := &Tx{ctx: ctx, tx: tx, names: db.names, raw: db.raw}
 	if err := db.names.begin(t); err != nil {
 		tx.Rollback()
 		for _, r := range batch {
@@ -318,7 +338,7 @@ func (db *DB) commit(batch []*writer.Request) {
 			batch[0].Done(db.outcome(errs[0]))
 			return
 		}
-	} else if err := db.runSavepoints(ctx, tx, t, batch, errs); err != nil {
+	} else if err := db.runSavepoints(ctx, t, batch, errs); err != nil {
 		tx.Rollback()
 		db.names.clear()
 		for _, e := range errs {
@@ -341,7 +361,7 @@ func (db *DB) commit(batch []*writer.Request) {
 	} else {
 		db.ckpt.committed()
 	}
-	defer db.ckpt.catchUp(ctx, db.w) // after the replies
+	defer db.ckpt.catchUp(ctx, db.wc) // after the replies
 	for i, r := range batch {
 		r.Done(db.outcome(errs[i]))
 	}
@@ -350,29 +370,24 @@ func (db *DB) commit(batch []*writer.Request) {
 // runSavepoints runs each write of a batch in its own savepoint. It
 // returns an error only when the savepoints themselves fail (the batch is
 // then lost).
-func (db *DB) runSavepoints(ctx context.Context, tx *sql.Tx, t *Tx, batch []*writer.Request, errs []error) error {
-	var stmts [3]*sql.Stmt
-	for i, st := range db.savepoints {
-		stmts[i] = tx.StmtContext(ctx, st) // the writer's statement, not prepared again
-		defer stmts[i].Close()
-	}
-	savepoint, rollbackTo, release := stmts[0], stmts[1], stmts[2]
+func (db *DB) runSavepoints(ctx context.Context, t *Tx, batch []*writer.Request, errs []error) error {
+	savepoint, rollbackTo, release := db.savepoints[0], db.savepoints[1], db.savepoints[2]
 	for i, r := range batch {
 		if errs[i] = r.Ctx.Err(); errs[i] != nil {
 			continue
 		}
-		if _, err := savepoint.ExecContext(ctx); err != nil {
+		if _, err := savepoint.ExecContext(ctx, nil); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
 		indexed := len(t.unindexed)
 		if errs[i] = writer.Call(r.Fn, t); errs[i] != nil {
 			t.unindexed = t.unindexed[:indexed]
 			t.names.clear()
-			if _, err := rollbackTo.ExecContext(ctx); err != nil {
+			if _, err := rollbackTo.ExecContext(ctx, nil); err != nil {
 				return fmt.Errorf("rollback to savepoint: %w", err)
 			}
 		}
-		if _, err := release.ExecContext(ctx); err != nil {
+		if _, err := release.ExecContext(ctx, nil); err != nil {
 			return fmt.Errorf("release savepoint: %w", err)
 		}
 	}
@@ -390,6 +405,11 @@ type Tx struct {
 	names *addressees
 	// args is the arguments of execRowsShared's statements, reused.
 	args []any
+	// raw is the writer's driver connection (insert); nil in read
+	// transactions.
+	raw *sqlite3.SQLiteConn
+	// values is insert's arguments, reused.
+	values []driver.NamedValue
 }
 
 var _ hub.Tx = (*Tx)(nil)
@@ -397,6 +417,22 @@ var _ hub.Tx = (*Tx)(nil)
 func (t *Tx) exec(q string, args ...any) (sql.Result, error) {
 	res, err := t.tx.ExecContext(t.ctx, q, args...)
 	return res, mapErr(err)
+}
+
+// insert runs an INSERT of the writer's transaction on the driver's
+// connection, past database/sql (its locks, its conversion of every value,
+// its result), and returns the row's ID. The values are of the driver's
+// types (int64, string, bool).
+func (t *Tx) insert(q string, args ...driver.Value) (int64, error) {
+	t.values = t.values[:0]
+	for i, a := range args {
+		t.values = append(t.values, driver.NamedValue{Ordinal: i + 1, Value: a})
+	}
+	res, err := t.raw.ExecContext(t.ctx, q, t.values)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	return res.LastInsertId()
 }
 
 func (t *Tx) query(q string, args ...any) (*sql.Rows, error) {
