@@ -149,9 +149,10 @@ type DB struct {
 	writes *writer.Queue // Update calls, committed in batches by commit
 	ckpt   *checkpointer // copies the write-ahead log into the file (checkpoint.go)
 	names  *addressees   // what the writer's transactions read of agents by name (addressees.go)
-	// savepoints are SAVEPOINT, ROLLBACK TO and RELEASE, prepared on the
-	// writer's driver connection once (runSavepoints).
-	savepoints [3]driver.StmtExecContext
+	// control is the writer's transaction statements, prepared on its
+	// driver connection once: BEGIN, COMMIT, ROLLBACK (commit), SAVEPOINT,
+	// ROLLBACK TO, RELEASE (runSavepoints).
+	control [6]driver.StmtExecContext
 
 	schemaVersion int
 	full          atomic.Bool // the last write failed for want of space (diskfull.go)
@@ -231,14 +232,14 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	db.wc = wc
 	db.wc.Raw(func(dc any) error { db.raw = dc.(*sqlite3.SQLiteConn); return nil })
-	for i, q := range []string{"SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {
+	for i, q := range []string{"BEGIN IMMEDIATE", "COMMIT", "ROLLBACK", "SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {
 		st, err := db.raw.Prepare(q)
 		if err != nil {
 			wc.Close()
 			w.Close()
 			return nil, fmt.Errorf("open store: prepare %s: %w", q, err)
 		}
-		db.savepoints[i] = st.(driver.StmtExecContext)
+		db.control[i] = st.(driver.StmtExecContext)
 	}
 	r, err := sql.Open("sqlite3", dsn("_txlock", "deferred", "_query_only", "1"))
 	if err != nil {
@@ -278,7 +279,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	errs := []error{db.ckpt.close(), db.r.Close()}
-	for _, st := range db.savepoints {
+	for _, st := range db.control {
 		errs = append(errs, st.(driver.Stmt).Close())
 	}
 	return errors.Join(append(errs, db.wc.Close(), db.w.Close())...)
@@ -307,19 +308,27 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 // commit runs a batch of writes in one transaction. A batch of one runs
 // fn directly (its error rolls the transaction back); a larger batch gives
 // each fn a savepoint, so that an error rolls back only that fn's writes.
+// The transaction is the writer connection's own BEGIN … COMMIT, not a
+// database/sql transaction: database/sql starts a goroutine for every
+// transaction and for every query in one (to close them if the context
+// ends), and the writer's context never ends.
 func (db *DB) commit(batch []*writer.Request) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
-	tx, err := db.wc.BeginTx(ctx, nil)
-	if err != nil {
+	begin, commit, rollback := db.control[0], db.control[1], db.control[2]
+	tx := func(st driver.StmtExecContext) error {
+		_, err := st.ExecContext(ctx, nil)
+		return mapErr(err)
+	}
+	if err := tx(begin); err != nil {
 		for _, r := range batch {
 			r.Done(db.outcome(fmt.Errorf("begin write: %w", err)))
 		}
 		return
 	}
-	t := &Tx{ctx: ctx, tx: tx, names: db.names, raw: db.raw}
+	t := &Tx{ctx: ctx, tx: db.wc, names: db.names, raw: db.raw}
 	if err := db.names.begin(t); err != nil {
-		tx.Rollback()
+		tx(rollback)
 		for _, r := range batch {
 			r.Done(db.outcome(err))
 		}
@@ -333,13 +342,13 @@ func (db *DB) commit(batch []*writer.Request) {
 			errs[0] = t.flushIndex()
 		}
 		if errs[0] != nil {
-			tx.Rollback()
+			tx(rollback)
 			db.names.clear()
 			batch[0].Done(db.outcome(errs[0]))
 			return
 		}
 	} else if err := db.runSavepoints(ctx, t, batch, errs); err != nil {
-		tx.Rollback()
+		tx(rollback)
 		db.names.clear()
 		for _, e := range errs {
 			if isFull(e) {
@@ -351,7 +360,8 @@ func (db *DB) commit(batch []*writer.Request) {
 		}
 		return
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx(commit); err != nil {
+		tx(rollback) // SQLite may leave the transaction open
 		db.names.clear()
 		for i := range errs {
 			if errs[i] == nil {
@@ -371,7 +381,7 @@ func (db *DB) commit(batch []*writer.Request) {
 // returns an error only when the savepoints themselves fail (the batch is
 // then lost).
 func (db *DB) runSavepoints(ctx context.Context, t *Tx, batch []*writer.Request, errs []error) error {
-	savepoint, rollbackTo, release := db.savepoints[0], db.savepoints[1], db.savepoints[2]
+	savepoint, rollbackTo, release := db.control[3], db.control[4], db.control[5]
 	for i, r := range batch {
 		if errs[i] = r.Ctx.Err(); errs[i] != nil {
 			continue
@@ -397,7 +407,7 @@ func (db *DB) runSavepoints(ctx context.Context, t *Tx, batch []*writer.Request,
 // Tx is a hub.Tx over one SQLite transaction.
 type Tx struct {
 	ctx context.Context
-	tx  *sql.Tx
+	tx  conn
 	// unindexed are the messages this transaction wrote that the
 	// full-text index does not hold yet (indexMessage).
 	unindexed []indexEntry
@@ -413,6 +423,15 @@ type Tx struct {
 }
 
 var _ hub.Tx = (*Tx)(nil)
+
+// conn is what a Tx runs its statements on: a read's *sql.Tx, or the
+// writer's *sql.Conn inside the transaction commit began.
+type conn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
 
 func (t *Tx) exec(q string, args ...any) (sql.Result, error) {
 	res, err := t.tx.ExecContext(t.ctx, q, args...)
