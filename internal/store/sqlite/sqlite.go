@@ -231,7 +231,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	db.wc = wc
-	db.wc.Raw(func(dc any) error { db.raw = dc.(*sqlite3.SQLiteConn); return nil })
+	if err := wc.Raw(func(dc any) error { db.raw = dc.(*sqlite3.SQLiteConn); return nil }); err != nil {
+		wc.Close()
+		w.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	for i, q := range []string{"BEGIN IMMEDIATE", "COMMIT", "ROLLBACK", "SAVEPOINT w", "ROLLBACK TO w", "RELEASE w"} {
 		st, err := db.raw.Prepare(q)
 		if err != nil {
