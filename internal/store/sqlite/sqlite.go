@@ -142,7 +142,11 @@ type DB struct {
 	w    *sql.DB // exactly one connection: the writer
 	// wc is w's connection, held for the DB's life, and raw its driver
 	// connection: the writer goroutine alone uses them (commit, and the
-	// checkpointer's catchUp after it).
+	// checkpointer's catchUp after it). raw is used outside wc.Raw's
+	// callback; that is sound only because wc is never released before
+	// Close, so database/sql never hands the connection to anyone else,
+	// and because the connection is opened without SQLite's mutex
+	// (_mutex=no), no other goroutine may ever use either.
 	wc  *sql.Conn
 	raw *sqlite3.SQLiteConn
 
