@@ -310,10 +310,10 @@ func (o *Orchestrator) stepBeat(ctx context.Context, now time.Time) error {
 // evaluation time), expiring strict deep work, and nudges the agents that
 // need it: a batch of each per write transaction.
 func (o *Orchestrator) stepHealthAndNudges(ctx context.Context, now time.Time) error {
-	if err := o.svc.ScanMentions(ctx, o.set); err != nil {
-		return err
-	}
-	return o.batches(func() (bool, error) {
+	// A failed scan holds nothing: the sweep and the checks already
+	// scheduled go on, and the next tick scans again.
+	serr := o.svc.ScanMentions(ctx, o.set)
+	err := o.batches(func() (bool, error) {
 		r, more, err := o.svc.SweepHealthAndNudge(ctx, now, o.set)
 		o.report.Evaluated += r.Evaluated
 		o.report.Events += r.Events
@@ -321,6 +321,7 @@ func (o *Orchestrator) stepHealthAndNudges(ctx context.Context, now time.Time) e
 		o.report.Nudged += r.Nudged
 		return more, err
 	})
+	return errors.Join(serr, err)
 }
 
 // stepAcks nudges the recipients of messages whose acknowledgement is

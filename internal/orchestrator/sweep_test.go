@@ -51,6 +51,35 @@ func TestTickBatchFallsBackPerAgent(t *testing.T) {
 	}
 }
 
+// TestTickFailedMentionScanHoldsNoSweep: a mention scan that fails (here
+// an unreadable cursor) is reported, and the health sweep and the nudges
+// already due still run in the same tick.
+func TestTickFailedMentionScanHoldsNoSweep(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.agent("claude")
+	r.tick()
+	raw, err := sql.Open("sqlite3", "file:"+r.path+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE meta SET value = 'not a number' WHERE key = 'nudge_mention_cursor'`); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(10 * time.Minute)
+	err = r.o.Tick(r.ctx, r.clock.Now())
+	if err == nil || !contains(err.Error(), "nudge_mention_cursor") {
+		t.Errorf("Tick error = %v, want one naming the unreadable mention cursor", err)
+	}
+	if rep := r.o.Stats().Last; rep.Evaluated != 1 || rep.Nudged != 1 {
+		t.Errorf("report: evaluated %d, nudged %d; want 1 and 1 despite the failed scan", rep.Evaluated, rep.Nudged)
+	}
+	if n := len(r.events("claude", string(hub.EventNudge))); n != 1 {
+		t.Errorf("claude: %d nudge events, want 1", n)
+	}
+}
+
 // TestTickMentionScanSkipsNudges: the mention scan's cursor moves past the
 // nudges (which are not mentions to schedule), so a tick does not read
 // again every nudge posted since the last human mention; a mention posted
