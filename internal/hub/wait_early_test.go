@@ -2,6 +2,9 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,7 +12,9 @@ import (
 )
 
 // TestParkEarlyOnlyWhatWouldPark: ParkEarly registers nothing for a peek,
-// a bad request, a wait with messages already there, or in poll mode.
+// a bad request, a wait with messages already there, or in poll mode; it
+// returns nil for all but the messages, whose wait it returns holding them,
+// not to be parked on.
 func TestParkEarlyOnlyWhatWouldPark(t *testing.T) {
 	h := newTestHub(t)
 	ags := h.agents(t, "alice", "bob")
@@ -28,17 +33,108 @@ func TestParkEarlyOnlyWhatWouldPark(t *testing.T) {
 		}
 	}
 	h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "there already"})
-	if e := h.ParkEarly(ctx, bob, hub.WaitRequest{TimeoutSeconds: longWait}); e != nil {
-		e.Close()
-		t.Error("a wait with a message already there parked early")
+	e := h.ParkEarly(ctx, bob, hub.WaitRequest{TimeoutSeconds: longWait})
+	if e == nil {
+		t.Fatal("a wait with a message already there did not keep what its look found")
 	}
+	defer e.Close()
 	if n := h.Waiters().Count(); n != 0 {
 		t.Fatalf("%d waits registered, want none", n)
+	}
+	parked := make(chan struct{})
+	go func() { e.Park(ctx); close(parked) }()
+	select {
+	case <-parked:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a wait whose look found a message parked")
 	}
 	p := newTestHub(t, func(c *hub.Config) { c.PollOnly = true })
 	if e := p.ParkEarly(ctx, p.agents(t, "carol")[0], hub.WaitRequest{TimeoutSeconds: longWait}); e != nil {
 		e.Close()
 		t.Error("a wait parked early in poll mode")
+	}
+}
+
+// readCounter is a store that counts its read transactions.
+type readCounter struct {
+	hub.Store
+	views atomic.Int64
+}
+
+func (s *readCounter) View(ctx context.Context, fn func(hub.Tx) error) error {
+	s.views.Add(1)
+	return s.Store.View(ctx, fn)
+}
+
+// TestEarlyLookIsTheWaitsLook: a wait whose early look finds messages gets
+// from Wait the reply a wait without an early look gets (the same messages
+// in the same order, cursor and status, for unread messages, after a
+// cursor, and with a limit), for the same store reads: Wait reads nothing
+// that look read.
+func TestEarlyLookIsTheWaitsLook(t *testing.T) {
+	h := newTestHub(t)
+	_, aliceToken := h.agent(t, "alice")
+	_, bobToken := h.agent(t, "bob")
+	st := &readCounter{Store: h.DB}
+	svc := hub.NewService(st, h.Clock, hub.DefaultConfig())
+	ctx := context.Background()
+	if err := svc.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	alice, err := svc.Authenticate(ctx, aliceToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := svc.Authenticate(ctx, bobToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *hub.Message
+	for i, p := range []hub.Priority{hub.PriorityLow, hub.PriorityNormal, hub.PriorityUrgent, hub.PriorityHigh, hub.PriorityUrgent} {
+		m, err := svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: fmt.Sprint("message ", i), Priority: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = m
+		}
+	}
+	// The delivery marks the waits leave stay pending (no watcher runs to
+	// write them), so each wait reads the same messages.
+	for name, req := range map[string]hub.WaitRequest{
+		"unread":         {TimeoutSeconds: longWait},
+		"after a cursor": {TimeoutSeconds: longWait, AfterID: hub.FormatMessageID(first.ID)},
+		"limited":        {TimeoutSeconds: longWait, Limit: 3},
+	} {
+		st.views.Store(0)
+		want, err := svc.Wait(ctx, bob, req)
+		if err != nil {
+			t.Fatalf("%s: Wait: %v", name, err)
+		}
+		wantReads := st.views.Swap(0)
+		e := svc.ParkEarly(ctx, bob, req)
+		if e == nil {
+			t.Fatalf("%s: the early look kept nothing", name)
+		}
+		e.Park(ctx)
+		got, err := svc.Wait(hub.WithEarlyWait(ctx, e), bob, req)
+		e.Close()
+		if err != nil {
+			t.Fatalf("%s: Wait after the early look: %v", name, err)
+		}
+		if reads := st.views.Load(); reads != wantReads {
+			t.Errorf("%s: %d store reads with the early look, want %d as without it", name, reads, wantReads)
+		}
+		got.Waited, want.Waited = 0, 0
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: reply after the early look = %+v, want %+v", name, got, want)
+		}
+		if len(got.Messages) == 0 || got.TimedOut {
+			t.Errorf("%s: reply = %+v, want messages", name, got)
+		}
+	}
+	if n := svc.Waiters().Count(); n != 0 {
+		t.Fatalf("%d waits registered after the waits returned, want none", n)
 	}
 }
 

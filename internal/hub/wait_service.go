@@ -180,33 +180,39 @@ func (s *Service) pollOnce(ctx context.Context) {
 // A timeout is a normal reply with TimedOut set, given a little before the
 // caller's own deadline when ctx has one. Errors: EINVALID, EEXHAUSTED (too
 // many parked waits), EPERMISSION (agent disabled meanwhile), ctx.Err().
-// A wait that parked before the call's interceptors (ParkEarly, carried by
-// ctx) goes on from where it parked.
+// A wait that looked before the call's interceptors (ParkEarly, carried by
+// ctx) answers with what that look found, or goes on from where it parked.
 func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*WaitResult, error) {
 	start := time.Now() // real time: the caller's deadline is real
-	var plan waitPlan
-	var w *Waiter
-	early := earlyWaitOf(ctx, caller)
-	if early != nil {
+	var res *WaitResult
+	var wokenAt time.Time
+	var err error
+	switch early := earlyWaitOf(ctx, caller); {
+	case early == nil:
+		var plan waitPlan
+		if plan, err = s.planWait(ctx, caller, req, start); err != nil {
+			return nil, err
+		}
+		res, wokenAt, err = s.park(ctx, caller, plan.timeout, plan.fetch, nil)
+	case early.found != nil:
+		// The request was checked, its cursor looked up and its messages
+		// read before the interceptors ran: they are the reply.
+		start, res = early.start, early.found
+	default:
 		defer early.Close()
 		if err := ctx.Err(); err != nil {
 			return nil, err // the call ended while parked early
 		}
 		// The request was checked, and its cursor looked up, before it
 		// parked: a woken wait only looks again.
-		start, plan, w = early.start, early.plan, early.w
-	} else {
-		var err error
-		if plan, err = s.planWait(ctx, caller, req, start); err != nil {
-			return nil, err
+		start = early.start
+		res, wokenAt, err = s.park(ctx, caller, early.plan.timeout, early.plan.fetch, early.w)
+		if wokenAt.IsZero() {
+			wokenAt = early.woken
 		}
 	}
-	res, wokenAt, err := s.park(ctx, caller, plan.timeout, plan.fetch, w)
 	if err != nil {
 		return nil, err
-	}
-	if wokenAt.IsZero() && early != nil {
-		wokenAt = early.woken
 	}
 	if err := s.markDelivered(ctx, caller.ID, res.Messages); err != nil {
 		return nil, err

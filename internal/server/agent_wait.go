@@ -30,7 +30,9 @@ func (s *Server) agentServiceDesc() *grpc.ServiceDesc {
 // (UnaryInterceptor's checks, run here once: admittedEarly) and given its
 // first look on a goroutine of its own, and a wait that must park parks
 // here, at the bottom of the call's stack; then the call goes through the
-// interceptors as any other, Wait going on with the same registration.
+// interceptors as any other, Wait going on with the same registration, or
+// answering with the messages the first look found without reading them
+// again.
 func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 	in := new(hubv1.WaitForMessagesRequest)
 	adm := &admission{start: time.Now()}
@@ -65,8 +67,9 @@ func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) err
 }
 
 // parkEarly admits the wait in (UnaryInterceptor's checks), recording the
-// outcome in adm, and returns it registered and parked early if it is
-// admitted and must park.
+// outcome in adm, and, if it is admitted, gives it its first look: it
+// returns the wait registered to park early if it must park, holding what
+// it found if it found messages (hub.Service.ParkEarly).
 func (s *Server) parkEarly(ctx context.Context, in *hubv1.WaitForMessagesRequest, adm *admission) *hub.EarlyWait {
 	actx, err := s.admitCall(ctx, in, hubv1.AgentService_WaitForMessages_FullMethodName)
 	adm.err = err

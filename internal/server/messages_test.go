@@ -228,6 +228,17 @@ func TestWaitForMessages(t *testing.T) {
 		o.res.GetCursor() != p.GetMessage().GetId() || o.res.GetStatus().GetUnreadCount() != 1 {
 		t.Errorf("woken wait = %v", o.res)
 	}
+
+	// The message still unread: the next wait answers at once with it
+	// (what its first look found, before the interceptors), parking nothing.
+	again, err := r.agent.WaitForMessages(bob, &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(30)})
+	if err != nil || again.GetTimedOut() || len(again.GetMessages()) != 1 || again.GetMessages()[0].GetId() != p.GetMessage().GetId() ||
+		again.GetCursor() != p.GetMessage().GetId() || again.GetStatus().GetUnreadCount() != 1 {
+		t.Errorf("wait with the message unread = %v, %v; want it at once", again, err)
+	}
+	if n := r.svc.Waiters().Count(); n != 0 {
+		t.Errorf("%d waits registered after the wait returned, want none", n)
+	}
 }
 
 // A wait parked on one TCP connection wakes on a post sent over another.
