@@ -32,7 +32,8 @@ func benchHub(b *testing.B, senders int) (*pool, []*agentRef) {
 	m.DataDir = b.TempDir()
 	m.GRPCAddr = "127.0.0.1:0"
 	m.HTTPAddr = "off"
-	m.RateLimit.PerSecond = 0 // measure the hub, not the per-agent limiter
+	m.RateLimit.PerSecond = 0 // measure the hub, not the per-agent limiters
+	m.ReadLimit.PerSecond = 0
 	m.Config.WaitLimits.Total = senders + 100
 	m.Logger = slog.New(slog.DiscardHandler)
 	ctx := context.Background()
@@ -93,6 +94,40 @@ func BenchmarkHubHeartbeat(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkHubWaitReady calls WaitForMessages, one call after another, for
+// an agent with a message waiting (left unread): each call answers at once.
+// Reported besides ns/op: the process's CPU per call (cpu-µs/op, client
+// and hub together).
+//
+//	go test ./cmd/hubbench -run '^$' -bench HubWaitReady -benchtime 5000x
+func BenchmarkHubWaitReady(b *testing.B) {
+	p, agents := benchHub(b, 2)
+	c := p.client(0)
+	to := agents[0]
+	if _, err := c.PostMessage(agents[1].authed(context.Background()), &hubv1.PostMessageRequest{To: []string{to.name}, Body: "waiting"}); err != nil {
+		b.Fatal(err)
+	}
+	ctx := to.authed(context.Background())
+	timeout := int32(30)
+	cpu0, err := procCPU("self")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		r, err := c.WaitForMessages(ctx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: &timeout})
+		if err != nil || len(r.GetMessages()) == 0 {
+			b.Fatalf("WaitForMessages = %v, %v; want the message waiting", r, err)
+		}
+	}
+	b.StopTimer()
+	cpu1, err := procCPU("self")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 var heapProfile = flag.String("parked-heap-profile", "", "BenchmarkHubParkedWaiters: write a heap profile here while the waiters are parked")
