@@ -25,7 +25,7 @@ type EarlyWait struct {
 	start  time.Time
 	plan   waitPlan    // what Wait goes on with
 	woken  time.Time   // when Park was woken by a post (zero: it was not)
-	found  *WaitResult // the messages and cursor the first look found (nil: none; w is then closed)
+	found  *WaitResult // what the first look found, w then closed (nil: it found no message)
 }
 
 // ParkEarly registers a wait of caller for req and looks for messages once.

@@ -136,6 +136,26 @@ func TestEarlyLookIsTheWaitsLook(t *testing.T) {
 	if n := svc.Waiters().Count(); n != 0 {
 		t.Fatalf("%d waits registered after the waits returned, want none", n)
 	}
+
+	// The reply leaves its delivery mark (written by the receipts read).
+	late, err := svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := hub.WaitRequest{TimeoutSeconds: longWait, AfterID: hub.FormatMessageID(late.ID - 1)}
+	e := svc.ParkEarly(ctx, bob, req)
+	if e == nil {
+		t.Fatal("the early look kept nothing")
+	}
+	delivered := h.Clock.Advance(time.Minute)
+	r, err := svc.Wait(hub.WithEarlyWait(ctx, e), bob, req)
+	e.Close()
+	if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != late.ID {
+		t.Fatalf("Wait after the early look = %+v, %v; want the late message", r, err)
+	}
+	if _, rs, err := svc.Receipts(ctx, alice, hub.FormatMessageID(late.ID)); err != nil || len(rs) != 1 || !rs[0].DeliveredAt.Equal(delivered) {
+		t.Errorf("receipts of the late message = %+v, %v; want delivered at %v", rs, err, delivered)
+	}
 }
 
 // TestWaitGoesOnFromAnEarlyPark: woken while parked early, Wait (given the
