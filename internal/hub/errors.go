@@ -40,10 +40,11 @@ func Errorf(code string, format string, args ...any) *Error {
 // ErrorCode returns the code of the *Error in err's chain, EINTERNAL for any
 // other non-nil error and "" for nil.
 func ErrorCode(err error) string {
-	var e *Error
 	if err == nil {
-		return ""
-	} else if errors.As(err, &e) {
+		return "" // before e, which escapes: a nil error costs no allocation
+	}
+	var e *Error
+	if errors.As(err, &e) {
 		return e.Code
 	}
 	return EINTERNAL
@@ -52,10 +53,11 @@ func ErrorCode(err error) string {
 // ErrorMessage returns the human message of the *Error in err's chain, and a
 // generic text for any other error (internal details are logged, not shown).
 func ErrorMessage(err error) string {
-	var e *Error
 	if err == nil {
-		return ""
-	} else if errors.As(err, &e) {
+		return "" // before e, which escapes: a nil error costs no allocation
+	}
+	var e *Error
+	if errors.As(err, &e) {
 		return e.Message
 	}
 	return "internal error"

@@ -9,6 +9,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -32,6 +34,7 @@ type Metrics struct {
 	parked      prometheus.Histogram
 	rpcs        *prometheus.CounterVec
 	rpcDuration *prometheus.HistogramVec
+	methods     sync.Map // gRPC method name → *methodMetrics
 }
 
 var _ hub.Metrics = (*Metrics)(nil)
@@ -134,12 +137,40 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	resp, err := handler(ctx, req)
-	service, method := splitMethod(info.FullMethod)
-	m.rpcs.WithLabelValues(service, method, status.Code(err).String()).Inc()
-	if method != "WaitForMessages" {
-		m.rpcDuration.WithLabelValues(service, method).Observe(time.Since(start).Seconds())
+	mm := m.method(info.FullMethod)
+	if code := status.Code(err); code == codes.OK {
+		mm.ok.Inc()
+	} else {
+		m.rpcs.WithLabelValues(mm.service, mm.name, code.String()).Inc()
+	}
+	if mm.duration != nil {
+		mm.duration.Observe(time.Since(start).Seconds())
 	}
 	return resp, err
+}
+
+// methodMetrics are one method's series, looked up once (a label lookup
+// hashes every label value, on every call).
+type methodMetrics struct {
+	service, name string
+	ok            prometheus.Counter  // rpcs_total with code OK
+	duration      prometheus.Observer // nil for WaitForMessages
+}
+
+// method returns the series of the gRPC method named full (a registered
+// method: gRPC refuses the others before any interceptor runs, so there
+// are as many entries as methods).
+func (m *Metrics) method(full string) *methodMetrics {
+	if v, ok := m.methods.Load(full); ok {
+		return v.(*methodMetrics)
+	}
+	service, name := splitMethod(full)
+	mm := &methodMetrics{service: service, name: name, ok: m.rpcs.WithLabelValues(service, name, codes.OK.String())}
+	if name != "WaitForMessages" {
+		mm.duration = m.rpcDuration.WithLabelValues(service, name)
+	}
+	v, _ := m.methods.LoadOrStore(full, mm)
+	return v.(*methodMetrics)
 }
 
 // splitMethod turns "/hub.v1.AgentService/PostMessage" into

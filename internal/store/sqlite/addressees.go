@@ -83,18 +83,20 @@ func (c *addressees) arm(ctx context.Context, w *sql.DB) error {
 	return nil
 }
 
-// begin is called at the start of each write transaction, inside it:
-// commits made meanwhile by any other connection empty the cache.
-func (c *addressees) begin(t *Tx) error {
+// begin is called at the start of each write transaction, inside it,
+// with the function that reads the writer connection's PRAGMA
+// data_version: commits made meanwhile by any other connection empty the
+// cache.
+func (c *addressees) begin(dataVersion func() (int64, error)) error {
 	c.mu.Lock()
 	on := c.on
 	c.mu.Unlock()
 	if !on {
 		return nil
 	}
-	var version int64
-	if err := t.queryRow(`PRAGMA data_version`).Scan(&version); err != nil {
-		return fmt.Errorf("data version: %w", err)
+	version, err := dataVersion()
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	if version != c.version {

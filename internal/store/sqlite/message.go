@@ -77,14 +77,18 @@ func (t *Tx) flushIndex() error {
 	for len(t.unindexed) > 0 {
 		n := min(len(t.unindexed), indexChunk)
 		size := bits.Len(uint(n - 1)) // the statement has 1<<size rows
-		args := make([]any, 0, 3<<size)
+		t.values = t.values[:0]
 		for _, e := range t.unindexed[:n] {
-			args = append(args, e.id, e.body, e.readers)
+			t.arg(e.id)
+			t.arg(e.body)
+			t.arg(e.readers)
 		}
 		for range 1<<size - n {
-			args = append(args, 0, "", "")
+			t.arg(int64(0))
+			t.arg("")
+			t.arg("")
 		}
-		if _, err := t.exec(indexTexts[size], args...); err != nil {
+		if _, err := t.execValues(indexTexts[size]); err != nil {
 			return fmt.Errorf("index messages: %w", err)
 		}
 		t.unindexed = t.unindexed[n:]

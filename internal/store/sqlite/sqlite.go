@@ -157,6 +157,9 @@ type DB struct {
 	// driver connection once: BEGIN, COMMIT, ROLLBACK (commit), SAVEPOINT,
 	// ROLLBACK TO, RELEASE (runSavepoints).
 	control [6]driver.StmtExecContext
+	// version reads PRAGMA data_version on the writer's connection
+	// (dataVersion), prepared with control.
+	version driver.StmtQueryContext
 
 	schemaVersion int
 	full          atomic.Bool // the last write failed for want of space (diskfull.go)
@@ -249,6 +252,13 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		db.control[i] = st.(driver.StmtExecContext)
 	}
+	st, err := db.raw.Prepare(`PRAGMA data_version`)
+	if err != nil {
+		wc.Close()
+		w.Close()
+		return nil, fmt.Errorf("open store: prepare PRAGMA data_version: %w", err)
+	}
+	db.version = st.(driver.StmtQueryContext)
 	r, err := sql.Open("sqlite3", dsn("_txlock", "deferred", "_query_only", "1"))
 	if err != nil {
 		wc.Close()
@@ -290,6 +300,7 @@ func (db *DB) Close() error {
 	for _, st := range db.control {
 		errs = append(errs, st.(driver.Stmt).Close())
 	}
+	errs = append(errs, db.version.(driver.Stmt).Close())
 	return errors.Join(append(errs, db.wc.Close(), db.w.Close())...)
 }
 
@@ -335,7 +346,7 @@ func (db *DB) commit(batch []*writer.Request) {
 		return
 	}
 	t := &Tx{ctx: ctx, tx: db.wc, names: db.names, raw: db.raw}
-	if err := db.names.begin(t); err != nil {
+	if err := db.names.begin(db.dataVersion); err != nil {
 		tx(rollback)
 		for _, r := range batch {
 			r.Done(db.outcome(err))
@@ -383,6 +394,25 @@ func (db *DB) commit(batch []*writer.Request) {
 	for i, r := range batch {
 		r.Done(db.outcome(errs[i]))
 	}
+}
+
+// dataVersion reads PRAGMA data_version on the writer's connection: it
+// changes when another connection has committed since the last read.
+func (db *DB) dataVersion() (int64, error) {
+	rows, err := db.version.QueryContext(context.Background(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("data version: %w", err)
+	}
+	defer rows.Close()
+	var v [1]driver.Value
+	if err := rows.Next(v[:]); err != nil {
+		return 0, fmt.Errorf("data version: %w", err)
+	}
+	n, ok := v[0].(int64)
+	if !ok {
+		return 0, fmt.Errorf("data version: got %T, want an integer", v[0])
+	}
+	return n, nil
 }
 
 // runSavepoints runs each write of a batch in its own savepoint. It
@@ -452,14 +482,26 @@ func (t *Tx) exec(q string, args ...any) (sql.Result, error) {
 // types (int64, string, bool).
 func (t *Tx) insert(q string, args ...driver.Value) (int64, error) {
 	t.values = t.values[:0]
-	for i, a := range args {
-		t.values = append(t.values, driver.NamedValue{Ordinal: i + 1, Value: a})
+	for _, a := range args {
+		t.arg(a)
 	}
-	res, err := t.raw.ExecContext(t.ctx, q, t.values)
+	res, err := t.execValues(q)
 	if err != nil {
-		return 0, mapErr(err)
+		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// arg appends v to the arguments of the next execValues.
+func (t *Tx) arg(v driver.Value) {
+	t.values = append(t.values, driver.NamedValue{Ordinal: len(t.values) + 1, Value: v})
+}
+
+// execValues runs q with the arguments in values on the writer's driver
+// connection, past database/sql (insert).
+func (t *Tx) execValues(q string) (driver.Result, error) {
+	res, err := t.raw.ExecContext(t.ctx, q, t.values)
+	return res, mapErr(err)
 }
 
 func (t *Tx) query(q string, args ...any) (*sql.Rows, error) {
