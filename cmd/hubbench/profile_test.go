@@ -45,7 +45,10 @@ func benchHub(b *testing.B, senders int) (*pool, []*agentRef) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := dial(ctx, m.GRPCAddress(), tok, 8)
+	// The hub takes at most 1,024 calls at once on one connection (more
+	// queue at the client): parked waiters need a connection per few
+	// hundred.
+	p, err := dial(ctx, m.GRPCAddress(), tok, max(8, senders/500+1))
 	if err != nil {
 		b.Fatal(err)
 	}
