@@ -218,6 +218,17 @@ func (h *hubProc) sample(ctx context.Context, metricName string) (procStats, err
 	return s, nil
 }
 
+// writeBatches reads the store writer's counters from the hub's /metrics:
+// the batches committed and the writes they held; false if unknown.
+func (h *hubProc) writeBatches(ctx context.Context) (batches, writes float64, ok bool) {
+	if h == nil || h.httpAddr == "" {
+		return 0, 0, false
+	}
+	batches, okB := scrapeMetric(ctx, h.metricsURL(), "hub_store_write_batches_total")
+	writes, okW := scrapeMetric(ctx, h.metricsURL(), "hub_store_writes_total")
+	return batches, writes, okB && okW
+}
+
 // runtimeSample reads runtimeMetrics from the hub's /metrics; false if
 // any is missing.
 func (h *hubProc) runtimeSample(ctx context.Context) ([3]float64, bool) {

@@ -135,14 +135,14 @@ func (r *results) write(w io.Writer, c *config) {
 		load = p.load
 		row(fmt.Sprintf("Acknowledged posts/s, %d senders, %s", c.senders, c.duration), "notify", "0",
 			fmt.Sprintf("**%s/s** (%s posts; per post p50 %s · p99 %s%s; %d errors)", num(int(p.perSec())), num(int(p.ok)),
-				fmtDur(percentile(p.lat, .5)), fmtDur(percentile(p.lat, .99)), p.cpuPerOp(), p.errs),
+				fmtDur(percentile(p.lat, .5)), fmtDur(percentile(p.lat, .99)), p.cpuPerOp()+p.batching(), p.errs),
 			"≥ 10,000/s", yesNo(p.perSec() >= targetPostsPerSec && p.errs == 0))
 	}
 	if h := r.heartbeats; h != nil {
 		load = h.load
 		row(fmt.Sprintf("Heartbeats/s, %d senders, %s", c.senders, c.duration), "notify", "0",
 			fmt.Sprintf("**%s/s** (per call p50 %s · p99 %s%s; %d errors)", num(int(h.perSec())),
-				fmtDur(percentile(h.lat, .5)), fmtDur(percentile(h.lat, .99)), h.cpuPerOp(), h.errs), "—", "—")
+				fmtDur(percentile(h.lat, .5)), fmtDur(percentile(h.lat, .99)), h.cpuPerOp()+h.batching(), h.errs), "—", "—")
 	}
 	if bl := r.backlog; bl != nil {
 		for _, x := range []struct {

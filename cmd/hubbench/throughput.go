@@ -18,6 +18,9 @@ type rateResult struct {
 	elapsed  time.Duration
 	lat      []time.Duration // per-call latency, sorted
 	lastErr  error
+	// perCommit is how many writes shared a commit of the hub's store
+	// over the run (its /metrics counters), 0 if unknown.
+	perCommit float64
 }
 
 func (r *rateResult) perSec() float64 { return float64(r.ok) / r.elapsed.Seconds() }
@@ -29,6 +32,15 @@ func (r *rateResult) cpuPerOp() string {
 		return ""
 	}
 	return fmt.Sprintf("; hub CPU **%s** per call", fmtDur(r.cpuPer()))
+}
+
+// batching is how many writes shared a commit, if known: the group
+// commit's batch, on which a write's cost depends.
+func (r *rateResult) batching() string {
+	if r.perCommit == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %.1f writes per commit", r.perCommit)
 }
 
 // cpuPer is the hub's CPU time per acknowledged call, 0 if unknown.
@@ -47,6 +59,7 @@ func rate(ctx context.Context, h *hubProc, p *pool, senders []*agentRef, d time.
 	res := &rateResult{}
 	lats := make([][]time.Duration, len(senders))
 	var wg sync.WaitGroup
+	batches0, writes0, counted := h.writeBatches(ctx)
 	cpu := startCPU(h)
 	start := time.Now()
 	end := start.Add(d)
@@ -80,6 +93,9 @@ func rate(ctx context.Context, h *hubProc, p *pool, senders []*agentRef, d time.
 	res.elapsed = time.Since(start)
 	res.load = cpu.stop(h)
 	res.ok, res.errs = ok.Load(), errs.Load()
+	if batches1, writes1, ok := h.writeBatches(ctx); counted && ok && batches1 > batches0 {
+		res.perCommit = (writes1 - writes0) / (batches1 - batches0)
+	}
 	for _, l := range lats {
 		res.lat = append(res.lat, l...)
 	}

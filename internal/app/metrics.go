@@ -50,6 +50,20 @@ func (m *Main) initMetrics() {
 		}
 		return float64(m.Store.QueuedWrites())
 	})
+	m.metrics.CounterFunc("store_write_batches_total", "Batches of writes the store's writer committed together (group commit); store_writes_total ÷ this is the writes per commit.", func() float64 {
+		if m.Store == nil {
+			return 0
+		}
+		batches, _ := m.Store.WriteBatches()
+		return float64(batches)
+	})
+	m.metrics.CounterFunc("store_writes_total", "Writes the store's writer has run, in batches (store_write_batches_total).", func() float64 {
+		if m.Store == nil {
+			return 0
+		}
+		_, writes := m.Store.WriteBatches()
+		return float64(writes)
+	})
 	m.metrics.GaugeFunc("orchestrator_leader", "1 if this process ran the last orchestrator tick (it holds the leader lock), else 0.", func() float64 {
 		if m.leading == nil || !m.leading() {
 			return 0

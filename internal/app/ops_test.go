@@ -94,6 +94,8 @@ func TestMetricsEndpoint(t *testing.T) {
 		"hub_orchestrator_ticks_total 0",
 		"hub_orchestrator_leader 0", // this hub runs no orchestrator
 		"hub_store_queued_writes 0",
+		"hub_store_write_batches_total ",
+		"hub_store_writes_total ",
 		"hub_store_checkpoints_total ",
 		"hub_store_checkpoint_seconds_total ",
 		"process_resident_memory_bytes",

@@ -20,6 +20,9 @@ type Store interface {
 	CountEvents(ctx context.Context, kind string) (int64, error)
 	// QueuedWrites returns how many writes wait for the store's writer.
 	QueuedWrites() int
+	// WriteBatches returns how many batches of writes the store's writer
+	// has committed together (group commit), and how many writes they held.
+	WriteBatches() (batches, writes int64)
 }
 
 // diskFuller is a store that knows when its last write failed for want of

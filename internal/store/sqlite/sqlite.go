@@ -314,6 +314,10 @@ func (db *DB) Update(ctx context.Context, fn func(hub.Tx) error) error {
 // QueuedWrites returns how many writes wait for the writer.
 func (db *DB) QueuedWrites() int { return db.writes.Queued() }
 
+// WriteBatches returns how many batches of writes the writer has committed
+// together, and how many writes they held.
+func (db *DB) WriteBatches() (batches, writes int64) { return db.writes.Batches() }
+
 // View runs fn in a read-only transaction on a pooled connection.
 func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 	tx, err := db.r.BeginTx(ctx, nil)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agenthub/hub/internal/hub"
 )
@@ -30,6 +31,8 @@ type Queue struct {
 	mu     sync.RWMutex // held shared while queueing, exclusively by Close
 	closed bool
 	done   chan struct{} // closed when the writer has stopped
+
+	batches, writes atomic.Int64 // handed to commit so far (Batches)
 }
 
 // Start starts the writer goroutine: it takes the queued requests, as many
@@ -68,6 +71,8 @@ func (q *Queue) loop(maxBatch int, commit func([]*Request)) {
 				runtime.Gosched()
 			}
 		}
+		q.batches.Add(1)
+		q.writes.Add(int64(len(batch)))
 		commit(batch)
 	}
 }
@@ -110,6 +115,11 @@ func (q *Queue) Close() bool {
 // Queued returns how many writes wait for the writer (the store's write
 // backlog, shown in /metrics).
 func (q *Queue) Queued() int { return len(q.reqs) }
+
+// Batches returns how many batches the writer has handed to its commit
+// function so far, and how many writes they held: writes ÷ batches is how
+// many writes share a commit (shown in /metrics).
+func (q *Queue) Batches() (batches, writes int64) { return q.batches.Load(), q.writes.Load() }
 
 // Call runs fn on tx, turning a panic into an error, so one bad write
 // cannot take the writer (and every other pending write) down.

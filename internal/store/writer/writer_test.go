@@ -71,6 +71,9 @@ func TestQueueBatchesAndCloses(t *testing.T) {
 	if len(sizes) != 2 || sizes[1] != n {
 		t.Errorf("batch sizes %v, want [1 %d]", sizes, n)
 	}
+	if batches, writes := q.Batches(); batches != 2 || writes != n+1 {
+		t.Errorf("Batches() = %d, %d; want 2, %d", batches, writes, n+1)
+	}
 	if err := q.Update(context.Background(), func(hub.Tx) error { return nil }); hub.ErrorCode(err) != hub.EUNAVAILABLE {
 		t.Errorf("Update after Close = %v, want EUNAVAILABLE", err)
 	}
