@@ -49,6 +49,10 @@ type deliveryLog struct {
 	mu      sync.Mutex
 	pending []deliveryMark
 	kick    chan struct{} // Run writes the pending marks
+	// flushing is held by a flush from taking the marks until they are
+	// written: a read that flushes first (receipts, acknowledgements) then
+	// waits for marks another flush took and is still writing.
+	flushing sync.Mutex
 }
 
 // maxPendingMarks bounds the marks held in memory: past it the read that
@@ -82,10 +86,13 @@ func (s *Service) markDelivered(ctx context.Context, agentID int64, msgs []*Mess
 	return nil
 }
 
-// flushDeliveries writes the pending delivery marks in one transaction.
+// flushDeliveries writes the pending delivery marks in one transaction,
+// and returns once every mark recorded before it was called is written.
 // On failure they stay pending for the next attempt.
 func (s *Service) flushDeliveries(ctx context.Context) error {
 	l := &s.deliveries
+	l.flushing.Lock()
+	defer l.flushing.Unlock()
 	l.mu.Lock()
 	marks := l.pending
 	l.pending = nil

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,6 +329,68 @@ func TestDeliveryMarksWrittenByRun(t *testing.T) {
 	}
 	if !stored(m2.ID) {
 		t.Error("the receipts read did not write the pending mark")
+	}
+}
+
+// gatedStore holds its next write transaction, once armed, until release
+// is closed.
+type gatedStore struct {
+	hub.Store
+	armed   atomic.Bool
+	held    chan struct{} // receives when the armed write is held
+	release chan struct{}
+}
+
+func (s *gatedStore) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	if s.armed.CompareAndSwap(true, false) {
+		s.held <- struct{}{}
+		<-s.release
+	}
+	return s.Store.Update(ctx, fn)
+}
+
+// TestReceiptsWaitForMarksBeingWritten: a receipts read that finds no mark
+// pending, because another flush took them and is still writing them,
+// waits for that write instead of answering without them.
+func TestReceiptsWaitForMarksBeingWritten(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	as := h.agents(t, "alice", "bob")
+	alice, bob := as[0], as[1]
+	gs := &gatedStore{Store: h.DB, held: make(chan struct{}), release: make(chan struct{})}
+	cfg := hub.DefaultConfig()
+	cfg.Location = time.UTC
+	svc := hub.NewService(gs, h.Clock, cfg)
+	if err := svc.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatInt(h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "ping"}).ID, 10)
+	zero := int32(0)
+	if _, err := svc.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: &zero}); err != nil {
+		t.Fatal(err) // its reply's delivery mark is now pending
+	}
+	gs.armed.Store(true)
+	first := make(chan error, 1)
+	go func() { _, _, err := svc.Receipts(ctx, alice, id); first <- err }() // takes the mark; its write is held
+	<-gs.held
+	type result struct {
+		rs  []hub.Receipt
+		err error
+	}
+	second := make(chan result, 1)
+	go func() { _, rs, err := svc.Receipts(ctx, alice, id); second <- result{rs, err} }()
+	select {
+	case r := <-second:
+		t.Fatalf("a receipts read answered (%+v, %v) while the mark it must show was still being written", r.rs, r.err)
+	case <-time.After(200 * time.Millisecond): // it waits, as it should
+	}
+	close(gs.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if r := <-second; r.err != nil || len(r.rs) != 1 || r.rs[0].DeliveredAt.IsZero() {
+		t.Errorf("receipts once the mark is written: %+v, %v; want bob's delivery", r.rs, r.err)
 	}
 }
 
