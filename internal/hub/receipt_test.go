@@ -359,12 +359,7 @@ func TestReceiptsWaitForMarksBeingWritten(t *testing.T) {
 	as := h.agents(t, "alice", "bob")
 	alice, bob := as[0], as[1]
 	gs := &gatedStore{Store: h.DB, held: make(chan struct{}), release: make(chan struct{})}
-	cfg := hub.DefaultConfig()
-	cfg.Location = time.UTC
-	svc := hub.NewService(gs, h.Clock, cfg)
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := h.over(t, gs)
 	id := strconv.FormatInt(h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "ping"}).ID, 10)
 	zero := int32(0)
 	if _, err := svc.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: &zero}); err != nil {

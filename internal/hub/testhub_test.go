@@ -47,6 +47,19 @@ func newTestHub(tb testing.TB, opts ...func(*hub.Config)) *testHub {
 	return &testHub{Service: svc, DB: db, Path: path, Clock: clock}
 }
 
+// over returns another service on h's store seen through st (a wrapper of
+// h.DB that counts or holds its calls), with h's clock, initialised.
+func (h *testHub) over(tb testing.TB, st hub.Store) *hub.Service {
+	tb.Helper()
+	cfg := hub.DefaultConfig()
+	cfg.Location = time.UTC
+	svc := hub.NewService(st, h.Clock, cfg)
+	if err := svc.Init(context.Background()); err != nil {
+		tb.Fatalf("Init: %v", err)
+	}
+	return svc
+}
+
 // runWatcher runs the fallback watcher until the test ends.
 func (h *testHub) runWatcher(tb testing.TB) {
 	tb.Helper()

@@ -24,11 +24,8 @@ func BenchmarkWaitWithMessageWaiting(b *testing.B) {
 			_, aliceToken := h.agent(b, "alice")
 			_, bobToken := h.agent(b, "bob")
 			st := &readCounter{Store: h.DB}
-			svc := hub.NewService(st, h.Clock, hub.DefaultConfig())
+			svc := h.over(b, st)
 			ctx := context.Background()
-			if err := svc.Init(ctx); err != nil {
-				b.Fatal(err)
-			}
 			alice, err := svc.Authenticate(ctx, aliceToken)
 			if err != nil {
 				b.Fatal(err)

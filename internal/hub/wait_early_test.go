@@ -76,11 +76,8 @@ func TestEarlyLookIsTheWaitsLook(t *testing.T) {
 	_, aliceToken := h.agent(t, "alice")
 	_, bobToken := h.agent(t, "bob")
 	st := &readCounter{Store: h.DB}
-	svc := hub.NewService(st, h.Clock, hub.DefaultConfig())
+	svc := h.over(t, st)
 	ctx := context.Background()
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
 	alice, err := svc.Authenticate(ctx, aliceToken)
 	if err != nil {
 		t.Fatal(err)
