@@ -124,6 +124,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&m.ReadLimit.Burst, "read-rate-burst", m.ReadLimit.Burst, "reads an agent may make at once after a pause")
 	fs.Float64Var(&m.JoinRateLimit.PerSecond, "join-rate-limit", m.JoinRateLimit.PerSecond, "join attempts per second the whole hub admits (hub mcp --join, JoinHub); 0 turns the limit off")
 	fs.IntVar(&m.JoinRateLimit.Burst, "join-rate-burst", m.JoinRateLimit.Burst, "join attempts the hub admits at once after a pause")
+	fs.Float64Var(&m.JoinSourceLimit.PerSecond, "join-source-rate-limit", m.JoinSourceLimit.PerSecond, "join attempts per second one source address may make, taken before the hub-wide budget; 0 turns the limit off")
+	fs.IntVar(&m.JoinSourceLimit.Burst, "join-source-rate-burst", m.JoinSourceLimit.Burst, "join attempts one source address may make at once after a pause")
+	fs.Float64Var(&m.JoinCodeLimit.PerSecond, "join-code-rate-limit", m.JoinCodeLimit.PerSecond, "join attempts per second with one join code; 0 turns the limit off")
+	fs.IntVar(&m.JoinCodeLimit.Burst, "join-code-rate-burst", m.JoinCodeLimit.Burst, "join attempts with one join code at once after a pause")
+	fs.Float64Var(&m.SearchLimit.PerSecond, "search-rate-limit", m.SearchLimit.PerSecond, "searches per second each agent may sustain; 0 turns the limit off")
+	fs.IntVar(&m.SearchLimit.Burst, "search-rate-burst", m.SearchLimit.Burst, "searches an agent may make at once after a pause")
+	fs.IntVar(&m.SearchSlots, "search-slots", 2, "searches the whole hub runs at once (one per caller); the others wait up to 2 s for a slot")
+	fs.Func("http-allowed-hosts", `comma-separated Host names the HTTP port answers besides loopback names ("*.example.com" for subdomains); a page on any other name is refused (DNS rebinding)`, func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				m.HTTPAllowedHosts = append(m.HTTPAllowedHosts, h)
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&m.MetricsToken, "metrics-token", os.Getenv("HUB_METRICS_TOKEN"), "bearer token /metrics asks for (empty: /metrics is open on the HTTP port); env HUB_METRICS_TOKEN")
 	fs.IntVar(&m.ConnLimits.Total, "max-conns", m.ConnLimits.Total, "most network connections held (gRPC and HTTP); kept below the file-descriptor limit. Past it, the oldest connection of the busiest source address is closed")
 	fs.IntVar(&m.ConnLimits.PerSource, "max-conns-per-source", m.ConnLimits.PerSource, "most connections from one source IP address; past it, that address's oldest connection is closed")
 	fs.DurationVar(&m.Config.PollInterval, "poll-interval", m.Config.PollInterval, "fallback poll for writes made outside this process")

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/gateway"
 	"github.com/agenthub/hub/internal/hub"
@@ -66,14 +67,27 @@ type Main struct {
 	TLSCert, TLSKey string
 	Insecure        bool // allow a non-loopback address without TLS
 
-	// RateLimit is the per-agent limit on write calls (server.DefaultRateLimit;
-	// PerSecond 0 turns it off).
-	RateLimit server.RateLimit
-	// ReadLimit is the per-agent budget of read calls (server.DefaultReadLimit).
-	ReadLimit server.RateLimit
+	// RateLimit is the per-agent budget of write calls
+	// (admission.DefaultWriteLimit; PerSecond 0 turns it off).
+	RateLimit admission.RateLimit
+	// ReadLimit is the per-agent budget of read calls (admission.DefaultReadLimit).
+	ReadLimit admission.RateLimit
+	// SearchLimit is the per-agent budget of searches
+	// (admission.DefaultSearchLimit); SearchSlots the searches the whole
+	// hub runs at once (0: 2).
+	SearchLimit admission.RateLimit
+	SearchSlots int
 	// JoinRateLimit is the hub-wide budget of join attempts
-	// (server.DefaultJoinRateLimit).
-	JoinRateLimit server.RateLimit
+	// (admission.DefaultJoinLimit), JoinSourceLimit that of one source
+	// address (admission.DefaultJoinSourceLimit), JoinCodeLimit that of
+	// one join code (admission.DefaultJoinCodeLimit).
+	JoinRateLimit, JoinSourceLimit, JoinCodeLimit admission.RateLimit
+	// HTTPAllowedHosts are the Host names the HTTP port answers besides
+	// loopback names when it listens on loopback (--http-allowed-hosts);
+	// on another address, the only ones it answers when given.
+	HTTPAllowedHosts []string
+	// MetricsToken, when set, is the bearer token /metrics asks for.
+	MetricsToken string
 	// ConnLimits bounds network connections (DefaultConnLimits; guard.go).
 	ConnLimits ConnLimits
 
@@ -83,6 +97,7 @@ type Main struct {
 	// Set by Start.
 	Store      Store
 	Service    *hub.Service
+	Gate       *admission.Gate
 	Server     *server.Server
 	grpcLis    net.Listener
 	httpLis    net.Listener
@@ -110,9 +125,12 @@ func NewMain() *Main {
 		HTTPAddr:          "127.0.0.1:7701",
 		Config:            hub.DefaultConfig(),
 		Synchronous:       "NORMAL",
-		RateLimit:         server.DefaultRateLimit,
-		ReadLimit:         server.DefaultReadLimit,
-		JoinRateLimit:     server.DefaultJoinRateLimit,
+		RateLimit:         admission.DefaultWriteLimit,
+		ReadLimit:         admission.DefaultReadLimit,
+		SearchLimit:       admission.DefaultSearchLimit,
+		JoinRateLimit:     admission.DefaultJoinLimit,
+		JoinSourceLimit:   admission.DefaultJoinSourceLimit,
+		JoinCodeLimit:     admission.DefaultJoinCodeLimit,
 		ConnLimits:        DefaultConnLimits,
 		TickInterval:      5 * time.Second,
 		BeatInterval:      5 * time.Minute,
@@ -284,16 +302,18 @@ func (m *Main) startService(ctx, runCtx context.Context) error {
 	return nil
 }
 
-// newServer creates the gRPC handlers over the service.
+// newServer creates the gate that admits every call, whichever way it
+// comes, and the gRPC handlers over the service.
 func (m *Main) newServer() {
-	m.Server = server.New(m.Service, server.Info{
+	opts := admission.DefaultOptions()
+	opts.Write, opts.Read, opts.Search, opts.SearchSlots = m.RateLimit, m.ReadLimit, m.SearchLimit, m.SearchSlots
+	opts.Join, opts.JoinSource, opts.JoinCode = m.JoinRateLimit, m.JoinSourceLimit, m.JoinCodeLimit
+	m.Gate = admission.New(m.Service, opts)
+	m.Server = server.New(m.Service, m.Gate, server.Info{
 		DataDir:       m.DataDir,
 		SchemaVersion: m.Store.SchemaVersion,
 		TickStats:     m.tickStats,
 	}, m.Logger)
-	m.Server.SetRateLimit(m.RateLimit)
-	m.Server.SetReadLimit(m.ReadLimit)
-	m.Server.SetJoinRateLimit(m.JoinRateLimit)
 }
 
 // unaryInterceptors are what every unary call goes through, over gRPC and
@@ -355,15 +375,15 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 	}
 	extra := map[string]http.Handler{
 		"/mcp":         m.mcpHandler(),
-		"GET /metrics": m.metrics.Handler(),
+		"GET /metrics": m.metricsHandler(),
 	}
 	dash := m.newDashboard(extra)
 	h, err := gateway.New(runCtx, m.direct, gateway.Options{
-		Ready:      m.ready,
-		Extra:      extra,
-		Version:    version.Version,
-		KnownToken: m.Service.KnownToken,
-		CheckJoin:  m.Server.CheckJoin,
+		Ready:     m.ready,
+		Extra:     extra,
+		Version:   version.Version,
+		Gate:      m.Gate,
+		AllowHost: gateway.AllowHosts(isLoopback(m.HTTPAddr), m.HTTPAllowedHosts),
 		Refused: func(r *http.Request, reason string) {
 			m.Server.LogRefusal(r.Context(), r.Method+" "+r.URL.Path, r.RemoteAddr, reason)
 		},

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/app"
-	"github.com/agenthub/hub/internal/server"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -119,7 +119,7 @@ func TestJoinHub(t *testing.T) {
 // TestJoinRateLimit: join attempts past the hub-wide budget are refused
 // from their headers, over gRPC and REST, whatever the code.
 func TestJoinRateLimit(t *testing.T) {
-	m := relHub(t, func(m *app.Main) { m.JoinRateLimit = server.RateLimit{PerSecond: 0.001, Burst: 3} })
+	m := relHub(t, func(m *app.Main) { m.JoinRateLimit = admission.RateLimit{PerSecond: 0.001, Burst: 3} })
 	agent := hubv1.NewAgentServiceClient(relDial(t, m))
 	bad := "ahj_" + strings.Repeat("y", 32)
 	for i := range 3 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/server"
 	"google.golang.org/grpc"
@@ -26,7 +27,7 @@ import (
 // trailer; over REST 429 with that Retry-After. Nothing is written, reads
 // and other agents go on.
 func TestRateLimit(t *testing.T) {
-	m := relHub(t, func(m *app.Main) { m.RateLimit = server.RateLimit{PerSecond: 0.5, Burst: 2} })
+	m := relHub(t, func(m *app.Main) { m.RateLimit = admission.RateLimit{PerSecond: 0.5, Burst: 2} })
 	aliceTok := relCreateAgent(t, m, "alice")
 	bobTok := relCreateAgent(t, m, "bob")
 	conn := relDial(t, m)
@@ -213,7 +214,7 @@ func settle() {
 // list calls is refused past it while the same agent's writes, and other
 // agents' reads, go on.
 func TestReadLimit(t *testing.T) {
-	m := relHub(t, func(m *app.Main) { m.ReadLimit = server.RateLimit{PerSecond: 0.5, Burst: 3} })
+	m := relHub(t, func(m *app.Main) { m.ReadLimit = admission.RateLimit{PerSecond: 0.5, Burst: 3} })
 	aliceTok := relCreateAgent(t, m, "alice")
 	bobTok := relCreateAgent(t, m, "bob")
 	agent := hubv1.NewAgentServiceClient(relDial(t, m))

@@ -17,6 +17,7 @@ func (m *Main) mcpHandler() http.Handler {
 	h := mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.direct), mcpbridge.Options{
 		HubAddr: m.GRPCAddress(),
 		Version: version.Version,
+		Gate:    m.Gate,
 		Logger:  m.Logger.With("component", "mcp"),
 	})
 	m.metrics.GaugeFunc("mcp_sessions", "MCP streamable HTTP sessions open.", func() float64 { return float64(h.Sessions()) })

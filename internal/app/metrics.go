@@ -2,11 +2,16 @@ package app
 
 import (
 	"context"
+	"crypto/subtle"
+	"net/http"
 	"sync"
 	"time"
 
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/metrics"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // initMetrics creates the Prometheus registry (internal/metrics, served at
@@ -156,4 +161,23 @@ func (m *Main) agentsByProject() func() map[string]float64 {
 		}
 		return last
 	}
+}
+
+// metricsHandler serves /metrics; with a MetricsToken (--metrics-token) it
+// answers only requests carrying it as their bearer token.
+func (m *Main) metricsHandler() http.Handler {
+	h := m.metrics.Handler()
+	if m.MetricsToken == "" {
+		return h
+	}
+	want := []byte(m.MetricsToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := admission.BearerToken(r.Header)
+		if subtle.ConstantTimeCompare([]byte(token), want) != 1 {
+			admission.WriteHTTP(w, status.Error(codes.Unauthenticated,
+				`/metrics needs the metrics token: send "Authorization: Bearer <token>" with the hub's --metrics-token`), token != "")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

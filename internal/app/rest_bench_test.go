@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/app"
-	"github.com/agenthub/hub/internal/server"
 )
 
 // BenchmarkRESTPost posts messages over REST (HTTP/1.1 keep-alive on
@@ -22,8 +22,8 @@ import (
 //	go test -run '^$' -bench BenchmarkRESTPost -benchtime 4000x -count 5 ./internal/app/
 func BenchmarkRESTPost(b *testing.B) {
 	m := relHub(b, func(m *app.Main) {
-		m.RateLimit = server.RateLimit{}
-		m.ReadLimit = server.RateLimit{}
+		m.RateLimit = admission.RateLimit{}
+		m.ReadLimit = admission.RateLimit{}
 	})
 	tok := relCreateAgent(b, m, "alice")
 	relCreateAgent(b, m, "bob")

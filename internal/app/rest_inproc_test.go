@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/app"
-	"github.com/agenthub/hub/internal/server"
 )
 
 // restCall sends a REST request with a bearer token, an optional JSON body
@@ -64,7 +64,7 @@ func TestRESTRunsInProcess(t *testing.T) {
 	m := relHub(t, func(m *app.Main) {
 		m.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		// One write, then one every 10 s: the second post is refused.
-		m.RateLimit = server.RateLimit{PerSecond: 0.1, Burst: 1}
+		m.RateLimit = admission.RateLimit{PerSecond: 0.1, Burst: 1}
 	})
 	alice := relCreateAgent(t, m, "alice")
 	relCreateAgent(t, m, "bob")

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/app"
-	"github.com/agenthub/hub/internal/server"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -46,7 +46,7 @@ func TestParkedWaitGoesThroughTheInterceptors(t *testing.T) {
 	var logs lockedBuffer
 	m := relHub(t, func(m *app.Main) {
 		m.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		m.ReadLimit = server.RateLimit{PerSecond: 0.001, Burst: 2}
+		m.ReadLimit = admission.RateLimit{PerSecond: 0.001, Burst: 2}
 	})
 	aliceTok := relCreateAgent(t, m, "alice")
 	bobTok := relCreateAgent(t, m, "bob")

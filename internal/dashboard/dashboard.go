@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
 )
 
@@ -25,9 +26,8 @@ const StreamPath = "/v1/admin/stream"
 type Options struct {
 	// Feed announces changes (hub.Service.Feed).
 	Feed *hub.Feed
-	// Authorize reports whether token is the admin token
-	// (hub.Service.IsAdminToken).
-	Authorize func(token string) bool
+	// Gate checks the admin token of the stream's requests.
+	Gate *admission.Gate
 }
 
 const (

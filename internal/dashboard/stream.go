@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/version"
 )
@@ -18,11 +18,9 @@ import (
 // Authorization header (never in the URL: the page reads the stream with
 // fetch, which can send headers, unlike EventSource).
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || d.opts.Authorize == nil || !d.opts.Authorize(strings.TrimSpace(token)) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub"`)
-		writeError(w, http.StatusUnauthorized, 16,
-			"the admin token was refused: send \"Authorization: Bearer <token>\" with the token from admin.token in the hub's data dir")
+	token := admission.BearerToken(r.Header)
+	if _, err := d.opts.Gate.Authorize(r.Context(), admission.Admin, token); err != nil {
+		admission.WriteHTTP(w, err, token != "")
 		return
 	}
 	sub, err := d.opts.Feed.Subscribe()

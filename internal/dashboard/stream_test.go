@@ -6,16 +6,33 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/dashboard"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/sqlite"
 )
 
 const adminToken = "the-admin-token"
+
+// newGate returns the gate of a hub on a temporary SQLite file whose
+// admin token is adminToken.
+func newGate(t *testing.T) *admission.Gate {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hub.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := hub.DefaultConfig()
+	cfg.AdminTokenHash = hub.HashToken(adminToken)
+	return admission.New(hub.NewService(db, hub.SystemClock{}, cfg), admission.DefaultOptions())
+}
 
 type rig struct {
 	feed *hub.Feed
@@ -26,7 +43,7 @@ type rig struct {
 func newRig(t *testing.T, maxStreams int) *rig {
 	t.Helper()
 	feed := hub.NewFeed(maxStreams)
-	d := dashboard.New(dashboard.Options{Feed: feed, Authorize: func(tok string) bool { return tok == adminToken }})
+	d := dashboard.New(dashboard.Options{Feed: feed, Gate: newGate(t)})
 	mux := http.NewServeMux()
 	for p, h := range d.Routes() {
 		mux.Handle(p, h)

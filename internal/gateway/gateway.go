@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -32,18 +33,20 @@ type Options struct {
 	Extra map[string]http.Handler
 	// Version is the hub's version, shown in the OpenAPI document.
 	Version string
-	// KnownToken reports whether a token is the admin token or an agent's:
-	// REST calls with an unknown one are refused before their body is read
-	// (guard.go). Nil skips that check (the gRPC server still makes it).
-	KnownToken func(ctx context.Context, token string) bool
+	// Gate checks each REST call's credential before its body is read
+	// (guard.go): the token of an agent or admin call, the join code of a
+	// join call (JoinPath), under the join budgets. Nil skips the token
+	// check (the handlers' interceptors still make the full one) and
+	// refuses every join call.
+	Gate *admission.Gate
 	// Refused is told of each REST call refused for want of a known token
 	// (for a sampled log line).
 	Refused func(r *http.Request, reason string)
-	// CheckJoin checks the join code of a join call (JoinPath) before its
-	// body is read, in place of KnownToken, and returns a gRPC status
-	// error when it is refused (server.Server.CheckJoin). Nil refuses
-	// every join call.
-	CheckJoin func(ctx context.Context, code string) error
+	// AllowHost reports whether a request may name host (its Host header,
+	// without the port): a hub on loopback answers only names of loopback
+	// and those configured, so a web page on another name cannot reach it
+	// through DNS rebinding. Nil allows every host.
+	AllowHost func(host string) bool
 }
 
 // JoinPath is the REST path of AgentService.JoinHub (gateway.yaml): the one
@@ -106,6 +109,9 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 	})
 	for pattern, h := range opts.Extra {
 		mux.Handle(pattern, h)
+	}
+	if opts.AllowHost != nil {
+		return hostGuard(mux, opts.AllowHost), nil
 	}
 	return mux, nil
 }

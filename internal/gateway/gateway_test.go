@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/gateway"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/inproc"
@@ -49,12 +50,13 @@ func newGWRig(tb testing.TB, o gwOptions) *gwRig {
 		o.cfg(&cfg)
 	}
 	svc := hub.NewService(db, hub.SystemClock{}, cfg)
-	srv := server.New(svc, server.Info{}, slog.New(slog.DiscardHandler))
+	gate := admission.New(svc, admission.DefaultOptions())
+	srv := server.New(svc, gate, server.Info{}, slog.New(slog.DiscardHandler))
 	conn := inproc.New(srv.UnaryInterceptor)
 	srv.Register(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	h, err := gateway.New(ctx, conn, gateway.Options{Ready: o.ready, Extra: o.extra})
+	h, err := gateway.New(ctx, conn, gateway.Options{Ready: o.ready, Extra: o.extra, Gate: gate})
 	if err != nil {
 		tb.Fatal(err)
 	}

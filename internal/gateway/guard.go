@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/agenthub/hub/internal/admission"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -23,12 +22,13 @@ import (
 const MaxRESTBody = 1 << 20
 
 // guard checks a REST call before its body is read: a missing or unknown
-// token is answered 401 (without reading the body), a body over
-// MaxRESTBody 413, a URL that is not UTF-8 or a JSON body followed by more
-// data 400. Only the Authorization header carries the token; on JoinPath
-// it carries a join code, which opts.CheckJoin checks instead.
+// token is answered 401 (without reading the body; 503 when the store
+// cannot tell), a body over MaxRESTBody 413, a URL that is not UTF-8 or a
+// JSON body followed by more data 400. Only the Authorization header
+// carries the token; on JoinPath it carries a join code. The gate makes
+// both checks (admission.Gate.Precheck), with the texts every entry point
+// answers.
 func guard(next http.Handler, opts Options) http.Handler {
-	knownToken := opts.KnownToken
 	refused := func(r *http.Request, reason string) {
 		if opts.Refused != nil {
 			opts.Refused(r, reason)
@@ -42,29 +42,23 @@ func guard(next http.Handler, opts Options) http.Handler {
 			return
 		}
 		token := bearerToken(auth)
-		admin := strings.HasPrefix(r.URL.Path, "/v1/admin/")
-		if r.URL.Path == JoinPath {
-			if !checkJoin(w, r, token, opts.CheckJoin) {
-				refused(r, "join refused")
-				return
-			}
-		} else if token == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub"`)
-			msg := "missing token: send \"Authorization: Bearer <agent token>\" (create one with `hubctl agent add NAME`)"
-			if admin {
-				msg = "missing admin token: send \"Authorization: Bearer <admin token>\" (the hub writes it to <data-dir>/admin.token)"
-			}
-			refused(r, "no token")
-			writeError(w, http.StatusUnauthorized, 16, msg)
-			return
-		} else if knownToken != nil && !knownToken(r.Context(), token) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub", error="invalid_token"`)
-			msg := "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)"
-			if admin {
-				msg = "unknown admin token: use the token in <data-dir>/admin.token"
-			}
-			refused(r, "unknown token")
-			writeError(w, http.StatusUnauthorized, 16, msg)
+		who := admission.Agent
+		switch {
+		case r.URL.Path == JoinPath:
+			who = admission.Joiner
+		case strings.HasPrefix(r.URL.Path, "/v1/admin/"):
+			who = admission.Admin
+		}
+		var err error
+		switch {
+		case opts.Gate != nil:
+			err = opts.Gate.Precheck(r.Context(), who, token, r.RemoteAddr)
+		case who == admission.Joiner:
+			err = status.Error(codes.Unavailable, "this hub does not accept join codes over REST")
+		}
+		if err != nil {
+			refused(r, status.Convert(err).Message())
+			admission.WriteHTTP(w, err, token != "")
 			return
 		}
 		if msg := invalidURL(r); msg != "" {
@@ -151,27 +145,4 @@ func bearerToken(values []string) string {
 // "details"}, code a gRPC code).
 func writeError(w http.ResponseWriter, httpStatus, grpcCode int, msg string) {
 	writeJSON(w, httpStatus, map[string]any{"code": grpcCode, "message": msg, "details": []any{}})
-}
-
-// checkJoin checks a join call's code with check and answers the refusal
-// (its gRPC code as HTTP, Retry-After on 429); it reports whether the call
-// may go on.
-func checkJoin(w http.ResponseWriter, r *http.Request, code string, check func(context.Context, string) error) bool {
-	err := status.Error(codes.Unavailable, "this hub does not accept join codes over REST")
-	if check != nil {
-		err = check(r.Context(), code)
-	}
-	if err == nil {
-		return true
-	}
-	st := status.Convert(err)
-	httpStatus := runtime.HTTPStatusFromCode(st.Code())
-	switch httpStatus {
-	case http.StatusTooManyRequests:
-		w.Header().Set("Retry-After", "1")
-	case http.StatusUnauthorized:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub", error="invalid_token"`)
-	}
-	writeError(w, httpStatus, int(st.Code()), st.Message())
-	return false
 }

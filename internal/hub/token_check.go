@@ -9,17 +9,18 @@ import "context"
 // is cached as Authenticate caches it, so that the full check of the same
 // call does not read the store again (a wait re-issued after the cache's
 // TTL would otherwise read its agent twice per call).
-// The read is detached from ctx's cancellation (detachedRead).
-func (s *Service) KnownToken(ctx context.Context, token string) bool {
+// The read is detached from ctx's cancellation (detachedRead). An error
+// means the store could not tell: it is no verdict on the token.
+func (s *Service) KnownToken(ctx context.Context, token string) (bool, error) {
 	if token == "" {
-		return false
+		return false, nil
 	}
 	hash := HashToken(token) // once: SHA-256 on every call is not free
 	if s.isAdminHash(hash) {
-		return true
+		return true, nil
 	}
 	if s.auth.has(hash) {
-		return true
+		return true, nil
 	}
 	gen := s.auth.generation()
 	var a *Agent
@@ -29,11 +30,13 @@ func (s *Service) KnownToken(ctx context.Context, token string) bool {
 		return err
 	})
 	cancel()
-	if err != nil {
-		return false
+	if ErrorCode(err) == ENOTFOUND {
+		return false, nil
+	} else if err != nil {
+		return false, err
 	}
 	if !a.Disabled() {
 		s.auth.put(hash, a, gen)
 	}
-	return true
+	return true, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 )
 
 // Defaults for Options.
@@ -69,6 +70,11 @@ type Options struct {
 	// the stdio session is open, and declares the experimental
 	// "claude/channel" capability. Unused over HTTP.
 	Channel bool
+	// Gate checks the agent token of each streamable HTTP request that
+	// opens a session or carries no token, with the hub's refusal texts;
+	// nil lets every token open a session (each tool call is still
+	// checked by the hub). Unused over stdio.
+	Gate *admission.Gate
 	// Logger receives the bridge's own diagnostics; nil discards them.
 	// Over stdio it must not write to stdout.
 	Logger *slog.Logger

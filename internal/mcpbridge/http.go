@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -17,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 )
 
 // HTTPHandler serves MCP over streamable HTTP. Mount it at /mcp.
@@ -34,6 +33,7 @@ import (
 type HTTPHandler struct {
 	handler  http.Handler
 	sessions *sessionTracker
+	gate     *admission.Gate
 }
 
 // NewHTTPHandlerWithClient returns a streamable HTTP MCP handler that calls
@@ -58,21 +58,16 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 			// stream, which the SDK clients (TypeScript, Go) open.
 			JSONResponse: true,
 		})
+	// ServeHTTP checks the token of a request that opens a session with
+	// the gate; the SDK then binds the session to it.
 	verify := func(ctx context.Context, token string, req *http.Request) (*auth.TokenInfo, error) {
-		// A request that opens a session is checked with the hub, so a wrong
-		// token fails at connect time with 401 rather than at the first tool.
-		if req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
-			if err := checkToken(ctx, client, token); err != nil {
-				return nil, err
-			}
-		}
 		return &auth.TokenInfo{
 			UserID:     tokenUser(token),
 			Expiration: time.Now().Add(24 * time.Hour),
 		}, nil
 	}
 	requireToken := auth.RequireBearerToken(verify, nil)
-	return &HTTPHandler{handler: requireToken(mcpHandler), sessions: sessions}
+	return &HTTPHandler{handler: requireToken(mcpHandler), sessions: sessions, gate: opts.Gate}
 }
 
 // tokenUser is the user a session belongs to: the token's SHA-256, so the
@@ -91,14 +86,24 @@ func (h *HTTPHandler) SessionsEvicted() int64 { return h.sessions.evicted.Load()
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if bearer(r.Header) == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-hub"`)
-		http.Error(w, "missing Authorization: Bearer <agent token> header "+
-			"(the token printed by `hubctl agent add NAME`)", http.StatusUnauthorized)
-		return
-	}
-	user := tokenUser(bearer(r.Header))
+	token := admission.BearerToken(r.Header)
 	sid := r.Header.Get(sessionIDHeader)
+	// A request that opens a session is checked in full, so a wrong token
+	// fails at connect time rather than at the first tool; a request on a
+	// session must carry the token that opened it (the SDK checks).
+	if token == "" || (h.gate != nil && sid == "" && r.Method == http.MethodPost) {
+		var err error
+		if h.gate != nil {
+			_, err = h.gate.Authorize(r.Context(), admission.Agent, token)
+		} else if token == "" {
+			err = status.Error(codes.Unauthenticated, "missing token: send \"Authorization: Bearer <agent token>\"")
+		}
+		if err != nil {
+			admission.WriteHTTP(w, err, token != "")
+			return
+		}
+	}
+	user := tokenUser(token)
 	switch {
 	case sid != "" && r.Method == http.MethodDelete:
 		// Cancel the session's calls first: the SDK closes a session only
@@ -137,41 +142,15 @@ func (h *HTTPHandler) closeSession(r *http.Request, id string) {
 	h.handler.ServeHTTP(&discardWriter{h: http.Header{}}, req)
 }
 
-// checkToken asks the hub whether token is an agent's. Only a definite
-// refusal fails: when the hub cannot be asked, the session opens and its
-// tools report the problem.
-func checkToken(ctx context.Context, client hubv1.AgentServiceClient, token string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
-	_, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
-	switch status.Code(err) {
-	case codes.Unauthenticated:
-		return fmt.Errorf("%w: the hub does not know this token", auth.ErrInvalidToken)
-	case codes.PermissionDenied:
-		return fmt.Errorf("%w: %s", auth.ErrInvalidToken, status.Convert(err).Message())
-	}
-	return nil
-}
-
 // tokenFromRequest attaches the bearer token of the HTTP request that
 // carried req to the outgoing gRPC context.
 func tokenFromRequest(ctx context.Context, req *mcp.CallToolRequest) (context.Context, error) {
 	var tok string
 	if req != nil && req.Extra != nil {
-		tok = bearer(req.Extra.Header)
+		tok = admission.BearerToken(req.Extra.Header)
 	}
 	if tok == "" {
 		return nil, errors.New("no agent token on this request: send Authorization: Bearer <agent token>")
 	}
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok), nil
-}
-
-// bearer returns the token of an "Authorization: Bearer <token>" header.
-func bearer(h http.Header) string {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return ""
-	}
-	return strings.TrimSpace(tok)
 }

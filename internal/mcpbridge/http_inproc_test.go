@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/app"
-	"github.com/agenthub/hub/internal/server"
 )
 
 // lockedBuffer collects log lines written from several goroutines.
@@ -55,7 +55,7 @@ func TestHTTPToolCallsRunInProcessThroughTheInterceptors(t *testing.T) {
 	h := startHub(t, func(m *app.Main) {
 		m.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		// Three writes, then none for a long while: no refill during the test.
-		m.RateLimit = server.RateLimit{PerSecond: 0.001, Burst: 3}
+		m.RateLimit = admission.RateLimit{PerSecond: 0.001, Burst: 3}
 	})
 	url := "http://" + h.HTTPAddress() + "/mcp"
 	alice := h.createAgent(t, "alice")

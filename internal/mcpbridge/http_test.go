@@ -127,7 +127,7 @@ func TestHTTPRefusesMissingWrongAndForeignTokens(t *testing.T) {
 	url := "http://" + h.HTTPAddress() + "/mcp"
 
 	resp, body := postInitialize(t, url, nil)
-	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "Authorization: Bearer") {
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(strings.ToLower(body), "authorization: bearer") {
 		t.Errorf("no token: %d %q, want 401 explaining the header", resp.StatusCode, body)
 	}
 	resp, body = postInitialize(t, url, http.Header{"Authorization": {"Bearer wrong"}})

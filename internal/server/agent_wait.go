@@ -35,7 +35,7 @@ func (s *Server) agentServiceDesc() *grpc.ServiceDesc {
 // again.
 func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 	in := new(hubv1.WaitForMessagesRequest)
-	adm := &admission{start: time.Now()}
+	adm := &earlyAdmission{start: time.Now(), release: func() {}}
 	var early *hub.EarlyWait
 	var err error
 	done := make(chan struct{})
@@ -50,6 +50,7 @@ func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) err
 	if err != nil {
 		return nil, err
 	}
+	defer adm.release()
 	ctx = context.WithValue(ctx, admittedKey{}, adm)
 	if early != nil {
 		defer early.Close()
@@ -70,31 +71,30 @@ func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) err
 // outcome in adm, and, if it is admitted, gives it its first look: it
 // returns the wait registered to park early if it must park, holding what
 // it found if it found messages (hub.Service.ParkEarly).
-func (s *Server) parkEarly(ctx context.Context, in *hubv1.WaitForMessagesRequest, adm *admission) *hub.EarlyWait {
-	actx, err := s.admitCall(ctx, in, hubv1.AgentService_WaitForMessages_FullMethodName)
+func (s *Server) parkEarly(ctx context.Context, in *hubv1.WaitForMessagesRequest, adm *earlyAdmission) *hub.EarlyWait {
+	actx, release, err := s.admitCall(ctx, in, hubv1.AgentService_WaitForMessages_FullMethodName)
 	adm.err = err
-	if actx != nil {
-		adm.caller = Caller(actx)
-	}
-	if err != nil || adm.caller == nil {
+	if err != nil {
 		return nil
 	}
+	adm.caller, adm.release = Caller(actx), release
 	return s.svc.ParkEarly(actx, adm.caller, waitRequest(in))
 }
 
 type admittedKey struct{}
 
-// admission is the outcome of UnaryInterceptor's checks of a call that
-// waitForMessages ran early, and when the call began.
-type admission struct {
-	caller *hub.Agent // nil: not authenticated
-	err    error      // the refusal, if any
-	start  time.Time
+// earlyAdmission is the outcome of UnaryInterceptor's checks of a call
+// that waitForMessages ran early, and when the call began.
+type earlyAdmission struct {
+	caller  *hub.Agent // nil: not authenticated
+	err     error      // the refusal, if any
+	release func()     // gives back what the admitted call holds
+	start   time.Time
 }
 
 // apply returns ctx as the checks would have: carrying the caller, or the
 // refusal; the caller is named in the call's log line either way.
-func (a *admission) apply(ctx context.Context) (context.Context, error) {
+func (a *earlyAdmission) apply(ctx context.Context) (context.Context, error) {
 	if a.caller != nil {
 		ctx = WithCaller(ctx, a.caller)
 		noteAgent(ctx, a.caller)
@@ -103,8 +103,8 @@ func (a *admission) apply(ctx context.Context) (context.Context, error) {
 }
 
 // admittedEarly returns the admission waitForMessages ran, nil if none.
-func admittedEarly(ctx context.Context) *admission {
-	a, _ := ctx.Value(admittedKey{}).(*admission)
+func admittedEarly(ctx context.Context) *earlyAdmission {
+	a, _ := ctx.Value(admittedKey{}).(*earlyAdmission)
 	return a
 }
 

@@ -2,51 +2,12 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hub"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
-
-// JoinHubMethod is the one agent call made without an agent token: its
-// bearer credential is a join code. TapHandle and the REST guard check it
-// with CheckJoin instead of the token check.
-const JoinHubMethod = agentServicePrefix + "JoinHub"
-
-// DefaultJoinRateLimit bounds join attempts hub-wide: enough for a fleet
-// started at once (the first 20 at once, then 5 a second), far too few to
-// matter to anyone guessing 192-bit codes, and it bounds the agents a
-// leaked many-use code can create.
-var DefaultJoinRateLimit = RateLimit{PerSecond: 5, Burst: 20}
-
-// SetJoinRateLimit sets the hub-wide limit on join attempts; call it
-// before serving. A zero or negative PerSecond turns it off.
-func (s *Server) SetJoinRateLimit(rl RateLimit) { s.joinLimiter = limiterFor(rl) }
-
-// CheckJoin is the check of a join call made from its headers, before its
-// body is read (TapHandle for gRPC, the gateway's guard for REST): every
-// attempt takes from the hub-wide join budget first (ResourceExhausted past
-// it, before any store read), then the code must be well formed (no store
-// read), known and usable (one indexed read). It returns a gRPC status
-// error saying why a call is refused.
-func (s *Server) CheckJoin(ctx context.Context, code string) error {
-	if s.joinLimiter != nil {
-		if wait := s.joinLimiter.take(0); wait > 0 {
-			rl := s.joinLimiter.cfg
-			return status.Error(codes.ResourceExhausted, fmt.Sprintf(
-				"too many join attempts: the hub admits %s per second (bursts of %d); retry in %s (the hub's --join-rate-limit and --join-rate-burst set this)",
-				strconv.FormatFloat(rl.PerSecond, 'f', -1, 64), rl.Burst, wait.Round(time.Millisecond)))
-		}
-	}
-	if code == "" {
-		return status.Error(codes.Unauthenticated, `missing join code: send "authorization: Bearer <join code>" (an admin creates one with `+"`hubctl join-codes create`)")
-	}
-	return toStatus(s.svc.CheckJoinCode(ctx, code))
-}
 
 // JoinHub implements hubv1.AgentServiceServer. The interceptor lets it in
 // without an agent; the code is the call's bearer credential.

@@ -4,23 +4,17 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-)
-
-// Service full names, as in gRPC method paths.
-const (
-	agentServicePrefix = "/" + "hub.v1.AgentService" + "/"
-	adminServicePrefix = "/" + "hub.v1.AdminService" + "/"
 )
 
 // Info is what the admin API reports about the running hub beyond the
@@ -48,19 +42,17 @@ type Server struct {
 	Agent *AgentServer
 	Admin *AdminServer
 
-	limiter     *rateLimiter // per-agent write rate limit (ratelimit.go); nil = off
-	readLimiter *rateLimiter // per-agent read budget (readlimit.go); nil = off
-	joinLimiter *rateLimiter // hub-wide budget of join attempts (joincode.go); nil = off
-	refusals    *LogSampler  // samples the log lines of refused calls (logsample.go)
-	codec       *Codec       // marks requests with invalid UTF-8 (codec.go)
+	gate     *admission.Gate // who may call, and the budgets
+	refusals *LogSampler     // samples the log lines of refused calls (logsample.go)
+	codec    *Codec          // marks requests with invalid UTF-8 (codec.go)
 }
 
-// New returns a Server over svc.
-func New(svc *hub.Service, info Info, log *slog.Logger) *Server {
+// New returns a Server over svc whose calls gate admits.
+func New(svc *hub.Service, gate *admission.Gate, info Info, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{svc: svc, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, time.Now), codec: NewCodec()}
+	s := &Server{svc: svc, gate: gate, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, time.Now), codec: NewCodec()}
 	s.Agent = &AgentServer{s: s}
 	s.Admin = &AdminServer{s: s}
 	return s
@@ -117,53 +109,27 @@ func BearerToken(ctx context.Context) string {
 	return ""
 }
 
-// authenticate decides who makes the call named method.
-func (s *Server) authenticate(ctx context.Context, method string) (context.Context, error) {
-	token := BearerToken(ctx)
-	switch {
-	case strings.HasPrefix(method, adminServicePrefix):
-		if token == "" {
-			return nil, status.Error(codes.Unauthenticated, "missing admin token: send \"authorization: Bearer <admin token>\" (the hub writes it to <data-dir>/admin.token)")
-		}
-		if s.svc.IsAdminToken(token) {
-			return ctx, nil
-		}
-		if _, err := s.svc.Authenticate(ctx, token); err == nil {
-			return nil, status.Error(codes.PermissionDenied, "this call needs the admin token; an agent token was given (the admin token is in <data-dir>/admin.token)")
-		}
-		return nil, status.Error(codes.Unauthenticated, "unknown admin token: use the token in <data-dir>/admin.token")
-	case method == JoinHubMethod:
-		return ctx, nil // its credential is a join code, checked by CheckJoin and the handler
-	case strings.HasPrefix(method, agentServicePrefix):
-		// The admin token is no agent's token: it is told apart only when
-		// the agent check fails, so an agent's call hashes its token once.
-		a, err := s.svc.Authenticate(ctx, token)
-		if err != nil && token != "" && s.svc.IsAdminToken(token) {
-			return nil, status.Error(codes.PermissionDenied, "this call acts as an agent and needs that agent's token; the admin token was given (create an agent with `hubctl agent add NAME`)")
-		}
-		if err != nil {
-			return nil, toStatus(err)
-		}
-		return WithCaller(ctx, a), nil
-	}
-	return ctx, nil // health checks and reflection
-}
-
-// UnaryInterceptor authenticates each unary call and maps domain errors to
-// gRPC status codes.
+// UnaryInterceptor admits each unary call (the gate's full check: the
+// caller's credential and budget, by the method's admission) and maps
+// domain errors to gRPC status codes. A call whose admission parks (the
+// long poll) was admitted by its handler before the interceptors ran.
 func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	var err error
 	if a := admittedEarly(ctx); a != nil { // agent_wait.go
 		ctx, err = a.apply(ctx)
+		if err != nil {
+			return nil, err
+		}
 	} else {
-		ctx, err = s.admitCall(ctx, req, info.FullMethod)
-	}
-	if err != nil {
-		return nil, err
+		var release func()
+		if ctx, release, err = s.admitCall(ctx, req, info.FullMethod); err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	resp, err := handler(ctx, req)
 	if err != nil {
-		st := toStatus(err)
+		st := admission.Status(err)
 		if status.Code(st) == codes.Internal {
 			s.log.Error("internal error", "method", info.FullMethod, "request_id", RequestID(ctx), "err", err)
 		}
@@ -173,26 +139,41 @@ func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 }
 
 // admitCall checks a call before its handler runs: a request the codec
-// marked, who calls (authenticate), the caller's rate (admit). On a refusal
-// by rate it also returns the authenticated context.
-func (s *Server) admitCall(ctx context.Context, req any, method string) (context.Context, error) {
+// marked, then the gate's Admit (who calls, the caller's budget). It
+// returns ctx carrying the caller, and the function that gives back what
+// the call holds (a search slot) once it ends. A refusal to wait on sets
+// the retry-after trailer.
+func (s *Server) admitCall(ctx context.Context, req any, method string) (context.Context, func(), error) {
 	if err := s.codec.check(req); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ctx, err := s.authenticate(ctx, method)
+	caller, release, err := s.gate.Admit(ctx, method, BearerToken(ctx))
+	if caller != nil {
+		ctx = WithCaller(ctx, caller)
+		noteAgent(ctx, caller)
+	}
 	if err != nil {
-		return nil, err
+		if secs := admission.RetryAfterSeconds(err); secs != "" {
+			grpc.SetTrailer(ctx, metadata.Pairs(RetryAfterKey, secs))
+		}
+		return nil, nil, err
 	}
-	return ctx, s.admit(ctx, method) // ratelimit.go
+	return ctx, release, nil
 }
 
-// StreamInterceptor authenticates each streaming call (none are defined
-// yet; this keeps a future one from being unauthenticated).
+// RetryAfterKey is the trailer a call refused for its rate carries: whole
+// seconds until a retry can succeed. The REST gateway turns it into
+// Retry-After.
+const RetryAfterKey = "retry-after"
+
+// StreamInterceptor admits each streaming call (none are defined yet;
+// this keeps a future one from going unchecked).
 func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, err := s.authenticate(ss.Context(), info.FullMethod)
+	ctx, release, err := s.admitCall(ss.Context(), nil, info.FullMethod)
 	if err != nil {
 		return err
 	}
+	defer release()
 	return handler(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
 }
 
@@ -202,39 +183,3 @@ type wrappedStream struct {
 }
 
 func (w *wrappedStream) Context() context.Context { return w.ctx }
-
-// toStatus maps an error to a gRPC status error, once, at the edge.
-func toStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	switch {
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, "the call was cancelled")
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "the call's deadline passed")
-	}
-	code := codes.Internal
-	switch hub.ErrorCode(err) {
-	case hub.EINVALID:
-		code = codes.InvalidArgument
-	case hub.ENOTFOUND:
-		code = codes.NotFound
-	case hub.ECONFLICT:
-		code = codes.AlreadyExists
-	case hub.EPRECONDITION:
-		code = codes.FailedPrecondition
-	case hub.EPERMISSION:
-		code = codes.PermissionDenied
-	case hub.EUNAUTHORIZED:
-		code = codes.Unauthenticated
-	case hub.EEXHAUSTED:
-		code = codes.ResourceExhausted
-	case hub.EUNAVAILABLE:
-		code = codes.Unavailable
-	}
-	return status.Error(code, hub.ErrorMessage(err))
-}

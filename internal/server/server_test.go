@@ -11,6 +11,7 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/server"
 	"github.com/agenthub/hub/internal/store/sqlite"
@@ -55,7 +56,7 @@ func newCoreRig(tb testing.TB, opts ...func(*hub.Config)) *coreRig {
 	if err := svc.Init(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
-	r := &coreRig{svc: svc, db: db, srv: server.New(svc, server.Info{DataDir: "/data"}, slog.New(slog.DiscardHandler))}
+	r := &coreRig{svc: svc, db: db, srv: server.New(svc, admission.New(svc, admission.DefaultOptions()), server.Info{DataDir: "/data"}, slog.New(slog.DiscardHandler))}
 	r.bl = bufconn.Listen(1 << 20)
 	r.serve(tb, r.bl)
 	r.conn = r.dial(tb, "passthrough:///bufconn", grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {

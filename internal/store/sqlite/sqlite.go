@@ -215,7 +215,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	if err := w.PingContext(ctx); err != nil {
+	if err := pingBusy(ctx, w, opts.BusyTimeout); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -550,4 +550,24 @@ func mapErr(err error) error {
 		}
 	}
 	return err
+}
+
+// pingBusy opens w's connection, retrying for up to patience while the
+// file is locked: turning a new file into WAL mode takes an exclusive lock
+// that SQLite does not wait for, so processes opening one fresh file at
+// once would otherwise fail with "database is locked".
+func pingBusy(ctx context.Context, w *sql.DB, patience time.Duration) error {
+	deadline := time.Now().Add(patience)
+	for {
+		err := w.PingContext(ctx)
+		var se sqlite3.Error
+		if err == nil || !errors.As(err, &se) || se.Code != sqlite3.ErrBusy || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package server
+package admission
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-func TestToStatus(t *testing.T) {
+func TestStatus(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		err  error
@@ -35,12 +35,12 @@ func TestToStatus(t *testing.T) {
 		{status.Error(codes.Aborted, "as is"), codes.Aborted, "as is"},
 	}
 	for _, tt := range tests {
-		st, _ := status.FromError(toStatus(tt.err))
+		st, _ := status.FromError(Status(tt.err))
 		if st.Code() != tt.want || st.Message() != tt.msg && !strings.Contains(st.Message(), tt.msg) {
-			t.Errorf("toStatus(%v) = %v %q, want %v %q", tt.err, st.Code(), st.Message(), tt.want, tt.msg)
+			t.Errorf("Status(%v) = %v %q, want %v %q", tt.err, st.Code(), st.Message(), tt.want, tt.msg)
 		}
 	}
-	if toStatus(nil) != nil {
-		t.Error("toStatus(nil) != nil")
+	if Status(nil) != nil {
+		t.Error("Status(nil) != nil")
 	}
 }

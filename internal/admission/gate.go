@@ -1,0 +1,270 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Tokens is what the gate asks the hub about credentials.
+type Tokens interface {
+	// KnownToken reports whether token is the admin token or an agent's
+	// (a disabled agent's included); an error means the store could not
+	// tell.
+	KnownToken(ctx context.Context, token string) (bool, error)
+	// IsAdminToken reports whether token is the admin token.
+	IsAdminToken(token string) bool
+	// Authenticate returns the enabled agent holding token.
+	// EUNAUTHORIZED, EPERMISSION (disabled), or the store's error.
+	Authenticate(ctx context.Context, token string) (*hub.Agent, error)
+	// CheckJoinCode reports why a join code cannot register an agent
+	// (EUNAUTHORIZED, EPERMISSION), nil if it can.
+	CheckJoinCode(ctx context.Context, code string) error
+}
+
+// Options are the gate's budgets. A RateLimit with PerSecond ≤ 0 is off.
+type Options struct {
+	Write, Read, Search RateLimit // per agent
+	// SearchSlots is how many searches run at once in the whole hub
+	// (default 2): the rest wait for a slot, up to SearchQueue.
+	SearchSlots int
+	SearchQueue time.Duration // default 2 s
+	// Join is the hub-wide budget of join attempts; JoinSource the
+	// budget of one source address, taken first; JoinCode the budget of
+	// attempts with one code.
+	Join, JoinSource, JoinCode RateLimit
+	// Now is the clock of the budgets (time.Now when nil).
+	Now func() time.Time
+}
+
+// DefaultOptions returns the hub's default budgets.
+func DefaultOptions() Options {
+	return Options{
+		Write: DefaultWriteLimit, Read: DefaultReadLimit, Search: DefaultSearchLimit,
+		SearchSlots: 2, SearchQueue: 2 * time.Second,
+		Join: DefaultJoinLimit, JoinSource: DefaultJoinSourceLimit, JoinCode: DefaultJoinCodeLimit,
+	}
+}
+
+// Gate admits calls: every entry point asks it, with the same rules and
+// the same refusal texts.
+type Gate struct {
+	tokens Tokens
+	opts   Options
+	now    func() time.Time
+
+	budgets  [Search + 1]*buckets[int64] // by Budget, per agent ID
+	searches *searchSlots
+	join     *buckets[struct{}]
+	source   *buckets[string]
+	code     *buckets[string]
+}
+
+// New returns a gate over tokens with the budgets of opts.
+func New(tokens Tokens, opts Options) *Gate {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	g := &Gate{tokens: tokens, opts: opts, now: opts.Now}
+	g.budgets[Write] = newBuckets[int64](opts.Write)
+	g.budgets[Read] = newBuckets[int64](opts.Read)
+	g.budgets[Search] = newBuckets[int64](opts.Search)
+	g.searches = newSearchSlots(opts.SearchSlots, opts.SearchQueue)
+	g.join = newBuckets[struct{}](opts.Join)
+	g.source = newBuckets[string](opts.JoinSource)
+	g.code = newBuckets[string](opts.JoinCode)
+	return g
+}
+
+// Refusal texts: what a caller is told, and what to do about it.
+const (
+	textMissingAgent  = `missing token: send "authorization: Bearer <agent token>" (create one with ` + "`hubctl agent add NAME`)"
+	textMissingAdmin  = `missing admin token: send "authorization: Bearer <admin token>" (the hub writes it to <data-dir>/admin.token)`
+	textUnknownAgent  = "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)"
+	textUnknownAdmin  = "unknown admin token: use the token in <data-dir>/admin.token"
+	textAdminOnAgent  = "this call acts as an agent and needs that agent's token; the admin token was given (create an agent with `hubctl agent add NAME`)"
+	textAgentOnAdmin  = "this call needs the admin token; an agent token was given (the admin token is in <data-dir>/admin.token)"
+	textMissingJoin   = `missing join code: send "authorization: Bearer <join code>" (an admin creates one with ` + "`hubctl join-codes create`)"
+	textStoreDown     = "the hub cannot reach its store to check the token: retry shortly (this is not a refusal of the token)"
+	textNoRule        = "method %s is not in the hub's admission table: no caller may make it"
+	retryAfterStoreMs = 1000
+)
+
+// maxTokenLen bounds the bearer token the hub will look up: hub tokens
+// are far shorter, and a longer one is refused without a store read.
+const maxTokenLen = 256
+
+// Refusal is a refused call: its gRPC status, and when a retry can
+// succeed (0 when waiting does not help).
+type Refusal struct {
+	st         *status.Status
+	RetryAfter time.Duration
+}
+
+func (r *Refusal) Error() string { return r.st.Err().Error() }
+
+// GRPCStatus makes a Refusal a gRPC status error (status.FromError).
+func (r *Refusal) GRPCStatus() *status.Status { return r.st }
+
+// RetryAfterSeconds returns the whole seconds a refusal asks the caller
+// to wait ("" when err is not a refusal to wait on): the value of the
+// retry-after trailer and of REST's Retry-After header.
+func RetryAfterSeconds(err error) string {
+	var r *Refusal
+	if !errors.As(err, &r) || r.RetryAfter <= 0 {
+		return ""
+	}
+	return strconv.Itoa(max(1, int(math.Ceil(r.RetryAfter.Seconds()))))
+}
+
+func refuse(c codes.Code, msg string) error { return &Refusal{st: status.New(c, msg)} }
+
+func refuseFor(c codes.Code, wait time.Duration, msg string) error {
+	return &Refusal{st: status.New(c, msg), RetryAfter: wait}
+}
+
+// Precheck is the check of a call made from its headers alone, before its
+// body is read or a handler runs (the gRPC tap, the REST guard, MCP over
+// HTTP): the token must be known (one indexed read at most, cached), a
+// join code must pass the join budgets and be usable. A caller without a
+// valid credential costs the hub a few KB. The full check is Admit.
+func (g *Gate) Precheck(ctx context.Context, who Who, token, source string) error {
+	if who == Joiner {
+		return g.CheckJoin(ctx, token, source)
+	}
+	switch {
+	case token == "" && who == Admin:
+		return refuse(codes.Unauthenticated, textMissingAdmin)
+	case token == "":
+		return refuse(codes.Unauthenticated, textMissingAgent)
+	}
+	if len(token) <= maxTokenLen {
+		ok, err := g.tokens.KnownToken(ctx, token)
+		if err != nil {
+			return refuseFor(codes.Unavailable, retryAfterStoreMs*time.Millisecond, textStoreDown)
+		}
+		if ok {
+			return nil
+		}
+	}
+	if who == Admin {
+		return refuse(codes.Unauthenticated, textUnknownAdmin)
+	}
+	return refuse(codes.Unauthenticated, textUnknownAgent)
+}
+
+// Authorize is the full check of a credential for a caller of kind who:
+// the admin token for Admin (nil agent), an enabled agent's token for
+// Agent (the agent). Joiner calls carry a code, checked by CheckJoin.
+func (g *Gate) Authorize(ctx context.Context, who Who, token string) (*hub.Agent, error) {
+	switch who {
+	case Admin:
+		if token == "" {
+			return nil, refuse(codes.Unauthenticated, textMissingAdmin)
+		}
+		if g.tokens.IsAdminToken(token) {
+			return nil, nil
+		}
+		if len(token) <= maxTokenLen {
+			if _, err := g.tokens.Authenticate(ctx, token); err == nil {
+				return nil, refuse(codes.PermissionDenied, textAgentOnAdmin)
+			} else if unreachable(err) {
+				return nil, refuseFor(codes.Unavailable, retryAfterStoreMs*time.Millisecond, textStoreDown)
+			}
+		}
+		return nil, refuse(codes.Unauthenticated, textUnknownAdmin)
+	case Agent:
+		if token == "" {
+			return nil, refuse(codes.Unauthenticated, textMissingAgent)
+		}
+		if len(token) > maxTokenLen {
+			return nil, refuse(codes.Unauthenticated, textUnknownAgent)
+		}
+		// The admin token is no agent's token: it is told apart only when
+		// the agent check fails, so an agent's call hashes its token once.
+		a, err := g.tokens.Authenticate(ctx, token)
+		switch {
+		case err == nil:
+			return a, nil
+		case hub.ErrorCode(err) == hub.EPERMISSION:
+			return nil, refuse(codes.PermissionDenied, hub.ErrorMessage(err))
+		case unreachable(err):
+			return nil, refuseFor(codes.Unavailable, retryAfterStoreMs*time.Millisecond, textStoreDown)
+		case g.tokens.IsAdminToken(token):
+			return nil, refuse(codes.PermissionDenied, textAdminOnAgent)
+		}
+		return nil, refuse(codes.Unauthenticated, textUnknownAgent)
+	}
+	return nil, refuse(codes.PermissionDenied, "this call cannot be made with a token")
+}
+
+// unreachable reports whether err is the store failing (an error the
+// domain did not make, or its EUNAVAILABLE) rather than a verdict.
+func unreachable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	c := hub.ErrorCode(err)
+	return c == hub.EINTERNAL || c == hub.EUNAVAILABLE
+}
+
+// Admit is the full check of an RPC before its handler runs: the method
+// must be in the table; the credential must be the one its rule names
+// (Authorize); the caller's budget must hold the call's weight; a search
+// takes a search slot, which release gives back when the call ends
+// (release is never nil when err is nil). It returns the calling agent
+// (nil for the admin and for a join).
+func (g *Gate) Admit(ctx context.Context, method, token string) (caller *hub.Agent, release func(), err error) {
+	rule, ok := Lookup(method)
+	if !ok {
+		return nil, nil, refuse(codes.PermissionDenied, fmt.Sprintf(textNoRule, method))
+	}
+	if rule.Who != Joiner {
+		if caller, err = g.Authorize(ctx, rule.Who, token); err != nil {
+			return nil, nil, err
+		}
+	}
+	release = func() {}
+	if rule.Budget == None {
+		return caller, release, nil
+	}
+	if caller != nil {
+		if err := g.take(caller, rule); err != nil {
+			return caller, nil, err
+		}
+	}
+	if rule.Budget == Search {
+		var id int64 = -1 // the admin
+		if caller != nil {
+			id = caller.ID
+		}
+		if release, err = g.searches.acquire(ctx, id); err != nil {
+			return caller, nil, err
+		}
+	}
+	return caller, release, nil
+}
+
+// take takes rule's weight from caller's budget.
+func (g *Gate) take(caller *hub.Agent, rule Rule) error {
+	b := g.budgets[rule.Budget]
+	wait := b.take(caller.ID, rule.Weight, g.now())
+	if wait <= 0 {
+		return nil
+	}
+	flags := map[Budget]string{Write: "--rate-limit and --rate-burst", Read: "--read-rate-limit and --read-rate-burst", Search: "--search-rate-limit and --search-rate-burst"}[rule.Budget]
+	weight := ""
+	if rule.Weight > 1 {
+		weight = fmt.Sprintf(" (this call counts %d)", rule.Weight)
+	}
+	return refuseFor(codes.ResourceExhausted, wait, fmt.Sprintf(
+		"rate limit: agent %q may make %s %s per second (bursts of %d)%s; retry in %s (the hub's %s set this)",
+		caller.Name, strconv.FormatFloat(b.cfg.PerSecond, 'f', -1, 64), rule.Budget, b.cfg.Burst, weight, wait.Round(time.Millisecond), flags))
+}
