@@ -106,6 +106,26 @@ func ValidateAgentName(name string) error {
 	return nil
 }
 
+// reservedNames are names no new agent may take: they read as the hub,
+// the system or the people around it (@operator is the person holding the
+// admin token), so an agent named so could pass for one of them.
+var reservedNames = map[string]bool{
+	"hub": true, "system": true, "root": true, "user": true, "operator": true, "admin": true,
+	"administrator": true, "orchestrator": true, "everyone": true, "all": true, "here": true,
+}
+
+// ValidateNewAgentName returns EINVALID unless a new agent may be named
+// name: a valid name (ValidateAgentName) that is not reserved.
+func ValidateNewAgentName(name string) error {
+	if err := ValidateAgentName(name); err != nil {
+		return err
+	}
+	if reservedNames[name] {
+		return Errorf(EINVALID, "agent name %q is reserved: it names the hub or the people using it; choose another name", name)
+	}
+	return nil
+}
+
 // validateAgentText checks the free-text fields of an agent.
 func validateAgentText(field, s string, max int) error {
 	if !utf8.ValidString(s) {

@@ -28,7 +28,7 @@ func (s *Service) CreateAgent(ctx context.Context, req CreateAgentRequest) (*Age
 // newAgent checks req and returns the agent it describes, not yet stored,
 // with a fresh token and its hash. Errors: EINVALID.
 func (s *Service) newAgent(req CreateAgentRequest) (*Agent, string, []byte, error) {
-	if err := ValidateAgentName(req.Name); err != nil {
+	if err := ValidateNewAgentName(req.Name); err != nil {
 		return nil, "", nil, err
 	}
 	for _, f := range []struct {
@@ -292,7 +292,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error
 	}
 	a.LastInteractionBeat = max(a.LastInteractionBeat, prevBeat)
 	a.authEpoch, a.authHash = epoch, hash
-	s.presence.Touch(a.ID, s.clock.Now(), s.Beat())
+	s.presence.Touch(a, s.clock.Now(), s.Beat())
 	return a, nil
 }
 

@@ -162,6 +162,9 @@ func (s *Service) Join(ctx context.Context, req JoinRequest) (*Agent, string, er
 	if !LooksLikeJoinCode(req.Code) {
 		return nil, "", errUnknownJoinCode()
 	}
+	if reservedNames[req.Name] {
+		return nil, "", nameUnavailable(req.Name)
+	}
 	a, token, hash, err := s.newAgent(CreateAgentRequest{Name: req.Name, DisplayName: req.DisplayName, Description: req.Description})
 	if err != nil {
 		return nil, "", err
@@ -187,7 +190,11 @@ func (s *Service) Join(ctx context.Context, req JoinRequest) (*Agent, string, er
 			return c.Refusal(now)
 		}
 		a.Role, a.Project = c.Role, ProjectOr(c.Project)
-		if err := s.insertAgent(tx, a, hash); err != nil {
+		if err := s.insertAgent(tx, a, hash); ErrorCode(err) == ECONFLICT {
+			// Taken, in this project or another: the same answer, so that a
+			// join code does not tell who else is on the hub.
+			return nameUnavailable(a.Name)
+		} else if err != nil {
 			return err
 		}
 		return recordEvent(tx, a.ID, EventJoined, fmt.Sprintf("registered with join code %d (use %d of %d), role %q",
@@ -197,4 +204,10 @@ func (s *Service) Join(ctx context.Context, req JoinRequest) (*Agent, string, er
 		return nil, "", err
 	}
 	return a, token, nil
+}
+
+// nameUnavailable is a join's refusal of a name that is taken or reserved:
+// it does not say which, nor in which project.
+func nameUnavailable(name string) error {
+	return Errorf(ECONFLICT, "name %q is unavailable: choose another name", name)
 }

@@ -121,7 +121,17 @@ func TestJoin(t *testing.T) {
 			t.Errorf("%s: %v (%s), want %s containing %q", what, err, hub.ErrorCode(err), wantCode, wantMsg)
 		}
 	}
-	refused("name taken", code, "taken", hub.ECONFLICT, `"taken" already exists`)
+	refused("name taken", code, "taken", hub.ECONFLICT, `name "taken" is unavailable: choose another name`)
+	refused("reserved name", code, "operator", hub.ECONFLICT, `name "operator" is unavailable: choose another name`)
+	// A name of another project gets the same answer, word for word: a
+	// join code does not tell who else is on the hub.
+	if _, err := h.CreateProject(ctx, "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.CreateAgent(ctx, hub.CreateAgentRequest{Name: "hidden", Project: "elsewhere"}); err != nil {
+		t.Fatal(err)
+	}
+	refused("name of another project", code, "hidden", hub.ECONFLICT, `name "hidden" is unavailable: choose another name`)
 	refused("bad name", code, "Bad Name", hub.EINVALID, "agent name")
 	refused("unknown code", "ahj_"+strings.Repeat("A", 32), "x", hub.EUNAUTHORIZED, "unknown join code")
 	refused("not a code", "ahk_token", "x", hub.EUNAUTHORIZED, "unknown join code")
@@ -159,8 +169,8 @@ func TestJoin(t *testing.T) {
 		t.Errorf("ListJoinCodes = %+v, %v; want 3 codes, the first used twice, the revoked one unused", got, err)
 	}
 	as, _ := h.ListAgents(ctx, true)
-	if len(as) != 3 {
-		t.Errorf("%d agents, want taken, first and second", len(as))
+	if len(as) != 4 {
+		t.Errorf("%d agents, want taken, hidden, first and second", len(as))
 	}
 	hubEvents, err := h.ListEvents(ctx, hub.ListEventsRequest{Kind: string(hub.EventJoinCodeRevoked)})
 	if err != nil || len(hubEvents) != 1 {

@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -191,16 +190,6 @@ type AdminListRequest struct {
 	Agent   string
 	Channel string
 	Newest  bool // the newest Limit messages; HasMore then means older ones exist
-}
-
-// sortedNames returns names sorted (for stable output).
-func sortedNames(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for n := range m {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // page trims msgs, read with limit+1, to limit and to MaxPageBytes, and returns the cursor to

@@ -42,9 +42,10 @@ type PresenceTracker struct {
 }
 
 type presenceEntry struct {
-	lastCall time.Time
-	beat     int64
-	dirty    bool
+	name, project string // whom status lists show it to (names never change)
+	lastCall      time.Time
+	beat          int64
+	dirty         bool
 }
 
 // NewPresenceTracker returns an empty tracker.
@@ -52,13 +53,14 @@ func NewPresenceTracker() *PresenceTracker {
 	return &PresenceTracker{m: make(map[int64]*presenceEntry)}
 }
 
-// Touch records a call by agentID at now during beat.
-func (p *PresenceTracker) Touch(agentID int64, now time.Time, beat int64) {
+// Touch records a call by agent a at now during beat.
+func (p *PresenceTracker) Touch(a *Agent, now time.Time, beat int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	agentID := a.ID
 	e := p.m[agentID]
 	if e == nil {
-		e = &presenceEntry{}
+		e = &presenceEntry{name: a.Name, project: ProjectOr(a.Project)}
 		p.m[agentID] = e
 	}
 	if now.After(e.lastCall) {
@@ -76,12 +78,13 @@ func (p *PresenceTracker) markDirty(agentID int64, e *presenceEntry) {
 	}
 }
 
-// Seed loads a stored last-seen time (at start-up), without marking it dirty.
-func (p *PresenceTracker) Seed(agentID int64, lastSeen time.Time, beat int64) {
+// Seed loads a's stored last-seen time and beat (at start-up), without
+// marking it dirty.
+func (p *PresenceTracker) Seed(a *Agent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.m[agentID]; !ok && !lastSeen.IsZero() {
-		p.m[agentID] = &presenceEntry{lastCall: lastSeen, beat: beat}
+	if _, ok := p.m[a.ID]; !ok && !a.LastSeenAt.IsZero() {
+		p.m[a.ID] = &presenceEntry{name: a.Name, project: ProjectOr(a.Project), lastCall: a.LastSeenAt, beat: a.LastInteractionBeat}
 	}
 }
 

@@ -3,7 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -67,43 +67,72 @@ func (s *Service) FlushPresence(ctx context.Context, now time.Time, set Schedule
 // maxPresenceNames caps the online and waiting lists of a status.
 const maxPresenceNames = 100
 
-// onlineNames returns who is active or waiting, recomputed at most once a
-// second: a status is part of every wait reply, and 10,000 waiters woken at
-// once must not each walk every agent.
-func (s *Service) onlineNames(tx Tx, now time.Time) (online, waiting []string, err error) {
+// onlineNames are the agents of one project that are active or waiting:
+// sorted, each list at most maxPresenceNames long.
+type onlineNames struct{ online, waiting []string }
+
+// onlineByProject returns who is active or waiting, by project,
+// recomputed at most once a second from memory (no store read): a status
+// is part of every wait reply, and 10,000 waiters woken at once must not
+// each walk every agent.
+func (s *Service) onlineByProject(now time.Time) map[string]onlineNames {
 	s.onlineMu.Lock()
 	defer s.onlineMu.Unlock()
 	if !s.onlineAt.IsZero() && now.Sub(s.onlineAt) < time.Second && now.After(s.onlineAt) {
-		return s.online, s.waitingList, nil
+		return s.online
 	}
 	waitingIDs := s.waiters.Agents()
 	isWaiting := make(map[int64]bool, len(waitingIDs))
 	for _, id := range waitingIDs {
 		isWaiting[id] = true
 	}
-	onlineSet, waitingSet := map[string]bool{}, map[string]bool{}
+	by := map[string]onlineNames{}
 	s.presence.mu.Lock()
-	var recent []int64
 	for id, e := range s.presence.m {
-		if isWaiting[id] || now.Sub(e.lastCall) < s.cfg.Health.IdleAfter {
-			recent = append(recent, id)
+		if !isWaiting[id] && now.Sub(e.lastCall) >= s.cfg.Health.IdleAfter {
+			continue
 		}
+		l := by[e.project]
+		l.online = append(l.online, e.name)
+		if isWaiting[id] {
+			l.waiting = append(l.waiting, e.name)
+		}
+		by[e.project] = l
 	}
 	s.presence.mu.Unlock()
-	sort.Slice(recent, func(i, j int) bool { return recent[i] < recent[j] })
-	for _, id := range recent {
-		if len(onlineSet) >= maxPresenceNames {
-			break
-		}
-		a, err := tx.AgentByID(id)
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		onlineSet[a.Name] = true
-		if isWaiting[id] {
-			waitingSet[a.Name] = true
-		}
+	for p, l := range by {
+		by[p] = onlineNames{online: firstNames(l.online), waiting: firstNames(l.waiting)}
 	}
-	s.online, s.waitingList, s.onlineAt = sortedNames(onlineSet), sortedNames(waitingSet), now
-	return s.online, s.waitingList, nil
+	s.online, s.onlineAt = by, now
+	return by
+}
+
+// firstNames sorts names and keeps the first maxPresenceNames.
+func firstNames(names []string) []string {
+	slices.Sort(names)
+	return names[:min(len(names), maxPresenceNames)]
+}
+
+// onlineNamesFor returns who caller may see active or waiting: the agents
+// of its project and of the projects linked to it (the links are read
+// only when someone of another project is online).
+func (s *Service) onlineNamesFor(tx Tx, caller *Agent, now time.Time) (online, waiting []string, err error) {
+	by := s.onlineByProject(now)
+	home := ProjectOr(caller.Project)
+	projects := []string{home}
+	if _, ok := by[home]; len(by) > 1 || (len(by) == 1 && !ok) {
+		linked, err := tx.LinkedProjects(home)
+		if err != nil {
+			return nil, nil, err
+		}
+		projects = append(projects, linked...)
+	}
+	for _, p := range projects {
+		online = append(online, by[p].online...)
+		waiting = append(waiting, by[p].waiting...)
+	}
+	if len(projects) > 1 {
+		online, waiting = firstNames(online), firstNames(waiting)
+	}
+	return online, waiting, nil
 }

@@ -13,11 +13,11 @@ import (
 func TestPresenceFlushReturnsEachChangedEntryOnce(t *testing.T) {
 	t0 := time.Date(2026, 2, 19, 10, 0, 0, 0, time.UTC)
 	p := NewPresenceTracker()
-	p.Seed(9, t0.Add(-time.Hour), 1) // loaded, not changed
-	p.Touch(1, t0, 3)
-	p.Touch(2, t0, 3)
-	p.Touch(1, t0.Add(time.Second), 4)
-	p.Touch(1, t0, 2) // an older call moves nothing back
+	p.Seed(&Agent{ID: 9, Name: "a9", LastSeenAt: t0.Add(-time.Hour), LastInteractionBeat: 1}) // loaded, not changed
+	p.Touch(&Agent{ID: 1}, t0, 3)
+	p.Touch(&Agent{ID: 2}, t0, 3)
+	p.Touch(&Agent{ID: 1}, t0.Add(time.Second), 4)
+	p.Touch(&Agent{ID: 1}, t0, 2) // an older call moves nothing back
 	byAgent := func(ts []Touch) []Touch {
 		return slices.SortedFunc(slices.Values(ts), func(a, b Touch) int { return int(a.AgentID - b.AgentID) })
 	}
@@ -31,15 +31,15 @@ func TestPresenceFlushReturnsEachChangedEntryOnce(t *testing.T) {
 	}
 
 	p.Unflush(want)
-	p.Touch(2, t0.Add(2*time.Second), 5) // touched again after the failed flush
+	p.Touch(&Agent{ID: 2}, t0.Add(2*time.Second), 5) // touched again after the failed flush
 	want[1] = Touch{2, t0.Add(2 * time.Second), 5}
 	if got := byAgent(p.Flush()); !slices.Equal(got, want) {
 		t.Fatalf("flush after Unflush = %v, want %v", got, want)
 	}
 
-	p.Touch(3, t0, 6)
+	p.Touch(&Agent{ID: 3}, t0, 6)
 	p.Forget(3)
-	p.Touch(3, t0.Add(time.Second), 7)
+	p.Touch(&Agent{ID: 3}, t0.Add(time.Second), 7)
 	p.Forget(2)
 	want = []Touch{{3, t0.Add(time.Second), 7}}
 	if got := p.Flush(); !slices.Equal(got, want) {

@@ -36,8 +36,11 @@ func Searchable(kind string) bool { return kind != KindNudge && kind != KindHear
 
 // Search bounds.
 const (
-	maxSearchQuery  = 512       // bytes of query text
-	maxSearchTerms  = 16        // words and phrases in a query
+	maxSearchQuery = 512 // bytes of query text
+	maxSearchTerms = 16  // words and phrases in a query
+	// maxSearchWords bounds the words of a query, its phrases' included:
+	// each word of a phrase is one more walk of the index.
+	maxSearchWords  = 24
 	maxSearchLimit  = 100       // hits in one reply
 	maxSearchOffset = MaxRanked // how deep pages go
 	// MaxRanked bounds a search's cost: the hits are the best of the
@@ -123,6 +126,13 @@ func ParseSearchTerms(q string) ([][]string, error) {
 	}
 	if len(terms) > maxSearchTerms {
 		return nil, Errorf(EINVALID, "query has %d words and phrases: the most is %d", len(terms), maxSearchTerms)
+	}
+	words := 0
+	for _, t := range terms {
+		words += len(t)
+	}
+	if words > maxSearchWords {
+		return nil, Errorf(EINVALID, "query has %d words, its phrases' included: the most is %d", words, maxSearchWords)
 	}
 	return terms, nil
 }

@@ -27,6 +27,8 @@ func TestParseSearchTerms(t *testing.T) {
 		{query: `-- " "`, err: "no word to search for"},
 		{query: `"disk full`, err: "unclosed"},
 		{query: strings.Repeat("w ", 17), err: "the most is 16"},
+		{query: `"` + strings.Repeat("a ", 20) + `" "` + strings.Repeat("b ", 5) + `"`, err: "25 words, its phrases' included: the most is 24"},
+		{query: `"` + strings.Repeat("a ", 20) + `" b c d e`, want: [][]string{slices.Repeat([]string{"a"}, 20), {"b"}, {"c"}, {"d"}, {"e"}}},
 		{query: strings.Repeat("x", 513), err: "the most is 512"},
 		{query: "\xff", err: "UTF-8"},
 	} {

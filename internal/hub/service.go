@@ -107,10 +107,9 @@ type Service struct {
 	watched  int64
 	watching bool
 
-	onlineMu    sync.Mutex
-	onlineAt    time.Time
-	online      []string
-	waitingList []string
+	onlineMu sync.Mutex
+	onlineAt time.Time
+	online   map[string]onlineNames // by project
 }
 
 // NewService returns a Service over store. Call Init before serving and Run
@@ -150,7 +149,7 @@ func (s *Service) Init(ctx context.Context) error {
 			return err
 		}
 		for _, a := range as {
-			s.presence.Seed(a.ID, a.LastSeenAt, a.LastInteractionBeat)
+			s.presence.Seed(a)
 		}
 		if s.watchFrom, err = tx.MaxMessageID(); err != nil {
 			return err

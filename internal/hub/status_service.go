@@ -55,7 +55,7 @@ func (s *Service) Status(ctx context.Context, caller *Agent) (*Status, error) {
 		if err := s.statusHealth(tx, a, st); err != nil {
 			return err
 		}
-		st.Online, st.Waiting, err = s.onlineNames(tx, now)
+		st.Online, st.Waiting, err = s.onlineNamesFor(tx, caller, now)
 		return err
 	})
 	if err != nil {
