@@ -22,13 +22,14 @@ var (
 	DefaultWriteLimit  = RateLimit{PerSecond: 50, Burst: 100}
 	DefaultReadLimit   = RateLimit{PerSecond: 200, Burst: 400}
 	DefaultSearchLimit = RateLimit{PerSecond: 2, Burst: 10}
-	// DefaultJoinLimit bounds join attempts hub-wide: enough for a fleet
-	// started at once (the first 20 at once, then 5 a second), far too
-	// few to matter to anyone guessing 192-bit codes.
+	// DefaultJoinLimit bounds registrations hub-wide (joins with a usable
+	// code): enough for a fleet started at once (the first 20 at once,
+	// then 5 a second), and it bounds the agents a leaked many-use code
+	// can create.
 	DefaultJoinLimit = RateLimit{PerSecond: 5, Burst: 20}
 	// DefaultJoinSourceLimit bounds the join attempts of one source
-	// address, in front of the hub-wide budget: one client sending
-	// garbage codes spends its own budget, not everyone's.
+	// address: a fleet started on one machine passes, and one client
+	// sending garbage codes spends its own budget, not everyone's.
 	DefaultJoinSourceLimit = RateLimit{PerSecond: 1, Burst: 20}
 )
 

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-
-	"github.com/agenthub/hub/internal/hub"
 )
 
 // DefaultJoinCodeLimit bounds the attempts made with one join code: a
@@ -19,41 +17,41 @@ import (
 var DefaultJoinCodeLimit = RateLimit{PerSecond: 2, Burst: 20}
 
 // CheckJoin is the check of a join call made from its headers, before its
-// body is read: the attempt takes from its source address's join budget,
-// then from the hub-wide one (so that one client sending garbage spends
-// its own budget, not everyone's: ResourceExhausted past either, before
-// any store read); the code must then be well formed (no store read),
-// within its own budget of attempts, known and usable (one indexed read).
-// source is the caller's address ("host:port" or a bare IP; "" when not
-// known).
+// body is read. The attempt takes from its source address's budget (one
+// client sending garbage spends its own budget, and nobody else's); the
+// code must be given, within its own budget of attempts, known and usable
+// (one indexed read); then the registration takes from the hub-wide
+// budget, which bounds how fast agents appear, whatever the codes. Past a
+// budget: ResourceExhausted with the wait. source is the caller's address
+// ("host:port" or a bare IP; "" when not known).
 func (g *Gate) CheckJoin(ctx context.Context, code, source string) error {
 	now := g.now()
 	if wait := g.source.take(sourceKey(source), 1, now); wait > 0 {
-		return g.joinRefusal(wait, g.source.cfg, "from one address", "--join-source-rate-limit and --join-source-rate-burst")
-	}
-	if wait := g.join.take(struct{}{}, 1, now); wait > 0 {
-		return g.joinRefusal(wait, g.join.cfg, "in all", "--join-rate-limit and --join-rate-burst")
+		return g.joinRefusal(wait, g.source.cfg, "join attempts", "from one address", "--join-source-rate-limit and --join-source-rate-burst")
 	}
 	if code == "" {
 		return refuse(codes.Unauthenticated, textMissingJoin)
 	}
-	if hub.LooksLikeJoinCode(code) {
-		sum := sha256.Sum256([]byte(code))
-		if wait := g.code.take(string(sum[:]), 1, now); wait > 0 {
-			return g.joinRefusal(wait, g.code.cfg, "with one join code", "--join-code-rate-limit and --join-code-rate-burst")
-		}
+	sum := sha256.Sum256([]byte(code))
+	if wait := g.code.take(string(sum[:]), 1, now); wait > 0 {
+		return g.joinRefusal(wait, g.code.cfg, "join attempts", "with one join code", "--join-code-rate-limit and --join-code-rate-burst")
 	}
 	err := g.tokens.CheckJoinCode(ctx, code)
 	if unreachable(err) {
 		return refuseFor(codes.Unavailable, retryAfterStoreMs*time.Millisecond, "the hub cannot reach its store to check the join code: retry shortly")
+	} else if err != nil {
+		return Status(err)
 	}
-	return Status(err)
+	if wait := g.join.take(struct{}{}, 1, now); wait > 0 {
+		return g.joinRefusal(wait, g.join.cfg, "registrations", "in all", "--join-rate-limit and --join-rate-burst")
+	}
+	return nil
 }
 
-func (g *Gate) joinRefusal(wait time.Duration, rl RateLimit, scope, flags string) error {
+func (g *Gate) joinRefusal(wait time.Duration, rl RateLimit, what, scope, flags string) error {
 	return refuseFor(codes.ResourceExhausted, wait, fmt.Sprintf(
-		"too many join attempts: the hub admits %s per second %s (bursts of %d); retry in %s (the hub's %s set this)",
-		strconv.FormatFloat(rl.PerSecond, 'f', -1, 64), scope, rl.Burst, wait.Round(time.Millisecond), flags))
+		"too many %s: the hub admits %s per second %s (bursts of %d); retry in %s (the hub's %s set this)",
+		what, strconv.FormatFloat(rl.PerSecond, 'f', -1, 64), scope, rl.Burst, wait.Round(time.Millisecond), flags))
 }
 
 // sourceKey is the budget key of a source address: the IP for IPv4, the

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
@@ -116,25 +120,28 @@ func TestJoinHub(t *testing.T) {
 	}
 }
 
-// TestJoinRateLimit: join attempts past the hub-wide budget are refused
-// from their headers, over gRPC and REST, whatever the code.
+// TestJoinRateLimit: registrations past the hub-wide budget are refused
+// from their headers, over gRPC and REST; agent calls go on.
 func TestJoinRateLimit(t *testing.T) {
 	m := relHub(t, func(m *app.Main) { m.JoinRateLimit = admission.RateLimit{PerSecond: 0.001, Burst: 3} })
 	agent := hubv1.NewAgentServiceClient(relDial(t, m))
-	bad := "ahj_" + strings.Repeat("y", 32)
+	cr, err := hubv1.NewAdminServiceClient(m.Conn()).CreateJoinCode(bearer(context.Background(), relAdminToken(t, m)), &hubv1.CreateJoinCodeRequest{MaxUses: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := cr.GetCode()
 	for i := range 3 {
-		_, err := agent.JoinHub(bearer(context.Background(), bad), &hubv1.JoinHubRequest{Name: "x"})
-		if status.Code(err) != codes.Unauthenticated {
-			t.Fatalf("attempt %d: %v, want Unauthenticated (unknown code, within the budget)", i, err)
+		if _, err := agent.JoinHub(bearer(context.Background(), code), &hubv1.JoinHubRequest{Name: fmt.Sprintf("x%d", i)}); err != nil {
+			t.Fatalf("registration %d: %v, want it within the budget", i, err)
 		}
 	}
-	_, err := agent.JoinHub(bearer(context.Background(), bad), &hubv1.JoinHubRequest{Name: "x"})
+	_, err = agent.JoinHub(bearer(context.Background(), code), &hubv1.JoinHubRequest{Name: "x3"})
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--join-rate-limit") {
-		t.Errorf("attempt past the budget: %v, want ResourceExhausted naming the flag", err)
+		t.Errorf("registration past the budget: %v, want ResourceExhausted naming the flag", err)
 	}
-	st, retry, body := restJoin(t, m, bad, `{"name":"x"}`)
+	st, retry, body := restJoin(t, m, code, `{"name":"x4"}`)
 	if st != http.StatusTooManyRequests || retry == "" {
-		t.Errorf("REST attempt past the budget: HTTP %d, Retry-After %q, %v; want 429 with Retry-After", st, retry, body)
+		t.Errorf("REST registration past the budget: HTTP %d, Retry-After %q, %v; want 429 with Retry-After", st, retry, body)
 	}
 	// Agent calls are not affected by the join budget.
 	tok := relCreateAgent(t, m, "worker")
@@ -206,4 +213,63 @@ func BenchmarkJoin(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestJoinsGoThroughAGarbageFlood: while one address sends join attempts
+// with garbage codes as fast as it can, 20 agents registering at once
+// from another address all get in at their first attempt: the flood
+// spends its own address's budget, not everyone's.
+func TestJoinsGoThroughAGarbageFlood(t *testing.T) {
+	m := relHub(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cr, err := hubv1.NewAdminServiceClient(m.Conn()).CreateJoinCode(bearer(ctx, relAdminToken(t, m)), &hubv1.CreateJoinCodeRequest{MaxUses: 20, ExpiresInSeconds: 3600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialFrom := func(local string) *grpc.ClientConn {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		conn, err := grpc.NewClient(m.GRPCAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	flooder := hubv1.NewAgentServiceClient(dialFrom("127.0.0.1"))
+	fleet := hubv1.NewAgentServiceClient(dialFrom("127.0.0.2"))
+
+	floodCtx, stopFlood := context.WithCancel(ctx)
+	var flood sync.WaitGroup
+	var attempts atomic.Int64
+	for range 4 {
+		flood.Go(func() {
+			garbage := bearer(floodCtx, "ahj_"+strings.Repeat("g", 32))
+			for floodCtx.Err() == nil && attempts.Add(1) < 50_000 {
+				flooder.JoinHub(garbage, &hubv1.JoinHubRequest{Name: "flood"})
+			}
+		})
+	}
+	time.Sleep(500 * time.Millisecond) // the flood has spent what it can
+
+	var joined atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			_, err := fleet.JoinHub(bearer(ctx, cr.GetCode()), &hubv1.JoinHubRequest{Name: fmt.Sprintf("fleet-%d", i)})
+			if err != nil {
+				t.Errorf("fleet-%d: %v", i, err)
+				return
+			}
+			joined.Add(1)
+		})
+	}
+	wg.Wait()
+	stopFlood()
+	flood.Wait()
+	if n := joined.Load(); n != 20 {
+		t.Fatalf("%d of 20 agents joined during a flood of %d garbage attempts, want 20", n, attempts.Load())
+	}
+	t.Logf("20 of 20 joined during a flood of %d garbage attempts from another address", attempts.Load())
 }

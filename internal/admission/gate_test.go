@@ -1,0 +1,242 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/sqlite"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+const adminToken = "the-admin-token-for-the-gate"
+
+// gateRig is a gate over a hub on a temporary SQLite file, with a clock
+// the test moves.
+type gateRig struct {
+	gate *Gate
+	svc  *hub.Service
+	db   *sqlite.DB
+
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newGateRig(t *testing.T, mod func(*Options)) *gateRig {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hub.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := hub.DefaultConfig()
+	cfg.AdminTokenHash = hub.HashToken(adminToken)
+	svc := hub.NewService(db, hub.SystemClock{}, cfg)
+	r := &gateRig{svc: svc, db: db, now: time.Unix(1_800_000_000, 0)}
+	opts := DefaultOptions()
+	opts.Now = func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now }
+	if mod != nil {
+		mod(&opts)
+	}
+	r.gate = New(svc, opts)
+	return r
+}
+
+func (r *gateRig) advance(d time.Duration) { r.mu.Lock(); r.now = r.now.Add(d); r.mu.Unlock() }
+
+func (r *gateRig) agent(t *testing.T, name string) string {
+	t.Helper()
+	_, tok, err := r.svc.CreateAgent(context.Background(), hub.CreateAgentRequest{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func wantCode(t *testing.T, what string, err error, want codes.Code, says string) {
+	t.Helper()
+	st := status.Convert(err)
+	if st.Code() != want || !strings.Contains(st.Message(), says) {
+		t.Errorf("%s: %v %q, want %v saying %q", what, st.Code(), st.Message(), want, says)
+	}
+}
+
+func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
+	t.Parallel()
+	r := newGateRig(t, nil)
+	ctx := context.Background()
+	tok := r.agent(t, "alice")
+	post, list := hubv1.AgentService_PostMessage_FullMethodName, hubv1.AdminService_ListAgents_FullMethodName
+
+	a, release, err := r.gate.Admit(ctx, post, tok)
+	if err != nil || a == nil || a.Name != "alice" {
+		t.Fatalf("alice's post: %v, %v; want admitted as alice", a, err)
+	}
+	release()
+	_, _, err = r.gate.Admit(ctx, post, "")
+	wantCode(t, "no token", err, codes.Unauthenticated, "missing token")
+	_, _, err = r.gate.Admit(ctx, post, "ahk_unknown")
+	wantCode(t, "unknown token", err, codes.Unauthenticated, "unknown or revoked token")
+	_, _, err = r.gate.Admit(ctx, post, adminToken)
+	wantCode(t, "admin token on an agent call", err, codes.PermissionDenied, "the admin token was given")
+	_, _, err = r.gate.Admit(ctx, list, tok)
+	wantCode(t, "agent token on an admin call", err, codes.PermissionDenied, "an agent token was given")
+	_, _, err = r.gate.Admit(ctx, list, "")
+	wantCode(t, "no admin token", err, codes.Unauthenticated, "missing admin token")
+	if a, _, err := r.gate.Admit(ctx, list, adminToken); err != nil || a != nil {
+		t.Errorf("the admin's list: %v, %v; want admitted, no agent", a, err)
+	}
+	_, _, err = r.gate.Admit(ctx, "/hub.v1.AgentService/Unlisted", tok)
+	wantCode(t, "a method without an entry", err, codes.PermissionDenied, "not in the hub's admission table")
+	if _, err := r.svc.SetAgentDisabled(ctx, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = r.gate.Admit(ctx, post, tok)
+	wantCode(t, "a disabled agent", err, codes.PermissionDenied, "disabled")
+}
+
+// A store that cannot answer is no verdict on a token: Unavailable with a
+// retry hint, never Unauthenticated (a client would take its token for
+// revoked).
+func TestStoreDownIsUnavailableNotUnauthenticated(t *testing.T) {
+	t.Parallel()
+	r := newGateRig(t, nil)
+	ctx := context.Background()
+	tok := r.agent(t, "alice")
+	if err := r.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := r.gate.Precheck(ctx, Agent, tok, "")
+	wantCode(t, "precheck, store closed", err, codes.Unavailable, "cannot reach its store")
+	if RetryAfterSeconds(err) == "" {
+		t.Errorf("precheck, store closed: no retry hint")
+	}
+	_, _, err = r.gate.Admit(ctx, hubv1.AgentService_GetStatus_FullMethodName, tok)
+	wantCode(t, "admit, store closed", err, codes.Unavailable, "cannot reach its store")
+	_, _, err = r.gate.Admit(ctx, hubv1.AdminService_ListAgents_FullMethodName, tok)
+	wantCode(t, "admin call with an agent token, store closed", err, codes.Unavailable, "cannot reach its store")
+}
+
+func TestBudgetsByWeight(t *testing.T) {
+	t.Parallel()
+	r := newGateRig(t, func(o *Options) { o.Read = RateLimit{PerSecond: 10, Burst: 10} })
+	ctx := context.Background()
+	tok := r.agent(t, "alice")
+	status_, peers := hubv1.AgentService_GetStatus_FullMethodName, hubv1.AgentService_ListPeers_FullMethodName
+	if _, _, err := r.gate.Admit(ctx, peers, tok); err != nil { // weight 5: 5 left
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, _, err := r.gate.Admit(ctx, status_, tok); err != nil {
+			t.Fatalf("status %d within the burst: %v", i, err)
+		}
+	}
+	_, _, err := r.gate.Admit(ctx, peers, tok)
+	wantCode(t, "a list past the budget", err, codes.ResourceExhausted, "(this call counts 5)")
+	if got := RetryAfterSeconds(err); got != "1" {
+		t.Errorf("retry after %q, want 1 (5 reads at 10 a second)", got)
+	}
+	r.advance(500 * time.Millisecond)
+	if _, _, err := r.gate.Admit(ctx, peers, tok); err != nil {
+		t.Errorf("after half a second (5 reads back): %v", err)
+	}
+	// Writes are a budget of their own.
+	if _, _, err := r.gate.Admit(ctx, hubv1.AgentService_Heartbeat_FullMethodName, tok); err != nil {
+		t.Errorf("a write with the read budget spent: %v", err)
+	}
+}
+
+func TestSearchSlots(t *testing.T) {
+	t.Parallel()
+	r := newGateRig(t, func(o *Options) { o.SearchSlots, o.SearchQueue = 2, 50*time.Millisecond })
+	ctx := context.Background()
+	search := hubv1.AgentService_SearchMessages_FullMethodName
+	a, b, c := r.agent(t, "a"), r.agent(t, "b"), r.agent(t, "c")
+
+	_, relA, err := r.gate.Admit(ctx, search, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = r.gate.Admit(ctx, search, a)
+	wantCode(t, "a second search of one caller", err, codes.ResourceExhausted, "a search of yours is still running")
+	_, relB, err := r.gate.Admit(ctx, search, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = r.gate.Admit(ctx, search, c)
+	wantCode(t, "a third search with two slots", err, codes.ResourceExhausted, "busy with other searches")
+	// A slot freed while c waits is taken.
+	go func() { time.Sleep(10 * time.Millisecond); relB() }()
+	r.gate.searches.queue = time.Minute
+	_, relC, err := r.gate.Admit(ctx, search, c)
+	if err != nil {
+		t.Fatalf("c, once b's search ended: %v", err)
+	}
+	relA()
+	relC()
+	if _, rel, err := r.gate.Admit(ctx, search, a); err != nil {
+		t.Errorf("a, once its search ended: %v", err)
+	} else {
+		rel()
+	}
+	// A cancelled caller stops waiting for a slot.
+	_, rel1, _ := r.gate.Admit(ctx, search, a)
+	_, rel2, _ := r.gate.Admit(ctx, search, b)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := r.gate.Admit(cctx, search, c); err == nil {
+		t.Error("a cancelled search got a slot")
+	}
+	rel1()
+	rel2()
+}
+
+// One address sending garbage codes spends its own join budget, and
+// nothing of the hub-wide budget, which registrations take: joins with a
+// usable code from another address go on. A code has a budget of its own.
+func TestJoinBudgets(t *testing.T) {
+	t.Parallel()
+	r := newGateRig(t, func(o *Options) {
+		o.JoinSource = RateLimit{PerSecond: 1, Burst: 5}
+		o.Join = RateLimit{PerSecond: 1, Burst: 3}
+		o.JoinCode = RateLimit{PerSecond: 1, Burst: 4}
+	})
+	ctx := context.Background()
+	_, code, err := r.svc.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{MaxUses: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := "ahj_" + strings.Repeat("g", 32)
+	for i := range 100 {
+		err := r.gate.CheckJoin(ctx, garbage+fmt.Sprint(i), "192.0.2.1:4000")
+		if i < 5 {
+			wantCode(t, "garbage within the source's burst", err, codes.Unauthenticated, "unknown join code")
+		} else {
+			wantCode(t, "garbage past the source's burst", err, codes.ResourceExhausted, "too many join attempts: the hub admits 1 per second from one address")
+		}
+	}
+	for i := range 3 {
+		if err := r.gate.CheckJoin(ctx, code, fmt.Sprintf("192.0.2.%d:5000", 10+i)); err != nil {
+			t.Errorf("registration %d from another address during the garbage: %v", i, err)
+		}
+	}
+	err = r.gate.CheckJoin(ctx, code, "192.0.2.20:5000")
+	wantCode(t, "a registration past the hub-wide budget", err, codes.ResourceExhausted, "too many registrations: the hub admits 1 per second in all")
+	err = r.gate.CheckJoin(ctx, code, "192.0.2.21:5000")
+	wantCode(t, "past the code's own budget", err, codes.ResourceExhausted, "too many join attempts: the hub admits 1 per second with one join code")
+	r.advance(time.Second)
+	if err := r.gate.CheckJoin(ctx, code, "192.0.2.22:5000"); err != nil {
+		t.Errorf("a second later: %v", err)
+	}
+	// IPv6 addresses of one /64 share a budget.
+	if sourceKey("[2001:db8::1]:1") != sourceKey("[2001:db8::2]:2") || sourceKey("192.0.2.1:1") == sourceKey("192.0.2.2:1") {
+		t.Errorf("source keys: %q %q %q %q", sourceKey("[2001:db8::1]:1"), sourceKey("[2001:db8::2]:2"), sourceKey("192.0.2.1:1"), sourceKey("192.0.2.2:1"))
+	}
+}
