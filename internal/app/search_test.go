@@ -57,3 +57,30 @@ func TestRESTSearch(t *testing.T) {
 		t.Errorf("an agent token on the admin search: HTTP %d, want 401 or 403", code)
 	}
 }
+
+// TestSearchBudget: an agent's searches draw from a budget of their own
+// (--search-rate-limit): past it, 429 naming the flag,
+// while the agent's other reads go on.
+func TestSearchBudget(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	alice := h.newAgent(t, "alice")
+	q := "/v1/messages:search?" + url.Values{"query": {"disk"}}.Encode()
+	refused := 0
+	for range 30 {
+		code, raw, _ := h.do(t, "GET", q, alice, "")
+		switch {
+		case code == 200:
+		case code == 429 && strings.Contains(raw, "--search-rate-limit"):
+			refused++
+		default:
+			t.Fatalf("search: HTTP %d %s", code, raw)
+		}
+	}
+	if refused == 0 || refused > 25 {
+		t.Errorf("%d of 30 searches in a burst refused, want those past the burst of 10 (about 20)", refused)
+	}
+	if code, raw, _ := h.do(t, "GET", "/v1/messages", alice, ""); code != 200 {
+		t.Errorf("a list with the search budget spent: HTTP %d %s", code, raw)
+	}
+}

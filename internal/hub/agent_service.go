@@ -258,10 +258,11 @@ func (s *Service) isAdminHash(hash []byte) bool {
 
 // Authenticate returns the agent holding token and records the call for
 // presence. Errors: EUNAUTHORIZED (missing or unknown token), EPERMISSION
-// (disabled agent).
+// (disabled agent), or the store's. What a caller is told, and how to fix
+// it, is the admission gate's to say (internal/admission).
 func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error) {
 	if token == "" {
-		return nil, Errorf(EUNAUTHORIZED, "missing token: send \"authorization: Bearer <agent token>\" (create one with `hubctl agent add NAME`)")
+		return nil, Errorf(EUNAUTHORIZED, "missing token")
 	}
 	epoch := s.waiters.Epoch() // before the check: see Waiters.Epoch
 	hash := HashToken(token)
@@ -275,7 +276,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error
 		})
 		cancel()
 		if ErrorCode(err) == ENOTFOUND {
-			return nil, Errorf(EUNAUTHORIZED, "unknown or revoked token: check HUB_TOKEN (rotate it with `hubctl agent token rotate NAME`)")
+			return nil, Errorf(EUNAUTHORIZED, "unknown or revoked token")
 		} else if err != nil {
 			return nil, err
 		}
