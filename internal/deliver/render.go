@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/termtext"
 )
 
 // Bounds of one typed notice: it is one line (a newline would submit it
@@ -84,25 +84,10 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// clean makes s safe to type: every control character (newlines, tabs,
-// escape sequences a terminal would act on) becomes a space, and runs of
-// spaces become one.
+// clean makes s one line of words: what a terminal would act on removed
+// (termtext.Line), newlines and tabs made spaces, runs of spaces one.
 func clean(s string) string {
-	s = strings.ToValidUTF8(s, "?")
-	var sb strings.Builder
-	space := false
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			if !space {
-				sb.WriteByte(' ')
-			}
-			space = true
-			continue
-		}
-		sb.WriteRune(r)
-		space = false
-	}
-	return strings.TrimSpace(sb.String())
+	return strings.Join(strings.Fields(termtext.Line(s)), " ")
 }
 
 // clip cuts s to at most n bytes on a character boundary, marking the cut.
