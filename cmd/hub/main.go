@@ -20,20 +20,29 @@ import (
 	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/gcfloor"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/termtext"
 	"github.com/agenthub/hub/internal/version"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	// What the hub prints goes through the sanitizer: text from agents
+	// (a reservation's reason in the guard, a body in a log) cannot drive
+	// the terminal. hub mcp speaks JSON-RPC on stdout by itself.
+	stdout, stderr := termtext.NewWriter(os.Stdout), termtext.NewWriter(os.Stderr)
+	err := run(ctx, os.Args[1:], stdout, stderr)
 	stop()
-	if errors.Is(err, errCommitRefused) {
-		os.Exit(1) // the guard said why
+	code := 0
+	switch {
+	case errors.Is(err, errCommitRefused):
+		code = 1 // the guard said why
+	case err != nil && !errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stderr, "hub:", err)
+		code = 1
 	}
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "hub:", err)
-		os.Exit(1)
-	}
+	stdout.Flush()
+	stderr.Flush()
+	os.Exit(code)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
