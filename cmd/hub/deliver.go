@@ -15,7 +15,7 @@ import (
 )
 
 // runDeliver runs the tmux sidecar for one agent: it long-polls the hub
-// with the agent's token and types pulses, nudges and the agent's messages
+// with the agent's token and pastes pulses, nudges and the agent's messages
 // into its pane when the pane is idle.
 func runDeliver(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hub deliver", flag.ContinueOnError)

@@ -1,5 +1,5 @@
 // Command hub runs the Agent Hub server (`hub`, `hub serve`), the MCP
-// stdio bridge for one agent (`hub mcp`) and the tmux sidecar that types
+// stdio bridge for one agent (`hub mcp`) and the tmux sidecar that pastes
 // an agent's messages into its pane (`hub deliver`).
 package main
 
@@ -80,8 +80,9 @@ const usage = `Usage:
   hub mcp [flags]       MCP server over stdio for one agent (HUB_TOKEN): what an
                         agent host such as Claude Code or Gemini CLI starts
   hub deliver --tmux TARGET
-                        type an agent's pulses, nudges and messages into its
-                        tmux pane when it is idle (HUB_TOKEN; hub deliver -h)
+                        paste an agent's pulses, nudges and messages into its
+                        tmux pane when it is idle and runs the agent (never a
+                        shell; HUB_TOKEN; hub deliver -h)
   hub hook HOST EVENT   what an agent host runs at its hook events: injects new
                         messages, holds a stop while direct mail is unread
   hub setup HOST        write the hub's MCP server and hooks into the config of

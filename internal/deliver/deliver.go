@@ -1,9 +1,11 @@
 // Package deliver is `hub deliver --tmux TARGET`: a sidecar beside an agent
 // that has no hooks. It long-polls the hub as that agent and, when the
-// agent's tmux pane has been idle for a few seconds, types the pulses,
-// nudges and messages addressed to the agent into the pane, as the
-// original heartbeat script did. The hub itself never runs commands: this
-// process, started by the user next to the agent, types.
+// agent's tmux pane has been idle for a few seconds and runs an expected
+// program (Expect: an agent host, never a shell or a wrapper that may
+// hide one), pastes the pulses, nudges and messages addressed to the agent
+// into the pane as one line and presses Enter, as the original heartbeat
+// script typed them. The hub itself never runs commands: this process,
+// started by the user next to the agent, pastes.
 package deliver
 
 import (
@@ -33,11 +35,11 @@ type Options struct {
 	// one) gets nothing.
 	Expect Expect
 	// CursorFile keeps the ID of the newest message handled, so a restart
-	// neither types a message again nor skips one. Default:
+	// neither pastes a message again nor skips one. Default:
 	// DefaultCursorFile of the agent.
 	CursorFile string
 	// Idle is how long the pane must show the same screen before anything
-	// is typed (default 3s).
+	// is pasted (default 3s).
 	Idle time.Duration
 	// Look is how often the pane is looked at while waiting (default 500ms).
 	Look   time.Duration
@@ -76,10 +78,10 @@ func DefaultCursorFile(name string) (string, error) {
 //
 // Cursor: the first start (no cursor file) begins at the agent's unread
 // messages; every message the hub returns moves the cursor past it once
-// it is typed or found not deliverable, and the cursor is written to the
-// file after each step. A message is typed at most once across restarts
-// (except when the process dies between typing and writing the file) and
-// none is skipped. Typing marks nothing read: the typed line is a notice,
+// it is pasted or found not deliverable, and the cursor is written to the
+// file after each step. A message is pasted at most once across restarts
+// (except when the process dies between pasting and writing the file) and
+// none is skipped. Pasting marks nothing read: the pasted line is a notice,
 // and the agent reads the messages with its own tools.
 func Run(ctx context.Context, client hubv1.AgentServiceClient, opts Options) error {
 	if opts.Idle <= 0 {
@@ -158,7 +160,7 @@ func (d *deliverer) loop(ctx context.Context) error {
 			if err := d.deliver(ctx, Render(d.self, pending)); err != nil {
 				return err
 			}
-			d.opts.Logger.Info("typed", "messages", len(pending), "first", pending[0].GetId(), "last", pending[len(pending)-1].GetId())
+			d.opts.Logger.Info("pasted", "messages", len(pending), "first", pending[0].GetId(), "last", pending[len(pending)-1].GetId())
 		}
 		if next != d.cursor {
 			d.cursor = next

@@ -10,7 +10,7 @@ import (
 	"github.com/agenthub/hub/internal/termtext"
 )
 
-// Bounds of one typed notice: it is one line (a newline would submit it
+// Bounds of one pasted notice: it is one line (a newline would submit it
 // early), each body is cut at bodyMax bytes and the whole line at lineMax;
 // the messages that do not fit are counted.
 const (
@@ -20,7 +20,7 @@ const (
 	moreRoom = 64
 )
 
-// Deliverable decides which messages are typed into the pane: pulses,
+// Deliverable decides which messages are pasted into the pane: pulses,
 // nudges, and what is addressed to the agent itself (direct messages and
 // messages that mention it). Channel chatter waits for the agent's own
 // reads. This is the one place that decides; urgent messages join here
@@ -39,7 +39,7 @@ func Deliverable(m *hubv1.Message, self string) bool {
 	return m.GetChannel() == "" && slices.Contains(m.GetTo(), self)
 }
 
-// Render returns the one line typed for msgs (at least one): framed as a
+// Render returns the one line pasted for msgs (at least one): framed as a
 // notice from the hub, not words of the user; each message with its kind,
 // ID, sender and body; then how to read and answer them. The messages stay
 // unread, and the line says so.

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"unicode/utf8"
 )
 
 // Writer is an output stream (a program's stdout or stderr) that removes
 // what Clean removes from everything written to it. A character split
 // across two writes is held until the second; Flush writes what is held.
+// It is safe for concurrent use, as the stream it wraps is.
 type Writer struct {
+	mu      sync.Mutex
 	w       io.Writer
 	pending []byte // the start of a character the next write completes
 }
@@ -23,6 +26,8 @@ func NewWriter(w io.Writer) *Writer {
 // Write writes p cleaned. It returns len(p) when the cleaned text was
 // written, whatever was removed.
 func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	n := len(p)
 	if len(w.pending) > 0 {
 		p = append(w.pending, p...)
@@ -40,6 +45,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 
 // Flush writes a character left incomplete by the last write, as U+FFFD.
 func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if len(w.pending) == 0 {
 		return nil
 	}
@@ -62,6 +69,8 @@ func (w *Writer) IsTerminal() bool {
 // ClearScreen moves the cursor home and clears the screen: the one
 // control sequence a Writer sends, for live views that redraw.
 func (w *Writer) ClearScreen() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	_, err := io.WriteString(w.w, "\033[H\033[2J")
 	return err
 }
