@@ -22,6 +22,7 @@ TARGETS=(
 	./internal/gateway:FuzzDecodePostMessageRequest
 	./internal/gateway:FuzzDecodeWaitForMessagesRequest
 	./internal/gateway:FuzzDecodeCreateActivityLogRequest
+	./internal/termtext:FuzzClean
 )
 
 # Any target not listed above is a mistake: list every Fuzz function.

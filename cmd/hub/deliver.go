@@ -15,7 +15,7 @@ import (
 )
 
 // runDeliver runs the tmux sidecar for one agent: it long-polls the hub
-// with the agent's token and types pulses, nudges and the agent's messages
+// with the agent's token and pastes pulses, nudges and the agent's messages
 // into its pane when the pane is idle.
 func runDeliver(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hub deliver", flag.ContinueOnError)
@@ -26,17 +26,23 @@ func runDeliver(ctx context.Context, args []string, stderr io.Writer) error {
 	token := fs.String("token", "", "the agent's token; env HUB_TOKEN (preferred: flags show in ps)")
 	tokenFile := fs.String("token-file", os.Getenv("HUB_TOKEN_FILE"), "read the token from this file (e.g. the one hub mcp --join keeps); env HUB_TOKEN_FILE")
 	cursorFile := fs.String("cursor-file", "", "where the newest handled message ID is kept (default: beside --token-file, else $XDG_CONFIG_HOME/agent-hub/NAME.deliver-cursor)")
-	idle := fs.Duration("idle", deliver.DefaultIdle, "type only after the pane has shown the same screen this long")
+	idle := fs.Duration("idle", deliver.DefaultIdle, "paste only after the pane has shown the same screen this long")
+	expect := fs.String("expect", strings.Join(deliver.DefaultExpect, ","), "comma-separated programs (names or patterns) the pane must run for anything to be pasted; tmux display -p -t PANE '#{pane_current_command}' shows the pane's")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (to stderr)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: hub deliver --tmux TARGET [flags]
 
 Runs beside an agent that has no hooks: long-polls the hub as that agent
 (HUB_ADDR, HUB_TOKEN) and, when the agent's tmux pane has been idle for a
-few seconds, types its pulses, nudges and the messages addressed to it into
-the pane, as one line framed as a notice from the hub. It never types into
-a shell. Messages stay unread; the agent reads them with its tools.
+few seconds, pastes its pulses, nudges and the messages addressed to it
+into the pane, as one line framed as a notice from the hub, and presses
+Enter. Only into a pane whose program is on --expect (the agent hosts by
+default): never into a shell, nor into script, sudo, ssh or another
+program that may hide one. The text is pasted (bracketed paste), never
+typed as keys, without control characters, and the pane is looked at again
+before Enter. Messages stay unread; the agent reads them with its tools.
   HUB_TOKEN=<token> hub deliver --tmux agents:0.0
+  HUB_TOKEN=<token> hub deliver --tmux agents:0.0 --expect node   # an agent tmux shows as node
 
 Flags:
 `)
@@ -50,6 +56,10 @@ Flags:
 	}
 	if *target == "" {
 		return fmt.Errorf("--tmux is required: the agent's pane, e.g. --tmux agents:0.0 (tmux list-panes -a lists them)")
+	}
+	exp, err := deliver.ParseExpect(*expect)
+	if err != nil {
+		return err
 	}
 	logger, err := stderrLogger(stderr, *logLevel)
 	if err != nil {
@@ -72,6 +82,7 @@ Flags:
 	defer conn.Close()
 	return deliver.Run(ctx, hubv1.NewAgentServiceClient(conn), deliver.Options{
 		Tmux:       deliver.Tmux{Target: *target, Socket: *socket},
+		Expect:     exp,
 		CursorFile: *cursorFile,
 		Idle:       *idle,
 		Logger:     logger,

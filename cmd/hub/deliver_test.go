@@ -121,7 +121,7 @@ func TestDeliverTmux(t *testing.T) {
 	write(t, script, busyThenRead)
 	tm.run(t, "new-session", "-d", "-s", "agent", "-x", "220", "-y", "50", python+" "+script+" "+stop)
 	cursorFile := filepath.Join(dir, "alice.deliver-cursor")
-	deliverArgs := []string{"--tmux", "agent", "--tmux-socket", tm.socket, "--cursor-file", cursorFile}
+	deliverArgs := []string{"--tmux", "agent", "--tmux-socket", tm.socket, "--expect", "python3", "--cursor-file", cursorFile}
 	stopDeliver := func(cmd *exec.Cmd, log *syncBuffer) {
 		cmd.Process.Signal(os.Interrupt)
 		if err := cmd.Wait(); err != nil {

@@ -1,5 +1,5 @@
 // Command hub runs the Agent Hub server (`hub`, `hub serve`), the MCP
-// stdio bridge for one agent (`hub mcp`) and the tmux sidecar that types
+// stdio bridge for one agent (`hub mcp`) and the tmux sidecar that pastes
 // an agent's messages into its pane (`hub deliver`).
 package main
 
@@ -20,20 +20,29 @@ import (
 	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/gcfloor"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/termtext"
 	"github.com/agenthub/hub/internal/version"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	// What the hub prints goes through the sanitizer: text from agents
+	// (a reservation's reason in the guard, a body in a log) cannot drive
+	// the terminal. hub mcp speaks JSON-RPC on stdout by itself.
+	stdout, stderr := termtext.NewWriter(os.Stdout), termtext.NewWriter(os.Stderr)
+	err := run(ctx, os.Args[1:], stdout, stderr)
 	stop()
-	if errors.Is(err, errCommitRefused) {
-		os.Exit(1) // the guard said why
+	code := 0
+	switch {
+	case errors.Is(err, errCommitRefused):
+		code = 1 // the guard said why
+	case err != nil && !errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stderr, "hub:", err)
+		code = 1
 	}
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "hub:", err)
-		os.Exit(1)
-	}
+	stdout.Flush()
+	stderr.Flush()
+	os.Exit(code)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -71,8 +80,9 @@ const usage = `Usage:
   hub mcp [flags]       MCP server over stdio for one agent (HUB_TOKEN): what an
                         agent host such as Claude Code or Gemini CLI starts
   hub deliver --tmux TARGET
-                        type an agent's pulses, nudges and messages into its
-                        tmux pane when it is idle (HUB_TOKEN; hub deliver -h)
+                        paste an agent's pulses, nudges and messages into its
+                        tmux pane when it is idle and runs the agent (never a
+                        shell; HUB_TOKEN; hub deliver -h)
   hub hook HOST EVENT   what an agent host runs at its hook events: injects new
                         messages, holds a stop while direct mail is unread
   hub setup HOST        write the hub's MCP server and hooks into the config of

@@ -146,6 +146,9 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if !c.Changed() {
 			state = "unchanged"
 		}
+		if c.Target != c.Path {
+			state += " (the link's target, " + c.Target + ")"
+		}
 		fmt.Fprintf(stdout, "%s: %s\n", c.Path, state)
 	}
 	fmt.Fprintf(stdout, "%s is set up for agent %s of the hub at %s; start a new session to load it.\n", host, name, *addr)

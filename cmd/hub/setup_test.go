@@ -277,3 +277,52 @@ func hubConnected(out string) bool {
 	}
 	return false
 }
+
+// TestSetupSymlinks runs the real hub setup over the symlinks of the
+// report: a project's .mcp.json linked to the user's ~/.claude.json is
+// refused (the user's servers and their secrets never reach the project),
+// and a user-level ~/.claude.json that is a dotfiles link stays a link,
+// its target edited.
+func TestSetupSymlinks(t *testing.T) {
+	h := startHookHub(t)
+	env := newSetupEnv(t)
+	userConfig := `{"mcpServers": {"other": {"command": "other-mcp", "env": {"OTHER_TOKEN": "secret-of-another-server"}}}}`
+	dot := filepath.Join(env.home, "dotfiles", "claude.json")
+	if err := os.MkdirAll(filepath.Dir(dot), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dot, userConfig)
+	userLink := filepath.Join(env.home, ".claude.json")
+	if err := os.Symlink(dot, userLink); err != nil {
+		t.Fatal(err)
+	}
+	proj := t.TempDir()
+	projLink := filepath.Join(proj, ".mcp.json")
+	if err := os.Symlink(userLink, projLink); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(builtHub(t), "setup", "claude", "--project", proj, "--addr", h.addr, "--token", h.bob)
+	cmd.Env = append(os.Environ(), "HOME="+env.home, "XDG_CONFIG_HOME="+env.config, "HUB_TOKEN=")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), projLink+" is a symbolic link to "+dot+", outside the project") {
+		t.Errorf("hub setup --project over a link to the user's config: %v\n%s\nwant a refusal naming the link and its target", err, out)
+	}
+	if b, _ := os.ReadFile(dot); string(b) != userConfig {
+		t.Errorf("the user's config changed: %s", b)
+	}
+	if st, err := os.Lstat(projLink); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the project's link was replaced: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude")); err == nil {
+		t.Error("the refused setup wrote .claude/ into the project")
+	}
+
+	env.run(t, "setup", "claude", "--addr", h.addr, "--token", h.bob)
+	if st, err := os.Lstat(userLink); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("~/.claude.json is no longer the dotfiles link: %v", err)
+	}
+	b, _ := os.ReadFile(dot)
+	if !strings.Contains(string(b), `"hub"`) || !strings.Contains(string(b), "secret-of-another-server") {
+		t.Errorf("the link's target after setup:\n%s\nwant the hub beside the other server", b)
+	}
+}

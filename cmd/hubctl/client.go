@@ -14,6 +14,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/datadir"
+	"github.com/agenthub/hub/internal/termtext"
 	hubversion "github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -34,8 +35,9 @@ type cli struct {
 	admin hubv1.AdminServiceClient
 	// agent calls the AgentService with the agent token (--token/HUB_TOKEN).
 	agent hubv1.AgentServiceClient
-	// out is where results go (stdout); errOut is for progress and warnings.
-	out, errOut io.Writer
+	// out is where results go (stdout); errOut is for progress and
+	// warnings. Both remove what a terminal would act on (termtext).
+	out, errOut *termtext.Writer
 	in          io.Reader
 	// json is set by -o json.
 	json bool
@@ -64,7 +66,7 @@ type cli struct {
 	adminTokErr  error
 }
 
-func newCLI(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) *cli {
+func newCLI(getenv func(string) string, stdin io.Reader, stdout, stderr *termtext.Writer) *cli {
 	c := &cli{out: stdout, errOut: stderr, in: stdin, getenv: getenv, commands: indexCommands(commandTable())}
 	c.admin = hubv1.NewAdminServiceClient(&lazyConn{c: c, admin: true})
 	c.agent = hubv1.NewAgentServiceClient(&lazyConn{c: c})

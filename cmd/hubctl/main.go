@@ -54,12 +54,19 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/agenthub/hub/internal/termtext"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	// Everything hubctl prints goes through the sanitizer: what agents
+	// wrote (bodies, names, reasons, titles) cannot drive the terminal.
+	stdout, stderr := termtext.NewWriter(os.Stdout), termtext.NewWriter(os.Stderr)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, stdout, stderr)
 	stop()
+	stdout.Flush()
+	stderr.Flush()
 	os.Exit(code)
 }
 
@@ -220,7 +227,7 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // run is main without the process: it returns the exit code.
-func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr *termtext.Writer) int {
 	c := newCLI(getenv, stdin, stdout, stderr)
 	defer c.close()
 	rest, err := c.parseGlobal(args)

@@ -9,6 +9,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
+	"github.com/agenthub/hub/internal/termtext"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -56,7 +57,7 @@ func (h *testHub) hubctl(tb testing.TB, env map[string]string, args ...string) r
 		e[k] = v
 	}
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, func(k string) string { return e[k] }, strings.NewReader(""), &out, &errOut)
+	code := run(context.Background(), args, func(k string) string { return e[k] }, strings.NewReader(""), termtext.NewWriter(&out), termtext.NewWriter(&errOut))
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/termtext"
 )
 
 func TestSendAndMessages(t *testing.T) {
@@ -97,7 +98,7 @@ func TestSendFromStdin(t *testing.T) {
 	var out, errOut bytes.Buffer
 	env := map[string]string{"HUB_ADDR": h.addr, "HUB_DATA_DIR": h.dataDir}
 	code := run(context.Background(), []string{"send", "--to", "erin", "-o", "json", "-"}, func(k string) string { return env[k] },
-		strings.NewReader("line one\nline two\n"), &out, &errOut)
+		strings.NewReader("line one\nline two\n"), termtext.NewWriter(&out), termtext.NewWriter(&errOut))
 	if code != 0 || !strings.Contains(out.String(), `"body": "line one\nline two"`) {
 		t.Errorf("send - : exit %d\n%s%s", code, out.String(), errOut.String())
 	}
@@ -135,7 +136,7 @@ func TestMessagesFollow(t *testing.T) {
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"messages", "--follow", "--interval", "20ms", "-o", "json"}, func(k string) string { return env[k] },
-			strings.NewReader(""), &out, &errOut)
+			strings.NewReader(""), termtext.NewWriter(&out), termtext.NewWriter(&errOut))
 	}()
 	for i := range 3 {
 		h.hubctl(t, nil, "send", "--to", "fay", fmt.Sprintf("after %d", i)).must(t)

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agenthub/hub/internal/termtext"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -77,9 +78,7 @@ func (c *cli) printRaw(b []byte) error {
 	if err := json.Indent(&buf, b, "", "  "); err != nil {
 		return err
 	}
-	buf.WriteByte('\n')
-	_, err := c.out.Write(buf.Bytes())
-	return err
+	return c.writeJSON(buf.Bytes())
 }
 
 // printJSONLine prints m as one compact JSON line (for streams: --follow, watch).
@@ -88,7 +87,14 @@ func (c *cli) printJSONLine(m proto.Message) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(c.out, "%s\n", b)
+	return c.writeJSON(b)
+}
+
+// writeJSON writes the JSON text b and a newline, with what a terminal
+// would act on written as \u escapes: the same JSON value, exactly, where
+// the sanitizer would have removed characters from strings.
+func (c *cli) writeJSON(b []byte) error {
+	_, err := c.out.Write(append(termtext.EscapeJSON(b), '\n'))
 	return err
 }
 

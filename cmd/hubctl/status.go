@@ -128,7 +128,7 @@ func runWatch(ctx context.Context, c *cli, args []string) error {
 	if *nEvents < 0 || *nEvents > 1000 {
 		return usageErrorf("--events %d: give 0-1000", *nEvents)
 	}
-	tty := isTerminal(c.out)
+	tty := c.out.IsTerminal()
 	if f, ok := c.in.(*os.File); ok && tty && !*once && !c.json && isTerminal(f) {
 		var quit context.CancelFunc
 		ctx, quit = context.WithCancel(ctx)
@@ -198,12 +198,13 @@ func (c *cli) watchFrame(ctx context.Context, nEvents int, clear bool) error {
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(c.out, "%s\n", b)
-		return err
+		return c.writeJSON(b)
 	}
 	now := time.Now()
 	if clear {
-		fmt.Fprint(c.out, "\033[H\033[2J")
+		if err := c.out.ClearScreen(); err != nil {
+			return err
+		}
 	} else {
 		fmt.Fprintln(c.out, "----")
 	}
@@ -233,12 +234,8 @@ func (c *cli) watchFrame(ctx context.Context, nEvents int, clear bool) error {
 	return nil
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,9 +1,11 @@
 // Package deliver is `hub deliver --tmux TARGET`: a sidecar beside an agent
 // that has no hooks. It long-polls the hub as that agent and, when the
-// agent's tmux pane has been idle for a few seconds, types the pulses,
-// nudges and messages addressed to the agent into the pane, as the
-// original heartbeat script did. The hub itself never runs commands: this
-// process, started by the user next to the agent, types.
+// agent's tmux pane has been idle for a few seconds and runs an expected
+// program (Expect: an agent host, never a shell or a wrapper that may
+// hide one), pastes the pulses, nudges and messages addressed to the agent
+// into the pane as one line and presses Enter, as the original heartbeat
+// script typed them. The hub itself never runs commands: this process,
+// started by the user next to the agent, pastes.
 package deliver
 
 import (
@@ -27,12 +29,17 @@ import (
 // Options configure Run.
 type Options struct {
 	Tmux Tmux
+	// Expect lists the programs the pane may run for anything to be
+	// pasted into it (default DefaultExpect). A pane running anything else
+	// (a shell, or a wrapper such as script, sudo or ssh that may hide
+	// one) gets nothing.
+	Expect Expect
 	// CursorFile keeps the ID of the newest message handled, so a restart
-	// neither types a message again nor skips one. Default:
+	// neither pastes a message again nor skips one. Default:
 	// DefaultCursorFile of the agent.
 	CursorFile string
 	// Idle is how long the pane must show the same screen before anything
-	// is typed (default 3s).
+	// is pasted (default 3s).
 	Idle time.Duration
 	// Look is how often the pane is looked at while waiting (default 500ms).
 	Look   time.Duration
@@ -49,6 +56,9 @@ const (
 	// pollLimit is how many messages one long-poll returns at most.
 	pollLimit = 50
 	retryMax  = 5 * time.Second
+	// copyModeWait is how long a paste waits for the pane to leave copy
+	// mode before Enter.
+	copyModeWait = 30 * time.Second
 )
 
 // DefaultCursorFile is where the deliverer of agent name keeps its cursor
@@ -68,10 +78,10 @@ func DefaultCursorFile(name string) (string, error) {
 //
 // Cursor: the first start (no cursor file) begins at the agent's unread
 // messages; every message the hub returns moves the cursor past it once
-// it is typed or found not deliverable, and the cursor is written to the
-// file after each step. A message is typed at most once across restarts
-// (except when the process dies between typing and writing the file) and
-// none is skipped. Typing marks nothing read: the typed line is a notice,
+// it is pasted or found not deliverable, and the cursor is written to the
+// file after each step. A message is pasted at most once across restarts
+// (except when the process dies between pasting and writing the file) and
+// none is skipped. Pasting marks nothing read: the pasted line is a notice,
 // and the agent reads the messages with its own tools.
 func Run(ctx context.Context, client hubv1.AgentServiceClient, opts Options) error {
 	if opts.Idle <= 0 {
@@ -82,6 +92,9 @@ func Run(ctx context.Context, client hubv1.AgentServiceClient, opts Options) err
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(opts.Expect) == 0 {
+		opts.Expect = DefaultExpect
 	}
 	st, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
 	if err != nil {
@@ -99,7 +112,7 @@ func Run(ctx context.Context, client hubv1.AgentServiceClient, opts Options) err
 	if d.cursor, err = loadCursor(d.opts.CursorFile); err != nil {
 		return err
 	}
-	opts.Logger.Info("delivering", "agent", d.self, "pane", opts.Tmux.Target, "cursor", d.cursor, "cursor_file", d.opts.CursorFile)
+	opts.Logger.Info("delivering", "agent", d.self, "pane", opts.Tmux.Target, "expect", strings.Join(opts.Expect, ","), "cursor", d.cursor, "cursor_file", d.opts.CursorFile)
 	err = d.loop(ctx)
 	if ctx.Err() != nil {
 		return nil
@@ -144,10 +157,10 @@ func (d *deliverer) loop(ctx context.Context) error {
 			if more, after, err := d.poll(ctx, next, 0); err == nil {
 				pending, next = append(pending, d.deliverable(more)...), after
 			}
-			if err := d.opts.Tmux.Type(ctx, Render(d.self, pending)); err != nil {
-				return fmt.Errorf("type into pane %q: %w", d.opts.Tmux.Target, err)
+			if err := d.deliver(ctx, Render(d.self, pending)); err != nil {
+				return err
 			}
-			d.opts.Logger.Info("typed", "messages", len(pending), "first", pending[0].GetId(), "last", pending[len(pending)-1].GetId())
+			d.opts.Logger.Info("pasted", "messages", len(pending), "first", pending[0].GetId(), "last", pending[len(pending)-1].GetId())
 		}
 		if next != d.cursor {
 			d.cursor = next
@@ -190,11 +203,12 @@ func (d *deliverer) deliverable(msgs []*hubv1.Message) []*hubv1.Message {
 }
 
 // waitIdle returns once the pane has shown the same screen for opts.Idle,
-// outside copy mode and running a program that is not a shell (typed text
-// would run as a command there; the deliverer waits, and says so once).
+// outside copy mode and running an expected program (opts.Expect): in a
+// shell, or in a wrapper that may hide one, pasted text could run as a
+// command. The deliverer waits, and says why once.
 func (d *deliverer) waitIdle(ctx context.Context) error {
 	var w idleWatch
-	warned := false
+	warned := ""
 	for {
 		p, err := d.opts.Tmux.Look(ctx)
 		switch {
@@ -204,10 +218,10 @@ func (d *deliverer) waitIdle(ctx context.Context) error {
 			return fmt.Errorf("tmux pane %q: %w", d.opts.Tmux.Target, err)
 		case p.Dead:
 			return fmt.Errorf("the program in tmux pane %q exited", d.opts.Tmux.Target)
-		case p.IsShell():
-			if !warned {
-				d.opts.Logger.Warn("the pane runs a shell, not an agent: nothing is typed until the agent runs there", "pane", d.opts.Tmux.Target, "command", p.Command)
-				warned = true
+		case !d.opts.Expect.Allows(p):
+			if warned != p.Command {
+				d.opts.Logger.Warn("the pane runs "+d.describe(p)+": nothing is pasted until an expected agent runs there", "pane", d.opts.Tmux.Target, "command", p.Command, "expect", strings.Join(d.opts.Expect, ","))
+				warned = p.Command
 			}
 			w = idleWatch{}
 		case p.InMode:
@@ -218,6 +232,48 @@ func (d *deliverer) waitIdle(ctx context.Context) error {
 		if !sleep(ctx, d.opts.Look) {
 			return ctx.Err()
 		}
+	}
+}
+
+// describe says what the pane runs instead of an expected agent.
+func (d *deliverer) describe(p Pane) string {
+	if p.IsShell() {
+		return fmt.Sprintf("a shell (%s), not an expected agent", p.Command)
+	}
+	return fmt.Sprintf("%q, not an expected agent (if that is the agent, pass --expect %s)", p.Command, p.Command)
+}
+
+// deliver pastes line into the idle pane and submits it. The pane is
+// looked at again after the paste: Enter is pressed only if it still runs
+// an expected program (copy mode is waited out). If the program changed,
+// nothing is submitted and delivery stops: a person should look.
+func (d *deliverer) deliver(ctx context.Context, line string) error {
+	t := d.opts.Tmux
+	if err := t.Paste(ctx, line); err != nil {
+		return fmt.Errorf("paste into pane %q: %w", t.Target, err)
+	}
+	time.Sleep(keyPause)
+	pasted := time.Now()
+	for {
+		// The paste is in the pane: the look goes on even if ctx ends, so
+		// the paste is submitted or refused, not left behind unsaid.
+		p, err := t.Look(context.WithoutCancel(ctx))
+		switch {
+		case err != nil:
+			return fmt.Errorf("tmux pane %q after the paste: %w", t.Target, err)
+		case p.Dead || !d.opts.Expect.Allows(p):
+			return fmt.Errorf("tmux pane %q runs %q since the notice was pasted: it was not submitted (no Enter); clear the pane's input line by hand before anything else", t.Target, p.Command)
+		case p.InMode:
+			if ctx.Err() != nil || time.Since(pasted) > copyModeWait {
+				return fmt.Errorf("tmux pane %q stayed in copy mode: the pasted notice was not submitted (press Enter in the pane to submit it)", t.Target)
+			}
+			sleep(ctx, d.opts.Look)
+			continue
+		}
+		if err := t.Enter(ctx); err != nil {
+			return fmt.Errorf("submit in pane %q: %w", t.Target, err)
+		}
+		return nil
 	}
 }
 

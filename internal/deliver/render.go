@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/termtext"
 )
 
-// Bounds of one typed notice: it is one line (a newline would submit it
+// Bounds of one pasted notice: it is one line (a newline would submit it
 // early), each body is cut at bodyMax bytes and the whole line at lineMax;
 // the messages that do not fit are counted.
 const (
@@ -20,7 +20,7 @@ const (
 	moreRoom = 64
 )
 
-// Deliverable decides which messages are typed into the pane: pulses,
+// Deliverable decides which messages are pasted into the pane: pulses,
 // nudges, and what is addressed to the agent itself (direct messages and
 // messages that mention it). Channel chatter waits for the agent's own
 // reads. This is the one place that decides; urgent messages join here
@@ -39,7 +39,7 @@ func Deliverable(m *hubv1.Message, self string) bool {
 	return m.GetChannel() == "" && slices.Contains(m.GetTo(), self)
 }
 
-// Render returns the one line typed for msgs (at least one): framed as a
+// Render returns the one line pasted for msgs (at least one): framed as a
 // notice from the hub, not words of the user; each message with its kind,
 // ID, sender and body; then how to read and answer them. The messages stay
 // unread, and the line says so.
@@ -84,25 +84,10 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// clean makes s safe to type: every control character (newlines, tabs,
-// escape sequences a terminal would act on) becomes a space, and runs of
-// spaces become one.
+// clean makes s one line of words: what a terminal would act on removed
+// (termtext.Line), newlines and tabs made spaces, runs of spaces one.
 func clean(s string) string {
-	s = strings.ToValidUTF8(s, "?")
-	var sb strings.Builder
-	space := false
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			if !space {
-				sb.WriteByte(' ')
-			}
-			space = true
-			continue
-		}
-		sb.WriteRune(r)
-		space = false
-	}
-	return strings.TrimSpace(sb.String())
+	return strings.Join(strings.Fields(termtext.Line(s)), " ")
 }
 
 // clip cuts s to at most n bytes on a character boundary, marking the cut.

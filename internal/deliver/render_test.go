@@ -43,7 +43,7 @@ func TestRender(t *testing.T) {
 	for _, want := range []string{
 		"[Agent Hub notice for alice, typed by hub deliver, not by the user] 2 new messages:",
 		`(1) pulse 7 from orchestrator: "check the queue"`,
-		`(2) message 9 from bob: "line one line two [31mred [0m"`,
+		`(2) message 9 from bob: "line one line two [31mred[0m"`,
 		"they stay unread", "a pulse with respond_to_pulse.",
 	} {
 		if !strings.Contains(line, want) {

@@ -20,6 +20,7 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
+	"github.com/agenthub/hub/internal/termtext"
 )
 
 // Override is the environment variable that turns the check off for one
@@ -197,17 +198,25 @@ func Check(ctx context.Context, o Options, stderr io.Writer) bool {
 	if len(blocked) == 0 {
 		return true
 	}
+	refuse(stderr, blocked)
+	return false
+}
+
+// refuse tells the committer why the commit is refused: one line per
+// blocked path, whatever the names hold. termtext.Line removes escapes and
+// newlines that would forge other lines (an "allowed" line) or act on the
+// committer's terminal; the reason is another agent's text.
+func refuse(stderr io.Writer, blocked []Blocked) {
 	fmt.Fprintf(stderr, "hub guard: commit refused: %d staged path(s) reserved exclusively by other agents:\n", len(blocked))
 	for _, b := range blocked {
 		r := b.Reservation
-		fmt.Fprintf(stderr, "  %s: %s held by %s until %s", b.Path, r.GetPattern(), r.GetAgent(), r.GetExpiresAt().AsTime().UTC().Format(time.RFC3339))
+		fmt.Fprintf(stderr, "  %s: %s held by %s until %s", termtext.Line(b.Path), termtext.Line(r.GetPattern()), termtext.Line(r.GetAgent()), r.GetExpiresAt().AsTime().UTC().Format(time.RFC3339))
 		if r.GetReason() != "" {
-			fmt.Fprintf(stderr, " (%s)", r.GetReason())
+			fmt.Fprintf(stderr, " (%s)", termtext.Line(r.GetReason()))
 		}
 		fmt.Fprintln(stderr)
 	}
 	fmt.Fprintf(stderr, "Ask the holder to release, wait for the expiry, or override: %s=off git commit ... (or git commit --no-verify)\n", Override)
-	return false
 }
 
 // hubErr shortens a gRPC error to its message.

@@ -43,6 +43,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/mcpbridge"
+	"github.com/agenthub/hub/internal/termtext"
 )
 
 // DefaultTimeout bounds a hook run's wait for the hub: the host waits for
@@ -158,8 +159,10 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 		}
 		return
 	}
+	// stdout is sanitized (termtext.Writer); escaping what it would remove
+	// keeps the JSON the host parses exact.
 	b, _ := json.Marshal(out)
-	fmt.Fprintf(stdout, "%s\n", b)
+	fmt.Fprintf(stdout, "%s\n", termtext.EscapeJSON(b))
 }
 
 // ask asks the hub what the step needs and returns the answer to print
@@ -175,7 +178,8 @@ func ask(ctx context.Context, step Step, event string, in input, h Host, o Optio
 		if text == "" {
 			return nil
 		}
-		return &output{HookSpecificOutput: &specificOut{HookEventName: event, AdditionalContext: text}}
+		// Hosts may show the context to a person: nothing in it drives a terminal.
+		return &output{HookSpecificOutput: &specificOut{HookEventName: event, AdditionalContext: termtext.Clean(text)}}
 	}
 	switch step {
 	case SessionStart:
@@ -195,7 +199,7 @@ func ask(ctx context.Context, step Step, event string, in input, h Host, o Optio
 		if err != nil || !r.GetHold() {
 			return nil, err
 		}
-		return &output{Decision: h.Block, Reason: stopReason(r)}, nil
+		return &output{Decision: h.Block, Reason: termtext.Clean(stopReason(r))}, nil
 	}
 }
 

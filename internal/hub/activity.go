@@ -115,8 +115,8 @@ func NormalizeActivityLog(l *ActivityLog) error {
 	if strings.ContainsAny(l.Title, "\r\n") {
 		return Errorf(EINVALID, "title must be a single line: put details in content")
 	}
-	if !utf8.ValidString(l.Title) {
-		return Errorf(EINVALID, "title must be valid UTF-8 text")
+	if err := checkLine("title", l.Title); err != nil {
+		return err
 	}
 
 	for len(l.Content) > 0 && strings.TrimSpace(l.Content[len(l.Content)-1]) == "" {
@@ -149,8 +149,8 @@ func NormalizeActivityLog(l *ActivityLog) error {
 	if n := utf8.RuneCountInString(l.UrgentReason); n > MaxUrgentReasonChars {
 		return Errorf(EINVALID, "urgent_reason is %d characters long: at most %d are allowed", n, MaxUrgentReasonChars)
 	}
-	if !utf8.ValidString(l.UrgentReason) {
-		return Errorf(EINVALID, "urgent_reason must be valid UTF-8 text")
+	if err := checkLine("urgent_reason", l.UrgentReason); err != nil {
+		return err
 	}
 	return nil
 }
@@ -173,6 +173,9 @@ func normalizeTags(in []string) ([]string, error) {
 			return nil, Errorf(EINVALID, "tag %d must be valid UTF-8 text", i+1)
 		case strings.IndexFunc(tag, unicode.IsSpace) >= 0:
 			return nil, Errorf(EINVALID, "tag %q contains a space: a tag is a single word (use - or _ to join words)", tag)
+		}
+		if err := checkLine("tag", tag); err != nil {
+			return nil, err
 		}
 		if !seen[tag] {
 			seen[tag] = true
@@ -209,7 +212,7 @@ func NormalizeCheckpoint(c *Checkpoint) error {
 	case strings.ContainsAny(c.CurrentActivity, "\r\n"):
 		return Errorf(EINVALID, "current_activity must be a single line")
 	}
-	return nil
+	return checkLine("current_activity", c.CurrentActivity)
 }
 
 // LogEffects says what an activity log did, for the store to persist and the

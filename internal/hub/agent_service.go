@@ -34,8 +34,12 @@ func (s *Service) newAgent(req CreateAgentRequest) (*Agent, string, []byte, erro
 	for _, f := range []struct {
 		name, v string
 		max     int
-	}{{"display_name", req.DisplayName, 200}, {"role", req.Role, 200}, {"description", req.Description, 4000}} {
+		line    bool
+	}{{"display_name", req.DisplayName, 200, true}, {"role", req.Role, 200, true}, {"description", req.Description, 4000, false}} {
 		if err := validateAgentText(f.name, f.v, f.max); err != nil {
+			return nil, "", nil, err
+		}
+		if err := checkLine(f.name, f.v); f.line && err != nil {
 			return nil, "", nil, err
 		}
 	}
@@ -133,9 +137,13 @@ func (s *Service) UpdateAgent(ctx context.Context, req UpdateAgentRequest) (*Age
 		name string
 		v    *string
 		max  int
-	}{{"display_name", req.DisplayName, 200}, {"role", req.Role, 200}, {"description", req.Description, 4000}} {
+		line bool
+	}{{"display_name", req.DisplayName, 200, true}, {"role", req.Role, 200, true}, {"description", req.Description, 4000, false}} {
 		if f.v != nil {
 			if err := validateAgentText(f.name, *f.v, f.max); err != nil {
+				return nil, err
+			}
+			if err := checkLine(f.name, *f.v); f.line && err != nil {
 				return nil, err
 			}
 		}

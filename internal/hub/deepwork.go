@@ -125,6 +125,9 @@ func NewDeepWork(req StartDeepWorkRequest, now time.Time, max time.Duration) (De
 	case !utf8.ValidString(planned):
 		return DeepWork{}, Errorf(EINVALID, "planned_activity must be valid UTF-8 text")
 	}
+	if err := checkLine("planned_activity", planned); err != nil {
+		return DeepWork{}, err
+	}
 	dw := DeepWork{Mode: mode, PlannedActivity: planned, StartedAt: now, State: DeepWorkActive}
 	maxMinutes := int64(max / time.Minute)
 

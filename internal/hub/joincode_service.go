@@ -65,6 +65,12 @@ func (s *Service) CreateJoinCode(ctx context.Context, req CreateJoinCodeRequest)
 	if err := validateAgentText("note", req.Note, 200); err != nil {
 		return nil, "", err
 	}
+	if err := checkLine("role", req.Role); err != nil {
+		return nil, "", err
+	}
+	if err := checkLine("note", req.Note); err != nil {
+		return nil, "", err
+	}
 	req.Project = ProjectOr(req.Project)
 	if err := ValidateProjectName(req.Project); err != nil {
 		return nil, "", err

@@ -312,6 +312,9 @@ func validateReservationRequest(req *ReservationRequest) error {
 	if req.TTL, err = ReservationTTL(req.TTL); err != nil {
 		return err
 	}
+	if err := checkLine("reason", req.Reason); err != nil {
+		return err
+	}
 	return validateAgentText("reason", req.Reason, maxReasonBytes)
 }
 

@@ -223,6 +223,9 @@ func (s *Service) ForceReleaseReservation(ctx context.Context, id int64, reason 
 	if err := validateAgentText("reason", reason, maxReasonBytes); err != nil {
 		return nil, err
 	}
+	if err := checkLine("reason", reason); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
 	var r *Reservation
 	err := s.store.Update(ctx, func(tx Tx) error {

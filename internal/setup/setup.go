@@ -56,7 +56,10 @@ type Options struct {
 
 // Change is one file to write.
 type Change struct {
-	Path    string
+	Path string
+	// Target is where the content is written: Path, or the file a
+	// symbolic link at Path (or on its way) leads to, edited in place.
+	Target  string
 	Old     []byte // the file as it is (nil when it does not exist)
 	New     []byte
 	Mode    os.FileMode // for a new file
@@ -89,7 +92,7 @@ func Plan(o Options) ([]Change, error) {
 	}
 	var out []Change
 	edit := func(path string, mode os.FileMode, fn func(*object) error) error {
-		c, err := editJSON(path, mode, fn)
+		c, err := editJSON(path, o.Project, mode, fn)
 		if err != nil {
 			return err
 		}
@@ -126,7 +129,7 @@ func Plan(o Options) ([]Change, error) {
 			return nil, err
 		}
 	case "codex":
-		c, err := editTOML(filepath.Join(base, ".codex", "config.toml"), o.codexServer())
+		c, err := editTOML(filepath.Join(base, ".codex", "config.toml"), o.Project, o.codexServer())
 		if err != nil {
 			return nil, err
 		}
@@ -251,9 +254,10 @@ func isHubHook(cmd, hubPath string) bool {
 var hubHookRE = regexp.MustCompile(`^\s*('[^']*'|"[^"]*"|\S+)\s+hook\s+(?:claude|gemini|codex)(?:\s|$)`)
 
 // editJSON reads the JSON object at path (none: empty), applies fn and
-// returns the change.
-func editJSON(path string, mode os.FileMode, fn func(*object) error) (Change, error) {
-	c, err := read(path, mode)
+// returns the change. project is the project path must stay in ("": a
+// user file; see locate).
+func editJSON(path, project string, mode os.FileMode, fn func(*object) error) (Change, error) {
+	c, err := read(path, project, mode)
 	if err != nil {
 		return c, err
 	}
@@ -268,10 +272,16 @@ func editJSON(path string, mode os.FileMode, fn func(*object) error) (Change, er
 	return c, nil
 }
 
-// read loads the current content of path into a Change.
-func read(path string, mode os.FileMode) (Change, error) {
+// read loads the current content of the file path leads to (locate) into
+// a Change.
+func read(path, project string, mode os.FileMode) (Change, error) {
 	c := Change{Path: path, Mode: mode}
-	b, err := os.ReadFile(path)
+	target, err := locate(path, project)
+	if err != nil {
+		return c, err
+	}
+	c.Target = target
+	b, err := os.ReadFile(target)
 	switch {
 	case err == nil:
 		c.Old, c.Existed = b, true
@@ -283,15 +293,17 @@ func read(path string, mode os.FileMode) (Change, error) {
 
 // TokenFileChange is the change that writes the agent's token file (0600).
 func TokenFileChange(path, token string) (Change, error) {
-	c, err := read(path, 0o600)
+	c, err := read(path, "", 0o600)
 	c.New, c.Secret = []byte(token+"\n"), true
 	return c, err
 }
 
 // Apply writes the changes that change something: an existing file is
-// first copied to PATH.bak-TIMESTAMP (with its mode), then replaced
-// atomically (a temporary file renamed over it), keeping its mode. It
-// returns the backups it made.
+// first copied to a new PATH.bak-TIMESTAMP beside Path (with its mode,
+// created exclusively), then its Target is replaced atomically (a
+// temporary file renamed over it), keeping its mode; a symbolic link at
+// Path stays. Directories are created 0700. It returns the backups it
+// made.
 func Apply(changes []Change, now time.Time) ([]string, error) {
 	var backups []string
 	for _, c := range changes {
@@ -299,18 +311,18 @@ func Apply(changes []Change, now time.Time) ([]string, error) {
 			continue
 		}
 		mode := c.Mode
-		if st, err := os.Stat(c.Path); err == nil {
+		if st, err := os.Stat(c.Target); err == nil {
 			mode = st.Mode().Perm()
 			if c.Secret {
 				mode = 0o600
 			}
-			bak := c.Path + ".bak-" + now.Format("20060102-150405")
-			if err := os.WriteFile(bak, c.Old, mode); err != nil {
-				return backups, fmt.Errorf("back up %s: %w", c.Path, err)
+			bak, err := backup(c.Path, c.Old, mode, now)
+			if err != nil {
+				return backups, err
 			}
 			backups = append(backups, bak)
 		}
-		if err := writeAtomic(c.Path, c.New, mode); err != nil {
+		if err := writeAtomic(c.Target, c.New, mode); err != nil {
 			return backups, err
 		}
 	}
@@ -319,7 +331,7 @@ func Apply(changes []Change, now time.Time) ([]string, error) {
 
 func writeAtomic(path string, b []byte, mode os.FileMode) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -355,6 +367,9 @@ func Describe(changes []Change) string {
 		case c.Secret:
 			fmt.Fprintf(&sb, "%s: the agent's token (mode 0600)\n", c.Path)
 		default:
+			if c.Target != c.Path {
+				fmt.Fprintf(&sb, "%s is a symbolic link: its target %s is edited, the link kept\n", c.Path, c.Target)
+			}
 			sb.WriteString(diff(c.Path, string(c.Old), string(c.New)))
 		}
 	}

@@ -20,8 +20,8 @@ var tomlHeaderRE = regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$`)
 // editTOML replaces the hub's table (and its subtables) in the TOML file at
 // path with table, appended at the end; every other line, comments
 // included, is kept as it is.
-func editTOML(path, table string) (Change, error) {
-	c, err := read(path, 0o644)
+func editTOML(path, project, table string) (Change, error) {
+	c, err := read(path, project, 0o644)
 	if err != nil {
 		return c, err
 	}
