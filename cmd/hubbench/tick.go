@@ -69,11 +69,11 @@ func (b *bench) tickPhase(ctx context.Context) error {
 	clock := hub.NewFakeClock(t0)
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	svc := hub.NewService(db, clock, cfg)
+	svc := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits)))
 	if err := svc.Init(ctx); err != nil {
 		return err
 	}
-	o, err := orchestrator.New(svc, hub.DefaultScheduleSettings())
+	o, err := orchestrator.New(clock, orchestrator.JobsOf(svc), hub.DefaultScheduleSettings())
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func tickToken(id int) string { return fmt.Sprintf("tick-token-%06d", id) }
 // check at now (a new episode each time), makes a call as each (an
 // authentication) so that the tick has their presence to flush, and
 // checkpoints the write-ahead log.
-func makeDue(ctx context.Context, raw *sql.DB, svc *hub.Service, lo, hi int, now time.Time) error {
+func makeDue(ctx context.Context, raw *sql.DB, svc *hub.Services, lo, hi int, now time.Time) error {
 	if hi >= lo {
 		at := now.Add(-time.Second).UnixNano()
 		if _, err := raw.Exec(`UPDATE liveness SET next_eval_at = ? WHERE agent_id BETWEEN ? AND ?`, at, lo, hi); err != nil {
@@ -155,7 +155,7 @@ func makeDue(ctx context.Context, raw *sql.DB, svc *hub.Service, lo, hi int, now
 			return err
 		}
 		for id := lo; id <= hi; id++ {
-			if _, err := svc.Authenticate(ctx, tickToken(id)); err != nil {
+			if _, err := svc.Agents.Authenticate(ctx, tickToken(id)); err != nil {
 				return err
 			}
 		}

@@ -13,18 +13,18 @@ func TestLivenessCommands(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
 	ctx := context.Background()
-	svc := h.m.Service
-	ada, _, err := svc.CreateAgent(ctx, hub.CreateAgentRequest{Name: "ada"})
+	svc := h.m.Services
+	ada, _, err := svc.Agents.CreateAgent(ctx, hub.CreateAgentRequest{Name: "ada"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.CreateAgent(ctx, hub.CreateAgentRequest{Name: "bo"}); err != nil {
+	if _, _, err := svc.Agents.CreateAgent(ctx, hub.CreateAgentRequest{Name: "bo"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.StartDeepWork(ctx, ada, hub.StartDeepWorkRequest{Mode: "strict", PlannedActivity: "render the book", PlannedMinutes: 30}); err != nil {
+	if _, err := svc.Liveness.StartDeepWork(ctx, ada, hub.StartDeepWorkRequest{Mode: "strict", PlannedActivity: "render the book", PlannedMinutes: 30}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateActivityLog(ctx, ada, hub.ActivityLog{Type: "creation", Title: "rendered"}); err != nil {
+	if _, err := svc.Liveness.CreateActivityLog(ctx, ada, hub.ActivityLog{Type: "creation", Title: "rendered"}); err != nil {
 		t.Fatal(err)
 	}
 

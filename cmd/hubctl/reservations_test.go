@@ -14,11 +14,11 @@ func TestReservationsCommands(t *testing.T) {
 	h := startHub(t)
 	ctx := context.Background()
 	for _, name := range []string{"alice", "bob"} {
-		a, err := h.m.Service.Authenticate(ctx, h.addAgent(t, name))
+		a, err := h.m.Services.Agents.Authenticate(ctx, h.addAgent(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := h.m.Service.ReservePaths(ctx, a, hub.ReservationRequest{Patterns: []string{name + "/"}, Reason: name + " works"}); err != nil {
+		if _, _, err := h.m.Services.Reservations.ReservePaths(ctx, a, hub.ReservationRequest{Patterns: []string{name + "/"}, Reason: name + " works"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,7 +42,7 @@ func TestReservationsCommands(t *testing.T) {
 	if r := h.hubctl(t, nil, "reservations", "release"); r.code != 2 {
 		t.Errorf("release without ID: exit %d, want 2", r.code)
 	}
-	rs, err := h.m.Service.ListReservations(ctx, hub.ReservationFilter{Agent: "alice"})
+	rs, err := h.m.Services.Reservations.ListReservations(ctx, hub.ReservationFilter{Agent: "alice"})
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("alice's reservations: %v, %v", rs, err)
 	}

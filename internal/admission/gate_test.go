@@ -22,7 +22,7 @@ const adminToken = "the-admin-token-for-the-gate"
 // the test moves.
 type gateRig struct {
 	gate *Gate
-	svc  *hub.Service
+	svc  *hub.Services
 	db   *sqlite.DB
 
 	mu  sync.Mutex
@@ -38,14 +38,14 @@ func newGateRig(t *testing.T, mod func(*Options)) *gateRig {
 	t.Cleanup(func() { db.Close() })
 	cfg := hub.DefaultConfig()
 	cfg.AdminTokenHash = hub.HashToken(adminToken)
-	svc := hub.NewService(db, hub.SystemClock{}, cfg)
+	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits)))
 	r := &gateRig{svc: svc, db: db, now: time.Unix(1_800_000_000, 0)}
 	opts := DefaultOptions()
 	opts.Now = func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now }
 	if mod != nil {
 		mod(&opts)
 	}
-	r.gate = New(svc, opts)
+	r.gate = New(svc.Agents, opts)
 	return r
 }
 
@@ -53,7 +53,7 @@ func (r *gateRig) advance(d time.Duration) { r.mu.Lock(); r.now = r.now.Add(d); 
 
 func (r *gateRig) agent(t *testing.T, name string) string {
 	t.Helper()
-	_, tok, err := r.svc.CreateAgent(context.Background(), hub.CreateAgentRequest{Name: name})
+	_, tok, err := r.svc.Agents.CreateAgent(context.Background(), hub.CreateAgentRequest{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 	}
 	_, _, err = r.gate.Admit(ctx, "/hub.v1.AgentService/Unlisted", tok)
 	wantCode(t, "a method without an entry", err, codes.PermissionDenied, "not in the hub's admission table")
-	if _, err := r.svc.SetAgentDisabled(ctx, "alice", true); err != nil {
+	if _, err := r.svc.Agents.SetAgentDisabled(ctx, "alice", true); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = r.gate.Admit(ctx, post, tok)
@@ -209,7 +209,7 @@ func TestJoinBudgets(t *testing.T) {
 		o.JoinCode = RateLimit{PerSecond: 1, Burst: 4}
 	})
 	ctx := context.Background()
-	_, code, err := r.svc.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{MaxUses: 100})
+	_, code, err := r.svc.Agents.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{MaxUses: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ type Main struct {
 
 	// Set by Start.
 	Store      Store
-	Service    *hub.Service
+	Services   *hub.Services
 	Gate       *admission.Gate
 	Server     *server.Server
 	grpcLis    net.Listener
@@ -291,11 +291,11 @@ func (m *Main) startService(ctx, runCtx context.Context) error {
 	if err := m.startConnLimiter(); err != nil {
 		return err
 	}
-	m.Service = hub.NewService(m.Store, m.Clock, m.Config)
-	if err := m.Service.Init(ctx); err != nil {
+	m.Services = hub.NewServices(hub.NewCore(m.Store, m.Clock, m.Config, hub.NewWaiters(m.Config.WaitLimits)))
+	if err := m.Services.Init(ctx); err != nil {
 		return fmt.Errorf("load state: %w", err)
 	}
-	m.goRun(func() error { return m.Service.Run(runCtx) })
+	m.goRun(func() error { return m.Services.Waits.Run(runCtx) })
 	if m.watchPosts != nil {
 		m.goRun(func() error { return m.watchPosts(runCtx) })
 	}
@@ -308,8 +308,8 @@ func (m *Main) newServer() {
 	opts := admission.DefaultOptions()
 	opts.Write, opts.Read, opts.Search, opts.SearchSlots = m.RateLimit, m.ReadLimit, m.SearchLimit, m.SearchSlots
 	opts.Join, opts.JoinSource, opts.JoinCode = m.JoinRateLimit, m.JoinSourceLimit, m.JoinCodeLimit
-	m.Gate = admission.New(m.Service, opts)
-	m.Server = server.New(m.Service, m.Gate, server.Info{
+	m.Gate = admission.New(m.Services.Agents, opts)
+	m.Server = server.New(m.Services, m.Gate, server.Info{
 		DataDir:       m.DataDir,
 		SchemaVersion: m.Store.SchemaVersion,
 		TickStats:     m.tickStats,
@@ -323,7 +323,7 @@ func (m *Main) newServer() {
 func (m *Main) unaryInterceptors() []grpc.UnaryServerInterceptor {
 	return []grpc.UnaryServerInterceptor{
 		server.LoggingInterceptor(m.Logger, m.Server.RefusalLog()), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor,
-		server.FeedInterceptor(m.Service.Feed()),
+		server.FeedInterceptor(m.Services.Core.Feed()),
 	}
 }
 
@@ -448,8 +448,8 @@ func (m *Main) goRun(f func() error) {
 func (m *Main) Close() error {
 	m.closeOnce.Do(func() {
 		var errs []error
-		if m.Service != nil {
-			m.Service.Shutdown() // parked waits answer now; the servers drain fast
+		if m.Services != nil {
+			m.Services.Core.Shutdown() // parked waits answer now; the servers drain fast
 		}
 		if m.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -130,9 +130,9 @@ func (h *coreHub) counts(tb testing.TB) (agents, messages int) {
 func (h *coreHub) parked(tb testing.TB, n int) {
 	tb.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for h.m.Service.Waiters().Count() != n {
+	for h.m.Services.Core.ParkedWaits() != n {
 		if time.Now().After(deadline) {
-			tb.Fatalf("parked waits = %d, want %d", h.m.Service.Waiters().Count(), n)
+			tb.Fatalf("parked waits = %d, want %d", h.m.Services.Core.ParkedWaits(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -205,7 +205,7 @@ func TestRESTBadInput(t *testing.T) {
 	if a, m := h.counts(t); a != agents || m != messages {
 		t.Errorf("after the refused requests: %d agents, %d messages; want %d and %d", a, m, agents, messages)
 	}
-	if got := h.m.Service.Waiters().Count(); got != 0 {
+	if got := h.m.Services.Core.ParkedWaits(); got != 0 {
 		t.Errorf("parked waits = %d, want 0", got)
 	}
 }
@@ -345,8 +345,8 @@ func TestOutsideWriteWakesWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { outside.Close() })
-	other := hub.NewService(outside, hub.SystemClock{}, hub.DefaultConfig())
-	sender, err := other.Authenticate(context.Background(), alice)
+	other := hub.NewServices(hub.NewCore(outside, hub.SystemClock{}, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
+	sender, err := other.Agents.Authenticate(context.Background(), alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestOutsideWriteWakesWait(t *testing.T) {
 			errc <- err
 		}()
 		a.parked(t, 1)
-		p, err := other.Post(context.Background(), sender, "", hub.PostRequest{To: []string{"bob"}, Body: fmt.Sprint("from outside ", i)})
+		p, err := other.Messages.Post(context.Background(), sender, "", hub.PostRequest{To: []string{"bob"}, Body: fmt.Sprint("from outside ", i)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 // change stream, and adds their routes to extra. Register its Close with
 // the HTTP server's shutdown, so that open streams do not hold it up.
 func (m *Main) newDashboard(extra map[string]http.Handler) *dashboard.Dashboard {
-	d := dashboard.New(dashboard.Options{Feed: m.Service.Feed(), Gate: m.Gate})
+	d := dashboard.New(dashboard.Options{Feed: m.Services.Core.Feed(), Gate: m.Gate})
 	for pattern, h := range d.Routes() {
 		extra[pattern] = h
 	}

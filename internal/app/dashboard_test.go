@@ -72,7 +72,7 @@ func TestDashboardStream(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close did not return with a stream open")
 	}
-	if n := h.m.Service.Feed().Count(); n != 0 {
+	if n := h.m.Services.Core.Feed().Count(); n != 0 {
 		t.Errorf("subscribers after Close: %d", n)
 	}
 }

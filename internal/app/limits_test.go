@@ -158,9 +158,9 @@ func TestCancelledWaitsFreeGoroutines(t *testing.T) {
 			codesSeen <- status.Code(err)
 		}()
 	}
-	if !eventually(60*time.Second, func() bool { return m.Service.Waiters().Count() == waits }) {
+	if !eventually(60*time.Second, func() bool { return m.Services.Core.ParkedWaits() == waits }) {
 		cancel()
-		t.Fatalf("only %d of %d waits parked", m.Service.Waiters().Count(), waits)
+		t.Fatalf("only %d of %d waits parked", m.Services.Core.ParkedWaits(), waits)
 	}
 	peak := runtime.NumGoroutine()
 	cancel()
@@ -171,8 +171,8 @@ func TestCancelledWaitsFreeGoroutines(t *testing.T) {
 			t.Fatalf("a cancelled wait ended with %v, want Canceled", c)
 		}
 	}
-	if !eventually(30*time.Second, func() bool { return m.Service.Waiters().Count() == 0 }) {
-		t.Fatalf("%d waits still registered after every client cancelled", m.Service.Waiters().Count())
+	if !eventually(30*time.Second, func() bool { return m.Services.Core.ParkedWaits() == 0 }) {
+		t.Fatalf("%d waits still registered after every client cancelled", m.Services.Core.ParkedWaits())
 	}
 	// A handful of goroutines may come and go (timers, the transport's
 	// own); 10,000 leaked ones would be unmistakable.

@@ -26,22 +26,22 @@ func (m *Main) initMetrics() {
 		m.Config.Metrics = teeMetrics{m.Config.Metrics, m.metrics}
 	}
 	m.metrics.GaugeFunc("parked_waiters", "WaitForMessages calls parked now.", func() float64 {
-		if m.Service == nil {
+		if m.Services == nil {
 			return 0
 		}
-		return float64(m.Service.Waiters().Count())
+		return float64(m.Services.Core.ParkedWaits())
 	})
 	m.metrics.GaugeFunc("dashboard_streams", "Dashboard pages following the live change stream now.", func() float64 {
-		if m.Service == nil {
+		if m.Services == nil {
 			return 0
 		}
-		return float64(m.Service.Feed().Count())
+		return float64(m.Services.Core.Feed().Count())
 	})
 	m.metrics.GaugeFunc("beat", "The global beat counter.", func() float64 {
-		if m.Service == nil {
+		if m.Services == nil {
 			return 0
 		}
-		return float64(m.Service.Beat())
+		return float64(m.Services.Core.Beat())
 	})
 	m.metrics.GaugeFunc("schema_version", "The store's newest applied migration.", func() float64 {
 		if m.Store == nil {
@@ -146,12 +146,12 @@ func (m *Main) agentsByProject() func() map[string]float64 {
 	return func() map[string]float64 {
 		mu.Lock()
 		defer mu.Unlock()
-		if m.Service == nil {
+		if m.Services == nil {
 			return last
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		ps, err := m.Service.ListProjects(ctx)
+		ps, err := m.Services.Projects.ListProjects(ctx)
 		if err != nil {
 			return last
 		}

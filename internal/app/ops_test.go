@@ -64,7 +64,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		_, err := agent.WaitForMessages(bearer(context.Background(), bobTok), &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(30)})
 		done <- err
 	}()
-	if !eventually(10*time.Second, func() bool { return m.Service.Waiters().Count() == 1 }) {
+	if !eventually(10*time.Second, func() bool { return m.Services.Core.ParkedWaits() == 1 }) {
 		t.Fatal("the wait did not park")
 	}
 	if code, hdr, body := httpGet(t, url); code != 200 || !strings.Contains(body, "hub_parked_waiters 1") || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {

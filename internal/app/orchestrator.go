@@ -44,7 +44,7 @@ func (m *Main) startOrchestrator(ctx context.Context) error {
 	if m.NoOrchestrator {
 		return nil
 	}
-	o, err := orchestrator.New(m.Service, m.scheduleSettings())
+	o, err := orchestrator.New(m.Clock, orchestrator.JobsOf(m.Services), m.scheduleSettings())
 	if err != nil {
 		return err
 	}

@@ -92,17 +92,6 @@ func TestPostgresReplicas(t *testing.T) {
 		}
 		token[name] = r.GetToken()
 	}
-	var bobID int64
-	if err := b.Store.View(context.Background(), func(tx hub.Tx) error {
-		bob, err := tx.AgentByName("bob")
-		if err == nil {
-			bobID = bob.ID
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-
 	// Over real gRPC listeners: alice posts through A, bob's wait is on B.
 	dial := func(m *app.Main) hubv1.AgentServiceClient {
 		conn, err := grpc.NewClient(m.GRPCAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -113,24 +102,30 @@ func TestPostgresReplicas(t *testing.T) {
 		return hubv1.NewAgentServiceClient(conn)
 	}
 	onA, onB := dial(a), dial(b)
-	w, err := b.Service.Waiters().Register(bobID, 0, nil)
-	if err != nil {
-		t.Fatal(err)
+	// bob's wait parks on B (B's fallback poll is an hour: only A's
+	// notification can wake it in time).
+	type waited struct {
+		r   *hubv1.WaitForMessagesResponse
+		err error
 	}
-	defer w.Close()
+	woken := make(chan waited, 1)
+	thirty := int32(30)
+	go func() {
+		r, err := onB.WaitForMessages(coreBearer(token["bob"]), &hubv1.WaitForMessagesRequest{TimeoutSeconds: &thirty})
+		woken <- waited{r, err}
+	}()
+	within(t, "bob's wait parked on B", func() bool { return b.Services.Core.ParkedWaits() == 1 })
 	posted, err := onA.PostMessage(coreBearer(token["alice"]), &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "from replica A"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-w.C():
-	case <-time.After(30 * time.Second):
+	case got := <-woken:
+		if got.err != nil || len(got.r.GetMessages()) != 1 || got.r.GetMessages()[0].GetId() != posted.GetMessage().GetId() || got.r.GetTimedOut() {
+			t.Fatalf("B's wait = %v, %v; want message %s", got.r, got.err, posted.GetMessage().GetId())
+		}
+	case <-time.After(25 * time.Second):
 		t.Fatal("a post on A did not wake the wait parked on B")
-	}
-	zero := int32(0)
-	got, err := onB.WaitForMessages(coreBearer(token["bob"]), &hubv1.WaitForMessagesRequest{TimeoutSeconds: &zero})
-	if err != nil || len(got.GetMessages()) != 1 || got.GetMessages()[0].GetId() != posted.GetMessage().GetId() {
-		t.Fatalf("B's wait = %v, %v; want message %s", got, err, posted.GetMessage().GetId())
 	}
 
 	// The only call of carol, served by the replica that does not lead,
@@ -203,7 +198,7 @@ func TestPostgresReplicasForgetChangedAgents(t *testing.T) {
 			_, err := onB.WaitForMessages(coreBearer(token), &hubv1.WaitForMessagesRequest{TimeoutSeconds: &timeout})
 			waited <- err
 		}()
-		within(t, tt.name+"'s wait parked on B", func() bool { return b.Service.Waiters().Count() == 1 })
+		within(t, tt.name+"'s wait parked on B", func() bool { return b.Services.Core.ParkedWaits() == 1 })
 		if err := tt.change(); err != nil {
 			t.Fatal(err)
 		}

@@ -76,7 +76,7 @@ func TestRepliesStayInReach(t *testing.T) {
 	}
 	go agent.WaitForMessages(waitCtx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(30)})
 	deadline := time.Now().Add(5 * time.Second)
-	for m.Service.Waiters().Count() == 0 && time.Now().Before(deadline) {
+	for m.Services.Core.ParkedWaits() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if _, err := agent.GetStatus(alice, &hubv1.GetStatusRequest{}); err != nil {

@@ -423,11 +423,11 @@ func TestIdentity(t *testing.T) {
 	before := dbFingerprint(t, m)
 	presence := map[string]time.Time{}
 	for _, name := range []string{"dora", "rev", "carl"} {
-		a, err := m.Service.Agent(context.Background(), name)
+		a, err := m.Services.Agents.Agent(context.Background(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		presence[name] = m.Service.PresenceOf(a).LastSeenAt
+		presence[name] = m.Services.Liveness.PresenceOf(a).LastSeenAt
 	}
 
 	tried := 0
@@ -484,12 +484,12 @@ func TestIdentity(t *testing.T) {
 	if _, err := os.Stat(backupPath); err == nil {
 		t.Errorf("a refused Backup call wrote %s", backupPath)
 	}
-	if n := m.Service.Waiters().Count(); n != 0 {
+	if n := m.Services.Core.ParkedWaits(); n != 0 {
 		t.Errorf("%d waits parked by refused calls", n)
 	}
 	for name, was := range presence {
-		a, _ := m.Service.Agent(context.Background(), name)
-		if now := m.Service.PresenceOf(a).LastSeenAt; !now.Equal(was) {
+		a, _ := m.Services.Agents.Agent(context.Background(), name)
+		if now := m.Services.Liveness.PresenceOf(a).LastSeenAt; !now.Equal(was) {
 			t.Errorf("a refused call with %s's token counted as its presence", name)
 		}
 	}

@@ -20,13 +20,13 @@ import (
 // channel.
 func parkOverGRPC(t *testing.T, m *app.Main, agent hubv1.AgentServiceClient, tok string) <-chan waitReply {
 	t.Helper()
-	n := m.Service.Waiters().Count()
+	n := m.Services.Core.ParkedWaits()
 	out := make(chan waitReply, 1)
 	go func() {
 		r, err := agent.WaitForMessages(bearer(context.Background(), tok), &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(30)})
 		out <- waitReply{r, err}
 	}()
-	if !eventually(10*time.Second, func() bool { return m.Service.Waiters().Count() == n+1 }) {
+	if !eventually(10*time.Second, func() bool { return m.Services.Core.ParkedWaits() == n+1 }) {
 		t.Fatal("the wait did not park")
 	}
 	return out
@@ -75,7 +75,7 @@ func TestParkedWaitGoesThroughTheInterceptors(t *testing.T) {
 	if _, err := agent.WaitForMessages(bctx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(30)}); status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("a wait past the read budget: %v, want ResourceExhausted", err)
 	}
-	if n := m.Service.Waiters().Count(); n != 0 {
+	if n := m.Services.Core.ParkedWaits(); n != 0 {
 		t.Fatalf("%d waits still registered after a refused one", n)
 	}
 }

@@ -27,7 +27,7 @@ const gwAdminToken = "ahk_gateway-admin"
 // gwRig is the REST gateway in front of the real handlers (in process, as
 // the hub wires it) and a SQLite file, served by httptest.
 type gwRig struct {
-	svc  *hub.Service
+	svc  *hub.Services
 	http *httptest.Server
 }
 
@@ -49,8 +49,8 @@ func newGWRig(tb testing.TB, o gwOptions) *gwRig {
 	if o.cfg != nil {
 		o.cfg(&cfg)
 	}
-	svc := hub.NewService(db, hub.SystemClock{}, cfg)
-	gate := admission.New(svc, admission.DefaultOptions())
+	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits)))
+	gate := admission.New(svc.Agents, admission.DefaultOptions())
 	srv := server.New(svc, gate, server.Info{}, slog.New(slog.DiscardHandler))
 	conn := inproc.New(srv.UnaryInterceptor)
 	srv.Register(conn)
@@ -192,7 +192,7 @@ func TestErrorStatuses(t *testing.T) {
 		r.call(t, waitCtx, "POST", "/v1/messages:wait", alice, `{"timeout_seconds":30}`)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for r.svc.Waiters().Count() != 1 {
+	for r.svc.Core.ParkedWaits() != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("the first wait never parked")
 		}
@@ -205,7 +205,7 @@ func TestErrorStatuses(t *testing.T) {
 	cancel()
 	<-done
 	// A client that goes away frees its waiter.
-	for r.svc.Waiters().Count() != 0 {
+	for r.svc.Core.ParkedWaits() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the wait of a disconnected HTTP client is still parked")
 		}
@@ -279,7 +279,7 @@ func TestWaitOverREST(t *testing.T) {
 		c <- reply{code, v}
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for r.svc.Waiters().Count() != 1 {
+	for r.svc.Core.ParkedWaits() != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("the wait never parked")
 		}

@@ -32,7 +32,7 @@ type ActivityLogResult struct {
 // CreateActivityLog files l for the caller under its current heartbeat ID
 // and applies it to deep work and the reflection duty (SPEC §3). Errors:
 // EINVALID (nothing is written).
-func (s *Service) CreateActivityLog(ctx context.Context, caller *Agent, l ActivityLog) (*ActivityLogResult, error) {
+func (s *Liveness) CreateActivityLog(ctx context.Context, caller *Agent, l ActivityLog) (*ActivityLogResult, error) {
 	if err := NormalizeActivityLog(&l); err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ type CheckpointReply struct {
 // Checkpoint files "I am consciously still working on currentActivity" for
 // the caller under its current heartbeat ID (SPEC §3). Errors: EINVALID
 // (nothing is written).
-func (s *Service) Checkpoint(ctx context.Context, caller *Agent, currentActivity string) (*CheckpointReply, error) {
+func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivity string) (*CheckpointReply, error) {
 	c := Checkpoint{CurrentActivity: currentActivity}
 	if err := NormalizeCheckpoint(&c); err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (s *Service) Checkpoint(ctx context.Context, caller *Agent, currentActivity
 // HeartbeatElapsed returns the time since heartbeat ID id began (the
 // caller's current heartbeat when id is empty) with its message (SPEC §3).
 // Errors: EINVALID (malformed or future ID).
-func (s *Service) HeartbeatElapsed(ctx context.Context, caller *Agent, id string) (string, Elapsed, error) {
+func (s *Liveness) HeartbeatElapsed(ctx context.Context, caller *Agent, id string) (string, Elapsed, error) {
 	now := s.clock.Now()
 	var e Elapsed
 	err := s.store.View(ctx, func(tx Tx) error {
@@ -160,9 +160,9 @@ type HeartbeatResult struct {
 
 // Heartbeat starts a new unit of work for the caller: it sets the caller's
 // current heartbeat ID to now.
-func (s *Service) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResult, error) {
+func (s *Liveness) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResult, error) {
 	now := s.clock.Now()
-	r := &HeartbeatResult{HeartbeatID: FormatHeartbeatID(now, s.cfg.Location), StartedAt: now.Truncate(time.Second), Beat: s.Beat()}
+	r := &HeartbeatResult{HeartbeatID: FormatHeartbeatID(now, s.cfg.Location), StartedAt: now.Truncate(time.Second), Beat: s.beat.Load()}
 	// RowLocked: a heartbeat writes only the caller's own row, read by ID,
 	// so replicas on one database may take heartbeats side by side. The
 	// unread counts are read in the same transaction: both stores keep them
@@ -190,7 +190,7 @@ func (s *Service) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResul
 // ListActivity returns the named agent's newest activity logs and
 // checkpoints (at most limit of each, default 50), newest first. Errors:
 // EINVALID (name, limit), ENOTFOUND.
-func (s *Service) ListActivity(ctx context.Context, name string, limit int) ([]*ActivityLog, []*Checkpoint, error) {
+func (s *Liveness) ListActivity(ctx context.Context, name string, limit int) ([]*ActivityLog, []*Checkpoint, error) {
 	if err := ValidateAgentName(name); err != nil {
 		return nil, nil, err
 	}

@@ -85,10 +85,7 @@ func benchDeleteAgent(b *testing.B, db hub.Store, n int) {
 	ts := &timedStore{Store: db}
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	svc := hub.NewService(ts, hub.NewFakeClock(coreT0), cfg)
-	if err := svc.Init(ctx); err != nil {
-		b.Fatal(err)
-	}
+	svc := newServices(b, ts, hub.NewFakeClock(coreT0), cfg)
 	var as []*hub.Agent
 	for _, name := range []string{"alice", "bob", "carol"} {
 		a, _, err := svc.CreateAgent(ctx, hub.CreateAgentRequest{Name: name})
@@ -124,7 +121,8 @@ func benchDeleteAgent(b *testing.B, db hub.Store, n int) {
 	// The other agent posts through a service of its own, as another
 	// client of the same store: its posts are not counted as the
 	// deletion's write transactions.
-	other := hub.NewService(db, hub.NewFakeClock(coreT0), cfg)
+	otherCore := hub.NewCore(db, hub.NewFakeClock(coreT0), cfg, hub.NewWaiters(cfg.WaitLimits))
+	other := hub.NewMessages(otherCore, hub.NewReceipts(otherCore))
 	stop := make(chan struct{})
 	var maxPost time.Duration
 	var posts sync.WaitGroup

@@ -51,7 +51,7 @@ func NewSentBatch(sent []int64, after, hi int64, newest bool, limit int) SentBat
 // parked waits end with EUNAUTHORIZED. Errors: EINVALID (a bad name),
 // ENOTFOUND, EPRECONDITION (the agent is enabled: nothing is deleted),
 // ctx.Err() (what was deleted stays deleted; the agent stays, disabled).
-func (s *Service) DeleteAgent(ctx context.Context, name string) (AgentDeletion, error) {
+func (s *Agents) DeleteAgent(ctx context.Context, name string) (AgentDeletion, error) {
 	if err := ValidateAgentName(name); err != nil {
 		return AgentDeletion{}, err
 	}
@@ -120,7 +120,7 @@ func (s *Service) DeleteAgent(ctx context.Context, name string) (AgentDeletion, 
 
 // deleteSentMessages deletes the messages d's agent sent, batch by batch,
 // and returns the ID the last batch read up to.
-func (s *Service) deleteSentMessages(ctx context.Context, d *AgentDeletion) (int64, error) {
+func (s *Agents) deleteSentMessages(ctx context.Context, d *AgentDeletion) (int64, error) {
 	var after int64
 	for {
 		var b SentBatch
@@ -145,7 +145,7 @@ func (s *Service) deleteSentMessages(ctx context.Context, d *AgentDeletion) (int
 // forgetAgent drops what this process holds in memory of a deleted agent:
 // its parked waits end, its unflushed presence is dropped (its row is gone:
 // nothing is left to write it to).
-func (s *Service) forgetAgent(id int64) {
+func (s *Agents) forgetAgent(id int64) {
 	s.auth.clear()
 	s.waiters.Revoke(id, errRevoked())
 	s.presence.Forget(id)
@@ -155,7 +155,7 @@ func (s *Service) forgetAgent(id int64) {
 // no longer stored: deleted by another process whose notice this one
 // missed (a PostgreSQL listener reconnecting), they would fail every
 // flush. A look that fails is made again after the next failed flush.
-func (s *Service) forgetDeleted(ctx context.Context, touches []Touch) {
+func (s *Liveness) forgetDeleted(ctx context.Context, touches []Touch) {
 	_ = s.store.View(ctx, func(tx Tx) error { //nolint:errcheck // see above
 		for _, t := range touches {
 			if _, err := tx.AgentByID(t.AgentID); ErrorCode(err) == ENOTFOUND {

@@ -153,7 +153,7 @@ func TestAgentDeletedElsewhereEndsWaits(t *testing.T) {
 	c := h.parkedWait(t, context.Background(), bob, hub.WaitRequest{TimeoutSeconds: longWait})
 	h.AgentChanged(bob.ID, hub.AgentDeleted)
 	wantCode(t, "parked wait after the deletion", result(t, c).err, hub.EUNAUTHORIZED)
-	if n := h.Waiters().Count(); n != 0 {
+	if n := h.Waiters.Count(); n != 0 {
 		t.Errorf("parked waits = %d, want 0", n)
 	}
 }
@@ -189,7 +189,7 @@ func TestDeleteAgentResumes(t *testing.T) {
 	}
 	stopped, cancel := context.WithCancel(ctx)
 	defer cancel()
-	svc := hub.NewService(&cancelAfter{Store: h.DB, n: 1, cancel: cancel}, h.Clock, hub.DefaultConfig())
+	svc := hub.NewAgents(hub.NewCore(&cancelAfter{Store: h.DB, n: 1, cancel: cancel}, h.Clock, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
 	d, err := svc.DeleteAgent(stopped, "bob")
 	if err == nil || d.MessagesDeleted != hub.AgentDeleteBatch {
 		t.Fatalf("stopped after one batch: %+v, %v; want %d messages deleted and an error", d, err, hub.AgentDeleteBatch)

@@ -5,6 +5,16 @@ import (
 	"time"
 )
 
+// Agents is the service of agents, their tokens and join codes: creating,
+// authenticating, changing and deleting agents.
+type Agents struct {
+	*core
+	auth authCache // token hash → agent, cleared on every token or state change
+}
+
+// NewAgents returns the agents' service.
+func NewAgents(c *Core) *Agents { return &Agents{core: c.core} }
+
 // CreateAgentRequest is the input of Service.CreateAgent.
 type CreateAgentRequest struct {
 	Name, DisplayName, Role, Description, Locale string
@@ -14,7 +24,7 @@ type CreateAgentRequest struct {
 // CreateAgent registers an agent in its project and returns it with its
 // token, which is shown once. Errors: EINVALID, ECONFLICT (name taken),
 // ENOTFOUND (no such project).
-func (s *Service) CreateAgent(ctx context.Context, req CreateAgentRequest) (*Agent, string, error) {
+func (s *Agents) CreateAgent(ctx context.Context, req CreateAgentRequest) (*Agent, string, error) {
 	a, token, hash, err := s.newAgent(req)
 	if err != nil {
 		return nil, "", err
@@ -27,7 +37,7 @@ func (s *Service) CreateAgent(ctx context.Context, req CreateAgentRequest) (*Age
 
 // newAgent checks req and returns the agent it describes, not yet stored,
 // with a fresh token and its hash. Errors: EINVALID.
-func (s *Service) newAgent(req CreateAgentRequest) (*Agent, string, []byte, error) {
+func (s *Agents) newAgent(req CreateAgentRequest) (*Agent, string, []byte, error) {
 	if err := ValidateNewAgentName(req.Name); err != nil {
 		return nil, "", nil, err
 	}
@@ -64,14 +74,14 @@ func (s *Service) newAgent(req CreateAgentRequest) (*Agent, string, []byte, erro
 		CreatedAt:           now,
 		CurrentHeartbeatID:  FormatHeartbeatID(now, s.cfg.Location),
 		HeartbeatStartedAt:  now.Truncate(time.Second),
-		LastInteractionBeat: s.Beat(),
+		LastInteractionBeat: s.beat.Load(),
 	}, token, hash, nil
 }
 
 // insertAgent stores a new agent with its liveness state and its place in
 // the nudge schedule (checked at the next tick). ECONFLICT: name taken;
 // ENOTFOUND: no such project.
-func (s *Service) insertAgent(tx Tx, a *Agent, tokenHash []byte) error {
+func (s *Agents) insertAgent(tx Tx, a *Agent, tokenHash []byte) error {
 	if err := requireProject(tx, a.Project); err != nil {
 		return err
 	}
@@ -85,7 +95,7 @@ func (s *Service) insertAgent(tx Tx, a *Agent, tokenHash []byte) error {
 }
 
 // Agent returns the agent named name. Errors: EINVALID, ENOTFOUND.
-func (s *Service) Agent(ctx context.Context, name string) (*Agent, error) {
+func (s *Agents) Agent(ctx context.Context, name string) (*Agent, error) {
 	if err := ValidateAgentName(name); err != nil {
 		return nil, err
 	}
@@ -98,7 +108,7 @@ func (s *Service) Agent(ctx context.Context, name string) (*Agent, error) {
 }
 
 // ListAgents lists agents by name.
-func (s *Service) ListAgents(ctx context.Context, includeDisabled bool) ([]*Agent, error) {
+func (s *Agents) ListAgents(ctx context.Context, includeDisabled bool) ([]*Agent, error) {
 	var as []*Agent
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		as, err = tx.ListAgents(includeDisabled)
@@ -108,7 +118,7 @@ func (s *Service) ListAgents(ctx context.Context, includeDisabled bool) ([]*Agen
 }
 
 // CountAgents returns the number of agents, disabled ones included.
-func (s *Service) CountAgents(ctx context.Context) (int64, error) {
+func (s *Agents) CountAgents(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		n, err = tx.CountAgents()
@@ -124,7 +134,7 @@ type UpdateAgentRequest struct {
 }
 
 // UpdateAgent changes an agent's descriptive fields. Errors: EINVALID, ENOTFOUND.
-func (s *Service) UpdateAgent(ctx context.Context, req UpdateAgentRequest) (*Agent, error) {
+func (s *Agents) UpdateAgent(ctx context.Context, req UpdateAgentRequest) (*Agent, error) {
 	if err := ValidateAgentName(req.Name); err != nil {
 		return nil, err
 	}
@@ -164,7 +174,7 @@ func (s *Service) UpdateAgent(ctx context.Context, req UpdateAgentRequest) (*Age
 
 // SetAgentDisabled disables or re-enables an agent. A disabled agent's token
 // is refused with EPERMISSION. Errors: EINVALID, ENOTFOUND.
-func (s *Service) SetAgentDisabled(ctx context.Context, name string, disabled bool) (*Agent, error) {
+func (s *Agents) SetAgentDisabled(ctx context.Context, name string, disabled bool) (*Agent, error) {
 	if err := ValidateAgentName(name); err != nil {
 		return nil, err
 	}
@@ -186,7 +196,7 @@ func (s *Service) SetAgentDisabled(ctx context.Context, name string, disabled bo
 
 // RotateToken gives an agent a new token; the old one stops working at once.
 // With revoke set, no new token is issued. Errors: EINVALID, ENOTFOUND.
-func (s *Service) RotateToken(ctx context.Context, name string, revoke bool) (*Agent, string, error) {
+func (s *Agents) RotateToken(ctx context.Context, name string, revoke bool) (*Agent, string, error) {
 	if err := ValidateAgentName(name); err != nil {
 		return nil, "", err
 	}
@@ -222,7 +232,7 @@ const (
 // disable, ends the agent's parked waits as RotateToken and
 // SetAgentDisabled do in this process; for a deletion, it ends them and
 // forgets the agent's unflushed presence, as DeleteAgent does.
-func (s *Service) AgentChanged(id int64, change AgentChange) {
+func (s *Agents) AgentChanged(id int64, change AgentChange) {
 	s.auth.clear()
 	switch change {
 	case TokenChanged:
@@ -236,10 +246,10 @@ func (s *Service) AgentChanged(id int64, change AgentChange) {
 
 // ForgetAgents forgets the agents cached for authentication; the store
 // calls it when changes made by other processes may have been missed.
-func (s *Service) ForgetAgents() { s.auth.clear() }
+func (s *Agents) ForgetAgents() { s.auth.clear() }
 
 // modifyAgent loads an agent by name in a write transaction and applies fn.
-func (s *Service) modifyAgent(ctx context.Context, name string, fn func(Tx, *Agent) error) (*Agent, error) {
+func (s *Agents) modifyAgent(ctx context.Context, name string, fn func(Tx, *Agent) error) (*Agent, error) {
 	// Authentication trusts cached agents: forget them before and after the
 	// change, so no call in between is let in on the old state.
 	s.auth.clear()
@@ -255,12 +265,12 @@ func (s *Service) modifyAgent(ctx context.Context, name string, fn func(Tx, *Age
 }
 
 // IsAdminToken reports whether token is the admin token (constant time).
-func (s *Service) IsAdminToken(token string) bool {
+func (s *Agents) IsAdminToken(token string) bool {
 	return s.isAdminHash(HashToken(token))
 }
 
 // isAdminHash reports whether hash is the admin token's hash.
-func (s *Service) isAdminHash(hash []byte) bool {
+func (s *Agents) isAdminHash(hash []byte) bool {
 	return len(s.cfg.AdminTokenHash) > 0 && TokenHashEqual(hash, s.cfg.AdminTokenHash)
 }
 
@@ -268,7 +278,7 @@ func (s *Service) isAdminHash(hash []byte) bool {
 // presence. Errors: EUNAUTHORIZED (missing or unknown token), EPERMISSION
 // (disabled agent), or the store's. What a caller is told, and how to fix
 // it, is the admission gate's to say (internal/admission).
-func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error) {
+func (s *Agents) Authenticate(ctx context.Context, token string) (*Agent, error) {
 	if token == "" {
 		return nil, Errorf(EUNAUTHORIZED, "missing token")
 	}
@@ -301,7 +311,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Agent, error
 	}
 	a.LastInteractionBeat = max(a.LastInteractionBeat, prevBeat)
 	a.authEpoch, a.authHash = epoch, hash
-	s.presence.Touch(a, s.clock.Now(), s.Beat())
+	s.presence.Touch(a, s.clock.Now(), s.beat.Load())
 	return a, nil
 }
 

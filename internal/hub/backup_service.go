@@ -5,6 +5,15 @@ import (
 	"path/filepath"
 )
 
+// Ops is the service of the operator's upkeep: backups and message
+// retention.
+type Ops struct {
+	*core
+}
+
+// NewOps returns the upkeep service.
+func NewOps(c *Core) *Ops { return &Ops{core: c.core} }
+
 // Backuper is a Store that can write a consistent copy of itself to a new
 // file (internal/store/sqlite does). Errors: ECONFLICT if the file exists.
 type Backuper interface {
@@ -14,7 +23,7 @@ type Backuper interface {
 // Backup writes a consistent copy of the store to path, a new file on the
 // hub's machine, and returns its size. Errors: EINVALID (no or a relative path),
 // ECONFLICT (the file exists), EPRECONDITION (the store cannot back up).
-func (s *Service) Backup(ctx context.Context, path string) (int64, error) {
+func (s *Ops) Backup(ctx context.Context, path string) (int64, error) {
 	if path == "" {
 		return 0, Errorf(EINVALID, "path is required: the file to write the backup to, on the hub's machine")
 	}

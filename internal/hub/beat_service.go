@@ -78,14 +78,14 @@ type BeatInfo struct {
 
 // BeatInfo returns the beat state and, for each enabled agent, the beats
 // since its last interaction.
-func (s *Service) BeatInfo(ctx context.Context) (*BeatInfo, error) {
+func (s *Schedule) BeatInfo(ctx context.Context) (*BeatInfo, error) {
 	info := &BeatInfo{}
 	err := s.store.View(ctx, func(tx Tx) error {
 		st, interval, _, err := loadBeatState(tx)
 		if err != nil {
 			return err
 		}
-		st.Beat = max(st.Beat, s.Beat()) // the in-memory counter may be a tick ahead
+		st.Beat = max(st.Beat, s.beat.Load()) // the in-memory counter may be a tick ahead
 		info.BeatState, info.Interval = st, interval
 		as, err := tx.ListAgents(false)
 		if err != nil {
@@ -107,11 +107,11 @@ func (s *Service) BeatInfo(ctx context.Context) (*BeatInfo, error) {
 
 // LoadBeat sets the in-memory beat counter from the store (at start-up, so
 // that calls made before the first tick read the right beat).
-func (s *Service) LoadBeat(ctx context.Context) error {
+func (s *Schedule) LoadBeat(ctx context.Context) error {
 	return s.store.View(ctx, func(tx Tx) error {
 		st, _, ok, err := loadBeatState(tx)
 		if ok {
-			s.setBeat(max(s.Beat(), st.Beat))
+			s.setBeat(max(s.beat.Load(), st.Beat))
 		}
 		return err
 	})
@@ -120,7 +120,7 @@ func (s *Service) LoadBeat(ctx context.Context) error {
 // AdvanceBeat moves the global beat counter forward by the beats due at
 // now, persists it and returns the state and how many beats passed. The
 // first call on a new hub starts the counter at 0.
-func (s *Service) AdvanceBeat(ctx context.Context, now time.Time, interval time.Duration) (BeatState, int64, error) {
+func (s *Schedule) AdvanceBeat(ctx context.Context, now time.Time, interval time.Duration) (BeatState, int64, error) {
 	if interval <= 0 {
 		return BeatState{}, 0, Errorf(EINVALID, "beat interval %s must be positive", interval)
 	}
@@ -142,7 +142,7 @@ func (s *Service) AdvanceBeat(ctx context.Context, now time.Time, interval time.
 	}
 	st, n := AdvanceBeats(st, interval, now)
 	if ok && n == 0 && saved == interval {
-		s.setBeat(max(s.Beat(), st.Beat))
+		s.setBeat(max(s.beat.Load(), st.Beat))
 		return st, 0, nil
 	}
 	// The counter moves by compare-and-set on the value read: if another
@@ -166,7 +166,7 @@ func (s *Service) AdvanceBeat(ctx context.Context, now time.Time, interval time.
 		if err != nil {
 			return BeatState{}, 0, err
 		}
-		s.setBeat(max(s.Beat(), st.Beat))
+		s.setBeat(max(s.beat.Load(), st.Beat))
 		return st, 0, nil
 	}
 	s.setBeat(st.Beat)

@@ -42,7 +42,7 @@ var errNotDue = errors.New("cron job no longer due")
 // the job is accepted but will not do what one may expect: an "at" time in
 // the past (it never runs) or a target agent that does not exist yet (runs
 // fail until it does). Errors: EINVALID, ECONFLICT.
-func (s *Service) CreateCronJob(ctx context.Context, j CronJob) (*CronJob, string, error) {
+func (s *Schedule) CreateCronJob(ctx context.Context, j CronJob) (*CronJob, string, error) {
 	now := s.clock.Now()
 	j, notice, err := PrepareCronJob(j, now, s.cfg.Location)
 	if err != nil {
@@ -101,7 +101,7 @@ func targetNotice(tx Tx, project, target string) string {
 }
 
 // ListCronJobs returns every job, by name.
-func (s *Service) ListCronJobs(ctx context.Context) ([]*CronJob, error) {
+func (s *Schedule) ListCronJobs(ctx context.Context) ([]*CronJob, error) {
 	var js []*CronJob
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		js, err = tx.ListCronJobs()
@@ -112,7 +112,7 @@ func (s *Service) ListCronJobs(ctx context.Context) ([]*CronJob, error) {
 
 // DeleteCronJob removes the job named name; its runs stay as history,
 // still listed under its name by ListCronRuns. Errors: ENOTFOUND.
-func (s *Service) DeleteCronJob(ctx context.Context, name string) error {
+func (s *Schedule) DeleteCronJob(ctx context.Context, name string) error {
 	return s.store.Update(ctx, func(tx Tx) error {
 		j, err := tx.CronJobByName(name)
 		if err != nil {
@@ -150,7 +150,7 @@ func cronJobID(tx Tx, name string) (int64, error) {
 // SetCronJobEnabled enables or disables the job named name. Enabling
 // resets its error count and schedules it from now: slots that passed while
 // it was disabled do not fire. Errors: ENOTFOUND.
-func (s *Service) SetCronJobEnabled(ctx context.Context, name string, enabled bool) (*CronJob, error) {
+func (s *Schedule) SetCronJobEnabled(ctx context.Context, name string, enabled bool) (*CronJob, error) {
 	now := s.clock.Now()
 	var out *CronJob
 	err := s.store.Update(ctx, func(tx Tx) error {
@@ -173,7 +173,7 @@ func (s *Service) SetCronJobEnabled(ctx context.Context, name string, enabled bo
 // RunCronJob runs the job named name now, whether or not it is enabled or
 // due; its schedule is unchanged. The run is recorded and counts for the
 // error policy. Errors: ENOTFOUND.
-func (s *Service) RunCronJob(ctx context.Context, name string) (*CronRun, error) {
+func (s *Schedule) RunCronJob(ctx context.Context, name string) (*CronRun, error) {
 	var j *CronJob
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		j, err = tx.CronJobByName(name)
@@ -189,7 +189,7 @@ func (s *Service) RunCronJob(ctx context.Context, name string) (*CronRun, error)
 // ListCronRuns returns the newest runs (default 50), of the job named job
 // (the current one, or else the one of that name last removed) or of every
 // job when it is empty, newest first. Errors: ENOTFOUND, EINVALID.
-func (s *Service) ListCronRuns(ctx context.Context, job string, limit int) ([]*CronRun, error) {
+func (s *Schedule) ListCronRuns(ctx context.Context, job string, limit int) ([]*CronRun, error) {
 	limit, err := s.limit(limit, 50)
 	if err != nil {
 		return nil, err
@@ -213,7 +213,7 @@ func (s *Service) ListCronRuns(ctx context.Context, job string, limit int) ([]*C
 // many of its slots passed (the missed-run policy), and returns how many
 // ran. A run that fails is recorded as such and counts towards disabling
 // the job; the error returned is for failures to record runs.
-func (s *Service) RunDueCronJobs(ctx context.Context, now time.Time, limit int) (int, error) {
+func (s *Schedule) RunDueCronJobs(ctx context.Context, now time.Time, limit int) (int, error) {
 	var due []*CronJob
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		due, err = tx.DueCronJobs(now, limit)
@@ -255,7 +255,7 @@ func (s *Service) RunDueCronJobs(ctx context.Context, now time.Time, limit int) 
 // runCronJob runs job id for the slot scheduledAt at now and records the
 // run. The message and the run record commit together; when posting fails,
 // the failure is recorded in a second transaction.
-func (s *Service) runCronJob(ctx context.Context, id int64, scheduledAt, now time.Time, manual bool) (*CronRun, error) {
+func (s *Schedule) runCronJob(ctx context.Context, id int64, scheduledAt, now time.Time, manual bool) (*CronRun, error) {
 	began := time.Now() // a duration, measured on the monotonic clock
 	var run *CronRun
 	var wake []int64
@@ -303,7 +303,7 @@ func (s *Service) runCronJob(ctx context.Context, id int64, scheduledAt, now tim
 }
 
 // recordCronRun applies run to j (error policy, next slot) and stores both.
-func (s *Service) recordCronRun(tx Tx, j *CronJob, run *CronRun) error {
+func (s *Schedule) recordCronRun(tx Tx, j *CronJob, run *CronRun) error {
 	nj, disabled := ApplyCronRun(*j, *run, s.cfg.Location)
 	if err := tx.UpdateCronJob(&nj); err != nil {
 		return err
@@ -327,7 +327,7 @@ func (s *Service) recordCronRun(tx Tx, j *CronJob, run *CronRun) error {
 
 // postCron posts job j's message to its target inside tx and returns the
 // agents to wake. The target must exist and be able to receive.
-func (s *Service) postCron(tx Tx, j *CronJob, now time.Time) ([]int64, error) {
+func (s *Schedule) postCron(tx Tx, j *CronJob, now time.Time) ([]int64, error) {
 	body := "[cron " + j.Name + "] " + j.Message
 	req := PostRequest{Body: body, Kind: KindCron}
 	if IsChannelTarget(j.Target) {
@@ -352,11 +352,11 @@ func (s *Service) postCron(tx Tx, j *CronJob, now time.Time) ([]int64, error) {
 		}
 		req.To = []string{a.Name}
 	}
-	if err := s.validatePost(&req); err != nil {
+	if err := s.messages.validatePost(&req); err != nil {
 		return nil, err
 	}
 	m := &Message{Project: ProjectOr(j.Project), From: SenderOrchestrator, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
-	return s.route(tx, nil, m, req, now)
+	return s.messages.route(tx, nil, m, req, now)
 }
 
 // MaxCronRunsKept is how many runs of each job the store keeps.

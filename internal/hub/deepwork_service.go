@@ -15,7 +15,7 @@ type DeepWorkTx interface {
 	ListDeepWork(q DeepWorkQuery) ([]*DeepWork, error)
 }
 
-func (s *Service) deepWorkMax() time.Duration {
+func (s *Liveness) deepWorkMax() time.Duration {
 	if s.cfg.MaxDeepWork > 0 {
 		return s.cfg.MaxDeepWork
 	}
@@ -33,7 +33,7 @@ type StartDeepWorkResult struct {
 // StartDeepWork declares deep work for the caller (SPEC §3); an active
 // declaration is completed and reported as replaced. Errors: EINVALID
 // stating the broken rule (nothing is written).
-func (s *Service) StartDeepWork(ctx context.Context, caller *Agent, req StartDeepWorkRequest) (*StartDeepWorkResult, error) {
+func (s *Liveness) StartDeepWork(ctx context.Context, caller *Agent, req StartDeepWorkRequest) (*StartDeepWorkResult, error) {
 	now := s.clock.Now()
 	dw, err := NewDeepWork(req, now, s.deepWorkMax())
 	if err != nil {
@@ -89,7 +89,7 @@ func deepWorkView(d *DeepWork, now time.Time) *DeepWork {
 // DeepWork returns the caller's declaration in force (nil when none; a
 // strict one past its end reads expired) and up to limit earlier ones,
 // newest first. Errors: EINVALID (limit).
-func (s *Service) DeepWork(ctx context.Context, caller *Agent, limit int) (*DeepWork, []*DeepWork, error) {
+func (s *Liveness) DeepWork(ctx context.Context, caller *Agent, limit int) (*DeepWork, []*DeepWork, error) {
 	limit, err := s.limit(limit, 10)
 	if err != nil {
 		return nil, nil, err
@@ -139,7 +139,7 @@ type ListDeepWorkRequest struct {
 
 // ListDeepWork returns declarations, newest first (admin view). Errors:
 // EINVALID, ENOTFOUND (agent).
-func (s *Service) ListDeepWork(ctx context.Context, req ListDeepWorkRequest) ([]*DeepWork, error) {
+func (s *Liveness) ListDeepWork(ctx context.Context, req ListDeepWorkRequest) ([]*DeepWork, error) {
 	q := DeepWorkQuery{State: DeepWorkState(req.State)}
 	switch q.State {
 	case "", DeepWorkActive, DeepWorkCompleted, DeepWorkExpired:
@@ -177,7 +177,7 @@ func (s *Service) ListDeepWork(ctx context.Context, req ListDeepWorkRequest) ([]
 // EndDeepWork ends the named agent's active deep work at an admin's
 // request (EndDeepWorkByAdmin). Errors: EINVALID, ENOTFOUND, EPRECONDITION
 // (no deep work is active).
-func (s *Service) EndDeepWork(ctx context.Context, name string) (*DeepWork, error) {
+func (s *Liveness) EndDeepWork(ctx context.Context, name string) (*DeepWork, error) {
 	if err := ValidateAgentName(name); err != nil {
 		return nil, err
 	}

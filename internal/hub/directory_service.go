@@ -5,12 +5,13 @@ import "context"
 // ListPeers lists the enabled agents caller may message (its project's and
 // linked projects'; every agent for nil) with their presence, by name, so
 // that an agent knows whom it can message.
-func (s *Service) ListPeers(ctx context.Context, caller *Agent) ([]Peer, error) {
-	as, err := s.ListAgents(ctx, false)
+func (s *Messages) ListPeers(ctx context.Context, caller *Agent) ([]Peer, error) {
+	var as []*Agent
+	err := s.store.View(ctx, func(tx Tx) (err error) { as, err = tx.ListAgents(false); return err })
 	if err != nil {
 		return nil, err
 	}
-	if as, err = visibleOf(ctx, s, caller, as, AgentProject); err != nil {
+	if as, err = visibleOf(ctx, s.core, caller, as, AgentProject); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
@@ -28,7 +29,7 @@ func (s *Service) ListPeers(ctx context.Context, caller *Agent) ([]Peer, error) 
 // ListChannels lists the channels caller may post to (its project's and
 // linked projects'; every channel for nil, the admin) by project and name,
 // with the member count and whether caller is a member.
-func (s *Service) ListChannels(ctx context.Context, caller *Agent) ([]ChannelSummary, error) {
+func (s *Messages) ListChannels(ctx context.Context, caller *Agent) ([]ChannelSummary, error) {
 	var out []ChannelSummary
 	err := s.store.View(ctx, func(tx Tx) error {
 		var id int64
@@ -42,5 +43,5 @@ func (s *Service) ListChannels(ctx context.Context, caller *Agent) ([]ChannelSum
 	if err != nil {
 		return nil, err
 	}
-	return visibleOf(ctx, s, caller, out, ChannelProject)
+	return visibleOf(ctx, s.core, caller, out, ChannelProject)
 }

@@ -32,7 +32,7 @@ var eventKindRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 // ListEvents returns stored events in ID order: the newest Limit (default
 // 50), or the first Limit after AfterID. Errors: EINVALID, ENOTFOUND
 // (agent).
-func (s *Service) ListEvents(ctx context.Context, req ListEventsRequest) ([]*Event, error) {
+func (s *Liveness) ListEvents(ctx context.Context, req ListEventsRequest) ([]*Event, error) {
 	q := EventQuery{Kind: EventKind(req.Kind), Since: req.Since}
 	var err error
 	if q.AfterID, err = ParseMessageID("after_id", req.AfterID); err != nil {

@@ -68,10 +68,6 @@ func NewFeed(max int) *Feed {
 	return &Feed{max: max, subs: make(map[*Subscription]struct{})}
 }
 
-// Feed returns the service's change feed: Waiters.Notify publishes
-// TopicMessages; the orchestrator and the API publish the other topics.
-func (s *Service) Feed() *Feed { return s.waiters.feed }
-
 // Subscribe adds a subscriber. Errors: EEXHAUSTED past the limit.
 func (f *Feed) Subscribe() (*Subscription, error) {
 	f.mu.Lock()

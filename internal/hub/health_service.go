@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -23,7 +22,7 @@ import (
 
 // callerLiveness loads an agent, its liveness state and its locale: the
 // start of every liveness call that writes (logs, checkpoints, deep work).
-func (s *Service) callerLiveness(tx Tx, agentID int64) (*Agent, *LivenessState, Locale, error) {
+func (s *Liveness) callerLiveness(tx Tx, agentID int64) (*Agent, *LivenessState, Locale, error) {
 	a, err := tx.AgentByID(agentID)
 	if err != nil {
 		return nil, nil, "", err
@@ -64,7 +63,7 @@ type HealthTx interface {
 }
 
 // createHealth stores a new agent's liveness state.
-func (s *Service) createHealth(tx Tx, a *Agent) error {
+func (s *core) createHealth(tx Tx, a *Agent) error {
 	st := NewLivenessState(a.ID, a.CreatedAt)
 	_, next := EvaluateHealth(st, a.CreatedAt, s.cfg.Health, s.locale(a))
 	return tx.SaveLivenessState(&st, next)
@@ -75,7 +74,7 @@ func (s *Service) createHealth(tx Tx, a *Agent) error {
 // health, records the events (the given ones, then a health transition) and
 // saves the state with its next evaluation time. It returns how many events
 // it recorded.
-func (s *Service) persistLiveness(tx Tx, st *LivenessState, now time.Time, loc Locale, events []Event, changed ...*DeepWork) (int, error) {
+func (s *Liveness) persistLiveness(tx Tx, st *LivenessState, now time.Time, loc Locale, events []Event, changed ...*DeepWork) (int, error) {
 	if exp, evs := ExpireDeepWork(st, now, loc); exp != nil {
 		changed = append(changed, exp)
 		events = append(events, evs...)
@@ -105,7 +104,7 @@ func (s *Service) persistLiveness(tx Tx, st *LivenessState, now time.Time, loc L
 // past its end, records the health transition, if any, as an event and
 // saves the state with its next evaluation instant. It returns how many
 // events it recorded.
-func (s *Service) sweepAgent(tx Tx, a *Agent, now time.Time) (int, error) {
+func (s *Liveness) sweepAgent(tx Tx, a *Agent, now time.Time) (int, error) {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return 0, err
@@ -130,7 +129,7 @@ type AgentHealth struct {
 
 // AgentHealth evaluates the named agent's health now. Errors: EINVALID,
 // ENOTFOUND.
-func (s *Service) AgentHealth(ctx context.Context, name string) (*AgentHealth, error) {
+func (s *Liveness) AgentHealth(ctx context.Context, name string) (*AgentHealth, error) {
 	if err := ValidateAgentName(name); err != nil {
 		return nil, err
 	}
@@ -147,7 +146,7 @@ func (s *Service) AgentHealth(ctx context.Context, name string) (*AgentHealth, e
 }
 
 // AgentHealthOf evaluates agent a's health now (for agent views).
-func (s *Service) AgentHealthOf(ctx context.Context, a *Agent) (*AgentHealth, error) {
+func (s *Liveness) AgentHealthOf(ctx context.Context, a *Agent) (*AgentHealth, error) {
 	var r *AgentHealth
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		r, err = s.agentHealth(tx, a)
@@ -156,7 +155,7 @@ func (s *Service) AgentHealthOf(ctx context.Context, a *Agent) (*AgentHealth, er
 	return r, err
 }
 
-func (s *Service) agentHealth(tx Tx, a *Agent) (*AgentHealth, error) {
+func (s *Liveness) agentHealth(tx Tx, a *Agent) (*AgentHealth, error) {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return nil, err
@@ -187,7 +186,7 @@ func (s *Service) agentHealth(tx Tx, a *Agent) (*AgentHealth, error) {
 // its end is expired, a changed health is recorded, the next evaluation
 // time stored). It returns how many agents were evaluated and how many
 // events were recorded; more is true when the batch was full.
-func (s *Service) SweepHealth(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
+func (s *Liveness) SweepHealth(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
 	if ok, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueLiveness(now, 1) }); !ok || err != nil {
 		return 0, 0, false, err
 	}
@@ -205,54 +204,6 @@ func (s *Service) SweepHealth(ctx context.Context, now time.Time, limit int) (ev
 	return s.sweepHealthEach(ctx, now, limit)
 }
 
-// SweepResult counts what SweepHealthAndNudge did.
-type SweepResult struct {
-	Evaluated int // agents whose health was re-evaluated
-	Events    int // health and deep work events recorded
-	NudgeResult
-}
-
-// SweepHealthAndNudge does in one write transaction what SweepHealth and
-// then CheckNudges do in two: up to set.BatchLimit due health evaluations,
-// then up to set.BatchLimit due nudge checks, which take an agent the
-// sweep has just evaluated, and its liveness state, from the sweep instead
-// of reading them again. When that transaction fails, it runs SweepHealth and
-// CheckNudges, each with its own fallback, so that one failing does not
-// hold the other. more is true when either batch was full.
-func (s *Service) SweepHealthAndNudge(ctx context.Context, now time.Time, set ScheduleSettings) (_ SweepResult, more bool, _ error) {
-	health, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueLiveness(now, 1) })
-	if err != nil {
-		return SweepResult{}, false, err
-	}
-	if !health {
-		r, more, err := s.CheckNudges(ctx, now, set)
-		return SweepResult{NudgeResult: r}, more, err
-	}
-	var sw sweptBatch
-	var nu nudgedBatch
-	err = s.store.Update(ctx, func(tx Tx) (err error) {
-		if sw, err = s.sweepBatch(tx, now, set.BatchLimit); err != nil {
-			return err
-		}
-		nu, err = s.nudgeBatch(tx, now, set, sw.agents)
-		return err
-	})
-	if err == nil {
-		s.waiters.Notify(nu.wake...)
-		r := SweepResult{Evaluated: sw.evaluated, Events: sw.events, NudgeResult: NudgeResult{Checked: nu.checked, Nudged: len(nu.wake)}}
-		return r, sw.evaluated == set.BatchLimit || nu.checked == set.BatchLimit, nil
-	}
-	if ctx.Err() != nil {
-		return SweepResult{}, false, err
-	}
-	var r SweepResult
-	var hmore, nmore bool
-	r.Evaluated, r.Events, hmore, err = s.SweepHealth(ctx, now, set.BatchLimit)
-	var nerr error
-	r.NudgeResult, nmore, nerr = s.CheckNudges(ctx, now, set)
-	return r, hmore || nmore, errors.Join(err, nerr)
-}
-
 // sweptBatch is what sweepBatch did: the agents evaluated, the events
 // recorded, and each agent evaluated with its liveness state as it now
 // stands in the transaction, by agent ID.
@@ -263,7 +214,7 @@ type sweptBatch struct {
 
 // sweepBatch is SweepHealth's work inside tx: it re-evaluates up to limit
 // agents whose next health evaluation is due at now.
-func (s *Service) sweepBatch(tx Tx, now time.Time, limit int) (sweptBatch, error) {
+func (s *Liveness) sweepBatch(tx Tx, now time.Time, limit int) (sweptBatch, error) {
 	rows, err := tx.DueHealth(now, limit)
 	if err != nil {
 		return sweptBatch{}, err
@@ -300,7 +251,7 @@ func (s *Service) sweepBatch(tx Tx, now time.Time, limit int) (sweptBatch, error
 // it writes nothing but an expired declaration: the events are appended to
 // evs, and n is the state's next evaluation instant; changed is true when
 // the state must be saved, false when only that instant changes.
-func (s *Service) sweepState(tx Tx, r AgentLiveness, now time.Time, evs *[]Event) (n AgentTime, changed bool, err error) {
+func (s *Liveness) sweepState(tx Tx, r AgentLiveness, now time.Time, evs *[]Event) (n AgentTime, changed bool, err error) {
 	loc, st := s.locale(r.Agent), r.State
 	exp, expEvents := ExpireDeepWork(st, now, loc)
 	if exp != nil {
@@ -318,7 +269,7 @@ func (s *Service) sweepState(tx Tx, r AgentLiveness, now time.Time, evs *[]Event
 // sweepHealthEach is SweepHealth one agent at a time, each in its own
 // write (sweepAgent): the fallback when the batch fails, so that one
 // agent whose rows cannot be read or written does not hold up the others.
-func (s *Service) sweepHealthEach(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
+func (s *Liveness) sweepHealthEach(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
 	var ids []int64
 	err = s.store.View(ctx, func(tx Tx) (err error) {
 		ids, err = tx.DueLiveness(now, limit)

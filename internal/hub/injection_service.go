@@ -2,6 +2,15 @@ package hub
 
 import "context"
 
+// Injections is the service of host hooks: what a hook injects into an
+// agent's context, and whether it holds a stop.
+type Injections struct {
+	*core
+}
+
+// NewInjections returns the hooks' service.
+func NewInjections(c *Core) *Injections { return &Injections{core: c.core} }
+
 // Injection is what a host hook injects into an agent's session: the
 // messages delivered since the last injection, oldest first, and how many
 // more were passed over past the limit (they stay unread; the agent reads
@@ -18,7 +27,7 @@ type Injection struct {
 // moves the cursor past every one of them, the ones past limit included,
 // in one transaction: two hooks racing never inject the same message. It
 // marks nothing read. limit 0 means DefaultInjection. Errors: EINVALID.
-func (s *Service) TakeInjection(ctx context.Context, caller *Agent, limit int) (*Injection, error) {
+func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int) (*Injection, error) {
 	switch {
 	case limit < 0:
 		return nil, Errorf(EINVALID, "limit %d is negative: give 1-%d, or 0 for the default (%d)", limit, MaxInjection, DefaultInjection)
@@ -49,7 +58,7 @@ func (s *Service) TakeInjection(ctx context.Context, caller *Agent, limit int) (
 // write is set, moves the cursor past it — unless the caller has given up
 // meanwhile (a hook past its time-out): then nothing moves, and the next
 // injection shows these messages instead of none.
-func (s *Service) takeInjection(ctx context.Context, tx Tx, agentID int64, limit int, write bool) (*Injection, error) {
+func (s *Injections) takeInjection(ctx context.Context, tx Tx, agentID int64, limit int, write bool) (*Injection, error) {
 	a, err := tx.AgentByID(agentID)
 	if err != nil {
 		return nil, err
@@ -111,7 +120,7 @@ type StopCheck struct {
 // the stop while unread direct messages or mentions wait, at most
 // MaxStopHolds times in a row (DecideStop); continuing says the host is
 // already going on because of a held stop. Errors: none of its own.
-func (s *Service) CheckStop(ctx context.Context, caller *Agent, continuing bool) (*StopCheck, error) {
+func (s *Injections) CheckStop(ctx context.Context, caller *Agent, continuing bool) (*StopCheck, error) {
 	out := &StopCheck{}
 	err := s.store.Update(ctx, func(tx Tx) error {
 		a, err := tx.AgentByID(caller.ID)

@@ -14,10 +14,10 @@ func TestTakeInjectionCallerGoneMovesNothing(t *testing.T) {
 	m := h.post(t, ann, hub.PostRequest{To: []string{"bob"}, Body: "hello"})
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := h.Service.TakeInjection(gone, bob, 0); err == nil {
+	if _, err := h.Injections.TakeInjection(gone, bob, 0); err == nil {
 		t.Fatalf("TakeInjection for a caller that gave up succeeded")
 	}
-	inj, err := h.Service.TakeInjection(context.Background(), bob, 0)
+	inj, err := h.Injections.TakeInjection(context.Background(), bob, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,18 +32,18 @@ func TestTakeInjectionSkipsWhatWasRead(t *testing.T) {
 	ann, bob := as[0], as[1]
 	h.post(t, ann, hub.PostRequest{To: []string{"bob"}, Body: "one"})
 	two := h.post(t, ann, hub.PostRequest{To: []string{"bob"}, Body: "two"})
-	if _, _, err := h.Service.MarkRead(context.Background(), bob, ""); err != nil {
+	if _, _, err := h.Messages.MarkRead(context.Background(), bob, ""); err != nil {
 		t.Fatal(err)
 	}
 	three := h.post(t, ann, hub.PostRequest{To: []string{"bob"}, Body: "three"})
-	inj, err := h.Service.TakeInjection(context.Background(), bob, 0)
+	inj, err := h.Injections.TakeInjection(context.Background(), bob, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := msgIDs(inj.Messages); len(got) != 1 || got[0] != three.ID {
 		t.Errorf("injection = %v, want only %d (messages up to %d were read)", got, three.ID, two.ID)
 	}
-	if _, err := h.Service.TakeInjection(context.Background(), bob, -1); hub.ErrorCode(err) != hub.EINVALID {
+	if _, err := h.Injections.TakeInjection(context.Background(), bob, -1); hub.ErrorCode(err) != hub.EINVALID {
 		t.Errorf("limit -1: %v, want EINVALID", err)
 	}
 }

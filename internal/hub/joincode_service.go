@@ -46,7 +46,7 @@ type CreateJoinCodeRequest struct {
 // once. The role is what CreateAgent accepts as a role (free text, at most
 // 200 bytes): every agent the code registers gets it, and is put in the
 // code's project. Errors: EINVALID, ENOTFOUND (no such project).
-func (s *Service) CreateJoinCode(ctx context.Context, req CreateJoinCodeRequest) (*JoinCode, string, error) {
+func (s *Agents) CreateJoinCode(ctx context.Context, req CreateJoinCodeRequest) (*JoinCode, string, error) {
 	if req.ExpiresIn == 0 {
 		req.ExpiresIn = joinCodeDefaultTTL
 	}
@@ -95,7 +95,7 @@ func (s *Service) CreateJoinCode(ctx context.Context, req CreateJoinCodeRequest)
 }
 
 // ListJoinCodes returns every join code, newest first.
-func (s *Service) ListJoinCodes(ctx context.Context) ([]*JoinCode, error) {
+func (s *Agents) ListJoinCodes(ctx context.Context) ([]*JoinCode, error) {
 	var cs []*JoinCode
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		cs, err = tx.ListJoinCodes()
@@ -107,7 +107,7 @@ func (s *Service) ListJoinCodes(ctx context.Context) ([]*JoinCode, error) {
 // RevokeJoinCode revokes a join code: it registers no agent from now on
 // (the agents it registered keep their tokens). Revoking a revoked code
 // changes nothing. Errors: EINVALID, ENOTFOUND.
-func (s *Service) RevokeJoinCode(ctx context.Context, id int64) (*JoinCode, error) {
+func (s *Agents) RevokeJoinCode(ctx context.Context, id int64) (*JoinCode, error) {
 	if id <= 0 {
 		return nil, Errorf(EINVALID, "join code ID %d is invalid: give the ID `hubctl join-codes list` shows", id)
 	}
@@ -133,7 +133,7 @@ func (s *Service) RevokeJoinCode(ctx context.Context, id int64) (*JoinCode, erro
 // before its body is read: nil when code exists and can register an agent
 // now, else why not (EUNAUTHORIZED for a code of the wrong shape or
 // unknown, see JoinCode.Refusal for the others). One indexed read at most.
-func (s *Service) CheckJoinCode(ctx context.Context, code string) error {
+func (s *Agents) CheckJoinCode(ctx context.Context, code string) error {
 	if !LooksLikeJoinCode(code) {
 		return errUnknownJoinCode()
 	}
@@ -164,7 +164,7 @@ type JoinRequest struct {
 // is an event of the new agent. Errors: EUNAUTHORIZED (unknown code),
 // EPERMISSION (revoked), EPRECONDITION (expired, used up), EINVALID,
 // ECONFLICT (name taken).
-func (s *Service) Join(ctx context.Context, req JoinRequest) (*Agent, string, error) {
+func (s *Agents) Join(ctx context.Context, req JoinRequest) (*Agent, string, error) {
 	if !LooksLikeJoinCode(req.Code) {
 		return nil, "", errUnknownJoinCode()
 	}

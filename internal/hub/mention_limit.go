@@ -8,7 +8,7 @@ const DefaultMaxMentions = 100
 
 // checkMentions refuses a post whose body and mentions name more distinct
 // agents than the limit. It runs before the write transaction.
-func (s *Service) checkMentions(req *PostRequest) error {
+func (s *Messages) checkMentions(req *PostRequest) error {
 	limit := s.cfg.MaxMentions
 	if limit <= 0 {
 		limit = DefaultMaxMentions

@@ -7,11 +7,23 @@ import (
 	"unicode/utf8"
 )
 
+// Messages is the service of messages and channels: posting, listing,
+// reading, searching.
+type Messages struct {
+	*core
+	receipts *Receipts // a read marks what it hands out delivered
+}
+
+// NewMessages returns the messages' service.
+func NewMessages(c *Core, receipts *Receipts) *Messages {
+	return &Messages{core: c.core, receipts: receipts}
+}
+
 // Post posts a message from sender: an agent (the token's), or nil for a
 // system sender named by from (SenderAdmin, SenderOrchestrator). Errors:
 // EINVALID, ENOTFOUND (unknown recipient or reply_to), EPRECONDITION
 // (disabled recipient), EEXHAUSTED (fan-out above the limit).
-func (s *Service) Post(ctx context.Context, sender *Agent, from string, req PostRequest) (*Message, error) {
+func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req PostRequest) (*Message, error) {
 	if sender != nil {
 		from = sender.Name
 	}
@@ -46,7 +58,7 @@ func (s *Service) Post(ctx context.Context, sender *Agent, from string, req Post
 	return m, nil
 }
 
-func (s *Service) validatePost(req *PostRequest) error {
+func (s *Messages) validatePost(req *PostRequest) error {
 	if err := s.checkPost(req); err != nil {
 		return err
 	}
@@ -56,7 +68,7 @@ func (s *Service) validatePost(req *PostRequest) error {
 
 // checkPost is validatePost without parsing the body's @mentions (for
 // system messages whose recipients and mentions are given, such as nudges).
-func (s *Service) checkPost(req *PostRequest) error {
+func (s *core) checkPost(req *PostRequest) error {
 	if req.Kind == "" {
 		req.Kind = KindMessage
 	}
@@ -94,7 +106,7 @@ func (s *Service) checkPost(req *PostRequest) error {
 
 // route resolves the recipients of m inside tx, inserts it and returns the
 // IDs of the agents to wake.
-func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now time.Time) ([]int64, error) {
+func (s *Messages) route(tx Tx, sender *Agent, m *Message, req PostRequest, now time.Time) ([]int64, error) {
 	reach := &lazyReach{tx: tx, caller: sender}
 	if m.ReplyTo != 0 {
 		parent, err := tx.MessageByID(m.ReplyTo)
@@ -187,7 +199,7 @@ func (s *Service) route(tx Tx, sender *Agent, m *Message, req PostRequest, now t
 // its ID; the message takes the channel's project. A channel of the
 // sender's own project is created on first use and joined by the sender;
 // a linked project's channel must exist and is not joined (project.go).
-func (s *Service) postChannel(tx Tx, reach *lazyReach, m *Message, ref string, now time.Time) (int64, error) {
+func (s *Messages) postChannel(tx Tx, reach *lazyReach, m *Message, ref string, now time.Time) (int64, error) {
 	c, err := ParseChannelRef(ref, m.Project)
 	if err != nil {
 		return 0, err
@@ -222,7 +234,7 @@ func (s *Service) postChannel(tx Tx, reach *lazyReach, m *Message, ref string, n
 
 // List returns the caller's messages after a cursor, the next cursor and
 // whether more are waiting. Errors: EINVALID.
-func (s *Service) List(ctx context.Context, caller *Agent, req ListRequest) ([]*Message, int64, bool, error) {
+func (s *Messages) List(ctx context.Context, caller *Agent, req ListRequest) ([]*Message, int64, bool, error) {
 	after, limit, err := s.listParams(req.AfterID, req.Limit, req.Channel)
 	if err != nil {
 		return nil, 0, false, err
@@ -246,7 +258,7 @@ func (s *Service) List(ctx context.Context, caller *Agent, req ListRequest) ([]*
 		return nil, 0, false, err
 	}
 	msgs, cursor, more := page(msgs, limit, after)
-	if err := s.markDelivered(ctx, caller.ID, msgs); err != nil {
+	if err := s.receipts.markDelivered(ctx, caller.ID, msgs); err != nil {
 		return nil, 0, false, err
 	}
 	SortByPriority(msgs)
@@ -255,7 +267,7 @@ func (s *Service) List(ctx context.Context, caller *Agent, req ListRequest) ([]*
 
 // listParams validates a message list's cursor, size and channel filter
 // ("" = any channel). Errors: EINVALID.
-func (s *Service) listParams(afterID string, limit int, channel string) (int64, int, error) {
+func (s *Messages) listParams(afterID string, limit int, channel string) (int64, int, error) {
 	after, err := ParseMessageID("after_id", afterID)
 	if err != nil {
 		return 0, 0, err
@@ -273,7 +285,7 @@ func (s *Service) listParams(afterID string, limit int, channel string) (int64, 
 }
 
 // limit validates a requested list size: 0 means def, the maximum is s.cfg.MaxListLimit.
-func (s *Service) limit(n, def int) (int, error) {
+func (s *core) limit(n, def int) (int, error) {
 	switch {
 	case n < 0:
 		return 0, Errorf(EINVALID, "limit %d is negative: give 1-%d, or 0 for the default (%d)", n, s.cfg.MaxListLimit, def)
@@ -288,7 +300,7 @@ func (s *Service) limit(n, def int) (int, error) {
 // MarkRead moves the caller's read cursor up to upToID ("" = everything
 // delivered so far); it never moves back. It returns the unread count left
 // and the cursor. Errors: EINVALID.
-func (s *Service) MarkRead(ctx context.Context, caller *Agent, upToID string) (int64, int64, error) {
+func (s *Messages) MarkRead(ctx context.Context, caller *Agent, upToID string) (int64, int64, error) {
 	upTo, err := ParseMessageID("up_to_id", upToID)
 	if err != nil {
 		return 0, 0, err
@@ -326,7 +338,7 @@ func (s *Service) MarkRead(ctx context.Context, caller *Agent, upToID string) (i
 
 // JoinChannel subscribes the caller to a channel, creating it on first use,
 // and returns its members. Errors: EINVALID.
-func (s *Service) JoinChannel(ctx context.Context, caller *Agent, channel string) ([]string, error) {
+func (s *Messages) JoinChannel(ctx context.Context, caller *Agent, channel string) ([]string, error) {
 	c, err := ownChannel(caller, channel)
 	if err != nil {
 		return nil, err
@@ -359,7 +371,7 @@ func ownChannel(caller *Agent, channel string) (ChannelRef, error) {
 }
 
 // LeaveChannel unsubscribes the caller. Errors: EINVALID, ENOTFOUND.
-func (s *Service) LeaveChannel(ctx context.Context, caller *Agent, channel string) error {
+func (s *Messages) LeaveChannel(ctx context.Context, caller *Agent, channel string) error {
 	c, err := ownChannel(caller, channel)
 	if err != nil {
 		return err
@@ -374,7 +386,7 @@ func (s *Service) LeaveChannel(ctx context.Context, caller *Agent, channel strin
 }
 
 // AdminList lists messages for the admin view. Errors: EINVALID, ENOTFOUND.
-func (s *Service) AdminList(ctx context.Context, req AdminListRequest) ([]*Message, int64, bool, error) {
+func (s *Messages) AdminList(ctx context.Context, req AdminListRequest) ([]*Message, int64, bool, error) {
 	if req.Project != "" {
 		if err := ValidateProjectName(req.Project); err != nil {
 			return nil, 0, false, err

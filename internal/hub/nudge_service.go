@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -68,7 +69,7 @@ type NudgeClaim struct {
 // CheckNudges looks at up to set.BatchLimit agents whose nudge check is due
 // at now and nudges those that need it, waking them. more is true when the
 // batch was full.
-func (s *Service) CheckNudges(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
+func (s *Schedule) CheckNudges(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
 	if ok, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueAgentChecks(now, 1) }); !ok || err != nil {
 		return NudgeResult{}, false, err
 	}
@@ -98,7 +99,7 @@ type nudgedBatch struct {
 // set.BatchLimit agents whose nudge check is due at now and nudges those
 // that need it. known holds agents already read in tx with their liveness
 // state, by ID (DueNudges reads the others).
-func (s *Service) nudgeBatch(tx Tx, now time.Time, set ScheduleSettings, known map[int64]AgentLiveness) (nudgedBatch, error) {
+func (s *Schedule) nudgeBatch(tx Tx, now time.Time, set ScheduleSettings, known map[int64]AgentLiveness) (nudgedBatch, error) {
 	rows, err := tx.DueNudges(now, set.BatchLimit, known)
 	if err != nil {
 		return nudgedBatch{}, err
@@ -147,7 +148,7 @@ func (s *Service) nudgeBatch(tx Tx, now time.Time, set ScheduleSettings, known m
 // the orchestrator mentioning it, with text or, when text is empty, a
 // default that says how long the agent has been quiet. It wakes the agent's
 // parked waits. Errors: ENOTFOUND, EPRECONDITION (disabled agent), EINVALID.
-func (s *Service) Nudge(ctx context.Context, name, text string) (*Message, error) {
+func (s *Schedule) Nudge(ctx context.Context, name, text string) (*Message, error) {
 	now := s.clock.Now()
 	var m *Message
 	var wake []int64
@@ -185,7 +186,7 @@ func (s *Service) Nudge(ctx context.Context, name, text string) (*Message, error
 // to a that mentions it. The recipient is known, so the message is inserted
 // directly rather than routed (no name lookups: the sweep does this for
 // many agents per tick).
-func (s *Service) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
+func (s *Schedule) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
 	m, ds, err := s.nudgeMessage(a, body, now)
 	if err != nil {
 		return nil, nil, err
@@ -198,7 +199,7 @@ func (s *Service) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Messa
 
 // nudgeMessage returns the nudge to a with body, checked as any post, and
 // its delivery, for postNudge or a batch of nudges to insert.
-func (s *Service) nudgeMessage(a *Agent, body string, now time.Time) (*Message, []Delivery, error) {
+func (s *core) nudgeMessage(a *Agent, body string, now time.Time) (*Message, []Delivery, error) {
 	name := []string{a.Name} // addressee and mention: read only, shared
 	req := PostRequest{To: name, Body: body, Mentions: name, Kind: KindNudge}
 	if err := s.checkPost(&req); err != nil { // the mention is given: no need to parse the body
@@ -213,7 +214,7 @@ const metaMentionCursor = "nudge_mention_cursor"
 
 // checkNudgesEach is CheckNudges one agent at a time, each in its own
 // write: the fallback when the batch fails.
-func (s *Service) checkNudgesEach(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
+func (s *Schedule) checkNudgesEach(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
 	var ids []int64
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		ids, err = tx.DueAgentChecks(now, set.BatchLimit)
@@ -231,7 +232,7 @@ func (s *Service) checkNudgesEach(ctx context.Context, now time.Time, set Schedu
 
 // checkNudge looks at one agent inside tx and returns the agents to wake
 // (the agent itself when it was nudged).
-func (s *Service) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSettings) ([]int64, error) {
+func (s *Schedule) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSettings) ([]int64, error) {
 	a, err := tx.AgentByID(id)
 	if ErrorCode(err) == ENOTFOUND {
 		return nil, nil // removed meanwhile; its check row went with it
@@ -278,7 +279,7 @@ type nudgePost struct {
 // nudge message to post (its message nil when none; when there is one, a
 // is to be woken) and the event to record with it; the caller writes them,
 // so that it may batch them.
-func (s *Service) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Time, set ScheduleSettings) (AgentCheck, nudgePost, Event, error) {
+func (s *Schedule) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Time, set ScheduleSettings) (AgentCheck, nudgePost, Event, error) {
 	if a.Disabled() {
 		c.NextCheckAt = now.Add(idleRecheck)
 		return c, nudgePost{}, Event{}, nil
@@ -308,7 +309,7 @@ func (s *Service) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Tim
 // nudgeInput returns what DecideNudge needs about agent a at now, read
 // inside tx: its last conscious activity, the strict deep work in force and
 // its unread mentions.
-func (s *Service) nudgeInput(tx Tx, a *Agent, now time.Time) (NudgeInput, error) {
+func (s *Schedule) nudgeInput(tx Tx, a *Agent, now time.Time) (NudgeInput, error) {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return NudgeInput{}, err
@@ -322,7 +323,7 @@ func (s *Service) nudgeInput(tx Tx, a *Agent, now time.Time) (NudgeInput, error)
 
 // makeNudgeInput returns what DecideNudge needs about agent a at now from
 // its liveness state st and its unread mentions (n, the oldest at oldest).
-func (s *Service) makeNudgeInput(a *Agent, st *LivenessState, n int64, oldest time.Time, now time.Time) NudgeInput {
+func (s *Schedule) makeNudgeInput(a *Agent, st *LivenessState, n int64, oldest time.Time, now time.Time) NudgeInput {
 	in := NudgeInput{AgentName: a.Name, LastActivity: st.LastConsciousActivity(), Locale: s.locale(a), Location: s.cfg.Location,
 		UnreadMentions: n, OldestMention: oldest}
 	if dw := st.ActiveDeepWork; dw != nil && dw.Mode == DeepWorkStrict && dw.InForce(now) {
@@ -336,7 +337,7 @@ func (s *Service) makeNudgeInput(a *Agent, st *LivenessState, n int64, oldest ti
 // The cursor moves past every message the scan covered, nudges included
 // (they are not mentions to schedule), so each scan reads only what was
 // posted since the last one, however many nudges came before.
-func (s *Service) ScanMentions(ctx context.Context, set ScheduleSettings) error {
+func (s *Schedule) ScanMentions(ctx context.Context, set ScheduleSettings) error {
 	var cursor, next int64
 	var ds []MentionDelivery
 	fresh := false
@@ -409,4 +410,52 @@ type DueNudge struct {
 	State          *LivenessState
 	UnreadMentions int64     // unread messages mentioning the agent (not counting nudges)
 	OldestMention  time.Time // the oldest of them
+}
+
+// SweepResult counts what SweepHealthAndNudge did.
+type SweepResult struct {
+	Evaluated int // agents whose health was re-evaluated
+	Events    int // health and deep work events recorded
+	NudgeResult
+}
+
+// SweepHealthAndNudge does in one write transaction what SweepHealth and
+// then CheckNudges do in two: up to set.BatchLimit due health evaluations,
+// then up to set.BatchLimit due nudge checks, which take an agent the
+// sweep has just evaluated, and its liveness state, from the sweep instead
+// of reading them again. When that transaction fails, it runs SweepHealth and
+// CheckNudges, each with its own fallback, so that one failing does not
+// hold the other. more is true when either batch was full.
+func (s *Schedule) SweepHealthAndNudge(ctx context.Context, now time.Time, set ScheduleSettings) (_ SweepResult, more bool, _ error) {
+	health, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueLiveness(now, 1) })
+	if err != nil {
+		return SweepResult{}, false, err
+	}
+	if !health {
+		r, more, err := s.CheckNudges(ctx, now, set)
+		return SweepResult{NudgeResult: r}, more, err
+	}
+	var sw sweptBatch
+	var nu nudgedBatch
+	err = s.store.Update(ctx, func(tx Tx) (err error) {
+		if sw, err = s.liveness.sweepBatch(tx, now, set.BatchLimit); err != nil {
+			return err
+		}
+		nu, err = s.nudgeBatch(tx, now, set, sw.agents)
+		return err
+	})
+	if err == nil {
+		s.waiters.Notify(nu.wake...)
+		r := SweepResult{Evaluated: sw.evaluated, Events: sw.events, NudgeResult: NudgeResult{Checked: nu.checked, Nudged: len(nu.wake)}}
+		return r, sw.evaluated == set.BatchLimit || nu.checked == set.BatchLimit, nil
+	}
+	if ctx.Err() != nil {
+		return SweepResult{}, false, err
+	}
+	var r SweepResult
+	var hmore, nmore bool
+	r.Evaluated, r.Events, hmore, err = s.liveness.SweepHealth(ctx, now, set.BatchLimit)
+	var nerr error
+	r.NudgeResult, nmore, nerr = s.CheckNudges(ctx, now, set)
+	return r, hmore || nmore, errors.Join(err, nerr)
 }

@@ -16,7 +16,7 @@ type AgentOverview struct {
 
 // AgentOverviews returns every agent (disabled ones too when asked) with its
 // health, unread counts and parked waits, read in one snapshot.
-func (s *Service) AgentOverviews(ctx context.Context, includeDisabled bool) ([]AgentOverview, error) {
+func (s *Liveness) AgentOverviews(ctx context.Context, includeDisabled bool) ([]AgentOverview, error) {
 	var out []AgentOverview
 	err := s.store.View(ctx, func(tx Tx) error {
 		as, err := tx.ListAgents(includeDisabled)

@@ -30,7 +30,7 @@ func TestAgentOverviewsAndActivity(t *testing.T) {
 	if _, err := h.Checkpoint(ctx, busy, "still on it"); err != nil {
 		t.Fatal(err)
 	}
-	w, err := h.Waiters().Register(quiet.ID, 0, nil)
+	w, err := h.Waiters.Register(quiet.ID, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

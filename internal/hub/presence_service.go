@@ -18,17 +18,17 @@ type AgentPresence struct {
 }
 
 // PresenceOf returns agent a's presence now (for agent views).
-func (s *Service) PresenceOf(a *Agent) AgentPresence {
+func (s *Liveness) PresenceOf(a *Agent) AgentPresence {
 	return s.presenceAt(a, s.clock.Now())
 }
 
-func (s *Service) presenceAt(a *Agent, now time.Time) AgentPresence {
+func (s *core) presenceAt(a *Agent, now time.Time) AgentPresence {
 	lastCall, beat := s.presence.LastCall(a.ID)
 	p := AgentPresence{LastSeenAt: a.LastSeenAt, LastInteractionBeat: max(beat, a.LastInteractionBeat)}
 	if lastCall.After(p.LastSeenAt) {
 		p.LastSeenAt = lastCall
 	}
-	p.SinceLast = SinceLast(s.Beat(), p.LastInteractionBeat)
+	p.SinceLast = SinceLast(s.beat.Load(), p.LastInteractionBeat)
 	p.State = DecidePresence(p.LastSeenAt, s.waiters.AgentCount(a.ID), now, s.cfg.Health)
 	return p
 }
@@ -39,7 +39,7 @@ func (s *Service) presenceAt(a *Agent, now time.Time) AgentPresence {
 // caller's nudge check is moved to its call plus the inactivity timeout
 // when that is sooner (usually it is not, and nothing changes). It returns
 // how many agents were flushed.
-func (s *Service) FlushPresence(ctx context.Context, now time.Time, set ScheduleSettings) (int, error) {
+func (s *Liveness) FlushPresence(ctx context.Context, now time.Time, set ScheduleSettings) (int, error) {
 	touches := s.presence.Flush()
 	if len(touches) == 0 {
 		return 0, nil
@@ -75,7 +75,7 @@ type onlineNames struct{ online, waiting []string }
 // recomputed at most once a second from memory (no store read): a status
 // is part of every wait reply, and 10,000 waiters woken at once must not
 // each walk every agent.
-func (s *Service) onlineByProject(now time.Time) map[string]onlineNames {
+func (s *Liveness) onlineByProject(now time.Time) map[string]onlineNames {
 	s.onlineMu.Lock()
 	defer s.onlineMu.Unlock()
 	if !s.onlineAt.IsZero() && now.Sub(s.onlineAt) < time.Second && now.After(s.onlineAt) {
@@ -116,7 +116,7 @@ func firstNames(names []string) []string {
 // onlineNamesFor returns who caller may see active or waiting: the agents
 // of its project and of the projects linked to it (the links are read
 // only when someone of another project is online).
-func (s *Service) onlineNamesFor(tx Tx, caller *Agent, now time.Time) (online, waiting []string, err error) {
+func (s *Liveness) onlineNamesFor(tx Tx, caller *Agent, now time.Time) (online, waiting []string, err error) {
 	by := s.onlineByProject(now)
 	home := ProjectOr(caller.Project)
 	projects := []string{home}

@@ -5,6 +5,14 @@ import (
 	"slices"
 )
 
+// Projects is the service of projects and the links between them.
+type Projects struct {
+	*core
+}
+
+// NewProjects returns the projects' service.
+func NewProjects(c *Core) *Projects { return &Projects{core: c.core} }
+
 // ProjectTx stores projects and the links between them.
 type ProjectTx interface {
 	// CreateProject inserts p. ECONFLICT if the name is taken.
@@ -24,7 +32,7 @@ type ProjectTx interface {
 }
 
 // CreateProject creates a project. Errors: EINVALID, ECONFLICT.
-func (s *Service) CreateProject(ctx context.Context, name string) (*Project, error) {
+func (s *Projects) CreateProject(ctx context.Context, name string) (*Project, error) {
 	if err := ValidateProjectName(name); err != nil {
 		return nil, err
 	}
@@ -34,7 +42,7 @@ func (s *Service) CreateProject(ctx context.Context, name string) (*Project, err
 }
 
 // ListProjects lists every project with its links and agent count.
-func (s *Service) ListProjects(ctx context.Context) ([]*Project, error) {
+func (s *Projects) ListProjects(ctx context.Context) ([]*Project, error) {
 	var ps []*Project
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		ps, err = tx.ListProjects()
@@ -46,7 +54,7 @@ func (s *Service) ListProjects(ctx context.Context) ([]*Project, error) {
 // LinkProjects links two projects (see project.go for what a link allows);
 // linking linked projects again changes nothing. Errors: EINVALID,
 // ENOTFOUND (a project).
-func (s *Service) LinkProjects(ctx context.Context, a, b string) error {
+func (s *Projects) LinkProjects(ctx context.Context, a, b string) error {
 	a, b, err := OrderedLink(a, b)
 	if err != nil {
 		return err
@@ -64,7 +72,7 @@ func (s *Service) LinkProjects(ctx context.Context, a, b string) error {
 
 // UnlinkProjects removes the link between two projects. Errors: EINVALID,
 // ENOTFOUND (no such link).
-func (s *Service) UnlinkProjects(ctx context.Context, a, b string) error {
+func (s *Projects) UnlinkProjects(ctx context.Context, a, b string) error {
 	a, b, err := OrderedLink(a, b)
 	if err != nil {
 		return err
@@ -151,7 +159,7 @@ func (l *lazyReach) visibleAgent(name string) (Addressee, error) {
 }
 
 // visibleOf keeps the items whose project the caller may see.
-func visibleOf[T any](ctx context.Context, s *Service, caller *Agent, items []T, project func(T) string) ([]T, error) {
+func visibleOf[T any](ctx context.Context, s *core, caller *Agent, items []T, project func(T) string) ([]T, error) {
 	if caller == nil {
 		return items, nil
 	}

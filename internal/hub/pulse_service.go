@@ -61,7 +61,7 @@ type PulseStatus struct {
 }
 
 // pulseStatus evaluates p at now.
-func (s *Service) pulseStatus(p *Pulse, busy time.Duration, now time.Time) PulseStatus {
+func (s *Schedule) pulseStatus(p *Pulse, busy time.Duration, now time.Time) PulseStatus {
 	_, reason := ShouldPulse(p.Config, p.State, s.lastCallForBusy(p.Config.AgentID), now, busy, s.cfg.Location)
 	return PulseStatus{Pulse: *p, Reason: reason, NextDueAt: NextPulseAt(p.Config, p.State)}
 }
@@ -69,7 +69,7 @@ func (s *Service) pulseStatus(p *Pulse, busy time.Duration, now time.Time) Pulse
 // SetPulseConfig sets the pulse schedule of the agent named agentName,
 // keeping its pulse state. An Interval of 0 means DefaultPulseInterval.
 // Errors: EINVALID, ENOTFOUND.
-func (s *Service) SetPulseConfig(ctx context.Context, agentName string, cfg PulseConfig) (*PulseStatus, error) {
+func (s *Schedule) SetPulseConfig(ctx context.Context, agentName string, cfg PulseConfig) (*PulseStatus, error) {
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultPulseInterval
 	}
@@ -113,7 +113,7 @@ func (s *Service) SetPulseConfig(ctx context.Context, agentName string, cfg Puls
 
 // ListPulses returns every configured pulse with the reason it would or
 // would not fire now.
-func (s *Service) ListPulses(ctx context.Context) ([]PulseStatus, error) {
+func (s *Schedule) ListPulses(ctx context.Context) ([]PulseStatus, error) {
 	now := s.clock.Now()
 	var out []PulseStatus
 	err := s.store.View(ctx, func(tx Tx) error {
@@ -144,7 +144,7 @@ func pulseBody(instructions, heartbeatID, channel string, loc Locale) string {
 // heartbeat ID, a heartbeat message with the instructions, and the state
 // marked unanswered. It returns the message, or nil when the store says
 // this pulse was already sent (p is stale: another orchestrator sent it).
-func (s *Service) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, now time.Time) (*Message, error) {
+func (s *Schedule) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, now time.Time) (*Message, error) {
 	if fresh, err := tx.RecordPulse(a.ID, p.State.PulseCount+1, now); err != nil || !fresh {
 		return nil, err
 	}
@@ -158,11 +158,11 @@ func (s *Service) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, n
 		channel = DefaultPulseChannel(a.Name)
 	}
 	req := PostRequest{To: []string{a.Name}, Body: pulseBody(p.Config.Instructions, hbID, channel, s.locale(a)), Kind: KindHeartbeat}
-	if err := s.validatePost(&req); err != nil {
+	if err := s.messages.validatePost(&req); err != nil {
 		return nil, err
 	}
 	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
-	if _, err := s.route(tx, nil, m, req, now); err != nil {
+	if _, err := s.messages.route(tx, nil, m, req, now); err != nil {
 		return nil, err
 	}
 	st := p.State
@@ -181,7 +181,7 @@ func (s *Service) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, n
 // TriggerPulse sends a pulse to the agent named agentName now, whatever the
 // interval, active hours, pending answer or busy state. Errors: ENOTFOUND,
 // EPRECONDITION (disabled agent, no pulse configured, empty instructions).
-func (s *Service) TriggerPulse(ctx context.Context, agentName string) (*Message, string, error) {
+func (s *Schedule) TriggerPulse(ctx context.Context, agentName string) (*Message, string, error) {
 	now := s.clock.Now()
 	var m *Message
 	var hbID string
@@ -221,7 +221,7 @@ func (s *Service) TriggerPulse(ctx context.Context, agentName string) (*Message,
 // RunPulses checks the pulses due at now (up to limit) and delivers those
 // whose preconditions all hold; the others record why not and when to look
 // again. It returns how many pulses were sent.
-func (s *Service) RunPulses(ctx context.Context, now time.Time, limit int) (int, error) {
+func (s *Schedule) RunPulses(ctx context.Context, now time.Time, limit int) (int, error) {
 	var ids []int64
 	var busy time.Duration
 	err := s.store.View(ctx, func(tx Tx) (err error) {
@@ -276,7 +276,7 @@ type PulseReply struct {
 // and a repeat of its previous output are suppressed, anything else is
 // posted from the caller to its output channel. Errors: EINVALID (text too
 // long), EPRECONDITION (no pulse configured).
-func (s *Service) RespondToPulse(ctx context.Context, caller *Agent, text string) (*PulseReply, error) {
+func (s *Schedule) RespondToPulse(ctx context.Context, caller *Agent, text string) (*PulseReply, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, Errorf(EINVALID, "text is empty: answer HEARTBEAT_OK when there is nothing to report, else a short report")
 	}
@@ -307,11 +307,11 @@ func (s *Service) RespondToPulse(ctx context.Context, caller *Agent, text string
 			}
 			out := PulseMeaningfulText(text)
 			req := PostRequest{Channel: channel, Body: out, Kind: KindMessage}
-			if err := s.validatePost(&req); err != nil {
+			if err := s.messages.validatePost(&req); err != nil {
 				return err
 			}
 			m := &Message{Project: ProjectOr(caller.Project), From: caller.Name, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
-			if wake, err = s.route(tx, caller, m, req, now); err != nil {
+			if wake, err = s.messages.route(tx, caller, m, req, now); err != nil {
 				return err
 			}
 			r.Message, st.LastOutput = m, out
@@ -333,7 +333,7 @@ func (s *Service) RespondToPulse(ctx context.Context, caller *Agent, text string
 // lastCallForBusy returns when the agent last made a call, for the "busy"
 // precondition of pulses: zero while it is parked in WaitForMessages, as an
 // agent waiting for messages is not busy with its own work.
-func (s *Service) lastCallForBusy(agentID int64) time.Time {
+func (s *Schedule) lastCallForBusy(agentID int64) time.Time {
 	if s.waiters.AgentCount(agentID) > 0 {
 		return time.Time{}
 	}

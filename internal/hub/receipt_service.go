@@ -7,6 +7,20 @@ import (
 	"time"
 )
 
+// Receipts is the service of delivery receipts: delivered, read and
+// acknowledged per recipient, and the overdue acknowledgements.
+type Receipts struct {
+	*core
+	deliveries deliveryLog // delivery marks of replies sent, written by Waits.Run
+}
+
+// NewReceipts returns the receipts' service.
+func NewReceipts(c *Core) *Receipts {
+	r := &Receipts{core: c.core}
+	r.deliveries.kick = make(chan struct{}, 1)
+	return r
+}
+
 // ReceiptTx stores the receipts of deliveries: when each left the hub, the
 // read cursor's moves and the acknowledgements.
 type ReceiptTx interface {
@@ -61,7 +75,7 @@ const maxPendingMarks = 4096
 
 // markDelivered records that msgs, just handed to agentID, left the hub.
 // Only those handed out for the first time are recorded.
-func (s *Service) markDelivered(ctx context.Context, agentID int64, msgs []*Message) error {
+func (s *Receipts) markDelivered(ctx context.Context, agentID int64, msgs []*Message) error {
 	var ids []int64
 	for _, m := range msgs {
 		if !m.Delivered {
@@ -89,7 +103,7 @@ func (s *Service) markDelivered(ctx context.Context, agentID int64, msgs []*Mess
 // flushDeliveries writes the pending delivery marks in one transaction,
 // and returns once every mark recorded before it was called is written.
 // On failure they stay pending for the next attempt.
-func (s *Service) flushDeliveries(ctx context.Context) error {
+func (s *Receipts) flushDeliveries(ctx context.Context) error {
 	l := &s.deliveries
 	l.flushing.Lock()
 	defer l.flushing.Unlock()
@@ -122,7 +136,7 @@ func (s *Service) flushDeliveries(ctx context.Context) error {
 // message that did not ask for an acknowledgement may be acknowledged too.
 // Errors: EINVALID (no ID, too many, malformed), ENOTFOUND (an ID the
 // caller did not receive: whether it exists is not told).
-func (s *Service) Acknowledge(ctx context.Context, caller *Agent, ids []string) ([]Ack, error) {
+func (s *Receipts) Acknowledge(ctx context.Context, caller *Agent, ids []string) ([]Ack, error) {
 	if len(ids) == 0 {
 		return nil, Errorf(EINVALID, "ids is empty: give the IDs of the messages to acknowledge")
 	}
@@ -168,12 +182,12 @@ func (s *Service) Acknowledge(ctx context.Context, caller *Agent, ids []string) 
 	return acks, nil
 }
 
-// Receipts returns a message and, per recipient, its delivery, read and
+// Get returns a message and, per recipient, its delivery, read and
 // acknowledgement receipts. With a caller, only its sender may see them:
 // ENOTFOUND for a message the caller neither sent nor received (whether it
 // exists is not told), EPERMISSION for one it only received. Without a
 // caller (the admin) any message. Errors: EINVALID, ENOTFOUND, EPERMISSION.
-func (s *Service) Receipts(ctx context.Context, caller *Agent, id string) (*Message, []Receipt, error) {
+func (s *Receipts) Get(ctx context.Context, caller *Agent, id string) (*Message, []Receipt, error) {
 	n, err := ParseMessageID("id", id)
 	if err != nil {
 		return nil, nil, err
@@ -222,7 +236,7 @@ func (s *Service) Receipts(ctx context.Context, caller *Agent, id string) (*Mess
 // when it ends): one nudge per agent per tick, naming all its newly overdue messages,
 // at high priority. One query finds them, whatever the number of agents.
 // It returns how many agents it nudged; more is true when the batch was full.
-func (s *Service) CheckAckOverdue(ctx context.Context, now time.Time, set ScheduleSettings) (nudged int, more bool, _ error) {
+func (s *Receipts) CheckAckOverdue(ctx context.Context, now time.Time, set ScheduleSettings) (nudged int, more bool, _ error) {
 	cutoff := now.Add(-set.AckOverdue)
 	// Most ticks find nothing: look in a read first, so that they cost no write.
 	var due []PendingAck

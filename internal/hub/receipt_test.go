@@ -115,7 +115,7 @@ func TestReceiptsFlow(t *testing.T) {
 	id := strconv.FormatInt(m.ID, 10)
 	receipts := func(caller *hub.Agent) map[string]hub.Receipt {
 		t.Helper()
-		got, rs, err := h.Receipts(ctx, caller, id)
+		got, rs, err := h.Receipts.Get(ctx, caller, id)
 		if err != nil {
 			t.Fatalf("Receipts: %v", err)
 		}
@@ -174,11 +174,11 @@ func TestReceiptsFlow(t *testing.T) {
 	wantCode(t, "ack of no ID", err, hub.EINVALID)
 	_, err = h.Acknowledge(ctx, bob, []string{"abc"})
 	wantCode(t, "ack of a malformed ID", err, hub.EINVALID)
-	_, _, err = h.Receipts(ctx, eve, id)
+	_, _, err = h.Receipts.Get(ctx, eve, id)
 	wantCode(t, "receipts for a stranger", err, hub.ENOTFOUND)
-	_, _, err = h.Receipts(ctx, bob, id)
+	_, _, err = h.Receipts.Get(ctx, bob, id)
 	wantCode(t, "receipts for a recipient", err, hub.EPERMISSION)
-	_, _, err = h.Receipts(ctx, nil, "999999")
+	_, _, err = h.Receipts.Get(ctx, nil, "999999")
 	wantCode(t, "admin receipts of an unknown ID", err, hub.ENOTFOUND)
 }
 
@@ -324,7 +324,7 @@ func TestDeliveryMarksWrittenByRun(t *testing.T) {
 	if stored(m2.ID) {
 		t.Fatal("a mark was written with Run stopped: the test does not see the buffer")
 	}
-	if _, rs, err := h.Receipts(context.Background(), alice, strconv.FormatInt(m2.ID, 10)); err != nil || rs[0].DeliveredAt.IsZero() {
+	if _, rs, err := h.Receipts.Get(context.Background(), alice, strconv.FormatInt(m2.ID, 10)); err != nil || rs[0].DeliveredAt.IsZero() {
 		t.Fatalf("receipts read: %+v, %v; want the pending mark written first", rs, err)
 	}
 	if !stored(m2.ID) {
@@ -367,14 +367,14 @@ func TestReceiptsWaitForMarksBeingWritten(t *testing.T) {
 	}
 	gs.armed.Store(true)
 	first := make(chan error, 1)
-	go func() { _, _, err := svc.Receipts(ctx, alice, id); first <- err }() // takes the mark; its write is held
+	go func() { _, _, err := svc.Receipts.Get(ctx, alice, id); first <- err }() // takes the mark; its write is held
 	<-gs.held
 	type result struct {
 		rs  []hub.Receipt
 		err error
 	}
 	second := make(chan result, 1)
-	go func() { _, rs, err := svc.Receipts(ctx, alice, id); second <- result{rs, err} }()
+	go func() { _, rs, err := svc.Receipts.Get(ctx, alice, id); second <- result{rs, err} }()
 	select {
 	case r := <-second:
 		t.Fatalf("a receipts read answered (%+v, %v) while the mark it must show was still being written", r.rs, r.err)
@@ -404,7 +404,7 @@ func TestInjectionDelivers(t *testing.T) {
 	}
 	h.Clock.Advance(time.Minute)
 	h.inbox(t, bob)
-	_, rs, err := h.Receipts(ctx, alice, strconv.FormatInt(m.ID, 10))
+	_, rs, err := h.Receipts.Get(ctx, alice, strconv.FormatInt(m.ID, 10))
 	if err != nil || len(rs) != 1 || !rs[0].DeliveredAt.Equal(injected) {
 		t.Errorf("receipts %+v, %v: want delivered at the injection, %v", rs, err, injected)
 	}

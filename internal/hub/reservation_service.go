@@ -6,6 +6,14 @@ import (
 	"time"
 )
 
+// Reservations is the service of path reservations.
+type Reservations struct {
+	*core
+}
+
+// NewReservations returns the reservations' service.
+func NewReservations(c *Core) *Reservations { return &Reservations{core: c.core} }
+
 // ReservationTx stores path reservations.
 type ReservationTx interface {
 	// ActiveReservations returns the reservations expiring after now, of
@@ -44,7 +52,7 @@ const (
 // inside the write transaction, so of many agents racing for the same
 // paths exactly one gets an exclusive reservation. Errors: EINVALID,
 // EPRECONDITION (an exclusive conflict, naming the holder), EEXHAUSTED.
-func (s *Service) ReservePaths(ctx context.Context, caller *Agent, req ReservationRequest) ([]*Reservation, []Conflict, error) {
+func (s *Reservations) ReservePaths(ctx context.Context, caller *Agent, req ReservationRequest) ([]*Reservation, []Conflict, error) {
 	if err := validateReservationRequest(&req); err != nil {
 		return nil, nil, err
 	}
@@ -78,7 +86,7 @@ func (s *Service) ReservePaths(ctx context.Context, caller *Agent, req Reservati
 // shortens a lease), and returns them. Errors: EINVALID (ttl),
 // ENOTFOUND (an ID that is not an active reservation of the caller;
 // nothing is renewed).
-func (s *Service) RenewReservations(ctx context.Context, caller *Agent, ids []int64, ttl time.Duration) ([]*Reservation, error) {
+func (s *Reservations) RenewReservations(ctx context.Context, caller *Agent, ids []int64, ttl time.Duration) ([]*Reservation, error) {
 	ttl, err := ReservationTTL(ttl)
 	if err != nil {
 		return nil, err
@@ -133,7 +141,7 @@ func pickReservations(mine []*Reservation, ids []int64) ([]*Reservation, error) 
 // patterns (all of the caller's when both are empty) and returns those it
 // released. Releasing what is no longer held is not an error: the result
 // says what was released. Errors: EINVALID (a pattern).
-func (s *Service) ReleasePaths(ctx context.Context, caller *Agent, ids []int64, patterns []string) ([]*Reservation, error) {
+func (s *Reservations) ReleasePaths(ctx context.Context, caller *Agent, ids []int64, patterns []string) ([]*Reservation, error) {
 	want := map[string]bool{}
 	for _, p := range patterns {
 		n, err := NormalizePattern(p)
@@ -178,7 +186,7 @@ type ReservationFilter struct {
 // Every agent may list every reservation of its project: they exist to be
 // seen. Errors: EINVALID, ENOTFOUND (agent, also one of another project
 // than f.Project).
-func (s *Service) ListReservations(ctx context.Context, f ReservationFilter) ([]*Reservation, error) {
+func (s *Reservations) ListReservations(ctx context.Context, f ReservationFilter) ([]*Reservation, error) {
 	paths := make([]string, len(f.Paths))
 	for i, p := range f.Paths {
 		n, err := NormalizePattern(p)
@@ -219,7 +227,7 @@ func (s *Service) ListReservations(ctx context.Context, f ReservationFilter) ([]
 // ForceReleaseReservation releases reservation id whoever holds it, and
 // records a reservation_released event on the holder naming the pattern
 // and reason. Errors: ENOTFOUND (no such active reservation), EINVALID.
-func (s *Service) ForceReleaseReservation(ctx context.Context, id int64, reason string) (*Reservation, error) {
+func (s *Reservations) ForceReleaseReservation(ctx context.Context, id int64, reason string) (*Reservation, error) {
 	if err := validateAgentText("reason", reason, maxReasonBytes); err != nil {
 		return nil, err
 	}
@@ -256,7 +264,7 @@ func (s *Service) ForceReleaseReservation(ctx context.Context, id int64, reason 
 // of an agent that is disabled or made no call for releaseAfter (recording
 // a reservation_released event for each such agent). It returns how many
 // reservations went.
-func (s *Service) ExpireReservations(ctx context.Context, now time.Time, releaseAfter time.Duration, limit int) (expired, released int, err error) {
+func (s *Reservations) ExpireReservations(ctx context.Context, now time.Time, releaseAfter time.Duration, limit int) (expired, released int, err error) {
 	err = s.store.Update(ctx, func(tx Tx) error {
 		expired, released = 0, 0
 		var err error

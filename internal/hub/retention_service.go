@@ -19,7 +19,7 @@ type RetentionTx interface {
 // PruneMessageBatch deletes up to limit of the oldest messages created
 // before before, in one write transaction, and returns how many it
 // deleted.
-func (s *Service) PruneMessageBatch(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (s *Ops) PruneMessageBatch(ctx context.Context, before time.Time, limit int) (int64, error) {
 	var n int64
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
@@ -33,7 +33,7 @@ func (s *Service) PruneMessageBatch(ctx context.Context, before time.Time, limit
 // batch, and returns how many it deleted. Errors: EINVALID (a time in the
 // future or missing), ctx.Err() (what was deleted stays
 // deleted).
-func (s *Service) PruneMessages(ctx context.Context, before time.Time) (int64, error) {
+func (s *Ops) PruneMessages(ctx context.Context, before time.Time) (int64, error) {
 	if before.IsZero() {
 		return 0, Errorf(EINVALID, "before is required: messages created before this time are deleted")
 	}

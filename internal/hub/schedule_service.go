@@ -8,9 +8,22 @@ import (
 	"time"
 )
 
+// Schedule is the service of the orchestrator's timed work: the beat,
+// heartbeat pulses, cron jobs and nudges.
+type Schedule struct {
+	*core
+	messages *Messages // pulses, cron jobs and nudges post messages
+	liveness *Liveness // the health sweep runs with the nudges
+}
+
+// NewSchedule returns the schedule's service.
+func NewSchedule(c *Core, messages *Messages, liveness *Liveness) *Schedule {
+	return &Schedule{core: c.core, messages: messages, liveness: liveness}
+}
+
 // anyDue reports whether due, run in a read transaction, finds an agent:
 // a tick with nothing due then takes no write transaction.
-func (s *Service) anyDue(ctx context.Context, due func(tx Tx) ([]int64, error)) (bool, error) {
+func (s *core) anyDue(ctx context.Context, due func(tx Tx) ([]int64, error)) (bool, error) {
 	var ids []int64
 	err := s.store.View(ctx, func(tx Tx) (err error) {
 		ids, err = due(tx)
@@ -26,7 +39,7 @@ const (
 
 // PublishScheduleSettings stores the settings the admin views read (the
 // beat interval is saved with the beat state).
-func (s *Service) PublishScheduleSettings(ctx context.Context, c ScheduleSettings) error {
+func (s *Schedule) PublishScheduleSettings(ctx context.Context, c ScheduleSettings) error {
 	return s.store.Update(ctx, func(tx Tx) error {
 		if err := tx.SetMeta(metaTickInterval, strconv.FormatInt(int64(c.TickInterval), 10)); err != nil {
 			return err
@@ -58,7 +71,7 @@ func publishedDuration(tx MetaTx, key string, def time.Duration) time.Duration {
 // that the store groups them into few commits; one failing write does not
 // undo the others. It returns the IDs of the agents to wake and the
 // joined errors.
-func (s *Service) updateEach(ctx context.Context, ids []int64, fn func(tx Tx, id int64) (wake []int64, err error)) ([]int64, error) {
+func (s *core) updateEach(ctx context.Context, ids []int64, fn func(tx Tx, id int64) (wake []int64, err error)) ([]int64, error) {
 	const parallel = 64
 	var (
 		mu    sync.Mutex

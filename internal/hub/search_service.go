@@ -9,7 +9,7 @@ import (
 // req.Agent and req.Project must be empty: an agent searches only what it
 // may read, the messages delivered to it, which is never a message of a
 // project it may not reach (project.go). Errors: EINVALID.
-func (s *Service) Search(ctx context.Context, caller *Agent, req SearchRequest) ([]SearchHit, string, error) {
+func (s *Messages) Search(ctx context.Context, caller *Agent, req SearchRequest) ([]SearchHit, string, error) {
 	if req.Agent != "" || req.Project != "" {
 		return nil, "", Errorf(EINVALID, "agent and project are admin filters: an agent searches its own messages")
 	}
@@ -24,7 +24,7 @@ func (s *Service) Search(ctx context.Context, caller *Agent, req SearchRequest) 
 // AdminSearch finds every message matching req (those delivered to
 // req.Agent, those of req.Project, if set), best first. Errors: EINVALID,
 // ENOTFOUND.
-func (s *Service) AdminSearch(ctx context.Context, req SearchRequest) ([]SearchHit, string, error) {
+func (s *Messages) AdminSearch(ctx context.Context, req SearchRequest) ([]SearchHit, string, error) {
 	q, err := s.searchQuery(req)
 	if err != nil {
 		return nil, "", err
@@ -55,7 +55,7 @@ func (s *Service) AdminSearch(ctx context.Context, req SearchRequest) ([]SearchH
 }
 
 // searchQuery validates req into a store query. Errors: EINVALID.
-func (s *Service) searchQuery(req SearchRequest) (SearchQuery, error) {
+func (s *Messages) searchQuery(req SearchRequest) (SearchQuery, error) {
 	var q SearchQuery
 	var err error
 	if q.Terms, err = ParseSearchTerms(req.Query); err != nil {
@@ -95,7 +95,7 @@ func (s *Service) searchQuery(req SearchRequest) (SearchQuery, error) {
 }
 
 // search runs q, reading one hit more than asked to learn whether more follow.
-func (s *Service) search(ctx context.Context, q SearchQuery) ([]SearchHit, string, error) {
+func (s *Messages) search(ctx context.Context, q SearchQuery) ([]SearchHit, string, error) {
 	limit := q.Limit
 	q.Limit++
 	var hits []SearchHit

@@ -6,7 +6,7 @@ import (
 )
 
 // statusHealth fills the health and deep work of a status.
-func (s *Service) statusHealth(tx Tx, a *Agent, out *Status) error {
+func (s *Liveness) statusHealth(tx Tx, a *Agent, out *Status) error {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return err
@@ -35,9 +35,9 @@ type Status struct {
 }
 
 // Status returns the caller's status.
-func (s *Service) Status(ctx context.Context, caller *Agent) (*Status, error) {
+func (s *Liveness) Status(ctx context.Context, caller *Agent) (*Status, error) {
 	now := s.clock.Now()
-	st := &Status{Agent: caller.Name, Time: now, Beat: s.Beat()}
+	st := &Status{Agent: caller.Name, Time: now, Beat: s.beat.Load()}
 	err := s.store.View(ctx, func(tx Tx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {

@@ -14,10 +14,42 @@ import (
 // coreT0 is the fake clock's starting time in the service tests.
 var coreT0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// testHub is a Service over a SQLite file in a temporary directory, with a
-// fake clock.
+// services are the hub's services over one store, wired as internal/app
+// wires them.
+type services struct {
+	*hub.Core
+	Waiters *hub.Waiters // the registry of parked waits
+	*hub.Agents
+	*hub.Messages
+	*hub.Receipts
+	*hub.Waits
+	*hub.Liveness
+	*hub.Schedule
+	*hub.Reservations
+	*hub.Projects
+	*hub.Injections
+	*hub.Ops
+}
+
+// newServices builds and initialises the services over st.
+func newServices(tb testing.TB, st hub.Store, clock hub.Clock, cfg hub.Config) *services {
+	tb.Helper()
+	waiters := hub.NewWaiters(cfg.WaitLimits)
+	all := hub.NewServices(hub.NewCore(st, clock, cfg, waiters))
+	if err := all.Init(context.Background()); err != nil {
+		tb.Fatalf("Init: %v", err)
+	}
+	return &services{
+		Core: all.Core, Waiters: waiters, Agents: all.Agents, Messages: all.Messages, Receipts: all.Receipts,
+		Waits: all.Waits, Liveness: all.Liveness, Schedule: all.Schedule,
+		Reservations: all.Reservations, Projects: all.Projects, Injections: all.Injections, Ops: all.Ops,
+	}
+}
+
+// testHub is the services over a SQLite file in a temporary directory,
+// with a fake clock.
 type testHub struct {
-	*hub.Service
+	*services
 	DB    *sqlite.DB
 	Path  string
 	Clock *hub.FakeClock
@@ -40,24 +72,16 @@ func newTestHub(tb testing.TB, opts ...func(*hub.Config)) *testHub {
 		o(&cfg)
 	}
 	clock := hub.NewFakeClock(coreT0)
-	svc := hub.NewService(db, clock, cfg)
-	if err := svc.Init(context.Background()); err != nil {
-		tb.Fatalf("Init: %v", err)
-	}
-	return &testHub{Service: svc, DB: db, Path: path, Clock: clock}
+	return &testHub{services: newServices(tb, db, clock, cfg), DB: db, Path: path, Clock: clock}
 }
 
-// over returns another service on h's store seen through st (a wrapper of
+// over returns other services on h's store seen through st (a wrapper of
 // h.DB that counts or holds its calls), with h's clock, initialised.
-func (h *testHub) over(tb testing.TB, st hub.Store) *hub.Service {
+func (h *testHub) over(tb testing.TB, st hub.Store) *services {
 	tb.Helper()
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	svc := hub.NewService(st, h.Clock, cfg)
-	if err := svc.Init(context.Background()); err != nil {
-		tb.Fatalf("Init: %v", err)
-	}
-	return svc
+	return newServices(tb, st, h.Clock, cfg)
 }
 
 // runWatcher runs the fallback watcher until the test ends.

@@ -11,7 +11,7 @@ import "context"
 // TTL would otherwise read its agent twice per call).
 // The read is detached from ctx's cancellation (detachedRead). An error
 // means the store could not tell: it is no verdict on the token.
-func (s *Service) KnownToken(ctx context.Context, token string) (bool, error) {
+func (s *Agents) KnownToken(ctx context.Context, token string) (bool, error) {
 	if token == "" {
 		return false, nil
 	}

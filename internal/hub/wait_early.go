@@ -19,7 +19,7 @@ import (
 // first look found messages does not park: Wait answers with what that
 // look read, reading the store no more than a wait without an early look.
 type EarlyWait struct {
-	s      *Service
+	s      *Waits
 	w      *Waiter
 	caller int64
 	start  time.Time
@@ -36,7 +36,7 @@ type EarlyWait struct {
 // reached, a revoked token, a failed read): Wait then answers as it always
 // does. Call it off the call's goroutine (its store reads grow a stack),
 // then Park on it, and Close it when the call ends.
-func (s *Service) ParkEarly(ctx context.Context, caller *Agent, req WaitRequest) *EarlyWait {
+func (s *Waits) ParkEarly(ctx context.Context, caller *Agent, req WaitRequest) *EarlyWait {
 	if s.cfg.PollOnly {
 		return nil
 	}

@@ -38,7 +38,7 @@ func TestParkEarlyOnlyWhatWouldPark(t *testing.T) {
 		t.Fatal("a wait with a message already there did not keep what its look found")
 	}
 	defer e.Close()
-	if n := h.Waiters().Count(); n != 0 {
+	if n := h.Waiters.Count(); n != 0 {
 		t.Fatalf("%d waits registered, want none", n)
 	}
 	parked := make(chan struct{})
@@ -130,7 +130,7 @@ func TestEarlyLookIsTheWaitsLook(t *testing.T) {
 			t.Errorf("%s: reply = %+v, want messages", name, got)
 		}
 	}
-	if n := svc.Waiters().Count(); n != 0 {
+	if n := svc.Waiters.Count(); n != 0 {
 		t.Fatalf("%d waits registered after the waits returned, want none", n)
 	}
 
@@ -150,7 +150,7 @@ func TestEarlyLookIsTheWaitsLook(t *testing.T) {
 	if err != nil || len(r.Messages) != 1 || r.Messages[0].ID != late.ID {
 		t.Fatalf("Wait after the early look = %+v, %v; want the late message", r, err)
 	}
-	if _, rs, err := svc.Receipts(ctx, alice, hub.FormatMessageID(late.ID)); err != nil || len(rs) != 1 || !rs[0].DeliveredAt.Equal(delivered) {
+	if _, rs, err := svc.Receipts.Get(ctx, alice, hub.FormatMessageID(late.ID)); err != nil || len(rs) != 1 || !rs[0].DeliveredAt.Equal(delivered) {
 		t.Errorf("receipts of the late message = %+v, %v; want delivered at %v", rs, err, delivered)
 	}
 }
@@ -167,7 +167,7 @@ func TestWaitGoesOnFromAnEarlyPark(t *testing.T) {
 	if e == nil {
 		t.Fatal("a wait with nothing to read did not park early")
 	}
-	if n := h.Waiters().AgentCount(bob.ID); n != 1 {
+	if n := h.Waiters.AgentCount(bob.ID); n != 1 {
 		t.Fatalf("%d waits of bob registered, want 1", n)
 	}
 	parked := make(chan struct{})
@@ -182,7 +182,7 @@ func TestWaitGoesOnFromAnEarlyPark(t *testing.T) {
 	if err != nil || len(r.Messages) != 1 || r.Messages[0].Body != "wake up" || r.TimedOut {
 		t.Fatalf("Wait after the early park: %+v %v, want the message", r, err)
 	}
-	if n := h.Waiters().Count(); n != 0 {
+	if n := h.Waiters.Count(); n != 0 {
 		t.Fatalf("%d waits registered after Wait returned, want none", n)
 	}
 }
@@ -203,7 +203,7 @@ func TestEarlyWaitIsItsCallersOnly(t *testing.T) {
 	if _, err := h.Wait(hub.WithEarlyWait(ctx, e), alice, hub.WaitRequest{TimeoutSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.Waiters().AgentCount(bob.ID); n != 1 {
+	if n := h.Waiters.AgentCount(bob.ID); n != 1 {
 		t.Fatalf("%d waits of bob registered after alice's peek, want 1", n)
 	}
 }

@@ -2,8 +2,42 @@ package hub
 
 import (
 	"context"
+	"sync"
 	"time"
 )
+
+// Waits is the service of the long poll (WaitForMessages) and of the
+// fallback watcher that wakes waits for writes made outside this process.
+type Waits struct {
+	*core
+	liveness *Liveness     // a wait's reply carries the caller's status
+	receipts *Receipts     // and marks what it hands out delivered
+	poke     chan struct{} // Poke: the fallback watcher looks now
+
+	// watchFrom is the newest message ID when Init ran: the fallback
+	// watcher's starting point (see Run). Set before Run starts.
+	watchFrom   int64
+	watchInited bool
+	// watched is the newest message ID whose recipients the watcher has
+	// woken (by a look or a report, PostedTo); valid once watching.
+	watchMu  sync.Mutex
+	watched  int64
+	watching bool
+}
+
+// NewWaits returns the waits' service.
+func NewWaits(c *Core, liveness *Liveness, receipts *Receipts) *Waits {
+	return &Waits{core: c.core, liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1)}
+}
+
+// Init reads the newest message ID, from which the fallback watcher starts.
+func (s *Waits) Init(ctx context.Context) error {
+	return s.store.View(ctx, func(tx Tx) (err error) {
+		s.watchFrom, err = tx.MaxMessageID()
+		s.watchInited = err == nil
+		return err
+	})
+}
 
 // Run runs the fallback watcher until ctx ends: every PollInterval, and at
 // once after each Poke, it looks for messages committed by someone other
@@ -11,18 +45,18 @@ import (
 // recipients. Its cost is one or two indexed queries per look, whatever the
 // number of parked waits. It also writes the delivery marks of the replies
 // this process sent (markDelivered), in one transaction per batch.
-func (s *Service) Run(ctx context.Context) error {
+func (s *Waits) Run(ctx context.Context) error {
 	// The delivery marks of the replies sent are written here too, and
 	// those still pending when ctx ends are written before Run returns
 	// (the store closes after).
-	defer s.flushDeliveries(context.WithoutCancel(ctx))
+	defer s.receipts.flushDeliveries(context.WithoutCancel(ctx))
 	if s.cfg.PollOnly {
 		for {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-s.deliveries.kick:
-				s.flushDeliveries(ctx)
+			case <-s.receipts.deliveries.kick:
+				s.receipts.flushDeliveries(ctx)
 			}
 		}
 	}
@@ -50,12 +84,12 @@ func (s *Service) Run(ctx context.Context) error {
 			return nil
 		case <-tick:
 		case <-s.poke:
-		case <-s.deliveries.kick:
-			s.flushDeliveries(ctx) // on failure the marks wait for the next kick
+		case <-s.receipts.deliveries.kick:
+			s.receipts.flushDeliveries(ctx) // on failure the marks wait for the next kick
 			continue
 		}
 		s.pollOnce(ctx)
-		s.flushDeliveries(ctx) // marks left by a failed write (none: no store call)
+		s.receipts.flushDeliveries(ctx) // marks left by a failed write (none: no store call)
 	}
 }
 
@@ -64,7 +98,7 @@ func (s *Service) Run(ctx context.Context) error {
 // another process reports a post without saying to whom (PostgreSQL: a
 // NOTIFY whose recipients did not fit); pokes that arrive while the watcher
 // looks are folded into its next look.
-func (s *Service) Poke() {
+func (s *Waits) Poke() {
 	select {
 	case s.poke <- struct{}{}:
 	default: // a look is already pending
@@ -80,7 +114,7 @@ func (s *Service) Poke() {
 // so that the recipients of the messages in between are woken too. A
 // report is only a hint: repeated, stale or out-of-order reports wake
 // waits that then find nothing, and never keep one parked.
-func (s *Service) PostedTo(first, last int64, agentIDs []int64) {
+func (s *Waits) PostedTo(first, last int64, agentIDs []int64) {
 	s.waiters.Notify(agentIDs...)
 	s.watchMu.Lock()
 	follows := s.watching && first <= s.watched+1
@@ -100,7 +134,7 @@ func (s *Service) PostedTo(first, last int64, agentIDs []int64) {
 // agents' waits it woke. A store calls it when its reports of other
 // processes' changes were interrupted (a dropped connection), since any of
 // them may have been lost.
-func (s *Service) RecheckWaits() int {
+func (s *Waits) RecheckWaits() int {
 	s.recheckTokens()
 	ids := s.waiters.Agents()
 	s.waiters.Notify(ids...)
@@ -113,7 +147,7 @@ func (s *Service) RecheckWaits() int {
 // rotated or revoked, or who were disabled. If the store cannot be read,
 // the waits stay parked (they end at their timeout, and a later reported
 // change still ends them).
-func (s *Service) recheckTokens() {
+func (s *Waits) recheckTokens() {
 	parked := s.waiters.ParkedTokens()
 	if len(parked) == 0 {
 		return
@@ -152,7 +186,7 @@ func (s *Service) recheckTokens() {
 // pollOnce wakes the recipients of the messages above the watcher's mark
 // and moves the mark to the newest. Errors are retried at the next
 // interval.
-func (s *Service) pollOnce(ctx context.Context) {
+func (s *Waits) pollOnce(ctx context.Context) {
 	s.watchMu.Lock()
 	last := s.watched
 	s.watchMu.Unlock()
@@ -182,7 +216,7 @@ func (s *Service) pollOnce(ctx context.Context) {
 // many parked waits), EPERMISSION (agent disabled meanwhile), ctx.Err().
 // A wait that looked before the call's interceptors (ParkEarly, carried by
 // ctx) answers with what that look found, or goes on from where it parked.
-func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*WaitResult, error) {
+func (s *Waits) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*WaitResult, error) {
 	start := time.Now() // real time: the caller's deadline is real
 	var res *WaitResult
 	var wokenAt time.Time
@@ -214,7 +248,7 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 	if err != nil {
 		return nil, err
 	}
-	if err := s.markDelivered(ctx, caller.ID, res.Messages); err != nil {
+	if err := s.receipts.markDelivered(ctx, caller.ID, res.Messages); err != nil {
 		return nil, err
 	}
 	SortByPriority(res.Messages)
@@ -224,7 +258,7 @@ func (s *Service) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*Wa
 		latency = time.Since(wokenAt)
 	}
 	s.metrics.WaitEnded(res.Waited, res.TimedOut, latency)
-	if res.Status, err = s.Status(ctx, caller); err != nil {
+	if res.Status, err = s.liveness.Status(ctx, caller); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -239,7 +273,7 @@ type waitPlan struct {
 
 // planWait checks req and decides how long a wait that started at start
 // may park. Errors: EINVALID, ENOTFOUND (an unknown after_id).
-func (s *Service) planWait(ctx context.Context, caller *Agent, req WaitRequest, start time.Time) (waitPlan, error) {
+func (s *Waits) planWait(ctx context.Context, caller *Agent, req WaitRequest, start time.Time) (waitPlan, error) {
 	after, err := ParseMessageID("after_id", req.AfterID)
 	if err != nil {
 		return waitPlan{}, err
@@ -304,7 +338,7 @@ func onOwnStack(fetch func() ([]*Message, int64, error)) func() ([]*Message, int
 // It returns when it was last woken, for the wake latency metric; the
 // agent's wait is no longer counted when it returns. A wait that parked
 // early passes its registered w, which keeps its own timeout.
-func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration, fetch func() ([]*Message, int64, error), w *Waiter) (_ *WaitResult, wokenAt time.Time, _ error) {
+func (s *Waits) park(ctx context.Context, caller *Agent, timeout time.Duration, fetch func() ([]*Message, int64, error), w *Waiter) (_ *WaitResult, wokenAt time.Time, _ error) {
 	var poll <-chan time.Time
 	if w == nil && timeout > 0 {
 		// Register before the first check: a post that commits after the
@@ -369,7 +403,7 @@ func (s *Service) park(ctx context.Context, caller *Agent, timeout time.Duration
 // passed, or the hub is stopping: a normal timed-out reply after one last
 // look, so that the client simply waits again on the next hub). It returns
 // an error when the caller's token was revoked (w.Err) or ctx ended.
-func (s *Service) parkUntil(ctx context.Context, w *Waiter, poll <-chan time.Time) (again bool, woken time.Time, _ error) {
+func (s *Waits) parkUntil(ctx context.Context, w *Waiter, poll <-chan time.Time) (again bool, woken time.Time, _ error) {
 	for {
 		// Looked at before blocking too: Shutdown wakes only the waits
 		// registered when it runs, and a wait registered after that sees
@@ -399,7 +433,7 @@ func (s *Service) parkUntil(ctx context.Context, w *Waiter, poll <-chan time.Tim
 
 // fetchForWait returns the caller's messages after its cursor (or its read
 // cursor, when useAfter is false) and the cursor to hand back.
-func (s *Service) fetchForWait(ctx context.Context, agentID, after int64, useAfter bool, limit int) ([]*Message, int64, error) {
+func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter bool, limit int) ([]*Message, int64, error) {
 	var msgs []*Message
 	var cursor int64
 	err := s.store.View(ctx, func(tx Tx) error {

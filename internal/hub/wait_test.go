@@ -36,9 +36,9 @@ func (h *testHub) startWait(ctx context.Context, a *hub.Agent, req hub.WaitReque
 // parkedWait starts a wait and returns once it is parked.
 func (h *testHub) parkedWait(tb testing.TB, ctx context.Context, a *hub.Agent, req hub.WaitRequest) <-chan waitCall {
 	tb.Helper()
-	n := h.Waiters().AgentCount(a.ID)
+	n := h.Waiters.AgentCount(a.ID)
 	c := h.startWait(ctx, a, req)
-	waitFor(tb, a.Name+"'s wait is parked", func() bool { return h.Waiters().AgentCount(a.ID) > n })
+	waitFor(tb, a.Name+"'s wait is parked", func() bool { return h.Waiters.AgentCount(a.ID) > n })
 	return c
 }
 
@@ -180,7 +180,7 @@ func TestWaitTimeouts(t *testing.T) {
 			if tt.req.AfterID != "" && r.Cursor != 0 {
 				t.Errorf("cursor = %d, want the after_id 0 back", r.Cursor)
 			}
-			if got := h.Waiters().Count(); got != 0 {
+			if got := h.Waiters.Count(); got != 0 {
 				t.Errorf("parked waits after the timeout = %d, want 0", got)
 			}
 		})
@@ -205,7 +205,7 @@ func TestWaitBadInput(t *testing.T) {
 		r := result(t, h.startWait(context.Background(), bob, tt.req))
 		wantCode(t, tt.name, r.err, hub.EINVALID)
 	}
-	if got := h.Waiters().Count(); got != 0 {
+	if got := h.Waiters.Count(); got != 0 {
 		t.Errorf("parked waits after refused waits = %d, want 0", got)
 	}
 }
@@ -239,7 +239,7 @@ func TestWaitWakesOnPost(t *testing.T) {
 	if r.res.Status.Unread != 1 {
 		t.Errorf("status unread = %d, want 1", r.res.Status.Unread)
 	}
-	if got := h.Waiters().Count(); got != 0 {
+	if got := h.Waiters.Count(); got != 0 {
 		t.Errorf("parked waits after the wake-up = %d, want 0", got)
 	}
 
@@ -349,7 +349,7 @@ func TestWaitLimits(t *testing.T) {
 			t.Errorf("wait %d after the post: %+v, %v", i, r.res, r.err)
 		}
 	}
-	if got := h.Waiters().Count(); got != 0 {
+	if got := h.Waiters.Count(); got != 0 {
 		t.Errorf("parked waits = %d, want 0", got)
 	}
 }
@@ -365,14 +365,14 @@ func TestWaitCancelFreesWaiter(t *testing.T) {
 	for i := range cs {
 		cs[i] = h.startWait(ctx, bob, hub.WaitRequest{TimeoutSeconds: longWait})
 	}
-	waitFor(t, "every wait is parked", func() bool { return h.Waiters().Count() == n })
+	waitFor(t, "every wait is parked", func() bool { return h.Waiters.Count() == n })
 	cancel()
 	for _, c := range cs {
 		if r := result(t, c); !errors.Is(r.err, context.Canceled) {
 			t.Errorf("cancelled wait = %v, want %v", r.err, context.Canceled)
 		}
 	}
-	if got := h.Waiters().Count(); got != 0 {
+	if got := h.Waiters.Count(); got != 0 {
 		t.Errorf("parked waits after every wait returned = %d, want 0", got)
 	}
 }

@@ -32,7 +32,7 @@ func notWoken(t *testing.T, w *hub.Waiter, what string) {
 // register registers a wait of agentID, closed when the test ends.
 func (h *testHub) register(t *testing.T, agentID int64) *hub.Waiter {
 	t.Helper()
-	w, err := h.Waiters().Register(agentID, 0, nil)
+	w, err := h.Waiters.Register(agentID, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

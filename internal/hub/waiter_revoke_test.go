@@ -43,7 +43,7 @@ func TestWaitRefusedWhenTokenChangedAfterCheck(t *testing.T) {
 	}
 	_, err := h.Wait(context.Background(), bob, hub.WaitRequest{TimeoutSeconds: longWait})
 	wantCode(t, "wait with a token checked before its rotation", err, hub.EUNAUTHORIZED)
-	if n := h.Waiters().Count(); n != 0 {
+	if n := h.Waiters.Count(); n != 0 {
 		t.Errorf("parked waits = %d, want 0", n)
 	}
 }

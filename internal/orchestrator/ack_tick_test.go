@@ -21,11 +21,11 @@ func TestTickNudgesOverdueAcks(t *testing.T) {
 	alice, _ := r.agent("alice")
 	_, bobTok := r.agent("bob")
 	_, carolTok := r.agent("carol")
-	m, err := r.svc.Post(r.ctx, alice, "", hub.PostRequest{To: []string{"bob", "carol"}, Body: "freeze main, ack please", AckRequired: true})
+	m, err := r.svc.Messages.Post(r.ctx, alice, "", hub.PostRequest{To: []string{"bob", "carol"}, Body: "freeze main, ack please", AckRequired: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.svc.Acknowledge(r.ctx, r.call(carolTok), []string{strconv.FormatInt(m.ID, 10)}); err != nil {
+	if _, err := r.svc.Receipts.Acknowledge(r.ctx, r.call(carolTok), []string{strconv.FormatInt(m.ID, 10)}); err != nil {
 		t.Fatal(err)
 	}
 	ticks := func(d time.Duration) (nudged int) {

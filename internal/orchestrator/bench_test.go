@@ -106,11 +106,11 @@ func BenchmarkTick(b *testing.B) {
 	clock := hub.NewFakeClock(t0)
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	svc := hub.NewService(db, clock, cfg)
+	svc := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits)))
 	if err := svc.Init(ctx); err != nil {
 		b.Fatal(err)
 	}
-	o, err := orchestrator.New(svc, hub.DefaultScheduleSettings())
+	o, err := orchestrator.New(clock, orchestrator.JobsOf(svc), hub.DefaultScheduleSettings())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func BenchmarkTick(b *testing.B) {
 						if _, err := raw.Exec(`UPDATE agents SET token_hash = ? WHERE id = ?`, hub.HashToken(token), id); err != nil {
 							b.Fatal(err)
 						}
-						if _, err := svc.Authenticate(ctx, token); err != nil {
+						if _, err := svc.Agents.Authenticate(ctx, token); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -21,7 +21,7 @@ func TestCronPeriodShorterThanTheTickIsSaid(t *testing.T) {
 		{10, ""},
 		{60, ""},
 	} {
-		_, notice, err := r.svc.CreateCronJob(r.ctx, hub.CronJob{
+		_, notice, err := r.svc.Schedule.CreateCronJob(r.ctx, hub.CronJob{
 			Name: "every-" + time.Duration(tt.every*int64(time.Second)).String(), Kind: hub.CronEvery,
 			EverySeconds: tt.every, Target: "claude", Message: "m", Enabled: true,
 		})

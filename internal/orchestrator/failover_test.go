@@ -30,8 +30,8 @@ func TestTickStaleStateSendsNoSecondNudge(t *testing.T) {
 	if rep := r.tick(); rep.Nudged != 1 {
 		t.Fatalf("no nudge at the inactivity timeout (report %+v)", rep)
 	}
-	svc := hub.NewService(staleNudges{r.db, before}, r.clock, hub.DefaultConfig())
-	stale, err := orchestrator.New(svc, r.set)
+	svc := hub.NewServices(hub.NewCore(staleNudges{r.db, before}, r.clock, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
+	stale, err := orchestrator.New(r.clock, orchestrator.JobsOf(svc), r.set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestTickStaleStateSendsNoSecondPulse(t *testing.T) {
 	r := newRig(t)
 	a, token := r.agent("claude")
 	cfg := hub.PulseConfig{Enabled: true, Interval: 30 * time.Minute, Instructions: "Check reminders."}
-	if _, err := r.svc.SetPulseConfig(r.ctx, "claude", cfg); err != nil {
+	if _, err := r.svc.Schedule.SetPulseConfig(r.ctx, "claude", cfg); err != nil {
 		t.Fatal(err)
 	}
 	r.clock.Advance(time.Second)

@@ -88,7 +88,7 @@ type Orchestrator struct {
 	// Logger receives tick errors and overruns; slog.Default if nil.
 	Logger *slog.Logger
 
-	svc   *hub.Service
+	jobs  *Jobs
 	set   hub.ScheduleSettings
 	steps []step
 
@@ -103,13 +103,30 @@ type step struct {
 	fn   func(ctx context.Context, now time.Time) error
 }
 
-// New returns an Orchestrator for svc with the given settings; it ticks
-// every set.TickInterval on svc's clock. Call Init before Run or Tick.
-func New(svc *hub.Service, set hub.ScheduleSettings) (*Orchestrator, error) {
+// Jobs are the services whose due work a tick runs, each step a batch of
+// one noun's due work (served by an index), and the feed a finished tick
+// is announced on.
+type Jobs struct {
+	Schedule     *hub.Schedule     // the beat, settings, nudges and the health sweep with them, pulses, cron
+	Liveness     *hub.Liveness     // presence written, health swept
+	Receipts     *hub.Receipts     // overdue acknowledgements
+	Reservations *hub.Reservations // expired reservations
+	Ops          *hub.Ops          // message retention
+	Feed         *hub.Feed         // TopicTick after each tick
+}
+
+// JobsOf returns the jobs of the hub's services.
+func JobsOf(s *hub.Services) *Jobs {
+	return &Jobs{Schedule: s.Schedule, Liveness: s.Liveness, Receipts: s.Receipts, Reservations: s.Reservations, Ops: s.Ops, Feed: s.Core.Feed()}
+}
+
+// New returns an Orchestrator running jobs with the given settings; it
+// ticks every set.TickInterval on clock. Call Init before Run or Tick.
+func New(clock hub.Clock, jobs *Jobs, set hub.ScheduleSettings) (*Orchestrator, error) {
 	if err := set.Validate(); err != nil {
 		return nil, err
 	}
-	o := &Orchestrator{Interval: set.TickInterval, Clock: svc.Clock(), svc: svc, set: set}
+	o := &Orchestrator{Interval: set.TickInterval, Clock: clock, jobs: jobs, set: set}
 	o.steps = []step{
 		{"beat", o.stepBeat},
 		{"health+nudges", o.stepHealthAndNudges},
@@ -126,10 +143,10 @@ func New(svc *hub.Service, set hub.ScheduleSettings) (*Orchestrator, error) {
 // and loads the beat counter, so that calls made before the first tick see
 // the right beat.
 func (o *Orchestrator) Init(ctx context.Context) error {
-	if err := o.svc.PublishScheduleSettings(ctx, o.set); err != nil {
+	if err := o.jobs.Schedule.PublishScheduleSettings(ctx, o.set); err != nil {
 		return fmt.Errorf("orchestrator init: %w", err)
 	}
-	if err := o.svc.LoadBeat(ctx); err != nil {
+	if err := o.jobs.Schedule.LoadBeat(ctx); err != nil {
 		return fmt.Errorf("orchestrator init: %w", err)
 	}
 	return nil
@@ -201,7 +218,7 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 		o.stats.Leader = false
 		o.stats.NotLeader++
 		o.mu.Unlock()
-		if o.svc != nil {
+		if o.jobs != nil {
 			o.follow(ctx, start)
 		}
 		return
@@ -209,8 +226,8 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 	began := time.Now() // durations are measured on the monotonic clock
 	err = o.Tick(ctx, start)
 	o.record(start, time.Since(began), true, err)
-	if o.svc != nil { // tests of the loop alone have no service
-		o.svc.Feed().Publish(hub.TopicTick)
+	if o.jobs != nil { // tests of the loop alone have no service
+		o.jobs.Feed.Publish(hub.TopicTick)
 	}
 }
 
@@ -219,8 +236,8 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 // nudges read it from the store) and takes up the beat the leader advanced
 // (the interaction beat of this replica's callers).
 func (o *Orchestrator) follow(ctx context.Context, now time.Time) {
-	_, err := o.svc.FlushPresence(ctx, now, o.set)
-	if err = errors.Join(err, o.svc.LoadBeat(ctx)); err != nil {
+	_, err := o.jobs.Liveness.FlushPresence(ctx, now, o.set)
+	if err = errors.Join(err, o.jobs.Schedule.LoadBeat(ctx)); err != nil {
 		o.logger().Warn("orchestrator: write presence and read the beat while another replica leads", "err", err)
 	}
 }
@@ -298,9 +315,9 @@ func (o *Orchestrator) batches(fn func() (more bool, err error)) error {
 // stepBeat writes the presence recorded since the last tick (last-seen
 // times, interaction beats) and advances the global beat.
 func (o *Orchestrator) stepBeat(ctx context.Context, now time.Time) error {
-	n, err := o.svc.FlushPresence(ctx, now, o.set)
+	n, err := o.jobs.Liveness.FlushPresence(ctx, now, o.set)
 	o.report.Flushed = n
-	st, beats, berr := o.svc.AdvanceBeat(ctx, now, o.set.BeatInterval)
+	st, beats, berr := o.jobs.Schedule.AdvanceBeat(ctx, now, o.set.BeatInterval)
 	o.report.Beat, o.report.Beats = st.Beat, beats
 	return errors.Join(err, berr)
 }
@@ -312,9 +329,9 @@ func (o *Orchestrator) stepBeat(ctx context.Context, now time.Time) error {
 func (o *Orchestrator) stepHealthAndNudges(ctx context.Context, now time.Time) error {
 	// A failed scan holds nothing: the sweep and the checks already
 	// scheduled go on, and the next tick scans again.
-	serr := o.svc.ScanMentions(ctx, o.set)
+	serr := o.jobs.Schedule.ScanMentions(ctx, o.set)
 	err := o.batches(func() (bool, error) {
-		r, more, err := o.svc.SweepHealthAndNudge(ctx, now, o.set)
+		r, more, err := o.jobs.Schedule.SweepHealthAndNudge(ctx, now, o.set)
 		o.report.Evaluated += r.Evaluated
 		o.report.Events += r.Events
 		o.report.Checked += r.Checked
@@ -328,7 +345,7 @@ func (o *Orchestrator) stepHealthAndNudges(ctx context.Context, now time.Time) e
 // overdue, once per message.
 func (o *Orchestrator) stepAcks(ctx context.Context, now time.Time) error {
 	return o.batches(func() (bool, error) {
-		n, more, err := o.svc.CheckAckOverdue(ctx, now, o.set)
+		n, more, err := o.jobs.Receipts.CheckAckOverdue(ctx, now, o.set)
 		o.report.AckNudged += n
 		return more, err
 	})
@@ -336,7 +353,7 @@ func (o *Orchestrator) stepAcks(ctx context.Context, now time.Time) error {
 
 // stepPulses delivers the heartbeat pulses whose preconditions all hold.
 func (o *Orchestrator) stepPulses(ctx context.Context, now time.Time) error {
-	n, err := o.svc.RunPulses(ctx, now, o.set.BatchLimit)
+	n, err := o.jobs.Schedule.RunPulses(ctx, now, o.set.BatchLimit)
 	o.report.Pulses = n
 	return err
 }
@@ -344,7 +361,7 @@ func (o *Orchestrator) stepPulses(ctx context.Context, now time.Time) error {
 // stepCron runs the cron jobs that are due, each once.
 func (o *Orchestrator) stepCron(ctx context.Context, now time.Time) error {
 	return o.batches(func() (bool, error) {
-		n, err := o.svc.RunDueCronJobs(ctx, now, o.set.BatchLimit)
+		n, err := o.jobs.Schedule.RunDueCronJobs(ctx, now, o.set.BatchLimit)
 		o.report.CronRuns += n
 		return n == o.set.BatchLimit, err
 	})
@@ -359,7 +376,7 @@ func (o *Orchestrator) stepRetention(ctx context.Context, now time.Time) error {
 	}
 	before := now.Add(-o.set.RetainMessages)
 	return o.batches(func() (bool, error) {
-		n, err := o.svc.PruneMessageBatch(ctx, before, o.set.BatchLimit)
+		n, err := o.jobs.Ops.PruneMessageBatch(ctx, before, o.set.BatchLimit)
 		o.report.Pruned += n
 		return n == int64(o.set.BatchLimit), err
 	})
@@ -369,7 +386,7 @@ func (o *Orchestrator) stepRetention(ctx context.Context, now time.Time) error {
 // agents disabled or silent for set.ReservationReleaseAfter.
 func (o *Orchestrator) stepReservations(ctx context.Context, now time.Time) error {
 	return o.batches(func() (bool, error) {
-		expired, released, err := o.svc.ExpireReservations(ctx, now, o.set.ReservationReleaseAfter, o.set.BatchLimit)
+		expired, released, err := o.jobs.Reservations.ExpireReservations(ctx, now, o.set.ReservationReleaseAfter, o.set.BatchLimit)
 		o.report.Reservations += expired + released
 		return expired == o.set.BatchLimit, err
 	})

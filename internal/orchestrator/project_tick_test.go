@@ -15,27 +15,27 @@ func TestTickAcrossProjects(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	for _, p := range []string{"red", "blue"} {
-		if _, err := r.svc.CreateProject(r.ctx, p); err != nil {
+		if _, err := r.svc.Projects.CreateProject(r.ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tokens := map[string]string{}
 	for name, project := range map[string]string{"d1": "", "r1": "red", "b1": "blue"} {
-		a, token, err := r.svc.CreateAgent(r.ctx, hub.CreateAgentRequest{Name: name, Project: project})
+		a, token, err := r.svc.Agents.CreateAgent(r.ctx, hub.CreateAgentRequest{Name: name, Project: project})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.agents[token], tokens[name] = a, token
-		if _, err := r.svc.JoinChannel(r.ctx, a, "#ops"); err != nil {
+		if _, err := r.svc.Messages.JoinChannel(r.ctx, a, "#ops"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, name := range []string{"r1", "b1"} {
-		if _, err := r.svc.SetPulseConfig(r.ctx, name, hub.PulseConfig{Enabled: true, Interval: time.Hour, Instructions: "Check reminders."}); err != nil {
+		if _, err := r.svc.Schedule.SetPulseConfig(r.ctx, name, hub.PulseConfig{Enabled: true, Interval: time.Hour, Instructions: "Check reminders."}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := r.svc.CreateCronJob(r.ctx, hub.CronJob{Name: "standup", Kind: hub.CronEvery, EverySeconds: 3600,
+	if _, _, err := r.svc.Schedule.CreateCronJob(r.ctx, hub.CronJob{Name: "standup", Kind: hub.CronEvery, EverySeconds: 3600,
 		Project: "blue", Target: "#ops", Message: "blue standup", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestTickAcrossProjects(t *testing.T) {
 			t.Errorf("%s got %d cron posts; want them only in blue's #ops (%v)", name, len(crons), wantCron)
 		}
 	}
-	reply, err := r.svc.RespondToPulse(r.ctx, r.call(tokens["r1"]), "found two reminders")
+	reply, err := r.svc.Schedule.RespondToPulse(r.ctx, r.call(tokens["r1"]), "found two reminders")
 	if err != nil {
 		t.Fatal(err)
 	}

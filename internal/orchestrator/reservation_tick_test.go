@@ -17,19 +17,19 @@ func TestTickExpiresAndReleasesReservations(t *testing.T) {
 	_, carolTok := r.agent("carol")
 	reserve := func(tok, pattern string, ttl time.Duration) {
 		t.Helper()
-		if _, _, err := r.svc.ReservePaths(r.ctx, r.call(tok), hub.ReservationRequest{Patterns: []string{pattern}, TTL: ttl}); err != nil {
+		if _, _, err := r.svc.Reservations.ReservePaths(r.ctx, r.call(tok), hub.ReservationRequest{Patterns: []string{pattern}, TTL: ttl}); err != nil {
 			t.Fatalf("reserve %s: %v", pattern, err)
 		}
 	}
 	reserve(aliceTok, "src", 10*time.Minute)
 	reserve(bobTok, "lib", 8*time.Hour)
 	reserve(carolTok, "docs", 8*time.Hour)
-	if _, err := r.svc.SetAgentDisabled(r.ctx, "carol", true); err != nil {
+	if _, err := r.svc.Agents.SetAgentDisabled(r.ctx, "carol", true); err != nil {
 		t.Fatal(err)
 	}
 	active := func() int {
 		t.Helper()
-		rs, err := r.svc.ListReservations(r.ctx, hub.ReservationFilter{})
+		rs, err := r.svc.Reservations.ListReservations(r.ctx, hub.ReservationFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}

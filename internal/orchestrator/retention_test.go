@@ -15,7 +15,7 @@ func TestTickRetention(t *testing.T) {
 	alice, _ := r.agent("alice")
 	_, bobTok := r.agent("bob")
 	for range 20 {
-		if _, err := r.svc.Post(r.ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "old"}); err != nil {
+		if _, err := r.svc.Messages.Post(r.ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "old"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -23,7 +23,7 @@ func TestTickRetention(t *testing.T) {
 	if rep := r.tick(); rep.Pruned != 0 {
 		t.Fatalf("pruned %d messages younger than the retention", rep.Pruned)
 	}
-	if _, err := r.svc.Post(r.ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "young"}); err != nil {
+	if _, err := r.svc.Messages.Post(r.ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "young"}); err != nil {
 		t.Fatal(err)
 	}
 	r.clock.Advance(2 * time.Hour)
@@ -36,7 +36,7 @@ func TestTickRetention(t *testing.T) {
 
 	keep := newRig(t)
 	a, _ := keep.agent("alice")
-	if _, err := keep.svc.Post(keep.ctx, a, "", hub.PostRequest{To: []string{"alice"}, Body: "kept"}); err != nil {
+	if _, err := keep.svc.Messages.Post(keep.ctx, a, "", hub.PostRequest{To: []string{"alice"}, Body: "kept"}); err != nil {
 		t.Fatal(err)
 	}
 	keep.clock.Advance(1000 * time.Hour)

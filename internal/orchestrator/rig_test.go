@@ -24,7 +24,7 @@ type rig struct {
 	set   hub.ScheduleSettings
 	clock *hub.FakeClock
 	db    *sqlite.DB
-	svc   *hub.Service
+	svc   *hub.Services
 	o     *orchestrator.Orchestrator
 
 	agents map[string]*hub.Agent // by token
@@ -52,11 +52,11 @@ func (r *rig) open() {
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
 	r.db = db
-	r.svc = hub.NewService(db, r.clock, cfg)
+	r.svc = hub.NewServices(hub.NewCore(db, r.clock, cfg, hub.NewWaiters(cfg.WaitLimits)))
 	if err := r.svc.Init(r.ctx); err != nil {
 		r.tb.Fatalf("Init: %v", err)
 	}
-	if r.o, err = orchestrator.New(r.svc, r.set); err != nil {
+	if r.o, err = orchestrator.New(r.clock, orchestrator.JobsOf(r.svc), r.set); err != nil {
 		r.tb.Fatalf("New: %v", err)
 	}
 	if err := r.o.Init(r.ctx); err != nil {
@@ -103,7 +103,7 @@ func (r *rig) run(d, step time.Duration) orchestrator.Report {
 // agent creates an agent and returns it with its token.
 func (r *rig) agent(name string) (*hub.Agent, string) {
 	r.tb.Helper()
-	a, token, err := r.svc.CreateAgent(r.ctx, hub.CreateAgentRequest{Name: name})
+	a, token, err := r.svc.Agents.CreateAgent(r.ctx, hub.CreateAgentRequest{Name: name})
 	if err != nil {
 		r.tb.Fatalf("CreateAgent %s: %v", name, err)
 	}
@@ -114,7 +114,7 @@ func (r *rig) agent(name string) (*hub.Agent, string) {
 // call authenticates token as an agent call does and returns the caller.
 func (r *rig) call(token string) *hub.Agent {
 	r.tb.Helper()
-	a, err := r.svc.Authenticate(r.ctx, token)
+	a, err := r.svc.Agents.Authenticate(r.ctx, token)
 	if err != nil {
 		r.tb.Fatalf("Authenticate: %v", err)
 	}
@@ -124,7 +124,7 @@ func (r *rig) call(token string) *hub.Agent {
 // checkpoint makes the agent of token write a checkpoint (conscious activity).
 func (r *rig) checkpoint(token string) {
 	r.tb.Helper()
-	if _, err := r.svc.Checkpoint(r.ctx, r.call(token), "working"); err != nil {
+	if _, err := r.svc.Liveness.Checkpoint(r.ctx, r.call(token), "working"); err != nil {
 		r.tb.Fatalf("Checkpoint: %v", err)
 	}
 }
@@ -133,7 +133,7 @@ func (r *rig) checkpoint(token string) {
 // of the agent of token. It is not a call of that agent (no presence).
 func (r *rig) inbox(token, kind string) []*hub.Message {
 	r.tb.Helper()
-	ms, _, _, err := r.svc.List(r.ctx, r.agents[token], hub.ListRequest{Limit: 500})
+	ms, _, _, err := r.svc.Messages.List(r.ctx, r.agents[token], hub.ListRequest{Limit: 500})
 	if err != nil {
 		r.tb.Fatalf("List: %v", err)
 	}
@@ -150,7 +150,7 @@ func (r *rig) inbox(token, kind string) []*hub.Message {
 // of kind (all when empty).
 func (r *rig) events(agent, kind string) []*hub.Event {
 	r.tb.Helper()
-	evs, err := r.svc.ListEvents(r.ctx, hub.ListEventsRequest{Agent: agent, Kind: kind, Limit: 1000})
+	evs, err := r.svc.Liveness.ListEvents(r.ctx, hub.ListEventsRequest{Agent: agent, Kind: kind, Limit: 1000})
 	if err != nil {
 		r.tb.Fatalf("ListEvents: %v", err)
 	}

@@ -121,7 +121,7 @@ func TestTickMentionScanSkipsNudges(t *testing.T) {
 	// claude acts; gemini mentions it; 10 minutes later claude is nudged
 	// about the mention, not about inactivity.
 	r.checkpoint(ta)
-	if _, err := r.svc.Post(r.ctx, r.call(tb), "", hub.PostRequest{To: []string{"claude"}, Body: "@claude ping"}); err != nil {
+	if _, err := r.svc.Messages.Post(r.ctx, r.call(tb), "", hub.PostRequest{To: []string{"claude"}, Body: "@claude ping"}); err != nil {
 		t.Fatal(err)
 	}
 	r.run(9*time.Minute, 5*time.Second)

@@ -31,7 +31,7 @@ func TestTickBeatsAdvanceExactlyPerInterval(t *testing.T) {
 		if rep.Beat != s.wantBeat || rep.Beats != s.wantBeats {
 			t.Errorf("at +%v: beat %d (+%d), want %d (+%d)", r.clock.Now().Sub(t0), rep.Beat, rep.Beats, s.wantBeat, s.wantBeats)
 		}
-		if got := r.svc.Beat(); got != s.wantBeat {
+		if got := r.svc.Core.Beat(); got != s.wantBeat {
 			t.Errorf("at +%v: Service.Beat() = %d, want %d", r.clock.Now().Sub(t0), got, s.wantBeat)
 		}
 	}
@@ -40,14 +40,14 @@ func TestTickBeatsAdvanceExactlyPerInterval(t *testing.T) {
 
 	// Beats survive a restart, and beats missed while down are counted.
 	r.restart()
-	if got := r.svc.Beat(); got != 4 {
+	if got := r.svc.Core.Beat(); got != 4 {
 		t.Fatalf("after restart: beat %d, want 4", got)
 	}
 	r.clock.Advance(time.Hour)
 	if rep := r.tick(); rep.Beat != 16 || rep.Beats != 12 {
 		t.Errorf("an hour later: beat %d (+%d), want 16 (+12)", rep.Beat, rep.Beats)
 	}
-	info, err := r.svc.BeatInfo(r.ctx)
+	info, err := r.svc.Schedule.BeatInfo(r.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestTickHealthSweepRecordsTransitionsAndExpiresDeepWork(t *testing.T) {
 	}
 
 	// Strict deep work suppresses inactivity; its end expires it at once.
-	if _, err := r.svc.StartDeepWork(r.ctx, r.call(token), hub.StartDeepWorkRequest{Mode: "strict", PlannedActivity: "refactor", PlannedMinutes: 30}); err != nil {
+	if _, err := r.svc.Liveness.StartDeepWork(r.ctx, r.call(token), hub.StartDeepWorkRequest{Mode: "strict", PlannedActivity: "refactor", PlannedMinutes: 30}); err != nil {
 		t.Fatal(err)
 	}
 	r.run(30*time.Minute-5*time.Second, 5*time.Second)
@@ -91,7 +91,7 @@ func TestTickHealthSweepRecordsTransitionsAndExpiresDeepWork(t *testing.T) {
 	if n := len(r.events("claude", string(hub.EventDeepWorkExpired))); n != 1 {
 		t.Errorf("deep work expired events at its end = %d, want 1", n)
 	}
-	dw, _, err := r.svc.DeepWork(r.ctx, r.call(token), 1)
+	dw, _, err := r.svc.Liveness.DeepWork(r.ctx, r.call(token), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestTickNoNudgeDuringStrictDeepWork(t *testing.T) {
 	r := newRig(t)
 	_, token := r.agent("claude")
 	r.checkpoint(token)
-	if _, err := r.svc.StartDeepWork(r.ctx, r.call(token), hub.StartDeepWorkRequest{Mode: "strict", PlannedActivity: "long build", PlannedMinutes: 60}); err != nil {
+	if _, err := r.svc.Liveness.StartDeepWork(r.ctx, r.call(token), hub.StartDeepWorkRequest{Mode: "strict", PlannedActivity: "long build", PlannedMinutes: 60}); err != nil {
 		t.Fatal(err)
 	}
 	if n := r.run(60*time.Minute-5*time.Second, 5*time.Second).Nudged; n != 0 {
@@ -160,7 +160,7 @@ func TestTickNoNudgeDuringStrictDeepWork(t *testing.T) {
 	r2 := newRig(t)
 	_, tok2 := r2.agent("gemini")
 	r2.checkpoint(tok2)
-	if _, err := r2.svc.StartDeepWork(r2.ctx, r2.call(tok2), hub.StartDeepWorkRequest{Mode: "flexible", PlannedActivity: "reading"}); err != nil {
+	if _, err := r2.svc.Liveness.StartDeepWork(r2.ctx, r2.call(tok2), hub.StartDeepWorkRequest{Mode: "flexible", PlannedActivity: "reading"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := r2.run(10*time.Minute, 5*time.Second).Nudged; n != 1 {
@@ -174,7 +174,7 @@ func TestTickNudgesUnreadMentions(t *testing.T) {
 	_, ta := r.agent("claude")
 	_, tb := r.agent("gemini")
 	r.tick()
-	if _, err := r.svc.Post(r.ctx, r.call(tb), "", hub.PostRequest{Channel: "#dev", Body: "@claude can you review?"}); err != nil {
+	if _, err := r.svc.Messages.Post(r.ctx, r.call(tb), "", hub.PostRequest{Channel: "#dev", Body: "@claude can you review?"}); err != nil {
 		t.Fatal(err)
 	}
 	// claude keeps working (checkpoints) but does not read its mentions.
@@ -208,16 +208,16 @@ func TestTickPulsePreconditions(t *testing.T) {
 		{"inside wrapped hours in its zone", func(c *hub.PulseConfig) { c.ActiveHours, c.TimeZone = "18:00-02:00", "Asia/Tokyo" }, nil, true, ""},
 		{"agent busy", nil, func(r *rig, token string) { r.call(token) }, false, hub.PulseAgentBusy},
 		{"not due", nil, func(r *rig, token string) {
-			if _, _, err := r.svc.TriggerPulse(r.ctx, "claude"); err != nil {
+			if _, _, err := r.svc.Schedule.TriggerPulse(r.ctx, "claude"); err != nil {
 				r.tb.Fatal(err)
 			}
-			if _, err := r.svc.RespondToPulse(r.ctx, r.call(token), hub.HeartbeatOK); err != nil {
+			if _, err := r.svc.Schedule.RespondToPulse(r.ctx, r.call(token), hub.HeartbeatOK); err != nil {
 				r.tb.Fatal(err)
 			}
 			r.clock.Advance(time.Minute)
 		}, false, hub.PulseIntervalNotElapsed},
 		{"unanswered", nil, func(r *rig, token string) {
-			if _, _, err := r.svc.TriggerPulse(r.ctx, "claude"); err != nil {
+			if _, _, err := r.svc.Schedule.TriggerPulse(r.ctx, "claude"); err != nil {
 				r.tb.Fatal(err)
 			}
 			r.clock.Advance(31 * time.Minute)
@@ -232,7 +232,7 @@ func TestTickPulsePreconditions(t *testing.T) {
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
-			if _, err := r.svc.SetPulseConfig(r.ctx, "claude", cfg); err != nil {
+			if _, err := r.svc.Schedule.SetPulseConfig(r.ctx, "claude", cfg); err != nil {
 				t.Fatal(err)
 			}
 			if tt.setup != nil {
@@ -245,7 +245,7 @@ func TestTickPulsePreconditions(t *testing.T) {
 			if (rep.Pulses == 1) != tt.wantPulse || (got == 1) != tt.wantPulse {
 				t.Errorf("pulses sent %d, delivered %d; want pulse=%v", rep.Pulses, got, tt.wantPulse)
 			}
-			ps, err := r.svc.ListPulses(r.ctx)
+			ps, err := r.svc.Schedule.ListPulses(r.ctx)
 			if err != nil || len(ps) != 1 {
 				t.Fatalf("ListPulses = %v, %v", ps, err)
 			}
@@ -261,10 +261,10 @@ func TestTickPulseDeliveryAndReplies(t *testing.T) {
 	r := newRig(t)
 	a, token := r.agent("claude")
 	_, obs := r.agent("watcher")
-	if _, err := r.svc.JoinChannel(r.ctx, r.call(obs), "#claude-heartbeat"); err != nil {
+	if _, err := r.svc.Messages.JoinChannel(r.ctx, r.call(obs), "#claude-heartbeat"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.svc.SetPulseConfig(r.ctx, "claude", hub.PulseConfig{Enabled: true, Interval: 30 * time.Minute, Instructions: "Check reminders."}); err != nil {
+	if _, err := r.svc.Schedule.SetPulseConfig(r.ctx, "claude", hub.PulseConfig{Enabled: true, Interval: 30 * time.Minute, Instructions: "Check reminders."}); err != nil {
 		t.Fatal(err)
 	}
 	r.clock.Advance(time.Minute) // the watcher's call is no longer "busy" for claude anyway
@@ -297,7 +297,7 @@ func TestTickPulseDeliveryAndReplies(t *testing.T) {
 			}
 		}
 		before := len(r.inbox(obs, ""))
-		res, err := r.svc.RespondToPulse(r.ctx, r.call(token), rp.text)
+		res, err := r.svc.Schedule.RespondToPulse(r.ctx, r.call(token), rp.text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +309,7 @@ func TestTickPulseDeliveryAndReplies(t *testing.T) {
 		}
 	}
 	// An agent without a pulse cannot answer one.
-	if _, err := r.svc.RespondToPulse(r.ctx, r.call(obs), "hi"); hub.ErrorCode(err) != hub.EPRECONDITION {
+	if _, err := r.svc.Schedule.RespondToPulse(r.ctx, r.call(obs), "hi"); hub.ErrorCode(err) != hub.EPRECONDITION {
 		t.Errorf("RespondToPulse without a pulse: %v, want EPRECONDITION", err)
 	}
 }
@@ -317,7 +317,7 @@ func TestTickPulseDeliveryAndReplies(t *testing.T) {
 // cronRuns returns the runs of job, oldest first.
 func (r *rig) cronRuns(job string) []*hub.CronRun {
 	r.tb.Helper()
-	rs, err := r.svc.ListCronRuns(r.ctx, job, 500)
+	rs, err := r.svc.Schedule.ListCronRuns(r.ctx, job, 500)
 	if err != nil {
 		r.tb.Fatalf("ListCronRuns: %v", err)
 	}
@@ -330,7 +330,7 @@ func (r *rig) cronRuns(job string) []*hub.CronRun {
 func (r *rig) cronJob(j hub.CronJob) *hub.CronJob {
 	r.tb.Helper()
 	j.Enabled = true
-	out, _, err := r.svc.CreateCronJob(r.ctx, j)
+	out, _, err := r.svc.Schedule.CreateCronJob(r.ctx, j)
 	if err != nil {
 		r.tb.Fatalf("CreateCronJob %s: %v", j.Name, err)
 	}
@@ -344,7 +344,7 @@ func TestTickCronFireTimes(t *testing.T) {
 	r.cronJob(hub.CronJob{Name: "every", Kind: hub.CronEvery, EverySeconds: 60, Anchor: t0.Add(7 * time.Second), Target: "claude", Message: "tick"})
 	r.cronJob(hub.CronJob{Name: "quarter", Kind: hub.CronCron, Expr: "*/15 * * * *", Target: "claude", Message: "quarter"})
 	r.cronJob(hub.CronJob{Name: "once", Kind: hub.CronAt, At: t0.Add(90 * time.Second), Target: "claude", Message: "once"})
-	_, notice, err := r.svc.CreateCronJob(r.ctx, hub.CronJob{Name: "past", Kind: hub.CronAt, At: t0.Add(-time.Hour), Target: "claude", Message: "never", Enabled: true})
+	_, notice, err := r.svc.Schedule.CreateCronJob(r.ctx, hub.CronJob{Name: "past", Kind: hub.CronAt, At: t0.Add(-time.Hour), Target: "claude", Message: "never", Enabled: true})
 	if err != nil || !contains(notice, "never run") {
 		t.Fatalf("at in the past: notice %q, err %v", notice, err)
 	}
@@ -389,7 +389,7 @@ func TestTickCronErrorPolicy(t *testing.T) {
 	r.run(4*time.Minute, 5*time.Second)
 	jobs := map[string]*hub.CronJob{}
 	list := func() {
-		js, err := r.svc.ListCronJobs(r.ctx)
+		js, err := r.svc.Schedule.ListCronJobs(r.ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,12 +423,12 @@ func TestTickCronErrorPolicy(t *testing.T) {
 		t.Errorf("a disabled job ran: %d runs", n)
 	}
 	// Enabling resets the count and schedules from now.
-	j, err := r.svc.SetCronJobEnabled(r.ctx, "to-ghost", true)
+	j, err := r.svc.Schedule.SetCronJobEnabled(r.ctx, "to-ghost", true)
 	if err != nil || !j.Enabled || j.ConsecutiveErrors != 0 || !j.NextRunAt.After(r.clock.Now()) {
 		t.Errorf("enable: %+v, %v", j, err)
 	}
 	// A manual run is recorded and does not move the schedule.
-	run, err := r.svc.RunCronJob(r.ctx, "flaky")
+	run, err := r.svc.Schedule.RunCronJob(r.ctx, "flaky")
 	if err != nil || run.Status != hub.CronRunOK {
 		t.Errorf("RunCronJob = %+v, %v", run, err)
 	}
@@ -463,7 +463,7 @@ func TestTickCronMissedRunsFireOnceAfterRestart(t *testing.T) {
 	if last := runs[len(runs)-1]; !last.ScheduledAt.Equal(t0.Add(2 * time.Minute)) {
 		t.Errorf("catch-up run scheduled at +%v, want the first missed slot +2m", last.ScheduledAt.Sub(t0))
 	}
-	js, _ := r.svc.ListCronJobs(r.ctx)
+	js, _ := r.svc.Schedule.ListCronJobs(r.ctx)
 	for _, j := range js {
 		if !j.NextRunAt.After(r.clock.Now()) {
 			t.Errorf("%s: next run %v is not after now %v", j.Name, j.NextRunAt, r.clock.Now())
@@ -478,7 +478,7 @@ func TestNudgeManual(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	_, token := r.agent("claude")
-	m, err := r.svc.Nudge(r.ctx, "claude", "please post your status")
+	m, err := r.svc.Schedule.Nudge(r.ctx, "claude", "please post your status")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,10 +488,10 @@ func TestNudgeManual(t *testing.T) {
 	if ns := r.inbox(token, hub.KindNudge); len(ns) != 1 || !ns[0].MentionsYou {
 		t.Errorf("inbox = %+v", ns)
 	}
-	if _, err := r.svc.Nudge(r.ctx, "nobody", ""); hub.ErrorCode(err) != hub.ENOTFOUND {
+	if _, err := r.svc.Schedule.Nudge(r.ctx, "nobody", ""); hub.ErrorCode(err) != hub.ENOTFOUND {
 		t.Errorf("nudge unknown agent: %v, want ENOTFOUND", err)
 	}
-	m, err = r.svc.Nudge(r.ctx, "claude", "")
+	m, err = r.svc.Schedule.Nudge(r.ctx, "claude", "")
 	if err != nil || !contains(m.Body, "no activity for") {
 		t.Errorf("default nudge = %+v, %v", m, err)
 	}

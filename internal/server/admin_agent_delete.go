@@ -8,7 +8,7 @@ import (
 
 // DeleteAgent implements hubv1.AdminServiceServer.
 func (a *AdminServer) DeleteAgent(ctx context.Context, req *hubv1.DeleteAgentRequest) (*hubv1.DeleteAgentResponse, error) {
-	d, err := a.s.svc.DeleteAgent(ctx, req.GetName())
+	d, err := a.s.svc.Agents.DeleteAgent(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}

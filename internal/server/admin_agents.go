@@ -12,7 +12,7 @@ import (
 
 // CreateAgent implements hubv1.AdminServiceServer.
 func (a *AdminServer) CreateAgent(ctx context.Context, req *hubv1.CreateAgentRequest) (*hubv1.CreateAgentResponse, error) {
-	ag, token, err := a.s.svc.CreateAgent(ctx, hub.CreateAgentRequest{
+	ag, token, err := a.s.svc.Agents.CreateAgent(ctx, hub.CreateAgentRequest{
 		Name: req.GetName(), DisplayName: req.GetDisplayName(), Role: req.GetRole(), Description: req.GetDescription(), Locale: req.GetLocale(),
 		Project: req.GetProject(),
 	})
@@ -24,7 +24,7 @@ func (a *AdminServer) CreateAgent(ctx context.Context, req *hubv1.CreateAgentReq
 
 // ListAgents implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListAgents(ctx context.Context, req *hubv1.ListAgentsRequest) (*hubv1.ListAgentsResponse, error) {
-	as, err := a.s.svc.ListAgents(ctx, req.GetIncludeDisabled())
+	as, err := a.s.svc.Agents.ListAgents(ctx, req.GetIncludeDisabled())
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (a *AdminServer) ListAgents(ctx context.Context, req *hubv1.ListAgentsReque
 
 // GetAgent implements hubv1.AdminServiceServer.
 func (a *AdminServer) GetAgent(ctx context.Context, req *hubv1.GetAgentRequest) (*hubv1.GetAgentResponse, error) {
-	ag, err := a.s.svc.Agent(ctx, req.GetName())
+	ag, err := a.s.svc.Agents.Agent(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (a *AdminServer) GetAgent(ctx context.Context, req *hubv1.GetAgentRequest) 
 
 // UpdateAgent implements hubv1.AdminServiceServer.
 func (a *AdminServer) UpdateAgent(ctx context.Context, req *hubv1.UpdateAgentRequest) (*hubv1.UpdateAgentResponse, error) {
-	ag, err := a.s.svc.UpdateAgent(ctx, hub.UpdateAgentRequest{
+	ag, err := a.s.svc.Agents.UpdateAgent(ctx, hub.UpdateAgentRequest{
 		Name: req.GetName(), DisplayName: req.DisplayName, Role: req.Role, Description: req.Description, Locale: req.Locale,
 	})
 	if err != nil {
@@ -58,7 +58,7 @@ func (a *AdminServer) UpdateAgent(ctx context.Context, req *hubv1.UpdateAgentReq
 
 // DisableAgent implements hubv1.AdminServiceServer.
 func (a *AdminServer) DisableAgent(ctx context.Context, req *hubv1.DisableAgentRequest) (*hubv1.DisableAgentResponse, error) {
-	ag, err := a.s.svc.SetAgentDisabled(ctx, req.GetName(), true)
+	ag, err := a.s.svc.Agents.SetAgentDisabled(ctx, req.GetName(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (a *AdminServer) DisableAgent(ctx context.Context, req *hubv1.DisableAgentR
 
 // EnableAgent implements hubv1.AdminServiceServer.
 func (a *AdminServer) EnableAgent(ctx context.Context, req *hubv1.EnableAgentRequest) (*hubv1.EnableAgentResponse, error) {
-	ag, err := a.s.svc.SetAgentDisabled(ctx, req.GetName(), false)
+	ag, err := a.s.svc.Agents.SetAgentDisabled(ctx, req.GetName(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (a *AdminServer) EnableAgent(ctx context.Context, req *hubv1.EnableAgentReq
 
 // RotateToken implements hubv1.AdminServiceServer.
 func (a *AdminServer) RotateToken(ctx context.Context, req *hubv1.RotateTokenRequest) (*hubv1.RotateTokenResponse, error) {
-	ag, token, err := a.s.svc.RotateToken(ctx, req.GetName(), false)
+	ag, token, err := a.s.svc.Agents.RotateToken(ctx, req.GetName(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (a *AdminServer) RotateToken(ctx context.Context, req *hubv1.RotateTokenReq
 
 // RevokeToken implements hubv1.AdminServiceServer.
 func (a *AdminServer) RevokeToken(ctx context.Context, req *hubv1.RevokeTokenRequest) (*hubv1.RevokeTokenResponse, error) {
-	ag, _, err := a.s.svc.RotateToken(ctx, req.GetName(), true)
+	ag, _, err := a.s.svc.Agents.RotateToken(ctx, req.GetName(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (a *AdminServer) RevokeToken(ctx context.Context, req *hubv1.RevokeTokenReq
 
 // PostMessage implements hubv1.AdminServiceServer: posts as "admin".
 func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessageRequest) (*hubv1.AdminPostMessageResponse, error) {
-	m, err := a.s.svc.Post(ctx, nil, hub.SenderAdmin, hub.PostRequest{
+	m, err := a.s.svc.Messages.Post(ctx, nil, hub.SenderAdmin, hub.PostRequest{
 		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
 		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
 		Project: req.GetProject(),
@@ -107,7 +107,7 @@ func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessa
 
 // ListMessages implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListMessages(ctx context.Context, req *hubv1.AdminListMessagesRequest) (*hubv1.AdminListMessagesResponse, error) {
-	msgs, cursor, more, err := a.s.svc.AdminList(ctx, hub.AdminListRequest{
+	msgs, cursor, more, err := a.s.svc.Messages.AdminList(ctx, hub.AdminListRequest{
 		AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Agent: req.GetAgent(), Channel: req.GetChannel(), Newest: req.GetNewest(),
 		Project: req.GetProject(),
 	})
@@ -120,20 +120,20 @@ func (a *AdminServer) ListMessages(ctx context.Context, req *hubv1.AdminListMess
 // GetHubInfo implements hubv1.AdminServiceServer.
 func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest) (*hubv1.GetHubInfoResponse, error) {
 	svc := a.s.svc
-	agents, err := svc.CountAgents(ctx)
+	agents, err := svc.Agents.CountAgents(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cfg := svc.Config()
+	cfg := svc.Core.Config()
 	r := &hubv1.GetHubInfoResponse{
 		Version:       version.Version,
-		Time:          ts(svc.Clock().Now()),
-		TimeZone:      zoneName(cfg.Location, svc.Clock().Now()),
-		Beat:          svc.Beat(),
+		Time:          ts(svc.Core.Now()),
+		TimeZone:      zoneName(cfg.Location, svc.Core.Now()),
+		Beat:          svc.Core.Beat(),
 		Agents:        agents,
-		ParkedWaiters: int64(svc.Waiters().Count()),
+		ParkedWaiters: int64(svc.Core.ParkedWaits()),
 		DataDir:       a.s.info.DataDir,
-		StartedAt:     ts(svc.StartedAt()),
+		StartedAt:     ts(svc.Core.StartedAt()),
 	}
 	if a.s.info.SchemaVersion != nil {
 		r.SchemaVersion = int64(a.s.info.SchemaVersion())
@@ -161,7 +161,7 @@ func zoneName(loc *time.Location, now time.Time) string {
 
 // Backup implements hubv1.AdminServiceServer.
 func (a *AdminServer) Backup(ctx context.Context, req *hubv1.BackupRequest) (*hubv1.BackupResponse, error) {
-	n, err := a.s.svc.Backup(ctx, req.GetPath())
+	n, err := a.s.svc.Ops.Backup(ctx, req.GetPath())
 	if err != nil {
 		return nil, err
 	}
@@ -171,10 +171,10 @@ func (a *AdminServer) Backup(ctx context.Context, req *hubv1.BackupRequest) (*hu
 // agentView converts an agent and adds its presence, beat and health.
 func (s *Server) agentView(ctx context.Context, a *hub.Agent) *hubv1.Agent {
 	p := agentToProto(a)
-	pr := s.svc.PresenceOf(a)
+	pr := s.svc.Liveness.PresenceOf(a)
 	p.LastSeenAt, p.Presence = ts(pr.LastSeenAt), string(pr.State)
 	p.LastInteractionBeat, p.SinceLast = pr.LastInteractionBeat, pr.SinceLast
-	h, err := s.svc.AgentHealthOf(ctx, a)
+	h, err := s.svc.Liveness.AgentHealthOf(ctx, a)
 	if err != nil {
 		s.log.Warn("agent view: health", "agent", a.Name, "err", err)
 		return p

@@ -11,7 +11,7 @@ import (
 
 // GetAgentHealth implements hubv1.AdminServiceServer.
 func (a *AdminServer) GetAgentHealth(ctx context.Context, req *hubv1.GetAgentHealthRequest) (*hubv1.GetAgentHealthResponse, error) {
-	h, err := a.s.svc.AgentHealth(ctx, req.GetName())
+	h, err := a.s.svc.Liveness.AgentHealth(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -20,7 +20,7 @@ func (a *AdminServer) GetAgentHealth(ctx context.Context, req *hubv1.GetAgentHea
 
 // ListEvents implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListEvents(ctx context.Context, req *hubv1.ListEventsRequest) (*hubv1.ListEventsResponse, error) {
-	evs, err := a.s.svc.ListEvents(ctx, hub.ListEventsRequest{
+	evs, err := a.s.svc.Liveness.ListEvents(ctx, hub.ListEventsRequest{
 		Agent: req.GetAgent(), Kind: req.GetKind(), Since: fromTS(req.GetSince()), AfterID: req.GetAfterId(), Limit: int(req.GetLimit()),
 	})
 	if err != nil {
@@ -41,7 +41,7 @@ func (a *AdminServer) ListEvents(ctx context.Context, req *hubv1.ListEventsReque
 
 // ListDeepWork implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListDeepWork(ctx context.Context, req *hubv1.ListDeepWorkRequest) (*hubv1.ListDeepWorkResponse, error) {
-	ds, err := a.s.svc.ListDeepWork(ctx, hub.ListDeepWorkRequest{Agent: req.GetAgent(), State: req.GetState(), Limit: int(req.GetLimit())})
+	ds, err := a.s.svc.Liveness.ListDeepWork(ctx, hub.ListDeepWorkRequest{Agent: req.GetAgent(), State: req.GetState(), Limit: int(req.GetLimit())})
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 
 // ListAgentOverviews implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListAgentOverviews(ctx context.Context, req *hubv1.ListAgentOverviewsRequest) (*hubv1.ListAgentOverviewsResponse, error) {
-	os, err := a.s.svc.AgentOverviews(ctx, req.GetIncludeDisabled())
+	os, err := a.s.svc.Liveness.AgentOverviews(ctx, req.GetIncludeDisabled())
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (a *AdminServer) ListAgentOverviews(ctx context.Context, req *hubv1.ListAge
 
 // ListActivity implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListActivity(ctx context.Context, req *hubv1.ListActivityRequest) (*hubv1.ListActivityResponse, error) {
-	logs, cps, err := a.s.svc.ListActivity(ctx, req.GetName(), int(req.GetLimit()))
+	logs, cps, err := a.s.svc.Liveness.ListActivity(ctx, req.GetName(), int(req.GetLimit()))
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (a *AdminServer) ListActivity(ctx context.Context, req *hubv1.ListActivityR
 
 // EndDeepWork implements hubv1.AdminServiceServer.
 func (a *AdminServer) EndDeepWork(ctx context.Context, req *hubv1.EndDeepWorkRequest) (*hubv1.EndDeepWorkResponse, error) {
-	d, err := a.s.svc.EndDeepWork(ctx, req.GetName())
+	d, err := a.s.svc.Liveness.EndDeepWork(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (a *AdminServer) EndDeepWork(ctx context.Context, req *hubv1.EndDeepWorkReq
 
 // ListChannels implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListChannels(ctx context.Context, req *hubv1.AdminListChannelsRequest) (*hubv1.AdminListChannelsResponse, error) {
-	cs, err := a.s.svc.ListChannels(ctx, nil)
+	cs, err := a.s.svc.Messages.ListChannels(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

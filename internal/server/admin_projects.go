@@ -9,7 +9,7 @@ import (
 
 // CreateProject implements hubv1.AdminServiceServer.
 func (a *AdminServer) CreateProject(ctx context.Context, req *hubv1.CreateProjectRequest) (*hubv1.CreateProjectResponse, error) {
-	p, err := a.s.svc.CreateProject(ctx, req.GetName())
+	p, err := a.s.svc.Projects.CreateProject(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -18,7 +18,7 @@ func (a *AdminServer) CreateProject(ctx context.Context, req *hubv1.CreateProjec
 
 // ListProjects implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListProjects(ctx context.Context, _ *hubv1.ListProjectsRequest) (*hubv1.ListProjectsResponse, error) {
-	ps, err := a.s.svc.ListProjects(ctx)
+	ps, err := a.s.svc.Projects.ListProjects(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (a *AdminServer) ListProjects(ctx context.Context, _ *hubv1.ListProjectsReq
 
 // LinkProjects implements hubv1.AdminServiceServer.
 func (a *AdminServer) LinkProjects(ctx context.Context, req *hubv1.LinkProjectsRequest) (*hubv1.LinkProjectsResponse, error) {
-	if err := a.s.svc.LinkProjects(ctx, req.GetProject(), req.GetOther()); err != nil {
+	if err := a.s.svc.Projects.LinkProjects(ctx, req.GetProject(), req.GetOther()); err != nil {
 		return nil, err
 	}
 	return &hubv1.LinkProjectsResponse{}, nil
@@ -39,7 +39,7 @@ func (a *AdminServer) LinkProjects(ctx context.Context, req *hubv1.LinkProjectsR
 
 // UnlinkProjects implements hubv1.AdminServiceServer.
 func (a *AdminServer) UnlinkProjects(ctx context.Context, req *hubv1.UnlinkProjectsRequest) (*hubv1.UnlinkProjectsResponse, error) {
-	if err := a.s.svc.UnlinkProjects(ctx, req.GetProject(), req.GetOther()); err != nil {
+	if err := a.s.svc.Projects.UnlinkProjects(ctx, req.GetProject(), req.GetOther()); err != nil {
 		return nil, err
 	}
 	return &hubv1.UnlinkProjectsResponse{}, nil

@@ -8,7 +8,7 @@ import (
 
 // PruneMessages implements hubv1.AdminServiceServer.
 func (a *AdminServer) PruneMessages(ctx context.Context, req *hubv1.PruneMessagesRequest) (*hubv1.PruneMessagesResponse, error) {
-	n, err := a.s.svc.PruneMessages(ctx, fromTS(req.GetBefore()))
+	n, err := a.s.svc.Ops.PruneMessages(ctx, fromTS(req.GetBefore()))
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 // GetBeat implements hubv1.AdminServiceServer.
 func (a *AdminServer) GetBeat(ctx context.Context, _ *hubv1.GetBeatRequest) (*hubv1.GetBeatResponse, error) {
-	b, err := a.s.svc.BeatInfo(ctx)
+	b, err := a.s.svc.Schedule.BeatInfo(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (a *AdminServer) Nudge(ctx context.Context, req *hubv1.NudgeRequest) (*hubv
 	if err := hub.ValidateAgentName(req.GetName()); err != nil {
 		return nil, err
 	}
-	m, err := a.s.svc.Nudge(ctx, req.GetName(), req.GetText())
+	m, err := a.s.svc.Schedule.Nudge(ctx, req.GetName(), req.GetText())
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (a *AdminServer) SetPulseConfig(ctx context.Context, req *hubv1.SetPulseCon
 	if c.GetIntervalSeconds() < 0 {
 		return nil, hub.Errorf(hub.EINVALID, "interval_seconds %d is negative: give a period in seconds, or 0 for the default (%s)", c.GetIntervalSeconds(), hub.DefaultPulseInterval)
 	}
-	st, err := a.s.svc.SetPulseConfig(ctx, c.GetAgent(), hub.PulseConfig{
+	st, err := a.s.svc.Schedule.SetPulseConfig(ctx, c.GetAgent(), hub.PulseConfig{
 		Enabled:       c.GetEnabled(),
 		Interval:      time.Duration(c.GetIntervalSeconds()) * time.Second,
 		ActiveHours:   c.GetActiveHours(),
@@ -91,7 +91,7 @@ func (a *AdminServer) SetPulseConfig(ctx context.Context, req *hubv1.SetPulseCon
 
 // ListPulses implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListPulses(ctx context.Context, _ *hubv1.ListPulsesRequest) (*hubv1.ListPulsesResponse, error) {
-	ps, err := a.s.svc.ListPulses(ctx)
+	ps, err := a.s.svc.Schedule.ListPulses(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func (a *AdminServer) TriggerPulse(ctx context.Context, req *hubv1.TriggerPulseR
 	if err := hub.ValidateAgentName(req.GetName()); err != nil {
 		return nil, err
 	}
-	m, hbID, err := a.s.svc.TriggerPulse(ctx, req.GetName())
+	m, hbID, err := a.s.svc.Schedule.TriggerPulse(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (a *AdminServer) CreateCronJob(ctx context.Context, req *hubv1.CreateCronJo
 	if err := checkAnchor(c.GetName(), c.GetAnchor()); err != nil {
 		return nil, err
 	}
-	j, notice, err := a.s.svc.CreateCronJob(ctx, hub.CronJob{
+	j, notice, err := a.s.svc.Schedule.CreateCronJob(ctx, hub.CronJob{
 		Name:         c.GetName(),
 		Kind:         c.GetKind(),
 		At:           fromTS(c.GetAt()),
@@ -178,7 +178,7 @@ func (a *AdminServer) CreateCronJob(ctx context.Context, req *hubv1.CreateCronJo
 
 // ListCronJobs implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListCronJobs(ctx context.Context, req *hubv1.ListCronJobsRequest) (*hubv1.ListCronJobsResponse, error) {
-	js, err := a.s.svc.ListCronJobs(ctx)
+	js, err := a.s.svc.Schedule.ListCronJobs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (a *AdminServer) ListCronJobs(ctx context.Context, req *hubv1.ListCronJobsR
 
 // DeleteCronJob implements hubv1.AdminServiceServer.
 func (a *AdminServer) DeleteCronJob(ctx context.Context, req *hubv1.DeleteCronJobRequest) (*hubv1.DeleteCronJobResponse, error) {
-	if err := a.s.svc.DeleteCronJob(ctx, req.GetName()); err != nil {
+	if err := a.s.svc.Schedule.DeleteCronJob(ctx, req.GetName()); err != nil {
 		return nil, err
 	}
 	return &hubv1.DeleteCronJobResponse{}, nil
@@ -200,7 +200,7 @@ func (a *AdminServer) DeleteCronJob(ctx context.Context, req *hubv1.DeleteCronJo
 
 // SetCronJobEnabled implements hubv1.AdminServiceServer.
 func (a *AdminServer) SetCronJobEnabled(ctx context.Context, req *hubv1.SetCronJobEnabledRequest) (*hubv1.SetCronJobEnabledResponse, error) {
-	j, err := a.s.svc.SetCronJobEnabled(ctx, req.GetName(), req.GetEnabled())
+	j, err := a.s.svc.Schedule.SetCronJobEnabled(ctx, req.GetName(), req.GetEnabled())
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (a *AdminServer) SetCronJobEnabled(ctx context.Context, req *hubv1.SetCronJ
 
 // RunCronJob implements hubv1.AdminServiceServer.
 func (a *AdminServer) RunCronJob(ctx context.Context, req *hubv1.RunCronJobRequest) (*hubv1.RunCronJobResponse, error) {
-	r, err := a.s.svc.RunCronJob(ctx, req.GetName())
+	r, err := a.s.svc.Schedule.RunCronJob(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func (a *AdminServer) RunCronJob(ctx context.Context, req *hubv1.RunCronJobReque
 
 // ListCronRuns implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListCronRuns(ctx context.Context, req *hubv1.ListCronRunsRequest) (*hubv1.ListCronRunsResponse, error) {
-	rs, err := a.s.svc.ListCronRuns(ctx, req.GetJob(), int(req.GetLimit()))
+	rs, err := a.s.svc.Schedule.ListCronRuns(ctx, req.GetJob(), int(req.GetLimit()))
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 
 // ListPeers implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListPeers(ctx context.Context, _ *hubv1.ListPeersRequest) (*hubv1.ListPeersResponse, error) {
-	ps, err := a.s.svc.ListPeers(ctx, Caller(ctx))
+	ps, err := a.s.svc.Messages.ListPeers(ctx, Caller(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (a *AgentServer) ListPeers(ctx context.Context, _ *hubv1.ListPeersRequest) 
 // ListChannels implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListChannels(ctx context.Context, _ *hubv1.ListChannelsRequest) (*hubv1.ListChannelsResponse, error) {
 	caller := Caller(ctx)
-	cs, err := a.s.svc.ListChannels(ctx, caller)
+	cs, err := a.s.svc.Messages.ListChannels(ctx, caller)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 
 // TakeInjection implements hubv1.AgentServiceServer.
 func (a *AgentServer) TakeInjection(ctx context.Context, req *hubv1.TakeInjectionRequest) (*hubv1.TakeInjectionResponse, error) {
-	inj, err := a.s.svc.TakeInjection(ctx, Caller(ctx), int(req.GetLimit()))
+	inj, err := a.s.svc.Injections.TakeInjection(ctx, Caller(ctx), int(req.GetLimit()))
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +22,7 @@ func (a *AgentServer) TakeInjection(ctx context.Context, req *hubv1.TakeInjectio
 
 // CheckStop implements hubv1.AgentServiceServer.
 func (a *AgentServer) CheckStop(ctx context.Context, req *hubv1.CheckStopRequest) (*hubv1.CheckStopResponse, error) {
-	c, err := a.s.svc.CheckStop(ctx, Caller(ctx), req.GetContinuing())
+	c, err := a.s.svc.Injections.CheckStop(ctx, Caller(ctx), req.GetContinuing())
 	if err != nil {
 		return nil, err
 	}

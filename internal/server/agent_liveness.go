@@ -13,7 +13,7 @@ import (
 // CreateActivityLog implements hubv1.AgentServiceServer.
 func (a *AgentServer) CreateActivityLog(ctx context.Context, req *hubv1.CreateActivityLogRequest) (*hubv1.CreateActivityLogResponse, error) {
 	caller := Caller(ctx)
-	r, err := a.s.svc.CreateActivityLog(ctx, caller, hub.ActivityLog{
+	r, err := a.s.svc.Liveness.CreateActivityLog(ctx, caller, hub.ActivityLog{
 		Type:         hub.ActivityType(req.GetType()),
 		Title:        req.GetTitle(),
 		Content:      req.GetContent(),
@@ -36,7 +36,7 @@ func (a *AgentServer) CreateActivityLog(ctx context.Context, req *hubv1.CreateAc
 // Checkpoint implements hubv1.AgentServiceServer.
 func (a *AgentServer) Checkpoint(ctx context.Context, req *hubv1.CheckpointRequest) (*hubv1.CheckpointResponse, error) {
 	caller := Caller(ctx)
-	r, err := a.s.svc.Checkpoint(ctx, caller, req.GetCurrentActivity())
+	r, err := a.s.svc.Liveness.Checkpoint(ctx, caller, req.GetCurrentActivity())
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (a *AgentServer) Checkpoint(ctx context.Context, req *hubv1.CheckpointReque
 
 // StartDeepWork implements hubv1.AgentServiceServer.
 func (a *AgentServer) StartDeepWork(ctx context.Context, req *hubv1.StartDeepWorkRequest) (*hubv1.StartDeepWorkResponse, error) {
-	r, err := a.s.svc.StartDeepWork(ctx, Caller(ctx), hub.StartDeepWorkRequest{
+	r, err := a.s.svc.Liveness.StartDeepWork(ctx, Caller(ctx), hub.StartDeepWorkRequest{
 		Mode:            req.GetMode(),
 		PlannedActivity: req.GetPlannedActivity(),
 		PlannedMinutes:  int64(req.GetPlannedMinutes()),
@@ -76,7 +76,7 @@ func (a *AgentServer) StartDeepWork(ctx context.Context, req *hubv1.StartDeepWor
 
 // GetDeepWork implements hubv1.AgentServiceServer.
 func (a *AgentServer) GetDeepWork(ctx context.Context, req *hubv1.GetDeepWorkRequest) (*hubv1.GetDeepWorkResponse, error) {
-	current, recent, err := a.s.svc.DeepWork(ctx, Caller(ctx), int(req.GetLimit()))
+	current, recent, err := a.s.svc.Liveness.DeepWork(ctx, Caller(ctx), int(req.GetLimit()))
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (a *AgentServer) GetDeepWork(ctx context.Context, req *hubv1.GetDeepWorkReq
 
 // GetHeartbeatElapsedTime implements hubv1.AgentServiceServer.
 func (a *AgentServer) GetHeartbeatElapsedTime(ctx context.Context, req *hubv1.GetHeartbeatElapsedTimeRequest) (*hubv1.GetHeartbeatElapsedTimeResponse, error) {
-	id, e, err := a.s.svc.HeartbeatElapsed(ctx, Caller(ctx), req.GetHeartbeatId())
+	id, e, err := a.s.svc.Liveness.HeartbeatElapsed(ctx, Caller(ctx), req.GetHeartbeatId())
 	if err != nil {
 		return nil, err
 	}

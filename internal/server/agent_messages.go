@@ -9,7 +9,7 @@ import (
 
 // Heartbeat implements hubv1.AgentServiceServer.
 func (a *AgentServer) Heartbeat(ctx context.Context, _ *hubv1.HeartbeatRequest) (*hubv1.HeartbeatResponse, error) {
-	r, err := a.s.svc.Heartbeat(ctx, Caller(ctx))
+	r, err := a.s.svc.Liveness.Heartbeat(ctx, Caller(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (a *AgentServer) Heartbeat(ctx context.Context, _ *hubv1.HeartbeatRequest) 
 
 // GetStatus implements hubv1.AgentServiceServer.
 func (a *AgentServer) GetStatus(ctx context.Context, _ *hubv1.GetStatusRequest) (*hubv1.GetStatusResponse, error) {
-	st, err := a.s.svc.Status(ctx, Caller(ctx))
+	st, err := a.s.svc.Liveness.Status(ctx, Caller(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (a *AgentServer) GetStatus(ctx context.Context, _ *hubv1.GetStatusRequest) 
 
 // PostMessage implements hubv1.AgentServiceServer.
 func (a *AgentServer) PostMessage(ctx context.Context, req *hubv1.PostMessageRequest) (*hubv1.PostMessageResponse, error) {
-	m, err := a.s.svc.Post(ctx, Caller(ctx), "", hub.PostRequest{
+	m, err := a.s.svc.Messages.Post(ctx, Caller(ctx), "", hub.PostRequest{
 		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
 		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
 	})
@@ -47,7 +47,7 @@ func (a *AgentServer) PostMessage(ctx context.Context, req *hubv1.PostMessageReq
 
 // ListMessages implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListMessages(ctx context.Context, req *hubv1.ListMessagesRequest) (*hubv1.ListMessagesResponse, error) {
-	msgs, cursor, more, err := a.s.svc.List(ctx, Caller(ctx), hub.ListRequest{
+	msgs, cursor, more, err := a.s.svc.Messages.List(ctx, Caller(ctx), hub.ListRequest{
 		AfterID: req.GetAfterId(), UnreadOnly: req.GetUnreadOnly(), Limit: int(req.GetLimit()), Channel: req.GetChannel(),
 	})
 	if err != nil {
@@ -58,7 +58,7 @@ func (a *AgentServer) ListMessages(ctx context.Context, req *hubv1.ListMessagesR
 
 // MarkRead implements hubv1.AgentServiceServer.
 func (a *AgentServer) MarkRead(ctx context.Context, req *hubv1.MarkReadRequest) (*hubv1.MarkReadResponse, error) {
-	unread, cursor, err := a.s.svc.MarkRead(ctx, Caller(ctx), req.GetUpToId())
+	unread, cursor, err := a.s.svc.Messages.MarkRead(ctx, Caller(ctx), req.GetUpToId())
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (a *AgentServer) MarkRead(ctx context.Context, req *hubv1.MarkReadRequest) 
 
 // WaitForMessages implements hubv1.AgentServiceServer.
 func (a *AgentServer) WaitForMessages(ctx context.Context, req *hubv1.WaitForMessagesRequest) (*hubv1.WaitForMessagesResponse, error) {
-	r, err := a.s.svc.Wait(ctx, Caller(ctx), waitRequest(req))
+	r, err := a.s.svc.Waits.Wait(ctx, Caller(ctx), waitRequest(req))
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func waitRequest(req *hubv1.WaitForMessagesRequest) hub.WaitRequest {
 
 // JoinChannel implements hubv1.AgentServiceServer.
 func (a *AgentServer) JoinChannel(ctx context.Context, req *hubv1.JoinChannelRequest) (*hubv1.JoinChannelResponse, error) {
-	members, err := a.s.svc.JoinChannel(ctx, Caller(ctx), req.GetChannel())
+	members, err := a.s.svc.Messages.JoinChannel(ctx, Caller(ctx), req.GetChannel())
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (a *AgentServer) JoinChannel(ctx context.Context, req *hubv1.JoinChannelReq
 
 // LeaveChannel implements hubv1.AgentServiceServer.
 func (a *AgentServer) LeaveChannel(ctx context.Context, req *hubv1.LeaveChannelRequest) (*hubv1.LeaveChannelResponse, error) {
-	if err := a.s.svc.LeaveChannel(ctx, Caller(ctx), req.GetChannel()); err != nil {
+	if err := a.s.svc.Messages.LeaveChannel(ctx, Caller(ctx), req.GetChannel()); err != nil {
 		return nil, err
 	}
 	return &hubv1.LeaveChannelResponse{Channel: req.GetChannel()}, nil

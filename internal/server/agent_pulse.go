@@ -8,7 +8,7 @@ import (
 
 // RespondToPulse implements hubv1.AgentServiceServer.
 func (a *AgentServer) RespondToPulse(ctx context.Context, req *hubv1.RespondToPulseRequest) (*hubv1.RespondToPulseResponse, error) {
-	r, err := a.s.svc.RespondToPulse(ctx, Caller(ctx), req.GetText())
+	r, err := a.s.svc.Schedule.RespondToPulse(ctx, Caller(ctx), req.GetText())
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func (s *Server) parkEarly(ctx context.Context, in *hubv1.WaitForMessagesRequest
 		return nil
 	}
 	adm.caller, adm.release = Caller(actx), release
-	return s.svc.ParkEarly(actx, adm.caller, waitRequest(in))
+	return s.svc.Waits.ParkEarly(actx, adm.caller, waitRequest(in))
 }
 
 type admittedKey struct{}

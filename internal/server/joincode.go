@@ -12,7 +12,7 @@ import (
 // JoinHub implements hubv1.AgentServiceServer. The interceptor lets it in
 // without an agent; the code is the call's bearer credential.
 func (a *AgentServer) JoinHub(ctx context.Context, req *hubv1.JoinHubRequest) (*hubv1.JoinHubResponse, error) {
-	ag, token, err := a.s.svc.Join(ctx, hub.JoinRequest{
+	ag, token, err := a.s.svc.Agents.Join(ctx, hub.JoinRequest{
 		Code: BearerToken(ctx), Name: req.GetName(), DisplayName: req.GetDisplayName(), Description: req.GetDescription(),
 	})
 	if err != nil {
@@ -27,7 +27,7 @@ func (a *AdminServer) CreateJoinCode(ctx context.Context, req *hubv1.CreateJoinC
 	if secs < 0 || secs > int64(hub.JoinCodeMaxExpiry/time.Second) {
 		return nil, hub.Errorf(hub.EINVALID, "expires_in_seconds %d is out of range: give 60 to %d, or 0 for 24 hours", secs, int64(hub.JoinCodeMaxExpiry/time.Second))
 	}
-	c, code, err := a.s.svc.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{
+	c, code, err := a.s.svc.Agents.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{
 		Role: req.GetRole(), Note: req.GetNote(), MaxUses: req.GetMaxUses(), ExpiresIn: time.Duration(secs) * time.Second,
 		Project: req.GetProject(),
 	})
@@ -39,7 +39,7 @@ func (a *AdminServer) CreateJoinCode(ctx context.Context, req *hubv1.CreateJoinC
 
 // ListJoinCodes implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListJoinCodes(ctx context.Context, _ *hubv1.ListJoinCodesRequest) (*hubv1.ListJoinCodesResponse, error) {
-	cs, err := a.s.svc.ListJoinCodes(ctx)
+	cs, err := a.s.svc.Agents.ListJoinCodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (a *AdminServer) RevokeJoinCode(ctx context.Context, req *hubv1.RevokeJoinC
 	if err != nil || id <= 0 {
 		return nil, hub.Errorf(hub.EINVALID, "join code ID %q is invalid: give the number `hubctl join-codes list` shows", req.GetId())
 	}
-	c, err := a.s.svc.RevokeJoinCode(ctx, id)
+	c, err := a.s.svc.Agents.RevokeJoinCode(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +74,6 @@ func (s *Server) joinCodeToProto(c *hub.JoinCode) *hubv1.JoinCode {
 		CreatedAt: ts(c.CreatedAt),
 		ExpiresAt: ts(c.ExpiresAt),
 		RevokedAt: ts(c.RevokedAt),
-		State:     string(c.State(s.svc.Clock().Now())),
+		State:     string(c.State(s.svc.Core.Now())),
 	}
 }

@@ -73,10 +73,10 @@ func (h *lvHub) newAgent(t *testing.T, name, locale string) context.Context {
 // tick runs the orchestrator's health step at the fake clock's time.
 func (h *lvHub) tick(t *testing.T) {
 	t.Helper()
-	svc := h.m.Service
+	svc := h.m.Services
 	for more := true; more; {
 		var err error
-		if _, _, more, err = svc.SweepHealth(context.Background(), svc.Clock().Now(), 500); err != nil {
+		if _, _, more, err = svc.Liveness.SweepHealth(context.Background(), svc.Core.Now(), 500); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -48,9 +48,9 @@ func outcome(tb testing.TB, c <-chan waitOutcome) waitOutcome {
 func (r *coreRig) parked(tb testing.TB, n int) {
 	tb.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for r.svc.Waiters().Count() != n {
+	for r.svc.Core.ParkedWaits() != n {
 		if time.Now().After(deadline) {
-			tb.Fatalf("parked waits = %d, want %d", r.svc.Waiters().Count(), n)
+			tb.Fatalf("parked waits = %d, want %d", r.svc.Core.ParkedWaits(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -184,7 +184,7 @@ func TestBadInput(t *testing.T) {
 	if a, m := r.counts(t); a != agents || m != messages {
 		t.Errorf("after refused calls: %d agents, %d messages; want %d and %d", a, m, agents, messages)
 	}
-	if got := r.svc.Waiters().Count(); got != 0 {
+	if got := r.svc.Core.ParkedWaits(); got != 0 {
 		t.Errorf("parked waits = %d, want 0", got)
 	}
 }
@@ -236,7 +236,7 @@ func TestWaitForMessages(t *testing.T) {
 		again.GetCursor() != p.GetMessage().GetId() || again.GetStatus().GetUnreadCount() != 1 {
 		t.Errorf("wait with the message unread = %v, %v; want it at once", again, err)
 	}
-	if n := r.svc.Waiters().Count(); n != 0 {
+	if n := r.svc.Core.ParkedWaits(); n != 0 {
 		t.Errorf("%d waits registered after the wait returned, want none", n)
 	}
 }

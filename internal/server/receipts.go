@@ -9,7 +9,7 @@ import (
 
 // AcknowledgeMessage implements hubv1.AgentServiceServer.
 func (a *AgentServer) AcknowledgeMessage(ctx context.Context, req *hubv1.AcknowledgeMessageRequest) (*hubv1.AcknowledgeMessageResponse, error) {
-	acks, err := a.s.svc.Acknowledge(ctx, Caller(ctx), req.GetIds())
+	acks, err := a.s.svc.Receipts.Acknowledge(ctx, Caller(ctx), req.GetIds())
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +22,7 @@ func (a *AgentServer) AcknowledgeMessage(ctx context.Context, req *hubv1.Acknowl
 
 // GetMessageReceipts implements hubv1.AgentServiceServer.
 func (a *AgentServer) GetMessageReceipts(ctx context.Context, req *hubv1.GetMessageReceiptsRequest) (*hubv1.GetMessageReceiptsResponse, error) {
-	m, rs, err := a.s.svc.Receipts(ctx, Caller(ctx), req.GetId())
+	m, rs, err := a.s.svc.Receipts.Get(ctx, Caller(ctx), req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (a *AgentServer) GetMessageReceipts(ctx context.Context, req *hubv1.GetMess
 
 // GetMessageReceipts implements hubv1.AdminServiceServer.
 func (a *AdminServer) GetMessageReceipts(ctx context.Context, req *hubv1.AdminGetMessageReceiptsRequest) (*hubv1.AdminGetMessageReceiptsResponse, error) {
-	m, rs, err := a.s.svc.Receipts(ctx, nil, req.GetId())
+	m, rs, err := a.s.svc.Receipts.Get(ctx, nil, req.GetId())
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ func (a *AgentServer) ReservePaths(ctx context.Context, req *hubv1.ReservePathsR
 	if err != nil {
 		return nil, err
 	}
-	rs, cs, err := a.s.svc.ReservePaths(ctx, Caller(ctx), hub.ReservationRequest{
+	rs, cs, err := a.s.svc.Reservations.ReservePaths(ctx, Caller(ctx), hub.ReservationRequest{
 		Patterns: req.GetPaths(), Mode: hub.ReservationMode(req.GetMode()), TTL: ttl, Reason: req.GetReason(),
 	})
 	if err != nil {
@@ -40,7 +40,7 @@ func (a *AgentServer) RenewReservations(ctx context.Context, req *hubv1.RenewRes
 	if err != nil {
 		return nil, err
 	}
-	rs, err := a.s.svc.RenewReservations(ctx, Caller(ctx), ids, ttl)
+	rs, err := a.s.svc.Reservations.RenewReservations(ctx, Caller(ctx), ids, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (a *AgentServer) ReleasePaths(ctx context.Context, req *hubv1.ReleasePathsR
 	if err != nil {
 		return nil, err
 	}
-	rs, err := a.s.svc.ReleasePaths(ctx, Caller(ctx), ids, req.GetPaths())
+	rs, err := a.s.svc.Reservations.ReleasePaths(ctx, Caller(ctx), ids, req.GetPaths())
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (a *AgentServer) ReleasePaths(ctx context.Context, req *hubv1.ReleasePathsR
 
 // ListReservations implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListReservations(ctx context.Context, req *hubv1.ListReservationsRequest) (*hubv1.ListReservationsResponse, error) {
-	rs, err := a.s.svc.ListReservations(ctx, hub.ReservationFilter{
+	rs, err := a.s.svc.Reservations.ListReservations(ctx, hub.ReservationFilter{
 		Project: hub.ProjectOr(Caller(ctx).Project), Agent: req.GetAgent(), Paths: req.GetPaths(),
 	})
 	if err != nil {
@@ -73,7 +73,7 @@ func (a *AgentServer) ListReservations(ctx context.Context, req *hubv1.ListReser
 
 // ListReservations implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListReservations(ctx context.Context, req *hubv1.AdminListReservationsRequest) (*hubv1.AdminListReservationsResponse, error) {
-	rs, err := a.s.svc.ListReservations(ctx, hub.ReservationFilter{Project: req.GetProject(), Agent: req.GetAgent(), Paths: req.GetPaths()})
+	rs, err := a.s.svc.Reservations.ListReservations(ctx, hub.ReservationFilter{Project: req.GetProject(), Agent: req.GetAgent(), Paths: req.GetPaths()})
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (a *AdminServer) ForceReleaseReservation(ctx context.Context, req *hubv1.Fo
 	if err != nil {
 		return nil, err
 	}
-	r, err := a.s.svc.ForceReleaseReservation(ctx, ids[0], req.GetReason())
+	r, err := a.s.svc.Reservations.ForceReleaseReservation(ctx, ids[0], req.GetReason())
 	if err != nil {
 		return nil, err
 	}

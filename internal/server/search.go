@@ -9,7 +9,7 @@ import (
 
 // SearchMessages implements hubv1.AgentServiceServer.
 func (a *AgentServer) SearchMessages(ctx context.Context, req *hubv1.SearchMessagesRequest) (*hubv1.SearchMessagesResponse, error) {
-	hits, next, err := a.s.svc.Search(ctx, Caller(ctx), searchRequest(req))
+	hits, next, err := a.s.svc.Messages.Search(ctx, Caller(ctx), searchRequest(req))
 	if err != nil {
 		return nil, err
 	}
@@ -20,7 +20,7 @@ func (a *AgentServer) SearchMessages(ctx context.Context, req *hubv1.SearchMessa
 func (a *AdminServer) SearchMessages(ctx context.Context, req *hubv1.AdminSearchMessagesRequest) (*hubv1.AdminSearchMessagesResponse, error) {
 	r := searchRequest(req.GetSearch())
 	r.Agent, r.Project = req.GetAgent(), req.GetProject()
-	hits, next, err := a.s.svc.AdminSearch(ctx, r)
+	hits, next, err := a.s.svc.Messages.AdminSearch(ctx, r)
 	if err != nil {
 		return nil, err
 	}

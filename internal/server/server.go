@@ -36,7 +36,7 @@ type TickStats struct {
 
 // Server holds the two gRPC services.
 type Server struct {
-	svc   *hub.Service
+	svc   *hub.Services
 	info  Info
 	log   *slog.Logger
 	Agent *AgentServer
@@ -48,7 +48,7 @@ type Server struct {
 }
 
 // New returns a Server over svc whose calls gate admits.
-func New(svc *hub.Service, gate *admission.Gate, info Info, log *slog.Logger) *Server {
+func New(svc *hub.Services, gate *admission.Gate, info Info, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -68,9 +68,6 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 // Codec returns the codec to install on the gRPC servers that use this
 // Server's interceptors (grpc.ForceServerCodecV2).
 func (s *Server) Codec() *Codec { return s.codec }
-
-// Service returns the domain service.
-func (s *Server) Service() *hub.Service { return s.svc }
 
 // AgentServer implements hubv1.AgentServiceServer. Handlers live in one file
 // per noun (agent_*.go).

@@ -28,7 +28,7 @@ const coreAdminToken = "ahk_test-admin-token"
 // coreRig is a hub's gRPC server over a temporary SQLite file, reachable
 // through bufconn (Conn) and, on request, over real loopback TCP.
 type coreRig struct {
-	svc   *hub.Service
+	svc   *hub.Services
 	db    *sqlite.DB
 	srv   *server.Server
 	bl    *bufconn.Listener
@@ -52,11 +52,11 @@ func newCoreRig(tb testing.TB, opts ...func(*hub.Config)) *coreRig {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	svc := hub.NewService(db, hub.SystemClock{}, cfg)
+	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits)))
 	if err := svc.Init(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
-	r := &coreRig{svc: svc, db: db, srv: server.New(svc, admission.New(svc, admission.DefaultOptions()), server.Info{DataDir: "/data"}, slog.New(slog.DiscardHandler))}
+	r := &coreRig{svc: svc, db: db, srv: server.New(svc, admission.New(svc.Agents, admission.DefaultOptions()), server.Info{DataDir: "/data"}, slog.New(slog.DiscardHandler))}
 	r.bl = bufconn.Listen(1 << 20)
 	r.serve(tb, r.bl)
 	r.conn = r.dial(tb, "passthrough:///bufconn", grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {

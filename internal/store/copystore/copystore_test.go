@@ -31,16 +31,16 @@ type filled struct {
 }
 
 // inboxes reads every live agent's unread counts through the service.
-func inboxes(t *testing.T, s *hub.Service) map[string][3]int64 {
+func inboxes(t *testing.T, s *hub.Services) map[string][3]int64 {
 	t.Helper()
 	ctx := context.Background()
-	agents, err := s.ListAgents(ctx, false)
+	agents, err := s.Agents.ListAgents(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][3]int64{}
 	for _, a := range agents {
-		st, err := s.Status(ctx, a)
+		st, err := s.Liveness.Status(ctx, a)
 		if err != nil {
 			t.Fatalf("status of %s: %v", a.Name, err)
 		}
@@ -61,11 +61,11 @@ func fill(t *testing.T) filled {
 	clock := hub.NewFakeClock(time.Date(2026, 3, 1, 9, 0, 0, 123456789, time.UTC))
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	s := hub.NewService(db, clock, cfg)
+	s := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits)))
 	if err := s.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Shutdown()
+	defer s.Core.Shutdown()
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -76,82 +76,82 @@ func fill(t *testing.T) filled {
 	var f filled
 	f.dir = dir
 	for _, n := range []string{"alice", "bob", "carol"} {
-		a, tok, err := s.CreateAgent(ctx, hub.CreateAgentRequest{Name: n, DisplayName: strings.ToUpper(n), Role: "dev", Locale: "ja"})
+		a, tok, err := s.Agents.CreateAgent(ctx, hub.CreateAgentRequest{Name: n, DisplayName: strings.ToUpper(n), Role: "dev", Locale: "ja"})
 		must(err)
 		agents[n] = a
 		if n == "alice" {
 			f.token = tok
 		}
 	}
-	_, _, err = s.RotateToken(ctx, "bob", false)
+	_, _, err = s.Agents.RotateToken(ctx, "bob", false)
 	must(err)
 	for _, n := range []string{"alice", "bob"} {
-		_, err := s.Heartbeat(ctx, agents[n])
+		_, err := s.Liveness.Heartbeat(ctx, agents[n])
 		must(err)
 	}
-	_, err = s.JoinChannel(ctx, agents["alice"], "#general")
+	_, err = s.Messages.JoinChannel(ctx, agents["alice"], "#general")
 	must(err)
-	_, err = s.JoinChannel(ctx, agents["bob"], "#general")
+	_, err = s.Messages.JoinChannel(ctx, agents["bob"], "#general")
 	must(err)
 	clock.Advance(time.Second)
-	m1, err := s.Post(ctx, agents["alice"], "", hub.PostRequest{To: []string{"bob", "carol"}, Body: "hello, world"})
+	m1, err := s.Messages.Post(ctx, agents["alice"], "", hub.PostRequest{To: []string{"bob", "carol"}, Body: "hello, world"})
 	must(err)
-	_, err = s.Post(ctx, agents["bob"], "", hub.PostRequest{Channel: "#general", Body: "ping @alice", Mentions: []string{"alice"}, ReplyTo: strconv.FormatInt(m1.ID, 10)})
+	_, err = s.Messages.Post(ctx, agents["bob"], "", hub.PostRequest{Channel: "#general", Body: "ping @alice", Mentions: []string{"alice"}, ReplyTo: strconv.FormatInt(m1.ID, 10)})
 	must(err)
-	_, _, err = s.MarkRead(ctx, agents["bob"], strconv.FormatInt(m1.ID, 10))
+	_, _, err = s.Messages.MarkRead(ctx, agents["bob"], strconv.FormatInt(m1.ID, 10))
 	must(err)
-	_, err = s.TakeInjection(ctx, agents["carol"], 0) // a host hook's injection cursor
+	_, err = s.Injections.TakeInjection(ctx, agents["carol"], 0) // a host hook's injection cursor
 	must(err)
-	_, err = s.CreateActivityLog(ctx, agents["alice"], hub.ActivityLog{Type: hub.ActivityCreation, Title: "copying", Content: []string{"line, with a comma", "two"}, Tags: []string{"pg"}})
+	_, err = s.Liveness.CreateActivityLog(ctx, agents["alice"], hub.ActivityLog{Type: hub.ActivityCreation, Title: "copying", Content: []string{"line, with a comma", "two"}, Tags: []string{"pg"}})
 	must(err)
-	_, err = s.Checkpoint(ctx, agents["bob"], "reading")
+	_, err = s.Liveness.Checkpoint(ctx, agents["bob"], "reading")
 	must(err)
-	_, err = s.StartDeepWork(ctx, agents["alice"], hub.StartDeepWorkRequest{Mode: "flexible", PlannedActivity: "focus"})
+	_, err = s.Liveness.StartDeepWork(ctx, agents["alice"], hub.StartDeepWorkRequest{Mode: "flexible", PlannedActivity: "focus"})
 	must(err)
-	_, err = s.StartDeepWork(ctx, agents["bob"], hub.StartDeepWorkRequest{Mode: "strict", PlannedActivity: "deep", PlannedMinutes: 10})
+	_, err = s.Liveness.StartDeepWork(ctx, agents["bob"], hub.StartDeepWorkRequest{Mode: "strict", PlannedActivity: "deep", PlannedMinutes: 10})
 	must(err)
-	_, err = s.EndDeepWork(ctx, "bob")
+	_, err = s.Liveness.EndDeepWork(ctx, "bob")
 	must(err)
-	_, _, err = s.ReservePaths(ctx, agents["alice"], hub.ReservationRequest{Patterns: []string{"internal/store/**"}, Mode: hub.ReservationExclusive, TTL: 24 * time.Hour, Reason: "moving the store"})
+	_, _, err = s.Reservations.ReservePaths(ctx, agents["alice"], hub.ReservationRequest{Patterns: []string{"internal/store/**"}, Mode: hub.ReservationExclusive, TTL: 24 * time.Hour, Reason: "moving the store"})
 	must(err)
-	jc, code, err := s.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{Role: "reviewer", Note: "copied", MaxUses: 3})
+	jc, code, err := s.Agents.CreateJoinCode(ctx, hub.CreateJoinCodeRequest{Role: "reviewer", Note: "copied", MaxUses: 3})
 	must(err)
-	_, _, err = s.Join(ctx, hub.JoinRequest{Code: code, Name: "joiner"})
+	_, _, err = s.Agents.Join(ctx, hub.JoinRequest{Code: code, Name: "joiner"})
 	must(err)
-	_, err = s.RevokeJoinCode(ctx, jc.ID)
+	_, err = s.Agents.RevokeJoinCode(ctx, jc.ID)
 	must(err)
-	_, err = s.SetAgentDisabled(ctx, "carol", true)
+	_, err = s.Agents.SetAgentDisabled(ctx, "carol", true)
 	must(err)
-	_, err = s.SetPulseConfig(ctx, "alice", hub.PulseConfig{Enabled: true, Interval: time.Hour, Instructions: "check the queue", OutputChannel: "#general"})
+	_, err = s.Schedule.SetPulseConfig(ctx, "alice", hub.PulseConfig{Enabled: true, Interval: time.Hour, Instructions: "check the queue", OutputChannel: "#general"})
 	must(err)
-	_, _, err = s.TriggerPulse(ctx, "alice")
+	_, _, err = s.Schedule.TriggerPulse(ctx, "alice")
 	must(err)
-	_, _, err = s.CreateCronJob(ctx, hub.CronJob{Name: "standup", Kind: hub.CronEvery, EverySeconds: 3600, Target: "#general", Message: "standup", Enabled: true})
+	_, _, err = s.Schedule.CreateCronJob(ctx, hub.CronJob{Name: "standup", Kind: hub.CronEvery, EverySeconds: 3600, Target: "#general", Message: "standup", Enabled: true})
 	must(err)
-	_, err = s.RunCronJob(ctx, "standup")
+	_, err = s.Schedule.RunCronJob(ctx, "standup")
 	must(err)
-	_, _, err = s.CreateCronJob(ctx, hub.CronJob{Name: "gone", Kind: hub.CronEvery, EverySeconds: 60, Target: "bob", Message: "x", Enabled: true})
+	_, _, err = s.Schedule.CreateCronJob(ctx, hub.CronJob{Name: "gone", Kind: hub.CronEvery, EverySeconds: 60, Target: "bob", Message: "x", Enabled: true})
 	must(err)
-	must(s.DeleteCronJob(ctx, "gone")) // an ID SQLite gave and no row keeps
+	must(s.Schedule.DeleteCronJob(ctx, "gone")) // an ID SQLite gave and no row keeps
 	// A second project, linked to default, with its own #general.
-	_, err = s.CreateProject(ctx, "team")
+	_, err = s.Projects.CreateProject(ctx, "team")
 	must(err)
-	must(s.LinkProjects(ctx, "team", hub.DefaultProject))
-	erin, _, err := s.CreateAgent(ctx, hub.CreateAgentRequest{Name: "erin", Project: "team"})
+	must(s.Projects.LinkProjects(ctx, "team", hub.DefaultProject))
+	erin, _, err := s.Agents.CreateAgent(ctx, hub.CreateAgentRequest{Name: "erin", Project: "team"})
 	must(err)
-	_, err = s.Post(ctx, erin, "", hub.PostRequest{Channel: "#general", Body: "team room", To: []string{"alice"}})
+	_, err = s.Messages.Post(ctx, erin, "", hub.PostRequest{Channel: "#general", Body: "team room", To: []string{"alice"}})
 	must(err)
 	clock.Advance(3 * time.Hour)
-	_, _, err = s.AdvanceBeat(ctx, clock.Now(), time.Hour)
+	_, _, err = s.Schedule.AdvanceBeat(ctx, clock.Now(), time.Hour)
 	must(err)
-	_, _, _, err = s.SweepHealth(ctx, clock.Now(), 100)
+	_, _, _, err = s.Liveness.SweepHealth(ctx, clock.Now(), 100)
 	must(err)
 	set := hub.DefaultScheduleSettings()
-	_, _, err = s.CheckNudges(ctx, clock.Now(), set)
+	_, _, err = s.Schedule.CheckNudges(ctx, clock.Now(), set)
 	must(err)
-	_, err = s.FlushPresence(ctx, clock.Now(), set)
+	_, err = s.Liveness.FlushPresence(ctx, clock.Now(), set)
 	must(err)
-	msgs, _, _, err := s.AdminList(ctx, hub.AdminListRequest{Limit: 100, Newest: true})
+	msgs, _, _, err := s.Messages.AdminList(ctx, hub.AdminListRequest{Limit: 100, Newest: true})
 	must(err)
 	for _, m := range msgs {
 		f.lastPost = max(f.lastPost, m.ID)
@@ -336,11 +336,11 @@ func TestCopyRoundTrip(t *testing.T) {
 	defer db.Close()
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	s := hub.NewService(db, hub.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)), cfg)
+	s := hub.NewServices(hub.NewCore(db, hub.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)), cfg, hub.NewWaiters(cfg.WaitLimits)))
 	if err := s.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Shutdown()
+	defer s.Core.Shutdown()
 	// Read state: every agent's unread counts as they were (alice has an
 	// unread mention, bob read up to alice's first message).
 	if f.inbox["alice"][1] == 0 || f.inbox["bob"][0] == 0 {
@@ -349,14 +349,14 @@ func TestCopyRoundTrip(t *testing.T) {
 	if got := inboxes(t, s); !maps.Equal(got, f.inbox) {
 		t.Errorf("unread, mentions, latest per agent on the copy = %v, want %v as on SQLite", got, f.inbox)
 	}
-	alice, err := s.Authenticate(ctx, f.token)
+	alice, err := s.Agents.Authenticate(ctx, f.token)
 	if err != nil {
 		t.Fatalf("alice's token on the copy: %v", err)
 	}
 	if alice.Name != "alice" {
 		t.Fatalf("the token authenticates %q, want alice", alice.Name)
 	}
-	m, err := s.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "after the move"})
+	m, err := s.Messages.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "after the move"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,25 +365,25 @@ func TestCopyRoundTrip(t *testing.T) {
 	}
 	// Search works on the copy, for copied messages and new ones: the
 	// SQLite index is not copied, PostgreSQL computes its own.
-	bob, _, err := s.AdminSearch(ctx, hub.SearchRequest{Query: "worlds", Agent: "bob"})
+	bob, _, err := s.Messages.AdminSearch(ctx, hub.SearchRequest{Query: "worlds", Agent: "bob"})
 	if err != nil || len(bob) != 1 || bob[0].Message.Body != "hello, world" {
 		t.Errorf("search on the copy for a copied message = %+v, %v; want bob's hello, world", bob, err)
 	}
-	if moved, _, err := s.AdminSearch(ctx, hub.SearchRequest{Query: "moving"}); err != nil || len(moved) != 1 || moved[0].Message.ID != m.ID {
+	if moved, _, err := s.Messages.AdminSearch(ctx, hub.SearchRequest{Query: "moving"}); err != nil || len(moved) != 1 || moved[0].Message.ID != m.ID {
 		t.Errorf("search on the copy for a new message = %+v, %v; want message %d", moved, err, m.ID)
 	}
 	// The project link and team's own #general came along.
-	if m, err := s.Post(ctx, alice, "", hub.PostRequest{Channel: "team/#general", Body: "hello team"}); err != nil || m.Project != "team" {
+	if m, err := s.Messages.Post(ctx, alice, "", hub.PostRequest{Channel: "team/#general", Body: "hello team"}); err != nil || m.Project != "team" {
 		t.Errorf("alice posts to the linked team/#general on the copy: %+v, %v", m, err)
 	}
 	// The other counters too: a new agent and a new cron job do not collide.
-	if _, _, err := s.CreateAgent(ctx, hub.CreateAgentRequest{Name: "dave"}); err != nil {
+	if _, _, err := s.Agents.CreateAgent(ctx, hub.CreateAgentRequest{Name: "dave"}); err != nil {
 		t.Errorf("a new agent on the copy: %v", err)
 	}
-	if _, _, err := s.CreateCronJob(ctx, hub.CronJob{Name: "later", Kind: hub.CronEvery, EverySeconds: 60, Target: "bob", Message: "x", Enabled: true}); err != nil {
+	if _, _, err := s.Schedule.CreateCronJob(ctx, hub.CronJob{Name: "later", Kind: hub.CronEvery, EverySeconds: 60, Target: "bob", Message: "x", Enabled: true}); err != nil {
 		t.Errorf("a new cron job on the copy: %v", err)
 	}
-	jobs, err := s.ListCronJobs(ctx)
+	jobs, err := s.Schedule.ListCronJobs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

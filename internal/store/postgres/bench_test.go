@@ -60,12 +60,12 @@ func BenchmarkCrossReplicaWake(b *testing.B) {
 		b.Run("via="+via.name, func(b *testing.B) {
 			lat, ack := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
 			for b.Loop() {
-				w, err := r.svc.Waiters().Register(bob.ID, 0, nil)
+				w, err := r.waiters.Register(bob.ID, 0, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
 				start := time.Now()
-				if _, err := via.r.svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "x"}); err != nil {
+				if _, err := via.r.svc.Messages.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "x"}); err != nil {
 					b.Fatal(err)
 				}
 				acked := time.Now()
@@ -104,7 +104,7 @@ func BenchmarkPostReplicas(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				r := rs[int(next.Add(1))%n]
 				for pb.Next() {
-					if _, err := r.svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "hello"}); err != nil {
+					if _, err := r.svc.Messages.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "hello"}); err != nil {
 						b.Error(err)
 						return
 					}

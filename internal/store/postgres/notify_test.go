@@ -130,7 +130,7 @@ func TestPostNotificationNamesRecipients(t *testing.T) {
 		}
 	}
 
-	m1, err := a.svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "one"})
+	m1, err := a.svc.Messages.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestPostNotificationNamesRecipients(t *testing.T) {
 	if !errors.Is(err, refused) {
 		t.Fatalf("rolled-back post: %v, want %v", err, refused)
 	}
-	m2, err := a.svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob", "carol"}, Body: "two"})
+	m2, err := a.svc.Messages.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob", "carol"}, Body: "two"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestPostNotificationNamesRecipients(t *testing.T) {
 
 	// The next post follows the large one: reported with its recipients
 	// again, and on B it wakes exactly them.
-	m3, err := a.svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "three"})
+	m3, err := a.svc.Messages.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "three"})
 	if err != nil {
 		t.Fatal(err)
 	}

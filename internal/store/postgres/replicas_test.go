@@ -32,9 +32,10 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // its fallback watcher and, if listening, the store's Watch. The poll
 // interval is an hour, so only a notification (or a re-check) wakes a wait.
 type replica struct {
-	db  *DB
-	svc *hub.Service
-	log *syncBuffer
+	db      *DB
+	svc     *hub.Services
+	waiters *hub.Waiters // the registry of its parked waits
+	log     *syncBuffer
 }
 
 func newReplica(tb testing.TB, u string, listen bool) *replica {
@@ -47,16 +48,17 @@ func newReplica(tb testing.TB, u string, listen bool) *replica {
 	r.db = db
 	cfg := hub.DefaultConfig()
 	cfg.PollInterval = time.Hour
-	r.svc = hub.NewService(db, hub.SystemClock{}, cfg)
+	r.waiters = hub.NewWaiters(cfg.WaitLimits)
+	r.svc = hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, r.waiters))
 	if err := r.svc.Init(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { r.svc.Run(ctx) })
+	wg.Go(func() { r.svc.Waits.Run(ctx) })
 	if listen {
 		wg.Go(func() {
-			db.Watch(ctx, Reports{PostedTo: r.svc.PostedTo, Posted: r.svc.Poke, Resync: r.svc.RecheckWaits, AgentChanged: r.svc.AgentChanged, ForgetAgents: r.svc.ForgetAgents})
+			db.Watch(ctx, Reports{PostedTo: r.svc.Waits.PostedTo, Posted: r.svc.Waits.Poke, Resync: r.svc.Waits.RecheckWaits, AgentChanged: r.svc.Agents.AgentChanged, ForgetAgents: r.svc.Agents.ForgetAgents})
 		})
 	}
 	tb.Cleanup(func() { cancel(); wg.Wait(); db.Close() })
@@ -67,11 +69,11 @@ func newReplica(tb testing.TB, u string, listen bool) *replica {
 func (r *replica) agent(tb testing.TB, name string) *hub.Agent {
 	tb.Helper()
 	ctx := context.Background()
-	_, token, err := r.svc.CreateAgent(ctx, hub.CreateAgentRequest{Name: name})
+	_, token, err := r.svc.Agents.CreateAgent(ctx, hub.CreateAgentRequest{Name: name})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	a, err := r.svc.Authenticate(ctx, token)
+	a, err := r.svc.Agents.Authenticate(ctx, token)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func (r *replica) agent(tb testing.TB, name string) *hub.Agent {
 // park registers a wait of agentID on r, closed when tb ends.
 func (r *replica) park(tb testing.TB, agentID int64) *hub.Waiter {
 	tb.Helper()
-	w, err := r.svc.Waiters().Register(agentID, 0, nil)
+	w, err := r.waiters.Register(agentID, 0, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -124,12 +126,12 @@ func TestWatchWakesWaiterOnOtherReplica(t *testing.T) {
 	ctx := context.Background()
 	for i := range 3 {
 		w := b.park(t, bob.ID)
-		m, err := a.svc.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "hello from A"})
+		m, err := a.svc.Messages.Post(ctx, alice, "", hub.PostRequest{To: []string{"bob"}, Body: "hello from A"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		woken(t, w, "post on A, wait on B")
-		res, err := b.svc.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: new(int32), AfterID: fmtID(m.ID - 1)})
+		res, err := b.svc.Waits.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: new(int32), AfterID: fmtID(m.ID - 1)})
 		if err != nil || len(res.Messages) != 1 || res.Messages[0].ID != m.ID {
 			t.Fatalf("round %d: B's wait = %+v, %v; want message %d", i, res, err, m.ID)
 		}
@@ -165,7 +167,7 @@ func TestWatchReconnectsAndRechecks(t *testing.T) {
 	pgtest.Exec(t, `ALTER ROLE `+role+` NOLOGIN`,
 		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '`+listener+`'`)
 	eventually(t, "B's listener gone", func() bool { return backends(t, listener) == 0 })
-	if _, err := a.svc.Post(context.Background(), alice, "", hub.PostRequest{To: []string{"bob"}, Body: "while B was deaf"}); err != nil {
+	if _, err := a.svc.Messages.Post(context.Background(), alice, "", hub.PostRequest{To: []string{"bob"}, Body: "while B was deaf"}); err != nil {
 		t.Fatal(err)
 	}
 	pgtest.Exec(t, `ALTER ROLE `+role+` LOGIN`)
@@ -202,18 +204,18 @@ func TestWatchReconnectEndsRevokedWaits(t *testing.T) {
 	for _, name := range names {
 		agent := b.agent(t, name)
 		go func() {
-			_, err := b.svc.Wait(ctx, agent, hub.WaitRequest{TimeoutSeconds: new(int32(600))})
+			_, err := b.svc.Waits.Wait(ctx, agent, hub.WaitRequest{TimeoutSeconds: new(int32(600))})
 			done <- ended{name, err}
 		}()
-		eventually(t, name+" parked on B", func() bool { return b.svc.Waiters().AgentCount(agent.ID) == 1 })
+		eventually(t, name+" parked on B", func() bool { return b.waiters.AgentCount(agent.ID) == 1 })
 	}
 	pgtest.Exec(t, `ALTER ROLE `+role+` NOLOGIN`,
 		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '`+listener+`'`)
 	eventually(t, "B's listener gone", func() bool { return backends(t, listener) == 0 })
-	if _, _, err := a.svc.RotateToken(context.Background(), "bob", true); err != nil {
+	if _, _, err := a.svc.Agents.RotateToken(context.Background(), "bob", true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.svc.SetAgentDisabled(context.Background(), "carol", true); err != nil {
+	if _, err := a.svc.Agents.SetAgentDisabled(context.Background(), "carol", true); err != nil {
 		t.Fatal(err)
 	}
 	pgtest.Exec(t, `ALTER ROLE `+role+` LOGIN`)

@@ -24,18 +24,18 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	svc := hub.NewService(db, hub.NewFakeClock(time.Unix(1_700_000_000, 0)), hub.DefaultConfig())
+	svc := hub.NewServices(hub.NewCore(db, hub.NewFakeClock(time.Unix(1_700_000_000, 0)), hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
 	if err := svc.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a, _, err := svc.CreateAgent(ctx, hub.CreateAgentRequest{Name: "alice"})
+	a, _, err := svc.Agents.CreateAgent(ctx, hub.CreateAgentRequest{Name: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := strings.Repeat("z", 32<<10)
 	var fullErr error
 	for i := 0; i < 100 && fullErr == nil; i++ {
-		_, fullErr = svc.Post(ctx, a, "", hub.PostRequest{To: []string{"alice"}, Body: body})
+		_, fullErr = svc.Messages.Post(ctx, a, "", hub.PostRequest{To: []string{"alice"}, Body: body})
 	}
 	if hub.ErrorCode(fullErr) != hub.EUNAVAILABLE || !strings.Contains(hub.ErrorMessage(fullErr), "disk full") {
 		t.Fatalf("post into a full database: %v, want EUNAVAILABLE saying disk full", fullErr)
@@ -43,7 +43,7 @@ func TestDiskFull(t *testing.T) {
 	if !db.DiskFull() {
 		t.Error("DiskFull is false after a write failed for want of space")
 	}
-	if _, _, _, err := svc.List(ctx, a, hub.ListRequest{}); err != nil {
+	if _, _, _, err := svc.Messages.List(ctx, a, hub.ListRequest{}); err != nil {
 		t.Errorf("read while the disk is full: %v", err)
 	}
 	// Space returns: another process deletes old messages.
@@ -58,7 +58,7 @@ func TestDiskFull(t *testing.T) {
 	if _, err := raw.Exec(`DELETE FROM messages`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Post(ctx, a, "", hub.PostRequest{To: []string{"alice"}, Body: "room again"}); err != nil {
+	if _, err := svc.Messages.Post(ctx, a, "", hub.PostRequest{To: []string{"alice"}, Body: "room again"}); err != nil {
 		t.Fatalf("post after space returned: %v", err)
 	}
 	if db.DiskFull() {

@@ -64,7 +64,7 @@ func testTakeInjectionRace(t *testing.T, h NewDB) {
 					done = true // one last take after the posts end
 				default:
 				}
-				inj, err := svcs[i%2].TakeInjection(t.Context(), bob, 3)
+				inj, err := svcs[i%2].Injections.TakeInjection(t.Context(), bob, 3)
 				if err != nil {
 					t.Errorf("TakeInjection: %v", err)
 					return
@@ -80,7 +80,7 @@ func testTakeInjectionRace(t *testing.T, h NewDB) {
 	}
 	var ids []int64
 	for i := range posts {
-		m, err := svcs[i%2].Post(t.Context(), ann, "", hub.PostRequest{To: []string{"bob"}, Body: fmt.Sprintf("note %d", i)})
+		m, err := svcs[i%2].Messages.Post(t.Context(), ann, "", hub.PostRequest{To: []string{"bob"}, Body: fmt.Sprintf("note %d", i)})
 		if err != nil {
 			t.Fatalf("Post: %v", err)
 		}

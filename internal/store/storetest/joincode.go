@@ -100,7 +100,7 @@ func testJoinCodeRace(t *testing.T, h NewDB) {
 	t.Parallel()
 	dbs, svcs := twoServices(t, h)
 	const uses, n = 2, 12
-	c, code, err := svcs[0].CreateJoinCode(t.Context(), hub.CreateJoinCodeRequest{MaxUses: uses, Role: "racer"})
+	c, code, err := svcs[0].Agents.CreateJoinCode(t.Context(), hub.CreateJoinCodeRequest{MaxUses: uses, Role: "racer"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func testJoinCodeRace(t *testing.T, h NewDB) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, _, errs[i] = svcs[i%2].Join(t.Context(), hub.JoinRequest{Code: code, Name: fmt.Sprintf("racer-%02d", i)})
+			_, _, errs[i] = svcs[i%2].Agents.Join(t.Context(), hub.JoinRequest{Code: code, Name: fmt.Sprintf("racer-%02d", i)})
 		}()
 	}
 	close(start)

@@ -133,7 +133,7 @@ func testReservationRace(t *testing.T, h NewDB) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, _, errs[i] = svcs[i%2].ReservePaths(t.Context(), agents[i], hub.ReservationRequest{Patterns: []string{"src/**/*.go"}})
+			_, _, errs[i] = svcs[i%2].Reservations.ReservePaths(t.Context(), agents[i], hub.ReservationRequest{Patterns: []string{"src/**/*.go"}})
 		}()
 	}
 	close(start)
@@ -162,13 +162,13 @@ func testReservationRace(t *testing.T, h NewDB) {
 
 // twoServices opens two handles on one fresh database, as two hub
 // processes would, and a service on each.
-func twoServices(t *testing.T, h NewDB) ([]hub.Store, []*hub.Service) {
+func twoServices(t *testing.T, h NewDB) ([]hub.Store, []*hub.Services) {
 	t.Helper()
 	open := h(t)
 	dbs := []hub.Store{open(), open()}
-	svcs := make([]*hub.Service, len(dbs))
+	svcs := make([]*hub.Services, len(dbs))
 	for i, db := range dbs {
-		svcs[i] = hub.NewService(db, hub.NewFakeClock(t0), hub.DefaultConfig())
+		svcs[i] = hub.NewServices(hub.NewCore(db, hub.NewFakeClock(t0), hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
 	}
 	return dbs, svcs
 }

@@ -7,17 +7,6 @@ import (
 	"time"
 )
 
-// locale returns the language of the texts for agent a: its own locale when
-// set and valid, else the hub's.
-func (s *Service) locale(a *Agent) Locale {
-	if a != nil && a.Locale != "" {
-		if l, err := ParseLocale(a.Locale); err == nil {
-			return l
-		}
-	}
-	return Locale(s.cfg.Locale).Or(DefaultLocale)
-}
-
 // Config holds the hub's rules and limits. DefaultConfig gives the defaults.
 type Config struct {
 	Location *time.Location // hub time zone (heartbeat IDs, cron)
@@ -79,8 +68,14 @@ func (noMetrics) MessagePosted(string) {}
 
 func (noMetrics) WaitEnded(time.Duration, bool, time.Duration) {}
 
-// Service is the hub's domain: every operation the API offers, over a Store.
-type Service struct {
+// Core is what the services share: the store, the clock, the
+// configuration, the registry of parked waits (with the change feed it
+// feeds), the presence of agents in memory and the beat. Build it with
+// NewCore, build each service from it (NewAgents, NewMessages, …, wired in
+// internal/app), call Init before serving.
+type Core struct{ *core }
+
+type core struct {
 	store    Store
 	clock    Clock
 	cfg      Config
@@ -90,71 +85,46 @@ type Service struct {
 	beat     atomic.Int64
 	started  time.Time
 
-	auth authCache // token hash → agent, cleared on every token or state change
-
 	shutdown     chan struct{} // closed by Shutdown: parked waits answer at once
 	shutdownOnce sync.Once
-	poke         chan struct{} // Poke: the fallback watcher looks now
-	deliveries   deliveryLog   // delivery marks of replies sent, written by Run
-
-	// watchFrom is the newest message ID when Init ran: the fallback
-	// watcher's starting point (see Run). Set before Run starts.
-	watchFrom   int64
-	watchInited bool
-	// watched is the newest message ID whose recipients the watcher has
-	// woken (by a look or a report, PostedTo); valid once watching.
-	watchMu  sync.Mutex
-	watched  int64
-	watching bool
-
-	onlineMu sync.Mutex
-	onlineAt time.Time
-	online   map[string]onlineNames // by project
 }
 
-// NewService returns a Service over store. Call Init before serving and Run
-// for the fallback watcher.
-func NewService(store Store, clock Clock, cfg Config) *Service {
+// NewCore returns the core of a hub over store, whose parked waits are
+// registered in waiters (NewWaiters(cfg.WaitLimits)).
+func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 	if cfg.Location == nil {
 		cfg.Location = time.Local
 	}
 	if cfg.Locale == "" {
 		cfg.Locale = LocaleEN
 	}
-	s := &Service{
+	c := &core{
 		store:    store,
 		clock:    clock,
 		cfg:      cfg,
-		waiters:  NewWaiters(cfg.WaitLimits),
+		waiters:  waiters,
 		presence: NewPresenceTracker(),
 		metrics:  noMetrics{},
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),
-		poke:     make(chan struct{}, 1),
 	}
-	s.deliveries.kick = make(chan struct{}, 1)
 	if cfg.Metrics != nil {
-		s.metrics = cfg.Metrics
+		c.metrics = cfg.Metrics
 	}
-	return s
+	return &Core{c}
 }
 
-// Init loads what the service keeps in memory from the store: last-seen
-// times, so that presence survives a restart, and the newest message ID,
-// from which the fallback watcher starts.
-func (s *Service) Init(ctx context.Context) error {
-	return s.store.View(ctx, func(tx Tx) error {
+// Init loads what the core keeps in memory from the store: agents'
+// last-seen times, so that presence survives a restart.
+func (c *Core) Init(ctx context.Context) error {
+	return c.store.View(ctx, func(tx Tx) error {
 		as, err := tx.ListAgents(true)
 		if err != nil {
 			return err
 		}
 		for _, a := range as {
-			s.presence.Seed(a)
+			c.presence.Seed(a)
 		}
-		if s.watchFrom, err = tx.MaxMessageID(); err != nil {
-			return err
-		}
-		s.watchInited = true
 		return nil
 	})
 }
@@ -162,43 +132,55 @@ func (s *Service) Init(ctx context.Context) error {
 // Shutdown makes every parked wait, and every wait that starts from now on,
 // answer at once with a normal timed-out reply. Call it before stopping the
 // servers so that shutdown does not wait for parked calls.
-func (s *Service) Shutdown() {
-	s.shutdownOnce.Do(func() {
-		close(s.shutdown)
-		s.waiters.WakeAll() // after the close: each wait woken sees it (parkUntil)
+func (c *Core) Shutdown() {
+	c.shutdownOnce.Do(func() {
+		close(c.shutdown)
+		c.waiters.WakeAll() // after the close: each wait woken sees it (parkUntil)
 	})
 }
 
+// Feed returns the hub's change feed: every wake-up of waiters publishes
+// TopicMessages; the orchestrator and the API publish the other topics.
+func (c *Core) Feed() *Feed { return c.waiters.feed }
+
+// Beat returns the global beat counter.
+func (c *Core) Beat() int64 { return c.beat.Load() }
+
+// ParkedWaits returns the number of calls parked now.
+func (c *Core) ParkedWaits() int { return c.waiters.Count() }
+
+// StartedAt returns when the hub's core was created.
+func (c *Core) StartedAt() time.Time { return c.started }
+
+// Config returns the hub's configuration (read-only: a copy).
+func (c *Core) Config() Config { return c.cfg }
+
+// Now returns the hub's time.
+func (c *Core) Now() time.Time { return c.clock.Now() }
+
 // stopping reports whether Shutdown was called.
-func (s *Service) stopping() bool {
+func (c *core) stopping() bool {
 	select {
-	case <-s.shutdown:
+	case <-c.shutdown:
 		return true
 	default:
 		return false
 	}
 }
 
-// Store returns the service's store (for the orchestrator).
-func (s *Service) Store() Store { return s.store }
-
-// Clock returns the service's clock.
-func (s *Service) Clock() Clock { return s.clock }
-
-// Config returns the service's configuration.
-func (s *Service) Config() Config { return s.cfg }
-
-// Waiters returns the registry of parked waits.
-func (s *Service) Waiters() *Waiters { return s.waiters }
-
-// Beat returns the global beat counter.
-func (s *Service) Beat() int64 { return s.beat.Load() }
+// locale returns the language of the texts for agent a: its own locale when
+// set and valid, else the hub's.
+func (c *core) locale(a *Agent) Locale {
+	if a != nil && a.Locale != "" {
+		if l, err := ParseLocale(a.Locale); err == nil {
+			return l
+		}
+	}
+	return Locale(c.cfg.Locale).Or(DefaultLocale)
+}
 
 // setBeat sets the global beat counter (the orchestrator owns it).
-func (s *Service) setBeat(n int64) { s.beat.Store(n) }
-
-// StartedAt returns when the service was created.
-func (s *Service) StartedAt() time.Time { return s.started }
+func (c *core) setBeat(n int64) { c.beat.Store(n) }
 
 // maxDetachedRead bounds a store read run by detachedRead.
 const maxDetachedRead = 30 * time.Second

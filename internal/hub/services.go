@@ -1,0 +1,51 @@
+package hub
+
+import "context"
+
+// Services are the hub's services over one core, each built with the
+// others it needs: the one place where the domain is wired. internal/app
+// builds them once and hands each adapter (the gRPC handlers, the
+// orchestrator, the dashboard) what it uses.
+type Services struct {
+	Core         *Core
+	Agents       *Agents
+	Messages     *Messages
+	Receipts     *Receipts
+	Waits        *Waits
+	Liveness     *Liveness
+	Schedule     *Schedule
+	Reservations *Reservations
+	Projects     *Projects
+	Injections   *Injections
+	Ops          *Ops
+}
+
+// NewServices builds the services over c. Call Init before serving.
+func NewServices(c *Core) *Services {
+	receipts := NewReceipts(c)
+	liveness := NewLiveness(c)
+	messages := NewMessages(c, receipts)
+	return &Services{
+		Core:         c,
+		Agents:       NewAgents(c),
+		Messages:     messages,
+		Receipts:     receipts,
+		Waits:        NewWaits(c, liveness, receipts),
+		Liveness:     liveness,
+		Schedule:     NewSchedule(c, messages, liveness),
+		Reservations: NewReservations(c),
+		Projects:     NewProjects(c),
+		Injections:   NewInjections(c),
+		Ops:          NewOps(c),
+	}
+}
+
+// Init loads what the services keep in memory from the store: agents'
+// presence, and the newest message, from which the fallback watcher
+// starts.
+func (s *Services) Init(ctx context.Context) error {
+	if err := s.Core.Init(ctx); err != nil {
+		return err
+	}
+	return s.Waits.Init(ctx)
+}
