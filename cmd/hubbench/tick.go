@@ -69,7 +69,7 @@ func (b *bench) tickPhase(ctx context.Context) error {
 	clock := hub.NewFakeClock(t0)
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	svc := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits)))
+	svc := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits, clock)))
 	if err := svc.Init(ctx); err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func newGateRig(t *testing.T, mod func(*Options)) *gateRig {
 	t.Cleanup(func() { db.Close() })
 	cfg := hub.DefaultConfig()
 	cfg.AdminTokenHash = hub.HashToken(adminToken)
-	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits)))
+	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits, hub.SystemClock{})))
 	r := &gateRig{svc: svc, db: db, now: time.Unix(1_800_000_000, 0)}
 	opts := DefaultOptions()
 	opts.Now = func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now }

@@ -291,7 +291,7 @@ func (m *Main) startService(ctx, runCtx context.Context) error {
 	if err := m.startConnLimiter(); err != nil {
 		return err
 	}
-	m.Services = hub.NewServices(hub.NewCore(m.Store, m.Clock, m.Config, hub.NewWaiters(m.Config.WaitLimits)))
+	m.Services = hub.NewServices(hub.NewCore(m.Store, m.Clock, m.Config, hub.NewWaiters(m.Config.WaitLimits, m.Clock)))
 	if err := m.Services.Init(ctx); err != nil {
 		return fmt.Errorf("load state: %w", err)
 	}

@@ -345,7 +345,7 @@ func TestOutsideWriteWakesWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { outside.Close() })
-	other := hub.NewServices(hub.NewCore(outside, hub.SystemClock{}, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
+	other := hub.NewServices(hub.NewCore(outside, hub.SystemClock{}, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits, hub.SystemClock{})))
 	sender, err := other.Agents.Authenticate(context.Background(), alice)
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func newGate(t *testing.T) *admission.Gate {
 	t.Cleanup(func() { db.Close() })
 	cfg := hub.DefaultConfig()
 	cfg.AdminTokenHash = hub.HashToken(adminToken)
-	return admission.New(hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits))).Agents, admission.DefaultOptions())
+	return admission.New(hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits, hub.SystemClock{}))).Agents, admission.DefaultOptions())
 }
 
 type rig struct {

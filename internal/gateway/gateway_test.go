@@ -49,7 +49,7 @@ func newGWRig(tb testing.TB, o gwOptions) *gwRig {
 	if o.cfg != nil {
 		o.cfg(&cfg)
 	}
-	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits)))
+	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits, hub.SystemClock{})))
 	gate := admission.New(svc.Agents, admission.DefaultOptions())
 	srv := server.New(svc, gate, server.Info{}, slog.New(slog.DiscardHandler))
 	conn := inproc.New(srv.UnaryInterceptor)

@@ -38,7 +38,7 @@ func (s *Liveness) CreateActivityLog(ctx context.Context, caller *Agent, l Activ
 	}
 	now := s.clock.Now()
 	var res *ActivityLogResult
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx livenessTx) error {
 		a, st, loc, err := s.callerLiveness(tx, caller.ID)
 		if err != nil {
 			return err
@@ -96,7 +96,7 @@ func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivit
 	}
 	now := s.clock.Now()
 	var res *CheckpointReply
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx livenessTx) error {
 		a, st, loc, err := s.callerLiveness(tx, caller.ID)
 		if err != nil {
 			return err
@@ -125,7 +125,7 @@ func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivit
 func (s *Liveness) HeartbeatElapsed(ctx context.Context, caller *Agent, id string) (string, Elapsed, error) {
 	now := s.clock.Now()
 	var e Elapsed
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx livenessTx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {
 			return err
@@ -167,7 +167,7 @@ func (s *Liveness) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResu
 	// so replicas on one database may take heartbeats side by side. The
 	// unread counts are read in the same transaction: both stores keep them
 	// as counters, so the read is one row, not a count of the backlog.
-	err := s.store.Update(RowLocked(ctx), func(tx Tx) error {
+	err := update(RowLocked(ctx), s.store, func(tx livenessTx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {
 			return err
@@ -200,7 +200,7 @@ func (s *Liveness) ListActivity(ctx context.Context, name string, limit int) ([]
 	}
 	var logs []*ActivityLog
 	var cps []*Checkpoint
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = view(ctx, s.store, func(tx livenessTx) error {
 		a, err := tx.AgentByName(name)
 		if err != nil {
 			return err

@@ -121,7 +121,7 @@ func benchDeleteAgent(b *testing.B, db hub.Store, n int) {
 	// The other agent posts through a service of its own, as another
 	// client of the same store: its posts are not counted as the
 	// deletion's write transactions.
-	otherCore := hub.NewCore(db, hub.NewFakeClock(coreT0), cfg, hub.NewWaiters(cfg.WaitLimits))
+	otherCore := hub.NewCore(db, hub.NewFakeClock(coreT0), cfg, hub.NewWaiters(cfg.WaitLimits, hub.NewFakeClock(coreT0)))
 	other := hub.NewMessages(otherCore, hub.NewReceipts(otherCore))
 	stop := make(chan struct{})
 	var maxPost time.Duration

@@ -56,7 +56,7 @@ func (s *Agents) DeleteAgent(ctx context.Context, name string) (AgentDeletion, e
 		return AgentDeletion{}, err
 	}
 	var a *Agent
-	if err := s.store.View(ctx, func(tx Tx) (err error) {
+	if err := view(ctx, s.store, func(tx agentsTx) (err error) {
 		a, err = tx.AgentByName(name)
 		return err
 	}); err != nil {
@@ -72,7 +72,7 @@ func (s *Agents) DeleteAgent(ctx context.Context, name string) (AgentDeletion, e
 	}
 	for {
 		var n int64
-		err := s.store.Update(ctx, func(tx Tx) (err error) {
+		err := update(ctx, s.store, func(tx agentsTx) (err error) {
 			n, err = tx.DeleteAgentRows(a.ID, AgentDeleteBatch)
 			return err
 		})
@@ -91,7 +91,7 @@ func (s *Agents) DeleteAgent(ctx context.Context, name string) (AgentDeletion, e
 	defer s.auth.clear()
 	now := s.clock.Now()
 	var tail int64 // the messages it sent after the batches' last window
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx agentsTx) error {
 		cur, err := tx.AgentByID(a.ID)
 		if err == nil && cur.Name != a.Name { // deleted meanwhile, its ID taken again
 			err = Errorf(ENOTFOUND, "agent %q was deleted meanwhile", a.Name)
@@ -124,7 +124,7 @@ func (s *Agents) deleteSentMessages(ctx context.Context, d *AgentDeletion) (int6
 	var after int64
 	for {
 		var b SentBatch
-		err := s.store.Update(ctx, func(tx Tx) (err error) {
+		err := update(ctx, s.store, func(tx agentsTx) (err error) {
 			b, err = tx.DeleteSentMessages(d.Agent.Name, after, AgentDeleteScan, AgentDeleteBatch)
 			return err
 		})
@@ -156,7 +156,7 @@ func (s *Agents) forgetAgent(id int64) {
 // missed (a PostgreSQL listener reconnecting), they would fail every
 // flush. A look that fails is made again after the next failed flush.
 func (s *Liveness) forgetDeleted(ctx context.Context, touches []Touch) {
-	_ = s.store.View(ctx, func(tx Tx) error { //nolint:errcheck // see above
+	_ = view(ctx, s.store, func(tx agentsTx) error { //nolint:errcheck // see above
 		for _, t := range touches {
 			if _, err := tx.AgentByID(t.AgentID); ErrorCode(err) == ENOTFOUND {
 				s.presence.Forget(t.AgentID)

@@ -189,7 +189,7 @@ func TestDeleteAgentResumes(t *testing.T) {
 	}
 	stopped, cancel := context.WithCancel(ctx)
 	defer cancel()
-	svc := hub.NewAgents(hub.NewCore(&cancelAfter{Store: h.DB, n: 1, cancel: cancel}, h.Clock, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
+	svc := hub.NewAgents(hub.NewCore(&cancelAfter{Store: h.DB, n: 1, cancel: cancel}, h.Clock, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits, h.Clock)))
 	d, err := svc.DeleteAgent(stopped, "bob")
 	if err == nil || d.MessagesDeleted != hub.AgentDeleteBatch {
 		t.Fatalf("stopped after one batch: %+v, %v; want %d messages deleted and an error", d, err, hub.AgentDeleteBatch)

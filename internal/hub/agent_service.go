@@ -12,8 +12,20 @@ type Agents struct {
 	auth authCache // token hash → agent, cleared on every token or state change
 }
 
+// agentsTx is what the agents service reads and writes in one transaction:
+// the store groups of its nouns.
+type agentsTx interface {
+	AgentDeleteTx
+	AgentTx
+	EventTx
+	HealthTx
+	JoinCodeTx
+	NudgeTx
+	ProjectTx
+}
+
 // NewAgents returns the agents' service.
-func NewAgents(c *Core) *Agents { return &Agents{core: c.core} }
+func NewAgents(c *Core) *Agents { return &Agents{core: c.core, auth: authCache{clock: c.clock}} }
 
 // CreateAgentRequest is the input of Service.CreateAgent.
 type CreateAgentRequest struct {
@@ -29,7 +41,7 @@ func (s *Agents) CreateAgent(ctx context.Context, req CreateAgentRequest) (*Agen
 	if err != nil {
 		return nil, "", err
 	}
-	if err := s.store.Update(ctx, func(tx Tx) error { return s.insertAgent(tx, a, hash) }); err != nil {
+	if err := update(ctx, s.store, func(tx agentsTx) error { return s.insertAgent(tx, a, hash) }); err != nil {
 		return nil, "", err
 	}
 	return a, token, nil
@@ -78,10 +90,18 @@ func (s *Agents) newAgent(req CreateAgentRequest) (*Agent, string, []byte, error
 	}, token, hash, nil
 }
 
+// insertAgentTx is what insertAgent reads and writes.
+type insertAgentTx interface {
+	AgentTx
+	HealthTx
+	NudgeTx
+	ProjectTx
+}
+
 // insertAgent stores a new agent with its liveness state and its place in
 // the nudge schedule (checked at the next tick). ECONFLICT: name taken;
 // ENOTFOUND: no such project.
-func (s *Agents) insertAgent(tx Tx, a *Agent, tokenHash []byte) error {
+func (s *Agents) insertAgent(tx insertAgentTx, a *Agent, tokenHash []byte) error {
 	if err := requireProject(tx, a.Project); err != nil {
 		return err
 	}
@@ -100,7 +120,7 @@ func (s *Agents) Agent(ctx context.Context, name string) (*Agent, error) {
 		return nil, err
 	}
 	var a *Agent
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx agentsTx) (err error) {
 		a, err = tx.AgentByName(name)
 		return err
 	})
@@ -110,7 +130,7 @@ func (s *Agents) Agent(ctx context.Context, name string) (*Agent, error) {
 // ListAgents lists agents by name.
 func (s *Agents) ListAgents(ctx context.Context, includeDisabled bool) ([]*Agent, error) {
 	var as []*Agent
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx agentsTx) (err error) {
 		as, err = tx.ListAgents(includeDisabled)
 		return err
 	})
@@ -120,7 +140,7 @@ func (s *Agents) ListAgents(ctx context.Context, includeDisabled bool) ([]*Agent
 // CountAgents returns the number of agents, disabled ones included.
 func (s *Agents) CountAgents(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx agentsTx) (err error) {
 		n, err = tx.CountAgents()
 		return err
 	})
@@ -158,7 +178,7 @@ func (s *Agents) UpdateAgent(ctx context.Context, req UpdateAgentRequest) (*Agen
 			}
 		}
 	}
-	return s.modifyAgent(ctx, req.Name, func(tx Tx, a *Agent) error {
+	return s.modifyAgent(ctx, req.Name, func(tx agentsTx, a *Agent) error {
 		set := func(dst *string, src *string) {
 			if src != nil {
 				*dst = *src
@@ -179,7 +199,7 @@ func (s *Agents) SetAgentDisabled(ctx context.Context, name string, disabled boo
 		return nil, err
 	}
 	now := s.clock.Now()
-	a, err := s.modifyAgent(ctx, name, func(tx Tx, a *Agent) error {
+	a, err := s.modifyAgent(ctx, name, func(tx agentsTx, a *Agent) error {
 		switch {
 		case disabled && a.DisabledAt.IsZero():
 			a.DisabledAt = now
@@ -204,7 +224,7 @@ func (s *Agents) RotateToken(ctx context.Context, name string, revoke bool) (*Ag
 	if revoke {
 		token, hash = "", nil
 	}
-	a, err := s.modifyAgent(ctx, name, func(tx Tx, a *Agent) error {
+	a, err := s.modifyAgent(ctx, name, func(tx agentsTx, a *Agent) error {
 		return tx.SetAgentToken(a.ID, hash)
 	})
 	if err != nil {
@@ -249,13 +269,13 @@ func (s *Agents) AgentChanged(id int64, change AgentChange) {
 func (s *Agents) ForgetAgents() { s.auth.clear() }
 
 // modifyAgent loads an agent by name in a write transaction and applies fn.
-func (s *Agents) modifyAgent(ctx context.Context, name string, fn func(Tx, *Agent) error) (*Agent, error) {
+func (s *Agents) modifyAgent(ctx context.Context, name string, fn func(agentsTx, *Agent) error) (*Agent, error) {
 	// Authentication trusts cached agents: forget them before and after the
 	// change, so no call in between is let in on the old state.
 	s.auth.clear()
 	defer s.auth.clear()
 	var a *Agent
-	err := s.store.Update(ctx, func(tx Tx) (err error) {
+	err := update(ctx, s.store, func(tx agentsTx) (err error) {
 		if a, err = tx.AgentByName(name); err != nil {
 			return err
 		}
@@ -288,7 +308,7 @@ func (s *Agents) Authenticate(ctx context.Context, token string) (*Agent, error)
 	if !ok {
 		gen := s.auth.generation()
 		rctx, cancel := detachedRead(ctx)
-		err := s.store.View(rctx, func(tx Tx) (err error) {
+		err := view(rctx, s.store, func(tx agentsTx) (err error) {
 			a, err = tx.AgentByTokenHash(hash)
 			return err
 		})

@@ -18,6 +18,8 @@ const authCacheMax = 100_000
 // authCache maps token hashes to the enabled agent holding them, so that
 // authenticating a call is a map lookup rather than a read transaction.
 type authCache struct {
+	clock Clock
+
 	mu  sync.Mutex
 	m   map[string]authEntry
 	gen uint64 // bumped by clear; a put from an older generation is dropped
@@ -32,7 +34,7 @@ func (c *authCache) get(hash []byte) (*Agent, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[string(hash)]
-	if !ok || time.Now().After(e.expires) {
+	if !ok || c.clock.Now().After(e.expires) {
 		return nil, false
 	}
 	a := e.agent
@@ -44,7 +46,7 @@ func (c *authCache) has(hash []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[string(hash)]
-	return ok && !time.Now().After(e.expires)
+	return ok && !c.clock.Now().After(e.expires)
 }
 
 // generation returns the value to pass to put for a store read starting now.
@@ -65,7 +67,7 @@ func (c *authCache) put(hash []byte, a *Agent, gen uint64) {
 	if c.m == nil || len(c.m) >= authCacheMax {
 		c.m = make(map[string]authEntry)
 	}
-	c.m[string(hash)] = authEntry{agent: *a, expires: time.Now().Add(authCacheTTL)}
+	c.m[string(hash)] = authEntry{agent: *a, expires: c.clock.Now().Add(authCacheTTL)}
 }
 
 // clear forgets every entry (after a change to any agent's token or state).

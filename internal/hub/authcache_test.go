@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/agenthub/hub/internal/hub"
 )
@@ -144,5 +145,27 @@ func TestAuthCacheReturnsCopies(t *testing.T) {
 	}
 	if second.Name != "copies" {
 		t.Errorf("second call's agent name = %q, want %q", second.Name, "copies")
+	}
+}
+
+// TestAuthCacheExpiresOnTheHubsClock: a token changed in the store behind
+// the service's back (another process whose report was lost) is trusted
+// from the cache until the hub's clock passes the cache's TTL, then
+// refused.
+func TestAuthCacheExpiresOnTheHubsClock(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	a, token := h.agent(t, "cached")
+	if err := h.DB.Update(ctx, func(tx hub.Tx) error { return tx.SetAgentToken(a.ID, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	h.Clock.Advance(time.Second)
+	if _, err := h.Authenticate(ctx, token); err != nil {
+		t.Fatalf("within the TTL: %v, want the cached agent", err)
+	}
+	h.Clock.Advance(2 * time.Second)
+	if _, err := h.Authenticate(ctx, token); hub.ErrorCode(err) != hub.EUNAUTHORIZED {
+		t.Fatalf("past the TTL: %v, want %s (the store was read again)", err, hub.EUNAUTHORIZED)
 	}
 }

@@ -11,6 +11,12 @@ type Ops struct {
 	*core
 }
 
+// opsTx is what the ops service reads and writes in one transaction:
+// the store groups of its nouns.
+type opsTx interface {
+	RetentionTx
+}
+
 // NewOps returns the upkeep service.
 func NewOps(c *Core) *Ops { return &Ops{core: c.core} }
 

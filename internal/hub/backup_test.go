@@ -29,7 +29,7 @@ func TestBackup(t *testing.T) {
 		t.Errorf("existing file: err = %v, want ECONFLICT", err)
 	}
 	// A store that cannot back up (only the Store interface).
-	plain := hub.NewOps(hub.NewCore(struct{ hub.Store }{h.DB}, h.Clock, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
+	plain := hub.NewOps(hub.NewCore(struct{ hub.Store }{h.DB}, h.Clock, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits, h.Clock)))
 	if _, err := plain.Backup(ctx, filepath.Join(t.TempDir(), "x.db")); hub.ErrorCode(err) != hub.EPRECONDITION {
 		t.Errorf("store without backups: err = %v, want EPRECONDITION", err)
 	}

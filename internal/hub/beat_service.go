@@ -80,7 +80,7 @@ type BeatInfo struct {
 // since its last interaction.
 func (s *Schedule) BeatInfo(ctx context.Context) (*BeatInfo, error) {
 	info := &BeatInfo{}
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx scheduleTx) error {
 		st, interval, _, err := loadBeatState(tx)
 		if err != nil {
 			return err
@@ -108,7 +108,7 @@ func (s *Schedule) BeatInfo(ctx context.Context) (*BeatInfo, error) {
 // LoadBeat sets the in-memory beat counter from the store (at start-up, so
 // that calls made before the first tick read the right beat).
 func (s *Schedule) LoadBeat(ctx context.Context) error {
-	return s.store.View(ctx, func(tx Tx) error {
+	return view(ctx, s.store, func(tx scheduleTx) error {
 		st, _, ok, err := loadBeatState(tx)
 		if ok {
 			s.setBeat(max(s.beat.Load(), st.Beat))
@@ -127,7 +127,7 @@ func (s *Schedule) AdvanceBeat(ctx context.Context, now time.Time, interval time
 	var st BeatState
 	var saved time.Duration
 	var ok bool
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx scheduleTx) (err error) {
 		st, saved, ok, err = loadBeatState(tx)
 		return err
 	})
@@ -149,7 +149,7 @@ func (s *Schedule) AdvanceBeat(ctx context.Context, now time.Time, interval time
 	// orchestrator (a stale leader, after a fail-over) moved it meanwhile,
 	// those beats are counted already, and this one adopts the stored state.
 	var swapped bool
-	err = s.store.Update(ctx, func(tx Tx) (err error) {
+	err = update(ctx, s.store, func(tx scheduleTx) (err error) {
 		if swapped, err = tx.SwapMeta(metaBeat, old, strconv.FormatInt(st.Beat, 10)); err != nil || !swapped {
 			return err
 		}
@@ -159,7 +159,7 @@ func (s *Schedule) AdvanceBeat(ctx context.Context, now time.Time, interval time
 		return BeatState{}, 0, err
 	}
 	if !swapped {
-		err = s.store.View(ctx, func(tx Tx) (err error) {
+		err = view(ctx, s.store, func(tx scheduleTx) (err error) {
 			st, _, _, err = loadBeatState(tx)
 			return err
 		})

@@ -90,7 +90,7 @@ type core struct {
 }
 
 // NewCore returns the core of a hub over store, whose parked waits are
-// registered in waiters (NewWaiters(cfg.WaitLimits)).
+// registered in waiters (NewWaiters(cfg.WaitLimits, clock)).
 func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 	if cfg.Location == nil {
 		cfg.Location = time.Local
@@ -117,7 +117,7 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 // Init loads what the core keeps in memory from the store: agents'
 // last-seen times, so that presence survives a restart.
 func (c *Core) Init(ctx context.Context) error {
-	return c.store.View(ctx, func(tx Tx) error {
+	return view(ctx, c.store, func(tx AgentTx) error {
 		as, err := tx.ListAgents(true)
 		if err != nil {
 			return err
@@ -194,9 +194,25 @@ const maxDetachedRead = 30 * time.Second
 // deadline, or at the bound if a store hangs. Call cancel when the read is
 // done.
 func detachedRead(ctx context.Context) (_ context.Context, cancel context.CancelFunc) {
-	limit := time.Now().Add(maxDetachedRead)
-	if d, ok := ctx.Deadline(); ok && d.Before(limit) {
-		limit = d
+	detached := context.WithoutCancel(ctx)
+	rctx, cancel := context.WithTimeout(detached, maxDetachedRead)
+	if d, ok := ctx.Deadline(); ok {
+		if bound, _ := rctx.Deadline(); d.Before(bound) {
+			cancel()
+			return context.WithDeadline(detached, d)
+		}
 	}
-	return context.WithDeadline(context.WithoutCancel(ctx), limit)
+	return rctx, cancel
+}
+
+// view runs fn in a read transaction of st, which fn sees as the store
+// groups it names (G, an interface that Tx implements): a function takes
+// the groups of its nouns, never the whole Tx.
+func view[G any](ctx context.Context, st Store, fn func(tx G) error) error {
+	return st.View(ctx, func(tx Tx) error { return fn(any(tx).(G)) })
+}
+
+// update runs fn in a write transaction of st, as view does.
+func update[G any](ctx context.Context, st Store, fn func(tx G) error) error {
+	return st.Update(ctx, func(tx Tx) error { return fn(any(tx).(G)) })
 }

@@ -52,7 +52,7 @@ func (s *Schedule) CreateCronJob(ctx context.Context, j CronJob) (*CronJob, stri
 	if err := ValidateProjectName(j.Project); err != nil {
 		return nil, "", err
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx scheduleTx) error {
 		if err := requireProject(tx, j.Project); err != nil {
 			return err
 		}
@@ -80,8 +80,14 @@ func tickNotice(j CronJob, tick time.Duration) string {
 		j.EverySeconds, tick, tick)
 }
 
+// targetNoticeTx is what targetNotice reads and writes.
+type targetNoticeTx interface {
+	AgentTx
+	MessageTx
+}
+
 // targetNotice says when a job's target cannot receive messages now.
-func targetNotice(tx Tx, project, target string) string {
+func targetNotice(tx targetNoticeTx, project, target string) string {
 	if IsChannelTarget(target) {
 		if _, err := tx.ChannelByName(project, target); ErrorCode(err) == ENOTFOUND {
 			return fmt.Sprintf("channel %s does not exist yet: runs fail until an agent joins it", target)
@@ -103,7 +109,7 @@ func targetNotice(tx Tx, project, target string) string {
 // ListCronJobs returns every job, by name.
 func (s *Schedule) ListCronJobs(ctx context.Context) ([]*CronJob, error) {
 	var js []*CronJob
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx scheduleTx) (err error) {
 		js, err = tx.ListCronJobs()
 		return err
 	})
@@ -113,7 +119,7 @@ func (s *Schedule) ListCronJobs(ctx context.Context) ([]*CronJob, error) {
 // DeleteCronJob removes the job named name; its runs stay as history,
 // still listed under its name by ListCronRuns. Errors: ENOTFOUND.
 func (s *Schedule) DeleteCronJob(ctx context.Context, name string) error {
-	return s.store.Update(ctx, func(tx Tx) error {
+	return update(ctx, s.store, func(tx scheduleTx) error {
 		j, err := tx.CronJobByName(name)
 		if err != nil {
 			return err
@@ -129,9 +135,15 @@ func (s *Schedule) DeleteCronJob(ctx context.Context, name string) error {
 // last removed, so that its runs can still be listed by name.
 const metaRemovedCronJob = "cron_removed:"
 
+// cronJobIDTx is what cronJobID reads and writes.
+type cronJobIDTx interface {
+	CronTx
+	MetaTx
+}
+
 // cronJobID returns the ID of the job named name, or of the job of that
 // name last removed. Errors: ENOTFOUND.
-func cronJobID(tx Tx, name string) (int64, error) {
+func cronJobID(tx cronJobIDTx, name string) (int64, error) {
 	j, err := tx.CronJobByName(name)
 	if ErrorCode(err) != ENOTFOUND {
 		if err != nil {
@@ -153,7 +165,7 @@ func cronJobID(tx Tx, name string) (int64, error) {
 func (s *Schedule) SetCronJobEnabled(ctx context.Context, name string, enabled bool) (*CronJob, error) {
 	now := s.clock.Now()
 	var out *CronJob
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx scheduleTx) error {
 		j, err := tx.CronJobByName(name)
 		if err != nil {
 			return err
@@ -175,7 +187,7 @@ func (s *Schedule) SetCronJobEnabled(ctx context.Context, name string, enabled b
 // error policy. Errors: ENOTFOUND.
 func (s *Schedule) RunCronJob(ctx context.Context, name string) (*CronRun, error) {
 	var j *CronJob
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx scheduleTx) (err error) {
 		j, err = tx.CronJobByName(name)
 		return err
 	})
@@ -195,7 +207,7 @@ func (s *Schedule) ListCronRuns(ctx context.Context, job string, limit int) ([]*
 		return nil, err
 	}
 	var rs []*CronRun
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = view(ctx, s.store, func(tx scheduleTx) error {
 		var id int64
 		if job != "" {
 			var err error
@@ -215,7 +227,7 @@ func (s *Schedule) ListCronRuns(ctx context.Context, job string, limit int) ([]*
 // the job; the error returned is for failures to record runs.
 func (s *Schedule) RunDueCronJobs(ctx context.Context, now time.Time, limit int) (int, error) {
 	var due []*CronJob
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx scheduleTx) (err error) {
 		due, err = tx.DueCronJobs(now, limit)
 		return err
 	})
@@ -256,10 +268,10 @@ func (s *Schedule) RunDueCronJobs(ctx context.Context, now time.Time, limit int)
 // run. The message and the run record commit together; when posting fails,
 // the failure is recorded in a second transaction.
 func (s *Schedule) runCronJob(ctx context.Context, id int64, scheduledAt, now time.Time, manual bool) (*CronRun, error) {
-	began := time.Now() // a duration, measured on the monotonic clock
+	began := s.clock.Now() // a duration, measured on the monotonic clock (of the system clock)
 	var run *CronRun
 	var wake []int64
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx scheduleTx) error {
 		j, err := tx.CronJobByID(id)
 		if ErrorCode(err) == ENOTFOUND && !manual {
 			return errNotDue
@@ -272,7 +284,7 @@ func (s *Schedule) runCronJob(ctx context.Context, id int64, scheduledAt, now ti
 		if wake, err = s.postCron(tx, j, now); err != nil {
 			return err
 		}
-		run = &CronRun{JobID: j.ID, JobName: j.Name, ScheduledAt: scheduledAt, RanAt: now, Status: CronRunOK, Duration: time.Since(began), Manual: manual}
+		run = &CronRun{JobID: j.ID, JobName: j.Name, ScheduledAt: scheduledAt, RanAt: now, Status: CronRunOK, Duration: s.clock.Now().Sub(began), Manual: manual}
 		return s.recordCronRun(tx, j, run)
 	})
 	if err == nil {
@@ -284,13 +296,13 @@ func (s *Schedule) runCronJob(ctx context.Context, id int64, scheduledAt, now ti
 	}
 	// The post failed (target missing or disabled, store error): record it.
 	failure := err
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx scheduleTx) error {
 		j, err := tx.CronJobByID(id)
 		if err != nil {
 			return err
 		}
 		run = &CronRun{JobID: j.ID, JobName: j.Name, ScheduledAt: scheduledAt, RanAt: now, Status: CronRunError,
-			Error: ErrorMessage(failure), Duration: time.Since(began), Manual: manual}
+			Error: ErrorMessage(failure), Duration: s.clock.Now().Sub(began), Manual: manual}
 		if ErrorCode(failure) == EINTERNAL {
 			run.Error = failure.Error()
 		}
@@ -302,8 +314,15 @@ func (s *Schedule) runCronJob(ctx context.Context, id int64, scheduledAt, now ti
 	return run, nil
 }
 
+// recordCronRunTx is what recordCronRun reads and writes.
+type recordCronRunTx interface {
+	AgentTx
+	CronTx
+	EventTx
+}
+
 // recordCronRun applies run to j (error policy, next slot) and stores both.
-func (s *Schedule) recordCronRun(tx Tx, j *CronJob, run *CronRun) error {
+func (s *Schedule) recordCronRun(tx recordCronRunTx, j *CronJob, run *CronRun) error {
 	nj, disabled := ApplyCronRun(*j, *run, s.cfg.Location)
 	if err := tx.UpdateCronJob(&nj); err != nil {
 		return err
@@ -325,9 +344,16 @@ func (s *Schedule) recordCronRun(tx Tx, j *CronJob, run *CronRun) error {
 	return nil
 }
 
+// postCronTx is what postCron reads and writes.
+type postCronTx interface {
+	AgentTx
+	MessageTx
+	ProjectTx
+}
+
 // postCron posts job j's message to its target inside tx and returns the
 // agents to wake. The target must exist and be able to receive.
-func (s *Schedule) postCron(tx Tx, j *CronJob, now time.Time) ([]int64, error) {
+func (s *Schedule) postCron(tx postCronTx, j *CronJob, now time.Time) ([]int64, error) {
 	body := "[cron " + j.Name + "] " + j.Message
 	req := PostRequest{Body: body, Kind: KindCron}
 	if IsChannelTarget(j.Target) {

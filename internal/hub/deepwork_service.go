@@ -40,7 +40,7 @@ func (s *Liveness) StartDeepWork(ctx context.Context, caller *Agent, req StartDe
 		return nil, err
 	}
 	var res *StartDeepWorkResult
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx livenessTx) error {
 		a, st, loc, err := s.callerLiveness(tx, caller.ID)
 		if err != nil {
 			return err
@@ -97,7 +97,7 @@ func (s *Liveness) DeepWork(ctx context.Context, caller *Agent, limit int) (*Dee
 	now := s.clock.Now()
 	var current *DeepWork
 	var recent []*DeepWork
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = view(ctx, s.store, func(tx livenessTx) error {
 		st, err := tx.LivenessState(caller.ID)
 		if err != nil {
 			return err
@@ -157,7 +157,7 @@ func (s *Liveness) ListDeepWork(ctx context.Context, req ListDeepWorkRequest) ([
 	}
 	now := s.clock.Now()
 	var out []*DeepWork
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = view(ctx, s.store, func(tx livenessTx) error {
 		if req.Agent != "" {
 			a, err := tx.AgentByName(req.Agent)
 			if err != nil {
@@ -183,7 +183,7 @@ func (s *Liveness) EndDeepWork(ctx context.Context, name string) (*DeepWork, err
 	}
 	now := s.clock.Now()
 	var ended *DeepWork
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx livenessTx) error {
 		a, err := tx.AgentByName(name)
 		if err != nil {
 			return err

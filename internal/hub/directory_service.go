@@ -7,7 +7,7 @@ import "context"
 // that an agent knows whom it can message.
 func (s *Messages) ListPeers(ctx context.Context, caller *Agent) ([]Peer, error) {
 	var as []*Agent
-	err := s.store.View(ctx, func(tx Tx) (err error) { as, err = tx.ListAgents(false); return err })
+	err := view(ctx, s.store, func(tx messagesTx) (err error) { as, err = tx.ListAgents(false); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (s *Messages) ListPeers(ctx context.Context, caller *Agent) ([]Peer, error)
 // with the member count and whether caller is a member.
 func (s *Messages) ListChannels(ctx context.Context, caller *Agent) ([]ChannelSummary, error) {
 	var out []ChannelSummary
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx messagesTx) error {
 		var id int64
 		if caller != nil {
 			id = caller.ID

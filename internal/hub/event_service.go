@@ -50,7 +50,7 @@ func (s *Liveness) ListEvents(ctx context.Context, req ListEventsRequest) ([]*Ev
 		}
 	}
 	var evs []*Event
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = view(ctx, s.store, func(tx livenessTx) error {
 		if req.Agent != "" {
 			a, err := tx.AgentByName(req.Agent)
 			if err != nil {
@@ -66,6 +66,6 @@ func (s *Liveness) ListEvents(ctx context.Context, req ListEventsRequest) ([]*Ev
 
 // recordEvent stores an event in tx (for nudges, pulses,
 // cron). agentID 0 makes it hub-wide.
-func recordEvent(tx Tx, agentID int64, kind EventKind, detail string, at time.Time) error {
+func recordEvent(tx EventTx, agentID int64, kind EventKind, detail string, at time.Time) error {
 	return tx.InsertEvent(&Event{AgentID: agentID, Kind: kind, Detail: detail, CreatedAt: at})
 }

@@ -11,7 +11,7 @@ import (
 // freed and the limit is enforced.
 func TestFeed(t *testing.T) {
 	t.Parallel()
-	ws := NewWaiters(WaitLimits{PerAgent: 1, Total: 1})
+	ws := NewWaiters(WaitLimits{PerAgent: 1, Total: 1}, SystemClock{})
 	f := ws.feed
 	a, err := f.Subscribe()
 	if err != nil {

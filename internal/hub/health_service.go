@@ -20,9 +20,15 @@ import (
 // that one agent whose rows cannot be read or written does not hold up the
 // others.
 
+// callerLivenessTx is what callerLiveness reads and writes.
+type callerLivenessTx interface {
+	AgentTx
+	HealthTx
+}
+
 // callerLiveness loads an agent, its liveness state and its locale: the
 // start of every liveness call that writes (logs, checkpoints, deep work).
-func (s *Liveness) callerLiveness(tx Tx, agentID int64) (*Agent, *LivenessState, Locale, error) {
+func (s *Liveness) callerLiveness(tx callerLivenessTx, agentID int64) (*Agent, *LivenessState, Locale, error) {
 	a, err := tx.AgentByID(agentID)
 	if err != nil {
 		return nil, nil, "", err
@@ -63,10 +69,17 @@ type HealthTx interface {
 }
 
 // createHealth stores a new agent's liveness state.
-func (s *core) createHealth(tx Tx, a *Agent) error {
+func (s *core) createHealth(tx HealthTx, a *Agent) error {
 	st := NewLivenessState(a.ID, a.CreatedAt)
 	_, next := EvaluateHealth(st, a.CreatedAt, s.cfg.Health, s.locale(a))
 	return tx.SaveLivenessState(&st, next)
+}
+
+// persistLivenessTx is what persistLiveness reads and writes.
+type persistLivenessTx interface {
+	DeepWorkTx
+	EventTx
+	HealthTx
 }
 
 // persistLiveness finishes every liveness write: it expires a strict
@@ -74,7 +87,7 @@ func (s *core) createHealth(tx Tx, a *Agent) error {
 // health, records the events (the given ones, then a health transition) and
 // saves the state with its next evaluation time. It returns how many events
 // it recorded.
-func (s *Liveness) persistLiveness(tx Tx, st *LivenessState, now time.Time, loc Locale, events []Event, changed ...*DeepWork) (int, error) {
+func (s *Liveness) persistLiveness(tx persistLivenessTx, st *LivenessState, now time.Time, loc Locale, events []Event, changed ...*DeepWork) (int, error) {
 	if exp, evs := ExpireDeepWork(st, now, loc); exp != nil {
 		changed = append(changed, exp)
 		events = append(events, evs...)
@@ -99,12 +112,19 @@ func (s *Liveness) persistLiveness(tx Tx, st *LivenessState, now time.Time, loc 
 	return len(events), nil
 }
 
+// sweepAgentTx is what sweepAgent reads and writes.
+type sweepAgentTx interface {
+	DeepWorkTx
+	EventTx
+	HealthTx
+}
+
 // sweepAgent re-evaluates agent a's liveness at now inside tx, as
 // SweepHealth does for each due agent: it expires a strict declaration
 // past its end, records the health transition, if any, as an event and
 // saves the state with its next evaluation instant. It returns how many
 // events it recorded.
-func (s *Liveness) sweepAgent(tx Tx, a *Agent, now time.Time) (int, error) {
+func (s *Liveness) sweepAgent(tx sweepAgentTx, a *Agent, now time.Time) (int, error) {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return 0, err
@@ -134,7 +154,7 @@ func (s *Liveness) AgentHealth(ctx context.Context, name string) (*AgentHealth, 
 		return nil, err
 	}
 	var r *AgentHealth
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx livenessTx) error {
 		a, err := tx.AgentByName(name)
 		if err != nil {
 			return err
@@ -148,14 +168,14 @@ func (s *Liveness) AgentHealth(ctx context.Context, name string) (*AgentHealth, 
 // AgentHealthOf evaluates agent a's health now (for agent views).
 func (s *Liveness) AgentHealthOf(ctx context.Context, a *Agent) (*AgentHealth, error) {
 	var r *AgentHealth
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx livenessTx) (err error) {
 		r, err = s.agentHealth(tx, a)
 		return err
 	})
 	return r, err
 }
 
-func (s *Liveness) agentHealth(tx Tx, a *Agent) (*AgentHealth, error) {
+func (s *Liveness) agentHealth(tx HealthTx, a *Agent) (*AgentHealth, error) {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return nil, err
@@ -187,11 +207,11 @@ func (s *Liveness) agentHealth(tx Tx, a *Agent) (*AgentHealth, error) {
 // time stored). It returns how many agents were evaluated and how many
 // events were recorded; more is true when the batch was full.
 func (s *Liveness) SweepHealth(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
-	if ok, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueLiveness(now, 1) }); !ok || err != nil {
+	if ok, err := anyDue(ctx, s.store, func(tx livenessTx) ([]int64, error) { return tx.DueLiveness(now, 1) }); !ok || err != nil {
 		return 0, 0, false, err
 	}
 	var b sweptBatch
-	err = s.store.Update(ctx, func(tx Tx) (err error) {
+	err = update(ctx, s.store, func(tx livenessTx) (err error) {
 		b, err = s.sweepBatch(tx, now, limit)
 		return err
 	})
@@ -212,9 +232,16 @@ type sweptBatch struct {
 	agents            map[int64]AgentLiveness
 }
 
+// sweepBatchTx is what sweepBatch reads and writes.
+type sweepBatchTx interface {
+	DeepWorkTx
+	EventTx
+	HealthTx
+}
+
 // sweepBatch is SweepHealth's work inside tx: it re-evaluates up to limit
 // agents whose next health evaluation is due at now.
-func (s *Liveness) sweepBatch(tx Tx, now time.Time, limit int) (sweptBatch, error) {
+func (s *Liveness) sweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptBatch, error) {
 	rows, err := tx.DueHealth(now, limit)
 	if err != nil {
 		return sweptBatch{}, err
@@ -251,7 +278,7 @@ func (s *Liveness) sweepBatch(tx Tx, now time.Time, limit int) (sweptBatch, erro
 // it writes nothing but an expired declaration: the events are appended to
 // evs, and n is the state's next evaluation instant; changed is true when
 // the state must be saved, false when only that instant changes.
-func (s *Liveness) sweepState(tx Tx, r AgentLiveness, now time.Time, evs *[]Event) (n AgentTime, changed bool, err error) {
+func (s *Liveness) sweepState(tx DeepWorkTx, r AgentLiveness, now time.Time, evs *[]Event) (n AgentTime, changed bool, err error) {
 	loc, st := s.locale(r.Agent), r.State
 	exp, expEvents := ExpireDeepWork(st, now, loc)
 	if exp != nil {
@@ -271,7 +298,7 @@ func (s *Liveness) sweepState(tx Tx, r AgentLiveness, now time.Time, evs *[]Even
 // agent whose rows cannot be read or written does not hold up the others.
 func (s *Liveness) sweepHealthEach(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error) {
 	var ids []int64
-	err = s.store.View(ctx, func(tx Tx) (err error) {
+	err = view(ctx, s.store, func(tx livenessTx) (err error) {
 		ids, err = tx.DueLiveness(now, limit)
 		return err
 	})
@@ -279,7 +306,7 @@ func (s *Liveness) sweepHealthEach(ctx context.Context, now time.Time, limit int
 		return 0, 0, false, err
 	}
 	var mu sync.Mutex // updateEach runs fn concurrently
-	_, err = s.updateEach(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
+	_, err = updateEach(ctx, s.store, ids, func(tx livenessTx, id int64) ([]int64, error) {
 		a, err := tx.AgentByID(id)
 		if ErrorCode(err) == ENOTFOUND {
 			return nil, nil

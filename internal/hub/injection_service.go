@@ -8,6 +8,15 @@ type Injections struct {
 	*core
 }
 
+// injectionsTx is what the injections service reads and writes in one transaction:
+// the store groups of its nouns.
+type injectionsTx interface {
+	AgentTx
+	InjectionTx
+	MessageTx
+	ReceiptTx
+}
+
 // NewInjections returns the hooks' service.
 func NewInjections(c *Core) *Injections { return &Injections{core: c.core} }
 
@@ -38,7 +47,7 @@ func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int
 	}
 	// Most calls find nothing new: answer those from a read, without a write.
 	var out *Injection
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx injectionsTx) error {
 		var err error
 		out, err = s.takeInjection(ctx, tx, caller.ID, limit, false)
 		return err
@@ -46,7 +55,7 @@ func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int
 	if err != nil || len(out.Messages) == 0 {
 		return out, err
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx injectionsTx) error {
 		var err error
 		out, err = s.takeInjection(ctx, tx, caller.ID, limit, true)
 		return err
@@ -58,7 +67,7 @@ func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int
 // write is set, moves the cursor past it — unless the caller has given up
 // meanwhile (a hook past its time-out): then nothing moves, and the next
 // injection shows these messages instead of none.
-func (s *Injections) takeInjection(ctx context.Context, tx Tx, agentID int64, limit int, write bool) (*Injection, error) {
+func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID int64, limit int, write bool) (*Injection, error) {
 	a, err := tx.AgentByID(agentID)
 	if err != nil {
 		return nil, err
@@ -122,7 +131,7 @@ type StopCheck struct {
 // already going on because of a held stop. Errors: none of its own.
 func (s *Injections) CheckStop(ctx context.Context, caller *Agent, continuing bool) (*StopCheck, error) {
 	out := &StopCheck{}
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx injectionsTx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {
 			return err

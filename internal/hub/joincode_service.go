@@ -78,7 +78,7 @@ func (s *Agents) CreateJoinCode(ctx context.Context, req CreateJoinCodeRequest) 
 	now := s.clock.Now()
 	code, hash := newJoinCode()
 	c := &JoinCode{Role: req.Role, Project: req.Project, Note: req.Note, MaxUses: req.MaxUses, CreatedAt: now, ExpiresAt: now.Add(req.ExpiresIn)}
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx agentsTx) error {
 		if err := requireProject(tx, c.Project); err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func (s *Agents) CreateJoinCode(ctx context.Context, req CreateJoinCodeRequest) 
 // ListJoinCodes returns every join code, newest first.
 func (s *Agents) ListJoinCodes(ctx context.Context) ([]*JoinCode, error) {
 	var cs []*JoinCode
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx agentsTx) (err error) {
 		cs, err = tx.ListJoinCodes()
 		return err
 	})
@@ -113,7 +113,7 @@ func (s *Agents) RevokeJoinCode(ctx context.Context, id int64) (*JoinCode, error
 	}
 	now := s.clock.Now()
 	var c *JoinCode
-	err := s.store.Update(ctx, func(tx Tx) (err error) {
+	err := update(ctx, s.store, func(tx agentsTx) (err error) {
 		if c, err = tx.JoinCodeByID(id); err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ func (s *Agents) CheckJoinCode(ctx context.Context, code string) error {
 		return errUnknownJoinCode()
 	}
 	var c *JoinCode
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx agentsTx) (err error) {
 		c, err = tx.JoinCodeByHash(HashToken(code))
 		return err
 	})
@@ -176,7 +176,7 @@ func (s *Agents) Join(ctx context.Context, req JoinRequest) (*Agent, string, err
 		return nil, "", err
 	}
 	now := a.CreatedAt
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx agentsTx) error {
 		c, err := tx.JoinCodeByHash(HashToken(req.Code))
 		if ErrorCode(err) == ENOTFOUND {
 			return errUnknownJoinCode()

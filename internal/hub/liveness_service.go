@@ -16,5 +16,18 @@ type Liveness struct {
 	online   map[string]onlineNames // by project
 }
 
+// livenessTx is what the liveness service reads and writes in one transaction:
+// the store groups of its nouns.
+type livenessTx interface {
+	ActivityTx
+	AgentTx
+	DeepWorkTx
+	EventTx
+	HealthTx
+	MessageTx
+	NudgeTx
+	ProjectTx
+}
+
 // NewLiveness returns the liveness service.
 func NewLiveness(c *Core) *Liveness { return &Liveness{core: c.core} }

@@ -54,19 +54,3 @@ func fitPageNewest(msgs []*Message) int {
 	}
 	return len(msgs)
 }
-
-// checkCursor refuses a cursor beyond the newest message: a client that
-// passed one would silently miss every message up to it.
-func checkCursor(tx Tx, field string, after int64) error {
-	if after == 0 {
-		return nil
-	}
-	newest, err := tx.MaxMessageID()
-	if err != nil {
-		return err
-	}
-	if after > newest {
-		return Errorf(EINVALID, "%s %d is beyond the newest message (%d): pass the cursor of an earlier reply, or leave %s empty", field, after, newest, field)
-	}
-	return nil
-}

@@ -14,6 +14,16 @@ type Messages struct {
 	receipts *Receipts // a read marks what it hands out delivered
 }
 
+// messagesTx is what the messages service reads and writes in one transaction:
+// the store groups of its nouns.
+type messagesTx interface {
+	AgentTx
+	MessageTx
+	ProjectTx
+	ReceiptTx
+	SearchTx
+}
+
 // NewMessages returns the messages' service.
 func NewMessages(c *Core, receipts *Receipts) *Messages {
 	return &Messages{core: c.core, receipts: receipts}
@@ -44,7 +54,7 @@ func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req Pos
 	var recipients []int64
 	// RowLocked: a post writes only its message, deliveries and channel,
 	// so replicas on one database may post side by side.
-	err = s.store.Update(RowLocked(ctx), func(tx Tx) error {
+	err = update(RowLocked(ctx), s.store, func(tx messagesTx) error {
 		var err error
 		m.To, m.Mentions = nil, nil // route appends; fn may run twice
 		recipients, err = s.route(tx, sender, m, req, now)
@@ -104,9 +114,17 @@ func (s *core) checkPost(req *PostRequest) error {
 	return nil
 }
 
+// routeTx is what routing a message reads and writes: its recipients,
+// their projects, its channel, the message.
+type routeTx interface {
+	AgentTx
+	MessageTx
+	ProjectTx
+}
+
 // route resolves the recipients of m inside tx, inserts it and returns the
 // IDs of the agents to wake.
-func (s *Messages) route(tx Tx, sender *Agent, m *Message, req PostRequest, now time.Time) ([]int64, error) {
+func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) ([]int64, error) {
 	reach := &lazyReach{tx: tx, caller: sender}
 	if m.ReplyTo != 0 {
 		parent, err := tx.MessageByID(m.ReplyTo)
@@ -199,7 +217,7 @@ func (s *Messages) route(tx Tx, sender *Agent, m *Message, req PostRequest, now 
 // its ID; the message takes the channel's project. A channel of the
 // sender's own project is created on first use and joined by the sender;
 // a linked project's channel must exist and is not joined (project.go).
-func (s *Messages) postChannel(tx Tx, reach *lazyReach, m *Message, ref string, now time.Time) (int64, error) {
+func (s *Messages) postChannel(tx routeTx, reach *lazyReach, m *Message, ref string, now time.Time) (int64, error) {
 	c, err := ParseChannelRef(ref, m.Project)
 	if err != nil {
 		return 0, err
@@ -240,7 +258,7 @@ func (s *Messages) List(ctx context.Context, caller *Agent, req ListRequest) ([]
 		return nil, 0, false, err
 	}
 	var msgs []*Message
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = view(ctx, s.store, func(tx messagesTx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {
 			return err
@@ -306,7 +324,7 @@ func (s *Messages) MarkRead(ctx context.Context, caller *Agent, upToID string) (
 		return 0, 0, err
 	}
 	var unread, cursor int64
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx messagesTx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {
 			return err
@@ -345,7 +363,7 @@ func (s *Messages) JoinChannel(ctx context.Context, caller *Agent, channel strin
 	}
 	now := s.clock.Now()
 	var members []string
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx messagesTx) error {
 		id, err := tx.EnsureChannel(c.Project, c.Name, now)
 		if err != nil {
 			return err
@@ -376,7 +394,7 @@ func (s *Messages) LeaveChannel(ctx context.Context, caller *Agent, channel stri
 	if err != nil {
 		return err
 	}
-	return s.store.Update(ctx, func(tx Tx) error {
+	return update(ctx, s.store, func(tx messagesTx) error {
 		id, err := tx.ChannelByName(c.Project, c.Name)
 		if err != nil {
 			return err
@@ -404,7 +422,7 @@ func (s *Messages) AdminList(ctx context.Context, req AdminListRequest) ([]*Mess
 		return nil, 0, false, err
 	}
 	var msgs []*Message
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = view(ctx, s.store, func(tx messagesTx) error {
 		if err := checkCursor(tx, "after_id", after); err != nil {
 			return err
 		}
@@ -480,4 +498,33 @@ type MessageTx interface {
 	// ListChannels returns every channel by project and name with its
 	// member count and whether agentID is a member.
 	ListChannels(agentID int64) ([]ChannelSummary, error)
+}
+
+// checkCursor refuses a cursor beyond the newest message: a client that
+// passed one would silently miss every message up to it.
+func checkCursor(tx MessageTx, field string, after int64) error {
+	if after == 0 {
+		return nil
+	}
+	newest, err := tx.MaxMessageID()
+	if err != nil {
+		return err
+	}
+	if after > newest {
+		return Errorf(EINVALID, "%s %d is beyond the newest message (%d): pass the cursor of an earlier reply, or leave %s empty", field, after, newest, field)
+	}
+	return nil
+}
+
+// checkMentions refuses a post whose body and mentions name more distinct
+// agents than the limit. It runs before the write transaction.
+func (s *Messages) checkMentions(req *PostRequest) error {
+	limit := s.cfg.MaxMentions
+	if limit <= 0 {
+		limit = DefaultMaxMentions
+	}
+	if n := len(dedupe(append(append([]string(nil), req.Mentions...), req.bodyMentions...))); n > limit {
+		return Errorf(EINVALID, "the message mentions %d distinct @names; the limit is %d per message: post to a channel to reach many agents", n, limit)
+	}
+	return nil
 }

@@ -161,3 +161,16 @@ type NudgeResult struct {
 	Checked int // agents looked at
 	Nudged  int // nudges sent
 }
+
+// AgentCheck is an agent's place in the orchestrator's check schedule and
+// its nudge episode.
+type AgentCheck struct {
+	AgentID     int64
+	NextCheckAt time.Time // zero: nothing scheduled
+	// Nudge episode: Episode identifies what the nudges are about (the
+	// inactivity since a given activity, or the unread mentions since a
+	// given message); a new episode starts when it changes.
+	Episode     string
+	NudgeCount  int
+	LastNudgeAt time.Time
+}

@@ -70,11 +70,11 @@ type NudgeClaim struct {
 // at now and nudges those that need it, waking them. more is true when the
 // batch was full.
 func (s *Schedule) CheckNudges(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
-	if ok, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueAgentChecks(now, 1) }); !ok || err != nil {
+	if ok, err := anyDue(ctx, s.store, func(tx scheduleTx) ([]int64, error) { return tx.DueAgentChecks(now, 1) }); !ok || err != nil {
 		return NudgeResult{}, false, err
 	}
 	var b nudgedBatch
-	err := s.store.Update(ctx, func(tx Tx) (err error) {
+	err := update(ctx, s.store, func(tx scheduleTx) (err error) {
 		b, err = s.nudgeBatch(tx, now, set, nil)
 		return err
 	})
@@ -95,11 +95,18 @@ type nudgedBatch struct {
 	wake    []int64
 }
 
+// nudgeBatchTx is what nudgeBatch reads and writes.
+type nudgeBatchTx interface {
+	EventTx
+	MessageTx
+	NudgeTx
+}
+
 // nudgeBatch is CheckNudges' work inside tx: it looks at up to
 // set.BatchLimit agents whose nudge check is due at now and nudges those
 // that need it. known holds agents already read in tx with their liveness
 // state, by ID (DueNudges reads the others).
-func (s *Schedule) nudgeBatch(tx Tx, now time.Time, set ScheduleSettings, known map[int64]AgentLiveness) (nudgedBatch, error) {
+func (s *Schedule) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettings, known map[int64]AgentLiveness) (nudgedBatch, error) {
 	rows, err := tx.DueNudges(now, set.BatchLimit, known)
 	if err != nil {
 		return nudgedBatch{}, err
@@ -152,7 +159,7 @@ func (s *Schedule) Nudge(ctx context.Context, name, text string) (*Message, erro
 	now := s.clock.Now()
 	var m *Message
 	var wake []int64
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx scheduleTx) error {
 		a, err := tx.AgentByName(name)
 		if err != nil {
 			return err
@@ -186,7 +193,7 @@ func (s *Schedule) Nudge(ctx context.Context, name, text string) (*Message, erro
 // to a that mentions it. The recipient is known, so the message is inserted
 // directly rather than routed (no name lookups: the sweep does this for
 // many agents per tick).
-func (s *Schedule) postNudge(tx Tx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
+func (s *Schedule) postNudge(tx MessageTx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
 	m, ds, err := s.nudgeMessage(a, body, now)
 	if err != nil {
 		return nil, nil, err
@@ -216,23 +223,32 @@ const metaMentionCursor = "nudge_mention_cursor"
 // write: the fallback when the batch fails.
 func (s *Schedule) checkNudgesEach(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
 	var ids []int64
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx scheduleTx) (err error) {
 		ids, err = tx.DueAgentChecks(now, set.BatchLimit)
 		return err
 	})
 	if err != nil || len(ids) == 0 {
 		return NudgeResult{}, false, err
 	}
-	wake, err := s.updateEach(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
+	wake, err := updateEach(ctx, s.store, ids, func(tx scheduleTx, id int64) ([]int64, error) {
 		return s.checkNudge(tx, id, now, set)
 	})
 	s.waiters.Notify(wake...)
 	return NudgeResult{Checked: len(ids), Nudged: len(wake)}, len(ids) == set.BatchLimit, err
 }
 
+// checkNudgeTx is what checkNudge reads and writes.
+type checkNudgeTx interface {
+	AgentTx
+	EventTx
+	HealthTx
+	MessageTx
+	NudgeTx
+}
+
 // checkNudge looks at one agent inside tx and returns the agents to wake
 // (the agent itself when it was nudged).
-func (s *Schedule) checkNudge(tx Tx, id int64, now time.Time, set ScheduleSettings) ([]int64, error) {
+func (s *Schedule) checkNudge(tx checkNudgeTx, id int64, now time.Time, set ScheduleSettings) ([]int64, error) {
 	a, err := tx.AgentByID(id)
 	if ErrorCode(err) == ENOTFOUND {
 		return nil, nil // removed meanwhile; its check row went with it
@@ -306,10 +322,16 @@ func (s *Schedule) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Ti
 	return c, post, ev, nil
 }
 
+// nudgeInputTx is what nudgeInput reads and writes.
+type nudgeInputTx interface {
+	HealthTx
+	NudgeTx
+}
+
 // nudgeInput returns what DecideNudge needs about agent a at now, read
 // inside tx: its last conscious activity, the strict deep work in force and
 // its unread mentions.
-func (s *Schedule) nudgeInput(tx Tx, a *Agent, now time.Time) (NudgeInput, error) {
+func (s *Schedule) nudgeInput(tx nudgeInputTx, a *Agent, now time.Time) (NudgeInput, error) {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return NudgeInput{}, err
@@ -342,7 +364,7 @@ func (s *Schedule) ScanMentions(ctx context.Context, set ScheduleSettings) error
 	var ds []MentionDelivery
 	fresh := false
 	limit := 10 * set.BatchLimit
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx scheduleTx) error {
 		v, err := tx.Meta(metaMentionCursor)
 		if err != nil {
 			return err
@@ -373,7 +395,7 @@ func (s *Schedule) ScanMentions(ctx context.Context, set ScheduleSettings) error
 	if err != nil || (!fresh && next == cursor) {
 		return err
 	}
-	return s.store.Update(ctx, func(tx Tx) error {
+	return update(ctx, s.store, func(tx scheduleTx) error {
 		for _, d := range ds {
 			if err := tx.ScheduleAgentCheck(d.AgentID, d.CreatedAt.Add(set.MentionAge)); err != nil {
 				return err
@@ -381,19 +403,6 @@ func (s *Schedule) ScanMentions(ctx context.Context, set ScheduleSettings) error
 		}
 		return tx.SetMeta(metaMentionCursor, strconv.FormatInt(next, 10))
 	})
-}
-
-// AgentCheck is an agent's place in the orchestrator's check schedule and
-// its nudge episode.
-type AgentCheck struct {
-	AgentID     int64
-	NextCheckAt time.Time // zero: nothing scheduled
-	// Nudge episode: Episode identifies what the nudges are about (the
-	// inactivity since a given activity, or the unread mentions since a
-	// given message); a new episode starts when it changes.
-	Episode     string
-	NudgeCount  int
-	LastNudgeAt time.Time
 }
 
 // MentionDelivery is one message mentioning one agent.
@@ -427,7 +436,7 @@ type SweepResult struct {
 // CheckNudges, each with its own fallback, so that one failing does not
 // hold the other. more is true when either batch was full.
 func (s *Schedule) SweepHealthAndNudge(ctx context.Context, now time.Time, set ScheduleSettings) (_ SweepResult, more bool, _ error) {
-	health, err := s.anyDue(ctx, func(tx Tx) ([]int64, error) { return tx.DueLiveness(now, 1) })
+	health, err := anyDue(ctx, s.store, func(tx scheduleTx) ([]int64, error) { return tx.DueLiveness(now, 1) })
 	if err != nil {
 		return SweepResult{}, false, err
 	}
@@ -437,7 +446,7 @@ func (s *Schedule) SweepHealthAndNudge(ctx context.Context, now time.Time, set S
 	}
 	var sw sweptBatch
 	var nu nudgedBatch
-	err = s.store.Update(ctx, func(tx Tx) (err error) {
+	err = update(ctx, s.store, func(tx scheduleTx) (err error) {
 		if sw, err = s.liveness.sweepBatch(tx, now, set.BatchLimit); err != nil {
 			return err
 		}

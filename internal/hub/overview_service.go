@@ -18,7 +18,7 @@ type AgentOverview struct {
 // health, unread counts and parked waits, read in one snapshot.
 func (s *Liveness) AgentOverviews(ctx context.Context, includeDisabled bool) ([]AgentOverview, error) {
 	var out []AgentOverview
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx livenessTx) error {
 		as, err := tx.ListAgents(includeDisabled)
 		if err != nil {
 			return err

@@ -44,7 +44,7 @@ func (s *Liveness) FlushPresence(ctx context.Context, now time.Time, set Schedul
 	if len(touches) == 0 {
 		return 0, nil
 	}
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx livenessTx) error {
 		if err := tx.TouchAgents(touches); err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func firstNames(names []string) []string {
 // onlineNamesFor returns who caller may see active or waiting: the agents
 // of its project and of the projects linked to it (the links are read
 // only when someone of another project is online).
-func (s *Liveness) onlineNamesFor(tx Tx, caller *Agent, now time.Time) (online, waiting []string, err error) {
+func (s *Liveness) onlineNamesFor(tx ProjectTx, caller *Agent, now time.Time) (online, waiting []string, err error) {
 	by := s.onlineByProject(now)
 	home := ProjectOr(caller.Project)
 	projects := []string{home}

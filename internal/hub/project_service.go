@@ -10,6 +10,12 @@ type Projects struct {
 	*core
 }
 
+// projectsTx is what the projects service reads and writes in one transaction:
+// the store groups of its nouns.
+type projectsTx interface {
+	ProjectTx
+}
+
 // NewProjects returns the projects' service.
 func NewProjects(c *Core) *Projects { return &Projects{core: c.core} }
 
@@ -37,14 +43,14 @@ func (s *Projects) CreateProject(ctx context.Context, name string) (*Project, er
 		return nil, err
 	}
 	p := &Project{Name: name, CreatedAt: s.clock.Now()}
-	err := s.store.Update(ctx, func(tx Tx) error { return tx.CreateProject(p) })
+	err := update(ctx, s.store, func(tx projectsTx) error { return tx.CreateProject(p) })
 	return p, err
 }
 
 // ListProjects lists every project with its links and agent count.
 func (s *Projects) ListProjects(ctx context.Context) ([]*Project, error) {
 	var ps []*Project
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx projectsTx) (err error) {
 		ps, err = tx.ListProjects()
 		return err
 	})
@@ -60,7 +66,7 @@ func (s *Projects) LinkProjects(ctx context.Context, a, b string) error {
 		return err
 	}
 	now := s.clock.Now().UnixNano()
-	return s.store.Update(ctx, func(tx Tx) error {
+	return update(ctx, s.store, func(tx projectsTx) error {
 		for _, n := range []string{a, b} {
 			if err := requireProject(tx, n); err != nil {
 				return err
@@ -77,7 +83,7 @@ func (s *Projects) UnlinkProjects(ctx context.Context, a, b string) error {
 	if err != nil {
 		return err
 	}
-	return s.store.Update(ctx, func(tx Tx) error {
+	return update(ctx, s.store, func(tx projectsTx) error {
 		ok, err := tx.UnlinkProjects(a, b)
 		if err == nil && !ok {
 			err = Errorf(ENOTFOUND, "projects %q and %q are not linked", a, b)
@@ -87,7 +93,7 @@ func (s *Projects) UnlinkProjects(ctx context.Context, a, b string) error {
 }
 
 // requireProject returns ENOTFOUND unless project name exists.
-func requireProject(tx Tx, name string) error {
+func requireProject(tx ProjectTx, name string) error {
 	ok, err := tx.ProjectExists(name)
 	if err == nil && !ok {
 		err = Errorf(ENOTFOUND, "no project named %q: create it with `hubctl projects create %s`", name, name)
@@ -97,7 +103,7 @@ func requireProject(tx Tx, name string) error {
 
 // reachOf returns what caller may reach: everything for nil (the admin
 // or the hub itself), else its project and the projects linked to it.
-func reachOf(tx Tx, caller *Agent) (Reach, error) {
+func reachOf(tx ProjectTx, caller *Agent) (Reach, error) {
 	if caller == nil {
 		return Reach{Admin: true}, nil
 	}
@@ -115,11 +121,17 @@ func reachOf(tx Tx, caller *Agent) (Reach, error) {
 	return r, nil
 }
 
+// reachTx is what deciding a caller's reach reads: agents and projects.
+type reachTx interface {
+	AgentTx
+	ProjectTx
+}
+
 // lazyReach loads a caller's reach the first time a decision needs more
 // than "is it the caller's own project", so a post inside one project
 // costs no extra query.
 type lazyReach struct {
-	tx     Tx
+	tx     reachTx
 	caller *Agent
 	r      *Reach
 }
@@ -164,7 +176,7 @@ func visibleOf[T any](ctx context.Context, s *core, caller *Agent, items []T, pr
 		return items, nil
 	}
 	var r Reach
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx projectsTx) (err error) {
 		r, err = reachOf(tx, caller)
 		return err
 	})

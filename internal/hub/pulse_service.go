@@ -85,7 +85,7 @@ func (s *Schedule) SetPulseConfig(ctx context.Context, agentName string, cfg Pul
 	now := s.clock.Now()
 	cfg.UpdatedAt = now
 	var st PulseStatus
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx scheduleTx) error {
 		a, err := tx.AgentByName(agentName)
 		if err != nil {
 			return err
@@ -116,7 +116,7 @@ func (s *Schedule) SetPulseConfig(ctx context.Context, agentName string, cfg Pul
 func (s *Schedule) ListPulses(ctx context.Context) ([]PulseStatus, error) {
 	now := s.clock.Now()
 	var out []PulseStatus
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx scheduleTx) error {
 		ps, err := tx.ListPulses()
 		if err != nil {
 			return err
@@ -140,11 +140,20 @@ func pulseBody(instructions, heartbeatID, channel string, loc Locale) string {
 		"\n\n— Answer with respond_to_pulse: " + HeartbeatOK + " if there is nothing to report; anything else is posted to " + channel + "."
 }
 
+// deliverPulseTx is what deliverPulse reads and writes.
+type deliverPulseTx interface {
+	AgentTx
+	EventTx
+	MessageTx
+	ProjectTx
+	PulseTx
+}
+
 // deliverPulse sends the pulse p to agent a at now inside tx: a new current
 // heartbeat ID, a heartbeat message with the instructions, and the state
 // marked unanswered. It returns the message, or nil when the store says
 // this pulse was already sent (p is stale: another orchestrator sent it).
-func (s *Schedule) deliverPulse(ctx context.Context, tx Tx, a *Agent, p *Pulse, now time.Time) (*Message, error) {
+func (s *Schedule) deliverPulse(ctx context.Context, tx deliverPulseTx, a *Agent, p *Pulse, now time.Time) (*Message, error) {
 	if fresh, err := tx.RecordPulse(a.ID, p.State.PulseCount+1, now); err != nil || !fresh {
 		return nil, err
 	}
@@ -186,7 +195,7 @@ func (s *Schedule) TriggerPulse(ctx context.Context, agentName string) (*Message
 	var m *Message
 	var hbID string
 	var agentID int64
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx scheduleTx) error {
 		a, err := tx.AgentByName(agentName)
 		if err != nil {
 			return err
@@ -224,7 +233,7 @@ func (s *Schedule) TriggerPulse(ctx context.Context, agentName string) (*Message
 func (s *Schedule) RunPulses(ctx context.Context, now time.Time, limit int) (int, error) {
 	var ids []int64
 	var busy time.Duration
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx scheduleTx) (err error) {
 		busy = pulseBusyWindow(tx)
 		ids, err = tx.DuePulses(now, limit)
 		return err
@@ -232,7 +241,7 @@ func (s *Schedule) RunPulses(ctx context.Context, now time.Time, limit int) (int
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	wake, err := s.updateEach(ctx, ids, func(tx Tx, id int64) ([]int64, error) {
+	wake, err := updateEach(ctx, s.store, ids, func(tx scheduleTx, id int64) ([]int64, error) {
 		p, err := tx.Pulse(id)
 		if err != nil {
 			return nil, err
@@ -289,7 +298,7 @@ func (s *Schedule) RespondToPulse(ctx context.Context, caller *Agent, text strin
 	now := s.clock.Now()
 	var r PulseReply
 	var wake []int64
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx scheduleTx) error {
 		p, err := tx.Pulse(caller.ID)
 		if ErrorCode(err) == ENOTFOUND {
 			return Errorf(EPRECONDITION, "no heartbeat pulse is configured for %q, so there is nothing to answer: carry on with your work", caller.Name)

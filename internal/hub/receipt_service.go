@@ -14,6 +14,14 @@ type Receipts struct {
 	deliveries deliveryLog // delivery marks of replies sent, written by Waits.Run
 }
 
+// receiptsTx is what the receipts service reads and writes in one transaction:
+// the store groups of its nouns.
+type receiptsTx interface {
+	EventTx
+	MessageTx
+	ReceiptTx
+}
+
 // NewReceipts returns the receipts' service.
 func NewReceipts(c *Core) *Receipts {
 	r := &Receipts{core: c.core}
@@ -114,7 +122,7 @@ func (s *Receipts) flushDeliveries(ctx context.Context) error {
 	if len(marks) == 0 {
 		return nil
 	}
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx receiptsTx) error {
 		for _, m := range marks {
 			if err := tx.MarkDelivered(m.agentID, m.ids, m.at); err != nil {
 				return err
@@ -163,7 +171,7 @@ func (s *Receipts) Acknowledge(ctx context.Context, caller *Agent, ids []string)
 	}
 	now := s.clock.Now()
 	var acks []Ack
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx receiptsTx) error {
 		acks = acks[:0]
 		for _, id := range nums {
 			at, first, err := tx.Acknowledge(caller.ID, id, now)
@@ -200,7 +208,7 @@ func (s *Receipts) Get(ctx context.Context, caller *Agent, id string) (*Message,
 	}
 	var m *Message
 	var rs []Receipt
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = view(ctx, s.store, func(tx receiptsTx) error {
 		notFound := Errorf(ENOTFOUND, "no message %d", n)
 		if caller != nil {
 			notFound = Errorf(ENOTFOUND, "no message %d among the messages you sent or received", n)
@@ -240,11 +248,11 @@ func (s *Receipts) CheckAckOverdue(ctx context.Context, now time.Time, set Sched
 	cutoff := now.Add(-set.AckOverdue)
 	// Most ticks find nothing: look in a read first, so that they cost no write.
 	var due []PendingAck
-	if err := s.store.View(ctx, func(tx Tx) (err error) { due, err = tx.OverdueAcks(cutoff, now, 1); return err }); len(due) == 0 || err != nil {
+	if err := view(ctx, s.store, func(tx receiptsTx) (err error) { due, err = tx.OverdueAcks(cutoff, now, 1); return err }); len(due) == 0 || err != nil {
 		return 0, false, err
 	}
 	var wake []int64
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx receiptsTx) error {
 		wake = wake[:0]
 		ps, err := tx.OverdueAcks(cutoff, now, set.BatchLimit)
 		if err != nil {

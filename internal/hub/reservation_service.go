@@ -11,6 +11,14 @@ type Reservations struct {
 	*core
 }
 
+// reservationsTx is what the reservations service reads and writes in one transaction:
+// the store groups of its nouns.
+type reservationsTx interface {
+	AgentTx
+	EventTx
+	ReservationTx
+}
+
 // NewReservations returns the reservations' service.
 func NewReservations(c *Core) *Reservations { return &Reservations{core: c.core} }
 
@@ -58,7 +66,7 @@ func (s *Reservations) ReservePaths(ctx context.Context, caller *Agent, req Rese
 	}
 	now := s.clock.Now()
 	var d ReservationDecision
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx reservationsTx) error {
 		held, err := tx.ActiveReservations(now, 0)
 		if err != nil {
 			return err
@@ -93,7 +101,7 @@ func (s *Reservations) RenewReservations(ctx context.Context, caller *Agent, ids
 	}
 	now := s.clock.Now()
 	var out []*Reservation
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx reservationsTx) error {
 		mine, err := tx.ActiveReservations(now, caller.ID)
 		if err != nil {
 			return err
@@ -156,7 +164,7 @@ func (s *Reservations) ReleasePaths(ctx context.Context, caller *Agent, ids []in
 	}
 	now := s.clock.Now()
 	var out []*Reservation
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx reservationsTx) error {
 		out = out[:0]
 		mine, err := tx.ActiveReservations(now, caller.ID)
 		if err != nil {
@@ -202,7 +210,7 @@ func (s *Reservations) ListReservations(ctx context.Context, f ReservationFilter
 	}
 	now := s.clock.Now()
 	var rs []*Reservation
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx reservationsTx) error {
 		var id int64
 		if f.Agent != "" {
 			a, err := tx.AgentByName(f.Agent)
@@ -236,7 +244,7 @@ func (s *Reservations) ForceReleaseReservation(ctx context.Context, id int64, re
 	}
 	now := s.clock.Now()
 	var r *Reservation
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx reservationsTx) error {
 		var err error
 		if r, err = tx.ReservationByID(id); err != nil {
 			return err
@@ -265,7 +273,7 @@ func (s *Reservations) ForceReleaseReservation(ctx context.Context, id int64, re
 // a reservation_released event for each such agent). It returns how many
 // reservations went.
 func (s *Reservations) ExpireReservations(ctx context.Context, now time.Time, releaseAfter time.Duration, limit int) (expired, released int, err error) {
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = update(ctx, s.store, func(tx reservationsTx) error {
 		expired, released = 0, 0
 		var err error
 		if expired, err = tx.DeleteExpiredReservations(now, limit); err != nil {

@@ -21,7 +21,7 @@ type RetentionTx interface {
 // deleted.
 func (s *Ops) PruneMessageBatch(ctx context.Context, before time.Time, limit int) (int64, error) {
 	var n int64
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := update(ctx, s.store, func(tx opsTx) error {
 		var err error
 		n, err = tx.DeleteMessagesBefore(before, limit)
 		return err

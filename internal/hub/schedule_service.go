@@ -16,6 +16,21 @@ type Schedule struct {
 	liveness *Liveness // the health sweep runs with the nudges
 }
 
+// scheduleTx is what the schedule service reads and writes in one transaction:
+// the store groups of its nouns.
+type scheduleTx interface {
+	AgentTx
+	CronTx
+	DeepWorkTx
+	EventTx
+	HealthTx
+	MessageTx
+	MetaTx
+	NudgeTx
+	ProjectTx
+	PulseTx
+}
+
 // NewSchedule returns the schedule's service.
 func NewSchedule(c *Core, messages *Messages, liveness *Liveness) *Schedule {
 	return &Schedule{core: c.core, messages: messages, liveness: liveness}
@@ -23,9 +38,9 @@ func NewSchedule(c *Core, messages *Messages, liveness *Liveness) *Schedule {
 
 // anyDue reports whether due, run in a read transaction, finds an agent:
 // a tick with nothing due then takes no write transaction.
-func (s *core) anyDue(ctx context.Context, due func(tx Tx) ([]int64, error)) (bool, error) {
+func anyDue[G any](ctx context.Context, st Store, due func(tx G) ([]int64, error)) (bool, error) {
 	var ids []int64
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, st, func(tx G) (err error) {
 		ids, err = due(tx)
 		return err
 	})
@@ -40,7 +55,7 @@ const (
 // PublishScheduleSettings stores the settings the admin views read (the
 // beat interval is saved with the beat state).
 func (s *Schedule) PublishScheduleSettings(ctx context.Context, c ScheduleSettings) error {
-	return s.store.Update(ctx, func(tx Tx) error {
+	return update(ctx, s.store, func(tx scheduleTx) error {
 		if err := tx.SetMeta(metaTickInterval, strconv.FormatInt(int64(c.TickInterval), 10)); err != nil {
 			return err
 		}
@@ -71,7 +86,7 @@ func publishedDuration(tx MetaTx, key string, def time.Duration) time.Duration {
 // that the store groups them into few commits; one failing write does not
 // undo the others. It returns the IDs of the agents to wake and the
 // joined errors.
-func (s *core) updateEach(ctx context.Context, ids []int64, fn func(tx Tx, id int64) (wake []int64, err error)) ([]int64, error) {
+func updateEach[G any](ctx context.Context, st Store, ids []int64, fn func(tx G, id int64) (wake []int64, err error)) ([]int64, error) {
 	const parallel = 64
 	var (
 		mu    sync.Mutex
@@ -86,7 +101,7 @@ func (s *core) updateEach(ctx context.Context, ids []int64, fn func(tx Tx, id in
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			var w []int64
-			err := s.store.Update(ctx, func(tx Tx) (err error) {
+			err := update(ctx, st, func(tx G) (err error) {
 				w, err = fn(tx, id)
 				return err
 			})

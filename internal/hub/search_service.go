@@ -41,7 +41,7 @@ func (s *Messages) AdminSearch(ctx context.Context, req SearchRequest) ([]Search
 	if err := ValidateAgentName(req.Agent); err != nil {
 		return nil, "", err
 	}
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = view(ctx, s.store, func(tx messagesTx) error {
 		a, err := tx.AgentByName(req.Agent)
 		if err == nil {
 			q.ReaderID = a.ID
@@ -99,7 +99,7 @@ func (s *Messages) search(ctx context.Context, q SearchQuery) ([]SearchHit, stri
 	limit := q.Limit
 	q.Limit++
 	var hits []SearchHit
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx messagesTx) error {
 		var err error
 		hits, err = tx.SearchMessages(q)
 		return err

@@ -2,11 +2,10 @@ package hub
 
 import (
 	"context"
-	"time"
 )
 
 // statusHealth fills the health and deep work of a status.
-func (s *Liveness) statusHealth(tx Tx, a *Agent, out *Status) error {
+func (s *Liveness) statusHealth(tx HealthTx, a *Agent, out *Status) error {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return err
@@ -17,28 +16,11 @@ func (s *Liveness) statusHealth(tx Tx, a *Agent, out *Status) error {
 	return nil
 }
 
-// Status is the caller's view of the hub (the seeds' check_hub_status).
-type Status struct {
-	Agent              string
-	Unread             int64
-	Mentions           int64
-	LatestMessageID    int64
-	CurrentHeartbeatID string
-	Beat               int64
-	SinceLast          int64
-	SinceLastReading   string
-	Health             Health
-	DeepWork           *DeepWork
-	Online             []string
-	Waiting            []string
-	Time               time.Time
-}
-
 // Status returns the caller's status.
 func (s *Liveness) Status(ctx context.Context, caller *Agent) (*Status, error) {
 	now := s.clock.Now()
 	st := &Status{Agent: caller.Name, Time: now, Beat: s.beat.Load()}
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx livenessTx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {
 			return err

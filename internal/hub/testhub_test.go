@@ -34,7 +34,7 @@ type services struct {
 // newServices builds and initialises the services over st.
 func newServices(tb testing.TB, st hub.Store, clock hub.Clock, cfg hub.Config) *services {
 	tb.Helper()
-	waiters := hub.NewWaiters(cfg.WaitLimits)
+	waiters := hub.NewWaiters(cfg.WaitLimits, clock)
 	all := hub.NewServices(hub.NewCore(st, clock, cfg, waiters))
 	if err := all.Init(context.Background()); err != nil {
 		tb.Fatalf("Init: %v", err)
@@ -56,8 +56,23 @@ type testHub struct {
 }
 
 // newTestHub returns a hub whose configuration is the default modified by
-// each of opts. The store is closed when the test ends.
+// each of opts, on a fake clock. The store is closed when the test ends.
 func newTestHub(tb testing.TB, opts ...func(*hub.Config)) *testHub {
+	tb.Helper()
+	clock := hub.NewFakeClock(coreT0)
+	h := newTestHubOn(tb, clock, opts...)
+	h.Clock = clock
+	return h
+}
+
+// newRealTimeHub is newTestHub on the system clock, for what real time
+// drives: a caller's deadline, the fallback watcher's polls. Its Clock is nil.
+func newRealTimeHub(tb testing.TB, opts ...func(*hub.Config)) *testHub {
+	tb.Helper()
+	return newTestHubOn(tb, hub.SystemClock{}, opts...)
+}
+
+func newTestHubOn(tb testing.TB, clock hub.Clock, opts ...func(*hub.Config)) *testHub {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "hub.db")
 	db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
@@ -71,8 +86,7 @@ func newTestHub(tb testing.TB, opts ...func(*hub.Config)) *testHub {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	clock := hub.NewFakeClock(coreT0)
-	return &testHub{services: newServices(tb, db, clock, cfg), DB: db, Path: path, Clock: clock}
+	return &testHub{services: newServices(tb, db, clock, cfg), DB: db, Path: path}
 }
 
 // over returns other services on h's store seen through st (a wrapper of
@@ -81,7 +95,11 @@ func (h *testHub) over(tb testing.TB, st hub.Store) *services {
 	tb.Helper()
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	return newServices(tb, st, h.Clock, cfg)
+	var clock hub.Clock = hub.SystemClock{}
+	if h.Clock != nil {
+		clock = h.Clock
+	}
+	return newServices(tb, st, clock, cfg)
 }
 
 // runWatcher runs the fallback watcher until the test ends.

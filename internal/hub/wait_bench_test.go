@@ -8,10 +8,10 @@ import (
 )
 
 // BenchmarkWaitWithMessageWaiting runs, on a SQLite file, the waits of an
-// agent that has a message waiting, as the gRPC server runs them: the
-// first look before the interceptors (ParkEarly, Park), then Wait. The
-// message stays unread, so every wait returns it at once. Reported: the
-// store's read transactions per wait (reads/op).
+// agent that has a message waiting, as the gRPC server runs them: Begin
+// (the first look), Park, Finish. The message stays unread, so every wait
+// returns it at once. Reported: the store's read transactions per wait
+// (reads/op).
 //
 //	go test ./internal/hub -run '^$' -bench WaitWithMessageWaiting -benchtime 20000x
 func BenchmarkWaitWithMessageWaiting(b *testing.B) {
@@ -48,16 +48,12 @@ func BenchmarkWaitWithMessageWaiting(b *testing.B) {
 			st.views.Store(0)
 			b.ResetTimer()
 			for range b.N {
-				wctx := ctx
-				e := svc.ParkEarly(ctx, bob, req)
-				if e != nil {
-					e.Park(ctx)
-					wctx = hub.WithEarlyWait(ctx, e)
+				w, err := svc.Begin(ctx, bob, req)
+				if err != nil {
+					b.Fatal(err)
 				}
-				r, err := svc.Wait(wctx, bob, req)
-				if e != nil {
-					e.Close()
-				}
+				w.Park(ctx)
+				r, err := w.Finish(ctx)
 				if err != nil || len(r.Messages) == 0 {
 					b.Fatalf("Wait = %+v, %v; want the message waiting", r, err)
 				}

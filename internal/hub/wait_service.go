@@ -25,6 +25,13 @@ type Waits struct {
 	watching bool
 }
 
+// waitsTx is what the waits service reads and writes in one transaction:
+// the store groups of its nouns.
+type waitsTx interface {
+	AgentTx
+	MessageTx
+}
+
 // NewWaits returns the waits' service.
 func NewWaits(c *Core, liveness *Liveness, receipts *Receipts) *Waits {
 	return &Waits{core: c.core, liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1)}
@@ -32,7 +39,7 @@ func NewWaits(c *Core, liveness *Liveness, receipts *Receipts) *Waits {
 
 // Init reads the newest message ID, from which the fallback watcher starts.
 func (s *Waits) Init(ctx context.Context) error {
-	return s.store.View(ctx, func(tx Tx) (err error) {
+	return view(ctx, s.store, func(tx waitsTx) (err error) {
 		s.watchFrom, err = tx.MaxMessageID()
 		s.watchInited = err == nil
 		return err
@@ -65,7 +72,7 @@ func (s *Waits) Run(ctx context.Context) error {
 	// outside write landing in between would never wake them.
 	last := s.watchFrom
 	if !s.watchInited {
-		if err := s.store.View(ctx, func(tx Tx) (err error) { last, err = tx.MaxMessageID(); return err }); err != nil && ctx.Err() == nil {
+		if err := view(ctx, s.store, func(tx waitsTx) (err error) { last, err = tx.MaxMessageID(); return err }); err != nil && ctx.Err() == nil {
 			return err
 		}
 	}
@@ -74,9 +81,9 @@ func (s *Waits) Run(ctx context.Context) error {
 	s.watchMu.Unlock()
 	var tick <-chan time.Time
 	if s.cfg.PollInterval > 0 {
-		t := time.NewTicker(s.cfg.PollInterval)
+		t := s.clock.NewTicker(s.cfg.PollInterval)
 		defer t.Stop()
-		tick = t.C
+		tick = t.C()
 	}
 	for {
 		select {
@@ -155,7 +162,7 @@ func (s *Waits) recheckTokens() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ends := map[int64]error{}
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx waitsTx) error {
 		clear(ends)
 		for id, hashes := range parked {
 			for _, h := range hashes {
@@ -192,7 +199,7 @@ func (s *Waits) pollOnce(ctx context.Context) {
 	s.watchMu.Unlock()
 	var newest int64
 	var ids []int64
-	err := s.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, s.store, func(tx waitsTx) (err error) {
 		if newest, err = tx.MaxMessageID(); err != nil || newest <= last {
 			return err
 		}
@@ -208,60 +215,145 @@ func (s *Waits) pollOnce(ctx context.Context) {
 	s.waiters.Notify(ids...)
 }
 
-// Wait is the long-poll behind WaitForMessages (SPEC §5). It returns at once
-// if the caller has unread messages (or, given AfterID, messages after it);
-// otherwise it parks until a message arrives, the timeout ends or ctx ends.
-// A timeout is a normal reply with TimedOut set, given a little before the
-// caller's own deadline when ctx has one. Errors: EINVALID, EEXHAUSTED (too
-// many parked waits), EPERMISSION (agent disabled meanwhile), ctx.Err().
-// A wait that looked before the call's interceptors (ParkEarly, carried by
-// ctx) answers with what that look found, or goes on from where it parked.
+// Wait is the long-poll behind WaitForMessages (SPEC §5): Begin, Park and
+// Finish in a row. It returns at once if the caller has unread messages
+// (or, given AfterID, messages after it); otherwise it parks until a
+// message arrives, the timeout ends or ctx ends. A timeout is a normal
+// reply with TimedOut set, given a little before the caller's own deadline
+// when ctx has one. Errors: those of Begin, EPERMISSION (agent disabled
+// meanwhile), EUNAUTHORIZED (token revoked meanwhile), ctx.Err().
 func (s *Waits) Wait(ctx context.Context, caller *Agent, req WaitRequest) (*WaitResult, error) {
-	start := time.Now() // real time: the caller's deadline is real
-	var res *WaitResult
-	var wokenAt time.Time
-	var err error
-	switch early := earlyWaitOf(ctx, caller); {
-	case early == nil:
-		var plan waitPlan
-		if plan, err = s.planWait(ctx, caller, req, start); err != nil {
-			return nil, err
-		}
-		res, wokenAt, err = s.park(ctx, caller, plan.timeout, plan.fetch, nil)
-	case early.found != nil:
-		// The request was checked, its cursor looked up and its messages
-		// read before the interceptors ran: they are the reply.
-		start, res = early.start, early.found
-	default:
-		defer early.Close()
-		if err := ctx.Err(); err != nil {
-			return nil, err // the call ended while parked early
-		}
-		// The request was checked, and its cursor looked up, before it
-		// parked: a woken wait only looks again.
-		start = early.start
-		res, wokenAt, err = s.park(ctx, caller, early.plan.timeout, early.plan.fetch, early.w)
-		if wokenAt.IsZero() {
-			wokenAt = early.woken
-		}
-	}
+	w, err := s.Begin(ctx, caller, req)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.receipts.markDelivered(ctx, caller.ID, res.Messages); err != nil {
+	w.Park(ctx)
+	return w.Finish(ctx)
+}
+
+// A Wait is one WaitForMessages call in its phases: Begin checks the
+// request, places its cursor, looks once and registers the wait; Park
+// blocks until it should look again; Finish answers. Only the gRPC handler
+// calls them apart: a parked call keeps its goroutine's stack at the size
+// it grew to, so it runs Begin on a goroutine of its own and parks at the
+// bottom of the call's stack, within 4 KiB, where parked under the
+// interceptors it would hold 8 (hubbench's memory scenario).
+type Wait struct {
+	s      *Waits
+	caller *Agent
+	start  time.Time
+	plan   waitPlan
+	w      *Waiter     // registered; nil for a peek or once the first look found messages
+	woken  time.Time   // when Park was woken by a post (zero: it was not)
+	found  *WaitResult // the first look's reply, when it needs no park
+}
+
+// Begin checks req, places the wait's cursor, registers the wait (before
+// looking: a message committed after the look wakes it) and looks once.
+// When the look finds messages, or the wait is a peek, the wait holds its
+// reply and Finish gives it without reading the store again. Close the
+// wait if Finish is not called. Errors: EINVALID, ENOTFOUND (an unknown
+// after_id), EEXHAUSTED (too many parked waits), EUNAUTHORIZED (the token
+// was revoked), EPERMISSION (agent disabled), the store's.
+func (s *Waits) Begin(ctx context.Context, caller *Agent, req WaitRequest) (*Wait, error) {
+	start := s.clock.Now()
+	plan, err := s.planWait(ctx, caller, req, start)
+	if err != nil {
+		return nil, err
+	}
+	wt := &Wait{s: s, caller: caller, start: start, plan: plan}
+	if plan.timeout > 0 {
+		if wt.w, err = s.waiters.Register(caller.ID, caller.authEpoch, caller.authHash); err != nil {
+			return nil, err
+		}
+		// The timeout, like a wake-up, a revocation and the hub's
+		// shutdown, comes through the waiter's one channel: a parked wait
+		// blocks on that and its context only. Close takes it off the
+		// timeouts.
+		wt.w.expireAfter(plan.timeout)
+	}
+	msgs, cursor, err := plan.fetch()
+	if err == nil {
+		// Checked after the read: a message posted after a revocation is
+		// never handed to the revoked token.
+		err = revokedErr(wt.w)
+	}
+	switch {
+	case err != nil:
+		wt.Close()
+		return nil, err
+	case len(msgs) > 0:
+		wt.Close()
+		wt.found = &WaitResult{Messages: msgs, Cursor: cursor}
+	case wt.w == nil:
+		// A peek (or no time left before the caller's deadline): nothing
+		// arrived, which is a timeout like any other.
+		wt.found = &WaitResult{Cursor: cursor, TimedOut: true}
+	}
+	return wt, nil
+}
+
+// Park blocks until the wait should look again (a wake-up, a revocation,
+// its timeout, the hub stopping) or ctx ends; it returns at once when
+// Begin found the reply, or in poll mode (Finish polls). It reads nothing.
+func (wt *Wait) Park(ctx context.Context) {
+	s := wt.s
+	if wt.found != nil || s.cfg.PollOnly || wt.w.expired.Load() || s.stopping() {
+		return
+	}
+	select {
+	case <-wt.w.c:
+		if revokedErr(wt.w) == nil && !wt.w.expired.Load() && !s.stopping() {
+			wt.woken = s.clock.Now()
+		}
+	case <-ctx.Done():
+	}
+}
+
+// Finish answers the wait: the reply Begin found, or what a look finds
+// after Park (parking again after a wake-up that brought nothing for the
+// caller, until its timeout). It marks what it hands out delivered and
+// adds the caller's status. The wait is closed when it returns.
+func (wt *Wait) Finish(ctx context.Context) (*WaitResult, error) {
+	defer wt.Close()
+	s := wt.s
+	res, wokenAt := wt.found, wt.woken
+	if res == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err // the call ended while parked
+		}
+		var woken time.Time
+		var err error
+		if res, woken, err = s.park(ctx, wt.plan.fetch, wt.w); err != nil {
+			return nil, err
+		}
+		if !woken.IsZero() {
+			wokenAt = woken
+		}
+	}
+	if err := s.receipts.markDelivered(ctx, wt.caller.ID, res.Messages); err != nil {
 		return nil, err
 	}
 	SortByPriority(res.Messages)
-	res.Waited = time.Since(start)
+	now := s.clock.Now()
+	res.Waited = now.Sub(wt.start)
 	var latency time.Duration
 	if !wokenAt.IsZero() {
-		latency = time.Since(wokenAt)
+		latency = now.Sub(wokenAt)
 	}
 	s.metrics.WaitEnded(res.Waited, res.TimedOut, latency)
-	if res.Status, err = s.liveness.Status(ctx, caller); err != nil {
+	var err error
+	if res.Status, err = s.liveness.Status(ctx, wt.caller); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// Close unregisters the wait; it is idempotent.
+func (wt *Wait) Close() {
+	if wt.w != nil {
+		wt.w.Close()
+	}
 }
 
 // waitPlan is what a wait will do: park up to timeout (zero: only look),
@@ -290,7 +382,7 @@ func (s *Waits) planWait(ctx context.Context, caller *Agent, req WaitRequest, st
 		check := onOwnStack(func() ([]*Message, int64, error) {
 			rctx, cancel := detachedRead(ctx)
 			defer cancel()
-			return nil, 0, s.store.View(rctx, func(tx Tx) error { return checkCursor(tx, "after_id", after) })
+			return nil, 0, view(rctx, s.store, func(tx waitsTx) error { return checkCursor(tx, "after_id", after) })
 		})
 		if _, _, err := check(); err != nil {
 			return waitPlan{}, err
@@ -332,70 +424,43 @@ func onOwnStack(fetch func() ([]*Message, int64, error)) func() ([]*Message, int
 	}
 }
 
-// park returns what fetch finds, at once if it finds messages, else after
-// waiting up to timeout (zero: not at all) for a wake-up of caller (or,
-// with PollOnly, polling), and ends at once if caller's token is revoked.
-// It returns when it was last woken, for the wake latency metric; the
-// agent's wait is no longer counted when it returns. A wait that parked
-// early passes its registered w, which keeps its own timeout.
-func (s *Waits) park(ctx context.Context, caller *Agent, timeout time.Duration, fetch func() ([]*Message, int64, error), w *Waiter) (_ *WaitResult, wokenAt time.Time, _ error) {
+// park looks with fetch until it finds messages, parking the registered
+// wait w in between, up to its timeout (or, with PollOnly, polling), and
+// ends at once if the caller's token is revoked. It looks first, as Park
+// parked before (but in poll mode). It returns when it was last woken,
+// for the wake latency metric.
+func (s *Waits) park(ctx context.Context, fetch func() ([]*Message, int64, error), w *Waiter) (_ *WaitResult, wokenAt time.Time, _ error) {
 	var poll <-chan time.Time
-	if w == nil && timeout > 0 {
-		// Register before the first check: a post that commits after the
-		// check finds the wake-up slot and the loop checks again.
-		var err error
-		if w, err = s.waiters.Register(caller.ID, caller.authEpoch, caller.authHash); err != nil {
-			return nil, wokenAt, err
-		}
-		defer w.Close()
-		// The timeout, like a wake-up, a revocation and the hub's shutdown,
-		// comes through the waiter's one channel: a parked wait blocks on
-		// that and its context only. Close takes it off the timeouts.
-		w.expireAfter(timeout)
-		if s.cfg.PollOnly {
-			t := time.NewTicker(s.cfg.PollInterval)
-			defer t.Stop()
-			poll = t.C
-		}
+	if s.cfg.PollOnly {
+		t := s.clock.NewTicker(s.cfg.PollInterval)
+		defer t.Stop()
+		poll = t.C()
 	}
-	for {
+	for parked := !s.cfg.PollOnly; ; parked = false {
+		last := false
+		if !parked {
+			again, woken, err := s.parkUntil(ctx, w, poll)
+			if err != nil {
+				return nil, wokenAt, err
+			}
+			if !woken.IsZero() {
+				wokenAt = woken
+			}
+			last = !again
+		}
 		msgs, cursor, err := fetch()
 		if err != nil {
 			return nil, wokenAt, err
 		}
-		// Checked after the read: a message posted after a revocation is
-		// never handed to the revoked token.
 		if err := revokedErr(w); err != nil {
 			return nil, wokenAt, err
 		}
-		if len(msgs) > 0 {
-			return &WaitResult{Messages: msgs, Cursor: cursor}, wokenAt, nil
-		}
-		if w == nil {
-			// A peek (or no time left before the caller's deadline): nothing
-			// arrived, which is a timeout like any other.
-			return &WaitResult{Cursor: cursor, TimedOut: true}, wokenAt, nil
-		}
-		again, woken, err := s.parkUntil(ctx, w, poll)
-		if err != nil {
-			return nil, wokenAt, err
-		}
-		if !woken.IsZero() {
-			wokenAt = woken
-		}
-		if !again {
-			break
+		// Once the wait ended (its timeout, the hub stopping), this was
+		// the last look: a message may have committed as the timeout passed.
+		if len(msgs) > 0 || last || w.expired.Load() || s.stopping() {
+			return &WaitResult{Messages: msgs, Cursor: cursor, TimedOut: len(msgs) == 0}, wokenAt, nil
 		}
 	}
-	// One last look: a message may have committed as the timeout passed.
-	msgs, cursor, err := fetch()
-	if err != nil {
-		return nil, wokenAt, err
-	}
-	if err := revokedErr(w); err != nil {
-		return nil, wokenAt, err
-	}
-	return &WaitResult{Messages: msgs, Cursor: cursor, TimedOut: len(msgs) == 0}, wokenAt, nil
 }
 
 // parkUntil blocks a registered wait w until it should look again (again:
@@ -422,7 +487,7 @@ func (s *Waits) parkUntil(ctx context.Context, w *Waiter, poll <-chan time.Time)
 			if poll != nil {
 				continue // poll mode: only the polls look again
 			}
-			return true, time.Now(), nil
+			return true, s.clock.Now(), nil
 		case <-poll:
 			return true, woken, nil
 		case <-ctx.Done():
@@ -436,7 +501,7 @@ func (s *Waits) parkUntil(ctx context.Context, w *Waiter, poll <-chan time.Time)
 func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter bool, limit int) ([]*Message, int64, error) {
 	var msgs []*Message
 	var cursor int64
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := view(ctx, s.store, func(tx waitsTx) error {
 		a, err := tx.AgentByID(agentID)
 		if err != nil {
 			return err

@@ -159,7 +159,7 @@ func TestWaitTimeouts(t *testing.T) {
 			if tt.cfg != nil {
 				opts = append(opts, tt.cfg)
 			}
-			h := newTestHub(t, opts...)
+			h := newRealTimeHub(t, opts...) // the caller's deadline is real time
 			bob, _ := h.agent(t, "bob")
 			ctx := context.Background()
 			if tt.deadline > 0 {
@@ -269,7 +269,7 @@ func TestWaitWakesOnPost(t *testing.T) {
 // the same database file: here a second store handle writes directly.
 func TestWaitWakesThroughFallbackWatcher(t *testing.T) {
 	t.Parallel()
-	h := newTestHub(t, func(c *hub.Config) { c.PollInterval = 20 * time.Millisecond })
+	h := newRealTimeHub(t, func(c *hub.Config) { c.PollInterval = 20 * time.Millisecond })
 	h.runWatcher(t)
 	ctx := context.Background()
 	bob, _ := h.agent(t, "bob")
@@ -308,7 +308,7 @@ func TestWaitWakesThroughFallbackWatcher(t *testing.T) {
 // PollOnly (the benchmark's imitation of the seed) finds messages by polling.
 func TestWaitPollOnly(t *testing.T) {
 	t.Parallel()
-	h := newTestHub(t, func(c *hub.Config) { c.PollOnly = true; c.PollInterval = 10 * time.Millisecond })
+	h := newRealTimeHub(t, func(c *hub.Config) { c.PollOnly = true; c.PollInterval = 10 * time.Millisecond })
 	as := h.agents(t, "alice", "bob")
 	c := h.parkedWait(t, context.Background(), as[1], hub.WaitRequest{TimeoutSeconds: longWait})
 	m := h.post(t, as[0], hub.PostRequest{To: []string{"bob"}, Body: "x"})

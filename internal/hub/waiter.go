@@ -24,6 +24,7 @@ type WaitLimits struct {
 // wake-up (the wait then finds Err set).
 type Waiters struct {
 	limits WaitLimits
+	clock  Clock
 	feed   *Feed // hears every Notify (feed.go)
 
 	mu        sync.Mutex
@@ -33,10 +34,10 @@ type Waiters struct {
 	revokedAt map[int64]uint64 // agent → epoch of its last Revoke
 
 	// The waits' timeouts (waiter_expiry.go): deadlines are durations since
-	// base (monotonic), the timer fires at the earliest.
+	// base (monotonic on the system clock), the timer fires at the earliest.
 	base        time.Time
 	expiries    expiries
-	expiryTimer *time.Timer
+	expiryTimer Timer
 }
 
 // Waiter is one registered wait. Close it when the wait ends.
@@ -53,9 +54,10 @@ type Waiter struct {
 	deadline   time.Duration         // when it expires, since ws.base; guarded by ws.mu
 }
 
-// NewWaiters returns an empty registry with the given limits.
-func NewWaiters(limits WaitLimits) *Waiters {
-	return &Waiters{limits: limits, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]*Waiter), base: time.Now()}
+// NewWaiters returns an empty registry with the given limits, whose
+// waits' timeouts run on clock.
+func NewWaiters(limits WaitLimits, clock Clock) *Waiters {
+	return &Waiters{limits: limits, clock: clock, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]*Waiter), base: clock.Now()}
 }
 
 // Register adds a wait for agentID whose caller was authenticated with the

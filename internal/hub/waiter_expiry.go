@@ -45,7 +45,7 @@ func (w *Waiter) expireAfter(d time.Duration) {
 	if w.closed || w.expiryIdx >= 0 {
 		return
 	}
-	w.deadline = time.Since(ws.base) + d
+	w.deadline = ws.clock.Now().Sub(ws.base) + d
 	heap.Push(&ws.expiries, w)
 	if w.expiryIdx == 0 {
 		ws.armLocked()
@@ -70,9 +70,9 @@ func (ws *Waiters) armLocked() {
 		}
 		return
 	}
-	d := ws.expiries[0].deadline - time.Since(ws.base)
+	d := ws.expiries[0].deadline - ws.clock.Now().Sub(ws.base)
 	if ws.expiryTimer == nil {
-		ws.expiryTimer = time.AfterFunc(d, ws.expireDue)
+		ws.expiryTimer = ws.clock.AfterFunc(d, ws.expireDue)
 		return
 	}
 	ws.expiryTimer.Reset(d)
@@ -83,7 +83,7 @@ func (ws *Waiters) armLocked() {
 func (ws *Waiters) expireDue() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	now := time.Since(ws.base)
+	now := ws.clock.Now().Sub(ws.base)
 	for len(ws.expiries) > 0 && ws.expiries[0].deadline <= now {
 		heap.Pop(&ws.expiries).(*Waiter).expire()
 	}

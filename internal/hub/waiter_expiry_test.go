@@ -24,7 +24,7 @@ func expiredSoon(t *testing.T, w *Waiter) {
 // deadline. Only the order is checked, never how long anything took.
 func TestWaitersTimeoutsShareOneTimer(t *testing.T) {
 	t.Parallel()
-	ws := NewWaiters(WaitLimits{PerAgent: 8, Total: 8})
+	ws := NewWaiters(WaitLimits{PerAgent: 8, Total: 8}, SystemClock{})
 	register := func(agent int64) *Waiter {
 		t.Helper()
 		w, err := ws.Register(agent, 0, nil)
@@ -78,7 +78,7 @@ func TestWaitersTimeoutsShareOneTimer(t *testing.T) {
 // the others' order.
 func TestWaitersCloseKeepsTheHeapOrdered(t *testing.T) {
 	t.Parallel()
-	ws := NewWaiters(WaitLimits{PerAgent: 64, Total: 64})
+	ws := NewWaiters(WaitLimits{PerAgent: 64, Total: 64}, SystemClock{})
 	var all []*Waiter
 	for i := 0; i < 40; i++ {
 		w, err := ws.Register(int64(i%5), 0, nil)

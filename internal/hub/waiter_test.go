@@ -23,7 +23,7 @@ func pending(w *hub.Waiter) bool {
 // loses nothing; several wake-ups fold into one.
 func TestWaitersNotify(t *testing.T) {
 	t.Parallel()
-	ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 4, Total: 10})
+	ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 4, Total: 10}, hub.SystemClock{})
 	ws.Notify(1) // before registration: nobody to wake, nothing kept
 	w, err := ws.Register(1, 0, nil)
 	if err != nil {
@@ -64,7 +64,7 @@ func TestWaitersNotify(t *testing.T) {
 
 func TestWaitersLimits(t *testing.T) {
 	t.Parallel()
-	ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 2, Total: 3})
+	ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 2, Total: 3}, hub.SystemClock{})
 	register := func(agent int64, want string) *hub.Waiter {
 		t.Helper()
 		w, err := ws.Register(agent, 0, nil)
@@ -100,7 +100,7 @@ func TestWaitersLimits(t *testing.T) {
 
 func TestWaitersConcurrent(t *testing.T) {
 	t.Parallel()
-	ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 1000, Total: 100000})
+	ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 1000, Total: 100000}, hub.SystemClock{})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -134,7 +134,7 @@ func TestWaitersConcurrent(t *testing.T) {
 func TestWaitersCloseAnyOfAnAgentsWaits(t *testing.T) {
 	t.Parallel()
 	for _, closing := range [][]int{{0}, {2}, {4}, {0, 4}, {1, 3}, {4, 3, 2, 1}} {
-		ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 5, Total: 10})
+		ws := hub.NewWaiters(hub.WaitLimits{PerAgent: 5, Total: 10}, hub.SystemClock{})
 		var w []*hub.Waiter
 		for range 5 {
 			x, err := ws.Register(7, 0, nil)

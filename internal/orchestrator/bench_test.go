@@ -106,7 +106,7 @@ func BenchmarkTick(b *testing.B) {
 	clock := hub.NewFakeClock(t0)
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	svc := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits)))
+	svc := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits, clock)))
 	if err := svc.Init(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestTickStaleStateSendsNoSecondNudge(t *testing.T) {
 	if rep := r.tick(); rep.Nudged != 1 {
 		t.Fatalf("no nudge at the inactivity timeout (report %+v)", rep)
 	}
-	svc := hub.NewServices(hub.NewCore(staleNudges{r.db, before}, r.clock, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
+	svc := hub.NewServices(hub.NewCore(staleNudges{r.db, before}, r.clock, hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits, r.clock)))
 	stale, err := orchestrator.New(r.clock, orchestrator.JobsOf(svc), r.set)
 	if err != nil {
 		t.Fatal(err)

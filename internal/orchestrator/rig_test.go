@@ -52,7 +52,7 @@ func (r *rig) open() {
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
 	r.db = db
-	r.svc = hub.NewServices(hub.NewCore(db, r.clock, cfg, hub.NewWaiters(cfg.WaitLimits)))
+	r.svc = hub.NewServices(hub.NewCore(db, r.clock, cfg, hub.NewWaiters(cfg.WaitLimits, r.clock)))
 	if err := r.svc.Init(r.ctx); err != nil {
 		r.tb.Fatalf("Init: %v", err)
 	}

@@ -65,21 +65,6 @@ func (a *AgentServer) MarkRead(ctx context.Context, req *hubv1.MarkReadRequest) 
 	return &hubv1.MarkReadResponse{UnreadCount: unread, ReadUpToId: hub.FormatMessageID(cursor)}, nil
 }
 
-// WaitForMessages implements hubv1.AgentServiceServer.
-func (a *AgentServer) WaitForMessages(ctx context.Context, req *hubv1.WaitForMessagesRequest) (*hubv1.WaitForMessagesResponse, error) {
-	r, err := a.s.svc.Waits.Wait(ctx, Caller(ctx), waitRequest(req))
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.WaitForMessagesResponse{
-		Messages: messagesToProto(r.Messages),
-		Cursor:   hub.FormatMessageID(r.Cursor),
-		TimedOut: r.TimedOut,
-		Status:   statusToProto(r.Status),
-		WaitedMs: int32(r.Waited.Milliseconds()),
-	}, nil
-}
-
 // waitRequest is the hub's form of req.
 func waitRequest(req *hubv1.WaitForMessagesRequest) hub.WaitRequest {
 	return hub.WaitRequest{TimeoutSeconds: req.TimeoutSeconds, AfterID: req.GetAfterId(), Limit: int(req.GetLimit())}

@@ -109,16 +109,17 @@ func BearerToken(ctx context.Context) string {
 // UnaryInterceptor admits each unary call (the gate's full check: the
 // caller's credential and budget, by the method's admission) and maps
 // domain errors to gRPC status codes. A call whose admission parks (the
-// long poll) was admitted by its handler before the interceptors ran.
+// long poll) is let through: its method handler admitted it before it
+// parked.
 func (s *Server) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	var err error
-	if a := admittedEarly(ctx); a != nil { // agent_wait.go
-		ctx, err = a.apply(ctx)
-		if err != nil {
-			return nil, err
+	if rule, _ := admission.Lookup(info.FullMethod); rule.Parks {
+		// Its method handler admitted it before it parked (agent_wait.go).
+		if a := Caller(ctx); a != nil {
+			noteAgent(ctx, a)
 		}
 	} else {
 		var release func()
+		var err error
 		if ctx, release, err = s.admitCall(ctx, req, info.FullMethod); err != nil {
 			return nil, err
 		}

@@ -52,7 +52,7 @@ func newCoreRig(tb testing.TB, opts ...func(*hub.Config)) *coreRig {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits)))
+	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits, hub.SystemClock{})))
 	if err := svc.Init(context.Background()); err != nil {
 		tb.Fatal(err)
 	}

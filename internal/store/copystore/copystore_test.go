@@ -61,7 +61,7 @@ func fill(t *testing.T) filled {
 	clock := hub.NewFakeClock(time.Date(2026, 3, 1, 9, 0, 0, 123456789, time.UTC))
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	s := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits)))
+	s := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits, clock)))
 	if err := s.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestCopyRoundTrip(t *testing.T) {
 	defer db.Close()
 	cfg := hub.DefaultConfig()
 	cfg.Location = time.UTC
-	s := hub.NewServices(hub.NewCore(db, hub.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)), cfg, hub.NewWaiters(cfg.WaitLimits)))
+	s := hub.NewServices(hub.NewCore(db, hub.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)), cfg, hub.NewWaiters(cfg.WaitLimits, hub.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))))
 	if err := s.Init(ctx); err != nil {
 		t.Fatal(err)
 	}

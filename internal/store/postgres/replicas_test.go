@@ -48,7 +48,7 @@ func newReplica(tb testing.TB, u string, listen bool) *replica {
 	r.db = db
 	cfg := hub.DefaultConfig()
 	cfg.PollInterval = time.Hour
-	r.waiters = hub.NewWaiters(cfg.WaitLimits)
+	r.waiters = hub.NewWaiters(cfg.WaitLimits, hub.SystemClock{})
 	r.svc = hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, r.waiters))
 	if err := r.svc.Init(context.Background()); err != nil {
 		tb.Fatal(err)

@@ -24,7 +24,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	svc := hub.NewServices(hub.NewCore(db, hub.NewFakeClock(time.Unix(1_700_000_000, 0)), hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
+	svc := hub.NewServices(hub.NewCore(db, hub.NewFakeClock(time.Unix(1_700_000_000, 0)), hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits, hub.NewFakeClock(time.Unix(1_700_000_000, 0)))))
 	if err := svc.Init(ctx); err != nil {
 		t.Fatal(err)
 	}

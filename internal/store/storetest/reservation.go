@@ -168,7 +168,7 @@ func twoServices(t *testing.T, h NewDB) ([]hub.Store, []*hub.Services) {
 	dbs := []hub.Store{open(), open()}
 	svcs := make([]*hub.Services, len(dbs))
 	for i, db := range dbs {
-		svcs[i] = hub.NewServices(hub.NewCore(db, hub.NewFakeClock(t0), hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits)))
+		svcs[i] = hub.NewServices(hub.NewCore(db, hub.NewFakeClock(t0), hub.DefaultConfig(), hub.NewWaiters(hub.DefaultConfig().WaitLimits, hub.NewFakeClock(t0))))
 	}
 	return dbs, svcs
 }

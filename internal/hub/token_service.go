@@ -25,7 +25,7 @@ func (s *Agents) KnownToken(ctx context.Context, token string) (bool, error) {
 	gen := s.auth.generation()
 	var a *Agent
 	rctx, cancel := detachedRead(ctx)
-	err := s.store.View(rctx, func(tx Tx) (err error) {
+	err := view(rctx, s.store, func(tx agentsTx) (err error) {
 		a, err = tx.AgentByTokenHash(hash)
 		return err
 	})
