@@ -16,7 +16,7 @@ func TestHubctlIsAPIClientOnly(t *testing.T) {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}
 	const ours = "github.com/agenthub/hub/"
-	allowed := []string{"gen/", "internal/version", "internal/datadir", "internal/termtext"}
+	allowed := []string{"gen/", "internal/version", "internal/datadir", "internal/termtext", "internal/loopback"}
 	for _, dep := range strings.Fields(string(out)) {
 		if dep == "github.com/mattn/go-sqlite3" {
 			t.Errorf("hubctl depends on %s; it must reach the hub only through its API", dep)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/loopback"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -133,7 +134,7 @@ func (d *doctor) run(ctx context.Context) {
 		return
 	}
 	d.add("hub reachable", checkOK, fmt.Sprintf("%s answered in %s", c.addr, got.Sub(sent).Round(time.Microsecond)), "")
-	if !c.useTLS && !isLoopbackAddr(c.addr) {
+	if !c.useTLS && !loopback.Addr(c.addr) {
 		d.add("transport", checkWarn, c.addr+" is not a loopback address and TLS is off: tokens cross the network in clear",
 			"serve the hub with --tls-cert/--tls-key and connect with --tls (and --tls-ca FILE)")
 	}
@@ -348,18 +349,6 @@ func guessHTTPURL(grpcAddr string, useTLS bool) (string, error) {
 		scheme = "https"
 	}
 	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(p+1)), nil
-}
-
-func isLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func firstLine(s string) string {

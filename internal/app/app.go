@@ -21,6 +21,7 @@ import (
 	"github.com/agenthub/hub/internal/gateway"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/inproc"
+	"github.com/agenthub/hub/internal/loopback"
 	"github.com/agenthub/hub/internal/metrics"
 	"github.com/agenthub/hub/internal/orchestrator"
 	"github.com/agenthub/hub/internal/server"
@@ -383,7 +384,7 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		Extra:     extra,
 		Version:   version.Version,
 		Gate:      m.Gate,
-		AllowHost: gateway.AllowHosts(isLoopback(m.HTTPAddr), m.HTTPAllowedHosts),
+		AllowHost: gateway.AllowHosts(loopback.Addr(m.HTTPAddr), m.HTTPAllowedHosts),
 		Refused: func(r *http.Request, reason string) {
 			m.Server.LogRefusal(r.Context(), r.Method+" "+r.URL.Path, r.RemoteAddr, reason)
 		},
@@ -504,23 +505,11 @@ func (m *Main) checkAddrs() error {
 		if addr == "" || addr == "off" {
 			continue
 		}
-		if !isLoopback(addr) {
+		if !loopback.Addr(addr) {
 			return fmt.Errorf("%s %s is not a loopback address and TLS is off: tokens would cross the network in clear. Give --tls-cert and --tls-key, or --insecure if the network is trusted", flag, addr)
 		}
 	}
 	return nil
-}
-
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // ensureAdminToken reads the admin token file, creating it (0600) if missing.

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/agenthub/hub/internal/loopback"
 )
 
 // hostGuard refuses a request whose Host, or whose Origin when it has one,
@@ -43,17 +44,6 @@ func hostOnly(hostport string) string {
 	return strings.ToLower(strings.Trim(h, "[]"))
 }
 
-// LoopbackHost reports whether host (without a port) names this machine
-// only: "localhost", a name under ".localhost", or a loopback address.
-func LoopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	return err == nil && a.Unmap().IsLoopback()
-}
-
 // AllowHosts returns the Host policy of a hub: on a loopback listener,
 // names of loopback and the names given; on any other listener, the names
 // given, or every name when none is given (nil). A name given may start
@@ -72,7 +62,7 @@ func AllowHosts(loopbackListener bool, names []string) func(host string) bool {
 		}
 	}
 	return func(host string) bool {
-		if exact[host] || (loopbackListener && LoopbackHost(host)) {
+		if exact[host] || (loopbackListener && loopback.Host(host)) {
 			return true
 		}
 		for _, s := range suffixes {

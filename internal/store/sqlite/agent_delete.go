@@ -16,7 +16,7 @@ import (
 // by sender: the batch reads the next scan IDs of the table's own B-tree,
 // then deletes the sender's among them.
 func (t *Tx) DeleteSentMessages(sender string, after int64, scan, limit int) (hub.SentBatch, error) {
-	ends, err := t.ids(`SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT 1 OFFSET ?`, after, scan-1)
+	ends, err := queryColumn[int64](t, `SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT 1 OFFSET ?`, after, scan-1)
 	if err != nil {
 		return hub.SentBatch{}, err
 	}
@@ -24,7 +24,7 @@ func (t *Tx) DeleteSentMessages(sender string, after int64, scan, limit int) (hu
 	if len(ends) > 0 {
 		hi = ends[0]
 	}
-	sent, err := t.ids(`SELECT id FROM messages WHERE id > ? AND id <= ? AND sender = ? ORDER BY id LIMIT ?`, after, hi, sender, limit)
+	sent, err := queryColumn[int64](t, `SELECT id FROM messages WHERE id > ? AND id <= ? AND sender = ? ORDER BY id LIMIT ?`, after, hi, sender, limit)
 	if err != nil {
 		return hub.SentBatch{}, err
 	}
@@ -62,7 +62,7 @@ func (t *Tx) DeleteAgentRows(agentID int64, limit int) (int64, error) {
 // deleteDeliveriesTo deletes the oldest limit deliveries to agentID, and
 // the hub's own direct messages among them that no one else received.
 func (t *Tx) deleteDeliveriesTo(agentID int64, limit int) (int64, error) {
-	ends, err := t.ids(`SELECT message_id FROM deliveries WHERE agent_id = ? ORDER BY message_id LIMIT 1 OFFSET ?`, agentID, limit-1)
+	ends, err := queryColumn[int64](t, `SELECT message_id FROM deliveries WHERE agent_id = ? ORDER BY message_id LIMIT 1 OFFSET ?`, agentID, limit-1)
 	if err != nil {
 		return 0, err
 	}

@@ -13,7 +13,7 @@ import (
 
 // DueAgentChecks implements hub.NudgeTx.
 func (t *Tx) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
-	return t.ids(`SELECT agent_id FROM agent_checks WHERE next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
+	return queryColumn[int64](t, `SELECT agent_id FROM agent_checks WHERE next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
 		row.Nanos(now), limit)
 }
 

@@ -56,7 +56,7 @@ func (t *Tx) ListPulses() ([]*hub.Pulse, error) {
 
 // DuePulses implements hub.PulseTx.
 func (t *Tx) DuePulses(now time.Time, limit int) ([]int64, error) {
-	return t.ids(`SELECT agent_id FROM pulses WHERE enabled = 1 AND next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
+	return queryColumn[int64](t, `SELECT agent_id FROM pulses WHERE enabled = 1 AND next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
 		row.Nanos(now), limit)
 }
 

@@ -105,5 +105,5 @@ func (t *Tx) DeleteExpiredReservations(now time.Time, limit int) (int, error) {
 
 // ReservationHolders implements hub.ReservationTx.
 func (t *Tx) ReservationHolders(now time.Time) ([]int64, error) {
-	return t.ids(`SELECT DISTINCT agent_id FROM reservations WHERE expires_at > ? ORDER BY agent_id`, now.UnixNano())
+	return queryColumn[int64](t, `SELECT DISTINCT agent_id FROM reservations WHERE expires_at > ? ORDER BY agent_id`, now.UnixNano())
 }

@@ -53,23 +53,6 @@ func scanAll[T any](t *Tx, scan func(row.Scanner) (T, error), q string, args ...
 	return out, rows.Err()
 }
 
-func (t *Tx) ids(q string, args ...any) ([]int64, error) {
-	rows, err := t.query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
-}
-
 // Meta implements hub.MetaTx.
 func (t *Tx) Meta(key string) (string, error) {
 	var v string
