@@ -36,3 +36,25 @@ func TestRESTReservationFilterBounds(t *testing.T) {
 		}
 	}
 }
+
+// Over REST: an agent's exclusive ** is a 403 naming the admin's command;
+// the admin's POST /v1/admin/reservations reserves it for the agent.
+func TestRESTWholeProjectReservation(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	alice := h.newAgent(t, "alice")
+	bob := h.newAgent(t, "bob")
+	if code, body, _ := h.do(t, "POST", "/v1/reservations", alice, `{"paths":["**"]}`); code != 403 || !strings.Contains(body, "hubctl reservations reserve") {
+		t.Errorf("agent reserves ** = %d %s, want 403 naming hubctl reservations reserve", code, body)
+	}
+	if code, body, _ := h.do(t, "POST", "/v1/admin/reservations", alice, `{"agent":"alice","paths":["**"]}`); code != 403 {
+		t.Errorf("agent token on the admin's route = %d %s, want 403", code, body)
+	}
+	code, body, v := h.do(t, "POST", "/v1/admin/reservations", h.token, `{"agent":"alice","paths":["**"],"reason":"release freeze"}`)
+	if rs, _ := v["reservations"].([]any); code != 200 || len(rs) != 1 {
+		t.Fatalf("admin reserves ** for alice = %d %s", code, body)
+	}
+	if code, body, _ := h.do(t, "POST", "/v1/reservations", bob, `{"paths":["src/a.go"]}`); code != 400 || !strings.Contains(body, "alice") {
+		t.Errorf("bob's exclusive under alice's ** = %d %s, want 400 naming alice", code, body)
+	}
+}
