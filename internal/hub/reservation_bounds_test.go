@@ -13,16 +13,6 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// Patterns of the attack on the writer: ten shared patterns of 510 stars
-// in one segment, then a request of 510 stars against them. Without
-// bounds each pair cost len(a)×len(b) inside the write transaction.
-func starPatterns() (held []string, attack string) {
-	for i := range 10 {
-		held = append(held, strings.Repeat("a*", 510)+fmt.Sprintf("b%02d", i))
-	}
-	return held, strings.Repeat("a*", 510) + "c"
-}
-
 func TestStarAttackIsRefused(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)

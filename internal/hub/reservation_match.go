@@ -386,6 +386,18 @@ func (t *overlapTable) fill(ctx context.Context, held []*Reservation, self int64
 	return nil
 }
 
+// overlapping returns the IDs of the reservations of rs that the table
+// has overlapping some pattern of the request.
+func (t *overlapTable) overlapping(rs []*Reservation) []int64 {
+	var ids []int64
+	for _, r := range rs {
+		if row, ok := t.rows[r.ID]; ok && row.pattern == r.Pattern && len(row.hits) > 0 {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
 // unknownPairs returns how many (request pattern, held pattern) pairs
 // entering held into the table would still take.
 func (t *overlapTable) unknownPairs(held []*Reservation, self int64) int {

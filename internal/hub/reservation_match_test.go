@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	pathpkg "path"
 	"strings"
@@ -146,6 +147,16 @@ func TestMatchPatternInvalidUTF8(t *testing.T) {
 			t.Errorf("MatchPattern(%q, %q) = %v, want %v", tc.pattern, tc.path, got, tc.want)
 		}
 	}
+}
+
+// Patterns of the attack on the writer: ten shared patterns of 510 stars
+// in one segment, then a request of 510 stars against them. Without
+// bounds each pair cost len(a)×len(b) inside the write transaction.
+func starPatterns() (held []string, attack string) {
+	for i := range 10 {
+		held = append(held, strings.Repeat("a*", 510)+fmt.Sprintf("b%02d", i))
+	}
+	return held, strings.Repeat("a*", 510) + "c"
 }
 
 // pair is two patterns of a benchmark or test.

@@ -14,9 +14,21 @@ type ReservationTx interface {
 	// agentID (0: of every agent), by pattern then ID, with the names and
 	// projects of their agents.
 	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
+	// RecheckReservations returns the reservations expiring after now that
+	// a decision taken on an earlier read must see again: agentID's own,
+	// those with the given IDs, and every one with an ID above afterID
+	// (made since the read: IDs grow in commit order, and an ID never comes
+	// back, see InsertReservations), with their agents' names and projects,
+	// by pattern then ID.
+	RecheckReservations(now time.Time, agentID int64, ids []int64, afterID int64) ([]*Reservation, error)
+	// MaxReservationID returns the greatest reservation ID there is,
+	// expired or not (0 when there is none).
+	MaxReservationID() (int64, error)
 	// ReservationByID returns one reservation, expired or not. Errors: ENOTFOUND.
 	ReservationByID(id int64) (*Reservation, error)
-	// InsertReservations inserts rs and sets their IDs.
+	// InsertReservations inserts rs and sets their IDs, new ones: an expired
+	// reservation of the same agent and pattern, not yet deleted by the
+	// orchestrator, is deleted first.
 	InsertReservations(rs []*Reservation) error
 	// UpdateReservation stores r's mode, reason and expiry. Errors: ENOTFOUND.
 	UpdateReservation(r *Reservation) error
@@ -117,37 +129,45 @@ var errReservationsMoved = errors.New("reservations changed since they were read
 
 // reserve decides and writes a validated request of agent a. The matching
 // runs outside the write transaction, on what a read finds, under ctx;
-// inside, the decision reads the reservations again and matches only those
-// made since (an overlap depends only on the two patterns, and a
-// reservation's pattern never changes), so of many agents racing for the
-// same paths exactly one gets an exclusive reservation, and the writer
-// spends a map lookup on each reservation already matched.
+// inside, the decision reads again only the caller's reservations, those
+// the read found overlapping (their mode or expiry may have changed) and
+// those made since the read, and matches only the latter (an overlap
+// depends only on the two patterns, and a reservation's pattern never
+// changes under its ID). So of many agents racing for the same paths
+// exactly one gets an exclusive reservation, and the writer never matches
+// what the read matched.
 func (s *Service) reserve(ctx context.Context, a *Agent, req ReservationRequest) ([]*Reservation, []Conflict, error) {
 	project := ProjectOr(a.Project)
 	table := newOverlapTable(req.Patterns)
-	held := func(tx Tx, now time.Time) ([]*Reservation, error) {
-		rs, err := tx.ActiveReservations(now, 0)
-		return InProject(rs, project, ReservationProject), err // projects reserve apart
-	}
 	for round := 1; ; round++ {
 		var rs []*Reservation
+		var mark int64
 		err := s.store.View(ctx, func(tx Tx) (err error) {
-			rs, err = held(tx, s.clock.Now())
+			// The mark first: a reservation committed between the two
+			// statements (PostgreSQL reads each at its own snapshot) is
+			// above it, so it is read again inside the write.
+			if mark, err = tx.MaxReservationID(); err != nil {
+				return err
+			}
+			rs, err = tx.ActiveReservations(s.clock.Now(), 0)
 			return err
 		})
 		if err != nil {
 			return nil, nil, err
 		}
+		rs = InProject(rs, project, ReservationProject) // projects reserve apart
 		if err := s.matching(ctx, func() error { return table.fill(ctx, rs, a.ID) }); err != nil {
 			return nil, nil, err
 		}
+		candidates := table.overlapping(rs)
 		var d ReservationDecision
 		err = s.store.Update(ctx, func(tx Tx) error {
 			now := s.clock.Now()
-			rs, err := held(tx, now)
+			rs, err := tx.RecheckReservations(now, a.ID, candidates, mark)
 			if err != nil {
 				return err
 			}
+			rs = InProject(rs, project, ReservationProject)
 			if round < reserveReadRounds && table.unknownPairs(rs, a.ID) > writerMatchPairs {
 				return errReservationsMoved
 			}
