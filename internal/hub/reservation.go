@@ -23,7 +23,9 @@ import (
 // and every pattern also covers everything below what it matches, as a
 // git pathspec does: "src", "src/" and "src/**" all reserve the directory
 // src and its content. Refused: an empty pattern, an absolute path, a ".."
-// segment, a backslash, character classes ([...]) and "**" inside a segment.
+// segment, a backslash, character classes ([...]), "**" inside a segment
+// and what no single-line field may hold (checkLine: control characters,
+// direction overrides, invalid UTF-8).
 //
 // Patterns are bounded so that deciding whether two of them overlap costs
 // little whatever they hold (reservation_match.go): at most 4 stars in a
@@ -122,15 +124,17 @@ func ReservationTTL(ttl time.Duration) (time.Duration, error) {
 // limit the pattern passes, with its value.
 func NormalizePattern(p string) (string, error) {
 	const expected = "expected a path or glob relative to the project root, such as src/, internal/hub/*.go or **/*.md"
-	switch {
-	case strings.TrimSpace(p) == "":
+	if strings.TrimSpace(p) == "" {
 		return "", Errorf(EINVALID, "path is empty: %s", expected)
-	case !utf8.ValidString(p):
-		return "", Errorf(EINVALID, "path %s is not valid UTF-8: %s", shortPattern(p), expected)
+	}
+	if err := checkLine("path", p); err != nil {
+		return "", err
+	}
+	switch {
 	case strings.HasPrefix(p, "/") || (len(p) >= 2 && p[1] == ':'):
 		return "", Errorf(EINVALID, "path %s is absolute: %s", shortPattern(p), expected)
-	case strings.ContainsAny(p, "\\[]\x00\n\r"):
-		return "", Errorf(EINVALID, "path %s holds a backslash, a bracket or a control character: use '/' between segments; only *, ? and ** are wildcards", shortPattern(p))
+	case strings.ContainsAny(p, "\\[]"):
+		return "", Errorf(EINVALID, "path %s holds a backslash or a bracket: use '/' between segments; only *, ? and ** are wildcards", shortPattern(p))
 	}
 	var segs []string
 	for i, s := range strings.Split(p, "/") {

@@ -30,6 +30,8 @@ func TestNormalizePattern(t *testing.T) {
 		{in: "src/[ab].go", refused: "bracket"},
 		{in: "src/a**b", refused: "inside a segment"},
 		{in: "a\xffb", refused: "UTF-8"},
+		{in: "src/\x1b]52;c;eA==\x07x", refused: "control character U+001B"},
+		{in: "src\n/x", refused: "control character U+000A"},
 		// The limits that bound matching, each named with the value.
 		{in: "src/*a*b*c*d.go", want: "src/*a*b*c*d.go"},
 		{in: "src/*a*b*c*d*.go", refused: "segment 2 holds 5 stars; the limit is 4 per segment"},
