@@ -174,7 +174,7 @@ func NormalizePattern(p string) (string, error) {
 // maxPatternsPerCall of them, dropping repeats. Errors: EINVALID.
 func normalizePatterns(ps []string) ([]string, error) {
 	if len(ps) > maxPatternsPerCall {
-		return nil, Errorf(EINVALID, "%d paths in one call; the limit is %d: reserve a directory or a glob instead", len(ps), maxPatternsPerCall)
+		return nil, Errorf(EINVALID, "%d paths in one call; the limit is %d: name a directory or a glob instead", len(ps), maxPatternsPerCall)
 	}
 	seen := make(map[string]bool, len(ps))
 	out := make([]string, 0, len(ps))

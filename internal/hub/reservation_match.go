@@ -244,15 +244,6 @@ func (o *overlapper) at(i, j int) bool {
 	return o.m.set(i, j, v)
 }
 
-// PatternsOverlap reports whether some path is covered by both normalised
-// patterns, so that reserving both means working on the same files. A
-// pattern that ran out covers everything below: the other one can always be
-// extended to a path under it.
-func PatternsOverlap(a, b string) bool {
-	var o overlapper
-	return o.overlap(compileGlob(a), compileGlob(b))
-}
-
 // MatchPattern reports whether the pattern covers path (a file or
 // directory path relative to the project root): the pattern matches path or
 // one of its parent directories. A pattern is matched as written, so one
