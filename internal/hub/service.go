@@ -96,6 +96,7 @@ type Service struct {
 	shutdownOnce sync.Once
 	poke         chan struct{} // Poke: the fallback watcher looks now
 	deliveries   deliveryLog   // delivery marks of replies sent, written by Run
+	matchSlots   chan struct{} // reservation pattern matching under way (reservation_service.go)
 
 	// watchFrom is the newest message ID when Init ran: the fallback
 	// watcher's starting point (see Run). Set before Run starts.
@@ -131,6 +132,8 @@ func NewService(store Store, clock Clock, cfg Config) *Service {
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),
 		poke:     make(chan struct{}, 1),
+
+		matchSlots: make(chan struct{}, matchingSlots()),
 	}
 	s.deliveries.kick = make(chan struct{}, 1)
 	if cfg.Metrics != nil {
