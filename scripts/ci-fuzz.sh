@@ -19,6 +19,7 @@ TARGETS=(
 	./internal/hub:FuzzParseMentions
 	./internal/hub:FuzzValidateChannel
 	./internal/hub:FuzzParseCronExpr
+	./internal/hub:FuzzPatternsOverlap
 	./internal/gateway:FuzzDecodePostMessageRequest
 	./internal/gateway:FuzzDecodeWaitForMessagesRequest
 	./internal/gateway:FuzzDecodeCreateActivityLogRequest

@@ -167,6 +167,8 @@ func commandTable() []command {
 		{name: "reservations list", group: "reservations", summary: "same as reservations", usage: "[--project P] [--agent NAME] [PATH...]", run: reservationsList},
 		{name: "reservations release", group: "reservations", summary: "force-release reservations (an event records it on the holder)",
 			usage: "ID... [--reason TEXT]", run: reservationsRelease},
+		{name: "reservations reserve", group: "reservations", summary: "reserve paths for an agent; only the admin may reserve the whole project (**) exclusively",
+			usage: "--agent NAME [--shared] [--ttl 30m] [--reason TEXT] PATH...", run: reservationsReserve},
 		// schedule.go
 		{name: "beat", group: "schedule", summary: "show the global beat (a counter advanced every --beat-interval) and each agent's since_last in beats", run: runBeat},
 		{name: "nudge", group: "schedule", summary: "send an agent a nudge (a system message mentioning it; wakes its wait)",

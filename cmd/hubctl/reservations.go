@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
@@ -61,6 +62,43 @@ func reservationsRelease(ctx context.Context, c *cli, args []string) error {
 	}
 	if c.json {
 		return c.printProto(&hubv1.AdminListReservationsResponse{Reservations: done})
+	}
+	return nil
+}
+
+// reservationsReserve reserves paths for an agent, the whole project
+// included: `hubctl reservations reserve --agent NAME [--shared] [--ttl D]
+// [--reason TEXT] PATH...`.
+func reservationsReserve(ctx context.Context, c *cli, args []string) error {
+	fs := c.flags("reservations reserve")
+	agent := fs.String("agent", "", "the agent the reservations are for (required)")
+	shared := fs.Bool("shared", false, "reserve shared (others may work there too) instead of exclusive")
+	ttl := fs.Duration("ttl", 30*time.Minute, "lease, 10s to 24h; the agent renews it as its own")
+	reason := fs.String("reason", "", "why, shown to the agents it conflicts with")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *agent == "" || len(pos) == 0 {
+		return usageErrorf("give --agent NAME and one or more paths, such as ** for the whole project")
+	}
+	mode := "exclusive"
+	if *shared {
+		mode = "shared"
+	}
+	r, err := c.admin.ReservePaths(ctx, &hubv1.AdminReservePathsRequest{Agent: *agent, Paths: pos, Mode: mode, TtlSeconds: int64(ttl.Seconds()), Reason: *reason})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printProto(r)
+	}
+	for _, v := range r.GetReservations() {
+		fmt.Fprintf(c.out, "reserved %s: %s (%s) for %s until %s\n", v.GetId(), v.GetPattern(), v.GetMode(), v.GetAgent(), fmtTime(v.GetExpiresAt()))
+	}
+	for _, cf := range r.GetConflicts() {
+		h := cf.GetHeld()
+		fmt.Fprintf(c.out, "overlaps %s (%s) of %s until %s\n", h.GetPattern(), h.GetMode(), h.GetAgent(), fmtTime(h.GetExpiresAt()))
 	}
 	return nil
 }

@@ -58,4 +58,20 @@ func TestReservationsCommands(t *testing.T) {
 	if r := h.hubctl(t, nil, "reservations", "release", id); r.code != 1 {
 		t.Errorf("releasing twice: exit %d, want 1 (not found)", r.code)
 	}
+
+	// The whole project exclusively: the admin's, for an agent.
+	out = h.hubctl(t, nil, "reservations", "reserve", "--agent", "bob", "--reason", "release freeze", "**").must(t).stdout
+	if !strings.HasPrefix(out, "reserved ") || !strings.Contains(out, ": ** (exclusive) for bob until") {
+		t.Errorf("reserve ** for bob:\n%s", out)
+	}
+	rs, err = h.m.Services.Reservations.ListReservations(ctx, hub.ReservationFilter{Agent: "bob", Paths: []string{"README.md"}})
+	if err != nil || len(rs) != 1 || rs[0].Pattern != "**" || rs[0].Reason != "release freeze" {
+		t.Errorf("bob's reservations over README.md: %+v, %v; want ** with the reason", rs, err)
+	}
+	if r := h.hubctl(t, nil, "reservations", "reserve", "**"); r.code != 2 {
+		t.Errorf("reserve without --agent: exit %d, want 2", r.code)
+	}
+	if r := h.hubctl(t, nil, "reservations", "reserve", "--agent", "nobody", "src"); r.code != 1 || !strings.Contains(r.stderr, "nobody") {
+		t.Errorf("reserve for an unknown agent: exit %d %q, want 1 naming it", r.code, r.stderr)
+	}
 }

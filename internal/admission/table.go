@@ -160,6 +160,7 @@ var table = map[string]Rule{
 	hubv1.AdminService_Backup_FullMethodName:                  {Who: Admin},
 	hubv1.AdminService_ListReservations_FullMethodName:        {Who: Admin},
 	hubv1.AdminService_ForceReleaseReservation_FullMethodName: {Who: Admin},
+	hubv1.AdminService_ReservePaths_FullMethodName:            {Who: Admin},
 	hubv1.AdminService_CreateJoinCode_FullMethodName:          {Who: Admin},
 	hubv1.AdminService_ListJoinCodes_FullMethodName:           {Who: Admin},
 	hubv1.AdminService_RevokeJoinCode_FullMethodName:          {Who: Admin},

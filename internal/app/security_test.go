@@ -202,6 +202,7 @@ var validRequests = map[string]string{
 	"AdminService.ListReservations":        `{}`,
 	"AdminService.SearchMessages":          `{"search":{"query":"hello"}}`,
 	"AdminService.ForceReleaseReservation": `{"id":"1"}`,
+	"AdminService.ReservePaths":            `{"agent":"alice","paths":["**"]}`,
 	"AdminService.CreateJoinCode":          `{"role":"intruder"}`,
 	"AdminService.ListJoinCodes":           `{}`,
 	"AdminService.RevokeJoinCode":          `{"id":"1"}`,

@@ -2,9 +2,9 @@ package hub
 
 import (
 	"fmt"
-	pathpkg "path"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Path reservations: an agent declares that it is working on some paths of
@@ -23,7 +23,17 @@ import (
 // and every pattern also covers everything below what it matches, as a
 // git pathspec does: "src", "src/" and "src/**" all reserve the directory
 // src and its content. Refused: an empty pattern, an absolute path, a ".."
-// segment, a backslash, character classes ([...]) and "**" inside a segment.
+// segment, a backslash, character classes ([...]), "**" inside a segment
+// and what no single-line field may hold (checkLine: control characters,
+// direction overrides, invalid UTF-8).
+//
+// Patterns are bounded so that deciding whether two of them overlap costs
+// little whatever they hold (reservation_match.go): at most 4 stars in a
+// segment, 255 bytes in a segment (a file name's longest), 32 segments and
+// 512 bytes in a pattern, 100 patterns in a call (reserving, releasing and
+// listing alike). An exclusive reservation that covers the whole project
+// ("**", "*", "**/*": coversProject) needs the admin; an agent may hold it
+// shared.
 
 // ReservationMode says whether other agents may hold the same paths.
 type ReservationMode string
@@ -42,10 +52,17 @@ const (
 	DefaultReservationTTL = 30 * time.Minute
 	MinReservationTTL     = 10 * time.Second
 	MaxReservationTTL     = 24 * time.Hour
-	maxPatternBytes       = 1024
 	maxReasonBytes        = 1024
-	maxPatternsPerCall    = 100
 	maxReservationsHeld   = 1000 // active reservations one agent may hold
+)
+
+// Pattern limits: what bounds the cost of matching (reservation_match.go).
+const (
+	maxPatternBytes    = 512
+	maxSegmentBytes    = 255 // a file name's longest on common file systems
+	maxPatternSegments = 32
+	maxStarsPerSegment = 4
+	maxPatternsPerCall = 100 // reserving, releasing and listing alike
 )
 
 // Reservation is one agent's lease on the paths a pattern covers.
@@ -103,28 +120,37 @@ func ReservationTTL(ttl time.Duration) (time.Duration, error) {
 
 // NormalizePattern checks a path or glob and returns its canonical form:
 // no "./" segments, no empty segments, no trailing slash ("." alone is the
-// whole project, "**"). Errors: EINVALID saying what is expected.
+// whole project, "**"). Errors: EINVALID saying what is expected or which
+// limit the pattern passes, with its value.
 func NormalizePattern(p string) (string, error) {
 	const expected = "expected a path or glob relative to the project root, such as src/, internal/hub/*.go or **/*.md"
-	switch {
-	case strings.TrimSpace(p) == "":
+	if strings.TrimSpace(p) == "" {
 		return "", Errorf(EINVALID, "path is empty: %s", expected)
-	case len(p) > maxPatternBytes:
-		return "", Errorf(EINVALID, "path is %d bytes long; the limit is %d bytes", len(p), maxPatternBytes)
+	}
+	if err := checkLine("path", p); err != nil {
+		return "", err
+	}
+	switch {
 	case strings.HasPrefix(p, "/") || (len(p) >= 2 && p[1] == ':'):
-		return "", Errorf(EINVALID, "path %q is absolute: %s", p, expected)
-	case strings.ContainsAny(p, "\\[]\x00\n\r"):
-		return "", Errorf(EINVALID, "path %q holds a backslash, a bracket or a control character: use '/' between segments; only *, ? and ** are wildcards", p)
+		return "", Errorf(EINVALID, "path %s is absolute: %s", shortPattern(p), expected)
+	case strings.ContainsAny(p, "\\[]"):
+		return "", Errorf(EINVALID, "path %s holds a backslash or a bracket: use '/' between segments; only *, ? and ** are wildcards", shortPattern(p))
 	}
 	var segs []string
-	for _, s := range strings.Split(p, "/") {
+	for i, s := range strings.Split(p, "/") {
 		switch {
 		case s == "" || s == ".":
 			continue
 		case s == "..":
-			return "", Errorf(EINVALID, "path %q holds '..': reservations stay inside the project; %s", p, expected)
+			return "", Errorf(EINVALID, "path %s holds '..': reservations stay inside the project; %s", shortPattern(p), expected)
 		case s != "**" && strings.Contains(s, "**"):
-			return "", Errorf(EINVALID, "path %q holds ** inside a segment: ** stands alone between slashes (src/**/x.go); use * within a segment", p)
+			return "", Errorf(EINVALID, "path %s holds ** inside a segment: ** stands alone between slashes (src/**/x.go); use * within a segment", shortPattern(p))
+		}
+		if n := strings.Count(s, "*"); n > maxStarsPerSegment && s != "**" {
+			return "", Errorf(EINVALID, "path %s: segment %d holds %d stars; the limit is %d per segment", shortPattern(p), i+1, n, maxStarsPerSegment)
+		}
+		if len(s) > maxSegmentBytes {
+			return "", Errorf(EINVALID, "path %s: segment %d is %d bytes long; the limit is %d bytes (a file name's longest)", shortPattern(p), i+1, len(s), maxSegmentBytes)
 		}
 		if s == "**" && len(segs) > 0 && segs[len(segs)-1] == "**" {
 			continue
@@ -134,88 +160,48 @@ func NormalizePattern(p string) (string, error) {
 	if len(segs) == 0 {
 		return "**", nil
 	}
-	return strings.Join(segs, "/"), nil
+	if len(segs) > maxPatternSegments {
+		return "", Errorf(EINVALID, "path %s has %d segments; the limit is %d: reserve a directory above it (src/ covers everything below)", shortPattern(p), len(segs), maxPatternSegments)
+	}
+	n := strings.Join(segs, "/")
+	if len(n) > maxPatternBytes {
+		return "", Errorf(EINVALID, "path %s is %d bytes long; the limit is %d bytes: reserve a directory above it (src/ covers everything below)", shortPattern(p), len(n), maxPatternBytes)
+	}
+	return n, nil
 }
 
-// MatchPattern reports whether the normalised pattern covers path (a file or
-// directory path relative to the project root): the pattern matches path or
-// one of its parent directories.
-func MatchPattern(pattern, path string) bool {
-	ps := strings.Split(pattern, "/")
-	xs := strings.Split(strings.Trim(path, "/"), "/")
-	for k := len(xs); k >= 1; k-- {
-		if matchSegments(ps, xs[:k]) {
-			return true
+// normalizePatterns normalises the patterns of one call, at most
+// maxPatternsPerCall of them, dropping repeats. Errors: EINVALID.
+func normalizePatterns(ps []string) ([]string, error) {
+	if len(ps) > maxPatternsPerCall {
+		return nil, Errorf(EINVALID, "%d paths in one call; the limit is %d: name a directory or a glob instead", len(ps), maxPatternsPerCall)
+	}
+	seen := make(map[string]bool, len(ps))
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		n, err := NormalizePattern(p)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
 		}
 	}
-	return false
+	return out, nil
 }
 
-// matchSegments matches pattern segments against path segments exactly.
-func matchSegments(ps, xs []string) bool {
-	if len(ps) == 0 {
-		return len(xs) == 0
+// shortPattern quotes p for an error, its first 60 bytes when longer.
+func shortPattern(p string) string {
+	const max = 60
+	if len(p) <= max {
+		return fmt.Sprintf("%q", p)
 	}
-	if ps[0] == "**" {
-		for i := 0; i <= len(xs); i++ {
-			if matchSegments(ps[1:], xs[i:]) {
-				return true
-			}
-		}
-		return false
+	cut := max
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
 	}
-	if len(xs) == 0 {
-		return false
-	}
-	// Patterns hold no [, ] or \ (NormalizePattern), so path.Match reads
-	// the name literally, whatever characters it holds.
-	ok, err := pathpkg.Match(ps[0], xs[0])
-	return ok && err == nil && matchSegments(ps[1:], xs[1:])
-}
-
-// PatternsOverlap reports whether some path is covered by both normalised
-// patterns, so that reserving both means working on the same files. A
-// pattern that ran out covers everything below: the other one can always be
-// extended to a path under it.
-func PatternsOverlap(a, b string) bool {
-	return intersect(strings.Split(a, "/"), strings.Split(b, "/"), func(s string) bool { return s == "**" }, segmentsOverlap, true)
-}
-
-// segmentsOverlap reports whether one segment name matches both segment
-// globs (made of literal characters, ? and *).
-func segmentsOverlap(a, b string) bool {
-	return intersect([]rune(a), []rune(b), func(r rune) bool { return r == '*' },
-		func(p, q rune) bool { return p == '?' || q == '?' || p == q }, false)
-}
-
-// intersect reports whether some sequence matches both token sequences x
-// and y, where a star token matches any run of tokens (none included) and
-// two other tokens match the same one when same says so. With open, a
-// sequence that ran out matches whatever follows.
-func intersect[T any](x, y []T, star func(T) bool, same func(a, b T) bool, open bool) bool {
-	memo := map[[2]int]bool{}
-	var ov func(i, j int) bool
-	ov = func(i, j int) bool {
-		if (i == len(x) && j == len(y)) || (open && (i == len(x) || j == len(y))) {
-			return true
-		}
-		k := [2]int{i, j}
-		if v, ok := memo[k]; ok {
-			return v
-		}
-		var v bool
-		switch {
-		case i < len(x) && star(x[i]): // matches nothing, or eats y's next token
-			v = ov(i+1, j) || (j < len(y) && ov(i, j+1))
-		case j < len(y) && star(y[j]):
-			v = ov(i, j+1) || (i < len(x) && ov(i+1, j))
-		case i < len(x) && j < len(y):
-			v = same(x[i], y[j]) && ov(i+1, j+1)
-		}
-		memo[k] = v
-		return v
-	}
-	return ov(0, 0)
+	return fmt.Sprintf("%q… (%d bytes)", p[:cut], len(p))
 }
 
 // ReservationRequest is one call to ReservePaths: patterns (normalised), a
@@ -237,29 +223,32 @@ type ReservationDecision struct {
 }
 
 // DecideReservation decides the request of agent (id, name) at now against
-// the active reservations held. A pattern the agent already holds is
-// renewed with the new mode, lease and reason; the agent's own reservations
-// never conflict with it. Another agent's overlapping reservation is a
-// conflict; it refuses the whole request (EPRECONDITION naming each holder,
-// pattern and expiry, nothing written) when both are exclusive. A shared
-// request over an exclusive one, and an exclusive request over shared ones,
-// are granted with the conflicts named.
-func DecideReservation(agentID int64, agentName string, req ReservationRequest, held []*Reservation, now time.Time) (ReservationDecision, error) {
+// the active reservations held, where overlaps(h) gives the indices of the
+// request's patterns that the reservation h overlaps (matching is the
+// expensive part: the service decides it before its write transaction). A
+// pattern the agent already holds is renewed with the new mode, lease and
+// reason; the agent's own reservations never conflict with it. Another
+// agent's overlapping reservation is a conflict; it refuses the whole
+// request (EPRECONDITION naming each holder, pattern and expiry, nothing
+// written) when both are exclusive. A shared request over an exclusive
+// one, and an exclusive request over shared ones, are granted with the
+// conflicts named.
+func DecideReservation(agentID int64, agentName string, req ReservationRequest, held []*Reservation, overlaps func(*Reservation) []int, now time.Time) (ReservationDecision, error) {
 	var d ReservationDecision
 	mine := map[string]*Reservation{}
-	own := 0
+	byPattern := make([][]*Reservation, len(req.Patterns))
 	for _, h := range held {
 		if h.AgentID == agentID {
 			mine[h.Pattern] = h
-			own++
+			continue
+		}
+		for _, i := range overlaps(h) {
+			byPattern[i] = append(byPattern[i], h)
 		}
 	}
 	var refusals []string
-	for _, p := range req.Patterns {
-		for _, h := range held {
-			if h.AgentID == agentID || !PatternsOverlap(p, h.Pattern) {
-				continue
-			}
+	for i, p := range req.Patterns {
+		for _, h := range byPattern[i] {
 			c := Conflict{Pattern: p, Held: h, Refusing: h.Exclusive() && req.Mode == ReservationExclusive}
 			d.Conflicts = append(d.Conflicts, c)
 			if c.Refusing {
@@ -277,10 +266,24 @@ func DecideReservation(agentID int64, agentName string, req ReservationRequest, 
 	if len(refusals) > 0 {
 		return ReservationDecision{Conflicts: d.Conflicts}, Errorf(EPRECONDITION, "exclusive reservation refused, nothing reserved: %s; wait for the expiry, ask the holder to release, or reserve shared", strings.Join(refusals, "; "))
 	}
-	if own+len(d.Insert) > maxReservationsHeld {
-		return ReservationDecision{}, Errorf(EEXHAUSTED, "an agent may hold %d reservations at once; you hold %d: release some or reserve a directory instead of its files", maxReservationsHeld, own)
+	if len(mine)+len(d.Insert) > maxReservationsHeld {
+		return ReservationDecision{}, Errorf(EEXHAUSTED, "an agent may hold %d reservations at once; you hold %d: release some or reserve a directory instead of its files", maxReservationsHeld, len(mine))
 	}
 	return d, nil
+}
+
+// wholeProjectExclusive refuses an exclusive request of an agent that
+// covers the whole project: that takes the admin. Errors: EPERMISSION.
+func wholeProjectExclusive(req ReservationRequest) error {
+	if req.Mode != ReservationExclusive {
+		return nil
+	}
+	for _, p := range req.Patterns {
+		if coversProject(p) {
+			return Errorf(EPERMISSION, "an exclusive reservation of %s covers the whole project, which takes the admin (hubctl reservations reserve --agent NAME %s): reserve it shared, or name the directories you work in (src/, docs/*.md)", shortPattern(p), p)
+		}
+	}
+	return nil
 }
 
 // validateReservationRequest normalises req's patterns in place and checks
@@ -289,23 +292,10 @@ func validateReservationRequest(req *ReservationRequest) error {
 	if len(req.Patterns) == 0 {
 		return Errorf(EINVALID, "paths are required: give one or more paths or globs relative to the project root, such as src/ or **/*.md")
 	}
-	if len(req.Patterns) > maxPatternsPerCall {
-		return Errorf(EINVALID, "%d paths in one call; the limit is %d: reserve a directory or a glob instead", len(req.Patterns), maxPatternsPerCall)
-	}
-	seen := map[string]bool{}
-	out := req.Patterns[:0:0]
-	for _, p := range req.Patterns {
-		n, err := NormalizePattern(p)
-		if err != nil {
-			return err
-		}
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	req.Patterns = out
 	var err error
+	if req.Patterns, err = normalizePatterns(req.Patterns); err != nil {
+		return err
+	}
 	if req.Mode, err = ParseReservationMode(string(req.Mode)); err != nil {
 		return err
 	}
@@ -316,24 +306,6 @@ func validateReservationRequest(req *ReservationRequest) error {
 		return err
 	}
 	return validateAgentText("reason", req.Reason, maxReasonBytes)
-}
-
-// FilterReservations returns the reservations of rs that overlap at least
-// one of the normalised patterns (all of rs when there are none).
-func FilterReservations(rs []*Reservation, patterns []string) []*Reservation {
-	if len(patterns) == 0 {
-		return rs
-	}
-	var out []*Reservation
-	for _, r := range rs {
-		for _, p := range patterns {
-			if PatternsOverlap(r.Pattern, p) {
-				out = append(out, r)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // ReleaseAbandoned reports whether an agent's reservations should be

@@ -2,13 +2,16 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"time"
 )
 
 // Reservations is the service of path reservations.
 type Reservations struct {
 	*core
+	matchSlots chan struct{} // pattern matching under way (matching)
 }
 
 // reservationsTx is what the reservations service reads and writes in one transaction:
@@ -20,7 +23,9 @@ type reservationsTx interface {
 }
 
 // NewReservations returns the reservations' service.
-func NewReservations(c *Core) *Reservations { return &Reservations{core: c.core} }
+func NewReservations(c *Core) *Reservations {
+	return &Reservations{core: c.core, matchSlots: make(chan struct{}, matchingSlots())}
+}
 
 // ReservationTx stores path reservations.
 type ReservationTx interface {
@@ -28,9 +33,21 @@ type ReservationTx interface {
 	// agentID (0: of every agent), by pattern then ID, with the names and
 	// projects of their agents.
 	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
+	// RecheckReservations returns the reservations expiring after now that
+	// a decision taken on an earlier read must see again: agentID's own,
+	// those with the given IDs, and every one with an ID above afterID
+	// (made since the read: IDs grow in commit order, and an ID never comes
+	// back, see InsertReservations), with their agents' names and projects,
+	// by pattern then ID.
+	RecheckReservations(now time.Time, agentID int64, ids []int64, afterID int64) ([]*Reservation, error)
+	// MaxReservationID returns the greatest reservation ID there is,
+	// expired or not (0 when there is none).
+	MaxReservationID() (int64, error)
 	// ReservationByID returns one reservation, expired or not. Errors: ENOTFOUND.
 	ReservationByID(id int64) (*Reservation, error)
-	// InsertReservations inserts rs and sets their IDs.
+	// InsertReservations inserts rs and sets their IDs, new ones: an expired
+	// reservation of the same agent and pattern, not yet deleted by the
+	// orchestrator, is deleted first.
 	InsertReservations(rs []*Reservation) error
 	// UpdateReservation stores r's mode, reason and expiry. Errors: ENOTFOUND.
 	UpdateReservation(r *Reservation) error
@@ -56,36 +73,141 @@ const (
 
 // ReservePaths reserves req's patterns for caller, all or none (see
 // DecideReservation), and returns the caller's reservations it made or
-// renewed and the other agents' overlapping ones. The decision is taken
-// inside the write transaction, so of many agents racing for the same
-// paths exactly one gets an exclusive reservation. Errors: EINVALID,
-// EPRECONDITION (an exclusive conflict, naming the holder), EEXHAUSTED.
+// renewed and the other agents' overlapping ones. An exclusive reservation
+// covering the whole project is the admin's (ReservePathsFor). Errors:
+// EINVALID, EPERMISSION (the whole project), EPRECONDITION (an exclusive
+// conflict, naming the holder), EEXHAUSTED, ctx's error.
 func (s *Reservations) ReservePaths(ctx context.Context, caller *Agent, req ReservationRequest) ([]*Reservation, []Conflict, error) {
 	if err := validateReservationRequest(&req); err != nil {
 		return nil, nil, err
 	}
-	now := s.clock.Now()
-	var d ReservationDecision
-	err := update(ctx, s.store, func(tx reservationsTx) error {
-		held, err := tx.ActiveReservations(now, 0)
-		if err != nil {
-			return err
+	if err := wholeProjectExclusive(req); err != nil {
+		return nil, nil, err
+	}
+	return s.reserve(ctx, caller, req)
+}
+
+// ReservePathsFor reserves req's patterns for the named agent, as the
+// agent's own ReservePaths would, except that it may reserve the whole
+// project exclusively: the admin's call. Errors: those of ReservePaths,
+// ENOTFOUND (agent), EPRECONDITION (agent disabled).
+func (s *Reservations) ReservePathsFor(ctx context.Context, agent string, req ReservationRequest) ([]*Reservation, []Conflict, error) {
+	if err := ValidateAgentName(agent); err != nil {
+		return nil, nil, err
+	}
+	if err := validateReservationRequest(&req); err != nil {
+		return nil, nil, err
+	}
+	var a *Agent
+	err := view(ctx, s.store, func(tx reservationsTx) error {
+		var err error
+		if a, err = tx.AgentByName(agent); ErrorCode(err) == ENOTFOUND {
+			return agentNotFound(agent)
 		}
-		held = InProject(held, ProjectOr(caller.Project), ReservationProject) // projects reserve apart
-		if d, err = DecideReservation(caller.ID, caller.Name, req, held, now); err != nil {
-			return err
-		}
-		for _, r := range d.Update {
-			if err := tx.UpdateReservation(r); err != nil {
-				return err
-			}
-		}
-		return tx.InsertReservations(d.Insert)
+		return err
 	})
 	if err != nil {
-		return nil, d.Conflicts, err
+		return nil, nil, err
 	}
-	return append(d.Update, d.Insert...), d.Conflicts, nil
+	if a.Disabled() {
+		return nil, nil, Errorf(EPRECONDITION, "agent %q is disabled, and a disabled agent's reservations are released: enable it first (hubctl agent enable %s)", a.Name, a.Name)
+	}
+	return s.reserve(ctx, a, req)
+}
+
+// matchingSlots is how many calls may match reservation patterns at once:
+// half the CPUs the hub may use, at least one, so that a storm of
+// reservations never takes the CPU that the writer and every other call
+// need.
+func matchingSlots() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
+// matching runs fn, which matches patterns, in one of the matching slots,
+// waiting its turn for as long as ctx allows.
+func (s *Reservations) matching(ctx context.Context, fn func() error) error {
+	select {
+	case s.matchSlots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.matchSlots }()
+	return fn()
+}
+
+// Matching inside the write transaction: how many (requested pattern, held
+// pattern) pairs a reservation may still match there, when others reserved
+// since its read, before it reads and matches again outside; and how many
+// times it does so before it matches whatever is left inside.
+const (
+	writerMatchPairs  = 32
+	reserveReadRounds = 3
+)
+
+// errReservationsMoved sends a reservation back to read and match again:
+// too many reservations were made since its read.
+var errReservationsMoved = errors.New("reservations changed since they were read")
+
+// reserve decides and writes a validated request of agent a. The matching
+// runs outside the write transaction, on what a read finds, under ctx;
+// inside, the decision reads again only the caller's reservations, those
+// the read found overlapping (their mode or expiry may have changed) and
+// those made since the read, and matches only the latter (an overlap
+// depends only on the two patterns, and a reservation's pattern never
+// changes under its ID). So of many agents racing for the same paths
+// exactly one gets an exclusive reservation, and the writer never matches
+// what the read matched.
+func (s *Reservations) reserve(ctx context.Context, a *Agent, req ReservationRequest) ([]*Reservation, []Conflict, error) {
+	project := ProjectOr(a.Project)
+	table := newOverlapTable(req.Patterns)
+	for round := 1; ; round++ {
+		var rs []*Reservation
+		var mark int64
+		err := view(ctx, s.store, func(tx reservationsTx) (err error) {
+			// The mark first: a reservation committed between the two
+			// statements (PostgreSQL reads each at its own snapshot) is
+			// above it, so it is read again inside the write.
+			if mark, err = tx.MaxReservationID(); err != nil {
+				return err
+			}
+			rs, err = tx.ActiveReservations(s.clock.Now(), 0)
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		rs = InProject(rs, project, ReservationProject) // projects reserve apart
+		if err := s.matching(ctx, func() error { return table.fill(ctx, rs, a.ID) }); err != nil {
+			return nil, nil, err
+		}
+		candidates := table.overlapping(rs)
+		var d ReservationDecision
+		err = update(ctx, s.store, func(tx reservationsTx) error {
+			now := s.clock.Now()
+			rs, err := tx.RecheckReservations(now, a.ID, candidates, mark)
+			if err != nil {
+				return err
+			}
+			rs = InProject(rs, project, ReservationProject)
+			if round < reserveReadRounds && table.unknownPairs(rs, a.ID) > writerMatchPairs {
+				return errReservationsMoved
+			}
+			if d, err = DecideReservation(a.ID, a.Name, req, rs, table.hits, now); err != nil {
+				return err
+			}
+			for _, r := range d.Update {
+				if err := tx.UpdateReservation(r); err != nil {
+					return err
+				}
+			}
+			return tx.InsertReservations(d.Insert)
+		})
+		switch {
+		case errors.Is(err, errReservationsMoved):
+			continue
+		case err != nil:
+			return nil, d.Conflicts, err
+		}
+		return append(d.Update, d.Insert...), d.Conflicts, nil
+	}
 }
 
 // RenewReservations moves the expiry of the caller's reservations with the
@@ -150,13 +272,13 @@ func pickReservations(mine []*Reservation, ids []int64) ([]*Reservation, error) 
 // released. Releasing what is no longer held is not an error: the result
 // says what was released. Errors: EINVALID (a pattern).
 func (s *Reservations) ReleasePaths(ctx context.Context, caller *Agent, ids []int64, patterns []string) ([]*Reservation, error) {
+	patterns, err := normalizePatterns(patterns)
+	if err != nil {
+		return nil, err
+	}
 	want := map[string]bool{}
 	for _, p := range patterns {
-		n, err := NormalizePattern(p)
-		if err != nil {
-			return nil, err
-		}
-		want[n] = true
+		want[p] = true
 	}
 	wantID := map[int64]bool{}
 	for _, id := range ids {
@@ -164,7 +286,7 @@ func (s *Reservations) ReleasePaths(ctx context.Context, caller *Agent, ids []in
 	}
 	now := s.clock.Now()
 	var out []*Reservation
-	err := update(ctx, s.store, func(tx reservationsTx) error {
+	err = update(ctx, s.store, func(tx reservationsTx) error {
 		out = out[:0]
 		mine, err := tx.ActiveReservations(now, caller.ID)
 		if err != nil {
@@ -195,13 +317,9 @@ type ReservationFilter struct {
 // seen. Errors: EINVALID, ENOTFOUND (agent, also one of another project
 // than f.Project).
 func (s *Reservations) ListReservations(ctx context.Context, f ReservationFilter) ([]*Reservation, error) {
-	paths := make([]string, len(f.Paths))
-	for i, p := range f.Paths {
-		n, err := NormalizePattern(p)
-		if err != nil {
-			return nil, err
-		}
-		paths[i] = n
+	paths, err := normalizePatterns(f.Paths)
+	if err != nil {
+		return nil, err
 	}
 	if f.Agent != "" {
 		if err := ValidateAgentName(f.Agent); err != nil {
@@ -210,7 +328,7 @@ func (s *Reservations) ListReservations(ctx context.Context, f ReservationFilter
 	}
 	now := s.clock.Now()
 	var rs []*Reservation
-	err := view(ctx, s.store, func(tx reservationsTx) error {
+	err = view(ctx, s.store, func(tx reservationsTx) error {
 		var id int64
 		if f.Agent != "" {
 			a, err := tx.AgentByName(f.Agent)
@@ -229,7 +347,15 @@ func (s *Reservations) ListReservations(ctx context.Context, f ReservationFilter
 		return nil, err
 	}
 	rs = InProject(rs, f.Project, ReservationProject)
-	return FilterReservations(rs, paths), nil
+	if len(paths) == 0 {
+		return rs, nil
+	}
+	var out []*Reservation
+	err = s.matching(ctx, func() (err error) {
+		out, err = filterReservations(ctx, rs, paths)
+		return err
+	})
+	return out, err
 }
 
 // ForceReleaseReservation releases reservation id whoever holds it, and

@@ -29,7 +29,19 @@ func TestNormalizePattern(t *testing.T) {
 		{in: `src\x.go`, refused: "backslash"},
 		{in: "src/[ab].go", refused: "bracket"},
 		{in: "src/a**b", refused: "inside a segment"},
-		{in: strings.Repeat("a", 1025), refused: "limit"},
+		{in: "a\xffb", refused: "UTF-8"},
+		{in: "src/\x1b]52;c;eA==\x07x", refused: "control character U+001B"},
+		{in: "src\n/x", refused: "control character U+000A"},
+		// The limits that bound matching, each named with the value.
+		{in: "src/*a*b*c*d.go", want: "src/*a*b*c*d.go"},
+		{in: "src/*a*b*c*d*.go", refused: "segment 2 holds 5 stars; the limit is 4 per segment"},
+		{in: strings.Repeat("n", 255), want: strings.Repeat("n", 255)},
+		{in: "x/" + strings.Repeat("n", 256), refused: "segment 2 is 256 bytes long; the limit is 255 bytes"},
+		{in: strings.TrimSuffix(strings.Repeat("d/", 32), "/"), want: strings.TrimSuffix(strings.Repeat("d/", 32), "/")},
+		{in: strings.Repeat("d/", 33), refused: "has 33 segments; the limit is 32"},
+		{in: strings.Repeat("./d/", 32), want: strings.TrimSuffix(strings.Repeat("d/", 32), "/")},
+		{in: strings.Repeat(strings.Repeat("n", 200)+"/", 2) + strings.Repeat("n", 110), want: strings.Repeat(strings.Repeat("n", 200)+"/", 2) + strings.Repeat("n", 110)},
+		{in: strings.Repeat(strings.Repeat("n", 200)+"/", 2) + strings.Repeat("n", 111), refused: "is 513 bytes long; the limit is 512 bytes"},
 	} {
 		got, err := hub.NormalizePattern(tc.in)
 		if tc.refused != "" {
@@ -120,8 +132,20 @@ func TestDecideReservation(t *testing.T) {
 	req := func(mode hub.ReservationMode, ps ...string) hub.ReservationRequest {
 		return hub.ReservationRequest{Patterns: ps, Mode: mode, TTL: 30 * time.Minute}
 	}
+	decide := func(r hub.ReservationRequest) (hub.ReservationDecision, error) {
+		overlaps := func(h *hub.Reservation) []int {
+			var hits []int
+			for i, p := range r.Patterns {
+				if hub.PatternsOverlap(p, h.Pattern) {
+					hits = append(hits, i)
+				}
+			}
+			return hits
+		}
+		return hub.DecideReservation(1, "alice", r, held, overlaps, now)
+	}
 	t.Run("exclusive over another's exclusive is refused, naming the holder", func(t *testing.T) {
-		d, err := hub.DecideReservation(1, "alice", req(hub.ReservationExclusive, "lib", "src/a.go"), held, now)
+		d, err := decide(req(hub.ReservationExclusive, "lib", "src/a.go"))
 		if hub.ErrorCode(err) != hub.EPRECONDITION || !strings.Contains(err.Error(), "bob") || !strings.Contains(err.Error(), "2026-01-02T04:00:00Z") {
 			t.Fatalf("err = %v, want EPRECONDITION naming bob and the expiry", err)
 		}
@@ -130,19 +154,19 @@ func TestDecideReservation(t *testing.T) {
 		}
 	})
 	t.Run("shared over exclusive is granted with the conflict named", func(t *testing.T) {
-		d, err := hub.DecideReservation(1, "alice", req(hub.ReservationShared, "src/a.go"), held, now)
+		d, err := decide(req(hub.ReservationShared, "src/a.go"))
 		if err != nil || len(d.Insert) != 1 || len(d.Conflicts) != 1 || d.Conflicts[0].Held.AgentName != "bob" || d.Conflicts[0].Refusing {
 			t.Fatalf("got %+v, %v; want one insert and bob's conflict, not refusing", d, err)
 		}
 	})
 	t.Run("exclusive over shared is granted with the conflict named", func(t *testing.T) {
-		d, err := hub.DecideReservation(1, "alice", req(hub.ReservationExclusive, "docs/x.md"), held, now)
+		d, err := decide(req(hub.ReservationExclusive, "docs/x.md"))
 		if err != nil || len(d.Insert) != 1 || len(d.Conflicts) != 1 || d.Conflicts[0].Held.AgentName != "carol" {
 			t.Fatalf("got %+v, %v; want one insert and carol's conflict", d, err)
 		}
 	})
 	t.Run("own reservations never conflict; the same pattern is renewed", func(t *testing.T) {
-		d, err := hub.DecideReservation(1, "alice", req(hub.ReservationShared, "cmd", "cmd/hub"), held, now)
+		d, err := decide(req(hub.ReservationShared, "cmd", "cmd/hub"))
 		if err != nil || len(d.Conflicts) != 0 || len(d.Update) != 1 || d.Update[0].ID != 3 || len(d.Insert) != 1 {
 			t.Fatalf("got %+v, %v; want cmd renewed in place and cmd/hub inserted, no conflict", d, err)
 		}

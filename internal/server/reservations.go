@@ -13,21 +13,38 @@ import (
 
 // ReservePaths implements hubv1.AgentServiceServer.
 func (a *AgentServer) ReservePaths(ctx context.Context, req *hubv1.ReservePathsRequest) (*hubv1.ReservePathsResponse, error) {
-	ttl, err := ttlSeconds(req.GetTtlSeconds())
+	r, err := reservationRequest(req.GetPaths(), req.GetMode(), req.GetTtlSeconds(), req.GetReason())
 	if err != nil {
 		return nil, err
 	}
-	rs, cs, err := a.s.svc.Reservations.ReservePaths(ctx, Caller(ctx), hub.ReservationRequest{
-		Patterns: req.GetPaths(), Mode: hub.ReservationMode(req.GetMode()), TTL: ttl, Reason: req.GetReason(),
-	})
+	rs, cs, err := a.s.svc.Reservations.ReservePaths(ctx, Caller(ctx), r)
 	if err != nil {
 		return nil, err
 	}
-	out := &hubv1.ReservePathsResponse{Reservations: reservationsToProto(rs)}
-	for _, c := range cs {
-		out.Conflicts = append(out.Conflicts, &hubv1.ReservationConflict{Pattern: c.Pattern, Held: reservationToProto(c.Held), Refusing: c.Refusing})
+	return &hubv1.ReservePathsResponse{Reservations: reservationsToProto(rs), Conflicts: conflictsToProto(cs)}, nil
+}
+
+// ReservePaths implements hubv1.AdminServiceServer.
+func (a *AdminServer) ReservePaths(ctx context.Context, req *hubv1.AdminReservePathsRequest) (*hubv1.AdminReservePathsResponse, error) {
+	r, err := reservationRequest(req.GetPaths(), req.GetMode(), req.GetTtlSeconds(), req.GetReason())
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	rs, cs, err := a.s.svc.Reservations.ReservePathsFor(ctx, req.GetAgent(), r)
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.AdminReservePathsResponse{Reservations: reservationsToProto(rs), Conflicts: conflictsToProto(cs)}, nil
+}
+
+// reservationRequest converts the fields of a reservation request; the
+// domain checks them.
+func reservationRequest(paths []string, mode string, ttlSecs int64, reason string) (hub.ReservationRequest, error) {
+	ttl, err := ttlSeconds(ttlSecs)
+	if err != nil {
+		return hub.ReservationRequest{}, err
+	}
+	return hub.ReservationRequest{Patterns: paths, Mode: hub.ReservationMode(mode), TTL: ttl, Reason: reason}, nil
 }
 
 // RenewReservations implements hubv1.AgentServiceServer.
@@ -120,6 +137,14 @@ func reservationToProto(r *hub.Reservation) *hubv1.Reservation {
 		Id: strconv.FormatInt(r.ID, 10), Agent: r.AgentName, Pattern: r.Pattern, Mode: string(r.Mode),
 		Reason: r.Reason, CreatedAt: ts(r.CreatedAt), ExpiresAt: ts(r.ExpiresAt), Project: hub.ProjectOr(r.Project),
 	}
+}
+
+func conflictsToProto(cs []hub.Conflict) []*hubv1.ReservationConflict {
+	out := make([]*hubv1.ReservationConflict, len(cs))
+	for i, c := range cs {
+		out[i] = &hubv1.ReservationConflict{Pattern: c.Pattern, Held: reservationToProto(c.Held), Refusing: c.Refusing}
+	}
+	return out
 }
 
 func reservationsToProto(rs []*hub.Reservation) []*hubv1.Reservation {

@@ -110,3 +110,29 @@ func TestReservationsAPI(t *testing.T) {
 	_, err = hubv1.NewAdminServiceClient(r.conn).ForceReleaseReservation(alice, &hubv1.ForceReleaseReservationRequest{Id: "1"})
 	wantStatus(t, "agent force-releases", err, codes.PermissionDenied, "admin token")
 }
+
+// The whole project exclusively is the admin's: an agent is refused with
+// PermissionDenied naming how, the admin reserves it for the agent, and
+// an agent's token cannot call the admin's ReservePaths.
+func TestWholeProjectReservationIsTheAdmins(t *testing.T) {
+	t.Parallel()
+	r := newCoreRig(t)
+	alice, _ := r.newAgent(t, "alice")
+	_, err := r.agent.ReservePaths(alice, &hubv1.ReservePathsRequest{Paths: []string{"**"}})
+	wantStatus(t, "agent reserves ** exclusively", err, codes.PermissionDenied, "hubctl reservations reserve --agent")
+	if _, err := r.agent.ReservePaths(alice, &hubv1.ReservePathsRequest{Paths: []string{"**"}, Mode: "shared"}); err != nil {
+		t.Errorf("agent reserves ** shared: %v", err)
+	}
+	_, err = r.admin.ReservePaths(alice, &hubv1.AdminReservePathsRequest{Agent: "alice", Paths: []string{"**"}})
+	wantStatus(t, "agent token on the admin's ReservePaths", err, codes.PermissionDenied, "admin token")
+	res, err := r.admin.ReservePaths(r.adm, &hubv1.AdminReservePathsRequest{Agent: "alice", Paths: []string{"."}, TtlSeconds: 600, Reason: "freeze"})
+	if err != nil || len(res.GetReservations()) != 1 || res.GetReservations()[0].GetPattern() != "**" || res.GetReservations()[0].GetMode() != "exclusive" {
+		t.Fatalf("admin reserves . for alice = %v, %v; want ** exclusive (renewing her shared one)", res, err)
+	}
+	_, err = r.admin.ReservePaths(r.adm, &hubv1.AdminReservePathsRequest{Agent: "nobody", Paths: []string{"**"}})
+	wantStatus(t, "unknown agent", err, codes.NotFound, "nobody")
+	_, err = r.admin.ReservePaths(r.adm, &hubv1.AdminReservePathsRequest{Agent: "alice", Paths: []string{"x"}, TtlSeconds: -1})
+	wantStatus(t, "negative ttl", err, codes.InvalidArgument, "ttl_seconds")
+	_, err = r.admin.ReservePaths(r.adm, &hubv1.AdminReservePathsRequest{Agent: "alice", Paths: []string{"a*b*c*d*e*f"}})
+	wantStatus(t, "six stars", err, codes.InvalidArgument, "the limit is 4 per segment")
+}

@@ -3460,6 +3460,140 @@ func (x *ForceReleaseReservationResponse) GetReleased() *Reservation {
 	return nil
 }
 
+type AdminReservePathsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent the reservations are for: they are its own, in its project.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Paths or globs relative to the project root, as in the agent's ReservePaths.
+	Paths []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	// exclusive (default) or shared.
+	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	// Lease in seconds: 10 to 86400, 0 for the default 1800 (30 min).
+	TtlSeconds    int64  `protobuf:"varint,4,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminReservePathsRequest) Reset() {
+	*x = AdminReservePathsRequest{}
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminReservePathsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminReservePathsRequest) ProtoMessage() {}
+
+func (x *AdminReservePathsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminReservePathsRequest.ProtoReflect.Descriptor instead.
+func (*AdminReservePathsRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *AdminReservePathsRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *AdminReservePathsRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *AdminReservePathsRequest) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *AdminReservePathsRequest) GetTtlSeconds() int64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+func (x *AdminReservePathsRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type AdminReservePathsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's reservations made or renewed.
+	Reservations []*Reservation `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
+	// Other agents' reservations overlapping them.
+	Conflicts     []*ReservationConflict `protobuf:"bytes,2,rep,name=conflicts,proto3" json:"conflicts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminReservePathsResponse) Reset() {
+	*x = AdminReservePathsResponse{}
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminReservePathsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminReservePathsResponse) ProtoMessage() {}
+
+func (x *AdminReservePathsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminReservePathsResponse.ProtoReflect.Descriptor instead.
+func (*AdminReservePathsResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *AdminReservePathsResponse) GetReservations() []*Reservation {
+	if x != nil {
+		return x.Reservations
+	}
+	return nil
+}
+
+func (x *AdminReservePathsResponse) GetConflicts() []*ReservationConflict {
+	if x != nil {
+		return x.Conflicts
+	}
+	return nil
+}
+
 type CreateJoinCodeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Role of every agent the code registers (free text, at most 200 bytes).
@@ -3478,7 +3612,7 @@ type CreateJoinCodeRequest struct {
 
 func (x *CreateJoinCodeRequest) Reset() {
 	*x = CreateJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3490,7 +3624,7 @@ func (x *CreateJoinCodeRequest) String() string {
 func (*CreateJoinCodeRequest) ProtoMessage() {}
 
 func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3503,7 +3637,7 @@ func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *CreateJoinCodeRequest) GetRole() string {
@@ -3552,7 +3686,7 @@ type CreateJoinCodeResponse struct {
 
 func (x *CreateJoinCodeResponse) Reset() {
 	*x = CreateJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3564,7 +3698,7 @@ func (x *CreateJoinCodeResponse) String() string {
 func (*CreateJoinCodeResponse) ProtoMessage() {}
 
 func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3577,7 +3711,7 @@ func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CreateJoinCodeResponse) GetJoinCode() *JoinCode {
@@ -3602,7 +3736,7 @@ type ListJoinCodesRequest struct {
 
 func (x *ListJoinCodesRequest) Reset() {
 	*x = ListJoinCodesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3614,7 +3748,7 @@ func (x *ListJoinCodesRequest) String() string {
 func (*ListJoinCodesRequest) ProtoMessage() {}
 
 func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3627,7 +3761,7 @@ func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesRequest.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
 }
 
 type ListJoinCodesResponse struct {
@@ -3639,7 +3773,7 @@ type ListJoinCodesResponse struct {
 
 func (x *ListJoinCodesResponse) Reset() {
 	*x = ListJoinCodesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3651,7 +3785,7 @@ func (x *ListJoinCodesResponse) String() string {
 func (*ListJoinCodesResponse) ProtoMessage() {}
 
 func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3664,7 +3798,7 @@ func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesResponse.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListJoinCodesResponse) GetJoinCodes() []*JoinCode {
@@ -3683,7 +3817,7 @@ type RevokeJoinCodeRequest struct {
 
 func (x *RevokeJoinCodeRequest) Reset() {
 	*x = RevokeJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3695,7 +3829,7 @@ func (x *RevokeJoinCodeRequest) String() string {
 func (*RevokeJoinCodeRequest) ProtoMessage() {}
 
 func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3708,7 +3842,7 @@ func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *RevokeJoinCodeRequest) GetId() string {
@@ -3727,7 +3861,7 @@ type RevokeJoinCodeResponse struct {
 
 func (x *RevokeJoinCodeResponse) Reset() {
 	*x = RevokeJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3739,7 +3873,7 @@ func (x *RevokeJoinCodeResponse) String() string {
 func (*RevokeJoinCodeResponse) ProtoMessage() {}
 
 func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3752,7 +3886,7 @@ func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *RevokeJoinCodeResponse) GetJoinCode() *JoinCode {
@@ -3776,7 +3910,7 @@ type AdminSearchMessagesRequest struct {
 
 func (x *AdminSearchMessagesRequest) Reset() {
 	*x = AdminSearchMessagesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3788,7 +3922,7 @@ func (x *AdminSearchMessagesRequest) String() string {
 func (*AdminSearchMessagesRequest) ProtoMessage() {}
 
 func (x *AdminSearchMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3801,7 +3935,7 @@ func (x *AdminSearchMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminSearchMessagesRequest.ProtoReflect.Descriptor instead.
 func (*AdminSearchMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *AdminSearchMessagesRequest) GetSearch() *SearchMessagesRequest {
@@ -3835,7 +3969,7 @@ type AdminSearchMessagesResponse struct {
 
 func (x *AdminSearchMessagesResponse) Reset() {
 	*x = AdminSearchMessagesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3847,7 +3981,7 @@ func (x *AdminSearchMessagesResponse) String() string {
 func (*AdminSearchMessagesResponse) ProtoMessage() {}
 
 func (x *AdminSearchMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3860,7 +3994,7 @@ func (x *AdminSearchMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminSearchMessagesResponse.ProtoReflect.Descriptor instead.
 func (*AdminSearchMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *AdminSearchMessagesResponse) GetHits() []*SearchHit {
@@ -3886,7 +4020,7 @@ type AdminGetMessageReceiptsRequest struct {
 
 func (x *AdminGetMessageReceiptsRequest) Reset() {
 	*x = AdminGetMessageReceiptsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3898,7 +4032,7 @@ func (x *AdminGetMessageReceiptsRequest) String() string {
 func (*AdminGetMessageReceiptsRequest) ProtoMessage() {}
 
 func (x *AdminGetMessageReceiptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3911,7 +4045,7 @@ func (x *AdminGetMessageReceiptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminGetMessageReceiptsRequest.ProtoReflect.Descriptor instead.
 func (*AdminGetMessageReceiptsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *AdminGetMessageReceiptsRequest) GetId() string {
@@ -3931,7 +4065,7 @@ type AdminGetMessageReceiptsResponse struct {
 
 func (x *AdminGetMessageReceiptsResponse) Reset() {
 	*x = AdminGetMessageReceiptsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3943,7 +4077,7 @@ func (x *AdminGetMessageReceiptsResponse) String() string {
 func (*AdminGetMessageReceiptsResponse) ProtoMessage() {}
 
 func (x *AdminGetMessageReceiptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3956,7 +4090,7 @@ func (x *AdminGetMessageReceiptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminGetMessageReceiptsResponse.ProtoReflect.Descriptor instead.
 func (*AdminGetMessageReceiptsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *AdminGetMessageReceiptsResponse) GetMessage() *Message {
@@ -3982,7 +4116,7 @@ type CreateProjectRequest struct {
 
 func (x *CreateProjectRequest) Reset() {
 	*x = CreateProjectRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3994,7 +4128,7 @@ func (x *CreateProjectRequest) String() string {
 func (*CreateProjectRequest) ProtoMessage() {}
 
 func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4007,7 +4141,7 @@ func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
 func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *CreateProjectRequest) GetName() string {
@@ -4026,7 +4160,7 @@ type CreateProjectResponse struct {
 
 func (x *CreateProjectResponse) Reset() {
 	*x = CreateProjectResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4038,7 +4172,7 @@ func (x *CreateProjectResponse) String() string {
 func (*CreateProjectResponse) ProtoMessage() {}
 
 func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4051,7 +4185,7 @@ func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectResponse.ProtoReflect.Descriptor instead.
 func (*CreateProjectResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *CreateProjectResponse) GetProject() *Project {
@@ -4069,7 +4203,7 @@ type ListProjectsRequest struct {
 
 func (x *ListProjectsRequest) Reset() {
 	*x = ListProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4081,7 +4215,7 @@ func (x *ListProjectsRequest) String() string {
 func (*ListProjectsRequest) ProtoMessage() {}
 
 func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4094,7 +4228,7 @@ func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{79}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{81}
 }
 
 type ListProjectsResponse struct {
@@ -4106,7 +4240,7 @@ type ListProjectsResponse struct {
 
 func (x *ListProjectsResponse) Reset() {
 	*x = ListProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4118,7 +4252,7 @@ func (x *ListProjectsResponse) String() string {
 func (*ListProjectsResponse) ProtoMessage() {}
 
 func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4131,7 +4265,7 @@ func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{80}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *ListProjectsResponse) GetProjects() []*Project {
@@ -4151,7 +4285,7 @@ type LinkProjectsRequest struct {
 
 func (x *LinkProjectsRequest) Reset() {
 	*x = LinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	mi := &file_hub_v1_admin_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4163,7 +4297,7 @@ func (x *LinkProjectsRequest) String() string {
 func (*LinkProjectsRequest) ProtoMessage() {}
 
 func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	mi := &file_hub_v1_admin_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4176,7 +4310,7 @@ func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*LinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{81}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *LinkProjectsRequest) GetProject() string {
@@ -4201,7 +4335,7 @@ type LinkProjectsResponse struct {
 
 func (x *LinkProjectsResponse) Reset() {
 	*x = LinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	mi := &file_hub_v1_admin_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4213,7 +4347,7 @@ func (x *LinkProjectsResponse) String() string {
 func (*LinkProjectsResponse) ProtoMessage() {}
 
 func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	mi := &file_hub_v1_admin_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4226,7 +4360,7 @@ func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*LinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{82}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{84}
 }
 
 type UnlinkProjectsRequest struct {
@@ -4239,7 +4373,7 @@ type UnlinkProjectsRequest struct {
 
 func (x *UnlinkProjectsRequest) Reset() {
 	*x = UnlinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[83]
+	mi := &file_hub_v1_admin_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4251,7 +4385,7 @@ func (x *UnlinkProjectsRequest) String() string {
 func (*UnlinkProjectsRequest) ProtoMessage() {}
 
 func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[83]
+	mi := &file_hub_v1_admin_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4264,7 +4398,7 @@ func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{83}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *UnlinkProjectsRequest) GetProject() string {
@@ -4289,7 +4423,7 @@ type UnlinkProjectsResponse struct {
 
 func (x *UnlinkProjectsResponse) Reset() {
 	*x = UnlinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[84]
+	mi := &file_hub_v1_admin_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4301,7 +4435,7 @@ func (x *UnlinkProjectsResponse) String() string {
 func (*UnlinkProjectsResponse) ProtoMessage() {}
 
 func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[84]
+	mi := &file_hub_v1_admin_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4314,7 +4448,7 @@ func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{84}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{86}
 }
 
 type DeleteAgentRequest struct {
@@ -4327,7 +4461,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[85]
+	mi := &file_hub_v1_admin_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4339,7 +4473,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[85]
+	mi := &file_hub_v1_admin_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4352,7 +4486,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{85}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *DeleteAgentRequest) GetName() string {
@@ -4379,7 +4513,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[86]
+	mi := &file_hub_v1_admin_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4391,7 +4525,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[86]
+	mi := &file_hub_v1_admin_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4404,7 +4538,7 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{86}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *DeleteAgentResponse) GetAgent() *Agent {
@@ -4629,7 +4763,17 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"R\n" +
 	"\x1fForceReleaseReservationResponse\x12/\n" +
-	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased\"\xa2\x01\n" +
+	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased\"\x93\x01\n" +
+	"\x18AdminReservePathsRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
+	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x1f\n" +
+	"\vttl_seconds\x18\x04 \x01(\x03R\n" +
+	"ttlSeconds\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\x8f\x01\n" +
+	"\x19AdminReservePathsResponse\x127\n" +
+	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\x129\n" +
+	"\tconflicts\x18\x02 \x03(\v2\x1b.hub.v1.ReservationConflictR\tconflicts\"\xa2\x01\n" +
 	"\x15CreateJoinCodeRequest\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12,\n" +
 	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds\x12\x19\n" +
@@ -4679,7 +4823,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xfe\x19\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xd3\x1a\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -4718,7 +4862,8 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fListChannels\x12 .hub.v1.AdminListChannelsRequest\x1a!.hub.v1.AdminListChannelsResponse\x12L\n" +
 	"\rPruneMessages\x12\x1c.hub.v1.PruneMessagesRequest\x1a\x1d.hub.v1.PruneMessagesResponse\x12_\n" +
 	"\x10ListReservations\x12$.hub.v1.AdminListReservationsRequest\x1a%.hub.v1.AdminListReservationsResponse\x12j\n" +
-	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponse\x12O\n" +
+	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponse\x12S\n" +
+	"\fReservePaths\x12 .hub.v1.AdminReservePathsRequest\x1a!.hub.v1.AdminReservePathsResponse\x12O\n" +
 	"\x0eCreateJoinCode\x12\x1d.hub.v1.CreateJoinCodeRequest\x1a\x1e.hub.v1.CreateJoinCodeResponse\x12L\n" +
 	"\rListJoinCodes\x12\x1c.hub.v1.ListJoinCodesRequest\x1a\x1d.hub.v1.ListJoinCodesResponse\x12O\n" +
 	"\x0eRevokeJoinCode\x12\x1d.hub.v1.RevokeJoinCodeRequest\x1a\x1e.hub.v1.RevokeJoinCodeResponse\x12Y\n" +
@@ -4742,7 +4887,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 89)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -4811,190 +4956,197 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*AdminListReservationsResponse)(nil),   // 64: hub.v1.AdminListReservationsResponse
 	(*ForceReleaseReservationRequest)(nil),  // 65: hub.v1.ForceReleaseReservationRequest
 	(*ForceReleaseReservationResponse)(nil), // 66: hub.v1.ForceReleaseReservationResponse
-	(*CreateJoinCodeRequest)(nil),           // 67: hub.v1.CreateJoinCodeRequest
-	(*CreateJoinCodeResponse)(nil),          // 68: hub.v1.CreateJoinCodeResponse
-	(*ListJoinCodesRequest)(nil),            // 69: hub.v1.ListJoinCodesRequest
-	(*ListJoinCodesResponse)(nil),           // 70: hub.v1.ListJoinCodesResponse
-	(*RevokeJoinCodeRequest)(nil),           // 71: hub.v1.RevokeJoinCodeRequest
-	(*RevokeJoinCodeResponse)(nil),          // 72: hub.v1.RevokeJoinCodeResponse
-	(*AdminSearchMessagesRequest)(nil),      // 73: hub.v1.AdminSearchMessagesRequest
-	(*AdminSearchMessagesResponse)(nil),     // 74: hub.v1.AdminSearchMessagesResponse
-	(*AdminGetMessageReceiptsRequest)(nil),  // 75: hub.v1.AdminGetMessageReceiptsRequest
-	(*AdminGetMessageReceiptsResponse)(nil), // 76: hub.v1.AdminGetMessageReceiptsResponse
-	(*CreateProjectRequest)(nil),            // 77: hub.v1.CreateProjectRequest
-	(*CreateProjectResponse)(nil),           // 78: hub.v1.CreateProjectResponse
-	(*ListProjectsRequest)(nil),             // 79: hub.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),            // 80: hub.v1.ListProjectsResponse
-	(*LinkProjectsRequest)(nil),             // 81: hub.v1.LinkProjectsRequest
-	(*LinkProjectsResponse)(nil),            // 82: hub.v1.LinkProjectsResponse
-	(*UnlinkProjectsRequest)(nil),           // 83: hub.v1.UnlinkProjectsRequest
-	(*UnlinkProjectsResponse)(nil),          // 84: hub.v1.UnlinkProjectsResponse
-	(*DeleteAgentRequest)(nil),              // 85: hub.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),             // 86: hub.v1.DeleteAgentResponse
-	(*Agent)(nil),                           // 87: hub.v1.Agent
-	(Priority)(0),                           // 88: hub.v1.Priority
-	(*Message)(nil),                         // 89: hub.v1.Message
-	(*AgentHealth)(nil),                     // 90: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 91: google.protobuf.Timestamp
-	(*Event)(nil),                           // 92: hub.v1.Event
-	(*DeepWork)(nil),                        // 93: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 94: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 95: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 96: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 97: hub.v1.CronJob
-	(*CronRun)(nil),                         // 98: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 99: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 100: hub.v1.Checkpoint
-	(*Channel)(nil),                         // 101: hub.v1.Channel
-	(*Reservation)(nil),                     // 102: hub.v1.Reservation
-	(*JoinCode)(nil),                        // 103: hub.v1.JoinCode
-	(*SearchMessagesRequest)(nil),           // 104: hub.v1.SearchMessagesRequest
-	(*SearchHit)(nil),                       // 105: hub.v1.SearchHit
-	(*Receipt)(nil),                         // 106: hub.v1.Receipt
-	(*Project)(nil),                         // 107: hub.v1.Project
+	(*AdminReservePathsRequest)(nil),        // 67: hub.v1.AdminReservePathsRequest
+	(*AdminReservePathsResponse)(nil),       // 68: hub.v1.AdminReservePathsResponse
+	(*CreateJoinCodeRequest)(nil),           // 69: hub.v1.CreateJoinCodeRequest
+	(*CreateJoinCodeResponse)(nil),          // 70: hub.v1.CreateJoinCodeResponse
+	(*ListJoinCodesRequest)(nil),            // 71: hub.v1.ListJoinCodesRequest
+	(*ListJoinCodesResponse)(nil),           // 72: hub.v1.ListJoinCodesResponse
+	(*RevokeJoinCodeRequest)(nil),           // 73: hub.v1.RevokeJoinCodeRequest
+	(*RevokeJoinCodeResponse)(nil),          // 74: hub.v1.RevokeJoinCodeResponse
+	(*AdminSearchMessagesRequest)(nil),      // 75: hub.v1.AdminSearchMessagesRequest
+	(*AdminSearchMessagesResponse)(nil),     // 76: hub.v1.AdminSearchMessagesResponse
+	(*AdminGetMessageReceiptsRequest)(nil),  // 77: hub.v1.AdminGetMessageReceiptsRequest
+	(*AdminGetMessageReceiptsResponse)(nil), // 78: hub.v1.AdminGetMessageReceiptsResponse
+	(*CreateProjectRequest)(nil),            // 79: hub.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),           // 80: hub.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),             // 81: hub.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),            // 82: hub.v1.ListProjectsResponse
+	(*LinkProjectsRequest)(nil),             // 83: hub.v1.LinkProjectsRequest
+	(*LinkProjectsResponse)(nil),            // 84: hub.v1.LinkProjectsResponse
+	(*UnlinkProjectsRequest)(nil),           // 85: hub.v1.UnlinkProjectsRequest
+	(*UnlinkProjectsResponse)(nil),          // 86: hub.v1.UnlinkProjectsResponse
+	(*DeleteAgentRequest)(nil),              // 87: hub.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),             // 88: hub.v1.DeleteAgentResponse
+	(*Agent)(nil),                           // 89: hub.v1.Agent
+	(Priority)(0),                           // 90: hub.v1.Priority
+	(*Message)(nil),                         // 91: hub.v1.Message
+	(*AgentHealth)(nil),                     // 92: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 93: google.protobuf.Timestamp
+	(*Event)(nil),                           // 94: hub.v1.Event
+	(*DeepWork)(nil),                        // 95: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 96: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 97: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 98: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 99: hub.v1.CronJob
+	(*CronRun)(nil),                         // 100: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 101: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 102: hub.v1.Checkpoint
+	(*Channel)(nil),                         // 103: hub.v1.Channel
+	(*Reservation)(nil),                     // 104: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 105: hub.v1.ReservationConflict
+	(*JoinCode)(nil),                        // 106: hub.v1.JoinCode
+	(*SearchMessagesRequest)(nil),           // 107: hub.v1.SearchMessagesRequest
+	(*SearchHit)(nil),                       // 108: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 109: hub.v1.Receipt
+	(*Project)(nil),                         // 110: hub.v1.Project
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	87,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	87,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	87,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	88,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
-	89,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	89,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	90,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	91,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	92,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	93,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	89,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	94,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	95,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	96,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	96,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	89,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	97,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	97,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	97,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	97,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	98,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	98,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	91,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	91,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	91,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	93,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	99,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	100, // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	87,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	90,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	89,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	89,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	89,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	89,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	89,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	89,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	89,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	89,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	90,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
+	91,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	91,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	92,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	93,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	94,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	95,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	91,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	96,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	97,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	98,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	98,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	91,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	99,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	99,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	99,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	99,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	100, // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	100, // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	93,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	93,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	93,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	95,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	101, // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	102, // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	89,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	92,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57,  // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	101, // 36: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	91,  // 37: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	102, // 38: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	102, // 39: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	103, // 40: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	103, // 41: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	103, // 42: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	104, // 43: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
-	105, // 44: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	89,  // 45: hub.v1.AdminGetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	106, // 46: hub.v1.AdminGetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	107, // 47: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
-	107, // 48: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
-	87,  // 49: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
-	0,   // 50: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,   // 51: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,   // 52: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,   // 53: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,   // 54: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10,  // 55: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12,  // 56: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14,  // 57: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16,  // 58: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18,  // 59: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20,  // 60: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22,  // 61: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24,  // 62: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26,  // 63: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28,  // 64: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30,  // 65: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32,  // 66: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34,  // 67: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36,  // 68: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38,  // 69: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40,  // 70: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42,  // 71: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44,  // 72: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46,  // 73: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48,  // 74: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50,  // 75: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52,  // 76: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54,  // 77: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56,  // 78: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59,  // 79: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	61,  // 80: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	63,  // 81: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
-	65,  // 82: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	67,  // 83: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	69,  // 84: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	71,  // 85: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	73,  // 86: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
-	75,  // 87: hub.v1.AdminService.GetMessageReceipts:input_type -> hub.v1.AdminGetMessageReceiptsRequest
-	77,  // 88: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
-	79,  // 89: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
-	81,  // 90: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
-	83,  // 91: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
-	85,  // 92: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
-	1,   // 93: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 94: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 95: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 96: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 97: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 98: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 99: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 100: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 101: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 102: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 103: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 104: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 105: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 106: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 107: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 108: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 109: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 110: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 111: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 112: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 113: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 114: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 115: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 116: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 117: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 118: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 119: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 120: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 121: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 122: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62,  // 123: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64,  // 124: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66,  // 125: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68,  // 126: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	70,  // 127: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	72,  // 128: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	74,  // 129: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	76,  // 130: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
-	78,  // 131: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	80,  // 132: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	82,  // 133: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	84,  // 134: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	86,  // 135: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	93,  // [93:136] is the sub-list for method output_type
-	50,  // [50:93] is the sub-list for method input_type
-	50,  // [50:50] is the sub-list for extension type_name
-	50,  // [50:50] is the sub-list for extension extendee
-	0,   // [0:50] is the sub-list for field type_name
+	103, // 36: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
+	93,  // 37: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	104, // 38: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	104, // 39: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	104, // 40: hub.v1.AdminReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	105, // 41: hub.v1.AdminReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	106, // 42: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	106, // 43: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	106, // 44: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	107, // 45: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
+	108, // 46: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	91,  // 47: hub.v1.AdminGetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	109, // 48: hub.v1.AdminGetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	110, // 49: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
+	110, // 50: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
+	89,  // 51: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
+	0,   // 52: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,   // 53: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,   // 54: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,   // 55: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,   // 56: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10,  // 57: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12,  // 58: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14,  // 59: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16,  // 60: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18,  // 61: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20,  // 62: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22,  // 63: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24,  // 64: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26,  // 65: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28,  // 66: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30,  // 67: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32,  // 68: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34,  // 69: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36,  // 70: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38,  // 71: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40,  // 72: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42,  // 73: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44,  // 74: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46,  // 75: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48,  // 76: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50,  // 77: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52,  // 78: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54,  // 79: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56,  // 80: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59,  // 81: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
+	61,  // 82: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	63,  // 83: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
+	65,  // 84: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	67,  // 85: hub.v1.AdminService.ReservePaths:input_type -> hub.v1.AdminReservePathsRequest
+	69,  // 86: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	71,  // 87: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	73,  // 88: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	75,  // 89: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
+	77,  // 90: hub.v1.AdminService.GetMessageReceipts:input_type -> hub.v1.AdminGetMessageReceiptsRequest
+	79,  // 91: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
+	81,  // 92: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
+	83,  // 93: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
+	85,  // 94: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
+	87,  // 95: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
+	1,   // 96: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 97: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 98: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 99: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 100: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 101: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 102: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 103: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 104: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 105: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 106: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 107: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 108: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 109: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 110: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 111: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 112: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 113: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 114: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 115: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 116: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 117: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 118: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 119: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 120: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 121: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 122: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 123: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 124: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 125: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62,  // 126: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64,  // 127: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66,  // 128: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	68,  // 129: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
+	70,  // 130: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	72,  // 131: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	74,  // 132: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	76,  // 133: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	78,  // 134: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
+	80,  // 135: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	82,  // 136: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	84,  // 137: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	86,  // 138: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	88,  // 139: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	96,  // [96:140] is the sub-list for method output_type
+	52,  // [52:96] is the sub-list for method input_type
+	52,  // [52:52] is the sub-list for extension type_name
+	52,  // [52:52] is the sub-list for extension extendee
+	0,   // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -5011,7 +5163,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   87,
+			NumMessages:   89,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

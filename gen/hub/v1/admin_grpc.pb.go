@@ -52,6 +52,7 @@ const (
 	AdminService_PruneMessages_FullMethodName           = "/hub.v1.AdminService/PruneMessages"
 	AdminService_ListReservations_FullMethodName        = "/hub.v1.AdminService/ListReservations"
 	AdminService_ForceReleaseReservation_FullMethodName = "/hub.v1.AdminService/ForceReleaseReservation"
+	AdminService_ReservePaths_FullMethodName            = "/hub.v1.AdminService/ReservePaths"
 	AdminService_CreateJoinCode_FullMethodName          = "/hub.v1.AdminService/CreateJoinCode"
 	AdminService_ListJoinCodes_FullMethodName           = "/hub.v1.AdminService/ListJoinCodes"
 	AdminService_RevokeJoinCode_FullMethodName          = "/hub.v1.AdminService/RevokeJoinCode"
@@ -140,6 +141,9 @@ type AdminServiceClient interface {
 	ListReservations(ctx context.Context, in *AdminListReservationsRequest, opts ...grpc.CallOption) (*AdminListReservationsResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(ctx context.Context, in *ForceReleaseReservationRequest, opts ...grpc.CallOption) (*ForceReleaseReservationResponse, error)
+	// ReservePaths reserves paths for an agent, as the agent's own ReservePaths would, and may reserve the
+	// whole project exclusively (**, *), which an agent may not.
+	ReservePaths(ctx context.Context, in *AdminReservePathsRequest, opts ...grpc.CallOption) (*AdminReservePathsResponse, error)
 	// CreateJoinCode creates a join code (expiry, uses, role) and returns the code once; the hub keeps its hash.
 	CreateJoinCode(ctx context.Context, in *CreateJoinCodeRequest, opts ...grpc.CallOption) (*CreateJoinCodeResponse, error)
 	// ListJoinCodes lists every join code, newest first, with its state and uses (never the code).
@@ -515,6 +519,16 @@ func (c *adminServiceClient) ForceReleaseReservation(ctx context.Context, in *Fo
 	return out, nil
 }
 
+func (c *adminServiceClient) ReservePaths(ctx context.Context, in *AdminReservePathsRequest, opts ...grpc.CallOption) (*AdminReservePathsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdminReservePathsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ReservePaths_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *adminServiceClient) CreateJoinCode(ctx context.Context, in *CreateJoinCodeRequest, opts ...grpc.CallOption) (*CreateJoinCodeResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateJoinCodeResponse)
@@ -691,6 +705,9 @@ type AdminServiceServer interface {
 	ListReservations(context.Context, *AdminListReservationsRequest) (*AdminListReservationsResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error)
+	// ReservePaths reserves paths for an agent, as the agent's own ReservePaths would, and may reserve the
+	// whole project exclusively (**, *), which an agent may not.
+	ReservePaths(context.Context, *AdminReservePathsRequest) (*AdminReservePathsResponse, error)
 	// CreateJoinCode creates a join code (expiry, uses, role) and returns the code once; the hub keeps its hash.
 	CreateJoinCode(context.Context, *CreateJoinCodeRequest) (*CreateJoinCodeResponse, error)
 	// ListJoinCodes lists every join code, newest first, with its state and uses (never the code).
@@ -834,6 +851,9 @@ func (UnimplementedAdminServiceServer) ListReservations(context.Context, *AdminL
 }
 func (UnimplementedAdminServiceServer) ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForceReleaseReservation not implemented")
+}
+func (UnimplementedAdminServiceServer) ReservePaths(context.Context, *AdminReservePathsRequest) (*AdminReservePathsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReservePaths not implemented")
 }
 func (UnimplementedAdminServiceServer) CreateJoinCode(context.Context, *CreateJoinCodeRequest) (*CreateJoinCodeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateJoinCode not implemented")
@@ -1480,6 +1500,24 @@ func _AdminService_ForceReleaseReservation_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_ReservePaths_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminReservePathsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ReservePaths(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ReservePaths_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ReservePaths(ctx, req.(*AdminReservePathsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AdminService_CreateJoinCode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateJoinCodeRequest)
 	if err := dec(in); err != nil {
@@ -1798,6 +1836,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ForceReleaseReservation",
 			Handler:    _AdminService_ForceReleaseReservation_Handler,
+		},
+		{
+			MethodName: "ReservePaths",
+			Handler:    _AdminService_ReservePaths_Handler,
 		},
 		{
 			MethodName: "CreateJoinCode",

@@ -26,6 +26,33 @@ func (t *Tx) ActiveReservations(now time.Time, agentID int64) ([]*hub.Reservatio
 	return out, nil
 }
 
+// RecheckReservations implements hub.ReservationTx. Reservations are
+// written under the exclusive write lock, one transaction at a time, so
+// IDs (taken from the identity inside those transactions) grow in commit
+// order.
+func (t *Tx) RecheckReservations(now time.Time, agentID int64, ids []int64, afterID int64) ([]*hub.Reservation, error) {
+	if ids == nil {
+		ids = []int64{}
+	}
+	rows, err := t.query(`SELECT `+row.ReservationColumnsA+reservationFrom+`
+		WHERE r.expires_at > $1 AND (r.agent_id = $2 OR r.id > $3 OR r.id = ANY($4::bigint[]))
+		ORDER BY r.pattern COLLATE "C", r.id`, now.UnixNano(), agentID, afterID, ids)
+	out, err := scanRows(rows, err, func(r pgx.Rows) (*hub.Reservation, error) { return row.Reservation(r) })
+	if err != nil {
+		return nil, fmt.Errorf("recheck reservations: %w", err)
+	}
+	return out, nil
+}
+
+// MaxReservationID implements hub.ReservationTx.
+func (t *Tx) MaxReservationID() (int64, error) {
+	var id int64
+	if err := t.queryRow(`SELECT COALESCE(MAX(id), 0) FROM reservations`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("max reservation ID: %w", err)
+	}
+	return id, nil
+}
+
 // ReservationByID implements hub.ReservationTx.
 func (t *Tx) ReservationByID(id int64) (*hub.Reservation, error) {
 	r, err := row.Reservation(t.queryRow(`SELECT `+row.ReservationColumnsA+reservationFrom+` WHERE r.id = $1`, id))
@@ -35,14 +62,15 @@ func (t *Tx) ReservationByID(id int64) (*hub.Reservation, error) {
 	return r, err
 }
 
-// InsertReservations implements hub.ReservationTx. An expired reservation
-// of the same agent and pattern, not yet deleted by the orchestrator, is
-// replaced.
+// InsertReservations implements hub.ReservationTx. An expired
+// reservation of the same agent and pattern, not yet deleted by the
+// orchestrator, is deleted first, so that the new one has a new ID.
 func (t *Tx) InsertReservations(rs []*hub.Reservation) error {
 	for _, r := range rs {
+		if _, err := t.exec(`DELETE FROM reservations WHERE agent_id = $1 AND pattern = $2`, r.AgentID, r.Pattern); err != nil {
+			return fmt.Errorf("insert reservation: %w", err)
+		}
 		err := t.queryRow(`INSERT INTO reservations (agent_id, pattern, mode, reason, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (agent_id, pattern) DO UPDATE SET mode = excluded.mode, reason = excluded.reason,
-				created_at = excluded.created_at, expires_at = excluded.expires_at
 			RETURNING id`,
 			r.AgentID, r.Pattern, string(r.Mode), r.Reason, row.Nanos(r.CreatedAt), row.Nanos(r.ExpiresAt)).Scan(&r.ID)
 		if err != nil {

@@ -34,6 +34,41 @@ func (t *Tx) ActiveReservations(now time.Time, agentID int64) ([]*hub.Reservatio
 	return out, rows.Err()
 }
 
+// RecheckReservations implements hub.ReservationTx: three lookups by key
+// (the agent's index, the rowid above afterID, the rowids listed), so the
+// writer reads only those rows. SQLite commits one writer at a time and
+// AUTOINCREMENT never reuses an ID, so IDs grow in commit order.
+func (t *Tx) RecheckReservations(now time.Time, agentID int64, ids []int64, afterID int64) ([]*hub.Reservation, error) {
+	rows, err := t.query(`SELECT `+row.ReservationColumnsA+` FROM reservations r JOIN agents a ON a.id = r.agent_id
+		WHERE r.expires_at > ? AND r.id IN (
+			SELECT id FROM reservations WHERE agent_id = ?
+			UNION SELECT id FROM reservations WHERE id > ?
+			UNION SELECT value FROM json_each(?))
+		ORDER BY r.pattern, r.id`, now.UnixNano(), agentID, afterID, idList(ids))
+	if err != nil {
+		return nil, fmt.Errorf("recheck reservations: %w", err)
+	}
+	defer rows.Close()
+	var out []*hub.Reservation
+	for rows.Next() {
+		r, err := row.Reservation(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// MaxReservationID implements hub.ReservationTx.
+func (t *Tx) MaxReservationID() (int64, error) {
+	var id int64
+	if err := t.queryRow(`SELECT COALESCE(MAX(id), 0) FROM reservations`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("max reservation ID: %w", err)
+	}
+	return id, nil
+}
+
 // ReservationByID implements hub.ReservationTx.
 func (t *Tx) ReservationByID(id int64) (*hub.Reservation, error) {
 	r, err := row.Reservation(t.queryRow(`SELECT `+row.ReservationColumnsA+` FROM reservations r JOIN agents a ON a.id = r.agent_id WHERE r.id = ?`, id))
@@ -43,14 +78,15 @@ func (t *Tx) ReservationByID(id int64) (*hub.Reservation, error) {
 	return r, err
 }
 
-// InsertReservations implements hub.ReservationTx. An expired reservation
-// of the same agent and pattern, not yet deleted by the orchestrator, is
-// replaced.
+// InsertReservations implements hub.ReservationTx. An expired
+// reservation of the same agent and pattern, not yet deleted by the
+// orchestrator, is deleted first, so that the new one has a new ID.
 func (t *Tx) InsertReservations(rs []*hub.Reservation) error {
 	for _, r := range rs {
+		if _, err := t.exec(`DELETE FROM reservations WHERE agent_id = ? AND pattern = ?`, r.AgentID, r.Pattern); err != nil {
+			return fmt.Errorf("insert reservation: %w", err)
+		}
 		err := t.queryRow(`INSERT INTO reservations (agent_id, pattern, mode, reason, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (agent_id, pattern) DO UPDATE SET mode = excluded.mode, reason = excluded.reason,
-				created_at = excluded.created_at, expires_at = excluded.expires_at
 			RETURNING id`,
 			r.AgentID, r.Pattern, string(r.Mode), r.Reason, row.Nanos(r.CreatedAt), row.Nanos(r.ExpiresAt)).Scan(&r.ID)
 		if err != nil {

@@ -67,10 +67,42 @@ func testReservations(t *testing.T, h NewDB) {
 		return nil
 	})
 
-	// An expired reservation of the same agent and pattern is replaced.
+	// An expired reservation of the same agent and pattern is replaced by
+	// one with a new ID: an ID never comes back (RecheckReservations).
 	again := res(alice, "docs/*.md", hub.ReservationExclusive, 3*time.Hour)
 	again.CreatedAt = t0.Add(2 * time.Minute)
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertReservations([]*hub.Reservation{again}) })
+	if again.ID <= lib.ID {
+		t.Errorf("replacing the expired docs/*.md gave ID %d, want a new one above %d", again.ID, lib.ID)
+	}
+	mustView(t, db, func(tx hub.Tx) error {
+		if _, err := tx.ReservationByID(docs.ID); hub.ErrorCode(err) != hub.ENOTFOUND {
+			t.Errorf("the replaced reservation %d: %v, want ENOTFOUND", docs.ID, err)
+		}
+		max, err := tx.MaxReservationID()
+		if err != nil || max != again.ID {
+			t.Errorf("MaxReservationID = %d, %v; want %d", max, err, again.ID)
+		}
+		// Rechecked at +2m: alice's own (src, docs again), bob's Lib by
+		// ID, and nothing above again's ID; alice's expired docs not.
+		rs, err := tx.RecheckReservations(t0.Add(2*time.Minute), alice.ID, []int64{lib.ID, 999}, again.ID)
+		if err != nil {
+			return err
+		}
+		if got, want := reservationPatterns(rs), []string{"bob:Lib", "alice:docs/*.md", "alice:src"}; !slices.Equal(got, want) {
+			t.Errorf("RecheckReservations(alice, [Lib], above %d) = %v, want %v", again.ID, got, want)
+		}
+		if rs, err = tx.RecheckReservations(t0, bob.ID, nil, src.ID); err != nil {
+			return err
+		}
+		if got, want := reservationPatterns(rs), []string{"bob:Lib", "alice:docs/*.md"}; !slices.Equal(got, want) {
+			t.Errorf("RecheckReservations(bob, none, above src) = %v, want %v (bob's, and those made after src)", got, want)
+		}
+		if rs, err = tx.RecheckReservations(t0, 999, nil, again.ID); err != nil || len(rs) != 0 {
+			t.Errorf("RecheckReservations(nobody, none, above the last) = %v, %v; want none", reservationPatterns(rs), err)
+		}
+		return nil
+	})
 	src.ExpiresAt, src.Reason = t0.Add(5*time.Hour), "longer"
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.UpdateReservation(src) })
 	mustView(t, db, func(tx hub.Tx) error {
