@@ -4,28 +4,32 @@
 #   scripts/release-check.sh          everything below (README, "Install")
 #   scripts/release-check.sh --quick  linux/amd64 only, no SBOM (the CI stage)
 #
-# 1. installs what is missing, and says so: Debian's musl-tools,
-#    gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-user-static,
-#    buildah (and curl, binutils, ca-certificates, systemd for
+# 1. installs what is missing, and says so: Debian's libc6-dev (a static
+#    glibc), gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-user-static,
+#    buildah (and curl, binutils, iproute2, ca-certificates, systemd for
 #    systemd-analyze); GoReleaser and syft from the Go module proxy;
 # 2. builds the snapshot (goreleaser release --snapshot --clean) into dist/;
-# 3. verifies the checksums, checks that every binary is static and stamped
-#    with this commit;
+# 3. verifies the checksums, checks the archives' content and that every
+#    binary is static and stamped with this commit;
 # 4. smoke-tests the amd64 archive's hub and hubctl (a temporary data dir,
 #    free loopback ports: /readyz, hub health, an agent created with hubctl,
-#    a post and a wait over REST, a message from the admin, SIGTERM), and
-#    times start to ready; the arm64 ones the same way under
+#    a post and a wait over REST, a message from the admin, hub_build_info,
+#    SIGTERM) and times start to ready; the arm64 ones the same way under
 #    qemu-aarch64-static;
 # 5. builds the image (deploy/build-image.sh), unpacks the exported archive
-#    and checks its configuration, then runs the smoke test on the hub of its
-#    root filesystem, chrooted there as the image's user (as root), and runs
-#    the image's HEALTHCHECK command the same way;
-# 6. checks deploy/hub.service with systemd-analyze verify and its
-#    exposure (security --offline=yes) against 2.0;
+#    and checks its configuration; as root, runs the smoke test on the hub
+#    of its root filesystem chrooted there as the image's user, then the
+#    image's own command and HEALTHCHECK, read from its configuration, in a
+#    network namespace of their own (the hub listens on 0.0.0.0 there);
+# 6. checks deploy/hub.service with systemd-analyze verify and its exposure
+#    (security --offline=yes) against 2.0; without --quick and as root,
+#    boots it under systemd in a systemd-nspawn container (a minimal Debian
+#    made once by debootstrap, kept in ~/.cache/hub-release-check) and looks
+#    at the hub from inside: ready, agents and messages, seccomp, no
+#    capabilities, no new privileges, LimitNOFILE, a clean stop;
 # 7. prints the sizes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 
 quick=false
 case "${1:-}" in
@@ -51,7 +55,7 @@ trap cleanup EXIT
 
 step "tools"
 missing=()
-command -v musl-gcc >/dev/null || missing+=(musl-tools)
+[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || missing+=(libc6-dev)
 command -v buildah >/dev/null || missing+=(buildah)
 command -v curl >/dev/null || missing+=(curl)
 command -v readelf >/dev/null || missing+=(binutils)
@@ -87,7 +91,7 @@ elif ! installed syft "$SYFT_VERSION"; then
 fi
 go version -m "$gobin/goreleaser" | awk '$1 == "mod" { print "goreleaser", $3 }'
 $quick || go version -m "$gobin/syft" | awk '$1 == "mod" { print "syft", $3 }'
-musl-gcc --version | head -1
+x86_64-linux-gnu-gcc --version | head -1
 $quick || aarch64-linux-gnu-gcc --version | head -1
 buildah --version
 
