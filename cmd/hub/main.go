@@ -65,8 +65,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runGuard(ctx, args, stdout, stderr)
 	case "copy-store":
 		return copyStore(ctx, args, stderr)
+	case "health":
+		return runHealth(ctx, args, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "hub", version.Version)
+		fmt.Fprint(stdout, version.Long("hub"))
 		return nil
 	case "help":
 		fmt.Fprint(stdout, usage)
@@ -91,10 +93,13 @@ const usage = `Usage:
                         other agents reserved exclusively (hub guard -h)
   hub copy-store --from DATA_DIR --to postgres://…
                         copy a SQLite hub into an empty PostgreSQL database
-  hub version           print the version
+  hub health [--addr HOST:PORT]
+                        exit 0 if the hub at that HTTP address is ready
+                        (/readyz), else 1 saying why: for health checks
+  hub version           print the version, commit, build date and Go version
   hub help              print this help
-Run "hub serve -h", "hub mcp -h", "hub hook -h", "hub setup -h" or
-"hub copy-store -h" for the flags.
+Run "hub serve -h", "hub mcp -h", "hub hook -h", "hub setup -h",
+"hub copy-store -h" or "hub health -h" for the flags.
 `
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -178,7 +183,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *showVersion {
-		fmt.Fprintln(stdout, "hub", version.Version)
+		fmt.Fprint(stdout, version.Long("hub"))
 		return nil
 	}
 	if fs.NArg() > 0 {

@@ -56,6 +56,7 @@ import (
 	"syscall"
 
 	"github.com/agenthub/hub/internal/termtext"
+	hubversion "github.com/agenthub/hub/internal/version"
 )
 
 func main() {
@@ -251,7 +252,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return 0
 	}
 	if rest[0] == "version" || rest[0] == "--version" || rest[0] == "-version" {
-		fmt.Fprintln(stdout, "hubctl", version)
+		fmt.Fprint(stdout, hubversion.Long("hubctl"))
 		return 0
 	}
 	cmd, cmdArgs := c.lookup(rest)

@@ -2,17 +2,20 @@
 // format (github.com/prometheus/client_golang): it implements hub.Metrics
 // for the domain's counters, adds gauges read at scrape time (parked
 // waiters, orchestrator figures), RPC counts and durations through a gRPC
-// interceptor, and the Go runtime and process collectors.
+// interceptor, the build (hub_build_info), and the Go runtime and process
+// collectors.
 package metrics
 
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/version"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -39,8 +42,8 @@ type Metrics struct {
 
 var _ hub.Metrics = (*Metrics)(nil)
 
-// New returns a registry with the hub's metrics and the Go runtime and
-// process collectors.
+// New returns a registry with the hub's metrics, hub_build_info, and the
+// Go runtime and process collectors.
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	// By project: projects are made by the admin, so they are few.
@@ -73,8 +76,25 @@ func New() *Metrics {
 		Buckets: prometheus.ExponentialBuckets(100e-6, 4, 10), // 100 µs … ~26 s
 	}, []string{"service", "method"})
 	m.reg.MustRegister(m.posts, m.waits, m.wakeLatency, m.parked, m.rpcs, m.rpcDuration,
+		buildInfo(version.Version, version.Commit, runtime.Version()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// buildInfo is hub_build_info: always 1, its labels name the build, as
+// Prometheus's own *_build_info does, so that a query can join on them. An
+// unknown commit is "unknown".
+func buildInfo(version, commit, goVersion string) prometheus.Collector {
+	if commit == "" {
+		commit = "unknown"
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "build_info",
+		Help:        "The hub's build: version, commit and Go version as labels; the value is 1.",
+		ConstLabels: prometheus.Labels{"version": version, "commit": commit, "goversion": goVersion},
+	})
+	g.Set(1)
+	return g
 }
 
 // MessagePosted implements hub.Metrics.

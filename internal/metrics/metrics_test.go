@@ -3,12 +3,16 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agenthub/hub/internal/version"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -75,6 +79,40 @@ func TestMetrics(t *testing.T) {
 	n = 0
 	if out := scrape(t, m); !strings.Contains(out, "hub_parked_waiters 0") {
 		t.Error("the gauge is not read at scrape time")
+	}
+}
+
+func TestBuildInfo(t *testing.T) {
+	t.Parallel()
+	out := scrape(t, New())
+	commit := version.Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	want := fmt.Sprintf(`hub_build_info{commit=%q,goversion=%q,version=%q} 1`, commit, runtime.Version(), version.Version)
+	if !strings.Contains(out, want+"\n") {
+		t.Errorf("metrics lack %s", want)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(buildInfo("v1.2.3", "0123abcd", "go1.26.8"))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mfs) != 1 || mfs[0].GetName() != "hub_build_info" || len(mfs[0].GetMetric()) != 1 {
+		t.Fatalf("gathered %v, want one series of hub_build_info", mfs)
+	}
+	s := mfs[0].GetMetric()[0]
+	labels := map[string]string{}
+	for _, l := range s.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	if labels["version"] != "v1.2.3" || labels["commit"] != "0123abcd" || labels["goversion"] != "go1.26.8" || len(labels) != 3 {
+		t.Errorf("labels %v, want version v1.2.3, commit 0123abcd, goversion go1.26.8", labels)
+	}
+	if v := s.GetGauge().GetValue(); v != 1 {
+		t.Errorf("hub_build_info = %v, want 1", v)
 	}
 }
 
