@@ -166,6 +166,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&m.NudgeMaxBackoff, "nudge-max-backoff", 0, "longest wait between two nudges of one inactivity episode (default 4h)")
 	fs.DurationVar(&m.AckOverdue, "ack-overdue", 0, "nudge a recipient that has not acknowledged a message asking for it this long after the post (default 10m)")
 	fs.DurationVar(&m.ReservationReleaseAfter, "release-reservations-after", 0, "release the path reservations of an agent disabled, or silent (no call, no parked wait) this long (default 1h)")
+	fs.DurationVar(&m.Config.TaskLease, "task-lease", hub.DefaultTaskLease, "how long a task claim lasts past its holder's last activity log, checkpoint or heartbeat before the task returns to open (a project may set its own: hubctl tasks lease)")
 	fs.DurationVar(&m.Config.Health.IdleAfter, "idle-after", m.Config.Health.IdleAfter, "presence idle after no call for this long")
 	fs.DurationVar(&m.Config.Health.OfflineAfter, "offline-after", m.Config.Health.OfflineAfter, "presence offline after no call for this long")
 	fs.DurationVar(&m.Config.Health.InactivityWarning, "inactivity-warning", m.Config.Health.InactivityWarning, "health warning after this long without an activity log or checkpoint")

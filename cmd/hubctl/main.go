@@ -163,6 +163,21 @@ func commandTable() []command {
 		{name: "deepwork", group: "liveness", summary: "list deep work declarations (active, completed, expired)",
 			usage: "[--agent NAME] [--state active|completed|expired] [--limit N]", run: deepWorkCmd},
 		// reservations.go
+		// tasks.go
+		{name: "tasks", group: "tasks", summary: "list the task boards (every project's, or --project's)",
+			usage: "[--project P] [--state S] [--ready] [--label L] [--limit N]", run: tasksList},
+		{name: "tasks list", group: "tasks", summary: "same as tasks", usage: "[--project P] [--state S] [--ready] [--label L] [--limit N]", run: tasksList},
+		{name: "tasks add", group: "tasks", summary: "add a task to a project's board",
+			usage: "TITLE [--project P] [--description D] [--priority P] [--label L]... [--after ID]... [--path GLOB]... [--role R]", run: tasksAdd},
+		{name: "tasks show", group: "tasks", summary: "show a task with its dependents and latest checkpoints", usage: "ID", run: tasksShow},
+		{name: "tasks claim", group: "tasks", summary: "assign a task to an agent, or return it to open (--release)", usage: "ID (--agent NAME | --release)", run: tasksClaim},
+		{name: "tasks done", group: "tasks", summary: "mark a task done (its dependents may become ready)", usage: "ID [--note TEXT]", run: tasksDone},
+		{name: "tasks block", group: "tasks", summary: "mark a task blocked", usage: "ID [--reason TEXT]", run: tasksBlock},
+		{name: "tasks cancel", group: "tasks", summary: "cancel a task", usage: "ID [--reason TEXT]", run: tasksCancel},
+		{name: "tasks import", group: "tasks", summary: "add tasks from a Markdown checklist (indented items first) or JSON",
+			usage: "FILE|- [--project P]", run: tasksImport},
+		{name: "tasks lease", group: "tasks", summary: "set how long a project's claims last past their holder's last activity",
+			usage: "PROJECT DURATION (0: the hub's --task-lease)", run: tasksLease},
 		{name: "reservations", group: "reservations", summary: "list agents' active path reservations (overlapping PATHs, if given)",
 			usage: "[--project P] [--agent NAME] [PATH...]", run: reservationsList},
 		{name: "reservations list", group: "reservations", summary: "same as reservations", usage: "[--project P] [--agent NAME] [PATH...]", run: reservationsList},
@@ -216,7 +231,7 @@ func commandTable() []command {
 
 // groupOrder is the order of known groups in `hubctl help`; other groups
 // follow alphabetically.
-var groupOrder = []string{"agents", "messages", "liveness", "schedule", "reservations", "hub"}
+var groupOrder = []string{"agents", "messages", "liveness", "schedule", "reservations", "tasks", "hub"}
 
 // usageError is a mistake on the command line: exit code 2.
 type usageError struct{ msg string }

@@ -115,6 +115,17 @@ var table = map[string]Rule{
 	hubv1.AgentService_ReleasePaths_FullMethodName:      {Who: Agent, Budget: Write, Weight: 1},
 	hubv1.AgentService_ListReservations_FullMethodName:  {Who: Agent, Budget: Read, Weight: 5},
 
+	// The task board: next_task may park, bounded by the waits' limits
+	// as a wait is; a list walks a page of the board.
+	hubv1.AgentService_CreateTask_FullMethodName:   {Who: Agent, Budget: Write, Weight: 1},
+	hubv1.AgentService_ListTasks_FullMethodName:    {Who: Agent, Budget: Read, Weight: 5},
+	hubv1.AgentService_GetTask_FullMethodName:      {Who: Agent, Budget: Read, Weight: 1},
+	hubv1.AgentService_UpdateTask_FullMethodName:   {Who: Agent, Budget: Write, Weight: 1},
+	hubv1.AgentService_ClaimTask_FullMethodName:    {Who: Agent, Budget: Write, Weight: 1},
+	hubv1.AgentService_NextTask_FullMethodName:     {Who: Agent, Budget: Write, Weight: 1},
+	hubv1.AgentService_CompleteTask_FullMethodName: {Who: Agent, Budget: Write, Weight: 1},
+	hubv1.AgentService_BlockTask_FullMethodName:    {Who: Agent, Budget: Write, Weight: 1},
+
 	// Host hooks.
 	hubv1.AgentService_TakeInjection_FullMethodName: {Who: Agent, Budget: Write, Weight: 1},
 	hubv1.AgentService_CheckStop_FullMethodName:     {Who: Agent, Budget: Write, Weight: 1},
@@ -168,6 +179,12 @@ var table = map[string]Rule{
 	hubv1.AdminService_ListProjects_FullMethodName:            {Who: Admin},
 	hubv1.AdminService_LinkProjects_FullMethodName:            {Who: Admin},
 	hubv1.AdminService_UnlinkProjects_FullMethodName:          {Who: Admin},
+	hubv1.AdminService_CreateTask_FullMethodName:              {Who: Admin},
+	hubv1.AdminService_ListTasks_FullMethodName:               {Who: Admin},
+	hubv1.AdminService_GetTask_FullMethodName:                 {Who: Admin},
+	hubv1.AdminService_UpdateTask_FullMethodName:              {Who: Admin},
+	hubv1.AdminService_ImportTasks_FullMethodName:             {Who: Admin},
+	hubv1.AdminService_SetTaskLease_FullMethodName:            {Who: Admin},
 }
 
 // Lookup returns the admission of the RPC named by its full method name

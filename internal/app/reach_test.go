@@ -68,6 +68,18 @@ func TestRepliesStayInReach(t *testing.T) {
 	if _, err := agent.ReservePaths(alice, &hubv1.ReservePathsRequest{Paths: []string{"secretdir/"}, Reason: "secretbody"}); err != nil {
 		t.Fatal(err)
 	}
+	// Task 1 held by alice, task 2 ready: the outsider's task calls name
+	// them by ID, and its next_task must not take task 2.
+	held, err := agent.CreateTask(alice, &hubv1.CreateTaskRequest{Task: &hubv1.TaskSpec{Title: "secretbody parser", Labels: []string{"secretdir"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.ClaimTask(alice, &hubv1.ClaimTaskRequest{Id: held.GetTask().GetId()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.CreateTask(alice, &hubv1.CreateTaskRequest{Task: &hubv1.TaskSpec{Title: "secretbody lexer", Paths: []string{"secretdir/lexer"}}}); err != nil {
+		t.Fatal(err)
+	}
 	// bob waits (presence "waiting"); alice has just called (active).
 	waitCtx, stopWait := context.WithCancel(bob)
 	defer stopWait()
@@ -118,6 +130,9 @@ func TestRepliesStayInReach(t *testing.T) {
 				t.Errorf("%s as an agent of another project names %q: %s", r.key(), marker, seen)
 			}
 		}
+	}
+	if r, err := agent.GetTask(alice, &hubv1.GetTaskRequest{Id: "2"}); err != nil || r.GetTask().GetState() != "open" {
+		t.Errorf("default's ready task after the outsider's calls = %v, %v; want still open", r, err)
 	}
 	t.Logf("%d agent RPCs called from another project; none named anything of default", calls)
 }

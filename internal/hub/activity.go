@@ -90,6 +90,7 @@ type ActivityLog struct {
 	Content      []string
 	Tags         []string
 	UrgentReason string // set by an agent facing an emergency to postpone a due reflection
+	TaskID       int64  // the task it reports on, 0 for none
 	HeartbeatID  string
 	CreatedAt    time.Time
 }
@@ -193,6 +194,7 @@ const MaxCurrentActivityBytes = 1 << 10
 type Checkpoint struct {
 	ID              int64
 	AgentID         int64
+	TaskID          int64 // the task it reports on, 0 for none
 	CurrentActivity string
 	HeartbeatID     string
 	CreatedAt       time.Time

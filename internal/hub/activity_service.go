@@ -30,8 +30,9 @@ type ActivityLogResult struct {
 }
 
 // CreateActivityLog files l for the caller under its current heartbeat ID
-// and applies it to deep work and the reflection duty (SPEC §3). Errors:
-// EINVALID (nothing is written).
+// and applies it to deep work and the reflection duty (SPEC §3); l may name
+// a task the caller holds (l.TaskID). Errors: EINVALID, and for the task
+// ENOTFOUND, EPRECONDITION, EPERMISSION (nothing is written).
 func (s *Liveness) CreateActivityLog(ctx context.Context, caller *Agent, l ActivityLog) (*ActivityLogResult, error) {
 	if err := NormalizeActivityLog(&l); err != nil {
 		return nil, err
@@ -41,6 +42,9 @@ func (s *Liveness) CreateActivityLog(ctx context.Context, caller *Agent, l Activ
 	err := update(ctx, s.store, func(tx livenessTx) error {
 		a, st, loc, err := s.callerLiveness(tx, caller.ID)
 		if err != nil {
+			return err
+		}
+		if err := CheckTaskNamed(tx, a, l.TaskID); err != nil {
 			return err
 		}
 		// The log is the result of the deep work in force: its elapsed time
@@ -87,10 +91,11 @@ type CheckpointReply struct {
 }
 
 // Checkpoint files "I am consciously still working on currentActivity" for
-// the caller under its current heartbeat ID (SPEC §3). Errors: EINVALID
-// (nothing is written).
-func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivity string) (*CheckpointReply, error) {
-	c := Checkpoint{CurrentActivity: currentActivity}
+// the caller under its current heartbeat ID (SPEC §3), about the task
+// taskID when not 0 (which the caller must hold). Errors: EINVALID,
+// ENOTFOUND, EPRECONDITION, EPERMISSION (the task; nothing is written).
+func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivity string, taskID int64) (*CheckpointReply, error) {
+	c := Checkpoint{CurrentActivity: currentActivity, TaskID: taskID}
 	if err := NormalizeCheckpoint(&c); err != nil {
 		return nil, err
 	}
@@ -99,6 +104,9 @@ func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivit
 	err := update(ctx, s.store, func(tx livenessTx) error {
 		a, st, loc, err := s.callerLiveness(tx, caller.ID)
 		if err != nil {
+			return err
+		}
+		if err := CheckTaskNamed(tx, a, c.TaskID); err != nil {
 			return err
 		}
 		cp := c

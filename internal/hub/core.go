@@ -28,6 +28,7 @@ type Config struct {
 
 	Health         HealthConfig
 	MaxDeepWork    time.Duration // longest strict deep work
+	TaskLease      time.Duration // a task claim's lease past its holder's last activity, unless its project sets one
 	AdminTokenHash []byte        // HashToken of the admin token
 
 	Metrics Metrics // nil means none
@@ -49,6 +50,7 @@ func DefaultConfig() Config {
 		DeadlineMargin: 500 * time.Millisecond,
 		Health:         DefaultHealthConfig(),
 		MaxDeepWork:    4 * time.Hour,
+		TaskLease:      DefaultTaskLease,
 	}
 }
 

@@ -17,6 +17,8 @@ const (
 	// TopicTick: an orchestrator tick completed (health, nudges, pulses,
 	// cron runs, presence may have moved).
 	TopicTick
+	// TopicTasks: a task of the board changed.
+	TopicTasks
 )
 
 // Topics is a set of topics.
@@ -25,13 +27,13 @@ type Topics uint8
 // Has reports whether t is in the set.
 func (ts Topics) Has(t Topic) bool { return ts&Topics(t) != 0 }
 
-// Names returns the set's topics as words ("messages", "agents", "tick").
+// Names returns the set's topics as words ("messages", "agents", "tick", "tasks").
 func (ts Topics) Names() []string {
 	var out []string
 	for _, t := range []struct {
 		t    Topic
 		name string
-	}{{TopicMessages, "messages"}, {TopicAgents, "agents"}, {TopicTick, "tick"}} {
+	}{{TopicMessages, "messages"}, {TopicAgents, "agents"}, {TopicTick, "tick"}, {TopicTasks, "tasks"}} {
 		if ts.Has(t.t) {
 			out = append(out, t.name)
 		}

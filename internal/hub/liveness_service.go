@@ -27,6 +27,7 @@ type livenessTx interface {
 	MessageTx
 	NudgeTx
 	ProjectTx
+	TaskTx // checkpoints and logs naming a task
 }
 
 // NewLiveness returns the liveness service.

@@ -100,6 +100,7 @@ type nudgeBatchTx interface {
 	EventTx
 	MessageTx
 	NudgeTx
+	TaskTx // a nudge names the agent's claimed task
 }
 
 // nudgeBatch is CheckNudges' work inside tx: it looks at up to
@@ -120,6 +121,9 @@ func (s *Schedule) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettin
 		}
 		c, post, ev, err := s.applyNudge(r.Agent, r.Check, in, now, set)
 		if err != nil {
+			return nudgedBatch{}, err
+		}
+		if err := post.nameTask(tx, r.Agent.ID); err != nil {
 			return nudgedBatch{}, err
 		}
 		if post.m == nil {
@@ -244,6 +248,7 @@ type checkNudgeTx interface {
 	HealthTx
 	MessageTx
 	NudgeTx
+	TaskTx // a nudge names the agent's claimed task
 }
 
 // checkNudge looks at one agent inside tx and returns the agents to wake
@@ -271,6 +276,9 @@ func (s *Schedule) checkNudge(tx checkNudgeTx, id int64, now time.Time, set Sche
 	if err != nil {
 		return nil, err
 	}
+	if err := post.nameTask(tx, a.ID); err != nil {
+		return nil, err
+	}
 	if post.m == nil {
 		return nil, tx.PutAgentCheck(c)
 	}
@@ -288,6 +296,17 @@ func (s *Schedule) checkNudge(tx checkNudgeTx, id int64, now time.Time, set Sche
 type nudgePost struct {
 	m  *Message
 	ds []Delivery
+}
+
+// nameTask adds to the nudge, if any, the tasks its agent holds
+// (ClaimedTaskNote).
+func (p nudgePost) nameTask(tx TaskTx, agentID int64) error {
+	if p.m == nil {
+		return nil
+	}
+	note, err := ClaimedTaskNote(tx, agentID)
+	p.m.Body += note
+	return err
 }
 
 // applyNudge applies the nudge rules to agent a with check c and input in

@@ -27,7 +27,7 @@ func TestAgentOverviewsAndActivity(t *testing.T) {
 			t.Fatalf("log %d: %v", i, err)
 		}
 	}
-	if _, err := h.Checkpoint(ctx, busy, "still on it"); err != nil {
+	if _, err := h.Checkpoint(ctx, busy, "still on it", 0); err != nil {
 		t.Fatal(err)
 	}
 	w, err := h.Waiters.Register(quiet.ID, 0, nil)

@@ -8,8 +8,8 @@ import (
 
 // Projects keep teams apart on one hub. The rules, in one place:
 //
-//   - Agents, channels, messages, cron jobs and reservations belong to a
-//     project. Whatever is created without one belongs to DefaultProject,
+//   - Agents, channels, messages, cron jobs, reservations and tasks belong
+//     to a project. Whatever is created without one belongs to DefaultProject,
 //     so a hub that never creates a project works as before. An agent's
 //     project is set by the admin when the agent is created and never
 //     changes; its token acts only inside it.
@@ -28,8 +28,9 @@ import (
 //     project list the other's agents and channels, send direct messages
 //     to and @mention its agents, and post to its channels as
 //     "project/#channel" — without joining them. Nothing else crosses it:
-//     an agent never joins, reads the history of, reserves paths in, or
-//     lists the reservations of another project.
+//     an agent never joins, reads the history of, reserves paths in,
+//     lists the reservations of, or sees or claims the tasks of another
+//     project.
 //   - A message belongs to its channel's project, else to its sender's (the
 //     hub's own messages: to their recipient's or their cron job's).
 //   - The admin sees and touches every project.

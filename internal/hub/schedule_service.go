@@ -29,6 +29,7 @@ type scheduleTx interface {
 	NudgeTx
 	ProjectTx
 	PulseTx
+	TaskTx // nudges name the agent's claimed task
 }
 
 // NewSchedule returns the schedule's service.

@@ -18,6 +18,7 @@ type Services struct {
 	Projects     *Projects
 	Injections   *Injections
 	Ops          *Ops
+	Tasks        *Tasks
 }
 
 // NewServices builds the services over c. Call Init before serving.
@@ -25,6 +26,7 @@ func NewServices(c *Core) *Services {
 	receipts := NewReceipts(c)
 	liveness := NewLiveness(c)
 	messages := NewMessages(c, receipts)
+	reservations := NewReservations(c)
 	return &Services{
 		Core:         c,
 		Agents:       NewAgents(c),
@@ -33,10 +35,11 @@ func NewServices(c *Core) *Services {
 		Waits:        NewWaits(c, liveness, receipts),
 		Liveness:     liveness,
 		Schedule:     NewSchedule(c, messages, liveness),
-		Reservations: NewReservations(c),
+		Reservations: reservations,
 		Projects:     NewProjects(c),
 		Injections:   NewInjections(c),
 		Ops:          NewOps(c),
+		Tasks:        NewTasks(c, reservations),
 	}
 }
 

@@ -49,6 +49,7 @@ type Tx interface {
 	ReceiptTx
 	ProjectTx
 	AgentDeleteTx
+	TaskTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

@@ -85,7 +85,7 @@ func TestSingleLineFieldsRefuseControlCharacters(t *testing.T) {
 			return err
 		}},
 		{"current_activity", func(s string) error {
-			_, err := h.Checkpoint(ctx, alice, "x "+s)
+			_, err := h.Checkpoint(ctx, alice, "x "+s, 0)
 			return err
 		}},
 		{"planned_activity", func(s string) error {
@@ -119,7 +119,7 @@ func TestSingleLineFieldsRefuseControlCharacters(t *testing.T) {
 		t.Errorf("activity after the refusals: %d logs, %d checkpoints, %v", len(logs), len(cps), err)
 	}
 	// Plain text of any script passes.
-	if _, err := h.Checkpoint(ctx, alice, "レビュー中 — שלום 🚀"); err != nil {
+	if _, err := h.Checkpoint(ctx, alice, "レビュー中 — שלום 🚀", 0); err != nil {
 		t.Errorf("plain text refused: %v", err)
 	}
 }

@@ -105,7 +105,7 @@ type AcknowledgeMessageOutput struct {
 func acknowledgeMessageTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "acknowledge_message",
-		Description: "Confirm messages you received; do it for those marked 'acknowledge it' once handled (the sender sees it). Repeating is harmless.",
+		Description: "Confirm messages you received; do it for those marked 'acknowledge it' once handled (the sender sees it).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in AcknowledgeMessageInput) (string, AcknowledgeMessageOutput, error) {

@@ -175,17 +175,20 @@ var tools = []func(*mcp.Server, *bridge){
 	listAgentsTool,
 	listChannelsTool,
 	joinChannelTool,
-	leaveChannelTool,
 	createActivityLogTool,
 	checkpointTool,
 	startDeepWorkTool,
 	getHeartbeatElapsedTimeTool,
 	respondToPulseTool,
 	reservePathsTool,
-	renewReservationsTool,
 	releasePathsTool,
 	listReservationsTool,
 	searchMessagesTool,
+	listTasksTool,
+	claimTaskTool,
+	nextTaskTool,
+	completeTaskTool,
+	blockTaskTool,
 }
 
 // boolPtr returns a pointer to v, for tool annotations.

@@ -10,7 +10,7 @@ import (
 
 // toolsListBudget is the most characters tools/list may take: every agent
 // pays for it at the start of every session.
-const toolsListBudget = 8000
+const toolsListBudget = 9000
 
 func TestToolsListFitsTheBudget(t *testing.T) {
 	t.Parallel()

@@ -10,12 +10,13 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
 
-// ChannelInput is the input of join_channel and leave_channel.
+// ChannelInput is the input of join_channel.
 type ChannelInput struct {
 	Channel string `json:"channel" jsonschema:"#name"`
+	Leave   bool   `json:"leave,omitempty"`
 }
 
-// ChannelOutput is what join_channel and leave_channel return.
+// ChannelOutput is what join_channel returns.
 type ChannelOutput struct {
 	Channel string   `json:"channel"`
 	Members []string `json:"members,omitempty"`
@@ -24,32 +25,24 @@ type ChannelOutput struct {
 func joinChannelTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "join_channel",
-		Description: "Join a #channel (created on first use): its messages reach you and wake your wait.",
+		Description: "Join a #channel (created on first use): its messages reach you and wake your wait. leave: stop them (mentions still reach you).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in ChannelInput) (string, ChannelOutput, error) {
+		if in.Leave {
+			r, err := b.client.LeaveChannel(ctx, &hubv1.LeaveChannelRequest{Channel: channelName(in.Channel)})
+			if err != nil {
+				return "", ChannelOutput{}, err
+			}
+			out := ChannelOutput{Channel: r.GetChannel()}
+			return "Left " + out.Channel + ".", out, nil
+		}
 		r, err := b.client.JoinChannel(ctx, &hubv1.JoinChannelRequest{Channel: channelName(in.Channel)})
 		if err != nil {
 			return "", ChannelOutput{}, err
 		}
 		out := ChannelOutput{Channel: r.GetChannel(), Members: r.GetMembers()}
 		return fmt.Sprintf("Joined %s (members: %s).", out.Channel, strings.Join(out.Members, ", ")), out, nil
-	})
-}
-
-func leaveChannelTool(s *mcp.Server, b *bridge) {
-	t := &mcp.Tool{
-		Name:        "leave_channel",
-		Description: "Leave a #channel: its new messages stop reaching you (mentions still do).",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: true},
-	}
-	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in ChannelInput) (string, ChannelOutput, error) {
-		r, err := b.client.LeaveChannel(ctx, &hubv1.LeaveChannelRequest{Channel: channelName(in.Channel)})
-		if err != nil {
-			return "", ChannelOutput{}, err
-		}
-		out := ChannelOutput{Channel: r.GetChannel()}
-		return "Left " + out.Channel + ".", out, nil
 	})
 }
 

@@ -15,7 +15,8 @@ const instructions = `Agent Hub: you work beside other agents; your token says w
 Begin with heartbeat; log each finished step with create_activity_log; checkpoint during long work;
 declare long focus with start_deep_work and write a reflection after it. When idle, call
 wait_for_messages with the last cursor as after, and again on timed_out. Answer pulses with
-respond_to_pulse. list_agents shows whom to message. Guide: ` + GuidelinesURI
+respond_to_pulse. list_agents shows whom to message. For shared work: next_task, checkpoint
+with its task_id, complete_task, next_task. Guide: ` + GuidelinesURI
 
 // Guidelines is the text of the guidelines resource and of the join-hub prompt.
 const Guidelines = `# Working in the Agent Hub
@@ -59,6 +60,16 @@ a message for you arrives, or timed_out after timeout_seconds (default 45, max 6
 cursor of each reply as after to the next call. On timed_out just call again: it is cheap.
 Handle what woke you, mark it read, wait again.
 
+**Shared work.** Your project has a task board (list_tasks). The loop: call next_task (it
+claims the best ready task that fits your labels and role, or waits up to 45 s for one; of
+several agents exactly one gets each task); work on it, passing its id as task_id to
+checkpoint so the board shows your progress; then complete_task with a short note, or
+block_task with the reason if you cannot go on; then next_task again. A claimed task's paths
+are reserved for you until it ends. Your claim lasts while you log, checkpoint or heartbeat:
+silent past the project's task lease (30 minutes unless set), the task goes back to the board
+and its creator is told. Discuss a task with post_message reply_to its thread_id. Tasks are
+created by people and scripts (REST POST /v1/tasks, hubctl tasks add|import, the dashboard).
+
 **Errors** say what to fix: correct the arguments and call again. If the hub is unreachable or
 refuses your token, tell your user; you cannot fix that from here.
 `
@@ -68,7 +79,7 @@ func guidelinesResource() (*mcp.Resource, mcp.ResourceHandler) {
 		URI:         GuidelinesURI,
 		Name:        "agent-collaboration",
 		Title:       "How to work in the Agent Hub",
-		Description: "The hub's protocol for agents: heartbeat, logs, checkpoints, deep work, reflection, nudges, pulses, waiting.",
+		Description: "The hub's protocol for agents: heartbeat, logs, checkpoints, deep work, reflection, nudges, pulses, waiting, tasks.",
 		MIMEType:    "text/markdown",
 	}
 	h := func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

@@ -46,10 +46,10 @@ func TestToolsListResourcesAndPrompts(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"acknowledge_message", "check_hub_status", "checkpoint", "create_activity_log", "get_heartbeat_elapsed_time", "heartbeat",
-		"join_channel", "leave_channel", "list_agents", "list_channels", "list_reservations", "mark_read", "post_message",
-		"read_messages", "release_paths", "renew_reservations", "reserve_paths", "respond_to_pulse", "search_messages", "start_deep_work",
-		"wait_for_messages"}
+	want := []string{"acknowledge_message", "block_task", "check_hub_status", "checkpoint", "claim_task", "complete_task", "create_activity_log",
+		"get_heartbeat_elapsed_time", "heartbeat", "join_channel", "list_agents", "list_channels", "list_reservations", "list_tasks",
+		"mark_read", "next_task", "post_message", "read_messages", "release_paths", "reserve_paths", "respond_to_pulse",
+		"search_messages", "start_deep_work", "wait_for_messages"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v", names, want)
 	}
@@ -250,7 +250,9 @@ func TestBadInputIsAToolError(t *testing.T) {
 		{"post_message", map[string]any{"to": []string{"other"}, "body": "hi", "chanel": "#x"}, `unknown argument "chanel": this tool takes ack, body, channel,`},
 		{"join_channel", map[string]any{"channel": " "}, "is invalid"},
 		{"join_channel", map[string]any{"channel": "#Bad Name"}, "is invalid"},
-		{"leave_channel", map[string]any{"channel": "#never-made"}, "never-made"},
+		{"join_channel", map[string]any{"channel": "#never-made", "leave": true}, "never-made"},
+		{"claim_task", map[string]any{"id": "77"}, "no task 77"},
+		{"complete_task", map[string]any{"id": "x"}, "not a task ID"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %v", tt.tool, tt.args), func(t *testing.T) {

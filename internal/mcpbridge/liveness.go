@@ -89,6 +89,7 @@ func createActivityLogTool(s *mcp.Server, b *bridge) {
 // CheckpointInput is the input of checkpoint.
 type CheckpointInput struct {
 	CurrentActivity string `json:"current_activity"`
+	TaskID          ID     `json:"task_id,omitempty"`
 }
 
 // CheckpointOutput is what checkpoint returns.
@@ -106,7 +107,7 @@ func checkpointTool(s *mcp.Server, b *bridge) {
 		Description: "One line on what you are still doing, between logs, so the hub does not judge you inactive.",
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in CheckpointInput) (string, CheckpointOutput, error) {
-		r, err := b.client.Checkpoint(ctx, &hubv1.CheckpointRequest{CurrentActivity: in.CurrentActivity})
+		r, err := b.client.Checkpoint(ctx, &hubv1.CheckpointRequest{CurrentActivity: in.CurrentActivity, TaskId: string(in.TaskID)})
 		if err != nil {
 			return "", CheckpointOutput{}, err
 		}

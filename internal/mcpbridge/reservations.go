@@ -66,7 +66,7 @@ type ReservePathsInput struct {
 func reservePathsTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "reserve_paths",
-		Description: "Claim paths before editing. Overlaps are named; exclusive over exclusive is refused.",
+		Description: "Claim paths before editing (again to renew). Overlaps are named; exclusive over exclusive is refused.",
 	}
 	shape := func(p map[string]*jsonschema.Schema) {
 		enum(p["mode"], "exclusive", "shared")
@@ -85,27 +85,6 @@ func reservePathsTool(s *mcp.Server, b *bridge) {
 			out.Conflicts = append(out.Conflicts, rc)
 			fmt.Fprintf(&sb, "\nOverlap: %s with %s %s by %s until %s", rc.Pattern, rc.Held.Pattern, rc.Held.Mode, rc.Held.Agent, rc.Held.ExpiresAt)
 		}
-		return sb.String(), out, nil
-	})
-}
-
-// RenewReservationsInput is the input of renew_reservations.
-type RenewReservationsInput struct {
-	IDs []ID `json:"ids,omitempty"`
-	TTL int  `json:"ttl_seconds,omitempty"`
-}
-
-func renewReservationsTool(s *mcp.Server, b *bridge) {
-	t := &mcp.Tool{Name: "renew_reservations", Description: "Extend your reservations (no ids: all) from now."}
-	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, in RenewReservationsInput) (string, ReservationsOutput, error) {
-		r, err := b.client.RenewReservations(ctx, &hubv1.RenewReservationsRequest{Ids: idStrings(in.IDs), TtlSeconds: int64(in.TTL)})
-		if err != nil {
-			return "", ReservationsOutput{}, err
-		}
-		out := ReservationsOutput{Reservations: fromReservations(r.GetReservations())}
-		var sb strings.Builder
-		sb.WriteString("Renewed " + plural(int64(len(out.Reservations)), "reservation", "reservations") + ":")
-		renderReservations(&sb, out.Reservations)
 		return sb.String(), out, nil
 	})
 }

@@ -49,16 +49,16 @@ func TestReservationTools(t *testing.T) {
 		t.Errorf("list_reservations agent=alice = %+v, want 2", list)
 	}
 
-	// IDs are accepted as integers or strings.
+	// Reserving again renews; IDs are accepted as integers or strings.
 	id := got.Reservations[0].ID
 	var renewed mcpbridge.ReservationsOutput
-	mustCall(t, alice, "renew_reservations", map[string]any{"ids": []any{jsonNumber(t, id)}, "ttl_seconds": 3600}, &renewed)
+	mustCall(t, alice, "reserve_paths", map[string]any{"paths": []string{"internal/hub"}, "ttl_seconds": 3600}, &renewed)
 	if len(renewed.Reservations) != 1 || renewed.Reservations[0].ID != id || renewed.Reservations[0].ExpiresAt == got.Reservations[0].ExpiresAt {
-		t.Errorf("renew_reservations = %+v, want %s with a later expiry than %s", renewed, id, got.Reservations[0].ExpiresAt)
+		t.Errorf("reserve_paths again = %+v, want %s with a later expiry than %s", renewed, id, got.Reservations[0].ExpiresAt)
 	}
-	res = call(t, bob, "renew_reservations", map[string]any{"ids": []string{id}}, nil)
-	if !res.IsError {
-		t.Errorf("bob renewing alice's reservation: %q, want a tool error", resultText(res))
+	res = call(t, bob, "release_paths", map[string]any{"ids": []any{jsonNumber(t, id)}}, nil)
+	if res.IsError || strings.Contains(resultText(res), "internal/hub") {
+		t.Errorf("bob releasing alice's reservation: %q, want nothing released", resultText(res))
 	}
 
 	var released mcpbridge.ReservationsOutput

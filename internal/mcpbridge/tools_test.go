@@ -216,9 +216,9 @@ func TestChannelTools(t *testing.T) {
 	}
 
 	var left mcpbridge.ChannelOutput
-	mustCall(t, bob, "leave_channel", map[string]any{"channel": "#ops"}, &left)
+	mustCall(t, bob, "join_channel", map[string]any{"channel": "#ops", "leave": true}, &left)
 	if left.Channel != "#ops" {
-		t.Errorf("leave_channel = %+v, want #ops", left)
+		t.Errorf("join_channel leave = %+v, want #ops", left)
 	}
 	mustCall(t, alice, "post_message", map[string]any{"channel": "#ops", "body": "deploy moved"}, &second)
 	var after mcpbridge.ReadMessagesOutput

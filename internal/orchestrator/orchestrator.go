@@ -73,6 +73,8 @@ type Report struct {
 	// Reservations counts path reservations that ended: expired, or
 	// released because their agent was disabled or silent.
 	Reservations int
+	// Tasks counts task claims returned to open (their lease lapsed).
+	Tasks int
 	// Steps is how long each step took, by step name.
 	Steps map[string]time.Duration
 }
@@ -112,12 +114,13 @@ type Jobs struct {
 	Receipts     *hub.Receipts     // overdue acknowledgements
 	Reservations *hub.Reservations // expired reservations
 	Ops          *hub.Ops          // message retention
+	Tasks        *hub.Tasks        // task claims whose lease lapsed (nil: none)
 	Feed         *hub.Feed         // TopicTick after each tick
 }
 
 // JobsOf returns the jobs of the hub's services.
 func JobsOf(s *hub.Services) *Jobs {
-	return &Jobs{Schedule: s.Schedule, Liveness: s.Liveness, Receipts: s.Receipts, Reservations: s.Reservations, Ops: s.Ops, Feed: s.Core.Feed()}
+	return &Jobs{Schedule: s.Schedule, Liveness: s.Liveness, Receipts: s.Receipts, Reservations: s.Reservations, Ops: s.Ops, Tasks: s.Tasks, Feed: s.Core.Feed()}
 }
 
 // New returns an Orchestrator running jobs with the given settings; it
@@ -135,6 +138,7 @@ func New(clock hub.Clock, jobs *Jobs, set hub.ScheduleSettings) (*Orchestrator, 
 		{"retention", o.stepRetention},
 		{"reservations", o.stepReservations},
 		{"acks", o.stepAcks},
+		{"tasks", o.stepTasks},
 	}
 	return o, nil
 }
@@ -389,5 +393,18 @@ func (o *Orchestrator) stepReservations(ctx context.Context, now time.Time) erro
 		expired, released, err := o.jobs.Reservations.ExpireReservations(ctx, now, o.set.ReservationReleaseAfter, o.set.BatchLimit)
 		o.report.Reservations += expired + released
 		return expired == o.set.BatchLimit, err
+	})
+}
+
+// stepTasks returns to open the task claims whose holder showed no
+// activity within the lease, in batches within the step budget.
+func (o *Orchestrator) stepTasks(ctx context.Context, now time.Time) error {
+	if o.jobs.Tasks == nil {
+		return nil
+	}
+	return o.batches(func() (bool, error) {
+		n, more, err := o.jobs.Tasks.ExpireLeases(ctx, now, o.set.BatchLimit)
+		o.report.Tasks += n
+		return more, err
 	})
 }

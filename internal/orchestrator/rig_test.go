@@ -124,7 +124,7 @@ func (r *rig) call(token string) *hub.Agent {
 // checkpoint makes the agent of token write a checkpoint (conscious activity).
 func (r *rig) checkpoint(token string) {
 	r.tb.Helper()
-	if _, err := r.svc.Liveness.Checkpoint(r.ctx, r.call(token), "working"); err != nil {
+	if _, err := r.svc.Liveness.Checkpoint(r.ctx, r.call(token), "working", 0); err != nil {
 		r.tb.Fatalf("Checkpoint: %v", err)
 	}
 }

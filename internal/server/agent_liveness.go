@@ -13,12 +13,17 @@ import (
 // CreateActivityLog implements hubv1.AgentServiceServer.
 func (a *AgentServer) CreateActivityLog(ctx context.Context, req *hubv1.CreateActivityLogRequest) (*hubv1.CreateActivityLogResponse, error) {
 	caller := Caller(ctx)
+	task, err := optionalTaskID(req.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
 	r, err := a.s.svc.Liveness.CreateActivityLog(ctx, caller, hub.ActivityLog{
 		Type:         hub.ActivityType(req.GetType()),
 		Title:        req.GetTitle(),
 		Content:      req.GetContent(),
 		Tags:         req.GetTags(),
 		UrgentReason: req.GetUrgentReason(),
+		TaskID:       task,
 	})
 	if err != nil {
 		return nil, err
@@ -36,7 +41,11 @@ func (a *AgentServer) CreateActivityLog(ctx context.Context, req *hubv1.CreateAc
 // Checkpoint implements hubv1.AgentServiceServer.
 func (a *AgentServer) Checkpoint(ctx context.Context, req *hubv1.CheckpointRequest) (*hubv1.CheckpointResponse, error) {
 	caller := Caller(ctx)
-	r, err := a.s.svc.Liveness.Checkpoint(ctx, caller, req.GetCurrentActivity())
+	task, err := optionalTaskID(req.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.s.svc.Liveness.Checkpoint(ctx, caller, req.GetCurrentActivity(), task)
 	if err != nil {
 		return nil, err
 	}

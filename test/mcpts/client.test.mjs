@@ -21,8 +21,8 @@ import { env, stdioClient } from './stdio.mjs';
 const TOOLS = [
   'heartbeat', 'check_hub_status', 'post_message', 'read_messages', 'mark_read',
   'wait_for_messages', 'create_activity_log', 'checkpoint', 'start_deep_work',
-  'get_heartbeat_elapsed_time', 'respond_to_pulse', 'join_channel', 'leave_channel',
-  'list_agents', 'list_channels',
+  'get_heartbeat_elapsed_time', 'respond_to_pulse', 'join_channel',
+  'list_agents', 'list_channels', 'list_tasks', 'claim_task', 'next_task', 'complete_task', 'block_task',
 ];
 
 async function httpClient(token, name) {
@@ -61,7 +61,7 @@ describe('hub MCP bridge driven by @modelcontextprotocol/sdk', { concurrency: tr
     await Promise.all([a, b, aHTTP, bHTTP, cHTTP].filter(Boolean).map((c) => c.close()));
   });
 
-  test('tools/list over stdio and HTTP lists every tool with its input schema, under 8,000 characters', async () => {
+  test('tools/list over stdio and HTTP lists every tool with its input schema, under 9,000 characters', async () => {
     for (const client of [a, aHTTP]) {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name);
@@ -71,7 +71,7 @@ describe('hub MCP bridge driven by @modelcontextprotocol/sdk', { concurrency: tr
         assert.ok(t.description && t.description.length > 20, `${t.name} has a description`);
       }
       const size = JSON.stringify(tools).length;
-      assert.ok(size <= 8000, `tools/list is ${size} characters`);
+      assert.ok(size <= 9000, `tools/list is ${size} characters`);
     }
   });
 

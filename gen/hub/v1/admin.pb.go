@@ -4566,7 +4566,7 @@ var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
+	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
 	"\x12CreateAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -4823,7 +4823,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xd3\x1a\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xfd\x1d\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -4873,7 +4873,15 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fListProjects\x12\x1b.hub.v1.ListProjectsRequest\x1a\x1c.hub.v1.ListProjectsResponse\x12I\n" +
 	"\fLinkProjects\x12\x1b.hub.v1.LinkProjectsRequest\x1a\x1c.hub.v1.LinkProjectsResponse\x12O\n" +
 	"\x0eUnlinkProjects\x12\x1d.hub.v1.UnlinkProjectsRequest\x1a\x1e.hub.v1.UnlinkProjectsResponse\x12F\n" +
-	"\vDeleteAgent\x12\x1a.hub.v1.DeleteAgentRequest\x1a\x1b.hub.v1.DeleteAgentResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\vDeleteAgent\x12\x1a.hub.v1.DeleteAgentRequest\x1a\x1b.hub.v1.DeleteAgentResponse\x12H\n" +
+	"\n" +
+	"CreateTask\x12\x1e.hub.v1.AdminCreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\x12E\n" +
+	"\tListTasks\x12\x1d.hub.v1.AdminListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\x12:\n" +
+	"\aGetTask\x12\x16.hub.v1.GetTaskRequest\x1a\x17.hub.v1.GetTaskResponse\x12H\n" +
+	"\n" +
+	"UpdateTask\x12\x1e.hub.v1.AdminUpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\x12F\n" +
+	"\vImportTasks\x12\x1a.hub.v1.ImportTasksRequest\x1a\x1b.hub.v1.ImportTasksResponse\x12I\n" +
+	"\fSetTaskLease\x12\x1b.hub.v1.SetTaskLeaseRequest\x1a\x1c.hub.v1.SetTaskLeaseResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -5000,6 +5008,18 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*SearchHit)(nil),                       // 108: hub.v1.SearchHit
 	(*Receipt)(nil),                         // 109: hub.v1.Receipt
 	(*Project)(nil),                         // 110: hub.v1.Project
+	(*AdminCreateTaskRequest)(nil),          // 111: hub.v1.AdminCreateTaskRequest
+	(*AdminListTasksRequest)(nil),           // 112: hub.v1.AdminListTasksRequest
+	(*GetTaskRequest)(nil),                  // 113: hub.v1.GetTaskRequest
+	(*AdminUpdateTaskRequest)(nil),          // 114: hub.v1.AdminUpdateTaskRequest
+	(*ImportTasksRequest)(nil),              // 115: hub.v1.ImportTasksRequest
+	(*SetTaskLeaseRequest)(nil),             // 116: hub.v1.SetTaskLeaseRequest
+	(*CreateTaskResponse)(nil),              // 117: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 118: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 119: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 120: hub.v1.UpdateTaskResponse
+	(*ImportTasksResponse)(nil),             // 121: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 122: hub.v1.SetTaskLeaseResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
 	89,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
@@ -5098,52 +5118,64 @@ var file_hub_v1_admin_proto_depIdxs = []int32{
 	83,  // 93: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
 	85,  // 94: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
 	87,  // 95: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
-	1,   // 96: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 97: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 98: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 99: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 100: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 101: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 102: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 103: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 104: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 105: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 106: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 107: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 108: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 109: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 110: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 111: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 112: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 113: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 114: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 115: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 116: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 117: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 118: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 119: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 120: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 121: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 122: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 123: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 124: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 125: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62,  // 126: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64,  // 127: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66,  // 128: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68,  // 129: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
-	70,  // 130: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	72,  // 131: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	74,  // 132: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	76,  // 133: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	78,  // 134: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
-	80,  // 135: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	82,  // 136: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	84,  // 137: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	86,  // 138: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	88,  // 139: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	96,  // [96:140] is the sub-list for method output_type
-	52,  // [52:96] is the sub-list for method input_type
+	111, // 96: hub.v1.AdminService.CreateTask:input_type -> hub.v1.AdminCreateTaskRequest
+	112, // 97: hub.v1.AdminService.ListTasks:input_type -> hub.v1.AdminListTasksRequest
+	113, // 98: hub.v1.AdminService.GetTask:input_type -> hub.v1.GetTaskRequest
+	114, // 99: hub.v1.AdminService.UpdateTask:input_type -> hub.v1.AdminUpdateTaskRequest
+	115, // 100: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
+	116, // 101: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
+	1,   // 102: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 103: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 104: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 105: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 106: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 107: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 108: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 109: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 110: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 111: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 112: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 113: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 114: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 115: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 116: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 117: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 118: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 119: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 120: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 121: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 122: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 123: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 124: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 125: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 126: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 127: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 128: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 129: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 130: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 131: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62,  // 132: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64,  // 133: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66,  // 134: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	68,  // 135: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
+	70,  // 136: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	72,  // 137: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	74,  // 138: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	76,  // 139: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	78,  // 140: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
+	80,  // 141: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	82,  // 142: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	84,  // 143: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	86,  // 144: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	88,  // 145: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	117, // 146: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	118, // 147: hub.v1.AdminService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	119, // 148: hub.v1.AdminService.GetTask:output_type -> hub.v1.GetTaskResponse
+	120, // 149: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	121, // 150: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	122, // 151: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	102, // [102:152] is the sub-list for method output_type
+	52,  // [52:102] is the sub-list for method input_type
 	52,  // [52:52] is the sub-list for extension type_name
 	52,  // [52:52] is the sub-list for extension extendee
 	0,   // [0:52] is the sub-list for field type_name
@@ -5155,6 +5187,7 @@ func file_hub_v1_admin_proto_init() {
 		return
 	}
 	file_hub_v1_agent_proto_init()
+	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()
 	file_hub_v1_admin_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}

@@ -63,6 +63,12 @@ const (
 	AdminService_LinkProjects_FullMethodName            = "/hub.v1.AdminService/LinkProjects"
 	AdminService_UnlinkProjects_FullMethodName          = "/hub.v1.AdminService/UnlinkProjects"
 	AdminService_DeleteAgent_FullMethodName             = "/hub.v1.AdminService/DeleteAgent"
+	AdminService_CreateTask_FullMethodName              = "/hub.v1.AdminService/CreateTask"
+	AdminService_ListTasks_FullMethodName               = "/hub.v1.AdminService/ListTasks"
+	AdminService_GetTask_FullMethodName                 = "/hub.v1.AdminService/GetTask"
+	AdminService_UpdateTask_FullMethodName              = "/hub.v1.AdminService/UpdateTask"
+	AdminService_ImportTasks_FullMethodName             = "/hub.v1.AdminService/ImportTasks"
+	AdminService_SetTaskLease_FullMethodName            = "/hub.v1.AdminService/SetTaskLease"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -179,6 +185,19 @@ type AdminServiceClient interface {
 	// NAME` first: nothing is deleted), NotFound for an unknown name,
 	// InvalidArgument for a bad one. Its parked waits end (Unauthenticated).
 	DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error)
+	// CreateTask adds a task to a project's board.
+	CreateTask(ctx context.Context, in *AdminCreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
+	// ListTasks lists the tasks of one project or of all, by ID.
+	ListTasks(ctx context.Context, in *AdminListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
+	// GetTask returns one task with its dependents and latest checkpoints.
+	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
+	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
+	// open) and its state (open, blocked, done, cancelled).
+	UpdateTask(ctx context.Context, in *AdminUpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
+	// ImportTasks adds tasks to a project in one transaction, with dependencies between them by key.
+	ImportTasks(ctx context.Context, in *ImportTasksRequest, opts ...grpc.CallOption) (*ImportTasksResponse, error)
+	// SetTaskLease sets how long a project's claims last past their holder's last activity.
+	SetTaskLease(ctx context.Context, in *SetTaskLeaseRequest, opts ...grpc.CallOption) (*SetTaskLeaseResponse, error)
 }
 
 type adminServiceClient struct {
@@ -629,6 +648,66 @@ func (c *adminServiceClient) DeleteAgent(ctx context.Context, in *DeleteAgentReq
 	return out, nil
 }
 
+func (c *adminServiceClient) CreateTask(ctx context.Context, in *AdminCreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateTaskResponse)
+	err := c.cc.Invoke(ctx, AdminService_CreateTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListTasks(ctx context.Context, in *AdminListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTasksResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTaskResponse)
+	err := c.cc.Invoke(ctx, AdminService_GetTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) UpdateTask(ctx context.Context, in *AdminUpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateTaskResponse)
+	err := c.cc.Invoke(ctx, AdminService_UpdateTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ImportTasks(ctx context.Context, in *ImportTasksRequest, opts ...grpc.CallOption) (*ImportTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ImportTasksResponse)
+	err := c.cc.Invoke(ctx, AdminService_ImportTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) SetTaskLease(ctx context.Context, in *SetTaskLeaseRequest, opts ...grpc.CallOption) (*SetTaskLeaseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetTaskLeaseResponse)
+	err := c.cc.Invoke(ctx, AdminService_SetTaskLease_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -743,6 +822,19 @@ type AdminServiceServer interface {
 	// NAME` first: nothing is deleted), NotFound for an unknown name,
 	// InvalidArgument for a bad one. Its parked waits end (Unauthenticated).
 	DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error)
+	// CreateTask adds a task to a project's board.
+	CreateTask(context.Context, *AdminCreateTaskRequest) (*CreateTaskResponse, error)
+	// ListTasks lists the tasks of one project or of all, by ID.
+	ListTasks(context.Context, *AdminListTasksRequest) (*ListTasksResponse, error)
+	// GetTask returns one task with its dependents and latest checkpoints.
+	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
+	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
+	// open) and its state (open, blocked, done, cancelled).
+	UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error)
+	// ImportTasks adds tasks to a project in one transaction, with dependencies between them by key.
+	ImportTasks(context.Context, *ImportTasksRequest) (*ImportTasksResponse, error)
+	// SetTaskLease sets how long a project's claims last past their holder's last activity.
+	SetTaskLease(context.Context, *SetTaskLeaseRequest) (*SetTaskLeaseResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -884,6 +976,24 @@ func (UnimplementedAdminServiceServer) UnlinkProjects(context.Context, *UnlinkPr
 }
 func (UnimplementedAdminServiceServer) DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteAgent not implemented")
+}
+func (UnimplementedAdminServiceServer) CreateTask(context.Context, *AdminCreateTaskRequest) (*CreateTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateTask not implemented")
+}
+func (UnimplementedAdminServiceServer) ListTasks(context.Context, *AdminListTasksRequest) (*ListTasksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
+}
+func (UnimplementedAdminServiceServer) GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTask not implemented")
+}
+func (UnimplementedAdminServiceServer) UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateTask not implemented")
+}
+func (UnimplementedAdminServiceServer) ImportTasks(context.Context, *ImportTasksRequest) (*ImportTasksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ImportTasks not implemented")
+}
+func (UnimplementedAdminServiceServer) SetTaskLease(context.Context, *SetTaskLeaseRequest) (*SetTaskLeaseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetTaskLease not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1698,6 +1808,114 @@ func _AdminService_DeleteAgent_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_CreateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminCreateTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CreateTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CreateTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CreateTask(ctx, req.(*AdminCreateTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminListTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListTasks(ctx, req.(*AdminListTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_GetTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetTask(ctx, req.(*GetTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_UpdateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminUpdateTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).UpdateTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_UpdateTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).UpdateTask(ctx, req.(*AdminUpdateTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ImportTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ImportTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ImportTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ImportTasks(ctx, req.(*ImportTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_SetTaskLease_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetTaskLeaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetTaskLease(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetTaskLease_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetTaskLease(ctx, req.(*SetTaskLeaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1880,6 +2098,30 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteAgent",
 			Handler:    _AdminService_DeleteAgent_Handler,
+		},
+		{
+			MethodName: "CreateTask",
+			Handler:    _AdminService_CreateTask_Handler,
+		},
+		{
+			MethodName: "ListTasks",
+			Handler:    _AdminService_ListTasks_Handler,
+		},
+		{
+			MethodName: "GetTask",
+			Handler:    _AdminService_GetTask_Handler,
+		},
+		{
+			MethodName: "UpdateTask",
+			Handler:    _AdminService_UpdateTask_Handler,
+		},
+		{
+			MethodName: "ImportTasks",
+			Handler:    _AdminService_ImportTasks_Handler,
+		},
+		{
+			MethodName: "SetTaskLease",
+			Handler:    _AdminService_SetTaskLease_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -933,7 +933,9 @@ type CreateActivityLogRequest struct {
 	Content []string `protobuf:"bytes,3,rep,name=content,proto3" json:"content,omitempty"`
 	Tags    []string `protobuf:"bytes,4,rep,name=tags,proto3" json:"tags,omitempty"`
 	// Set in an emergency to postpone a due reflection by one log.
-	UrgentReason  string `protobuf:"bytes,5,opt,name=urgent_reason,json=urgentReason,proto3" json:"urgent_reason,omitempty"`
+	UrgentReason string `protobuf:"bytes,5,opt,name=urgent_reason,json=urgentReason,proto3" json:"urgent_reason,omitempty"`
+	// The claimed task this log reports on ("" none).
+	TaskId        string `protobuf:"bytes,6,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -999,6 +1001,13 @@ func (x *CreateActivityLogRequest) GetTags() []string {
 func (x *CreateActivityLogRequest) GetUrgentReason() string {
 	if x != nil {
 		return x.UrgentReason
+	}
+	return ""
+}
+
+func (x *CreateActivityLogRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
 	}
 	return ""
 }
@@ -1092,8 +1101,10 @@ func (x *CreateActivityLogResponse) GetReflectionDue() bool {
 type CheckpointRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	CurrentActivity string                 `protobuf:"bytes,1,opt,name=current_activity,json=currentActivity,proto3" json:"current_activity,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The claimed task this checkpoint reports on ("" none).
+	TaskId        string `protobuf:"bytes,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckpointRequest) Reset() {
@@ -1129,6 +1140,13 @@ func (*CheckpointRequest) Descriptor() ([]byte, []int) {
 func (x *CheckpointRequest) GetCurrentActivity() string {
 	if x != nil {
 		return x.CurrentActivity
+	}
+	return ""
+}
+
+func (x *CheckpointRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
 	}
 	return ""
 }
@@ -3157,7 +3175,7 @@ var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/types.proto\"\x12\n" +
+	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\x12\n" +
 	"\x10HeartbeatRequest\"\x9a\x02\n" +
 	"\x11HeartbeatResponse\x12!\n" +
 	"\fheartbeat_id\x18\x01 \x01(\tR\vheartbeatId\x129\n" +
@@ -3217,22 +3235,24 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x13LeaveChannelRequest\x12\x18\n" +
 	"\achannel\x18\x01 \x01(\tR\achannel\"0\n" +
 	"\x14LeaveChannelResponse\x12\x18\n" +
-	"\achannel\x18\x01 \x01(\tR\achannel\"\x97\x01\n" +
+	"\achannel\x18\x01 \x01(\tR\achannel\"\xb0\x01\n" +
 	"\x18CreateActivityLogRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x18\n" +
 	"\acontent\x18\x03 \x03(\tR\acontent\x12\x12\n" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\x12#\n" +
-	"\rurgent_reason\x18\x05 \x01(\tR\furgentReason\"\x8f\x02\n" +
+	"\rurgent_reason\x18\x05 \x01(\tR\furgentReason\x12\x17\n" +
+	"\atask_id\x18\x06 \x01(\tR\x06taskId\"\x8f\x02\n" +
 	"\x19CreateActivityLogResponse\x12%\n" +
 	"\x03log\x18\x01 \x01(\v2\x13.hub.v1.ActivityLogR\x03log\x12!\n" +
 	"\fheartbeat_id\x18\x02 \x01(\tR\vheartbeatId\x12)\n" +
 	"\aelapsed\x18\x03 \x01(\v2\x0f.hub.v1.ElapsedR\aelapsed\x12\x14\n" +
 	"\x05notes\x18\x04 \x03(\tR\x05notes\x12@\n" +
 	"\x13completed_deep_work\x18\x05 \x01(\v2\x10.hub.v1.DeepWorkR\x11completedDeepWork\x12%\n" +
-	"\x0ereflection_due\x18\x06 \x01(\bR\rreflectionDue\">\n" +
+	"\x0ereflection_due\x18\x06 \x01(\bR\rreflectionDue\"W\n" +
 	"\x11CheckpointRequest\x12)\n" +
-	"\x10current_activity\x18\x01 \x01(\tR\x0fcurrentActivity\"\xf7\x01\n" +
+	"\x10current_activity\x18\x01 \x01(\tR\x0fcurrentActivity\x12\x17\n" +
+	"\atask_id\x18\x02 \x01(\tR\x06taskId\"\xf7\x01\n" +
 	"\x12CheckpointResponse\x122\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x12.hub.v1.CheckpointR\n" +
@@ -3363,7 +3383,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"t\n" +
 	"\x1aGetMessageReceiptsResponse\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12+\n" +
-	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts2\xe8\x0f\n" +
+	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts2\xfe\x13\n" +
 	"\fAgentService\x12@\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
@@ -3391,7 +3411,17 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponse\x12O\n" +
 	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponse\x12[\n" +
 	"\x12AcknowledgeMessage\x12!.hub.v1.AcknowledgeMessageRequest\x1a\".hub.v1.AcknowledgeMessageResponse\x12[\n" +
-	"\x12GetMessageReceipts\x12!.hub.v1.GetMessageReceiptsRequest\x1a\".hub.v1.GetMessageReceiptsResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\x12GetMessageReceipts\x12!.hub.v1.GetMessageReceiptsRequest\x1a\".hub.v1.GetMessageReceiptsResponse\x12C\n" +
+	"\n" +
+	"CreateTask\x12\x19.hub.v1.CreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\x12@\n" +
+	"\tListTasks\x12\x18.hub.v1.ListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\x12:\n" +
+	"\aGetTask\x12\x16.hub.v1.GetTaskRequest\x1a\x17.hub.v1.GetTaskResponse\x12C\n" +
+	"\n" +
+	"UpdateTask\x12\x19.hub.v1.UpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\x12@\n" +
+	"\tClaimTask\x12\x18.hub.v1.ClaimTaskRequest\x1a\x19.hub.v1.ClaimTaskResponse\x12=\n" +
+	"\bNextTask\x12\x17.hub.v1.NextTaskRequest\x1a\x18.hub.v1.NextTaskResponse\x12I\n" +
+	"\fCompleteTask\x12\x1b.hub.v1.CompleteTaskRequest\x1a\x1c.hub.v1.CompleteTaskResponse\x12@\n" +
+	"\tBlockTask\x12\x18.hub.v1.BlockTaskRequest\x1a\x19.hub.v1.BlockTaskResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -3475,6 +3505,22 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*Agent)(nil),                           // 65: hub.v1.Agent
 	(*SearchHit)(nil),                       // 66: hub.v1.SearchHit
 	(*Receipt)(nil),                         // 67: hub.v1.Receipt
+	(*CreateTaskRequest)(nil),               // 68: hub.v1.CreateTaskRequest
+	(*ListTasksRequest)(nil),                // 69: hub.v1.ListTasksRequest
+	(*GetTaskRequest)(nil),                  // 70: hub.v1.GetTaskRequest
+	(*UpdateTaskRequest)(nil),               // 71: hub.v1.UpdateTaskRequest
+	(*ClaimTaskRequest)(nil),                // 72: hub.v1.ClaimTaskRequest
+	(*NextTaskRequest)(nil),                 // 73: hub.v1.NextTaskRequest
+	(*CompleteTaskRequest)(nil),             // 74: hub.v1.CompleteTaskRequest
+	(*BlockTaskRequest)(nil),                // 75: hub.v1.BlockTaskRequest
+	(*CreateTaskResponse)(nil),              // 76: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 77: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 78: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 79: hub.v1.UpdateTaskResponse
+	(*ClaimTaskResponse)(nil),               // 80: hub.v1.ClaimTaskResponse
+	(*NextTaskResponse)(nil),                // 81: hub.v1.NextTaskResponse
+	(*CompleteTaskResponse)(nil),            // 82: hub.v1.CompleteTaskResponse
+	(*BlockTaskResponse)(nil),               // 83: hub.v1.BlockTaskResponse
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
 	55, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
@@ -3541,34 +3587,50 @@ var file_hub_v1_agent_proto_depIdxs = []int32{
 	48, // 61: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
 	50, // 62: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
 	53, // 63: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
-	1,  // 64: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 65: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 66: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 67: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 68: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 69: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 70: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 71: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 72: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 73: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 74: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 75: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 76: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 77: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 78: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 79: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 80: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 81: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 82: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 83: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	43, // 84: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	45, // 85: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	47, // 86: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	49, // 87: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	51, // 88: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	54, // 89: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	64, // [64:90] is the sub-list for method output_type
-	38, // [38:64] is the sub-list for method input_type
+	68, // 64: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
+	69, // 65: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
+	70, // 66: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
+	71, // 67: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
+	72, // 68: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
+	73, // 69: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
+	74, // 70: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
+	75, // 71: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
+	1,  // 72: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 73: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 74: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 75: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 76: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 77: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 78: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 79: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 80: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 81: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 82: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 83: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 84: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 85: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 86: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 87: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 88: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 89: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 90: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 91: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	43, // 92: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	45, // 93: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	47, // 94: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	49, // 95: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	51, // 96: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	54, // 97: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	76, // 98: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	77, // 99: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	78, // 100: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	79, // 101: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	80, // 102: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	81, // 103: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	82, // 104: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	83, // 105: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	72, // [72:106] is the sub-list for method output_type
+	38, // [38:72] is the sub-list for method input_type
 	38, // [38:38] is the sub-list for extension type_name
 	38, // [38:38] is the sub-list for extension extendee
 	0,  // [0:38] is the sub-list for field type_name
@@ -3579,6 +3641,7 @@ func file_hub_v1_agent_proto_init() {
 	if File_hub_v1_agent_proto != nil {
 		return
 	}
+	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()
 	file_hub_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}

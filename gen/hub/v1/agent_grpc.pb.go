@@ -45,6 +45,14 @@ const (
 	AgentService_SearchMessages_FullMethodName          = "/hub.v1.AgentService/SearchMessages"
 	AgentService_AcknowledgeMessage_FullMethodName      = "/hub.v1.AgentService/AcknowledgeMessage"
 	AgentService_GetMessageReceipts_FullMethodName      = "/hub.v1.AgentService/GetMessageReceipts"
+	AgentService_CreateTask_FullMethodName              = "/hub.v1.AgentService/CreateTask"
+	AgentService_ListTasks_FullMethodName               = "/hub.v1.AgentService/ListTasks"
+	AgentService_GetTask_FullMethodName                 = "/hub.v1.AgentService/GetTask"
+	AgentService_UpdateTask_FullMethodName              = "/hub.v1.AgentService/UpdateTask"
+	AgentService_ClaimTask_FullMethodName               = "/hub.v1.AgentService/ClaimTask"
+	AgentService_NextTask_FullMethodName                = "/hub.v1.AgentService/NextTask"
+	AgentService_CompleteTask_FullMethodName            = "/hub.v1.AgentService/CompleteTask"
+	AgentService_BlockTask_FullMethodName               = "/hub.v1.AgentService/BlockTask"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -119,6 +127,26 @@ type AgentServiceClient interface {
 	// and acknowledged. NotFound unless the caller sent or received it; PermissionDenied for a
 	// recipient that is not the sender.
 	GetMessageReceipts(ctx context.Context, in *GetMessageReceiptsRequest, opts ...grpc.CallOption) (*GetMessageReceiptsResponse, error)
+	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
+	CreateTask(ctx context.Context, in *CreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
+	// ListTasks lists the tasks of the caller's project, by ID.
+	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
+	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it.
+	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
+	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator only).
+	UpdateTask(ctx context.Context, in *UpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
+	// ClaimTask claims a ready task for the caller: of many claimers exactly one wins (FailedPrecondition for
+	// the others, naming the holder). Its paths are reserved for the caller; the claim lasts while the caller
+	// shows activity (logs, checkpoints, heartbeats) within the project's task lease.
+	ClaimTask(ctx context.Context, in *ClaimTaskRequest, opts ...grpc.CallOption) (*ClaimTaskResponse, error)
+	// NextTask claims the highest-priority ready task that fits (labels, role), oldest first, and may park up
+	// to 60 s until one is ready.
+	NextTask(ctx context.Context, in *NextTaskRequest, opts ...grpc.CallOption) (*NextTaskResponse, error)
+	// CompleteTask marks the caller's claimed task done with a note; its dependents that become ready are
+	// announced to their watchers.
+	CompleteTask(ctx context.Context, in *CompleteTaskRequest, opts ...grpc.CallOption) (*CompleteTaskResponse, error)
+	// BlockTask marks the caller's claimed task blocked with a reason and releases it.
+	BlockTask(ctx context.Context, in *BlockTaskRequest, opts ...grpc.CallOption) (*BlockTaskResponse, error)
 }
 
 type agentServiceClient struct {
@@ -389,6 +417,86 @@ func (c *agentServiceClient) GetMessageReceipts(ctx context.Context, in *GetMess
 	return out, nil
 }
 
+func (c *agentServiceClient) CreateTask(ctx context.Context, in *CreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_CreateTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTasksResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_GetTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) UpdateTask(ctx context.Context, in *UpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_UpdateTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ClaimTask(ctx context.Context, in *ClaimTaskRequest, opts ...grpc.CallOption) (*ClaimTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClaimTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_ClaimTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) NextTask(ctx context.Context, in *NextTaskRequest, opts ...grpc.CallOption) (*NextTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NextTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_NextTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) CompleteTask(ctx context.Context, in *CompleteTaskRequest, opts ...grpc.CallOption) (*CompleteTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_CompleteTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) BlockTask(ctx context.Context, in *BlockTaskRequest, opts ...grpc.CallOption) (*BlockTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BlockTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_BlockTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -461,6 +569,26 @@ type AgentServiceServer interface {
 	// and acknowledged. NotFound unless the caller sent or received it; PermissionDenied for a
 	// recipient that is not the sender.
 	GetMessageReceipts(context.Context, *GetMessageReceiptsRequest) (*GetMessageReceiptsResponse, error)
+	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
+	CreateTask(context.Context, *CreateTaskRequest) (*CreateTaskResponse, error)
+	// ListTasks lists the tasks of the caller's project, by ID.
+	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
+	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it.
+	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
+	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator only).
+	UpdateTask(context.Context, *UpdateTaskRequest) (*UpdateTaskResponse, error)
+	// ClaimTask claims a ready task for the caller: of many claimers exactly one wins (FailedPrecondition for
+	// the others, naming the holder). Its paths are reserved for the caller; the claim lasts while the caller
+	// shows activity (logs, checkpoints, heartbeats) within the project's task lease.
+	ClaimTask(context.Context, *ClaimTaskRequest) (*ClaimTaskResponse, error)
+	// NextTask claims the highest-priority ready task that fits (labels, role), oldest first, and may park up
+	// to 60 s until one is ready.
+	NextTask(context.Context, *NextTaskRequest) (*NextTaskResponse, error)
+	// CompleteTask marks the caller's claimed task done with a note; its dependents that become ready are
+	// announced to their watchers.
+	CompleteTask(context.Context, *CompleteTaskRequest) (*CompleteTaskResponse, error)
+	// BlockTask marks the caller's claimed task blocked with a reason and releases it.
+	BlockTask(context.Context, *BlockTaskRequest) (*BlockTaskResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -548,6 +676,30 @@ func (UnimplementedAgentServiceServer) AcknowledgeMessage(context.Context, *Ackn
 }
 func (UnimplementedAgentServiceServer) GetMessageReceipts(context.Context, *GetMessageReceiptsRequest) (*GetMessageReceiptsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMessageReceipts not implemented")
+}
+func (UnimplementedAgentServiceServer) CreateTask(context.Context, *CreateTaskRequest) (*CreateTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateTask not implemented")
+}
+func (UnimplementedAgentServiceServer) ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
+}
+func (UnimplementedAgentServiceServer) GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTask not implemented")
+}
+func (UnimplementedAgentServiceServer) UpdateTask(context.Context, *UpdateTaskRequest) (*UpdateTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateTask not implemented")
+}
+func (UnimplementedAgentServiceServer) ClaimTask(context.Context, *ClaimTaskRequest) (*ClaimTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClaimTask not implemented")
+}
+func (UnimplementedAgentServiceServer) NextTask(context.Context, *NextTaskRequest) (*NextTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method NextTask not implemented")
+}
+func (UnimplementedAgentServiceServer) CompleteTask(context.Context, *CompleteTaskRequest) (*CompleteTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CompleteTask not implemented")
+}
+func (UnimplementedAgentServiceServer) BlockTask(context.Context, *BlockTaskRequest) (*BlockTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BlockTask not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1038,6 +1190,150 @@ func _AgentService_GetMessageReceipts_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CreateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CreateTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CreateTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CreateTask(ctx, req.(*CreateTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListTasks(ctx, req.(*ListTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetTask(ctx, req.(*GetTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_UpdateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).UpdateTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_UpdateTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).UpdateTask(ctx, req.(*UpdateTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ClaimTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClaimTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ClaimTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ClaimTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ClaimTask(ctx, req.(*ClaimTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_NextTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NextTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).NextTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_NextTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).NextTask(ctx, req.(*NextTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_CompleteTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CompleteTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CompleteTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CompleteTask(ctx, req.(*CompleteTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_BlockTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BlockTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).BlockTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_BlockTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).BlockTask(ctx, req.(*BlockTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1148,6 +1444,38 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetMessageReceipts",
 			Handler:    _AgentService_GetMessageReceipts_Handler,
+		},
+		{
+			MethodName: "CreateTask",
+			Handler:    _AgentService_CreateTask_Handler,
+		},
+		{
+			MethodName: "ListTasks",
+			Handler:    _AgentService_ListTasks_Handler,
+		},
+		{
+			MethodName: "GetTask",
+			Handler:    _AgentService_GetTask_Handler,
+		},
+		{
+			MethodName: "UpdateTask",
+			Handler:    _AgentService_UpdateTask_Handler,
+		},
+		{
+			MethodName: "ClaimTask",
+			Handler:    _AgentService_ClaimTask_Handler,
+		},
+		{
+			MethodName: "NextTask",
+			Handler:    _AgentService_NextTask_Handler,
+		},
+		{
+			MethodName: "CompleteTask",
+			Handler:    _AgentService_CompleteTask_Handler,
+		},
+		{
+			MethodName: "BlockTask",
+			Handler:    _AgentService_BlockTask_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

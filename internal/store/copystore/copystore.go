@@ -81,6 +81,10 @@ var tables = []table{
 	{name: "pulses_sent"},
 	{name: "injections"},
 	{name: "read_marks"},
+	{name: "tasks"},
+	{name: "task_deps"},
+	{name: "task_watchers"},
+	{name: "task_leases"},
 }
 
 // bookkeeping are the stores' own tables, not copied as rows: their

@@ -104,7 +104,7 @@ func fill(t *testing.T) filled {
 	must(err)
 	_, err = s.Liveness.CreateActivityLog(ctx, agents["alice"], hub.ActivityLog{Type: hub.ActivityCreation, Title: "copying", Content: []string{"line, with a comma", "two"}, Tags: []string{"pg"}})
 	must(err)
-	_, err = s.Liveness.Checkpoint(ctx, agents["bob"], "reading")
+	_, err = s.Liveness.Checkpoint(ctx, agents["bob"], "reading", 0)
 	must(err)
 	_, err = s.Liveness.StartDeepWork(ctx, agents["alice"], hub.StartDeepWorkRequest{Mode: "flexible", PlannedActivity: "focus"})
 	must(err)
@@ -140,6 +140,19 @@ func fill(t *testing.T) filled {
 	erin, _, err := s.Agents.CreateAgent(ctx, hub.CreateAgentRequest{Name: "erin", Project: "team"})
 	must(err)
 	_, err = s.Messages.Post(ctx, erin, "", hub.PostRequest{Channel: "#general", Body: "team room", To: []string{"alice"}})
+	must(err)
+	// A task board: a task claimed by alice with a checkpoint naming it, one
+	// waiting for it, and the team's own lease.
+	board := s.Tasks
+	first, err := board.Create(ctx, agents["bob"], "", hub.TaskSpec{Title: "copy the board", Labels: []string{"pg", "copy"}, Paths: []string{"internal/store/copystore/"}})
+	must(err)
+	_, err = board.Create(ctx, nil, hub.DefaultProject, hub.TaskSpec{Title: "then check it", DependsOn: []int64{first.ID}, Priority: hub.PriorityHigh})
+	must(err)
+	_, _, err = board.Claim(ctx, agents["alice"], first.ID)
+	must(err)
+	_, err = s.Liveness.Checkpoint(ctx, agents["alice"], "copying the tasks", first.ID)
+	must(err)
+	_, err = board.SetLease(ctx, "team", 45*time.Minute)
 	must(err)
 	clock.Advance(3 * time.Hour)
 	_, _, err = s.Schedule.AdvanceBeat(ctx, clock.Now(), time.Hour)

@@ -32,6 +32,10 @@ type Reports struct {
 	// after a reconnect, or for a notification it cannot read
 	// (hub.Service.ForgetAgents).
 	ForgetAgents func()
+	// TasksReady, if set, is called with the project of tasks made ready
+	// (hub.Tasks.TasksReady). After a reconnect Resync wakes the parked
+	// next_task calls too: they are parked waits.
+	TasksReady func(project string)
 }
 
 // changeNames are the changes' names in the payload of a changed agent's
@@ -83,14 +87,14 @@ func (db *DB) Watch(ctx context.Context, r Reports) error {
 	}
 }
 
-// listenConn opens a connection and LISTENs on the posts and changed
-// agents channels.
+// listenConn opens a connection and LISTENs on the posts, changed agents
+// and ready tasks channels.
 func (db *DB) listenConn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, connectError(cfg, err)
 	}
-	for _, ch := range []string{db.channel, db.changed} {
+	for _, ch := range []string{db.channel, db.changed, db.tasks} {
 		if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{ch}.Sanitize()); err != nil {
 			conn.Close(context.Background())
 			return nil, fmt.Errorf("listen: %w", db.friendly(err))
@@ -105,6 +109,12 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		if n.Channel == db.tasks {
+			if r.TasksReady != nil {
+				r.TasksReady(n.Payload)
+			}
+			continue
 		}
 		if n.Channel != db.changed {
 			if first, last, agents, ok := parsePosted(n.Payload); ok {

@@ -59,6 +59,7 @@ type DB struct {
 	schema   string // current_schema() of the pool's connections
 	channel  string // the NOTIFY channel of posts in this schema
 	changed  string // the NOTIFY channel of changed agents in this schema (agent.go)
+	tasks    string // the NOTIFY channel of projects with tasks made ready (task.go)
 	writeKey int64  // advisory lock key of the write lock
 	leadKey  int64  // advisory lock key of the orchestrator leader
 
@@ -109,6 +110,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	// database (tests, staging beside production) never block each other.
 	db.channel = "hub_posted:" + db.schema
 	db.changed = "hub_changed:" + db.schema
+	db.tasks = "hub_tasks:" + db.schema
 	db.writeKey = lockKey("write", db.schema)
 	db.leadKey = lockKey("leader", db.schema)
 	if err := db.migrate(ctx); err != nil {

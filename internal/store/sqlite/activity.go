@@ -17,9 +17,9 @@ func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
 	if err != nil {
 		return err
 	}
-	res, err := t.exec(`INSERT INTO activity_logs (agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.AgentID, string(l.Type), l.Title, content, tags, l.UrgentReason, l.HeartbeatID, row.Nanos(l.CreatedAt))
+	res, err := t.exec(`INSERT INTO activity_logs (agent_id, type, title, content, tags, urgent_reason, heartbeat_id, created_at, task_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		l.AgentID, string(l.Type), l.Title, content, tags, l.UrgentReason, l.HeartbeatID, row.Nanos(l.CreatedAt), l.TaskID)
 	if err != nil {
 		return fmt.Errorf("insert activity log: %w", err)
 	}
@@ -29,8 +29,8 @@ func (t *Tx) InsertActivityLog(l *hub.ActivityLog) error {
 
 // InsertCheckpoint implements hub.ActivityTx.
 func (t *Tx) InsertCheckpoint(c *hub.Checkpoint) error {
-	res, err := t.exec(`INSERT INTO checkpoints (agent_id, current_activity, heartbeat_id, created_at) VALUES (?, ?, ?, ?)`,
-		c.AgentID, c.CurrentActivity, c.HeartbeatID, row.Nanos(c.CreatedAt))
+	res, err := t.exec(`INSERT INTO checkpoints (agent_id, current_activity, heartbeat_id, created_at, task_id) VALUES (?, ?, ?, ?, ?)`,
+		c.AgentID, c.CurrentActivity, c.HeartbeatID, row.Nanos(c.CreatedAt), c.TaskID)
 	if err != nil {
 		return fmt.Errorf("insert checkpoint: %w", err)
 	}

@@ -53,6 +53,10 @@ var AgentTables = []struct{ Name, Of string }{
 	{"injections", "agent_id = %[1]d"},
 	{"read_marks", "agent_id = %[1]d"},
 	{"inbox_counts", "agent_id = %[1]d"},
+	{"tasks", ""}, // the project's: its agent references go NULL
+	{"task_deps", ""},
+	{"task_watchers", "agent_id = %[1]d"},
+	{"task_leases", ""},
 }
 
 // agentData is what seedAgent wrote for one agent.
@@ -107,6 +111,14 @@ func seedAgent(t *testing.T, db hub.Store, a *hub.Agent, ops int64, peers ...*hu
 			return err
 		}
 		if err := tx.PutInjectionState(hub.InjectionState{AgentID: a.ID, UpTo: 1, UpdatedAt: at}); err != nil {
+			return err
+		}
+		task := &hub.Task{Project: hub.DefaultProject, Title: "task of " + a.Name, State: hub.TaskClaimed, Priority: hub.PriorityNormal,
+			Creator: a.Name, CreatorID: a.ID, AssigneeID: a.ID, CreatedAt: at, ClaimedAt: at, UpdatedAt: at, LeaseDue: at.Add(time.Hour)}
+		if err := tx.InsertTask(task); err != nil {
+			return err
+		}
+		if err := tx.AddTaskWatcher(task.ID, a.ID); err != nil {
 			return err
 		}
 		j := &hub.CronJob{Name: "remind-" + a.Name, Kind: hub.CronEvery, EverySeconds: 3600, Anchor: t0, Target: a.Name, Message: "stand-up", Enabled: true, CreatedAt: at, UpdatedAt: at}

@@ -72,6 +72,9 @@ func Run(t *testing.T, newDB NewDB) {
 		{"Receipts", testReceipts},
 		{"OverdueAcks", testOverdueAcks},
 		{"Projects", testProjects},
+		{"TaskStore", testTaskStore},
+		{"TaskClaimRace", testTaskClaimRace},
+		{"TaskRules", testTaskRules},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })

@@ -1,5 +1,5 @@
 // The dashboard shell: sign-in, the router (#/agents, #/agent/NAME,
-// #/messages, #/orchestrator) and the live stream that tells the shown view
+// #/messages, #/orchestrator, #/tasks) and the live stream that tells the shown view
 // what changed. Plain ES modules served as they are: no build step.
 import { api, token, setToken, clearToken, openStream } from './api.js';
 import { h, describe } from './ui.js';
@@ -7,6 +7,7 @@ import { agentsView } from './agents.js';
 import { agentView } from './agent.js';
 import { messagesView } from './messages.js';
 import { orchestratorView } from './orchestrator.js';
+import { tasksView } from './tasks.js';
 
 const $ = (id) => document.getElementById(id);
 const hub = { info: null }; // GetHubInfo, read at sign-in: version, time zone
@@ -21,6 +22,7 @@ function route() {
     case 'agent': return { name: 'agents', make: (root) => agentView(root, parts[1], hub) };
     case 'messages': return { name: 'messages', make: (root) => messagesView(root, parts.slice(1), hub) };
     case 'orchestrator': return { name: 'orchestrator', make: (root) => orchestratorView(root, hub) };
+    case 'tasks': return { name: 'tasks', make: (root) => tasksView(root, hub) };
     default: return { name: 'agents', make: (root) => agentsView(root, hub) };
   }
 }

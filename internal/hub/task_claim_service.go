@@ -1,0 +1,512 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Claim claims task id of caller's project for caller, and reserves its
+// paths for caller. Of any number of agents claiming one task at once,
+// exactly one wins. Errors: ENOTFOUND, EPRECONDITION (not ready, already
+// claimed naming the holder, or its paths held by another agent).
+func (ts *Tasks) Claim(ctx context.Context, caller *Agent, id int64) (*Task, []Conflict, error) {
+	project := ProjectOr(caller.Project)
+	now := ts.clock.Now()
+	var t *Task
+	err := update(ctx, ts.store, func(tx tasksTx) error {
+		cur, err := inProject(tx, id, project)
+		if err != nil {
+			return err
+		}
+		lease, err := ts.leaseOf(tx, project)
+		if err != nil {
+			return err
+		}
+		ok, err := tx.ClaimTask(id, caller.ID, now, now.Add(lease))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return claimRefusal(cur)
+		}
+		t, err = claimed(tx, id, caller.ID)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := ts.reservePaths(ctx, caller, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	ts.changed(nil, nil)
+	return t, cs, nil
+}
+
+// endTx is what ending a claim writes: the task, the holder's reservations
+// of its paths, and the messages to those told.
+type endTx interface {
+	TaskTx
+	ReservationTx
+	MessageTx
+	AgentTx
+}
+
+// Complete marks caller's claimed task id done with note, releases its
+// paths, and tells the watchers of each dependent it made ready. It
+// returns the task and the dependents made ready. Errors: ENOTFOUND,
+// EPRECONDITION (not claimed), EPERMISSION (another agent's), EINVALID.
+func (ts *Tasks) Complete(ctx context.Context, caller *Agent, id int64, note string) (*Task, []*Task, error) {
+	if err := validateAgentText("note", note, maxTaskNoteBytes); err != nil {
+		return nil, nil, err
+	}
+	now := ts.clock.Now()
+	var t *Task
+	var ready []*Task
+	var told []int64
+	err := update(ctx, ts.store, func(tx tasksTx) error {
+		var err error
+		if t, err = inProject(tx, id, ProjectOr(caller.Project)); err != nil {
+			return err
+		}
+		if err := checkHolder(t, caller.ID, "complete"); err != nil {
+			return err
+		}
+		ready, told, err = finish(tx, t, note, caller.Name, now)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ts.changed(ready, told)
+	return t, ready, nil
+}
+
+// finish marks t done with note (by whom: who did it), releases its
+// holder's paths, and tells the watchers of the dependents it made ready.
+func finish(tx endTx, t *Task, note, by string, now time.Time) (ready []*Task, told []int64, _ error) {
+	holder := t.AssigneeID
+	t.State, t.Result, t.DoneAt, t.UpdatedAt, t.LeaseDue = TaskDone, note, now, now, time.Time{}
+	if err := tx.UpdateTask(t); err != nil {
+		return nil, nil, err
+	}
+	if err := releaseTaskPaths(tx, t, holder, now); err != nil {
+		return nil, nil, err
+	}
+	ready, err := tx.ReleaseDependents(t.ID, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range ready {
+		ws, err := tx.TaskWatchers(d.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		body := fmt.Sprintf("Task %s is ready: %s was completed by %s. next_task or claim_task %d takes it.", d, t, by, d.ID)
+		reached, err := tell(tx, d.Project, ws, holder, body, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		told = append(told, reached...)
+	}
+	return ready, told, nil
+}
+
+// Block marks caller's claimed task id blocked with reason, releases it
+// and its paths, and tells its creator. Errors: as Complete's.
+func (ts *Tasks) Block(ctx context.Context, caller *Agent, id int64, reason string) (*Task, error) {
+	if err := validateAgentText("reason", reason, maxTaskNoteBytes); err != nil {
+		return nil, err
+	}
+	now := ts.clock.Now()
+	var t *Task
+	var told []int64
+	err := update(ctx, ts.store, func(tx tasksTx) error {
+		var err error
+		if t, err = inProject(tx, id, ProjectOr(caller.Project)); err != nil {
+			return err
+		}
+		if err := checkHolder(t, caller.ID, "block"); err != nil {
+			return err
+		}
+		t.State, t.Result, t.UpdatedAt, t.LeaseDue = TaskBlocked, reason, now, time.Time{}
+		if err := tx.UpdateTask(t); err != nil {
+			return err
+		}
+		if err := releaseTaskPaths(tx, t, caller.ID, now); err != nil {
+			return err
+		}
+		told, err = tell(tx, t.Project, []int64{t.CreatorID}, caller.ID, fmt.Sprintf("Task %s is blocked (%s): %s", t, caller.Name, orNone(reason)), now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	ts.changed(nil, told)
+	return t, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// TaskPatch is an edit of a task: the fields named in Fields ("title",
+// "description", "priority", "labels", "role", "depends_on", "paths"; for
+// the admin also "assignee" and "state", with "result") take their values
+// from Spec, Assignee, State and Result.
+type TaskPatch struct {
+	Fields   []string
+	Spec     TaskSpec
+	Assignee string
+	State    TaskState
+	Result   string
+}
+
+// Update applies p to task id: caller (nil: the admin) edits a task of its
+// project that it created; the admin edits any task, and also assigns it
+// (claims it for an agent of its project, or returns it to open) and moves
+// its state. Errors: EINVALID, ENOTFOUND, EPERMISSION (not the creator),
+// EPRECONDITION (a final task; a transition the rules refuse).
+func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatch) (*Task, []Conflict, error) {
+	if len(p.Fields) == 0 {
+		return nil, nil, Errorf(EINVALID, "nothing to change: name the fields to change (update_mask, or the fields of the request body)")
+	}
+	spec := p.Spec
+	if spec.Title == "" && !slices.Contains(p.Fields, "title") {
+		spec.Title = "unchanged" // checked only when changed
+	}
+	if err := NormalizeTaskSpec(&spec); err != nil {
+		return nil, nil, err
+	}
+	for _, f := range p.Fields {
+		switch f {
+		case "title", "description", "priority", "labels", "role", "depends_on", "paths":
+		case "assignee", "state", "result":
+			if caller != nil {
+				return nil, nil, Errorf(EPERMISSION, "only the admin sets %s: claim_task, complete_task and block_task change your own tasks", f)
+			}
+		default:
+			return nil, nil, Errorf(EINVALID, "field %q cannot be changed: expected title, description, priority, labels, role, depends_on or paths", f)
+		}
+	}
+	project := ""
+	if caller != nil {
+		project = ProjectOr(caller.Project)
+	}
+	now := ts.clock.Now()
+	var t *Task
+	var assignee *Agent
+	var ready []*Task
+	var told []int64
+	err := update(ctx, ts.store, func(tx tasksTx) error {
+		var err error
+		assignee, ready, told = nil, nil, nil
+		if t, err = inProject(tx, id, project); err != nil {
+			return err
+		}
+		if caller != nil && t.CreatorID != caller.ID {
+			return Errorf(EPERMISSION, "task %s was created by %s: only its creator or the admin edits it", t, t.Creator)
+		}
+		if t.State.Final() {
+			return Errorf(EPRECONDITION, "task %s is %s, which is final: create a new task instead", t, t.State)
+		}
+		wasReady := t.Ready()
+		if err := applySpec(tx, t, spec, p.Fields); err != nil {
+			return err
+		}
+		if caller == nil {
+			if assignee, ready, told, err = ts.adminApply(tx, t, p, now); err != nil {
+				return err
+			}
+		}
+		t.UpdatedAt = now
+		if err := tx.UpdateTask(t); err != nil {
+			return err
+		}
+		if !wasReady && t.Ready() {
+			ready = append(ready, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var cs []Conflict
+	if assignee != nil && len(t.Paths) > 0 {
+		if cs, err = ts.reservePaths(ctx, assignee, t); err != nil {
+			return nil, nil, err
+		}
+	}
+	ts.changed(ready, told)
+	return t, cs, nil
+}
+
+// applySpec sets the fields of t that fields names from spec, checking a
+// change of dependencies: tasks of t's project, no cycle.
+func applySpec(tx TaskTx, t *Task, spec TaskSpec, fields []string) error {
+	for _, f := range fields {
+		switch f {
+		case "title":
+			t.Title = spec.Title
+		case "description":
+			t.Description = spec.Description
+		case "priority":
+			t.Priority = spec.Priority
+		case "labels":
+			t.Labels = spec.Labels
+		case "role":
+			t.Role = spec.Role
+		case "paths":
+			if t.State == TaskClaimed && !slices.Equal(t.Paths, spec.Paths) {
+				return Errorf(EPRECONDITION, "task %s is claimed: its paths change only while nobody holds it", t)
+			}
+			t.Paths = spec.Paths
+		case "depends_on":
+			if slices.Contains(spec.DependsOn, t.ID) {
+				return cycleError([]int64{t.ID, t.ID})
+			}
+			graph, err := dependencyGraph(tx, spec.DependsOn)
+			if err != nil {
+				return err
+			}
+			if c := FindCycle(t.ID, spec.DependsOn, graph); c != nil {
+				return cycleError(c)
+			}
+			if t.Waiting, err = waitingOn(tx, t.Project, spec.DependsOn); err != nil {
+				return err
+			}
+			t.DependsOn = spec.DependsOn
+		}
+	}
+	return nil
+}
+
+// dependencyGraph returns the dependencies of every task reachable from
+// roots, breadth first, a layer per query.
+func dependencyGraph(tx TaskTx, roots []int64) (map[int64][]int64, error) {
+	graph := map[int64][]int64{}
+	seen := map[int64]bool{}
+	layer := roots
+	for len(layer) > 0 {
+		var ask []int64
+		for _, id := range layer {
+			if !seen[id] {
+				seen[id] = true
+				ask = append(ask, id)
+			}
+		}
+		if len(ask) == 0 {
+			break
+		}
+		deps, err := tx.TaskDependencies(ask)
+		if err != nil {
+			return nil, err
+		}
+		layer = nil
+		for id, ds := range deps {
+			graph[id] = ds
+			layer = append(layer, ds...)
+		}
+	}
+	return graph, nil
+}
+
+// adminApply applies the admin's assignee and state changes of p to t. It
+// returns the agent t is now claimed for (its paths to reserve after the
+// write), the tasks made ready and the agents told.
+func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Agent, []*Task, []int64, error) {
+	var assignee *Agent
+	var ready []*Task
+	var told []int64
+	tellHolder := func(how string) error {
+		reached, err := tell(tx, t.Project, []int64{t.AssigneeID}, 0, taskEndedText(t, how), now)
+		told = append(told, reached...)
+		return err
+	}
+	if slices.Contains(p.Fields, "assignee") {
+		switch {
+		case p.Assignee == "" && t.State == TaskClaimed:
+			if err := tellHolder("was returned to the board by the admin"); err != nil {
+				return nil, nil, nil, err
+			}
+			if err := releaseTaskPaths(tx, t, t.AssigneeID, now); err != nil {
+				return nil, nil, nil, err
+			}
+			returnToOpen(t)
+		case p.Assignee != "":
+			a, err := tx.AgentByName(p.Assignee)
+			if ErrorCode(err) == ENOTFOUND || (err == nil && ProjectOr(a.Project) != t.Project) {
+				return nil, nil, nil, Errorf(ENOTFOUND, "no agent named %q in project %s: a task is assigned within its project", p.Assignee, t.Project)
+			} else if err != nil {
+				return nil, nil, nil, err
+			}
+			if a.Disabled() {
+				return nil, nil, nil, Errorf(EPRECONDITION, "agent %q is disabled: enable it first (hubctl agent enable %s)", a.Name, a.Name)
+			}
+			if t.State != TaskClaimed && t.State != TaskOpen && t.State != TaskBlocked {
+				return nil, nil, nil, Errorf(EPRECONDITION, "task %s is %s: only an open, blocked or claimed task is assigned", t, t.State)
+			}
+			if t.State == TaskClaimed && t.AssigneeID != a.ID {
+				if err := tellHolder("was reassigned to " + a.Name + " by the admin"); err != nil {
+					return nil, nil, nil, err
+				}
+				if err := releaseTaskPaths(tx, t, t.AssigneeID, now); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			if t.AssigneeID != a.ID || t.State != TaskClaimed {
+				lease, err := ts.leaseOf(tx, t.Project)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				t.State, t.AssigneeID, t.Assignee, t.ClaimedAt, t.LeaseDue = TaskClaimed, a.ID, a.Name, now, now.Add(lease)
+				if err := tx.AddTaskWatcher(t.ID, a.ID); err != nil {
+					return nil, nil, nil, err
+				}
+				reached, err := tell(tx, t.Project, []int64{a.ID}, 0, fmt.Sprintf("The admin assigned you task %s: checkpoint naming it as you work, then complete_task %d.", t, t.ID), now)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				told = append(told, reached...)
+				assignee = a
+			}
+		}
+	}
+	if slices.Contains(p.Fields, "state") {
+		if err := adminTransition(t, p.State); err != nil {
+			return nil, nil, nil, err
+		}
+		if t.State != p.State {
+			holder := t.AssigneeID
+			if t.State == TaskClaimed {
+				if err := tellHolder(fmt.Sprintf("was set %s by the admin", p.State)); err != nil {
+					return nil, nil, nil, err
+				}
+				if err := releaseTaskPaths(tx, t, holder, now); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			switch p.State {
+			case TaskDone:
+				r, tl, err := finish(tx, t, p.Result, SenderAdmin, now)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				ready, told = append(ready, r...), append(told, tl...)
+			case TaskOpen:
+				returnToOpen(t)
+			default:
+				t.State, t.Result, t.LeaseDue = p.State, p.Result, time.Time{}
+			}
+			assignee = nil
+		}
+	}
+	return assignee, ready, told, nil
+}
+
+// leaseTx is what judging claims reads and writes: tasks, their holders
+// and the holders' liveness, their reservations, the events and messages
+// it records.
+type leaseTx interface {
+	endTx
+	HealthTx
+	EventTx
+}
+
+// ExpireLeases is the orchestrator's task job at now: it looks at up to
+// limit claims whose lease may have lapsed, returns to open those whose
+// holder showed no activity within the project's lease (or is disabled),
+// recording a task_returned event and telling the holder and the creator,
+// and moves the others' next look to when their lease can lapse. It
+// returns how many it returned and whether more claims are due.
+func (ts *Tasks) ExpireLeases(ctx context.Context, now time.Time, limit int) (returned int, more bool, err error) {
+	var ready []*Task
+	var told []int64
+	err = update(ctx, ts.store, func(tx tasksTx) error {
+		returned, ready, told = 0, nil, nil
+		due, err := tx.DueTaskLeases(now, limit)
+		if err != nil {
+			return err
+		}
+		more = len(due) == limit
+		for _, t := range due {
+			back, tl, err := ts.judgeLease(tx, t, now)
+			if err != nil {
+				return err
+			}
+			if back {
+				returned++
+				told = append(told, tl...)
+				if t.Ready() {
+					ready = append(ready, t)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("expire task leases: %w", err)
+	}
+	if returned > 0 {
+		ts.changed(ready, told)
+	}
+	return returned, more, nil
+}
+
+// judgeLease applies DecideLease to claimed task t at now and writes the
+// outcome; it reports whether t went back to open, and whom it told.
+func (ts *Tasks) judgeLease(tx leaseTx, t *Task, now time.Time) (bool, []int64, error) {
+	holder, err := tx.AgentByID(t.AssigneeID)
+	if ErrorCode(err) == ENOTFOUND { // deleted: its claim goes with it
+		returnToOpen(t)
+		t.UpdatedAt = now
+		return true, nil, tx.UpdateTask(t)
+	} else if err != nil {
+		return false, nil, err
+	}
+	st, err := tx.LivenessState(holder.ID)
+	if err != nil {
+		return false, nil, err
+	}
+	last := st.LastConsciousActivity()
+	if holder.HeartbeatStartedAt.After(last) {
+		last = holder.HeartbeatStartedAt
+	}
+	lease, err := ts.leaseOf(tx, t.Project)
+	if err != nil {
+		return false, nil, err
+	}
+	lapsed, next := DecideLease(t.ClaimedAt, last, lease, holder.Disabled(), now)
+	if !lapsed {
+		return false, nil, tx.SetTaskLeaseDue(t.ID, next)
+	}
+	why := fmt.Sprintf("no activity from %s since %s (lease %s)", holder.Name, latest(t.ClaimedAt, last).UTC().Format(time.RFC3339), lease)
+	if holder.Disabled() {
+		why = holder.Name + " was disabled"
+	}
+	if err := releaseTaskPaths(tx, t, holder.ID, now); err != nil {
+		return false, nil, err
+	}
+	returnToOpen(t)
+	t.UpdatedAt = now
+	if err := tx.UpdateTask(t); err != nil {
+		return false, nil, err
+	}
+	if err := tx.InsertEvent(&Event{AgentID: holder.ID, Kind: EventTaskReturned, Detail: fmt.Sprintf("task %s returned to open: %s", t, why), CreatedAt: now}); err != nil {
+		return false, nil, err
+	}
+	told, err := tell(tx, t.Project, []int64{holder.ID, t.CreatorID}, 0, fmt.Sprintf("Task %s went back to open: %s.", t, why), now)
+	return true, told, err
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

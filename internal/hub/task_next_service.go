@@ -1,0 +1,237 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// taskWaits is the registry of parked next_task calls, by project. Each
+// holds a Waiter of the hub's registry (so it counts against the waits'
+// limits and shows its agent as waiting), whose channel a ready task that
+// fits it signals.
+type taskWaits struct {
+	mu        sync.Mutex
+	byProject map[string]map[*taskWait]struct{}
+}
+
+// taskWait is one parked next_task.
+type taskWait struct {
+	project string
+	labels  []string
+	role    string
+	w       *Waiter
+}
+
+func (r *taskWaits) add(tw *taskWait) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.byProject[tw.project]
+	if m == nil {
+		m = map[*taskWait]struct{}{}
+		r.byProject[tw.project] = m
+	}
+	m[tw] = struct{}{}
+}
+
+func (r *taskWaits) remove(tw *taskWait) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.byProject[tw.project]
+	delete(m, tw)
+	if len(m) == 0 {
+		delete(r.byProject, tw.project)
+	}
+}
+
+// wake signals the parked calls that ready task t fits: each looks again,
+// one claims it, the others park again.
+func (r *taskWaits) wake(t *Task) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for tw := range r.byProject[t.Project] {
+		if TaskFits(t, tw.labels, tw.role) {
+			tw.w.signal()
+		}
+	}
+}
+
+// wakeProject signals every parked call of project.
+func (r *taskWaits) wakeProject(project string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for tw := range r.byProject[project] {
+		tw.w.signal()
+	}
+}
+
+// NextRequest is what next_task asks for.
+type NextRequest struct {
+	Labels []string
+	Role   string // "" the caller's role
+	Wait   time.Duration
+}
+
+// NextResult is what next_task answers.
+type NextResult struct {
+	Task      *Task // nil when none fitted in time
+	Conflicts []Conflict
+	TimedOut  bool
+}
+
+// Next claims for caller the highest-priority ready task of its project
+// that fits req (TaskFits), the oldest first, parking up to req.Wait (at
+// most the hub's WaitMax, and answering before ctx's deadline) until one is
+// ready. A parked call registers before its first look, so a task made
+// ready after the look wakes it in milliseconds; tasks made ready by
+// another process (a replica) wake it through TasksReady, and after a lost
+// notification through the hub's RecheckWaits: nothing polls. Errors: EINVALID,
+// EEXHAUSTED (the waits' limits), those of Claim.
+func (ts *Tasks) Next(ctx context.Context, caller *Agent, req NextRequest) (*NextResult, error) {
+	labels, err := normalizeLabels(req.Labels)
+	if err != nil {
+		return nil, err
+	}
+	role := req.Role
+	if role == "" {
+		role = caller.Role
+	}
+	if req.Wait < 0 {
+		return nil, Errorf(EINVALID, "wait_seconds is negative: give 0 to answer at once, or up to %d seconds to park", int(ts.cfg.WaitMax/time.Second))
+	}
+	wait := min(req.Wait, ts.cfg.WaitMax)
+	if dl, ok := ctx.Deadline(); ok {
+		wait = max(0, min(wait, dl.Sub(ts.clock.Now())-ts.cfg.DeadlineMargin))
+	}
+	var tw *taskWait
+	if wait > 0 {
+		w, err := ts.waiters.Register(caller.ID, caller.authEpoch, caller.authHash)
+		if err != nil {
+			return nil, err
+		}
+		defer w.Close()
+		w.expireAfter(wait)
+		tw = &taskWait{project: ProjectOr(caller.Project), labels: labels, role: role, w: w}
+		ts.parked.add(tw)
+		defer ts.parked.remove(tw)
+	}
+	for {
+		t, cs, err := ts.tryNext(ctx, caller, labels, role)
+		if err != nil || t != nil {
+			return &NextResult{Task: t, Conflicts: cs}, err
+		}
+		if tw == nil {
+			return &NextResult{TimedOut: true}, nil
+		}
+		if err := revokedErr(tw.w); err != nil {
+			return nil, err
+		}
+		if tw.w.expired.Load() || ts.stopping() {
+			return &NextResult{TimedOut: true}, nil
+		}
+		select {
+		case <-tw.w.c: // a fitting task, the timeout, the hub's shutdown
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// nextCandidates is how many ready tasks one look tries to claim: the
+// others may be claimed meanwhile, or their paths held.
+const nextCandidates = 4
+
+// tryNext claims the best fitting ready task for caller, if any. A task
+// whose paths another agent holds exclusively is left for later and the
+// next one is tried.
+func (ts *Tasks) tryNext(ctx context.Context, caller *Agent, labels []string, role string) (*Task, []Conflict, error) {
+	project := ProjectOr(caller.Project)
+	skip := map[int64]bool{}
+	for round := 0; round < 3; round++ {
+		now := ts.clock.Now()
+		var won *Task
+		err := update(ctx, ts.store, func(tx TaskTx) error {
+			won = nil
+			cands, err := tx.ReadyTasks(project, labels, role, nextCandidates+len(skip))
+			if err != nil {
+				return err
+			}
+			lease, err := ts.leaseOf(tx, project)
+			if err != nil {
+				return err
+			}
+			for _, c := range cands {
+				if skip[c.ID] {
+					continue
+				}
+				ok, err := tx.ClaimTask(c.ID, caller.ID, now, now.Add(lease))
+				if err != nil {
+					return err
+				}
+				if ok {
+					won, err = claimed(tx, c.ID, caller.ID)
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil || won == nil {
+			return nil, nil, err
+		}
+		cs, err := ts.reservePaths(ctx, caller, won)
+		if ErrorCode(err) == EPRECONDITION {
+			skip[won.ID] = true
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		ts.changed(nil, nil)
+		return won, cs, nil
+	}
+	return nil, nil, nil
+}
+
+// claimed reads back task id just claimed by agentID and makes agentID a
+// watcher of it.
+func claimed(tx TaskTx, id, agentID int64) (*Task, error) {
+	if err := tx.AddTaskWatcher(id, agentID); err != nil {
+		return nil, err
+	}
+	return tx.TaskByID(id)
+}
+
+// reservePaths reserves t's paths for holder, its new claimer. When
+// another agent holds them exclusively, the claim is undone and the
+// refusal (naming the holder) returned.
+func (ts *Tasks) reservePaths(ctx context.Context, holder *Agent, t *Task) ([]Conflict, error) {
+	if len(t.Paths) == 0 {
+		return nil, nil
+	}
+	_, cs, err := ts.reserve.ReservePaths(ctx, holder, ReservationRequest{Patterns: t.Paths, Mode: ReservationExclusive,
+		TTL: MaxReservationTTL, Reason: fmt.Sprintf("task #%d", t.ID)})
+	if err == nil {
+		return cs, nil
+	}
+	undo := update(context.WithoutCancel(ctx), ts.store, func(tx TaskTx) error {
+		cur, err := tx.TaskByID(t.ID)
+		if err != nil || cur.State != TaskClaimed || cur.AssigneeID != holder.ID || !cur.ClaimedAt.Equal(t.ClaimedAt) {
+			return err
+		}
+		returnToOpen(cur)
+		return tx.UpdateTask(cur)
+	})
+	if undo != nil {
+		return nil, fmt.Errorf("undo the claim of task %d: %w", t.ID, undo)
+	}
+	if ErrorCode(err) == EPRECONDITION {
+		return nil, Errorf(EPRECONDITION, "task %s cannot be claimed now: its paths are held: %s", t, ErrorMessage(err))
+	}
+	return nil, err
+}
+
+// returnToOpen takes t off its holder.
+func returnToOpen(t *Task) {
+	t.State, t.AssigneeID, t.Assignee, t.ClaimedAt, t.LeaseDue = TaskOpen, 0, "", time.Time{}, time.Time{}
+}
