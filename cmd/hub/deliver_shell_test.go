@@ -125,12 +125,13 @@ func TestDeliverRunsNothingInAWrappedShell(t *testing.T) {
 // bracketedReader asks for bracketed paste, as agent hosts do, and writes
 // the first line it reads, bytes as they came, to the file named by its
 // argument.
-const bracketedReader = `import sys
+const bracketedReader = `import os, sys
 sys.stdout.write("\x1b[?2004h")
 print("READY", flush=True)
 line = sys.stdin.buffer.readline()
-with open(sys.argv[1], "wb") as f:
+with open(sys.argv[1] + ".part", "wb") as f:
     f.write(line)
+os.rename(sys.argv[1] + ".part", sys.argv[1])  # the file appears whole
 print("DONE", flush=True)
 `
 
