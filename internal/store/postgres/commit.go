@@ -87,7 +87,7 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 	}
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
-		fail(fmt.Errorf("begin write: %w", db.friendly(err)))
+		fail(db.failed(err, outageWrite, "begin write"))
 		return nil
 	}
 	defer tx.Rollback(ctx)
@@ -96,7 +96,7 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 		lock = `SELECT pg_advisory_xact_lock_shared($1)`
 	}
 	if _, err := tx.Exec(ctx, lock, db.writeKey); err != nil {
-		fail(fmt.Errorf("take the write lock: %w", db.friendly(err)))
+		fail(db.failed(err, outageWrite, "take the write lock"))
 		return nil
 	}
 	t := &Tx{ctx: ctx, tx: tx, db: db, shared: shared}
@@ -109,12 +109,12 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 			return batch
 		}
 		if errs[0] != nil {
-			batch[0].Done(errs[0])
+			batch[0].Done(outage(errs[0], outageWrite))
 			return nil
 		}
 		t.kept()
 	} else if err := runSavepoints(ctx, tx, t, batch, errs); err != nil {
-		fail(err)
+		fail(outage(err, outageWrite))
 		return nil
 	}
 	if err := t.flushPosts(); err != nil {
@@ -135,7 +135,7 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 	if err := tx.Commit(ctx); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
-				errs[i] = fmt.Errorf("commit: %w", db.friendly(err))
+				errs[i] = db.failed(err, outageCommit, "commit")
 			}
 		}
 	}
@@ -144,7 +144,7 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 			again = append(again, r)
 			continue
 		}
-		r.Done(errs[i])
+		r.Done(outage(errs[i], outageWrite))
 	}
 	return again
 }

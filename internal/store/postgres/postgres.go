@@ -154,10 +154,10 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 	}
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return fmt.Errorf("begin read: %w", db.friendly(err))
+		return db.failed(err, outageRead, "begin read")
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	return writer.Call(fn, &Tx{ctx: ctx, tx: tx, db: db})
+	return outage(writer.Call(fn, &Tx{ctx: ctx, tx: tx, db: db}), outageRead)
 }
 
 // CountEvents returns how many events of kind the store holds (for the
