@@ -78,7 +78,9 @@ func TestStoreUnreachableIsUnavailable(t *testing.T) {
 			return db.View(ctx, func(tx hub.Tx) error { _, err := tx.AgentByTokenHash([]byte("hash-alice")); return err })
 		},
 		"write": func() error {
-			return db.Update(ctx, func(tx hub.Tx) error { return tx.CreateAgent(&hub.Agent{Name: "bob", CreatedAt: time.Unix(1, 0)}, []byte("hash-bob")) })
+			return db.Update(ctx, func(tx hub.Tx) error {
+				return tx.CreateAgent(&hub.Agent{Name: "bob", CreatedAt: time.Unix(1, 0)}, []byte("hash-bob"))
+			})
 		},
 	} {
 		err := call()
@@ -94,7 +96,9 @@ func TestStoreUnreachableIsUnavailable(t *testing.T) {
 	if err := db.View(ctx, func(tx hub.Tx) (err error) { got, err = tx.AgentByTokenHash([]byte("hash-alice")); return err }); err != nil || got.Name != "alice" {
 		t.Fatalf("read after the database came back: %v, %v", got, err)
 	}
-	if err := db.Update(ctx, func(tx hub.Tx) error { return tx.CreateAgent(&hub.Agent{Name: "bob", CreatedAt: time.Unix(1, 0)}, []byte("hash-bob")) }); err != nil {
+	if err := db.Update(ctx, func(tx hub.Tx) error {
+		return tx.CreateAgent(&hub.Agent{Name: "bob", CreatedAt: time.Unix(1, 0)}, []byte("hash-bob"))
+	}); err != nil {
 		t.Fatalf("write after the database came back: %v", err)
 	}
 }
