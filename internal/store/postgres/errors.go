@@ -148,6 +148,8 @@ func outageReason(err error) string {
 			return "the database server is starting up"
 		case pe.Code == "53300":
 			return "the database server has no connection slot left"
+		case pe.Code == "25P03" || pe.Code == "57P05":
+			return "the database server ended a session it heard nothing from"
 		case strings.HasPrefix(pe.Code, "08"):
 			return "the connection to the database failed"
 		}
