@@ -104,6 +104,15 @@ func check(in checkInput) *result {
 		}
 	}
 	for _, f := range in.faults {
+		for _, o := range in.ops {
+			if o.Kind == "post" && !f.targets(o.Replica) && !o.Start.Before(f.Start) && o.Start.Before(f.Healed) {
+				if o.Outcome == ok {
+					f.OthersOK++
+				} else {
+					f.OthersNot++
+				}
+			}
+		}
 		if f.ConvergeErr != "" {
 			r.NotConverged++
 			r.problem("after %s %s: %s", f.Kind, f.Target, f.ConvergeErr)

@@ -48,6 +48,7 @@ var (
 	kindsFlag    = flag.String("faults.kinds", "", "comma-separated fault kinds to draw from (default every kind)")
 	summaryFlag  = flag.String("faults.summary", "", "also write the summary line to this file")
 	reportFlag   = flag.String("faults.report", "", "write every run's result (JSON) to this file")
+	keepFlag     = flag.Bool("faults.keep", false, "keep every run's files (logs of PostgreSQL and the replicas, results)")
 )
 
 func TestFaults(t *testing.T) {
@@ -89,7 +90,13 @@ func TestFaults(t *testing.T) {
 	// Not t.TempDir (0700): PostgreSQL runs as its own user under it.
 	dir, err := os.MkdirTemp("", "hub-faults-")
 	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if *keepFlag {
+			t.Logf("the runs' files are in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	must(t, os.Chmod(dir, 0o755))
 	hubBin, err := buildHub(dir)
 	must(t, err)
@@ -245,8 +252,10 @@ func report(t *testing.T, results []*result) {
 	sort.Strings(kinds)
 	for _, k := range kinds {
 		var conv, fail []time.Duration
-		bad := 0
+		bad, othersOK, othersNot := 0, 0, 0
 		for _, f := range byKind[k] {
+			othersOK += f.OthersOK
+			othersNot += f.OthersNot
 			if f.ConvergeErr != "" {
 				bad++
 			} else {
@@ -256,8 +265,8 @@ func report(t *testing.T, results []*result) {
 				fail = append(fail, f.Failover)
 			}
 		}
-		line := fmt.Sprintf("faults: kind %-20s n=%-3d converge p50=%dms p99=%dms not_converged=%d", k, len(byKind[k]),
-			percentile(conv, 50).Milliseconds(), percentile(conv, 99).Milliseconds(), bad)
+		line := fmt.Sprintf("faults: kind %-20s n=%-3d converge p50=%dms p99=%dms not_converged=%d other_replicas_posts ok=%d not=%d", k, len(byKind[k]),
+			percentile(conv, 50).Milliseconds(), percentile(conv, 99).Milliseconds(), bad, othersOK, othersNot)
 		if k == "leader-isolate" {
 			line += fmt.Sprintf(" failovers=%d/%d p50=%dms", len(fail), len(byKind[k]), percentile(fail, 50).Milliseconds())
 		}

@@ -37,6 +37,23 @@ type fault struct {
 	Converge             time.Duration
 	ConvergeErr          string
 	Failover             time.Duration // leader-isolate: until another replica led (0: none during the fault)
+	// Posts made during the fault through the replicas it did not
+	// target: how many were acknowledged and how many were not.
+	OthersOK, OthersNot int
+}
+
+// targets reports which replicas a fault targets (by name in its target:
+// "r2", "r1+r3", "client-r2", "pg-r3"); "pg" targets every replica.
+func (f *fault) targets(i int) bool {
+	if f.Target == "pg" {
+		return true
+	}
+	for _, t := range strings.Split(f.Target, "+") {
+		if strings.HasSuffix(t, fmt.Sprintf("r%d", i)) {
+			return true
+		}
+	}
+	return false
 }
 
 type nemesis struct {

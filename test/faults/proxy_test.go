@@ -29,6 +29,7 @@ type proxies struct {
 }
 
 func newProxies() *proxies {
+	zerolog.SetGlobalLevel(zerolog.Disabled) // the toxics log every link they cut
 	return &proxies{
 		server: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop()),
 		byName: map[string]*toxiproxy.Proxy{},
