@@ -147,7 +147,13 @@ func runChild(t *testing.T, cfg runConfig) {
 	})
 	w.start()
 	n := &nemesis{rng: mrand.New(mrand.NewPCG(cfg.Seed, 0x6e656d65)), rig: r, pg: pg, replicas: replicas, px: px, kinds: cfg.Kinds, logf: logf}
-	faults := n.run(ctx, time.Now().Add(cfg.Duration), func() (time.Duration, error) { return pr.converge(ctx, convergeBound) })
+	faults := n.run(ctx, time.Now().Add(cfg.Duration), func() (time.Duration, error) {
+		d, err := pr.converge(ctx, convergeBound)
+		if err == nil && pr.last != nil {
+			logf("  (until then: %v)", pr.last)
+		}
+		return d, err
+	})
 	// Everything is healed: the replicas must serve, then the workload
 	// stops and the readers catch up.
 	if _, err := pr.converge(ctx, convergeBound); err != nil {

@@ -71,6 +71,8 @@ type prober struct {
 	waiter   *agent
 	cursor   int64
 	round    int
+	// last is what the last converge saw fail before its round passed.
+	last error
 }
 
 // converge probes until one round passes or limit ends; it returns how
@@ -78,13 +80,16 @@ type prober struct {
 func (p *prober) converge(ctx context.Context, limit time.Duration) (time.Duration, error) {
 	start := time.Now()
 	deadline := start.Add(limit)
-	var last error
+	p.last = nil
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if last = p.once(ctx); last == nil {
+		err := p.once(ctx)
+		if err == nil {
 			return time.Since(start), nil
 		}
+		p.last = err
 		time.Sleep(200 * time.Millisecond)
 	}
+	last := p.last
 	return time.Since(start), fmt.Errorf("not converged within %v: %v", limit, last)
 }
 

@@ -152,13 +152,17 @@ type workload struct {
 
 func (w *workload) n() int { return len(w.replicas) - 1 }
 
-// start runs a poster and a reader per agent.
+// start runs a poster per agent and replica (a client of that replica:
+// a replica that cannot answer holds up its own clients only) and a
+// reader per agent.
 func (w *workload) start() {
 	w.stopPost = make(chan struct{})
 	for i, a := range w.agents {
-		rng := rand.New(rand.NewPCG(w.seed, uint64(i)))
-		w.wg.Add(1)
-		go func() { defer w.wg.Done(); w.poster(a, i, rng) }()
+		for r := 1; r <= w.n(); r++ {
+			rng := rand.New(rand.NewPCG(w.seed, uint64(100*i+r)))
+			w.wg.Add(1)
+			go func() { defer w.wg.Done(); w.poster(a, i, r, rng) }()
+		}
 		w.readers.Add(1)
 		rrng := rand.New(rand.NewPCG(w.seed, uint64(1000+i)))
 		go func() { defer w.readers.Done(); w.reader(a, rrng) }()
@@ -183,18 +187,21 @@ func (w *workload) stopped() bool {
 	}
 }
 
-// poster posts until stopped; every 10th post is followed by a heartbeat,
-// every 15th by a reservation taken, held and released.
-func (w *workload) poster(a *agent, idx int, rng *rand.Rand) {
+// poster posts through replica r until stopped; every 10th post is
+// followed by a heartbeat; the poster of the first replica also takes,
+// holds and releases a reservation after every 15th (through any replica:
+// an agent's reservations are its own, so one of its goroutines takes
+// them, as one agent would).
+func (w *workload) poster(a *agent, idx, r int, rng *rand.Rand) {
 	for seq := 0; !w.stopped(); seq++ {
-		w.post(a, idx, seq, rng)
+		w.post(a, idx, r, seq, rng)
 		if seq%10 == 9 {
 			w.heartbeat(a, rng)
 		}
-		if seq%15 == 7 {
+		if seq%15 == 7 && r == 1 {
 			w.reserve(a, rng)
 		}
-		time.Sleep(time.Duration(20+rng.IntN(100)) * time.Millisecond)
+		time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
 	}
 }
 
@@ -209,9 +216,9 @@ func (w *workload) others(a *agent, k int, rng *rand.Rand) []string {
 	return out
 }
 
-func (w *workload) post(a *agent, idx, seq int, rng *rand.Rand) {
-	o := &op{Kind: "post", Agent: a.name, Replica: 1 + rng.IntN(w.n()), Via: "grpc",
-		Nonce: fmt.Sprintf("n%d.%d.%d", w.seed, idx, seq), High: rng.IntN(10) == 0, Ack: rng.IntN(8) == 0}
+func (w *workload) post(a *agent, idx, r, seq int, rng *rand.Rand) {
+	o := &op{Kind: "post", Agent: a.name, Replica: r, Via: "grpc",
+		Nonce: fmt.Sprintf("n%d.%d.%d.%d", w.seed, idx, r, seq), High: rng.IntN(10) == 0, Ack: rng.IntN(8) == 0}
 	body := o.Nonce
 	switch k := rng.IntN(10); {
 	case k < 5: // direct

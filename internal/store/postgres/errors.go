@@ -113,8 +113,9 @@ const (
 // outage returns err as an outage of the kind what if it is one, and err
 // otherwise (a domain error, a constraint, a cancelled call).
 func outage(err error, what string) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+	var ce *pgconn.ConnectError
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &ce) {
+		return err // the call ended (its deadline, unless it passed while connecting: connect_timeout)
 	}
 	var he *hub.Error
 	if errors.As(err, &he) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/postgres/pgtest"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -57,6 +58,33 @@ func TestOutageSortsErrors(t *testing.T) {
 		if again := outage(got, outageRead); again != got {
 			t.Errorf("outage of an outage changed it: %v", again)
 		}
+	}
+}
+
+// A server that accepts the connection and never answers: connecting
+// times out (connect_timeout), an outage too, though the driver reports it
+// as a passed deadline.
+func TestOutageOfASilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	_, err = pgx.Connect(context.Background(), "postgres://hub@"+ln.Addr().String()+"/hub?sslmode=disable&connect_timeout=1")
+	if err == nil {
+		t.Fatal("connected to a server that never answers")
+	}
+	if got := outage(err, outageRead); hub.ErrorCode(got) != hub.EUNAVAILABLE || !strings.Contains(hub.ErrorMessage(got), "no answer in time") {
+		t.Errorf("outage(%v) = %s %q, want %s: no answer in time", err, hub.ErrorCode(got), hub.ErrorMessage(got), hub.EUNAVAILABLE)
 	}
 }
 
