@@ -110,3 +110,37 @@ func TestSilentWriterReleasesTheWriteLock(t *testing.T) {
 		t.Errorf("a's unacknowledged write is in the store (AgentByName: %v)", err)
 	}
 }
+
+// A listening connection gone silent is given up after a quiet spell and
+// a ping without answer: Watch connects again and re-checks every parked
+// wait (Resync), since notifications sent meanwhile may be lost. It used
+// to wait on the silent connection for as long as TCP kept it.
+func TestSilentListenerListensAgain(t *testing.T) {
+	u := pgtest.Schema(t)
+	ua, link := pgtest.Cuttable(t, u)
+	db := openTest(t, ua)
+	listening, resynced := make(chan struct{}, 100), make(chan struct{}, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		db.Watch(ctx, Reports{
+			PostedTo: func(int64, int64, []int64) {}, Posted: func() { listening <- struct{}{} },
+			Resync: func() int { resynced <- struct{}{}; return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {},
+		})
+	}()
+	t.Cleanup(func() { link.Resume(); cancel(); <-done })
+	select {
+	case <-listening:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch did not listen within 30 s")
+	}
+	link.Stall()
+	time.Sleep(listenQuiet + listenPingTimeout + time.Second)
+	link.Resume()
+	select {
+	case <-resynced:
+	case <-time.After(15 * time.Second):
+		t.Fatal("15 s after its silent connection came back, Watch had not connected again and re-checked the parked waits")
+	}
+}
