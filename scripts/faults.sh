@@ -112,6 +112,6 @@ fi
 export CGO_ENABLED=1
 set +e
 HUB_FAULTS=1 HUB_FAULTS_REQUIRE=1 go test -count=1 -v -timeout 0 -run '^TestFaults$' ./test/faults -args "${args[@]}" 2>&1 |
-	awk '!/^(=== RUN|--- PASS|PASS$|ok )/ && !/^faults: runs=/ { print; fflush() }'
+	grep --line-buffered -v -E '^(=== RUN|--- PASS|PASS$|ok |faults: runs=)'
 status=${PIPESTATUS[0]}
 set -e
