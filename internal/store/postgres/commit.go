@@ -103,7 +103,7 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 	errs := make([]error, len(batch))
 	if len(batch) == 1 {
 		if errs[0] = batch[0].Ctx.Err(); errs[0] == nil {
-			errs[0] = t.run(batch[0].Fn)
+			errs[0] = t.runRequest(batch[0])
 		}
 		if errors.Is(errs[0], errRunExclusive) {
 			return batch
@@ -182,7 +182,7 @@ func runSavepoints(ctx context.Context, tx pgx.Tx, t *Tx, batch []*writer.Reques
 		if _, err := tx.Exec(ctx, `SAVEPOINT w`); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
-		if errs[i] = t.run(r.Fn); errs[i] == nil {
+		if errs[i] = t.runRequest(r); errs[i] == nil {
 			_, err := tx.Exec(ctx, `RELEASE w`)
 			var pe *pgconn.PgError
 			if err == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +43,10 @@ type Leader struct {
 	conn *pgx.Conn     // nil when not connected
 	held bool          // conn holds the lock
 	keep chan struct{} // closed to stop the pings of the held lock
+
+	// fence names the session holding the lock while held (nil
+	// otherwise), for the check of the orchestrator's writes (fence.go).
+	fence atomic.Pointer[leaderSession]
 }
 
 // leaderCallTimeout bounds the connection and lock of Lead and Resign, so
@@ -111,6 +116,12 @@ func (l *Leader) Lead(ctx context.Context) (bool, error) {
 		l.dropLocked()
 		return false, fmt.Errorf("leader lock: %w", l.db.friendly(err))
 	}
+	var ls leaderSession
+	if err := l.conn.QueryRow(ctx, `SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()`).Scan(&ls.pid, &ls.start); err != nil {
+		l.dropLocked()
+		return false, fmt.Errorf("leader lock: %w", l.db.friendly(err))
+	}
+	l.fence.Store(&ls)
 	l.db.logger.Info("this replica now runs the orchestrator (took the leader lock)")
 	l.held = true
 	l.keep = make(chan struct{})
@@ -173,6 +184,7 @@ func (l *Leader) Resign(ctx context.Context) error {
 
 // dropLocked closes the lock's connection, which releases the lock.
 func (l *Leader) dropLocked() {
+	l.fence.Store(nil)
 	if l.keep != nil {
 		close(l.keep)
 		l.keep = nil
