@@ -74,6 +74,7 @@ type checkInput struct {
 	store       storeView
 	members     []string // the channel's members: every workload agent
 	ticks       []tickSample
+	tickErrors  map[int][]time.Time // per replica: when its log reported a failed tick
 	revocations []*revocation
 	revokeBound time.Duration
 	faults      []*fault
@@ -307,18 +308,26 @@ func checkLeader(r *result, in checkInput) {
 		replica    int
 		start, end time.Time
 	}
+	// A tick counts if it succeeded: a failed one (its writes refused, as a
+	// stale leader's are) logged its error as it ended.
+	failedAt := func(replica int, end time.Time) bool {
+		for _, e := range in.tickErrors[replica] {
+			if !e.Before(end.Add(-50*time.Millisecond)) && e.Before(end.Add(3*time.Second)) {
+				return true
+			}
+		}
+		return false
+	}
 	var ticks []tick
 	seen := map[string]bool{}
-	lastErr := map[int]string{}
 	for _, s := range in.ticks {
-		failedTick := s.Err != "" && s.Err != lastErr[s.Replica]
-		lastErr[s.Replica] = s.Err
 		key := fmt.Sprintf("%d@%d", s.Replica, s.At.UnixNano())
-		if seen[key] || failedTick {
+		end := s.At.Add(time.Duration(s.Micros) * time.Microsecond)
+		if seen[key] || failedAt(s.Replica, end) {
 			continue
 		}
 		seen[key] = true
-		ticks = append(ticks, tick{s.Replica, s.At, s.At.Add(time.Duration(s.Micros) * time.Microsecond)})
+		ticks = append(ticks, tick{s.Replica, s.At, end})
 	}
 	sort.Slice(ticks, func(i, j int) bool { return ticks[i].start.Before(ticks[j].start) })
 	for i := range ticks {

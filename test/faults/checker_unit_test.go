@@ -100,6 +100,7 @@ func TestCheckerFindsEachBrokenPromise(t *testing.T) {
 		}, func(r *result) int { return r.LeaderOverlaps }, "2 cron messages for 1"},
 		{"ticks of two replicas overlap", func(in *checkInput) {
 			in.ticks = []tickSample{{Replica: 1, At: at(0), Micros: 50_000}, {Replica: 2, At: at(30), Micros: 10_000}}
+			in.tickErrors = map[int][]time.Time{1: {at(-500)}, 2: {at(5000)}} // errors of other ticks
 		}, func(r *result) int { return r.LeaderOverlaps }, "ticks overlap"},
 		{"reservations overlap", func(in *checkInput) {
 			in.ops = append(in.ops,
@@ -125,6 +126,17 @@ func TestCheckerFindsEachBrokenPromise(t *testing.T) {
 				t.Errorf("problems %q do not say %q", r.Problems, tc.want)
 			}
 		})
+	}
+}
+
+// A stale leader's tick, whose writes were refused, failed: it does not
+// overlap the new leader's.
+func TestFailedTickIsNoLeadership(t *testing.T) {
+	in := clean()
+	in.ticks = []tickSample{{Replica: 1, At: at(0), Micros: 27_000_000}, {Replica: 2, At: at(6000), Micros: 10_000}}
+	in.tickErrors = map[int][]time.Time{1: {at(27_010)}}
+	if r := check(in); r.LeaderOverlaps != 0 {
+		t.Errorf("leader overlaps = %d: %v", r.LeaderOverlaps, r.Problems)
 	}
 }
 

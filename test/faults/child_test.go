@@ -165,7 +165,7 @@ func runChild(t *testing.T, cfg runConfig) {
 
 	store, err := readStore(ctx, pg, members)
 	must(t, err)
-	res := check(checkInput{ops: w.hist.all(), store: store, members: members, ticks: tw.all(),
+	res := check(checkInput{ops: w.hist.all(), store: store, members: members, ticks: tw.all(), tickErrors: tickErrors(replicas),
 		revocations: revocations, revokeBound: revokeBound, faults: faults})
 	res.Seed = cfg.Seed
 	b, err := json.Marshal(res)

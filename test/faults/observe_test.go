@@ -1,9 +1,12 @@
 package faults
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -54,6 +57,32 @@ func (tw *tickWatch) run(ctx context.Context, admins []hubv1.AdminServiceClient,
 		case <-t.C:
 		}
 	}
+}
+
+// tickErrorRE matches the line a hub logs when a tick fails.
+var tickErrorRE = regexp.MustCompile(`^time=(\S+) level=ERROR msg="orchestrator: tick"`)
+
+// tickErrors reads, from each replica's log, when it reported a failed
+// tick.
+func tickErrors(replicas []*replica) map[int][]time.Time {
+	out := map[int][]time.Time{}
+	for i := 1; i < len(replicas); i++ {
+		f, err := os.Open(replicas[i].logPath)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if m := tickErrorRE.FindStringSubmatch(sc.Text()); m != nil {
+				if at, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+					out[i] = append(out[i], at)
+				}
+			}
+		}
+		f.Close()
+	}
+	return out
 }
 
 func (tw *tickWatch) all() []tickSample {
