@@ -36,8 +36,9 @@ func TestLeaderWritesAreFenced(t *testing.T) {
 		t.Errorf("leader work on a replica that does not lead: %v, want %s", err, hub.EPRECONDITION)
 	}
 
+	// The session ends (the call waits up to 5 s for it: PostgreSQL 14+).
 	pid := a.Leader().fence.Load().pid
-	pgtest.Exec(t, "SELECT pg_terminate_backend("+strconv.Itoa(int(pid))+")")
+	pgtest.Exec(t, "SELECT pg_terminate_backend("+strconv.Itoa(int(pid))+", 5000)")
 	if err := write(a, leaderWork, "by-a-after-its-session-ended"); hub.ErrorCode(err) != hub.EPRECONDITION {
 		t.Errorf("leader work after the leader session ended: %v, want %s", err, hub.EPRECONDITION)
 	}
