@@ -175,6 +175,8 @@ func (g *Gate) Authorize(ctx context.Context, who Who, token string) (*hub.Agent
 		if len(token) <= maxTokenLen {
 			if _, err := g.tokens.Authenticate(ctx, token); err == nil {
 				return nil, refuse(codes.PermissionDenied, textAgentOnAdmin)
+			} else if unanswered(err) {
+				return nil, Status(err)
 			} else if unreachable(err) {
 				return nil, refuseFor(codes.Unavailable, retryAfterStoreMs*time.Millisecond, textStoreDown)
 			}
@@ -195,6 +197,8 @@ func (g *Gate) Authorize(ctx context.Context, who Who, token string) (*hub.Agent
 			return a, nil
 		case hub.ErrorCode(err) == hub.EPERMISSION:
 			return nil, refuse(codes.PermissionDenied, hub.ErrorMessage(err))
+		case unanswered(err):
+			return nil, Status(err)
 		case unreachable(err):
 			return nil, refuseFor(codes.Unavailable, retryAfterStoreMs*time.Millisecond, textStoreDown)
 		case g.tokens.IsAdminToken(token):
@@ -203,6 +207,13 @@ func (g *Gate) Authorize(ctx context.Context, who Who, token string) (*hub.Agent
 		return nil, refuse(codes.Unauthenticated, textUnknownAgent)
 	}
 	return nil, refuse(codes.PermissionDenied, "this call cannot be made with a token")
+}
+
+// unanswered reports whether the call ended (its deadline passed, it was
+// cancelled) before the store answered: no verdict on the token either,
+// answered DeadlineExceeded or Canceled.
+func unanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 // unreachable reports whether err is the store failing (an error the

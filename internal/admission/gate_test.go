@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,6 +123,49 @@ func TestStoreDownIsUnavailableNotUnauthenticated(t *testing.T) {
 	wantCode(t, "admit, store closed", err, codes.Unavailable, "cannot reach its store")
 	_, _, err = r.gate.Admit(ctx, hubv1.AdminService_ListAgents_FullMethodName, tok)
 	wantCode(t, "admin call with an agent token, store closed", err, codes.Unavailable, "cannot reach its store")
+}
+
+// silentStore is a store whose reads get no answer while silent, as a
+// database cut off by a partition: they end at their deadline.
+type silentStore struct {
+	hub.Store
+	silent atomic.Bool
+}
+
+func (s *silentStore) View(ctx context.Context, fn func(hub.Tx) error) error {
+	if s.silent.Load() {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.Store.View(ctx, fn)
+}
+
+// A call whose deadline passes before the store answers the token's read
+// is no verdict on the token either: DeadlineExceeded, never
+// Unauthenticated. The fault rig met "unknown or revoked token" for valid
+// tokens on a replica cut off from PostgreSQL.
+func TestStoreSilentIsNoVerdictOnTheToken(t *testing.T) {
+	t.Parallel()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hub.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	store := &silentStore{Store: db}
+	cfg := hub.DefaultConfig()
+	svc := hub.NewServices(hub.NewCore(store, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits, hub.SystemClock{})))
+	_, tok, err := svc.Agents.CreateAgent(context.Background(), hub.CreateAgentRequest{Name: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := New(svc.Agents, DefaultOptions())
+	store.silent.Store(true)
+	for _, method := range []string{hubv1.AgentService_GetStatus_FullMethodName, hubv1.AdminService_ListAgents_FullMethodName} {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		_, _, err := gate.Admit(ctx, method, tok)
+		cancel()
+		wantCode(t, method+" with the store silent past the call's deadline", err, codes.DeadlineExceeded, "deadline")
+	}
 }
 
 func TestBudgetsByWeight(t *testing.T) {

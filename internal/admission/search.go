@@ -51,7 +51,10 @@ func (s *searchSlots) acquire(ctx context.Context, id int64) (release func(), er
 	defer t.Stop()
 	select {
 	case s.all <- struct{}{}:
-		return func() { <-s.all; free() }, nil
+		// The caller is free for its next search before the slot is:
+		// the other way round, a search admitted into the freed slot
+		// could end, and the caller's next search come, before free ran.
+		return func() { free(); <-s.all }, nil
 	case <-ctx.Done():
 		free()
 		return nil, ctx.Err()

@@ -138,13 +138,13 @@ func outgoingHeader(key string) (string, bool) {
 	return runtime.MetadataHeaderPrefix + key, true
 }
 
-// errorHandler is the gateway's default, plus a Retry-After header on 429:
-// the wait the server put in its "retry-after" trailer (the rate limiter
-// does), else 1 second; an unknown enum name in a body is answered with the
-// names allowed.
+// errorHandler is the gateway's default, plus a Retry-After header on 429
+// and 503 (the store cannot be reached): the wait the server put in its
+// "retry-after" trailer (the rate limiter does), else 1 second; an unknown
+// enum name in a body is answered with the names allowed.
 func errorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	err = explainEnum(err)
-	if runtime.HTTPStatusFromCode(statusCode(err)) == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
+	if code := runtime.HTTPStatusFromCode(statusCode(err)); (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", retryAfter(ctx))
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)

@@ -97,3 +97,22 @@ func IsRowLocked(ctx context.Context) bool {
 	marked, _ := ctx.Value(rowLockedKey{}).(bool)
 	return marked
 }
+
+type leaderWorkKey struct{}
+
+// LeaderWork marks ctx as the orchestrator's, run because this process
+// leads: a store shared by several processes makes each Update called with
+// it only if this process still holds the leadership when the write runs,
+// and otherwise returns EPRECONDITION and writes nothing (fencing): a
+// leader cut off from the store, whose tick outlives its lock, writes
+// nothing once another may lead. A store with one process ignores the
+// mark.
+func LeaderWork(ctx context.Context) context.Context {
+	return context.WithValue(ctx, leaderWorkKey{}, true)
+}
+
+// IsLeaderWork reports whether ctx was marked by LeaderWork.
+func IsLeaderWork(ctx context.Context) bool {
+	marked, _ := ctx.Value(leaderWorkKey{}).(bool)
+	return marked
+}

@@ -228,7 +228,9 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 		return
 	}
 	began := time.Now() // durations are measured on the monotonic clock
-	err = o.Tick(ctx, start)
+	// The tick's writes are made only while this process still leads
+	// (hub.LeaderWork: a store shared by replicas fences them).
+	err = o.Tick(hub.LeaderWork(ctx), start)
 	o.record(start, time.Since(began), true, err)
 	if o.jobs != nil { // tests of the loop alone have no service
 		o.jobs.Feed.Publish(hub.TopicTick)

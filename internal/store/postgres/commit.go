@@ -87,7 +87,7 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 	}
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
-		fail(fmt.Errorf("begin write: %w", db.friendly(err)))
+		fail(db.failed(err, outageWrite, "begin write"))
 		return nil
 	}
 	defer tx.Rollback(ctx)
@@ -96,25 +96,25 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 		lock = `SELECT pg_advisory_xact_lock_shared($1)`
 	}
 	if _, err := tx.Exec(ctx, lock, db.writeKey); err != nil {
-		fail(fmt.Errorf("take the write lock: %w", db.friendly(err)))
+		fail(db.failed(err, outageWrite, "take the write lock"))
 		return nil
 	}
 	t := &Tx{ctx: ctx, tx: tx, db: db, shared: shared}
 	errs := make([]error, len(batch))
 	if len(batch) == 1 {
 		if errs[0] = batch[0].Ctx.Err(); errs[0] == nil {
-			errs[0] = t.run(batch[0].Fn)
+			errs[0] = t.runRequest(batch[0])
 		}
 		if errors.Is(errs[0], errRunExclusive) {
 			return batch
 		}
 		if errs[0] != nil {
-			batch[0].Done(errs[0])
+			batch[0].Done(outage(errs[0], outageWrite))
 			return nil
 		}
 		t.kept()
 	} else if err := runSavepoints(ctx, tx, t, batch, errs); err != nil {
-		fail(err)
+		fail(outage(err, outageWrite))
 		return nil
 	}
 	if err := t.flushPosts(); err != nil {
@@ -135,7 +135,7 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 	if err := tx.Commit(ctx); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
-				errs[i] = fmt.Errorf("commit: %w", db.friendly(err))
+				errs[i] = db.failed(err, outageCommit, "commit")
 			}
 		}
 	}
@@ -144,7 +144,7 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 			again = append(again, r)
 			continue
 		}
-		r.Done(errs[i])
+		r.Done(outage(errs[i], outageWrite))
 	}
 	return again
 }
@@ -182,7 +182,7 @@ func runSavepoints(ctx context.Context, tx pgx.Tx, t *Tx, batch []*writer.Reques
 		if _, err := tx.Exec(ctx, `SAVEPOINT w`); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
-		if errs[i] = t.run(r.Fn); errs[i] == nil {
+		if errs[i] = t.runRequest(r); errs[i] == nil {
 			_, err := tx.Exec(ctx, `RELEASE w`)
 			var pe *pgconn.PgError
 			if err == nil {

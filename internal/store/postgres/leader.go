@@ -2,11 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Leader decides which replica runs the orchestrator (it implements
@@ -19,23 +22,46 @@ import (
 // expiry to wait for and no clock to trust; and there is nothing to renew
 // or clean up. Its limit: it needs a real session, so the hub's
 // connections must not go through a transaction-pooling proxy (PgBouncer
-// in transaction mode); a lease row would survive that. A leader whose
-// network silently dies keeps the lock until the server notices the dead
-// connection (TCP keepalive), and its own next Lead fails its ping and
-// reports false.
+// in transaction mode); a lease row would survive that.
+//
+// A leader whose network silently dies (a partition, a proxy that keeps
+// its side open) would keep the lock until the server noticed the dead
+// connection, two hours by default. So while it holds the lock, the
+// leader pings its connection every leaderKeepEvery, and the server ends
+// the session after leaderSilence without a word from it (its
+// idle_session_timeout, PostgreSQL 14 and later; older servers fall back
+// on TCP keepalives, asked for every few seconds): the others take over
+// within leaderSilence and a tick. The cut-off leader knows first: a ping
+// that gets no answer within leaderPingTimeout drops the lock's connection
+// and its next Lead reports false.
 type Leader struct {
 	db  *DB
 	cfg *pgx.ConnConfig
 	key int64
 
 	mu   sync.Mutex
-	conn *pgx.Conn // nil when not connected
-	held bool
+	conn *pgx.Conn     // nil when not connected
+	held bool          // conn holds the lock
+	keep chan struct{} // closed to stop the pings of the held lock
+
+	// fence names the session holding the lock while held (nil
+	// otherwise), for the check of the orchestrator's writes (fence.go).
+	fence atomic.Pointer[leaderSession]
 }
 
-// leaderCallTimeout bounds each round trip of Lead and Resign, so that a
-// dead network cannot hold up the orchestrator loop.
+// leaderCallTimeout bounds the connection and lock of Lead and Resign, so
+// that a dead network cannot hold up the orchestrator loop.
 const leaderCallTimeout = 5 * time.Second
+
+// How the leader keeps its lock alive, and how soon the server ends it
+// when the leader goes silent (see Leader). leaderKeepEvery plus
+// leaderPingTimeout is well below leaderSilence: a cut-off leader stops
+// leading before the server frees the lock for another.
+const (
+	leaderKeepEvery   = time.Second
+	leaderPingTimeout = 2 * time.Second
+	leaderSilence     = 5 * time.Second
+)
 
 // Leader returns the store's leader lock (the same one on every call; the
 // store's Close releases it).
@@ -43,6 +69,12 @@ func (db *DB) Leader() *Leader {
 	db.leaderOnce.Do(func() {
 		cfg := db.conn.Copy()
 		cfg.RuntimeParams["application_name"] = applicationName("hub leader", db.schema)
+		// The server's keepalives on this session: a silent peer is found
+		// within seconds (a direct connection; idle_session_timeout below
+		// covers a proxy too).
+		for k, v := range map[string]string{"tcp_keepalives_idle": "2", "tcp_keepalives_interval": "1", "tcp_keepalives_count": "3"} {
+			cfg.RuntimeParams[k] = v
+		}
 		db.leader = &Leader{db: db, cfg: cfg, key: db.leadKey}
 	})
 	return db.leader
@@ -54,16 +86,13 @@ func (db *DB) Leader() *Leader {
 func (l *Leader) Lead(ctx context.Context) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, leaderCallTimeout)
-	defer cancel()
 	if l.held {
-		err := l.conn.Ping(ctx)
-		if err == nil {
+		if l.pingLocked(ctx) {
 			return true, nil
 		}
-		l.db.logger.Warn("lost the orchestrator leader lock with its connection; another replica may lead now", "err", err)
-		l.dropLocked()
 	}
+	ctx, cancel := context.WithTimeout(ctx, leaderCallTimeout)
+	defer cancel()
 	if l.conn == nil {
 		conn, err := pgx.ConnectConfig(ctx, l.cfg)
 		if err != nil {
@@ -76,11 +105,61 @@ func (l *Leader) Lead(ctx context.Context) (bool, error) {
 		l.dropLocked()
 		return false, fmt.Errorf("leader lock: %w", l.db.friendly(err))
 	}
-	if got {
-		l.db.logger.Info("this replica now runs the orchestrator (took the leader lock)")
+	if !got {
+		return false, nil
 	}
-	l.held = got
-	return got, nil
+	// The server ends the holder's session after leaderSilence without
+	// a word (PostgreSQL 14 and later; older ones do not know the
+	// setting, code 42704, and rely on the keepalives).
+	var pe *pgconn.PgError
+	if _, err := l.conn.Exec(ctx, fmt.Sprintf(`SET idle_session_timeout = %d`, leaderSilence.Milliseconds())); err != nil && (!errors.As(err, &pe) || pe.Code != "42704") {
+		l.dropLocked()
+		return false, fmt.Errorf("leader lock: %w", l.db.friendly(err))
+	}
+	var ls leaderSession
+	if err := l.conn.QueryRow(ctx, `SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()`).Scan(&ls.pid, &ls.start); err != nil {
+		l.dropLocked()
+		return false, fmt.Errorf("leader lock: %w", l.db.friendly(err))
+	}
+	l.fence.Store(&ls)
+	l.db.logger.Info("this replica now runs the orchestrator (took the leader lock)")
+	l.held = true
+	l.keep = make(chan struct{})
+	go l.keepAlive(l.conn, l.keep)
+	return true, nil
+}
+
+// pingLocked checks with a round trip that the held lock's connection is
+// alive; if not, it drops it (the lock dies with it) and says so.
+func (l *Leader) pingLocked(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, leaderPingTimeout)
+	defer cancel()
+	err := l.conn.Ping(ctx)
+	if err == nil {
+		return true
+	}
+	l.db.logger.Warn("lost the orchestrator leader lock with its connection; another replica may lead now", "err", err)
+	l.dropLocked()
+	return false
+}
+
+// keepAlive pings conn every leaderKeepEvery while it holds the lock,
+// until stop is closed.
+func (l *Leader) keepAlive(conn *pgx.Conn, stop chan struct{}) {
+	t := time.NewTicker(leaderKeepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		l.mu.Lock()
+		if l.held && l.conn == conn {
+			l.pingLocked(context.Background())
+		}
+		l.mu.Unlock()
+	}
 }
 
 // Resign releases the lock, if held, and closes its connection: another
@@ -105,6 +184,11 @@ func (l *Leader) Resign(ctx context.Context) error {
 
 // dropLocked closes the lock's connection, which releases the lock.
 func (l *Leader) dropLocked() {
+	l.fence.Store(nil)
+	if l.keep != nil {
+		close(l.keep)
+		l.keep = nil
+	}
 	if l.conn != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), leaderCallTimeout)
 		l.conn.Close(ctx)

@@ -103,10 +103,32 @@ func (db *DB) listenConn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, e
 	return conn, nil
 }
 
+// A listening connection that has heard nothing for listenQuiet is
+// pinged: one that gets no answer within listenPingTimeout is given up and
+// Watch connects again. A connection gone silent (a partition, a proxy
+// that keeps its side open) would otherwise hold back the notifications
+// sent meanwhile until TCP delivers them, seconds after the network came
+// back, or never tell that some were lost.
+const (
+	listenQuiet       = 5 * time.Second
+	listenPingTimeout = 2 * time.Second
+)
+
 // listen reports each notification until the connection fails or ctx ends.
 func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		wctx, cancel := context.WithTimeout(ctx, listenQuiet)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+			pctx, cancel := context.WithTimeout(ctx, listenPingTimeout)
+			err = conn.Ping(pctx)
+			cancel()
+			if err == nil {
+				continue // quiet, but alive
+			}
+			return fmt.Errorf("no answer to a ping after %v without a notification: %w", listenQuiet, err)
+		}
 		if err != nil {
 			return err
 		}

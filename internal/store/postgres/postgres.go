@@ -46,6 +46,19 @@ type Options struct {
 // status) of up to a few hundred agents per replica.
 const defaultMaxConns = 16
 
+// A session that sits in an open transaction without a word from its
+// replica is ended by the server after idleInTransactionLimit (a session
+// setting, unless the URL sets one): a replica cut off from the database
+// in the middle of a write would otherwise keep the write lock, and with
+// it every other replica's writes, until the server noticed the dead
+// connection (TCP keepalive: two hours by default; never through a proxy
+// that keeps its side open). The hub's transactions never wait on anything
+// but the database between two statements.
+const (
+	idleInTransaction      = "idle_in_transaction_session_timeout"
+	idleInTransactionLimit = "5s"
+)
+
 // maxBatch caps how many Update calls share one commit.
 const maxBatch = 256
 
@@ -90,6 +103,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = defaultMaxConns
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams[idleInTransaction]; !set {
+		cfg.ConnConfig.RuntimeParams[idleInTransaction] = idleInTransactionLimit
 	}
 	db := &DB{conn: cfg.ConnConfig.Copy(), logger: opts.Logger}
 	if db.logger == nil {
@@ -156,10 +172,10 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 	}
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return fmt.Errorf("begin read: %w", db.friendly(err))
+		return db.failed(err, outageRead, "begin read")
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	return writer.Call(fn, &Tx{ctx: ctx, tx: tx, db: db})
+	return outage(writer.Call(fn, &Tx{ctx: ctx, tx: tx, db: db}), outageRead)
 }
 
 // CountEvents returns how many events of kind the store holds (for the
