@@ -44,7 +44,7 @@ func Options(opts []string) string {
 }
 
 // ApprovalRuleColumns are the columns of approval_rules r (with its
-// agent's name, '' for a project's rule) that ApprovalRule scans.
+// agent's name, ” for a project's rule) that ApprovalRule scans.
 const ApprovalRuleColumns = `r.id, r.project, COALESCE(r.agent_id, 0), COALESCE(a.name, ''), r.tool, r.created_by, r.created_at,
 	r.expires_at, r.revoked_at, r.item_id`
 

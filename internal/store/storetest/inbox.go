@@ -167,7 +167,9 @@ func testPeople(t *testing.T, h NewDB) {
 	db := fresh(t, h)
 	p := &hub.Person{Name: "alice", CreatedAt: t0}
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertPerson(p, hub.HashToken("tok-a")) })
-	if err := db.Update(t.Context(), func(tx hub.Tx) error { return tx.InsertPerson(&hub.Person{Name: "alice", CreatedAt: t0}, hub.HashToken("tok-b")) }); hub.ErrorCode(err) != hub.ECONFLICT {
+	if err := db.Update(t.Context(), func(tx hub.Tx) error {
+		return tx.InsertPerson(&hub.Person{Name: "alice", CreatedAt: t0}, hub.HashToken("tok-b"))
+	}); hub.ErrorCode(err) != hub.ECONFLICT {
 		t.Errorf("second alice: %v, want ECONFLICT", err)
 	}
 	mustView(t, db, func(tx hub.Tx) error {
