@@ -76,7 +76,8 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 	tok := r.agent(t, "alice")
 	post, list := hubv1.AgentService_PostMessage_FullMethodName, hubv1.AdminService_ListAgents_FullMethodName
 
-	a, release, err := r.gate.Admit(ctx, post, tok)
+	c, release, err := r.gate.Admit(ctx, post, tok)
+	a := c.Agent
 	if err != nil || a == nil || a.Name != "alice" {
 		t.Fatalf("alice's post: %v, %v; want admitted as alice", a, err)
 	}
@@ -91,7 +92,7 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 	wantCode(t, "agent token on an admin call", err, codes.PermissionDenied, "an agent token was given")
 	_, _, err = r.gate.Admit(ctx, list, "")
 	wantCode(t, "no admin token", err, codes.Unauthenticated, "missing admin token")
-	if a, _, err := r.gate.Admit(ctx, list, adminToken); err != nil || a != nil {
+	if c, _, err := r.gate.Admit(ctx, list, adminToken); err != nil || c.Agent != nil {
 		t.Errorf("the admin's list: %v, %v; want admitted, no agent", a, err)
 	}
 	_, _, err = r.gate.Admit(ctx, "/hub.v1.AgentService/Unlisted", tok)

@@ -13,13 +13,13 @@ import (
 )
 
 // stream serves the live change stream: Server-Sent Events saying which
-// topics changed ("messages", "agents", "tick"), merged so that a stream
-// carries at most one event per changeGap. It needs the admin token in the
-// Authorization header (never in the URL: the page reads the stream with
+// topics changed ("messages", "agents", "tick", "inbox"), merged so that a
+// stream carries at most one event per changeGap. It needs the admin token
+// or a person token in the Authorization header (never in the URL: the page reads the stream with
 // fetch, which can send headers, unlike EventSource).
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	token := admission.BearerToken(r.Header)
-	if _, err := d.opts.Gate.Authorize(r.Context(), admission.Admin, token); err != nil {
+	if _, err := d.opts.Gate.Authorize(r.Context(), admission.Person, token); err != nil {
 		admission.WriteHTTP(w, err, token != "")
 		return
 	}

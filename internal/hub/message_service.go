@@ -148,6 +148,16 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 	}
 	for _, name := range dedupe(req.To) {
 		a, err := reach.visibleAgent(name)
+		if ErrorCode(err) == ENOTFOUND {
+			// People (the operator, named people) read their messages on
+			// the dashboard: named in To, delivered to no agent.
+			if person, perr := isPerson(tx, name); perr != nil {
+				return nil, perr
+			} else if person {
+				m.To = append(m.To, name)
+				continue
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
