@@ -12,8 +12,8 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/datadir"
-	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/hook"
+	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/setup"
 )
 
