@@ -118,6 +118,7 @@ const (
 	textAgentOnAdmin  = "this call needs the admin token; an agent token was given (the admin token is in <data-dir>/admin.token)"
 	textMissingPerson = `missing token: send "authorization: Bearer <person token or admin token>" (an admin creates a person token with ` + "`hubctl people add NAME`)"
 	textUnknownPerson = "unknown or revoked token: use a person token (`hubctl people add NAME` makes one) or the admin token"
+	textPersonOnAdmin = "this call administers the hub and needs the admin token; a person token was given (a person may answer the inbox, read and post)"
 	textAgentOnPerson = "this call is for people: it needs a person token or the admin token; an agent token was given (an agent may never answer the inbox, not even its own requests)"
 	textMissingJoin   = `missing join code: send "authorization: Bearer <join code>" (an admin creates one with ` + "`hubctl join-codes create`)"
 	textStoreDown     = "the hub cannot reach its store to check the token: retry shortly (this is not a refusal of the token)"
@@ -175,7 +176,10 @@ func (g *Gate) Precheck(ctx context.Context, who Who, token, source string) erro
 	case token == "":
 		return refuse(codes.Unauthenticated, textMissingAgent)
 	}
-	if who == Person && len(token) <= maxTokenLen && g.opts.People != nil {
+	// A person token is known on every people's or admin's call (the REST
+	// guard tells only these apart, by path): Admit then says whether
+	// this call takes it.
+	if (who == Person || who == Admin) && len(token) <= maxTokenLen && g.opts.People != nil {
 		if _, err := g.opts.People.AuthenticatePerson(ctx, token); err == nil {
 			return nil
 		} else if unreachable(err) {
@@ -251,6 +255,11 @@ func (g *Gate) authorize(ctx context.Context, who Who, token string) (*hub.Agent
 		}
 		if g.tokens.IsAdminToken(token) {
 			return nil, nil
+		}
+		if g.opts.People != nil && len(token) <= maxTokenLen {
+			if _, err := g.opts.People.AuthenticatePerson(ctx, token); err == nil {
+				return nil, refuse(codes.PermissionDenied, textPersonOnAdmin)
+			}
 		}
 		if len(token) <= maxTokenLen {
 			if _, err := g.tokens.Authenticate(ctx, token); err == nil {

@@ -285,3 +285,47 @@ func TestJoinBudgets(t *testing.T) {
 		t.Errorf("source keys: %q %q %q %q", sourceKey("[2001:db8::1]:1"), sourceKey("[2001:db8::2]:2"), sourceKey("192.0.2.1:1"), sourceKey("192.0.2.2:1"))
 	}
 }
+
+// People's calls take the admin token (as the operator) or a person
+// token (as that person), never an agent's; the admin's own calls refuse
+// a person token.
+func TestPersonCallsTakeAPersonOrTheAdmin(t *testing.T) {
+	t.Parallel()
+	r := newGateRig(t, nil)
+	people := hub.NewPeople(r.db, hub.SystemClock{})
+	r.gate = New(r.svc, Options{People: people, Now: r.gate.now})
+	ctx := context.Background()
+	_, personTok, err := people.CreatePerson(ctx, "pat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentTok := r.agent(t, "alice")
+	answer, create := hubv1.AdminService_AnswerInboxItem_FullMethodName, hubv1.AdminService_CreateAgent_FullMethodName
+
+	c, release, err := r.gate.Admit(ctx, answer, personTok)
+	if err != nil || c.Person == nil || c.PersonName() != "pat" || c.Agent != nil {
+		t.Fatalf("pat's answer: %+v, %v; want admitted as pat", c, err)
+	}
+	release()
+	if c, _, err := r.gate.Admit(ctx, answer, adminToken); err != nil || c.PersonName() != hub.Operator {
+		t.Errorf("the admin's answer: %+v, %v; want admitted as the operator", c, err)
+	}
+	_, _, err = r.gate.Admit(ctx, answer, agentTok)
+	wantCode(t, "an agent answering the inbox", err, codes.PermissionDenied, "an agent may never answer the inbox")
+	_, _, err = r.gate.Admit(ctx, create, personTok)
+	wantCode(t, "a person creating an agent", err, codes.PermissionDenied, "a person token was given")
+	_, _, err = r.gate.Admit(ctx, answer, "ahp_not-a-token")
+	wantCode(t, "an unknown person token", err, codes.Unauthenticated, "unknown or revoked token")
+	_, _, err = r.gate.Admit(ctx, answer, "")
+	wantCode(t, "no token", err, codes.Unauthenticated, "missing token")
+	// The REST guard's precheck knows a person token on any admin path;
+	// Admit decides per call.
+	if err := r.gate.Precheck(ctx, Admin, personTok, "127.0.0.1:1"); err != nil {
+		t.Errorf("precheck of a person token on an admin path: %v", err)
+	}
+	if err := people.RevokePerson(ctx, "pat"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = r.gate.Admit(ctx, answer, personTok)
+	wantCode(t, "a revoked person token", err, codes.Unauthenticated, "unknown or revoked token")
+}
