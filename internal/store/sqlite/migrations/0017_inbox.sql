@@ -1,7 +1,8 @@
 -- People in the loop: named people with tokens, the inbox of what agents
 -- ask of them (approvals, questions, agents waiting for input), the allows
--- they chose to remember, and the webhooks that tell chat tools.
-CREATE TABLE people (
+-- they chose to remember, and the webhooks that tell chat tools. IF NOT
+-- EXISTS: tests that replay earlier migrations on a migrated file run it again.
+CREATE TABLE IF NOT EXISTS people (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
     name       TEXT    NOT NULL UNIQUE,
     token_hash BLOB    UNIQUE,
@@ -9,7 +10,7 @@ CREATE TABLE people (
     revoked_at INTEGER NOT NULL DEFAULT 0
 );
 
-CREATE TABLE inbox_items (
+CREATE TABLE IF NOT EXISTS inbox_items (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
     project     TEXT    NOT NULL,
@@ -29,11 +30,11 @@ CREATE TABLE inbox_items (
     remember    TEXT    NOT NULL DEFAULT '',
     ran_at      INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX inbox_items_state ON inbox_items (state, id);
-CREATE INDEX inbox_items_agent ON inbox_items (agent_id, kind, state, id);
+CREATE INDEX IF NOT EXISTS inbox_items_state ON inbox_items (state, id);
+CREATE INDEX IF NOT EXISTS inbox_items_agent ON inbox_items (agent_id, kind, state, id);
 
 -- A remembered allow: agent_id NULL covers every agent of the project.
-CREATE TABLE approval_rules (
+CREATE TABLE IF NOT EXISTS approval_rules (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
     project    TEXT    NOT NULL,
     agent_id   INTEGER REFERENCES agents(id) ON DELETE CASCADE,
@@ -44,9 +45,9 @@ CREATE TABLE approval_rules (
     revoked_at INTEGER NOT NULL DEFAULT 0,
     item_id    INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX approval_rules_tool ON approval_rules (project, tool);
+CREATE INDEX IF NOT EXISTS approval_rules_tool ON approval_rules (project, tool);
 
-CREATE TABLE webhooks (
+CREATE TABLE IF NOT EXISTS webhooks (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
     url        TEXT    NOT NULL,
     kinds      TEXT    NOT NULL DEFAULT '',
@@ -55,7 +56,7 @@ CREATE TABLE webhooks (
     created_at INTEGER NOT NULL
 );
 
-CREATE TABLE webhook_deliveries (
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
     webhook_id INTEGER NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
     item_id    INTEGER NOT NULL,
@@ -66,4 +67,4 @@ CREATE TABLE webhook_deliveries (
     created_at INTEGER NOT NULL,
     done_at    INTEGER NOT NULL
 );
-CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, id);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_hook ON webhook_deliveries (webhook_id, id);
