@@ -170,6 +170,24 @@ test('notifications: opt in, then an urgent item notifies while the tab is hidde
   assert.equal((await page.evaluate(() => window.shown)).length, 1);
 });
 
+test('an agent waiting at its prompt shows in the inbox, and on its page until it works again', async () => {
+  await ann.call('POST', '/v1/host-events', { event: 'needs_input', text: 'Claude is waiting for your input' });
+  await item('needs_input').waitFor({ timeout: WAIT });
+  assert.match(await item('needs_input').textContent(), /waiting for you.*ann/s);
+  // The agent's page is the admin's: sign in again with the admin token.
+  await page.reload();
+  await page.locator('#signout').click();
+  await page.getByLabel('Admin token').fill(hub.adminToken);
+  await page.getByLabel('Admin token').press('Enter');
+  await page.locator('#live[data-state="live"]').waitFor({ timeout: WAIT });
+  await page.goto(hub.origin + '/#/agent/ann');
+  const asks = page.locator('dd.asks');
+  await asks.getByText('input: Claude is waiting for your input').waitFor({ timeout: WAIT });
+  await ann.call('POST', '/v1/host-events', { event: 'active' });
+  await asks.getByText('input: Claude is waiting for your input').waitFor({ state: 'detached', timeout: WAIT });
+  assert.match(await asks.textContent(), /roll back/); // its open question stays
+});
+
 test('no console errors', () => {
   assert.deepEqual(consoleErrors, []);
 });
