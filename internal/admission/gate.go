@@ -43,15 +43,6 @@ type Caller struct {
 	Person *hub.Person
 }
 
-// PersonName is the name a person's call acts under: the person's, or
-// hub.Operator for the admin token.
-func (c Caller) PersonName() string {
-	if c.Person != nil {
-		return c.Person.Name
-	}
-	return hub.Operator
-}
-
 // Options are the gate's budgets. A RateLimit with PerSecond ≤ 0 is off.
 type Options struct {
 	// People checks person tokens (nil: none is accepted).

@@ -26,6 +26,9 @@ func (m *Main) startLoop(runCtx context.Context) {
 	m.Loop.Dispatcher = webhook.New(m.Loop.Webhooks, webhook.Options{Logger: m.Logger})
 	m.Loop.Inbox = hub.NewInbox(m.Store, m.Clock, m.Config, hub.InboxOptions{Sink: m.Loop.Dispatcher},
 		m.Service.Waiters(), m.Service.Feed())
+	m.metrics.CounterFunc("webhook_items_dropped_total", "Inbox items not sent to the webhooks because their queue was full (a receiver too slow or down).", func() float64 {
+		return float64(m.Loop.Dispatcher.Dropped())
+	})
 	m.goRun(func() error { return m.Loop.Inbox.Run(runCtx) })
 	m.goRun(func() error { return m.Loop.Dispatcher.Run(runCtx) })
 }

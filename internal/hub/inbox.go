@@ -97,9 +97,6 @@ type InboxItem struct {
 // Open reports whether the item still waits for a person.
 func (it *InboxItem) Open() bool { return it.State == ItemOpen }
 
-// ItemProject returns the project of an inbox item.
-func ItemProject(it *InboxItem) string { return it.Project }
-
 // ApprovalRule is a remembered allow: requests of Tool by the agent (or by
 // any agent of Project when AgentID is 0) are allowed without a person
 // until ExpiresAt.

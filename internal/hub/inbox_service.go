@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Event kinds of the inbox, in the agent's timeline.
@@ -116,9 +117,6 @@ func NewInbox(store Store, clock Clock, cfg Config, opts InboxOptions, wake agen
 	}
 	return &Inbox{store: store, clock: clock, cfg: cfg, opts: opts, wake: wake, feed: feed, waits: newAnswerWaits(opts.MaxParked)}
 }
-
-// Parked returns the number of calls parked on items.
-func (in *Inbox) Parked() int { return in.waits.count() }
 
 // opened announces new items: the live stream, the sink.
 func (in *Inbox) opened(items ...*InboxItem) {
@@ -312,7 +310,7 @@ func (in *Inbox) AskHuman(ctx context.Context, caller *Agent, req QuestionReques
 	case len(q) > maxItemBody:
 		return nil, Errorf(EINVALID, "question is %d bytes; the limit is %d", len(q), maxItemBody)
 	}
-	if !validText(q) {
+	if !utf8.ValidString(q) {
 		return nil, Errorf(EINVALID, "question must be valid UTF-8 text")
 	}
 	if err := CheckOptions(req.Options); err != nil {
@@ -602,6 +600,3 @@ func (in *Inbox) RevokeRule(ctx context.Context, by string, id int64) error {
 	}
 	return err
 }
-
-// validText reports whether s is valid UTF-8.
-func validText(s string) bool { return strings.ToValidUTF8(s, "") == s }

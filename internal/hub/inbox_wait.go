@@ -84,13 +84,6 @@ func (w *answerWaits) items() []int64 {
 	return ids
 }
 
-// count returns the number of parked calls.
-func (w *answerWaits) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.total
-}
-
 // parkOn waits until item id leaves the open state (look says so), the
 // time d passes, ctx ends or the hub stops. It registers before its first
 // look. It returns the item as last seen and whether it is still open.

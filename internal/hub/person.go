@@ -58,11 +58,11 @@ func NewPeople(store Store, clock Clock) *People {
 // CreatePerson names a person and returns its token, shown once. Errors:
 // EINVALID (name), ECONFLICT (a person or an agent has it).
 func (p *People) CreatePerson(ctx context.Context, name string) (*Person, string, error) {
-	if err := ValidateAgentName(name); err != nil {
-		return nil, "", Errorf(EINVALID, "person name: %s", ErrorMessage(err))
-	}
 	if name == Operator {
 		return nil, "", Errorf(EINVALID, "person name %q is the admin token's: choose another name", name)
+	}
+	if err := ValidateNewAgentName(name); err != nil {
+		return nil, "", Errorf(EINVALID, "person name: %s", ErrorMessage(err))
 	}
 	tok, _ := NewToken()
 	tok = personTokenPrefix + tok[len(tokenPrefix):]

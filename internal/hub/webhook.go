@@ -16,16 +16,25 @@ import (
 type Webhook struct {
 	ID       int64
 	URL      string
-	Kinds    []ItemKind // the kinds it hears; empty: all
+	Kinds    []ItemKind // the kinds it hears; empty: approvals and questions
 	Projects []string   // the projects it hears; empty: all
 	Secret   string     // the HMAC-SHA256 key of its signature header
 	// CreatedAt is when the admin added it.
 	CreatedAt time.Time
 }
 
+// defaultKinds are the kinds a webhook that names none hears: what a
+// person must answer. Agents waiting at their prompt (every turn's end)
+// are heard only by a webhook that names needs_input.
+var defaultKinds = []ItemKind{KindApproval, KindQuestion}
+
 // Wants reports whether the webhook hears of item it.
 func (w *Webhook) Wants(it *InboxItem) bool {
-	return (len(w.Kinds) == 0 || slices.Contains(w.Kinds, it.Kind)) &&
+	kinds := w.Kinds
+	if len(kinds) == 0 {
+		kinds = defaultKinds
+	}
+	return slices.Contains(kinds, it.Kind) &&
 		(len(w.Projects) == 0 || slices.Contains(w.Projects, it.Project))
 }
 
@@ -34,7 +43,7 @@ type WebhookDelivery struct {
 	ID        int64
 	WebhookID int64
 	ItemID    int64
-	Status    string // delivered, failed or dropped
+	Status    string // delivered or failed
 	Attempts  int
 	Code      int    // the receiver's last HTTP status (0: none)
 	Error     string // why the last attempt failed
@@ -45,8 +54,7 @@ type WebhookDelivery struct {
 // The statuses of a delivery.
 const (
 	DeliveryDelivered = "delivered"
-	DeliveryFailed    = "failed"  // every attempt failed
-	DeliveryDropped   = "dropped" // the queue was full: the hub never waits for receivers
+	DeliveryFailed    = "failed" // every attempt failed
 )
 
 // CheckWebhook returns EINVALID unless w can be added, its URL and lists
@@ -64,7 +72,7 @@ func CheckWebhook(w *Webhook) error {
 		switch k {
 		case KindApproval, KindQuestion, KindNeedsInput:
 		default:
-			return Errorf(EINVALID, "kind %q is not an inbox kind: give approval, question or needs_input (none: all)", k)
+			return Errorf(EINVALID, "kind %q is not an inbox kind: give approval, question or needs_input (none: approval and question)", k)
 		}
 	}
 	w.Kinds = slices.Compact(slices.Sorted(slices.Values(w.Kinds)))

@@ -323,7 +323,7 @@ type Webhook struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Url   string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
-	// approval, question, needs_input; empty: all.
+	// approval, question, needs_input; empty: approval and question.
 	Kinds []string `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
 	// Empty: all.
 	Projects      []string               `protobuf:"bytes,4,rep,name=projects,proto3" json:"projects,omitempty"`
@@ -403,7 +403,7 @@ type WebhookDelivery struct {
 	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	WebhookId string                 `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
 	ItemId    string                 `protobuf:"bytes,3,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
-	// delivered, failed (every attempt) or dropped (the queue was full).
+	// delivered or failed (every attempt).
 	Status   string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
 	Attempts int32  `protobuf:"varint,5,opt,name=attempts,proto3" json:"attempts,omitempty"`
 	// The receiver's last HTTP status.
