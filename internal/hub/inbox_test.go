@@ -322,6 +322,10 @@ func TestMessagesToPeople(t *testing.T) {
 	if fmt.Sprint(m.To) != "[operator pat]" {
 		t.Errorf("to = %v, want the operator and pat", m.To)
 	}
+	m = h.post(t, ann, hub.PostRequest{Channel: "#ops", Body: "@operator the build is red; @nobody"})
+	if fmt.Sprint(m.Mentions) != "[operator]" {
+		t.Errorf("mentions = %v, want the operator (and @nobody as text)", m.Mentions)
+	}
 	_, err = h.Post(ctx, ann, "", hub.PostRequest{To: []string{"nobody"}, Body: "x"})
 	wantCode(t, "a name that is neither", err, hub.ENOTFOUND)
 	if err := people.RevokePerson(ctx, "pat"); err != nil {

@@ -194,6 +194,12 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 	for _, name := range dedupe(append(append([]string(nil), req.Mentions...), req.bodyMentions...)) {
 		a, err := reach.visibleAgent(name)
 		if ErrorCode(err) == ENOTFOUND {
+			if person, perr := isPerson(tx, name); perr != nil {
+				return nil, perr
+			} else if person { // @operator, @pat: shown to people, delivered to no agent
+				m.Mentions = append(m.Mentions, name)
+				continue
+			}
 			if explicit[name] {
 				return nil, Errorf(ENOTFOUND, "mentions names %q, which is not an agent", name)
 			}
