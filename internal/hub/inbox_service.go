@@ -207,14 +207,18 @@ func (in *Inbox) RequestApproval(ctx context.Context, caller *Agent, req Approva
 		return &ApprovalResult{Item: it}, nil
 	}
 	in.opened(it)
-	got, err := in.park(ctx, it, wait)
-	if err != nil || !got.Open() {
-		return &ApprovalResult{Item: got}, err
+	got, perr := in.park(ctx, it, wait)
+	if perr == nil && !got.Open() {
+		return &ApprovalResult{Item: got}, nil
 	}
-	// Nobody answered: the host shows its own prompt.
-	expired, err := in.expire(context.WithoutCancel(ctx), got, "nobody answered in time: left to the terminal")
+	// Nobody answered (or the call could not park): the host shows its
+	// own prompt, and the item says so.
+	expired, err := in.expire(context.WithoutCancel(ctx), it, "nobody answered in time: left to the terminal")
 	if err != nil {
 		return nil, err
+	}
+	if perr != nil && expired.State == ItemExpired {
+		return nil, perr
 	}
 	return &ApprovalResult{Item: expired, TimedOut: expired.State == ItemExpired}, nil
 }
@@ -344,7 +348,11 @@ func (in *Inbox) AskHuman(ctx context.Context, caller *Agent, req QuestionReques
 	}
 	in.opened(it)
 	got, err := in.park(ctx, it, wait)
-	if err != nil {
+	if ErrorCode(err) == EEXHAUSTED {
+		// Too many calls wait for people: the question is asked all the
+		// same, and its answer arrives as a message.
+		return &QuestionResult{Item: it, TimedOut: true}, nil
+	} else if err != nil {
 		return nil, err
 	}
 	return &QuestionResult{Item: got, TimedOut: got.Open()}, nil

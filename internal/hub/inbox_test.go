@@ -334,3 +334,36 @@ func TestMessagesToPeople(t *testing.T) {
 	_, err = h.Post(ctx, ann, "", hub.PostRequest{To: []string{"pat"}, Body: "x"})
 	wantCode(t, "a revoked person", err, hub.ENOTFOUND)
 }
+
+// Past the limit of parked calls an approval is refused and left to the
+// terminal (never open forever); a question is asked all the same.
+func TestParkedLimit(t *testing.T) {
+	t.Parallel()
+	th := newTestHub(t)
+	in := hub.NewInbox(th.DB, th.Clock, th.Config(), hub.InboxOptions{MaxParked: 1}, th.Waiters(), th.Feed())
+	ann, _ := th.agent(t, "ann")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		in.RequestApproval(ctx, ann, hub.ApprovalRequest{Tool: "Bash", Wait: 20 * time.Second})
+	}()
+	waitFor(t, "the first request parked", func() bool {
+		items, _ := in.ListItems(context.Background(), "open", "", 0)
+		return len(items) == 1
+	})
+	time.Sleep(200 * time.Millisecond) // it registers right after its insert
+	_, err := in.RequestApproval(context.Background(), ann, hub.ApprovalRequest{Tool: "Edit", Wait: 20 * time.Second})
+	wantCode(t, "a second parked request", err, hub.EEXHAUSTED)
+	expired, _ := in.ListItems(context.Background(), "expired", "", 0)
+	if len(expired) != 1 || expired[0].Tool != "Edit" {
+		t.Errorf("expired = %+v, want the refused Edit request", expired)
+	}
+	q, err := in.AskHuman(context.Background(), ann, hub.QuestionRequest{Question: "still there?", TimeoutSeconds: seconds(30)})
+	if err != nil || !q.TimedOut || !q.Item.Open() {
+		t.Errorf("question past the limit = %+v, %v; want asked, timed out at once", q, err)
+	}
+	cancel()
+	<-done
+}
