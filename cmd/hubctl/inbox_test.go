@@ -14,11 +14,11 @@ func TestInboxCommands(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
 	ctx := context.Background()
-	ann, _, err := h.m.Service.CreateAgent(ctx, hub.CreateAgentRequest{Name: "ann"})
+	ann, _, err := h.m.Services.Agents.CreateAgent(ctx, hub.CreateAgentRequest{Name: "ann"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := h.m.Loop.Inbox
+	in := h.m.Services.Inbox
 	_, err = in.AskHuman(ctx, ann, hub.QuestionRequest{Question: "Which DB?", Options: []string{"Postgres", "SQLite"}, Urgency: "urgent", TimeoutSeconds: new(int32)})
 	if err != nil {
 		t.Fatal(err)

@@ -292,8 +292,8 @@ func TestJoinBudgets(t *testing.T) {
 func TestPersonCallsTakeAPersonOrTheAdmin(t *testing.T) {
 	t.Parallel()
 	r := newGateRig(t, nil)
-	people := hub.NewPeople(r.db, hub.SystemClock{})
-	r.gate = New(r.svc, Options{People: people, Now: r.gate.now})
+	people := r.svc.People
+	r.gate = New(r.svc.Agents, Options{People: people, Now: r.gate.now})
 	ctx := context.Background()
 	_, personTok, err := people.CreatePerson(ctx, "pat")
 	if err != nil {

@@ -454,9 +454,6 @@ func (m *Main) Close() error {
 		if m.Services != nil {
 			m.Services.Core.Shutdown() // parked waits answer now; the servers drain fast
 		}
-		if m.Services != nil {
-			m.Services.Inbox.Shutdown() // so do calls waiting for people
-		}
 		if m.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			if err := m.httpSrv.Shutdown(ctx); err != nil {

@@ -127,7 +127,7 @@ type loopHub struct {
 func newLoopHub(t *testing.T) *loopHub {
 	t.Helper()
 	h := newTestHub(t)
-	return &loopHub{testHub: h, inbox: hub.NewInbox(h.DB, h.Clock, h.Config(), hub.InboxOptions{RuleTTL: time.Hour}, h.Waiters(), h.Feed())}
+	return &loopHub{testHub: h, inbox: hub.NewInbox(h.Core, hub.InboxOptions{RuleTTL: time.Hour})}
 }
 
 // openItem waits for an open item of the agent and returns it.
@@ -218,9 +218,20 @@ func TestApprovalUnansweredExpiresAndRaceWithAnAnswer(t *testing.T) {
 	h := newLoopHub(t)
 	ann, _ := h.agent(t, "ann")
 	ctx := context.Background()
-	r, err := h.inbox.RequestApproval(ctx, ann, hub.ApprovalRequest{Tool: "Bash", Input: `{"command":"ls"}`, CallKey: "k1", Wait: 50 * time.Millisecond})
-	if err != nil || !r.TimedOut || r.Item.State != hub.ItemExpired {
-		t.Fatalf("unanswered: %+v, %v; want timed out and expired", r, err)
+	type result struct {
+		r   *hub.ApprovalResult
+		err error
+	}
+	c := make(chan result, 1)
+	go func() {
+		r, err := h.inbox.RequestApproval(ctx, ann, hub.ApprovalRequest{Tool: "Bash", Input: `{"command":"ls"}`, CallKey: "k1", Wait: time.Minute})
+		c <- result{r, err}
+	}()
+	waitFor(t, "the request parked", func() bool { return h.Clock.Timers() > 0 })
+	h.Clock.Advance(time.Minute) // nobody answers within the wait
+	r := <-c
+	if r.err != nil || !r.r.TimedOut || r.r.Item.State != hub.ItemExpired {
+		t.Fatalf("unanswered: %+v, %v; want timed out and expired", r.r, r.err)
 	}
 	// The call's context ends first (the host killed the hook): expired too.
 	cctx, cancel := context.WithCancel(ctx)
@@ -310,7 +321,7 @@ func TestMessagesToPeople(t *testing.T) {
 	h := newLoopHub(t)
 	ann, _ := h.agent(t, "ann")
 	ctx := context.Background()
-	people := hub.NewPeople(h.DB, h.Clock)
+	people := hub.NewPeople(h.Core)
 	if _, _, err := people.CreatePerson(ctx, "pat"); err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +351,7 @@ func TestMessagesToPeople(t *testing.T) {
 func TestParkedLimit(t *testing.T) {
 	t.Parallel()
 	th := newTestHub(t)
-	in := hub.NewInbox(th.DB, th.Clock, th.Config(), hub.InboxOptions{MaxParked: 1}, th.Waiters(), th.Feed())
+	in := hub.NewInbox(th.Core, hub.InboxOptions{MaxParked: 1})
 	ann, _ := th.agent(t, "ann")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -349,11 +360,7 @@ func TestParkedLimit(t *testing.T) {
 		defer close(done)
 		in.RequestApproval(ctx, ann, hub.ApprovalRequest{Tool: "Bash", Wait: 20 * time.Second})
 	}()
-	waitFor(t, "the first request parked", func() bool {
-		items, _ := in.ListItems(context.Background(), "open", "", 0)
-		return len(items) == 1
-	})
-	time.Sleep(200 * time.Millisecond) // it registers right after its insert
+	waitFor(t, "the first request parked", func() bool { return th.Clock.Timers() > 0 }) // its timer starts once it is registered
 	_, err := in.RequestApproval(context.Background(), ann, hub.ApprovalRequest{Tool: "Edit", Wait: 20 * time.Second})
 	wantCode(t, "a second parked request", err, hub.EEXHAUSTED)
 	expired, _ := in.ListItems(context.Background(), "expired", "", 0)

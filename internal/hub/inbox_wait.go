@@ -17,12 +17,10 @@ type answerWaits struct {
 	mu     sync.Mutex
 	byItem map[int64][]chan struct{}
 	total  int
-	stop   chan struct{} // closed by Shutdown
-	once   sync.Once
 }
 
 func newAnswerWaits(max int) *answerWaits {
-	return &answerWaits{max: max, byItem: map[int64][]chan struct{}{}, stop: make(chan struct{})}
+	return &answerWaits{max: max, byItem: map[int64][]chan struct{}{}}
 }
 
 // register adds a wait on item id. EEXHAUSTED past the limit.
@@ -84,17 +82,16 @@ func (w *answerWaits) items() []int64 {
 	return ids
 }
 
-// parkOn waits until item id leaves the open state (look says so), the
-// time d passes, ctx ends or the hub stops. It registers before its first
-// look. It returns the item as last seen and whether it is still open.
-// The timer is real time: the caller's deadline is.
-func (w *answerWaits) parkOn(ctx context.Context, id int64, d time.Duration, look func() (*InboxItem, error)) (*InboxItem, error) {
+// parkOn waits until item id leaves the open state (look says so), d
+// passes on clock, ctx ends or stop is closed (the hub stops). It
+// registers before its first look, and returns the item as last seen.
+func (w *answerWaits) parkOn(ctx context.Context, id int64, clock Clock, d time.Duration, stop <-chan struct{}, look func() (*InboxItem, error)) (*InboxItem, error) {
 	c, done, err := w.register(id)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	t := time.NewTimer(d)
+	t := clock.NewTimer(d)
 	defer t.Stop()
 	for {
 		it, err := look()
@@ -103,56 +100,12 @@ func (w *answerWaits) parkOn(ctx context.Context, id int64, d time.Duration, loo
 		}
 		select {
 		case <-c:
-		case <-t.C:
+		case <-t.C():
 			return it, nil
 		case <-ctx.Done():
 			return it, nil
-		case <-w.stop:
+		case <-stop:
 			return it, nil
 		}
 	}
-}
-
-// Run is the fallback that finds answers given through another hub process
-// sharing the store (PostgreSQL replicas): every interval, while calls are
-// parked, one read of their items wakes those that were answered. Answers
-// given through this process wake their calls at once (AnswerItem).
-func (in *Inbox) Run(ctx context.Context) error {
-	if in.cfg.PollInterval <= 0 {
-		<-ctx.Done()
-		return nil
-	}
-	t := time.NewTicker(in.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		ids := in.waits.items()
-		if len(ids) == 0 {
-			continue
-		}
-		var closed []int64
-		err := in.store.View(ctx, func(tx Tx) error {
-			items, err := tx.InboxItemsByID(ids)
-			closed = closed[:0]
-			for _, it := range items {
-				if !it.Open() {
-					closed = append(closed, it.ID)
-				}
-			}
-			return err
-		})
-		if err == nil {
-			in.waits.notify(closed...)
-		}
-	}
-}
-
-// Shutdown makes every call parked on an item answer at once, as if its
-// time had run out.
-func (in *Inbox) Shutdown() {
-	in.waits.once.Do(func() { close(in.waits.stop) })
 }

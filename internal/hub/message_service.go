@@ -22,6 +22,7 @@ type messagesTx interface {
 	ProjectTx
 	ReceiptTx
 	SearchTx
+	PersonTx
 }
 
 // NewMessages returns the messages' service.
@@ -120,6 +121,7 @@ type routeTx interface {
 	AgentTx
 	MessageTx
 	ProjectTx
+	PersonTx // people named in to or mentioned
 }
 
 // route resolves the recipients of m inside tx, inserts it and returns the

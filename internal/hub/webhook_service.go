@@ -25,15 +25,10 @@ type WebhookTx interface {
 const deliveriesKept = 200
 
 // Webhooks is the service of webhooks: the admin's list and the delivery log.
-type Webhooks struct {
-	store Store
-	clock Clock
-}
+type Webhooks struct{ *core }
 
-// NewWebhooks returns the webhooks service over store.
-func NewWebhooks(store Store, clock Clock) *Webhooks {
-	return &Webhooks{store: store, clock: clock}
-}
+// NewWebhooks returns the webhooks' service.
+func NewWebhooks(c *Core) *Webhooks { return &Webhooks{core: c.core} }
 
 // CreateWebhook adds a webhook and returns it; without a secret, the hub
 // makes one (shown in the reply once). Errors: EINVALID.
@@ -46,14 +41,14 @@ func (ws *Webhooks) CreateWebhook(ctx context.Context, w *Webhook) (*Webhook, er
 		return nil, err
 	}
 	w.CreatedAt = ws.clock.Now()
-	err := ws.store.Update(ctx, func(tx Tx) error { return tx.InsertWebhook(w) })
+	err := update(ctx, ws.store, func(tx WebhookTx) error { return tx.InsertWebhook(w) })
 	return w, err
 }
 
 // ListWebhooks returns every webhook, oldest first.
 func (ws *Webhooks) ListWebhooks(ctx context.Context) ([]*Webhook, error) {
 	var out []*Webhook
-	err := ws.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, ws.store, func(tx WebhookTx) (err error) {
 		out, err = tx.ListWebhooks()
 		return err
 	})
@@ -62,7 +57,7 @@ func (ws *Webhooks) ListWebhooks(ctx context.Context) ([]*Webhook, error) {
 
 // DeleteWebhook deletes a webhook and its log. Errors: ENOTFOUND.
 func (ws *Webhooks) DeleteWebhook(ctx context.Context, id int64) error {
-	return ws.store.Update(ctx, func(tx Tx) error { return tx.DeleteWebhook(id) })
+	return update(ctx, ws.store, func(tx WebhookTx) error { return tx.DeleteWebhook(id) })
 }
 
 // Targets returns the webhooks that hear of it.
@@ -82,7 +77,7 @@ func (ws *Webhooks) LogDelivery(ctx context.Context, d *WebhookDelivery) error {
 	if d.DoneAt.IsZero() {
 		d.DoneAt = ws.clock.Now()
 	}
-	return ws.store.Update(ctx, func(tx Tx) error { return tx.InsertWebhookDelivery(d, deliveriesKept) })
+	return update(ctx, ws.store, func(tx WebhookTx) error { return tx.InsertWebhookDelivery(d, deliveriesKept) })
 }
 
 // Deliveries returns a webhook's delivery log (every webhook's for 0),
@@ -95,7 +90,7 @@ func (ws *Webhooks) Deliveries(ctx context.Context, webhookID int64, limit int) 
 		limit = 50
 	}
 	var out []*WebhookDelivery
-	err := ws.store.View(ctx, func(tx Tx) (err error) {
+	err := view(ctx, ws.store, func(tx WebhookTx) (err error) {
 		out, err = tx.ListWebhookDeliveries(webhookID, limit)
 		return err
 	})

@@ -52,7 +52,7 @@ func New(svc *hub.Services, gate *admission.Gate, info Info, log *slog.Logger) *
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{svc: svc, loop: loop, gate: gate, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, time.Now), codec: NewCodec()}
+	s := &Server{svc: svc, gate: gate, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, time.Now), codec: NewCodec()}
 	s.Agent = &AgentServer{s: s}
 	s.Admin = &AdminServer{s: s}
 	return s

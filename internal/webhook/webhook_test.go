@@ -33,7 +33,8 @@ func newRig(t *testing.T, opts webhook.Options) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hooks := hub.NewWebhooks(db, hub.SystemClock{})
+	cfg := hub.DefaultConfig()
+	hooks := hub.NewWebhooks(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits, hub.SystemClock{})))
 	d := webhook.New(hooks, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
