@@ -6,7 +6,8 @@
 #   client.test.mjs  stdio through `hub mcp` and streamable HTTP at /mcp;
 #   hosts.test.mjs   `hub mcp` started exactly as README.md's Claude Code
 #                    line and Gemini CLI snippet configure it;
-#   channel.test.mjs Claude Code channel notifications pushed by `hub mcp`.
+#   channel.test.mjs Claude Code channel notifications pushed by `hub mcp`;
+#   ask.test.mjs     ask_human parked until a person answers from the inbox.
 #
 # Usage: scripts/ci-mcp-ts.sh      (needs go, node >= 18 and npm)
 set -euo pipefail
@@ -35,17 +36,19 @@ testhub_start "$work/hub"
 echo "ci-mcp-ts: hub at gRPC $grpc_addr, HTTP $http_addr"
 
 export HUB_BIN="$work/hub" HUB_ADDR="$grpc_addr" HUB_MCP_URL="http://$http_addr/mcp"
-export AGENT_A=ts-alice AGENT_B=ts-bob AGENT_C=ts-carol AGENT_D=claude-dora AGENT_E=gemini-eve AGENT_F=ts-frank
+export AGENT_A=ts-alice AGENT_B=ts-bob AGENT_C=ts-carol AGENT_D=claude-dora AGENT_E=gemini-eve AGENT_F=ts-frank AGENT_G=ts-grace
 TOKEN_A=$(testhub_agent "$AGENT_A")
 TOKEN_B=$(testhub_agent "$AGENT_B")
 TOKEN_C=$(testhub_agent "$AGENT_C")
 TOKEN_D=$(testhub_agent "$AGENT_D")
 TOKEN_E=$(testhub_agent "$AGENT_E")
 TOKEN_F=$(testhub_agent "$AGENT_F")
-export TOKEN_A TOKEN_B TOKEN_C TOKEN_D TOKEN_E TOKEN_F
+TOKEN_G=$(testhub_agent "$AGENT_G")
+export TOKEN_A TOKEN_B TOKEN_C TOKEN_D TOKEN_E TOKEN_F TOKEN_G
+export HUB_HTTP="$http_addr" ADMIN_TOKEN="$admin_token"
 
 cd test/mcpts
 echo "ci-mcp-ts: npm ci"
 npm ci --no-audit --no-fund --loglevel=error
 echo "ci-mcp-ts: running the TypeScript SDK client against the hub"
-node --test --test-reporter=spec client.test.mjs hosts.test.mjs channel.test.mjs
+node --test --test-reporter=spec client.test.mjs hosts.test.mjs channel.test.mjs ask.test.mjs

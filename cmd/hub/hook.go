@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agenthub/hub/internal/hook"
 )
@@ -17,13 +18,18 @@ const hookUsage = `Usage: hub hook HOST EVENT [flags]
 What an agent host runs at points of its loop (hub setup writes these lines
 into the host's settings): reads the host's hook JSON on stdin and answers in
 the host's format.
-  HOST claude or codex: SessionStart, UserPromptSubmit, PostToolUse, Stop
+  HOST claude or codex: SessionStart, UserPromptSubmit, PostToolUse, Stop,
+                        PermissionRequest, Notification, SessionEnd
   HOST gemini:          SessionStart, BeforeAgent, AfterTool, AfterAgent
 Session start says who the agent is, its unread counts and deep work; a prompt
 or a tool use injects the messages new since the last injection (the cursor
 lives in the hub); a stop is held while direct messages or mentions are
-unread, a few times in a row at most. Whatever fails, the hook exits 0 with
-one line on stderr, so the host goes on.
+unread, a few times in a row at most. A permission request goes to the
+people's inbox (the dashboard, hubctl inbox) and waits --approval-wait for an
+allow or deny; unanswered, it prints nothing and the host asks in the
+terminal. A notification or a stop marks the agent waiting for a person until
+its next prompt or tool use. Whatever fails, the hook exits 0 with one line
+on stderr, so the host goes on.
 
 The hub and the agent: HUB_ADDR, and HUB_TOKEN or a token file, as hub mcp.
 
@@ -38,6 +44,16 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	addr := fs.String("addr", mcpEnvOr("HUB_ADDR", "127.0.0.1:7700"), "the hub's gRPC address; env HUB_ADDR")
 	tokenFile := fs.String("token-file", "", "read the agent's token from this file (else env HUB_TOKEN, then HUB_TOKEN_FILE)")
 	timeout := fs.Duration("timeout", hook.DefaultTimeout, "how long to wait for the hub before giving up (the host waits for the hook)")
+	approvalWait := hook.DefaultApprovalWait
+	if v := os.Getenv("HUB_APPROVAL_WAIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			fmt.Fprintf(stderr, "hub hook: warning: HUB_APPROVAL_WAIT=%q is not a duration such as 60s or 0 (do not relay); using %v\n", v, approvalWait)
+		} else {
+			approvalWait = d
+		}
+	}
+	fs.DurationVar(&approvalWait, "approval-wait", approvalWait, "how long a PermissionRequest waits for a person's answer in the hub's inbox before the host asks in the terminal (0: do not relay); env HUB_APPROVAL_WAIT")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), hookUsage)
 		fs.PrintDefaults()
@@ -73,7 +89,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "hub hook: warning: %v; nothing injected\n", err)
 		return nil
 	}
-	hook.Run(ctx, h, pos[1], stdin, stdout, stderr, hook.Options{Addr: *addr, Token: tok, Timeout: *timeout})
+	hook.Run(ctx, h, pos[1], stdin, stdout, stderr, hook.Options{Addr: *addr, Token: tok, Timeout: *timeout, ApprovalWait: approvalWait})
 	return nil
 }
 

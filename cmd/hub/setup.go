@@ -12,6 +12,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/datadir"
+	"github.com/agenthub/hub/internal/hook"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/setup"
 )
@@ -64,6 +65,7 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenFile := fs.String("token-file", "", "where the agent's token is kept (mode 0600; default <user config dir>/agent-hub/NAME.token)")
 	hubPath := fs.String("hub", "", "the hub binary the host runs (default: this one)")
 	dryRun := fs.Bool("dry-run", false, "print the changes (a diff per file) and write nothing")
+	approvalWait := fs.Duration("approval-wait", hook.DefaultApprovalWait, "claude, codex: how long a permission request waits for a person in the hub's inbox before the host asks in the terminal (0: do not relay); the host's hook time-out is set above it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,7 +80,10 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else if src.token == "" {
 		src.token = os.Getenv("HUB_TOKEN")
 	}
-	o := setup.Options{Host: host, Addr: *addr}
+	if *approvalWait < 0 || *approvalWait > 10*time.Minute {
+		return fmt.Errorf("--approval-wait %v is out of range: give 0 (do not relay) to 10m", *approvalWait)
+	}
+	o := setup.Options{Host: host, Addr: *addr, ApprovalWait: *approvalWait}
 	var err error
 	if o.Home, err = os.UserHomeDir(); err != nil {
 		return fmt.Errorf("find the home directory: %w", err)

@@ -162,6 +162,21 @@ func commandTable() []command {
 			usage: "[--agent NAME] [--kind KIND] [--since 1h|RFC3339] [--limit N] [--follow]", run: eventsCmd},
 		{name: "deepwork", group: "liveness", summary: "list deep work declarations (active, completed, expired)",
 			usage: "[--agent NAME] [--state active|completed|expired] [--limit N]", run: deepWorkCmd},
+		// inbox.go
+		{name: "inbox", group: "people", summary: "list what agents ask of people: approvals, questions, agents waiting (open first)",
+			usage: "[--state open|answered|expired|withdrawn] [--project P] [--limit N]", run: inboxList},
+		{name: "inbox answer", group: "people", summary: "answer an inbox item: allow or deny an approval, answer a question",
+			usage: "ID allow|deny|TEXT… [--remember agent|project] [--message M]", run: inboxAnswer},
+		{name: "inbox rules", group: "people", summary: "list the remembered allows (tools allowed without asking, until they expire)", usage: "[--all]", run: inboxRules},
+		{name: "inbox rules revoke", group: "people", summary: "revoke remembered allows: their tools ask a person again", usage: "ID...", run: inboxRulesRevoke},
+		{name: "webhooks add", group: "people", summary: "tell a chat tool or HTTP receiver of new inbox items (signed JSON with a \"text\" field)",
+			usage: "URL [--kind approval|question|needs_input]... [--project P]... [--secret S]", run: webhooksAdd},
+		{name: "webhooks list", group: "people", summary: "list the webhooks", run: webhooksList},
+		{name: "webhooks rm", group: "people", summary: "remove webhooks and their delivery logs", usage: "ID...", run: webhooksRemove},
+		{name: "webhooks log", group: "people", summary: "show the webhooks' delivery log (status, attempts, the receiver's answer)", usage: "[ID] [--limit N]", run: webhooksLog},
+		{name: "people add", group: "people", summary: "name a person and print their person token (shown once): answers the inbox, posts, administers nothing", usage: "NAME", run: peopleAdd},
+		{name: "people list", group: "people", summary: "list the people (the operator holds the admin token)", run: peopleList},
+		{name: "people revoke", group: "people", summary: "revoke people's tokens", usage: "NAME...", run: peopleRevoke},
 		// reservations.go
 		// tasks.go
 		{name: "tasks", group: "tasks", summary: "list the task boards (every project's, or --project's)",
@@ -231,7 +246,7 @@ func commandTable() []command {
 
 // groupOrder is the order of known groups in `hubctl help`; other groups
 // follow alphabetically.
-var groupOrder = []string{"agents", "messages", "liveness", "schedule", "reservations", "tasks", "hub"}
+var groupOrder = []string{"agents", "messages", "people", "liveness", "schedule", "reservations", "tasks", "hub"}
 
 // usageError is a mistake on the command line: exit code 2.
 type usageError struct{ msg string }

@@ -29,8 +29,24 @@ type Tokens interface {
 	CheckJoinCode(ctx context.Context, code string) error
 }
 
+// PersonTokens is what the gate asks the hub about person tokens.
+type PersonTokens interface {
+	// AuthenticatePerson returns the person holding token: EUNAUTHORIZED
+	// for no such token or a revoked one, or the store's error.
+	AuthenticatePerson(ctx context.Context, token string) (*hub.Person, error)
+}
+
+// Caller is who a call acts as: an agent, a person, or the admin (both
+// nil; a joiner's call too).
+type Caller struct {
+	Agent  *hub.Agent
+	Person *hub.Person
+}
+
 // Options are the gate's budgets. A RateLimit with PerSecond ≤ 0 is off.
 type Options struct {
+	// People checks person tokens (nil: none is accepted).
+	People              PersonTokens
 	Write, Read, Search RateLimit // per agent
 	// SearchSlots is how many searches run at once in the whole hub
 	// (default 2): the rest wait for a slot, up to SearchQueue.
@@ -91,6 +107,10 @@ const (
 	textUnknownAdmin  = "unknown admin token: use the token in <data-dir>/admin.token"
 	textAdminOnAgent  = "this call acts as an agent and needs that agent's token; the admin token was given (create an agent with `hubctl agent add NAME`)"
 	textAgentOnAdmin  = "this call needs the admin token; an agent token was given (the admin token is in <data-dir>/admin.token)"
+	textMissingPerson = `missing token: send "authorization: Bearer <person token or admin token>" (an admin creates a person token with ` + "`hubctl people add NAME`)"
+	textUnknownPerson = "unknown or revoked token: use a person token (`hubctl people add NAME` makes one) or the admin token"
+	textPersonOnAdmin = "this call administers the hub and needs the admin token; a person token was given (a person may answer the inbox, read and post)"
+	textAgentOnPerson = "this call is for people: it needs a person token or the admin token; an agent token was given (an agent may never answer the inbox, not even its own requests)"
 	textMissingJoin   = `missing join code: send "authorization: Bearer <join code>" (an admin creates one with ` + "`hubctl join-codes create`)"
 	textStoreDown     = "the hub cannot reach its store to check the token: retry shortly (this is not a refusal of the token)"
 	textNoRule        = "method %s is not in the hub's admission table: no caller may make it"
@@ -142,8 +162,20 @@ func (g *Gate) Precheck(ctx context.Context, who Who, token, source string) erro
 	switch {
 	case token == "" && who == Admin:
 		return refuse(codes.Unauthenticated, textMissingAdmin)
+	case token == "" && who == Person:
+		return refuse(codes.Unauthenticated, textMissingPerson)
 	case token == "":
 		return refuse(codes.Unauthenticated, textMissingAgent)
+	}
+	// A person token is known on every people's or admin's call (the REST
+	// guard tells only these apart, by path): Admit then says whether
+	// this call takes it.
+	if (who == Person || who == Admin) && len(token) <= maxTokenLen && g.opts.People != nil {
+		if _, err := g.opts.People.AuthenticatePerson(ctx, token); err == nil {
+			return nil
+		} else if unreachable(err) {
+			return refuseFor(codes.Unavailable, retryAfterStoreMs*time.Millisecond, textStoreDown)
+		}
 	}
 	if len(token) <= maxTokenLen {
 		ok, err := g.tokens.KnownToken(ctx, token)
@@ -154,16 +186,59 @@ func (g *Gate) Precheck(ctx context.Context, who Who, token, source string) erro
 			return nil
 		}
 	}
-	if who == Admin {
+	switch who {
+	case Admin:
 		return refuse(codes.Unauthenticated, textUnknownAdmin)
+	case Person:
+		return refuse(codes.Unauthenticated, textUnknownPerson)
 	}
 	return refuse(codes.Unauthenticated, textUnknownAgent)
 }
 
 // Authorize is the full check of a credential for a caller of kind who:
-// the admin token for Admin (nil agent), an enabled agent's token for
-// Agent (the agent). Joiner calls carry a code, checked by CheckJoin.
-func (g *Gate) Authorize(ctx context.Context, who Who, token string) (*hub.Agent, error) {
+// the admin token for Admin, an enabled agent's token for Agent (the
+// agent), the admin token or a person's for Person (the person, none for
+// the admin). Joiner calls carry a code, checked by CheckJoin.
+func (g *Gate) Authorize(ctx context.Context, who Who, token string) (Caller, error) {
+	if who == Person {
+		p, err := g.authorizePerson(ctx, token)
+		return Caller{Person: p}, err
+	}
+	a, err := g.authorize(ctx, who, token)
+	return Caller{Agent: a}, err
+}
+
+// authorizePerson is Authorize for Person: the admin token (nil person)
+// or a person token.
+func (g *Gate) authorizePerson(ctx context.Context, token string) (*hub.Person, error) {
+	if token == "" {
+		return nil, refuse(codes.Unauthenticated, textMissingPerson)
+	}
+	if g.tokens.IsAdminToken(token) {
+		return nil, nil
+	}
+	if len(token) > maxTokenLen {
+		return nil, refuse(codes.Unauthenticated, textUnknownPerson)
+	}
+	if g.opts.People != nil {
+		p, err := g.opts.People.AuthenticatePerson(ctx, token)
+		switch {
+		case err == nil:
+			return p, nil
+		case unreachable(err):
+			return nil, refuseFor(codes.Unavailable, retryAfterStoreMs*time.Millisecond, textStoreDown)
+		}
+	}
+	if _, err := g.tokens.Authenticate(ctx, token); err == nil {
+		return nil, refuse(codes.PermissionDenied, textAgentOnPerson)
+	} else if unreachable(err) {
+		return nil, refuseFor(codes.Unavailable, retryAfterStoreMs*time.Millisecond, textStoreDown)
+	}
+	return nil, refuse(codes.Unauthenticated, textUnknownPerson)
+}
+
+// authorize is Authorize for Admin and Agent.
+func (g *Gate) authorize(ctx context.Context, who Who, token string) (*hub.Agent, error) {
 	switch who {
 	case Admin:
 		if token == "" {
@@ -171,6 +246,11 @@ func (g *Gate) Authorize(ctx context.Context, who Who, token string) (*hub.Agent
 		}
 		if g.tokens.IsAdminToken(token) {
 			return nil, nil
+		}
+		if g.opts.People != nil && len(token) <= maxTokenLen {
+			if _, err := g.opts.People.AuthenticatePerson(ctx, token); err == nil {
+				return nil, refuse(codes.PermissionDenied, textPersonOnAdmin)
+			}
 		}
 		if len(token) <= maxTokenLen {
 			if _, err := g.tokens.Authenticate(ctx, token); err == nil {
@@ -230,25 +310,26 @@ func unreachable(err error) bool {
 // must be in the table; the credential must be the one its rule names
 // (Authorize); the caller's budget must hold the call's weight; a search
 // takes a search slot, which release gives back when the call ends
-// (release is never nil when err is nil). It returns the calling agent
-// (nil for the admin and for a join).
-func (g *Gate) Admit(ctx context.Context, method, token string) (caller *hub.Agent, release func(), err error) {
+// (release is never nil when err is nil). It returns who calls: the
+// agent, the person, or neither for the admin and for a join.
+func (g *Gate) Admit(ctx context.Context, method, token string) (c Caller, release func(), err error) {
 	rule, ok := Lookup(method)
 	if !ok {
-		return nil, nil, refuse(codes.PermissionDenied, fmt.Sprintf(textNoRule, method))
+		return c, nil, refuse(codes.PermissionDenied, fmt.Sprintf(textNoRule, method))
 	}
 	if rule.Who != Joiner {
-		if caller, err = g.Authorize(ctx, rule.Who, token); err != nil {
-			return nil, nil, err
+		if c, err = g.Authorize(ctx, rule.Who, token); err != nil {
+			return Caller{}, nil, err
 		}
 	}
+	caller := c.Agent
 	release = func() {}
 	if rule.Budget == None {
-		return caller, release, nil
+		return c, release, nil
 	}
 	if caller != nil {
 		if err := g.take(caller, rule); err != nil {
-			return caller, nil, err
+			return c, nil, err
 		}
 	}
 	if rule.Budget == Search {
@@ -257,10 +338,10 @@ func (g *Gate) Admit(ctx context.Context, method, token string) (caller *hub.Age
 			id = caller.ID
 		}
 		if release, err = g.searches.acquire(ctx, id); err != nil {
-			return caller, nil, err
+			return c, nil, err
 		}
 	}
-	return caller, release, nil
+	return c, release, nil
 }
 
 // take takes rule's weight from caller's budget.

@@ -76,7 +76,8 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 	tok := r.agent(t, "alice")
 	post, list := hubv1.AgentService_PostMessage_FullMethodName, hubv1.AdminService_ListAgents_FullMethodName
 
-	a, release, err := r.gate.Admit(ctx, post, tok)
+	c, release, err := r.gate.Admit(ctx, post, tok)
+	a := c.Agent
 	if err != nil || a == nil || a.Name != "alice" {
 		t.Fatalf("alice's post: %v, %v; want admitted as alice", a, err)
 	}
@@ -91,7 +92,7 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 	wantCode(t, "agent token on an admin call", err, codes.PermissionDenied, "an agent token was given")
 	_, _, err = r.gate.Admit(ctx, list, "")
 	wantCode(t, "no admin token", err, codes.Unauthenticated, "missing admin token")
-	if a, _, err := r.gate.Admit(ctx, list, adminToken); err != nil || a != nil {
+	if c, _, err := r.gate.Admit(ctx, list, adminToken); err != nil || c.Agent != nil {
 		t.Errorf("the admin's list: %v, %v; want admitted, no agent", a, err)
 	}
 	_, _, err = r.gate.Admit(ctx, "/hub.v1.AgentService/Unlisted", tok)
@@ -283,4 +284,48 @@ func TestJoinBudgets(t *testing.T) {
 	if sourceKey("[2001:db8::1]:1") != sourceKey("[2001:db8::2]:2") || sourceKey("192.0.2.1:1") == sourceKey("192.0.2.2:1") {
 		t.Errorf("source keys: %q %q %q %q", sourceKey("[2001:db8::1]:1"), sourceKey("[2001:db8::2]:2"), sourceKey("192.0.2.1:1"), sourceKey("192.0.2.2:1"))
 	}
+}
+
+// People's calls take the admin token (as the operator) or a person
+// token (as that person), never an agent's; the admin's own calls refuse
+// a person token.
+func TestPersonCallsTakeAPersonOrTheAdmin(t *testing.T) {
+	t.Parallel()
+	r := newGateRig(t, nil)
+	people := r.svc.People
+	r.gate = New(r.svc.Agents, Options{People: people, Now: r.gate.now})
+	ctx := context.Background()
+	_, personTok, err := people.CreatePerson(ctx, "pat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentTok := r.agent(t, "alice")
+	answer, create := hubv1.AdminService_AnswerInboxItem_FullMethodName, hubv1.AdminService_CreateAgent_FullMethodName
+
+	c, release, err := r.gate.Admit(ctx, answer, personTok)
+	if err != nil || c.Person == nil || c.Person.Name != "pat" || c.Agent != nil {
+		t.Fatalf("pat's answer: %+v, %v; want admitted as pat", c, err)
+	}
+	release()
+	if c, _, err := r.gate.Admit(ctx, answer, adminToken); err != nil || c.Person != nil || c.Agent != nil {
+		t.Errorf("the admin's answer: %+v, %v; want admitted as the operator", c, err)
+	}
+	_, _, err = r.gate.Admit(ctx, answer, agentTok)
+	wantCode(t, "an agent answering the inbox", err, codes.PermissionDenied, "an agent may never answer the inbox")
+	_, _, err = r.gate.Admit(ctx, create, personTok)
+	wantCode(t, "a person creating an agent", err, codes.PermissionDenied, "a person token was given")
+	_, _, err = r.gate.Admit(ctx, answer, "ahp_not-a-token")
+	wantCode(t, "an unknown person token", err, codes.Unauthenticated, "unknown or revoked token")
+	_, _, err = r.gate.Admit(ctx, answer, "")
+	wantCode(t, "no token", err, codes.Unauthenticated, "missing token")
+	// The REST guard's precheck knows a person token on any admin path;
+	// Admit decides per call.
+	if err := r.gate.Precheck(ctx, Admin, personTok, "127.0.0.1:1"); err != nil {
+		t.Errorf("precheck of a person token on an admin path: %v", err)
+	}
+	if err := people.RevokePerson(ctx, "pat"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = r.gate.Admit(ctx, answer, personTok)
+	wantCode(t, "a revoked person token", err, codes.Unauthenticated, "unknown or revoked token")
 }

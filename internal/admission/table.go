@@ -22,6 +22,9 @@ const (
 	// Joiner calls carry a join code as their credential (JoinHub): the
 	// caller becomes an agent by the call.
 	Joiner
+	// Person calls carry the admin token or a person token (people in
+	// the loop: answer the inbox, post, read), never an agent's.
+	Person
 )
 
 func (w Who) String() string {
@@ -32,6 +35,8 @@ func (w Who) String() string {
 		return "admin"
 	case Joiner:
 		return "joiner"
+	case Person:
+		return "person"
 	}
 	return "nobody"
 }
@@ -129,6 +134,13 @@ var table = map[string]Rule{
 	// Host hooks.
 	hubv1.AgentService_TakeInjection_FullMethodName: {Who: Agent, Budget: Write, Weight: 1},
 	hubv1.AgentService_CheckStop_FullMethodName:     {Who: Agent, Budget: Write, Weight: 1},
+	// A hook's report is a read unless the agent's state changes.
+	hubv1.AgentService_NoteHostEvent_FullMethodName: {Who: Agent, Budget: Write, Weight: 1},
+
+	// People in the loop: an approval or a question parks like a wait
+	// (bounded by the inbox's own limit of parked calls).
+	hubv1.AgentService_RequestApproval_FullMethodName: {Who: Agent, Budget: Write, Weight: 1},
+	hubv1.AgentService_AskHuman_FullMethodName:        {Who: Agent, Budget: Write, Weight: 1},
 
 	// Self-registration: bounded by the join budgets (Gate.CheckJoin).
 	hubv1.AgentService_JoinHub_FullMethodName: {Who: Joiner},
@@ -144,9 +156,9 @@ var table = map[string]Rule{
 	hubv1.AdminService_RotateToken_FullMethodName:             {Who: Admin},
 	hubv1.AdminService_RevokeToken_FullMethodName:             {Who: Admin},
 	hubv1.AdminService_DeleteAgent_FullMethodName:             {Who: Admin},
-	hubv1.AdminService_PostMessage_FullMethodName:             {Who: Admin},
-	hubv1.AdminService_ListMessages_FullMethodName:            {Who: Admin},
-	hubv1.AdminService_ListChannels_FullMethodName:            {Who: Admin},
+	hubv1.AdminService_PostMessage_FullMethodName:             {Who: Person},
+	hubv1.AdminService_ListMessages_FullMethodName:            {Who: Person},
+	hubv1.AdminService_ListChannels_FullMethodName:            {Who: Person},
 	hubv1.AdminService_SearchMessages_FullMethodName:          {Who: Admin, Budget: Search, Weight: 1},
 	hubv1.AdminService_GetMessageReceipts_FullMethodName:      {Who: Admin},
 	hubv1.AdminService_PruneMessages_FullMethodName:           {Who: Admin},
@@ -155,7 +167,7 @@ var table = map[string]Rule{
 	hubv1.AdminService_ListDeepWork_FullMethodName:            {Who: Admin},
 	hubv1.AdminService_EndDeepWork_FullMethodName:             {Who: Admin},
 	hubv1.AdminService_ListActivity_FullMethodName:            {Who: Admin},
-	hubv1.AdminService_ListAgentOverviews_FullMethodName:      {Who: Admin},
+	hubv1.AdminService_ListAgentOverviews_FullMethodName:      {Who: Person},
 	hubv1.AdminService_Nudge_FullMethodName:                   {Who: Admin},
 	hubv1.AdminService_GetBeat_FullMethodName:                 {Who: Admin},
 	hubv1.AdminService_SetPulseConfig_FullMethodName:          {Who: Admin},
@@ -167,7 +179,7 @@ var table = map[string]Rule{
 	hubv1.AdminService_SetCronJobEnabled_FullMethodName:       {Who: Admin},
 	hubv1.AdminService_RunCronJob_FullMethodName:              {Who: Admin},
 	hubv1.AdminService_ListCronRuns_FullMethodName:            {Who: Admin},
-	hubv1.AdminService_GetHubInfo_FullMethodName:              {Who: Admin},
+	hubv1.AdminService_GetHubInfo_FullMethodName:              {Who: Person},
 	hubv1.AdminService_Backup_FullMethodName:                  {Who: Admin},
 	hubv1.AdminService_ListReservations_FullMethodName:        {Who: Admin},
 	hubv1.AdminService_ForceReleaseReservation_FullMethodName: {Who: Admin},
@@ -176,7 +188,7 @@ var table = map[string]Rule{
 	hubv1.AdminService_ListJoinCodes_FullMethodName:           {Who: Admin},
 	hubv1.AdminService_RevokeJoinCode_FullMethodName:          {Who: Admin},
 	hubv1.AdminService_CreateProject_FullMethodName:           {Who: Admin},
-	hubv1.AdminService_ListProjects_FullMethodName:            {Who: Admin},
+	hubv1.AdminService_ListProjects_FullMethodName:            {Who: Person},
 	hubv1.AdminService_LinkProjects_FullMethodName:            {Who: Admin},
 	hubv1.AdminService_UnlinkProjects_FullMethodName:          {Who: Admin},
 	hubv1.AdminService_CreateTask_FullMethodName:              {Who: Admin},
@@ -185,6 +197,22 @@ var table = map[string]Rule{
 	hubv1.AdminService_UpdateTask_FullMethodName:              {Who: Admin},
 	hubv1.AdminService_ImportTasks_FullMethodName:             {Who: Admin},
 	hubv1.AdminService_SetTaskLease_FullMethodName:            {Who: Admin},
+
+	// People in the loop. The admin token or a person token answers the
+	// inbox (and reads, posts: above, with GetHubInfo, the agents'
+	// overviews and the projects the dashboard shows); webhooks and
+	// people are the admin's.
+	hubv1.AdminService_ListInbox_FullMethodName:             {Who: Person},
+	hubv1.AdminService_AnswerInboxItem_FullMethodName:       {Who: Person},
+	hubv1.AdminService_ListApprovalRules_FullMethodName:     {Who: Person},
+	hubv1.AdminService_RevokeApprovalRule_FullMethodName:    {Who: Person},
+	hubv1.AdminService_CreateWebhook_FullMethodName:         {Who: Admin},
+	hubv1.AdminService_ListWebhooks_FullMethodName:          {Who: Admin},
+	hubv1.AdminService_DeleteWebhook_FullMethodName:         {Who: Admin},
+	hubv1.AdminService_ListWebhookDeliveries_FullMethodName: {Who: Admin},
+	hubv1.AdminService_CreatePerson_FullMethodName:          {Who: Admin},
+	hubv1.AdminService_ListPeople_FullMethodName:            {Who: Admin},
+	hubv1.AdminService_RevokePerson_FullMethodName:          {Who: Admin},
 }
 
 // Lookup returns the admission of the RPC named by its full method name

@@ -297,6 +297,7 @@ func (m *Main) startService(ctx, runCtx context.Context) error {
 		return fmt.Errorf("load state: %w", err)
 	}
 	m.goRun(func() error { return m.Services.Waits.Run(runCtx) })
+	m.startLoop(runCtx)
 	if m.watchPosts != nil {
 		m.goRun(func() error { return m.watchPosts(runCtx) })
 	}
@@ -309,6 +310,7 @@ func (m *Main) newServer() {
 	opts := admission.DefaultOptions()
 	opts.Write, opts.Read, opts.Search, opts.SearchSlots = m.RateLimit, m.ReadLimit, m.SearchLimit, m.SearchSlots
 	opts.Join, opts.JoinSource, opts.JoinCode = m.JoinRateLimit, m.JoinSourceLimit, m.JoinCodeLimit
+	opts.People = m.Services.People
 	m.Gate = admission.New(m.Services.Agents, opts)
 	m.Server = server.New(m.Services, m.Gate, server.Info{
 		DataDir:       m.DataDir,

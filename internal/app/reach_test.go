@@ -22,12 +22,13 @@ var reachMarkers = []string{"alice-home", "bob-home", "#home-ops", "secretbody",
 // project "default" (an error that repeats a name the caller gave is no
 // leak), so any marker in a reply came from the hub.
 var reachRequests = map[string]string{
-	"AgentService.PostMessage":    `{"to":["out-peer"],"body":"hello from outside"}`,
-	"AgentService.JoinChannel":    `{"channel":"#out-ops"}`,
-	"AgentService.LeaveChannel":   `{"channel":"#out-ops"}`,
-	"AgentService.ReservePaths":   `{"paths":["outdir/"]}`,
-	"AgentService.SearchMessages": `{"query":"zebracorn"}`,
-	"AgentService.ListMessages":   `{"after_id":"0"}`,
+	"AgentService.PostMessage":     `{"to":["out-peer"],"body":"hello from outside"}`,
+	"AgentService.JoinChannel":     `{"channel":"#out-ops"}`,
+	"AgentService.LeaveChannel":    `{"channel":"#out-ops"}`,
+	"AgentService.ReservePaths":    `{"paths":["outdir/"]}`,
+	"AgentService.SearchMessages":  `{"query":"zebracorn"}`,
+	"AgentService.ListMessages":    `{"after_id":"0"}`,
+	"AgentService.RequestApproval": `{"tool":"Bash","input":"{\"command\":\"ls\"}","wait_seconds":1}`,
 }
 
 // TestRepliesStayInReach calls every RPC of the agent service (walking
@@ -78,6 +79,33 @@ func TestRepliesStayInReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := agent.CreateTask(alice, &hubv1.CreateTaskRequest{Task: &hubv1.TaskSpec{Title: "secretbody lexer", Paths: []string{"secretdir/lexer"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The inbox of default: an open question of alice's, and her Bash
+	// call allowed and remembered for all of default.
+	if _, err := agent.AskHuman(alice, &hubv1.AskHumanRequest{Question: "secretbody: which zebracorn?", TimeoutSeconds: proto.Int32(0)}); err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan error, 1)
+	go func() {
+		_, err := agent.RequestApproval(alice, &hubv1.RequestApprovalRequest{Tool: "Bash", Input: `{"command":"secretbody"}`, WaitSeconds: 20})
+		asked <- err
+	}()
+	for answered := false; !answered; {
+		open, err := admin.ListInbox(actx, &hubv1.ListInboxRequest{State: "open"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range open.GetItems() {
+			if it.GetKind() == "approval" {
+				if _, err := admin.AnswerInboxItem(actx, &hubv1.AnswerInboxItemRequest{Id: it.GetId(), Decision: "allow", Remember: "project"}); err != nil {
+					t.Fatal(err)
+				}
+				answered = true
+			}
+		}
+	}
+	if err := <-asked; err != nil {
 		t.Fatal(err)
 	}
 	// bob waits (presence "waiting"); alice has just called (active).
@@ -135,4 +163,9 @@ func TestRepliesStayInReach(t *testing.T) {
 		t.Errorf("default's ready task after the outsider's calls = %v, %v; want still open", r, err)
 	}
 	t.Logf("%d agent RPCs called from another project; none named anything of default", calls)
+	// default's remembered allow answers nothing of another project.
+	r, err := agent.RequestApproval(out, &hubv1.RequestApprovalRequest{Tool: "Bash", Input: `{"command":"ls"}`, WaitSeconds: 1})
+	if err != nil || !r.GetTimedOut() || r.GetItem().GetDecision() != "" {
+		t.Errorf("outsider's Bash under default's rule = %v, %v; want nobody answering", r, err)
+	}
 }

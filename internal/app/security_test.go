@@ -167,6 +167,9 @@ var validRequests = map[string]string{
 	"AgentService.CheckStop":               `{}`,
 	"AgentService.AcknowledgeMessage":      `{"ids":["1"]}`,
 	"AgentService.GetMessageReceipts":      `{"id":"1"}`,
+	"AgentService.RequestApproval":         `{"tool":"Bash","input":"{\"command\":\"ls\"}","wait_seconds":1}`,
+	"AgentService.AskHuman":                `{"question":"ship it?","timeout_seconds":0}`,
+	"AgentService.NoteHostEvent":           `{"event":"needs_input"}`,
 
 	"AdminService.CreateAgent":             `{"name":"intruder"}`,
 	"AdminService.ListAgents":              `{}`,
@@ -226,6 +229,17 @@ var validRequests = map[string]string{
 	"AdminService.SetTaskLease":            `{"project":"default","lease_seconds":600}`,
 	"AdminService.UnlinkProjects":          `{"project":"default","other":"intruders"}`,
 	"AdminService.DeleteAgent":             `{"name":"dora"}`, // disabled below
+	"AdminService.ListInbox":               `{}`,
+	"AdminService.AnswerInboxItem":         `{"id":"1","decision":"allow"}`,
+	"AdminService.ListApprovalRules":       `{}`,
+	"AdminService.RevokeApprovalRule":      `{"id":"1"}`,
+	"AdminService.CreateWebhook":           `{"url":"http://127.0.0.1:9/intruder"}`,
+	"AdminService.ListWebhooks":            `{}`,
+	"AdminService.DeleteWebhook":           `{"id":"1"}`,
+	"AdminService.ListWebhookDeliveries":   `{}`,
+	"AdminService.CreatePerson":            `{"name":"intruder"}`,
+	"AdminService.ListPeople":              `{}`,
+	"AdminService.RevokePerson":            `{"name":"alice"}`,
 }
 
 // rpc is one method of the API with its REST route.

@@ -13,13 +13,14 @@ import (
 )
 
 // stream serves the live change stream: Server-Sent Events saying which
-// topics changed ("messages", "agents", "tick"), merged so that a stream
-// carries at most one event per changeGap. It needs the admin token in the
-// Authorization header (never in the URL: the page reads the stream with
+// topics changed ("messages", "agents", "tick", "inbox"), merged so that a
+// stream carries at most one event per changeGap, but for inbox changes,
+// which go at once (a person, and maybe a hook, waits for them). It needs the admin token
+// or a person token in the Authorization header (never in the URL: the page reads the stream with
 // fetch, which can send headers, unlike EventSource).
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	token := admission.BearerToken(r.Header)
-	if _, err := d.opts.Gate.Authorize(r.Context(), admission.Admin, token); err != nil {
+	if _, err := d.opts.Gate.Authorize(r.Context(), admission.Person, token); err != nil {
 		admission.WriteHTTP(w, err, token != "")
 		return
 	}
@@ -57,6 +58,8 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
+	var held hub.Topics      // changes merged into the next event
+	var gap <-chan time.Time // running after each event: nil when none runs
 	for {
 		select {
 		case <-r.Context().Done():
@@ -67,26 +70,25 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 			if !send(": ping\n\n") {
 				return
 			}
+			continue
 		case <-sub.C():
-			topics := sub.Take()
-			if topics == 0 {
+			held |= sub.Take()
+			// Within the gap changes are merged into one event at its end;
+			// an inbox change, for which a person waits, goes at once.
+			if held == 0 || gap != nil && !held.Has(hub.TopicInbox) {
 				continue
 			}
-			if !send(fmt.Sprintf("event: change\ndata: %s\n\n", mustJSON(map[string]any{"topics": topics.Names()}))) {
-				return
-			}
-			// Merge what comes during the gap into the next event.
-			gap := time.NewTimer(changeGap)
-			select {
-			case <-r.Context().Done():
-				gap.Stop()
-				return
-			case <-d.closing:
-				gap.Stop()
-				return
-			case <-gap.C:
+		case <-gap:
+			gap = nil
+			if held == 0 {
+				continue
 			}
 		}
+		if !send(fmt.Sprintf("event: change\ndata: %s\n\n", mustJSON(map[string]any{"topics": held.Names()}))) {
+			return
+		}
+		held = 0
+		gap = time.After(changeGap)
 	}
 }
 

@@ -184,6 +184,30 @@ func TestStreamCarriesChanges(t *testing.T) {
 	}
 }
 
+// An inbox change is not held for the merge gap: a person, and maybe a
+// hook, waits for it; other changes in the gap wait for its end.
+func TestStreamSendsInboxChangesAtOnce(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, 4)
+	s, _ := r.open(t, adminToken)
+	if ev, _ := s.next(t); ev != "hello" {
+		t.Fatalf("first event %q, want hello", ev)
+	}
+	r.feed.Publish(hub.TopicAgents)
+	s.next(t) // the gap starts
+	r.feed.Publish(hub.TopicTick)
+	time.Sleep(20 * time.Millisecond) // the tick is held in the gap
+	start := time.Now()
+	r.feed.Publish(hub.TopicInbox)
+	ev, data := s.next(t)
+	if took := time.Since(start); ev != "change" || !strings.Contains(data, `"inbox"`) || took > 150*time.Millisecond {
+		t.Errorf("got %s %s after %v, want the inbox change at once (the gap is 200 ms)", ev, data, took)
+	}
+	if !strings.Contains(data, `"tick"`) {
+		t.Errorf("the held tick did not go with it: %s", data)
+	}
+}
+
 // Pages that close free their subscriptions and goroutines; a page that
 // reconnects gets a fresh stream; the limit answers 429, not a hang.
 func TestStreamFreesClosedPagesAndReconnects(t *testing.T) {
@@ -235,7 +259,7 @@ func TestPagesAndHeaders(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, 1)
 	for path, want := range map[string]string{
-		"/":                       `<label for="token">Admin token</label>`,
+		"/":                       `<label for="token">Admin token (or person token)</label>`,
 		"/docs":                   "swagger-ui",
 		"/assets/app.js":          "openStream",
 		"/assets/style.css":       "prefers-color-scheme",

@@ -12,7 +12,15 @@
 //     injection, as additional context (TakeInjection: the cursor lives in
 //     the hub, so nothing is injected twice, whichever process asks);
 //   - stop: held while direct messages or mentions are unread, a few times
-//     in a row at most (CheckStop).
+//     in a row at most (CheckStop); let go, the agent is marked waiting
+//     for a person until its next prompt or tool use (NoteHostEvent);
+//   - permission request (Claude Code, Codex): the tool call goes to the
+//     people's inbox and the hook waits for the answer (RequestApproval,
+//     approval.go), then prints the host's decision; unanswered in time,
+//     or with the hub down, it prints nothing and the host shows its own
+//     prompt;
+//   - notification (Claude Code: idle prompt, permission prompt shown):
+//     the agent is marked waiting for a person; session end clears it.
 //
 // A hook never breaks its host: whatever fails (no token, hub down, token
 // refused, slow hub, unknown event), it exits 0 with at most one line on
@@ -42,6 +50,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/termtext"
 )
@@ -66,6 +75,9 @@ const (
 	SessionStart Step = iota + 1 // who am I, unread counts, deep work
 	Inject                       // what is new since the last injection
 	Stop                         // may the turn end
+	Approval                     // a person's allow or deny (approval.go)
+	NeedsInput                   // the agent waits at its prompt
+	SessionEnd                   // the session ended
 )
 
 // Host is an agent host's hook dialect: its event names and how it takes
@@ -92,10 +104,13 @@ var Hosts = map[string]Host{
 }
 
 var claudeEvents = map[string]Step{
-	"SessionStart":     SessionStart,
-	"UserPromptSubmit": Inject,
-	"PostToolUse":      Inject,
-	"Stop":             Stop,
+	"SessionStart":      SessionStart,
+	"UserPromptSubmit":  Inject,
+	"PostToolUse":       Inject,
+	"Stop":              Stop,
+	"PermissionRequest": Approval,
+	"Notification":      NeedsInput,
+	"SessionEnd":        SessionEnd,
 }
 
 // Options configure one hook run.
@@ -103,11 +118,23 @@ type Options struct {
 	Addr    string        // the hub's gRPC address
 	Token   string        // the agent's token
 	Timeout time.Duration // DefaultTimeout if zero
+	// ApprovalWait is how long a permission request waits for a person
+	// (0: it is not relayed, and the host asks at once).
+	ApprovalWait time.Duration
 }
+
+// DefaultApprovalWait is how long a permission request waits for a
+// person's answer before the host shows its own prompt.
+const DefaultApprovalWait = 60 * time.Second
 
 // input is what the hook reads of the host's JSON.
 type input struct {
-	StopHookActive bool `json:"stop_hook_active"`
+	StopHookActive   bool            `json:"stop_hook_active"`
+	SessionID        string          `json:"session_id"`
+	ToolName         string          `json:"tool_name"`
+	ToolInput        json.RawMessage `json:"tool_input"`
+	Message          string          `json:"message"`
+	NotificationType string          `json:"notification_type"`
 }
 
 // output is the JSON the hook prints.
@@ -145,10 +172,28 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	if step == Approval {
+		if o.ApprovalWait <= 0 {
+			return // not relayed: the host asks at once
+		}
+		timeout += o.ApprovalWait + approvalMargin
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	in := readInput(ctx, stdin)
-	out, err := ask(ctx, step, event, in, h, o)
+	var out any
+	var err error
+	if step == Approval {
+		var d *decisionOut
+		if d, err = askApproval(ctx, event, in, o); d != nil {
+			out = d
+		}
+	} else {
+		var r *output
+		if r, err = ask(ctx, step, event, in, h, o); r != nil {
+			out = r
+		}
+	}
 	if err != nil {
 		warn("%s", describe(err, o.Addr))
 		return
@@ -181,6 +226,10 @@ func ask(ctx context.Context, step Step, event string, in input, h Host, o Optio
 		// Hosts may show the context to a person: nothing in it drives a terminal.
 		return &output{HookSpecificOutput: &specificOut{HookEventName: event, AdditionalContext: termtext.Clean(text)}}
 	}
+	note := func(ev hub.HostEvent, text, key string) error {
+		_, err := client.NoteHostEvent(ctx, &hubv1.NoteHostEventRequest{Event: string(ev), Text: text, CallKey: key})
+		return err
+	}
 	switch step {
 	case SessionStart:
 		r, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
@@ -189,18 +238,53 @@ func ask(ctx context.Context, step Step, event string, in input, h Host, o Optio
 		}
 		return inject(sessionText(r.GetStatus())), nil
 	case Inject:
+		// The agent works again: it no longer waits for a person, and a
+		// tool call a person left to the terminal is seen to run.
+		ev, key := hub.HostActive, ""
+		if in.ToolName != "" {
+			ev, key = hub.HostToolRan, callKey(in)
+		}
+		if err := note(ev, "", key); err != nil {
+			return nil, err
+		}
 		r, err := client.TakeInjection(ctx, &hubv1.TakeInjectionRequest{})
 		if err != nil || len(r.GetMessages()) == 0 {
 			return nil, err
 		}
 		return inject(mcpbridge.FrameMessages(r.GetMessages(), r.GetMore())), nil
+	case NeedsInput:
+		if text, ok := needsInput(in); ok {
+			return nil, note(hub.HostNeedsInput, text, "")
+		}
+		return nil, nil
+	case SessionEnd:
+		return nil, note(hub.HostSessionEnd, "", "")
 	default:
 		r, err := client.CheckStop(ctx, &hubv1.CheckStopRequest{Continuing: in.StopHookActive})
-		if err != nil || !r.GetHold() {
+		if err != nil {
 			return nil, err
+		}
+		if !r.GetHold() {
+			// The turn ends with nothing unread: the agent waits at its prompt.
+			return nil, note(hub.HostNeedsInput, "finished its turn: waiting for your input", "")
 		}
 		return &output{Decision: h.Block, Reason: termtext.Clean(stopReason(r))}, nil
 	}
+}
+
+// needsInput says whether a host's notification means the agent waits for
+// a person, and in what words: an idle prompt, the host's own permission
+// prompt, a dialog asking for input. Others (a sign-in that worked) do not.
+func needsInput(in input) (string, bool) {
+	switch in.NotificationType {
+	case "", "idle_prompt", "permission_prompt", "elicitation_dialog":
+		text := strings.TrimSpace(in.Message)
+		if text == "" {
+			text = "waiting for your input"
+		}
+		return text, true
+	}
+	return "", false
 }
 
 // readInput reads the host's JSON; a host that sends none, or bad JSON,
@@ -242,7 +326,7 @@ func describe(err error, addr string) string {
 
 func eventNames(h Host) string {
 	var names []string
-	for _, n := range []string{"SessionStart", "UserPromptSubmit", "BeforeAgent", "PostToolUse", "AfterTool", "Stop", "AfterAgent"} {
+	for _, n := range []string{"SessionStart", "UserPromptSubmit", "BeforeAgent", "PostToolUse", "AfterTool", "Stop", "AfterAgent", "PermissionRequest", "Notification", "SessionEnd"} {
 		if _, ok := h.Events[n]; ok {
 			names = append(names, n)
 		}

@@ -349,6 +349,7 @@ type postCronTx interface {
 	AgentTx
 	MessageTx
 	ProjectTx
+	PersonTx // route reads the people a message names
 }
 
 // postCron posts job j's message to its target inside tx and returns the

@@ -19,6 +19,9 @@ const (
 	TopicTick
 	// TopicTasks: a task of the board changed.
 	TopicTasks
+	// TopicInbox: an inbox item was opened, answered, expired or withdrawn,
+	// or a remembered approval changed.
+	TopicInbox
 )
 
 // Topics is a set of topics.
@@ -27,13 +30,14 @@ type Topics uint8
 // Has reports whether t is in the set.
 func (ts Topics) Has(t Topic) bool { return ts&Topics(t) != 0 }
 
-// Names returns the set's topics as words ("messages", "agents", "tick", "tasks").
+// Names returns the set's topics as words ("messages", "agents", "tick",
+// "tasks", "inbox").
 func (ts Topics) Names() []string {
 	var out []string
 	for _, t := range []struct {
 		t    Topic
 		name string
-	}{{TopicMessages, "messages"}, {TopicAgents, "agents"}, {TopicTick, "tick"}, {TopicTasks, "tasks"}} {
+	}{{TopicMessages, "messages"}, {TopicAgents, "agents"}, {TopicTick, "tick"}, {TopicTasks, "tasks"}, {TopicInbox, "inbox"}} {
 		if ts.Has(t.t) {
 			out = append(out, t.name)
 		}

@@ -22,6 +22,7 @@ type messagesTx interface {
 	ProjectTx
 	ReceiptTx
 	SearchTx
+	PersonTx
 }
 
 // NewMessages returns the messages' service.
@@ -120,6 +121,7 @@ type routeTx interface {
 	AgentTx
 	MessageTx
 	ProjectTx
+	PersonTx // people named in to or mentioned
 }
 
 // route resolves the recipients of m inside tx, inserts it and returns the
@@ -148,6 +150,16 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 	}
 	for _, name := range dedupe(req.To) {
 		a, err := reach.visibleAgent(name)
+		if ErrorCode(err) == ENOTFOUND {
+			// People (the operator, named people) read their messages on
+			// the dashboard: named in To, delivered to no agent.
+			if person, perr := isPerson(tx, name); perr != nil {
+				return nil, perr
+			} else if person {
+				m.To = append(m.To, name)
+				continue
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -184,6 +196,12 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 	for _, name := range dedupe(append(append([]string(nil), req.Mentions...), req.bodyMentions...)) {
 		a, err := reach.visibleAgent(name)
 		if ErrorCode(err) == ENOTFOUND {
+			if person, perr := isPerson(tx, name); perr != nil {
+				return nil, perr
+			} else if person { // @operator, @pat: shown to people, delivered to no agent
+				m.Mentions = append(m.Mentions, name)
+				continue
+			}
 			if explicit[name] {
 				return nil, Errorf(ENOTFOUND, "mentions names %q, which is not an agent", name)
 			}

@@ -147,6 +147,7 @@ type deliverPulseTx interface {
 	MessageTx
 	ProjectTx
 	PulseTx
+	PersonTx // route reads the people a message names
 }
 
 // deliverPulse sends the pulse p to agent a at now inside tx: a new current

@@ -29,7 +29,8 @@ type scheduleTx interface {
 	NudgeTx
 	ProjectTx
 	PulseTx
-	TaskTx // nudges name the agent's claimed task
+	TaskTx   // nudges name the agent's claimed task
+	PersonTx // route reads the people a message names
 }
 
 // NewSchedule returns the schedule's service.

@@ -19,6 +19,9 @@ type Services struct {
 	Injections   *Injections
 	Ops          *Ops
 	Tasks        *Tasks
+	Inbox        *Inbox
+	People       *People
+	Webhooks     *Webhooks
 }
 
 // NewServices builds the services over c. Call Init before serving.
@@ -40,6 +43,9 @@ func NewServices(c *Core) *Services {
 		Injections:   NewInjections(c),
 		Ops:          NewOps(c),
 		Tasks:        NewTasks(c, reservations),
+		Inbox:        NewInbox(c, InboxOptions{}),
+		People:       NewPeople(c),
+		Webhooks:     NewWebhooks(c),
 	}
 }
 

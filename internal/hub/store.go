@@ -50,6 +50,9 @@ type Tx interface {
 	ProjectTx
 	AgentDeleteTx
 	TaskTx
+	InboxTx
+	PersonTx
+	WebhookTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

@@ -189,6 +189,7 @@ var tools = []func(*mcp.Server, *bridge){
 	nextTaskTool,
 	completeTaskTool,
 	blockTaskTool,
+	askHumanTool,
 }
 
 // boolPtr returns a pointer to v, for tool annotations.

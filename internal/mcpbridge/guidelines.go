@@ -70,6 +70,14 @@ silent past the project's task lease (30 minutes unless set), the task goes back
 and its creator is told. Discuss a task with post_message reply_to its thread_id. Tasks are
 created by people and scripts (REST POST /v1/tasks, hubctl tasks add|import, the dashboard).
 
+**Asking a person.** ask_human puts a question in the people's inbox (dashboard, phone, chat)
+and waits for the answer like wait_for_messages. Ask only when you are blocked on a decision
+only a person can make: a choice of product or policy, an irreversible or costly step, access
+you lack, instructions that contradict each other. Do not ask what you can find out yourself
+(read the code, the docs, the messages), what another agent can answer (post_message), or to
+report progress (create_activity_log). Give options when the choices are known. On timed_out,
+go on with other work: the answer arrives later as a message from the person.
+
 **Errors** say what to fix: correct the arguments and call again. If the hub is unreachable or
 refuses your token, tell your user; you cannot fix that from here.
 `

@@ -46,7 +46,7 @@ func TestToolsListResourcesAndPrompts(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"acknowledge_message", "block_task", "check_hub_status", "checkpoint", "claim_task", "complete_task", "create_activity_log",
+	want := []string{"acknowledge_message", "ask_human", "block_task", "check_hub_status", "checkpoint", "claim_task", "complete_task", "create_activity_log",
 		"get_heartbeat_elapsed_time", "heartbeat", "join_channel", "list_agents", "list_channels", "list_reservations", "list_tasks",
 		"mark_read", "next_task", "post_message", "read_messages", "release_paths", "reserve_paths", "respond_to_pulse",
 		"search_messages", "start_deep_work", "wait_for_messages"}

@@ -92,9 +92,10 @@ func (a *AdminServer) RevokeToken(ctx context.Context, req *hubv1.RevokeTokenReq
 	return &hubv1.RevokeTokenResponse{Agent: a.s.agentView(ctx, ag)}, nil
 }
 
-// PostMessage implements hubv1.AdminServiceServer: posts as "admin".
+// PostMessage implements hubv1.AdminServiceServer: posts as "admin" with
+// the admin token, as the person with a person token.
 func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessageRequest) (*hubv1.AdminPostMessageResponse, error) {
-	m, err := a.s.svc.Messages.Post(ctx, nil, hub.SenderAdmin, hub.PostRequest{
+	m, err := a.s.svc.Messages.Post(ctx, nil, postSender(ctx), hub.PostRequest{
 		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
 		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
 		Project: req.GetProject(),

@@ -84,6 +84,17 @@ type AdminServer struct {
 
 type callerKey struct{}
 
+type personKey struct{}
+
+// personName returns the name a people's call acts under: the person's,
+// or hub.Operator for the admin token.
+func personName(ctx context.Context) string {
+	if p, _ := ctx.Value(personKey{}).(*hub.Person); p != nil {
+		return p.Name
+	}
+	return hub.Operator
+}
+
 // Caller returns the agent authenticated for this call (nil on admin calls).
 func Caller(ctx context.Context) *hub.Agent {
 	a, _ := ctx.Value(callerKey{}).(*hub.Agent)
@@ -145,10 +156,13 @@ func (s *Server) admitCall(ctx context.Context, req any, method string) (context
 	if err := s.codec.check(req); err != nil {
 		return nil, nil, err
 	}
-	caller, release, err := s.gate.Admit(ctx, method, BearerToken(ctx))
-	if caller != nil {
+	c, release, err := s.gate.Admit(ctx, method, BearerToken(ctx))
+	if caller := c.Agent; caller != nil {
 		ctx = WithCaller(ctx, caller)
 		noteAgent(ctx, caller)
+	}
+	if c.Person != nil {
+		ctx = context.WithValue(ctx, personKey{}, c.Person)
 	}
 	if err != nil {
 		if secs := admission.RetryAfterSeconds(err); secs != "" {

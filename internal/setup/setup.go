@@ -52,6 +52,9 @@ type Options struct {
 	// Addr is the hub's gRPC address; TokenFile the agent's token file.
 	Addr      string
 	TokenFile string
+	// ApprovalWait is how long a permission request waits for a person
+	// (its hook's --approval-wait; the host's time-out is set above it).
+	ApprovalWait time.Duration
 }
 
 // Change is one file to write.
@@ -72,8 +75,8 @@ func (c Change) Changed() bool { return !c.Existed || string(c.Old) != string(c.
 
 // hookEvents are the events each host's hooks are written for.
 var hookEvents = map[string][]string{
-	"claude": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"},
-	"codex":  {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"},
+	"claude": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest", "Notification", "SessionEnd"},
+	"codex":  {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest"},
 	"gemini": {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"},
 }
 
@@ -177,8 +180,19 @@ func approveServer(root *object) {
 
 // hookCommand is the shell command a host runs for event.
 func (o Options) hookCommand(event string) string {
-	return fmt.Sprintf("%s hook %s %s --addr %s --token-file %s",
+	cmd := fmt.Sprintf("%s hook %s %s --addr %s --token-file %s",
 		shellQuote(o.HubPath), o.Host, event, shellQuote(o.Addr), shellQuote(o.TokenFile))
+	if event == "PermissionRequest" {
+		cmd += " --approval-wait " + o.ApprovalWait.String()
+	}
+	return cmd
+}
+
+// approvalTimeout is a permission request hook's time-out in seconds: the
+// wait for a person and ten seconds more, so that the host never cuts the
+// hook before it gives up by itself.
+func (o Options) approvalTimeout() int {
+	return int(o.ApprovalWait/time.Second) + 10
 }
 
 // putHooks replaces the hub's hooks in root's "hooks" (timeout in the
@@ -200,7 +214,11 @@ func (o Options) putHooks(root *object, timeout int) error {
 		}
 		h.set("type", "command")
 		h.set("command", o.hookCommand(event))
-		h.set("timeout", timeout)
+		t := timeout
+		if event == "PermissionRequest" {
+			t = o.approvalTimeout() // Claude Code and Codex: seconds
+		}
+		h.set("timeout", t)
 		g := newObject()
 		g.set("hooks", []any{h})
 		hooks.set(event, append(groups, g))

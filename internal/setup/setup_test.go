@@ -188,10 +188,38 @@ func TestSetupClaudeUser(t *testing.T) {
 	if c := hookCommands(settings, "UserPromptSubmit"); len(c) != 2 || c[0] != "~/.claude/hooks/date-context.sh" {
 		t.Errorf("UserPromptSubmit hooks = %q", c)
 	}
-	if c := hookCommands(settings, "Notification"); len(c) != 1 {
-		t.Errorf("Notification hooks = %q, want the user's one untouched", c)
+	if c := hookCommands(settings, "Notification"); len(c) != 2 || !strings.HasPrefix(c[0], "notify-send") || !strings.Contains(c[1], "hook claude Notification") {
+		t.Errorf("Notification hooks = %q, want the user's one untouched, then the hub's", c)
 	}
 	checkIdempotent(t, o)
+}
+
+// A permission request's hook waits for a person: the host's time-out is
+// set above the wait, which the command carries.
+func TestSetupPermissionRequestWaitsBelowTheHostsTimeout(t *testing.T) {
+	for _, host := range []string{"claude", "codex"} {
+		t.Run(host, func(t *testing.T) {
+			dir := t.TempDir()
+			o := Options{Host: host, Project: dir, Home: t.TempDir(), HubPath: "/opt/hub/bin/hub", Addr: "127.0.0.1:7700", TokenFile: "/t/dev.token", ApprovalWait: 90 * time.Second}
+			apply(t, o)
+			path := filepath.Join(dir, ".claude", "settings.json")
+			if host == "codex" {
+				path = filepath.Join(dir, ".codex", "hooks.json")
+			}
+			settings := readJSON(t, path)
+			groups := settings["hooks"].(map[string]any)["PermissionRequest"].([]any)
+			h := groups[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)
+			if want := "/opt/hub/bin/hub hook " + host + " PermissionRequest --addr 127.0.0.1:7700 --token-file /t/dev.token --approval-wait 1m30s"; h["command"] != want {
+				t.Errorf("command = %q, want %q", h["command"], want)
+			}
+			if h["timeout"] != float64(100) {
+				t.Errorf("timeout = %v, want 100 (seconds: the 90 s wait and 10 more)", h["timeout"])
+			}
+			if c := hookCommands(settings, "Stop"); len(c) != 1 || strings.Contains(c[0], "approval-wait") {
+				t.Errorf("Stop hooks = %q, want the hub's without a wait", c)
+			}
+		})
+	}
 }
 
 func TestSetupGemini(t *testing.T) {

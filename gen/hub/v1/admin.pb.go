@@ -4566,7 +4566,7 @@ var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
+	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
 	"\x12CreateAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -4823,7 +4823,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xfd\x1d\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xf2$\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -4881,7 +4881,19 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"UpdateTask\x12\x1e.hub.v1.AdminUpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\x12F\n" +
 	"\vImportTasks\x12\x1a.hub.v1.ImportTasksRequest\x1a\x1b.hub.v1.ImportTasksResponse\x12I\n" +
-	"\fSetTaskLease\x12\x1b.hub.v1.SetTaskLeaseRequest\x1a\x1c.hub.v1.SetTaskLeaseResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\fSetTaskLease\x12\x1b.hub.v1.SetTaskLeaseRequest\x1a\x1c.hub.v1.SetTaskLeaseResponse\x12@\n" +
+	"\tListInbox\x12\x18.hub.v1.ListInboxRequest\x1a\x19.hub.v1.ListInboxResponse\x12R\n" +
+	"\x0fAnswerInboxItem\x12\x1e.hub.v1.AnswerInboxItemRequest\x1a\x1f.hub.v1.AnswerInboxItemResponse\x12X\n" +
+	"\x11ListApprovalRules\x12 .hub.v1.ListApprovalRulesRequest\x1a!.hub.v1.ListApprovalRulesResponse\x12[\n" +
+	"\x12RevokeApprovalRule\x12!.hub.v1.RevokeApprovalRuleRequest\x1a\".hub.v1.RevokeApprovalRuleResponse\x12L\n" +
+	"\rCreateWebhook\x12\x1c.hub.v1.CreateWebhookRequest\x1a\x1d.hub.v1.CreateWebhookResponse\x12I\n" +
+	"\fListWebhooks\x12\x1b.hub.v1.ListWebhooksRequest\x1a\x1c.hub.v1.ListWebhooksResponse\x12L\n" +
+	"\rDeleteWebhook\x12\x1c.hub.v1.DeleteWebhookRequest\x1a\x1d.hub.v1.DeleteWebhookResponse\x12d\n" +
+	"\x15ListWebhookDeliveries\x12$.hub.v1.ListWebhookDeliveriesRequest\x1a%.hub.v1.ListWebhookDeliveriesResponse\x12I\n" +
+	"\fCreatePerson\x12\x1b.hub.v1.CreatePersonRequest\x1a\x1c.hub.v1.CreatePersonResponse\x12C\n" +
+	"\n" +
+	"ListPeople\x12\x19.hub.v1.ListPeopleRequest\x1a\x1a.hub.v1.ListPeopleResponse\x12I\n" +
+	"\fRevokePerson\x12\x1b.hub.v1.RevokePersonRequest\x1a\x1c.hub.v1.RevokePersonResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -5014,12 +5026,34 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*AdminUpdateTaskRequest)(nil),          // 114: hub.v1.AdminUpdateTaskRequest
 	(*ImportTasksRequest)(nil),              // 115: hub.v1.ImportTasksRequest
 	(*SetTaskLeaseRequest)(nil),             // 116: hub.v1.SetTaskLeaseRequest
-	(*CreateTaskResponse)(nil),              // 117: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 118: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 119: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 120: hub.v1.UpdateTaskResponse
-	(*ImportTasksResponse)(nil),             // 121: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 122: hub.v1.SetTaskLeaseResponse
+	(*ListInboxRequest)(nil),                // 117: hub.v1.ListInboxRequest
+	(*AnswerInboxItemRequest)(nil),          // 118: hub.v1.AnswerInboxItemRequest
+	(*ListApprovalRulesRequest)(nil),        // 119: hub.v1.ListApprovalRulesRequest
+	(*RevokeApprovalRuleRequest)(nil),       // 120: hub.v1.RevokeApprovalRuleRequest
+	(*CreateWebhookRequest)(nil),            // 121: hub.v1.CreateWebhookRequest
+	(*ListWebhooksRequest)(nil),             // 122: hub.v1.ListWebhooksRequest
+	(*DeleteWebhookRequest)(nil),            // 123: hub.v1.DeleteWebhookRequest
+	(*ListWebhookDeliveriesRequest)(nil),    // 124: hub.v1.ListWebhookDeliveriesRequest
+	(*CreatePersonRequest)(nil),             // 125: hub.v1.CreatePersonRequest
+	(*ListPeopleRequest)(nil),               // 126: hub.v1.ListPeopleRequest
+	(*RevokePersonRequest)(nil),             // 127: hub.v1.RevokePersonRequest
+	(*CreateTaskResponse)(nil),              // 128: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 129: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 130: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 131: hub.v1.UpdateTaskResponse
+	(*ImportTasksResponse)(nil),             // 132: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 133: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 134: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 135: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 136: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 137: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 138: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 139: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 140: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 141: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 142: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 143: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 144: hub.v1.RevokePersonResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
 	89,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
@@ -5124,58 +5158,80 @@ var file_hub_v1_admin_proto_depIdxs = []int32{
 	114, // 99: hub.v1.AdminService.UpdateTask:input_type -> hub.v1.AdminUpdateTaskRequest
 	115, // 100: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
 	116, // 101: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
-	1,   // 102: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 103: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 104: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 105: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 106: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 107: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 108: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 109: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 110: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 111: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 112: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 113: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 114: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 115: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 116: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 117: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 118: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 119: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 120: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 121: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 122: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 123: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 124: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 125: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 126: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 127: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 128: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 129: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 130: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 131: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62,  // 132: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64,  // 133: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66,  // 134: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68,  // 135: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
-	70,  // 136: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	72,  // 137: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	74,  // 138: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	76,  // 139: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	78,  // 140: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
-	80,  // 141: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	82,  // 142: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	84,  // 143: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	86,  // 144: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	88,  // 145: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	117, // 146: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	118, // 147: hub.v1.AdminService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	119, // 148: hub.v1.AdminService.GetTask:output_type -> hub.v1.GetTaskResponse
-	120, // 149: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	121, // 150: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	122, // 151: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	102, // [102:152] is the sub-list for method output_type
-	52,  // [52:102] is the sub-list for method input_type
+	117, // 102: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
+	118, // 103: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
+	119, // 104: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
+	120, // 105: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
+	121, // 106: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
+	122, // 107: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
+	123, // 108: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
+	124, // 109: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
+	125, // 110: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
+	126, // 111: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
+	127, // 112: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
+	1,   // 113: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 114: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 115: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 116: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 117: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 118: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 119: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 120: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 121: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 122: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 123: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 124: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 125: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 126: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 127: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 128: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 129: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 130: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 131: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 132: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 133: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 134: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 135: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 136: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 137: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 138: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 139: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 140: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 141: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 142: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62,  // 143: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64,  // 144: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66,  // 145: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	68,  // 146: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
+	70,  // 147: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	72,  // 148: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	74,  // 149: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	76,  // 150: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	78,  // 151: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
+	80,  // 152: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	82,  // 153: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	84,  // 154: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	86,  // 155: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	88,  // 156: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	128, // 157: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	129, // 158: hub.v1.AdminService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	130, // 159: hub.v1.AdminService.GetTask:output_type -> hub.v1.GetTaskResponse
+	131, // 160: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	132, // 161: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	133, // 162: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	134, // 163: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	135, // 164: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	136, // 165: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	137, // 166: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	138, // 167: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	139, // 168: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	140, // 169: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	141, // 170: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	142, // 171: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	143, // 172: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	144, // 173: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	113, // [113:174] is the sub-list for method output_type
+	52,  // [52:113] is the sub-list for method input_type
 	52,  // [52:52] is the sub-list for extension type_name
 	52,  // [52:52] is the sub-list for extension extendee
 	0,   // [0:52] is the sub-list for field type_name
@@ -5187,6 +5243,7 @@ func file_hub_v1_admin_proto_init() {
 		return
 	}
 	file_hub_v1_agent_proto_init()
+	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()
 	file_hub_v1_admin_proto_msgTypes[6].OneofWrappers = []any{}

@@ -69,6 +69,17 @@ const (
 	AdminService_UpdateTask_FullMethodName              = "/hub.v1.AdminService/UpdateTask"
 	AdminService_ImportTasks_FullMethodName             = "/hub.v1.AdminService/ImportTasks"
 	AdminService_SetTaskLease_FullMethodName            = "/hub.v1.AdminService/SetTaskLease"
+	AdminService_ListInbox_FullMethodName               = "/hub.v1.AdminService/ListInbox"
+	AdminService_AnswerInboxItem_FullMethodName         = "/hub.v1.AdminService/AnswerInboxItem"
+	AdminService_ListApprovalRules_FullMethodName       = "/hub.v1.AdminService/ListApprovalRules"
+	AdminService_RevokeApprovalRule_FullMethodName      = "/hub.v1.AdminService/RevokeApprovalRule"
+	AdminService_CreateWebhook_FullMethodName           = "/hub.v1.AdminService/CreateWebhook"
+	AdminService_ListWebhooks_FullMethodName            = "/hub.v1.AdminService/ListWebhooks"
+	AdminService_DeleteWebhook_FullMethodName           = "/hub.v1.AdminService/DeleteWebhook"
+	AdminService_ListWebhookDeliveries_FullMethodName   = "/hub.v1.AdminService/ListWebhookDeliveries"
+	AdminService_CreatePerson_FullMethodName            = "/hub.v1.AdminService/CreatePerson"
+	AdminService_ListPeople_FullMethodName              = "/hub.v1.AdminService/ListPeople"
+	AdminService_RevokePerson_FullMethodName            = "/hub.v1.AdminService/RevokePerson"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -198,6 +209,35 @@ type AdminServiceClient interface {
 	ImportTasks(ctx context.Context, in *ImportTasksRequest, opts ...grpc.CallOption) (*ImportTasksResponse, error)
 	// SetTaskLease sets how long a project's claims last past their holder's last activity.
 	SetTaskLease(ctx context.Context, in *SetTaskLeaseRequest, opts ...grpc.CallOption) (*SetTaskLeaseResponse, error)
+	// ListInbox lists the people's inbox: open items first (urgent, then oldest), then the others,
+	// newest first. The admin token or a person token.
+	ListInbox(ctx context.Context, in *ListInboxRequest, opts ...grpc.CallOption) (*ListInboxResponse, error)
+	// AnswerInboxItem answers an item as the caller (a person, or "operator" for the admin token):
+	// an approval with decision allow or deny (remember: agent or project makes an allow a rule), a
+	// question with answer. FailedPrecondition once the item is not open. The admin token or a
+	// person token; never an agent's.
+	AnswerInboxItem(ctx context.Context, in *AnswerInboxItemRequest, opts ...grpc.CallOption) (*AnswerInboxItemResponse, error)
+	// ListApprovalRules lists the remembered allows (live ones; all with all set).
+	ListApprovalRules(ctx context.Context, in *ListApprovalRulesRequest, opts ...grpc.CallOption) (*ListApprovalRulesResponse, error)
+	// RevokeApprovalRule revokes a remembered allow: later requests ask a person again.
+	RevokeApprovalRule(ctx context.Context, in *RevokeApprovalRuleRequest, opts ...grpc.CallOption) (*RevokeApprovalRuleResponse, error)
+	// CreateWebhook adds a webhook: new inbox items of its kinds and projects are POSTed to url as
+	// JSON with a "text" field, signed with X-Hub-Signature-256. Without a secret the hub makes one,
+	// shown in the reply once.
+	CreateWebhook(ctx context.Context, in *CreateWebhookRequest, opts ...grpc.CallOption) (*CreateWebhookResponse, error)
+	// ListWebhooks lists the webhooks (secrets left out).
+	ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error)
+	// DeleteWebhook deletes a webhook and its delivery log.
+	DeleteWebhook(ctx context.Context, in *DeleteWebhookRequest, opts ...grpc.CallOption) (*DeleteWebhookResponse, error)
+	// ListWebhookDeliveries lists the delivery log, newest first.
+	ListWebhookDeliveries(ctx context.Context, in *ListWebhookDeliveriesRequest, opts ...grpc.CallOption) (*ListWebhookDeliveriesResponse, error)
+	// CreatePerson names a person and returns a person token (shown once): it may answer the inbox
+	// and post messages in the person's name, and administer nothing.
+	CreatePerson(ctx context.Context, in *CreatePersonRequest, opts ...grpc.CallOption) (*CreatePersonResponse, error)
+	// ListPeople lists the people.
+	ListPeople(ctx context.Context, in *ListPeopleRequest, opts ...grpc.CallOption) (*ListPeopleResponse, error)
+	// RevokePerson revokes a person's token.
+	RevokePerson(ctx context.Context, in *RevokePersonRequest, opts ...grpc.CallOption) (*RevokePersonResponse, error)
 }
 
 type adminServiceClient struct {
@@ -708,6 +748,116 @@ func (c *adminServiceClient) SetTaskLease(ctx context.Context, in *SetTaskLeaseR
 	return out, nil
 }
 
+func (c *adminServiceClient) ListInbox(ctx context.Context, in *ListInboxRequest, opts ...grpc.CallOption) (*ListInboxResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListInboxResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListInbox_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) AnswerInboxItem(ctx context.Context, in *AnswerInboxItemRequest, opts ...grpc.CallOption) (*AnswerInboxItemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnswerInboxItemResponse)
+	err := c.cc.Invoke(ctx, AdminService_AnswerInboxItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListApprovalRules(ctx context.Context, in *ListApprovalRulesRequest, opts ...grpc.CallOption) (*ListApprovalRulesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListApprovalRulesResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListApprovalRules_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RevokeApprovalRule(ctx context.Context, in *RevokeApprovalRuleRequest, opts ...grpc.CallOption) (*RevokeApprovalRuleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeApprovalRuleResponse)
+	err := c.cc.Invoke(ctx, AdminService_RevokeApprovalRule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) CreateWebhook(ctx context.Context, in *CreateWebhookRequest, opts ...grpc.CallOption) (*CreateWebhookResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateWebhookResponse)
+	err := c.cc.Invoke(ctx, AdminService_CreateWebhook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWebhooksResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListWebhooks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) DeleteWebhook(ctx context.Context, in *DeleteWebhookRequest, opts ...grpc.CallOption) (*DeleteWebhookResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteWebhookResponse)
+	err := c.cc.Invoke(ctx, AdminService_DeleteWebhook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListWebhookDeliveries(ctx context.Context, in *ListWebhookDeliveriesRequest, opts ...grpc.CallOption) (*ListWebhookDeliveriesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWebhookDeliveriesResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListWebhookDeliveries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) CreatePerson(ctx context.Context, in *CreatePersonRequest, opts ...grpc.CallOption) (*CreatePersonResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatePersonResponse)
+	err := c.cc.Invoke(ctx, AdminService_CreatePerson_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListPeople(ctx context.Context, in *ListPeopleRequest, opts ...grpc.CallOption) (*ListPeopleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPeopleResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListPeople_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RevokePerson(ctx context.Context, in *RevokePersonRequest, opts ...grpc.CallOption) (*RevokePersonResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokePersonResponse)
+	err := c.cc.Invoke(ctx, AdminService_RevokePerson_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -835,6 +985,35 @@ type AdminServiceServer interface {
 	ImportTasks(context.Context, *ImportTasksRequest) (*ImportTasksResponse, error)
 	// SetTaskLease sets how long a project's claims last past their holder's last activity.
 	SetTaskLease(context.Context, *SetTaskLeaseRequest) (*SetTaskLeaseResponse, error)
+	// ListInbox lists the people's inbox: open items first (urgent, then oldest), then the others,
+	// newest first. The admin token or a person token.
+	ListInbox(context.Context, *ListInboxRequest) (*ListInboxResponse, error)
+	// AnswerInboxItem answers an item as the caller (a person, or "operator" for the admin token):
+	// an approval with decision allow or deny (remember: agent or project makes an allow a rule), a
+	// question with answer. FailedPrecondition once the item is not open. The admin token or a
+	// person token; never an agent's.
+	AnswerInboxItem(context.Context, *AnswerInboxItemRequest) (*AnswerInboxItemResponse, error)
+	// ListApprovalRules lists the remembered allows (live ones; all with all set).
+	ListApprovalRules(context.Context, *ListApprovalRulesRequest) (*ListApprovalRulesResponse, error)
+	// RevokeApprovalRule revokes a remembered allow: later requests ask a person again.
+	RevokeApprovalRule(context.Context, *RevokeApprovalRuleRequest) (*RevokeApprovalRuleResponse, error)
+	// CreateWebhook adds a webhook: new inbox items of its kinds and projects are POSTed to url as
+	// JSON with a "text" field, signed with X-Hub-Signature-256. Without a secret the hub makes one,
+	// shown in the reply once.
+	CreateWebhook(context.Context, *CreateWebhookRequest) (*CreateWebhookResponse, error)
+	// ListWebhooks lists the webhooks (secrets left out).
+	ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error)
+	// DeleteWebhook deletes a webhook and its delivery log.
+	DeleteWebhook(context.Context, *DeleteWebhookRequest) (*DeleteWebhookResponse, error)
+	// ListWebhookDeliveries lists the delivery log, newest first.
+	ListWebhookDeliveries(context.Context, *ListWebhookDeliveriesRequest) (*ListWebhookDeliveriesResponse, error)
+	// CreatePerson names a person and returns a person token (shown once): it may answer the inbox
+	// and post messages in the person's name, and administer nothing.
+	CreatePerson(context.Context, *CreatePersonRequest) (*CreatePersonResponse, error)
+	// ListPeople lists the people.
+	ListPeople(context.Context, *ListPeopleRequest) (*ListPeopleResponse, error)
+	// RevokePerson revokes a person's token.
+	RevokePerson(context.Context, *RevokePersonRequest) (*RevokePersonResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -994,6 +1173,39 @@ func (UnimplementedAdminServiceServer) ImportTasks(context.Context, *ImportTasks
 }
 func (UnimplementedAdminServiceServer) SetTaskLease(context.Context, *SetTaskLeaseRequest) (*SetTaskLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetTaskLease not implemented")
+}
+func (UnimplementedAdminServiceServer) ListInbox(context.Context, *ListInboxRequest) (*ListInboxResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListInbox not implemented")
+}
+func (UnimplementedAdminServiceServer) AnswerInboxItem(context.Context, *AnswerInboxItemRequest) (*AnswerInboxItemResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AnswerInboxItem not implemented")
+}
+func (UnimplementedAdminServiceServer) ListApprovalRules(context.Context, *ListApprovalRulesRequest) (*ListApprovalRulesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListApprovalRules not implemented")
+}
+func (UnimplementedAdminServiceServer) RevokeApprovalRule(context.Context, *RevokeApprovalRuleRequest) (*RevokeApprovalRuleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeApprovalRule not implemented")
+}
+func (UnimplementedAdminServiceServer) CreateWebhook(context.Context, *CreateWebhookRequest) (*CreateWebhookResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateWebhook not implemented")
+}
+func (UnimplementedAdminServiceServer) ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWebhooks not implemented")
+}
+func (UnimplementedAdminServiceServer) DeleteWebhook(context.Context, *DeleteWebhookRequest) (*DeleteWebhookResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteWebhook not implemented")
+}
+func (UnimplementedAdminServiceServer) ListWebhookDeliveries(context.Context, *ListWebhookDeliveriesRequest) (*ListWebhookDeliveriesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWebhookDeliveries not implemented")
+}
+func (UnimplementedAdminServiceServer) CreatePerson(context.Context, *CreatePersonRequest) (*CreatePersonResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreatePerson not implemented")
+}
+func (UnimplementedAdminServiceServer) ListPeople(context.Context, *ListPeopleRequest) (*ListPeopleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPeople not implemented")
+}
+func (UnimplementedAdminServiceServer) RevokePerson(context.Context, *RevokePersonRequest) (*RevokePersonResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokePerson not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1916,6 +2128,204 @@ func _AdminService_SetTaskLease_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_ListInbox_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListInboxRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListInbox(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListInbox_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListInbox(ctx, req.(*ListInboxRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_AnswerInboxItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnswerInboxItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).AnswerInboxItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_AnswerInboxItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).AnswerInboxItem(ctx, req.(*AnswerInboxItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListApprovalRules_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListApprovalRulesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListApprovalRules(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListApprovalRules_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListApprovalRules(ctx, req.(*ListApprovalRulesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RevokeApprovalRule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeApprovalRuleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RevokeApprovalRule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RevokeApprovalRule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RevokeApprovalRule(ctx, req.(*RevokeApprovalRuleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_CreateWebhook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateWebhookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CreateWebhook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CreateWebhook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CreateWebhook(ctx, req.(*CreateWebhookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListWebhooks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWebhooksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListWebhooks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListWebhooks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListWebhooks(ctx, req.(*ListWebhooksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_DeleteWebhook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteWebhookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).DeleteWebhook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_DeleteWebhook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).DeleteWebhook(ctx, req.(*DeleteWebhookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListWebhookDeliveries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWebhookDeliveriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListWebhookDeliveries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListWebhookDeliveries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListWebhookDeliveries(ctx, req.(*ListWebhookDeliveriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_CreatePerson_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreatePersonRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CreatePerson(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CreatePerson_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CreatePerson(ctx, req.(*CreatePersonRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListPeople_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPeopleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListPeople(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListPeople_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListPeople(ctx, req.(*ListPeopleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RevokePerson_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokePersonRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RevokePerson(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RevokePerson_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RevokePerson(ctx, req.(*RevokePersonRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2122,6 +2532,50 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetTaskLease",
 			Handler:    _AdminService_SetTaskLease_Handler,
+		},
+		{
+			MethodName: "ListInbox",
+			Handler:    _AdminService_ListInbox_Handler,
+		},
+		{
+			MethodName: "AnswerInboxItem",
+			Handler:    _AdminService_AnswerInboxItem_Handler,
+		},
+		{
+			MethodName: "ListApprovalRules",
+			Handler:    _AdminService_ListApprovalRules_Handler,
+		},
+		{
+			MethodName: "RevokeApprovalRule",
+			Handler:    _AdminService_RevokeApprovalRule_Handler,
+		},
+		{
+			MethodName: "CreateWebhook",
+			Handler:    _AdminService_CreateWebhook_Handler,
+		},
+		{
+			MethodName: "ListWebhooks",
+			Handler:    _AdminService_ListWebhooks_Handler,
+		},
+		{
+			MethodName: "DeleteWebhook",
+			Handler:    _AdminService_DeleteWebhook_Handler,
+		},
+		{
+			MethodName: "ListWebhookDeliveries",
+			Handler:    _AdminService_ListWebhookDeliveries_Handler,
+		},
+		{
+			MethodName: "CreatePerson",
+			Handler:    _AdminService_CreatePerson_Handler,
+		},
+		{
+			MethodName: "ListPeople",
+			Handler:    _AdminService_ListPeople_Handler,
+		},
+		{
+			MethodName: "RevokePerson",
+			Handler:    _AdminService_RevokePerson_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -3175,7 +3175,7 @@ var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\x12\n" +
+	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\x12\n" +
 	"\x10HeartbeatRequest\"\x9a\x02\n" +
 	"\x11HeartbeatResponse\x12!\n" +
 	"\fheartbeat_id\x18\x01 \x01(\tR\vheartbeatId\x129\n" +
@@ -3383,7 +3383,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"t\n" +
 	"\x1aGetMessageReceiptsResponse\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12+\n" +
-	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts2\xfe\x13\n" +
+	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts2\xdf\x15\n" +
 	"\fAgentService\x12@\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
@@ -3421,7 +3421,10 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\tClaimTask\x12\x18.hub.v1.ClaimTaskRequest\x1a\x19.hub.v1.ClaimTaskResponse\x12=\n" +
 	"\bNextTask\x12\x17.hub.v1.NextTaskRequest\x1a\x18.hub.v1.NextTaskResponse\x12I\n" +
 	"\fCompleteTask\x12\x1b.hub.v1.CompleteTaskRequest\x1a\x1c.hub.v1.CompleteTaskResponse\x12@\n" +
-	"\tBlockTask\x12\x18.hub.v1.BlockTaskRequest\x1a\x19.hub.v1.BlockTaskResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\tBlockTask\x12\x18.hub.v1.BlockTaskRequest\x1a\x19.hub.v1.BlockTaskResponse\x12R\n" +
+	"\x0fRequestApproval\x12\x1e.hub.v1.RequestApprovalRequest\x1a\x1f.hub.v1.RequestApprovalResponse\x12=\n" +
+	"\bAskHuman\x12\x17.hub.v1.AskHumanRequest\x1a\x18.hub.v1.AskHumanResponse\x12L\n" +
+	"\rNoteHostEvent\x12\x1c.hub.v1.NoteHostEventRequest\x1a\x1d.hub.v1.NoteHostEventResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -3513,14 +3516,20 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*NextTaskRequest)(nil),                 // 73: hub.v1.NextTaskRequest
 	(*CompleteTaskRequest)(nil),             // 74: hub.v1.CompleteTaskRequest
 	(*BlockTaskRequest)(nil),                // 75: hub.v1.BlockTaskRequest
-	(*CreateTaskResponse)(nil),              // 76: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 77: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 78: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 79: hub.v1.UpdateTaskResponse
-	(*ClaimTaskResponse)(nil),               // 80: hub.v1.ClaimTaskResponse
-	(*NextTaskResponse)(nil),                // 81: hub.v1.NextTaskResponse
-	(*CompleteTaskResponse)(nil),            // 82: hub.v1.CompleteTaskResponse
-	(*BlockTaskResponse)(nil),               // 83: hub.v1.BlockTaskResponse
+	(*RequestApprovalRequest)(nil),          // 76: hub.v1.RequestApprovalRequest
+	(*AskHumanRequest)(nil),                 // 77: hub.v1.AskHumanRequest
+	(*NoteHostEventRequest)(nil),            // 78: hub.v1.NoteHostEventRequest
+	(*CreateTaskResponse)(nil),              // 79: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 80: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 81: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 82: hub.v1.UpdateTaskResponse
+	(*ClaimTaskResponse)(nil),               // 83: hub.v1.ClaimTaskResponse
+	(*NextTaskResponse)(nil),                // 84: hub.v1.NextTaskResponse
+	(*CompleteTaskResponse)(nil),            // 85: hub.v1.CompleteTaskResponse
+	(*BlockTaskResponse)(nil),               // 86: hub.v1.BlockTaskResponse
+	(*RequestApprovalResponse)(nil),         // 87: hub.v1.RequestApprovalResponse
+	(*AskHumanResponse)(nil),                // 88: hub.v1.AskHumanResponse
+	(*NoteHostEventResponse)(nil),           // 89: hub.v1.NoteHostEventResponse
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
 	55, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
@@ -3595,42 +3604,48 @@ var file_hub_v1_agent_proto_depIdxs = []int32{
 	73, // 69: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
 	74, // 70: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
 	75, // 71: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
-	1,  // 72: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 73: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 74: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 75: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 76: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 77: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 78: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 79: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 80: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 81: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 82: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 83: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 84: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 85: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 86: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 87: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 88: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 89: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 90: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 91: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	43, // 92: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	45, // 93: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	47, // 94: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	49, // 95: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	51, // 96: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	54, // 97: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	76, // 98: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	77, // 99: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	78, // 100: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
-	79, // 101: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	80, // 102: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
-	81, // 103: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
-	82, // 104: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
-	83, // 105: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
-	72, // [72:106] is the sub-list for method output_type
-	38, // [38:72] is the sub-list for method input_type
+	76, // 72: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
+	77, // 73: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
+	78, // 74: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
+	1,  // 75: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 76: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 77: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 78: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 79: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 80: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 81: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 82: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 83: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 84: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 85: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 86: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 87: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 88: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 89: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 90: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 91: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 92: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 93: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 94: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	43, // 95: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	45, // 96: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	47, // 97: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	49, // 98: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	51, // 99: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	54, // 100: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	79, // 101: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	80, // 102: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	81, // 103: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	82, // 104: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	83, // 105: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	84, // 106: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	85, // 107: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	86, // 108: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	87, // 109: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
+	88, // 110: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
+	89, // 111: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
+	75, // [75:112] is the sub-list for method output_type
+	38, // [38:75] is the sub-list for method input_type
 	38, // [38:38] is the sub-list for extension type_name
 	38, // [38:38] is the sub-list for extension extendee
 	0,  // [0:38] is the sub-list for field type_name
@@ -3641,6 +3656,7 @@ func file_hub_v1_agent_proto_init() {
 	if File_hub_v1_agent_proto != nil {
 		return
 	}
+	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()
 	file_hub_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}

@@ -53,6 +53,9 @@ const (
 	AgentService_NextTask_FullMethodName                = "/hub.v1.AgentService/NextTask"
 	AgentService_CompleteTask_FullMethodName            = "/hub.v1.AgentService/CompleteTask"
 	AgentService_BlockTask_FullMethodName               = "/hub.v1.AgentService/BlockTask"
+	AgentService_RequestApproval_FullMethodName         = "/hub.v1.AgentService/RequestApproval"
+	AgentService_AskHuman_FullMethodName                = "/hub.v1.AgentService/AskHuman"
+	AgentService_NoteHostEvent_FullMethodName           = "/hub.v1.AgentService/NoteHostEvent"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -147,6 +150,17 @@ type AgentServiceClient interface {
 	CompleteTask(ctx context.Context, in *CompleteTaskRequest, opts ...grpc.CallOption) (*CompleteTaskResponse, error)
 	// BlockTask marks the caller's claimed task blocked with a reason and releases it.
 	BlockTask(ctx context.Context, in *BlockTaskRequest, opts ...grpc.CallOption) (*BlockTaskResponse, error)
+	// RequestApproval is for a host's PermissionRequest hook: it puts the tool call in the people's
+	// inbox and waits up to wait_seconds for an answer (a remembered allow answers at once). Not
+	// answered in time, the item is expired ("left to the terminal") and timed_out is set: the hook
+	// then lets the host show its own prompt.
+	RequestApproval(ctx context.Context, in *RequestApprovalRequest, opts ...grpc.CallOption) (*RequestApprovalResponse, error)
+	// AskHuman asks the people a question and waits for the answer like WaitForMessages (0..60 s,
+	// default 60). Unanswered, the question stays open and its answer later arrives as a message.
+	AskHuman(ctx context.Context, in *AskHumanRequest, opts ...grpc.CallOption) (*AskHumanResponse, error)
+	// NoteHostEvent is for host hooks: the agent waits at its prompt for a person (needs_input), or
+	// works again (active, tool_ran, with the call's key), or its session ended (session_end).
+	NoteHostEvent(ctx context.Context, in *NoteHostEventRequest, opts ...grpc.CallOption) (*NoteHostEventResponse, error)
 }
 
 type agentServiceClient struct {
@@ -497,6 +511,36 @@ func (c *agentServiceClient) BlockTask(ctx context.Context, in *BlockTaskRequest
 	return out, nil
 }
 
+func (c *agentServiceClient) RequestApproval(ctx context.Context, in *RequestApprovalRequest, opts ...grpc.CallOption) (*RequestApprovalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RequestApprovalResponse)
+	err := c.cc.Invoke(ctx, AgentService_RequestApproval_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) AskHuman(ctx context.Context, in *AskHumanRequest, opts ...grpc.CallOption) (*AskHumanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AskHumanResponse)
+	err := c.cc.Invoke(ctx, AgentService_AskHuman_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) NoteHostEvent(ctx context.Context, in *NoteHostEventRequest, opts ...grpc.CallOption) (*NoteHostEventResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NoteHostEventResponse)
+	err := c.cc.Invoke(ctx, AgentService_NoteHostEvent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -589,6 +633,17 @@ type AgentServiceServer interface {
 	CompleteTask(context.Context, *CompleteTaskRequest) (*CompleteTaskResponse, error)
 	// BlockTask marks the caller's claimed task blocked with a reason and releases it.
 	BlockTask(context.Context, *BlockTaskRequest) (*BlockTaskResponse, error)
+	// RequestApproval is for a host's PermissionRequest hook: it puts the tool call in the people's
+	// inbox and waits up to wait_seconds for an answer (a remembered allow answers at once). Not
+	// answered in time, the item is expired ("left to the terminal") and timed_out is set: the hook
+	// then lets the host show its own prompt.
+	RequestApproval(context.Context, *RequestApprovalRequest) (*RequestApprovalResponse, error)
+	// AskHuman asks the people a question and waits for the answer like WaitForMessages (0..60 s,
+	// default 60). Unanswered, the question stays open and its answer later arrives as a message.
+	AskHuman(context.Context, *AskHumanRequest) (*AskHumanResponse, error)
+	// NoteHostEvent is for host hooks: the agent waits at its prompt for a person (needs_input), or
+	// works again (active, tool_ran, with the call's key), or its session ended (session_end).
+	NoteHostEvent(context.Context, *NoteHostEventRequest) (*NoteHostEventResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -700,6 +755,15 @@ func (UnimplementedAgentServiceServer) CompleteTask(context.Context, *CompleteTa
 }
 func (UnimplementedAgentServiceServer) BlockTask(context.Context, *BlockTaskRequest) (*BlockTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method BlockTask not implemented")
+}
+func (UnimplementedAgentServiceServer) RequestApproval(context.Context, *RequestApprovalRequest) (*RequestApprovalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RequestApproval not implemented")
+}
+func (UnimplementedAgentServiceServer) AskHuman(context.Context, *AskHumanRequest) (*AskHumanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AskHuman not implemented")
+}
+func (UnimplementedAgentServiceServer) NoteHostEvent(context.Context, *NoteHostEventRequest) (*NoteHostEventResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method NoteHostEvent not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1334,6 +1398,60 @@ func _AgentService_BlockTask_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_RequestApproval_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RequestApprovalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RequestApproval(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RequestApproval_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RequestApproval(ctx, req.(*RequestApprovalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_AskHuman_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AskHumanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).AskHuman(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_AskHuman_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).AskHuman(ctx, req.(*AskHumanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_NoteHostEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NoteHostEventRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).NoteHostEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_NoteHostEvent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).NoteHostEvent(ctx, req.(*NoteHostEventRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1476,6 +1594,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "BlockTask",
 			Handler:    _AgentService_BlockTask_Handler,
+		},
+		{
+			MethodName: "RequestApproval",
+			Handler:    _AgentService_RequestApproval_Handler,
+		},
+		{
+			MethodName: "AskHuman",
+			Handler:    _AgentService_AskHuman_Handler,
+		},
+		{
+			MethodName: "NoteHostEvent",
+			Handler:    _AgentService_NoteHostEvent_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -85,6 +85,11 @@ var tables = []table{
 	{name: "task_deps"},
 	{name: "task_watchers"},
 	{name: "task_leases"},
+	{name: "people"},
+	{name: "inbox_items"},
+	{name: "approval_rules"},
+	{name: "webhooks"},
+	{name: "webhook_deliveries"},
 }
 
 // bookkeeping are the stores' own tables, not copied as rows: their

@@ -154,6 +154,34 @@ func fill(t *testing.T) filled {
 	must(err)
 	_, err = board.SetLease(ctx, "team", 45*time.Minute)
 	must(err)
+	// People in the loop: a person, an answered approval remembered as
+	// the agent's rule (agent_id set) and the project's (NULL), a question
+	// still open, a webhook with a delivery logged.
+	people := s.People
+	_, _, err = people.CreatePerson(ctx, "pat")
+	must(err)
+	in := s.Inbox
+	for _, remember := range []string{hub.RememberAgent, hub.RememberProject} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := in.RequestApproval(ctx, agents["alice"], hub.ApprovalRequest{Tool: "Bash" + remember, Input: `{"command":"make"}`, CallKey: "k", Wait: time.Minute})
+			done <- err
+		}()
+		var open []*hub.InboxItem
+		for len(open) == 0 {
+			open, err = in.ListItems(ctx, "open", "", 0)
+			must(err)
+		}
+		_, err = in.AnswerItem(ctx, "pat", open[0].ID, hub.Answer{Decision: hub.DecisionAllow, Remember: remember})
+		must(err)
+		must(<-done)
+	}
+	_, err = in.AskHuman(ctx, agents["bob"], hub.QuestionRequest{Question: "which one?", Options: []string{"a", "b"}, TimeoutSeconds: new(int32)})
+	must(err)
+	hooks := s.Webhooks
+	w, err := hooks.CreateWebhook(ctx, &hub.Webhook{URL: "https://chat.example.com/hooks/x", Kinds: []hub.ItemKind{hub.KindQuestion}, Projects: []string{hub.DefaultProject}})
+	must(err)
+	must(hooks.LogDelivery(ctx, &hub.WebhookDelivery{WebhookID: w.ID, ItemID: 1, Status: hub.DeliveryDelivered, Attempts: 2, Code: 200, CreatedAt: clock.Now()}))
 	clock.Advance(3 * time.Hour)
 	_, _, err = s.Schedule.AdvanceBeat(ctx, clock.Now(), time.Hour)
 	must(err)

@@ -57,6 +57,11 @@ var AgentTables = []struct{ Name, Of string }{
 	{"task_deps", ""},
 	{"task_watchers", "agent_id = %[1]d"},
 	{"task_leases", ""},
+	{"people", ""},
+	{"inbox_items", "agent_id = %[1]d"},
+	{"approval_rules", "agent_id = %[1]d"},
+	{"webhooks", ""},
+	{"webhook_deliveries", ""},
 }
 
 // agentData is what seedAgent wrote for one agent.
@@ -120,6 +125,15 @@ func seedAgent(t *testing.T, db hub.Store, a *hub.Agent, ops int64, peers ...*hu
 		}
 		if err := tx.AddTaskWatcher(task.ID, a.ID); err != nil {
 			return err
+		}
+		item := &hub.InboxItem{Kind: hub.KindApproval, AgentID: a.ID, Project: hub.DefaultProject, Title: "Allow Bash?", Tool: "Bash", Urgency: hub.UrgencyNormal, State: hub.ItemOpen, CreatedAt: at}
+		if err := tx.InsertInboxItem(item); err != nil {
+			return err
+		}
+		for _, agent := range []int64{a.ID, 0} { // its own rule goes, the project's stays
+			if err := tx.InsertApprovalRule(&hub.ApprovalRule{Project: hub.DefaultProject, AgentID: agent, Tool: "Bash", CreatedBy: "operator", CreatedAt: at, ExpiresAt: at.Add(time.Hour), ItemID: item.ID}); err != nil {
+				return err
+			}
 		}
 		j := &hub.CronJob{Name: "remind-" + a.Name, Kind: hub.CronEvery, EverySeconds: 3600, Anchor: t0, Target: a.Name, Message: "stand-up", Enabled: true, CreatedAt: at, UpdatedAt: at}
 		if err := tx.CreateCronJob(j); err != nil {

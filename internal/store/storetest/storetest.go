@@ -75,6 +75,10 @@ func Run(t *testing.T, newDB NewDB) {
 		{"TaskStore", testTaskStore},
 		{"TaskClaimRace", testTaskClaimRace},
 		{"TaskRules", testTaskRules},
+		{"InboxItems", testInboxItems},
+		{"ApprovalRules", testApprovalRules},
+		{"People", testPeople},
+		{"Webhooks", testWebhooks},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })

@@ -32,6 +32,9 @@ export function agentView(root, name) {
         h('dt', {}, 'Deep work'), h('dd', {}, deepWorkText(ov.health?.deep_work) || '—'),
         h('dt', {}, 'Heartbeat ID'), h('dd', {}, ov.agent.current_heartbeat_id || '—'),
         h('dt', {}, 'Unread'), h('dd', {}, String(ov.unread_count || 0)),
+        h('dt', {}, 'Waiting for a person'), h('dd', { class: 'asks' }, data.asks.length
+          ? data.asks.flatMap((it, i) => [i ? '; ' : '', h('a', { href: '#/inbox' }, it.kind === 'needs_input' ? 'input: ' + it.title : it.title)])
+          : '—'),
       ),
       agentActions(ov, err, () => refresh()),
     );
@@ -92,16 +95,18 @@ export function agentView(root, name) {
   }
 
   async function refresh() {
-    const [ovs, act, ev, dw, m] = await Promise.all([
+    const [ovs, act, ev, dw, m, ib] = await Promise.all([
       get('/v1/admin/agent-overviews', { include_disabled: true }),
       get(`/v1/admin/agents/${encodeURIComponent(name)}/activity`, { limit: 200 }),
       get('/v1/admin/events', { agent: name, limit: 200 }),
       get('/v1/admin/deep-work', { agent: name, limit: 50 }),
       messagesTail({ agent: name }, 100),
+      get('/v1/admin/inbox', { state: 'open', limit: 100 }),
     ]);
     const ov = (ovs.agents || []).find((o) => o.agent.name === name);
     if (!ov) throw Object.assign(new Error(`no agent named ${name}`), { status: 404 });
-    data = { ov, logs: act.activity_logs || [], cps: act.checkpoints || [], events: ev.events || [], dws: dw.deep_work || [], messages: m.messages };
+    data = { ov, logs: act.activity_logs || [], cps: act.checkpoints || [], events: ev.events || [], dws: dw.deep_work || [], messages: m.messages,
+      asks: (ib.items || []).filter((it) => it.agent === name) };
     fail(err, null);
     keepFocus(() => {
       renderHead();

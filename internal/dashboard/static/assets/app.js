@@ -1,6 +1,6 @@
-// The dashboard shell: sign-in, the router (#/agents, #/agent/NAME,
-// #/messages, #/orchestrator, #/tasks) and the live stream that tells the shown view
-// what changed. Plain ES modules served as they are: no build step.
+// The dashboard shell: sign-in, the router (#/inbox, #/agents,
+// #/agent/NAME, #/messages, #/orchestrator, #/tasks) and the live stream that
+// tells the shown view what changed. Plain ES modules served as they are: no build step.
 import { api, token, setToken, clearToken, openStream } from './api.js';
 import { h, describe } from './ui.js';
 import { agentsView } from './agents.js';
@@ -8,6 +8,7 @@ import { agentView } from './agent.js';
 import { messagesView } from './messages.js';
 import { orchestratorView } from './orchestrator.js';
 import { tasksView } from './tasks.js';
+import { inboxView, inboxWatcher } from './inbox.js';
 
 const $ = (id) => document.getElementById(id);
 const hub = { info: null }; // GetHubInfo, read at sign-in: version, time zone
@@ -15,6 +16,7 @@ let stream = null;
 let current = null; // {view, refresh(topics)}
 let running = false;
 let pending = new Set();
+let watchInbox = null; // keeps the nav's count of open inbox items
 
 function route() {
   const parts = (location.hash.replace(/^#\/?/, '') || 'agents').split('/').map(decodeURIComponent);
@@ -23,6 +25,7 @@ function route() {
     case 'messages': return { name: 'messages', make: (root) => messagesView(root, parts.slice(1), hub) };
     case 'orchestrator': return { name: 'orchestrator', make: (root) => orchestratorView(root, hub) };
     case 'tasks': return { name: 'tasks', make: (root) => tasksView(root, hub) };
+    case 'inbox': return { name: 'inbox', make: (root) => inboxView(root, hub) };
     default: return { name: 'agents', make: (root) => agentsView(root, hub) };
   }
 }
@@ -42,6 +45,7 @@ function show() {
 // schedule refreshes the current view for topics; changes arriving during
 // a refresh are merged into one more refresh after it.
 function schedule(topics) {
+  if (watchInbox && (topics.includes('inbox') || topics.includes('all'))) watchInbox();
   for (const t of topics) pending.add(t);
   if (running || !current) return;
   running = true;
@@ -79,6 +83,9 @@ async function signIn(tok) {
   $('signin').hidden = true;
   $('nav').hidden = false;
   $('signout').hidden = false;
+  watchInbox = inboxWatcher($('inbox-count'));
+  // The inbox is the first view when anything waits for a person.
+  if (!location.hash && (await watchInbox()) > 0) history.replaceState(null, '', '#/inbox');
   stream = openStream((topics) => schedule(topics), setLive);
   show();
 }
@@ -87,6 +94,7 @@ function signOut(refused) {
   if (stream) stream.close();
   stream = null;
   current = null;
+  watchInbox = null;
   clearToken();
   $('content').replaceChildren();
   $('nav').hidden = true;

@@ -1,0 +1,199 @@
+// The inbox: what agents ask of people. Approvals (a host's permission
+// prompt relayed by its hook: Allow, Deny, allow always for the agent or
+// the project), questions (ask_human: an option or a free answer) and
+// agents waiting at their prompt. Open items first, urgent then oldest;
+// pushed live by the "inbox" topic. The watcher beside it keeps the nav's
+// count and raises a browser notification (opt-in) when an urgent item
+// arrives while the tab is hidden.
+import { api, get } from './api.js';
+import { h, time, badge, fail, describe, section, span, keepFocus } from './ui.js';
+
+const kindWords = { approval: 'approval', question: 'question', needs_input: 'waiting for you' };
+
+// pretty shows a tool's input: its JSON indented, else as it came.
+function pretty(body) {
+  try { return JSON.stringify(JSON.parse(body), null, 2); } catch { return body || ''; }
+}
+
+// waited says how long an item has waited ("4 min").
+function waited(it, now = Date.now()) {
+  return span(now - Date.parse(it.created_at));
+}
+
+function outcome(it) {
+  if (it.decision) return `${it.decision === 'allow' ? 'allowed' : 'denied'} by ${it.answered_by}` + (it.remember ? ` (always, for the ${it.remember})` : '') + (it.answer ? `: ${it.answer}` : '');
+  if (it.state === 'answered') return `answered by ${it.answered_by}` + (it.answer ? `: ${it.answer}` : '');
+  if (it.state === 'expired') return it.ran_at ? 'nobody answered in time; allowed in the terminal' : 'nobody answered in time: left to the terminal';
+  if (it.state === 'withdrawn') return 'the agent moved on';
+  return it.state;
+}
+
+export function inboxView(root) {
+  const err = h('p', { class: 'error', role: 'alert', hidden: true });
+  const list = h('div', { class: 'inbox-list', 'aria-live': 'polite' });
+  const done = h('ol', { class: 'inbox-done' });
+  const rules = h('tbody');
+  const count = h('span', { class: 'muted' });
+  const notify = h('p', { class: 'inbox-notify' });
+  let items = [];
+  let ruleList = [];
+  let last = '';
+
+  root.append(
+    h('div', { class: 'bar' }, h('h2', {}, 'Inbox ', count), notify),
+    err,
+    list,
+    section('Recently answered', done),
+    section('Remembered allows',
+      h('p', { class: 'muted' }, 'Tools allowed without asking until the rule expires. Revoke one and its tool asks a person again.'),
+      h('div', { class: 'tablewrap' }, h('table', { class: 'cards rules' },
+        h('thead', {}, h('tr', {}, ['Tool', 'Agent', 'Project', 'Set by', 'Expires', ''].map((c) => h('th', { scope: 'col' }, c)))),
+        rules))),
+  );
+
+  function notifyControl() {
+    if (!('Notification' in window)) { notify.replaceChildren(); return; }
+    if (Notification.permission === 'granted') {
+      notify.replaceChildren(h('span', { class: 'muted' }, 'Browser notifications on for urgent items while this tab is hidden.'));
+    } else if (Notification.permission === 'denied') {
+      notify.replaceChildren(h('span', { class: 'muted' }, 'Browser notifications are blocked for this page (the browser\'s site settings allow them again).'));
+    } else {
+      notify.replaceChildren(h('button', {
+        type: 'button', class: 'quiet', id: 'inbox-notify',
+        onclick: async () => { await Notification.requestPermission(); notifyControl(); },
+      }, 'Notify me of urgent items'));
+    }
+  }
+  notifyControl();
+
+  // answer posts an answer and refreshes; what went wrong shows in err.
+  async function answer(it, body, what) {
+    fail(err, null);
+    try {
+      await api('POST', `/v1/admin/inbox/${it.id}:answer`, body);
+      last = '';
+      await refresh();
+    } catch (e) {
+      fail(err, { status: e.status, message: `${what} (item ${it.id}): ${describe(e)}` });
+      last = '';
+      await refresh().catch(() => {});
+    }
+  }
+
+  function approvalActions(it) {
+    const id = `msg-${it.id}`;
+    const msg = h('input', { id, type: 'text', class: 'inbox-message', placeholder: 'optional: why', 'aria-label': `Message to ${it.agent} with the answer` });
+    const say = () => msg.value.trim();
+    return h('div', { class: 'inbox-actions' },
+      h('button', { type: 'button', class: 'allow', onclick: () => answer(it, { decision: 'allow', message: say() }, 'allow') }, 'Allow'),
+      h('button', { type: 'button', class: 'danger deny', onclick: () => answer(it, { decision: 'deny', message: say() }, 'deny') }, 'Deny'),
+      msg,
+      h('span', { class: 'always' },
+        h('button', { type: 'button', class: 'small', onclick: () => answer(it, { decision: 'allow', remember: 'agent', message: say() }, 'allow always') },
+          `Always allow ${it.tool} for ${it.agent}`),
+        h('button', { type: 'button', class: 'small', onclick: () => answer(it, { decision: 'allow', remember: 'project', message: say() }, 'allow always') },
+          `… for project ${it.project}`)),
+    );
+  }
+
+  function questionActions(it) {
+    const free = h('input', { type: 'text', class: 'inbox-answer', placeholder: 'your answer', 'aria-label': `Answer to ${it.agent}` });
+    return h('div', { class: 'inbox-actions' },
+      (it.options || []).map((o) => h('button', { type: 'button', class: 'option', onclick: () => answer(it, { answer: o }, 'answer') }, o)),
+      h('form', {
+        class: 'inline',
+        onsubmit: (ev) => { ev.preventDefault(); if (free.value.trim()) answer(it, { answer: free.value.trim() }, 'answer'); },
+      }, free, h('button', { type: 'submit' }, 'Send')),
+    );
+  }
+
+  function waitingActions(it) {
+    const text = h('input', { type: 'text', class: 'inbox-answer', placeholder: 'a message for the agent', 'aria-label': `Message to ${it.agent}` });
+    return h('div', { class: 'inbox-actions' },
+      h('form', {
+        class: 'inline',
+        onsubmit: (ev) => { ev.preventDefault(); answer(it, { answer: text.value.trim() }, 'reply'); },
+      }, text, h('button', { type: 'submit' }, 'Send'), h('button', { type: 'button', class: 'quiet', onclick: () => answer(it, { answer: '' }, 'dismiss') }, 'Dismiss')),
+      h('p', { class: 'muted' }, 'It sits at its prompt: answer in its terminal, or send it a message it reads at its next turn.'),
+    );
+  }
+
+  function card(it) {
+    const actions = { approval: approvalActions, question: questionActions, needs_input: waitingActions }[it.kind];
+    return h('article', { class: `inbox-item kind-${it.kind}${it.urgency === 'urgent' ? ' urgent' : ''}`, 'data-key': 'item:' + it.id, 'data-item': it.id, 'aria-label': `${kindWords[it.kind]} from ${it.agent}` },
+      h('header', {},
+        badge(kindWords[it.kind] || it.kind, 'kind-' + it.kind),
+        it.urgency === 'urgent' ? badge('urgent', 'prio-urgent') : '',
+        ' ', h('a', { href: '#/agent/' + encodeURIComponent(it.agent) }, it.agent),
+        h('span', { class: 'muted' }, ` · ${it.project} · waiting `, h('span', { class: 'waited' }, waited(it)))),
+      h('h3', { class: 'inbox-title' }, it.title),
+      it.kind === 'approval' && it.body ? h('details', {}, h('summary', {}, `${it.tool} input`), h('pre', { class: 'inbox-body' }, pretty(it.body))) : '',
+      it.kind === 'question' && it.body && it.body !== it.title ? h('p', { class: 'inbox-body' }, it.body) : '',
+      actions ? actions(it) : '',
+    );
+  }
+
+  function render() {
+    const open = items.filter((it) => it.state === 'open');
+    count.textContent = `(${open.length} open)`;
+    list.replaceChildren(...(open.length ? open.map(card)
+      : [h('p', { class: 'muted empty' }, 'Nothing is waiting for you. Approvals from agents\' permission prompts, their questions and agents waiting at their prompt show here the moment they arrive.')]));
+    const closed = items.filter((it) => it.state !== 'open').slice(0, 30);
+    done.replaceChildren(...(closed.length ? closed.map((it) => h('li', { 'data-item': it.id, class: 'state-' + it.state },
+      badge(kindWords[it.kind] || it.kind, 'kind-' + it.kind), ' ', h('strong', {}, it.agent), ' ', it.title,
+      h('div', { class: 'muted' }, outcome(it), ' · ', time(it.answered_at || it.created_at))))
+      : [h('li', { class: 'muted' }, 'Nothing answered yet.')]));
+    rules.replaceChildren(...(ruleList.length ? ruleList.map((r) => h('tr', { 'data-key': 'rule:' + r.id },
+      h('td', { 'data-label': 'Tool' }, r.tool), h('td', { 'data-label': 'Agent' }, r.agent || 'every agent'),
+      h('td', { 'data-label': 'Project' }, r.project), h('td', { 'data-label': 'Set by' }, r.created_by),
+      h('td', { 'data-label': 'Expires' }, time(r.expires_at)),
+      h('td', {}, h('button', {
+        type: 'button', class: 'small danger',
+        onclick: async () => {
+          fail(err, null);
+          try { await api('DELETE', `/v1/admin/inbox/rules/${r.id}`); last = ''; await refresh(); } catch (e) { fail(err, e); }
+        },
+      }, 'Revoke'))))
+      : [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'None.'))]));
+  }
+
+  async function refresh() {
+    const [r, rs] = await Promise.all([get('/v1/admin/inbox', { limit: 100 }), get('/v1/admin/inbox/rules')]);
+    const now = JSON.stringify([r.items || [], rs.rules || []]);
+    if (now === last) return;
+    last = now;
+    items = r.items || [];
+    ruleList = rs.rules || [];
+    keepFocus(render);
+  }
+
+  return {
+    refresh,
+    tick: () => { for (const el of list.querySelectorAll('[data-item]')) { const it = items.find((x) => x.id === el.dataset.item); const w = el.querySelector('.waited'); if (it && w) w.textContent = waited(it); } },
+    error: (e) => fail(err, e),
+  };
+}
+
+// inboxWatcher keeps the nav's count of open items and notifies of new
+// urgent ones while the tab is hidden (when the person allowed it).
+export function inboxWatcher(countEl) {
+  const seen = new Set();
+  let first = true;
+  return async function check() {
+    let r;
+    try { r = await get('/v1/admin/inbox', { state: 'open', limit: 100 }); } catch { return 0; }
+    const open = r.items || [];
+    countEl.textContent = open.length ? String(open.length) : '';
+    countEl.hidden = !open.length;
+    for (const it of open) {
+      if (seen.has(it.id)) continue;
+      seen.add(it.id);
+      if (!first && it.urgency === 'urgent' && document.hidden && 'Notification' in window && Notification.permission === 'granted') {
+        const n = new Notification(`${it.agent}: ${kindWords[it.kind] || it.kind}`, { body: it.title, tag: 'hub-inbox-' + it.id });
+        n.onclick = () => { window.focus(); location.hash = '#/inbox'; n.close(); };
+      }
+    }
+    first = false;
+    return open.length;
+  };
+}

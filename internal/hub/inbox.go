@@ -1,0 +1,317 @@
+package hub
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The inbox holds what agents ask of people (SPEC §13): a host's
+// permission prompt relayed by its PermissionRequest hook (an approval), a
+// question asked with ask_human, an agent sitting at its prompt waiting
+// for input. This file holds the rules, values in and decisions out;
+// inbox_service.go loads, decides and saves.
+
+// ItemKind is what an inbox item asks of a person.
+type ItemKind string
+
+// The kinds of inbox items.
+const (
+	KindApproval   ItemKind = "approval"    // allow or deny a tool call
+	KindQuestion   ItemKind = "question"    // answer in words or pick an option
+	KindNeedsInput ItemKind = "needs_input" // the agent waits at its prompt
+)
+
+// ItemState is where an inbox item stands.
+type ItemState string
+
+// The states of an inbox item. Only an open item can change, and only once.
+const (
+	ItemOpen      ItemState = "open"
+	ItemAnswered  ItemState = "answered"
+	ItemExpired   ItemState = "expired"   // nobody answered in time: left to the terminal
+	ItemWithdrawn ItemState = "withdrawn" // the agent moved on (a prompt, a tool use, the session ended)
+)
+
+// Urgency ranks an item: urgent items come first and notify.
+type Urgency string
+
+// The urgencies.
+const (
+	UrgencyNormal Urgency = "normal"
+	UrgencyUrgent Urgency = "urgent"
+)
+
+// Decisions on an approval.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+)
+
+// Remember scopes of an allow: the rule it leaves behind.
+const (
+	RememberAgent   = "agent"
+	RememberProject = "project"
+)
+
+// Limits of what an item holds.
+const (
+	maxItemTitle   = 300
+	maxItemBody    = 16 << 10
+	maxItemAnswer  = 8 << 10
+	maxItemOptions = 10
+	maxOptionLen   = 100
+	maxToolName    = 200
+	maxCallKey     = 128
+)
+
+// InboxItem is one thing an agent asks of a person.
+type InboxItem struct {
+	ID        int64
+	Kind      ItemKind
+	AgentID   int64
+	AgentName string // filled when read back
+	Project   string
+	Title     string // one line: what is asked
+	// Body is the detail: for an approval, the tool's input as the host
+	// gave it (JSON); for a question, its text.
+	Body    string
+	Tool    string   // an approval's tool (Bash, Edit, …)
+	Options []string // a question's choices, if any
+	Urgency Urgency
+	State   ItemState
+	// CallKey names the host's tool call an approval is about, so that a
+	// later PostToolUse of the same call can record that it ran.
+	CallKey    string
+	CreatedAt  time.Time
+	AnsweredAt time.Time // when it left the open state
+	AnsweredBy string    // the person ("operator" for the admin token) or "rule N"
+	Decision   string    // an approval's: allow or deny
+	Answer     string    // a question's answer; a deny's or an allow's message
+	Remember   string    // agent or project: the allow was remembered as a rule
+	RanAt      time.Time // an expired approval's call ran (answered at the terminal)
+}
+
+// Open reports whether the item still waits for a person.
+func (it *InboxItem) Open() bool { return it.State == ItemOpen }
+
+// ApprovalRule is a remembered allow: requests of Tool by the agent (or by
+// any agent of Project when AgentID is 0) are allowed without a person
+// until ExpiresAt.
+type ApprovalRule struct {
+	ID        int64
+	Project   string
+	AgentID   int64  // 0: every agent of the project
+	AgentName string // filled when read back
+	Tool      string
+	CreatedBy string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	RevokedAt time.Time
+	ItemID    int64 // the answer that made it
+}
+
+// Scope says whom the rule covers: RememberAgent or RememberProject.
+func (r *ApprovalRule) Scope() string {
+	if r.AgentID == 0 {
+		return RememberProject
+	}
+	return RememberAgent
+}
+
+// Live reports whether the rule answers requests at now.
+func (r *ApprovalRule) Live(now time.Time) bool {
+	return r.RevokedAt.IsZero() && now.Before(r.ExpiresAt)
+}
+
+// MatchRule returns the live rule that allows agentID's request of tool in
+// project at now: one for the agent before one for the whole project,
+// then the newest. nil when none does.
+func MatchRule(rules []*ApprovalRule, agentID int64, project, tool string, now time.Time) *ApprovalRule {
+	var best *ApprovalRule
+	for _, r := range rules {
+		if !r.Live(now) || r.Project != project || r.Tool != tool || (r.AgentID != 0 && r.AgentID != agentID) {
+			continue
+		}
+		switch {
+		case best == nil,
+			r.AgentID != 0 && best.AgentID == 0,
+			(r.AgentID != 0) == (best.AgentID != 0) && r.ID > best.ID:
+			best = r
+		}
+	}
+	return best
+}
+
+// Answer is a person's answer to an item.
+type Answer struct {
+	Decision string // approval: allow or deny
+	Message  string // approval: said to the agent with the decision
+	Remember string // approval allowed: agent or project
+	Text     string // question or needs input: the answer
+}
+
+// CheckAnswer returns EINVALID unless a fits it, and EPRECONDITION when
+// it is no longer open; it returns the answer as stored (the text kept in
+// Answer, the decision in Decision).
+func CheckAnswer(it *InboxItem, a Answer) (decision, text string, err error) {
+	if !it.Open() {
+		by := ""
+		if it.AnsweredBy != "" {
+			by = " by " + it.AnsweredBy
+		}
+		return "", "", Errorf(EPRECONDITION, "inbox item %d is %s%s: only an open item can be answered", it.ID, it.State, by)
+	}
+	if len(a.Message) > maxItemAnswer || len(a.Text) > maxItemAnswer {
+		return "", "", Errorf(EINVALID, "the answer is longer than %d bytes: keep it short, or post a message", maxItemAnswer)
+	}
+	if !utf8.ValidString(a.Message) || !utf8.ValidString(a.Text) {
+		return "", "", Errorf(EINVALID, "the answer must be valid UTF-8 text")
+	}
+	if it.Kind == KindApproval {
+		if a.Text != "" {
+			return "", "", Errorf(EINVALID, `inbox item %d is an approval: answer with "decision": "allow" or "deny" (and an optional "message"), not with "answer"`, it.ID)
+		}
+		switch a.Decision {
+		case DecisionAllow, DecisionDeny:
+		case "":
+			return "", "", Errorf(EINVALID, `inbox item %d is an approval: give "decision": "allow" or "deny"`, it.ID)
+		default:
+			return "", "", Errorf(EINVALID, `decision %q is not one: give "allow" or "deny"`, a.Decision)
+		}
+		switch a.Remember {
+		case "":
+		case RememberAgent, RememberProject:
+			if a.Decision != DecisionAllow {
+				return "", "", Errorf(EINVALID, `remember applies to an allow only: a deny is never remembered`)
+			}
+		default:
+			return "", "", Errorf(EINVALID, `remember %q is not a scope: give "agent" (this agent) or "project" (every agent of %s)`, a.Remember, it.Project)
+		}
+		return a.Decision, a.Message, nil
+	}
+	if a.Decision != "" || a.Remember != "" {
+		return "", "", Errorf(EINVALID, `inbox item %d is a %s: answer with "answer": "…" (decision and remember are for approvals)`, it.ID, strings.ReplaceAll(string(it.Kind), "_", " "))
+	}
+	text = strings.TrimSpace(a.Text)
+	if text == "" && it.Kind == KindQuestion {
+		return "", "", Errorf(EINVALID, `inbox item %d is a question: give the answer in "answer"`, it.ID)
+	}
+	return "", text, nil
+}
+
+// CheckOptions returns EINVALID unless opts are a question's choices.
+func CheckOptions(opts []string) error {
+	if len(opts) > maxItemOptions {
+		return Errorf(EINVALID, "options has %d choices; the limit is %d", len(opts), maxItemOptions)
+	}
+	seen := map[string]bool{}
+	for i, o := range opts {
+		f := fmt.Sprintf("options[%d]", i)
+		if strings.TrimSpace(o) == "" {
+			return Errorf(EINVALID, "%s is empty: each option is the short text of one choice", f)
+		}
+		if len(o) > maxOptionLen {
+			return Errorf(EINVALID, "%s is %d bytes; the limit is %d", f, len(o), maxOptionLen)
+		}
+		if err := checkLine(f, o); err != nil {
+			return err
+		}
+		if seen[o] {
+			return Errorf(EINVALID, "%s repeats %q: give each choice once", f, o)
+		}
+		seen[o] = true
+	}
+	return nil
+}
+
+// ParseUrgency returns the urgency named by s ("" is normal).
+func ParseUrgency(s string) (Urgency, error) {
+	switch Urgency(s) {
+	case "", UrgencyNormal:
+		return UrgencyNormal, nil
+	case UrgencyUrgent:
+		return UrgencyUrgent, nil
+	}
+	return "", Errorf(EINVALID, `urgency %q is not one: give "normal" (the default) or "urgent"`, s)
+}
+
+// ParseItemState returns the state named by s ("" for all).
+func ParseItemState(s string) (ItemState, error) {
+	switch st := ItemState(s); st {
+	case "", ItemOpen, ItemAnswered, ItemExpired, ItemWithdrawn:
+		return st, nil
+	}
+	return "", Errorf(EINVALID, "state %q is not one: give open, answered, expired or withdrawn (or nothing for all)", s)
+}
+
+// SortInbox orders items as a person reads them: open items first, urgent
+// before normal, oldest first; then the others, newest first.
+func SortInbox(items []*InboxItem) {
+	slices.SortStableFunc(items, func(a, b *InboxItem) int {
+		if a.Open() != b.Open() {
+			if a.Open() {
+				return -1
+			}
+			return 1
+		}
+		if !a.Open() {
+			return cmpInt(b.ID, a.ID)
+		}
+		if (a.Urgency == UrgencyUrgent) != (b.Urgency == UrgencyUrgent) {
+			if a.Urgency == UrgencyUrgent {
+				return -1
+			}
+			return 1
+		}
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return cmpInt(a.ID, b.ID)
+	})
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// approvalTitle is the one line an approval shows: the tool and the
+// start of what it would run.
+func approvalTitle(tool, summary string) string {
+	summary = strings.Join(strings.Fields(summary), " ")
+	if summary == "" {
+		return "Allow " + tool + "?"
+	}
+	return "Allow " + tool + "(" + cutText(summary, 200) + ")?"
+}
+
+// cutText shortens s to at most n bytes on a rune boundary, marking the cut.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+// oneLine turns s into one line fit for checkLine: controls and line
+// breaks become spaces.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') || r == '\u200e' || r == '\u200f' || r == '\u061c' {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+}

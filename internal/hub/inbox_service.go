@@ -1,0 +1,323 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Event kinds of the inbox, in the agent's timeline.
+const (
+	EventInboxOpened   EventKind = "inbox_opened"   // an item was opened
+	EventInboxAnswered EventKind = "inbox_answered" // a person (or a rule) answered it
+	EventInboxExpired  EventKind = "inbox_expired"  // nobody answered in time: left to the terminal
+	EventRuleRevoked   EventKind = "approval_rule_revoked"
+)
+
+// InboxTx stores inbox items and remembered approvals.
+type InboxTx interface {
+	// InsertInboxItem inserts it and sets it.ID.
+	InsertInboxItem(it *InboxItem) error
+	// InboxItemByID returns one item, its agent's name filled. ENOTFOUND.
+	InboxItemByID(id int64) (*InboxItem, error)
+	// InboxItemsByID returns the items with these IDs that exist.
+	InboxItemsByID(ids []int64) ([]*InboxItem, error)
+	// ListInboxItems returns the items matching q, newest first.
+	ListInboxItems(q ItemQuery) ([]*InboxItem, error)
+	// OpenItemOf returns the agent's newest open item of kind. ENOTFOUND.
+	OpenItemOf(agentID int64, kind ItemKind) (*InboxItem, error)
+	// CloseInboxItem moves item id from open to state with c, in one
+	// conditional write, and reports whether it did: of two answers racing
+	// for an item, exactly one gets true.
+	CloseInboxItem(id int64, state ItemState, c ItemClose) (bool, error)
+	// MarkItemRan sets RanAt on the agent's newest expired approval with
+	// callKey whose call has not been seen to run, and reports whether
+	// there was one.
+	MarkItemRan(agentID int64, callKey string, at time.Time) (bool, error)
+	// InsertApprovalRule inserts r and sets r.ID.
+	InsertApprovalRule(r *ApprovalRule) error
+	// ApprovalRulesFor returns the rules of project for tool that are
+	// live at now.
+	ApprovalRulesFor(project, tool string, now time.Time) ([]*ApprovalRule, error)
+	// ListApprovalRules returns the rules live at now (every rule when
+	// all is set), newest first, their agent's name filled.
+	ListApprovalRules(now time.Time, all bool) ([]*ApprovalRule, error)
+	// RevokeApprovalRule sets the rule's revocation time unless it is
+	// already revoked. ENOTFOUND.
+	RevokeApprovalRule(id int64, at time.Time) error
+}
+
+// ItemQuery selects inbox items. Zero fields match all.
+type ItemQuery struct {
+	AgentID int64
+	State   ItemState
+	Project string
+	CallKey string
+	Limit   int
+}
+
+// ItemClose is how an item leaves the open state.
+type ItemClose struct {
+	At       time.Time
+	By       string
+	Decision string
+	Answer   string
+	Remember string
+}
+
+// ItemSink hears of every item opened, after its commit (the webhooks).
+// It must not block.
+type ItemSink interface {
+	ItemOpened(it *InboxItem)
+}
+
+// InboxOptions are the inbox's own settings.
+type InboxOptions struct {
+	// RuleTTL is how long a remembered allow answers requests (default 7 days).
+	RuleTTL time.Duration
+	// ApprovalWaitMax bounds a hook's wait for an answer (default 10 min).
+	ApprovalWaitMax time.Duration
+	// MaxParked bounds the calls parked on items in the whole hub (default 10,000).
+	MaxParked int
+}
+
+// Inbox is the service of the inbox: approvals, questions and agents
+// waiting for input, answered by people.
+type Inbox struct {
+	*core
+	opts  InboxOptions
+	sink  ItemSink // nil: nobody hears of new items
+	waits *answerWaits
+}
+
+// inboxTx is what the inbox reads and writes in one transaction: its
+// items and rules, the events of the agents' timelines, and the message
+// that carries a question's answer.
+type inboxTx interface {
+	InboxTx
+	EventTx
+	MessageTx
+}
+
+// NewInbox returns the inbox's service. A question's answer wakes the
+// asker's parked waits; every change is announced as TopicInbox.
+func NewInbox(c *Core, opts InboxOptions) *Inbox {
+	if opts.RuleTTL <= 0 {
+		opts.RuleTTL = 7 * 24 * time.Hour
+	}
+	if opts.ApprovalWaitMax <= 0 {
+		opts.ApprovalWaitMax = 10 * time.Minute
+	}
+	if opts.MaxParked <= 0 {
+		opts.MaxParked = 10000
+	}
+	return &Inbox{core: c.core, opts: opts, waits: newAnswerWaits(opts.MaxParked)}
+}
+
+// SetSink makes sink hear of every item opened from now on (the webhooks'
+// dispatcher; wired by internal/app before serving).
+func (in *Inbox) SetSink(sink ItemSink) { in.sink = sink }
+
+// opened announces new items: the live stream, the sink.
+func (in *Inbox) opened(items ...*InboxItem) {
+	in.changed()
+	if in.sink != nil {
+		for _, it := range items {
+			in.sink.ItemOpened(it)
+		}
+	}
+}
+
+// changed announces a change of the inbox on the live stream.
+func (in *Inbox) changed() { in.waiters.feed.Publish(TopicInbox) }
+
+// ListItems returns the inbox for a person: the open items first (urgent,
+// then oldest), then the others, newest first, within limit (default 100).
+// A state or project narrows it. Errors: EINVALID.
+func (in *Inbox) ListItems(ctx context.Context, state, project string, limit int) ([]*InboxItem, error) {
+	st, err := ParseItemState(state)
+	if err != nil {
+		return nil, err
+	}
+	if project != "" {
+		if err := ValidateProjectName(project); err != nil {
+			return nil, err
+		}
+	}
+	if limit < 0 || limit > in.cfg.MaxListLimit {
+		return nil, Errorf(EINVALID, "limit %d is out of range: give 1-%d, or 0 for the default (100)", limit, in.cfg.MaxListLimit)
+	}
+	if limit == 0 {
+		limit = 100
+	}
+	var out []*InboxItem
+	err = view(ctx, in.store, func(tx InboxTx) error {
+		q := ItemQuery{State: st, Project: project, Limit: limit}
+		if st == "" {
+			q.State = ItemOpen
+		}
+		items, err := tx.ListInboxItems(q)
+		if err != nil || st != "" {
+			out = items
+			return err
+		}
+		out = items
+		if rest := limit - len(items); rest > 0 {
+			more, err := tx.ListInboxItems(ItemQuery{Project: project, Limit: rest + len(items)})
+			if err != nil {
+				return err
+			}
+			for _, it := range more {
+				if !it.Open() && len(out) < limit {
+					out = append(out, it)
+				}
+			}
+		}
+		return nil
+	})
+	SortInbox(out)
+	return out, err
+}
+
+// AnswerItem records by's answer to item id: an approval's decision (and,
+// for a remembered allow, its rule), a question's answer (also posted to
+// the agent as a message from by, in the same commit, so an agent that
+// stopped waiting still gets it). Parked calls on the item wake at once.
+// by is the person answering (Operator for the admin token). Errors:
+// EINVALID, ENOTFOUND, EPRECONDITION (not open any more).
+func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) (*InboxItem, error) {
+	if id <= 0 {
+		return nil, Errorf(EINVALID, "id %d is not an inbox item's: `hubctl inbox` lists them", id)
+	}
+	now := in.clock.Now()
+	var it *InboxItem
+	var posted bool
+	err := update(ctx, in.store, func(tx inboxTx) error {
+		var err error
+		posted = false
+		if it, err = tx.InboxItemByID(id); err != nil {
+			return err
+		}
+		decision, text, err := CheckAnswer(it, a)
+		if err != nil {
+			return err
+		}
+		ok, err := tx.CloseInboxItem(id, ItemAnswered, ItemClose{At: now, By: by, Decision: decision, Answer: text, Remember: a.Remember})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			cur, err := tx.InboxItemByID(id)
+			if err != nil {
+				return err
+			}
+			_, _, err = CheckAnswer(cur, a)
+			return err
+		}
+		detail := fmt.Sprintf("%s %d: %s answered by %s", strings.ReplaceAll(string(it.Kind), "_", " "), id, it.Title, by)
+		if decision != "" {
+			detail = fmt.Sprintf("approval %d: %s %s by %s", id, it.Title, map[string]string{DecisionAllow: "allowed", DecisionDeny: "denied"}[decision], by)
+		}
+		if a.Remember != "" {
+			r := &ApprovalRule{Project: it.Project, Tool: it.Tool, CreatedBy: by, CreatedAt: now, ExpiresAt: now.Add(in.opts.RuleTTL), ItemID: id}
+			if a.Remember == RememberAgent {
+				r.AgentID = it.AgentID
+			}
+			if err := tx.InsertApprovalRule(r); err != nil {
+				return err
+			}
+			detail += fmt.Sprintf(", remembered for the %s as rule %d until %s", a.Remember, r.ID, r.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+		if err := recordEvent(tx, it.AgentID, EventInboxAnswered, detail, now); err != nil {
+			return err
+		}
+		if it.Kind != KindApproval && text != "" {
+			m := &Message{Project: it.Project, From: by, To: []string{it.AgentName}, Kind: KindMessage, CreatedAt: now,
+				Body: fmt.Sprintf("Answer from %s to your %s (inbox item %d, %q): %s", by, strings.ReplaceAll(string(it.Kind), "_", " "), id, cutText(it.Title, 120), text)}
+			if err := tx.InsertMessage(m, []Delivery{{AgentID: it.AgentID}}); err != nil {
+				return err
+			}
+			posted = true
+		}
+		it, err = tx.InboxItemByID(id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	in.waits.notify(id)
+	if posted {
+		in.waiters.Notify(it.AgentID)
+	}
+	in.changed()
+	return it, nil
+}
+
+// ListRules returns the remembered allows live now (all of them, revoked
+// and expired included, when all is set).
+func (in *Inbox) ListRules(ctx context.Context, all bool) ([]*ApprovalRule, error) {
+	var out []*ApprovalRule
+	err := view(ctx, in.store, func(tx InboxTx) (err error) {
+		out, err = tx.ListApprovalRules(in.clock.Now(), all)
+		return err
+	})
+	return out, err
+}
+
+// RevokeRule revokes a remembered allow: later requests ask a person
+// again. Errors: EINVALID, ENOTFOUND.
+func (in *Inbox) RevokeRule(ctx context.Context, by string, id int64) error {
+	if id <= 0 {
+		return Errorf(EINVALID, "id %d is not a rule's: `hubctl inbox rules` lists them", id)
+	}
+	now := in.clock.Now()
+	err := update(ctx, in.store, func(tx inboxTx) error {
+		if err := tx.RevokeApprovalRule(id, now); err != nil {
+			return err
+		}
+		return recordEvent(tx, 0, EventRuleRevoked, fmt.Sprintf("approval rule %d revoked by %s", id, by), now)
+	})
+	if err == nil {
+		in.changed()
+	}
+	return err
+}
+
+// Run is the fallback that finds answers given through another hub process
+// sharing the store (PostgreSQL replicas): every interval, while calls are
+// parked, one read of their items wakes those that were answered. Answers
+// given through this process wake their calls at once (AnswerItem).
+func (in *Inbox) Run(ctx context.Context) error {
+	if in.cfg.PollInterval <= 0 {
+		<-ctx.Done()
+		return nil
+	}
+	t := in.clock.NewTicker(in.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+		ids := in.waits.items()
+		if len(ids) == 0 {
+			continue
+		}
+		var closed []int64
+		err := view(ctx, in.store, func(tx InboxTx) error {
+			items, err := tx.InboxItemsByID(ids)
+			closed = closed[:0]
+			for _, it := range items {
+				if !it.Open() {
+					closed = append(closed, it.ID)
+				}
+			}
+			return err
+		})
+		if err == nil {
+			in.waits.notify(closed...)
+		}
+	}
+}

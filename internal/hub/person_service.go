@@ -1,0 +1,114 @@
+package hub
+
+import (
+	"context"
+	"time"
+)
+
+// PersonTx stores people and the hashes of their tokens.
+type PersonTx interface {
+	// InsertPerson inserts p with its token's hash and sets p.ID.
+	// ECONFLICT if the name is taken.
+	InsertPerson(p *Person, tokenHash []byte) error
+	// PersonByName returns the person named name. ENOTFOUND.
+	PersonByName(name string) (*Person, error)
+	// PersonByTokenHash returns the person holding the token, revoked or
+	// not. ENOTFOUND.
+	PersonByTokenHash(hash []byte) (*Person, error)
+	// ListPeople returns every person by name.
+	ListPeople() ([]*Person, error)
+	// RevokePerson forgets the person's token hash and sets RevokedAt.
+	// ENOTFOUND.
+	RevokePerson(name string, at time.Time) error
+}
+
+// People is the service of people and their tokens.
+type People struct{ *core }
+
+// peopleTx is what the people's service reads and writes: people, and the
+// agents whose names a person may not take.
+type peopleTx interface {
+	AgentTx
+	PersonTx
+}
+
+// NewPeople returns the people's service.
+func NewPeople(c *Core) *People { return &People{core: c.core} }
+
+// CreatePerson names a person and returns its token, shown once. Errors:
+// EINVALID (name), ECONFLICT (a person or an agent has it).
+func (p *People) CreatePerson(ctx context.Context, name string) (*Person, string, error) {
+	if name == Operator {
+		return nil, "", Errorf(EINVALID, "person name %q is the admin token's: choose another name", name)
+	}
+	if err := ValidateNewAgentName(name); err != nil {
+		return nil, "", Errorf(EINVALID, "person name: %s", ErrorMessage(err))
+	}
+	tok, _ := NewToken()
+	tok = personTokenPrefix + tok[len(tokenPrefix):]
+	per := &Person{Name: name, CreatedAt: p.clock.Now()}
+	err := update(ctx, p.store, func(tx peopleTx) error {
+		if _, err := tx.AgentByName(name); err == nil {
+			return Errorf(ECONFLICT, "%q is an agent's name: a person needs a name of their own, so that messages to them reach them", name)
+		} else if ErrorCode(err) != ENOTFOUND {
+			return err
+		}
+		err := tx.InsertPerson(per, HashToken(tok))
+		if ErrorCode(err) == ECONFLICT {
+			return Errorf(ECONFLICT, "a person named %q exists: `hubctl people list` shows them", name)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return per, tok, nil
+}
+
+// ListPeople returns every person by name.
+func (p *People) ListPeople(ctx context.Context) ([]*Person, error) {
+	var out []*Person
+	err := view(ctx, p.store, func(tx PersonTx) (err error) {
+		out, err = tx.ListPeople()
+		return err
+	})
+	return out, err
+}
+
+// RevokePerson revokes the person's token: its calls are refused from
+// now on; what it answered stays. Errors: ENOTFOUND.
+func (p *People) RevokePerson(ctx context.Context, name string) error {
+	return update(ctx, p.store, func(tx PersonTx) error { return tx.RevokePerson(name, p.clock.Now()) })
+}
+
+// AuthenticatePerson returns the person holding token. Errors:
+// EUNAUTHORIZED (no such token, or revoked), or the store's.
+func (p *People) AuthenticatePerson(ctx context.Context, token string) (*Person, error) {
+	if len(token) < len(personTokenPrefix) || token[:len(personTokenPrefix)] != personTokenPrefix {
+		return nil, Errorf(EUNAUTHORIZED, "not a person token")
+	}
+	var per *Person
+	rctx, cancel := detachedRead(ctx)
+	defer cancel()
+	err := view(rctx, p.store, func(tx PersonTx) (err error) {
+		per, err = tx.PersonByTokenHash(HashToken(token))
+		return err
+	})
+	if ErrorCode(err) == ENOTFOUND || err == nil && per.Revoked() {
+		return nil, Errorf(EUNAUTHORIZED, "unknown or revoked person token")
+	}
+	return per, err
+}
+
+// isPerson reports whether name is a person's (the operator's included),
+// for routing a message to people.
+func isPerson(tx PersonTx, name string) (bool, error) {
+	if name == Operator {
+		return true, nil
+	}
+	p, err := tx.PersonByName(name)
+	if ErrorCode(err) == ENOTFOUND {
+		return false, nil
+	}
+	return err == nil && !p.Revoked(), err
+}

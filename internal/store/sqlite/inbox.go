@@ -1,0 +1,242 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
+)
+
+// This file implements hub.InboxTx, hub.PersonTx and hub.WebhookTx.
+
+// InsertInboxItem implements hub.InboxTx.
+func (t *Tx) InsertInboxItem(it *hub.InboxItem) error {
+	err := t.queryRow(`INSERT INTO inbox_items (agent_id, project, kind, title, body, tool, options, urgency, state, call_key,
+		created_at, answered_at, answered_by, decision, answer, remember, ran_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		it.AgentID, it.Project, string(it.Kind), it.Title, it.Body, it.Tool, row.Options(it.Options), string(it.Urgency), string(it.State), it.CallKey,
+		row.Nanos(it.CreatedAt), row.Nanos(it.AnsweredAt), it.AnsweredBy, it.Decision, it.Answer, it.Remember, row.Nanos(it.RanAt)).Scan(&it.ID)
+	if err != nil {
+		return fmt.Errorf("insert inbox item: %w", mapErr(err))
+	}
+	return nil
+}
+
+// InboxItemByID implements hub.InboxTx.
+func (t *Tx) InboxItemByID(id int64) (*hub.InboxItem, error) {
+	it, err := row.InboxItem(t.queryRow(`SELECT `+row.InboxItemColumns+row.InboxItemFrom+` WHERE i.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "inbox item %d does not exist: `hubctl inbox` lists them", id)
+	}
+	return it, err
+}
+
+// InboxItemsByID implements hub.InboxTx.
+func (t *Tx) InboxItemsByID(ids []int64) ([]*hub.InboxItem, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	q := `SELECT ` + row.InboxItemColumns + row.InboxItemFrom + ` WHERE i.id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
+	return scanAll(t, row.InboxItem, q, args...)
+}
+
+// ListInboxItems implements hub.InboxTx.
+func (t *Tx) ListInboxItems(q hub.ItemQuery) ([]*hub.InboxItem, error) {
+	where, args := []string{"1 = 1"}, []any{}
+	if q.AgentID != 0 {
+		where, args = append(where, "i.agent_id = ?"), append(args, q.AgentID)
+	}
+	if q.State != "" {
+		where, args = append(where, "i.state = ?"), append(args, string(q.State))
+	}
+	if q.Project != "" {
+		where, args = append(where, "i.project = ?"), append(args, q.Project)
+	}
+	if q.CallKey != "" {
+		where, args = append(where, "i.call_key = ?"), append(args, q.CallKey)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	args = append(args, limit)
+	return scanAll(t, row.InboxItem, `SELECT `+row.InboxItemColumns+row.InboxItemFrom+` WHERE `+strings.Join(where, " AND ")+` ORDER BY i.id DESC LIMIT ?`, args...)
+}
+
+// OpenItemOf implements hub.InboxTx.
+func (t *Tx) OpenItemOf(agentID int64, kind hub.ItemKind) (*hub.InboxItem, error) {
+	it, err := row.InboxItem(t.queryRow(`SELECT `+row.InboxItemColumns+row.InboxItemFrom+`
+		WHERE i.agent_id = ? AND i.kind = ? AND i.state = 'open' ORDER BY i.id DESC LIMIT 1`, agentID, string(kind)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no open %s item", kind)
+	}
+	return it, err
+}
+
+// CloseInboxItem implements hub.InboxTx.
+func (t *Tx) CloseInboxItem(id int64, state hub.ItemState, c hub.ItemClose) (bool, error) {
+	res, err := t.exec(`UPDATE inbox_items SET state = ?, answered_at = ?, answered_by = ?, decision = ?, answer = ?, remember = ?
+		WHERE id = ? AND state = 'open'`, string(state), row.Nanos(c.At), c.By, c.Decision, c.Answer, c.Remember, id)
+	if err != nil {
+		return false, fmt.Errorf("close inbox item: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// MarkItemRan implements hub.InboxTx.
+func (t *Tx) MarkItemRan(agentID int64, callKey string, at time.Time) (bool, error) {
+	res, err := t.exec(`UPDATE inbox_items SET ran_at = ? WHERE id = (SELECT id FROM inbox_items
+		WHERE agent_id = ? AND kind = 'approval' AND state = 'expired' AND call_key = ? AND ran_at = 0 ORDER BY id DESC LIMIT 1)`,
+		row.Nanos(at), agentID, callKey)
+	if err != nil {
+		return false, fmt.Errorf("mark inbox item ran: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// InsertApprovalRule implements hub.InboxTx.
+func (t *Tx) InsertApprovalRule(r *hub.ApprovalRule) error {
+	err := t.queryRow(`INSERT INTO approval_rules (project, agent_id, tool, created_by, created_at, expires_at, revoked_at, item_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		r.Project, row.RuleAgent(r), r.Tool, r.CreatedBy, row.Nanos(r.CreatedAt), row.Nanos(r.ExpiresAt), row.Nanos(r.RevokedAt), r.ItemID).Scan(&r.ID)
+	if err != nil {
+		return fmt.Errorf("insert approval rule: %w", mapErr(err))
+	}
+	return nil
+}
+
+// ApprovalRulesFor implements hub.InboxTx.
+func (t *Tx) ApprovalRulesFor(project, tool string, now time.Time) ([]*hub.ApprovalRule, error) {
+	return scanAll(t, row.ApprovalRule, `SELECT `+row.ApprovalRuleColumns+row.ApprovalRuleFrom+`
+		WHERE r.project = ? AND r.tool = ? AND r.revoked_at = 0 AND r.expires_at > ?`, project, tool, now.UnixNano())
+}
+
+// ListApprovalRules implements hub.InboxTx.
+func (t *Tx) ListApprovalRules(now time.Time, all bool) ([]*hub.ApprovalRule, error) {
+	if all {
+		return scanAll(t, row.ApprovalRule, `SELECT `+row.ApprovalRuleColumns+row.ApprovalRuleFrom+` ORDER BY r.id DESC`)
+	}
+	return scanAll(t, row.ApprovalRule, `SELECT `+row.ApprovalRuleColumns+row.ApprovalRuleFrom+`
+		WHERE r.revoked_at = 0 AND r.expires_at > ? ORDER BY r.id DESC`, now.UnixNano())
+}
+
+// RevokeApprovalRule implements hub.InboxTx.
+func (t *Tx) RevokeApprovalRule(id int64, at time.Time) error {
+	res, err := t.exec(`UPDATE approval_rules SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END WHERE id = ?`, at.UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("revoke approval rule: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return cmpNotFound(err, "approval rule %d does not exist: `hubctl inbox rules` lists them", id)
+	}
+	return nil
+}
+
+// cmpNotFound returns err, or ENOTFOUND with the text when err is nil.
+func cmpNotFound(err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	return hub.Errorf(hub.ENOTFOUND, format, args...)
+}
+
+// InsertPerson implements hub.PersonTx.
+func (t *Tx) InsertPerson(p *hub.Person, tokenHash []byte) error {
+	err := t.queryRow(`INSERT INTO people (name, token_hash, created_at, revoked_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		p.Name, tokenHash, row.Nanos(p.CreatedAt), row.Nanos(p.RevokedAt)).Scan(&p.ID)
+	if err != nil {
+		return fmt.Errorf("insert person: %w", mapErr(err))
+	}
+	return nil
+}
+
+func (t *Tx) personWhere(where string, arg any) (*hub.Person, error) {
+	p, err := row.Person(t.queryRow(`SELECT `+row.PersonColumns+` FROM people WHERE `+where, arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "no such person: `hubctl people list` shows them")
+	}
+	return p, err
+}
+
+// PersonByName implements hub.PersonTx.
+func (t *Tx) PersonByName(name string) (*hub.Person, error) { return t.personWhere(`name = ?`, name) }
+
+// PersonByTokenHash implements hub.PersonTx.
+func (t *Tx) PersonByTokenHash(hash []byte) (*hub.Person, error) {
+	return t.personWhere(`token_hash = ?`, hash)
+}
+
+// ListPeople implements hub.PersonTx.
+func (t *Tx) ListPeople() ([]*hub.Person, error) {
+	return scanAll(t, row.Person, `SELECT `+row.PersonColumns+` FROM people ORDER BY name`)
+}
+
+// RevokePerson implements hub.PersonTx.
+func (t *Tx) RevokePerson(name string, at time.Time) error {
+	res, err := t.exec(`UPDATE people SET token_hash = NULL, revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END WHERE name = ?`, at.UnixNano(), name)
+	if err != nil {
+		return fmt.Errorf("revoke person: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return cmpNotFound(err, "no person named %q: `hubctl people list` shows them", name)
+	}
+	return nil
+}
+
+// InsertWebhook implements hub.WebhookTx.
+func (t *Tx) InsertWebhook(w *hub.Webhook) error {
+	err := t.queryRow(`INSERT INTO webhooks (url, kinds, projects, secret, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		w.URL, row.Kinds(w), strings.Join(w.Projects, ","), w.Secret, row.Nanos(w.CreatedAt)).Scan(&w.ID)
+	if err != nil {
+		return fmt.Errorf("insert webhook: %w", mapErr(err))
+	}
+	return nil
+}
+
+// ListWebhooks implements hub.WebhookTx.
+func (t *Tx) ListWebhooks() ([]*hub.Webhook, error) {
+	return scanAll(t, row.Webhook, `SELECT `+row.WebhookColumns+` FROM webhooks ORDER BY id`)
+}
+
+// DeleteWebhook implements hub.WebhookTx.
+func (t *Tx) DeleteWebhook(id int64) error {
+	res, err := t.exec(`DELETE FROM webhooks WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("delete webhook: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return cmpNotFound(err, "webhook %d does not exist: `hubctl webhooks list` shows them", id)
+	}
+	return nil
+}
+
+// InsertWebhookDelivery implements hub.WebhookTx.
+func (t *Tx) InsertWebhookDelivery(d *hub.WebhookDelivery, keep int) error {
+	err := t.queryRow(`INSERT INTO webhook_deliveries (webhook_id, item_id, status, attempts, code, error, created_at, done_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		d.WebhookID, d.ItemID, d.Status, d.Attempts, d.Code, d.Error, row.Nanos(d.CreatedAt), row.Nanos(d.DoneAt)).Scan(&d.ID)
+	if err != nil {
+		return fmt.Errorf("log webhook delivery: %w", mapErr(err))
+	}
+	_, err = t.exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND id NOT IN
+		(SELECT id FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT ?)`, d.WebhookID, d.WebhookID, keep)
+	return err
+}
+
+// ListWebhookDeliveries implements hub.WebhookTx.
+func (t *Tx) ListWebhookDeliveries(webhookID int64, limit int) ([]*hub.WebhookDelivery, error) {
+	if webhookID == 0 {
+		return scanAll(t, row.WebhookDelivery, `SELECT `+row.WebhookDeliveryColumns+` FROM webhook_deliveries ORDER BY id DESC LIMIT ?`, limit)
+	}
+	return scanAll(t, row.WebhookDelivery, `SELECT `+row.WebhookDeliveryColumns+` FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT ?`, webhookID, limit)
+}
