@@ -69,6 +69,13 @@ type Agent struct {
 	// presence tracker by the orchestrator; see Presence.
 	LastSeenAt          time.Time
 	LastInteractionBeat int64
+	// SessionEndedAt is when its session last ended cleanly (EndSession):
+	// it is offline from then until its next call.
+	SessionEndedAt time.Time
+	// RetiredAt is set while the agent is retired: offline past the
+	// retirement age with nothing held (retire.go). Its next call brings
+	// it back.
+	RetiredAt time.Time
 
 	// authEpoch is the waiters' revocation epoch when this agent's token was
 	// checked (Authenticate): a wait started with it ends if the token is

@@ -143,12 +143,13 @@ func (s *Agents) deleteSentMessages(ctx context.Context, d *AgentDeletion) (int6
 }
 
 // forgetAgent drops what this process holds in memory of a deleted agent:
-// its parked waits end, its unflushed presence is dropped (its row is gone:
-// nothing is left to write it to).
+// its parked waits end, its unflushed presence and paths are dropped (its
+// row is gone: nothing is left to write them to).
 func (s *Agents) forgetAgent(id int64) {
 	s.auth.clear()
 	s.waiters.Revoke(id, errRevoked())
 	s.presence.Forget(id)
+	s.paths.Forget(id)
 }
 
 // forgetDeleted forgets the presence of the agents among touches that are

@@ -83,6 +83,7 @@ type core struct {
 	cfg      Config
 	waiters  *Waiters
 	presence *PresenceTracker
+	paths    *PathTracker // the agents' paths (reachability.go)
 	metrics  Metrics
 	beat     atomic.Int64
 	started  time.Time
@@ -106,6 +107,7 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		cfg:      cfg,
 		waiters:  waiters,
 		presence: NewPresenceTracker(),
+		paths:    NewPathTracker(newReplicaID()),
 		metrics:  noMetrics{},
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),
@@ -117,9 +119,13 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 }
 
 // Init loads what the core keeps in memory from the store: agents'
-// last-seen times, so that presence survives a restart.
+// last-seen times and paths, so that presence and reachability survive a
+// restart.
 func (c *Core) Init(ctx context.Context) error {
-	return view(ctx, c.store, func(tx AgentTx) error {
+	return view(ctx, c.store, func(tx interface {
+		AgentTx
+		AgentPathTx
+	}) error {
 		as, err := tx.ListAgents(true)
 		if err != nil {
 			return err
@@ -127,7 +133,9 @@ func (c *Core) Init(ctx context.Context) error {
 		for _, a := range as {
 			c.presence.Seed(a)
 		}
-		return nil
+		rows, err := tx.PathsSince(time.Time{})
+		c.paths.Load(rows)
+		return err
 	})
 }
 

@@ -12,6 +12,7 @@ type Peer struct {
 	Project     string
 	Presence    PresenceState
 	LastSeenAt  time.Time
+	Reach       Reachability
 }
 
 // ChannelSummary is one channel as the directory lists it.

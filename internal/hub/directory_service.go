@@ -3,8 +3,10 @@ package hub
 import "context"
 
 // ListPeers lists the enabled agents caller may message (its project's and
-// linked projects'; every agent for nil) with their presence, by name, so
-// that an agent knows whom it can message.
+// linked projects'; every agent for nil) with their presence and
+// reachability, by name, so that an agent knows whom it can message and
+// whether a message would reach them now. Retired agents are left out
+// (retire.go).
 func (s *Messages) ListPeers(ctx context.Context, caller *Agent) ([]Peer, error) {
 	var as []*Agent
 	err := view(ctx, s.store, func(tx messagesTx) (err error) { as, err = tx.ListAgents(false); return err })
@@ -15,13 +17,16 @@ func (s *Messages) ListPeers(ctx context.Context, caller *Agent) ([]Peer, error)
 		return nil, err
 	}
 	now := s.clock.Now()
-	out := make([]Peer, len(as))
-	for i, a := range as {
+	out := make([]Peer, 0, len(as))
+	for _, a := range as {
 		p := s.presenceAt(a, now)
-		out[i] = Peer{
-			Name: a.Name, DisplayName: a.DisplayName, Role: a.Role, Description: a.Description, Project: ProjectOr(a.Project),
-			Presence: p.State, LastSeenAt: p.LastSeenAt,
+		if Retired(a, p.LastSeenAt) {
+			continue
 		}
+		out = append(out, Peer{
+			Name: a.Name, DisplayName: a.DisplayName, Role: a.Role, Description: a.Description, Project: ProjectOr(a.Project),
+			Presence: p.State, LastSeenAt: p.LastSeenAt, Reach: s.paths.Reach(a.ID, now),
+		})
 	}
 	return out, nil
 }

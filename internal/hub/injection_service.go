@@ -6,19 +6,23 @@ import "context"
 // agent's context, and whether it holds a stop.
 type Injections struct {
 	*core
+	receipts *Receipts // what the hook path may carry
 }
 
 // injectionsTx is what the injections service reads and writes in one transaction:
 // the store groups of its nouns.
 type injectionsTx interface {
 	AgentTx
+	HealthTx
 	InjectionTx
 	MessageTx
 	ReceiptTx
 }
 
 // NewInjections returns the hooks' service.
-func NewInjections(c *Core) *Injections { return &Injections{core: c.core} }
+func NewInjections(c *Core, receipts *Receipts) *Injections {
+	return &Injections{core: c.core, receipts: receipts}
+}
 
 // Injection is what a host hook injects into an agent's session: the
 // messages delivered since the last injection, oldest first, and how many
@@ -34,8 +38,12 @@ type Injection struct {
 // TakeInjection returns the caller's messages, nudges and pulses delivered
 // since its injection cursor (or its read cursor, if that is further) and
 // moves the cursor past every one of them, the ones past limit included,
-// in one transaction: two hooks racing never inject the same message. It
-// marks nothing read. limit 0 means DefaultInjection. Errors: EINVALID.
+// in one transaction: two hooks racing never inject the same message.
+// Those already in the caller's context, or on their way through another
+// of its paths, are passed over, and so are low-priority ones while it is
+// in deep work (held for its digest: Receipts.handOut). It marks nothing
+// read, and nothing in context: the hook confirms what it printed
+// (Receipts.Confirm). limit 0 means DefaultInjection. Errors: EINVALID.
 func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int) (*Injection, error) {
 	switch {
 	case limit < 0:
@@ -45,6 +53,7 @@ func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int
 	case limit > MaxInjection:
 		limit = MaxInjection
 	}
+	s.paths.Seen(caller.ID, ViaHook, s.clock.Now())
 	// Most calls find nothing new: answer those from a read, without a write.
 	var out *Injection
 	err := view(ctx, s.store, func(tx injectionsTx) error {
@@ -98,10 +107,17 @@ func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID
 		return nil, err
 	}
 	st.UpTo, st.UpdatedAt = out.Cursor, s.clock.Now()
-	// An injection hands the messages to the agent's session: their first
+	var held []int64
+	out.Messages, held = s.receipts.handOut(agentID, ViaHook, msgs, func() bool { return inDeepWork(tx, agentID, st.UpdatedAt) }, st.UpdatedAt)
+	if len(held) > 0 {
+		if err := tx.HoldDeliveries(agentID, held); err != nil {
+			return nil, err
+		}
+	}
+	// An injection hands the messages to the agent's host: their first
 	// delivery, if no read or wait came before.
 	var first []int64
-	for _, m := range msgs {
+	for _, m := range out.Messages {
 		if !m.Delivered {
 			first = append(first, m.ID)
 		}
@@ -130,6 +146,7 @@ type StopCheck struct {
 // MaxStopHolds times in a row (DecideStop); continuing says the host is
 // already going on because of a held stop. Errors: none of its own.
 func (s *Injections) CheckStop(ctx context.Context, caller *Agent, continuing bool) (*StopCheck, error) {
+	s.paths.Seen(caller.ID, ViaHook, s.clock.Now())
 	out := &StopCheck{}
 	err := update(ctx, s.store, func(tx injectionsTx) error {
 		a, err := tx.AgentByID(caller.ID)

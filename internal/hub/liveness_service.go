@@ -14,12 +14,16 @@ type Liveness struct {
 	onlineMu sync.Mutex
 	onlineAt time.Time
 	online   map[string]onlineNames // by project
+
+	pathsMu     sync.Mutex
+	pathsLoaded time.Time // when the paths were last read (loadPaths)
 }
 
 // livenessTx is what the liveness service reads and writes in one transaction:
 // the store groups of its nouns.
 type livenessTx interface {
 	ActivityTx
+	AgentPathTx
 	AgentTx
 	DeepWorkTx
 	EventTx
@@ -28,6 +32,7 @@ type livenessTx interface {
 	NudgeTx
 	ProjectTx
 	TaskTx // checkpoints and logs naming a task
+	RetireTx
 }
 
 // NewLiveness returns the liveness service.

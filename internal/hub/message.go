@@ -37,6 +37,20 @@ type Message struct {
 	// Delivered (filled by Inbox): it already left the hub for the reader
 	// in an earlier reply, so this one is not its first delivery.
 	Delivered bool
+	// InContext (filled by Inbox): it already reached the reader's context
+	// (receipt.go).
+	InContext bool
+
+	// addressed are the recipients a post named (to and mentions), for its
+	// reply (Messages.Unreachable); set by route.
+	addressed []addressee
+}
+
+// addressee is a recipient a post named (to, or a mention): whom its reply
+// says no live path reaches.
+type addressee struct {
+	id   int64
+	name string
 }
 
 // Delivery puts a message in one agent's inbox.

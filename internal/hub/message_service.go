@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -57,7 +58,7 @@ func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req Pos
 	// so replicas on one database may post side by side.
 	err = update(RowLocked(ctx), s.store, func(tx messagesTx) error {
 		var err error
-		m.To, m.Mentions = nil, nil // route appends; fn may run twice
+		m.To, m.Mentions, m.addressed = nil, nil, nil // route appends; fn may run twice
 		recipients, err = s.route(tx, sender, m, req, now)
 		return err
 	})
@@ -67,6 +68,16 @@ func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req Pos
 	s.waiters.Notify(recipients...)
 	s.metrics.MessagePosted(ProjectOr(m.Project))
 	return m, nil
+}
+
+// Unreachable returns the recipients that m, just posted by Post, named
+// (to and mentions) and that no live path reaches now, and a line saying
+// that it is stored for them, in the language of sender (nil: the hub's);
+// none and "" when every one can be reached (reachability.go).
+func (s *Messages) Unreachable(sender *Agent, m *Message) ([]Unreachable, string) {
+	now := s.clock.Now()
+	us := s.unreachableOf(m, now)
+	return us, UnreachableNote(us, s.locale(sender), s.cfg.Location, now)
 }
 
 func (s *Messages) validatePost(req *PostRequest) error {
@@ -167,6 +178,9 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 			return nil, Errorf(EPRECONDITION, "agent %q is disabled and cannot receive messages until an admin enables it", name)
 		}
 		m.To = append(m.To, a.Name)
+		if _, ok := deliver[a.ID]; !ok {
+			m.addressed = append(m.addressed, addressee{a.ID, a.Name})
+		}
 		add(a.ID, false)
 	}
 	if req.Channel != "" {
@@ -215,6 +229,9 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 		m.Mentions = append(m.Mentions, a.Name)
 		if sender != nil && a.ID == sender.ID {
 			continue // "@me" is text: the sender gets no copy, as in a channel
+		}
+		if !slices.ContainsFunc(m.addressed, func(d addressee) bool { return d.id == a.ID }) {
+			m.addressed = append(m.addressed, addressee{a.ID, a.Name})
 		}
 		add(a.ID, true)
 	}
@@ -294,7 +311,7 @@ func (s *Messages) List(ctx context.Context, caller *Agent, req ListRequest) ([]
 		return nil, 0, false, err
 	}
 	msgs, cursor, more := page(msgs, limit, after)
-	if err := s.receipts.markDelivered(ctx, caller.ID, msgs); err != nil {
+	if err := s.receipts.markReply(ctx, caller.ID, msgs, ViaRead); err != nil {
 		return nil, 0, false, err
 	}
 	SortByPriority(msgs)

@@ -99,6 +99,7 @@ type nudgedBatch struct {
 type nudgeBatchTx interface {
 	EventTx
 	MessageTx
+	NoticeTx
 	NudgeTx
 	TaskTx // a nudge names the agent's claimed task
 }
@@ -131,6 +132,9 @@ func (s *Schedule) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettin
 			continue
 		}
 		claims, posts, evs = append(claims, NudgeClaim{Check: c, Was: r.Check}), append(posts, post), append(evs, ev)
+	}
+	if claims, posts, evs, err = capNudges(tx, claims, posts, evs, &checks, now, set); err != nil {
+		return nudgedBatch{}, err
 	}
 	fresh, err := tx.ClaimNudges(claims)
 	if err != nil {
@@ -247,6 +251,7 @@ type checkNudgeTx interface {
 	EventTx
 	HealthTx
 	MessageTx
+	NoticeTx
 	NudgeTx
 	TaskTx // a nudge names the agent's claimed task
 }
@@ -276,6 +281,16 @@ func (s *Schedule) checkNudge(tx checkNudgeTx, id int64, now time.Time, set Sche
 	if err != nil {
 		return nil, err
 	}
+	if post.m != nil {
+		var checks []AgentCheck
+		claims, _, _, err := capNudges(tx, []NudgeClaim{{Check: c, Was: was}}, []nudgePost{post}, []Event{ev}, &checks, now, set)
+		if err != nil {
+			return nil, err
+		}
+		if len(claims) == 0 {
+			return nil, tx.PutAgentCheck(checks[0])
+		}
+	}
 	if err := post.nameTask(tx, a.ID); err != nil {
 		return nil, err
 	}
@@ -290,6 +305,33 @@ func (s *Schedule) checkNudge(tx checkNudgeTx, id int64, now time.Time, set Sche
 		return nil, fmt.Errorf("nudge %s: %w", a.Name, err)
 	}
 	return []int64{a.ID}, tx.InsertEvent(&ev)
+}
+
+// capNudges keeps, of the nudges decided (claims, posts and evs side by
+// side), those the agents' notice cap allows (notice.go). A nudge past
+// the cap is not sent: its agent's check is kept as it was, to be looked
+// at again when the next clock hour begins, and added to checks.
+func capNudges(tx NoticeTx, claims []NudgeClaim, posts []nudgePost, evs []Event, checks *[]AgentCheck, now time.Time, set ScheduleSettings) ([]NudgeClaim, []nudgePost, []Event, error) {
+	ids := make([]int64, len(claims))
+	for i, c := range claims {
+		ids[i] = c.Check.AgentID
+	}
+	ok, err := allowNotices(tx, ids, now, set)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := 0
+	for i := range claims {
+		if !ok[i] {
+			c := claims[i].Was
+			c.NextCheckAt = now.Truncate(time.Hour).Add(time.Hour)
+			*checks = append(*checks, c)
+			continue
+		}
+		claims[n], posts[n], evs[n] = claims[i], posts[i], evs[i]
+		n++
+	}
+	return claims[:n], posts[:n], evs[:n], nil
 }
 
 // nudgePost is a nudge message to insert with its deliveries.

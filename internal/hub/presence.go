@@ -28,6 +28,13 @@ func DecidePresence(lastCallAt time.Time, parkedWaits int, now time.Time, cfg He
 	return PresenceActive
 }
 
+// SessionEnded reports whether an agent whose last call was at lastCallAt
+// ended its session cleanly at endedAt (EndSession) and has not called
+// since: it is then offline at once, unless a wait of its is parked.
+func SessionEnded(lastCallAt, endedAt time.Time) bool {
+	return !endedAt.IsZero() && !lastCallAt.After(endedAt)
+}
+
 // PresenceTracker keeps, in memory, when each agent last made a call and at
 // which beat. Recording a call is a map update, not a write: the orchestrator
 // flushes the changed entries to the store each tick (Flush), so a crash
@@ -45,6 +52,7 @@ type presenceEntry struct {
 	name, project string // whom status lists show it to (names never change)
 	lastCall      time.Time
 	beat          int64
+	ended         time.Time // when its session last ended cleanly (EndSession)
 	dirty         bool
 }
 
@@ -78,13 +86,40 @@ func (p *PresenceTracker) markDirty(agentID int64, e *presenceEntry) {
 	}
 }
 
-// Seed loads a's stored last-seen time and beat (at start-up), without
-// marking it dirty.
+// End records that agent a's session ended cleanly at now: it shows
+// offline until its next call (SessionEnded).
+func (p *PresenceTracker) End(a *Agent, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.m[a.ID]
+	if e == nil {
+		e = &presenceEntry{name: a.Name, project: ProjectOr(a.Project)}
+		p.m[a.ID] = e
+	}
+	if now.After(e.ended) {
+		e.ended = now
+	}
+	p.markDirty(a.ID, e)
+}
+
+// Ended returns when agentID's session last ended cleanly (zero: not
+// since start, and not seeded).
+func (p *PresenceTracker) Ended(agentID int64) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.m[agentID]; e != nil {
+		return e.ended
+	}
+	return time.Time{}
+}
+
+// Seed loads a's stored last-seen time, beat and session end (at
+// start-up), without marking it dirty.
 func (p *PresenceTracker) Seed(a *Agent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.m[a.ID]; !ok && !a.LastSeenAt.IsZero() {
-		p.m[a.ID] = &presenceEntry{name: a.Name, project: ProjectOr(a.Project), lastCall: a.LastSeenAt, beat: a.LastInteractionBeat}
+		p.m[a.ID] = &presenceEntry{name: a.Name, project: ProjectOr(a.Project), lastCall: a.LastSeenAt, beat: a.LastInteractionBeat, ended: a.SessionEndedAt}
 	}
 }
 
@@ -106,7 +141,7 @@ func (p *PresenceTracker) Flush() []Touch {
 	out := make([]Touch, 0, len(p.dirty))
 	for _, id := range p.dirty {
 		if e := p.m[id]; e != nil && e.dirty {
-			out = append(out, Touch{AgentID: id, LastSeenAt: e.lastCall, LastInteractionBeat: e.beat})
+			out = append(out, Touch{AgentID: id, LastSeenAt: e.lastCall, LastInteractionBeat: e.beat, SessionEndedAt: e.ended})
 			e.dirty = false
 		}
 	}
@@ -130,6 +165,7 @@ type Touch struct {
 	AgentID             int64
 	LastSeenAt          time.Time
 	LastInteractionBeat int64
+	SessionEndedAt      time.Time // zero: its session has not ended cleanly
 }
 
 // Forget drops agentID's entry, flushed or not (the agent was deleted).

@@ -29,37 +29,59 @@ func (s *core) presenceAt(a *Agent, now time.Time) AgentPresence {
 		p.LastSeenAt = lastCall
 	}
 	p.SinceLast = SinceLast(s.beat.Load(), p.LastInteractionBeat)
-	p.State = DecidePresence(p.LastSeenAt, s.waiters.AgentCount(a.ID), now, s.cfg.Health)
+	parked := s.waiters.AgentCount(a.ID)
+	p.State = DecidePresence(p.LastSeenAt, parked, now, s.cfg.Health)
+	if parked == 0 && SessionEnded(p.LastSeenAt, later(a.SessionEndedAt, s.presence.Ended(a.ID))) {
+		p.State = PresenceOffline
+	}
 	return p
 }
 
-// FlushPresence writes the last-seen times and interaction beats recorded
-// in memory since the last flush. A call can make a nudge due earlier than
+// FlushPresence writes the last-seen times, interaction beats and session
+// ends recorded in memory since the last flush, brings back the retired
+// agents among the callers (retire.go), and writes the paths this process
+// opened, closed or saw (reachability.go); then it reads the paths the
+// other processes wrote. A call can make a nudge due earlier than
 // scheduled (an activity log that ends strict deep work early), so each
 // caller's nudge check is moved to its call plus the inactivity timeout
 // when that is sooner (usually it is not, and nothing changes). It returns
 // how many agents were flushed.
 func (s *Liveness) FlushPresence(ctx context.Context, now time.Time, set ScheduleSettings) (int, error) {
 	touches := s.presence.Flush()
-	if len(touches) == 0 {
-		return 0, nil
+	rows := s.paths.Flush(now)
+	if len(touches) > 0 || len(rows) > 0 {
+		err := update(ctx, s.store, func(tx livenessTx) error {
+			if len(rows) > 0 {
+				if err := tx.PutPaths(rows, now); err != nil {
+					return err
+				}
+			}
+			if len(touches) == 0 {
+				return nil
+			}
+			if err := tx.TouchAgents(touches); err != nil {
+				return err
+			}
+			if err := returnAgents(tx, touches, now); err != nil {
+				return err
+			}
+			checks := make([]AgentTime, len(touches))
+			for i, t := range touches {
+				checks[i] = AgentTime{AgentID: t.AgentID, At: t.LastSeenAt.Add(set.InactivityTimeout)}
+			}
+			return tx.ScheduleAgentChecks(checks)
+		})
+		if err != nil {
+			if ErrorCode(err) == ENOTFOUND { // an agent deleted, its notice missed
+				s.forgetDeleted(ctx, touches)
+			}
+			s.presence.Unflush(touches)
+			s.paths.Unflush(rows)
+			return 0, fmt.Errorf("flush presence: %w", err)
+		}
 	}
-	err := update(ctx, s.store, func(tx livenessTx) error {
-		if err := tx.TouchAgents(touches); err != nil {
-			return err
-		}
-		checks := make([]AgentTime, len(touches))
-		for i, t := range touches {
-			checks[i] = AgentTime{AgentID: t.AgentID, At: t.LastSeenAt.Add(set.InactivityTimeout)}
-		}
-		return tx.ScheduleAgentChecks(checks)
-	})
-	if err != nil {
-		if ErrorCode(err) == ENOTFOUND { // an agent deleted, its notice missed
-			s.forgetDeleted(ctx, touches)
-		}
-		s.presence.Unflush(touches)
-		return 0, fmt.Errorf("flush presence: %w", err)
+	if err := s.loadPaths(ctx, now); err != nil {
+		return len(touches), fmt.Errorf("read the paths of other replicas: %w", err)
 	}
 	return len(touches), nil
 }
@@ -89,7 +111,7 @@ func (s *Liveness) onlineByProject(now time.Time) map[string]onlineNames {
 	by := map[string]onlineNames{}
 	s.presence.mu.Lock()
 	for id, e := range s.presence.m {
-		if !isWaiting[id] && now.Sub(e.lastCall) >= s.cfg.Health.IdleAfter {
+		if !isWaiting[id] && (now.Sub(e.lastCall) >= s.cfg.Health.IdleAfter || SessionEnded(e.lastCall, e.ended)) {
 			continue
 		}
 		l := by[e.project]

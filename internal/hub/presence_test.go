@@ -21,7 +21,7 @@ func TestPresenceFlushReturnsEachChangedEntryOnce(t *testing.T) {
 	byAgent := func(ts []Touch) []Touch {
 		return slices.SortedFunc(slices.Values(ts), func(a, b Touch) int { return int(a.AgentID - b.AgentID) })
 	}
-	want := []Touch{{1, t0.Add(time.Second), 4}, {2, t0, 3}}
+	want := []Touch{{1, t0.Add(time.Second), 4, time.Time{}}, {2, t0, 3, time.Time{}}}
 	got := byAgent(p.Flush())
 	if !slices.Equal(got, want) {
 		t.Fatalf("first flush = %v, want %v", got, want)
@@ -32,7 +32,7 @@ func TestPresenceFlushReturnsEachChangedEntryOnce(t *testing.T) {
 
 	p.Unflush(want)
 	p.Touch(&Agent{ID: 2}, t0.Add(2*time.Second), 5) // touched again after the failed flush
-	want[1] = Touch{2, t0.Add(2 * time.Second), 5}
+	want[1] = Touch{2, t0.Add(2 * time.Second), 5, time.Time{}}
 	if got := byAgent(p.Flush()); !slices.Equal(got, want) {
 		t.Fatalf("flush after Unflush = %v, want %v", got, want)
 	}
@@ -41,7 +41,7 @@ func TestPresenceFlushReturnsEachChangedEntryOnce(t *testing.T) {
 	p.Forget(3)
 	p.Touch(&Agent{ID: 3}, t0.Add(time.Second), 7)
 	p.Forget(2)
-	want = []Touch{{3, t0.Add(time.Second), 7}}
+	want = []Touch{{3, t0.Add(time.Second), 7, time.Time{}}}
 	if got := p.Flush(); !slices.Equal(got, want) {
 		t.Fatalf("flush after Forget = %v, want %v", got, want)
 	}

@@ -9,12 +9,18 @@ import (
 )
 
 // Priorities and receipts. A message carries a priority and may ask each
-// recipient for an acknowledgement. Per recipient the hub keeps three
+// recipient for an acknowledgement. Per recipient the hub keeps four
 // receipts:
 //
 //   - delivered: the first time the message left the hub for that
-//     recipient, in the reply of a list or a wait (a Claude Code channel
-//     push is a wait) or in a hook's injection. Written once per delivery.
+//     recipient, in the reply of a list or a wait (the agent's own, or a
+//     path's: hub mcp's channel push, the tmux sidecar) or in a hook's
+//     injection. Written once per delivery.
+//   - in context: the first time the message reached the recipient's
+//     context, and through which path (Via): the reply of its own wait or
+//     read, or a host hook's injection, a channel notification or a tmux
+//     paste that the path confirmed (ConfirmDelivery) once the host took
+//     it. Written once per delivery: the first path wins.
 //   - read: the recipient's read cursor passed the message (MarkRead). It is
 //     derived from the cursor, never written per message: each move of the
 //     cursor records one (agent, up to, time) mark, and a message's read
@@ -89,10 +95,86 @@ type Receipt struct {
 	Agent       string
 	Mention     bool      // the message mentioned the recipient
 	DeliveredAt time.Time // zero: not yet delivered
+	InContextAt time.Time // zero: not yet in the recipient's context
+	Via         Via       // the path that put it there first
 	Read        bool      // the recipient's read cursor passed it
 	ReadAt      time.Time // when; zero when read before receipts were kept
 	AckedAt     time.Time // zero: not acknowledged
 }
+
+// ReceiptState is where a message is for one recipient: the most advanced
+// state it reached.
+type ReceiptState string
+
+// The receipt states, from the least advanced.
+const (
+	StateQueued       ReceiptState = "QUEUED"       // stored, not yet in the recipient's context
+	StateInContext    ReceiptState = "IN_CONTEXT"   // in the recipient's context (Via says how)
+	StateRead         ReceiptState = "READ"         // the recipient's read cursor passed it
+	StateAcknowledged ReceiptState = "ACKNOWLEDGED" // the recipient acknowledged it
+)
+
+// State returns the most advanced state r reached.
+func (r Receipt) State() ReceiptState {
+	switch {
+	case !r.AckedAt.IsZero():
+		return StateAcknowledged
+	case r.Read:
+		return StateRead
+	case !r.InContextAt.IsZero():
+		return StateInContext
+	}
+	return StateQueued
+}
+
+// Via is the path a message took into an agent's context, and the kind of
+// a path the hub can reach an agent by (reachability.go).
+type Via uint8
+
+// The paths. Wait and Read are the agent's own calls, recorded by the hub
+// as it answers them; Hook, Channel and Tmux carry messages outside them
+// and confirm what the host took (ConfirmDelivery).
+const (
+	ViaWait    Via = iota + 1 // the reply of its own WaitForMessages
+	ViaRead                   // the reply of its own ListMessages
+	ViaHook                   // a host hook's injection (hub hook)
+	ViaChannel                // a Claude Code channel notification (hub mcp)
+	ViaTmux                   // typed into its tmux pane (hub deliver)
+)
+
+// viaNames are the paths' names, by value.
+var viaNames = [...]string{ViaWait: "wait", ViaRead: "read", ViaHook: "hook", ViaChannel: "channel", ViaTmux: "tmux"}
+
+// String returns the path's name ("" for none).
+func (v Via) String() string {
+	if int(v) < len(viaNames) {
+		return viaNames[v]
+	}
+	return "via(" + strconv.Itoa(int(v)) + ")"
+}
+
+// Confirmed reports whether the path confirms what the host took
+// (ConfirmDelivery) rather than being recorded as the hub answers.
+func (v Via) Confirmed() bool { return v == ViaHook || v == ViaChannel || v == ViaTmux }
+
+// ParseVia returns the path named s ("" is none) among allowed, or
+// EINVALID naming the field and the allowed values.
+func ParseVia(field, s string, allowed ...Via) (Via, error) {
+	if s == "" {
+		return 0, nil
+	}
+	names := make([]string, len(allowed))
+	for i, v := range allowed {
+		if strings.EqualFold(s, v.String()) {
+			return v, nil
+		}
+		names[i] = v.String()
+	}
+	return 0, Errorf(EINVALID, "%s %q is not one of %s", field, s, strings.Join(names, ", "))
+}
+
+// MaxConfirmIDs is how many messages one ConfirmDelivery call may name.
+const MaxConfirmIDs = 200
 
 // Ack is one acknowledged message.
 type Ack struct {

@@ -3,22 +3,26 @@ package hub
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
-// Receipts is the service of delivery receipts: delivered, read and
-// acknowledged per recipient, and the overdue acknowledgements.
+// Receipts is the service of delivery receipts: delivered, in context,
+// read and acknowledged per recipient; what each path may carry; the
+// overdue acknowledgements, the notices of messages still queued and the
+// digests of deep work.
 type Receipts struct {
 	*core
-	deliveries deliveryLog // delivery marks of replies sent, written by Waits.Run
+	deliveries deliveryLog // delivery marks of replies sent, written by Waits.Run; the paths' claims
 }
 
 // receiptsTx is what the receipts service reads and writes in one transaction:
 // the store groups of its nouns.
 type receiptsTx interface {
+	AgentTx
+	DigestTx
 	EventTx
 	MessageTx
+	NoticeTx
 	ReceiptTx
 }
 
@@ -35,6 +39,17 @@ type ReceiptTx interface {
 	// MarkDelivered sets the delivery time of agentID's deliveries of ids
 	// that have none yet to at.
 	MarkDelivered(agentID int64, ids []int64, at time.Time) error
+	// MarkInContext sets the in-context time and path of agentID's
+	// deliveries of ids that have none yet to at and via, and their
+	// delivery time to at where they have none.
+	MarkInContext(agentID int64, ids []int64, at time.Time, via Via) error
+	// DeliveredTo returns those of ids that are messages delivered to
+	// agentID, in any order.
+	DeliveredTo(agentID int64, ids []int64) ([]int64, error)
+	// HoldDeliveries marks agentID's deliveries of ids held for the digest
+	// of its deep work (digest.go), unless they are in its context or
+	// were held before.
+	HoldDeliveries(agentID int64, ids []int64) error
 	// Acknowledge sets the acknowledgement time of agentID's delivery of
 	// messageID to at unless it has one, and returns the stored time and
 	// whether this call set it. An acknowledged delivery counts as
@@ -56,100 +71,53 @@ type ReceiptTx interface {
 	RecordAckNudges(agentID int64, ids []int64, at time.Time) error
 }
 
-// deliveryMark is one reply's first deliveries, not yet written.
-type deliveryMark struct {
-	agentID int64
-	ids     []int64
-	at      time.Time
-}
-
-// deliveryLog holds the delivery marks of replies already sent: a read
-// records them here and answers at once, and the fallback watcher's loop
-// (Run) writes everything pending in one transaction. A wake-up is thus
-// never delayed by a write, and a burst of replies costs one write.
-type deliveryLog struct {
-	mu      sync.Mutex
-	pending []deliveryMark
-	kick    chan struct{} // Run writes the pending marks
-	// flushing is held by a flush from taking the marks until they are
-	// written: a read that flushes first (receipts, acknowledgements) then
-	// waits for marks another flush took and is still writing.
-	flushing sync.Mutex
-}
-
-// maxPendingMarks bounds the marks held in memory: past it the read that
-// adds one writes them all itself (Run is not keeping up, or not running).
-const maxPendingMarks = 4096
-
-// markDelivered records that msgs, just handed to agentID, left the hub.
-// Only those handed out for the first time are recorded.
-func (s *Receipts) markDelivered(ctx context.Context, agentID int64, msgs []*Message) error {
-	var ids []int64
-	for _, m := range msgs {
-		if !m.Delivered {
-			ids = append(ids, m.ID)
+// Confirm records that the messages named by ids, delivered to the caller,
+// reached its context through via, a path that confirms what its host took
+// (hook, channel, tmux): each moves to in context once (the first path and
+// time stay), and the path counts as seen. Errors: EINVALID (no ID, too
+// many, malformed, a path the hub records itself), ENOTFOUND (an ID not
+// delivered to the caller: nothing is recorded).
+func (s *Receipts) Confirm(ctx context.Context, caller *Agent, ids []string, via string) error {
+	v, err := ParseVia("via", via, ViaHook, ViaChannel, ViaTmux)
+	if err != nil {
+		return err
+	}
+	if v == 0 {
+		return Errorf(EINVALID, "via is empty: give the path that carried the messages, hook, channel or tmux (waits and reads are recorded by the hub itself)")
+	}
+	nums, err := parseIDList(ids, MaxConfirmIDs, "confirm")
+	if err != nil {
+		return err
+	}
+	var found []int64
+	if err := view(ctx, s.store, func(tx receiptsTx) (err error) { found, err = tx.DeliveredTo(caller.ID, nums); return err }); err != nil {
+		return err
+	}
+	if len(found) < len(nums) {
+		have := make(map[int64]bool, len(found))
+		for _, id := range found {
+			have[id] = true
 		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	l := &s.deliveries
-	l.mu.Lock()
-	l.pending = append(l.pending, deliveryMark{agentID, ids, s.clock.Now()})
-	full := len(l.pending) >= maxPendingMarks
-	l.mu.Unlock()
-	if full {
-		return s.flushDeliveries(ctx)
-	}
-	select {
-	case l.kick <- struct{}{}:
-	default: // a write is already due
-	}
-	return nil
-}
-
-// flushDeliveries writes the pending delivery marks in one transaction,
-// and returns once every mark recorded before it was called is written.
-// On failure they stay pending for the next attempt.
-func (s *Receipts) flushDeliveries(ctx context.Context) error {
-	l := &s.deliveries
-	l.flushing.Lock()
-	defer l.flushing.Unlock()
-	l.mu.Lock()
-	marks := l.pending
-	l.pending = nil
-	l.mu.Unlock()
-	if len(marks) == 0 {
-		return nil
-	}
-	err := update(ctx, s.store, func(tx receiptsTx) error {
-		for _, m := range marks {
-			if err := tx.MarkDelivered(m.agentID, m.ids, m.at); err != nil {
-				return err
+		for _, id := range nums {
+			if !have[id] {
+				return Errorf(ENOTFOUND, "message %d is not among the messages delivered to you: nothing was confirmed", id)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		l.mu.Lock()
-		l.pending = append(marks, l.pending...)
-		l.mu.Unlock()
-		return fmt.Errorf("record deliveries: %w", err)
 	}
-	return nil
+	now := s.clock.Now()
+	s.paths.Seen(caller.ID, v, now)
+	return s.settle(ctx, caller.ID, nums, v, now)
 }
 
-// Acknowledge acknowledges the messages named by ids for the caller, all or
-// none. Acknowledging again keeps the first time (First is then false); a
-// message that did not ask for an acknowledgement may be acknowledged too.
-// Errors: EINVALID (no ID, too many, malformed), ENOTFOUND (an ID the
-// caller did not receive: whether it exists is not told).
-func (s *Receipts) Acknowledge(ctx context.Context, caller *Agent, ids []string) ([]Ack, error) {
+// parseIDList parses the message IDs of a call that takes 1 to limit of
+// them (verb names what the call does with them), without repeats.
+// Errors: EINVALID.
+func parseIDList(ids []string, limit int, verb string) ([]int64, error) {
 	if len(ids) == 0 {
-		return nil, Errorf(EINVALID, "ids is empty: give the IDs of the messages to acknowledge")
+		return nil, Errorf(EINVALID, "ids is empty: give the IDs of the messages to %s", verb)
 	}
-	if len(ids) > MaxAckIDs {
-		return nil, Errorf(EINVALID, "ids names %d messages; the limit is %d per call", len(ids), MaxAckIDs)
+	if len(ids) > limit {
+		return nil, Errorf(EINVALID, "ids names %d messages; the limit is %d per call", len(ids), limit)
 	}
 	var nums []int64
 	seen := map[int64]bool{}
@@ -166,12 +134,25 @@ func (s *Receipts) Acknowledge(ctx context.Context, caller *Agent, ids []string)
 			nums = append(nums, id)
 		}
 	}
+	return nums, nil
+}
+
+// Acknowledge acknowledges the messages named by ids for the caller, all or
+// none. Acknowledging again keeps the first time (First is then false); a
+// message that did not ask for an acknowledgement may be acknowledged too.
+// Errors: EINVALID (no ID, too many, malformed), ENOTFOUND (an ID the
+// caller did not receive: whether it exists is not told).
+func (s *Receipts) Acknowledge(ctx context.Context, caller *Agent, ids []string) ([]Ack, error) {
+	nums, err := parseIDList(ids, MaxAckIDs, "acknowledge")
+	if err != nil {
+		return nil, err
+	}
 	if err := s.flushDeliveries(ctx); err != nil { // an earlier delivery keeps its time
 		return nil, err
 	}
 	now := s.clock.Now()
 	var acks []Ack
-	err := update(ctx, s.store, func(tx receiptsTx) error {
+	err = update(ctx, s.store, func(tx receiptsTx) error {
 		acks = acks[:0]
 		for _, id := range nums {
 			at, first, err := tx.Acknowledge(caller.ID, id, now)
@@ -262,9 +243,29 @@ func (s *Receipts) CheckAckOverdue(ctx context.Context, now time.Time, set Sched
 		var ms []*Message
 		var ds [][]Delivery
 		var evs []Event
-		for _, g := range groupPendingAcks(ps) {
+		groups := groupPendingAcks(ps)
+		agents := make([]int64, len(groups))
+		for i, g := range groups {
+			agents[i] = g[0].AgentID
+		}
+		allowed, err := allowNotices(tx, agents, now, set)
+		if err != nil {
+			return err
+		}
+		for i, g := range groups {
 			a := &Agent{ID: g[0].AgentID, Name: g[0].Agent, Locale: g[0].Locale}
 			text := ackOverdueText(g, s.locale(a), now)
+			if !allowed[i] {
+				ids := make([]int64, len(g))
+				for j, p := range g {
+					ids[j] = p.MessageID
+				}
+				if err := tx.RecordAckNudges(a.ID, ids, now); err != nil {
+					return err
+				}
+				evs = append(evs, newEvent(a.ID, EventNoticeDropped, now, fmt.Sprintf("notice cap (%d per hour) reached: not sent: %s", set.NoticeCap, text)))
+				continue
+			}
 			m, d, err := s.nudgeMessage(a, text, now)
 			if err != nil {
 				return fmt.Errorf("acknowledgement nudge %s: %w", a.Name, err)

@@ -20,6 +20,16 @@ type ScheduleSettings struct {
 	// AckOverdue: a recipient asked to acknowledge a message is nudged
 	// once when it has not this long after the post (10m).
 	AckOverdue time.Duration
+	// RetireAfter: an agent that made no call for this long and holds
+	// nothing is retired (retire.go; a week, 0 never).
+	RetireAfter time.Duration
+	// QueuedNoticeAfter: the sender of an urgent or ack_required message
+	// still queued for a recipient this long after the post gets one
+	// notice naming them and why (notice.go; 10m, 0 never).
+	QueuedNoticeAfter time.Duration
+	// NoticeCap is how many nudges and notices one agent gets per clock
+	// hour at most (notice.go; 6, 0 no cap).
+	NoticeCap int
 }
 
 // DefaultScheduleSettings returns the defaults of SPEC §6.
@@ -35,8 +45,17 @@ func DefaultScheduleSettings() ScheduleSettings {
 
 		ReservationReleaseAfter: time.Hour,
 		AckOverdue:              10 * time.Minute,
+		RetireAfter:             DefaultRetireAfter,
+		QueuedNoticeAfter:       10 * time.Minute,
+		NoticeCap:               DefaultNoticeCap,
 	}
 }
+
+// Defaults of the delivery settings.
+const (
+	DefaultRetireAfter = 7 * 24 * time.Hour
+	DefaultNoticeCap   = 6
+)
 
 // Validate returns EINVALID naming the first setting out of range.
 func (c ScheduleSettings) Validate() error {
@@ -56,6 +75,17 @@ func (c ScheduleSettings) Validate() error {
 		if f.d <= 0 {
 			return Errorf(EINVALID, "%s is %s: it must be a positive duration such as 5s or 10m", f.name, f.d)
 		}
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"retire-after", c.RetireAfter}, {"queued-notice-after", c.QueuedNoticeAfter}} {
+		if f.d < 0 {
+			return Errorf(EINVALID, "%s is %s: give a positive duration such as 168h, or 0 to turn it off", f.name, f.d)
+		}
+	}
+	if c.NoticeCap < 0 {
+		return Errorf(EINVALID, "notice-cap is %d: give how many nudges and notices an agent may get per hour, or 0 for no cap", c.NoticeCap)
 	}
 	if c.BatchLimit <= 0 {
 		return Errorf(EINVALID, "batch limit is %d: it must be positive", c.BatchLimit)

@@ -26,6 +26,7 @@ type scheduleTx interface {
 	HealthTx
 	MessageTx
 	MetaTx
+	NoticeTx
 	NudgeTx
 	ProjectTx
 	PulseTx

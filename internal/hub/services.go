@@ -40,7 +40,7 @@ func NewServices(c *Core) *Services {
 		Schedule:     NewSchedule(c, messages, liveness),
 		Reservations: reservations,
 		Projects:     NewProjects(c),
-		Injections:   NewInjections(c),
+		Injections:   NewInjections(c, receipts),
 		Ops:          NewOps(c),
 		Tasks:        NewTasks(c, reservations),
 		Inbox:        NewInbox(c, InboxOptions{}),

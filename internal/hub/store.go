@@ -53,6 +53,10 @@ type Tx interface {
 	InboxTx
 	PersonTx
 	WebhookTx
+	AgentPathTx
+	RetireTx
+	DigestTx
+	NoticeTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

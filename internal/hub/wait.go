@@ -10,6 +10,11 @@ type WaitRequest struct {
 	// AfterID: return messages after this cursor instead of unread ones.
 	AfterID string
 	Limit   int
+	// Via is "" for the agent's own wait, or the path the wait feeds:
+	// "channel" (hub mcp's channel push) or "tmux" (hub deliver). A path's
+	// wait hands out only what the path should carry (Receipts.handOut)
+	// and records nothing in context: the path confirms (Receipts.Confirm).
+	Via string
 }
 
 // WaitResult is what Service.Wait returns.

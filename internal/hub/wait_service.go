@@ -29,6 +29,7 @@ type Waits struct {
 // the store groups of its nouns.
 type waitsTx interface {
 	AgentTx
+	HealthTx
 	MessageTx
 }
 
@@ -246,6 +247,9 @@ type Wait struct {
 	w      *Waiter     // registered; nil for a peek or once the first look found messages
 	woken  time.Time   // when Park was woken by a post (zero: it was not)
 	found  *WaitResult // the first look's reply, when it needs no park
+	// open: the wait counts as an open path of its caller
+	// (reachability.go) until Close; gone: its caller went away.
+	open, gone bool
 }
 
 // Begin checks req, places the wait's cursor, registers the wait (before
@@ -271,8 +275,10 @@ func (s *Waits) Begin(ctx context.Context, caller *Agent, req WaitRequest) (*Wai
 		// blocks on that and its context only. Close takes it off the
 		// timeouts.
 		wt.w.expireAfter(plan.timeout)
+		s.paths.Open(caller.ID, plan.path(), start)
+		wt.open = true
 	}
-	msgs, cursor, err := plan.fetch()
+	lk, err := plan.fetch()
 	if err == nil {
 		// Checked after the read: a message posted after a revocation is
 		// never handed to the revoked token.
@@ -280,15 +286,16 @@ func (s *Waits) Begin(ctx context.Context, caller *Agent, req WaitRequest) (*Wai
 	}
 	switch {
 	case err != nil:
+		wt.gone = true
 		wt.Close()
 		return nil, err
-	case len(msgs) > 0:
+	case lk.found():
 		wt.Close()
-		wt.found = &WaitResult{Messages: msgs, Cursor: cursor}
+		wt.found = &WaitResult{Messages: lk.msgs, Cursor: lk.cursor}
 	case wt.w == nil:
 		// A peek (or no time left before the caller's deadline): nothing
 		// arrived, which is a timeout like any other.
-		wt.found = &WaitResult{Cursor: cursor, TimedOut: true}
+		wt.found = &WaitResult{Cursor: lk.cursor, TimedOut: true}
 	}
 	return wt, nil
 }
@@ -315,7 +322,10 @@ func (wt *Wait) Park(ctx context.Context) {
 // caller, until its timeout). It marks what it hands out delivered and
 // adds the caller's status. The wait is closed when it returns.
 func (wt *Wait) Finish(ctx context.Context) (*WaitResult, error) {
-	defer wt.Close()
+	defer func() {
+		wt.gone = wt.gone || ctx.Err() != nil // the caller went away
+		wt.Close()
+	}()
 	s := wt.s
 	res, wokenAt := wt.found, wt.woken
 	if res == nil {
@@ -331,7 +341,7 @@ func (wt *Wait) Finish(ctx context.Context) (*WaitResult, error) {
 			wokenAt = woken
 		}
 	}
-	if err := s.receipts.markDelivered(ctx, wt.caller.ID, res.Messages); err != nil {
+	if err := s.receipts.markReply(ctx, wt.caller.ID, res.Messages, wt.plan.via); err != nil {
 		return nil, err
 	}
 	SortByPriority(res.Messages)
@@ -349,19 +359,40 @@ func (wt *Wait) Finish(ctx context.Context) (*WaitResult, error) {
 	return res, nil
 }
 
-// Close unregisters the wait; it is idempotent.
+// Close unregisters the wait and ends its path; it is idempotent.
 func (wt *Wait) Close() {
 	if wt.w != nil {
 		wt.w.Close()
 	}
+	if wt.open {
+		wt.open = false
+		wt.s.paths.Close(wt.caller.ID, wt.plan.path(), wt.s.clock.Now(), wt.gone)
+	}
 }
 
 // waitPlan is what a wait will do: park up to timeout (zero: only look),
-// looking with fetch.
+// looking with fetch; via is the path it feeds (ViaWait: the agent's own).
 type waitPlan struct {
 	timeout time.Duration
-	fetch   func() ([]*Message, int64, error)
+	via     Via
+	fetch   func() (look, error)
 }
+
+// path is the kind of path the wait is, for reachability.
+func (p waitPlan) path() Via { return p.via }
+
+// look is what one look of a wait found: the messages to hand out and the
+// cursor past what it read; passed: it read messages that its path passes
+// over (Receipts.handOut), so the wait answers, moving its cursor past
+// them, rather than parking.
+type look struct {
+	msgs   []*Message
+	cursor int64
+	passed bool
+}
+
+// found reports whether the look ends the wait.
+func (l look) found() bool { return len(l.msgs) > 0 || l.passed }
 
 // planWait checks req and decides how long a wait that started at start
 // may park. Errors: EINVALID, ENOTFOUND (an unknown after_id).
@@ -369,6 +400,13 @@ func (s *Waits) planWait(ctx context.Context, caller *Agent, req WaitRequest, st
 	after, err := ParseMessageID("after_id", req.AfterID)
 	if err != nil {
 		return waitPlan{}, err
+	}
+	via, err := ParseVia("via", req.Via, ViaChannel, ViaTmux)
+	if err != nil {
+		return waitPlan{}, err
+	}
+	if via == 0 {
+		via = ViaWait
 	}
 	limit, err := s.limit(req.Limit, 20)
 	if err != nil {
@@ -379,12 +417,12 @@ func (s *Waits) planWait(ctx context.Context, caller *Agent, req WaitRequest, st
 	// wait itself still ends at once when ctx ends (parkUntil).
 	if after > 0 {
 		// On its own stack like every store read of a wait (onOwnStack).
-		check := onOwnStack(func() ([]*Message, int64, error) {
+		check := onOwnStack(func() (look, error) {
 			rctx, cancel := detachedRead(ctx)
 			defer cancel()
-			return nil, 0, view(rctx, s.store, func(tx waitsTx) error { return checkCursor(tx, "after_id", after) })
+			return look{}, view(rctx, s.store, func(tx waitsTx) error { return checkCursor(tx, "after_id", after) })
 		})
-		if _, _, err := check(); err != nil {
+		if _, err := check(); err != nil {
 			return waitPlan{}, err
 		}
 	}
@@ -394,12 +432,12 @@ func (s *Waits) planWait(ctx context.Context, caller *Agent, req WaitRequest, st
 	if err != nil {
 		return waitPlan{}, err
 	}
-	fetch := func() ([]*Message, int64, error) {
+	fetch := func() (look, error) {
 		rctx, cancel := detachedRead(ctx)
 		defer cancel()
-		return s.fetchForWait(rctx, caller.ID, after, req.AfterID != "", limit)
+		return s.fetchForWait(rctx, caller.ID, after, req.AfterID != "", limit, via)
 	}
-	return waitPlan{timeout: timeout, fetch: onOwnStack(fetch)}, nil
+	return waitPlan{timeout: timeout, via: via, fetch: onOwnStack(fetch)}, nil
 }
 
 // onOwnStack returns fetch run on a goroutine of its own. A parked wait
@@ -409,18 +447,17 @@ func (s *Waits) planWait(ctx context.Context, caller *Agent, req WaitRequest, st
 // of stack instead of 8 (hubbench's memory scenario, 10,000 parked: 18.7
 // against 10.7 KiB of stacks per waiter). The extra goroutine costs about a
 // microsecond per look.
-func onOwnStack(fetch func() ([]*Message, int64, error)) func() ([]*Message, int64, error) {
-	return func() ([]*Message, int64, error) {
-		var msgs []*Message
-		var cursor int64
+func onOwnStack(fetch func() (look, error)) func() (look, error) {
+	return func() (look, error) {
+		var lk look
 		var err error
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			msgs, cursor, err = fetch()
+			lk, err = fetch()
 		}()
 		<-done
-		return msgs, cursor, err
+		return lk, err
 	}
 }
 
@@ -429,7 +466,7 @@ func onOwnStack(fetch func() ([]*Message, int64, error)) func() ([]*Message, int
 // ends at once if the caller's token is revoked. It looks first, as Park
 // parked before (but in poll mode). It returns when it was last woken,
 // for the wake latency metric.
-func (s *Waits) park(ctx context.Context, fetch func() ([]*Message, int64, error), w *Waiter) (_ *WaitResult, wokenAt time.Time, _ error) {
+func (s *Waits) park(ctx context.Context, fetch func() (look, error), w *Waiter) (_ *WaitResult, wokenAt time.Time, _ error) {
 	var poll <-chan time.Time
 	if s.cfg.PollOnly {
 		t := s.clock.NewTicker(s.cfg.PollInterval)
@@ -448,7 +485,7 @@ func (s *Waits) park(ctx context.Context, fetch func() ([]*Message, int64, error
 			}
 			last = !again
 		}
-		msgs, cursor, err := fetch()
+		lk, err := fetch()
 		if err != nil {
 			return nil, wokenAt, err
 		}
@@ -457,8 +494,8 @@ func (s *Waits) park(ctx context.Context, fetch func() ([]*Message, int64, error
 		}
 		// Once the wait ended (its timeout, the hub stopping), this was
 		// the last look: a message may have committed as the timeout passed.
-		if len(msgs) > 0 || last || w.expired.Load() || s.stopping() {
-			return &WaitResult{Messages: msgs, Cursor: cursor, TimedOut: len(msgs) == 0}, wokenAt, nil
+		if lk.found() || last || w.expired.Load() || s.stopping() {
+			return &WaitResult{Messages: lk.msgs, Cursor: lk.cursor, TimedOut: !lk.found()}, wokenAt, nil
 		}
 	}
 }
@@ -497,10 +534,14 @@ func (s *Waits) parkUntil(ctx context.Context, w *Waiter, poll <-chan time.Time)
 }
 
 // fetchForWait returns the caller's messages after its cursor (or its read
-// cursor, when useAfter is false) and the cursor to hand back.
-func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter bool, limit int) ([]*Message, int64, error) {
+// cursor, when useAfter is false) and the cursor to hand back; for a path's
+// wait (via a path that confirms), only those the path carries
+// (Receipts.handOut), the low-priority ones held in deep work recorded.
+func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter bool, limit int, via Via) (look, error) {
 	var msgs []*Message
 	var cursor int64
+	var carry []*Message
+	var held []int64
 	err := view(ctx, s.store, func(tx waitsTx) error {
 		a, err := tx.AgentByID(agentID)
 		if err != nil {
@@ -520,11 +561,29 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 		msgs = msgs[:fitPage(msgs)]
 		if len(msgs) > 0 {
 			cursor = msgs[len(msgs)-1].ID
+			carry = msgs
+			if via.Confirmed() {
+				now := s.clock.Now()
+				carry, held = s.receipts.handOut(agentID, via, msgs, func() bool { return inDeepWork(tx, agentID, now) }, now)
+			}
 			return nil
 		}
 		_, _, latest, err := tx.InboxCounts(agentID, from)
 		cursor = max(from, latest)
 		return err
 	})
-	return msgs, cursor, err
+	if err != nil {
+		return look{}, err
+	}
+	if err := s.receipts.hold(ctx, agentID, held); err != nil {
+		return look{}, err
+	}
+	return look{msgs: carry, cursor: cursor, passed: len(msgs) > 0 && len(carry) == 0}, nil
+}
+
+// inDeepWork reports whether agentID's deep work is in force at now (a
+// read that fails counts as none: nothing is held).
+func inDeepWork(tx HealthTx, agentID int64, now time.Time) bool {
+	st, err := tx.LivenessState(agentID)
+	return err == nil && st.ActiveDeepWork.InForce(now)
 }

@@ -929,8 +929,12 @@ func (x *AdminPostMessageRequest) GetProject() string {
 }
 
 type AdminPostMessageResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Message       *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Message *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	// The direct recipients and mentioned agents that no live path reaches now (names).
+	Unreachable []string `protobuf:"bytes,2,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
+	// One line on them; empty when every recipient can be reached.
+	DeliveryNote  string `protobuf:"bytes,3,opt,name=delivery_note,json=deliveryNote,proto3" json:"delivery_note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -970,6 +974,20 @@ func (x *AdminPostMessageResponse) GetMessage() *Message {
 		return x.Message
 	}
 	return nil
+}
+
+func (x *AdminPostMessageResponse) GetUnreachable() []string {
+	if x != nil {
+		return x.Unreachable
+	}
+	return nil
+}
+
+func (x *AdminPostMessageResponse) GetDeliveryNote() string {
+	if x != nil {
+		return x.DeliveryNote
+	}
+	return ""
 }
 
 type AdminListMessagesRequest struct {
@@ -4623,9 +4641,11 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\bmentions\x18\x05 \x03(\tR\bmentions\x12,\n" +
 	"\bpriority\x18\x06 \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
 	"\fack_required\x18\a \x01(\bR\vackRequired\x12\x18\n" +
-	"\aproject\x18\b \x01(\tR\aproject\"E\n" +
+	"\aproject\x18\b \x01(\tR\aproject\"\x8c\x01\n" +
 	"\x18AdminPostMessageResponse\x12)\n" +
-	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\"\xad\x01\n" +
+	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12 \n" +
+	"\vunreachable\x18\x02 \x03(\tR\vunreachable\x12#\n" +
+	"\rdelivery_note\x18\x03 \x01(\tR\fdeliveryNote\"\xad\x01\n" +
 	"\x18AdminListMessagesRequest\x12\x19\n" +
 	"\bafter_id\x18\x01 \x01(\tR\aafterId\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x14\n" +

@@ -329,8 +329,14 @@ func (x *PostMessageRequest) GetAckRequired() bool {
 }
 
 type PostMessageResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Message       *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Message *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	// The direct recipients and mentioned agents that no live path reaches now (names): the message
+	// is stored for them and waits for their next wait, read or session.
+	Unreachable []string `protobuf:"bytes,2,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
+	// One line on them, e.g. "stored for carol: no live path since 14:02; carol gets it at its next
+	// wait, read or session"; empty when every recipient can be reached.
+	DeliveryNote  string `protobuf:"bytes,3,opt,name=delivery_note,json=deliveryNote,proto3" json:"delivery_note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -370,6 +376,20 @@ func (x *PostMessageResponse) GetMessage() *Message {
 		return x.Message
 	}
 	return nil
+}
+
+func (x *PostMessageResponse) GetUnreachable() []string {
+	if x != nil {
+		return x.Unreachable
+	}
+	return nil
+}
+
+func (x *PostMessageResponse) GetDeliveryNote() string {
+	if x != nil {
+		return x.DeliveryNote
+	}
+	return ""
 }
 
 type ListMessagesRequest struct {
@@ -608,7 +628,13 @@ type WaitForMessagesRequest struct {
 	// Return messages after this cursor instead of unread ones.
 	AfterId string `protobuf:"bytes,2,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
 	// At most this many messages (default 20, max 500).
-	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Empty for the agent's own wait, whose messages count as in its context (via "wait"). "channel"
+	// (hub mcp's Claude Code channel push) or "tmux" (hub deliver) for a path's wait: its reply skips
+	// the messages already in the agent's context or on their way through another path, and
+	// low-priority messages while the agent is in deep work (held for one digest when it ends);
+	// it records nothing in context: the path confirms what reached the host (ConfirmDelivery).
+	Via           string `protobuf:"bytes,4,opt,name=via,proto3" json:"via,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -662,6 +688,13 @@ func (x *WaitForMessagesRequest) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *WaitForMessagesRequest) GetVia() string {
+	if x != nil {
+		return x.Via
+	}
+	return ""
 }
 
 type WaitForMessagesResponse struct {
@@ -1754,7 +1787,11 @@ type Peer struct {
 	Presence   string                 `protobuf:"bytes,5,opt,name=presence,proto3" json:"presence,omitempty"`
 	LastSeenAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_seen_at,json=lastSeenAt,proto3" json:"last_seen_at,omitempty"`
 	// The peer's project: the caller's own, or one linked to it.
-	Project       string `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
+	Project string `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
+	// True when at least one path can put a message in the peer's context within a minute.
+	Reachable bool `protobuf:"varint,8,opt,name=reachable,proto3" json:"reachable,omitempty"`
+	// The paths the hub has seen for the peer, live or not, with when each was last seen.
+	Paths         []*DeliveryPath `protobuf:"bytes,9,rep,name=paths,proto3" json:"paths,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1836,6 +1873,20 @@ func (x *Peer) GetProject() string {
 		return x.Project
 	}
 	return ""
+}
+
+func (x *Peer) GetReachable() bool {
+	if x != nil {
+		return x.Reachable
+	}
+	return false
+}
+
+func (x *Peer) GetPaths() []*DeliveryPath {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
 }
 
 type ListChannelsRequest struct {
@@ -2570,7 +2621,9 @@ func (x *TakeInjectionRequest) GetLimit() int32 {
 
 type TakeInjectionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// New since the last injection, oldest first.
+	// New since the last injection, oldest first: those already in the agent's context or on their
+	// way through another path are passed over, and so are low-priority ones while the agent is in
+	// deep work (held for one digest when it ends). Confirm the ones injected with ConfirmDelivery.
 	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
 	// Also new but past limit: not returned, never injected, still unread.
 	More int64 `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`
@@ -3171,6 +3224,178 @@ func (x *GetMessageReceiptsResponse) GetReceipts() []*Receipt {
 	return nil
 }
 
+type ConfirmDeliveryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// IDs of messages delivered to the caller that the host has taken (1 to 200).
+	Ids []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	// The path that carried them: "hook", "channel" or "tmux" (waits and reads are recorded by the hub).
+	Via           string `protobuf:"bytes,2,opt,name=via,proto3" json:"via,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfirmDeliveryRequest) Reset() {
+	*x = ConfirmDeliveryRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfirmDeliveryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfirmDeliveryRequest) ProtoMessage() {}
+
+func (x *ConfirmDeliveryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfirmDeliveryRequest.ProtoReflect.Descriptor instead.
+func (*ConfirmDeliveryRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *ConfirmDeliveryRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *ConfirmDeliveryRequest) GetVia() string {
+	if x != nil {
+		return x.Via
+	}
+	return ""
+}
+
+type ConfirmDeliveryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfirmDeliveryResponse) Reset() {
+	*x = ConfirmDeliveryResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfirmDeliveryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfirmDeliveryResponse) ProtoMessage() {}
+
+func (x *ConfirmDeliveryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfirmDeliveryResponse.ProtoReflect.Descriptor instead.
+func (*ConfirmDeliveryResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{56}
+}
+
+type EndSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The path the ended session fed: "hook" (a SessionEnd hook), "channel" (hub mcp with channel
+	// pushes), or empty for any other MCP session.
+	Via           string `protobuf:"bytes,1,opt,name=via,proto3" json:"via,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndSessionRequest) Reset() {
+	*x = EndSessionRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndSessionRequest) ProtoMessage() {}
+
+func (x *EndSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndSessionRequest.ProtoReflect.Descriptor instead.
+func (*EndSessionRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *EndSessionRequest) GetVia() string {
+	if x != nil {
+		return x.Via
+	}
+	return ""
+}
+
+type EndSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndSessionResponse) Reset() {
+	*x = EndSessionResponse{}
+	mi := &file_hub_v1_agent_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndSessionResponse) ProtoMessage() {}
+
+func (x *EndSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndSessionResponse.ProtoReflect.Descriptor instead.
+func (*EndSessionResponse) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{58}
+}
+
 var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
@@ -3197,9 +3422,11 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\breply_to\x18\x04 \x01(\tR\areplyTo\x12\x1a\n" +
 	"\bmentions\x18\x05 \x03(\tR\bmentions\x12,\n" +
 	"\bpriority\x18\x06 \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
-	"\fack_required\x18\a \x01(\bR\vackRequired\"@\n" +
+	"\fack_required\x18\a \x01(\bR\vackRequired\"\x87\x01\n" +
 	"\x13PostMessageResponse\x12)\n" +
-	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\"\x81\x01\n" +
+	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12 \n" +
+	"\vunreachable\x18\x02 \x03(\tR\vunreachable\x12#\n" +
+	"\rdelivery_note\x18\x03 \x01(\tR\fdeliveryNote\"\x81\x01\n" +
 	"\x13ListMessagesRequest\x12\x19\n" +
 	"\bafter_id\x18\x01 \x01(\tR\aafterId\x12\x1f\n" +
 	"\vunread_only\x18\x02 \x01(\bR\n" +
@@ -3215,11 +3442,12 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x10MarkReadResponse\x12!\n" +
 	"\funread_count\x18\x01 \x01(\x03R\vunreadCount\x12!\n" +
 	"\rread_up_to_id\x18\x02 \x01(\tR\n" +
-	"readUpToId\"\x8b\x01\n" +
+	"readUpToId\"\x9d\x01\n" +
 	"\x16WaitForMessagesRequest\x12,\n" +
 	"\x0ftimeout_seconds\x18\x01 \x01(\x05H\x00R\x0etimeoutSeconds\x88\x01\x01\x12\x19\n" +
 	"\bafter_id\x18\x02 \x01(\tR\aafterId\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\x05R\x05limitB\x12\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x10\n" +
+	"\x03via\x18\x04 \x01(\tR\x03viaB\x12\n" +
 	"\x10_timeout_seconds\"\xc0\x01\n" +
 	"\x17WaitForMessagesResponse\x12+\n" +
 	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x16\n" +
@@ -3290,7 +3518,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\apending\x18\x03 \x01(\bR\apending\"\x12\n" +
 	"\x10ListPeersRequest\"7\n" +
 	"\x11ListPeersResponse\x12\"\n" +
-	"\x05peers\x18\x01 \x03(\v2\f.hub.v1.PeerR\x05peers\"\xe7\x01\n" +
+	"\x05peers\x18\x01 \x03(\v2\f.hub.v1.PeerR\x05peers\"\xb1\x02\n" +
 	"\x04Peer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -3299,7 +3527,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\bpresence\x18\x05 \x01(\tR\bpresence\x12<\n" +
 	"\flast_seen_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"lastSeenAt\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\x15\n" +
+	"\aproject\x18\a \x01(\tR\aproject\x12\x1c\n" +
+	"\treachable\x18\b \x01(\bR\treachable\x12*\n" +
+	"\x05paths\x18\t \x03(\v2\x14.hub.v1.DeliveryPathR\x05paths\"\x15\n" +
 	"\x13ListChannelsRequest\"C\n" +
 	"\x14ListChannelsResponse\x12+\n" +
 	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels\"r\n" +
@@ -3383,7 +3613,14 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"t\n" +
 	"\x1aGetMessageReceiptsResponse\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12+\n" +
-	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts2\xdf\x15\n" +
+	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts\"<\n" +
+	"\x16ConfirmDeliveryRequest\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\x12\x10\n" +
+	"\x03via\x18\x02 \x01(\tR\x03via\"\x19\n" +
+	"\x17ConfirmDeliveryResponse\"%\n" +
+	"\x11EndSessionRequest\x12\x10\n" +
+	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
+	"\x12EndSessionResponse2\xf8\x16\n" +
 	"\fAgentService\x12@\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
@@ -3424,7 +3661,10 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\tBlockTask\x12\x18.hub.v1.BlockTaskRequest\x1a\x19.hub.v1.BlockTaskResponse\x12R\n" +
 	"\x0fRequestApproval\x12\x1e.hub.v1.RequestApprovalRequest\x1a\x1f.hub.v1.RequestApprovalResponse\x12=\n" +
 	"\bAskHuman\x12\x17.hub.v1.AskHumanRequest\x1a\x18.hub.v1.AskHumanResponse\x12L\n" +
-	"\rNoteHostEvent\x12\x1c.hub.v1.NoteHostEventRequest\x1a\x1d.hub.v1.NoteHostEventResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\rNoteHostEvent\x12\x1c.hub.v1.NoteHostEventRequest\x1a\x1d.hub.v1.NoteHostEventResponse\x12R\n" +
+	"\x0fConfirmDelivery\x12\x1e.hub.v1.ConfirmDeliveryRequest\x1a\x1f.hub.v1.ConfirmDeliveryResponse\x12C\n" +
+	"\n" +
+	"EndSession\x12\x19.hub.v1.EndSessionRequest\x1a\x1a.hub.v1.EndSessionResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -3438,7 +3678,7 @@ func file_hub_v1_agent_proto_rawDescGZIP() []byte {
 	return file_hub_v1_agent_proto_rawDescData
 }
 
-var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_hub_v1_agent_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),                // 0: hub.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),               // 1: hub.v1.HeartbeatResponse
@@ -3495,160 +3735,170 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*Acknowledgement)(nil),                 // 52: hub.v1.Acknowledgement
 	(*GetMessageReceiptsRequest)(nil),       // 53: hub.v1.GetMessageReceiptsRequest
 	(*GetMessageReceiptsResponse)(nil),      // 54: hub.v1.GetMessageReceiptsResponse
-	(*timestamppb.Timestamp)(nil),           // 55: google.protobuf.Timestamp
-	(*Status)(nil),                          // 56: hub.v1.Status
-	(Priority)(0),                           // 57: hub.v1.Priority
-	(*Message)(nil),                         // 58: hub.v1.Message
-	(*ActivityLog)(nil),                     // 59: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 60: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 61: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 62: hub.v1.Checkpoint
-	(*Reservation)(nil),                     // 63: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 64: hub.v1.ReservationConflict
-	(*Agent)(nil),                           // 65: hub.v1.Agent
-	(*SearchHit)(nil),                       // 66: hub.v1.SearchHit
-	(*Receipt)(nil),                         // 67: hub.v1.Receipt
-	(*CreateTaskRequest)(nil),               // 68: hub.v1.CreateTaskRequest
-	(*ListTasksRequest)(nil),                // 69: hub.v1.ListTasksRequest
-	(*GetTaskRequest)(nil),                  // 70: hub.v1.GetTaskRequest
-	(*UpdateTaskRequest)(nil),               // 71: hub.v1.UpdateTaskRequest
-	(*ClaimTaskRequest)(nil),                // 72: hub.v1.ClaimTaskRequest
-	(*NextTaskRequest)(nil),                 // 73: hub.v1.NextTaskRequest
-	(*CompleteTaskRequest)(nil),             // 74: hub.v1.CompleteTaskRequest
-	(*BlockTaskRequest)(nil),                // 75: hub.v1.BlockTaskRequest
-	(*RequestApprovalRequest)(nil),          // 76: hub.v1.RequestApprovalRequest
-	(*AskHumanRequest)(nil),                 // 77: hub.v1.AskHumanRequest
-	(*NoteHostEventRequest)(nil),            // 78: hub.v1.NoteHostEventRequest
-	(*CreateTaskResponse)(nil),              // 79: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 80: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 81: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 82: hub.v1.UpdateTaskResponse
-	(*ClaimTaskResponse)(nil),               // 83: hub.v1.ClaimTaskResponse
-	(*NextTaskResponse)(nil),                // 84: hub.v1.NextTaskResponse
-	(*CompleteTaskResponse)(nil),            // 85: hub.v1.CompleteTaskResponse
-	(*BlockTaskResponse)(nil),               // 86: hub.v1.BlockTaskResponse
-	(*RequestApprovalResponse)(nil),         // 87: hub.v1.RequestApprovalResponse
-	(*AskHumanResponse)(nil),                // 88: hub.v1.AskHumanResponse
-	(*NoteHostEventResponse)(nil),           // 89: hub.v1.NoteHostEventResponse
+	(*ConfirmDeliveryRequest)(nil),          // 55: hub.v1.ConfirmDeliveryRequest
+	(*ConfirmDeliveryResponse)(nil),         // 56: hub.v1.ConfirmDeliveryResponse
+	(*EndSessionRequest)(nil),               // 57: hub.v1.EndSessionRequest
+	(*EndSessionResponse)(nil),              // 58: hub.v1.EndSessionResponse
+	(*timestamppb.Timestamp)(nil),           // 59: google.protobuf.Timestamp
+	(*Status)(nil),                          // 60: hub.v1.Status
+	(Priority)(0),                           // 61: hub.v1.Priority
+	(*Message)(nil),                         // 62: hub.v1.Message
+	(*ActivityLog)(nil),                     // 63: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 64: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 65: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 66: hub.v1.Checkpoint
+	(*DeliveryPath)(nil),                    // 67: hub.v1.DeliveryPath
+	(*Reservation)(nil),                     // 68: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 69: hub.v1.ReservationConflict
+	(*Agent)(nil),                           // 70: hub.v1.Agent
+	(*SearchHit)(nil),                       // 71: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 72: hub.v1.Receipt
+	(*CreateTaskRequest)(nil),               // 73: hub.v1.CreateTaskRequest
+	(*ListTasksRequest)(nil),                // 74: hub.v1.ListTasksRequest
+	(*GetTaskRequest)(nil),                  // 75: hub.v1.GetTaskRequest
+	(*UpdateTaskRequest)(nil),               // 76: hub.v1.UpdateTaskRequest
+	(*ClaimTaskRequest)(nil),                // 77: hub.v1.ClaimTaskRequest
+	(*NextTaskRequest)(nil),                 // 78: hub.v1.NextTaskRequest
+	(*CompleteTaskRequest)(nil),             // 79: hub.v1.CompleteTaskRequest
+	(*BlockTaskRequest)(nil),                // 80: hub.v1.BlockTaskRequest
+	(*RequestApprovalRequest)(nil),          // 81: hub.v1.RequestApprovalRequest
+	(*AskHumanRequest)(nil),                 // 82: hub.v1.AskHumanRequest
+	(*NoteHostEventRequest)(nil),            // 83: hub.v1.NoteHostEventRequest
+	(*CreateTaskResponse)(nil),              // 84: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 85: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 86: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 87: hub.v1.UpdateTaskResponse
+	(*ClaimTaskResponse)(nil),               // 88: hub.v1.ClaimTaskResponse
+	(*NextTaskResponse)(nil),                // 89: hub.v1.NextTaskResponse
+	(*CompleteTaskResponse)(nil),            // 90: hub.v1.CompleteTaskResponse
+	(*BlockTaskResponse)(nil),               // 91: hub.v1.BlockTaskResponse
+	(*RequestApprovalResponse)(nil),         // 92: hub.v1.RequestApprovalResponse
+	(*AskHumanResponse)(nil),                // 93: hub.v1.AskHumanResponse
+	(*NoteHostEventResponse)(nil),           // 94: hub.v1.NoteHostEventResponse
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
-	55, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
-	56, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
-	57, // 2: hub.v1.PostMessageRequest.priority:type_name -> hub.v1.Priority
-	58, // 3: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
-	58, // 4: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
-	58, // 5: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
-	56, // 6: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
-	59, // 7: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	60, // 8: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	61, // 9: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	62, // 10: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	60, // 11: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	55, // 12: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	61, // 13: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	61, // 14: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	61, // 15: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	61, // 16: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	60, // 17: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	58, // 18: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	59, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
+	60, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
+	61, // 2: hub.v1.PostMessageRequest.priority:type_name -> hub.v1.Priority
+	62, // 3: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
+	62, // 4: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
+	62, // 5: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
+	60, // 6: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
+	63, // 7: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	64, // 8: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	65, // 9: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	66, // 10: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	64, // 11: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	59, // 12: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	65, // 13: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	65, // 14: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	65, // 15: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	65, // 16: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	64, // 17: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	62, // 18: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
 	30, // 19: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	55, // 20: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
-	33, // 21: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	63, // 22: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	64, // 23: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	63, // 24: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	63, // 25: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	63, // 26: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	65, // 27: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	58, // 28: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
-	58, // 29: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
-	55, // 30: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
-	55, // 31: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
-	57, // 32: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
-	66, // 33: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	52, // 34: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
-	55, // 35: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
-	58, // 36: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	67, // 37: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	0,  // 38: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,  // 39: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,  // 40: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,  // 41: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,  // 42: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10, // 43: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12, // 44: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	14, // 45: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	16, // 46: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	18, // 47: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	20, // 48: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	22, // 49: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	24, // 50: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	26, // 51: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	28, // 52: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	31, // 53: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	34, // 54: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	36, // 55: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	38, // 56: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	40, // 57: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	42, // 58: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	44, // 59: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
-	46, // 60: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
-	48, // 61: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
-	50, // 62: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
-	53, // 63: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
-	68, // 64: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
-	69, // 65: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
-	70, // 66: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
-	71, // 67: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
-	72, // 68: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
-	73, // 69: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
-	74, // 70: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
-	75, // 71: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
-	76, // 72: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
-	77, // 73: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
-	78, // 74: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
-	1,  // 75: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 76: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 77: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 78: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 79: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 80: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 81: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 82: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 83: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 84: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 85: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 86: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 87: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 88: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 89: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 90: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 91: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 92: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 93: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 94: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	43, // 95: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	45, // 96: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	47, // 97: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	49, // 98: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	51, // 99: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	54, // 100: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	79, // 101: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	80, // 102: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	81, // 103: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
-	82, // 104: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	83, // 105: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
-	84, // 106: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
-	85, // 107: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
-	86, // 108: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
-	87, // 109: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
-	88, // 110: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
-	89, // 111: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
-	75, // [75:112] is the sub-list for method output_type
-	38, // [38:75] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	59, // 20: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	67, // 21: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
+	33, // 22: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
+	68, // 23: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	69, // 24: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	68, // 25: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	68, // 26: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	68, // 27: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	70, // 28: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	62, // 29: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	62, // 30: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	59, // 31: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
+	59, // 32: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
+	61, // 33: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
+	71, // 34: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	52, // 35: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
+	59, // 36: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
+	62, // 37: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	72, // 38: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	0,  // 39: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,  // 40: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,  // 41: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,  // 42: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,  // 43: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10, // 44: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12, // 45: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	14, // 46: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	16, // 47: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	18, // 48: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	20, // 49: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	22, // 50: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	24, // 51: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	26, // 52: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	28, // 53: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	31, // 54: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	34, // 55: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	36, // 56: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	38, // 57: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	40, // 58: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	42, // 59: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	44, // 60: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	46, // 61: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	48, // 62: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
+	50, // 63: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
+	53, // 64: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
+	73, // 65: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
+	74, // 66: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
+	75, // 67: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
+	76, // 68: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
+	77, // 69: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
+	78, // 70: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
+	79, // 71: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
+	80, // 72: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
+	81, // 73: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
+	82, // 74: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
+	83, // 75: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
+	55, // 76: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
+	57, // 77: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
+	1,  // 78: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 79: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 80: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 81: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 82: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 83: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 84: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 85: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 86: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 87: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 88: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 89: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 90: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 91: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 92: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 93: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 94: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 95: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 96: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 97: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	43, // 98: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	45, // 99: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	47, // 100: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	49, // 101: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	51, // 102: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	54, // 103: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	84, // 104: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	85, // 105: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	86, // 106: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	87, // 107: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	88, // 108: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	89, // 109: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	90, // 110: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	91, // 111: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	92, // 112: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
+	93, // 113: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
+	94, // 114: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
+	56, // 115: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
+	58, // 116: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
+	78, // [78:117] is the sub-list for method output_type
+	39, // [39:78] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -3666,7 +3916,7 @@ func file_hub_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_agent_proto_rawDesc), len(file_hub_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   55,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -56,6 +56,8 @@ const (
 	AgentService_RequestApproval_FullMethodName         = "/hub.v1.AgentService/RequestApproval"
 	AgentService_AskHuman_FullMethodName                = "/hub.v1.AgentService/AskHuman"
 	AgentService_NoteHostEvent_FullMethodName           = "/hub.v1.AgentService/NoteHostEvent"
+	AgentService_ConfirmDelivery_FullMethodName         = "/hub.v1.AgentService/ConfirmDelivery"
+	AgentService_EndSession_FullMethodName              = "/hub.v1.AgentService/EndSession"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -126,9 +128,10 @@ type AgentServiceClient interface {
 	// again is not an error and keeps the first time; a message that did not ask for an
 	// acknowledgement may be acknowledged too. NotFound for an ID the caller did not receive.
 	AcknowledgeMessage(ctx context.Context, in *AcknowledgeMessageRequest, opts ...grpc.CallOption) (*AcknowledgeMessageResponse, error)
-	// GetMessageReceipts shows, per recipient, when a message the caller sent was delivered, read
-	// and acknowledged. NotFound unless the caller sent or received it; PermissionDenied for a
-	// recipient that is not the sender.
+	// GetMessageReceipts shows, per recipient, where a message the caller sent is (QUEUED,
+	// IN_CONTEXT and through which path, READ, ACKNOWLEDGED) and when it was delivered, taken into
+	// the recipient's context, read and acknowledged. NotFound unless the caller sent or received
+	// it; PermissionDenied for a recipient that is not the sender.
 	GetMessageReceipts(ctx context.Context, in *GetMessageReceiptsRequest, opts ...grpc.CallOption) (*GetMessageReceiptsResponse, error)
 	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
 	CreateTask(ctx context.Context, in *CreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
@@ -161,6 +164,15 @@ type AgentServiceClient interface {
 	// NoteHostEvent is for host hooks: the agent waits at its prompt for a person (needs_input), or
 	// works again (active, tool_ran, with the call's key), or its session ended (session_end).
 	NoteHostEvent(ctx context.Context, in *NoteHostEventRequest, opts ...grpc.CallOption) (*NoteHostEventResponse, error)
+	// ConfirmDelivery is for the paths that carry messages into the caller's context outside its own
+	// calls (host hooks, hub mcp's channel push, the tmux sidecar): called once the host has taken
+	// the messages, it moves each to IN_CONTEXT through that path, once (a message already in
+	// context keeps its first path and time). NotFound for an ID not delivered to the caller.
+	ConfirmDelivery(ctx context.Context, in *ConfirmDeliveryRequest, opts ...grpc.CallOption) (*ConfirmDeliveryResponse, error)
+	// EndSession says the caller's session ended cleanly (an MCP session closed, a host's SessionEnd
+	// hook): the agent shows offline at once rather than after the inactivity time-out, and the
+	// path named stops counting as live. Its next call brings it back.
+	EndSession(ctx context.Context, in *EndSessionRequest, opts ...grpc.CallOption) (*EndSessionResponse, error)
 }
 
 type agentServiceClient struct {
@@ -541,6 +553,26 @@ func (c *agentServiceClient) NoteHostEvent(ctx context.Context, in *NoteHostEven
 	return out, nil
 }
 
+func (c *agentServiceClient) ConfirmDelivery(ctx context.Context, in *ConfirmDeliveryRequest, opts ...grpc.CallOption) (*ConfirmDeliveryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConfirmDeliveryResponse)
+	err := c.cc.Invoke(ctx, AgentService_ConfirmDelivery_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) EndSession(ctx context.Context, in *EndSessionRequest, opts ...grpc.CallOption) (*EndSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EndSessionResponse)
+	err := c.cc.Invoke(ctx, AgentService_EndSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -609,9 +641,10 @@ type AgentServiceServer interface {
 	// again is not an error and keeps the first time; a message that did not ask for an
 	// acknowledgement may be acknowledged too. NotFound for an ID the caller did not receive.
 	AcknowledgeMessage(context.Context, *AcknowledgeMessageRequest) (*AcknowledgeMessageResponse, error)
-	// GetMessageReceipts shows, per recipient, when a message the caller sent was delivered, read
-	// and acknowledged. NotFound unless the caller sent or received it; PermissionDenied for a
-	// recipient that is not the sender.
+	// GetMessageReceipts shows, per recipient, where a message the caller sent is (QUEUED,
+	// IN_CONTEXT and through which path, READ, ACKNOWLEDGED) and when it was delivered, taken into
+	// the recipient's context, read and acknowledged. NotFound unless the caller sent or received
+	// it; PermissionDenied for a recipient that is not the sender.
 	GetMessageReceipts(context.Context, *GetMessageReceiptsRequest) (*GetMessageReceiptsResponse, error)
 	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
 	CreateTask(context.Context, *CreateTaskRequest) (*CreateTaskResponse, error)
@@ -644,6 +677,15 @@ type AgentServiceServer interface {
 	// NoteHostEvent is for host hooks: the agent waits at its prompt for a person (needs_input), or
 	// works again (active, tool_ran, with the call's key), or its session ended (session_end).
 	NoteHostEvent(context.Context, *NoteHostEventRequest) (*NoteHostEventResponse, error)
+	// ConfirmDelivery is for the paths that carry messages into the caller's context outside its own
+	// calls (host hooks, hub mcp's channel push, the tmux sidecar): called once the host has taken
+	// the messages, it moves each to IN_CONTEXT through that path, once (a message already in
+	// context keeps its first path and time). NotFound for an ID not delivered to the caller.
+	ConfirmDelivery(context.Context, *ConfirmDeliveryRequest) (*ConfirmDeliveryResponse, error)
+	// EndSession says the caller's session ended cleanly (an MCP session closed, a host's SessionEnd
+	// hook): the agent shows offline at once rather than after the inactivity time-out, and the
+	// path named stops counting as live. Its next call brings it back.
+	EndSession(context.Context, *EndSessionRequest) (*EndSessionResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -764,6 +806,12 @@ func (UnimplementedAgentServiceServer) AskHuman(context.Context, *AskHumanReques
 }
 func (UnimplementedAgentServiceServer) NoteHostEvent(context.Context, *NoteHostEventRequest) (*NoteHostEventResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method NoteHostEvent not implemented")
+}
+func (UnimplementedAgentServiceServer) ConfirmDelivery(context.Context, *ConfirmDeliveryRequest) (*ConfirmDeliveryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ConfirmDelivery not implemented")
+}
+func (UnimplementedAgentServiceServer) EndSession(context.Context, *EndSessionRequest) (*EndSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EndSession not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1452,6 +1500,42 @@ func _AgentService_NoteHostEvent_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ConfirmDelivery_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConfirmDeliveryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ConfirmDelivery(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ConfirmDelivery_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ConfirmDelivery(ctx, req.(*ConfirmDeliveryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_EndSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EndSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).EndSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_EndSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).EndSession(ctx, req.(*EndSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1606,6 +1690,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "NoteHostEvent",
 			Handler:    _AgentService_NoteHostEvent_Handler,
+		},
+		{
+			MethodName: "ConfirmDelivery",
+			Handler:    _AgentService_ConfirmDelivery_Handler,
+		},
+		{
+			MethodName: "EndSession",
+			Handler:    _AgentService_EndSession_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

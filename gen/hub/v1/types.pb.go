@@ -108,7 +108,15 @@ type Agent struct {
 	LastInteractionBeat int64  `protobuf:"varint,13,opt,name=last_interaction_beat,json=lastInteractionBeat,proto3" json:"last_interaction_beat,omitempty"`
 	SinceLast           int64  `protobuf:"varint,14,opt,name=since_last,json=sinceLast,proto3" json:"since_last,omitempty"`
 	// The project the agent belongs to; its token acts only there.
-	Project       string `protobuf:"bytes,15,opt,name=project,proto3" json:"project,omitempty"`
+	Project string `protobuf:"bytes,15,opt,name=project,proto3" json:"project,omitempty"`
+	// True when at least one path can put a message in the agent's context within a minute.
+	Reachable bool `protobuf:"varint,16,opt,name=reachable,proto3" json:"reachable,omitempty"`
+	// The paths the hub has seen for the agent, live or not, with when each was last seen.
+	Paths []*DeliveryPath `protobuf:"bytes,17,rep,name=paths,proto3" json:"paths,omitempty"`
+	// Set while the agent is retired: offline past the hub's --retire-after with nothing held. A
+	// retired agent is left out of its peers' lists; its token still works, and its next call
+	// brings it back.
+	RetiredAt     *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=retired_at,json=retiredAt,proto3" json:"retired_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -248,6 +256,92 @@ func (x *Agent) GetProject() string {
 	return ""
 }
 
+func (x *Agent) GetReachable() bool {
+	if x != nil {
+		return x.Reachable
+	}
+	return false
+}
+
+func (x *Agent) GetPaths() []*DeliveryPath {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *Agent) GetRetiredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RetiredAt
+	}
+	return nil
+}
+
+// DeliveryPath is one way the hub can put a message in an agent's context.
+type DeliveryPath struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// wait (a parked WaitForMessages), channel (hub mcp pushing Claude Code channel notifications),
+	// hook (a host's hooks), tmux (hub deliver typing into the agent's pane).
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// When the path was last seen: now for an open one (a parked wait, a connected sidecar).
+	LastSeenAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=last_seen_at,json=lastSeenAt,proto3" json:"last_seen_at,omitempty"`
+	// True when it can deliver within a minute: open, or seen within its window.
+	Live          bool `protobuf:"varint,3,opt,name=live,proto3" json:"live,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeliveryPath) Reset() {
+	*x = DeliveryPath{}
+	mi := &file_hub_v1_types_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeliveryPath) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeliveryPath) ProtoMessage() {}
+
+func (x *DeliveryPath) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_types_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeliveryPath.ProtoReflect.Descriptor instead.
+func (*DeliveryPath) Descriptor() ([]byte, []int) {
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DeliveryPath) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *DeliveryPath) GetLastSeenAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastSeenAt
+	}
+	return nil
+}
+
+func (x *DeliveryPath) GetLive() bool {
+	if x != nil {
+		return x.Live
+	}
+	return false
+}
+
 // Message is one message carried by the hub.
 type Message struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -282,7 +376,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_hub_v1_types_proto_msgTypes[1]
+	mi := &file_hub_v1_types_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -294,7 +388,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[1]
+	mi := &file_hub_v1_types_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -307,7 +401,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{1}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Message) GetId() string {
@@ -438,7 +532,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_hub_v1_types_proto_msgTypes[2]
+	mi := &file_hub_v1_types_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -450,7 +544,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[2]
+	mi := &file_hub_v1_types_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -463,7 +557,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{2}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Status) GetAgent() string {
@@ -587,7 +681,7 @@ type Finding struct {
 
 func (x *Finding) Reset() {
 	*x = Finding{}
-	mi := &file_hub_v1_types_proto_msgTypes[3]
+	mi := &file_hub_v1_types_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -599,7 +693,7 @@ func (x *Finding) String() string {
 func (*Finding) ProtoMessage() {}
 
 func (x *Finding) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[3]
+	mi := &file_hub_v1_types_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -612,7 +706,7 @@ func (x *Finding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Finding.ProtoReflect.Descriptor instead.
 func (*Finding) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{3}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Finding) GetKind() string {
@@ -666,7 +760,7 @@ type AgentHealth struct {
 
 func (x *AgentHealth) Reset() {
 	*x = AgentHealth{}
-	mi := &file_hub_v1_types_proto_msgTypes[4]
+	mi := &file_hub_v1_types_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -678,7 +772,7 @@ func (x *AgentHealth) String() string {
 func (*AgentHealth) ProtoMessage() {}
 
 func (x *AgentHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[4]
+	mi := &file_hub_v1_types_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -691,7 +785,7 @@ func (x *AgentHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentHealth.ProtoReflect.Descriptor instead.
 func (*AgentHealth) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AgentHealth) GetAgent() string {
@@ -794,7 +888,7 @@ type Elapsed struct {
 
 func (x *Elapsed) Reset() {
 	*x = Elapsed{}
-	mi := &file_hub_v1_types_proto_msgTypes[5]
+	mi := &file_hub_v1_types_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -806,7 +900,7 @@ func (x *Elapsed) String() string {
 func (*Elapsed) ProtoMessage() {}
 
 func (x *Elapsed) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[5]
+	mi := &file_hub_v1_types_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -819,7 +913,7 @@ func (x *Elapsed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Elapsed.ProtoReflect.Descriptor instead.
 func (*Elapsed) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Elapsed) GetElapsedSeconds() int64 {
@@ -869,7 +963,7 @@ type ActivityLog struct {
 
 func (x *ActivityLog) Reset() {
 	*x = ActivityLog{}
-	mi := &file_hub_v1_types_proto_msgTypes[6]
+	mi := &file_hub_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +975,7 @@ func (x *ActivityLog) String() string {
 func (*ActivityLog) ProtoMessage() {}
 
 func (x *ActivityLog) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[6]
+	mi := &file_hub_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +988,7 @@ func (x *ActivityLog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActivityLog.ProtoReflect.Descriptor instead.
 func (*ActivityLog) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ActivityLog) GetId() string {
@@ -974,7 +1068,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_hub_v1_types_proto_msgTypes[7]
+	mi := &file_hub_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1080,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[7]
+	mi := &file_hub_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1093,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Checkpoint) GetId() string {
@@ -1058,7 +1152,7 @@ type DeepWork struct {
 
 func (x *DeepWork) Reset() {
 	*x = DeepWork{}
-	mi := &file_hub_v1_types_proto_msgTypes[8]
+	mi := &file_hub_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1070,7 +1164,7 @@ func (x *DeepWork) String() string {
 func (*DeepWork) ProtoMessage() {}
 
 func (x *DeepWork) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[8]
+	mi := &file_hub_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1083,7 +1177,7 @@ func (x *DeepWork) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeepWork.ProtoReflect.Descriptor instead.
 func (*DeepWork) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DeepWork) GetId() string {
@@ -1164,7 +1258,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_hub_v1_types_proto_msgTypes[9]
+	mi := &file_hub_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1176,7 +1270,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[9]
+	mi := &file_hub_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1189,7 +1283,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Event) GetId() string {
@@ -1240,7 +1334,7 @@ type BeatAgent struct {
 
 func (x *BeatAgent) Reset() {
 	*x = BeatAgent{}
-	mi := &file_hub_v1_types_proto_msgTypes[10]
+	mi := &file_hub_v1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1346,7 @@ func (x *BeatAgent) String() string {
 func (*BeatAgent) ProtoMessage() {}
 
 func (x *BeatAgent) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[10]
+	mi := &file_hub_v1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1359,7 @@ func (x *BeatAgent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeatAgent.ProtoReflect.Descriptor instead.
 func (*BeatAgent) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *BeatAgent) GetAgent() string {
@@ -1310,7 +1404,7 @@ type BeatInfo struct {
 
 func (x *BeatInfo) Reset() {
 	*x = BeatInfo{}
-	mi := &file_hub_v1_types_proto_msgTypes[11]
+	mi := &file_hub_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1416,7 @@ func (x *BeatInfo) String() string {
 func (*BeatInfo) ProtoMessage() {}
 
 func (x *BeatInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[11]
+	mi := &file_hub_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1429,7 @@ func (x *BeatInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeatInfo.ProtoReflect.Descriptor instead.
 func (*BeatInfo) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *BeatInfo) GetBeat() int64 {
@@ -1393,7 +1487,7 @@ type PulseConfig struct {
 
 func (x *PulseConfig) Reset() {
 	*x = PulseConfig{}
-	mi := &file_hub_v1_types_proto_msgTypes[12]
+	mi := &file_hub_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1405,7 +1499,7 @@ func (x *PulseConfig) String() string {
 func (*PulseConfig) ProtoMessage() {}
 
 func (x *PulseConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[12]
+	mi := &file_hub_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1418,7 +1512,7 @@ func (x *PulseConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PulseConfig.ProtoReflect.Descriptor instead.
 func (*PulseConfig) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PulseConfig) GetAgent() string {
@@ -1487,7 +1581,7 @@ type PulseStatus struct {
 
 func (x *PulseStatus) Reset() {
 	*x = PulseStatus{}
-	mi := &file_hub_v1_types_proto_msgTypes[13]
+	mi := &file_hub_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1593,7 @@ func (x *PulseStatus) String() string {
 func (*PulseStatus) ProtoMessage() {}
 
 func (x *PulseStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[13]
+	mi := &file_hub_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1606,7 @@ func (x *PulseStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PulseStatus.ProtoReflect.Descriptor instead.
 func (*PulseStatus) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PulseStatus) GetConfig() *PulseConfig {
@@ -1586,7 +1680,7 @@ type CronJob struct {
 
 func (x *CronJob) Reset() {
 	*x = CronJob{}
-	mi := &file_hub_v1_types_proto_msgTypes[14]
+	mi := &file_hub_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1598,7 +1692,7 @@ func (x *CronJob) String() string {
 func (*CronJob) ProtoMessage() {}
 
 func (x *CronJob) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[14]
+	mi := &file_hub_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1611,7 +1705,7 @@ func (x *CronJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CronJob.ProtoReflect.Descriptor instead.
 func (*CronJob) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CronJob) GetName() string {
@@ -1729,7 +1823,7 @@ type CronRun struct {
 
 func (x *CronRun) Reset() {
 	*x = CronRun{}
-	mi := &file_hub_v1_types_proto_msgTypes[15]
+	mi := &file_hub_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1835,7 @@ func (x *CronRun) String() string {
 func (*CronRun) ProtoMessage() {}
 
 func (x *CronRun) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[15]
+	mi := &file_hub_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1848,7 @@ func (x *CronRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CronRun.ProtoReflect.Descriptor instead.
 func (*CronRun) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CronRun) GetId() string {
@@ -1826,7 +1920,7 @@ type Reservation struct {
 
 func (x *Reservation) Reset() {
 	*x = Reservation{}
-	mi := &file_hub_v1_types_proto_msgTypes[16]
+	mi := &file_hub_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +1932,7 @@ func (x *Reservation) String() string {
 func (*Reservation) ProtoMessage() {}
 
 func (x *Reservation) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[16]
+	mi := &file_hub_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +1945,7 @@ func (x *Reservation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reservation.ProtoReflect.Descriptor instead.
 func (*Reservation) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Reservation) GetId() string {
@@ -1924,7 +2018,7 @@ type ReservationConflict struct {
 
 func (x *ReservationConflict) Reset() {
 	*x = ReservationConflict{}
-	mi := &file_hub_v1_types_proto_msgTypes[17]
+	mi := &file_hub_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2030,7 @@ func (x *ReservationConflict) String() string {
 func (*ReservationConflict) ProtoMessage() {}
 
 func (x *ReservationConflict) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[17]
+	mi := &file_hub_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +2043,7 @@ func (x *ReservationConflict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationConflict.ProtoReflect.Descriptor instead.
 func (*ReservationConflict) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReservationConflict) GetPattern() string {
@@ -1995,7 +2089,7 @@ type JoinCode struct {
 
 func (x *JoinCode) Reset() {
 	*x = JoinCode{}
-	mi := &file_hub_v1_types_proto_msgTypes[18]
+	mi := &file_hub_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2007,7 +2101,7 @@ func (x *JoinCode) String() string {
 func (*JoinCode) ProtoMessage() {}
 
 func (x *JoinCode) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[18]
+	mi := &file_hub_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2020,7 +2114,7 @@ func (x *JoinCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinCode.ProtoReflect.Descriptor instead.
 func (*JoinCode) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JoinCode) GetId() string {
@@ -2107,7 +2201,7 @@ type SearchHit struct {
 
 func (x *SearchHit) Reset() {
 	*x = SearchHit{}
-	mi := &file_hub_v1_types_proto_msgTypes[19]
+	mi := &file_hub_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2213,7 @@ func (x *SearchHit) String() string {
 func (*SearchHit) ProtoMessage() {}
 
 func (x *SearchHit) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[19]
+	mi := &file_hub_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2226,7 @@ func (x *SearchHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
 func (*SearchHit) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SearchHit) GetMessage() *Message {
@@ -2160,8 +2254,9 @@ func (x *SearchHit) GetScore() float64 {
 type Receipt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Agent string                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
-	// When the message first left the hub for this recipient: the first reply of a
-	// list or wait (a channel push is a wait) or hook injection that carried it. Unset: not yet delivered.
+	// When the message first left the hub for this recipient: the first reply of a list or
+	// wait, or hook injection, that carried it (to the agent or to one of its paths). Unset: not
+	// yet delivered.
 	DeliveredAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=delivered_at,json=deliveredAt,proto3" json:"delivered_at,omitempty"`
 	// True once the recipient's read cursor passed the message (MarkRead).
 	Read bool `protobuf:"varint,3,opt,name=read,proto3" json:"read,omitempty"`
@@ -2170,14 +2265,21 @@ type Receipt struct {
 	// When the recipient acknowledged it (AcknowledgeMessage). Unset: not acknowledged.
 	AckedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=acked_at,json=ackedAt,proto3" json:"acked_at,omitempty"`
 	// Whether the recipient was mentioned in it.
-	Mentioned     bool `protobuf:"varint,6,opt,name=mentioned,proto3" json:"mentioned,omitempty"`
+	Mentioned bool `protobuf:"varint,6,opt,name=mentioned,proto3" json:"mentioned,omitempty"`
+	// The most advanced state reached: QUEUED (stored, not yet in the recipient's context),
+	// IN_CONTEXT, READ or ACKNOWLEDGED.
+	State string `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
+	// When the message first reached the recipient's context; unset while it has not.
+	InContextAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=in_context_at,json=inContextAt,proto3" json:"in_context_at,omitempty"`
+	// The path that put it there first: wait, read, hook, channel or tmux.
+	Via           string `protobuf:"bytes,9,opt,name=via,proto3" json:"via,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Receipt) Reset() {
 	*x = Receipt{}
-	mi := &file_hub_v1_types_proto_msgTypes[20]
+	mi := &file_hub_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2189,7 +2291,7 @@ func (x *Receipt) String() string {
 func (*Receipt) ProtoMessage() {}
 
 func (x *Receipt) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[20]
+	mi := &file_hub_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2202,7 +2304,7 @@ func (x *Receipt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Receipt.ProtoReflect.Descriptor instead.
 func (*Receipt) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Receipt) GetAgent() string {
@@ -2247,6 +2349,27 @@ func (x *Receipt) GetMentioned() bool {
 	return false
 }
 
+func (x *Receipt) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Receipt) GetInContextAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.InContextAt
+	}
+	return nil
+}
+
+func (x *Receipt) GetVia() string {
+	if x != nil {
+		return x.Via
+	}
+	return ""
+}
+
 // Project is a group of agents with their channels, messages, cron jobs and
 // reservations; agents reach other projects only through links.
 type Project struct {
@@ -2262,7 +2385,7 @@ type Project struct {
 
 func (x *Project) Reset() {
 	*x = Project{}
-	mi := &file_hub_v1_types_proto_msgTypes[21]
+	mi := &file_hub_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2397,7 @@ func (x *Project) String() string {
 func (*Project) ProtoMessage() {}
 
 func (x *Project) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_types_proto_msgTypes[21]
+	mi := &file_hub_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2410,7 @@ func (x *Project) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Project.ProtoReflect.Descriptor instead.
 func (*Project) Descriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Project) GetName() string {
@@ -2322,7 +2445,7 @@ var File_hub_v1_types_proto protoreflect.FileDescriptor
 
 const file_hub_v1_types_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/types.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb1\x04\n" +
+	"\x12hub/v1/types.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb6\x05\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -2343,7 +2466,16 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x15last_interaction_beat\x18\r \x01(\x03R\x13lastInteractionBeat\x12\x1d\n" +
 	"\n" +
 	"since_last\x18\x0e \x01(\x03R\tsinceLast\x12\x18\n" +
-	"\aproject\x18\x0f \x01(\tR\aproject\"\x97\x03\n" +
+	"\aproject\x18\x0f \x01(\tR\aproject\x12\x1c\n" +
+	"\treachable\x18\x10 \x01(\bR\treachable\x12*\n" +
+	"\x05paths\x18\x11 \x03(\v2\x14.hub.v1.DeliveryPathR\x05paths\x129\n" +
+	"\n" +
+	"retired_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tretiredAt\"t\n" +
+	"\fDeliveryPath\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12<\n" +
+	"\flast_seen_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastSeenAt\x12\x12\n" +
+	"\x04live\x18\x03 \x01(\bR\x04live\"\x97\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
@@ -2532,14 +2664,17 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\tSearchHit\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12\x18\n" +
 	"\asnippet\x18\x02 \x01(\tR\asnippet\x12\x14\n" +
-	"\x05score\x18\x03 \x01(\x01R\x05score\"\xfc\x01\n" +
+	"\x05score\x18\x03 \x01(\x01R\x05score\"\xe4\x02\n" +
 	"\aReceipt\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12=\n" +
 	"\fdelivered_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vdeliveredAt\x12\x12\n" +
 	"\x04read\x18\x03 \x01(\bR\x04read\x123\n" +
 	"\aread_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x06readAt\x125\n" +
 	"\backed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\aackedAt\x12\x1c\n" +
-	"\tmentioned\x18\x06 \x01(\bR\tmentioned\"\x8f\x01\n" +
+	"\tmentioned\x18\x06 \x01(\bR\tmentioned\x12\x14\n" +
+	"\x05state\x18\a \x01(\tR\x05state\x12>\n" +
+	"\rin_context_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vinContextAt\x12\x10\n" +
+	"\x03via\x18\t \x01(\tR\x03via\"\x8f\x01\n" +
 	"\aProject\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
 	"\n" +
@@ -2567,86 +2702,91 @@ func file_hub_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_hub_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_hub_v1_types_proto_goTypes = []any{
 	(Priority)(0),                 // 0: hub.v1.Priority
 	(*Agent)(nil),                 // 1: hub.v1.Agent
-	(*Message)(nil),               // 2: hub.v1.Message
-	(*Status)(nil),                // 3: hub.v1.Status
-	(*Finding)(nil),               // 4: hub.v1.Finding
-	(*AgentHealth)(nil),           // 5: hub.v1.AgentHealth
-	(*Elapsed)(nil),               // 6: hub.v1.Elapsed
-	(*ActivityLog)(nil),           // 7: hub.v1.ActivityLog
-	(*Checkpoint)(nil),            // 8: hub.v1.Checkpoint
-	(*DeepWork)(nil),              // 9: hub.v1.DeepWork
-	(*Event)(nil),                 // 10: hub.v1.Event
-	(*BeatAgent)(nil),             // 11: hub.v1.BeatAgent
-	(*BeatInfo)(nil),              // 12: hub.v1.BeatInfo
-	(*PulseConfig)(nil),           // 13: hub.v1.PulseConfig
-	(*PulseStatus)(nil),           // 14: hub.v1.PulseStatus
-	(*CronJob)(nil),               // 15: hub.v1.CronJob
-	(*CronRun)(nil),               // 16: hub.v1.CronRun
-	(*Reservation)(nil),           // 17: hub.v1.Reservation
-	(*ReservationConflict)(nil),   // 18: hub.v1.ReservationConflict
-	(*JoinCode)(nil),              // 19: hub.v1.JoinCode
-	(*SearchHit)(nil),             // 20: hub.v1.SearchHit
-	(*Receipt)(nil),               // 21: hub.v1.Receipt
-	(*Project)(nil),               // 22: hub.v1.Project
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*DeliveryPath)(nil),          // 2: hub.v1.DeliveryPath
+	(*Message)(nil),               // 3: hub.v1.Message
+	(*Status)(nil),                // 4: hub.v1.Status
+	(*Finding)(nil),               // 5: hub.v1.Finding
+	(*AgentHealth)(nil),           // 6: hub.v1.AgentHealth
+	(*Elapsed)(nil),               // 7: hub.v1.Elapsed
+	(*ActivityLog)(nil),           // 8: hub.v1.ActivityLog
+	(*Checkpoint)(nil),            // 9: hub.v1.Checkpoint
+	(*DeepWork)(nil),              // 10: hub.v1.DeepWork
+	(*Event)(nil),                 // 11: hub.v1.Event
+	(*BeatAgent)(nil),             // 12: hub.v1.BeatAgent
+	(*BeatInfo)(nil),              // 13: hub.v1.BeatInfo
+	(*PulseConfig)(nil),           // 14: hub.v1.PulseConfig
+	(*PulseStatus)(nil),           // 15: hub.v1.PulseStatus
+	(*CronJob)(nil),               // 16: hub.v1.CronJob
+	(*CronRun)(nil),               // 17: hub.v1.CronRun
+	(*Reservation)(nil),           // 18: hub.v1.Reservation
+	(*ReservationConflict)(nil),   // 19: hub.v1.ReservationConflict
+	(*JoinCode)(nil),              // 20: hub.v1.JoinCode
+	(*SearchHit)(nil),             // 21: hub.v1.SearchHit
+	(*Receipt)(nil),               // 22: hub.v1.Receipt
+	(*Project)(nil),               // 23: hub.v1.Project
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
 }
 var file_hub_v1_types_proto_depIdxs = []int32{
-	23, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	23, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	23, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
-	23, // 3: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	0,  // 4: hub.v1.Message.priority:type_name -> hub.v1.Priority
-	4,  // 5: hub.v1.Status.findings:type_name -> hub.v1.Finding
-	23, // 6: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
-	9,  // 7: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
-	23, // 8: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
-	4,  // 9: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
-	23, // 10: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
-	23, // 11: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
-	23, // 12: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
-	23, // 13: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
-	23, // 14: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
-	9,  // 15: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
-	23, // 16: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
-	23, // 17: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
-	23, // 18: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	23, // 19: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
-	23, // 20: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
-	23, // 21: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
-	23, // 22: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
-	23, // 23: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
-	23, // 24: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
-	11, // 25: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
-	13, // 26: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
-	23, // 27: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
-	23, // 28: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
-	23, // 29: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
-	23, // 30: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
-	23, // 31: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
-	23, // 32: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
-	23, // 33: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
-	23, // 34: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
-	23, // 35: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
-	23, // 36: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
-	23, // 37: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
-	17, // 38: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
-	23, // 39: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
-	23, // 40: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
-	23, // 41: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
-	2,  // 42: hub.v1.SearchHit.message:type_name -> hub.v1.Message
-	23, // 43: hub.v1.Receipt.delivered_at:type_name -> google.protobuf.Timestamp
-	23, // 44: hub.v1.Receipt.read_at:type_name -> google.protobuf.Timestamp
-	23, // 45: hub.v1.Receipt.acked_at:type_name -> google.protobuf.Timestamp
-	23, // 46: hub.v1.Project.created_at:type_name -> google.protobuf.Timestamp
-	47, // [47:47] is the sub-list for method output_type
-	47, // [47:47] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	24, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	24, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	24, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
+	2,  // 3: hub.v1.Agent.paths:type_name -> hub.v1.DeliveryPath
+	24, // 4: hub.v1.Agent.retired_at:type_name -> google.protobuf.Timestamp
+	24, // 5: hub.v1.DeliveryPath.last_seen_at:type_name -> google.protobuf.Timestamp
+	24, // 6: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	0,  // 7: hub.v1.Message.priority:type_name -> hub.v1.Priority
+	5,  // 8: hub.v1.Status.findings:type_name -> hub.v1.Finding
+	24, // 9: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
+	10, // 10: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
+	24, // 11: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
+	5,  // 12: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
+	24, // 13: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
+	24, // 14: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
+	24, // 15: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
+	24, // 16: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
+	24, // 17: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
+	10, // 18: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
+	24, // 19: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
+	24, // 20: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
+	24, // 21: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	24, // 22: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
+	24, // 23: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
+	24, // 24: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
+	24, // 25: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
+	24, // 26: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
+	24, // 27: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
+	12, // 28: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
+	14, // 29: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
+	24, // 30: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
+	24, // 31: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
+	24, // 32: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
+	24, // 33: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
+	24, // 34: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
+	24, // 35: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
+	24, // 36: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
+	24, // 37: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
+	24, // 38: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
+	24, // 39: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
+	24, // 40: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
+	18, // 41: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
+	24, // 42: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
+	24, // 43: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
+	24, // 44: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
+	3,  // 45: hub.v1.SearchHit.message:type_name -> hub.v1.Message
+	24, // 46: hub.v1.Receipt.delivered_at:type_name -> google.protobuf.Timestamp
+	24, // 47: hub.v1.Receipt.read_at:type_name -> google.protobuf.Timestamp
+	24, // 48: hub.v1.Receipt.acked_at:type_name -> google.protobuf.Timestamp
+	24, // 49: hub.v1.Receipt.in_context_at:type_name -> google.protobuf.Timestamp
+	24, // 50: hub.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	51, // [51:51] is the sub-list for method output_type
+	51, // [51:51] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_types_proto_init() }
@@ -2660,7 +2800,7 @@ func file_hub_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_types_proto_rawDesc), len(file_hub_v1_types_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

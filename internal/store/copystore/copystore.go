@@ -64,7 +64,7 @@ var tables = []table{
 	{name: "agents"},
 	{name: "channels"},
 	{name: "channel_members"},
-	{name: "messages", convs: map[string]conv{"recipients": nameList, "mentions": nameList, "ack_required": boolean}, generated: []string{"search"}},
+	{name: "messages", convs: map[string]conv{"recipients": nameList, "mentions": nameList, "ack_required": boolean, "queue_checked": boolean}, generated: []string{"search"}},
 	{name: "deliveries", convs: map[string]conv{"mention": boolean, "ack_required": boolean}},
 	{name: "meta"},
 	{name: "activity_logs", convs: map[string]conv{"content": jsonList, "tags": jsonList}},
@@ -90,6 +90,8 @@ var tables = []table{
 	{name: "approval_rules"},
 	{name: "webhooks"},
 	{name: "webhook_deliveries"},
+	{name: "agent_paths"},
+	{name: "notice_counts"},
 }
 
 // bookkeeping are the stores' own tables, not copied as rows: their

@@ -163,18 +163,18 @@ func (t *Tx) TouchAgents(touches []hub.Touch) error {
 		return nil
 	}
 	latest := make(map[int64]int, len(touches)) // agent → its index in the arrays
-	var ids, seen, beats []int64
+	var ids, seen, beats, ended []int64
 	for _, to := range touches {
-		s := row.Nanos(to.LastSeenAt)
+		s, e := row.Nanos(to.LastSeenAt), row.Nanos(to.SessionEndedAt)
 		if i, ok := latest[to.AgentID]; ok {
-			seen[i], beats[i] = max(seen[i], s), max(beats[i], to.LastInteractionBeat)
+			seen[i], beats[i], ended[i] = max(seen[i], s), max(beats[i], to.LastInteractionBeat), max(ended[i], e)
 			continue
 		}
 		latest[to.AgentID] = len(ids)
-		ids, seen, beats = append(ids, to.AgentID), append(seen, s), append(beats, to.LastInteractionBeat)
+		ids, seen, beats, ended = append(ids, to.AgentID), append(seen, s), append(beats, to.LastInteractionBeat), append(ended, e)
 	}
 	_, err := t.exec(`UPDATE agents SET last_seen_at = GREATEST(last_seen_at, v.seen),
-		last_interaction_beat = GREATEST(last_interaction_beat, v.beat)
-		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS v(id, seen, beat) WHERE agents.id = v.id`, ids, seen, beats)
+		last_interaction_beat = GREATEST(last_interaction_beat, v.beat), session_ended_at = GREATEST(session_ended_at, v.ended)
+		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) AS v(id, seen, beat, ended) WHERE agents.id = v.id`, ids, seen, beats, ended)
 	return err
 }

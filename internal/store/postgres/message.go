@@ -244,16 +244,16 @@ func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
 
 // Inbox implements hub.MessageTx.
 func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
-	rows, err := t.query(`SELECT `+messageColumns+`, d.mention, d.delivered_at <> 0 FROM deliveries d JOIN messages m ON m.id = d.message_id
+	rows, err := t.query(`SELECT `+messageColumns+`, d.mention, d.delivered_at <> 0, d.in_context_at <> 0 FROM deliveries d JOIN messages m ON m.id = d.message_id
 		WHERE d.agent_id = $1 AND d.message_id > $2 AND ($3::text = '' OR m.channel = $3)
 		ORDER BY d.message_id LIMIT $4`, agentID, q.After, q.Channel, q.Limit)
 	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) {
-		var mention, delivered bool
-		m, err := scanMessage(r, &mention, &delivered)
+		var mention, delivered, inContext bool
+		m, err := scanMessage(r, &mention, &delivered, &inContext)
 		if err != nil {
 			return nil, err
 		}
-		m.MentionsYou, m.Unread, m.Delivered = mention, m.ID > q.ReadUpTo, delivered
+		m.MentionsYou, m.Unread, m.Delivered, m.InContext = mention, m.ID > q.ReadUpTo, delivered, inContext
 		return m, nil
 	})
 }

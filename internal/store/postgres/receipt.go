@@ -17,6 +17,25 @@ func (t *Tx) MarkDelivered(agentID int64, ids []int64, at time.Time) error {
 	return err
 }
 
+// MarkInContext implements hub.ReceiptTx.
+func (t *Tx) MarkInContext(agentID int64, ids []int64, at time.Time, via hub.Via) error {
+	_, err := t.exec(`UPDATE deliveries SET in_context_at = $1, via = $2, delivered_at = CASE WHEN delivered_at = 0 THEN $1 ELSE delivered_at END
+		WHERE agent_id = $3 AND in_context_at = 0 AND message_id = ANY($4::bigint[])`, row.Nanos(at), int16(via), agentID, ids)
+	return err
+}
+
+// DeliveredTo implements hub.ReceiptTx.
+func (t *Tx) DeliveredTo(agentID int64, ids []int64) ([]int64, error) {
+	return queryColumn[int64](t, `SELECT message_id FROM deliveries WHERE agent_id = $1 AND message_id = ANY($2::bigint[])`, agentID, ids)
+}
+
+// HoldDeliveries implements hub.ReceiptTx.
+func (t *Tx) HoldDeliveries(agentID int64, ids []int64) error {
+	_, err := t.exec(`UPDATE deliveries SET held = 1 WHERE agent_id = $1 AND held = 0 AND in_context_at = 0
+		AND message_id = ANY($2::bigint[])`, agentID, ids)
+	return err
+}
+
 // Acknowledge implements hub.ReceiptTx.
 func (t *Tx) Acknowledge(agentID, messageID int64, at time.Time) (time.Time, bool, error) {
 	var acked int64
@@ -43,7 +62,7 @@ func (t *Tx) RecordRead(agentID, upTo int64, at time.Time) error {
 func (t *Tx) Receipts(messageID int64) ([]hub.Receipt, error) {
 	rows, err := t.query(`SELECT d.agent_id, a.name, d.mention, d.delivered_at, a.read_up_to >= d.message_id,
 			COALESCE((SELECT r.at FROM read_marks r WHERE r.agent_id = d.agent_id AND r.up_to >= d.message_id ORDER BY r.up_to LIMIT 1), 0),
-			d.acked_at
+			d.acked_at, d.in_context_at, d.via
 		FROM deliveries d JOIN agents a ON a.id = d.agent_id
 		WHERE d.message_id = $1 ORDER BY a.name`, messageID)
 	return scanRows(rows, err, func(r pgx.Rows) (hub.Receipt, error) { return row.Receipt(r) })

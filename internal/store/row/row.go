@@ -33,7 +33,8 @@ func Time(n int64) time.Time {
 
 // AgentColumns are the columns of agents that Agent scans.
 const AgentColumns = `id, name, display_name, role, description, locale, created_at, disabled_at,
-	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat, project`
+	current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat, project,
+	session_ended_at, retired_at`
 
 // AgentColumnsA is AgentColumns qualified with the table alias a.
 var AgentColumnsA = func() string {
@@ -55,6 +56,7 @@ func Agent(s Scanner, extra ...any) (*hub.Agent, error) {
 type AgentScan struct {
 	a                                      hub.Agent
 	created, disabled, hbStarted, lastSeen int64
+	ended, retired                         int64
 	dest                                   []any
 }
 
@@ -64,7 +66,8 @@ func NewAgentScan(extra ...any) *AgentScan {
 	s := &AgentScan{}
 	a := &s.a
 	s.dest = append([]any{&a.ID, &a.Name, &a.DisplayName, &a.Role, &a.Description, &a.Locale, &s.created, &s.disabled,
-		&a.CurrentHeartbeatID, &s.hbStarted, &a.ReadUpTo, &s.lastSeen, &a.LastInteractionBeat, &a.Project}, extra...)
+		&a.CurrentHeartbeatID, &s.hbStarted, &a.ReadUpTo, &s.lastSeen, &a.LastInteractionBeat, &a.Project,
+		&s.ended, &s.retired}, extra...)
 	return s
 }
 
@@ -77,6 +80,7 @@ func (s *AgentScan) Scan(r Scanner) (*hub.Agent, error) {
 	a := s.a
 	a.CreatedAt, a.DisabledAt = Time(s.created), Time(s.disabled)
 	a.HeartbeatStartedAt, a.LastSeenAt = Time(s.hbStarted), Time(s.lastSeen)
+	a.SessionEndedAt, a.RetiredAt = Time(s.ended), Time(s.retired)
 	return &a, nil
 }
 
@@ -236,15 +240,39 @@ func NormalPriority(m *hub.Message) {
 }
 
 // Receipt scans a receipt: agent ID, agent name, mention, delivered at,
-// read (the cursor passed it), read at, acknowledged at.
+// read (the cursor passed it), read at, acknowledged at, in context at,
+// via.
 func Receipt(s Scanner) (hub.Receipt, error) {
 	var r hub.Receipt
-	var delivered, readAt, acked int64
-	if err := s.Scan(&r.AgentID, &r.Agent, &r.Mention, &delivered, &r.Read, &readAt, &acked); err != nil {
+	var delivered, readAt, acked, inContext int64
+	var via int16
+	if err := s.Scan(&r.AgentID, &r.Agent, &r.Mention, &delivered, &r.Read, &readAt, &acked, &inContext, &via); err != nil {
 		return r, err
 	}
-	r.DeliveredAt, r.ReadAt, r.AckedAt = Time(delivered), Time(readAt), Time(acked)
+	r.DeliveredAt, r.ReadAt, r.AckedAt, r.InContextAt = Time(delivered), Time(readAt), Time(acked), Time(inContext)
+	r.Via = hub.Via(via)
 	return r, nil
+}
+
+// PathRow scans a path row: agent ID, via, last seen at, live until,
+// replica.
+func PathRow(s Scanner) (hub.PathRow, error) {
+	var r hub.PathRow
+	var via int16
+	var seen, until int64
+	if err := s.Scan(&r.AgentID, &via, &seen, &until, &r.Replica); err != nil {
+		return r, err
+	}
+	r.Via, r.LastSeenAt, r.LiveUntil = hub.Via(via), Time(seen), Time(until)
+	return r, nil
+}
+
+// HeldMessage scans a held delivery: agent ID, agent name, agent locale,
+// message ID, sender, channel, body, taken.
+func HeldMessage(s Scanner) (hub.HeldMessage, error) {
+	var h hub.HeldMessage
+	err := s.Scan(&h.AgentID, &h.Agent, &h.Locale, &h.MessageID, &h.From, &h.Channel, &h.Body, &h.Taken)
+	return h, err
 }
 
 // PendingAck scans a pending acknowledgement: agent ID, agent name, agent

@@ -66,7 +66,7 @@ func (r fakeRow) Scan(dest ...any) error {
 // agentRow returns a row of AgentColumns followed by extra.
 func agentRow(id int64, name string, created, disabled, lastSeen int64, extra ...any) fakeRow {
 	return append(fakeRow{id, name, "display " + name, "role", "desc", "ja", created, disabled,
-		"hb-" + name, int64(0), 10 * id, lastSeen, 2 * id, "proj-" + name}, extra...)
+		"hb-" + name, int64(0), 10 * id, lastSeen, 2 * id, "proj-" + name, int64(0), 500 * id}, extra...)
 }
 
 // An AgentScan reuses its destinations from row to row: each agent it
@@ -94,7 +94,8 @@ func TestAgentScanReusesDestinations(t *testing.T) {
 		t.Fatal("both rows returned the same agent")
 	}
 	if a1.ID != 1 || a1.Name != "ann" || a1.Locale != "ja" || a1.Project != "proj-ann" || a1.ReadUpTo != 10 || a1.LastInteractionBeat != 2 ||
-		a1.CurrentHeartbeatID != "hb-ann" || !a1.CreatedAt.Equal(time.Unix(0, 100)) || !a1.DisabledAt.IsZero() || !a1.LastSeenAt.Equal(time.Unix(0, 300)) {
+		a1.CurrentHeartbeatID != "hb-ann" || !a1.CreatedAt.Equal(time.Unix(0, 100)) || !a1.DisabledAt.IsZero() || !a1.LastSeenAt.Equal(time.Unix(0, 300)) ||
+		!a1.SessionEndedAt.IsZero() || !a1.RetiredAt.Equal(time.Unix(0, 500)) {
 		t.Errorf("agent of row 1 after row 2 = %+v", a1)
 	}
 	if a2.ID != 2 || a2.Name != "bob" || a2.Project != "proj-bob" || a2.ReadUpTo != 20 || !a2.DisabledAt.Equal(time.Unix(0, 250)) || !a2.LastSeenAt.IsZero() {

@@ -105,17 +105,18 @@ func (t *Tx) SetAgentToken(agentID int64, hash []byte) error {
 // statements (execRows), each agent once with its latest values.
 func (t *Tx) TouchAgents(touches []hub.Touch) error {
 	latest := make(map[int64]int, len(touches)) // agent → its row in args
-	args := make([]any, 0, 3*len(touches))
+	args := make([]any, 0, 4*len(touches))
 	for _, to := range touches {
-		seen, beat := row.Nanos(to.LastSeenAt), to.LastInteractionBeat
+		seen, beat, ended := row.Nanos(to.LastSeenAt), to.LastInteractionBeat, row.Nanos(to.SessionEndedAt)
 		if i, ok := latest[to.AgentID]; ok {
-			args[3*i+1], args[3*i+2] = max(args[3*i+1].(int64), seen), max(args[3*i+2].(int64), beat)
+			args[4*i+1], args[4*i+2] = max(args[4*i+1].(int64), seen), max(args[4*i+2].(int64), beat)
+			args[4*i+3] = max(args[4*i+3].(int64), ended)
 			continue
 		}
-		latest[to.AgentID] = len(args) / 3
-		args = append(args, to.AgentID, seen, beat)
+		latest[to.AgentID] = len(args) / 4
+		args = append(args, to.AgentID, seen, beat, ended)
 	}
 	return t.execRows("touch agents", `UPDATE agents SET last_seen_at = MAX(last_seen_at, v.column2),
-		last_interaction_beat = MAX(last_interaction_beat, v.column3) FROM (VALUES `,
-		`) AS v WHERE agents.id = v.column1`, 3, args, nil)
+		last_interaction_beat = MAX(last_interaction_beat, v.column3), session_ended_at = MAX(session_ended_at, v.column4) FROM (VALUES `,
+		`) AS v WHERE agents.id = v.column1`, 4, args, nil)
 }

@@ -151,7 +151,7 @@ func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
 
 // Inbox implements hub.MessageTx.
 func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
-	sqlq := `SELECT ` + messageColumns + `, d.mention, d.delivered_at <> 0 FROM deliveries d JOIN messages m ON m.id = d.message_id
+	sqlq := `SELECT ` + messageColumns + `, d.mention, d.delivered_at <> 0, d.in_context_at <> 0 FROM deliveries d JOIN messages m ON m.id = d.message_id
 		WHERE d.agent_id = ? AND d.message_id > ?`
 	args := []any{agentID, q.After}
 	if q.Channel != "" {
@@ -167,12 +167,12 @@ func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
 	defer rows.Close()
 	var out []*hub.Message
 	for rows.Next() {
-		var mention, delivered bool
-		m, err := scanMessage(rows, &mention, &delivered)
+		var mention, delivered, inContext bool
+		m, err := scanMessage(rows, &mention, &delivered, &inContext)
 		if err != nil {
 			return nil, err
 		}
-		m.MentionsYou, m.Delivered = mention, delivered
+		m.MentionsYou, m.Delivered, m.InContext = mention, delivered, inContext
 		m.Unread = m.ID > q.ReadUpTo
 		out = append(out, m)
 	}

@@ -62,6 +62,8 @@ var AgentTables = []struct{ Name, Of string }{
 	{"approval_rules", "agent_id = %[1]d"},
 	{"webhooks", ""},
 	{"webhook_deliveries", ""},
+	{"agent_paths", "agent_id = %[1]d"},
+	{"notice_counts", "agent_id = %[1]d"},
 }
 
 // agentData is what seedAgent wrote for one agent.
@@ -134,6 +136,12 @@ func seedAgent(t *testing.T, db hub.Store, a *hub.Agent, ops int64, peers ...*hu
 			if err := tx.InsertApprovalRule(&hub.ApprovalRule{Project: hub.DefaultProject, AgentID: agent, Tool: "Bash", CreatedBy: "operator", CreatedAt: at, ExpiresAt: at.Add(time.Hour), ItemID: item.ID}); err != nil {
 				return err
 			}
+		}
+		if err := tx.PutPaths([]hub.PathRow{{AgentID: a.ID, Via: hub.ViaWait, LastSeenAt: at, LiveUntil: at.Add(time.Minute), Replica: "r"}}, at); err != nil {
+			return err
+		}
+		if err := tx.PutNoticeCounts(map[int64]hub.NoticeCount{a.ID: {Window: at.Truncate(time.Hour), Sent: 1}}); err != nil {
+			return err
 		}
 		j := &hub.CronJob{Name: "remind-" + a.Name, Kind: hub.CronEvery, EverySeconds: 3600, Anchor: t0, Target: a.Name, Message: "stand-up", Enabled: true, CreatedAt: at, UpdatedAt: at}
 		if err := tx.CreateCronJob(j); err != nil {

@@ -1,0 +1,78 @@
+package hub
+
+import (
+	"context"
+	"time"
+)
+
+// AgentPathTx stores the agents' paths (reachability.go), so that the
+// other replicas on the same database, and this hub after a restart, see
+// them.
+type AgentPathTx interface {
+	// PutPaths writes rows at now (rows of agents that no longer exist
+	// are skipped). A row replaces the stored row of its agent and path
+	// when that one is of the same replica, runs out before it, or has run
+	// out at now; the stored last-seen time only moves forward.
+	PutPaths(rows []PathRow, now time.Time) error
+	// PathsSince returns the rows written after since (every row for the
+	// zero time).
+	PathsSince(since time.Time) ([]PathRow, error)
+}
+
+// pathLoadMargin is how far before its last read the next read of the
+// paths goes back: a row is stamped with its writer's time before its
+// transaction commits, and replicas' clocks differ a little.
+const pathLoadMargin = 30 * time.Second
+
+// loadPaths reads the paths written since the last read (by every
+// process: PathTracker.Load skips this one's own).
+func (s *Liveness) loadPaths(ctx context.Context, now time.Time) error {
+	s.pathsMu.Lock()
+	defer s.pathsMu.Unlock()
+	since := s.pathsLoaded.Add(-pathLoadMargin)
+	if s.pathsLoaded.IsZero() {
+		since = now.Add(-pathLoadMargin) // Init read them all
+	}
+	var rows []PathRow
+	err := view(ctx, s.store, func(tx AgentPathTx) (err error) { rows, err = tx.PathsSince(since); return err })
+	if err != nil {
+		return err
+	}
+	s.paths.Load(rows)
+	s.pathsLoaded = now
+	return nil
+}
+
+// ReachOf returns agent a's paths and whether it can be reached now.
+func (s *Liveness) ReachOf(a *Agent) Reachability {
+	return s.paths.Reach(a.ID, s.clock.Now())
+}
+
+// EndSession records that the caller's session ended cleanly (an MCP
+// session closed, a host's SessionEnd hook): the caller shows offline at
+// once (until its next call, unless a wait of its is parked), and the path
+// via, if given (hook, channel), stops counting as live. Errors: EINVALID.
+func (s *Liveness) EndSession(ctx context.Context, caller *Agent, via string) error {
+	v, err := ParseVia("via", via, ViaHook, ViaChannel)
+	if err != nil {
+		return err
+	}
+	now := s.clock.Now()
+	s.presence.End(caller, now)
+	if v != 0 {
+		s.paths.End(caller.ID, v, now)
+	}
+	return nil
+}
+
+// unreachableOf returns the recipients m named (to and mentions) that no
+// live path reaches at now, in the order it named them.
+func (s *core) unreachableOf(m *Message, now time.Time) []Unreachable {
+	var out []Unreachable
+	for _, a := range m.addressed {
+		if r := s.paths.Reach(a.id, now); !r.Reachable {
+			out = append(out, Unreachable{Name: a.name, Since: r.Since})
+		}
+	}
+	return out
+}
