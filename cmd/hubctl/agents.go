@@ -116,7 +116,7 @@ func agentList(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
-var agentHeaders = []string{"NAME", "PROJECT", "ROLE", "PRESENCE", "HEALTH", "SINCE_LAST", "LAST SEEN", "DISABLED"}
+var agentHeaders = []string{"NAME", "PROJECT", "ROLE", "PRESENCE", "REACHABLE", "HEALTH", "SINCE_LAST", "LAST SEEN", "DISABLED"}
 
 func agentRows(agents []*hubv1.Agent, now time.Time) [][]string {
 	rows := make([][]string, 0, len(agents))
@@ -126,11 +126,59 @@ func agentRows(agents []*hubv1.Agent, now time.Time) [][]string {
 			disabled = "yes"
 		}
 		rows = append(rows, []string{
-			a.GetName(), dash(a.GetProject()), dash(a.GetRole()), dash(a.GetPresence()), dash(a.GetHealth()),
+			a.GetName(), dash(a.GetProject()), dash(a.GetRole()), dash(a.GetPresence()), reachWord(a), dash(a.GetHealth()),
 			strconv.FormatInt(a.GetSinceLast(), 10), fmtAgo(a.GetLastSeenAt(), now), dash(disabled),
 		})
 	}
 	return rows
+}
+
+// reachWord says whether a message reaches agent a now, and by which
+// paths: "yes (wait, hook)", "no", or "retired".
+func reachWord(a *hubv1.Agent) string {
+	if a.GetRetiredAt() != nil {
+		return "retired"
+	}
+	if !a.GetReachable() {
+		return "no"
+	}
+	return "yes (" + strings.Join(livePaths(a.GetPaths()), ", ") + ")"
+}
+
+// livePaths names the live paths of ps.
+func livePaths(ps []*hubv1.DeliveryPath) []string {
+	var out []string
+	for _, p := range ps {
+		if p.GetLive() {
+			out = append(out, p.GetKind())
+		}
+	}
+	return out
+}
+
+// retiredText says whether agent a is retired, and since when.
+func retiredText(a *hubv1.Agent) string {
+	if a.GetRetiredAt() == nil {
+		return "no"
+	}
+	return "since " + fmtTime(a.GetRetiredAt()) + " (left out of its peers' lists until it calls again)"
+}
+
+// pathsText lists every path of ps with when it was last seen, live ones
+// marked: "wait live (now), hook (3m ago)".
+func pathsText(ps []*hubv1.DeliveryPath, now time.Time) string {
+	if len(ps) == 0 {
+		return "none seen"
+	}
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.GetKind()
+		if p.GetLive() {
+			parts[i] += " live"
+		}
+		parts[i] += " (" + fmtAgo(p.GetLastSeenAt(), now) + ")"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func agentShow(ctx context.Context, c *cli, args []string) error {
@@ -178,6 +226,9 @@ func agentShow(ctx context.Context, c *cli, args []string) error {
 		"created", fmtTime(a.GetCreatedAt()),
 		"disabled", disabled,
 		"presence", a.GetPresence(),
+		"reachable", reachWord(a),
+		"paths", pathsText(a.GetPaths(), now),
+		"retired", retiredText(a),
 		"health", a.GetHealth(),
 		"last seen", fmtSeen(a.GetLastSeenAt(), now),
 		"heartbeat id", a.GetCurrentHeartbeatId(),

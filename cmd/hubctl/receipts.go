@@ -36,8 +36,9 @@ func priorityName(p hubv1.Priority) string {
 	return "normal"
 }
 
-// runShowMessage shows one message and, per recipient, when it was
-// delivered, read and acknowledged.
+// runShowMessage shows one message and, per recipient, where it is
+// (queued, in context and through which path, read, acknowledged) and when
+// it was delivered, taken into context, read and acknowledged.
 func runShowMessage(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("messages show")
 	pos, err := c.parse(fs, args)
@@ -84,8 +85,12 @@ func runShowMessage(ctx context.Context, c *cli, args []string) error {
 		case rc.GetRead():
 			read = "yes (time not kept)"
 		}
-		rows = append(rows, []string{rc.GetAgent(), fmtTime(rc.GetDeliveredAt()), read, fmtTime(rc.GetAckedAt())})
+		inContext := fmtTime(rc.GetInContextAt())
+		if rc.GetVia() != "" {
+			inContext += " via " + rc.GetVia()
+		}
+		rows = append(rows, []string{rc.GetAgent(), dash(rc.GetState()), fmtTime(rc.GetDeliveredAt()), inContext, read, fmtTime(rc.GetAckedAt())})
 	}
-	c.table([]string{"RECIPIENT", "DELIVERED", "READ", "ACKNOWLEDGED"}, rows)
+	c.table([]string{"RECIPIENT", "STATE", "DELIVERED", "IN CONTEXT", "READ", "ACKNOWLEDGED"}, rows)
 	return nil
 }

@@ -10,8 +10,8 @@ import (
 
 // TestPriorityAckAndShow: `messages post --priority urgent --ack` posts an
 // urgent message asking for acknowledgements; `messages show ID` lists each
-// recipient with delivered, read and acknowledged, and follows bob's
-// acknowledgement; a bad priority is a usage error naming the choices.
+// recipient with its state, delivered, in context, read and acknowledged,
+// and follows bob's acknowledgement; a bad priority is a usage error naming the choices.
 func TestPriorityAckAndShow(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
@@ -36,7 +36,7 @@ func TestPriorityAckAndShow(t *testing.T) {
 	}
 
 	show := h.hubctl(t, nil, "messages", "show", id).must(t)
-	for _, want := range []string{"Priority:", "urgent", "Acknowledgement:", "required", "RECIPIENT", "ACKNOWLEDGED"} {
+	for _, want := range []string{"Priority:", "urgent", "Acknowledgement:", "required", "RECIPIENT", "STATE", "IN CONTEXT", "ACKNOWLEDGED"} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("messages show lacks %q:\n%s", want, show.stdout)
 		}
@@ -50,12 +50,14 @@ func TestPriorityAckAndShow(t *testing.T) {
 			carolLine = l
 		}
 	}
-	// bob: delivered and acknowledged (each a date and a time), not read.
-	if f := strings.Fields(bobLine); len(f) != 6 || f[1] == "-" || f[3] != "-" || f[4] == "-" {
-		t.Errorf("bob's line %q: want delivered and acknowledged times, read '-'", bobLine)
+	// bob: acknowledged; delivered and acknowledged (each a date and a
+	// time), never in his context (no wait or read of his carried it),
+	// not read.
+	if f := strings.Fields(bobLine); len(f) != 8 || f[1] != "ACKNOWLEDGED" || f[2] == "-" || f[4] != "-" || f[5] != "-" || f[6] == "-" {
+		t.Errorf("bob's line %q: want ACKNOWLEDGED, delivered and acknowledged times, in context and read '-'", bobLine)
 	}
-	if f := strings.Fields(carolLine); len(f) != 4 || f[1] != "-" || f[2] != "-" || f[3] != "-" {
-		t.Errorf("carol's line %q: want nothing delivered, read or acknowledged", carolLine)
+	if f := strings.Fields(carolLine); len(f) != 6 || f[1] != "QUEUED" || f[2] != "-" || f[3] != "-" || f[4] != "-" || f[5] != "-" {
+		t.Errorf("carol's line %q: want QUEUED, nothing delivered, in context, read or acknowledged", carolLine)
 	}
 
 	bad := h.hubctl(t, nil, "send", "--to", "bob", "--priority", "critical", "x")

@@ -106,7 +106,12 @@ var table = map[string]Rule{
 	hubv1.AgentService_LeaveChannel_FullMethodName:       {Who: Agent, Budget: Write, Weight: 1},
 	hubv1.AgentService_AcknowledgeMessage_FullMethodName: {Who: Agent, Budget: Write, Weight: 1},
 	hubv1.AgentService_GetMessageReceipts_FullMethodName: {Who: Agent, Budget: Read, Weight: 1},
-	hubv1.AgentService_SearchMessages_FullMethodName:     {Who: Agent, Budget: Search, Weight: 1},
+	// What reached the host through a path outside the agent's calls
+	// (hooks, channel pushes, the tmux sidecar): one write of marks each.
+	hubv1.AgentService_ConfirmDelivery_FullMethodName: {Who: Agent, Budget: Write, Weight: 1},
+	// A clean end of a session: presence and paths in memory.
+	hubv1.AgentService_EndSession_FullMethodName:     {Who: Agent, Budget: Write, Weight: 1},
+	hubv1.AgentService_SearchMessages_FullMethodName: {Who: Agent, Budget: Search, Weight: 1},
 
 	// Lists that walk a project's agents or channels cost more than a
 	// status: they count several reads.

@@ -54,7 +54,17 @@ type Main struct {
 	ReservationReleaseAfter time.Duration
 	// AckOverdue nudges a recipient that has not acknowledged a message
 	// asking for it this long after the post (0: 10m).
-	AckOverdue     time.Duration
+	AckOverdue time.Duration
+	// RetireAfter retires an agent silent this long that holds nothing
+	// (--retire-after; 0 never).
+	RetireAfter time.Duration
+	// QueuedNoticeAfter tells the sender of an urgent or ack_required
+	// message still queued for a recipient this long after the post
+	// (--queued-notice-after; 0 never).
+	QueuedNoticeAfter time.Duration
+	// NoticeCap is how many nudges and notices an agent gets per hour at
+	// most (--notice-cap; 0 no cap).
+	NoticeCap      int
 	NoOrchestrator bool // tests that drive Tick themselves
 
 	// AdminTokenPath names a file holding the admin token
@@ -136,6 +146,9 @@ func NewMain() *Main {
 		TickInterval:      5 * time.Second,
 		BeatInterval:      5 * time.Minute,
 		InactivityTimeout: 10 * time.Minute,
+		RetireAfter:       hub.DefaultRetireAfter,
+		QueuedNoticeAfter: hub.DefaultScheduleSettings().QueuedNoticeAfter,
+		NoticeCap:         hub.DefaultNoticeCap,
 		Clock:             hub.SystemClock{},
 	}
 }

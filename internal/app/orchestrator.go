@@ -34,6 +34,7 @@ func (m *Main) scheduleSettings() hub.ScheduleSettings {
 	if m.AckOverdue != 0 {
 		set.AckOverdue = m.AckOverdue
 	}
+	set.RetireAfter, set.QueuedNoticeAfter, set.NoticeCap = m.RetireAfter, m.QueuedNoticeAfter, m.NoticeCap
 	return set
 }
 

@@ -170,6 +170,8 @@ var validRequests = map[string]string{
 	"AgentService.RequestApproval":         `{"tool":"Bash","input":"{\"command\":\"ls\"}","wait_seconds":1}`,
 	"AgentService.AskHuman":                `{"question":"ship it?","timeout_seconds":0}`,
 	"AgentService.NoteHostEvent":           `{"event":"needs_input"}`,
+	"AgentService.ConfirmDelivery":         `{"ids":["1"],"via":"hook"}`,
+	"AgentService.EndSession":              `{"via":"hook"}`,
 
 	"AdminService.CreateAgent":             `{"name":"intruder"}`,
 	"AdminService.ListAgents":              `{}`,

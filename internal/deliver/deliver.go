@@ -83,6 +83,14 @@ func DefaultCursorFile(name string) (string, error) {
 // (except when the process dies between pasting and writing the file) and
 // none is skipped. Pasting marks nothing read: the pasted line is a notice,
 // and the agent reads the messages with its own tools.
+//
+// Its long-polls are the tmux path's (via "tmux"): the hub passes over the
+// messages already in the agent's context or on their way through another
+// of its paths. Once the pane is idle it looks again, so that what another
+// path delivered meanwhile is not pasted twice, and once the pasted line
+// is submitted it confirms the messages it names (ConfirmDelivery): they
+// are then in the agent's context. A paste the pane refused confirms
+// nothing.
 func Run(ctx context.Context, client hubv1.AgentServiceClient, opts Options) error {
 	if opts.Idle <= 0 {
 		opts.Idle = DefaultIdle
@@ -153,14 +161,20 @@ func (d *deliverer) loop(ctx context.Context) error {
 			if err := d.waitIdle(ctx); err != nil {
 				return err
 			}
-			// What arrived while the pane was busy goes in the same line.
-			if more, after, err := d.poll(ctx, next, 0); err == nil {
-				pending, next = append(pending, d.deliverable(more)...), after
+			// Looked at again from the same cursor: what another path
+			// delivered while the pane was busy is left out, what arrived
+			// meanwhile goes in the same line.
+			if fresh, after, err := d.poll(ctx, d.cursor, 0); err == nil {
+				pending, next = d.deliverable(fresh), after
 			}
-			if err := d.deliver(ctx, Render(d.self, pending)); err != nil {
-				return err
+			if len(pending) > 0 {
+				line, shown := Render(d.self, pending)
+				if err := d.deliver(ctx, line); err != nil {
+					return err
+				}
+				d.opts.Logger.Info("pasted", "messages", len(pending), "first", pending[0].GetId(), "last", pending[len(pending)-1].GetId())
+				d.confirm(ctx, pending[:shown]) // those counted as "more" are not in the line
 			}
-			d.opts.Logger.Info("pasted", "messages", len(pending), "first", pending[0].GetId(), "last", pending[len(pending)-1].GetId())
 		}
 		if next != d.cursor {
 			d.cursor = next
@@ -178,7 +192,7 @@ func (d *deliverer) poll(ctx context.Context, cursor string, wait time.Duration)
 	secs := int32(wait / time.Second)
 	rctx, cancel := context.WithTimeout(ctx, wait+10*time.Second)
 	defer cancel()
-	r, err := d.client.WaitForMessages(rctx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: &secs, AfterId: cursor, Limit: pollLimit})
+	r, err := d.client.WaitForMessages(rctx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: &secs, AfterId: cursor, Limit: pollLimit, Via: viaTmux})
 	if err != nil {
 		return nil, "", err
 	}
@@ -190,6 +204,24 @@ func (d *deliverer) poll(ctx context.Context, cursor string, wait time.Duration)
 		next = cursor
 	}
 	return msgs, next, nil
+}
+
+// viaTmux names the tmux path to the hub.
+const viaTmux = "tmux"
+
+// confirm tells the hub that msgs, named by a line submitted in the pane,
+// are in the agent's context. A failure is logged: they stay where they
+// were.
+func (d *deliverer) confirm(ctx context.Context, msgs []*hubv1.Message) {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.GetId()
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := d.client.ConfirmDelivery(rctx, &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: viaTmux}); err != nil {
+		d.opts.Logger.Warn("the hub did not take the confirmation of a paste", "ids", strings.Join(ids, ","), "err", status.Convert(err).Message())
+	}
 }
 
 func (d *deliverer) deliverable(msgs []*hubv1.Message) []*hubv1.Message {

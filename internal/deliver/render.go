@@ -42,8 +42,9 @@ func Deliverable(m *hubv1.Message, self string) bool {
 // Render returns the one line pasted for msgs (at least one): framed as a
 // notice from the hub, not words of the user; each message with its kind,
 // ID, sender and body; then how to read and answer them. The messages stay
-// unread, and the line says so.
-func Render(self string, msgs []*hubv1.Message) string {
+// unread, and the line says so. Past the line's bound the rest are counted,
+// not shown: it also returns how many of msgs, from the first, it shows.
+func Render(self string, msgs []*hubv1.Message) (string, int) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "[Agent Hub notice for %s, typed by hub deliver, not by the user] %s:", self, plural(len(msgs), "new message", "new messages"))
 	tail := " Read them with read_messages (they stay unread until you do); answer with post_message"
@@ -64,7 +65,7 @@ func Render(self string, msgs []*hubv1.Message) string {
 		fmt.Fprintf(&sb, " … and %d more (IDs %s to %s).", rest, msgs[shown].GetId(), msgs[len(msgs)-1].GetId())
 	}
 	sb.WriteString(tail)
-	return sb.String()
+	return sb.String(), shown
 }
 
 func kindNoun(kind string) string {

@@ -36,10 +36,13 @@ func TestDeliverable(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	t.Parallel()
-	line := Render("alice", []*hubv1.Message{
+	line, shown := Render("alice", []*hubv1.Message{
 		{Id: "7", From: "orchestrator", Kind: "heartbeat", Body: "check the queue"},
 		{Id: "9", From: "bob", Body: "line one\nline two\t\x1b[31mred\x1b[0m"},
 	})
+	if shown != 2 {
+		t.Errorf("shown = %d, want 2", shown)
+	}
 	for _, want := range []string{
 		"[Agent Hub notice for alice, typed by hub deliver, not by the user] 2 new messages:",
 		`(1) pulse 7 from orchestrator: "check the queue"`,
@@ -61,9 +64,13 @@ func TestRender(t *testing.T) {
 	for i := range 40 {
 		many = append(many, &hubv1.Message{Id: fmt.Sprint(100 + i), From: "bob", Body: strings.Repeat("é", 400)})
 	}
-	line = Render("alice", many)
+	line, shown = Render("alice", many)
 	if len(line) > lineMax {
 		t.Errorf("line is %d bytes, over %d", len(line), lineMax)
+	}
+	if shown == 0 || shown >= len(many) || !strings.Contains(line, fmt.Sprintf("(%d) message %d from", shown, 100+shown-1)) ||
+		strings.Contains(line, fmt.Sprintf("(%d) message", shown+1)) || !strings.Contains(line, fmt.Sprintf("%d more (IDs %d to", len(many)-shown, 100+shown)) {
+		t.Errorf("shown = %d of %d, the line does not agree:\n%s", shown, len(many), line)
 	}
 	if !strings.Contains(line, "…\"") || !strings.Contains(line, "more (IDs ") || !strings.Contains(line, "to 139).") {
 		t.Errorf("line does not mark the cuts and count the rest:\n%s", line)

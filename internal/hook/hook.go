@@ -20,7 +20,13 @@
 //     or with the hub down, it prints nothing and the host shows its own
 //     prompt;
 //   - notification (Claude Code: idle prompt, permission prompt shown):
-//     the agent is marked waiting for a person; session end clears it.
+//     the agent is marked waiting for a person; session end clears it;
+//   - session end: the agent shows offline at once (EndSession).
+//
+// Once the host has the messages (the answer is written to stdout, which
+// the host reads when the hook exits), the hook confirms them
+// (ConfirmDelivery, via "hook"): they are then in the agent's context. A
+// hook that gives up or cannot write its answer confirms nothing.
 //
 // A hook never breaks its host: whatever fails (no token, hub down, token
 // refused, slow hub, unknown event), it exits 0 with at most one line on
@@ -77,7 +83,7 @@ const (
 	Stop                         // may the turn end
 	Approval                     // a person's allow or deny (approval.go)
 	NeedsInput                   // the agent waits at its prompt
-	SessionEnd                   // the session ended
+	SessionEnd                   // the session ended: offline at once
 )
 
 // Host is an agent host's hook dialect: its event names and how it takes
@@ -100,6 +106,7 @@ var Hosts = map[string]Host{
 		"BeforeAgent":  Inject,
 		"AfterTool":    Inject,
 		"AfterAgent":   Stop,
+		"SessionEnd":   SessionEnd,
 	}},
 }
 
@@ -182,6 +189,8 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 	defer cancel()
 	in := readInput(ctx, stdin)
 	var out any
+	var shown []string // the messages the answer shows
+	var client hubv1.AgentServiceClient
 	var err error
 	if step == Approval {
 		var d *decisionOut
@@ -189,8 +198,15 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 			out = d
 		}
 	} else {
+		conn, derr := mcpbridge.Dial(o.Addr, o.Token)
+		if derr != nil {
+			warn("%s", describe(derr, o.Addr))
+			return
+		}
+		defer conn.Close()
+		client = hubv1.NewAgentServiceClient(conn)
 		var r *output
-		if r, err = ask(ctx, step, event, in, h, o); r != nil {
+		if r, shown, err = ask(ctx, client, step, event, in, h); r != nil {
 			out = r
 		}
 	}
@@ -207,18 +223,23 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 	// stdout is sanitized (termtext.Writer); escaping what it would remove
 	// keeps the JSON the host parses exact.
 	b, _ := json.Marshal(out)
-	fmt.Fprintf(stdout, "%s\n", termtext.EscapeJSON(b))
+	if _, err := fmt.Fprintf(stdout, "%s\n", termtext.EscapeJSON(b)); err != nil {
+		fmt.Fprintf(stderr, "hub hook: warning: the answer could not be written (%v); nothing confirmed\n", err)
+		return
+	}
+	if len(shown) == 0 {
+		return
+	}
+	// Written: the host reads it when the hook exits. An answer the hook
+	// gave up on was not written: only what the host has is confirmed.
+	if _, err := client.ConfirmDelivery(ctx, &hubv1.ConfirmDeliveryRequest{Ids: shown, Via: "hook"}); err != nil {
+		fmt.Fprintf(stderr, "hub hook: warning: %s\n", strings.Replace(describe(err, o.Addr), "nothing injected", "the messages shown are not marked in context", 1))
+	}
 }
 
 // ask asks the hub what the step needs and returns the answer to print
-// (nil: nothing to say).
-func ask(ctx context.Context, step Step, event string, in input, h Host, o Options) (*output, error) {
-	conn, err := mcpbridge.Dial(o.Addr, o.Token)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	client := hubv1.NewAgentServiceClient(conn)
+// (nil: nothing to say) and the IDs of the messages it shows.
+func ask(ctx context.Context, client hubv1.AgentServiceClient, step Step, event string, in input, h Host) (*output, []string, error) {
 	inject := func(text string) *output {
 		if text == "" {
 			return nil
@@ -234,9 +255,9 @@ func ask(ctx context.Context, step Step, event string, in input, h Host, o Optio
 	case SessionStart:
 		r, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return inject(sessionText(r.GetStatus())), nil
+		return inject(sessionText(r.GetStatus())), nil, nil
 	case Inject:
 		// The agent works again: it no longer waits for a person, and a
 		// tool call a person left to the terminal is seen to run.
@@ -245,31 +266,45 @@ func ask(ctx context.Context, step Step, event string, in input, h Host, o Optio
 			ev, key = hub.HostToolRan, callKey(in)
 		}
 		if err := note(ev, "", key); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r, err := client.TakeInjection(ctx, &hubv1.TakeInjectionRequest{})
 		if err != nil || len(r.GetMessages()) == 0 {
-			return nil, err
+			return nil, nil, err
 		}
-		return inject(mcpbridge.FrameMessages(r.GetMessages(), r.GetMore())), nil
+		text, shown := mcpbridge.FrameMessages(r.GetMessages(), r.GetMore())
+		return inject(text), shown, nil
 	case NeedsInput:
 		if text, ok := needsInput(in); ok {
-			return nil, note(hub.HostNeedsInput, text, "")
+			return nil, nil, note(hub.HostNeedsInput, text, "")
 		}
-		return nil, nil
+		return nil, nil, nil
 	case SessionEnd:
-		return nil, note(hub.HostSessionEnd, "", "")
+		if err := note(hub.HostSessionEnd, "", ""); err != nil {
+			return nil, nil, err
+		}
+		_, err := client.EndSession(ctx, &hubv1.EndSessionRequest{Via: "hook"})
+		return nil, nil, err
 	default:
 		r, err := client.CheckStop(ctx, &hubv1.CheckStopRequest{Continuing: in.StopHookActive})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !r.GetHold() {
 			// The turn ends with nothing unread: the agent waits at its prompt.
-			return nil, note(hub.HostNeedsInput, "finished its turn: waiting for your input", "")
+			return nil, nil, note(hub.HostNeedsInput, "finished its turn: waiting for your input", "")
 		}
-		return &output{Decision: h.Block, Reason: termtext.Clean(stopReason(r))}, nil
+		return &output{Decision: h.Block, Reason: termtext.Clean(stopReason(r))}, messageIDs(r.GetMessages()), nil
 	}
+}
+
+// messageIDs returns the IDs of ms.
+func messageIDs(ms []*hubv1.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.GetId()
+	}
+	return out
 }
 
 // needsInput says whether a host's notification means the agent waits for

@@ -68,11 +68,14 @@ func TestPriorityAndAcknowledgeTools(t *testing.T) {
 // acknowledgement.
 func TestFrameMessagesUrgentFirst(t *testing.T) {
 	t.Parallel()
-	text := mcpbridge.FrameMessages([]*hubv1.Message{
+	text, shown := mcpbridge.FrameMessages([]*hubv1.Message{
 		{Id: "1", From: "a", Body: "normal one", Priority: hubv1.Priority_PRIORITY_NORMAL},
 		{Id: "2", From: "a", Body: "high one", Priority: hubv1.Priority_PRIORITY_HIGH},
 		{Id: "3", From: "b", Body: "urgent one", Priority: hubv1.Priority_PRIORITY_URGENT, AckRequired: true},
 	}, 0)
+	if len(shown) != 3 {
+		t.Errorf("shown %v, want the 3 messages", shown)
+	}
 	u, hi, n := strings.Index(text, "[3]"), strings.Index(text, "[2]"), strings.Index(text, "[1]")
 	if u < 0 || hi < u || n < hi {
 		t.Errorf("order in %q: want [3] urgent, [2] high, [1] normal", text)

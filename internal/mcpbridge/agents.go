@@ -18,6 +18,10 @@ type AgentInfo struct {
 	Description string `json:"description,omitempty"`
 	Presence    string `json:"presence"` // active, waiting, idle or offline
 	LastSeenAt  string `json:"last_seen_at,omitempty"`
+	// Reachable: a message reaches it within a minute; Paths names the
+	// live ones (wait, channel, hook, tmux).
+	Reachable bool     `json:"reachable"`
+	Paths     []string `json:"paths,omitempty"`
 }
 
 // ListAgentsOutput is what list_agents returns.
@@ -28,7 +32,7 @@ type ListAgentsOutput struct {
 func listAgentsTool(s *mcp.Server, b *bridge) {
 	t := &mcp.Tool{
 		Name:        "list_agents",
-		Description: "Agents you can message: role and presence (waiting = in wait_for_messages).",
+		Description: "Agents you can message: role, presence (waiting = in wait_for_messages) and whether a message reaches them now.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, ListAgentsOutput, error) {
@@ -46,6 +50,12 @@ func listAgentsTool(s *mcp.Server, b *bridge) {
 				Description: p.GetDescription(),
 				Presence:    p.GetPresence(),
 				LastSeenAt:  formatTime(p.GetLastSeenAt()),
+				Reachable:   p.GetReachable(),
+			}
+			for _, path := range p.GetPaths() {
+				if path.GetLive() {
+					a.Paths = append(a.Paths, path.GetKind())
+				}
 			}
 			out.Agents = append(out.Agents, a)
 			fmt.Fprintf(&sb, "\n%s", a.Name)
@@ -53,6 +63,11 @@ func listAgentsTool(s *mcp.Server, b *bridge) {
 				fmt.Fprintf(&sb, " (%s)", a.Role)
 			}
 			fmt.Fprintf(&sb, ": %s", a.Presence)
+			if a.Reachable {
+				fmt.Fprintf(&sb, ", reachable (%s)", strings.Join(a.Paths, ", "))
+			} else {
+				sb.WriteString(", not reachable now (a message waits for its next session)")
+			}
 		}
 		return plural(int64(len(out.Agents)), "agent", "agents") + ":" + sb.String(), out, nil
 	})

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -29,11 +30,15 @@ import (
 // A token holds at most Options.MaxSessionsPerToken sessions (opening one
 // more closes its oldest), sessions idle for Options.SessionTimeout are
 // closed, and closing a session (DELETE /mcp) cancels its tool calls in
-// flight, a parked wait_for_messages included, and answers at once.
+// flight, a parked wait_for_messages included, and answers at once; a
+// session its client closes so ends the agent's session in the hub
+// (EndSession): it shows offline at once.
 type HTTPHandler struct {
 	handler  http.Handler
 	sessions *sessionTracker
 	gate     *admission.Gate
+	client   hubv1.AgentServiceClient
+	log      *slog.Logger
 }
 
 // NewHTTPHandlerWithClient returns a streamable HTTP MCP handler that calls
@@ -67,7 +72,7 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 		}, nil
 	}
 	requireToken := auth.RequireBearerToken(verify, nil)
-	return &HTTPHandler{handler: requireToken(mcpHandler), sessions: sessions, gate: opts.Gate}
+	return &HTTPHandler{handler: requireToken(mcpHandler), sessions: sessions, gate: opts.Gate, client: client, log: opts.Logger}
 }
 
 // tokenUser is the user a session belongs to: the token's SHA-256, so the
@@ -126,6 +131,15 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if sid != "" && sw.status == http.StatusNotFound {
 		h.sessions.end(sid, user) // expired in the SDK
+	}
+	if sid != "" && r.Method == http.MethodDelete && sw.status < http.StatusMultipleChoices {
+		// The client closed its session: the agent's session ended cleanly.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+		defer cancel()
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+		if _, err := h.client.EndSession(ctx, &hubv1.EndSessionRequest{}); err != nil {
+			h.log.Debug("mcp: end the agent's session after DELETE", "err", err)
+		}
 	}
 }
 

@@ -29,6 +29,8 @@ type PostMessageOutput struct {
 	Channel   string   `json:"channel,omitempty"`
 	Mentions  []string `json:"mentions,omitempty"`
 	CreatedAt string   `json:"created_at,omitempty"`
+	// Unreachable names the recipients no live path reaches now.
+	Unreachable []string `json:"unreachable,omitempty"`
 }
 
 func postMessageTool(s *mcp.Server, b *bridge) {
@@ -56,17 +58,22 @@ func postMessageTool(s *mcp.Server, b *bridge) {
 		}
 		m := r.GetMessage()
 		out := PostMessageOutput{
-			ID:        m.GetId(),
-			To:        m.GetTo(),
-			Channel:   m.GetChannel(),
-			Mentions:  m.GetMentions(),
-			CreatedAt: formatTime(m.GetCreatedAt()),
+			ID:          m.GetId(),
+			To:          m.GetTo(),
+			Channel:     m.GetChannel(),
+			Mentions:    m.GetMentions(),
+			CreatedAt:   formatTime(m.GetCreatedAt()),
+			Unreachable: r.GetUnreachable(),
 		}
 		dest := out.To
 		if out.Channel != "" {
 			dest = append([]string{out.Channel}, dest...)
 		}
-		return fmt.Sprintf("Posted message %s to %s.", out.ID, strings.Join(dest, ", ")), out, nil
+		text := fmt.Sprintf("Posted message %s to %s.", out.ID, strings.Join(dest, ", "))
+		if note := r.GetDeliveryNote(); note != "" {
+			text += " " + note
+		}
+		return text, out, nil
 	})
 }
 

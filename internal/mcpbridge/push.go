@@ -103,7 +103,11 @@ func (t *pushTransport) notify(ctx context.Context, p channelParams) error {
 // notifications. Its cursor starts at the agent's read cursor (the first
 // long-poll names no cursor, so the hub answers with the unread messages)
 // and then lives in the pusher: each push moves it past what was pushed, a
-// failed call keeps it, so a hub restart repeats and skips nothing. A push
+// failed call keeps it, so a hub restart repeats and skips nothing. Its
+// long-poll is the channel path's (via "channel"): the hub passes over
+// what is already in the agent's context or on its way through another of
+// its paths. Once the transport has taken a notification, the messages it
+// shows are confirmed (ConfirmDelivery): in the agent's context. A push
 // marks nothing read.
 type pusher struct {
 	client hubv1.AgentServiceClient
@@ -139,14 +143,33 @@ func (p *pusher) run(ctx context.Context) {
 		}
 		retry = 0
 		if len(msgs) > 0 {
-			if err := p.send(ctx, channelNotification(msgs)); err != nil {
+			params, shown := channelNotification(msgs)
+			if err := p.send(ctx, params); err != nil {
 				p.opts.Logger.Debug("channel notification not written; pushes stop", "err", err)
 				return
 			}
+			p.confirm(ctx, shown)
 		}
 		p.cursor = cursor
 	}
 }
+
+// confirm tells the hub that the messages ids, shown by a notification
+// the transport took, are in the agent's context. A failure is logged:
+// the messages stay where they were.
+func (p *pusher) confirm(ctx context.Context, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := p.client.ConfirmDelivery(rctx, &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: viaChannel}); err != nil {
+		p.opts.Logger.Warn("channel: the hub did not take the confirmation of a push", "ids", strings.Join(ids, ","), "err", err)
+	}
+}
+
+// viaChannel names the channel path to the hub.
+const viaChannel = "channel"
 
 // poll long-polls the hub after the cursor and returns the messages and
 // the cursor past them.
@@ -158,6 +181,7 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 		TimeoutSeconds: &secs,
 		AfterId:        p.cursor,
 		Limit:          pushFetch,
+		Via:            viaChannel,
 	})
 	if err != nil {
 		return nil, "", err
@@ -175,10 +199,23 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 
 // FrameMessages renders messages for an agent's session as push
 // notifications do (frame); skipped counts messages the hub passed over
-// past them, which the agent reads itself.
-func FrameMessages(ms []*hubv1.Message, skipped int64) string {
-	content, _ := frame(fromMessages(ms), skipped)
-	return content
+// past them, which the agent reads itself. It returns the text and the IDs
+// of the messages it shows.
+func FrameMessages(ms []*hubv1.Message, skipped int64) (string, []string) {
+	msgs := fromMessages(ms)
+	content, rest := frame(msgs, skipped)
+	return content, shownIDs(msgs, rest)
+}
+
+// shownIDs returns the IDs of msgs that are not among rest (left out).
+func shownIDs(msgs, rest []Message) []string {
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		if !slices.ContainsFunc(rest, func(r Message) bool { return r.ID == m.ID }) {
+			out = append(out, m.ID)
+		}
+	}
+	return out
 }
 
 // frame renders messages for an agent's session: a header that says they
@@ -242,8 +279,9 @@ func frame(msgs []Message, skipped int64) (string, []Message) {
 }
 
 // channelNotification renders messages as one notification (frame) with
-// their IDs, senders, kinds, threads and channels as meta.
-func channelNotification(msgs []Message) channelParams {
+// their IDs, senders, kinds, threads and channels as meta, and returns it
+// with the IDs of the messages it shows.
+func channelNotification(msgs []Message) (channelParams, []string) {
 	content, rest := frame(msgs, 0)
 	senders := uniq(msgs, func(m Message) string { return m.From })
 	meta := map[string]string{
@@ -261,7 +299,7 @@ func channelNotification(msgs []Message) channelParams {
 		meta["more"] = fmt.Sprint(len(rest))
 	}
 	meta["priority"] = strings.Join(uniq(msgs, func(m Message) string { return orNormal(m.Priority) }), ",")
-	return channelParams{Content: content, Meta: meta}
+	return channelParams{Content: content, Meta: meta}, shownIDs(msgs, rest)
 }
 
 // kindNoun is how the header names one message of kind k.

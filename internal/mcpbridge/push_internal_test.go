@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,7 +35,10 @@ func TestChannelNotificationNamesKindAndPulse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := channelNotification(tt.msgs)
+			p, shown := channelNotification(tt.msgs)
+			if want := ids(tt.msgs); !slices.Equal(shown, want) {
+				t.Errorf("shown = %v, want every message of the batch, %v", shown, want)
+			}
 			if !strings.HasPrefix(p.Content, tt.header) {
 				t.Errorf("content starts %q, want %q", p.Content[:min(len(p.Content), 80)], tt.header)
 			}
@@ -52,9 +56,36 @@ func TestChannelNotificationNamesKindAndPulse(t *testing.T) {
 			}
 		})
 	}
-	if got := channelNotification([]Message{{ID: "9", From: "alice", Channel: "#ops", Body: "x"}}).Meta["channel"]; got != "#ops" {
-		t.Errorf("meta channel = %q, want #ops", got)
+	if p, _ := channelNotification([]Message{{ID: "9", From: "alice", Channel: "#ops", Body: "x"}}); p.Meta["channel"] != "#ops" {
+		t.Errorf("meta channel = %q, want #ops", p.Meta["channel"])
 	}
+}
+
+// A notification past pushContentMax leaves messages out: only those it
+// shows are confirmed, the rest stay for the agent to read.
+func TestChannelNotificationShowsWhatFits(t *testing.T) {
+	t.Parallel()
+	var msgs []Message
+	for i := range 10 {
+		msgs = append(msgs, Message{ID: strconv.Itoa(i + 1), From: "alice", To: []string{"bob"}, Body: strings.Repeat("x", pushBodyMax)})
+	}
+	p, shown := channelNotification(msgs)
+	if len(shown) == 0 || len(shown) >= len(msgs) || p.Meta["more"] != strconv.Itoa(len(msgs)-len(shown)) {
+		t.Fatalf("shown %v of %d, meta more %q: want some shown, the rest counted in more", shown, len(msgs), p.Meta["more"])
+	}
+	for _, m := range msgs {
+		if in := strings.Contains(p.Content, "\n["+m.ID+"] alice"); in != slices.Contains(shown, m.ID) {
+			t.Errorf("message %s: in the content %v, counted as shown %v", m.ID, in, !in)
+		}
+	}
+}
+
+func ids(msgs []Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.ID
+	}
+	return out
 }
 
 // staleCursorHub refuses any cursor beyond its newest message (7), as a
@@ -63,6 +94,15 @@ func TestChannelNotificationNamesKindAndPulse(t *testing.T) {
 type staleCursorHub struct {
 	hubv1.AgentServiceClient // nil: any other method panics
 	afters                   chan string
+	confirmed                chan []string
+}
+
+func (h *staleCursorHub) ConfirmDelivery(_ context.Context, in *hubv1.ConfirmDeliveryRequest, _ ...grpc.CallOption) (*hubv1.ConfirmDeliveryResponse, error) {
+	if in.GetVia() != "channel" {
+		return nil, status.Errorf(codes.InvalidArgument, "via %q", in.GetVia())
+	}
+	h.confirmed <- in.GetIds()
+	return &hubv1.ConfirmDeliveryResponse{}, nil
 }
 
 func (h *staleCursorHub) WaitForMessages(ctx context.Context, in *hubv1.WaitForMessagesRequest, _ ...grpc.CallOption) (*hubv1.WaitForMessagesResponse, error) {
@@ -78,7 +118,7 @@ func (h *staleCursorHub) WaitForMessages(ctx context.Context, in *hubv1.WaitForM
 }
 
 func TestPusherRestartsAtTheReadCursorWhenItsCursorIsRefused(t *testing.T) {
-	h := &staleCursorHub{afters: make(chan string, 10)}
+	h := &staleCursorHub{afters: make(chan string, 10), confirmed: make(chan []string, 10)}
 	sent := make(chan channelParams, 1)
 	p := &pusher{client: h, opts: Options{}.withDefaults(), cursor: "99",
 		send: func(_ context.Context, c channelParams) error { sent <- c; return nil }}
@@ -96,5 +136,8 @@ func TestPusherRestartsAtTheReadCursorWhenItsCursorIsRefused(t *testing.T) {
 	}
 	if c := <-sent; c.Meta["message_id"] != "7" {
 		t.Errorf("pushed %v, want message 7", c.Meta)
+	}
+	if got := <-h.confirmed; !slices.Equal(got, []string{"7"}) {
+		t.Errorf("confirmed %v, want message 7 once pushed", got)
 	}
 }

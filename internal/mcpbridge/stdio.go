@@ -144,7 +144,25 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 	}
 	err = newServer(b).Run(ctx, t)
 	if err == nil || errors.Is(err, context.Canceled) {
+		if token != "" {
+			b.endSession(ctx)
+		}
 		return nil
 	}
 	return fmt.Errorf("mcp session: %w", err)
+}
+
+// endSession tells the hub that the session ended cleanly (the client
+// closed it, or the bridge was stopped): the agent shows offline at once,
+// and the channel path, if the bridge pushed, stops counting as live.
+func (b *bridge) endSession(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	req := &hubv1.EndSessionRequest{}
+	if b.opts.Channel {
+		req.Via = viaChannel
+	}
+	if _, err := b.client.EndSession(ctx, req); err != nil {
+		b.opts.Logger.Debug("mcp: end the agent's session", "err", err)
+	}
 }

@@ -74,7 +74,10 @@ type Report struct {
 	// released because their agent was disabled or silent.
 	Reservations int
 	// Tasks counts task claims returned to open (their lease lapsed).
-	Tasks int
+	Tasks   int
+	Retired int // agents retired (silent past the retirement age)
+	Digests int // digests sent of messages held during deep work
+	Queued  int // notices about messages still queued
 	// Steps is how long each step took, by step name.
 	Steps map[string]time.Duration
 }
@@ -110,8 +113,8 @@ type step struct {
 // is announced on.
 type Jobs struct {
 	Schedule     *hub.Schedule     // the beat, settings, nudges and the health sweep with them, pulses, cron
-	Liveness     *hub.Liveness     // presence written, health swept
-	Receipts     *hub.Receipts     // overdue acknowledgements
+	Liveness     *hub.Liveness     // presence and paths written, health swept, agents retired
+	Receipts     *hub.Receipts     // overdue acknowledgements, digests, queued notices
 	Reservations *hub.Reservations // expired reservations
 	Ops          *hub.Ops          // message retention
 	Tasks        *hub.Tasks        // task claims whose lease lapsed (nil: none)
@@ -139,6 +142,8 @@ func New(clock hub.Clock, jobs *Jobs, set hub.ScheduleSettings) (*Orchestrator, 
 		{"reservations", o.stepReservations},
 		{"acks", o.stepAcks},
 		{"tasks", o.stepTasks},
+		{"delivery", o.stepDelivery},
+		{"retire", o.stepRetire},
 	}
 	return o, nil
 }
@@ -353,6 +358,32 @@ func (o *Orchestrator) stepAcks(ctx context.Context, now time.Time) error {
 	return o.batches(func() (bool, error) {
 		n, more, err := o.jobs.Receipts.CheckAckOverdue(ctx, now, o.set)
 		o.report.AckNudged += n
+		return more, err
+	})
+}
+
+// stepDelivery sends the digests of deep work that ended and the notices
+// about urgent or ack_required messages still queued.
+func (o *Orchestrator) stepDelivery(ctx context.Context, now time.Time) error {
+	derr := o.batches(func() (bool, error) {
+		n, more, err := o.jobs.Receipts.SendDigests(ctx, now, o.set)
+		o.report.Digests += n
+		return more, err
+	})
+	qerr := o.batches(func() (bool, error) {
+		n, more, err := o.jobs.Receipts.CheckQueued(ctx, now, o.set)
+		o.report.Queued += n
+		return more, err
+	})
+	return errors.Join(derr, qerr)
+}
+
+// stepRetire retires the agents silent past the retirement age that hold
+// nothing.
+func (o *Orchestrator) stepRetire(ctx context.Context, now time.Time) error {
+	return o.batches(func() (bool, error) {
+		n, more, err := o.jobs.Liveness.RetireAgents(ctx, now, o.set)
+		o.report.Retired += n
 		return more, err
 	})
 }

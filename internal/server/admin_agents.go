@@ -103,7 +103,8 @@ func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessa
 	if err != nil {
 		return nil, err
 	}
-	return &hubv1.AdminPostMessageResponse{Message: messageToProto(m)}, nil
+	us, note := a.s.svc.Messages.Unreachable(nil, m)
+	return &hubv1.AdminPostMessageResponse{Message: messageToProto(m), Unreachable: unreachableNames(us), DeliveryNote: note}, nil
 }
 
 // ListMessages implements hubv1.AdminServiceServer.
@@ -169,12 +170,18 @@ func (a *AdminServer) Backup(ctx context.Context, req *hubv1.BackupRequest) (*hu
 	return &hubv1.BackupResponse{Path: req.GetPath(), Bytes: n}, nil
 }
 
-// agentView converts an agent and adds its presence, beat and health.
+// agentView converts an agent and adds its presence, beat, reachability,
+// retirement and health.
 func (s *Server) agentView(ctx context.Context, a *hub.Agent) *hubv1.Agent {
 	p := agentToProto(a)
 	pr := s.svc.Liveness.PresenceOf(a)
 	p.LastSeenAt, p.Presence = ts(pr.LastSeenAt), string(pr.State)
 	p.LastInteractionBeat, p.SinceLast = pr.LastInteractionBeat, pr.SinceLast
+	r := s.svc.Liveness.ReachOf(a)
+	p.Reachable, p.Paths = r.Reachable, pathsToProto(r.Paths)
+	if hub.Retired(a, pr.LastSeenAt) {
+		p.RetiredAt = ts(a.RetiredAt)
+	}
 	h, err := s.svc.Liveness.AgentHealthOf(ctx, a)
 	if err != nil {
 		s.log.Warn("agent view: health", "agent", a.Name, "err", err)

@@ -18,6 +18,7 @@ func (a *AgentServer) ListPeers(ctx context.Context, _ *hubv1.ListPeersRequest) 
 		out[i] = &hubv1.Peer{
 			Name: p.Name, DisplayName: p.DisplayName, Role: p.Role, Description: p.Description,
 			Presence: string(p.Presence), LastSeenAt: ts(p.LastSeenAt), Project: p.Project,
+			Reachable: p.Reach.Reachable, Paths: pathsToProto(p.Reach.Paths),
 		}
 	}
 	return &hubv1.ListPeersResponse{Peers: out}, nil

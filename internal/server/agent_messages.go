@@ -42,7 +42,8 @@ func (a *AgentServer) PostMessage(ctx context.Context, req *hubv1.PostMessageReq
 	if err != nil {
 		return nil, err
 	}
-	return &hubv1.PostMessageResponse{Message: messageToProto(m)}, nil
+	us, note := a.s.svc.Messages.Unreachable(Caller(ctx), m)
+	return &hubv1.PostMessageResponse{Message: messageToProto(m), Unreachable: unreachableNames(us), DeliveryNote: note}, nil
 }
 
 // ListMessages implements hubv1.AgentServiceServer.
@@ -67,7 +68,7 @@ func (a *AgentServer) MarkRead(ctx context.Context, req *hubv1.MarkReadRequest) 
 
 // waitRequest is the hub's form of req.
 func waitRequest(req *hubv1.WaitForMessagesRequest) hub.WaitRequest {
-	return hub.WaitRequest{TimeoutSeconds: req.TimeoutSeconds, AfterID: req.GetAfterId(), Limit: int(req.GetLimit())}
+	return hub.WaitRequest{TimeoutSeconds: req.TimeoutSeconds, AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Via: req.GetVia()}
 }
 
 // JoinChannel implements hubv1.AgentServiceServer.

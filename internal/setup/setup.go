@@ -77,7 +77,7 @@ func (c Change) Changed() bool { return !c.Existed || string(c.Old) != string(c.
 var hookEvents = map[string][]string{
 	"claude": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest", "Notification", "SessionEnd"},
 	"codex":  {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest"},
-	"gemini": {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"},
+	"gemini": {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"},
 }
 
 // Plan returns the changes that set the hub up in o.Host's configuration,

@@ -3,6 +3,7 @@
 import { get, messagesTail } from './api.js';
 import { h, svg, ms, ago, time, badge, fail, section, words, keepFocus } from './ui.js';
 import { presenceWord, healthCell, deepWorkText, agentActions } from './agents.js';
+import { reachBadge, pathsList } from './reach.js';
 
 const HOURS = 6;
 const BUCKET = 10 * 60 * 1000;
@@ -27,6 +28,7 @@ export function agentView(root, name) {
       h('dl', { class: 'facts' },
         h('dt', {}, 'Role'), h('dd', {}, ov.agent.role || '—'),
         h('dt', {}, 'Presence'), h('dd', {}, badge(presenceWord(ov.agent.presence)), ov.parked_waits > 0 ? [' ', badge('parked', 'parked')] : ''),
+        h('dt', {}, 'Reachable'), h('dd', { class: 'reach' }, reachBadge(ov.agent), ' ', pathsList(ov.agent)),
         h('dt', {}, 'Health'), h('dd', { class: 'health' }, healthCell(ov.health)),
         h('dt', {}, 'Last activity'), h('dd', {}, ago(ov.health?.last_activity_at)),
         h('dt', {}, 'Deep work'), h('dd', {}, deepWorkText(ov.health?.deep_work) || '—'),

@@ -2,6 +2,7 @@
 // admin actions.
 import { api, get } from './api.js';
 import { h, cell, ago, until, badge, fail, dialog, showToken, describe, words, keepFocus } from './ui.js';
+import { reachBadge } from './reach.js';
 
 const rank = { anomaly: 0, warning: 1, healthy: 2 };
 const presenceRank = { offline: 0, idle: 1, active: 2, waiting: 2 };
@@ -125,7 +126,7 @@ export function agentsView(root) {
         cell('Agent', h('a', { href: '#/agent/' + encodeURIComponent(a.name) }, a.name),
           a.role ? h('span', { class: 'role' }, ' ' + a.role) : '',
           projects.length > 1 ? h('span', { class: 'muted project' }, ' · ' + a.project) : ''),
-        cell('Presence', badge(presenceWord(a.presence), presenceWord(a.presence))),
+        cell('Presence', badge(presenceWord(a.presence), presenceWord(a.presence)), ' ', reachBadge(a)),
         cell('Health', healthCell(hl)),
         cell('Last activity', ago(hl.last_activity_at)),
         cell('Deep work', deepWorkText(hl.deep_work) || h('span', { class: 'muted' }, '—')),

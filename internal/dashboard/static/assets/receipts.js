@@ -1,7 +1,10 @@
 // One message in full (#/messages/message/ID): who sent it where, its
 // priority and whether it asks for an acknowledgement, and per recipient
-// when it was delivered (first handed out by a read, a wait or a channel
-// push), read (the recipient's read cursor passed it) and acknowledged.
+// where it is (queued, in context, read, acknowledged) and when it was
+// delivered (first handed out by a read, a wait, a hook or one of the
+// agent's paths), taken into its context (and through which path: wait,
+// read, hook, channel, tmux), read (the recipient's read cursor passed it)
+// and acknowledged.
 import { get } from './api.js';
 import { h, fail, keepFocus, time, badge, section } from './ui.js';
 
@@ -12,7 +15,7 @@ export function messageView(root, id) {
   const table = h('tbody');
   root.append(h('div', { class: 'main' }, h('h2', {}, 'Message ' + id), err, head, body,
     section('Receipts', h('table', { class: 'receipts' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Recipient'), h('th', {}, 'Delivered'), h('th', {}, 'Read'), h('th', {}, 'Acknowledged'))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'Recipient'), h('th', {}, 'State'), h('th', {}, 'Delivered'), h('th', {}, 'In context'), h('th', {}, 'Read'), h('th', {}, 'Acknowledged'))),
       table))));
   let data = null;
 
@@ -28,10 +31,18 @@ export function messageView(root, id) {
     const rs = data.receipts || [];
     table.replaceChildren(...(rs.length ? rs.map((r) => h('tr', { 'data-agent': r.agent },
       h('td', {}, h('a', { href: '#/agent/' + encodeURIComponent(r.agent) }, r.agent)),
+      h('td', { 'data-col': 'state' }, stateBadge(r.state)),
       h('td', { 'data-col': 'delivered' }, time(r.delivered_at, r.delivered_at ? '' : 'not yet')),
+      h('td', { 'data-col': 'in-context' }, r.in_context_at ? [time(r.in_context_at), ' via ', r.via] : h('span', { class: 'muted' }, 'not yet')),
       h('td', { 'data-col': 'read' }, r.read_at ? time(r.read_at) : (r.read ? 'yes' : h('span', { class: 'muted' }, 'not yet'))),
       h('td', { 'data-col': 'acked' }, time(r.acked_at, r.acked_at ? '' : (m.ack_required ? 'awaited' : '—')))))
-      : [h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'No recipients.'))]));
+      : [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No recipients.'))]));
+  }
+
+  // stateBadge shows a receipt's state in words.
+  function stateBadge(s) {
+    const word = { QUEUED: 'queued', IN_CONTEXT: 'in context', READ: 'read', ACKNOWLEDGED: 'acknowledged' }[s] || 'queued';
+    return badge(word, { queued: 'idle', 'in context': 'parked', read: 'online', acknowledged: 'online' }[word]);
   }
 
   async function refresh() {
