@@ -102,8 +102,9 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 
 // TestDeliverTmux runs the real `hub deliver` against a real hub and a
 // detached tmux server: nothing is typed while the pane is busy; once it
-// is idle the nudge appears in the pane; after a restart the next message
-// is typed and the first is not typed again; typing marks nothing read.
+// is idle the nudge appears in the pane, and is in the agent's context
+// through tmux; after a restart the next message is typed and the first is
+// not typed again; typing marks nothing read.
 func TestDeliverTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the hub binary and runs tmux")
@@ -131,8 +132,16 @@ func TestDeliverTmux(t *testing.T) {
 
 	d, log := startDeliver(t, m, ar.GetToken(), deliverArgs...)
 	eventually(t, 10*time.Second, "hub deliver to start", func() bool { return strings.Contains(log.String(), "delivering") })
-	if _, err := admin.Nudge(actx, &hubv1.NudgeRequest{Name: "alice", Text: "first nudge: are you stuck?"}); err != nil {
+	nudge, err := admin.Nudge(actx, &hubv1.NudgeRequest{Name: "alice", Text: "first nudge: are you stuck?"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	state := func(id string) *hubv1.Receipt {
+		r, err := admin.GetMessageReceipts(actx, &hubv1.AdminGetMessageReceiptsRequest{Id: id})
+		if err != nil || len(r.GetReceipts()) != 1 {
+			t.Fatalf("receipts of %s: %v, %v", id, r, err)
+		}
+		return r.GetReceipts()[0]
 	}
 	// Busy: three idle periods pass and nothing is typed.
 	time.Sleep(3 * time.Second)
@@ -141,6 +150,9 @@ func TestDeliverTmux(t *testing.T) {
 	}
 	if _, err := os.Stat(cursorFile); err == nil {
 		t.Error("the cursor moved past a message not typed yet")
+	}
+	if r := state(nudge.GetMessage().GetId()); r.GetState() != "QUEUED" {
+		t.Errorf("the nudge while the pane is busy: %v, want QUEUED", r)
 	}
 	write(t, stop, "")
 	eventually(t, 15*time.Second, "the nudge to appear in the idle pane", func() bool {
@@ -151,6 +163,10 @@ func TestDeliverTmux(t *testing.T) {
 		t.Fatalf("the pane read %q, want one framed notice", got)
 	}
 	eventually(t, 5*time.Second, "the cursor to be kept", func() bool { b, _ := os.ReadFile(cursorFile); return len(b) > 0 })
+	eventually(t, 5*time.Second, "the paste to be confirmed", func() bool { return state(nudge.GetMessage().GetId()).GetState() == "IN_CONTEXT" })
+	if r := state(nudge.GetMessage().GetId()); r.GetVia() != "tmux" {
+		t.Errorf("the pasted nudge: %v, want in context via tmux", r)
+	}
 	stopDeliver(d, log)
 
 	if _, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{To: []string{"alice"}, Body: "second: the build is green"}); err != nil {
@@ -221,7 +237,8 @@ func startDeliver(t *testing.T, m *app.Main, token string, args ...string) (*exe
 }
 
 // TestDeliverNeverTypesIntoAShell: a pane running a shell would run the
-// typed line as a command; the deliverer waits and says why.
+// typed line as a command; the deliverer waits and says why, and the
+// message stays queued: never in the agent's context.
 func TestDeliverNeverTypesIntoAShell(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the hub binary and runs tmux")
@@ -231,12 +248,17 @@ func TestDeliverNeverTypesIntoAShell(t *testing.T) {
 	tm.run(t, "new-session", "-d", "-s", "shell", "-x", "200", "-y", "40", "bash --norc --noprofile")
 	_, log := startDeliver(t, m, ar.GetToken(), "--tmux", "shell", "--tmux-socket", tm.socket, "--cursor-file", filepath.Join(t.TempDir(), "c"))
 	eventually(t, 10*time.Second, "hub deliver to start", func() bool { return strings.Contains(log.String(), "delivering") })
-	if _, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{To: []string{"alice"}, Body: "rm -rf nothing"}); err != nil {
+	pm, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{To: []string{"alice"}, Body: "rm -rf nothing"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the shell warning", func() bool { return strings.Contains(log.String(), "the pane runs a shell") })
 	time.Sleep(2 * time.Second) // two idle periods
 	if h := tm.history(t, "shell"); strings.Contains(h, "Agent Hub") {
 		t.Errorf("typed into a shell:\n%s", h)
+	}
+	r, err := admin.GetMessageReceipts(actx, &hubv1.AdminGetMessageReceiptsRequest{Id: pm.GetMessage().GetId()})
+	if err != nil || len(r.GetReceipts()) != 1 || r.GetReceipts()[0].GetState() != "QUEUED" || r.GetReceipts()[0].GetInContextAt() != nil {
+		t.Errorf("a message the pane refused: %v, %v; want QUEUED, never in context", r.GetReceipts(), err)
 	}
 }

@@ -160,8 +160,9 @@ func TestPathWaitsAwaitConfirmation(t *testing.T) {
 // TestOneMessageOneDeliveryAcrossPaths: a message, or a nudge, reaching an
 // agent with a channel push, hooks and a tmux sidecar is carried by one
 // path: the others pass it over while it is on its way and once it is in
-// context, and it is recorded in context once. A path that was handed a
-// message and let its claim lapse without confirming leaves it queued.
+// context, and it is recorded in context once. The sidecar, slow to paste,
+// holds up no other path. A path that was handed a message and let its
+// claim lapse without confirming leaves it queued.
 func TestOneMessageOneDeliveryAcrossPaths(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)
@@ -222,18 +223,33 @@ func TestOneMessageOneDeliveryAcrossPaths(t *testing.T) {
 		t.Errorf("bob has %d nudges, want 1", nudges)
 	}
 
-	// Handed to the sidecar, never confirmed (its pane refused the paste):
-	// the others pass it over until the claim lapses; it stays queued.
-	lost := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "pasted nowhere"})
-	if r := h.pathWait(t, bob, "tmux", tmux); !slices.Equal(msgIDs(r.Messages), []int64{lost.ID}) {
-		t.Fatalf("tmux carries %v, want %d", msgIDs(r.Messages), lost.ID)
+	// Handed to the sidecar first: the channel carries it all the same,
+	// and the sidecar, looking again before it pastes, passes it over.
+	slow := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "for the fastest path"})
+	if r := h.pathWait(t, bob, "tmux", tmux); !slices.Equal(msgIDs(r.Messages), []int64{slow.ID}) {
+		t.Fatalf("tmux gets %v, want %d", msgIDs(r.Messages), slow.ID)
+	}
+	r = h.pathWait(t, bob, "channel", channel)
+	if channel = r.Cursor; !slices.Equal(msgIDs(r.Messages), []int64{slow.ID}) {
+		t.Fatalf("the channel carries %v while the sidecar waits for its pane, want %d", msgIDs(r.Messages), slow.ID)
+	}
+	if r := h.pathWait(t, bob, "tmux", tmux); len(r.Messages) != 0 {
+		t.Errorf("the sidecar, looking again before it pastes, gets %v while the channel carries it", msgIDs(r.Messages))
+	}
+	h.confirm(t, bob, "channel", slow.ID)
+
+	// Handed to a hook that never printed it (it gave up): the others pass
+	// it over until the claim lapses; it stays queued.
+	lost := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "printed nowhere"})
+	if got := inject(); !slices.Equal(got, []int64{lost.ID}) {
+		t.Fatalf("the hook injects %v, want %d", got, lost.ID)
 	}
 	if r := h.pathWait(t, bob, "channel", channel); len(r.Messages) != 0 {
-		t.Errorf("the channel carries %v while the sidecar holds it", msgIDs(r.Messages))
+		t.Errorf("the channel carries %v while the hook holds it", msgIDs(r.Messages))
 	}
 	h.Clock.Advance(time.Minute)
 	if r := h.pathWait(t, bob, "channel", channel); !slices.Equal(msgIDs(r.Messages), []int64{lost.ID}) {
-		t.Errorf("after the sidecar's claim lapsed the channel carries %v, want %d", msgIDs(r.Messages), lost.ID)
+		t.Errorf("after the hook's claim lapsed the channel carries %v, want %d", msgIDs(r.Messages), lost.ID)
 	}
 	h.wantState(t, lost.ID, "bob", hub.StateQueued, 0)
 }

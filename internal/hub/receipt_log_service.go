@@ -166,8 +166,11 @@ func (l *deliveryLog) inContextLocked(agentID int64) map[int64]bool {
 // (claims), nor, while the agent is in deep work (inDeepWork, asked only
 // when a message is of low priority), those of low priority: held for the
 // digest when it ends. The path claims the ones it carries until it
-// confirms them (Confirm) or claimLease passes. It returns them, in order,
-// and the held ones' IDs.
+// confirms them (Confirm) or claimLease passes; but for the tmux sidecar,
+// which waits for its pane to go idle before it pastes: a channel push or
+// a hook that comes first carries the message, and the sidecar, looking
+// again just before it pastes, passes over what they took. It returns the
+// messages carried, in order, and the held ones' IDs.
 func (s *Receipts) handOut(agentID int64, via Via, msgs []*Message, inDeepWork func() bool, now time.Time) (carry []*Message, held []int64) {
 	deep, asked := false, false
 	l := &s.deliveries
@@ -196,7 +199,7 @@ func (s *Receipts) handOut(agentID int64, via Via, msgs []*Message, inDeepWork f
 		}
 		carry = append(carry, m)
 	}
-	if len(carry) == 0 {
+	if len(carry) == 0 || via == ViaTmux {
 		return carry, held
 	}
 	if l.claims == nil {
