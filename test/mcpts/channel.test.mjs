@@ -1,10 +1,12 @@
 // Claude Code channels through a client that is not ours: the official
 // TypeScript SDK registers a handler for notifications/claude/channel (as
 // Claude Code does) and receives messages posted to its agent while it
-// calls no tool at all.
+// calls no tool at all; once the transport took them, the sender's
+// receipts show them in the agent's context through the channel.
 //
-// Needs what scripts/ci-mcp-ts.sh sets: HUB_BIN, HUB_ADDR, AGENT_A, TOKEN_A,
-// AGENT_F, TOKEN_F (F is only ever written to by this test).
+// Needs what scripts/ci-mcp-ts.sh sets: HUB_BIN, HUB_ADDR, HUB_MCP_URL
+// (its origin serves the REST API), AGENT_A, TOKEN_A, AGENT_F, TOKEN_F (F
+// is only ever written to by this test).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,4 +58,22 @@ test('a posted message arrives as a channel notification without any tool call',
   assert.match(first.content, /via Agent Hub/);
   assert.match(first.content, /not the user/);
   assert.match(first.content, /ts channel one/);
+
+  // The sender's receipts: each in F's context through the channel, once.
+  const api = new URL(env('HUB_MCP_URL')).origin;
+  const receipt = async (id) => {
+    const res = await fetch(`${api}/v1/messages/${id}/receipts`, { headers: { Authorization: `Bearer ${env('TOKEN_A')}` } });
+    assert.equal(res.status, 200, `receipts of ${id}: HTTP ${res.status}`);
+    return (await res.json()).receipts.find((r) => r.agent === env('AGENT_F'));
+  };
+  for (const id of ids) {
+    let r = await receipt(id);
+    for (const until = Date.now() + 10000; r?.state !== 'IN_CONTEXT' && Date.now() < until;) {
+      await new Promise((ok) => setTimeout(ok, 100));
+      r = await receipt(id);
+    }
+    assert.equal(r?.state, 'IN_CONTEXT', `receipt of ${id}: ${JSON.stringify(r)}`);
+    assert.equal(r.via, 'channel', `receipt of ${id}: ${JSON.stringify(r)}`);
+    assert.ok(r.in_context_at && r.delivered_at, `receipt of ${id}: ${JSON.stringify(r)}`);
+  }
 });
