@@ -82,6 +82,9 @@ func runSend(ctx context.Context, c *cli, args []string) error {
 	}
 	m := r.GetMessage()
 	fmt.Fprintf(c.out, "Sent message %s to %s.\n", m.GetId(), recipients(m))
+	if note := r.GetDeliveryNote(); note != "" {
+		fmt.Fprintln(c.out, note)
+	}
 	return nil
 }
 

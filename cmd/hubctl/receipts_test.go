@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
@@ -66,5 +70,63 @@ func TestPriorityAckAndShow(t *testing.T) {
 	}
 	if r := h.hubctl(t, nil, "messages", "show", "999999"); r.code == 0 || !strings.Contains(r.stderr, "999999") {
 		t.Errorf("messages show of an unknown ID: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestReachabilityAndPathShown: `agent list` says who can be reached now
+// and by which paths, `agent show` lists the paths seen, and `messages
+// show` names the path that put a message in a recipient's context.
+func TestReachabilityAndPathShown(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	bobTok := h.addAgent(t, "bob")
+	h.addAgent(t, "carol")
+	if out := h.hubctl(t, nil, "send", "--to", "carol", "anyone there?").must(t).stdout; !strings.Contains(out, "Stored for carol: never connected yet") {
+		t.Errorf("send to carol, never connected:\n%s\nwant the line naming her unreachable", out)
+	}
+	agent, bob := h.agentClient(t, bobTok)
+	ctx, cancel := context.WithCancel(bob)
+	defer cancel()
+	parked := make(chan struct{})
+	go func() {
+		close(parked)
+		agent.WaitForMessages(ctx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(30), AfterId: ""})
+	}()
+	<-parked
+	var list string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if list = h.hubctl(t, nil, "agent", "list").must(t).stdout; strings.Contains(list, "yes (wait)") {
+			break
+		}
+	}
+	if !strings.Contains(list, "REACHABLE") {
+		t.Fatalf("agent list has no REACHABLE column:\n%s", list)
+	}
+	for _, l := range strings.Split(list, "\n") {
+		switch {
+		case strings.HasPrefix(l, "bob ") && !strings.Contains(l, "yes (wait)"):
+			t.Errorf("bob's row %q: want reachable by his wait", l)
+		case strings.HasPrefix(l, "carol ") && !strings.Contains(l, " no "):
+			t.Errorf("carol's row %q: want not reachable", l)
+		}
+	}
+	if show := h.hubctl(t, nil, "agent", "show", "bob").must(t).stdout; !strings.Contains(show, "wait live") {
+		t.Errorf("agent show bob lacks the live wait:\n%s", show)
+	}
+	r := h.hubctl(t, nil, "send", "--to", "bob", "-o", "json", "the build is green").must(t)
+	var sent struct {
+		Message struct{ ID string } `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sent); err != nil {
+		t.Fatalf("send -o json = %s: %v", r.stdout, err)
+	}
+	var show string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if show = h.hubctl(t, nil, "messages", "show", sent.Message.ID).must(t).stdout; strings.Contains(show, "IN_CONTEXT") {
+			break
+		}
+	}
+	if !strings.Contains(show, "IN_CONTEXT") || !strings.Contains(show, "via wait") {
+		t.Errorf("messages show after bob's wait returned it:\n%s\nwant IN_CONTEXT via wait", show)
 	}
 }
