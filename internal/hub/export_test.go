@@ -1,5 +1,7 @@
 package hub
 
+import "context"
+
 // PatternsOverlap reports whether some path is covered by both normalised
 // patterns: the rule the service applies to compiled patterns
 // (overlapTable), on two strings, for the tests and benchmarks of package
@@ -8,3 +10,13 @@ func PatternsOverlap(a, b string) bool {
 	var o overlapper
 	return o.overlap(compileGlob(a), compileGlob(b))
 }
+
+// MarkReply records what a reply handed to agentID carried (markReply),
+// for the benchmarks of package hub_test.
+func (s *Receipts) MarkReply(ctx context.Context, agentID int64, msgs []*Message, via Via) error {
+	return s.markReply(ctx, agentID, msgs, via)
+}
+
+// FlushDeliveries writes the pending delivery marks (flushDeliveries), as
+// the fallback watcher's loop does, for the benchmarks of package hub_test.
+func (s *Receipts) FlushDeliveries(ctx context.Context) error { return s.flushDeliveries(ctx) }
