@@ -33,10 +33,12 @@ func cpuNow(tb testing.TB) time.Duration {
 //     only: what a path's reply records now), and its write;
 //     mark/in_context: the mark a reply of the agent's own wait or read
 //     writes now (in context through the wait, and delivered), and its
-//     write; mark/none: neither (their setup alone).
+//     write; mark/none: neither (their setup alone);
+//   - burst/delivered, burst/in_context: the same marks written 100 to a
+//     transaction, as the replies of a burst are.
 //
 // The cost of recording in context is mark/in_context minus
-// mark/delivered, over wait minus post. cpu-ns/op is the process's CPU
+// mark/delivered (burst/… under load), over wait minus post. cpu-ns/op is the process's CPU
 // per operation (the post's excluded from wait's); under callgrind
 // (instructions, repeatable on a noisy machine) each sub-benchmark's total
 // less its baseline's (post, mark/none), over the operations, gives the
@@ -82,9 +84,13 @@ func BenchmarkInContextCost(b *testing.B) {
 		})
 	}
 	for _, bc := range []struct {
-		name string
-		via  hub.Via
-	}{{"mark/none", 0}, {"mark/delivered", hub.ViaChannel}, {"mark/in_context", hub.ViaWait}} {
+		name  string
+		via   hub.Via
+		burst int // marks per write
+	}{
+		{"mark/none", 0, 1}, {"mark/delivered", hub.ViaChannel, 1}, {"mark/in_context", hub.ViaWait, 1},
+		{"burst/delivered", hub.ViaChannel, 100}, {"burst/in_context", hub.ViaWait, 100},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := newRealTimeHub(b)
 			alice, _ := h.agent(b, "alice")
@@ -112,6 +118,9 @@ func BenchmarkInContextCost(b *testing.B) {
 				}
 				if err := h.MarkReply(ctx, bob.ID, msgs[i:i+1], bc.via); err != nil {
 					b.Fatal(err)
+				}
+				if (i+1)%bc.burst != 0 && i != b.N-1 {
+					continue
 				}
 				if err := h.FlushDeliveries(ctx); err != nil {
 					b.Fatal(err)

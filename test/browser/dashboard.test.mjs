@@ -215,7 +215,7 @@ test('a message posted through REST appears without reload; the admin can reply'
   await shots('thread');
 });
 
-test('a message\'s receipts: delivered, read and acknowledged per recipient, live', async () => {
+test('a message\'s receipts: state, delivered, in context (and how), read and acknowledged per recipient, live', async () => {
   const lead = await hub.agent('lead');
   const crew = await hub.agent('crew');
   await hub.agent('idler');
@@ -237,6 +237,11 @@ test('a message\'s receipts: delivered, read and acknowledged per recipient, liv
   assert.ok(await row('crew').locator('[data-col="read"] time').isVisible());
   assert.match(await row('idler').locator('[data-col="delivered"]').textContent(), /not yet/);
   assert.match(await row('idler').locator('[data-col="acked"]').textContent(), /awaited/);
+  // crew's own wait put it in its context; idler has not got it.
+  assert.match(await row('crew').locator('[data-col="in-context"]').textContent(), /via wait/);
+  assert.match(await row('crew').locator('[data-col="state"]').textContent(), /acknowledged/);
+  assert.match(await row('idler').locator('[data-col="state"]').textContent(), /queued/);
+  assert.match(await row('idler').locator('[data-col="in-context"]').textContent(), /not yet/);
   await shots('receipts');
 });
 
@@ -251,6 +256,24 @@ test('agent detail: timeline and chart', async () => {
   await page.getByText('what went well').waitFor({ timeout: WAIT });
   assert.equal(await page.locator('figure.chart rect.bar').count(), 36);
   await shots('agent');
+});
+
+test('reachability: a badge on the agent\'s row and its paths on its page, live', async () => {
+  const a = await hub.agent('reacher');
+  await page.goto(hub.origin + '/#/agent/reacher');
+  const reach = page.locator('dd.reach');
+  await reach.getByText('unreachable').waitFor({ timeout: WAIT });
+  assert.match(await reach.textContent(), /none seen yet/);
+  // A parked wait: reachable through it, on the page and on the agents' row.
+  const parked = a.call('POST', '/v1/messages:wait', { timeout_seconds: 3 });
+  await reach.getByText('reachable', { exact: true }).waitFor({ timeout: WAIT });
+  assert.match(await reach.textContent(), /wait/);
+  await shots('agent-reachable');
+  await page.getByRole('link', { name: 'Agents', exact: true }).click();
+  await page.locator('tr[data-agent="reacher"] .badge.reach').getByText('reachable', { exact: true }).waitFor({ timeout: WAIT });
+  // The wait ends: a few seconds later no path is live.
+  await parked;
+  await page.locator('tr[data-agent="reacher"] .badge.reach').getByText('unreachable').waitFor({ timeout: WAIT });
 });
 
 test('orchestrator: ticks, pulses and cron jobs; disable asks first', async () => {
