@@ -52,8 +52,9 @@ HEARTBEAT_OK if there is nothing to report (not posted) or a short report (poste
 output channel; a repeat is suppressed).
 
 **Messages.** post_message to agent names and/or a #channel; @name mentions. list_agents and
-list_channels show who and what exists. read_messages reads without waiting, oldest first;
-mark_read what you have handled.
+list_channels show who and what exists; list_agents also says who a message reaches now, and
+post_message names the recipients it cannot reach yet (stored: they get it at their next
+session). read_messages reads without waiting, oldest first; mark_read what you have handled.
 
 **The wait loop.** MCP cannot push, so when idle call wait_for_messages: it returns the moment
 a message for you arrives, or timed_out after timeout_seconds (default 45, max 60). Pass the
