@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // startReplica boots a hub on the PostgreSQL database at dbURL, with its
@@ -214,4 +215,68 @@ func TestPostgresReplicasForgetChangedAgents(t *testing.T) {
 			t.Fatalf("%s's old token on B: %v; want %s", tt.name, err, tt.want)
 		}
 	}
+}
+
+// Two hubs on one PostgreSQL database see each other's paths: an agent
+// whose wait is parked on one is reachable on the other within a few ticks
+// (a post through the other names nobody unreachable); once the wait ends
+// because its caller went away, the other says so within a few ticks too.
+func TestPostgresReplicasShareReachability(t *testing.T) {
+	dbURL := pgtest.Database(t)
+	a, b := startReplica(t, dbURL), startReplica(t, dbURL)
+	ctx := context.Background()
+	adminTok, err := a.AdminToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := hubv1.NewAdminServiceClient(a.Conn())
+	actx := bearer(ctx, adminTok)
+	mk := func(name string) string {
+		r, err := admin.CreateAgent(actx, &hubv1.CreateAgentRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetToken()
+	}
+	aliceTok, bobTok := mk("alice"), mk("bob")
+	dial := func(m *app.Main) hubv1.AgentServiceClient {
+		conn, err := grpc.NewClient(m.GRPCAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return hubv1.NewAgentServiceClient(conn)
+	}
+	onA, onB := dial(a), dial(b)
+	adminB := hubv1.NewAdminServiceClient(b.Conn())
+	bTok, err := b.AdminToken() // each replica has its own data dir and admin token
+	if err != nil {
+		t.Fatal(err)
+	}
+	bctx := bearer(ctx, bTok)
+	bobReachableOnB := func() bool {
+		r, err := adminB.GetAgent(bctx, &hubv1.GetAgentRequest{Name: "bob"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetAgent().GetReachable()
+	}
+	if bobReachableOnB() {
+		t.Fatal("bob reachable before any call")
+	}
+	wctx, cancel := context.WithCancel(bearer(ctx, bobTok))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		onA.WaitForMessages(wctx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(60), AfterId: ""})
+	}()
+	within(t, "bob's wait on a seen on b", bobReachableOnB)
+	r, err := onB.PostMessage(bearer(ctx, aliceTok), &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "through b"})
+	if err != nil || len(r.GetUnreachable()) != 0 {
+		t.Errorf("post through b = %v, %v; want nobody unreachable (bob waits on a)", r.GetUnreachable(), err)
+	}
+	<-done // the post woke it
+	cancel()
+	// bob's wait answered: it counts for a few seconds, then b sees no path.
+	within(t, "bob's path gone on b", func() bool { return !bobReachableOnB() })
 }

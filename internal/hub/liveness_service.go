@@ -15,8 +15,8 @@ type Liveness struct {
 	onlineAt time.Time
 	online   map[string]onlineNames // by project
 
-	pathsMu     sync.Mutex
-	pathsLoaded time.Time // when the paths were last read (loadPaths)
+	pathsMu   sync.Mutex
+	pathsSeen time.Time // the newest stamp of the path rows read (loadPaths)
 }
 
 // livenessTx is what the liveness service reads and writes in one transaction:

@@ -80,7 +80,7 @@ func (s *Liveness) FlushPresence(ctx context.Context, now time.Time, set Schedul
 			return 0, fmt.Errorf("flush presence: %w", err)
 		}
 	}
-	if err := s.loadPaths(ctx, now); err != nil {
+	if err := s.loadPaths(ctx); err != nil {
 		return len(touches), fmt.Errorf("read the paths of other replicas: %w", err)
 	}
 	return len(touches), nil

@@ -94,6 +94,9 @@ type PathRow struct {
 	// Replica is the process that wrote the row (PathTracker.ID): a
 	// process ignores its own rows when it reads them back.
 	Replica string
+	// WrittenAt is when the store wrote the row, on a clock every process
+	// sharing the store agrees on (filled when read: AgentPathTx).
+	WrittenAt time.Time
 }
 
 // pathState is one path of one agent in a PathTracker.

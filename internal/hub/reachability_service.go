@@ -10,28 +10,31 @@ import (
 // them.
 type AgentPathTx interface {
 	// PutPaths writes rows at now (rows of agents that no longer exist
-	// are skipped). A row replaces the stored row of its agent and path
-	// when that one is of the same replica, runs out before it, or has run
-	// out at now; the stored last-seen time only moves forward.
+	// are skipped), stamped with the store's write time (WrittenAt, on a
+	// clock every process sharing the store agrees on). A row replaces the
+	// stored row of its agent and path when that one is of the same
+	// replica, runs out before it, or has run out at now; the stored
+	// last-seen time only moves forward.
 	PutPaths(rows []PathRow, now time.Time) error
 	// PathsSince returns the rows written after since (every row for the
-	// zero time).
+	// zero time), with their WrittenAt.
 	PathsSince(since time.Time) ([]PathRow, error)
 }
 
-// pathLoadMargin is how far before its last read the next read of the
-// paths goes back: a row is stamped with its writer's time before its
-// transaction commits, and replicas' clocks differ a little.
+// pathLoadMargin is how far before the newest row it read the next read
+// of the paths goes back: a row is stamped before its transaction
+// commits, so one stamped earlier may become visible later.
 const pathLoadMargin = 30 * time.Second
 
-// loadPaths reads the paths written since the last read (by every
-// process: PathTracker.Load skips this one's own).
-func (s *Liveness) loadPaths(ctx context.Context, now time.Time) error {
+// loadPaths reads the paths written since the newest row the last read
+// saw (by every process: PathTracker.Load skips this one's own). The
+// rows' stamps are the store's, so replicas whose clocks differ miss none.
+func (s *Liveness) loadPaths(ctx context.Context) error {
 	s.pathsMu.Lock()
 	defer s.pathsMu.Unlock()
-	since := s.pathsLoaded.Add(-pathLoadMargin)
-	if s.pathsLoaded.IsZero() {
-		since = now.Add(-pathLoadMargin) // Init read them all
+	var since time.Time
+	if !s.pathsSeen.IsZero() {
+		since = s.pathsSeen.Add(-pathLoadMargin)
 	}
 	var rows []PathRow
 	err := view(ctx, s.store, func(tx AgentPathTx) (err error) { rows, err = tx.PathsSince(since); return err })
@@ -39,7 +42,9 @@ func (s *Liveness) loadPaths(ctx context.Context, now time.Time) error {
 		return err
 	}
 	s.paths.Load(rows)
-	s.pathsLoaded = now
+	for _, r := range rows {
+		s.pathsSeen = later(s.pathsSeen, r.WrittenAt)
+	}
 	return nil
 }
 

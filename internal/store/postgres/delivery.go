@@ -12,7 +12,8 @@ import (
 // This file implements hub.AgentPathTx, hub.RetireTx, hub.DigestTx and
 // hub.NoticeTx (0014_delivery.sql).
 
-// PutPaths implements hub.AgentPathTx: the rows in one statement.
+// PutPaths implements hub.AgentPathTx: the rows in one statement, stamped
+// with the server's clock, which every replica shares.
 func (t *Tx) PutPaths(rows []hub.PathRow, now time.Time) error {
 	if len(rows) == 0 {
 		return nil
@@ -23,7 +24,7 @@ func (t *Tx) PutPaths(rows []hub.PathRow, now time.Time) error {
 		ids[i], vias[i], seen[i], until[i], replicas[i] = r.AgentID, int16(r.Via), row.Nanos(r.LastSeenAt), row.Nanos(r.LiveUntil), r.Replica
 	}
 	_, err := t.exec(`INSERT INTO agent_paths AS p (agent_id, via, last_seen_at, live_until, replica, written_at)
-		SELECT v.id, v.via, v.seen, v.until, v.replica, $6
+		SELECT v.id, v.via, v.seen, v.until, v.replica, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000000)::bigint
 		FROM unnest($1::bigint[], $2::smallint[], $3::bigint[], $4::bigint[], $5::text[]) AS v(id, via, seen, until, replica)
 		WHERE EXISTS (SELECT 1 FROM agents a WHERE a.id = v.id)
 		ON CONFLICT (agent_id, via) DO UPDATE SET
@@ -39,7 +40,7 @@ func (t *Tx) PutPaths(rows []hub.PathRow, now time.Time) error {
 
 // PathsSince implements hub.AgentPathTx.
 func (t *Tx) PathsSince(since time.Time) ([]hub.PathRow, error) {
-	rows, err := t.query(`SELECT agent_id, via, last_seen_at, live_until, replica FROM agent_paths
+	rows, err := t.query(`SELECT agent_id, via, last_seen_at, live_until, replica, written_at FROM agent_paths
 		WHERE written_at > $1 ORDER BY written_at`, row.Nanos(since))
 	return scanRows(rows, err, func(r pgx.Rows) (hub.PathRow, error) { return row.PathRow(r) })
 }

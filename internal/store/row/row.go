@@ -255,15 +255,15 @@ func Receipt(s Scanner) (hub.Receipt, error) {
 }
 
 // PathRow scans a path row: agent ID, via, last seen at, live until,
-// replica.
+// replica, written at.
 func PathRow(s Scanner) (hub.PathRow, error) {
 	var r hub.PathRow
 	var via int16
-	var seen, until int64
-	if err := s.Scan(&r.AgentID, &via, &seen, &until, &r.Replica); err != nil {
+	var seen, until, written int64
+	if err := s.Scan(&r.AgentID, &via, &seen, &until, &r.Replica, &written); err != nil {
 		return r, err
 	}
-	r.Via, r.LastSeenAt, r.LiveUntil = hub.Via(via), Time(seen), Time(until)
+	r.Via, r.LastSeenAt, r.LiveUntil, r.WrittenAt = hub.Via(via), Time(seen), Time(until), Time(written)
 	return r, nil
 }
 

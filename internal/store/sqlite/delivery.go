@@ -10,7 +10,8 @@ import (
 // This file implements hub.AgentPathTx, hub.RetireTx, hub.DigestTx and
 // hub.NoticeTx (0016_delivery.sql).
 
-// PutPaths implements hub.AgentPathTx.
+// PutPaths implements hub.AgentPathTx: one process owns the file, so its
+// clock (now) stamps the rows.
 func (t *Tx) PutPaths(rows []hub.PathRow, now time.Time) error {
 	for _, r := range rows {
 		_, err := t.exec(`INSERT INTO agent_paths (agent_id, via, last_seen_at, live_until, replica, written_at)
@@ -32,7 +33,7 @@ func (t *Tx) PutPaths(rows []hub.PathRow, now time.Time) error {
 
 // PathsSince implements hub.AgentPathTx.
 func (t *Tx) PathsSince(since time.Time) ([]hub.PathRow, error) {
-	return scanAll(t, row.PathRow, `SELECT agent_id, via, last_seen_at, live_until, replica FROM agent_paths
+	return scanAll(t, row.PathRow, `SELECT agent_id, via, last_seen_at, live_until, replica, written_at FROM agent_paths
 		WHERE written_at > ? ORDER BY written_at`, row.Nanos(since))
 }
 

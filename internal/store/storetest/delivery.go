@@ -130,7 +130,7 @@ func testHeldDigests(t *testing.T, h NewDB) {
 // testPaths: a path row replaces the stored one of the same replica, or
 // one that runs out sooner or has run out; last-seen only moves forward;
 // rows of unknown agents are skipped; PathsSince returns what was written
-// after a time.
+// after a stamp it gave (the store's write time).
 func testPaths(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)
@@ -140,10 +140,20 @@ func testPaths(t *testing.T, h NewDB) {
 		t.Helper()
 		mustUpdate(t, db, func(tx hub.Tx) error { return tx.PutPaths(rows, now) })
 	}
+	var mark time.Time // the newest stamp read
 	get := func(since time.Time) []hub.PathRow {
 		t.Helper()
 		var rows []hub.PathRow
 		mustView(t, db, func(tx hub.Tx) (err error) { rows, err = tx.PathsSince(since); return err })
+		for i, r := range rows {
+			if r.WrittenAt.IsZero() || r.WrittenAt.Before(since) {
+				t.Errorf("row %+v stamped %v, read since %v", r, r.WrittenAt, since)
+			}
+			if r.WrittenAt.After(mark) {
+				mark = r.WrittenAt
+			}
+			rows[i].WrittenAt = time.Time{}
+		}
 		return rows
 	}
 	row := func(via hub.Via, seen, until int, replica string) hub.PathRow {
@@ -155,14 +165,16 @@ func testPaths(t *testing.T, h NewDB) {
 	if got, want := get(time.Time{}), []hub.PathRow{row(hub.ViaWait, 20, 130, "a"), row(hub.ViaHook, 30, 330, "b")}; !slices.Equal(got, want) {
 		t.Fatalf("paths = %v, want %v", got, want)
 	}
+	since := mark
 	put(at(40), row(hub.ViaWait, 40, 40, "a"))  // a's own row: replaced (a closed it)
 	put(at(50), row(hub.ViaWait, 15, 200, "b")) // lives longer: replaces, last seen kept
-	if got, want := get(at(35)), []hub.PathRow{row(hub.ViaWait, 40, 200, "b")}; !slices.Equal(got, want) {
-		t.Fatalf("paths since 35s = %v, want %v", got, want)
+	if got, want := get(since), []hub.PathRow{row(hub.ViaWait, 40, 200, "b")}; !slices.Equal(got, want) {
+		t.Fatalf("paths written since the first read = %v, want %v", got, want)
 	}
+	since = mark
 	put(at(300), row(hub.ViaWait, 300, 305, "a")) // b's ran out at 200: replaced
-	if got, want := get(at(250)), []hub.PathRow{row(hub.ViaWait, 300, 305, "a")}; !slices.Equal(got, want) {
-		t.Fatalf("paths since 250s = %v, want %v", got, want)
+	if got, want := get(since), []hub.PathRow{row(hub.ViaWait, 300, 305, "a")}; !slices.Equal(got, want) {
+		t.Fatalf("paths written since the second read = %v, want %v", got, want)
 	}
 }
 
