@@ -18,5 +18,5 @@ export function reachBadge(a) {
 export function pathsList(a) {
   const ps = a.paths || [];
   if (!ps.length) return h('span', { class: 'muted' }, 'none seen yet');
-  return ps.map((p, i) => [i ? ', ' : '', p.live ? badge(p.kind, 'online') : h('span', { class: 'muted' }, p.kind), ' ', h('span', { class: 'muted' }, ago(p.last_seen_at))]);
+  return ps.flatMap((p, i) => [i ? ', ' : '', p.live ? badge(p.kind, 'online') : h('span', { class: 'muted' }, p.kind), ' ', h('span', { class: 'muted' }, ago(p.last_seen_at))]);
 }
