@@ -167,7 +167,8 @@ type AgentServiceClient interface {
 	// ConfirmDelivery is for the paths that carry messages into the caller's context outside its own
 	// calls (host hooks, hub mcp's channel push, the tmux sidecar): called once the host has taken
 	// the messages, it moves each to IN_CONTEXT through that path, once (a message already in
-	// context keeps its first path and time). NotFound for an ID not delivered to the caller.
+	// context keeps its first path and time). The marks are written just after the reply, with the
+	// delivery marks of the moment. NotFound for an ID not delivered to the caller.
 	ConfirmDelivery(ctx context.Context, in *ConfirmDeliveryRequest, opts ...grpc.CallOption) (*ConfirmDeliveryResponse, error)
 	// EndSession says the caller's session ended cleanly (an MCP session closed, a host's SessionEnd
 	// hook): the agent shows offline at once rather than after the inactivity time-out, and the
@@ -680,7 +681,8 @@ type AgentServiceServer interface {
 	// ConfirmDelivery is for the paths that carry messages into the caller's context outside its own
 	// calls (host hooks, hub mcp's channel push, the tmux sidecar): called once the host has taken
 	// the messages, it moves each to IN_CONTEXT through that path, once (a message already in
-	// context keeps its first path and time). NotFound for an ID not delivered to the caller.
+	// context keeps its first path and time). The marks are written just after the reply, with the
+	// delivery marks of the moment. NotFound for an ID not delivered to the caller.
 	ConfirmDelivery(context.Context, *ConfirmDeliveryRequest) (*ConfirmDeliveryResponse, error)
 	// EndSession says the caller's session ended cleanly (an MCP session closed, a host's SessionEnd
 	// hook): the agent shows offline at once rather than after the inactivity time-out, and the
