@@ -37,7 +37,7 @@ type testHubProc struct {
 	agent func(name string) string
 }
 
-func startTestHub(tb testing.TB) testHubProc {
+func startTestHub(tb testing.TB, mods ...func(*app.Main)) testHubProc {
 	tb.Helper()
 	m := app.NewMain()
 	m.DataDir = tb.TempDir()
@@ -45,6 +45,9 @@ func startTestHub(tb testing.TB) testHubProc {
 	m.HTTPAddr = "off"
 	m.NoOrchestrator = true
 	m.Logger = slog.New(slog.DiscardHandler)
+	for _, mod := range mods {
+		mod(m)
+	}
 	ctx := context.Background()
 	if err := m.Start(ctx); err != nil {
 		tb.Fatalf("start hub: %v", err)
@@ -65,9 +68,9 @@ func startTestHub(tb testing.TB) testHubProc {
 	}}
 }
 
-func startHookHub(tb testing.TB) *hookHub {
+func startHookHub(tb testing.TB, mods ...func(*app.Main)) *hookHub {
 	tb.Helper()
-	p := startTestHub(tb)
+	p := startTestHub(tb, mods...)
 	h := &hookHub{addr: p.addr, ann: p.agent("ann"), bob: p.agent("bob"), adminToken: p.adminToken}
 	h.annC, h.bobC = agentClient(tb, h.addr, h.ann), agentClient(tb, h.addr, h.bob)
 	return h
