@@ -234,6 +234,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "exposure" {
 		return runExposure(ctx, args[1:], stdout, stderr) // exposure.go
 	}
+	if len(args) > 0 && (args[0] == "fleet" || args[0] == "soak") {
+		return runFleet(ctx, args[0], args[1:], stdout, stderr) // fleet.go
+	}
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
