@@ -76,17 +76,21 @@ func (b *bench) tickPhase(ctx context.Context) error {
 	}
 	defer p.close()
 
+	// The ticks run every interval from the hub's first: once that is
+	// seen, the tick of each group is known in advance, and the hub is
+	// asked (GetHubInfo counts the agents) only around it.
+	info, err := waitTick(ctx, p, time.Time{}, time.Time{}, 2*c.tickInterval+time.Minute)
+	if err != nil {
+		return err
+	}
+	last := info.GetLastTickAt().AsTime()
 	next := 1 // the first agent of the next group
 	g := 0
 	for _, due := range c.tickDue {
 		row := tickRow{agents: c.tickAgents, due: due}
 		for range c.tickSamples {
 			at := seeded.First.Add(time.Duration(g) * c.tickInterval)
-			if g > 0 { // the tick of the group before has run
-				if _, err := waitTick(ctx, p, at.Add(-c.tickInterval), 2*c.tickInterval+time.Minute); err != nil {
-					return err
-				}
-			}
+			expect := last.Add(time.Duration((at.Sub(last)+c.tickInterval-1)/c.tickInterval) * c.tickInterval)
 			ids := make([]*agentRef, due)
 			for i := range ids {
 				tok := fmt.Sprintf("%s%06d", tickToken, next+i)
@@ -101,16 +105,18 @@ func (b *bench) tickPhase(ctx context.Context) error {
 			}); err != nil {
 				return fmt.Errorf("tick: calls of the due agents: %w", err)
 			}
-			if time.Now().After(at) {
+			if time.Now().After(expect) {
 				row.late++ // its tick may have run before all the calls
 			}
 			nudges0, _ := scrapeMetric(ctx, h.metricsURL(), "hub_nudges_total")
+			sleep(ctx, time.Until(expect.Add(-200*time.Millisecond)))
 			cpu0, _ := threadsCPU(h.pid)
-			info, err := waitTick(ctx, p, at, 2*c.tickInterval+time.Minute)
+			info, err := waitTick(ctx, p, at, expect, 2*c.tickInterval+time.Minute)
 			if err != nil {
 				return err
 			}
 			cpu1, _ := threadsCPU(h.pid)
+			last = info.GetLastTickAt().AsTime()
 			nudges1, _ := scrapeMetric(ctx, h.metricsURL(), "hub_nudges_total")
 			row.wall = append(row.wall, time.Duration(info.GetLastTickMicros())*time.Microsecond)
 			row.cpu = append(row.cpu, cpu1-cpu0)
@@ -127,23 +133,25 @@ func (b *bench) tickPhase(ctx context.Context) error {
 }
 
 // waitTick waits (at most limit) until the hub has run a tick at or after
-// at, and returns its GetHubInfo.
-func waitTick(ctx context.Context, p *pool, at time.Time, limit time.Duration) (*hubv1.GetHubInfoResponse, error) {
+// at, and returns its GetHubInfo. It asks from expect on (the tick's
+// expected start, or at once when zero), then less and less often.
+func waitTick(ctx context.Context, p *pool, at, expect time.Time, limit time.Duration) (*hubv1.GetHubInfoResponse, error) {
 	deadline := time.Now().Add(limit)
-	for {
+	sleep(ctx, time.Until(expect))
+	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		info, err := p.hubInfo(cctx)
 		cancel()
-		if err == nil && !info.GetLastTickAt().AsTime().Before(at) {
+		if err == nil && info.GetLastTickAt() != nil && !info.GetLastTickAt().AsTime().Before(at) {
 			return info, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("tick: no tick ran after %s within %s (last error: %v)", at.Format(time.TimeOnly), limit, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
