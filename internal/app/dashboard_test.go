@@ -212,11 +212,14 @@ func TestDashboardStreamRows(t *testing.T) {
 		t.Errorf("the sender's row was sent: %v", by)
 	}
 
+	// A row marked again but unchanged is not sent again.
+	h.m.Services.Core.Feed().AgentNamed("reader")
+	time.Sleep(time.Second) // a few of the stream's passes
 	if _, err := h.agent.Checkpoint(coreBearer(senderTok), &hubv1.CheckpointRequest{CurrentActivity: "reading"}); err != nil {
 		t.Fatal(err)
 	}
 	if by, _ = rows(); len(by) != 1 || by["sender"].Agent.Name != "sender" {
-		t.Errorf("after sender's checkpoint: rows %v, want sender's only", by)
+		t.Errorf("after reader marked unchanged and sender's checkpoint: rows %v, want sender's only", by)
 	}
 
 	h.newAgent(t, "newcomer")

@@ -60,7 +60,7 @@ type rowCaster struct {
 
 	// pass is held while the watch is read and sent updated.
 	pass    sync.Mutex
-	sent    map[string]uint64 // agent name → hash of the row last sent
+	sent    map[string]uint64 // agent name → hash of the row last sent (a row not in it is sent)
 	readAll bool              // the next pass reads every row (changes were lost)
 }
 
@@ -74,9 +74,10 @@ func newRowCaster(opts Options, closing <-chan struct{}) *rowCaster {
 }
 
 // join adds a stream. Call it after the stream subscribed to the feed and
-// before its page reads every row: the first stream after none makes the
-// baseline of what pages hold (every row, read now, sent to nobody), and
-// what changes after it reaches the pages as rows.
+// before its page reads every row. The first stream after none forgets
+// what was sent: while no page was open nothing was marked, so a row sent
+// then may have changed and changed back, and a page that reads it now
+// must get its next change whatever the old hash says.
 func (c *rowCaster) join() *sink {
 	s := &sink{c: make(chan []byte, sinkBuffer)}
 	c.mu.Lock()
@@ -84,32 +85,15 @@ func (c *rowCaster) join() *sink {
 	c.sinks[s] = struct{}{}
 	c.mu.Unlock()
 	if first {
-		c.baseline()
+		c.pass.Lock()
+		clear(c.sent)
+		c.pass.Unlock()
 	}
 	select {
 	case c.joined <- struct{}{}:
 	default:
 	}
 	return s
-}
-
-// baseline reads every row and records it as sent.
-func (c *rowCaster) baseline() {
-	c.pass.Lock()
-	defer c.pass.Unlock()
-	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
-	defer cancel()
-	ch, err := c.opts.Watch.Next(ctx, true, true)
-	clear(c.sent)
-	if err != nil {
-		c.readAll = true // the next pass sends every row
-		return
-	}
-	for _, r := range c.opts.Rows(ch.Rows) {
-		if h, ok := rowHash(r); ok {
-			c.sent[r.GetAgent().GetName()] = h
-		}
-	}
 }
 
 func (c *rowCaster) leave(s *sink) {

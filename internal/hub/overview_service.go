@@ -95,20 +95,21 @@ func (s *Liveness) WatchOverviews() *OverviewWatch {
 
 // Next returns the rows that may have changed since the last call: those
 // the feed gathered and, with scan, those whose presence moved or that
-// have new events; with all (and on the first call) every row. Rows of
-// one call come from one snapshot.
+// have new events; with all, every row. The first call scans to learn
+// where presence and the event log stand, and returns only what the feed
+// gathered. Rows of one call come from one snapshot.
 func (w *OverviewWatch) Next(ctx context.Context, all, scan bool) (OverviewChanges, error) {
 	s := w.s
 	ids, names, feedAll := s.waiters.feed.takeChanged()
-	all = all || feedAll || !w.started
-	scan = scan || all
+	all = all || feedAll
+	scan = scan || all || !w.started
 	if scan {
 		now := s.clock.Now()
 		parked := map[int64]bool{}
 		for _, id := range s.waiters.Agents() {
 			parked[id] = true
 		}
-		ids = append(ids, s.presence.moved(w.shown, parked, now, s.cfg.Health, all)...)
+		ids = append(ids, s.presence.moved(w.shown, parked, now, s.cfg.Health, all || !w.started)...)
 	}
 	out := OverviewChanges{All: all, Beat: s.beat.Load()}
 	err := view(ctx, s.store, func(tx livenessTx) error {
