@@ -249,7 +249,7 @@ func (a *fleetAgent) post(ctx context.Context, f *fleet, rng *rand.Rand) {
 	id, err := a.api.post(ctx, to, channel, body)
 	f.stats.call(opPost, time.Since(t0), err)
 	if err == nil {
-		f.stats.wakes.posted(id, time.Now())
+		f.stats.wakes.posted(id, t0, time.Now())
 	}
 }
 

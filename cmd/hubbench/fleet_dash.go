@@ -173,7 +173,7 @@ func (d *dashSim) session(ctx context.Context) error {
 		}
 	}
 	wg.Go(func() {
-		for {
+		for first := true; ; first = false {
 			select {
 			case <-sctx.Done():
 				return
@@ -183,11 +183,15 @@ func (d *dashSim) session(ctx context.Context) error {
 			since := pendingSince
 			pendingSince = time.Time{}
 			mu.Unlock()
+			t0 := time.Now()
 			if err := d.readAgents(sctx); err != nil {
 				if sctx.Err() == nil {
 					d.f.stats.call(opDashboard, 0, err)
 				}
 				continue
+			}
+			if first {
+				d.f.stats.firstLoad.add(time.Since(t0))
 			}
 			d.f.stats.eventRead.add(time.Since(since))
 		}

@@ -106,12 +106,16 @@ func (r *recorder) from(i int) *latHist {
 // wakeMatcher pairs each post's acknowledgement with the wait replies
 // that carry the message: the post → wake latency of its recipients.
 type wakeMatcher struct {
-	mu     sync.Mutex
-	acked  map[string]time.Time
-	early  map[string][]earlyWake // replies seen before their post's acknowledgement
-	lat    [nTransports]recorder
-	before atomic.Int64 // replies that came before the post's own reply (counted as 0)
+	mu       sync.Mutex
+	acked    map[string]postTimes
+	early    map[string][]earlyWake // replies seen before their post's acknowledgement
+	lat      [nTransports]recorder  // from the post's acknowledgement
+	fromSend recorder               // from the post's sending: its own latency included
+	before   atomic.Int64           // replies that came before the post's own reply (0 from the acknowledgement)
 }
+
+// postTimes is when a post was sent and when its acknowledgement came.
+type postTimes struct{ sent, ack time.Time }
 
 type earlyWake struct {
 	at time.Time
@@ -119,15 +123,16 @@ type earlyWake struct {
 }
 
 func newWakeMatcher() *wakeMatcher {
-	return &wakeMatcher{acked: map[string]time.Time{}, early: map[string][]earlyWake{}}
+	return &wakeMatcher{acked: map[string]postTimes{}, early: map[string][]earlyWake{}}
 }
 
-func (m *wakeMatcher) posted(id string, ack time.Time) {
+func (m *wakeMatcher) posted(id string, sent, ack time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.acked[id] = ack
+	m.acked[id] = postTimes{sent: sent, ack: ack}
 	for _, e := range m.early[id] {
 		m.lat[e.t].add(0)
+		m.fromSend.add(e.at.Sub(sent))
 		m.before.Add(1)
 	}
 	delete(m.early, id)
@@ -139,13 +144,14 @@ func (m *wakeMatcher) woke(ids []string, issued, at time.Time, t transport) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, id := range ids {
-		ack, ok := m.acked[id]
+		p, ok := m.acked[id]
 		switch {
 		case !ok:
 			m.early[id] = append(m.early[id], earlyWake{at: at, t: t})
-		case ack.Before(issued):
+		case p.ack.Before(issued):
 		default:
-			m.lat[t].add(at.Sub(ack))
+			m.lat[t].add(at.Sub(p.ack))
+			m.fromSend.add(at.Sub(p.sent))
 		}
 	}
 }
@@ -155,8 +161,8 @@ func (m *wakeMatcher) woke(ids []string, issued, at time.Time, t transport) {
 func (m *wakeMatcher) sweep(t time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for id, ack := range m.acked {
-		if ack.Before(t) {
+	for id, p := range m.acked {
+		if p.ack.Before(t) {
 			delete(m.acked, id)
 		}
 	}
@@ -263,6 +269,7 @@ type interval struct {
 	writesPerCommit    float64
 	calls, errs        int64
 	wake               [nTransports]*latHist
+	wakeFromSend       *latHist
 	heartbeat, ticks   *latHist
 	dash, eventRead    *latHist
 	dashRows, dashByte int64
@@ -330,6 +337,7 @@ func (s *fleetStats) sample(ctx context.Context, d time.Duration) error {
 			iv.wake[tr] = s.wakes.lat[tr].rotate()
 		}
 		iv.heartbeat, iv.ticks = s.heartbeat.rotate(), s.ticks.rotate()
+		iv.wakeFromSend = s.wakes.fromSend.rotate()
 		s.post.rotate()
 		iv.dash, iv.eventRead = s.probe.lat.rotate(), s.eventRead.rotate()
 		iv.dashRows, iv.dashByte = s.dashRows.Swap(0), s.dashBytes.Swap(0)
