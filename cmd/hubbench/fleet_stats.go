@@ -52,7 +52,8 @@ func (h *latHist) merge(o *latHist) {
 }
 
 // quantile returns the upper edge of the bucket holding the q-quantile
-// (nearest rank), never above the largest sample; 0 if empty.
+// (nearest rank), never above the largest sample (the last bucket has no
+// edge: the largest sample); 0 if empty.
 func (h *latHist) quantile(q float64) time.Duration {
 	if h.n == 0 {
 		return 0
@@ -62,6 +63,9 @@ func (h *latHist) quantile(q float64) time.Duration {
 	for i, c := range h.b {
 		seen += int64(c)
 		if seen >= rank {
+			if i == histBuckets-1 {
+				return h.max
+			}
 			edge := time.Duration(float64(histMin) * math.Pow(histGrowth, float64(i)))
 			return min(edge, h.max)
 		}
