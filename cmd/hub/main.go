@@ -67,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return copyStore(ctx, args, stderr)
 	case "health":
 		return runHealth(ctx, args, stdout, stderr)
+	case "bench-seed": // hubbench's tick scenario; not in the usage
+		return runBenchSeed(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprint(stdout, version.Long("hub"))
 		return nil

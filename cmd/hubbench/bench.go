@@ -22,8 +22,8 @@ import (
 //     once each has a backlog of unread channel messages;
 //  4. poll mode: restart with --wait-mode poll, idle windows with 0 and N
 //     parked waiters, wake latency at N;
-//  5. tick: orchestrator ticks on a large store, in this process (no hub
-//     child), after the hub has stopped.
+//  5. tick: orchestrator ticks of another hub on a large seeded store,
+//     after the first hub has stopped (tick.go).
 type bench struct {
 	c        *config
 	progress func(string, ...any)
@@ -83,24 +83,16 @@ func (b *bench) run(ctx context.Context) error {
 	hubArgs = append(hubArgs, "--rate-limit", "0", "--read-rate-limit", "0")
 	notifyArgs := append([]string{"--max-waiters", maxWaiters}, hubArgs...)
 
-	// The hub under test (the tick scenario alone needs none).
+	// The hub under test (the tick scenario alone starts its own).
 	needHub := slices.ContainsFunc(allScenarios, func(s string) bool { return s != "tick" && b.need(s) })
 	if !needHub {
 		return b.tickPhase(ctx)
 	}
 	if c.addr == "" {
-		var err error
-		if b.tmp, err = os.MkdirTemp("", "hubbench-"); err != nil {
+		if err := b.ensureBin(ctx); err != nil {
 			return err
 		}
 		b.dataDir = b.tmp + "/data"
-		b.bin = c.hubBin
-		if b.bin == "" {
-			b.progress("building ./cmd/hub")
-			if b.bin, err = buildHub(ctx, b.tmp); err != nil {
-				return err
-			}
-		}
 		if err := b.startHub(ctx, "notify", notifyArgs); err != nil {
 			return err
 		}
@@ -161,7 +153,7 @@ func (b *bench) run(ctx context.Context) error {
 		}
 	}
 	if b.need("tick") {
-		if b.hub.cmd != nil { // the tick runs in this process: free the CPUs
+		if b.hub.cmd != nil { // the tick's hub gets the CPUs alone
 			b.p.close()
 			b.p = nil
 			b.hub.stop()
@@ -169,6 +161,25 @@ func (b *bench) run(ctx context.Context) error {
 		return b.tickPhase(ctx)
 	}
 	return nil
+}
+
+// ensureBin makes the temporary dir and the hub binary (--hub-bin, or
+// ./cmd/hub built there).
+func (b *bench) ensureBin(ctx context.Context) error {
+	var err error
+	if b.tmp == "" {
+		if b.tmp, err = os.MkdirTemp("", "hubbench-"); err != nil {
+			return err
+		}
+	}
+	if b.bin != "" {
+		return nil
+	}
+	if b.bin = b.c.hubBin; b.bin == "" {
+		b.progress("building ./cmd/hub")
+		b.bin, err = buildHub(ctx, b.tmp)
+	}
+	return err
 }
 
 // startHub (re)starts the child hub on b.dataDir and connects the pool.

@@ -23,6 +23,7 @@ import (
 // figures are not available).
 type hubProc struct {
 	cmd      *exec.Cmd
+	bin      string        // the binary, for its other commands (hub mcp)
 	exited   chan struct{} // closed when the child exits
 	dataDir  string
 	logPath  string

@@ -4,9 +4,9 @@
 // without a backlog of unread messages, hub RSS per parked waiter, and the
 // hub's idle cost with and without parked waiters — in the notifier design
 // and, side by side, in the seed's polling design (hub --wait-mode poll).
-// The tick scenario measures orchestrator ticks on a large store in
-// process. --hub-cpus and --bench-cpus pin the hub and hubbench to
-// separate CPUs (taskset).
+// The tick scenario times the orchestrator's ticks of a hub serving a
+// large store (seeded by the hidden `hub bench-seed`). --hub-cpus and
+// --bench-cpus pin the hub and hubbench to separate CPUs (taskset).
 //
 // By default it builds ./cmd/hub, runs it as a child process on free
 // 127.0.0.1 ports with a temporary data dir, and kills it at the end; --addr
@@ -16,6 +16,8 @@
 //	go run ./cmd/hubbench            # the full run (a few minutes)
 //	go run ./cmd/hubbench --quick    # small sizes, a smoke test
 //	go run ./cmd/hubbench exposure   # what a client can take (exposure.go)
+//	go run ./cmd/hubbench fleet      # a fleet of agents and dashboards (fleet.go)
+//	go run ./cmd/hubbench soak       # the fleet for two hours, with a leak check
 package main
 
 import (
@@ -74,15 +76,15 @@ type config struct {
 	straceWindow  time.Duration
 	scenarioNames string
 
-	backlog     int   // unread deliveries per agent in the backlog scenario
-	tickAgents  int   // agents in the tick scenario's store
-	tickDue     []int // agents due in one tick, per tick case
-	tickSamples int   // ticks measured per case
-	hubCPUs     string
-	benchCPUs   string
-	tickProfile string
-	databaseURL string // replicas.go: measure hubs on PostgreSQL
-	replicas    int
+	backlog      int           // unread deliveries per agent in the backlog scenario
+	tickAgents   int           // agents in the tick scenario's store
+	tickDue      []int         // agents due in one tick, per tick case
+	tickSamples  int           // ticks measured per case
+	tickInterval time.Duration // the tick scenario's hub --tick-interval
+	hubCPUs      string
+	benchCPUs    string
+	databaseURL  string // replicas.go: measure hubs on PostgreSQL
+	replicas     int
 }
 
 var allScenarios = []string{"wake", "throughput", "backlog", "memory", "idle", "poll", "tick"}
@@ -132,7 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.tickAgents, "tick-agents", 100000, "tick scenario: agents in the store")
 	due := fs.String("tick-due", "0,1000,10000", "tick scenario: agents due in one tick, per case (comma-separated)")
 	fs.IntVar(&c.tickSamples, "tick-samples", 5, "tick scenario: ticks measured per case")
-	fs.StringVar(&c.tickProfile, "tick-profile", "", "tick scenario: write a CPU profile of the measured ticks to this file (go tool pprof)")
+	fs.DurationVar(&c.tickInterval, "tick-interval", 15*time.Second, "tick scenario: the hub's tick interval (room for a group's calls before its tick)")
 	fs.StringVar(&c.hubCPUs, "hub-cpus", "", "run the child hub on these CPUs (taskset list, e.g. 1 or 2-7)")
 	fs.StringVar(&c.benchCPUs, "bench-cpus", "", "run hubbench itself on these CPUs (taskset list, e.g. 0)")
 	fs.StringVar(&c.databaseURL, "database-url", "", "measure hubs on this PostgreSQL database (it must be empty or a hub's own) instead of SQLite: posts/s and heartbeats/s on 1 to --replicas replicas, wake latency across replicas, idle cost")
@@ -166,8 +168,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		def("senders", func() { c.senders = 8 })
 		def("backlog", func() { c.backlog = 200 })
 		def("tick-agents", func() { c.tickAgents = 2000 })
-		def("tick-due", func() { *due = "0,100,1000" })
+		def("tick-due", func() { *due = "0,100,500" })
 		def("tick-samples", func() { c.tickSamples = 2 })
+		def("tick-interval", func() { c.tickInterval = 3 * time.Second })
 	}
 	c.scenarios = map[string]bool{}
 	for _, s := range strings.Split(c.scenarioNames, ",") {
@@ -196,6 +199,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		c.tickDue = append(c.tickDue, n)
 	}
+	if sum := func() (n int) {
+		for _, d := range c.tickDue {
+			n += d * c.tickSamples
+		}
+		return n
+	}(); c.scenarios["tick"] && sum > c.tickAgents {
+		return nil, fmt.Errorf("--tick-due × --tick-samples makes %d agents due, more than --tick-agents (%d): each is due once", sum, c.tickAgents)
+	}
 	switch {
 	case c.memWaiters < 1 || c.pollWaiters < 1:
 		return nil, errors.New("--memory-waiters and --poll-waiters must be at least 1")
@@ -205,6 +216,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("--senders, --conns and --create-concurrency must be at least 1")
 	case c.backlog < 1 || c.tickAgents < 1 || c.tickSamples < 1:
 		return nil, errors.New("--backlog, --tick-agents and --tick-samples must be at least 1")
+	case c.tickInterval < time.Second:
+		return nil, errors.New("--tick-interval must be at least 1s")
 	case c.duration <= 0 || c.idle <= 0 || c.straceWindow <= 0:
 		return nil, errors.New("--duration, --idle and --strace-window must be positive")
 	case c.replicas < 1:
@@ -233,6 +246,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "exposure" {
 		return runExposure(ctx, args[1:], stdout, stderr) // exposure.go
+	}
+	if len(args) > 0 && (args[0] == "fleet" || args[0] == "soak") {
+		return runFleet(ctx, args[0], args[1:], stdout, stderr) // fleet.go
 	}
 	c, err := parseFlags(args, stderr)
 	if err != nil {

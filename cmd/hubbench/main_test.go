@@ -24,7 +24,7 @@ func TestQuickRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--nice", "0", "--waiters", "1,20", "--memory-waiters", "40", "--poll-waiters", "20",
 		"--samples", "10", "--poll-samples", "2", "--idle", "500ms", "--strace-window", "500ms", "--settle", "200ms", "--duration", "300ms",
-		"--backlog", "50", "--tick-agents", "300", "--tick-due", "0,100", "--tick-samples", "1"}
+		"--backlog", "50", "--tick-agents", "300", "--tick-due", "0,100", "--tick-samples", "1", "--tick-interval", "2s"}
 	if err := run(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("hubbench %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -37,7 +37,7 @@ func TestQuickRun(t *testing.T) {
 		regexp.MustCompile(`Heartbeats/s.*\*\*[0-9,]+/s\*\*`),
 		regexp.MustCompile(`Heartbeats/s, 8 agents with 5[0-9] unread each.*\*\*[0-9,]+/s\*\*`),
 		regexp.MustCompile(`Heartbeat cost with ÷ without the backlog.*\*\*[0-9.]+ [µm]?s → [0-9.]+ [µm]?s \(×[0-9.]+\)\*\*`),
-		regexp.MustCompile(`Orchestrator tick, 300 agents.*100 due: median \*\*[0-9.]+ [µm]?s\*\*.*100 evaluated, 100 nudged`),
+		regexp.MustCompile(`Orchestrator tick, 300 agents.*100 due: median \*\*[0-9.]+ [µm]?s\*\*.*100 nudged per tick`),
 		regexp.MustCompile(`RSS per parked waiter \| notify \| 40 \| \*\*-?[0-9.]+ KiB\*\*`),
 		regexp.MustCompile(`Idle cost.*\| notify \| 0 \| hub CPU \*\*[0-9.]+ ms/s\*\*`),
 		regexp.MustCompile(`Idle cost.*\| notify \| 40 \| hub CPU \*\*[0-9.]+ ms/s\*\*`),
@@ -59,6 +59,8 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		{"--strace", "maybe"},
 		{"--hub-env", "NOEQUALS"},
 		{"--tick-agents", "10", "--tick-due", "11"},
+		{"--tick-agents", "10", "--tick-due", "4", "--tick-samples", "3"}, // 12 due, 10 agents
+		{"--tick-interval", "10ms"},
 		{"--backlog", "0"},
 		{"extra"},
 	} {

@@ -169,11 +169,13 @@ func (r *results) write(w io.Writer, c *config) {
 		}
 	}
 	for _, t := range r.ticks {
-		meas := fmt.Sprintf("median **%s** · max %s (%d ticks); CPU median %s per tick; per tick %s evaluated, %s nudged; steps %s; log checkpoints beside the writer %s per tick",
-			fmtDur(percentile(t.wall, .5)), fmtDur(t.wall[len(t.wall)-1]), len(t.wall), fmtDur(percentile(t.cpu, .5)),
-			num(t.evaluated), num(t.nudged), fmtSteps(t.steps), fmtDur(t.checkpoint))
+		meas := fmt.Sprintf("median **%s** · max %s (%d ticks); hub CPU median %s per tick; %s nudged per tick",
+			fmtDur(percentile(t.wall, .5)), fmtDur(t.wall[len(t.wall)-1]), len(t.wall), fmtDur(percentile(t.cpu, .5)), num(t.nudged))
+		if t.late > 0 {
+			meas += fmt.Sprintf("; %d ticks ran before their agents' calls were all made", t.late)
+		}
 		target := tickTarget(t.due)
-		row(fmt.Sprintf("Orchestrator tick, %s agents (in process)", num(t.agents)), "—", "0",
+		row(fmt.Sprintf("Orchestrator tick, %s agents (hub bench-seed, then hub serve)", num(t.agents)), "—", "0",
 			fmt.Sprintf("%s due: %s", num(t.due), meas), "≤ "+fmtDur(target), yesNo(percentile(t.wall, .5) <= target))
 	}
 	for _, m := range r.mem {
@@ -279,20 +281,6 @@ func independent(base, with *idleResult) bool {
 		ok = ok && with.fcntlPerSec <= base.fcntlPerSec*1.5+1
 	}
 	return ok
-}
-
-// fmtSteps prints a tick's step durations, slowest first.
-func fmtSteps(steps map[string]time.Duration) string {
-	names := make([]string, 0, len(steps))
-	for k := range steps {
-		names = append(names, k)
-	}
-	slices.SortFunc(names, func(a, b string) int { return int(steps[b] - steps[a]) })
-	var parts []string
-	for _, k := range names {
-		parts = append(parts, k+" "+fmtDur(steps[k]))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func orAll(cpus string) string {

@@ -1,191 +1,179 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"database/sql"
+	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
-	"syscall"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/agenthub/hub/internal/gcfloor"
-	"github.com/agenthub/hub/internal/hub"
-	"github.com/agenthub/hub/internal/orchestrator"
-	"github.com/agenthub/hub/internal/store/sqlite"
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
 
 // tickRow is one case of the tick scenario: ticks with due agents due.
 type tickRow struct {
 	agents, due int
 	wall, cpu   []time.Duration // per tick, sorted
-	evaluated   int             // per tick
-	nudged      int             // per tick
-	steps       map[string]time.Duration
-	checkpoint  time.Duration // per tick: the store's checkpoints of its log, beside the writer
+	nudged      int             // per tick (the hub's nudges_total)
+	late        int             // ticks whose due agents' calls were not all made before it ran
 }
 
-// tickPhase measures orchestrator ticks in this process, on a SQLite store
-// of c.tickAgents agents: the real store, service and orchestrator, driven
-// by a fake clock so that exactly the chosen number of agents is due in
-// each tick. Creating 100,000 agents over gRPC would measure registration
-// (minutes), and a real hub's wall clock cannot make 10,000 agents due in
-// the same tick; so the agents are bulk-inserted with SQL, as they would
-// be after an import, and made due by moving their next-evaluation times.
-//
-// A due agent is in the worst case: idle for an hour, so its health changes
-// (an event) and it is nudged (a message, a delivery and an event). Before
-// each tick the write-ahead log is checkpointed, so the tick starts with the
-// store's writes on disk and its own commit in an empty log.
+// tickToken is the prefix of the tick scenario's agent tokens (agent i's
+// token is the prefix and i in 6 digits, as hub bench-seed makes them).
+const tickToken = "tick-token-"
+
+// tickPhase measures orchestrator ticks of a hub serving a store of
+// c.tickAgents agents: `hub bench-seed` (hidden) bulk-inserts them into a
+// new data dir (100,000 CreateAgent calls would take minutes and measure
+// registration), with one group of agents due per tick, each in the worst
+// case (idle an hour: its health changes and it is nudged); then `hub
+// serve` runs on it with --tick-interval c.tickInterval, and before each
+// group's tick every agent of the group makes a call (GetDeepWork), so
+// that the tick writes their presence too. A tick's duration is the hub's
+// own (GetHubInfo's last tick), its CPU the hub process's while it ran.
 func (b *bench) tickPhase(ctx context.Context) error {
 	c := b.c
-	if os.Getenv("GOGC") == "" {
-		gcfloor.Start(gcfloor.Hub) // as hub serve does: the tick runs in its process
+	if err := b.ensureBin(ctx); err != nil {
+		return err
 	}
-	dir, err := os.MkdirTemp("", "hubbench-tick-")
+	dir, err := os.MkdirTemp(b.tmp, "tick-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "hub.db")
-	t0 := time.Date(2026, 2, 19, 10, 0, 0, 0, time.UTC)
-	b.progress("tick: seeding a store of %d agents", c.tickAgents)
-	if err := sqlite.SeedAgents(ctx, path, c.tickAgents, t0.Add(-time.Hour), t0.Add(24*time.Hour), tickToken); err != nil {
-		return fmt.Errorf("tick: seed the store: %w", err)
-	}
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	raw, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_busy_timeout=5000")
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	clock := hub.NewFakeClock(t0)
-	cfg := hub.DefaultConfig()
-	cfg.Location = time.UTC
-	svc := hub.NewServices(hub.NewCore(db, clock, cfg, hub.NewWaiters(cfg.WaitLimits, clock)))
-	if err := svc.Init(ctx); err != nil {
-		return err
-	}
-	o, err := orchestrator.New(clock, orchestrator.JobsOf(svc), hub.DefaultScheduleSettings())
-	if err != nil {
-		return err
-	}
-	o.Logger = slog.New(slog.DiscardHandler)
-	if err := o.Init(ctx); err != nil {
-		return err
-	}
-	if err := o.Tick(ctx, clock.Now()); err != nil { // the first beat, the mention cursor
-		return err
-	}
-	if c.tickProfile != "" {
-		f, err := os.Create(c.tickProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	next := 1 // the next agent to make due; each is due once per pass
+	var groups []string
 	for _, due := range c.tickDue {
-		row := tickRow{agents: c.tickAgents, due: due, steps: map[string]time.Duration{}}
-		ck0 := db.Checkpoints().Time
 		for range c.tickSamples {
-			now := clock.Advance(5 * time.Second)
-			if next+due > c.tickAgents+1 {
-				next = 1
-			}
-			var err error
-			pprof.Do(ctx, pprof.Labels("tick", "setup"), func(ctx context.Context) { // excluded from the profile: -tagignore tick=setup
-				err = makeDue(ctx, raw, svc, next, next+due-1, now)
-			})
-			if err != nil {
-				return fmt.Errorf("tick: make agents due: %w", err)
+			groups = append(groups, strconv.Itoa(due))
+		}
+	}
+	b.progress("tick: hub bench-seed: %d agents, %d groups due %s apart", c.tickAgents, len(groups), c.tickInterval)
+	lead := c.tickInterval + 15*time.Second // the hub's start and the first group's calls
+	seed := exec.CommandContext(ctx, b.bin, "bench-seed", "--data-dir", dir, "--agents", strconv.Itoa(c.tickAgents),
+		"--token-prefix", tickToken, "--groups", strings.Join(groups, ","), "--every", c.tickInterval.String(), "--lead", lead.String())
+	var out, errOut bytes.Buffer
+	seed.Stdout, seed.Stderr = &out, &errOut
+	if err := seed.Run(); err != nil {
+		return fmt.Errorf("tick: hub bench-seed: %w\n%s", err, errOut.String())
+	}
+	var seeded struct{ First time.Time }
+	if err := json.Unmarshal(out.Bytes(), &seeded); err != nil {
+		return fmt.Errorf("tick: hub bench-seed printed %q: %w", out.String(), err)
+	}
+	h, err := startHub(ctx, b.bin, dir, c.hubEnv, c.hubCPUs, "--tick-interval", c.tickInterval.String(), "--rate-limit", "0", "--read-rate-limit", "0")
+	if err != nil {
+		return err
+	}
+	defer h.stop()
+	p, err := dial(ctx, h.grpcAddr, h.token, 8)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+
+	// The ticks run every interval from the hub's first: once that is
+	// seen, the tick of each group is known in advance, and the hub is
+	// asked (GetHubInfo counts the agents) only around it.
+	info, err := waitTick(ctx, p, time.Time{}, time.Time{}, 2*c.tickInterval+time.Minute)
+	if err != nil {
+		return err
+	}
+	last := info.GetLastTickAt().AsTime()
+	next := 1 // the first agent of the next group
+	g := 0
+	for _, due := range c.tickDue {
+		row := tickRow{agents: c.tickAgents, due: due}
+		for range c.tickSamples {
+			at := seeded.First.Add(time.Duration(g) * c.tickInterval)
+			expect := last.Add(time.Duration((at.Sub(last)+c.tickInterval-1)/c.tickInterval) * c.tickInterval)
+			ids := make([]*agentRef, due)
+			for i := range ids {
+				tok := fmt.Sprintf("%s%06d", tickToken, next+i)
+				ids[i] = &agentRef{name: strconv.Itoa(next + i), token: tok, md: bearer(tok)}
 			}
 			next += due
-			cpu0 := processCPU()
-			t := time.Now()
-			if err := o.Tick(ctx, now); err != nil {
-				return fmt.Errorf("tick with %d due: %w", due, err)
+			if err := forEach(ctx, ids, 32, func(ctx context.Context, i int, a *agentRef) error {
+				cctx, cancel := context.WithTimeout(a.authed(ctx), 30*time.Second)
+				defer cancel()
+				_, err := p.client(i).GetDeepWork(cctx, &hubv1.GetDeepWorkRequest{})
+				return err
+			}); err != nil {
+				return fmt.Errorf("tick: calls of the due agents: %w", err)
 			}
-			row.wall = append(row.wall, time.Since(t))
-			row.cpu = append(row.cpu, processCPU()-cpu0)
-			rep := o.Stats().Last
-			row.evaluated, row.nudged = rep.Evaluated, rep.Nudged
-			for k, v := range rep.Steps {
-				row.steps[k] += v / time.Duration(c.tickSamples)
+			if time.Now().After(expect) {
+				row.late++ // its tick may have run before all the calls
 			}
-			if ctx.Err() != nil {
-				return ctx.Err()
+			nudges0, _ := scrapeMetric(ctx, h.metricsURL(), "hub_nudges_total")
+			sleep(ctx, time.Until(expect.Add(-200*time.Millisecond)))
+			cpu0, _ := threadsCPU(h.pid)
+			info, err := waitTick(ctx, p, at, expect, 2*c.tickInterval+time.Minute)
+			if err != nil {
+				return err
 			}
+			cpu1, _ := threadsCPU(h.pid)
+			last = info.GetLastTickAt().AsTime()
+			nudges1, _ := scrapeMetric(ctx, h.metricsURL(), "hub_nudges_total")
+			row.wall = append(row.wall, time.Duration(info.GetLastTickMicros())*time.Microsecond)
+			row.cpu = append(row.cpu, cpu1-cpu0)
+			row.nudged = int(nudges1 - nudges0)
+			g++
 		}
-		row.checkpoint = (checkpointsSettled(db) - ck0) / time.Duration(c.tickSamples)
 		slices.Sort(row.wall)
 		slices.Sort(row.cpu)
-		b.progress("tick: %d agents, %d due: median %s (CPU %s), max %s; %d evaluated, %d nudged; log checkpoints %s per tick",
-			row.agents, due, fmtDur(percentile(row.wall, .5)), fmtDur(percentile(row.cpu, .5)), fmtDur(row.wall[len(row.wall)-1]), row.evaluated, row.nudged, fmtDur(row.checkpoint))
+		b.progress("tick: %d agents, %d due: median %s (hub CPU %s), max %s; %d nudged per tick",
+			row.agents, due, fmtDur(percentile(row.wall, .5)), fmtDur(percentile(row.cpu, .5)), fmtDur(row.wall[len(row.wall)-1]), row.nudged)
 		b.res.ticks = append(b.res.ticks, row)
 	}
 	return nil
 }
 
-// tickToken is the token of agent id in the tick scenario's store.
-func tickToken(id int) string { return fmt.Sprintf("tick-token-%06d", id) }
-
-// makeDue makes agents lo..hi due for a health evaluation and a nudge
-// check at now (a new episode each time), makes a call as each (an
-// authentication) so that the tick has their presence to flush, and
-// checkpoints the write-ahead log.
-func makeDue(ctx context.Context, raw *sql.DB, svc *hub.Services, lo, hi int, now time.Time) error {
-	if hi >= lo {
-		at := now.Add(-time.Second).UnixNano()
-		if _, err := raw.Exec(`UPDATE liveness SET next_eval_at = ? WHERE agent_id BETWEEN ? AND ?`, at, lo, hi); err != nil {
-			return err
+// waitTick waits (at most limit) until the hub has run a tick at or after
+// at, and returns its GetHubInfo. It asks from expect on (the tick's
+// expected start, or at once when zero), then less and less often.
+func waitTick(ctx context.Context, p *pool, at, expect time.Time, limit time.Duration) (*hubv1.GetHubInfoResponse, error) {
+	deadline := time.Now().Add(limit)
+	sleep(ctx, time.Until(expect))
+	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
 		}
-		if _, err := raw.Exec(`UPDATE agent_checks SET next_check_at = ?, episode = '' WHERE agent_id BETWEEN ? AND ?`, at, lo, hi); err != nil {
-			return err
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		info, err := p.hubInfo(cctx)
+		cancel()
+		if err == nil && info.GetLastTickAt() != nil && !info.GetLastTickAt().AsTime().Before(at) {
+			return info, nil
 		}
-		for id := lo; id <= hi; id++ {
-			if _, err := svc.Agents.Authenticate(ctx, tickToken(id)); err != nil {
-				return err
-			}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("tick: no tick ran after %s within %s (last error: %v)", at.Format(time.TimeOnly), limit, err)
 		}
 	}
-	_, err := raw.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	return err
 }
 
-// checkpointsSettled returns the store's time spent in checkpoints once
-// no checkpoint has ended for 300 ms (at most 6 s): the checkpoints the
-// last tick's commits started run beside the writer, after the tick.
-func checkpointsSettled(db *sqlite.DB) time.Duration {
-	last := db.Checkpoints()
-	for range 20 {
-		time.Sleep(300 * time.Millisecond)
-		now := db.Checkpoints()
-		if now == last {
-			break
+// threadsCPU returns the CPU time of every thread of pid so far, from
+// /proc/PID/task/*/schedstat (nanoseconds, where /proc/PID/stat counts
+// 10 ms ticks).
+func threadsCPU(pid int) (time.Duration, error) {
+	dirs, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(dirs) == 0 {
+		return 0, fmt.Errorf("no threads of %d: %v", pid, err)
+	}
+	var sum int64
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue // the thread ended
 		}
-		last = now
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += n
+		}
 	}
-	return last.Time
-}
-
-// processCPU returns this process's user+system CPU time so far
-// (getrusage: microsecond resolution, unlike /proc/PID/stat's 10 ms).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(sum), nil
 }

@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +131,109 @@ func TestDashboardRESTCalls(t *testing.T) {
 	}
 	if _, body, _ := h.do(t, "GET", "/v1/deep-work", tok, ""); !strings.Contains(body, `"current":null`) {
 		t.Errorf("deep work still current after the admin ended it: %s", body)
+	}
+}
+
+// The stream carries the agents' rows that changed, in the REST API's
+// shape: a post's recipient with its unread count (not the sender, whose
+// row did not change), an agent's checkpoint, an agent the admin creates,
+// and the name of one the admin deletes.
+func TestDashboardStreamRows(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	senderTok := h.newAgent(t, "sender")
+	h.newAgent(t, "reader")
+	if _, err := h.agent.Heartbeat(coreBearer(senderTok), &hubv1.HeartbeatRequest{}); err != nil {
+		t.Fatal(err)
+	}
+
+	req, _ := http.NewRequest("GET", h.base+"/v1/admin/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	lines := bufio.NewScanner(res.Body)
+	lines.Buffer(make([]byte, 64<<10), 4<<20)
+	// next returns the data of the next event named event.
+	next := func(event string) string {
+		t.Helper()
+		name := ""
+		for lines.Scan() {
+			l := lines.Text()
+			if e, ok := strings.CutPrefix(l, "event: "); ok {
+				name = e
+			} else if d, ok := strings.CutPrefix(l, "data: "); ok && name == event {
+				return d
+			}
+		}
+		t.Fatalf("stream ended before an %q event: %v", event, lines.Err())
+		return ""
+	}
+	type row struct {
+		Agent struct {
+			Name string `json:"name"`
+		} `json:"agent"`
+		Unread string `json:"unread_count"`
+	}
+	// rows returns the next agents event's rows by name and its gone names.
+	rows := func() (map[string]row, []string) {
+		t.Helper()
+		var ev struct {
+			Beat string   `json:"beat"`
+			Rows []row    `json:"rows"`
+			Gone []string `json:"gone"`
+		}
+		if err := json.Unmarshal([]byte(next("agents")), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Beat == "" {
+			t.Error("agents event without the beat")
+		}
+		by := map[string]row{}
+		for _, r := range ev.Rows {
+			by[r.Agent.Name] = r
+		}
+		return by, ev.Gone
+	}
+	if hello := next("hello"); !strings.Contains(hello, `"deltas":true`) {
+		t.Fatalf("hello %s does not announce the rows", hello)
+	}
+
+	if _, err := h.agent.PostMessage(coreBearer(senderTok), &hubv1.PostMessageRequest{To: []string{"reader"}, Body: "news"}); err != nil {
+		t.Fatal(err)
+	}
+	by, _ := rows()
+	if r, ok := by["reader"]; !ok || r.Unread != "1" {
+		t.Errorf("after a post to reader: rows %v, want reader with 1 unread", by)
+	}
+	if _, ok := by["sender"]; ok {
+		t.Errorf("the sender's row was sent: %v", by)
+	}
+
+	// A row marked again but unchanged is not sent again.
+	h.m.Services.Core.Feed().AgentNamed("reader")
+	time.Sleep(time.Second) // a few of the stream's passes
+	if _, err := h.agent.Checkpoint(coreBearer(senderTok), &hubv1.CheckpointRequest{CurrentActivity: "reading"}); err != nil {
+		t.Fatal(err)
+	}
+	if by, _ = rows(); len(by) != 1 || by["sender"].Agent.Name != "sender" {
+		t.Errorf("after reader marked unchanged and sender's checkpoint: rows %v, want sender's only", by)
+	}
+
+	h.newAgent(t, "newcomer")
+	if by, _ = rows(); by["newcomer"].Agent.Name != "newcomer" {
+		t.Errorf("after creating newcomer: rows %v", by)
+	}
+	if _, err := h.admin.DisableAgent(h.adm, &hubv1.DisableAgentRequest{Name: "newcomer"}); err != nil {
+		t.Fatal(err)
+	}
+	rows() // newcomer, disabled (the page drops it)
+	if _, err := h.admin.DeleteAgent(h.adm, &hubv1.DeleteAgentRequest{Name: "newcomer"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, gone := rows(); !slices.Equal(gone, []string{"newcomer"}) {
+		t.Errorf("after deleting newcomer: gone %v", gone)
 	}
 }

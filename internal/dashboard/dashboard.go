@@ -1,7 +1,8 @@
 // Package dashboard serves the hub's web page at / (embedded assets, no
 // other origin), the API docs page at /docs, and the live change stream the
 // page listens to. The page speaks only the public REST API with the admin
-// token; the stream says what changed, never the data itself.
+// token; the stream says which topics changed and carries the agents' rows
+// that changed (rows.go), in the shape the REST API gives them.
 package dashboard
 
 import (
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
 )
@@ -28,6 +30,16 @@ type Options struct {
 	Feed *hub.Feed
 	// Gate checks the admin token of the stream's requests.
 	Gate *admission.Gate
+	// Watch and Rows, when both are set, put the agents' changed rows on
+	// the stream (rows.go): Watch finds them (hub.Service.WatchOverviews,
+	// one per feed), Rows writes them as the REST API does
+	// (server.Server.OverviewsToProto).
+	Watch *hub.OverviewWatch
+	Rows  func([]hub.AgentOverview) []*hubv1.AgentOverview
+	// FullPassEvery, when positive, reads every row this often and sends
+	// those that changed: the changes made through another replica of a
+	// shared store reach this hub's feed only that way.
+	FullPassEvery time.Duration
 }
 
 const (
@@ -45,12 +57,20 @@ type Dashboard struct {
 	assets  http.Handler
 	closing chan struct{}
 	once    sync.Once
+	rows    *rowCaster // nil without Options.Watch
+	done    sync.WaitGroup
 }
 
-// New returns a Dashboard.
+// New returns a Dashboard. With Options.Watch it starts the goroutine that
+// sends the changed rows; Close ends it.
 func New(opts Options) *Dashboard {
 	sub, _ := fs.Sub(static, "static") // cannot fail: the directory is embedded
-	return &Dashboard{opts: opts, assets: http.FileServerFS(sub), closing: make(chan struct{})}
+	d := &Dashboard{opts: opts, assets: http.FileServerFS(sub), closing: make(chan struct{})}
+	if opts.Watch != nil && opts.Rows != nil {
+		d.rows = newRowCaster(opts, d.closing)
+		d.done.Go(d.rows.run)
+	}
+	return d
 }
 
 // Routes returns the dashboard's handlers by http.ServeMux pattern.
@@ -71,9 +91,11 @@ func (d *Dashboard) Routes() map[string]http.Handler {
 }
 
 // Close ends every open stream (call it when the HTTP server shuts down, so
-// that streams do not hold the shutdown up). It is idempotent.
+// that streams do not hold the shutdown up) and the rows' goroutine. It is
+// idempotent.
 func (d *Dashboard) Close() {
 	d.once.Do(func() { close(d.closing) })
+	d.done.Wait()
 }
 
 // noListing answers 404 for directories instead of listing them.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 // stream serves the live change stream: Server-Sent Events saying which
 // topics changed ("messages", "agents", "tick", "inbox"), merged so that a
 // stream carries at most one event per changeGap, but for inbox changes,
-// which go at once (a person, and maybe a hook, waits for them). It needs the admin token
+// which go at once (a person, and maybe a hook, waits for them); and, when
+// the dashboard has a rowCaster, the agents' rows that changed ("agents"
+// events, rows.go; "resync" when this stream fell behind and lost some). It needs the admin token
 // or a person token in the Authorization header (never in the URL: the page reads the stream with
 // fetch, which can send headers, unlike EventSource).
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
@@ -36,6 +39,13 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sub.Close()
+	var rows *sink
+	var rowsC <-chan []byte // nil (never ready) without rows
+	if d.rows != nil {
+		rows = d.rows.join()
+		defer d.rows.leave(rows)
+		rowsC = rows.c
+	}
 
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -47,13 +57,14 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 		// Each write has its own deadline: the server's WriteTimeout
 		// would otherwise end every stream after a minute or so.
 		rc.SetWriteDeadline(time.Now().Add(pingEvery + 10*time.Second))
-		if _, err := fmt.Fprint(w, s); err != nil {
+		if _, err := io.WriteString(w, s); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
 	// The page reconnects by itself; "retry" is for EventSource-like clients.
-	if !send(fmt.Sprintf("retry: 5000\nevent: hello\ndata: %s\n\n", mustJSON(map[string]any{"version": version.Version}))) {
+	hello := map[string]any{"version": version.Version, "deltas": rows != nil}
+	if !send(fmt.Sprintf("retry: 5000\nevent: hello\ndata: %s\n\n", mustJSON(hello))) {
 		return
 	}
 	ping := time.NewTicker(pingEvery)
@@ -68,6 +79,14 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-ping.C:
 			if !send(": ping\n\n") {
+				return
+			}
+			continue
+		case ev := <-rowsC:
+			if !send(string(ev)) {
+				return
+			}
+			if rows.lost.Swap(false) && !send("event: resync\ndata: {}\n\n") {
 				return
 			}
 			continue

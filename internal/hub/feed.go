@@ -48,11 +48,21 @@ func (ts Topics) Names() []string {
 // Feed broadcasts changes to a bounded set of subscribers (the dashboard's
 // live stream). Publishing never blocks: a subscriber that has not read yet
 // sees the topics merged into one pending set.
+//
+// While anyone subscribes, the feed also gathers which agents' overviews
+// may have changed (AgentsChanged, AgentNamed), for the one OverviewWatch
+// that turns them into the rows the stream sends; with no subscriber,
+// gathering costs nothing.
 type Feed struct {
 	max int
 
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
+
+	changedIDs   map[int64]struct{}
+	changedNames map[string]struct{}
+	allChanged   bool
+	changed      chan struct{} // signalled when a change is gathered
 }
 
 // Subscription is one subscriber. Close it when the subscriber leaves.
@@ -71,7 +81,8 @@ func NewFeed(max int) *Feed {
 	if max <= 0 {
 		max = defaultFeedSubscribers
 	}
-	return &Feed{max: max, subs: make(map[*Subscription]struct{})}
+	return &Feed{max: max, subs: make(map[*Subscription]struct{}), changedIDs: map[int64]struct{}{},
+		changedNames: map[string]struct{}{}, changed: make(chan struct{}, 1)}
 }
 
 // Subscribe adds a subscriber. Errors: EEXHAUSTED past the limit.
@@ -100,6 +111,80 @@ func (f *Feed) Publish(topic Topic) {
 		default: // already signalled; the topic joined the pending set
 		}
 	}
+}
+
+// AgentsChanged notes that the overviews of the agents ids may have
+// changed (a delivery, a call of theirs).
+func (f *Feed) AgentsChanged(ids ...int64) {
+	if f == nil || len(ids) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.subs) == 0 {
+		return
+	}
+	for _, id := range ids {
+		f.changedIDs[id] = struct{}{}
+	}
+	f.signalLocked()
+}
+
+// AgentNamed notes that the overview of the agent named name may have
+// changed, or that the agent is gone (an admin call naming it).
+func (f *Feed) AgentNamed(name string) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.subs) == 0 {
+		return
+	}
+	f.changedNames[name] = struct{}{}
+	f.signalLocked()
+}
+
+// AllAgentsChanged notes that any overview may have changed (messages
+// pruned, for one).
+func (f *Feed) AllAgentsChanged() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.subs) > 0 {
+		f.allChanged = true
+		f.signalLocked()
+	}
+}
+
+func (f *Feed) signalLocked() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+// AgentChanges receives a value when agents' changes have been gathered
+// since the last OverviewWatch.Next.
+func (f *Feed) AgentChanges() <-chan struct{} { return f.changed }
+
+// takeChanged returns the changes gathered and forgets them.
+func (f *Feed) takeChanged() (ids []int64, names []string, all bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id := range f.changedIDs {
+		ids = append(ids, id)
+	}
+	for n := range f.changedNames {
+		names = append(names, n)
+	}
+	all = f.allChanged
+	clear(f.changedIDs)
+	clear(f.changedNames)
+	f.allChanged = false
+	return ids, names, all
 }
 
 // Count returns the number of subscribers.

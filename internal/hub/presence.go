@@ -174,3 +174,45 @@ func (p *PresenceTracker) Forget(agentID int64) {
 	defer p.mu.Unlock()
 	delete(p.m, agentID)
 }
+
+// shownPresence is what a live view last showed of an agent's presence:
+// its state, its interaction beat (since_last is counted from it) and
+// whether a live path reached it.
+type shownPresence struct {
+	state     PresenceState
+	beat      int64
+	reachable bool
+}
+
+// moved returns the agents whose presence (from their last call, and
+// whether parked holds them) or interaction beat differs from what shown
+// holds, and records the new values in shown; agents forgotten since are
+// dropped from it. With record set it only fills shown (a first scan: a
+// live view that has just read everything).
+func (p *PresenceTracker) moved(shown map[int64]shownPresence, parked map[int64]bool, reachable func(id int64) bool, now time.Time, cfg HealthConfig, record bool) []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []int64
+	for id, e := range p.m {
+		n := 0
+		if parked[id] {
+			n = 1
+		}
+		v := shownPresence{state: DecidePresence(e.lastCall, n, now, cfg), beat: e.beat, reachable: reachable(id)}
+		if old, ok := shown[id]; ok && old == v {
+			continue
+		}
+		shown[id] = v
+		if !record {
+			out = append(out, id)
+		}
+	}
+	if len(shown) > len(p.m) {
+		for id := range shown {
+			if _, ok := p.m[id]; !ok {
+				delete(shown, id)
+			}
+		}
+	}
+	return out
+}

@@ -96,11 +96,15 @@ type onlineNames struct{ online, waiting []string }
 // onlineByProject returns who is active or waiting, by project,
 // recomputed at most once a second from memory (no store read): a status
 // is part of every wait reply, and 10,000 waiters woken at once must not
-// each walk every agent.
-func (s *Liveness) onlineByProject(now time.Time) map[string]onlineNames {
+// each walk every agent. The lists' age is taken on the hub's clock with
+// the lock held, not at the caller's start: on a busy hub a status waits
+// for its read, then for this lock, and each waiter must not walk every
+// agent again because it started before the lists were made.
+func (s *Liveness) onlineByProject() map[string]onlineNames {
 	s.onlineMu.Lock()
 	defer s.onlineMu.Unlock()
-	if !s.onlineAt.IsZero() && now.Sub(s.onlineAt) < time.Second && now.After(s.onlineAt) {
+	now := s.clock.Now()
+	if age := now.Sub(s.onlineAt); !s.onlineAt.IsZero() && age >= 0 && age < time.Second {
 		return s.online
 	}
 	waitingIDs := s.waiters.Agents()
@@ -138,8 +142,8 @@ func firstNames(names []string) []string {
 // onlineNamesFor returns who caller may see active or waiting: the agents
 // of its project and of the projects linked to it (the links are read
 // only when someone of another project is online).
-func (s *Liveness) onlineNamesFor(tx ProjectTx, caller *Agent, now time.Time) (online, waiting []string, err error) {
-	by := s.onlineByProject(now)
+func (s *Liveness) onlineNamesFor(tx ProjectTx, caller *Agent) (online, waiting []string, err error) {
+	by := s.onlineByProject()
 	home := ProjectOr(caller.Project)
 	projects := []string{home}
 	if _, ok := by[home]; len(by) > 1 || (len(by) == 1 && !ok) {

@@ -269,6 +269,23 @@ func (t *PathTracker) Reach(agentID int64, now time.Time) Reachability {
 	return r
 }
 
+// Reachable reports whether a live path reaches agentID at now (Reach's
+// Reachable, without the paths).
+func (t *PathTracker) Reachable(agentID int64, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.m[agentID]
+	if e == nil {
+		return false
+	}
+	for _, v := range pathKinds {
+		if e.p[v].live(now) {
+			return true
+		}
+	}
+	return false
+}
+
 // Flush returns the rows to write at now: the paths changed since the last
 // Flush, and the open ones whose written row runs out within half of
 // pathRefresh. They count as written (Unflush if the write fails).

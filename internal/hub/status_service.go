@@ -37,7 +37,7 @@ func (s *Liveness) Status(ctx context.Context, caller *Agent) (*Status, error) {
 		if err := s.statusHealth(tx, a, st); err != nil {
 			return err
 		}
-		st.Online, st.Waiting, err = s.onlineNamesFor(tx, caller, now)
+		st.Online, st.Waiting, err = s.onlineNamesFor(tx, caller)
 		return err
 	})
 	if err != nil {

@@ -143,6 +143,7 @@ func (w *Waiter) signal() {
 func (ws *Waiters) Notify(agentIDs ...int64) {
 	if len(agentIDs) > 0 {
 		ws.feed.Publish(TopicMessages)
+		ws.feed.AgentsChanged(agentIDs...) // their unread counts
 	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()

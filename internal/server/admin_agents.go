@@ -170,9 +170,21 @@ func (a *AdminServer) Backup(ctx context.Context, req *hubv1.BackupRequest) (*hu
 	return &hubv1.BackupResponse{Path: req.GetPath(), Bytes: n}, nil
 }
 
-// agentView converts an agent and adds its presence, beat, reachability,
-// retirement and health.
+// agentView converts an agent and adds what agentNow adds and its health.
 func (s *Server) agentView(ctx context.Context, a *hub.Agent) *hubv1.Agent {
+	p := s.agentNow(a)
+	h, err := s.svc.Liveness.AgentHealthOf(ctx, a)
+	if err != nil {
+		s.log.Warn("agent view: health", "agent", a.Name, "err", err)
+		return p
+	}
+	p.Health = string(h.Health.State)
+	return p
+}
+
+// agentNow converts an agent and adds what the hub knows of it now: its
+// presence, beat, reachability and retirement.
+func (s *Server) agentNow(a *hub.Agent) *hubv1.Agent {
 	p := agentToProto(a)
 	pr := s.svc.Liveness.PresenceOf(a)
 	p.LastSeenAt, p.Presence = ts(pr.LastSeenAt), string(pr.State)
@@ -182,11 +194,5 @@ func (s *Server) agentView(ctx context.Context, a *hub.Agent) *hubv1.Agent {
 	if hub.Retired(a, pr.LastSeenAt) {
 		p.RetiredAt = ts(a.RetiredAt)
 	}
-	h, err := s.svc.Liveness.AgentHealthOf(ctx, a)
-	if err != nil {
-		s.log.Warn("agent view: health", "agent", a.Name, "err", err)
-		return p
-	}
-	p.Health = string(h.Health.State)
 	return p
 }

@@ -14,17 +14,26 @@ func (a *AdminServer) ListAgentOverviews(ctx context.Context, req *hubv1.ListAge
 		return nil, err
 	}
 	os = hub.InProject(os, req.GetProject(), func(o hub.AgentOverview) string { return o.Agent.Project })
+	return &hubv1.ListAgentOverviewsResponse{Agents: a.s.OverviewsToProto(os)}, nil
+}
+
+// OverviewsToProto converts agents' overviews as ListAgentOverviews answers
+// them; the dashboard's stream sends its changed rows in the same shape.
+// The agent's health is the overview's own (agentView would read it again).
+func (s *Server) OverviewsToProto(os []hub.AgentOverview) []*hubv1.AgentOverview {
 	out := make([]*hubv1.AgentOverview, len(os))
 	for i, o := range os {
+		p := s.agentNow(o.Agent)
+		p.Health = string(o.Health.Health.State)
 		out[i] = &hubv1.AgentOverview{
-			Agent:        a.s.agentView(ctx, o.Agent),
+			Agent:        p,
 			Health:       agentHealthToProto(o.Health),
 			UnreadCount:  o.Unread,
 			MentionCount: o.Mentions,
 			ParkedWaits:  int32(o.ParkedWaits),
 		}
 	}
-	return &hubv1.ListAgentOverviewsResponse{Agents: out}, nil
+	return out
 }
 
 // ListActivity implements hubv1.AdminServiceServer.

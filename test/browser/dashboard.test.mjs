@@ -1,7 +1,8 @@
 // The dashboard in headless Chromium (Debian's /usr/bin/chromium driven by
 // playwright-core) against a real hub process with real agents acting over
 // REST. Screenshots of every view, light and dark, at 1280x800 and 400 px
-// wide, go to artifacts/.
+// wide, go to artifacts/. With HUB_FLEET=10000 the hub also holds 10,000
+// agents (hub.mjs, seedFleet) and the same tests run against it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -23,6 +24,7 @@ before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   hub = new Hub();
   await hub.start();
+  if (hub.fleet) console.log(`# fleet: ${hub.fleet} agents seeded in ${await hub.seedFleet(hub.fleet)} ms`);
   ctx = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'hub-chromium-')), {
     executablePath: CHROMIUM,
     headless: true,
@@ -96,6 +98,30 @@ test('sign in; an agent that just connected shows, live', async () => {
   assert.match(await row('scout').textContent(), /explorer/);
   await a.call('POST', '/v1/checkpoints', { current_activity: 'mapping the repository' });
   await shots('agents');
+});
+
+test('first load: the agents table shows its first page, then answers a search', async () => {
+  const t0 = Date.now();
+  await page.reload(); // signed in again from the tab's session storage
+  await row('scout').waitFor({ timeout: WAIT });
+  latencies.firstRows = Date.now() - t0;
+  await page.getByLabel('Find').fill('scout');
+  await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-agent]').length === 1, null, { timeout: WAIT });
+  latencies.firstLoad = Date.now() - t0;
+  await page.getByLabel('Find').fill('');
+  // "(N)", or "(shown of N)" while filtered
+  const total = Number((await page.locator('h2 .muted').textContent()).match(/([\d,]+)\)$/)[1].replace(/,/g, ''));
+  assert.ok(total >= hub.fleet + 1, `the table counts ${total} agents, want at least ${hub.fleet + 1}`);
+  if (hub.fleet) {
+    await page.getByLabel('Find').fill('zz-fleet-00042');
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-agent]').length === 1, null, { timeout: WAIT });
+    await page.getByLabel('Find').fill('');
+    assert.equal(await page.locator('tbody tr[data-agent]').count(), 200, 'a page of 200 rows');
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByText(/rows 201–400 of/).waitFor({ timeout: WAIT });
+    await shots('agents-fleet');
+    await page.getByRole('button', { name: 'Previous' }).click();
+  }
 });
 
 test('an agent\'s health changes live after it goes quiet', async () => {

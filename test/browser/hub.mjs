@@ -1,5 +1,8 @@
 // A real hub process for the browser tests: the binary given in HUB_BIN,
 // fresh data dir, free loopback ports, short health thresholds and ticks.
+// With HUB_FLEET=N the hub also holds N more agents (seedFleet), each in
+// strict deep work and online for the whole run, so that the tests' own
+// agents sort before them and the page holds, sorts and pages N rows.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -20,6 +23,7 @@ export class Hub {
     if (!this.bin) throw new Error('set HUB_BIN to the hub binary (scripts/ci-browser.sh does)');
     this.dataDir = mkdtempSync(join(tmpdir(), 'hub-browser-'));
     this.log = '';
+    this.fleet = Number(process.env.HUB_FLEET || 0);
   }
 
   async start() {
@@ -34,7 +38,8 @@ export class Hub {
       '--http-addr', `127.0.0.1:${this.httpPort}`,
       '--tick-interval', '500ms',
       '--inactivity-warning', '4s', '--inactivity-anomaly', '8s', '--inactivity-timeout', '1h',
-      '--idle-after', '30s', '--offline-after', '2m',
+      // A fleet's agents make one call: they stay online for the run.
+      ...(this.fleet ? ['--idle-after', '1h', '--offline-after', '2h'] : ['--idle-after', '30s', '--offline-after', '2m']),
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise((resolve) => this.proc.on('exit', resolve));
     this.exited = exited;
@@ -69,6 +74,24 @@ export class Hub {
   }
 
   admin(method, path, body) { return this.rest(method, path, this.adminToken, body); }
+
+  // seedFleet creates n agents named zz-fleet-00001 … (after the tests'
+  // own agents by name), each declaring two hours of strict deep work (no
+  // health check fires, and the call makes it online), conc calls at a
+  // time. It returns how long it took in ms.
+  async seedFleet(n, conc = 32) {
+    const t0 = Date.now();
+    let next = 0;
+    const worker = async () => {
+      while (next < n) {
+        const name = `zz-fleet-${String(++next).padStart(5, '0')}`;
+        const r = await this.admin('POST', '/v1/admin/agents', { name, role: 'fleet' });
+        await this.rest('POST', '/v1/deep-work', r.token, { mode: 'strict', planned_activity: 'background work', planned_minutes: 120 });
+      }
+    };
+    await Promise.all(Array.from({ length: conc }, worker));
+    return Date.now() - t0;
+  }
 
   // agent creates an agent and returns a client acting as it over REST.
   async agent(name, role = '') {

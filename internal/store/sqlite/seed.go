@@ -15,7 +15,8 @@ import (
 // i's token is token(i). The rows are bulk-inserted by INSERT … SELECT over
 // a counter, in one transaction: the load benchmarks (hubbench's tick
 // scenario, the orchestrator's BenchmarkTick) need 100,000 agents in
-// seconds, and CreateAgent would measure registration instead.
+// seconds, and CreateAgent would measure registration instead (hub
+// bench-seed, hidden, runs it on a data dir for hubbench).
 func SeedAgents(ctx context.Context, path string, n int, created, next time.Time, token func(id int) string) error {
 	db, err := Open(ctx, path, Options{})
 	if err != nil {
@@ -76,4 +77,21 @@ func bulkWrite(ctx context.Context, path string, fn func(tx *sql.Tx) error) erro
 		return err
 	}
 	return tx.Commit()
+}
+
+// SeedDue makes agents lo to hi (IDs, as SeedAgents numbers them) of the
+// store at path due for a health evaluation and a nudge check at at: the
+// tick that runs at or after at evaluates and nudges them.
+func SeedDue(ctx context.Context, path string, lo, hi int, at time.Time) error {
+	return bulkWrite(ctx, path, func(tx *sql.Tx) error {
+		for _, q := range []string{
+			`UPDATE liveness SET next_eval_at = ? WHERE agent_id BETWEEN ? AND ?`,
+			`UPDATE agent_checks SET next_check_at = ? WHERE agent_id BETWEEN ? AND ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, row.Nanos(at), lo, hi); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

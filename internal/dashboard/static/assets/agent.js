@@ -4,11 +4,15 @@ import { get, messagesTail } from './api.js';
 import { h, svg, ms, ago, time, badge, fail, section, words, keepFocus } from './ui.js';
 import { presenceWord, healthCell, deepWorkText, agentActions } from './agents.js';
 import { reachBadge, pathsList } from './reach.js';
+import * as roster from './roster.js';
 
 const HOURS = 6;
 const BUCKET = 10 * 60 * 1000;
 
-export function agentView(root, name) {
+// agentView shows one agent; its state is the roster's row, and the rest
+// is read again when that row changes (redo asks app.js for a refresh),
+// at each tick and after a reconnection.
+export function agentView(root, name, hub, redo) {
   const err = h('p', { class: 'error', role: 'alert', hidden: true });
   const head = h('div', { class: 'agenthead', 'data-key': 'head:' + name });
   const chart = h('figure', { class: 'chart' });
@@ -38,7 +42,7 @@ export function agentView(root, name) {
           ? data.asks.flatMap((it, i) => [i ? '; ' : '', h('a', { href: '#/inbox' }, it.kind === 'needs_input' ? 'input: ' + it.title : it.title)])
           : '—'),
       ),
-      agentActions(ov, err, () => refresh()),
+      agentActions(ov, err, () => redo(['row'])),
     );
   }
 
@@ -96,17 +100,18 @@ export function agentView(root, name) {
     msgs.replaceChildren(...(list.length ? list.map(messageItem) : [h('li', { class: 'muted' }, 'No messages.')]));
   }
 
-  async function refresh() {
-    const [ovs, act, ev, dw, m, ib] = await Promise.all([
-      get('/v1/admin/agent-overviews', { include_disabled: true }),
+  async function refresh(topics) {
+    if (data && !['all', 'row', 'tick', 'inbox'].some((t) => topics.has(t))) return;
+    const [, act, ev, dw, m, ib] = await Promise.all([
+      roster.ensure(),
       get(`/v1/admin/agents/${encodeURIComponent(name)}/activity`, { limit: 200 }),
       get('/v1/admin/events', { agent: name, limit: 200 }),
       get('/v1/admin/deep-work', { agent: name, limit: 50 }),
       messagesTail({ agent: name }, 100),
       get('/v1/admin/inbox', { state: 'open', limit: 100 }),
     ]);
-    const ov = (ovs.agents || []).find((o) => o.agent.name === name);
-    if (!ov) throw Object.assign(new Error(`no agent named ${name}`), { status: 404 });
+    const ov = roster.one(name);
+    if (!ov) throw Object.assign(new Error(`no agent named ${name} (or it is disabled)`), { status: 404 });
     data = { ov, logs: act.activity_logs || [], cps: act.checkpoints || [], events: ev.events || [], dws: dw.deep_work || [], messages: m.messages,
       asks: (ib.items || []).filter((it) => it.agent === name) };
     fail(err, null);
@@ -118,7 +123,13 @@ export function agentView(root, name) {
     });
   }
 
-  return { refresh, tick: () => data && keepFocus(renderHead), error: (e) => fail(err, e) };
+  const unwatch = roster.watch((names) => {
+    if (names && !names.has(name)) return;
+    if (data && roster.one(name)) data.ov = roster.one(name);
+    redo(['row']);
+  });
+
+  return { refresh, tick: () => data && keepFocus(renderHead), error: (e) => fail(err, e), close: unwatch };
 }
 
 // messageItem shows one message: sender, where it went, when, the body.

@@ -1,8 +1,10 @@
 // The agents table (home view): one row per agent, trouble first, with the
-// admin actions.
+// admin actions; a page of rows at a time, with a search and filters. The
+// rows are the roster's (roster.js), kept current by the stream.
 import { api, get } from './api.js';
 import { h, cell, ago, until, badge, fail, dialog, showToken, describe, words, keepFocus } from './ui.js';
 import { reachBadge } from './reach.js';
+import * as roster from './roster.js';
 
 const rank = { anomaly: 0, warning: 1, healthy: 2 };
 const presenceRank = { offline: 0, idle: 1, active: 2, waiting: 2 };
@@ -71,16 +73,39 @@ function sortTroubleFirst(list) {
     x.agent.name.localeCompare(y.agent.name));
 }
 
+// PAGE is how many rows the table shows at once; the filters and the
+// search find the others.
+const PAGE = 200;
+
+const presenceFilters = [['', 'Any presence'], ['online', 'Online'], ['idle', 'Idle'], ['offline', 'Offline']];
+const healthFilters = [['', 'Any health'], ['trouble', 'Warning or anomaly'], ['anomaly', 'Anomaly'], ['warning', 'Warning'], ['healthy', 'Healthy']];
+
+function matches(o, f) {
+  const a = o.agent;
+  const state = o.health?.state || 'healthy';
+  if (f.project && a.project !== f.project) return false;
+  if (f.presence && presenceWord(a.presence) !== f.presence) return false;
+  if (f.health === 'trouble' ? state === 'healthy' : f.health && state !== f.health) return false;
+  return !f.text || a.name.includes(f.text) || (a.role || '').toLowerCase().includes(f.text);
+}
+
 export function agentsView(root) {
   const err = h('p', { class: 'error', role: 'alert', hidden: true });
   const body = h('tbody');
   const count = h('span', { class: 'muted' });
   const name = h('input', { id: 'new-name', name: 'name', required: true, pattern: '[a-z0-9][a-z0-9._\\-]{0,62}', spellcheck: 'false', placeholder: 'e.g. writer-1' });
   const role = h('input', { id: 'new-role', name: 'role', placeholder: 'optional' });
-  // Projects: the filter over the table, and the project of a new agent.
-  const filter = h('select', { id: 'project-filter', onchange: () => { last = ''; refresh(); } });
+  let page = 0;
+  const again = () => { page = 0; render(); };
+  // The filters over the table, and the project of a new agent.
+  const search = h('input', { id: 'agent-search', type: 'search', placeholder: 'name or role', spellcheck: 'false', oninput: again });
+  const filter = h('select', { id: 'project-filter', onchange: again });
+  const presence = h('select', { id: 'presence-filter', onchange: again }, presenceFilters.map(([v, l]) => h('option', { value: v }, l)));
+  const health = h('select', { id: 'health-filter', onchange: again }, healthFilters.map(([v, l]) => h('option', { value: v }, l)));
   const newProject = h('select', { id: 'new-project', name: 'project' });
-  let list = [];
+  const shown = h('span', { class: 'muted', role: 'status' });
+  const prev = h('button', { type: 'button', class: 'small', onclick: () => { page--; render(); } }, 'Previous');
+  const next = h('button', { type: 'button', class: 'small', onclick: () => { page++; render(); } }, 'Next');
   let projects = [];
 
   const create = h('form', {
@@ -92,8 +117,7 @@ export function agentsView(root) {
         const r = await api('POST', '/v1/admin/agents', { name: name.value.trim(), role: role.value.trim(), project: newProject.value });
         name.value = '';
         role.value = '';
-        await showToken('Agent created', r.agent.name, r.token);
-        await refresh();
+        await showToken('Agent created', r.agent.name, r.token); // its row comes on the stream
       } catch (e) {
         fail(err, { status: e.status, message: 'create agent: ' + describe(e) });
       }
@@ -105,21 +129,36 @@ export function agentsView(root) {
   h('button', { type: 'submit' }, 'Create agent'));
 
   root.append(
-    h('div', { class: 'bar' }, h('h2', {}, 'Agents ', count),
-      h('span', { class: 'inline' }, h('label', { for: 'project-filter' }, 'Show'), filter), create),
+    h('div', { class: 'bar' }, h('h2', {}, 'Agents ', count), create),
+    h('div', { class: 'bar filters' },
+      h('span', { class: 'inline' }, h('label', { for: 'agent-search' }, 'Find'), search),
+      h('span', { class: 'inline' }, h('label', { for: 'project-filter' }, 'Show'), filter),
+      h('label', { for: 'presence-filter', class: 'visually-hidden' }, 'Presence'), presence,
+      h('label', { for: 'health-filter', class: 'visually-hidden' }, 'Health'), health),
     err,
     h('div', { class: 'tablewrap' }, h('table', { class: 'agents cards' },
       h('thead', {}, h('tr', {}, ['Agent', 'Presence', 'Health', 'Last activity', 'Deep work', 'Beats', 'Unread', 'Wait', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
       body)),
+    h('p', { class: 'pager' }, prev, ' ', shown, ' ', next),
   );
 
   function render() {
-    count.textContent = `(${list.length})`;
+    const f = { project: filter.value, presence: presence.value, health: health.value, text: search.value.trim().toLowerCase() };
+    const total = roster.size();
+    const list = sortTroubleFirst([...roster.all()].filter((o) => matches(o, f)));
+    count.textContent = list.length === total ? `(${total})` : `(${list.length} of ${total})`;
+    const pages = Math.max(1, Math.ceil(list.length / PAGE));
+    page = Math.min(Math.max(page, 0), pages - 1);
+    prev.disabled = page === 0;
+    next.disabled = page >= pages - 1;
+    prev.parentElement.hidden = pages === 1;
+    shown.textContent = `rows ${list.length ? page * PAGE + 1 : 0}–${Math.min(list.length, (page + 1) * PAGE)} of ${list.length}`;
     if (!list.length) {
-      body.replaceChildren(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, (filter.value ? 'No agents in this project yet' : 'No agents yet') + ': create one above, or with hubctl agent add.')));
+      const none = total ? 'No agent matches these filters.' : (filter.value ? 'No agents in this project yet' : 'No agents yet') + ': create one above, or with hubctl agent add.';
+      body.replaceChildren(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, none)));
       return;
     }
-    body.replaceChildren(...list.map((o) => {
+    body.replaceChildren(...list.slice(page * PAGE, (page + 1) * PAGE).map((o) => {
       const a = o.agent;
       const hl = o.health || {};
       return h('tr', { 'data-agent': a.name, 'data-key': 'agent:' + a.name, class: 'row-' + (hl.state || 'healthy') },
@@ -130,13 +169,18 @@ export function agentsView(root) {
         cell('Health', healthCell(hl)),
         cell('Last activity', ago(hl.last_activity_at)),
         cell('Deep work', deepWorkText(hl.deep_work) || h('span', { class: 'muted' }, '—')),
-        cell('Beats', String(a.since_last ?? 0)),
+        cell('Beats', String(roster.sinceLast(o))),
         cell('Unread', String(o.unread_count || 0), o.mention_count > 0 ? h('span', { class: 'muted' }, ` (${o.mention_count} @)`) : ''),
         cell('Wait', o.parked_waits > 0 ? badge('parked', 'parked') : h('span', { class: 'muted' }, 'no')),
-        cell('Actions', agentActions(o, err, refresh)),
+        cell('Actions', agentActions(o, err, () => {})),
       );
     }));
   }
+
+  // Renders are merged into one per frame: the stream may bring rows
+  // several times a second.
+  let frame = 0;
+  const later = () => { if (!frame) frame = requestAnimationFrame(() => { frame = 0; keepFocus(render); }); };
 
   // setOptions fills a select with the projects, keeping its choice.
   function setOptions(sel, first) {
@@ -146,24 +190,32 @@ export function agentsView(root) {
     sel.value = [...sel.options].some((o) => o.value === keep) ? keep : sel.options[0].value;
   }
 
-  let last = '';
-  async function refresh() {
+  async function loadProjects() {
     const ps = (await get('/v1/admin/projects')).projects || [];
     if (JSON.stringify(ps.map((p) => p.name)) !== JSON.stringify(projects.map((p) => p.name))) {
       projects = ps;
       setOptions(filter, [['', 'All projects']]);
       setOptions(newProject, []);
       newProject.value = 'default';
-      last = '';
     }
-    const r = await get('/v1/admin/agent-overviews', { project: filter.value });
-    // evaluated_at is the time of the call: leave it out of the comparison.
-    const now = JSON.stringify(r.agents || [], (k, v) => (k === 'evaluated_at' ? undefined : v));
-    if (now === last) return; // nothing moved: keep the DOM
-    last = now;
-    list = sortTroubleFirst(r.agents || []);
+  }
+
+  // A row in a project the page does not know yet: the list is re-read.
+  const unwatch = roster.watch((names) => {
+    if (names && [...names].some((n) => { const p = roster.one(n)?.agent.project; return p && !projects.some((x) => x.name === p); })) {
+      loadProjects().then(later, (e) => fail(err, e));
+    }
+    later();
+  });
+
+  // The rows come from the roster (roster.js); a full read only after the
+  // stream (re)connected, when topics hold "all".
+  async function refresh(topics) {
+    if (!topics.has('all')) return;
+    await loadProjects();
+    await roster.ensure();
     keepFocus(render);
   }
 
-  return { refresh, tick: () => keepFocus(render), error: (e) => fail(err, e) };
+  return { refresh, tick: () => keepFocus(render), error: (e) => fail(err, e), close: unwatch };
 }

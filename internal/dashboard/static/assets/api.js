@@ -57,9 +57,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // openStream follows the hub's change stream (Server-Sent Events read with
 // fetch, so that the token goes in a header). onChange gets the changed
 // topics ("all" after each (re)connection, since changes may have been
-// missed); onState gets "live", "reconnecting" or "refused". After a lost
-// connection it retries at once, then every 5 seconds.
-export function openStream(onChange, onState) {
+// missed, and when the hub says this page fell behind); onRows gets each
+// "agents" event (the agents' rows that changed, roster.js); onState gets
+// "live", "reconnecting" or "refused". After a lost connection it retries
+// at once, then every 5 seconds.
+export function openStream(onChange, onState, onRows) {
   let stopped = false;
   let ctrl = null;
   (async () => {
@@ -77,6 +79,8 @@ export function openStream(onChange, onState) {
           await readEvents(res.body, (ev, data) => {
             if (ev === 'hello') { onState('live'); onChange(['all']); }
             if (ev === 'change') onChange(JSON.parse(data).topics || ['all']);
+            if (ev === 'agents') onRows(JSON.parse(data));
+            if (ev === 'resync') onChange(['all']);
           });
         }
       } catch {

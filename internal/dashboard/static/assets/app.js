@@ -9,6 +9,7 @@ import { messagesView } from './messages.js';
 import { orchestratorView } from './orchestrator.js';
 import { tasksView } from './tasks.js';
 import { inboxView, inboxWatcher } from './inbox.js';
+import * as roster from './roster.js';
 
 const $ = (id) => document.getElementById(id);
 const hub = { info: null }; // GetHubInfo, read at sign-in: version, time zone
@@ -21,7 +22,7 @@ let watchInbox = null; // keeps the nav's count of open inbox items
 function route() {
   const parts = (location.hash.replace(/^#\/?/, '') || 'agents').split('/').map(decodeURIComponent);
   switch (parts[0]) {
-    case 'agent': return { name: 'agents', make: (root) => agentView(root, parts[1], hub) };
+    case 'agent': return { name: 'agents', make: (root) => agentView(root, parts[1], hub, schedule) };
     case 'messages': return { name: 'messages', make: (root) => messagesView(root, parts.slice(1), hub) };
     case 'orchestrator': return { name: 'orchestrator', make: (root) => orchestratorView(root, hub) };
     case 'tasks': return { name: 'tasks', make: (root) => tasksView(root, hub) };
@@ -38,6 +39,7 @@ function show() {
   }
   const root = h('div', { class: 'view' });
   $('content').replaceChildren(root);
+  current?.close?.();
   current = r.make(root);
   schedule(['all']);
 }
@@ -86,15 +88,21 @@ async function signIn(tok) {
   watchInbox = inboxWatcher($('inbox-count'));
   // The inbox is the first view when anything waits for a person.
   if (!location.hash && (await watchInbox()) > 0) history.replaceState(null, '', '#/inbox');
-  stream = openStream((topics) => schedule(topics), setLive);
+  roster.setBeat(hub.info.beat);
+  stream = openStream((topics) => {
+    if (topics.includes('all')) roster.invalidate(); // changes may have been missed
+    schedule(topics);
+  }, setLive, (ev) => roster.apply(ev));
   show();
 }
 
 function signOut(refused) {
   if (stream) stream.close();
   stream = null;
+  current?.close?.();
   current = null;
   watchInbox = null;
+  roster.invalidate();
   clearToken();
   $('content').replaceChildren();
   $('nav').hidden = true;

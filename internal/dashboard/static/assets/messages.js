@@ -95,8 +95,9 @@ export function messagesView(root, params) {
 
   async function refresh(topics) {
     let changed = false;
-    if (!loaded || topics.has('agents') || topics.has('all')) {
-      // Joins and leaves are write calls ("agents").
+    if (!loaded || topics.has('tick') || topics.has('all')) {
+      // Joins and leaves show within a tick: "agents" comes with every
+      // write call of every agent, far too often to re-read the channels.
       const r = await get('/v1/admin/channels');
       const next = r.channels || [];
       changed = JSON.stringify(next) !== JSON.stringify(channels);

@@ -112,7 +112,9 @@ export function orchestratorView(root, hub) {
   }
 
   async function refresh(topics) {
-    if (data && !topics.has('tick') && !topics.has('all') && !topics.has('agents')) return;
+    // Pulses and cron runs move with the ticks; a change made here asks
+    // for "all" itself.
+    if (data && !topics.has('tick') && !topics.has('all')) return;
     const [info, p, j, r, n] = await Promise.all([
       get('/v1/admin/info'), get('/v1/admin/pulses'), get('/v1/admin/cron-jobs'),
       get('/v1/admin/cron-runs', { limit: 20 }), get('/v1/admin/events', { kind: 'nudge', limit: 20 }),

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"sync/atomic"
+	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// transport is how a simulated agent speaks to the hub.
+type transport int
+
+const (
+	transportGRPC  transport = iota // its own gRPC connection
+	transportHTTP                   // MCP over streamable HTTP at /mcp
+	transportStdio                  // MCP through its own `hub mcp` process
+	nTransports
+)
+
+func (t transport) String() string {
+	return [...]string{"gRPC", "MCP /mcp", "hub mcp"}[t]
+}
+
+// waitReply is what an agent learns from one wait.
+type waitReply struct {
+	cursor   string
+	ids      []string // the messages it carried
+	timedOut bool
+}
+
+// agentAPI is the part of the agent API the fleet's agents use, over one
+// transport. Hooks always go over gRPC (hub hook is a gRPC client).
+type agentAPI interface {
+	heartbeat(ctx context.Context) error
+	activityLog(ctx context.Context, typ, title string) error
+	checkpoint(ctx context.Context, text string) error
+	startDeepWork(ctx context.Context, mode, text string, minutes int) error
+	post(ctx context.Context, to []string, channel, body string) (id string, err error)
+	wait(ctx context.Context, after string) (waitReply, error)
+	markRead(ctx context.Context, upTo string) error
+	// connect (re)opens what the agent holds (its connection, its MCP
+	// session); close drops it, as an agent that goes offline does.
+	connect(ctx context.Context) error
+	close()
+}
+
+// waitSeconds is what a gRPC agent's wait asks for: the hub's cap. MCP
+// agents use the tool's default (45 s), as MCP clients do.
+const waitSeconds = 60
+
+// grpcAgent is an agent with its own gRPC connection, from its own
+// loopback source address (the hub limits connections per address).
+type grpcAgent struct {
+	addr   string
+	source net.IP
+	ref    *agentRef
+	conn   atomic.Pointer[grpc.ClientConn]
+}
+
+func (g *grpcAgent) connect(context.Context) error {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: g.source}, Timeout: 10 * time.Second}
+	conn, err := grpc.NewClient(g.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }))
+	if err != nil {
+		return err
+	}
+	conn.Connect()
+	if old := g.conn.Swap(conn); old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+func (g *grpcAgent) close() {
+	if c := g.conn.Swap(nil); c != nil {
+		c.Close()
+	}
+}
+
+func (g *grpcAgent) client() (hubv1.AgentServiceClient, error) {
+	c := g.conn.Load()
+	if c == nil {
+		return nil, fmt.Errorf("%s is offline", g.ref.name)
+	}
+	return hubv1.NewAgentServiceClient(c), nil
+}
+
+func (g *grpcAgent) do(ctx context.Context, f func(context.Context, hubv1.AgentServiceClient) error) error {
+	c, err := g.client()
+	if err != nil {
+		return err
+	}
+	return f(g.ref.authed(ctx), c)
+}
+
+func (g *grpcAgent) heartbeat(ctx context.Context) error {
+	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		_, err := c.Heartbeat(ctx, &hubv1.HeartbeatRequest{})
+		return err
+	})
+}
+
+func (g *grpcAgent) activityLog(ctx context.Context, typ, title string) error {
+	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		_, err := c.CreateActivityLog(ctx, &hubv1.CreateActivityLogRequest{Type: typ, Title: title, Content: []string{"notes on " + title}})
+		return err
+	})
+}
+
+func (g *grpcAgent) checkpoint(ctx context.Context, text string) error {
+	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		_, err := c.Checkpoint(ctx, checkpointReq(text))
+		return err
+	})
+}
+
+func (g *grpcAgent) startDeepWork(ctx context.Context, mode, text string, minutes int) error {
+	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		_, err := c.StartDeepWork(ctx, &hubv1.StartDeepWorkRequest{Mode: mode, PlannedActivity: text, PlannedMinutes: int32(minutes)})
+		return err
+	})
+}
+
+func (g *grpcAgent) post(ctx context.Context, to []string, channel, body string) (id string, err error) {
+	err = g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		r, err := c.PostMessage(ctx, &hubv1.PostMessageRequest{To: to, Channel: channel, Body: body})
+		id = r.GetMessage().GetId()
+		return err
+	})
+	return id, err
+}
+
+func (g *grpcAgent) wait(ctx context.Context, after string) (w waitReply, err error) {
+	secs := int32(waitSeconds)
+	err = g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		r, err := c.WaitForMessages(ctx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: &secs, AfterId: after})
+		if err != nil {
+			return err
+		}
+		w = waitReply{cursor: r.GetCursor(), timedOut: r.GetTimedOut()}
+		for _, m := range r.GetMessages() {
+			w.ids = append(w.ids, m.GetId())
+		}
+		return nil
+	})
+	return w, err
+}
+
+func (g *grpcAgent) markRead(ctx context.Context, upTo string) error {
+	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		_, err := c.MarkRead(ctx, &hubv1.MarkReadRequest{UpToId: upTo})
+		return err
+	})
+}
+
+// takeInjection is what `hub hook` asks at each tool use.
+func takeInjection(ctx context.Context, c hubv1.AgentServiceClient, a *agentRef) error {
+	_, err := c.TakeInjection(a.authed(ctx), &hubv1.TakeInjectionRequest{})
+	return err
+}
+
+func checkpointReq(text string) *hubv1.CheckpointRequest {
+	return &hubv1.CheckpointRequest{CurrentActivity: text}
+}
+
+func adminPostReq(to, body string) *hubv1.AdminPostMessageRequest {
+	return &hubv1.AdminPostMessageRequest{To: []string{to}, Body: body}
+}
+
+// sourceAddr is the loopback source address of agent i: perSource agents
+// per address, from 127.1.0.1 on.
+func sourceAddr(i, perSource int) net.IP {
+	n := i/perSource + 1
+	return net.IPv4(127, 1, byte(n>>8), byte(n))
+}
+
+func haveTaskset() bool {
+	_, err := exec.LookPath("taskset")
+	return err == nil
+}

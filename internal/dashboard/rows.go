@@ -1,0 +1,256 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// The rows on the stream: a page reads every agent's overview once per
+// connection (GET /v1/admin/agent-overviews), then takes from its stream
+// the rows that changed, as "agents" events:
+//
+//	event: agents
+//	data: {"beat":"42","rows":[<AgentOverview as the REST API writes it>…],"gone":["name"…]}
+//
+// One rowCaster per dashboard reads the changed rows once (hub.OverviewWatch)
+// and writes the same event to every stream, so what the hub does for live
+// pages follows the changes, not agents × pages. A row goes out only when
+// its content (its evaluation time aside) differs from what was last sent.
+// A stream that cannot keep up loses events; it is then told "resync" and
+// its page reads everything again.
+
+const (
+	// rowGap merges the changes that come within it into one event.
+	rowGap = 250 * time.Millisecond
+	// rowScan is how often time-driven changes are looked for (presence,
+	// the orchestrator's events) when nothing else happens.
+	rowScan = time.Second
+	// sinkBuffer is how many events a stream may lag behind.
+	sinkBuffer = 32
+)
+
+var rowJSON = protojson.MarshalOptions{UseProtoNames: true}
+
+// sink is one stream's share of the rows.
+type sink struct {
+	c    chan []byte
+	lost atomic.Bool // an event did not fit: the page must read everything
+}
+
+type rowCaster struct {
+	opts    Options
+	closing <-chan struct{}
+	ctx     context.Context // ends when the dashboard closes
+
+	mu     sync.Mutex
+	sinks  map[*sink]struct{}
+	joined chan struct{}
+
+	// pass is held while the watch is read and sent updated.
+	pass    sync.Mutex
+	sent    map[string]uint64 // agent name → hash of the row last sent (a row not in it is sent)
+	readAll bool              // the next pass reads every row (changes were lost)
+}
+
+func newRowCaster(opts Options, closing <-chan struct{}) *rowCaster {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-closing
+		cancel()
+	}()
+	return &rowCaster{opts: opts, closing: closing, ctx: ctx, sinks: map[*sink]struct{}{}, joined: make(chan struct{}, 1), sent: map[string]uint64{}}
+}
+
+// join adds a stream. Call it after the stream subscribed to the feed and
+// before its page reads every row. The first stream after none forgets
+// what was sent: while no page was open nothing was marked, so a row sent
+// then may have changed and changed back, and a page that reads it now
+// must get its next change whatever the old hash says.
+func (c *rowCaster) join() *sink {
+	s := &sink{c: make(chan []byte, sinkBuffer)}
+	c.mu.Lock()
+	first := len(c.sinks) == 0
+	c.sinks[s] = struct{}{}
+	c.mu.Unlock()
+	if first {
+		c.pass.Lock()
+		clear(c.sent)
+		c.pass.Unlock()
+	}
+	select {
+	case c.joined <- struct{}{}:
+	default:
+	}
+	return s
+}
+
+func (c *rowCaster) leave(s *sink) {
+	c.mu.Lock()
+	delete(c.sinks, s)
+	c.mu.Unlock()
+}
+
+func (c *rowCaster) idle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sinks) == 0
+}
+
+// run reads and sends the changed rows until the dashboard closes.
+func (c *rowCaster) run() {
+	ctx := c.ctx
+	ticker := time.NewTicker(rowScan)
+	defer ticker.Stop()
+	lastFull, lastScan := time.Now(), time.Time{}
+	for {
+		if c.idle() {
+			select {
+			case <-c.closing:
+				return
+			case <-c.joined:
+			}
+		}
+		select {
+		case <-c.closing:
+			return
+		case <-c.opts.Feed.AgentChanges():
+		case <-ticker.C:
+		case <-c.joined:
+		}
+		if !sleepCtx(ctx, rowGap) {
+			return
+		}
+		scan := time.Since(lastScan) >= rowScan
+		if scan {
+			lastScan = time.Now()
+		}
+		full := c.opts.FullPassEvery > 0 && time.Since(lastFull) >= c.opts.FullPassEvery
+		if c.step(scan, full) {
+			lastFull = time.Now()
+		}
+	}
+}
+
+// step reads the changed rows and sends those that differ from what was
+// sent; it reports whether it read every row.
+func (c *rowCaster) step(scan, full bool) bool {
+	c.pass.Lock()
+	defer c.pass.Unlock()
+	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+	defer cancel()
+	ch, err := c.opts.Watch.Next(ctx, full || c.readAll, scan)
+	if err != nil {
+		c.readAll = true // the changes taken are lost: read everything next time
+		return false
+	}
+	c.readAll = false
+	if ev := c.event(ch); ev != nil {
+		c.fanOut(ev)
+	}
+	return ch.All
+}
+
+// event returns the "agents" event of the rows of ch that differ from what
+// was sent, nil if none does.
+func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
+	rows := c.opts.Rows(ch.Rows)
+	var b bytes.Buffer
+	b.WriteString(`event: agents` + "\ndata: {\"beat\":\"" + strconv.FormatInt(ch.Beat, 10) + `","rows":[`)
+	n := 0
+	seen := map[string]bool{}
+	for _, r := range rows {
+		name := r.GetAgent().GetName()
+		seen[name] = true
+		h, ok := rowHash(r)
+		if ok && c.sent[name] == h {
+			continue
+		}
+		j, err := rowJSON.Marshal(r)
+		if err != nil {
+			continue
+		}
+		c.sent[name] = h
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(j)
+		n++
+	}
+	var gone []string
+	for _, name := range ch.Gone {
+		gone = append(gone, name)
+		delete(c.sent, name)
+	}
+	if ch.All {
+		for name := range c.sent {
+			if !seen[name] {
+				gone = append(gone, name)
+				delete(c.sent, name)
+			}
+		}
+	}
+	if n == 0 && len(gone) == 0 {
+		return nil
+	}
+	g, _ := json.Marshal(gone) // strings always marshal
+	if gone == nil {
+		g = []byte("[]")
+	}
+	b.WriteString(`],"gone":`)
+	b.Write(g)
+	b.WriteString("}\n\n")
+	return b.Bytes()
+}
+
+// rowHash hashes a row without its evaluation time (the time of the read).
+func rowHash(r *hubv1.AgentOverview) (uint64, bool) {
+	h := r.GetHealth()
+	var at = h.GetEvaluatedAt()
+	if h != nil {
+		h.EvaluatedAt = nil
+		defer func() { h.EvaluatedAt = at }()
+	}
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
+	if err != nil {
+		return 0, false
+	}
+	f := fnv.New64a()
+	f.Write(b)
+	return f.Sum64(), true
+}
+
+// fanOut hands ev to every stream; one whose buffer is full loses it.
+func (c *rowCaster) fanOut(ev []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for s := range c.sinks {
+		select {
+		case s.c <- ev:
+		default:
+			s.lost.Store(true)
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

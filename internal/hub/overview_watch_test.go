@@ -1,0 +1,131 @@
+package hub_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// names returns the agents of rows, sorted.
+func names(rows []hub.AgentOverview) []string {
+	var out []string
+	for _, o := range rows {
+		out = append(out, o.Agent.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The overview watch returns the rows that changed, and only those: none
+// at first (it learns where things stand); then a delivery's recipient, an agent named by an admin
+// call (or its name when it is gone), an agent whose presence moved with
+// time or a parked wait, an agent the health sweep recorded an event for;
+// nothing when nothing changed.
+func TestOverviewWatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newTestHub(t)
+	a, _ := h.agent(t, "alice")
+	b, _ := h.agent(t, "bob")
+	_, carol := h.agent(t, "carol")
+	sub, err := h.Feed().Subscribe() // marks are gathered while a page subscribes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	w := h.WatchOverviews()
+	next := func(scan bool) hub.OverviewChanges {
+		t.Helper()
+		ch, err := w.Next(ctx, false, scan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+
+	if ch := next(false); ch.All || len(ch.Rows) != 0 {
+		t.Fatalf("first Next: all %v rows %v, want nothing", ch.All, names(ch.Rows))
+	}
+	if ch := next(true); ch.All || len(ch.Rows) != 0 || len(ch.Gone) != 0 {
+		t.Fatalf("nothing changed: all %v rows %v gone %v, want nothing", ch.All, names(ch.Rows), ch.Gone)
+	}
+
+	h.post(t, a, hub.PostRequest{To: []string{"bob"}, Body: "hi"})
+	ch := next(false)
+	if !slices.Equal(names(ch.Rows), []string{"bob"}) || ch.Rows[0].Unread != 1 {
+		t.Fatalf("after a post to bob: rows %v, want bob with 1 unread", names(ch.Rows))
+	}
+
+	h.Feed().AgentNamed("carol")
+	h.Feed().AgentNamed("ghost")
+	ch = next(false)
+	if !slices.Equal(names(ch.Rows), []string{"carol"}) || !slices.Equal(ch.Gone, []string{"ghost"}) {
+		t.Fatalf("admin calls naming carol and ghost: rows %v gone %v, want carol and gone ghost", names(ch.Rows), ch.Gone)
+	}
+
+	// Time: alice's last call ages into idle; bob parks a wait; carol,
+	// who calls again, stays active.
+	h.Clock.Advance(3 * time.Minute)
+	h.auth(t, carol)
+	wt, err := h.Waiters.Register(b.ID, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := next(false); len(ch.Rows) != 0 {
+		t.Errorf("without a scan: rows %v, want none", names(ch.Rows))
+	}
+	ch = next(true)
+	if got := names(ch.Rows); !slices.Equal(got, []string{"alice", "bob"}) {
+		t.Errorf("scan after alice went idle and bob parked: rows %v, want alice and bob", got)
+	}
+	wt.Close()
+
+	// The health sweep: 3 + 10 minutes without activity is an anomaly for
+	// all three, recorded as events.
+	h.Clock.Advance(10 * time.Minute)
+	if _, _, _, err := h.SweepHealth(ctx, h.Clock.Now(), 100); err != nil {
+		t.Fatal(err)
+	}
+	ch = next(true)
+	if got := names(ch.Rows); !slices.Equal(got, []string{"alice", "bob", "carol"}) {
+		t.Errorf("after the sweep: rows %v, want the three", got)
+	}
+	for _, o := range ch.Rows {
+		if o.Health.Health.State != hub.HealthAnomaly {
+			t.Errorf("%s: health %s, want anomaly", o.Agent.Name, o.Health.Health.State)
+		}
+	}
+
+	h.Feed().AllAgentsChanged()
+	if ch := next(false); !ch.All || len(ch.Rows) != 3 {
+		t.Errorf("after AllAgentsChanged: all %v, %d rows, want every row", ch.All, len(ch.Rows))
+	}
+	if ch, err := w.Next(ctx, true, false); err != nil || !ch.All || len(ch.Rows) != 3 {
+		t.Errorf("Next asked for all: all %v, %d rows (%v), want every row", ch.All, len(ch.Rows), err)
+	}
+}
+
+// Without a subscriber the feed gathers nothing: a delivery costs no mark.
+func TestOverviewWatchIdleWithoutPages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newTestHub(t)
+	a, _ := h.agent(t, "alice")
+	h.agent(t, "bob")
+	w := h.WatchOverviews()
+	if _, err := w.Next(ctx, false, false); err != nil {
+		t.Fatal(err)
+	}
+	h.post(t, a, hub.PostRequest{To: []string{"bob"}, Body: "hi"})
+	h.Feed().AgentNamed("alice")
+	ch, err := w.Next(ctx, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Rows) != 0 || len(ch.Gone) != 0 {
+		t.Errorf("no page subscribed: rows %v gone %v, want nothing gathered", names(ch.Rows), ch.Gone)
+	}
+}
