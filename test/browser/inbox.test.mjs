@@ -170,7 +170,7 @@ test('notifications: opt in, then an urgent item notifies while the tab is hidde
   assert.equal((await page.evaluate(() => window.shown)).length, 1);
 });
 
-test('an agent waiting at its prompt shows in the inbox, and on its page until it works again', async () => {
+test('an agent waiting at its prompt shows in the inbox, on its page until it works again, and on its row', async () => {
   await ann.call('POST', '/v1/host-events', { event: 'needs_input', text: 'Claude is waiting for your input' });
   await item('needs_input').waitFor({ timeout: WAIT });
   assert.match(await item('needs_input').textContent(), /waiting for you.*ann/s);
@@ -186,6 +186,13 @@ test('an agent waiting at its prompt shows in the inbox, and on its page until i
   await ann.call('POST', '/v1/host-events', { event: 'active' });
   await asks.getByText('input: Claude is waiting for your input').waitFor({ state: 'detached', timeout: WAIT });
   assert.match(await asks.textContent(), /roll back/); // its open question stays
+  // On the agents table, its row says it waits for a person, and for what.
+  await page.goto(hub.origin + '/#/agents');
+  const needs = page.locator('tr[data-agent="ann"] .needs-person');
+  await needs.waitFor({ timeout: WAIT });
+  assert.equal(await needs.getAttribute('title'), 'waiting for a person: question');
+  await ann.call('POST', '/v1/host-events', { event: 'needs_input', text: 'Claude is waiting for your input' });
+  await page.waitForFunction(() => document.querySelector('tr[data-agent="ann"] .needs-person')?.title === 'waiting for a person: question, waiting for you', null, { timeout: WAIT });
 });
 
 test('no console errors', () => {

@@ -5,6 +5,7 @@ import { api, get } from './api.js';
 import { h, cell, ago, until, badge, fail, dialog, showToken, describe, words, keepFocus } from './ui.js';
 import { reachBadge } from './reach.js';
 import * as roster from './roster.js';
+import { waitingBadge, watchWaiting } from './inbox.js';
 
 const rank = { anomaly: 0, warning: 1, healthy: 2 };
 const presenceRank = { offline: 0, idle: 1, active: 2, waiting: 2 };
@@ -165,7 +166,7 @@ export function agentsView(root) {
         cell('Agent', h('a', { href: '#/agent/' + encodeURIComponent(a.name) }, a.name),
           a.role ? h('span', { class: 'role' }, ' ' + a.role) : '',
           projects.length > 1 ? h('span', { class: 'muted project' }, ' · ' + a.project) : ''),
-        cell('Presence', badge(presenceWord(a.presence), presenceWord(a.presence)), ' ', reachBadge(a)),
+        cell('Presence', badge(presenceWord(a.presence), presenceWord(a.presence)), ' ', reachBadge(a), ' ', waitingBadge(a.name)),
         cell('Health', healthCell(hl)),
         cell('Last activity', ago(hl.last_activity_at)),
         cell('Deep work', deepWorkText(hl.deep_work) || h('span', { class: 'muted' }, '—')),
@@ -217,5 +218,8 @@ export function agentsView(root) {
     keepFocus(render);
   }
 
-  return { refresh, tick: () => keepFocus(render), error: (e) => fail(err, e), close: unwatch };
+  // A row shows whether its agent waits for a person (the inbox's open items).
+  const unwaiting = watchWaiting(later);
+
+  return { refresh, tick: () => keepFocus(render), error: (e) => fail(err, e), close: () => { unwatch(); unwaiting(); } };
 }

@@ -174,8 +174,34 @@ export function inboxView(root) {
   };
 }
 
-// inboxWatcher keeps the nav's count of open items and notifies of new
-// urgent ones while the tab is hidden (when the person allowed it).
+// The agents waiting for a person, from the watcher's last look at the
+// open items: agent name → the kinds of its open items.
+const waiting = new Map();
+const waitingWatchers = new Set();
+
+// waitingFor returns the kinds of the open items of the agent named name.
+export function waitingFor(name) {
+  return waiting.get(name) || [];
+}
+
+// watchWaiting calls fn after each look at the open items; it returns the
+// function that stops it.
+export function watchWaiting(fn) {
+  waitingWatchers.add(fn);
+  return () => waitingWatchers.delete(fn);
+}
+
+// waitingBadge says on an agent's row that it waits for a person, with
+// what it waits for in the title; empty when it does not.
+export function waitingBadge(name) {
+  const kinds = Object.keys(kindWords).filter((k) => waitingFor(name).includes(k));
+  if (!kinds.length) return '';
+  return h('a', { href: '#/inbox', class: 'badge warning needs-person', title: 'waiting for a person: ' + kinds.map((k) => kindWords[k] || k).join(', ') }, 'needs you');
+}
+
+// inboxWatcher keeps the nav's count of open items and the agents waiting
+// for a person, and notifies of new urgent ones while the tab is hidden
+// (when the person allowed it).
 export function inboxWatcher(countEl) {
   const seen = new Set();
   let first = true;
@@ -183,6 +209,9 @@ export function inboxWatcher(countEl) {
     let r;
     try { r = await get('/v1/admin/inbox', { state: 'open', limit: 100 }); } catch { return 0; }
     const open = r.items || [];
+    waiting.clear();
+    for (const it of open) waiting.set(it.agent, [...(waiting.get(it.agent) || []), it.kind]);
+    for (const fn of waitingWatchers) fn();
     countEl.textContent = open.length ? String(open.length) : '';
     countEl.hidden = !open.length;
     for (const it of open) {
