@@ -129,3 +129,48 @@ func TestOverviewWatchIdleWithoutPages(t *testing.T) {
 		t.Errorf("no page subscribed: rows %v gone %v, want nothing gathered", names(ch.Rows), ch.Gone)
 	}
 }
+
+// A row changes when a path opens or runs out, its presence unchanged: a
+// hook's call makes the agent reachable, and five minutes later (the hook
+// path's window) unreachable, while it keeps calling.
+func TestOverviewWatchSeesReachability(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newTestHub(t)
+	bob, token := h.agent(t, "bob")
+	sub, err := h.Feed().Subscribe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	w := h.WatchOverviews()
+	scan := func() []string {
+		t.Helper()
+		ch, err := w.Next(ctx, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names(ch.Rows)
+	}
+	scan() // learns where things stand
+
+	if _, err := h.Injections.TakeInjection(ctx, bob, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := scan(); !slices.Equal(got, []string{"bob"}) {
+		t.Fatalf("after bob's hook ran: rows %v, want bob (reachable now)", got)
+	}
+	h.Clock.Advance(2 * time.Minute)
+	h.auth(t, token)
+	if got := scan(); len(got) != 0 {
+		t.Fatalf("bob active and reachable as before: rows %v, want none", got)
+	}
+	h.Clock.Advance(3*time.Minute + time.Second)
+	h.auth(t, token)
+	if h.Liveness.ReachOf(bob).Reachable {
+		t.Fatal("bob still reachable 5 min after his hook ran: the test needs the hook path's window")
+	}
+	if got := scan(); !slices.Equal(got, []string{"bob"}) {
+		t.Errorf("bob's hook path ran out: rows %v, want bob (unreachable now)", got)
+	}
+}
