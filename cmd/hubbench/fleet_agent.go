@@ -148,6 +148,7 @@ var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "p
 // until or ctx ends.
 func (a *fleetAgent) onlineSpell(ctx context.Context, f *fleet, rng *rand.Rand, until time.Time) {
 	r := f.c.rates
+	run := ctx // a call the spell made ends even if the spell does meanwhile
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -180,7 +181,7 @@ func (a *fleetAgent) onlineSpell(ctx context.Context, f *fleet, rng *rand.Rand, 
 		if !sleepUntil(ctx, next[e]) {
 			return
 		}
-		cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+		cctx, ccancel := context.WithTimeout(run, 30*time.Second)
 		t0 := time.Now()
 		switch e {
 		case evHeartbeat:
@@ -260,7 +261,15 @@ func (a *fleetAgent) waitLoop(ctx context.Context, f *fleet) {
 	if c := a.cursor.Load(); c != nil {
 		cursor = *c
 	}
+	end, _ := ctx.Deadline() // the online spell's end
 	for ctx.Err() == nil {
+		// A wait with less than the hub's deadline margin left answers at
+		// once, timed out: asked again and again it would spin until the
+		// spell ends. An agent about to go offline waits no more.
+		if !end.IsZero() && time.Until(end) < spellEndMargin {
+			<-ctx.Done()
+			return
+		}
 		issued := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, (waitSeconds+15)*time.Second)
 		w, err := a.api.wait(cctx, cursor)
@@ -284,6 +293,11 @@ func (a *fleetAgent) waitLoop(ctx context.Context, f *fleet) {
 		}
 	}
 }
+
+// spellEndMargin is how close to the end of its online spell an agent
+// stops waiting: above the hub's deadline margin (500 ms), within which a
+// wait does not park.
+const spellEndMargin = time.Second
 
 // jitter returns d varied uniformly by up to share either way.
 func jitter(rng *rand.Rand, d time.Duration, share float64) time.Duration {

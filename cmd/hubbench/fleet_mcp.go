@@ -253,12 +253,20 @@ func (s *stdioMCP) notify(_ context.Context, method string) error {
 
 // mcpAgent is the agent API as MCP tools, over either caller.
 type mcpAgent struct {
-	rpc   rpcCaller
-	reset func() // forget the session, if the transport has one
-	ready atomic.Bool
+	rpc         rpcCaller
+	reset       func() // forget the session, if the transport has one
+	ready       atomic.Bool
+	initialized bool // the session was initialized (connect, on the agent's goroutine)
 }
 
+// connect initializes the session. Over a transport without sessions to
+// forget (a hub mcp process), an agent back from an offline spell finds
+// its session still open, as a host's idle MCP process keeps it.
 func (m *mcpAgent) connect(ctx context.Context) error {
+	if m.initialized && m.reset == nil {
+		m.ready.Store(true)
+		return nil
+	}
 	_, err := m.rpc.call(ctx, "initialize", map[string]any{
 		"protocolVersion": mcpProtocol, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "hubbench-fleet", "version": "1"},
@@ -270,6 +278,7 @@ func (m *mcpAgent) connect(ctx context.Context) error {
 		return err
 	}
 	m.ready.Store(true)
+	m.initialized = true
 	return nil
 }
 

@@ -25,7 +25,8 @@ func TestFleetRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	args := []string{"--agents", "60", "--dashboards", "1", "--duration", "20s", "--warmup", "5s", "--report-every", "5s",
 		"--nice", "0", "--heartbeat", "3s", "--activity", "4s", "--checkpoint", "6s", "--hook", "2s", "--post", "2s",
-		"--mcp-http", "0.1", "--mcp-stdio", "2", "--channel-size", "10", "--probe-every", "500ms", "--json", out}
+		"--mcp-http", "0.1", "--mcp-stdio", "2", "--channel-size", "10", "--probe-every", "500ms", "--json", out,
+		"--offline", "0.3", "--offline-for", "2s"} // spells of a few seconds: many end within the run
 	if err := runFleet(ctx, "fleet", args, &stdout, &stderr); err != nil {
 		t.Fatalf("hubbench fleet %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
 	}
