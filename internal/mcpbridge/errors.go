@@ -38,8 +38,12 @@ func (b *bridge) hubError(err error) error {
 	msg := st.Message()
 	switch st.Code() {
 	case codes.Unavailable:
-		return fmt.Errorf("cannot reach the hub at %s: tell your user the hub is not running (they start it with `hub`), "+
-			"then call this tool again", b.addr())
+		var u *unreachableError
+		if errors.As(err, &u) {
+			return fmt.Errorf("cannot reach the hub at %s: tell your user the hub is not running (they start it with `hub`), "+
+				"then call this tool again", b.addr())
+		}
+		return fmt.Errorf("the hub cannot serve this now (%s): call this tool again in a few seconds, and tell your user if it persists", msg)
 	case codes.Unauthenticated:
 		return fmt.Errorf("the hub refused this agent's token (%s): tell your user that HUB_TOKEN is missing or no longer valid "+
 			"and needs a new token; no tool works until then", msg)

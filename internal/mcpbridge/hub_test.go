@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
@@ -330,6 +331,30 @@ func TestOneSessionRecoversWhenTheHubComesBack(t *testing.T) {
 	eventuallyTrue(t, 10*time.Second, "the same session to reach the restarted hub", func() bool {
 		return !call(t, cs, "check_hub_status", nil, nil).IsError
 	})
+}
+
+// A hub that is up but cannot serve a call (here its database is full)
+// is not worded as a hub that is not running: the tool error gives the
+// hub's reason.
+func TestHubUpButUnavailableIsNotDown(t *testing.T) {
+	t.Parallel()
+	h := startHub(t, func(m *app.Main) { m.MaxDBSize = 4 << 20 })
+	tok := h.createAgent(t, "filler")
+	h.createAgent(t, "sink")
+	cs := bridge(t, h.GRPCAddress(), tok, mcpbridge.Options{}, nil)
+	body := strings.Repeat("x", 60<<10)
+	for range 200 {
+		res := call(t, cs, "post_message", map[string]any{"to": []string{"sink"}, "body": body}, nil)
+		if !res.IsError {
+			continue
+		}
+		text := resultText(res)
+		if !strings.HasPrefix(text, "the hub cannot serve this now (") || !strings.Contains(text, "disk full") {
+			t.Fatalf("the hub's database full: %q, want the hub's reason (disk full), not that it is not running", text)
+		}
+		return
+	}
+	t.Fatal("200 posts of 60 KiB went into a 4 MiB database")
 }
 
 func TestWaitWakesWhenAnotherAgentPosts(t *testing.T) {

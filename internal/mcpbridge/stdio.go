@@ -13,7 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
@@ -36,6 +39,7 @@ func Dial(addr, token string) (*grpc.ClientConn, error) {
 			MinConnectTimeout: 2 * time.Second,
 		}),
 		grpc.WithUserAgent("hub-mcp"),
+		grpc.WithChainUnaryInterceptor(markUnreachable),
 	}
 	if token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken(token)))
@@ -46,6 +50,24 @@ func Dial(addr, token string) (*grpc.ClientConn, error) {
 	}
 	return conn, nil
 }
+
+// markUnreachable marks an Unavailable answer that came while the
+// connection to the hub was not up: the hub could not be reached, as
+// against a hub that answered that it cannot serve the call now (its store
+// unreachable or full, the hub shutting down).
+func markUnreachable(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if status.Code(err) == codes.Unavailable && cc.GetState() != connectivity.Ready {
+		return &unreachableError{err: err}
+	}
+	return err
+}
+
+// unreachableError is a call's Unavailable error that came from no hub.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
 
 // bearerToken sends an agent token with every call. It does not require
 // transport security: the bridge talks to the hub over loopback, where grpc

@@ -165,6 +165,7 @@ func TestClassify(t *testing.T) {
 		{status.Error(codes.DeadlineExceeded, "x"), unknown},
 		{errors.New("connection reset"), unknown},
 		{mcpError("cannot reach the hub at x"), unknown},
+		{mcpError("the hub cannot serve this now (the hub cannot reach its database (x): y)"), unknown},
 		{mcpError("invalid arguments: body"), failed},
 		{mcpError("the hub refused this agent's token (x)"), failed},
 	} {

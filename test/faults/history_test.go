@@ -56,6 +56,7 @@ var mcpErrorCodes = []struct {
 	code   codes.Code
 }{
 	{"cannot reach the hub", codes.Unavailable},
+	{"the hub cannot serve this now", codes.Unavailable},
 	{"the hub refused this agent's token", codes.Unauthenticated},
 	{"permission denied", codes.PermissionDenied},
 	{"invalid arguments", codes.InvalidArgument},
