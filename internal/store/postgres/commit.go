@@ -99,7 +99,7 @@ func (db *DB) commitBatch(batch []*writer.Request, shared bool) (again []*writer
 		fail(db.failed(err, outageWrite, "take the write lock"))
 		return nil
 	}
-	t := &Tx{ctx: ctx, tx: tx, db: db, shared: shared}
+	t := newTx(&Tx{ctx: ctx, tx: tx, db: db, shared: shared})
 	errs := make([]error, len(batch))
 	if len(batch) == 1 {
 		if errs[0] = batch[0].Ctx.Err(); errs[0] == nil {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/tasksql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -175,7 +176,7 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 		return db.failed(err, outageRead, "begin read")
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	return outage(writer.Call(fn, &Tx{ctx: ctx, tx: tx, db: db}), outageRead)
+	return outage(writer.Call(fn, newTx(&Tx{ctx: ctx, tx: tx, db: db})), outageRead)
 }
 
 // CountEvents returns how many events of kind the store holds (for the
@@ -192,6 +193,9 @@ func (db *DB) CountEvents(ctx context.Context, kind string) (int64, error) {
 // aborts the transaction (PostgreSQL's rule): the caller gets ECONFLICT or
 // ENOTFOUND and must return it from fn.
 type Tx struct {
+	// Tx is tasksql's statements over this transaction: hub.TaskTx
+	// (task.go; set by newTx).
+	tasksql.Tx
 	ctx context.Context
 	tx  pgx.Tx
 	db  *DB

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
+	"github.com/agenthub/hub/internal/store/tasksql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/mattn/go-sqlite3"
 )
@@ -308,7 +309,7 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer tx.Rollback()
-	return fn(&Tx{ctx: ctx, tx: tx})
+	return fn(newTx(&Tx{ctx: ctx, tx: tx}))
 }
 
 // commit runs a batch of writes in one transaction. A batch of one runs
@@ -332,7 +333,7 @@ func (db *DB) commit(batch []*writer.Request) {
 		}
 		return
 	}
-	t := &Tx{ctx: ctx, tx: db.wc, names: db.names, raw: db.raw}
+	t := newTx(&Tx{ctx: ctx, tx: db.wc, names: db.names, raw: db.raw})
 	if err := db.names.begin(db.dataVersion); err != nil {
 		tx(rollback)
 		for _, r := range batch {
@@ -431,6 +432,9 @@ func (db *DB) runSavepoints(ctx context.Context, t *Tx, batch []*writer.Request,
 
 // Tx is a hub.Tx over one SQLite transaction.
 type Tx struct {
+	// Tx is tasksql's statements over this transaction: hub.TaskTx
+	// (task.go; set by newTx).
+	tasksql.Tx
 	ctx context.Context
 	tx  conn
 	// unindexed are the messages this transaction wrote that the

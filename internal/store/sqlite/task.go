@@ -3,14 +3,12 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
-	"time"
 
-	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/tasksql"
 )
 
-// This file implements hub.TaskTx with the statements of tasksql.
+// This file implements hub.TaskTx with the statements of tasksql (Tx embeds them).
 
 // taskDB is the transaction as tasksql.DB.
 type taskDB struct{ t *Tx }
@@ -35,73 +33,8 @@ func (d taskDB) QueryRow(q string, args ...any) row.Scanner { return d.t.queryRo
 
 func (taskDB) IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
-func (t *Tx) tasks() tasksql.Tx { return tasksql.Tx{DB: taskDB{t}} }
-
-// InsertTask implements hub.TaskTx.
-func (t *Tx) InsertTask(x *hub.Task) error { return t.tasks().InsertTask(x) }
-
-// TaskByID implements hub.TaskTx.
-func (t *Tx) TaskByID(id int64) (*hub.Task, error) { return t.tasks().TaskByID(id) }
-
-// ListTasks implements hub.TaskTx.
-func (t *Tx) ListTasks(q hub.TaskQuery) ([]*hub.Task, error) { return t.tasks().ListTasks(q) }
-
-// UpdateTask implements hub.TaskTx.
-func (t *Tx) UpdateTask(x *hub.Task) error { return t.tasks().UpdateTask(x) }
-
-// ClaimTask implements hub.TaskTx.
-func (t *Tx) ClaimTask(id, agentID int64, now, leaseDue time.Time) (bool, error) {
-	return t.tasks().ClaimTask(id, agentID, now, leaseDue)
-}
-
-// ReadyTasks implements hub.TaskTx.
-func (t *Tx) ReadyTasks(project string, labels []string, role string, limit int) ([]*hub.Task, error) {
-	return t.tasks().ReadyTasks(project, labels, role, limit)
-}
-
-// TaskDependencies implements hub.TaskTx.
-func (t *Tx) TaskDependencies(ids []int64) (map[int64][]int64, error) {
-	return t.tasks().TaskDependencies(ids)
-}
-
-// TaskDependents implements hub.TaskTx.
-func (t *Tx) TaskDependents(id int64) ([]int64, error) { return t.tasks().TaskDependents(id) }
-
-// ReleaseDependents implements hub.TaskTx.
-func (t *Tx) ReleaseDependents(id int64, now time.Time) ([]*hub.Task, error) {
-	return t.tasks().ReleaseDependents(id, now)
-}
-
-// DueTaskLeases implements hub.TaskTx.
-func (t *Tx) DueTaskLeases(now time.Time, limit int) ([]*hub.Task, error) {
-	return t.tasks().DueTaskLeases(now, limit)
-}
-
-// SetTaskLeaseDue implements hub.TaskTx.
-func (t *Tx) SetTaskLeaseDue(id int64, at time.Time) error { return t.tasks().SetTaskLeaseDue(id, at) }
-
-// AddTaskWatcher implements hub.TaskTx.
-func (t *Tx) AddTaskWatcher(taskID, agentID int64) error {
-	return t.tasks().AddTaskWatcher(taskID, agentID)
-}
-
-// TaskWatchers implements hub.TaskTx.
-func (t *Tx) TaskWatchers(taskID int64) ([]int64, error) { return t.tasks().TaskWatchers(taskID) }
-
-// TaskCheckpoints implements hub.TaskTx.
-func (t *Tx) TaskCheckpoints(id int64, limit int) ([]*hub.Checkpoint, error) {
-	return t.tasks().TaskCheckpoints(id, limit)
-}
-
-// TasksClaimedBy implements hub.TaskTx.
-func (t *Tx) TasksClaimedBy(agentID int64) ([]*hub.Task, error) {
-	return t.tasks().TasksClaimedBy(agentID)
-}
-
-// TaskLease implements hub.TaskTx.
-func (t *Tx) TaskLease(project string) (time.Duration, error) { return t.tasks().TaskLease(project) }
-
-// SetTaskLease implements hub.TaskTx.
-func (t *Tx) SetTaskLease(project string, d time.Duration) error {
-	return t.tasks().SetTaskLease(project, d)
+// newTx returns t with its task statements set.
+func newTx(t *Tx) *Tx {
+	t.Tx = tasksql.Tx{DB: taskDB{t}}
+	return t
 }
