@@ -116,22 +116,9 @@ func (t *Tx) PutNoticeCounts(cs map[int64]hub.NoticeCount) error {
 
 // QueuedDue implements hub.NoticeTx.
 func (t *Tx) QueuedDue(cutoff time.Time, limit int) ([]*hub.Message, error) {
-	rows, err := t.query(`SELECT `+messageColumns+` FROM messages m
+	return t.queryMessages(`SELECT `+messageColumns+` FROM messages m
 		WHERE m.queue_checked = 0 AND (m.ack_required = 1 OR m.priority = 4) AND m.created_at <= ?
 		ORDER BY m.id LIMIT ?`, row.Nanos(cutoff), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*hub.Message
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
 }
 
 // MarkQueueChecked implements hub.NoticeTx.

@@ -221,7 +221,12 @@ func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
 		sqlq += ` ORDER BY m.id LIMIT ?`
 	}
 	args = append(args, q.Limit)
-	rows, err := t.query(sqlq, args...)
+	return t.queryMessages(sqlq, args...)
+}
+
+// queryMessages runs a query of messageColumns and returns its messages.
+func (t *Tx) queryMessages(q string, args ...any) ([]*hub.Message, error) {
+	rows, err := t.query(q, args...)
 	if err != nil {
 		return nil, err
 	}
