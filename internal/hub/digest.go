@@ -3,7 +3,6 @@ package hub
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // Digests. While an agent is in deep work (flexible or strict), its paths
@@ -75,15 +74,7 @@ func digestText(hs []HeldMessage, l Locale) string {
 }
 
 // excerpt is the start of body on one line, at most n bytes, cut on a
-// rune boundary and marked.
+// rune boundary and marked (cutText).
 func excerpt(body string, n int) string {
-	s := strings.Join(strings.Fields(body), " ")
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
+	return cutText(strings.Join(strings.Fields(body), " "), n)
 }

@@ -293,18 +293,6 @@ func approvalTitle(tool, summary string) string {
 	return "Allow " + tool + "(" + cutText(summary, 200) + ")?"
 }
 
-// cutText shortens s to at most n bytes on a rune boundary, marking the cut.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
-}
-
 // oneLine turns s into one line fit for checkLine: controls and line
 // breaks become spaces.
 func oneLine(s string) string {

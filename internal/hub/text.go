@@ -26,3 +26,15 @@ func checkLine(field, s string) error {
 	}
 	return nil
 }
+
+// cutText shortens s to at most n bytes on a rune boundary, marking the cut.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
