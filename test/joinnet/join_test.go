@@ -3,8 +3,8 @@
 // network namespace on a non-loopback address with no TLS flags, "the
 // other machine" in a second namespace, the two joined by a veth pair on
 // 10.77.0.0/30. It needs root and iproute2 and is skipped, saying why,
-// only where the namespaces cannot be made; CI runs it as root
-// (scripts/ci-join.sh).
+// only where the namespaces cannot be made; CI runs it as root in its
+// go test -race ./... (.ci/run installs iproute2 before).
 package joinnet
 
 import (
@@ -353,10 +353,10 @@ func build(t *testing.T) binaries {
 // namespaces, or "".
 func cannotMakeNamespaces() string {
 	if os.Geteuid() != 0 {
-		return "network namespaces need root (CI runs this test as root: scripts/ci-join.sh)"
+		return "network namespaces need root (CI runs this test as root)"
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		return "ip is missing (Debian's iproute2; scripts/ci-join.sh installs it)"
+		return "ip is missing (Debian's iproute2; .ci/run installs it)"
 	}
 	probe := fmt.Sprintf("hubj%d-probe", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
