@@ -236,6 +236,7 @@ func (c *cli) dial() (*grpc.ClientConn, error) {
 		if stored != nil && c.tlsCA == "" {
 			// The CA kept for this address by hub setup's join line.
 			creds = credentials.NewTLS(stored)
+			c.useTLS = true
 		} else if c.useTLS {
 			cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 			if c.tlsCA != "" {
