@@ -8,8 +8,8 @@ import (
 
 // TestHubctlIsAPIClientOnly keeps hubctl a pure API client: of our
 // packages it links only the generated API, the version, the data dir's
-// file names, the terminal sanitizer and the stored CAs of hubs, never the domain, the server, a
-// store or cgo SQLite.
+// file names, the terminal sanitizer, the loopback test and the hubs' CAs
+// kept by hub setup, never the domain, the server, a store or cgo SQLite.
 func TestHubctlIsAPIClientOnly(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
