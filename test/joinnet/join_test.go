@@ -148,6 +148,18 @@ func TestJoinFromAnotherMachine(t *testing.T) {
 	if out, err := admin("agent", "list"); err != nil || !strings.Contains(out, "remote") {
 		t.Errorf("the admin does not see the agent registered: %v\n%s", err, out)
 	}
+	// hubctl on the other machine finds the kept CA for the address.
+	tok, err := os.ReadFile(filepath.Join(home, ".config", "agent-hub", "remote.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := n.agentRun(home, bins.hubctl, "--addr", grpcAddr, "--token", strings.TrimSpace(string(tok)), "status"); err != nil || !strings.Contains(out, "remote") {
+		t.Errorf("hubctl status as the agent on the other machine: %v\n%s", err, out)
+	}
+	// HTTPS with the same CA.
+	if out, err := n.agentRun(home, bins.hub, "health", "--addr", httpAddr, "--tls-ca", filepath.Join(home, ".config", "agent-hub", "ca", "10.77.0.1_7700.pem")); err != nil {
+		t.Errorf("hub health over HTTPS with the kept CA: %v\n%s", err, out)
+	}
 
 	// The hub mcp the line configured, as Claude Code would start it.
 	var cfg struct {
