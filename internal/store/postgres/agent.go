@@ -100,7 +100,7 @@ func (t *Tx) CountAgents() (int64, error) {
 //
 // Under the shared write lock it writes only a row that AgentByID locked,
 // and neither its read cursor nor its enabled state: moving the cursor
-// moves the agent's unread counters (0010_inbox_counts.sql), which must not
+// moves the agent's unread counters (0004_inbox_counts.sql), which must not
 // change while another replica's post delivers to it, and disabling stops
 // deliveries. Either runs under the exclusive lock.
 func (t *Tx) UpdateAgent(a *hub.Agent) error {

@@ -260,7 +260,7 @@ func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
 
 // InboxCounts implements hub.MessageTx. For the agent's own read cursor,
 // which is what every reply that reports a count passes, it reads the
-// counters the triggers of inbox_counts keep (0010_inbox_counts.sql), so
+// counters the triggers of inbox_counts keep (0004_inbox_counts.sql), so
 // its cost does not grow with the backlog; for another cursor it counts
 // the deliveries above that cursor.
 func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error) {

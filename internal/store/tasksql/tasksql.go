@@ -1,5 +1,5 @@
 // Package tasksql implements hub.TaskTx once for both stores: the task
-// board's tables (sqlite migration 0016_tasks.sql, postgres 0014_tasks.sql)
+// board's tables (migration 0016_tasks.sql)
 // have the same columns, and its statements are plain SQL that SQLite and
 // PostgreSQL read alike. A store hands its transaction in as a DB, with
 // "?" placeholders rewritten as it needs.
