@@ -103,7 +103,7 @@ func (t *Tx) DeleteAgent(a *hub.Agent, after int64) (int64, error) {
 		return sent.RowsAffected(), err
 	}
 	if tag.RowsAffected() == 0 {
-		return sent.RowsAffected(), hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(a.Name))
+		return sent.RowsAffected(), hub.NoAgentNamed(a.Name)
 	}
 	return sent.RowsAffected(), t.agentChanged(a.ID, hub.AgentDeleted)
 }

@@ -18,7 +18,7 @@ func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 		d.AgentID, string(d.Mode), d.PlannedActivity, d.HeartbeatID, row.Nanos(d.StartedAt), row.Nanos(d.EndsAt),
 		string(d.State), row.Nanos(d.EndedAt), string(d.EndReason)).Scan(&d.ID)
 	if errors.Is(err, pgx.ErrNoRows) { // deep_work_one_active, without aborting the transaction
-		return hub.Errorf(hub.ECONFLICT, "the agent already has an active deep work declaration")
+		return hub.DeepWorkTaken()
 	} else if err != nil {
 		return fmt.Errorf("insert deep work: %w", err)
 	}
@@ -33,7 +33,7 @@ func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
 		return fmt.Errorf("update deep work: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no deep work declaration %d", d.ID)
+		return hub.NoDeepWork(d.ID)
 	}
 	return nil
 }
@@ -68,7 +68,7 @@ func (t *Tx) deepWorks(ids []int64) (map[int64]*hub.DeepWork, error) {
 	}
 	for _, id := range ids {
 		if out[id] == nil {
-			return nil, hub.Errorf(hub.ENOTFOUND, "no deep work declaration %d", id)
+			return nil, hub.NoDeepWork(id)
 		}
 	}
 	return out, nil

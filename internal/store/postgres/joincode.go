@@ -16,7 +16,7 @@ import (
 func (t *Tx) joinCodeWhere(where string, arg any) (*hub.JoinCode, error) {
 	c, err := row.JoinCode(t.queryRow(`SELECT `+row.JoinCodeColumns+` FROM join_codes WHERE `+where, arg))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no such join code: `hubctl join-codes list` shows their IDs")
+		return nil, hub.NoJoinCodeFor()
 	}
 	return c, err
 }
@@ -41,7 +41,7 @@ func (t *Tx) JoinCodeByHash(hash []byte) (*hub.JoinCode, error) {
 func (t *Tx) JoinCodeByID(id int64) (*hub.JoinCode, error) {
 	c, err := t.joinCodeWhere(`id = $1`, id)
 	if hub.ErrorCode(err) == hub.ENOTFOUND {
-		return nil, hub.Errorf(hub.ENOTFOUND, "join code %d does not exist: `hubctl join-codes list` shows their IDs", id)
+		return nil, hub.NoJoinCode(id)
 	}
 	return c, err
 }

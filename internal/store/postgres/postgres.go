@@ -394,5 +394,3 @@ func unlist(xs []string) []string {
 	}
 	return xs
 }
-
-func quote(s string) string { return `"` + s + `"` }

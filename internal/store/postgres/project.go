@@ -16,7 +16,7 @@ func (t *Tx) CreateProject(p *hub.Project) error {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return hub.Errorf(hub.ECONFLICT, "a project named %q already exists", p.Name)
+		return hub.ProjectNameTaken(p.Name)
 	}
 	return nil
 }

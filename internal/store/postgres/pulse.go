@@ -45,7 +45,7 @@ func (t *Tx) recordSent(insert string, args []any, prune string, agentID int64, 
 func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
 	p, err := row.Pulse(t.queryRow(`SELECT `+row.PulseColumns+` FROM pulses p JOIN agents a ON a.id = p.agent_id WHERE p.agent_id = $1`, agentID))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no pulse is configured for this agent")
+		return nil, hub.NoPulse()
 	}
 	return p, err
 }
@@ -72,7 +72,7 @@ func (t *Tx) PutPulseState(st hub.PulseState, nextCheckAt time.Time) error {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no pulse is configured for this agent")
+		return hub.NoPulse()
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func (t *Tx) MaxReservationID() (int64, error) {
 func (t *Tx) ReservationByID(id int64) (*hub.Reservation, error) {
 	r, err := row.Reservation(t.queryRow(`SELECT `+row.ReservationColumnsA+reservationFrom+` WHERE r.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "reservation %d does not exist (released or expired): list the reservations to see their IDs", id)
+		return nil, hub.NoReservation(id)
 	}
 	return r, err
 }
@@ -88,7 +88,7 @@ func (t *Tx) UpdateReservation(r *hub.Reservation) error {
 		return fmt.Errorf("update reservation: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "reservation %d does not exist (released or expired)", r.ID)
+		return hub.NoReservation(r.ID)
 	}
 	return nil
 }

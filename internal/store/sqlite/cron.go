@@ -33,7 +33,7 @@ func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 		j.Name, j.Kind, row.Nanos(j.At), j.EverySeconds, row.Nanos(j.Anchor), j.Expr, j.Target, j.Message, boolInt(j.Enabled),
 		j.ConsecutiveErrors, row.Nanos(j.NextRunAt), row.Nanos(j.LastRunAt), row.Nanos(j.CreatedAt), row.Nanos(j.UpdatedAt), hub.ProjectOr(j.Project))
 	if hub.ErrorCode(err) == hub.ECONFLICT {
-		return hub.Errorf(hub.ECONFLICT, "a cron job named %q already exists: choose another name or remove it with `hubctl cron rm %s`", j.Name, j.Name)
+		return hub.CronJobNameTaken(j.Name)
 	} else if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (t *Tx) CreateCronJob(j *hub.CronJob) error {
 func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
 	j, err := row.CronJob(t.queryRow(`SELECT `+row.CronJobColumns+` FROM cron_jobs WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no cron job named %q: list them with `hubctl cron list`", name)
+		return nil, hub.NoCronJobNamed(name)
 	}
 	return j, err
 }
@@ -54,7 +54,7 @@ func (t *Tx) CronJobByName(name string) (*hub.CronJob, error) {
 func (t *Tx) CronJobByID(id int64) (*hub.CronJob, error) {
 	j, err := row.CronJob(t.queryRow(`SELECT `+row.CronJobColumns+` FROM cron_jobs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no cron job with ID %d", id)
+		return nil, hub.NoCronJob(id)
 	}
 	return j, err
 }
@@ -72,7 +72,7 @@ func (t *Tx) UpdateCronJob(j *hub.CronJob) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no cron job named %q", j.Name)
+		return hub.NoCronJobNamed(j.Name)
 	}
 	return nil
 }
@@ -84,7 +84,7 @@ func (t *Tx) DeleteCronJob(id int64) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no cron job with ID %d", id)
+		return hub.NoCronJob(id)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 func (t *Tx) deepWorkByID(id int64) (*hub.DeepWork, error) {
 	d, err := row.DeepWork(t.queryRow(`SELECT `+row.DeepWorkColumns+` FROM deep_work d JOIN agents a ON a.id = d.agent_id WHERE d.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no deep work declaration %d", id)
+		return nil, hub.NoDeepWork(id)
 	}
 	return d, err
 }
@@ -25,7 +25,7 @@ func (t *Tx) InsertDeepWork(d *hub.DeepWork) error {
 		d.AgentID, string(d.Mode), d.PlannedActivity, d.HeartbeatID, row.Nanos(d.StartedAt), row.Nanos(d.EndsAt),
 		string(d.State), row.Nanos(d.EndedAt), string(d.EndReason))
 	if hub.ErrorCode(err) == hub.ECONFLICT {
-		return hub.Errorf(hub.ECONFLICT, "the agent already has an active deep work declaration")
+		return hub.DeepWorkTaken()
 	} else if err != nil {
 		return fmt.Errorf("insert deep work: %w", err)
 	}
@@ -43,7 +43,7 @@ func (t *Tx) UpdateDeepWork(d *hub.DeepWork) error {
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no deep work declaration %d", d.ID)
+		return hub.NoDeepWork(d.ID)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (t *Tx) deepWorks(ids []int64) (map[int64]*hub.DeepWork, error) {
 	}
 	for _, id := range ids {
 		if out[id] == nil {
-			return nil, hub.Errorf(hub.ENOTFOUND, "no deep work declaration %d", id)
+			return nil, hub.NoDeepWork(id)
 		}
 	}
 	return out, nil

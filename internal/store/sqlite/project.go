@@ -79,5 +79,5 @@ func projectTaken(name string, err error) error {
 	if err != nil {
 		return err
 	}
-	return hub.Errorf(hub.ECONFLICT, "a project named %q already exists", name)
+	return hub.ProjectNameTaken(name)
 }

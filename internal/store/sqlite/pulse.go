@@ -31,7 +31,7 @@ func (t *Tx) RecordPulse(agentID, n int64, at time.Time) (bool, error) {
 func (t *Tx) Pulse(agentID int64) (*hub.Pulse, error) {
 	p, err := row.Pulse(t.queryRow(`SELECT `+row.PulseColumns+` FROM pulses p JOIN agents a ON a.id = p.agent_id WHERE p.agent_id = ?`, agentID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no pulse is configured for this agent")
+		return nil, hub.NoPulse()
 	}
 	return p, err
 }
@@ -70,7 +70,7 @@ func (t *Tx) PutPulseState(st hub.PulseState, nextCheckAt time.Time) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no pulse is configured for this agent")
+		return hub.NoPulse()
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func (t *Tx) MaxReservationID() (int64, error) {
 func (t *Tx) ReservationByID(id int64) (*hub.Reservation, error) {
 	r, err := row.Reservation(t.queryRow(`SELECT `+row.ReservationColumnsA+` FROM reservations r JOIN agents a ON a.id = r.agent_id WHERE r.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "reservation %d does not exist (released or expired): list the reservations to see their IDs", id)
+		return nil, hub.NoReservation(id)
 	}
 	return r, err
 }
@@ -106,7 +106,7 @@ func (t *Tx) UpdateReservation(r *hub.Reservation) error {
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "reservation %d does not exist (released or expired)", r.ID)
+		return hub.NoReservation(r.ID)
 	}
 	return nil
 }

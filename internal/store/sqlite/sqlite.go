@@ -26,8 +26,6 @@ import (
 	"github.com/mattn/go-sqlite3"
 )
 
-func quote(s string) string { return `"` + s + `"` }
-
 func boolInt(b bool) int {
 	if b {
 		return 1
