@@ -87,3 +87,9 @@ func NoDelivery(messageID, agentID int64) error {
 func ProjectNameTaken(name string) error {
 	return Errorf(ECONFLICT, "a project named %q already exists", name)
 }
+
+// JoinCodeTaken is ECONFLICT for a new join code whose hash another code
+// has (a code drawn twice).
+func JoinCodeTaken() error {
+	return Errorf(ECONFLICT, "a join code with the same secret already exists: make a new one")
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/agenthub/hub/internal/store/row"
+	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
 )
 
@@ -33,8 +34,16 @@ func (d taskDB) QueryRow(q string, args ...any) row.Scanner { return d.t.queryRo
 
 func (taskDB) IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
-// newTx returns t with its task statements set.
+// newTx returns t with its shared and its task statements set.
 func newTx(t *Tx) *Tx {
+	t.Statements = storesql.Statements{DB: taskDB{t}, Dialect: dialect}
 	t.Tx = tasksql.Tx{DB: taskDB{t}}
 	return t
+}
+
+// dialect is what SQLite writes its own way in storesql's statements.
+var dialect = storesql.Dialect{
+	InIDs: func(column string) string { return column + ` IN (SELECT value FROM json_each(?))` },
+	IDs:   func(ids []int64) any { return idList(ids) },
+	True:  "1",
 }
