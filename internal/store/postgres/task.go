@@ -65,10 +65,3 @@ func newTx(t *Tx) *Tx {
 	}}
 	return t
 }
-
-// dialect is what PostgreSQL writes its own way in storesql's statements.
-var dialect = storesql.Dialect{
-	InIDs: func(column string) string { return column + ` = ANY(?)` },
-	IDs:   func(ids []int64) any { return ids },
-	True:  "true",
-}

@@ -30,7 +30,7 @@ func (d taskDB) Query(q string, args ...any) (tasksql.Rows, func(), error) {
 	return rows, func() { rows.Close() }, nil
 }
 
-func (d taskDB) QueryRow(q string, args ...any) row.Scanner { return d.t.queryRow(q, args...) }
+func (d taskDB) QueryRow(q string, args ...any) row.Scanner { return mappedRow{d.t.queryRow(q, args...)} }
 
 func (taskDB) IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
@@ -39,11 +39,4 @@ func newTx(t *Tx) *Tx {
 	t.Statements = storesql.Statements{DB: taskDB{t}, Dialect: dialect}
 	t.Tx = tasksql.Tx{DB: taskDB{t}}
 	return t
-}
-
-// dialect is what SQLite writes its own way in storesql's statements.
-var dialect = storesql.Dialect{
-	InIDs: func(column string) string { return column + ` IN (SELECT value FROM json_each(?))` },
-	IDs:   func(ids []int64) any { return idList(ids) },
-	True:  "1",
 }

@@ -42,11 +42,25 @@ type Dialect struct {
 	// partial indexes say so (a query must say it alike to use them), true
 	// in PostgreSQL.
 	True string
+	// List is a list of texts as a column holds it (a JSON array in
+	// SQLite, a TEXT[] in PostgreSQL); ListDest is where such a column
+	// scans into xs.
+	List     func(xs []string) any
+	ListDest func(xs *[]string) any
+}
+
+// unlist returns a list column's value as the domain holds it: nil when
+// empty.
+func unlist(xs []string) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
 }
 
 // Statements implements, over a DB, the groups of hub.Tx whose
-// statements the two stores share: deep work, cron, pulses, join codes and
-// projects. A store's Tx embeds them.
+// statements the two stores share: activity logs and checkpoints, deep work, cron,
+// pulses, join codes and projects. A store's Tx embeds them.
 type Statements struct {
 	DB      DB
 	Dialect Dialect
