@@ -8,6 +8,8 @@ import (
 var dialect = storesql.Dialect{
 	InIDs:    func(column string) string { return column + ` = ANY(?)` },
 	IDs:      func(ids []int64) any { return ids },
+	IDRows:   `SELECT unnest(?::bigint[])`,
+	Bytewise: ` COLLATE "C"`,
 	True:     "true",
 	List:     func(xs []string) any { return list(xs) },
 	ListDest: func(xs *[]string) any { return xs },

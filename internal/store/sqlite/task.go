@@ -30,7 +30,9 @@ func (d taskDB) Query(q string, args ...any) (tasksql.Rows, func(), error) {
 	return rows, func() { rows.Close() }, nil
 }
 
-func (d taskDB) QueryRow(q string, args ...any) row.Scanner { return mappedRow{d.t.queryRow(q, args...)} }
+func (d taskDB) QueryRow(q string, args ...any) row.Scanner {
+	return mappedRow{d.t.queryRow(q, args...)}
+}
 
 func (taskDB) IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 

@@ -38,6 +38,12 @@ type Dialect struct {
 	// = ANY of an array in PostgreSQL.
 	InIDs func(column string) string
 	IDs   func(ids []int64) any
+	// IDRows is a query of the IDs of one argument, the list IDs makes,
+	// one row each.
+	IDRows string
+	// Bytewise follows an ORDER BY of text to order it by its bytes, as
+	// SQLite does by default: PostgreSQL's C collation.
+	Bytewise string
 	// True is the literal a flag equals when set: 1 in SQLite, whose
 	// partial indexes say so (a query must say it alike to use them), true
 	// in PostgreSQL.
@@ -60,7 +66,7 @@ func unlist(xs []string) []string {
 
 // Statements implements, over a DB, the groups of hub.Tx whose
 // statements the two stores share: activity logs and checkpoints, deep work, cron,
-// pulses, join codes and projects. A store's Tx embeds them.
+// pulses, join codes, projects and reservations. A store's Tx embeds them.
 type Statements struct {
 	DB      DB
 	Dialect Dialect
