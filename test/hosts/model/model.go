@@ -240,9 +240,18 @@ func openai(w http.ResponseWriter, step Step, id string) {
 	var item obj
 	if step.Tool != "" {
 		item = obj{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": step.Tool, "arguments": inputJSON(step), "status": "completed"}
+		// Codex offers an MCP server's tools as a namespace
+		// (mcp__SERVER) of plain names.
+		if rest, ok := strings.CutPrefix(step.Tool, "mcp__"); ok {
+			if server, tool, ok := strings.Cut(rest, "__"); ok {
+				item["namespace"], item["name"] = "mcp__"+server, tool
+			}
+		}
 	} else {
 		item = obj{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
 			"content": []any{obj{"type": "output_text", "text": step.Text, "annotations": []any{}}}}
+		sse(w, "", obj{"type": "response.output_item.added", "output_index": 0,
+			"item": obj{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "in_progress", "content": []any{}}})
 		sse(w, "", obj{"type": "response.output_text.delta", "item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": step.Text})
 	}
 	sse(w, "", obj{"type": "response.output_item.done", "output_index": 0, "item": item})
