@@ -52,7 +52,7 @@ type Options struct {
 	// config, from its environment (ConfigDirVar); "" for the default.
 	// A project's files stay in the project.
 	ConfigDir string
-	HubPath string // absolute path of the hub binary the host runs
+	HubPath   string // absolute path of the hub binary the host runs
 	// Addr is the hub's gRPC address; TokenFile the agent's token file.
 	Addr      string
 	TokenFile string

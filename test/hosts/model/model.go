@@ -274,7 +274,7 @@ func gemini(w http.ResponseWriter, step Step, stream bool) {
 		part = obj{"text": step.Text}
 	}
 	chunk := obj{
-		"candidates": []any{obj{"content": obj{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"candidates":    []any{obj{"content": obj{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
 		"usageMetadata": obj{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
 		"modelVersion":  "gemini-2.5-pro",
 	}
