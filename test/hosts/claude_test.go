@@ -108,48 +108,15 @@ func TestClaudeCode(t *testing.T) {
 	t.Run("hook-injection", func(t *testing.T) {
 		r, _ := newClaudeRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")
-		var posted string
-		mid := model.Call("Bash", map[string]any{"command": "echo two", "description": "say two"})
-		mid.Before = func(model.Request) {
-			p, err := ann.PostMessage(t.Context(), &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "mid-turn news from ann"})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			posted = p.GetMessage().GetId()
-		}
-		r.model.Script(
+		injectionScenario(t, r.hub, ann, r.model, func() { r.run(t, "run two commands", "--allowedTools", "Bash(echo:*)") },
 			model.Call("Bash", map[string]any{"command": "echo one", "description": "say one"}),
-			mid,
-			model.Say("done"),
-		)
-		r.run(t, "run two commands", "--allowedTools", "Bash(echo:*)")
-		got := r.model.Scripted()
-		// (more follow: the Stop hook holds the turn while the message is unread)
-		if len(got) < 3 {
-			t.Fatalf("the model got %d scripted requests, want at least 3\n%s", len(got), describeRequests(r.model.Requests()))
-		}
-		if strings.Contains(got[1].Body, "mid-turn news") || !strings.Contains(got[2].Body, "mid-turn news from ann") {
-			t.Errorf("the message posted between two tool calls is not (only) in the very next request:\n%s", lastPart(got[2].Body))
-		}
-		if rc := r.hub.receipt(t, posted); rc.GetState() != "IN_CONTEXT" || rc.GetVia() != "hook" {
-			t.Errorf("receipt = %s via %q, want IN_CONTEXT via hook", rc.GetState(), rc.GetVia())
-		}
+			model.Call("Bash", map[string]any{"command": "echo two", "description": "say two"}))
 	})
 
 	t.Run("session-presence", func(t *testing.T) {
 		r, _ := newClaudeRig(t, "bob")
-		var during string
-		first := model.Call("Bash", map[string]any{"command": "echo hi", "description": "say hi"})
-		first.Before = func(model.Request) { during = r.hub.presence(t, "bob") }
-		r.model.Script(first, model.Say("bye"))
-		r.run(t, "say hi", "--allowedTools", "Bash(echo:*)")
-		if during == "offline" || during == "" {
-			t.Errorf("bob's presence during the session = %q, want online", during)
-		}
-		if p := r.hub.presence(t, "bob"); p != "offline" {
-			t.Errorf("bob's presence after the session ended = %q, want offline", p)
-		}
+		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi", "--allowedTools", "Bash(echo:*)") },
+			model.Call("Bash", map[string]any{"command": "echo hi", "description": "say hi"}))
 	})
 
 	t.Run("approval-allowed", func(t *testing.T) {
@@ -240,4 +207,50 @@ func lastPart(body string) string {
 		return "… " + body[len(body)-1500:]
 	}
 	return body
+}
+
+// injectionScenario: a message posted between two tool calls (when the
+// model is asked for the second) is in the very next model request, put
+// there by the host's after-tool hook, and its receipt says IN_CONTEXT via
+// hook.
+func injectionScenario(t *testing.T, h *testHub, sender hubv1.AgentServiceClient, m *model.Server, run func(), first, second model.Step) {
+	t.Helper()
+	var posted string
+	second.Before = func(model.Request) {
+		p, err := sender.PostMessage(t.Context(), &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "mid-turn news from ann"})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		posted = p.GetMessage().GetId()
+	}
+	m.Script(first, second, model.Say("done"))
+	run()
+	got := m.Scripted()
+	// (more may follow: the stop hook holds the turn while it is unread)
+	if len(got) < 3 {
+		t.Fatalf("the model got %d scripted requests, want at least 3\n%s", len(got), describeRequests(m.Requests()))
+	}
+	if strings.Contains(got[1].Body, "mid-turn news") || !strings.Contains(got[2].Body, "mid-turn news from ann") {
+		t.Errorf("the message posted between two tool calls is not (only) in the very next request:\n%s", lastPart(got[2].Body))
+	}
+	if rc := h.receipt(t, posted); rc.GetState() != "IN_CONTEXT" || rc.GetVia() != "hook" {
+		t.Errorf("receipt = %s via %q, want IN_CONTEXT via hook", rc.GetState(), rc.GetVia())
+	}
+}
+
+// presenceScenario: bob shows online while the host works and offline as
+// soon as the session ended (the session-end hook).
+func presenceScenario(t *testing.T, h *testHub, m *model.Server, run func(), call model.Step) {
+	t.Helper()
+	var during string
+	call.Before = func(model.Request) { during = h.presence(t, "bob") }
+	m.Script(call, model.Say("bye"))
+	run()
+	if during == "offline" || during == "" {
+		t.Errorf("bob's presence during the session = %q, want online", during)
+	}
+	if p := h.presence(t, "bob"); p != "offline" {
+		t.Errorf("bob's presence after the session ended = %q, want offline", p)
+	}
 }

@@ -109,6 +109,20 @@ func TestCodex(t *testing.T) {
 		}
 		noApprovals(t, r.hub)
 	})
+
+	t.Run("hook-injection", func(t *testing.T) {
+		r := newCodexRig(t, "bob")
+		_, ann := r.hub.agent(t, "ann")
+		injectionScenario(t, r.hub, ann, r.model, func() { r.run(t, "run two commands") },
+			model.Call("exec_command", map[string]any{"cmd": "echo one"}),
+			model.Call("exec_command", map[string]any{"cmd": "echo two"}))
+	})
+
+	t.Run("session-presence", func(t *testing.T) {
+		r := newCodexRig(t, "bob")
+		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi") },
+			model.Call("exec_command", map[string]any{"cmd": "echo hi"}))
+	})
 }
 
 // toolOutputs are the outputs of the function calls a Responses API

@@ -88,8 +88,7 @@ func TestGemini(t *testing.T) {
 			model.Call("mcp_hub_read_messages", map[string]any{}),
 			model.Say("all done"),
 		)
-		out := r.run(t, "talk to ann", "--yolo")
-		t.Logf("%s\n%s", out, describeRequests(r.model.Requests()))
+		r.run(t, "talk to ann", "--yolo")
 		got := r.model.Scripted()
 		if len(got) < 3 {
 			t.Fatalf("the model got %d scripted requests, want 3", len(got))
@@ -101,5 +100,19 @@ func TestGemini(t *testing.T) {
 		if err != nil || len(rm.GetMessages()) != 1 || rm.GetMessages()[0].GetBody() != "hello from bob" {
 			t.Errorf("ann's messages = %v, %v; want bob's hello", rm.GetMessages(), err)
 		}
+	})
+
+	t.Run("hook-injection", func(t *testing.T) {
+		r := newGeminiRig(t, "bob")
+		_, ann := r.hub.agent(t, "ann")
+		injectionScenario(t, r.hub, ann, r.model, func() { r.run(t, "run two commands", "--yolo") },
+			model.Call("run_shell_command", map[string]any{"command": "echo one"}),
+			model.Call("run_shell_command", map[string]any{"command": "echo two"}))
+	})
+
+	t.Run("session-presence", func(t *testing.T) {
+		r := newGeminiRig(t, "bob")
+		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi", "--yolo") },
+			model.Call("run_shell_command", map[string]any{"command": "echo hi"}))
 	})
 }
