@@ -160,6 +160,9 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "%s: %s\n", c.Path, state)
 	}
 	fmt.Fprintf(stdout, "%s is set up for agent %s of the hub at %s; start a new session to load it.\n", host, name, *addr)
+	for _, step := range setup.Steps(o) {
+		fmt.Fprintf(stdout, "To do: %s\n", step)
+	}
 	return nil
 }
 

@@ -177,6 +177,29 @@ func Plan(o Options) ([]Change, error) {
 	return out, nil
 }
 
+// Steps says what the user must still do for the host to run what setup
+// wrote, where the host skips it silently until a person acts.
+func Steps(o Options) []string {
+	switch o.Host {
+	case "codex":
+		steps := []string{"Codex runs a new or changed hook only once you trust it, and skips it silently until then " +
+			"(codex exec too): start codex and review and trust the hub's hooks with /hooks. " +
+			"Trust is tied to each hook's command and time-out, so a run of hub setup that changes them needs a new review."}
+		if o.Project != "" {
+			steps = append(steps, "Codex reads "+filepath.Join(o.Project, ".codex")+" only in a trusted project: trust it when codex asks.")
+		}
+		return steps
+	case "gemini":
+		dir := "each folder the agent works in"
+		if o.Project != "" {
+			dir = o.Project
+		}
+		return []string{"Gemini CLI skips every settings hook in an untrusted folder: trust " + dir +
+			" when gemini asks at its first start there (kept in ~/.gemini/trustedFolders.json)."}
+	}
+	return nil
+}
+
 // serverEntry is the MCP server entry: hub mcp with the token file.
 func (o Options) serverEntry() *object {
 	s := newObject()

@@ -397,3 +397,27 @@ func TestSetupFollowsTheHostsConfigDirs(t *testing.T) {
 		})
 	}
 }
+
+// TestSetupSaysWhatTheHostSkips: for hosts that skip hooks silently until a
+// person acts (Codex's hook review, Gemini's folder trust), setup says so.
+func TestSetupSaysWhatTheHostSkips(t *testing.T) {
+	for _, c := range []struct {
+		host, project string
+		want          []string
+	}{
+		{"codex", "", []string{"/hooks", "a new review"}},
+		{"codex", "/home/dev/app", []string{"/hooks", "/home/dev/app/.codex only in a trusted project"}},
+		{"gemini", "/home/dev/app", []string{"untrusted folder", "trust /home/dev/app"}},
+		{"gemini", "", []string{"each folder the agent works in"}},
+	} {
+		got := strings.Join(Steps(Options{Host: c.host, Project: c.project}), "\n")
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s %q: steps %q lack %q", c.host, c.project, got, w)
+			}
+		}
+	}
+	if s := Steps(Options{Host: "claude"}); len(s) != 0 {
+		t.Errorf("claude steps = %q, want none (Claude Code runs the hooks it reads)", s)
+	}
+}
