@@ -18,7 +18,8 @@ const hookUsage = `Usage: hub hook HOST EVENT [flags]
 What an agent host runs at points of its loop (hub setup writes these lines
 into the host's settings): reads the host's hook JSON on stdin and answers in
 the host's format.
-  HOST claude or codex: SessionStart, UserPromptSubmit, PostToolUse, Stop,
+  HOST claude or codex: SessionStart, UserPromptSubmit, PostToolUse,
+                        PostToolUseFailure (Claude Code), Stop,
                         PermissionRequest, Notification, SessionEnd
   HOST gemini:          SessionStart, BeforeAgent, AfterTool, AfterAgent,
                         SessionEnd
@@ -28,10 +29,13 @@ lives in the hub); a stop is held while direct messages or mentions are
 unread, a few times in a row at most. A permission request goes to the
 people's inbox (the dashboard, hubctl inbox) and waits --approval-wait for an
 allow or deny; unanswered, it prints nothing and the host asks in the
-terminal; the hub's own MCP tools (mcp__hub__*) are allowed at once, never
-asked about. A notification or a stop marks the agent waiting for a person until
-its next prompt or tool use. Whatever fails, the hook exits 0 with one line
-on stderr and {} on stdout, so the host goes on.
+terminal. The host may show its own prompt meanwhile: the call's PostToolUse
+(or PostToolUseFailure) closes the item as answered at the terminal, and the
+waiting hook exits at once with no decision. The hub's own MCP tools
+(mcp__hub__*) are allowed at once, never asked about. A notification or a
+stop marks the agent waiting for a person until its next prompt or tool use.
+Whatever fails, the hook exits 0 with one line on stderr and {} on stdout, so
+the host goes on.
 
 The hub and the agent: HUB_ADDR, and HUB_TOKEN or a token file, as hub mcp.
 

@@ -111,13 +111,14 @@ var Hosts = map[string]Host{
 }
 
 var claudeEvents = map[string]Step{
-	"SessionStart":      SessionStart,
-	"UserPromptSubmit":  Inject,
-	"PostToolUse":       Inject,
-	"Stop":              Stop,
-	"PermissionRequest": Approval,
-	"Notification":      NeedsInput,
-	"SessionEnd":        SessionEnd,
+	"SessionStart":       SessionStart,
+	"UserPromptSubmit":   Inject,
+	"PostToolUse":        Inject,
+	"PostToolUseFailure": Inject, // Claude Code: the call ran and failed
+	"Stop":               Stop,
+	"PermissionRequest":  Approval,
+	"Notification":       NeedsInput,
+	"SessionEnd":         SessionEnd,
 }
 
 // Options configure one hook run.
@@ -382,7 +383,7 @@ func describe(err error, addr string) string {
 
 func eventNames(h Host) string {
 	var names []string
-	for _, n := range []string{"SessionStart", "UserPromptSubmit", "BeforeAgent", "PostToolUse", "AfterTool", "Stop", "AfterAgent", "PermissionRequest", "Notification", "SessionEnd"} {
+	for _, n := range []string{"SessionStart", "UserPromptSubmit", "BeforeAgent", "PostToolUse", "PostToolUseFailure", "AfterTool", "Stop", "AfterAgent", "PermissionRequest", "Notification", "SessionEnd"} {
 		if _, ok := h.Events[n]; ok {
 			names = append(names, n)
 		}

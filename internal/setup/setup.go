@@ -97,7 +97,7 @@ func (c Change) Changed() bool { return !c.Existed || string(c.Old) != string(c.
 
 // hookEvents are the events each host's hooks are written for.
 var hookEvents = map[string][]string{
-	"claude": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest", "Notification", "SessionEnd"},
+	"claude": {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "PermissionRequest", "Notification", "SessionEnd"},
 	"codex":  {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest", "SessionEnd"},
 	"gemini": {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"},
 }
