@@ -176,6 +176,39 @@ func TestHookPermissionRequestAnsweredFromTheInbox(t *testing.T) {
 	}
 }
 
+// TestHookPermissionRequestAnsweredAtTheTerminalFirst: Claude Code shows
+// its own prompt while the hook waits, and the first answer wins. The
+// person answers in the terminal: the call runs, its PostToolUse (or
+// PostToolUseFailure) closes the open item as answered at the terminal,
+// the waiting hook exits at once with no decision, and an answer from the
+// inbox afterwards is refused.
+func TestHookPermissionRequestAnsweredAtTheTerminalFirst(t *testing.T) {
+	for _, event := range []string{"PostToolUse", "PostToolUseFailure"} {
+		t.Run(event, func(t *testing.T) {
+			h := startLoopHub(t)
+			start := time.Now()
+			wait := startHook(t, h.addr, h.ann, "claude", "PermissionRequest", "claude-PermissionRequest.json", "--approval-wait", "60s")
+			it := h.openItem(t, "approval")
+			runHookBin(t, h.addr, h.ann, "claude", event, "claude-"+event+".json")
+			r := wait()
+			if strings.TrimSpace(r.stdout) != "" {
+				t.Errorf("the waiting hook printed %q, want no decision", r.stdout)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("the waiting hook took %v, want it gone at once (its wait is 60 s)", d)
+			}
+			got := h.item(t, it.GetId())
+			if got.GetState() != "answered" || got.GetAnsweredBy() != "terminal" || got.GetDecision() != "" {
+				t.Errorf("item = %+v, want answered at the terminal, no decision", got)
+			}
+			_, err := h.admin.AnswerInboxItem(h.actx, &hubv1.AnswerInboxItemRequest{Id: it.GetId(), Decision: "deny"})
+			if err == nil {
+				t.Errorf("a deny after the terminal's answer was stored, though the command already ran")
+			}
+		})
+	}
+}
+
 func TestHookPermissionRequestLeftToTheTerminal(t *testing.T) {
 	h := startLoopHub(t)
 	start := time.Now()
@@ -209,8 +242,8 @@ func TestHookPermissionRequestLeftToTheTerminal(t *testing.T) {
 func TestHookPermissionRequestHubDown(t *testing.T) {
 	start := time.Now()
 	r := startHook(t, "127.0.0.1:1", "ahk_unused", "claude", "PermissionRequest", "claude-PermissionRequest.json", "--approval-wait", "30s")()
-	if r.stdout != "" {
-		t.Errorf("with the hub down the hook printed %q, want nothing", r.stdout)
+	if strings.TrimSpace(r.stdout) != "{}" {
+		t.Errorf("with the hub down the hook printed %q, want {} (no decision)", r.stdout)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("with the hub down the hook took %v", d)

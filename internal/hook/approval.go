@@ -38,6 +38,19 @@ type decisionOut struct {
 	} `json:"hookSpecificOutput"`
 }
 
+// ownTool reports whether tool is one of the hub's own MCP tools as Claude
+// Code and Codex name them (mcp__SERVER__TOOL, the server named by hub
+// setup): they act only as the agent, so no person is asked about them.
+func ownTool(tool string) bool { return strings.HasPrefix(tool, "mcp__hub__") }
+
+// allow is a permission request's allow.
+func allow(event string) *decisionOut {
+	out := &decisionOut{}
+	out.HookSpecificOutput.HookEventName = event
+	out.HookSpecificOutput.Decision.Behavior = "allow"
+	return out
+}
+
 // askApproval relays a permission request to the people's inbox and waits
 // for the answer. It returns nil, with no error, when nobody answered in
 // time: the host then shows its own prompt, as if the hub were not there.

@@ -260,10 +260,15 @@ const (
 	HostSessionEnd HostEvent = "session_end"
 )
 
+// AnsweredAtTerminal is who answered an approval that a person settled in
+// the host's own prompt, seen when the call ran while the item was open.
+const AnsweredAtTerminal = "terminal"
+
 // NoteHost records what caller's host reports: needs input opens a
 // needs-input item unless one is open; the others withdraw it, and a tool
 // that ran marks the expired approval of that call (CallKey) as run at
-// the terminal. Most reports change nothing and cost one read. Errors:
+// the terminal, or closes its open approval as answered at the terminal
+// (the hook waiting on it exits with no decision). Most reports change nothing and cost one read. Errors:
 // EINVALID.
 func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text, callKey string) error {
 	switch ev {
@@ -275,7 +280,7 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 		return Errorf(EINVALID, "call_key is %d bytes; the limit is %d", len(callKey), maxCallKey)
 	}
 	text = cutText(strings.TrimSpace(oneLine(text)), maxItemTitle)
-	var open *InboxItem
+	var open, asked *InboxItem
 	var ran bool
 	err := view(ctx, in.store, func(tx InboxTx) error {
 		it, err := tx.OpenItemOf(caller.ID, KindNeedsInput)
@@ -287,6 +292,15 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 		if ev == HostToolRan && callKey != "" {
 			items, err := tx.ListInboxItems(ItemQuery{AgentID: caller.ID, State: ItemExpired, CallKey: callKey, Limit: 1})
 			ran = err == nil && len(items) > 0 && items[0].RanAt.IsZero()
+			if err != nil {
+				return err
+			}
+			// The host's own prompt races the waiting hook: a person who
+			// answered there first ran the call while its item is open.
+			items, err = tx.ListInboxItems(ItemQuery{AgentID: caller.ID, State: ItemOpen, CallKey: callKey, Limit: 1})
+			if err == nil && len(items) > 0 && items[0].Kind == KindApproval {
+				asked = items[0]
+			}
 			return err
 		}
 		return nil
@@ -295,7 +309,7 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 		return err
 	}
 	switch {
-	case ev == HostNeedsInput && open != nil, ev != HostNeedsInput && open == nil && !ran:
+	case ev == HostNeedsInput && open != nil, ev != HostNeedsInput && open == nil && !ran && asked == nil:
 		return nil
 	}
 	now := in.clock.Now()
@@ -330,10 +344,20 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 				return err
 			}
 		}
+		if asked != nil {
+			// Answered at the terminal: the waiting hook goes with no
+			// decision, and a later answer is refused (no longer open).
+			if _, err := tx.CloseInboxItem(asked.ID, ItemAnswered, ItemClose{At: now, By: AnsweredAtTerminal}); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if asked != nil {
+		in.waits.notify(asked.ID)
 	}
 	if made != nil {
 		in.opened(made)
