@@ -192,12 +192,12 @@ func NormalizeTaskSpec(s *TaskSpec) error {
 		if err != nil {
 			return err
 		}
-		if coversProject(n) {
-			return Errorf(EINVALID, "path %q covers the whole project, and a task's paths are reserved exclusively for its holder: name the directories the task touches (src/parser/, docs/*.md)", p)
-		}
 		if !slices.Contains(paths, n) {
 			paths = append(paths, n)
 		}
+	}
+	if coversProject(paths...) {
+		return Errorf(EINVALID, "paths %s cover the whole project, and a task's paths are reserved exclusively for its holder: name the directories the task touches (src/parser/, docs/*.md)", shortPatterns(paths))
 	}
 	s.Paths = paths
 	return nil
