@@ -17,7 +17,7 @@ import (
 const (
 	DefaultPulseInterval   = 30 * time.Minute
 	DefaultPulseBusyWindow = 30 * time.Second // a call this recent means the agent is busy
-	MinPulseInterval       = time.Minute // a shorter one would flood the agent
+	MinPulseInterval       = time.Minute      // a shorter one would flood the agent
 	MaxPulseInterval       = 7 * 24 * time.Hour
 	// HeartbeatOK is the reply by which an agent says it has nothing to report.
 	HeartbeatOK = "HEARTBEAT_OK"
