@@ -8,12 +8,15 @@ package hub
 // besides the hub-wide bounds (--max-waiters, the inbox's MaxParked, the
 // feed's size), and each ends when its principal is revoked: Waiters.Revoke
 // ends an agent's waits and its parks on inbox items (answerWaits.revoke,
-// through Agents), Feed.End a person's streams (People.RevokePerson).
+// through Agents), Feed.End a person's streams (People.RevokePerson). An
+// MCP-over-HTTP session holds nothing of its own: the calls it parks are
+// the agent's waits, ended by the same revocation.
 //
 //	kind                         agent            person   admin
 //	waits and next_task          --max-waits-per-agent (WaitLimits.PerAgent)
 //	approvals and ask_human      maxItemParks     -        -
 //	change streams               -                maxStreams  the rest
+//	MCP-over-HTTP sessions       16 per token (mcpbridge's MaxSessionsPerToken; the oldest closes)
 //
 // The admin's streams are bounded only by the feed's size, of which
 // streamsKeptForAdmin are never given to people, so that however many
