@@ -115,7 +115,7 @@ func (in *Inbox) park(ctx context.Context, it *InboxItem, d time.Duration) (*Inb
 		return it, nil
 	}
 	first := true
-	return in.waits.parkOn(ctx, it.ID, in.clock, d, in.shutdown, func() (*InboxItem, error) {
+	return in.waits.parkOn(ctx, it.ID, it.AgentID, in.clock, d, in.shutdown, func() (*InboxItem, error) {
 		if first { // just written: nothing to read yet
 			first = false
 			return it, nil

@@ -112,7 +112,9 @@ func NewInbox(c *Core, opts InboxOptions) *Inbox {
 	if opts.MaxParked <= 0 {
 		opts.MaxParked = 10000
 	}
-	return &Inbox{core: c.core, opts: opts, waits: newAnswerWaits(opts.MaxParked)}
+	in := &Inbox{core: c.core, opts: opts, waits: newAnswerWaits(opts.MaxParked)}
+	c.waiters.onRevoke = in.waits.revoke // one revocation ends waits and these parks alike
+	return in
 }
 
 // SetSink makes sink hear of every item opened from now on (the webhooks'
