@@ -13,8 +13,12 @@ import (
 func (m *Main) startLoop(runCtx context.Context) {
 	d := webhook.New(m.Services.Webhooks, webhook.Options{Logger: m.Logger})
 	m.Services.Inbox.SetSink(d)
-	m.metrics.CounterFunc("webhook_items_dropped_total", "Inbox items not sent to the webhooks because their queue was full (a receiver too slow or down).", func() float64 {
-		return float64(d.Dropped())
+	m.metrics.CounterVecFunc("webhook_items_dropped_total", "Inbox items not sent to a webhook because its queue was full (the receiver too slow or down), per webhook ID; \"intake\": before any webhook.", "webhook", func() map[string]float64 {
+		out := map[string]float64{}
+		for k, v := range d.Dropped() {
+			out[k] = float64(v)
+		}
+		return out
 	})
 	m.goRun(func() error { return m.Services.Inbox.Run(runCtx) })
 	m.goRun(func() error { return d.Run(runCtx) })
