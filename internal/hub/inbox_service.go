@@ -398,25 +398,32 @@ func (in *Inbox) RevokeRule(ctx context.Context, by string, id int64) error {
 	return err
 }
 
-// Run is the fallback that finds answers given through another hub process
-// sharing the store (PostgreSQL replicas): every interval, while calls are
-// parked, one read of their items wakes those that were answered. Answers
-// given through this process wake their calls at once (AnswerItem).
+// Run expires, every minute, the approvals open past the longest wait
+// (their hooks are gone), and is the fallback that finds answers given
+// through another hub process sharing the store (PostgreSQL replicas):
+// every poll interval, while calls are parked, one read of their items
+// wakes those that were answered. Answers given through this process wake
+// their calls at once (AnswerItem).
 func (in *Inbox) Run(ctx context.Context) error {
-	if in.cfg.PollInterval <= 0 {
-		<-ctx.Done()
-		return nil
+	every := in.cfg.PollInterval
+	if every <= 0 || every > time.Minute {
+		every = time.Minute
 	}
-	t := in.clock.NewTicker(in.cfg.PollInterval)
+	t := in.clock.NewTicker(every)
 	defer t.Stop()
+	swept := in.clock.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C():
 		}
+		if now := in.clock.Now(); now.Sub(swept) >= time.Minute {
+			swept = now
+			in.ExpireDeadApprovals(ctx, now.Add(-in.opts.ApprovalWaitMax-time.Minute)) // a failed sweep is tried again next minute
+		}
 		ids := in.waits.items()
-		if len(ids) == 0 {
+		if in.cfg.PollInterval <= 0 || len(ids) == 0 {
 			continue
 		}
 		var closed []int64
