@@ -93,13 +93,13 @@ type InboxItem struct {
 	// SuggestedRule is the host's rule an "always allow" of this approval
 	// covers (Bash's "npm test:*"); empty: the exact call.
 	SuggestedRule string
-	CreatedAt  time.Time
-	AnsweredAt time.Time // when it left the open state
-	AnsweredBy string    // the person ("operator" for the admin token) or "rule N"
-	Decision   string    // an approval's: allow or deny
-	Answer     string    // a question's answer; a deny's or an allow's message
-	Remember   string    // agent or project: the allow was remembered as a rule
-	RanAt      time.Time // an expired approval's call ran (answered at the terminal)
+	CreatedAt     time.Time
+	AnsweredAt    time.Time // when it left the open state
+	AnsweredBy    string    // the person ("operator" for the admin token) or "rule N"
+	Decision      string    // an approval's: allow or deny
+	Answer        string    // a question's answer; a deny's or an allow's message
+	Remember      string    // agent or project: the allow was remembered as a rule
+	RanAt         time.Time // an expired approval's call ran (answered at the terminal)
 }
 
 // Open reports whether the item still waits for a person.
