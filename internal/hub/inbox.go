@@ -198,10 +198,10 @@ func bashRuleMatches(rule, command string) bool {
 	return command == prefix || strings.HasPrefix(command, prefix+" ")
 }
 
-// CheckSuggestedRule returns the host's suggested rule for a call of tool
+// checkSuggestedRule returns the host's suggested rule for a call of tool
 // when the hub can hold calls to it ("" otherwise, and the allow covers
 // the exact call): a Bash command or command prefix on one line.
-func CheckSuggestedRule(tool, rule string) string {
+func checkSuggestedRule(tool, rule string) string {
 	prefix, _ := strings.CutSuffix(rule, ":*")
 	if tool != "Bash" || strings.TrimSpace(prefix) == "" || len(rule) > maxItemTitle || checkLine("suggested_rule", rule) != nil ||
 		strings.ContainsAny(prefix, shellOperators) {

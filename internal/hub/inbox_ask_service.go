@@ -21,7 +21,7 @@ type ApprovalRequest struct {
 	CallKey string // names the call, for the PostToolUse that may follow
 	Wait    time.Duration
 	// SuggestedRule is the host's rule for an "always allow" of the call
-	// (kept when CheckSuggestedRule understands it).
+	// (kept when checkSuggestedRule understands it).
 	SuggestedRule string
 }
 
@@ -68,7 +68,7 @@ func (in *Inbox) RequestApproval(ctx context.Context, caller *Agent, req Approva
 	now := in.clock.Now()
 	it := &InboxItem{Kind: KindApproval, AgentID: caller.ID, AgentName: caller.Name, Project: ProjectOr(caller.Project),
 		Title: approvalTitle(tool, summarize(req.Input)), Body: req.Input, Tool: tool, Urgency: UrgencyNormal, State: ItemOpen,
-		CallKey: req.CallKey, SuggestedRule: CheckSuggestedRule(tool, req.SuggestedRule), CreatedAt: now}
+		CallKey: req.CallKey, SuggestedRule: checkSuggestedRule(tool, req.SuggestedRule), CreatedAt: now}
 	var rule *ApprovalRule
 	err := update(ctx, in.store, func(tx inboxTx) error {
 		rules, err := tx.ApprovalRulesFor(it.Project, tool, now)

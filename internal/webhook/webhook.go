@@ -63,9 +63,9 @@ type Options struct {
 	UserAgent string
 }
 
-// IntakeLabel is the webhook label of the items dropped before they were
+// intakeLabel is the webhook label of the items dropped before they were
 // routed to any webhook (the hub's intake full).
-const IntakeLabel = "intake"
+const intakeLabel = "intake"
 
 // Dispatcher delivers items to webhooks. It implements hub.ItemSink.
 type Dispatcher struct {
@@ -117,11 +117,11 @@ func (d *Dispatcher) ItemOpened(it *hub.InboxItem) {
 }
 
 // Dropped returns how many items were dropped, per webhook ID, and at the
-// intake under IntakeLabel.
+// intake under intakeLabel.
 func (d *Dispatcher) Dropped() map[string]int64 {
 	out := map[string]int64{}
 	if n := d.dropped.Load(); n > 0 {
-		out[IntakeLabel] = n
+		out[intakeLabel] = n
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -326,7 +326,7 @@ type Item struct {
 	CreatedAt string   `json:"created_at"`
 }
 
-// Text is the line a chat tool shows for it, escaped for the chat (Escape).
+// Text is the line a chat tool shows for it, escaped for the chat (escape).
 func Text(it *hub.InboxItem) string {
 	var sb strings.Builder
 	if it.Urgency == hub.UrgencyUrgent {
@@ -345,7 +345,7 @@ func Text(it *hub.InboxItem) string {
 	default:
 		fmt.Fprintf(&sb, "%s (%s) is waiting for a person: %s", it.AgentName, it.Project, it.Title)
 	}
-	return Escape(sb.String())
+	return escape(sb.String())
 }
 
 // chatMarkup turns what Slack and Mattermost read as markup into text
@@ -355,10 +355,10 @@ func Text(it *hub.InboxItem) string {
 // @all), a word joiner after their @.
 var chatMarkup = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-// Escape returns s with the chat markup of Slack and Mattermost made
+// escape returns s with the chat markup of Slack and Mattermost made
 // inert. Only the "text" field is escaped; the item's fields in the
 // payload stay as the agent gave them.
-func Escape(s string) string {
+func escape(s string) string {
 	s = chatMarkup.Replace(s)
 	var sb strings.Builder
 	for i := 0; i < len(s); i++ {
