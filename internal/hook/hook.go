@@ -137,12 +137,14 @@ const DefaultApprovalWait = 60 * time.Second
 
 // input is what the hook reads of the host's JSON.
 type input struct {
-	StopHookActive   bool            `json:"stop_hook_active"`
-	SessionID        string          `json:"session_id"`
-	ToolName         string          `json:"tool_name"`
-	ToolInput        json.RawMessage `json:"tool_input"`
-	Message          string          `json:"message"`
-	NotificationType string          `json:"notification_type"`
+	StopHookActive bool            `json:"stop_hook_active"`
+	SessionID      string          `json:"session_id"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	// PermissionSuggestions: a PermissionRequest's rules the host offers (approval.go).
+	PermissionSuggestions []permissionSuggestion `json:"permission_suggestions"`
+	Message               string                 `json:"message"`
+	NotificationType      string                 `json:"notification_type"`
 }
 
 // output is the JSON the hook prints.

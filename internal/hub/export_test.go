@@ -25,3 +25,6 @@ func (s *Receipts) FlushDeliveries(ctx context.Context) error { return s.flushDe
 // every path of a project (coversProject), for the tests of package
 // hub_test.
 func CoversProject(patterns ...string) bool { return coversProject(patterns...) }
+
+// CheckSuggestedRule is checkSuggestedRule, for the tests of package hub_test.
+func CheckSuggestedRule(tool, rule string) string { return checkSuggestedRule(tool, rule) }

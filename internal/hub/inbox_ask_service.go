@@ -20,6 +20,9 @@ type ApprovalRequest struct {
 	Input   string // the tool's input as the host gave it (JSON)
 	CallKey string // names the call, for the PostToolUse that may follow
 	Wait    time.Duration
+	// SuggestedRule is the host's rule for an "always allow" of the call
+	// (kept when checkSuggestedRule understands it).
+	SuggestedRule string
 }
 
 // ApprovalResult is the outcome of RequestApproval: Item answered
@@ -42,8 +45,8 @@ func (in *Inbox) RequestApproval(ctx context.Context, caller *Agent, req Approva
 		return nil, Errorf(EINVALID, "tool is empty: give the host's tool name (Bash, Edit, …)")
 	case len(tool) > maxToolName:
 		return nil, Errorf(EINVALID, "tool is %d bytes; the limit is %d", len(tool), maxToolName)
-	case len(req.Input) > maxItemBody:
-		return nil, Errorf(EINVALID, "input is %d bytes; the limit is %d", len(req.Input), maxItemBody)
+	case len(req.Input) > MaxApprovalInput:
+		return nil, Errorf(EINVALID, "input is %d bytes; the limit is %d (64 KiB): a larger call is not relayed, its host asks at the terminal", len(req.Input), MaxApprovalInput)
 	case len(req.CallKey) > maxCallKey:
 		return nil, Errorf(EINVALID, "call_key is %d bytes; the limit is %d", len(req.CallKey), maxCallKey)
 	case req.Wait <= 0:
@@ -65,7 +68,7 @@ func (in *Inbox) RequestApproval(ctx context.Context, caller *Agent, req Approva
 	now := in.clock.Now()
 	it := &InboxItem{Kind: KindApproval, AgentID: caller.ID, AgentName: caller.Name, Project: ProjectOr(caller.Project),
 		Title: approvalTitle(tool, summarize(req.Input)), Body: req.Input, Tool: tool, Urgency: UrgencyNormal, State: ItemOpen,
-		CallKey: req.CallKey, CreatedAt: now}
+		CallKey: req.CallKey, SuggestedRule: checkSuggestedRule(tool, req.SuggestedRule), CreatedAt: now}
 	var rule *ApprovalRule
 	err := update(ctx, in.store, func(tx inboxTx) error {
 		rules, err := tx.ApprovalRulesFor(it.Project, tool, now)
@@ -73,15 +76,17 @@ func (in *Inbox) RequestApproval(ctx context.Context, caller *Agent, req Approva
 			return err
 		}
 		it.State, it.AnsweredAt, it.AnsweredBy, it.Decision = ItemOpen, time.Time{}, "", ""
-		if rule = MatchRule(rules, caller.ID, it.Project, tool, now); rule != nil {
+		if rule = MatchRule(rules, caller.ID, it.Project, tool, req.Input, now); rule != nil {
 			it.State, it.AnsweredAt, it.AnsweredBy, it.Decision = ItemAnswered, now, fmt.Sprintf("rule %d", rule.ID), DecisionAllow
+		} else if err := in.checkOpenRoom(tx, caller); err != nil {
+			return err
 		}
 		if err := tx.InsertInboxItem(it); err != nil {
 			return err
 		}
 		detail := fmt.Sprintf("approval %d: %s", it.ID, it.Title)
 		if rule != nil {
-			return recordEvent(tx, caller.ID, EventInboxAnswered, detail+" allowed by "+it.AnsweredBy+" ("+rule.Scope()+", set by "+rule.CreatedBy+")", now)
+			return recordEvent(tx, caller.ID, EventInboxAnswered, detail+" allowed by "+it.AnsweredBy+" ("+rule.Describe()+" for the "+rule.Scope()+", set by "+rule.CreatedBy+")", now)
 		}
 		return recordEvent(tx, caller.ID, EventInboxOpened, detail, now)
 	})
@@ -156,20 +161,6 @@ func (in *Inbox) expire(ctx context.Context, it *InboxItem, why string) (*InboxI
 	return got, nil
 }
 
-// summarize returns the part of a tool's input a person reads first: its
-// command, file path, URL or description; else the JSON itself.
-func summarize(input string) string {
-	var m map[string]any
-	if json.Unmarshal([]byte(input), &m) == nil {
-		for _, k := range []string{"command", "file_path", "path", "url", "pattern", "query", "description"} {
-			if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-				return oneLine(s)
-			}
-		}
-	}
-	return oneLine(input)
-}
-
 // QuestionRequest is the input of AskHuman.
 type QuestionRequest struct {
 	Question string
@@ -224,6 +215,9 @@ func (in *Inbox) AskHuman(ctx context.Context, caller *Agent, req QuestionReques
 	it := &InboxItem{Kind: KindQuestion, AgentID: caller.ID, AgentName: caller.Name, Project: ProjectOr(caller.Project),
 		Title: cutText(title, maxItemTitle), Body: q, Options: req.Options, Urgency: urgency, State: ItemOpen, CreatedAt: now}
 	err = update(ctx, in.store, func(tx inboxTx) error {
+		if err := in.checkOpenRoom(tx, caller); err != nil {
+			return err
+		}
 		if err := tx.InsertInboxItem(it); err != nil {
 			return err
 		}
