@@ -23,7 +23,7 @@ func TestRESTParkAnswersWithinTheWriteTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
-	client := &http.Client{Timeout: 2 * time.Minute}
+	client := &http.Client{Timeout: 45 * time.Second}
 	start := time.Now()
 	res, err := client.Do(req)
 	if err != nil {
