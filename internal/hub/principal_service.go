@@ -18,12 +18,12 @@ func claimName(tx principalTx, name string) error {
 		return err
 	}
 	if _, err := tx.AgentByName(name); err == nil {
-		return Errorf(ECONFLICT, "%q is an agent's name: choose another name, so that messages reach the one they name", name)
+		return Errorf(ECONFLICT, "an agent named %q already exists: agents and people share one namespace, choose another name", name)
 	} else if ErrorCode(err) != ENOTFOUND {
 		return err
 	}
 	if _, err := tx.PersonByName(name); err == nil {
-		return Errorf(ECONFLICT, "%q is a person's name: choose another name, so that messages reach the one they name", name)
+		return Errorf(ECONFLICT, "a person named %q already exists: agents and people share one namespace, choose another name", name)
 	} else if ErrorCode(err) != ENOTFOUND {
 		return err
 	}

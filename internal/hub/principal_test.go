@@ -51,7 +51,7 @@ func TestEveryDoorRefusesANameAnotherPrincipalHolds(t *testing.T) {
 			}
 		}
 	}
-	if err := doors["CreateAgent"]("pat"); !strings.Contains(hub.ErrorMessage(err), "person's name") {
+	if err := doors["CreateAgent"]("pat"); !strings.Contains(hub.ErrorMessage(err), "a person named") {
 		t.Errorf("the admin's CreateAgent(pat) says %q: want it to say a person holds the name", hub.ErrorMessage(err))
 	}
 	if as, _ := h.ListAgents(ctx, true); len(as) != 1 {
