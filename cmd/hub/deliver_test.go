@@ -178,7 +178,7 @@ func TestDeliverTmux(t *testing.T) {
 	})
 	stopDeliver(d, log)
 	got = gotLines(tm.history(t, "agent"))
-	if len(got) != 2 || strings.Contains(got[1], "first nudge") || !strings.Contains(got[1], `message 2 from admin: "second: the build is green"`) {
+	if len(got) != 2 || strings.Contains(got[1], "first nudge") || !strings.Contains(got[1], `message 2 from admin (admin): "second: the build is green"`) {
 		t.Errorf("after the restart the pane read %q: want the second message alone, the nudge not typed again", got)
 	}
 

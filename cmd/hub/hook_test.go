@@ -242,7 +242,7 @@ func TestHookClaudeStopHoldsWhileMailIsUnread(t *testing.T) {
 	if o.Decision != "block" {
 		t.Fatalf("stop with unread mail = %+v, want decision block", o)
 	}
-	for _, want := range []string{"[" + dm + "] ann: are you done", "[" + mention + "] ann in #ops (mentions you)", "2 messages", "not from the user", "read_messages", "1 of at most 3"} {
+	for _, want := range []string{"[" + dm + "] ann (agent): are you done", "[" + mention + "] ann (agent) in #ops (mentions you)", "2 messages", "not from the user", "read_messages", "1 of at most 3"} {
 		if !strings.Contains(o.Reason, want) {
 			t.Errorf("reason lacks %q:\n%s", want, o.Reason)
 		}

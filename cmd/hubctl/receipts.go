@@ -62,7 +62,7 @@ func runShowMessage(ctx context.Context, c *cli, args []string) error {
 	}
 	c.fields(
 		"ID", m.GetId(),
-		"From", m.GetFrom(),
+		"From", sender(m),
 		"To", recipients(m),
 		"Time", fmtTime(m.GetCreatedAt()),
 		"Kind", m.GetKind(),

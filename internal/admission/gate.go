@@ -47,7 +47,7 @@ type Caller struct {
 type Options struct {
 	// People checks person tokens (nil: none is accepted).
 	People              PersonTokens
-	Write, Read, Search RateLimit // per agent
+	Write, Read, Search RateLimit // per agent, and per person (budgetFor)
 	// SearchSlots is how many searches run at once in the whole hub
 	// (default 2): the rest wait for a slot, up to SearchQueue.
 	SearchSlots int
@@ -76,7 +76,7 @@ type Gate struct {
 	opts   Options
 	now    func() time.Time
 
-	budgets  [Search + 1]*buckets[int64] // by Budget, per agent ID
+	budgets  [Search + 1]*buckets[principal] // by Budget, per agent or person
 	searches *searchSlots
 	join     *buckets[struct{}]
 	source   *buckets[string]
@@ -89,9 +89,9 @@ func New(tokens Tokens, opts Options) *Gate {
 		opts.Now = time.Now
 	}
 	g := &Gate{tokens: tokens, opts: opts, now: opts.Now}
-	g.budgets[Write] = newBuckets[int64](opts.Write)
-	g.budgets[Read] = newBuckets[int64](opts.Read)
-	g.budgets[Search] = newBuckets[int64](opts.Search)
+	g.budgets[Write] = newBuckets[principal](opts.Write)
+	g.budgets[Read] = newBuckets[principal](opts.Read)
+	g.budgets[Search] = newBuckets[principal](opts.Search)
 	g.searches = newSearchSlots(opts.SearchSlots, opts.SearchQueue)
 	g.join = newBuckets[struct{}](opts.Join)
 	g.source = newBuckets[string](opts.JoinSource)
@@ -322,20 +322,20 @@ func (g *Gate) Admit(ctx context.Context, method, token string) (c Caller, relea
 			return Caller{}, nil, err
 		}
 	}
-	caller := c.Agent
 	release = func() {}
-	if rule.Budget == None {
+	budget, who, charged := budgetFor(rule, c)
+	if budget == None {
 		return c, release, nil
 	}
-	if caller != nil {
-		if err := g.take(caller, rule); err != nil {
+	if charged {
+		if err := g.take(who, budget, rule.Weight); err != nil {
 			return c, nil, err
 		}
 	}
-	if rule.Budget == Search {
+	if budget == Search {
 		var id int64 = -1 // the admin
-		if caller != nil {
-			id = caller.ID
+		if c.Agent != nil {
+			id = c.Agent.ID
 		}
 		if release, err = g.searches.acquire(ctx, id); err != nil {
 			return c, nil, err
@@ -344,19 +344,47 @@ func (g *Gate) Admit(ctx context.Context, method, token string) (c Caller, relea
 	return c, release, nil
 }
 
-// take takes rule's weight from caller's budget.
-func (g *Gate) take(caller *hub.Agent, rule Rule) error {
-	b := g.budgets[rule.Budget]
-	wait := b.take(caller.ID, rule.Weight, g.now())
+// principal keys a caller's buckets: agents and people have budgets of
+// their own, whatever their IDs.
+type principal struct {
+	kind Who // Agent or Person
+	id   int64
+	name string // for the refusal's text
+}
+
+// budgetFor is the one rule of which budget a call draws from and whose
+// bucket pays: an agent pays the rule's budget; a person pays the rule's,
+// or its writes when the rule names none (answers, posts and the
+// dashboard's reads, at the agents' write rate); the admin token pays none
+// (charged false: it is the operator's, who sets the budgets; a search
+// still takes a slot). A join is charged by the join budgets in Precheck,
+// before there is a caller.
+func budgetFor(rule Rule, c Caller) (budget Budget, who principal, charged bool) {
+	switch {
+	case c.Agent != nil:
+		return rule.Budget, principal{Agent, c.Agent.ID, c.Agent.Name}, true
+	case c.Person != nil:
+		if rule.Budget == None {
+			return Write, principal{Person, c.Person.ID, c.Person.Name}, true
+		}
+		return rule.Budget, principal{Person, c.Person.ID, c.Person.Name}, true
+	}
+	return rule.Budget, principal{}, false
+}
+
+// take takes weight tokens of budget from who's bucket.
+func (g *Gate) take(who principal, budget Budget, weight int) error {
+	b := g.budgets[budget]
+	wait := b.take(who, weight, g.now())
 	if wait <= 0 {
 		return nil
 	}
-	flags := map[Budget]string{Write: "--rate-limit and --rate-burst", Read: "--read-rate-limit and --read-rate-burst", Search: "--search-rate-limit and --search-rate-burst"}[rule.Budget]
-	weight := ""
-	if rule.Weight > 1 {
-		weight = fmt.Sprintf(" (this call counts %d)", rule.Weight)
+	flags := map[Budget]string{Write: "--rate-limit and --rate-burst", Read: "--read-rate-limit and --read-rate-burst", Search: "--search-rate-limit and --search-rate-burst"}[budget]
+	counts := ""
+	if weight > 1 {
+		counts = fmt.Sprintf(" (this call counts %d)", weight)
 	}
 	return refuseFor(codes.ResourceExhausted, wait, fmt.Sprintf(
-		"rate limit: agent %q may make %s %s per second (bursts of %d)%s; retry in %s (the hub's %s set this)",
-		caller.Name, strconv.FormatFloat(b.cfg.PerSecond, 'f', -1, 64), rule.Budget, b.cfg.Burst, weight, wait.Round(time.Millisecond), flags))
+		"rate limit: %s %q may make %s %s per second (bursts of %d)%s; retry in %s (the hub's %s set this)",
+		who.kind, who.name, strconv.FormatFloat(b.cfg.PerSecond, 'f', -1, 64), budget, b.cfg.Burst, counts, wait.Round(time.Millisecond), flags))
 }

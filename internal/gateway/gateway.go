@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
@@ -68,6 +69,12 @@ type Options struct {
 	// and those configured, so a web page on another name cannot reach it
 	// through DNS rebinding. Nil allows every host.
 	AllowHost func(host string) bool
+	// CallMax bounds every REST call: its context's deadline is at most
+	// CallMax away (a shorter Grpc-Timeout still applies), so a call that
+	// parks (a wait, next_task, an approval, a question) answers as timed
+	// out before the HTTP server's write timeout would cut its reply. Zero:
+	// no bound.
+	CallMax time.Duration
 }
 
 // JoinPath is the REST path of AgentService.JoinHub (gateway.yaml): the one
@@ -106,7 +113,7 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", guard(gw, opts))
+	mux.Handle("/v1/", guard(bounded(gw, opts.CallMax), opts))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -131,6 +138,19 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 		return hostGuard(mux, opts.AllowHost), nil
 	}
 	return mux, nil
+}
+
+// bounded gives each call of next a deadline at most max away (none when
+// max is zero).
+func bounded(next http.Handler, max time.Duration) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), max)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // requestIDHeader is the request ID's header and metadata key

@@ -385,7 +385,7 @@ func (s *Schedule) postCron(tx postCronTx, j *CronJob, now time.Time) ([]int64, 
 	if err := s.messages.validatePost(&req); err != nil {
 		return nil, err
 	}
-	m := &Message{Project: ProjectOr(j.Project), From: SenderOrchestrator, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+	m := &Message{Project: ProjectOr(j.Project), From: SenderOrchestrator, SenderKind: ByHub, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	return s.messages.route(tx, nil, m, req, now)
 }
 

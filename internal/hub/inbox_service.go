@@ -292,7 +292,7 @@ func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) 
 			return err
 		}
 		if it.Kind != KindApproval && text != "" {
-			m := &Message{Project: it.Project, From: by, To: []string{it.AgentName}, Kind: KindMessage, CreatedAt: now,
+			m := &Message{Project: it.Project, From: by, SenderKind: senderKindOf(nil, by), To: []string{it.AgentName}, Kind: KindMessage, CreatedAt: now,
 				Body: fmt.Sprintf("Answer from %s to your %s (inbox item %d, %q): %s", by, strings.ReplaceAll(string(it.Kind), "_", " "), id, cutText(it.Title, 120), text)}
 			if err := tx.InsertMessage(m, []Delivery{{AgentID: it.AgentID}}); err != nil {
 				return err

@@ -171,7 +171,7 @@ func (s *Schedule) deliverPulse(ctx context.Context, tx deliverPulseTx, a *Agent
 	if err := s.messages.validatePost(&req); err != nil {
 		return nil, err
 	}
-	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, SenderKind: ByHub, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	if _, err := s.messages.route(tx, nil, m, req, now); err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (s *Schedule) RespondToPulse(ctx context.Context, caller *Agent, text strin
 			if err := s.messages.validatePost(&req); err != nil {
 				return err
 			}
-			m := &Message{Project: ProjectOr(caller.Project), From: caller.Name, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+			m := &Message{Project: ProjectOr(caller.Project), From: caller.Name, SenderKind: ByAgent, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 			if wake, err = s.messages.route(tx, caller, m, req, now); err != nil {
 				return err
 			}

@@ -274,6 +274,14 @@ func waitingOn(tx TaskTx, project string, deps []int64) (int, error) {
 	return n, nil
 }
 
+// taskCreatorKind is the sender kind of t's thread: its creator's.
+func taskCreatorKind(t *Task) SenderKind {
+	if t.CreatorID == 0 {
+		return ByAdmin
+	}
+	return ByAgent
+}
+
 // insertTask writes a new task t: its thread (a message from its creator,
 // delivered to nobody, that discussions reply to), its row, and its
 // creator as a watcher.
@@ -281,7 +289,7 @@ func insertTask(tx interface {
 	TaskTx
 	MessageTx
 }, t *Task) error {
-	m := &Message{Project: t.Project, From: t.Creator, Body: "Task: " + t.Title + " (reply here to discuss it)",
+	m := &Message{Project: t.Project, From: t.Creator, SenderKind: taskCreatorKind(t), Body: "Task: " + t.Title + " (reply here to discuss it)",
 		Kind: KindSystem, CreatedAt: t.CreatedAt, Priority: PriorityLow}
 	if err := tx.InsertMessage(m, nil); err != nil {
 		return err
@@ -421,7 +429,7 @@ func tell(tx interface {
 	if len(ds) == 0 {
 		return nil, nil
 	}
-	m := &Message{Project: project, From: SenderOrchestrator, To: names, Body: body, Kind: KindSystem, CreatedAt: now, Priority: PriorityNormal}
+	m := &Message{Project: project, From: SenderOrchestrator, SenderKind: ByHub, To: names, Body: body, Kind: KindSystem, CreatedAt: now, Priority: PriorityNormal}
 	if err := tx.InsertMessage(m, ds); err != nil {
 		return nil, err
 	}

@@ -149,7 +149,7 @@ func TestChannelPushesAPostedMessageWithoutAToolCall(t *testing.T) {
 	if e.Meta["message_id"] != first || e.Meta["from"] != "alice" || e.Meta["kind"] != "message" {
 		t.Errorf("meta = %v, want message_id %s from alice, kind message", e.Meta, first)
 	}
-	for _, want := range []string{"A message from agent alice via Agent Hub", "not the user", "[" + first + "] alice → bob: the build is green", "stay unread"} {
+	for _, want := range []string{"A message from agent alice via Agent Hub", "not the user", "[" + first + "] alice (agent) → bob: the build is green", "stay unread"} {
 		if !strings.Contains(e.Content, want) {
 			t.Errorf("content %q lacks %q", e.Content, want)
 		}
