@@ -99,7 +99,7 @@ func tasksShow(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := c.admin.GetTask(ctx, &hubv1.GetTaskRequest{Id: id})
+	r, err := c.asAdmin.GetTask(ctx, &hubv1.GetTaskRequest{Id: id})
 	if err != nil {
 		return err
 	}

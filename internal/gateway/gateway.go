@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -34,8 +33,8 @@ type Options struct {
 	// Version is the hub's version, shown in the OpenAPI document.
 	Version string
 	// Gate checks each REST call's credential before its body is read
-	// (guard.go): the token of an agent or admin call, the join code of a
-	// join call (JoinPath), under the join budgets. Nil skips the token
+	// (guard.go): the token of the caller the route's RPC admits, the
+	// join code of a join, under the join budgets. Nil skips the token
 	// check (the handlers' interceptors still make the full one) and
 	// refuses every join call.
 	Gate *admission.Gate
@@ -48,10 +47,6 @@ type Options struct {
 	// through DNS rebinding. Nil allows every host.
 	AllowHost func(host string) bool
 }
-
-// JoinPath is the REST path of AgentService.JoinHub (gateway.yaml): the one
-// /v1/ call whose bearer credential is a join code, not a token.
-const JoinPath = "/v1/agents:join"
 
 // JSONMarshaler is the REST JSON format: proto field names (snake_case, as
 // in the protos) and every field present, so scripts see false and 0.
@@ -74,10 +69,11 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 	)
-	if err := hubv1.RegisterAgentServiceHandlerClient(ctx, gw, hubv1.NewAgentServiceClient(conn)); err != nil {
+	if err := register(ctx, gw, conn); err != nil {
 		return nil, err
 	}
-	if err := hubv1.RegisterAdminServiceHandlerClient(ctx, gw, hubv1.NewAdminServiceClient(conn)); err != nil {
+	rt, err := newRoutes(ctx)
+	if err != nil {
 		return nil, err
 	}
 	doc, err := OpenAPI3(opts.Version)
@@ -89,7 +85,7 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 		return nil, fmt.Errorf("write the OpenAPI document: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", guard(gw, opts))
+	mux.Handle("/v1/", guard(gw, rt, opts))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -150,13 +150,18 @@ func (a *AgentServer) ListTasks(ctx context.Context, req *hubv1.ListTasksRequest
 	return a.s.listTasks(ctx, hub.ProjectOr(Caller(ctx).Project), req.GetState(), req.GetReady(), req.GetLabel(), req.GetAfterId(), req.GetLimit(), time.Time{})
 }
 
-// GetTask implements hubv1.AgentServiceServer.
+// GetTask implements hubv1.AgentServiceServer: a task of the agent's
+// project, or any task for the admin.
 func (a *AgentServer) GetTask(ctx context.Context, req *hubv1.GetTaskRequest) (*hubv1.GetTaskResponse, error) {
 	id, err := hub.ParseTaskID("id", req.GetId())
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.s.svc.Tasks.Get(ctx, hub.ProjectOr(Caller(ctx).Project), id)
+	project := "" // the admin: every project
+	if c := Caller(ctx); c != nil {
+		project = hub.ProjectOr(c.Project)
+	}
+	t, err := a.s.svc.Tasks.Get(ctx, project, id)
 	if err != nil {
 		return nil, err
 	}
@@ -258,19 +263,6 @@ func (a *AdminServer) ListTasks(ctx context.Context, req *hubv1.AdminListTasksRe
 		}
 	}
 	return a.s.listTasks(ctx, req.GetProject(), req.GetState(), req.GetReady(), req.GetLabel(), req.GetAfterId(), req.GetLimit(), since)
-}
-
-// GetTask implements hubv1.AdminServiceServer.
-func (a *AdminServer) GetTask(ctx context.Context, req *hubv1.GetTaskRequest) (*hubv1.GetTaskResponse, error) {
-	id, err := hub.ParseTaskID("id", req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	t, err := a.s.svc.Tasks.Get(ctx, "", id)
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.GetTaskResponse{Task: taskToProto(t)}, nil
 }
 
 // UpdateTask implements hubv1.AdminServiceServer.

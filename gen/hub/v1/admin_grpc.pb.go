@@ -57,7 +57,6 @@ const (
 	AdminService_ListJoinCodes_FullMethodName           = "/hub.v1.AdminService/ListJoinCodes"
 	AdminService_RevokeJoinCode_FullMethodName          = "/hub.v1.AdminService/RevokeJoinCode"
 	AdminService_SearchMessages_FullMethodName          = "/hub.v1.AdminService/SearchMessages"
-	AdminService_GetMessageReceipts_FullMethodName      = "/hub.v1.AdminService/GetMessageReceipts"
 	AdminService_CreateProject_FullMethodName           = "/hub.v1.AdminService/CreateProject"
 	AdminService_ListProjects_FullMethodName            = "/hub.v1.AdminService/ListProjects"
 	AdminService_LinkProjects_FullMethodName            = "/hub.v1.AdminService/LinkProjects"
@@ -65,7 +64,6 @@ const (
 	AdminService_DeleteAgent_FullMethodName             = "/hub.v1.AdminService/DeleteAgent"
 	AdminService_CreateTask_FullMethodName              = "/hub.v1.AdminService/CreateTask"
 	AdminService_ListTasks_FullMethodName               = "/hub.v1.AdminService/ListTasks"
-	AdminService_GetTask_FullMethodName                 = "/hub.v1.AdminService/GetTask"
 	AdminService_UpdateTask_FullMethodName              = "/hub.v1.AdminService/UpdateTask"
 	AdminService_ImportTasks_FullMethodName             = "/hub.v1.AdminService/ImportTasks"
 	AdminService_SetTaskLease_FullMethodName            = "/hub.v1.AdminService/SetTaskLease"
@@ -170,9 +168,6 @@ type AdminServiceClient interface {
 	// SearchMessages finds any message by its words, best match first, except the hub's own
 	// notices (nudges, heartbeat pulses).
 	SearchMessages(ctx context.Context, in *AdminSearchMessagesRequest, opts ...grpc.CallOption) (*AdminSearchMessagesResponse, error)
-	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
-	// acknowledged. NotFound for an unknown ID.
-	GetMessageReceipts(ctx context.Context, in *AdminGetMessageReceiptsRequest, opts ...grpc.CallOption) (*AdminGetMessageReceiptsResponse, error)
 	// CreateProject creates a project; agents are put in it with CreateAgent's project.
 	CreateProject(ctx context.Context, in *CreateProjectRequest, opts ...grpc.CallOption) (*CreateProjectResponse, error)
 	// ListProjects lists the projects with their links and agent counts.
@@ -200,8 +195,6 @@ type AdminServiceClient interface {
 	CreateTask(ctx context.Context, in *AdminCreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
 	// ListTasks lists the tasks of one project or of all, by ID.
 	ListTasks(ctx context.Context, in *AdminListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
-	// GetTask returns one task with its dependents and latest checkpoints.
-	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
 	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
 	// open) and its state (open, blocked, done, cancelled).
 	UpdateTask(ctx context.Context, in *AdminUpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
@@ -628,16 +621,6 @@ func (c *adminServiceClient) SearchMessages(ctx context.Context, in *AdminSearch
 	return out, nil
 }
 
-func (c *adminServiceClient) GetMessageReceipts(ctx context.Context, in *AdminGetMessageReceiptsRequest, opts ...grpc.CallOption) (*AdminGetMessageReceiptsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminGetMessageReceiptsResponse)
-	err := c.cc.Invoke(ctx, AdminService_GetMessageReceipts_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *adminServiceClient) CreateProject(ctx context.Context, in *CreateProjectRequest, opts ...grpc.CallOption) (*CreateProjectResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateProjectResponse)
@@ -702,16 +685,6 @@ func (c *adminServiceClient) ListTasks(ctx context.Context, in *AdminListTasksRe
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListTasksResponse)
 	err := c.cc.Invoke(ctx, AdminService_ListTasks_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(GetTaskResponse)
-	err := c.cc.Invoke(ctx, AdminService_GetTask_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -946,9 +919,6 @@ type AdminServiceServer interface {
 	// SearchMessages finds any message by its words, best match first, except the hub's own
 	// notices (nudges, heartbeat pulses).
 	SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error)
-	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
-	// acknowledged. NotFound for an unknown ID.
-	GetMessageReceipts(context.Context, *AdminGetMessageReceiptsRequest) (*AdminGetMessageReceiptsResponse, error)
 	// CreateProject creates a project; agents are put in it with CreateAgent's project.
 	CreateProject(context.Context, *CreateProjectRequest) (*CreateProjectResponse, error)
 	// ListProjects lists the projects with their links and agent counts.
@@ -976,8 +946,6 @@ type AdminServiceServer interface {
 	CreateTask(context.Context, *AdminCreateTaskRequest) (*CreateTaskResponse, error)
 	// ListTasks lists the tasks of one project or of all, by ID.
 	ListTasks(context.Context, *AdminListTasksRequest) (*ListTasksResponse, error)
-	// GetTask returns one task with its dependents and latest checkpoints.
-	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
 	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
 	// open) and its state (open, blocked, done, cancelled).
 	UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error)
@@ -1138,9 +1106,6 @@ func (UnimplementedAdminServiceServer) RevokeJoinCode(context.Context, *RevokeJo
 func (UnimplementedAdminServiceServer) SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SearchMessages not implemented")
 }
-func (UnimplementedAdminServiceServer) GetMessageReceipts(context.Context, *AdminGetMessageReceiptsRequest) (*AdminGetMessageReceiptsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method GetMessageReceipts not implemented")
-}
 func (UnimplementedAdminServiceServer) CreateProject(context.Context, *CreateProjectRequest) (*CreateProjectResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateProject not implemented")
 }
@@ -1161,9 +1126,6 @@ func (UnimplementedAdminServiceServer) CreateTask(context.Context, *AdminCreateT
 }
 func (UnimplementedAdminServiceServer) ListTasks(context.Context, *AdminListTasksRequest) (*ListTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
-}
-func (UnimplementedAdminServiceServer) GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method GetTask not implemented")
 }
 func (UnimplementedAdminServiceServer) UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateTask not implemented")
@@ -1912,24 +1874,6 @@ func _AdminService_SearchMessages_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
-func _AdminService_GetMessageReceipts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminGetMessageReceiptsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).GetMessageReceipts(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_GetMessageReceipts_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).GetMessageReceipts(ctx, req.(*AdminGetMessageReceiptsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _AdminService_CreateProject_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateProjectRequest)
 	if err := dec(in); err != nil {
@@ -2052,24 +1996,6 @@ func _AdminService_ListTasks_Handler(srv interface{}, ctx context.Context, dec f
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).ListTasks(ctx, req.(*AdminListTasksRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_GetTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(GetTaskRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).GetTask(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_GetTask_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).GetTask(ctx, req.(*GetTaskRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2486,10 +2412,6 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _AdminService_SearchMessages_Handler,
 		},
 		{
-			MethodName: "GetMessageReceipts",
-			Handler:    _AdminService_GetMessageReceipts_Handler,
-		},
-		{
 			MethodName: "CreateProject",
 			Handler:    _AdminService_CreateProject_Handler,
 		},
@@ -2516,10 +2438,6 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListTasks",
 			Handler:    _AdminService_ListTasks_Handler,
-		},
-		{
-			MethodName: "GetTask",
-			Handler:    _AdminService_GetTask_Handler,
 		},
 		{
 			MethodName: "UpdateTask",

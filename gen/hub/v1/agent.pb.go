@@ -3400,7 +3400,7 @@ var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\x12\n" +
+	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\x12\n" +
 	"\x10HeartbeatRequest\"\x9a\x02\n" +
 	"\x11HeartbeatResponse\x12!\n" +
 	"\fheartbeat_id\x18\x01 \x01(\tR\vheartbeatId\x129\n" +
@@ -3620,51 +3620,90 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\xf8\x16\n" +
-	"\fAgentService\x12@\n" +
-	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
-	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
-	"\vPostMessage\x12\x1a.hub.v1.PostMessageRequest\x1a\x1b.hub.v1.PostMessageResponse\x12I\n" +
-	"\fListMessages\x12\x1b.hub.v1.ListMessagesRequest\x1a\x1c.hub.v1.ListMessagesResponse\x12=\n" +
-	"\bMarkRead\x12\x17.hub.v1.MarkReadRequest\x1a\x18.hub.v1.MarkReadResponse\x12R\n" +
-	"\x0fWaitForMessages\x12\x1e.hub.v1.WaitForMessagesRequest\x1a\x1f.hub.v1.WaitForMessagesResponse\x12F\n" +
-	"\vJoinChannel\x12\x1a.hub.v1.JoinChannelRequest\x1a\x1b.hub.v1.JoinChannelResponse\x12I\n" +
-	"\fLeaveChannel\x12\x1b.hub.v1.LeaveChannelRequest\x1a\x1c.hub.v1.LeaveChannelResponse\x12X\n" +
-	"\x11CreateActivityLog\x12 .hub.v1.CreateActivityLogRequest\x1a!.hub.v1.CreateActivityLogResponse\x12C\n" +
+	"\x12EndSessionResponse2\xf3\x1a\n" +
+	"\fAgentService\x12M\n" +
+	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x01\x12S\n" +
+	"\vPostMessage\x12\x1a.hub.v1.PostMessageRequest\x1a\x1b.hub.v1.PostMessageResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12V\n" +
+	"\fListMessages\x12\x1b.hub.v1.ListMessagesRequest\x1a\x1c.hub.v1.ListMessagesResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x01\x12J\n" +
+	"\bMarkRead\x12\x17.hub.v1.MarkReadRequest\x1a\x18.hub.v1.MarkReadResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12a\n" +
+	"\x0fWaitForMessages\x12\x1e.hub.v1.WaitForMessagesRequest\x1a\x1f.hub.v1.WaitForMessagesResponse\"\r\xa2\xb7\x18\t\n" +
+	"\x01\x01\x10\x02\x18\x01 \x01\x12S\n" +
+	"\vJoinChannel\x12\x1a.hub.v1.JoinChannelRequest\x1a\x1b.hub.v1.JoinChannelResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12V\n" +
+	"\fLeaveChannel\x12\x1b.hub.v1.LeaveChannelRequest\x1a\x1c.hub.v1.LeaveChannelResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12e\n" +
+	"\x11CreateActivityLog\x12 .hub.v1.CreateActivityLogRequest\x1a!.hub.v1.CreateActivityLogResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12P\n" +
 	"\n" +
-	"Checkpoint\x12\x19.hub.v1.CheckpointRequest\x1a\x1a.hub.v1.CheckpointResponse\x12L\n" +
-	"\rStartDeepWork\x12\x1c.hub.v1.StartDeepWorkRequest\x1a\x1d.hub.v1.StartDeepWorkResponse\x12F\n" +
-	"\vGetDeepWork\x12\x1a.hub.v1.GetDeepWorkRequest\x1a\x1b.hub.v1.GetDeepWorkResponse\x12j\n" +
-	"\x17GetHeartbeatElapsedTime\x12&.hub.v1.GetHeartbeatElapsedTimeRequest\x1a'.hub.v1.GetHeartbeatElapsedTimeResponse\x12O\n" +
-	"\x0eRespondToPulse\x12\x1d.hub.v1.RespondToPulseRequest\x1a\x1e.hub.v1.RespondToPulseResponse\x12@\n" +
-	"\tListPeers\x12\x18.hub.v1.ListPeersRequest\x1a\x19.hub.v1.ListPeersResponse\x12I\n" +
-	"\fListChannels\x12\x1b.hub.v1.ListChannelsRequest\x1a\x1c.hub.v1.ListChannelsResponse\x12I\n" +
-	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\x12X\n" +
-	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\x12I\n" +
-	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\x12U\n" +
-	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\x12:\n" +
-	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponse\x12L\n" +
-	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\x12@\n" +
-	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponse\x12O\n" +
-	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponse\x12[\n" +
-	"\x12AcknowledgeMessage\x12!.hub.v1.AcknowledgeMessageRequest\x1a\".hub.v1.AcknowledgeMessageResponse\x12[\n" +
-	"\x12GetMessageReceipts\x12!.hub.v1.GetMessageReceiptsRequest\x1a\".hub.v1.GetMessageReceiptsResponse\x12C\n" +
+	"Checkpoint\x12\x19.hub.v1.CheckpointRequest\x1a\x1a.hub.v1.CheckpointResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12Y\n" +
+	"\rStartDeepWork\x12\x1c.hub.v1.StartDeepWorkRequest\x1a\x1d.hub.v1.StartDeepWorkResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12S\n" +
+	"\vGetDeepWork\x12\x1a.hub.v1.GetDeepWorkRequest\x1a\x1b.hub.v1.GetDeepWorkResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x01\x12w\n" +
+	"\x17GetHeartbeatElapsedTime\x12&.hub.v1.GetHeartbeatElapsedTimeRequest\x1a'.hub.v1.GetHeartbeatElapsedTimeResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x01\x12\\\n" +
+	"\x0eRespondToPulse\x12\x1d.hub.v1.RespondToPulseRequest\x1a\x1e.hub.v1.RespondToPulseResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tListPeers\x12\x18.hub.v1.ListPeersRequest\x1a\x19.hub.v1.ListPeersResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x05\x12V\n" +
+	"\fListChannels\x12\x1b.hub.v1.ListChannelsRequest\x1a\x1c.hub.v1.ListChannelsResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x05\x12V\n" +
+	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12e\n" +
+	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12V\n" +
+	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12b\n" +
+	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x05\x12C\n" +
+	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x04\x12Y\n" +
+	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12\\\n" +
+	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x03\x18\x01\x12h\n" +
+	"\x12AcknowledgeMessage\x12!.hub.v1.AcknowledgeMessageRequest\x1a\".hub.v1.AcknowledgeMessageResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12i\n" +
+	"\x12GetMessageReceipts\x12!.hub.v1.GetMessageReceiptsRequest\x1a\".hub.v1.GetMessageReceiptsResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x02\x18\x01\x12P\n" +
 	"\n" +
-	"CreateTask\x12\x19.hub.v1.CreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\x12@\n" +
-	"\tListTasks\x12\x18.hub.v1.ListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\x12:\n" +
-	"\aGetTask\x12\x16.hub.v1.GetTaskRequest\x1a\x17.hub.v1.GetTaskResponse\x12C\n" +
+	"CreateTask\x12\x19.hub.v1.CreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tListTasks\x12\x18.hub.v1.ListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x05\x12H\n" +
+	"\aGetTask\x12\x16.hub.v1.GetTaskRequest\x1a\x17.hub.v1.GetTaskResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x02\x18\x01\x12P\n" +
 	"\n" +
-	"UpdateTask\x12\x19.hub.v1.UpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\x12@\n" +
-	"\tClaimTask\x12\x18.hub.v1.ClaimTaskRequest\x1a\x19.hub.v1.ClaimTaskResponse\x12=\n" +
-	"\bNextTask\x12\x17.hub.v1.NextTaskRequest\x1a\x18.hub.v1.NextTaskResponse\x12I\n" +
-	"\fCompleteTask\x12\x1b.hub.v1.CompleteTaskRequest\x1a\x1c.hub.v1.CompleteTaskResponse\x12@\n" +
-	"\tBlockTask\x12\x18.hub.v1.BlockTaskRequest\x1a\x19.hub.v1.BlockTaskResponse\x12R\n" +
-	"\x0fRequestApproval\x12\x1e.hub.v1.RequestApprovalRequest\x1a\x1f.hub.v1.RequestApprovalResponse\x12=\n" +
-	"\bAskHuman\x12\x17.hub.v1.AskHumanRequest\x1a\x18.hub.v1.AskHumanResponse\x12L\n" +
-	"\rNoteHostEvent\x12\x1c.hub.v1.NoteHostEventRequest\x1a\x1d.hub.v1.NoteHostEventResponse\x12R\n" +
-	"\x0fConfirmDelivery\x12\x1e.hub.v1.ConfirmDeliveryRequest\x1a\x1f.hub.v1.ConfirmDeliveryResponse\x12C\n" +
+	"UpdateTask\x12\x19.hub.v1.UpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tClaimTask\x12\x18.hub.v1.ClaimTaskRequest\x1a\x19.hub.v1.ClaimTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12J\n" +
+	"\bNextTask\x12\x17.hub.v1.NextTaskRequest\x1a\x18.hub.v1.NextTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12V\n" +
+	"\fCompleteTask\x12\x1b.hub.v1.CompleteTaskRequest\x1a\x1c.hub.v1.CompleteTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tBlockTask\x12\x18.hub.v1.BlockTaskRequest\x1a\x19.hub.v1.BlockTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12_\n" +
+	"\x0fRequestApproval\x12\x1e.hub.v1.RequestApprovalRequest\x1a\x1f.hub.v1.RequestApprovalResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12J\n" +
+	"\bAskHuman\x12\x17.hub.v1.AskHumanRequest\x1a\x18.hub.v1.AskHumanResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12Y\n" +
+	"\rNoteHostEvent\x12\x1c.hub.v1.NoteHostEventRequest\x1a\x1d.hub.v1.NoteHostEventResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12_\n" +
+	"\x0fConfirmDelivery\x12\x1e.hub.v1.ConfirmDeliveryRequest\x1a\x1f.hub.v1.ConfirmDeliveryResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12P\n" +
 	"\n" +
-	"EndSession\x12\x19.hub.v1.EndSessionRequest\x1a\x1a.hub.v1.EndSessionResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"EndSession\x12\x19.hub.v1.EndSessionRequest\x1a\x1a.hub.v1.EndSessionResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01B*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -3906,6 +3945,7 @@ func file_hub_v1_agent_proto_init() {
 	if File_hub_v1_agent_proto != nil {
 		return
 	}
+	file_hub_v1_admission_proto_init()
 	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()

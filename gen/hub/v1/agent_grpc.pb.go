@@ -65,7 +65,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // AgentService is what an agent calls. Every call carries the agent's token
-// ("authorization: Bearer <token>"); the hub acts as that agent only.
+// ("authorization: Bearer <token>"); the hub acts as that agent only. A call
+// whose admission names the admin too takes the admin token as well, and
+// then acts for the admin over every project.
 type AgentServiceClient interface {
 	// Heartbeat starts a new unit of work: it sets the caller's current heartbeat ID.
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
@@ -131,13 +133,14 @@ type AgentServiceClient interface {
 	// GetMessageReceipts shows, per recipient, where a message the caller sent is (QUEUED,
 	// IN_CONTEXT and through which path, READ, ACKNOWLEDGED) and when it was delivered, taken into
 	// the recipient's context, read and acknowledged. NotFound unless the caller sent or received
-	// it; PermissionDenied for a recipient that is not the sender.
+	// it; PermissionDenied for a recipient that is not the sender. The admin sees any message's.
 	GetMessageReceipts(ctx context.Context, in *GetMessageReceiptsRequest, opts ...grpc.CallOption) (*GetMessageReceiptsResponse, error)
 	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
 	CreateTask(ctx context.Context, in *CreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
 	// ListTasks lists the tasks of the caller's project, by ID.
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
-	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it.
+	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it:
+	// one of the caller's project, any task for the admin.
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
 	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator only).
 	UpdateTask(ctx context.Context, in *UpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
@@ -579,7 +582,9 @@ func (c *agentServiceClient) EndSession(ctx context.Context, in *EndSessionReque
 // for forward compatibility.
 //
 // AgentService is what an agent calls. Every call carries the agent's token
-// ("authorization: Bearer <token>"); the hub acts as that agent only.
+// ("authorization: Bearer <token>"); the hub acts as that agent only. A call
+// whose admission names the admin too takes the admin token as well, and
+// then acts for the admin over every project.
 type AgentServiceServer interface {
 	// Heartbeat starts a new unit of work: it sets the caller's current heartbeat ID.
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
@@ -645,13 +650,14 @@ type AgentServiceServer interface {
 	// GetMessageReceipts shows, per recipient, where a message the caller sent is (QUEUED,
 	// IN_CONTEXT and through which path, READ, ACKNOWLEDGED) and when it was delivered, taken into
 	// the recipient's context, read and acknowledged. NotFound unless the caller sent or received
-	// it; PermissionDenied for a recipient that is not the sender.
+	// it; PermissionDenied for a recipient that is not the sender. The admin sees any message's.
 	GetMessageReceipts(context.Context, *GetMessageReceiptsRequest) (*GetMessageReceiptsResponse, error)
 	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
 	CreateTask(context.Context, *CreateTaskRequest) (*CreateTaskResponse, error)
 	// ListTasks lists the tasks of the caller's project, by ID.
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
-	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it.
+	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it:
+	// one of the caller's project, any task for the admin.
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
 	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator only).
 	UpdateTask(context.Context, *UpdateTaskRequest) (*UpdateTaskResponse, error)
