@@ -26,7 +26,7 @@ func tasksList(ctx context.Context, c *cli, args []string) error {
 	if _, err := c.parse(fs, args); err != nil {
 		return err
 	}
-	r, err := c.admin.ListTasks(ctx, &hubv1.AdminListTasksRequest{Project: *project, State: *state, Ready: *ready, Label: *label, Limit: int32(*limit)})
+	r, err := c.asAdmin.ListTasks(ctx, &hubv1.ListTasksRequest{Project: *project, State: *state, Ready: *ready, Label: *label, Limit: int32(*limit)})
 	if err != nil {
 		return err
 	}

@@ -79,22 +79,17 @@ func (a *AgentServer) ReleasePaths(ctx context.Context, req *hubv1.ReleasePathsR
 
 // ListReservations implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListReservations(ctx context.Context, req *hubv1.ListReservationsRequest) (*hubv1.ListReservationsResponse, error) {
+	project, err := callerProject(ctx, req.GetProject())
+	if err != nil {
+		return nil, err
+	}
 	rs, err := a.s.svc.Reservations.ListReservations(ctx, hub.ReservationFilter{
-		Project: hub.ProjectOr(Caller(ctx).Project), Agent: req.GetAgent(), Paths: req.GetPaths(),
+		Project: project, Agent: req.GetAgent(), Paths: req.GetPaths(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &hubv1.ListReservationsResponse{Reservations: reservationsToProto(rs)}, nil
-}
-
-// ListReservations implements hubv1.AdminServiceServer.
-func (a *AdminServer) ListReservations(ctx context.Context, req *hubv1.AdminListReservationsRequest) (*hubv1.AdminListReservationsResponse, error) {
-	rs, err := a.s.svc.Reservations.ListReservations(ctx, hub.ReservationFilter{Project: req.GetProject(), Agent: req.GetAgent(), Paths: req.GetPaths()})
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.AdminListReservationsResponse{Reservations: reservationsToProto(rs)}, nil
 }
 
 // ForceReleaseReservation implements hubv1.AdminServiceServer.

@@ -51,7 +51,7 @@ func TestReservePathsRaceHasOneWinner(t *testing.T) {
 		if winners != 1 || refused != n-1 {
 			t.Fatalf("round %d (%s): %d winners, %d refused; want exactly 1 and %d", round, glob, winners, refused, n-1)
 		}
-		list, err := r.admin.ListReservations(r.adm, &hubv1.AdminListReservationsRequest{Paths: []string{glob}})
+		list, err := r.agent.ListReservations(r.adm, &hubv1.ListReservationsRequest{Paths: []string{glob}})
 		if err != nil || len(list.GetReservations()) != 1 {
 			t.Fatalf("round %d: %d reservations stored (%v), want 1", round, len(list.GetReservations()), err)
 		}

@@ -147,7 +147,17 @@ func (a *AgentServer) CreateTask(ctx context.Context, req *hubv1.CreateTaskReque
 
 // ListTasks implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListTasks(ctx context.Context, req *hubv1.ListTasksRequest) (*hubv1.ListTasksResponse, error) {
-	return a.s.listTasks(ctx, hub.ProjectOr(Caller(ctx).Project), req.GetState(), req.GetReady(), req.GetLabel(), req.GetAfterId(), req.GetLimit(), time.Time{})
+	project, err := callerProject(ctx, req.GetProject())
+	if err != nil {
+		return nil, err
+	}
+	var since time.Time
+	if s := req.GetUpdatedSince(); s != "" {
+		if since, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			return nil, hub.Errorf(hub.EINVALID, "updated_since %q is not a time: expected RFC 3339, such as 2026-01-02T15:04:05.123Z", s)
+		}
+	}
+	return a.s.listTasks(ctx, project, req.GetState(), req.GetReady(), req.GetLabel(), req.GetAfterId(), req.GetLimit(), since)
 }
 
 // GetTask implements hubv1.AgentServiceServer: a task of the agent's
@@ -251,18 +261,6 @@ func (a *AdminServer) CreateTask(ctx context.Context, req *hubv1.AdminCreateTask
 		return nil, err
 	}
 	return &hubv1.CreateTaskResponse{Task: taskToProto(t)}, nil
-}
-
-// ListTasks implements hubv1.AdminServiceServer.
-func (a *AdminServer) ListTasks(ctx context.Context, req *hubv1.AdminListTasksRequest) (*hubv1.ListTasksResponse, error) {
-	var since time.Time
-	if s := req.GetUpdatedSince(); s != "" {
-		var err error
-		if since, err = time.Parse(time.RFC3339Nano, s); err != nil {
-			return nil, hub.Errorf(hub.EINVALID, "updated_since %q is not a time: expected RFC 3339, such as 2026-01-02T15:04:05.123Z", s)
-		}
-	}
-	return a.s.listTasks(ctx, req.GetProject(), req.GetState(), req.GetReady(), req.GetLabel(), req.GetAfterId(), req.GetLimit(), since)
 }
 
 // UpdateTask implements hubv1.AdminServiceServer.

@@ -3094,96 +3094,6 @@ func (x *ListAgentOverviewsResponse) GetAgents() []*AgentOverview {
 	return nil
 }
 
-type AdminListChannelsRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only this project's channels.
-	Project       string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListChannelsRequest) Reset() {
-	*x = AdminListChannelsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[59]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListChannelsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListChannelsRequest) ProtoMessage() {}
-
-func (x *AdminListChannelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[59]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListChannelsRequest.ProtoReflect.Descriptor instead.
-func (*AdminListChannelsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{59}
-}
-
-func (x *AdminListChannelsRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-type AdminListChannelsResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// By name; joined is always false (the admin is no member).
-	Channels      []*Channel `protobuf:"bytes,1,rep,name=channels,proto3" json:"channels,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListChannelsResponse) Reset() {
-	*x = AdminListChannelsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[60]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListChannelsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListChannelsResponse) ProtoMessage() {}
-
-func (x *AdminListChannelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[60]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListChannelsResponse.ProtoReflect.Descriptor instead.
-func (*AdminListChannelsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{60}
-}
-
-func (x *AdminListChannelsResponse) GetChannels() []*Channel {
-	if x != nil {
-		return x.Channels
-	}
-	return nil
-}
-
 type PruneMessagesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Messages created before this time are deleted (with their deliveries).
@@ -3194,7 +3104,7 @@ type PruneMessagesRequest struct {
 
 func (x *PruneMessagesRequest) Reset() {
 	*x = PruneMessagesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[61]
+	mi := &file_hub_v1_admin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3206,7 +3116,7 @@ func (x *PruneMessagesRequest) String() string {
 func (*PruneMessagesRequest) ProtoMessage() {}
 
 func (x *PruneMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[61]
+	mi := &file_hub_v1_admin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3219,7 +3129,7 @@ func (x *PruneMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PruneMessagesRequest.ProtoReflect.Descriptor instead.
 func (*PruneMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{61}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PruneMessagesRequest) GetBefore() *timestamppb.Timestamp {
@@ -3239,7 +3149,7 @@ type PruneMessagesResponse struct {
 
 func (x *PruneMessagesResponse) Reset() {
 	*x = PruneMessagesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[62]
+	mi := &file_hub_v1_admin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3251,7 +3161,7 @@ func (x *PruneMessagesResponse) String() string {
 func (*PruneMessagesResponse) ProtoMessage() {}
 
 func (x *PruneMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[62]
+	mi := &file_hub_v1_admin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3264,7 +3174,7 @@ func (x *PruneMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PruneMessagesResponse.ProtoReflect.Descriptor instead.
 func (*PruneMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{62}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PruneMessagesResponse) GetDeleted() int64 {
@@ -3272,113 +3182,6 @@ func (x *PruneMessagesResponse) GetDeleted() int64 {
 		return x.Deleted
 	}
 	return 0
-}
-
-type AdminListReservationsRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only this agent's reservations.
-	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
-	// Only reservations overlapping one of these paths or globs.
-	Paths []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
-	// Only this project's reservations.
-	Project       string `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListReservationsRequest) Reset() {
-	*x = AdminListReservationsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[63]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListReservationsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListReservationsRequest) ProtoMessage() {}
-
-func (x *AdminListReservationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[63]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListReservationsRequest.ProtoReflect.Descriptor instead.
-func (*AdminListReservationsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{63}
-}
-
-func (x *AdminListReservationsRequest) GetAgent() string {
-	if x != nil {
-		return x.Agent
-	}
-	return ""
-}
-
-func (x *AdminListReservationsRequest) GetPaths() []string {
-	if x != nil {
-		return x.Paths
-	}
-	return nil
-}
-
-func (x *AdminListReservationsRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-type AdminListReservationsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Reservations  []*Reservation         `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListReservationsResponse) Reset() {
-	*x = AdminListReservationsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[64]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListReservationsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListReservationsResponse) ProtoMessage() {}
-
-func (x *AdminListReservationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[64]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListReservationsResponse.ProtoReflect.Descriptor instead.
-func (*AdminListReservationsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{64}
-}
-
-func (x *AdminListReservationsResponse) GetReservations() []*Reservation {
-	if x != nil {
-		return x.Reservations
-	}
-	return nil
 }
 
 type ForceReleaseReservationRequest struct {
@@ -3392,7 +3195,7 @@ type ForceReleaseReservationRequest struct {
 
 func (x *ForceReleaseReservationRequest) Reset() {
 	*x = ForceReleaseReservationRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	mi := &file_hub_v1_admin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3404,7 +3207,7 @@ func (x *ForceReleaseReservationRequest) String() string {
 func (*ForceReleaseReservationRequest) ProtoMessage() {}
 
 func (x *ForceReleaseReservationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	mi := &file_hub_v1_admin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3417,7 +3220,7 @@ func (x *ForceReleaseReservationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForceReleaseReservationRequest.ProtoReflect.Descriptor instead.
 func (*ForceReleaseReservationRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{65}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ForceReleaseReservationRequest) GetId() string {
@@ -3443,7 +3246,7 @@ type ForceReleaseReservationResponse struct {
 
 func (x *ForceReleaseReservationResponse) Reset() {
 	*x = ForceReleaseReservationResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	mi := &file_hub_v1_admin_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3455,7 +3258,7 @@ func (x *ForceReleaseReservationResponse) String() string {
 func (*ForceReleaseReservationResponse) ProtoMessage() {}
 
 func (x *ForceReleaseReservationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	mi := &file_hub_v1_admin_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3468,7 +3271,7 @@ func (x *ForceReleaseReservationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForceReleaseReservationResponse.ProtoReflect.Descriptor instead.
 func (*ForceReleaseReservationResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{66}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ForceReleaseReservationResponse) GetReleased() *Reservation {
@@ -3495,7 +3298,7 @@ type AdminReservePathsRequest struct {
 
 func (x *AdminReservePathsRequest) Reset() {
 	*x = AdminReservePathsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3507,7 +3310,7 @@ func (x *AdminReservePathsRequest) String() string {
 func (*AdminReservePathsRequest) ProtoMessage() {}
 
 func (x *AdminReservePathsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3520,7 +3323,7 @@ func (x *AdminReservePathsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminReservePathsRequest.ProtoReflect.Descriptor instead.
 func (*AdminReservePathsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *AdminReservePathsRequest) GetAgent() string {
@@ -3570,7 +3373,7 @@ type AdminReservePathsResponse struct {
 
 func (x *AdminReservePathsResponse) Reset() {
 	*x = AdminReservePathsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3582,7 +3385,7 @@ func (x *AdminReservePathsResponse) String() string {
 func (*AdminReservePathsResponse) ProtoMessage() {}
 
 func (x *AdminReservePathsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3595,7 +3398,7 @@ func (x *AdminReservePathsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminReservePathsResponse.ProtoReflect.Descriptor instead.
 func (*AdminReservePathsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *AdminReservePathsResponse) GetReservations() []*Reservation {
@@ -3630,7 +3433,7 @@ type CreateJoinCodeRequest struct {
 
 func (x *CreateJoinCodeRequest) Reset() {
 	*x = CreateJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3642,7 +3445,7 @@ func (x *CreateJoinCodeRequest) String() string {
 func (*CreateJoinCodeRequest) ProtoMessage() {}
 
 func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3655,7 +3458,7 @@ func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *CreateJoinCodeRequest) GetRole() string {
@@ -3704,7 +3507,7 @@ type CreateJoinCodeResponse struct {
 
 func (x *CreateJoinCodeResponse) Reset() {
 	*x = CreateJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3716,7 +3519,7 @@ func (x *CreateJoinCodeResponse) String() string {
 func (*CreateJoinCodeResponse) ProtoMessage() {}
 
 func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3729,7 +3532,7 @@ func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *CreateJoinCodeResponse) GetJoinCode() *JoinCode {
@@ -3754,7 +3557,7 @@ type ListJoinCodesRequest struct {
 
 func (x *ListJoinCodesRequest) Reset() {
 	*x = ListJoinCodesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3766,7 +3569,7 @@ func (x *ListJoinCodesRequest) String() string {
 func (*ListJoinCodesRequest) ProtoMessage() {}
 
 func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3779,7 +3582,7 @@ func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesRequest.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
 }
 
 type ListJoinCodesResponse struct {
@@ -3791,7 +3594,7 @@ type ListJoinCodesResponse struct {
 
 func (x *ListJoinCodesResponse) Reset() {
 	*x = ListJoinCodesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3803,7 +3606,7 @@ func (x *ListJoinCodesResponse) String() string {
 func (*ListJoinCodesResponse) ProtoMessage() {}
 
 func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3816,7 +3619,7 @@ func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesResponse.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListJoinCodesResponse) GetJoinCodes() []*JoinCode {
@@ -3835,7 +3638,7 @@ type RevokeJoinCodeRequest struct {
 
 func (x *RevokeJoinCodeRequest) Reset() {
 	*x = RevokeJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3847,7 +3650,7 @@ func (x *RevokeJoinCodeRequest) String() string {
 func (*RevokeJoinCodeRequest) ProtoMessage() {}
 
 func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3860,7 +3663,7 @@ func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *RevokeJoinCodeRequest) GetId() string {
@@ -3879,7 +3682,7 @@ type RevokeJoinCodeResponse struct {
 
 func (x *RevokeJoinCodeResponse) Reset() {
 	*x = RevokeJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3891,7 +3694,7 @@ func (x *RevokeJoinCodeResponse) String() string {
 func (*RevokeJoinCodeResponse) ProtoMessage() {}
 
 func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3904,7 +3707,7 @@ func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *RevokeJoinCodeResponse) GetJoinCode() *JoinCode {
@@ -3928,7 +3731,7 @@ type AdminSearchMessagesRequest struct {
 
 func (x *AdminSearchMessagesRequest) Reset() {
 	*x = AdminSearchMessagesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3940,7 +3743,7 @@ func (x *AdminSearchMessagesRequest) String() string {
 func (*AdminSearchMessagesRequest) ProtoMessage() {}
 
 func (x *AdminSearchMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3953,7 +3756,7 @@ func (x *AdminSearchMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminSearchMessagesRequest.ProtoReflect.Descriptor instead.
 func (*AdminSearchMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *AdminSearchMessagesRequest) GetSearch() *SearchMessagesRequest {
@@ -3987,7 +3790,7 @@ type AdminSearchMessagesResponse struct {
 
 func (x *AdminSearchMessagesResponse) Reset() {
 	*x = AdminSearchMessagesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3999,7 +3802,7 @@ func (x *AdminSearchMessagesResponse) String() string {
 func (*AdminSearchMessagesResponse) ProtoMessage() {}
 
 func (x *AdminSearchMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4012,7 +3815,7 @@ func (x *AdminSearchMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminSearchMessagesResponse.ProtoReflect.Descriptor instead.
 func (*AdminSearchMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *AdminSearchMessagesResponse) GetHits() []*SearchHit {
@@ -4038,7 +3841,7 @@ type CreateProjectRequest struct {
 
 func (x *CreateProjectRequest) Reset() {
 	*x = CreateProjectRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4050,7 +3853,7 @@ func (x *CreateProjectRequest) String() string {
 func (*CreateProjectRequest) ProtoMessage() {}
 
 func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4063,7 +3866,7 @@ func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
 func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *CreateProjectRequest) GetName() string {
@@ -4082,7 +3885,7 @@ type CreateProjectResponse struct {
 
 func (x *CreateProjectResponse) Reset() {
 	*x = CreateProjectResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4094,7 +3897,7 @@ func (x *CreateProjectResponse) String() string {
 func (*CreateProjectResponse) ProtoMessage() {}
 
 func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4107,7 +3910,7 @@ func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectResponse.ProtoReflect.Descriptor instead.
 func (*CreateProjectResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *CreateProjectResponse) GetProject() *Project {
@@ -4125,7 +3928,7 @@ type ListProjectsRequest struct {
 
 func (x *ListProjectsRequest) Reset() {
 	*x = ListProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4137,7 +3940,7 @@ func (x *ListProjectsRequest) String() string {
 func (*ListProjectsRequest) ProtoMessage() {}
 
 func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4150,7 +3953,7 @@ func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{79}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
 }
 
 type ListProjectsResponse struct {
@@ -4162,7 +3965,7 @@ type ListProjectsResponse struct {
 
 func (x *ListProjectsResponse) Reset() {
 	*x = ListProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4174,7 +3977,7 @@ func (x *ListProjectsResponse) String() string {
 func (*ListProjectsResponse) ProtoMessage() {}
 
 func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4187,7 +3990,7 @@ func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{80}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ListProjectsResponse) GetProjects() []*Project {
@@ -4207,7 +4010,7 @@ type LinkProjectsRequest struct {
 
 func (x *LinkProjectsRequest) Reset() {
 	*x = LinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4219,7 +4022,7 @@ func (x *LinkProjectsRequest) String() string {
 func (*LinkProjectsRequest) ProtoMessage() {}
 
 func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4232,7 +4035,7 @@ func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*LinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{81}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LinkProjectsRequest) GetProject() string {
@@ -4257,7 +4060,7 @@ type LinkProjectsResponse struct {
 
 func (x *LinkProjectsResponse) Reset() {
 	*x = LinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4269,7 +4072,7 @@ func (x *LinkProjectsResponse) String() string {
 func (*LinkProjectsResponse) ProtoMessage() {}
 
 func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4282,7 +4085,7 @@ func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*LinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{82}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
 }
 
 type UnlinkProjectsRequest struct {
@@ -4295,7 +4098,7 @@ type UnlinkProjectsRequest struct {
 
 func (x *UnlinkProjectsRequest) Reset() {
 	*x = UnlinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[83]
+	mi := &file_hub_v1_admin_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4307,7 +4110,7 @@ func (x *UnlinkProjectsRequest) String() string {
 func (*UnlinkProjectsRequest) ProtoMessage() {}
 
 func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[83]
+	mi := &file_hub_v1_admin_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4320,7 +4123,7 @@ func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{83}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *UnlinkProjectsRequest) GetProject() string {
@@ -4345,7 +4148,7 @@ type UnlinkProjectsResponse struct {
 
 func (x *UnlinkProjectsResponse) Reset() {
 	*x = UnlinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[84]
+	mi := &file_hub_v1_admin_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4357,7 +4160,7 @@ func (x *UnlinkProjectsResponse) String() string {
 func (*UnlinkProjectsResponse) ProtoMessage() {}
 
 func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[84]
+	mi := &file_hub_v1_admin_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4370,7 +4173,7 @@ func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{84}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{80}
 }
 
 type DeleteAgentRequest struct {
@@ -4383,7 +4186,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[85]
+	mi := &file_hub_v1_admin_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4395,7 +4198,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[85]
+	mi := &file_hub_v1_admin_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4408,7 +4211,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{85}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *DeleteAgentRequest) GetName() string {
@@ -4435,7 +4238,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[86]
+	mi := &file_hub_v1_admin_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4447,7 +4250,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[86]
+	mi := &file_hub_v1_admin_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4460,7 +4263,7 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{86}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *DeleteAgentResponse) GetAgent() *Agent {
@@ -4668,21 +4471,11 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\rmention_count\x18\x04 \x01(\x03R\fmentionCount\x12!\n" +
 	"\fparked_waits\x18\x05 \x01(\x05R\vparkedWaits\"K\n" +
 	"\x1aListAgentOverviewsResponse\x12-\n" +
-	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents\"4\n" +
-	"\x18AdminListChannelsRequest\x12\x18\n" +
-	"\aproject\x18\x01 \x01(\tR\aproject\"H\n" +
-	"\x19AdminListChannelsResponse\x12+\n" +
-	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels\"J\n" +
+	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents\"J\n" +
 	"\x14PruneMessagesRequest\x122\n" +
 	"\x06before\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\"1\n" +
 	"\x15PruneMessagesResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted\"d\n" +
-	"\x1cAdminListReservationsRequest\x12\x14\n" +
-	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
-	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\x18\n" +
-	"\aproject\x18\x03 \x01(\tR\aproject\"X\n" +
-	"\x1dAdminListReservationsResponse\x127\n" +
-	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\"H\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted\"H\n" +
 	"\x1eForceReleaseReservationRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"R\n" +
@@ -4742,7 +4535,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xe6'\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xce%\n" +
 	"\fAdminService\x12O\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12L\n" +
@@ -4806,12 +4599,8 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fListActivity\x12\x1b.hub.v1.ListActivityRequest\x1a\x1c.hub.v1.ListActivityResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12d\n" +
 	"\x12ListAgentOverviews\x12!.hub.v1.ListAgentOverviewsRequest\x1a\".hub.v1.ListAgentOverviewsResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x02\x12\\\n" +
-	"\fListChannels\x12 .hub.v1.AdminListChannelsRequest\x1a!.hub.v1.AdminListChannelsResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x02\x12U\n" +
 	"\rPruneMessages\x12\x1c.hub.v1.PruneMessagesRequest\x1a\x1d.hub.v1.PruneMessagesResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x03\x12h\n" +
-	"\x10ListReservations\x12$.hub.v1.AdminListReservationsRequest\x1a%.hub.v1.AdminListReservationsResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12s\n" +
 	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12\\\n" +
@@ -4837,8 +4626,6 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x01\x03\x12Q\n" +
 	"\n" +
 	"CreateTask\x12\x1e.hub.v1.AdminCreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x03\x12N\n" +
-	"\tListTasks\x12\x1d.hub.v1.AdminListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12Q\n" +
 	"\n" +
 	"UpdateTask\x12\x1e.hub.v1.AdminUpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\"\a\xa2\xb7\x18\x03\n" +
@@ -4883,7 +4670,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -4944,262 +4731,247 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*ListAgentOverviewsRequest)(nil),       // 56: hub.v1.ListAgentOverviewsRequest
 	(*AgentOverview)(nil),                   // 57: hub.v1.AgentOverview
 	(*ListAgentOverviewsResponse)(nil),      // 58: hub.v1.ListAgentOverviewsResponse
-	(*AdminListChannelsRequest)(nil),        // 59: hub.v1.AdminListChannelsRequest
-	(*AdminListChannelsResponse)(nil),       // 60: hub.v1.AdminListChannelsResponse
-	(*PruneMessagesRequest)(nil),            // 61: hub.v1.PruneMessagesRequest
-	(*PruneMessagesResponse)(nil),           // 62: hub.v1.PruneMessagesResponse
-	(*AdminListReservationsRequest)(nil),    // 63: hub.v1.AdminListReservationsRequest
-	(*AdminListReservationsResponse)(nil),   // 64: hub.v1.AdminListReservationsResponse
-	(*ForceReleaseReservationRequest)(nil),  // 65: hub.v1.ForceReleaseReservationRequest
-	(*ForceReleaseReservationResponse)(nil), // 66: hub.v1.ForceReleaseReservationResponse
-	(*AdminReservePathsRequest)(nil),        // 67: hub.v1.AdminReservePathsRequest
-	(*AdminReservePathsResponse)(nil),       // 68: hub.v1.AdminReservePathsResponse
-	(*CreateJoinCodeRequest)(nil),           // 69: hub.v1.CreateJoinCodeRequest
-	(*CreateJoinCodeResponse)(nil),          // 70: hub.v1.CreateJoinCodeResponse
-	(*ListJoinCodesRequest)(nil),            // 71: hub.v1.ListJoinCodesRequest
-	(*ListJoinCodesResponse)(nil),           // 72: hub.v1.ListJoinCodesResponse
-	(*RevokeJoinCodeRequest)(nil),           // 73: hub.v1.RevokeJoinCodeRequest
-	(*RevokeJoinCodeResponse)(nil),          // 74: hub.v1.RevokeJoinCodeResponse
-	(*AdminSearchMessagesRequest)(nil),      // 75: hub.v1.AdminSearchMessagesRequest
-	(*AdminSearchMessagesResponse)(nil),     // 76: hub.v1.AdminSearchMessagesResponse
-	(*CreateProjectRequest)(nil),            // 77: hub.v1.CreateProjectRequest
-	(*CreateProjectResponse)(nil),           // 78: hub.v1.CreateProjectResponse
-	(*ListProjectsRequest)(nil),             // 79: hub.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),            // 80: hub.v1.ListProjectsResponse
-	(*LinkProjectsRequest)(nil),             // 81: hub.v1.LinkProjectsRequest
-	(*LinkProjectsResponse)(nil),            // 82: hub.v1.LinkProjectsResponse
-	(*UnlinkProjectsRequest)(nil),           // 83: hub.v1.UnlinkProjectsRequest
-	(*UnlinkProjectsResponse)(nil),          // 84: hub.v1.UnlinkProjectsResponse
-	(*DeleteAgentRequest)(nil),              // 85: hub.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),             // 86: hub.v1.DeleteAgentResponse
-	(*Agent)(nil),                           // 87: hub.v1.Agent
-	(Priority)(0),                           // 88: hub.v1.Priority
-	(*Message)(nil),                         // 89: hub.v1.Message
-	(*AgentHealth)(nil),                     // 90: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 91: google.protobuf.Timestamp
-	(*Event)(nil),                           // 92: hub.v1.Event
-	(*DeepWork)(nil),                        // 93: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 94: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 95: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 96: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 97: hub.v1.CronJob
-	(*CronRun)(nil),                         // 98: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 99: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 100: hub.v1.Checkpoint
-	(*Channel)(nil),                         // 101: hub.v1.Channel
-	(*Reservation)(nil),                     // 102: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 103: hub.v1.ReservationConflict
-	(*JoinCode)(nil),                        // 104: hub.v1.JoinCode
-	(*SearchMessagesRequest)(nil),           // 105: hub.v1.SearchMessagesRequest
-	(*SearchHit)(nil),                       // 106: hub.v1.SearchHit
-	(*Project)(nil),                         // 107: hub.v1.Project
-	(*AdminCreateTaskRequest)(nil),          // 108: hub.v1.AdminCreateTaskRequest
-	(*AdminListTasksRequest)(nil),           // 109: hub.v1.AdminListTasksRequest
-	(*AdminUpdateTaskRequest)(nil),          // 110: hub.v1.AdminUpdateTaskRequest
-	(*ImportTasksRequest)(nil),              // 111: hub.v1.ImportTasksRequest
-	(*SetTaskLeaseRequest)(nil),             // 112: hub.v1.SetTaskLeaseRequest
-	(*ListInboxRequest)(nil),                // 113: hub.v1.ListInboxRequest
-	(*AnswerInboxItemRequest)(nil),          // 114: hub.v1.AnswerInboxItemRequest
-	(*ListApprovalRulesRequest)(nil),        // 115: hub.v1.ListApprovalRulesRequest
-	(*RevokeApprovalRuleRequest)(nil),       // 116: hub.v1.RevokeApprovalRuleRequest
-	(*CreateWebhookRequest)(nil),            // 117: hub.v1.CreateWebhookRequest
-	(*ListWebhooksRequest)(nil),             // 118: hub.v1.ListWebhooksRequest
-	(*DeleteWebhookRequest)(nil),            // 119: hub.v1.DeleteWebhookRequest
-	(*ListWebhookDeliveriesRequest)(nil),    // 120: hub.v1.ListWebhookDeliveriesRequest
-	(*CreatePersonRequest)(nil),             // 121: hub.v1.CreatePersonRequest
-	(*ListPeopleRequest)(nil),               // 122: hub.v1.ListPeopleRequest
-	(*RevokePersonRequest)(nil),             // 123: hub.v1.RevokePersonRequest
-	(*CreateTaskResponse)(nil),              // 124: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 125: hub.v1.ListTasksResponse
-	(*UpdateTaskResponse)(nil),              // 126: hub.v1.UpdateTaskResponse
-	(*ImportTasksResponse)(nil),             // 127: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 128: hub.v1.SetTaskLeaseResponse
-	(*ListInboxResponse)(nil),               // 129: hub.v1.ListInboxResponse
-	(*AnswerInboxItemResponse)(nil),         // 130: hub.v1.AnswerInboxItemResponse
-	(*ListApprovalRulesResponse)(nil),       // 131: hub.v1.ListApprovalRulesResponse
-	(*RevokeApprovalRuleResponse)(nil),      // 132: hub.v1.RevokeApprovalRuleResponse
-	(*CreateWebhookResponse)(nil),           // 133: hub.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),            // 134: hub.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),           // 135: hub.v1.DeleteWebhookResponse
-	(*ListWebhookDeliveriesResponse)(nil),   // 136: hub.v1.ListWebhookDeliveriesResponse
-	(*CreatePersonResponse)(nil),            // 137: hub.v1.CreatePersonResponse
-	(*ListPeopleResponse)(nil),              // 138: hub.v1.ListPeopleResponse
-	(*RevokePersonResponse)(nil),            // 139: hub.v1.RevokePersonResponse
+	(*PruneMessagesRequest)(nil),            // 59: hub.v1.PruneMessagesRequest
+	(*PruneMessagesResponse)(nil),           // 60: hub.v1.PruneMessagesResponse
+	(*ForceReleaseReservationRequest)(nil),  // 61: hub.v1.ForceReleaseReservationRequest
+	(*ForceReleaseReservationResponse)(nil), // 62: hub.v1.ForceReleaseReservationResponse
+	(*AdminReservePathsRequest)(nil),        // 63: hub.v1.AdminReservePathsRequest
+	(*AdminReservePathsResponse)(nil),       // 64: hub.v1.AdminReservePathsResponse
+	(*CreateJoinCodeRequest)(nil),           // 65: hub.v1.CreateJoinCodeRequest
+	(*CreateJoinCodeResponse)(nil),          // 66: hub.v1.CreateJoinCodeResponse
+	(*ListJoinCodesRequest)(nil),            // 67: hub.v1.ListJoinCodesRequest
+	(*ListJoinCodesResponse)(nil),           // 68: hub.v1.ListJoinCodesResponse
+	(*RevokeJoinCodeRequest)(nil),           // 69: hub.v1.RevokeJoinCodeRequest
+	(*RevokeJoinCodeResponse)(nil),          // 70: hub.v1.RevokeJoinCodeResponse
+	(*AdminSearchMessagesRequest)(nil),      // 71: hub.v1.AdminSearchMessagesRequest
+	(*AdminSearchMessagesResponse)(nil),     // 72: hub.v1.AdminSearchMessagesResponse
+	(*CreateProjectRequest)(nil),            // 73: hub.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),           // 74: hub.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),             // 75: hub.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),            // 76: hub.v1.ListProjectsResponse
+	(*LinkProjectsRequest)(nil),             // 77: hub.v1.LinkProjectsRequest
+	(*LinkProjectsResponse)(nil),            // 78: hub.v1.LinkProjectsResponse
+	(*UnlinkProjectsRequest)(nil),           // 79: hub.v1.UnlinkProjectsRequest
+	(*UnlinkProjectsResponse)(nil),          // 80: hub.v1.UnlinkProjectsResponse
+	(*DeleteAgentRequest)(nil),              // 81: hub.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),             // 82: hub.v1.DeleteAgentResponse
+	(*Agent)(nil),                           // 83: hub.v1.Agent
+	(Priority)(0),                           // 84: hub.v1.Priority
+	(*Message)(nil),                         // 85: hub.v1.Message
+	(*AgentHealth)(nil),                     // 86: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 87: google.protobuf.Timestamp
+	(*Event)(nil),                           // 88: hub.v1.Event
+	(*DeepWork)(nil),                        // 89: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 90: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 91: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 92: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 93: hub.v1.CronJob
+	(*CronRun)(nil),                         // 94: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 95: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 96: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 97: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 98: hub.v1.ReservationConflict
+	(*JoinCode)(nil),                        // 99: hub.v1.JoinCode
+	(*SearchMessagesRequest)(nil),           // 100: hub.v1.SearchMessagesRequest
+	(*SearchHit)(nil),                       // 101: hub.v1.SearchHit
+	(*Project)(nil),                         // 102: hub.v1.Project
+	(*AdminCreateTaskRequest)(nil),          // 103: hub.v1.AdminCreateTaskRequest
+	(*AdminUpdateTaskRequest)(nil),          // 104: hub.v1.AdminUpdateTaskRequest
+	(*ImportTasksRequest)(nil),              // 105: hub.v1.ImportTasksRequest
+	(*SetTaskLeaseRequest)(nil),             // 106: hub.v1.SetTaskLeaseRequest
+	(*ListInboxRequest)(nil),                // 107: hub.v1.ListInboxRequest
+	(*AnswerInboxItemRequest)(nil),          // 108: hub.v1.AnswerInboxItemRequest
+	(*ListApprovalRulesRequest)(nil),        // 109: hub.v1.ListApprovalRulesRequest
+	(*RevokeApprovalRuleRequest)(nil),       // 110: hub.v1.RevokeApprovalRuleRequest
+	(*CreateWebhookRequest)(nil),            // 111: hub.v1.CreateWebhookRequest
+	(*ListWebhooksRequest)(nil),             // 112: hub.v1.ListWebhooksRequest
+	(*DeleteWebhookRequest)(nil),            // 113: hub.v1.DeleteWebhookRequest
+	(*ListWebhookDeliveriesRequest)(nil),    // 114: hub.v1.ListWebhookDeliveriesRequest
+	(*CreatePersonRequest)(nil),             // 115: hub.v1.CreatePersonRequest
+	(*ListPeopleRequest)(nil),               // 116: hub.v1.ListPeopleRequest
+	(*RevokePersonRequest)(nil),             // 117: hub.v1.RevokePersonRequest
+	(*CreateTaskResponse)(nil),              // 118: hub.v1.CreateTaskResponse
+	(*UpdateTaskResponse)(nil),              // 119: hub.v1.UpdateTaskResponse
+	(*ImportTasksResponse)(nil),             // 120: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 121: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 122: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 123: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 124: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 125: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 126: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 127: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 128: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 129: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 130: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 131: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 132: hub.v1.RevokePersonResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	87,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	87,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	87,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	87,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	88,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
-	89,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	89,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	90,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	91,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	92,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	93,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	89,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	94,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	95,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	96,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	96,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	89,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	97,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	97,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	97,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	97,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	98,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	98,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	91,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	91,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	91,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	93,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	99,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	100, // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	87,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	90,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	83,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	83,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	83,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	83,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	83,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	83,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	83,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	83,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	84,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
+	85,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	85,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	86,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	87,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	88,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	89,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	85,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	90,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	91,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	92,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	92,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	85,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	93,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	93,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	93,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	93,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	94,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	94,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	87,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	87,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	87,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	89,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	95,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	96,  // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	83,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	86,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57,  // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	101, // 36: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	91,  // 37: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	102, // 38: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	102, // 39: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	102, // 40: hub.v1.AdminReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	103, // 41: hub.v1.AdminReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	104, // 42: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	104, // 43: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	104, // 44: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	105, // 45: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
-	106, // 46: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	107, // 47: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
-	107, // 48: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
-	87,  // 49: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
-	0,   // 50: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,   // 51: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,   // 52: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,   // 53: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,   // 54: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10,  // 55: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12,  // 56: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14,  // 57: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16,  // 58: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18,  // 59: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20,  // 60: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22,  // 61: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24,  // 62: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26,  // 63: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28,  // 64: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30,  // 65: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32,  // 66: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34,  // 67: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36,  // 68: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38,  // 69: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40,  // 70: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42,  // 71: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44,  // 72: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46,  // 73: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48,  // 74: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50,  // 75: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52,  // 76: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54,  // 77: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56,  // 78: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59,  // 79: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	61,  // 80: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	63,  // 81: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
-	65,  // 82: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	67,  // 83: hub.v1.AdminService.ReservePaths:input_type -> hub.v1.AdminReservePathsRequest
-	69,  // 84: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	71,  // 85: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	73,  // 86: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	75,  // 87: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
-	77,  // 88: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
-	79,  // 89: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
-	81,  // 90: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
-	83,  // 91: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
-	85,  // 92: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
-	108, // 93: hub.v1.AdminService.CreateTask:input_type -> hub.v1.AdminCreateTaskRequest
-	109, // 94: hub.v1.AdminService.ListTasks:input_type -> hub.v1.AdminListTasksRequest
-	110, // 95: hub.v1.AdminService.UpdateTask:input_type -> hub.v1.AdminUpdateTaskRequest
-	111, // 96: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
-	112, // 97: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
-	113, // 98: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
-	114, // 99: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
-	115, // 100: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
-	116, // 101: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
-	117, // 102: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
-	118, // 103: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
-	119, // 104: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
-	120, // 105: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
-	121, // 106: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
-	122, // 107: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
-	123, // 108: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
-	1,   // 109: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 110: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 111: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 112: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 113: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 114: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 115: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 116: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 117: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 118: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 119: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 120: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 121: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 122: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 123: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 124: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 125: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 126: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 127: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 128: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 129: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 130: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 131: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 132: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 133: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 134: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 135: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 136: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 137: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 138: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62,  // 139: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64,  // 140: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66,  // 141: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68,  // 142: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
-	70,  // 143: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	72,  // 144: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	74,  // 145: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	76,  // 146: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	78,  // 147: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	80,  // 148: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	82,  // 149: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	84,  // 150: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	86,  // 151: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	124, // 152: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	125, // 153: hub.v1.AdminService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	126, // 154: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	127, // 155: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	128, // 156: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	129, // 157: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
-	130, // 158: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
-	131, // 159: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
-	132, // 160: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
-	133, // 161: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
-	134, // 162: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
-	135, // 163: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
-	136, // 164: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
-	137, // 165: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
-	138, // 166: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
-	139, // 167: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
-	109, // [109:168] is the sub-list for method output_type
-	50,  // [50:109] is the sub-list for method input_type
-	50,  // [50:50] is the sub-list for extension type_name
-	50,  // [50:50] is the sub-list for extension extendee
-	0,   // [0:50] is the sub-list for field type_name
+	87,  // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	97,  // 37: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	97,  // 38: hub.v1.AdminReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	98,  // 39: hub.v1.AdminReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	99,  // 40: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	99,  // 41: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	99,  // 42: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	100, // 43: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
+	101, // 44: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	102, // 45: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
+	102, // 46: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
+	83,  // 47: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
+	0,   // 48: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,   // 49: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,   // 50: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,   // 51: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,   // 52: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10,  // 53: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12,  // 54: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14,  // 55: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16,  // 56: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18,  // 57: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20,  // 58: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22,  // 59: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24,  // 60: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26,  // 61: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28,  // 62: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30,  // 63: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32,  // 64: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34,  // 65: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36,  // 66: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38,  // 67: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40,  // 68: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42,  // 69: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44,  // 70: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46,  // 71: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48,  // 72: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50,  // 73: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52,  // 74: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54,  // 75: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56,  // 76: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59,  // 77: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	61,  // 78: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	63,  // 79: hub.v1.AdminService.ReservePaths:input_type -> hub.v1.AdminReservePathsRequest
+	65,  // 80: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	67,  // 81: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	69,  // 82: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	71,  // 83: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
+	73,  // 84: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
+	75,  // 85: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
+	77,  // 86: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
+	79,  // 87: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
+	81,  // 88: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
+	103, // 89: hub.v1.AdminService.CreateTask:input_type -> hub.v1.AdminCreateTaskRequest
+	104, // 90: hub.v1.AdminService.UpdateTask:input_type -> hub.v1.AdminUpdateTaskRequest
+	105, // 91: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
+	106, // 92: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
+	107, // 93: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
+	108, // 94: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
+	109, // 95: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
+	110, // 96: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
+	111, // 97: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
+	112, // 98: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
+	113, // 99: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
+	114, // 100: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
+	115, // 101: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
+	116, // 102: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
+	117, // 103: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
+	1,   // 104: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 105: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 106: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 107: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 108: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 109: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 110: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 111: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 112: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 113: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 114: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 115: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 116: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 117: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 118: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 119: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 120: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 121: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 122: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 123: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 124: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 125: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 126: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 127: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 128: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 129: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 130: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 131: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 132: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 133: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	62,  // 134: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	64,  // 135: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
+	66,  // 136: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	68,  // 137: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	70,  // 138: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	72,  // 139: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	74,  // 140: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	76,  // 141: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	78,  // 142: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	80,  // 143: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	82,  // 144: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	118, // 145: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	119, // 146: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	120, // 147: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	121, // 148: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	122, // 149: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	123, // 150: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	124, // 151: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	125, // 152: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	126, // 153: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	127, // 154: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	128, // 155: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	129, // 156: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	130, // 157: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	131, // 158: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	132, // 159: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	104, // [104:160] is the sub-list for method output_type
+	48,  // [48:104] is the sub-list for method input_type
+	48,  // [48:48] is the sub-list for extension type_name
+	48,  // [48:48] is the sub-list for extension extendee
+	0,   // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -5219,7 +4991,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   87,
+			NumMessages:   83,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -48,9 +48,7 @@ const (
 	AdminService_EndDeepWork_FullMethodName             = "/hub.v1.AdminService/EndDeepWork"
 	AdminService_ListActivity_FullMethodName            = "/hub.v1.AdminService/ListActivity"
 	AdminService_ListAgentOverviews_FullMethodName      = "/hub.v1.AdminService/ListAgentOverviews"
-	AdminService_ListChannels_FullMethodName            = "/hub.v1.AdminService/ListChannels"
 	AdminService_PruneMessages_FullMethodName           = "/hub.v1.AdminService/PruneMessages"
-	AdminService_ListReservations_FullMethodName        = "/hub.v1.AdminService/ListReservations"
 	AdminService_ForceReleaseReservation_FullMethodName = "/hub.v1.AdminService/ForceReleaseReservation"
 	AdminService_ReservePaths_FullMethodName            = "/hub.v1.AdminService/ReservePaths"
 	AdminService_CreateJoinCode_FullMethodName          = "/hub.v1.AdminService/CreateJoinCode"
@@ -63,7 +61,6 @@ const (
 	AdminService_UnlinkProjects_FullMethodName          = "/hub.v1.AdminService/UnlinkProjects"
 	AdminService_DeleteAgent_FullMethodName             = "/hub.v1.AdminService/DeleteAgent"
 	AdminService_CreateTask_FullMethodName              = "/hub.v1.AdminService/CreateTask"
-	AdminService_ListTasks_FullMethodName               = "/hub.v1.AdminService/ListTasks"
 	AdminService_UpdateTask_FullMethodName              = "/hub.v1.AdminService/UpdateTask"
 	AdminService_ImportTasks_FullMethodName             = "/hub.v1.AdminService/ImportTasks"
 	AdminService_SetTaskLease_FullMethodName            = "/hub.v1.AdminService/SetTaskLease"
@@ -147,13 +144,9 @@ type AdminServiceClient interface {
 	// ListAgentOverviews lists agents with their health, deep work, unread
 	// counts and parked waits in one call (the dashboard's agents table).
 	ListAgentOverviews(ctx context.Context, in *ListAgentOverviewsRequest, opts ...grpc.CallOption) (*ListAgentOverviewsResponse, error)
-	// ListChannels lists every channel with its member count.
-	ListChannels(ctx context.Context, in *AdminListChannelsRequest, opts ...grpc.CallOption) (*AdminListChannelsResponse, error)
 	// PruneMessages deletes the messages created before a time, in small
 	// batches that never hold the writer long.
 	PruneMessages(ctx context.Context, in *PruneMessagesRequest, opts ...grpc.CallOption) (*PruneMessagesResponse, error)
-	// ListReservations lists every agent's active reservations, filtered by agent or by overlapping path.
-	ListReservations(ctx context.Context, in *AdminListReservationsRequest, opts ...grpc.CallOption) (*AdminListReservationsResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(ctx context.Context, in *ForceReleaseReservationRequest, opts ...grpc.CallOption) (*ForceReleaseReservationResponse, error)
 	// ReservePaths reserves paths for an agent, as the agent's own ReservePaths would, and may reserve the
@@ -193,8 +186,6 @@ type AdminServiceClient interface {
 	DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error)
 	// CreateTask adds a task to a project's board.
 	CreateTask(ctx context.Context, in *AdminCreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
-	// ListTasks lists the tasks of one project or of all, by ID.
-	ListTasks(ctx context.Context, in *AdminListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
 	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
 	// open) and its state (open, blocked, done, cancelled).
 	UpdateTask(ctx context.Context, in *AdminUpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
@@ -531,30 +522,10 @@ func (c *adminServiceClient) ListAgentOverviews(ctx context.Context, in *ListAge
 	return out, nil
 }
 
-func (c *adminServiceClient) ListChannels(ctx context.Context, in *AdminListChannelsRequest, opts ...grpc.CallOption) (*AdminListChannelsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminListChannelsResponse)
-	err := c.cc.Invoke(ctx, AdminService_ListChannels_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *adminServiceClient) PruneMessages(ctx context.Context, in *PruneMessagesRequest, opts ...grpc.CallOption) (*PruneMessagesResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PruneMessagesResponse)
 	err := c.cc.Invoke(ctx, AdminService_PruneMessages_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) ListReservations(ctx context.Context, in *AdminListReservationsRequest, opts ...grpc.CallOption) (*AdminListReservationsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminListReservationsResponse)
-	err := c.cc.Invoke(ctx, AdminService_ListReservations_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -675,16 +646,6 @@ func (c *adminServiceClient) CreateTask(ctx context.Context, in *AdminCreateTask
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateTaskResponse)
 	err := c.cc.Invoke(ctx, AdminService_CreateTask_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) ListTasks(ctx context.Context, in *AdminListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ListTasksResponse)
-	err := c.cc.Invoke(ctx, AdminService_ListTasks_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -898,13 +859,9 @@ type AdminServiceServer interface {
 	// ListAgentOverviews lists agents with their health, deep work, unread
 	// counts and parked waits in one call (the dashboard's agents table).
 	ListAgentOverviews(context.Context, *ListAgentOverviewsRequest) (*ListAgentOverviewsResponse, error)
-	// ListChannels lists every channel with its member count.
-	ListChannels(context.Context, *AdminListChannelsRequest) (*AdminListChannelsResponse, error)
 	// PruneMessages deletes the messages created before a time, in small
 	// batches that never hold the writer long.
 	PruneMessages(context.Context, *PruneMessagesRequest) (*PruneMessagesResponse, error)
-	// ListReservations lists every agent's active reservations, filtered by agent or by overlapping path.
-	ListReservations(context.Context, *AdminListReservationsRequest) (*AdminListReservationsResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error)
 	// ReservePaths reserves paths for an agent, as the agent's own ReservePaths would, and may reserve the
@@ -944,8 +901,6 @@ type AdminServiceServer interface {
 	DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error)
 	// CreateTask adds a task to a project's board.
 	CreateTask(context.Context, *AdminCreateTaskRequest) (*CreateTaskResponse, error)
-	// ListTasks lists the tasks of one project or of all, by ID.
-	ListTasks(context.Context, *AdminListTasksRequest) (*ListTasksResponse, error)
 	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
 	// open) and its state (open, blocked, done, cancelled).
 	UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error)
@@ -1079,14 +1034,8 @@ func (UnimplementedAdminServiceServer) ListActivity(context.Context, *ListActivi
 func (UnimplementedAdminServiceServer) ListAgentOverviews(context.Context, *ListAgentOverviewsRequest) (*ListAgentOverviewsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAgentOverviews not implemented")
 }
-func (UnimplementedAdminServiceServer) ListChannels(context.Context, *AdminListChannelsRequest) (*AdminListChannelsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ListChannels not implemented")
-}
 func (UnimplementedAdminServiceServer) PruneMessages(context.Context, *PruneMessagesRequest) (*PruneMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PruneMessages not implemented")
-}
-func (UnimplementedAdminServiceServer) ListReservations(context.Context, *AdminListReservationsRequest) (*AdminListReservationsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ListReservations not implemented")
 }
 func (UnimplementedAdminServiceServer) ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForceReleaseReservation not implemented")
@@ -1123,9 +1072,6 @@ func (UnimplementedAdminServiceServer) DeleteAgent(context.Context, *DeleteAgent
 }
 func (UnimplementedAdminServiceServer) CreateTask(context.Context, *AdminCreateTaskRequest) (*CreateTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateTask not implemented")
-}
-func (UnimplementedAdminServiceServer) ListTasks(context.Context, *AdminListTasksRequest) (*ListTasksResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
 }
 func (UnimplementedAdminServiceServer) UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateTask not implemented")
@@ -1712,24 +1658,6 @@ func _AdminService_ListAgentOverviews_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
-func _AdminService_ListChannels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminListChannelsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).ListChannels(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_ListChannels_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).ListChannels(ctx, req.(*AdminListChannelsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _AdminService_PruneMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PruneMessagesRequest)
 	if err := dec(in); err != nil {
@@ -1744,24 +1672,6 @@ func _AdminService_PruneMessages_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).PruneMessages(ctx, req.(*PruneMessagesRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_ListReservations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminListReservationsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).ListReservations(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_ListReservations_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).ListReservations(ctx, req.(*AdminListReservationsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1978,24 +1888,6 @@ func _AdminService_CreateTask_Handler(srv interface{}, ctx context.Context, dec 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).CreateTask(ctx, req.(*AdminCreateTaskRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminListTasksRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).ListTasks(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_ListTasks_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).ListTasks(ctx, req.(*AdminListTasksRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2376,16 +2268,8 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _AdminService_ListAgentOverviews_Handler,
 		},
 		{
-			MethodName: "ListChannels",
-			Handler:    _AdminService_ListChannels_Handler,
-		},
-		{
 			MethodName: "PruneMessages",
 			Handler:    _AdminService_PruneMessages_Handler,
-		},
-		{
-			MethodName: "ListReservations",
-			Handler:    _AdminService_ListReservations_Handler,
 		},
 		{
 			MethodName: "ForceReleaseReservation",
@@ -2434,10 +2318,6 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateTask",
 			Handler:    _AdminService_CreateTask_Handler,
-		},
-		{
-			MethodName: "ListTasks",
-			Handler:    _AdminService_ListTasks_Handler,
 		},
 		{
 			MethodName: "UpdateTask",

@@ -1890,7 +1890,10 @@ func (x *Peer) GetPaths() []*DeliveryPath {
 }
 
 type ListChannelsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this project's channels: the admin's or a person's call ("" every project). An agent
+	// lists its own project's and its linked projects' and gives none.
+	Project       string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1923,6 +1926,13 @@ func (x *ListChannelsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListChannelsRequest.ProtoReflect.Descriptor instead.
 func (*ListChannelsRequest) Descriptor() ([]byte, []int) {
 	return file_hub_v1_agent_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ListChannelsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type ListChannelsResponse struct {
@@ -2367,7 +2377,10 @@ type ListReservationsRequest struct {
 	// Only this agent's reservations.
 	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// Only reservations overlapping one of these paths or globs.
-	Paths         []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	Paths []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	// Only this project's reservations: the admin's call ("" every project). An agent lists its
+	// own project's and gives none.
+	Project       string `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2414,6 +2427,13 @@ func (x *ListReservationsRequest) GetPaths() []string {
 		return x.Paths
 	}
 	return nil
+}
+
+func (x *ListReservationsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type ListReservationsResponse struct {
@@ -3529,8 +3549,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"lastSeenAt\x12\x18\n" +
 	"\aproject\x18\a \x01(\tR\aproject\x12\x1c\n" +
 	"\treachable\x18\b \x01(\bR\treachable\x12*\n" +
-	"\x05paths\x18\t \x03(\v2\x14.hub.v1.DeliveryPathR\x05paths\"\x15\n" +
-	"\x13ListChannelsRequest\"C\n" +
+	"\x05paths\x18\t \x03(\v2\x14.hub.v1.DeliveryPathR\x05paths\"/\n" +
+	"\x13ListChannelsRequest\x12\x18\n" +
+	"\aproject\x18\x01 \x01(\tR\aproject\"C\n" +
 	"\x14ListChannelsResponse\x12+\n" +
 	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels\"r\n" +
 	"\aChannel\x12\x12\n" +
@@ -3557,10 +3578,11 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\x12\x14\n" +
 	"\x05paths\x18\x02 \x03(\tR\x05paths\"G\n" +
 	"\x14ReleasePathsResponse\x12/\n" +
-	"\breleased\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\breleased\"E\n" +
+	"\breleased\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\breleased\"_\n" +
 	"\x17ListReservationsRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
-	"\x05paths\x18\x02 \x03(\tR\x05paths\"S\n" +
+	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\x18\n" +
+	"\aproject\x18\x03 \x01(\tR\aproject\"S\n" +
 	"\x18ListReservationsResponse\x127\n" +
 	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\"i\n" +
 	"\x0eJoinHubRequest\x12\x12\n" +
@@ -3620,7 +3642,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\xf3\x1a\n" +
+	"\x12EndSessionResponse2\xf6\x1a\n" +
 	"\fAgentService\x12M\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
@@ -3652,17 +3674,17 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x0eRespondToPulse\x12\x1d.hub.v1.RespondToPulseRequest\x1a\x1e.hub.v1.RespondToPulseResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
 	"\tListPeers\x12\x18.hub.v1.ListPeersRequest\x1a\x19.hub.v1.ListPeersResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x02\x18\x05\x12V\n" +
-	"\fListChannels\x12\x1b.hub.v1.ListChannelsRequest\x1a\x1c.hub.v1.ListChannelsResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x02\x18\x05\x12V\n" +
+	"\x01\x01\x10\x02\x18\x05\x12W\n" +
+	"\fListChannels\x12\x1b.hub.v1.ListChannelsRequest\x1a\x1c.hub.v1.ListChannelsResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x02\x10\x02\x18\x05\x12V\n" +
 	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12e\n" +
 	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12V\n" +
 	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x01\x18\x01\x12b\n" +
-	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x02\x18\x05\x12C\n" +
+	"\x01\x01\x10\x01\x18\x01\x12c\n" +
+	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x02\x18\x05\x12C\n" +
 	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x04\x12Y\n" +
 	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\"\v\xa2\xb7\x18\a\n" +
@@ -3677,9 +3699,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x02\x01\x03\x10\x02\x18\x01\x12P\n" +
 	"\n" +
 	"CreateTask\x12\x19.hub.v1.CreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x01\x18\x01\x12M\n" +
-	"\tListTasks\x12\x18.hub.v1.ListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x02\x18\x05\x12H\n" +
+	"\x01\x01\x10\x01\x18\x01\x12N\n" +
+	"\tListTasks\x12\x18.hub.v1.ListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x02\x18\x05\x12H\n" +
 	"\aGetTask\x12\x16.hub.v1.GetTaskRequest\x1a\x17.hub.v1.GetTaskResponse\"\f\xa2\xb7\x18\b\n" +
 	"\x02\x01\x03\x10\x02\x18\x01\x12P\n" +
 	"\n" +

@@ -99,7 +99,8 @@ type AgentServiceClient interface {
 	RespondToPulse(ctx context.Context, in *RespondToPulseRequest, opts ...grpc.CallOption) (*RespondToPulseResponse, error)
 	// ListPeers lists the enabled agents (names, roles, presence), so an agent knows whom to message.
 	ListPeers(ctx context.Context, in *ListPeersRequest, opts ...grpc.CallOption) (*ListPeersResponse, error)
-	// ListChannels lists the channels with their member counts and whether the caller is a member.
+	// ListChannels lists the channels with their member counts and whether the caller is a member:
+	// an agent's project's and its linked projects', every channel for the admin or a person.
 	ListChannels(ctx context.Context, in *ListChannelsRequest, opts ...grpc.CallOption) (*ListChannelsResponse, error)
 	// ReservePaths reserves paths or globs of the project for the caller, all or none: an exclusive request
 	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
@@ -109,7 +110,8 @@ type AgentServiceClient interface {
 	RenewReservations(ctx context.Context, in *RenewReservationsRequest, opts ...grpc.CallOption) (*RenewReservationsResponse, error)
 	// ReleasePaths releases the caller's reservations by ID or pattern (all of them when none is given).
 	ReleasePaths(ctx context.Context, in *ReleasePathsRequest, opts ...grpc.CallOption) (*ReleasePathsResponse, error)
-	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path.
+	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path:
+	// of the caller's project, of every project for the admin.
 	ListReservations(ctx context.Context, in *ListReservationsRequest, opts ...grpc.CallOption) (*ListReservationsResponse, error)
 	// JoinHub registers a new agent with a join code and returns its token (shown once). The code, not a
 	// token, is the call's bearer credential ("authorization: Bearer ahj_…"); the agent gets the code's role.
@@ -137,7 +139,7 @@ type AgentServiceClient interface {
 	GetMessageReceipts(ctx context.Context, in *GetMessageReceiptsRequest, opts ...grpc.CallOption) (*GetMessageReceiptsResponse, error)
 	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
 	CreateTask(ctx context.Context, in *CreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
-	// ListTasks lists the tasks of the caller's project, by ID.
+	// ListTasks lists the tasks of the caller's project, by ID; the admin's, of one project or of all.
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
 	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it:
 	// one of the caller's project, any task for the admin.
@@ -616,7 +618,8 @@ type AgentServiceServer interface {
 	RespondToPulse(context.Context, *RespondToPulseRequest) (*RespondToPulseResponse, error)
 	// ListPeers lists the enabled agents (names, roles, presence), so an agent knows whom to message.
 	ListPeers(context.Context, *ListPeersRequest) (*ListPeersResponse, error)
-	// ListChannels lists the channels with their member counts and whether the caller is a member.
+	// ListChannels lists the channels with their member counts and whether the caller is a member:
+	// an agent's project's and its linked projects', every channel for the admin or a person.
 	ListChannels(context.Context, *ListChannelsRequest) (*ListChannelsResponse, error)
 	// ReservePaths reserves paths or globs of the project for the caller, all or none: an exclusive request
 	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
@@ -626,7 +629,8 @@ type AgentServiceServer interface {
 	RenewReservations(context.Context, *RenewReservationsRequest) (*RenewReservationsResponse, error)
 	// ReleasePaths releases the caller's reservations by ID or pattern (all of them when none is given).
 	ReleasePaths(context.Context, *ReleasePathsRequest) (*ReleasePathsResponse, error)
-	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path.
+	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path:
+	// of the caller's project, of every project for the admin.
 	ListReservations(context.Context, *ListReservationsRequest) (*ListReservationsResponse, error)
 	// JoinHub registers a new agent with a join code and returns its token (shown once). The code, not a
 	// token, is the call's bearer credential ("authorization: Bearer ahj_…"); the agent gets the code's role.
@@ -654,7 +658,7 @@ type AgentServiceServer interface {
 	GetMessageReceipts(context.Context, *GetMessageReceiptsRequest) (*GetMessageReceiptsResponse, error)
 	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
 	CreateTask(context.Context, *CreateTaskRequest) (*CreateTaskResponse, error)
-	// ListTasks lists the tasks of the caller's project, by ID.
+	// ListTasks lists the tasks of the caller's project, by ID; the admin's, of one project or of all.
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
 	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it:
 	// one of the caller's project, any task for the admin.
