@@ -86,7 +86,7 @@ func reservationsReserve(ctx context.Context, c *cli, args []string) error {
 	if *shared {
 		mode = "shared"
 	}
-	r, err := c.admin.ReservePaths(ctx, &hubv1.AdminReservePathsRequest{Agent: *agent, Paths: pos, Mode: mode, TtlSeconds: int64(ttl.Seconds()), Reason: *reason})
+	r, err := c.asAdmin.ReservePaths(ctx, &hubv1.ReservePathsRequest{Agent: *agent, Paths: pos, Mode: mode, TtlSeconds: int64(ttl.Seconds()), Reason: *reason})
 	if err != nil {
 		return err
 	}

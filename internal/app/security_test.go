@@ -206,7 +206,6 @@ var validRequests = map[string]string{
 	"AdminService.PruneMessages":           `{"before":"2020-01-01T00:00:00Z"}`,
 	"AdminService.SearchMessages":          `{"search":{"query":"hello"}}`,
 	"AdminService.ForceReleaseReservation": `{"id":"1"}`,
-	"AdminService.ReservePaths":            `{"agent":"alice","paths":["**"]}`,
 	"AdminService.CreateJoinCode":          `{"role":"intruder"}`,
 	"AdminService.ListJoinCodes":           `{}`,
 	"AdminService.RevokeJoinCode":          `{"id":"1"}`,

@@ -3281,140 +3281,6 @@ func (x *ForceReleaseReservationResponse) GetReleased() *Reservation {
 	return nil
 }
 
-type AdminReservePathsRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The agent the reservations are for: they are its own, in its project.
-	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
-	// Paths or globs relative to the project root, as in the agent's ReservePaths.
-	Paths []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
-	// exclusive (default) or shared.
-	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
-	// Lease in seconds: 10 to 86400, 0 for the default 1800 (30 min).
-	TtlSeconds    int64  `protobuf:"varint,4,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminReservePathsRequest) Reset() {
-	*x = AdminReservePathsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[63]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminReservePathsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminReservePathsRequest) ProtoMessage() {}
-
-func (x *AdminReservePathsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[63]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminReservePathsRequest.ProtoReflect.Descriptor instead.
-func (*AdminReservePathsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{63}
-}
-
-func (x *AdminReservePathsRequest) GetAgent() string {
-	if x != nil {
-		return x.Agent
-	}
-	return ""
-}
-
-func (x *AdminReservePathsRequest) GetPaths() []string {
-	if x != nil {
-		return x.Paths
-	}
-	return nil
-}
-
-func (x *AdminReservePathsRequest) GetMode() string {
-	if x != nil {
-		return x.Mode
-	}
-	return ""
-}
-
-func (x *AdminReservePathsRequest) GetTtlSeconds() int64 {
-	if x != nil {
-		return x.TtlSeconds
-	}
-	return 0
-}
-
-func (x *AdminReservePathsRequest) GetReason() string {
-	if x != nil {
-		return x.Reason
-	}
-	return ""
-}
-
-type AdminReservePathsResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The agent's reservations made or renewed.
-	Reservations []*Reservation `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
-	// Other agents' reservations overlapping them.
-	Conflicts     []*ReservationConflict `protobuf:"bytes,2,rep,name=conflicts,proto3" json:"conflicts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminReservePathsResponse) Reset() {
-	*x = AdminReservePathsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[64]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminReservePathsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminReservePathsResponse) ProtoMessage() {}
-
-func (x *AdminReservePathsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[64]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminReservePathsResponse.ProtoReflect.Descriptor instead.
-func (*AdminReservePathsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{64}
-}
-
-func (x *AdminReservePathsResponse) GetReservations() []*Reservation {
-	if x != nil {
-		return x.Reservations
-	}
-	return nil
-}
-
-func (x *AdminReservePathsResponse) GetConflicts() []*ReservationConflict {
-	if x != nil {
-		return x.Conflicts
-	}
-	return nil
-}
-
 type CreateJoinCodeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Role of every agent the code registers (free text, at most 200 bytes).
@@ -3433,7 +3299,7 @@ type CreateJoinCodeRequest struct {
 
 func (x *CreateJoinCodeRequest) Reset() {
 	*x = CreateJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3311,7 @@ func (x *CreateJoinCodeRequest) String() string {
 func (*CreateJoinCodeRequest) ProtoMessage() {}
 
 func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3324,7 @@ func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{65}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CreateJoinCodeRequest) GetRole() string {
@@ -3507,7 +3373,7 @@ type CreateJoinCodeResponse struct {
 
 func (x *CreateJoinCodeResponse) Reset() {
 	*x = CreateJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3519,7 +3385,7 @@ func (x *CreateJoinCodeResponse) String() string {
 func (*CreateJoinCodeResponse) ProtoMessage() {}
 
 func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3532,7 +3398,7 @@ func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{66}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *CreateJoinCodeResponse) GetJoinCode() *JoinCode {
@@ -3557,7 +3423,7 @@ type ListJoinCodesRequest struct {
 
 func (x *ListJoinCodesRequest) Reset() {
 	*x = ListJoinCodesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3569,7 +3435,7 @@ func (x *ListJoinCodesRequest) String() string {
 func (*ListJoinCodesRequest) ProtoMessage() {}
 
 func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3582,7 +3448,7 @@ func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesRequest.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{65}
 }
 
 type ListJoinCodesResponse struct {
@@ -3594,7 +3460,7 @@ type ListJoinCodesResponse struct {
 
 func (x *ListJoinCodesResponse) Reset() {
 	*x = ListJoinCodesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3606,7 +3472,7 @@ func (x *ListJoinCodesResponse) String() string {
 func (*ListJoinCodesResponse) ProtoMessage() {}
 
 func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3619,7 +3485,7 @@ func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesResponse.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListJoinCodesResponse) GetJoinCodes() []*JoinCode {
@@ -3638,7 +3504,7 @@ type RevokeJoinCodeRequest struct {
 
 func (x *RevokeJoinCodeRequest) Reset() {
 	*x = RevokeJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3650,7 +3516,7 @@ func (x *RevokeJoinCodeRequest) String() string {
 func (*RevokeJoinCodeRequest) ProtoMessage() {}
 
 func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3663,7 +3529,7 @@ func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *RevokeJoinCodeRequest) GetId() string {
@@ -3682,7 +3548,7 @@ type RevokeJoinCodeResponse struct {
 
 func (x *RevokeJoinCodeResponse) Reset() {
 	*x = RevokeJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3694,7 +3560,7 @@ func (x *RevokeJoinCodeResponse) String() string {
 func (*RevokeJoinCodeResponse) ProtoMessage() {}
 
 func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3707,7 +3573,7 @@ func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *RevokeJoinCodeResponse) GetJoinCode() *JoinCode {
@@ -3731,7 +3597,7 @@ type AdminSearchMessagesRequest struct {
 
 func (x *AdminSearchMessagesRequest) Reset() {
 	*x = AdminSearchMessagesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3743,7 +3609,7 @@ func (x *AdminSearchMessagesRequest) String() string {
 func (*AdminSearchMessagesRequest) ProtoMessage() {}
 
 func (x *AdminSearchMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3756,7 +3622,7 @@ func (x *AdminSearchMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminSearchMessagesRequest.ProtoReflect.Descriptor instead.
 func (*AdminSearchMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *AdminSearchMessagesRequest) GetSearch() *SearchMessagesRequest {
@@ -3790,7 +3656,7 @@ type AdminSearchMessagesResponse struct {
 
 func (x *AdminSearchMessagesResponse) Reset() {
 	*x = AdminSearchMessagesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3802,7 +3668,7 @@ func (x *AdminSearchMessagesResponse) String() string {
 func (*AdminSearchMessagesResponse) ProtoMessage() {}
 
 func (x *AdminSearchMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3815,7 +3681,7 @@ func (x *AdminSearchMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminSearchMessagesResponse.ProtoReflect.Descriptor instead.
 func (*AdminSearchMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *AdminSearchMessagesResponse) GetHits() []*SearchHit {
@@ -3841,7 +3707,7 @@ type CreateProjectRequest struct {
 
 func (x *CreateProjectRequest) Reset() {
 	*x = CreateProjectRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3853,7 +3719,7 @@ func (x *CreateProjectRequest) String() string {
 func (*CreateProjectRequest) ProtoMessage() {}
 
 func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3866,7 +3732,7 @@ func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
 func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *CreateProjectRequest) GetName() string {
@@ -3885,7 +3751,7 @@ type CreateProjectResponse struct {
 
 func (x *CreateProjectResponse) Reset() {
 	*x = CreateProjectResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3897,7 +3763,7 @@ func (x *CreateProjectResponse) String() string {
 func (*CreateProjectResponse) ProtoMessage() {}
 
 func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3910,7 +3776,7 @@ func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectResponse.ProtoReflect.Descriptor instead.
 func (*CreateProjectResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *CreateProjectResponse) GetProject() *Project {
@@ -3928,7 +3794,7 @@ type ListProjectsRequest struct {
 
 func (x *ListProjectsRequest) Reset() {
 	*x = ListProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3940,7 +3806,7 @@ func (x *ListProjectsRequest) String() string {
 func (*ListProjectsRequest) ProtoMessage() {}
 
 func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3953,7 +3819,7 @@ func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
 }
 
 type ListProjectsResponse struct {
@@ -3965,7 +3831,7 @@ type ListProjectsResponse struct {
 
 func (x *ListProjectsResponse) Reset() {
 	*x = ListProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3977,7 +3843,7 @@ func (x *ListProjectsResponse) String() string {
 func (*ListProjectsResponse) ProtoMessage() {}
 
 func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3990,7 +3856,7 @@ func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ListProjectsResponse) GetProjects() []*Project {
@@ -4010,7 +3876,7 @@ type LinkProjectsRequest struct {
 
 func (x *LinkProjectsRequest) Reset() {
 	*x = LinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4022,7 +3888,7 @@ func (x *LinkProjectsRequest) String() string {
 func (*LinkProjectsRequest) ProtoMessage() {}
 
 func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4035,7 +3901,7 @@ func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*LinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LinkProjectsRequest) GetProject() string {
@@ -4060,7 +3926,7 @@ type LinkProjectsResponse struct {
 
 func (x *LinkProjectsResponse) Reset() {
 	*x = LinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4072,7 +3938,7 @@ func (x *LinkProjectsResponse) String() string {
 func (*LinkProjectsResponse) ProtoMessage() {}
 
 func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4085,7 +3951,7 @@ func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*LinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
 }
 
 type UnlinkProjectsRequest struct {
@@ -4098,7 +3964,7 @@ type UnlinkProjectsRequest struct {
 
 func (x *UnlinkProjectsRequest) Reset() {
 	*x = UnlinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4110,7 +3976,7 @@ func (x *UnlinkProjectsRequest) String() string {
 func (*UnlinkProjectsRequest) ProtoMessage() {}
 
 func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4123,7 +3989,7 @@ func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{79}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *UnlinkProjectsRequest) GetProject() string {
@@ -4148,7 +4014,7 @@ type UnlinkProjectsResponse struct {
 
 func (x *UnlinkProjectsResponse) Reset() {
 	*x = UnlinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4160,7 +4026,7 @@ func (x *UnlinkProjectsResponse) String() string {
 func (*UnlinkProjectsResponse) ProtoMessage() {}
 
 func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4173,7 +4039,7 @@ func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{80}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
 }
 
 type DeleteAgentRequest struct {
@@ -4186,7 +4052,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	mi := &file_hub_v1_admin_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4198,7 +4064,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	mi := &file_hub_v1_admin_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4211,7 +4077,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{81}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *DeleteAgentRequest) GetName() string {
@@ -4238,7 +4104,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	mi := &file_hub_v1_admin_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4250,7 +4116,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	mi := &file_hub_v1_admin_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4263,7 +4129,7 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{82}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *DeleteAgentResponse) GetAgent() *Agent {
@@ -4480,17 +4346,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"R\n" +
 	"\x1fForceReleaseReservationResponse\x12/\n" +
-	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased\"\x93\x01\n" +
-	"\x18AdminReservePathsRequest\x12\x14\n" +
-	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
-	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\x12\n" +
-	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x1f\n" +
-	"\vttl_seconds\x18\x04 \x01(\x03R\n" +
-	"ttlSeconds\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"\x8f\x01\n" +
-	"\x19AdminReservePathsResponse\x127\n" +
-	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\x129\n" +
-	"\tconflicts\x18\x02 \x03(\v2\x1b.hub.v1.ReservationConflictR\tconflicts\"\xa2\x01\n" +
+	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased\"\xa2\x01\n" +
 	"\x15CreateJoinCodeRequest\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12,\n" +
 	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds\x12\x19\n" +
@@ -4535,7 +4391,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xce%\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xf0$\n" +
 	"\fAdminService\x12O\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12L\n" +
@@ -4603,8 +4459,6 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\rPruneMessages\x12\x1c.hub.v1.PruneMessagesRequest\x1a\x1d.hub.v1.PruneMessagesResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12s\n" +
 	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x03\x12\\\n" +
-	"\fReservePaths\x12 .hub.v1.AdminReservePathsRequest\x1a!.hub.v1.AdminReservePathsResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12X\n" +
 	"\x0eCreateJoinCode\x12\x1d.hub.v1.CreateJoinCodeRequest\x1a\x1e.hub.v1.CreateJoinCodeResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12U\n" +
@@ -4670,7 +4524,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -4735,243 +4589,236 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*PruneMessagesResponse)(nil),           // 60: hub.v1.PruneMessagesResponse
 	(*ForceReleaseReservationRequest)(nil),  // 61: hub.v1.ForceReleaseReservationRequest
 	(*ForceReleaseReservationResponse)(nil), // 62: hub.v1.ForceReleaseReservationResponse
-	(*AdminReservePathsRequest)(nil),        // 63: hub.v1.AdminReservePathsRequest
-	(*AdminReservePathsResponse)(nil),       // 64: hub.v1.AdminReservePathsResponse
-	(*CreateJoinCodeRequest)(nil),           // 65: hub.v1.CreateJoinCodeRequest
-	(*CreateJoinCodeResponse)(nil),          // 66: hub.v1.CreateJoinCodeResponse
-	(*ListJoinCodesRequest)(nil),            // 67: hub.v1.ListJoinCodesRequest
-	(*ListJoinCodesResponse)(nil),           // 68: hub.v1.ListJoinCodesResponse
-	(*RevokeJoinCodeRequest)(nil),           // 69: hub.v1.RevokeJoinCodeRequest
-	(*RevokeJoinCodeResponse)(nil),          // 70: hub.v1.RevokeJoinCodeResponse
-	(*AdminSearchMessagesRequest)(nil),      // 71: hub.v1.AdminSearchMessagesRequest
-	(*AdminSearchMessagesResponse)(nil),     // 72: hub.v1.AdminSearchMessagesResponse
-	(*CreateProjectRequest)(nil),            // 73: hub.v1.CreateProjectRequest
-	(*CreateProjectResponse)(nil),           // 74: hub.v1.CreateProjectResponse
-	(*ListProjectsRequest)(nil),             // 75: hub.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),            // 76: hub.v1.ListProjectsResponse
-	(*LinkProjectsRequest)(nil),             // 77: hub.v1.LinkProjectsRequest
-	(*LinkProjectsResponse)(nil),            // 78: hub.v1.LinkProjectsResponse
-	(*UnlinkProjectsRequest)(nil),           // 79: hub.v1.UnlinkProjectsRequest
-	(*UnlinkProjectsResponse)(nil),          // 80: hub.v1.UnlinkProjectsResponse
-	(*DeleteAgentRequest)(nil),              // 81: hub.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),             // 82: hub.v1.DeleteAgentResponse
-	(*Agent)(nil),                           // 83: hub.v1.Agent
-	(Priority)(0),                           // 84: hub.v1.Priority
-	(*Message)(nil),                         // 85: hub.v1.Message
-	(*AgentHealth)(nil),                     // 86: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 87: google.protobuf.Timestamp
-	(*Event)(nil),                           // 88: hub.v1.Event
-	(*DeepWork)(nil),                        // 89: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 90: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 91: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 92: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 93: hub.v1.CronJob
-	(*CronRun)(nil),                         // 94: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 95: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 96: hub.v1.Checkpoint
-	(*Reservation)(nil),                     // 97: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 98: hub.v1.ReservationConflict
-	(*JoinCode)(nil),                        // 99: hub.v1.JoinCode
-	(*SearchMessagesRequest)(nil),           // 100: hub.v1.SearchMessagesRequest
-	(*SearchHit)(nil),                       // 101: hub.v1.SearchHit
-	(*Project)(nil),                         // 102: hub.v1.Project
-	(*AdminCreateTaskRequest)(nil),          // 103: hub.v1.AdminCreateTaskRequest
-	(*AdminUpdateTaskRequest)(nil),          // 104: hub.v1.AdminUpdateTaskRequest
-	(*ImportTasksRequest)(nil),              // 105: hub.v1.ImportTasksRequest
-	(*SetTaskLeaseRequest)(nil),             // 106: hub.v1.SetTaskLeaseRequest
-	(*ListInboxRequest)(nil),                // 107: hub.v1.ListInboxRequest
-	(*AnswerInboxItemRequest)(nil),          // 108: hub.v1.AnswerInboxItemRequest
-	(*ListApprovalRulesRequest)(nil),        // 109: hub.v1.ListApprovalRulesRequest
-	(*RevokeApprovalRuleRequest)(nil),       // 110: hub.v1.RevokeApprovalRuleRequest
-	(*CreateWebhookRequest)(nil),            // 111: hub.v1.CreateWebhookRequest
-	(*ListWebhooksRequest)(nil),             // 112: hub.v1.ListWebhooksRequest
-	(*DeleteWebhookRequest)(nil),            // 113: hub.v1.DeleteWebhookRequest
-	(*ListWebhookDeliveriesRequest)(nil),    // 114: hub.v1.ListWebhookDeliveriesRequest
-	(*CreatePersonRequest)(nil),             // 115: hub.v1.CreatePersonRequest
-	(*ListPeopleRequest)(nil),               // 116: hub.v1.ListPeopleRequest
-	(*RevokePersonRequest)(nil),             // 117: hub.v1.RevokePersonRequest
-	(*CreateTaskResponse)(nil),              // 118: hub.v1.CreateTaskResponse
-	(*UpdateTaskResponse)(nil),              // 119: hub.v1.UpdateTaskResponse
-	(*ImportTasksResponse)(nil),             // 120: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 121: hub.v1.SetTaskLeaseResponse
-	(*ListInboxResponse)(nil),               // 122: hub.v1.ListInboxResponse
-	(*AnswerInboxItemResponse)(nil),         // 123: hub.v1.AnswerInboxItemResponse
-	(*ListApprovalRulesResponse)(nil),       // 124: hub.v1.ListApprovalRulesResponse
-	(*RevokeApprovalRuleResponse)(nil),      // 125: hub.v1.RevokeApprovalRuleResponse
-	(*CreateWebhookResponse)(nil),           // 126: hub.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),            // 127: hub.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),           // 128: hub.v1.DeleteWebhookResponse
-	(*ListWebhookDeliveriesResponse)(nil),   // 129: hub.v1.ListWebhookDeliveriesResponse
-	(*CreatePersonResponse)(nil),            // 130: hub.v1.CreatePersonResponse
-	(*ListPeopleResponse)(nil),              // 131: hub.v1.ListPeopleResponse
-	(*RevokePersonResponse)(nil),            // 132: hub.v1.RevokePersonResponse
+	(*CreateJoinCodeRequest)(nil),           // 63: hub.v1.CreateJoinCodeRequest
+	(*CreateJoinCodeResponse)(nil),          // 64: hub.v1.CreateJoinCodeResponse
+	(*ListJoinCodesRequest)(nil),            // 65: hub.v1.ListJoinCodesRequest
+	(*ListJoinCodesResponse)(nil),           // 66: hub.v1.ListJoinCodesResponse
+	(*RevokeJoinCodeRequest)(nil),           // 67: hub.v1.RevokeJoinCodeRequest
+	(*RevokeJoinCodeResponse)(nil),          // 68: hub.v1.RevokeJoinCodeResponse
+	(*AdminSearchMessagesRequest)(nil),      // 69: hub.v1.AdminSearchMessagesRequest
+	(*AdminSearchMessagesResponse)(nil),     // 70: hub.v1.AdminSearchMessagesResponse
+	(*CreateProjectRequest)(nil),            // 71: hub.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),           // 72: hub.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),             // 73: hub.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),            // 74: hub.v1.ListProjectsResponse
+	(*LinkProjectsRequest)(nil),             // 75: hub.v1.LinkProjectsRequest
+	(*LinkProjectsResponse)(nil),            // 76: hub.v1.LinkProjectsResponse
+	(*UnlinkProjectsRequest)(nil),           // 77: hub.v1.UnlinkProjectsRequest
+	(*UnlinkProjectsResponse)(nil),          // 78: hub.v1.UnlinkProjectsResponse
+	(*DeleteAgentRequest)(nil),              // 79: hub.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),             // 80: hub.v1.DeleteAgentResponse
+	(*Agent)(nil),                           // 81: hub.v1.Agent
+	(Priority)(0),                           // 82: hub.v1.Priority
+	(*Message)(nil),                         // 83: hub.v1.Message
+	(*AgentHealth)(nil),                     // 84: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 85: google.protobuf.Timestamp
+	(*Event)(nil),                           // 86: hub.v1.Event
+	(*DeepWork)(nil),                        // 87: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 88: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 89: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 90: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 91: hub.v1.CronJob
+	(*CronRun)(nil),                         // 92: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 93: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 94: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 95: hub.v1.Reservation
+	(*JoinCode)(nil),                        // 96: hub.v1.JoinCode
+	(*SearchMessagesRequest)(nil),           // 97: hub.v1.SearchMessagesRequest
+	(*SearchHit)(nil),                       // 98: hub.v1.SearchHit
+	(*Project)(nil),                         // 99: hub.v1.Project
+	(*AdminCreateTaskRequest)(nil),          // 100: hub.v1.AdminCreateTaskRequest
+	(*AdminUpdateTaskRequest)(nil),          // 101: hub.v1.AdminUpdateTaskRequest
+	(*ImportTasksRequest)(nil),              // 102: hub.v1.ImportTasksRequest
+	(*SetTaskLeaseRequest)(nil),             // 103: hub.v1.SetTaskLeaseRequest
+	(*ListInboxRequest)(nil),                // 104: hub.v1.ListInboxRequest
+	(*AnswerInboxItemRequest)(nil),          // 105: hub.v1.AnswerInboxItemRequest
+	(*ListApprovalRulesRequest)(nil),        // 106: hub.v1.ListApprovalRulesRequest
+	(*RevokeApprovalRuleRequest)(nil),       // 107: hub.v1.RevokeApprovalRuleRequest
+	(*CreateWebhookRequest)(nil),            // 108: hub.v1.CreateWebhookRequest
+	(*ListWebhooksRequest)(nil),             // 109: hub.v1.ListWebhooksRequest
+	(*DeleteWebhookRequest)(nil),            // 110: hub.v1.DeleteWebhookRequest
+	(*ListWebhookDeliveriesRequest)(nil),    // 111: hub.v1.ListWebhookDeliveriesRequest
+	(*CreatePersonRequest)(nil),             // 112: hub.v1.CreatePersonRequest
+	(*ListPeopleRequest)(nil),               // 113: hub.v1.ListPeopleRequest
+	(*RevokePersonRequest)(nil),             // 114: hub.v1.RevokePersonRequest
+	(*CreateTaskResponse)(nil),              // 115: hub.v1.CreateTaskResponse
+	(*UpdateTaskResponse)(nil),              // 116: hub.v1.UpdateTaskResponse
+	(*ImportTasksResponse)(nil),             // 117: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 118: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 119: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 120: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 121: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 122: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 123: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 124: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 125: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 126: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 127: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 128: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 129: hub.v1.RevokePersonResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	83,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	83,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	83,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	83,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	83,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	83,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	83,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	83,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	84,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
-	85,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	85,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	86,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	87,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	88,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	89,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	85,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	90,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	91,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	92,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	92,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	85,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	93,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	93,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	93,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	93,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	94,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	94,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	87,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	87,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	87,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	89,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	95,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	96,  // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	83,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	86,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	81,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	81,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	81,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	81,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	81,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	81,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	81,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	81,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	82,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
+	83,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	83,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	84,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	85,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	86,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	87,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	83,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	88,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	89,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	90,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	90,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	83,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	91,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	91,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	91,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	91,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	92,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	92,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	85,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	85,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	85,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	87,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	93,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	94,  // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	81,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	84,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57,  // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	87,  // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	97,  // 37: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	97,  // 38: hub.v1.AdminReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	98,  // 39: hub.v1.AdminReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	99,  // 40: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	99,  // 41: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	99,  // 42: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	100, // 43: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
-	101, // 44: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	102, // 45: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
-	102, // 46: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
-	83,  // 47: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
-	0,   // 48: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,   // 49: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,   // 50: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,   // 51: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,   // 52: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10,  // 53: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12,  // 54: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14,  // 55: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16,  // 56: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18,  // 57: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20,  // 58: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22,  // 59: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24,  // 60: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26,  // 61: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28,  // 62: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30,  // 63: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32,  // 64: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34,  // 65: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36,  // 66: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38,  // 67: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40,  // 68: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42,  // 69: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44,  // 70: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46,  // 71: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48,  // 72: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50,  // 73: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52,  // 74: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54,  // 75: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56,  // 76: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59,  // 77: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	61,  // 78: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	63,  // 79: hub.v1.AdminService.ReservePaths:input_type -> hub.v1.AdminReservePathsRequest
-	65,  // 80: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	67,  // 81: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	69,  // 82: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	71,  // 83: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
-	73,  // 84: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
-	75,  // 85: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
-	77,  // 86: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
-	79,  // 87: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
-	81,  // 88: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
-	103, // 89: hub.v1.AdminService.CreateTask:input_type -> hub.v1.AdminCreateTaskRequest
-	104, // 90: hub.v1.AdminService.UpdateTask:input_type -> hub.v1.AdminUpdateTaskRequest
-	105, // 91: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
-	106, // 92: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
-	107, // 93: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
-	108, // 94: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
-	109, // 95: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
-	110, // 96: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
-	111, // 97: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
-	112, // 98: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
-	113, // 99: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
-	114, // 100: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
-	115, // 101: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
-	116, // 102: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
-	117, // 103: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
-	1,   // 104: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 105: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 106: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 107: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 108: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 109: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 110: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 111: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 112: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 113: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 114: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 115: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 116: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 117: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 118: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 119: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 120: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 121: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 122: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 123: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 124: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 125: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 126: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 127: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 128: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 129: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 130: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 131: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 132: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 133: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	62,  // 134: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	64,  // 135: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
-	66,  // 136: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	68,  // 137: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	70,  // 138: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	72,  // 139: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	74,  // 140: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	76,  // 141: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	78,  // 142: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	80,  // 143: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	82,  // 144: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	118, // 145: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	119, // 146: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	120, // 147: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	121, // 148: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	122, // 149: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
-	123, // 150: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
-	124, // 151: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
-	125, // 152: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
-	126, // 153: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
-	127, // 154: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
-	128, // 155: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
-	129, // 156: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
-	130, // 157: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
-	131, // 158: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
-	132, // 159: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
-	104, // [104:160] is the sub-list for method output_type
-	48,  // [48:104] is the sub-list for method input_type
-	48,  // [48:48] is the sub-list for extension type_name
-	48,  // [48:48] is the sub-list for extension extendee
-	0,   // [0:48] is the sub-list for field type_name
+	85,  // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	95,  // 37: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	96,  // 38: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	96,  // 39: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	96,  // 40: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	97,  // 41: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
+	98,  // 42: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	99,  // 43: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
+	99,  // 44: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
+	81,  // 45: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
+	0,   // 46: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,   // 47: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,   // 48: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,   // 49: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,   // 50: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10,  // 51: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12,  // 52: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14,  // 53: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16,  // 54: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18,  // 55: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20,  // 56: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22,  // 57: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24,  // 58: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26,  // 59: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28,  // 60: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30,  // 61: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32,  // 62: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34,  // 63: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36,  // 64: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38,  // 65: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40,  // 66: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42,  // 67: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44,  // 68: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46,  // 69: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48,  // 70: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50,  // 71: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52,  // 72: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54,  // 73: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56,  // 74: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59,  // 75: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	61,  // 76: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	63,  // 77: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	65,  // 78: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	67,  // 79: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	69,  // 80: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
+	71,  // 81: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
+	73,  // 82: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
+	75,  // 83: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
+	77,  // 84: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
+	79,  // 85: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
+	100, // 86: hub.v1.AdminService.CreateTask:input_type -> hub.v1.AdminCreateTaskRequest
+	101, // 87: hub.v1.AdminService.UpdateTask:input_type -> hub.v1.AdminUpdateTaskRequest
+	102, // 88: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
+	103, // 89: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
+	104, // 90: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
+	105, // 91: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
+	106, // 92: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
+	107, // 93: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
+	108, // 94: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
+	109, // 95: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
+	110, // 96: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
+	111, // 97: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
+	112, // 98: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
+	113, // 99: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
+	114, // 100: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
+	1,   // 101: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 102: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 103: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 104: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 105: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 106: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 107: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 108: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 109: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 110: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 111: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 112: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 113: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 114: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 115: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 116: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 117: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 118: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 119: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 120: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 121: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 122: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 123: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 124: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 125: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 126: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 127: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 128: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 129: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 130: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	62,  // 131: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	64,  // 132: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	66,  // 133: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	68,  // 134: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	70,  // 135: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	72,  // 136: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	74,  // 137: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	76,  // 138: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	78,  // 139: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	80,  // 140: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	115, // 141: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	116, // 142: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	117, // 143: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	118, // 144: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	119, // 145: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	120, // 146: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	121, // 147: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	122, // 148: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	123, // 149: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	124, // 150: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	125, // 151: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	126, // 152: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	127, // 153: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	128, // 154: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	129, // 155: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	101, // [101:156] is the sub-list for method output_type
+	46,  // [46:101] is the sub-list for method input_type
+	46,  // [46:46] is the sub-list for extension type_name
+	46,  // [46:46] is the sub-list for extension extendee
+	0,   // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -4991,7 +4838,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   83,
+			NumMessages:   81,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

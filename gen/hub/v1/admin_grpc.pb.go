@@ -50,7 +50,6 @@ const (
 	AdminService_ListAgentOverviews_FullMethodName      = "/hub.v1.AdminService/ListAgentOverviews"
 	AdminService_PruneMessages_FullMethodName           = "/hub.v1.AdminService/PruneMessages"
 	AdminService_ForceReleaseReservation_FullMethodName = "/hub.v1.AdminService/ForceReleaseReservation"
-	AdminService_ReservePaths_FullMethodName            = "/hub.v1.AdminService/ReservePaths"
 	AdminService_CreateJoinCode_FullMethodName          = "/hub.v1.AdminService/CreateJoinCode"
 	AdminService_ListJoinCodes_FullMethodName           = "/hub.v1.AdminService/ListJoinCodes"
 	AdminService_RevokeJoinCode_FullMethodName          = "/hub.v1.AdminService/RevokeJoinCode"
@@ -149,9 +148,6 @@ type AdminServiceClient interface {
 	PruneMessages(ctx context.Context, in *PruneMessagesRequest, opts ...grpc.CallOption) (*PruneMessagesResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(ctx context.Context, in *ForceReleaseReservationRequest, opts ...grpc.CallOption) (*ForceReleaseReservationResponse, error)
-	// ReservePaths reserves paths for an agent, as the agent's own ReservePaths would, and may reserve the
-	// whole project exclusively (**, *), which an agent may not.
-	ReservePaths(ctx context.Context, in *AdminReservePathsRequest, opts ...grpc.CallOption) (*AdminReservePathsResponse, error)
 	// CreateJoinCode creates a join code (expiry, uses, role) and returns the code once; the hub keeps its hash.
 	CreateJoinCode(ctx context.Context, in *CreateJoinCodeRequest, opts ...grpc.CallOption) (*CreateJoinCodeResponse, error)
 	// ListJoinCodes lists every join code, newest first, with its state and uses (never the code).
@@ -542,16 +538,6 @@ func (c *adminServiceClient) ForceReleaseReservation(ctx context.Context, in *Fo
 	return out, nil
 }
 
-func (c *adminServiceClient) ReservePaths(ctx context.Context, in *AdminReservePathsRequest, opts ...grpc.CallOption) (*AdminReservePathsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminReservePathsResponse)
-	err := c.cc.Invoke(ctx, AdminService_ReservePaths_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *adminServiceClient) CreateJoinCode(ctx context.Context, in *CreateJoinCodeRequest, opts ...grpc.CallOption) (*CreateJoinCodeResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateJoinCodeResponse)
@@ -864,9 +850,6 @@ type AdminServiceServer interface {
 	PruneMessages(context.Context, *PruneMessagesRequest) (*PruneMessagesResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error)
-	// ReservePaths reserves paths for an agent, as the agent's own ReservePaths would, and may reserve the
-	// whole project exclusively (**, *), which an agent may not.
-	ReservePaths(context.Context, *AdminReservePathsRequest) (*AdminReservePathsResponse, error)
 	// CreateJoinCode creates a join code (expiry, uses, role) and returns the code once; the hub keeps its hash.
 	CreateJoinCode(context.Context, *CreateJoinCodeRequest) (*CreateJoinCodeResponse, error)
 	// ListJoinCodes lists every join code, newest first, with its state and uses (never the code).
@@ -1039,9 +1022,6 @@ func (UnimplementedAdminServiceServer) PruneMessages(context.Context, *PruneMess
 }
 func (UnimplementedAdminServiceServer) ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForceReleaseReservation not implemented")
-}
-func (UnimplementedAdminServiceServer) ReservePaths(context.Context, *AdminReservePathsRequest) (*AdminReservePathsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ReservePaths not implemented")
 }
 func (UnimplementedAdminServiceServer) CreateJoinCode(context.Context, *CreateJoinCodeRequest) (*CreateJoinCodeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateJoinCode not implemented")
@@ -1694,24 +1674,6 @@ func _AdminService_ForceReleaseReservation_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
-func _AdminService_ReservePaths_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminReservePathsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).ReservePaths(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_ReservePaths_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).ReservePaths(ctx, req.(*AdminReservePathsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _AdminService_CreateJoinCode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateJoinCodeRequest)
 	if err := dec(in); err != nil {
@@ -2274,10 +2236,6 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ForceReleaseReservation",
 			Handler:    _AdminService_ForceReleaseReservation_Handler,
-		},
-		{
-			MethodName: "ReservePaths",
-			Handler:    _AdminService_ReservePaths_Handler,
 		},
 		{
 			MethodName: "CreateJoinCode",

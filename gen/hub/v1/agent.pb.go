@@ -2058,8 +2058,11 @@ type ReservePathsRequest struct {
 	// exclusive (default) or shared.
 	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
 	// Lease in seconds: 10 to 86400, 0 for the default 1800 (30 min).
-	TtlSeconds    int64  `protobuf:"varint,3,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
-	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	TtlSeconds int64  `protobuf:"varint,3,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	Reason     string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The agent the reservations are for, in its project: the admin's call names it. An agent's call
+	// reserves for the agent itself and gives none.
+	Agent         string `protobuf:"bytes,5,opt,name=agent,proto3" json:"agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2118,6 +2121,13 @@ func (x *ReservePathsRequest) GetTtlSeconds() int64 {
 func (x *ReservePathsRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *ReservePathsRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
 	}
 	return ""
 }
@@ -3558,13 +3568,14 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fmember_count\x18\x02 \x01(\x03R\vmemberCount\x12\x16\n" +
 	"\x06joined\x18\x03 \x01(\bR\x06joined\x12\x18\n" +
-	"\aproject\x18\x04 \x01(\tR\aproject\"x\n" +
+	"\aproject\x18\x04 \x01(\tR\aproject\"\x8e\x01\n" +
 	"\x13ReservePathsRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1f\n" +
 	"\vttl_seconds\x18\x03 \x01(\x03R\n" +
 	"ttlSeconds\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x8a\x01\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05agent\x18\x05 \x01(\tR\x05agent\"\x8a\x01\n" +
 	"\x14ReservePathsResponse\x127\n" +
 	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\x129\n" +
 	"\tconflicts\x18\x02 \x03(\v2\x1b.hub.v1.ReservationConflictR\tconflicts\"M\n" +
@@ -3642,7 +3653,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\xf6\x1a\n" +
+	"\x12EndSessionResponse2\xf7\x1a\n" +
 	"\fAgentService\x12M\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
@@ -3676,9 +3687,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\tListPeers\x12\x18.hub.v1.ListPeersRequest\x1a\x19.hub.v1.ListPeersResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x02\x18\x05\x12W\n" +
 	"\fListChannels\x12\x1b.hub.v1.ListChannelsRequest\x1a\x1c.hub.v1.ListChannelsResponse\"\f\xa2\xb7\x18\b\n" +
-	"\x02\x01\x02\x10\x02\x18\x05\x12V\n" +
-	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x01\x18\x01\x12e\n" +
+	"\x02\x01\x02\x10\x02\x18\x05\x12W\n" +
+	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x01\x18\x01\x12e\n" +
 	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12V\n" +
 	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\"\v\xa2\xb7\x18\a\n" +

@@ -104,7 +104,8 @@ type AgentServiceClient interface {
 	ListChannels(ctx context.Context, in *ListChannelsRequest, opts ...grpc.CallOption) (*ListChannelsResponse, error)
 	// ReservePaths reserves paths or globs of the project for the caller, all or none: an exclusive request
 	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
-	// overlaps are granted and named in conflicts.
+	// overlaps are granted and named in conflicts. The admin reserves for the agent it names, and may
+	// reserve the whole project exclusively (**, *), which an agent may not.
 	ReservePaths(ctx context.Context, in *ReservePathsRequest, opts ...grpc.CallOption) (*ReservePathsResponse, error)
 	// RenewReservations extends the caller's reservations (all of them when no ID is given) to now plus ttl; it never shortens one.
 	RenewReservations(ctx context.Context, in *RenewReservationsRequest, opts ...grpc.CallOption) (*RenewReservationsResponse, error)
@@ -623,7 +624,8 @@ type AgentServiceServer interface {
 	ListChannels(context.Context, *ListChannelsRequest) (*ListChannelsResponse, error)
 	// ReservePaths reserves paths or globs of the project for the caller, all or none: an exclusive request
 	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
-	// overlaps are granted and named in conflicts.
+	// overlaps are granted and named in conflicts. The admin reserves for the agent it names, and may
+	// reserve the whole project exclusively (**, *), which an agent may not.
 	ReservePaths(context.Context, *ReservePathsRequest) (*ReservePathsResponse, error)
 	// RenewReservations extends the caller's reservations (all of them when no ID is given) to now plus ttl; it never shortens one.
 	RenewReservations(context.Context, *RenewReservationsRequest) (*RenewReservationsResponse, error)
