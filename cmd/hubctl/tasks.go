@@ -79,7 +79,7 @@ func tasksAdd(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := c.admin.CreateTask(ctx, &hubv1.AdminCreateTaskRequest{Project: *project, Task: &hubv1.TaskSpec{
+	r, err := c.asAdmin.CreateTask(ctx, &hubv1.CreateTaskRequest{Project: *project, Task: &hubv1.TaskSpec{
 		Title: strings.Join(pos, " "), Description: *desc, Priority: p, Labels: labels, Role: *role, DependsOn: after, Paths: paths}})
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (c *cli) updateTask(ctx context.Context, name string, args []string, flags 
 	if err != nil {
 		return err
 	}
-	r, err := c.admin.UpdateTask(ctx, &hubv1.AdminUpdateTaskRequest{Id: id, Task: t, UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}})
+	r, err := c.asAdmin.UpdateTask(ctx, &hubv1.UpdateTaskRequest{Id: id, Task: t, UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}})
 	if err != nil {
 		return err
 	}

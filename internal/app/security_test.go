@@ -220,8 +220,6 @@ var validRequests = map[string]string{
 	"AgentService.NextTask":                `{}`,
 	"AgentService.CompleteTask":            `{"id":"1","note":"done"}`,
 	"AgentService.BlockTask":               `{"id":"1","reason":"stuck"}`,
-	"AdminService.CreateTask":              `{"project":"default","task":{"title":"an intruder's task"}}`,
-	"AdminService.UpdateTask":              `{"id":"1","task":{"state":"cancelled"},"update_mask":"state"}`,
 	"AdminService.ImportTasks":             `{"project":"default","tasks":[{"task":{"title":"x"}}]}`,
 	"AdminService.SetTaskLease":            `{"project":"default","lease_seconds":600}`,
 	"AdminService.UnlinkProjects":          `{"project":"default","other":"intruders"}`,

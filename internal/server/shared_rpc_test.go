@@ -31,6 +31,8 @@ func TestOneRPCForAgentsAndAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, err = r.agent.CreateTask(alice, &hubv1.CreateTaskRequest{Project: "other", Task: &hubv1.TaskSpec{Title: "on carol's board"}})
+	wantStatus(t, "alice creates a task on another board", err, codes.PermissionDenied, "project is the admin's to give")
 
 	// ListTasks: the agent's project; every project or the one named for the admin.
 	list, err := r.agent.ListTasks(alice, &hubv1.ListTasksRequest{})
@@ -46,6 +48,9 @@ func TestOneRPCForAgentsAndAdmin(t *testing.T) {
 	other, err := r.agent.ListTasks(r.adm, &hubv1.ListTasksRequest{Project: "other"})
 	if err != nil || len(other.GetTasks()) != 1 || other.GetTasks()[0].GetId() != theirs.GetTask().GetId() {
 		t.Errorf("the admin's list of other: %v, %v; want carol's task", other.GetTasks(), err)
+	}
+	if made, err := r.agent.CreateTask(r.adm, &hubv1.CreateTaskRequest{Project: "other", Task: &hubv1.TaskSpec{Title: "the admin's"}}); err != nil || made.GetTask().GetProject() != "other" {
+		t.Errorf("the admin creates a task on other's board: %v, %v", made, err)
 	}
 
 	// GetTask: another project's task is not the agent's to see; the admin sees any.

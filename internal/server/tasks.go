@@ -138,7 +138,10 @@ func (a *AgentServer) CreateTask(ctx context.Context, req *hubv1.CreateTaskReque
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.s.svc.Tasks.Create(ctx, Caller(ctx), "", spec)
+	if err := adminField(ctx, "project", req.GetProject() != ""); err != nil {
+		return nil, err
+	}
+	t, err := a.s.svc.Tasks.Create(ctx, Caller(ctx), req.GetProject(), spec)
 	if err != nil {
 		return nil, err
 	}
@@ -248,36 +251,6 @@ func (a *AgentServer) BlockTask(ctx context.Context, req *hubv1.BlockTaskRequest
 		return nil, err
 	}
 	return &hubv1.BlockTaskResponse{Task: taskToProto(t)}, nil
-}
-
-// CreateTask implements hubv1.AdminServiceServer.
-func (a *AdminServer) CreateTask(ctx context.Context, req *hubv1.AdminCreateTaskRequest) (*hubv1.CreateTaskResponse, error) {
-	spec, err := specFromProto(req.GetTask())
-	if err != nil {
-		return nil, err
-	}
-	t, err := a.s.svc.Tasks.Create(ctx, nil, req.GetProject(), spec)
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.CreateTaskResponse{Task: taskToProto(t)}, nil
-}
-
-// UpdateTask implements hubv1.AdminServiceServer.
-func (a *AdminServer) UpdateTask(ctx context.Context, req *hubv1.AdminUpdateTaskRequest) (*hubv1.UpdateTaskResponse, error) {
-	id, err := hub.ParseTaskID("id", req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	p, err := patchFromProto(req.GetTask(), req.GetUpdateMask())
-	if err != nil {
-		return nil, err
-	}
-	t, _, err := a.s.svc.Tasks.Update(ctx, nil, id, p)
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.UpdateTaskResponse{Task: taskToProto(t)}, nil
 }
 
 // ImportTasks implements hubv1.AdminServiceServer.

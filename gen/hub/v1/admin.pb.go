@@ -4391,7 +4391,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xf0$\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xca#\n" +
 	"\fAdminService\x12O\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12L\n" +
@@ -4477,12 +4477,6 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x0eUnlinkProjects\x12\x1d.hub.v1.UnlinkProjectsRequest\x1a\x1e.hub.v1.UnlinkProjectsResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12O\n" +
 	"\vDeleteAgent\x12\x1a.hub.v1.DeleteAgentRequest\x1a\x1b.hub.v1.DeleteAgentResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x03\x12Q\n" +
-	"\n" +
-	"CreateTask\x12\x1e.hub.v1.AdminCreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x03\x12Q\n" +
-	"\n" +
-	"UpdateTask\x12\x1e.hub.v1.AdminUpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12O\n" +
 	"\vImportTasks\x12\x1a.hub.v1.ImportTasksRequest\x1a\x1b.hub.v1.ImportTasksResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12R\n" +
@@ -4626,36 +4620,32 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*SearchMessagesRequest)(nil),           // 97: hub.v1.SearchMessagesRequest
 	(*SearchHit)(nil),                       // 98: hub.v1.SearchHit
 	(*Project)(nil),                         // 99: hub.v1.Project
-	(*AdminCreateTaskRequest)(nil),          // 100: hub.v1.AdminCreateTaskRequest
-	(*AdminUpdateTaskRequest)(nil),          // 101: hub.v1.AdminUpdateTaskRequest
-	(*ImportTasksRequest)(nil),              // 102: hub.v1.ImportTasksRequest
-	(*SetTaskLeaseRequest)(nil),             // 103: hub.v1.SetTaskLeaseRequest
-	(*ListInboxRequest)(nil),                // 104: hub.v1.ListInboxRequest
-	(*AnswerInboxItemRequest)(nil),          // 105: hub.v1.AnswerInboxItemRequest
-	(*ListApprovalRulesRequest)(nil),        // 106: hub.v1.ListApprovalRulesRequest
-	(*RevokeApprovalRuleRequest)(nil),       // 107: hub.v1.RevokeApprovalRuleRequest
-	(*CreateWebhookRequest)(nil),            // 108: hub.v1.CreateWebhookRequest
-	(*ListWebhooksRequest)(nil),             // 109: hub.v1.ListWebhooksRequest
-	(*DeleteWebhookRequest)(nil),            // 110: hub.v1.DeleteWebhookRequest
-	(*ListWebhookDeliveriesRequest)(nil),    // 111: hub.v1.ListWebhookDeliveriesRequest
-	(*CreatePersonRequest)(nil),             // 112: hub.v1.CreatePersonRequest
-	(*ListPeopleRequest)(nil),               // 113: hub.v1.ListPeopleRequest
-	(*RevokePersonRequest)(nil),             // 114: hub.v1.RevokePersonRequest
-	(*CreateTaskResponse)(nil),              // 115: hub.v1.CreateTaskResponse
-	(*UpdateTaskResponse)(nil),              // 116: hub.v1.UpdateTaskResponse
-	(*ImportTasksResponse)(nil),             // 117: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 118: hub.v1.SetTaskLeaseResponse
-	(*ListInboxResponse)(nil),               // 119: hub.v1.ListInboxResponse
-	(*AnswerInboxItemResponse)(nil),         // 120: hub.v1.AnswerInboxItemResponse
-	(*ListApprovalRulesResponse)(nil),       // 121: hub.v1.ListApprovalRulesResponse
-	(*RevokeApprovalRuleResponse)(nil),      // 122: hub.v1.RevokeApprovalRuleResponse
-	(*CreateWebhookResponse)(nil),           // 123: hub.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),            // 124: hub.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),           // 125: hub.v1.DeleteWebhookResponse
-	(*ListWebhookDeliveriesResponse)(nil),   // 126: hub.v1.ListWebhookDeliveriesResponse
-	(*CreatePersonResponse)(nil),            // 127: hub.v1.CreatePersonResponse
-	(*ListPeopleResponse)(nil),              // 128: hub.v1.ListPeopleResponse
-	(*RevokePersonResponse)(nil),            // 129: hub.v1.RevokePersonResponse
+	(*ImportTasksRequest)(nil),              // 100: hub.v1.ImportTasksRequest
+	(*SetTaskLeaseRequest)(nil),             // 101: hub.v1.SetTaskLeaseRequest
+	(*ListInboxRequest)(nil),                // 102: hub.v1.ListInboxRequest
+	(*AnswerInboxItemRequest)(nil),          // 103: hub.v1.AnswerInboxItemRequest
+	(*ListApprovalRulesRequest)(nil),        // 104: hub.v1.ListApprovalRulesRequest
+	(*RevokeApprovalRuleRequest)(nil),       // 105: hub.v1.RevokeApprovalRuleRequest
+	(*CreateWebhookRequest)(nil),            // 106: hub.v1.CreateWebhookRequest
+	(*ListWebhooksRequest)(nil),             // 107: hub.v1.ListWebhooksRequest
+	(*DeleteWebhookRequest)(nil),            // 108: hub.v1.DeleteWebhookRequest
+	(*ListWebhookDeliveriesRequest)(nil),    // 109: hub.v1.ListWebhookDeliveriesRequest
+	(*CreatePersonRequest)(nil),             // 110: hub.v1.CreatePersonRequest
+	(*ListPeopleRequest)(nil),               // 111: hub.v1.ListPeopleRequest
+	(*RevokePersonRequest)(nil),             // 112: hub.v1.RevokePersonRequest
+	(*ImportTasksResponse)(nil),             // 113: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 114: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 115: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 116: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 117: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 118: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 119: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 120: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 121: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 122: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 123: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 124: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 125: hub.v1.RevokePersonResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
 	81,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
@@ -4744,78 +4734,74 @@ var file_hub_v1_admin_proto_depIdxs = []int32{
 	75,  // 83: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
 	77,  // 84: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
 	79,  // 85: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
-	100, // 86: hub.v1.AdminService.CreateTask:input_type -> hub.v1.AdminCreateTaskRequest
-	101, // 87: hub.v1.AdminService.UpdateTask:input_type -> hub.v1.AdminUpdateTaskRequest
-	102, // 88: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
-	103, // 89: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
-	104, // 90: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
-	105, // 91: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
-	106, // 92: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
-	107, // 93: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
-	108, // 94: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
-	109, // 95: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
-	110, // 96: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
-	111, // 97: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
-	112, // 98: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
-	113, // 99: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
-	114, // 100: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
-	1,   // 101: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 102: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 103: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 104: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 105: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 106: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 107: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 108: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 109: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 110: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 111: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 112: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 113: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 114: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 115: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 116: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 117: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 118: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 119: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 120: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 121: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 122: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 123: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 124: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 125: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 126: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 127: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 128: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 129: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 130: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	62,  // 131: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	64,  // 132: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	66,  // 133: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	68,  // 134: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	70,  // 135: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	72,  // 136: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	74,  // 137: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	76,  // 138: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	78,  // 139: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	80,  // 140: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	115, // 141: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	116, // 142: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	117, // 143: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	118, // 144: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	119, // 145: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
-	120, // 146: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
-	121, // 147: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
-	122, // 148: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
-	123, // 149: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
-	124, // 150: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
-	125, // 151: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
-	126, // 152: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
-	127, // 153: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
-	128, // 154: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
-	129, // 155: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
-	101, // [101:156] is the sub-list for method output_type
-	46,  // [46:101] is the sub-list for method input_type
+	100, // 86: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
+	101, // 87: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
+	102, // 88: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
+	103, // 89: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
+	104, // 90: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
+	105, // 91: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
+	106, // 92: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
+	107, // 93: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
+	108, // 94: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
+	109, // 95: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
+	110, // 96: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
+	111, // 97: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
+	112, // 98: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
+	1,   // 99: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 100: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 101: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 102: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 103: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 104: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 105: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 106: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 107: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 108: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 109: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 110: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 111: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 112: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 113: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 114: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 115: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 116: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 117: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 118: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 119: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 120: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 121: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 122: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 123: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 124: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 125: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 126: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 127: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 128: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	62,  // 129: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	64,  // 130: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	66,  // 131: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	68,  // 132: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	70,  // 133: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	72,  // 134: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	74,  // 135: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	76,  // 136: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	78,  // 137: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	80,  // 138: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	113, // 139: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	114, // 140: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	115, // 141: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	116, // 142: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	117, // 143: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	118, // 144: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	119, // 145: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	120, // 146: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	121, // 147: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	122, // 148: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	123, // 149: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	124, // 150: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	125, // 151: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	99,  // [99:152] is the sub-list for method output_type
+	46,  // [46:99] is the sub-list for method input_type
 	46,  // [46:46] is the sub-list for extension type_name
 	46,  // [46:46] is the sub-list for extension extendee
 	0,   // [0:46] is the sub-list for field type_name

@@ -59,8 +59,6 @@ const (
 	AdminService_LinkProjects_FullMethodName            = "/hub.v1.AdminService/LinkProjects"
 	AdminService_UnlinkProjects_FullMethodName          = "/hub.v1.AdminService/UnlinkProjects"
 	AdminService_DeleteAgent_FullMethodName             = "/hub.v1.AdminService/DeleteAgent"
-	AdminService_CreateTask_FullMethodName              = "/hub.v1.AdminService/CreateTask"
-	AdminService_UpdateTask_FullMethodName              = "/hub.v1.AdminService/UpdateTask"
 	AdminService_ImportTasks_FullMethodName             = "/hub.v1.AdminService/ImportTasks"
 	AdminService_SetTaskLease_FullMethodName            = "/hub.v1.AdminService/SetTaskLease"
 	AdminService_ListInbox_FullMethodName               = "/hub.v1.AdminService/ListInbox"
@@ -180,11 +178,6 @@ type AdminServiceClient interface {
 	// NAME` first: nothing is deleted), NotFound for an unknown name,
 	// InvalidArgument for a bad one. Its parked waits end (Unauthenticated).
 	DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error)
-	// CreateTask adds a task to a project's board.
-	CreateTask(ctx context.Context, in *AdminCreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
-	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
-	// open) and its state (open, blocked, done, cancelled).
-	UpdateTask(ctx context.Context, in *AdminUpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
 	// ImportTasks adds tasks to a project in one transaction, with dependencies between them by key.
 	ImportTasks(ctx context.Context, in *ImportTasksRequest, opts ...grpc.CallOption) (*ImportTasksResponse, error)
 	// SetTaskLease sets how long a project's claims last past their holder's last activity.
@@ -628,26 +621,6 @@ func (c *adminServiceClient) DeleteAgent(ctx context.Context, in *DeleteAgentReq
 	return out, nil
 }
 
-func (c *adminServiceClient) CreateTask(ctx context.Context, in *AdminCreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(CreateTaskResponse)
-	err := c.cc.Invoke(ctx, AdminService_CreateTask_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) UpdateTask(ctx context.Context, in *AdminUpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(UpdateTaskResponse)
-	err := c.cc.Invoke(ctx, AdminService_UpdateTask_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *adminServiceClient) ImportTasks(ctx context.Context, in *ImportTasksRequest, opts ...grpc.CallOption) (*ImportTasksResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ImportTasksResponse)
@@ -882,11 +855,6 @@ type AdminServiceServer interface {
 	// NAME` first: nothing is deleted), NotFound for an unknown name,
 	// InvalidArgument for a bad one. Its parked waits end (Unauthenticated).
 	DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error)
-	// CreateTask adds a task to a project's board.
-	CreateTask(context.Context, *AdminCreateTaskRequest) (*CreateTaskResponse, error)
-	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
-	// open) and its state (open, blocked, done, cancelled).
-	UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error)
 	// ImportTasks adds tasks to a project in one transaction, with dependencies between them by key.
 	ImportTasks(context.Context, *ImportTasksRequest) (*ImportTasksResponse, error)
 	// SetTaskLease sets how long a project's claims last past their holder's last activity.
@@ -1049,12 +1017,6 @@ func (UnimplementedAdminServiceServer) UnlinkProjects(context.Context, *UnlinkPr
 }
 func (UnimplementedAdminServiceServer) DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteAgent not implemented")
-}
-func (UnimplementedAdminServiceServer) CreateTask(context.Context, *AdminCreateTaskRequest) (*CreateTaskResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method CreateTask not implemented")
-}
-func (UnimplementedAdminServiceServer) UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method UpdateTask not implemented")
 }
 func (UnimplementedAdminServiceServer) ImportTasks(context.Context, *ImportTasksRequest) (*ImportTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ImportTasks not implemented")
@@ -1836,42 +1798,6 @@ func _AdminService_DeleteAgent_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
-func _AdminService_CreateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminCreateTaskRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).CreateTask(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_CreateTask_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).CreateTask(ctx, req.(*AdminCreateTaskRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_UpdateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminUpdateTaskRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).UpdateTask(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_UpdateTask_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).UpdateTask(ctx, req.(*AdminUpdateTaskRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _AdminService_ImportTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ImportTasksRequest)
 	if err := dec(in); err != nil {
@@ -2272,14 +2198,6 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteAgent",
 			Handler:    _AdminService_DeleteAgent_Handler,
-		},
-		{
-			MethodName: "CreateTask",
-			Handler:    _AdminService_CreateTask_Handler,
-		},
-		{
-			MethodName: "UpdateTask",
-			Handler:    _AdminService_UpdateTask_Handler,
 		},
 		{
 			MethodName: "ImportTasks",

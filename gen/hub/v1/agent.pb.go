@@ -3653,7 +3653,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\xf7\x1a\n" +
+	"\x12EndSessionResponse2\xf9\x1a\n" +
 	"\fAgentService\x12M\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
@@ -3707,17 +3707,17 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x12AcknowledgeMessage\x12!.hub.v1.AcknowledgeMessageRequest\x1a\".hub.v1.AcknowledgeMessageResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12i\n" +
 	"\x12GetMessageReceipts\x12!.hub.v1.GetMessageReceiptsRequest\x1a\".hub.v1.GetMessageReceiptsResponse\"\f\xa2\xb7\x18\b\n" +
-	"\x02\x01\x03\x10\x02\x18\x01\x12P\n" +
+	"\x02\x01\x03\x10\x02\x18\x01\x12Q\n" +
 	"\n" +
-	"CreateTask\x12\x19.hub.v1.CreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x01\x18\x01\x12N\n" +
+	"CreateTask\x12\x19.hub.v1.CreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x01\x18\x01\x12N\n" +
 	"\tListTasks\x12\x18.hub.v1.ListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\"\f\xa2\xb7\x18\b\n" +
 	"\x02\x01\x03\x10\x02\x18\x05\x12H\n" +
 	"\aGetTask\x12\x16.hub.v1.GetTaskRequest\x1a\x17.hub.v1.GetTaskResponse\"\f\xa2\xb7\x18\b\n" +
-	"\x02\x01\x03\x10\x02\x18\x01\x12P\n" +
+	"\x02\x01\x03\x10\x02\x18\x01\x12Q\n" +
 	"\n" +
-	"UpdateTask\x12\x19.hub.v1.UpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"UpdateTask\x12\x19.hub.v1.UpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x01\x18\x01\x12M\n" +
 	"\tClaimTask\x12\x18.hub.v1.ClaimTaskRequest\x1a\x19.hub.v1.ClaimTaskResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12J\n" +
 	"\bNextTask\x12\x17.hub.v1.NextTaskRequest\x1a\x18.hub.v1.NextTaskResponse\"\v\xa2\xb7\x18\a\n" +

@@ -138,14 +138,17 @@ type AgentServiceClient interface {
 	// the recipient's context, read and acknowledged. NotFound unless the caller sent or received
 	// it; PermissionDenied for a recipient that is not the sender. The admin sees any message's.
 	GetMessageReceipts(ctx context.Context, in *GetMessageReceiptsRequest, opts ...grpc.CallOption) (*GetMessageReceiptsResponse, error)
-	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
+	// CreateTask adds a task to the caller's project board, or, for the admin, to the project it names;
+	// a depends_on cycle is refused, naming it.
 	CreateTask(ctx context.Context, in *CreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
 	// ListTasks lists the tasks of the caller's project, by ID; the admin's, of one project or of all.
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
 	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it:
 	// one of the caller's project, any task for the admin.
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
-	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator only).
+	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator
+	// only). The admin edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
+	// open) and its state (open, blocked, done, cancelled).
 	UpdateTask(ctx context.Context, in *UpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
 	// ClaimTask claims a ready task for the caller: of many claimers exactly one wins (FailedPrecondition for
 	// the others, naming the holder). Its paths are reserved for the caller; the claim lasts while the caller
@@ -658,14 +661,17 @@ type AgentServiceServer interface {
 	// the recipient's context, read and acknowledged. NotFound unless the caller sent or received
 	// it; PermissionDenied for a recipient that is not the sender. The admin sees any message's.
 	GetMessageReceipts(context.Context, *GetMessageReceiptsRequest) (*GetMessageReceiptsResponse, error)
-	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
+	// CreateTask adds a task to the caller's project board, or, for the admin, to the project it names;
+	// a depends_on cycle is refused, naming it.
 	CreateTask(context.Context, *CreateTaskRequest) (*CreateTaskResponse, error)
 	// ListTasks lists the tasks of the caller's project, by ID; the admin's, of one project or of all.
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
 	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it:
 	// one of the caller's project, any task for the admin.
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
-	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator only).
+	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator
+	// only). The admin edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
+	// open) and its state (open, blocked, done, cancelled).
 	UpdateTask(context.Context, *UpdateTaskRequest) (*UpdateTaskResponse, error)
 	// ClaimTask claims a ready task for the caller: of many claimers exactly one wins (FailedPrecondition for
 	// the others, naming the holder). Its paths are reserved for the caller; the claim lasts while the caller
