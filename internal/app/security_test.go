@@ -204,7 +204,6 @@ var validRequests = map[string]string{
 	"AdminService.ListActivity":            `{"name":"alice"}`,
 	"AdminService.ListAgentOverviews":      `{}`,
 	"AdminService.PruneMessages":           `{"before":"2020-01-01T00:00:00Z"}`,
-	"AdminService.SearchMessages":          `{"search":{"query":"hello"}}`,
 	"AdminService.ForceReleaseReservation": `{"id":"1"}`,
 	"AdminService.CreateJoinCode":          `{"role":"intruder"}`,
 	"AdminService.ListJoinCodes":           `{}`,

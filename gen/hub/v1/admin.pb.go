@@ -3583,121 +3583,6 @@ func (x *RevokeJoinCodeResponse) GetJoinCode() *JoinCode {
 	return nil
 }
 
-type AdminSearchMessagesRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The query and filters, as for an agent (AgentService.SearchMessages).
-	Search *SearchMessagesRequest `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
-	// Only messages delivered to this agent.
-	Agent string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
-	// Only this project's messages.
-	Project       string `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminSearchMessagesRequest) Reset() {
-	*x = AdminSearchMessagesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminSearchMessagesRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminSearchMessagesRequest) ProtoMessage() {}
-
-func (x *AdminSearchMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminSearchMessagesRequest.ProtoReflect.Descriptor instead.
-func (*AdminSearchMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
-}
-
-func (x *AdminSearchMessagesRequest) GetSearch() *SearchMessagesRequest {
-	if x != nil {
-		return x.Search
-	}
-	return nil
-}
-
-func (x *AdminSearchMessagesRequest) GetAgent() string {
-	if x != nil {
-		return x.Agent
-	}
-	return ""
-}
-
-func (x *AdminSearchMessagesRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-type AdminSearchMessagesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Hits          []*SearchHit           `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
-	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminSearchMessagesResponse) Reset() {
-	*x = AdminSearchMessagesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminSearchMessagesResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminSearchMessagesResponse) ProtoMessage() {}
-
-func (x *AdminSearchMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminSearchMessagesResponse.ProtoReflect.Descriptor instead.
-func (*AdminSearchMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
-}
-
-func (x *AdminSearchMessagesResponse) GetHits() []*SearchHit {
-	if x != nil {
-		return x.Hits
-	}
-	return nil
-}
-
-func (x *AdminSearchMessagesResponse) GetNextPageToken() string {
-	if x != nil {
-		return x.NextPageToken
-	}
-	return ""
-}
-
 type CreateProjectRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -3707,7 +3592,7 @@ type CreateProjectRequest struct {
 
 func (x *CreateProjectRequest) Reset() {
 	*x = CreateProjectRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3719,7 +3604,7 @@ func (x *CreateProjectRequest) String() string {
 func (*CreateProjectRequest) ProtoMessage() {}
 
 func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3732,7 +3617,7 @@ func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
 func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *CreateProjectRequest) GetName() string {
@@ -3751,7 +3636,7 @@ type CreateProjectResponse struct {
 
 func (x *CreateProjectResponse) Reset() {
 	*x = CreateProjectResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3763,7 +3648,7 @@ func (x *CreateProjectResponse) String() string {
 func (*CreateProjectResponse) ProtoMessage() {}
 
 func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3776,7 +3661,7 @@ func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectResponse.ProtoReflect.Descriptor instead.
 func (*CreateProjectResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CreateProjectResponse) GetProject() *Project {
@@ -3794,7 +3679,7 @@ type ListProjectsRequest struct {
 
 func (x *ListProjectsRequest) Reset() {
 	*x = ListProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3806,7 +3691,7 @@ func (x *ListProjectsRequest) String() string {
 func (*ListProjectsRequest) ProtoMessage() {}
 
 func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3819,7 +3704,7 @@ func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
 }
 
 type ListProjectsResponse struct {
@@ -3831,7 +3716,7 @@ type ListProjectsResponse struct {
 
 func (x *ListProjectsResponse) Reset() {
 	*x = ListProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3843,7 +3728,7 @@ func (x *ListProjectsResponse) String() string {
 func (*ListProjectsResponse) ProtoMessage() {}
 
 func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3856,7 +3741,7 @@ func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListProjectsResponse) GetProjects() []*Project {
@@ -3876,7 +3761,7 @@ type LinkProjectsRequest struct {
 
 func (x *LinkProjectsRequest) Reset() {
 	*x = LinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3888,7 +3773,7 @@ func (x *LinkProjectsRequest) String() string {
 func (*LinkProjectsRequest) ProtoMessage() {}
 
 func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3901,7 +3786,7 @@ func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*LinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LinkProjectsRequest) GetProject() string {
@@ -3926,7 +3811,7 @@ type LinkProjectsResponse struct {
 
 func (x *LinkProjectsResponse) Reset() {
 	*x = LinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3938,7 +3823,7 @@ func (x *LinkProjectsResponse) String() string {
 func (*LinkProjectsResponse) ProtoMessage() {}
 
 func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3951,7 +3836,7 @@ func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*LinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
 }
 
 type UnlinkProjectsRequest struct {
@@ -3964,7 +3849,7 @@ type UnlinkProjectsRequest struct {
 
 func (x *UnlinkProjectsRequest) Reset() {
 	*x = UnlinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3976,7 +3861,7 @@ func (x *UnlinkProjectsRequest) String() string {
 func (*UnlinkProjectsRequest) ProtoMessage() {}
 
 func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3989,7 +3874,7 @@ func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *UnlinkProjectsRequest) GetProject() string {
@@ -4014,7 +3899,7 @@ type UnlinkProjectsResponse struct {
 
 func (x *UnlinkProjectsResponse) Reset() {
 	*x = UnlinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4026,7 +3911,7 @@ func (x *UnlinkProjectsResponse) String() string {
 func (*UnlinkProjectsResponse) ProtoMessage() {}
 
 func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4039,7 +3924,7 @@ func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
 }
 
 type DeleteAgentRequest struct {
@@ -4052,7 +3937,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4064,7 +3949,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4077,7 +3962,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{79}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *DeleteAgentRequest) GetName() string {
@@ -4104,7 +3989,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4116,7 +4001,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4129,7 +4014,7 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{80}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *DeleteAgentResponse) GetAgent() *Agent {
@@ -4157,7 +4042,7 @@ var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
+	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
 	"\x12CreateAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -4363,14 +4248,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x15RevokeJoinCodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"G\n" +
 	"\x16RevokeJoinCodeResponse\x12-\n" +
-	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode\"\x83\x01\n" +
-	"\x1aAdminSearchMessagesRequest\x125\n" +
-	"\x06search\x18\x01 \x01(\v2\x1d.hub.v1.SearchMessagesRequestR\x06search\x12\x14\n" +
-	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
-	"\aproject\x18\x03 \x01(\tR\aproject\"l\n" +
-	"\x1bAdminSearchMessagesResponse\x12%\n" +
-	"\x04hits\x18\x01 \x03(\v2\x11.hub.v1.SearchHitR\x04hits\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"*\n" +
+	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode\"*\n" +
 	"\x14CreateProjectRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"B\n" +
 	"\x15CreateProjectResponse\x12)\n" +
@@ -4391,7 +4269,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xca#\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xe2\"\n" +
 	"\fAdminService\x12O\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12L\n" +
@@ -4465,9 +4343,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\rListJoinCodes\x12\x1c.hub.v1.ListJoinCodesRequest\x1a\x1d.hub.v1.ListJoinCodesResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12X\n" +
 	"\x0eRevokeJoinCode\x12\x1d.hub.v1.RevokeJoinCodeRequest\x1a\x1e.hub.v1.RevokeJoinCodeResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x03\x12f\n" +
-	"\x0eSearchMessages\x12\".hub.v1.AdminSearchMessagesRequest\x1a#.hub.v1.AdminSearchMessagesResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x03\x10\x03\x18\x01\x12U\n" +
+	"\x01\x03\x12U\n" +
 	"\rCreateProject\x12\x1c.hub.v1.CreateProjectRequest\x1a\x1d.hub.v1.CreateProjectResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12R\n" +
 	"\fListProjects\x12\x1b.hub.v1.ListProjectsRequest\x1a\x1c.hub.v1.ListProjectsResponse\"\a\xa2\xb7\x18\x03\n" +
@@ -4518,7 +4394,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -4589,222 +4465,214 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*ListJoinCodesResponse)(nil),           // 66: hub.v1.ListJoinCodesResponse
 	(*RevokeJoinCodeRequest)(nil),           // 67: hub.v1.RevokeJoinCodeRequest
 	(*RevokeJoinCodeResponse)(nil),          // 68: hub.v1.RevokeJoinCodeResponse
-	(*AdminSearchMessagesRequest)(nil),      // 69: hub.v1.AdminSearchMessagesRequest
-	(*AdminSearchMessagesResponse)(nil),     // 70: hub.v1.AdminSearchMessagesResponse
-	(*CreateProjectRequest)(nil),            // 71: hub.v1.CreateProjectRequest
-	(*CreateProjectResponse)(nil),           // 72: hub.v1.CreateProjectResponse
-	(*ListProjectsRequest)(nil),             // 73: hub.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),            // 74: hub.v1.ListProjectsResponse
-	(*LinkProjectsRequest)(nil),             // 75: hub.v1.LinkProjectsRequest
-	(*LinkProjectsResponse)(nil),            // 76: hub.v1.LinkProjectsResponse
-	(*UnlinkProjectsRequest)(nil),           // 77: hub.v1.UnlinkProjectsRequest
-	(*UnlinkProjectsResponse)(nil),          // 78: hub.v1.UnlinkProjectsResponse
-	(*DeleteAgentRequest)(nil),              // 79: hub.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),             // 80: hub.v1.DeleteAgentResponse
-	(*Agent)(nil),                           // 81: hub.v1.Agent
-	(Priority)(0),                           // 82: hub.v1.Priority
-	(*Message)(nil),                         // 83: hub.v1.Message
-	(*AgentHealth)(nil),                     // 84: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 85: google.protobuf.Timestamp
-	(*Event)(nil),                           // 86: hub.v1.Event
-	(*DeepWork)(nil),                        // 87: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 88: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 89: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 90: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 91: hub.v1.CronJob
-	(*CronRun)(nil),                         // 92: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 93: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 94: hub.v1.Checkpoint
-	(*Reservation)(nil),                     // 95: hub.v1.Reservation
-	(*JoinCode)(nil),                        // 96: hub.v1.JoinCode
-	(*SearchMessagesRequest)(nil),           // 97: hub.v1.SearchMessagesRequest
-	(*SearchHit)(nil),                       // 98: hub.v1.SearchHit
-	(*Project)(nil),                         // 99: hub.v1.Project
-	(*ImportTasksRequest)(nil),              // 100: hub.v1.ImportTasksRequest
-	(*SetTaskLeaseRequest)(nil),             // 101: hub.v1.SetTaskLeaseRequest
-	(*ListInboxRequest)(nil),                // 102: hub.v1.ListInboxRequest
-	(*AnswerInboxItemRequest)(nil),          // 103: hub.v1.AnswerInboxItemRequest
-	(*ListApprovalRulesRequest)(nil),        // 104: hub.v1.ListApprovalRulesRequest
-	(*RevokeApprovalRuleRequest)(nil),       // 105: hub.v1.RevokeApprovalRuleRequest
-	(*CreateWebhookRequest)(nil),            // 106: hub.v1.CreateWebhookRequest
-	(*ListWebhooksRequest)(nil),             // 107: hub.v1.ListWebhooksRequest
-	(*DeleteWebhookRequest)(nil),            // 108: hub.v1.DeleteWebhookRequest
-	(*ListWebhookDeliveriesRequest)(nil),    // 109: hub.v1.ListWebhookDeliveriesRequest
-	(*CreatePersonRequest)(nil),             // 110: hub.v1.CreatePersonRequest
-	(*ListPeopleRequest)(nil),               // 111: hub.v1.ListPeopleRequest
-	(*RevokePersonRequest)(nil),             // 112: hub.v1.RevokePersonRequest
-	(*ImportTasksResponse)(nil),             // 113: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 114: hub.v1.SetTaskLeaseResponse
-	(*ListInboxResponse)(nil),               // 115: hub.v1.ListInboxResponse
-	(*AnswerInboxItemResponse)(nil),         // 116: hub.v1.AnswerInboxItemResponse
-	(*ListApprovalRulesResponse)(nil),       // 117: hub.v1.ListApprovalRulesResponse
-	(*RevokeApprovalRuleResponse)(nil),      // 118: hub.v1.RevokeApprovalRuleResponse
-	(*CreateWebhookResponse)(nil),           // 119: hub.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),            // 120: hub.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),           // 121: hub.v1.DeleteWebhookResponse
-	(*ListWebhookDeliveriesResponse)(nil),   // 122: hub.v1.ListWebhookDeliveriesResponse
-	(*CreatePersonResponse)(nil),            // 123: hub.v1.CreatePersonResponse
-	(*ListPeopleResponse)(nil),              // 124: hub.v1.ListPeopleResponse
-	(*RevokePersonResponse)(nil),            // 125: hub.v1.RevokePersonResponse
+	(*CreateProjectRequest)(nil),            // 69: hub.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),           // 70: hub.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),             // 71: hub.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),            // 72: hub.v1.ListProjectsResponse
+	(*LinkProjectsRequest)(nil),             // 73: hub.v1.LinkProjectsRequest
+	(*LinkProjectsResponse)(nil),            // 74: hub.v1.LinkProjectsResponse
+	(*UnlinkProjectsRequest)(nil),           // 75: hub.v1.UnlinkProjectsRequest
+	(*UnlinkProjectsResponse)(nil),          // 76: hub.v1.UnlinkProjectsResponse
+	(*DeleteAgentRequest)(nil),              // 77: hub.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),             // 78: hub.v1.DeleteAgentResponse
+	(*Agent)(nil),                           // 79: hub.v1.Agent
+	(Priority)(0),                           // 80: hub.v1.Priority
+	(*Message)(nil),                         // 81: hub.v1.Message
+	(*AgentHealth)(nil),                     // 82: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 83: google.protobuf.Timestamp
+	(*Event)(nil),                           // 84: hub.v1.Event
+	(*DeepWork)(nil),                        // 85: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 86: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 87: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 88: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 89: hub.v1.CronJob
+	(*CronRun)(nil),                         // 90: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 91: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 92: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 93: hub.v1.Reservation
+	(*JoinCode)(nil),                        // 94: hub.v1.JoinCode
+	(*Project)(nil),                         // 95: hub.v1.Project
+	(*ImportTasksRequest)(nil),              // 96: hub.v1.ImportTasksRequest
+	(*SetTaskLeaseRequest)(nil),             // 97: hub.v1.SetTaskLeaseRequest
+	(*ListInboxRequest)(nil),                // 98: hub.v1.ListInboxRequest
+	(*AnswerInboxItemRequest)(nil),          // 99: hub.v1.AnswerInboxItemRequest
+	(*ListApprovalRulesRequest)(nil),        // 100: hub.v1.ListApprovalRulesRequest
+	(*RevokeApprovalRuleRequest)(nil),       // 101: hub.v1.RevokeApprovalRuleRequest
+	(*CreateWebhookRequest)(nil),            // 102: hub.v1.CreateWebhookRequest
+	(*ListWebhooksRequest)(nil),             // 103: hub.v1.ListWebhooksRequest
+	(*DeleteWebhookRequest)(nil),            // 104: hub.v1.DeleteWebhookRequest
+	(*ListWebhookDeliveriesRequest)(nil),    // 105: hub.v1.ListWebhookDeliveriesRequest
+	(*CreatePersonRequest)(nil),             // 106: hub.v1.CreatePersonRequest
+	(*ListPeopleRequest)(nil),               // 107: hub.v1.ListPeopleRequest
+	(*RevokePersonRequest)(nil),             // 108: hub.v1.RevokePersonRequest
+	(*ImportTasksResponse)(nil),             // 109: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 110: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 111: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 112: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 113: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 114: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 115: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 116: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 117: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 118: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 119: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 120: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 121: hub.v1.RevokePersonResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	81,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	81,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	81,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	81,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	81,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	81,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	81,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	81,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	82,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
-	83,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	83,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	84,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	85,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	86,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	87,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	83,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	88,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	89,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	90,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	90,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	83,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	91,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	91,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	91,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	91,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	92,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	92,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	85,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	85,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	85,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	87,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	93,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	94,  // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	81,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	84,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	79,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	79,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	79,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	80,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
+	81,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	81,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	82,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	83,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	84,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	85,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	81,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	86,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	87,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	88,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	88,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	81,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	89,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	89,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	89,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	89,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	90,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	90,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	83,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	83,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	83,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	85,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	91,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	92,  // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	79,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	82,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57,  // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	85,  // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	95,  // 37: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	96,  // 38: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	96,  // 39: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	96,  // 40: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	97,  // 41: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
-	98,  // 42: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	99,  // 43: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
-	99,  // 44: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
-	81,  // 45: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
-	0,   // 46: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,   // 47: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,   // 48: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,   // 49: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,   // 50: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10,  // 51: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12,  // 52: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14,  // 53: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16,  // 54: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18,  // 55: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20,  // 56: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22,  // 57: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24,  // 58: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26,  // 59: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28,  // 60: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30,  // 61: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32,  // 62: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34,  // 63: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36,  // 64: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38,  // 65: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40,  // 66: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42,  // 67: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44,  // 68: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46,  // 69: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48,  // 70: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50,  // 71: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52,  // 72: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54,  // 73: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56,  // 74: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59,  // 75: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	61,  // 76: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	63,  // 77: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	65,  // 78: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	67,  // 79: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	69,  // 80: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
-	71,  // 81: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
-	73,  // 82: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
-	75,  // 83: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
-	77,  // 84: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
-	79,  // 85: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
-	100, // 86: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
-	101, // 87: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
-	102, // 88: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
-	103, // 89: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
-	104, // 90: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
-	105, // 91: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
-	106, // 92: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
-	107, // 93: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
-	108, // 94: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
-	109, // 95: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
-	110, // 96: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
-	111, // 97: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
-	112, // 98: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
-	1,   // 99: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 100: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 101: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 102: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 103: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 104: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 105: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 106: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 107: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 108: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 109: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 110: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 111: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 112: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 113: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 114: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 115: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 116: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 117: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 118: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 119: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 120: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 121: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 122: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 123: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 124: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 125: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 126: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 127: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 128: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	62,  // 129: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	64,  // 130: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	66,  // 131: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	68,  // 132: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	70,  // 133: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	72,  // 134: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	74,  // 135: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	76,  // 136: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	78,  // 137: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	80,  // 138: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	113, // 139: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	114, // 140: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	115, // 141: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
-	116, // 142: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
-	117, // 143: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
-	118, // 144: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
-	119, // 145: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
-	120, // 146: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
-	121, // 147: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
-	122, // 148: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
-	123, // 149: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
-	124, // 150: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
-	125, // 151: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
-	99,  // [99:152] is the sub-list for method output_type
-	46,  // [46:99] is the sub-list for method input_type
-	46,  // [46:46] is the sub-list for extension type_name
-	46,  // [46:46] is the sub-list for extension extendee
-	0,   // [0:46] is the sub-list for field type_name
+	83,  // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	93,  // 37: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	94,  // 38: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	94,  // 39: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	94,  // 40: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	95,  // 41: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
+	95,  // 42: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
+	79,  // 43: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
+	0,   // 44: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,   // 45: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,   // 46: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,   // 47: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,   // 48: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10,  // 49: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12,  // 50: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14,  // 51: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16,  // 52: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18,  // 53: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20,  // 54: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22,  // 55: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24,  // 56: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26,  // 57: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28,  // 58: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30,  // 59: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32,  // 60: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34,  // 61: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36,  // 62: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38,  // 63: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40,  // 64: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42,  // 65: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44,  // 66: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46,  // 67: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48,  // 68: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50,  // 69: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52,  // 70: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54,  // 71: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56,  // 72: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59,  // 73: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	61,  // 74: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	63,  // 75: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	65,  // 76: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	67,  // 77: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	69,  // 78: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
+	71,  // 79: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
+	73,  // 80: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
+	75,  // 81: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
+	77,  // 82: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
+	96,  // 83: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
+	97,  // 84: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
+	98,  // 85: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
+	99,  // 86: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
+	100, // 87: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
+	101, // 88: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
+	102, // 89: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
+	103, // 90: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
+	104, // 91: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
+	105, // 92: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
+	106, // 93: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
+	107, // 94: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
+	108, // 95: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
+	1,   // 96: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 97: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 98: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 99: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 100: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 101: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 102: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 103: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 104: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 105: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 106: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 107: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 108: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 109: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 110: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 111: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 112: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 113: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 114: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 115: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 116: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 117: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 118: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 119: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 120: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 121: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 122: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 123: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 124: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 125: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	62,  // 126: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	64,  // 127: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	66,  // 128: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	68,  // 129: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	70,  // 130: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	72,  // 131: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	74,  // 132: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	76,  // 133: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	78,  // 134: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	109, // 135: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	110, // 136: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	111, // 137: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	112, // 138: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	113, // 139: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	114, // 140: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	115, // 141: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	116, // 142: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	117, // 143: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	118, // 144: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	119, // 145: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	120, // 146: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	121, // 147: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	96,  // [96:148] is the sub-list for method output_type
+	44,  // [44:96] is the sub-list for method input_type
+	44,  // [44:44] is the sub-list for extension type_name
+	44,  // [44:44] is the sub-list for extension extendee
+	0,   // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -4813,7 +4681,6 @@ func file_hub_v1_admin_proto_init() {
 		return
 	}
 	file_hub_v1_admission_proto_init()
-	file_hub_v1_agent_proto_init()
 	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()
@@ -4824,7 +4691,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   81,
+			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -53,7 +53,6 @@ const (
 	AdminService_CreateJoinCode_FullMethodName          = "/hub.v1.AdminService/CreateJoinCode"
 	AdminService_ListJoinCodes_FullMethodName           = "/hub.v1.AdminService/ListJoinCodes"
 	AdminService_RevokeJoinCode_FullMethodName          = "/hub.v1.AdminService/RevokeJoinCode"
-	AdminService_SearchMessages_FullMethodName          = "/hub.v1.AdminService/SearchMessages"
 	AdminService_CreateProject_FullMethodName           = "/hub.v1.AdminService/CreateProject"
 	AdminService_ListProjects_FullMethodName            = "/hub.v1.AdminService/ListProjects"
 	AdminService_LinkProjects_FullMethodName            = "/hub.v1.AdminService/LinkProjects"
@@ -152,9 +151,6 @@ type AdminServiceClient interface {
 	ListJoinCodes(ctx context.Context, in *ListJoinCodesRequest, opts ...grpc.CallOption) (*ListJoinCodesResponse, error)
 	// RevokeJoinCode revokes a join code: it registers no agent from now on.
 	RevokeJoinCode(ctx context.Context, in *RevokeJoinCodeRequest, opts ...grpc.CallOption) (*RevokeJoinCodeResponse, error)
-	// SearchMessages finds any message by its words, best match first, except the hub's own
-	// notices (nudges, heartbeat pulses).
-	SearchMessages(ctx context.Context, in *AdminSearchMessagesRequest, opts ...grpc.CallOption) (*AdminSearchMessagesResponse, error)
 	// CreateProject creates a project; agents are put in it with CreateAgent's project.
 	CreateProject(ctx context.Context, in *CreateProjectRequest, opts ...grpc.CallOption) (*CreateProjectResponse, error)
 	// ListProjects lists the projects with their links and agent counts.
@@ -561,16 +557,6 @@ func (c *adminServiceClient) RevokeJoinCode(ctx context.Context, in *RevokeJoinC
 	return out, nil
 }
 
-func (c *adminServiceClient) SearchMessages(ctx context.Context, in *AdminSearchMessagesRequest, opts ...grpc.CallOption) (*AdminSearchMessagesResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminSearchMessagesResponse)
-	err := c.cc.Invoke(ctx, AdminService_SearchMessages_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *adminServiceClient) CreateProject(ctx context.Context, in *CreateProjectRequest, opts ...grpc.CallOption) (*CreateProjectResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateProjectResponse)
@@ -829,9 +815,6 @@ type AdminServiceServer interface {
 	ListJoinCodes(context.Context, *ListJoinCodesRequest) (*ListJoinCodesResponse, error)
 	// RevokeJoinCode revokes a join code: it registers no agent from now on.
 	RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error)
-	// SearchMessages finds any message by its words, best match first, except the hub's own
-	// notices (nudges, heartbeat pulses).
-	SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error)
 	// CreateProject creates a project; agents are put in it with CreateAgent's project.
 	CreateProject(context.Context, *CreateProjectRequest) (*CreateProjectResponse, error)
 	// ListProjects lists the projects with their links and agent counts.
@@ -999,9 +982,6 @@ func (UnimplementedAdminServiceServer) ListJoinCodes(context.Context, *ListJoinC
 }
 func (UnimplementedAdminServiceServer) RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeJoinCode not implemented")
-}
-func (UnimplementedAdminServiceServer) SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method SearchMessages not implemented")
 }
 func (UnimplementedAdminServiceServer) CreateProject(context.Context, *CreateProjectRequest) (*CreateProjectResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateProject not implemented")
@@ -1690,24 +1670,6 @@ func _AdminService_RevokeJoinCode_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
-func _AdminService_SearchMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminSearchMessagesRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).SearchMessages(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_SearchMessages_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).SearchMessages(ctx, req.(*AdminSearchMessagesRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _AdminService_CreateProject_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateProjectRequest)
 	if err := dec(in); err != nil {
@@ -2174,10 +2136,6 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeJoinCode",
 			Handler:    _AdminService_RevokeJoinCode_Handler,
-		},
-		{
-			MethodName: "SearchMessages",
-			Handler:    _AdminService_SearchMessages_Handler,
 		},
 		{
 			MethodName: "CreateProject",

@@ -2853,7 +2853,12 @@ type SearchMessagesRequest struct {
 	// The next_page_token of the previous reply; empty for the first page.
 	PageToken string `protobuf:"bytes,8,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only messages of at least this priority (high: high and urgent); unset: any.
-	MinPriority   Priority `protobuf:"varint,9,opt,name=min_priority,json=minPriority,proto3,enum=hub.v1.Priority" json:"min_priority,omitempty"`
+	MinPriority Priority `protobuf:"varint,9,opt,name=min_priority,json=minPriority,proto3,enum=hub.v1.Priority" json:"min_priority,omitempty"`
+	// Only messages delivered to this agent: the admin's call ("" every agent's). An agent searches
+	// the messages it sent or received and gives none.
+	Agent string `protobuf:"bytes,10,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Only this project's messages: the admin's call ("" every project). An agent gives none.
+	Project       string `protobuf:"bytes,11,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2949,6 +2954,20 @@ func (x *SearchMessagesRequest) GetMinPriority() Priority {
 		return x.MinPriority
 	}
 	return Priority_PRIORITY_UNSPECIFIED
+}
+
+func (x *SearchMessagesRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *SearchMessagesRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type SearchMessagesResponse struct {
@@ -3618,7 +3637,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\bmessages\x18\x02 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12!\n" +
 	"\rheld_in_a_row\x18\x04 \x01(\x05R\n" +
-	"heldInARow\"\xc1\x02\n" +
+	"heldInARow\"\xf1\x02\n" +
 	"\x15SearchMessagesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x18\n" +
@@ -3629,7 +3648,10 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x05limit\x18\a \x01(\x05R\x05limit\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\b \x01(\tR\tpageToken\x123\n" +
-	"\fmin_priority\x18\t \x01(\x0e2\x10.hub.v1.PriorityR\vminPriority\"g\n" +
+	"\fmin_priority\x18\t \x01(\x0e2\x10.hub.v1.PriorityR\vminPriority\x12\x14\n" +
+	"\x05agent\x18\n" +
+	" \x01(\tR\x05agent\x12\x18\n" +
+	"\aproject\x18\v \x01(\tR\aproject\"g\n" +
 	"\x16SearchMessagesResponse\x12%\n" +
 	"\x04hits\x18\x01 \x03(\v2\x11.hub.v1.SearchHitR\x04hits\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"-\n" +
@@ -3653,7 +3675,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\xf9\x1a\n" +
+	"\x12EndSessionResponse2\xfa\x1a\n" +
 	"\fAgentService\x12M\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
@@ -3701,9 +3723,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
 	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x01\x18\x01\x12\\\n" +
-	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x03\x18\x01\x12h\n" +
+	"\x01\x01\x10\x01\x18\x01\x12]\n" +
+	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x03\x18\x01\x12h\n" +
 	"\x12AcknowledgeMessage\x12!.hub.v1.AcknowledgeMessageRequest\x1a\".hub.v1.AcknowledgeMessageResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12i\n" +
 	"\x12GetMessageReceipts\x12!.hub.v1.GetMessageReceiptsRequest\x1a\".hub.v1.GetMessageReceiptsResponse\"\f\xa2\xb7\x18\b\n" +

@@ -126,8 +126,8 @@ type AgentServiceClient interface {
 	// CheckStop is for host stop hooks: it holds the caller's stop while unread direct messages or mentions
 	// wait, at most a few times in a row, so a held stop never loops.
 	CheckStop(ctx context.Context, in *CheckStopRequest, opts ...grpc.CallOption) (*CheckStopResponse, error)
-	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
-	// The hub's own notices (nudges, heartbeat pulses) are not searched.
+	// SearchMessages finds the caller's messages (those delivered to it), or for the admin any message, by
+	// their words, best match first. The hub's own notices (nudges, heartbeat pulses) are not searched.
 	SearchMessages(ctx context.Context, in *SearchMessagesRequest, opts ...grpc.CallOption) (*SearchMessagesResponse, error)
 	// AcknowledgeMessage acknowledges messages the caller received, all or none. Acknowledging
 	// again is not an error and keeps the first time; a message that did not ask for an
@@ -649,8 +649,8 @@ type AgentServiceServer interface {
 	// CheckStop is for host stop hooks: it holds the caller's stop while unread direct messages or mentions
 	// wait, at most a few times in a row, so a held stop never loops.
 	CheckStop(context.Context, *CheckStopRequest) (*CheckStopResponse, error)
-	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
-	// The hub's own notices (nudges, heartbeat pulses) are not searched.
+	// SearchMessages finds the caller's messages (those delivered to it), or for the admin any message, by
+	// their words, best match first. The hub's own notices (nudges, heartbeat pulses) are not searched.
 	SearchMessages(context.Context, *SearchMessagesRequest) (*SearchMessagesResponse, error)
 	// AcknowledgeMessage acknowledges messages the caller received, all or none. Acknowledging
 	// again is not an error and keeps the first time; a message that did not ask for an
