@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/jackc/pgx/v5"
@@ -196,6 +197,9 @@ type Tx struct {
 	// Tx is tasksql's statements over this transaction: hub.TaskTx
 	// (task.go; set by newTx).
 	tasksql.Tx
+	// Statements is the statements both stores share (storesql; set by
+	// newTx).
+	storesql.Statements
 	ctx context.Context
 	tx  pgx.Tx
 	db  *DB
@@ -394,5 +398,3 @@ func unlist(xs []string) []string {
 	}
 	return xs
 }
-
-func quote(s string) string { return `"` + s + `"` }
