@@ -36,7 +36,7 @@ func adminReceipt(tb testing.TB, addr, adminToken, id, agent string) *hubv1.Rece
 		tb.Fatal(err)
 	}
 	defer conn.Close()
-	r, err := hubv1.NewAdminServiceClient(conn).GetMessageReceipts(context.Background(), &hubv1.AdminGetMessageReceiptsRequest{Id: id})
+	r, err := hubv1.NewAgentServiceClient(conn).GetMessageReceipts(context.Background(), &hubv1.GetMessageReceiptsRequest{Id: id})
 	if err != nil {
 		tb.Fatalf("receipts of %s: %v", id, err)
 	}

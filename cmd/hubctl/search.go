@@ -48,7 +48,8 @@ func runSearch(ctx context.Context, c *cli, args []string) error {
 	if req.Until, err = parseTimeBack("until", *until, now); err != nil {
 		return err
 	}
-	r, err := c.admin.SearchMessages(ctx, &hubv1.AdminSearchMessagesRequest{Search: req, Agent: *agent, Project: *project})
+	req.Agent, req.Project = *agent, *project
+	r, err := c.asAdmin.SearchMessages(ctx, req)
 	if err != nil {
 		return err
 	}

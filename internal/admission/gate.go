@@ -111,9 +111,10 @@ const (
 	textUnknownPerson = "unknown or revoked token: use a person token (`hubctl people add NAME` makes one) or the admin token"
 	textPersonOnAdmin = "this call administers the hub and needs the admin token; a person token was given (a person may answer the inbox, read and post)"
 	textAgentOnPerson = "this call is for people: it needs a person token or the admin token; an agent token was given (an agent may never answer the inbox, not even its own requests)"
+	textMissingAny    = `missing token: send "authorization: Bearer <token>" with an agent's token (` + "`hubctl agent add NAME`)" + `, a person's (` + "`hubctl people add NAME`)" + ` or the admin token (<data-dir>/admin.token)`
 	textMissingJoin   = `missing join code: send "authorization: Bearer <join code>" (an admin creates one with ` + "`hubctl join-codes create`)"
 	textStoreDown     = "the hub cannot reach its store to check the token: retry shortly (this is not a refusal of the token)"
-	textNoRule        = "method %s is not in the hub's admission table: no caller may make it"
+	textNoRule        = "method %s declares no admission: no caller may make it"
 	retryAfterStoreMs = 1000
 )
 
@@ -159,18 +160,12 @@ func (g *Gate) Precheck(ctx context.Context, who Who, token, source string) erro
 	if who == Joiner {
 		return g.CheckJoin(ctx, token, source)
 	}
-	switch {
-	case token == "" && who == Admin:
-		return refuse(codes.Unauthenticated, textMissingAdmin)
-	case token == "" && who == Person:
-		return refuse(codes.Unauthenticated, textMissingPerson)
-	case token == "":
-		return refuse(codes.Unauthenticated, textMissingAgent)
+	if token == "" {
+		return refuse(codes.Unauthenticated, missingText(who))
 	}
-	// A person token is known on every people's or admin's call (the REST
-	// guard tells only these apart, by path): Admit then says whether
-	// this call takes it.
-	if (who == Person || who == Admin) && len(token) <= maxTokenLen && g.opts.People != nil {
+	// A person token is known on every call a person or the admin may
+	// make: Admit then says whether this call takes it.
+	if who.Has(Person|Admin) && len(token) <= maxTokenLen && g.opts.People != nil {
 		if _, err := g.opts.People.AuthenticatePerson(ctx, token); err == nil {
 			return nil
 		} else if unreachable(err) {
@@ -186,26 +181,76 @@ func (g *Gate) Precheck(ctx context.Context, who Who, token, source string) erro
 			return nil
 		}
 	}
-	switch who {
-	case Admin:
-		return refuse(codes.Unauthenticated, textUnknownAdmin)
-	case Person:
+	switch {
+	case who.Has(Agent):
+		return refuse(codes.Unauthenticated, textUnknownAgent)
+	case who.Has(Person):
 		return refuse(codes.Unauthenticated, textUnknownPerson)
 	}
-	return refuse(codes.Unauthenticated, textUnknownAgent)
+	return refuse(codes.Unauthenticated, textUnknownAdmin)
+}
+
+// missingText is the refusal of a call of who without a token.
+func missingText(who Who) string {
+	switch who {
+	case Admin:
+		return textMissingAdmin
+	case Person:
+		return textMissingPerson
+	case Agent:
+		return textMissingAgent
+	}
+	return textMissingAny
 }
 
 // Authorize is the full check of a credential for a caller of kind who:
 // the admin token for Admin, an enabled agent's token for Agent (the
 // agent), the admin token or a person's for Person (the person, none for
-// the admin). Joiner calls carry a code, checked by CheckJoin.
+// the admin). When who names several kinds, the token says which one the
+// call is: an agent's token acts as the agent, the admin token as the
+// admin, a person's as the person. Joiner calls carry a code, checked by
+// CheckJoin.
 func (g *Gate) Authorize(ctx context.Context, who Who, token string) (Caller, error) {
-	if who == Person {
+	switch who {
+	case Person:
 		p, err := g.authorizePerson(ctx, token)
 		return Caller{Person: p}, err
+	case Agent, Admin:
+		a, err := g.authorize(ctx, who, token)
+		return Caller{Agent: a}, err
 	}
-	a, err := g.authorize(ctx, who, token)
-	return Caller{Agent: a}, err
+	if token == "" {
+		return Caller{}, refuse(codes.Unauthenticated, missingText(who))
+	}
+	if who.Has(Person|Admin) && g.tokens.IsAdminToken(token) {
+		return Caller{}, nil
+	}
+	if !who.Has(Agent) {
+		return g.Authorize(ctx, Person, token)
+	}
+	c, err := g.Authorize(ctx, Agent, token)
+	if err == nil || status.Code(err) != codes.Unauthenticated {
+		return c, err
+	}
+	if who.Has(Person) {
+		return g.Authorize(ctx, Person, token)
+	}
+	// A person's token on a call of agents and the admin.
+	if _, perr := g.authorize(ctx, Admin, token); status.Code(perr) == codes.PermissionDenied {
+		return Caller{}, perr
+	}
+	return Caller{}, err
+}
+
+// AuthorizeFor is Authorize for the callers the admission of method names
+// (a full method name, "/hub.v1.AgentService/GetStatus"): the entry points
+// that are no RPC (a stream, a session) admit as the RPC they stand for.
+func (g *Gate) AuthorizeFor(ctx context.Context, method, token string) (Caller, error) {
+	rule, ok := Lookup(method)
+	if !ok {
+		return Caller{}, refuse(codes.PermissionDenied, fmt.Sprintf(textNoRule, method))
+	}
+	return g.Authorize(ctx, rule.Who, token)
 }
 
 // authorizePerson is Authorize for Person: the admin token (nil person)

@@ -196,6 +196,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if err := m.validate(); err != nil {
 		return err
 	}
+	if err := admission.Check(); err != nil {
+		return err
+	}
 	defer func() {
 		if err != nil {
 			m.Close()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/version"
@@ -22,9 +23,13 @@ import (
 // or a person token in the Authorization header (never in the URL: the page reads the stream with
 // fetch, which can send headers, unlike EventSource); a person's streams are bounded and end when
 // the person is revoked (hub/park.go).
+// streamAdmission is the RPC whose admission the stream takes: the stream
+// says which of the views changed, and the agents' overviews are one.
+const streamAdmission = hubv1.AdminService_ListAgentOverviews_FullMethodName
+
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	token := admission.BearerToken(r.Header)
-	who, err := d.opts.Gate.Authorize(r.Context(), admission.Person, token)
+	who, err := d.opts.Gate.AuthorizeFor(r.Context(), streamAdmission, token)
 	if err != nil {
 		admission.WriteHTTP(w, err, token != "")
 		return

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -56,8 +55,8 @@ type Options struct {
 	// Version is the hub's version, shown in the OpenAPI document.
 	Version string
 	// Gate checks each REST call's credential before its body is read
-	// (guard.go): the token of an agent or admin call, the join code of a
-	// join call (JoinPath), under the join budgets. Nil skips the token
+	// (guard.go): the token of the caller the route's RPC admits, the
+	// join code of a join, under the join budgets. Nil skips the token
 	// check (the handlers' interceptors still make the full one) and
 	// refuses every join call.
 	Gate *admission.Gate
@@ -76,10 +75,6 @@ type Options struct {
 	// no bound.
 	CallMax time.Duration
 }
-
-// JoinPath is the REST path of AgentService.JoinHub (gateway.yaml): the one
-// /v1/ call whose bearer credential is a join code, not a token.
-const JoinPath = "/v1/agents:join"
 
 // JSONMarshaler is the REST JSON format: proto field names (snake_case, as
 // in the protos) and every field present, so scripts see false and 0.
@@ -102,10 +97,11 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 	)
-	if err := hubv1.RegisterAgentServiceHandlerClient(ctx, gw, hubv1.NewAgentServiceClient(conn)); err != nil {
+	if err := register(ctx, gw, conn); err != nil {
 		return nil, err
 	}
-	if err := hubv1.RegisterAdminServiceHandlerClient(ctx, gw, hubv1.NewAdminServiceClient(conn)); err != nil {
+	rt, err := newRoutes(ctx)
+	if err != nil {
 		return nil, err
 	}
 	docJSON, err := openAPI(opts.Version)
@@ -113,7 +109,7 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", guard(bounded(gw, opts.CallMax), opts))
+	mux.Handle("/v1/", guard(bounded(gw, opts.CallMax), rt, opts))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
