@@ -137,7 +137,7 @@ func TestDeliverTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := func(id string) *hubv1.Receipt {
-		r, err := admin.GetMessageReceipts(actx, &hubv1.AdminGetMessageReceiptsRequest{Id: id})
+		r, err := hubv1.NewAgentServiceClient(m.Conn()).GetMessageReceipts(actx, &hubv1.GetMessageReceiptsRequest{Id: id})
 		if err != nil || len(r.GetReceipts()) != 1 {
 			t.Fatalf("receipts of %s: %v, %v", id, r, err)
 		}
@@ -178,7 +178,7 @@ func TestDeliverTmux(t *testing.T) {
 	})
 	stopDeliver(d, log)
 	got = gotLines(tm.history(t, "agent"))
-	if len(got) != 2 || strings.Contains(got[1], "first nudge") || !strings.Contains(got[1], `message 2 from admin: "second: the build is green"`) {
+	if len(got) != 2 || strings.Contains(got[1], "first nudge") || !strings.Contains(got[1], `message 2 from admin (admin): "second: the build is green"`) {
 		t.Errorf("after the restart the pane read %q: want the second message alone, the nudge not typed again", got)
 	}
 
@@ -257,7 +257,7 @@ func TestDeliverNeverTypesIntoAShell(t *testing.T) {
 	if h := tm.history(t, "shell"); strings.Contains(h, "Agent Hub") {
 		t.Errorf("typed into a shell:\n%s", h)
 	}
-	r, err := admin.GetMessageReceipts(actx, &hubv1.AdminGetMessageReceiptsRequest{Id: pm.GetMessage().GetId()})
+	r, err := hubv1.NewAgentServiceClient(m.Conn()).GetMessageReceipts(actx, &hubv1.GetMessageReceiptsRequest{Id: pm.GetMessage().GetId()})
 	if err != nil || len(r.GetReceipts()) != 1 || r.GetReceipts()[0].GetState() != "QUEUED" || r.GetReceipts()[0].GetInContextAt() != nil {
 		t.Errorf("a message the pane refused: %v, %v; want QUEUED, never in context", r.GetReceipts(), err)
 	}

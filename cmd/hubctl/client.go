@@ -37,6 +37,9 @@ type cli struct {
 	admin hubv1.AdminServiceClient
 	// agent calls the AgentService with the agent token (--token/HUB_TOKEN).
 	agent hubv1.AgentServiceClient
+	// asAdmin calls the AgentService with the admin token: the calls
+	// whose admission names the admin too (GetTask, receipts).
+	asAdmin hubv1.AgentServiceClient
 	// out is where results go (stdout); errOut is for progress and
 	// warnings. Both remove what a terminal would act on (termtext).
 	out, errOut *termtext.Writer
@@ -72,6 +75,7 @@ func newCLI(getenv func(string) string, stdin io.Reader, stdout, stderr *termtex
 	c := &cli{out: stdout, errOut: stderr, in: stdin, getenv: getenv, commands: indexCommands(commandTable())}
 	c.admin = hubv1.NewAdminServiceClient(&lazyConn{c: c, admin: true})
 	c.agent = hubv1.NewAgentServiceClient(&lazyConn{c: c})
+	c.asAdmin = hubv1.NewAgentServiceClient(&lazyConn{c: c, admin: true})
 	return c
 }
 

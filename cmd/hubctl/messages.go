@@ -88,6 +88,16 @@ func runSend(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
+// sender is "pat (person)", "bob (agent)": the sender's name and the kind
+// of principal the hub recorded when the message was posted.
+func sender(m *hubv1.Message) string {
+	kind := "unknown"
+	if k := m.GetSenderKind(); k != hubv1.SenderKind_SENDER_KIND_UNSPECIFIED {
+		kind = strings.ToLower(strings.TrimPrefix(k.String(), "SENDER_KIND_"))
+	}
+	return m.GetFrom() + " (" + kind + ")"
+}
+
 // recipients is "bob, carol, #ops".
 func recipients(m *hubv1.Message) string {
 	r := append([]string(nil), m.GetTo()...)
@@ -216,7 +226,7 @@ func (c *cli) tail(ctx context.Context, q *hubv1.AdminListMessagesRequest, limit
 func messageRows(msgs []*hubv1.Message) [][]string {
 	rows := make([][]string, 0, len(msgs))
 	for _, m := range msgs {
-		rows = append(rows, []string{m.GetId(), fmtTime(m.GetCreatedAt()), m.GetFrom(), recipients(m), truncate(bodyLine(m), 200)})
+		rows = append(rows, []string{m.GetId(), fmtTime(m.GetCreatedAt()), sender(m), recipients(m), truncate(bodyLine(m), 200)})
 	}
 	return rows
 }
@@ -245,7 +255,7 @@ func (c *cli) printMessageLines(msgs []*hubv1.Message) error {
 			}
 			continue
 		}
-		fmt.Fprintf(c.out, "%s  %s  %s → %s: %s\n", m.GetId(), fmtTime(m.GetCreatedAt()), m.GetFrom(), recipients(m), oneLine(bodyLine(m)))
+		fmt.Fprintf(c.out, "%s  %s  %s → %s: %s\n", m.GetId(), fmtTime(m.GetCreatedAt()), sender(m), recipients(m), oneLine(bodyLine(m)))
 	}
 	return nil
 }

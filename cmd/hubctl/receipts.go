@@ -48,7 +48,7 @@ func runShowMessage(ctx context.Context, c *cli, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("give one message ID")
 	}
-	r, err := c.admin.GetMessageReceipts(ctx, &hubv1.AdminGetMessageReceiptsRequest{Id: pos[0]})
+	r, err := c.asAdmin.GetMessageReceipts(ctx, &hubv1.GetMessageReceiptsRequest{Id: pos[0]})
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func runShowMessage(ctx context.Context, c *cli, args []string) error {
 	}
 	c.fields(
 		"ID", m.GetId(),
-		"From", m.GetFrom(),
+		"From", sender(m),
 		"To", recipients(m),
 		"Time", fmtTime(m.GetCreatedAt()),
 		"Kind", m.GetKind(),

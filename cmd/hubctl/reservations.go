@@ -18,7 +18,7 @@ func reservationsList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := c.admin.ListReservations(ctx, &hubv1.AdminListReservationsRequest{Agent: *agent, Paths: pos, Project: *project})
+	r, err := c.asAdmin.ListReservations(ctx, &hubv1.ListReservationsRequest{Agent: *agent, Paths: pos, Project: *project})
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func reservationsRelease(ctx context.Context, c *cli, args []string) error {
 		}
 	}
 	if c.json {
-		return c.printProto(&hubv1.AdminListReservationsResponse{Reservations: done})
+		return c.printProto(&hubv1.ListReservationsResponse{Reservations: done})
 	}
 	return nil
 }
@@ -86,7 +86,7 @@ func reservationsReserve(ctx context.Context, c *cli, args []string) error {
 	if *shared {
 		mode = "shared"
 	}
-	r, err := c.admin.ReservePaths(ctx, &hubv1.AdminReservePathsRequest{Agent: *agent, Paths: pos, Mode: mode, TtlSeconds: int64(ttl.Seconds()), Reason: *reason})
+	r, err := c.asAdmin.ReservePaths(ctx, &hubv1.ReservePathsRequest{Agent: *agent, Paths: pos, Mode: mode, TtlSeconds: int64(ttl.Seconds()), Reason: *reason})
 	if err != nil {
 		return err
 	}

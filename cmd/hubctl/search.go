@@ -48,7 +48,8 @@ func runSearch(ctx context.Context, c *cli, args []string) error {
 	if req.Until, err = parseTimeBack("until", *until, now); err != nil {
 		return err
 	}
-	r, err := c.admin.SearchMessages(ctx, &hubv1.AdminSearchMessagesRequest{Search: req, Agent: *agent, Project: *project})
+	req.Agent, req.Project = *agent, *project
+	r, err := c.asAdmin.SearchMessages(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func runSearch(ctx context.Context, c *cli, args []string) error {
 	rows := make([][]string, 0, len(r.GetHits()))
 	for _, h := range r.GetHits() {
 		m := h.GetMessage()
-		rows = append(rows, []string{m.GetId(), fmtTime(m.GetCreatedAt()), m.GetFrom(), recipients(m),
+		rows = append(rows, []string{m.GetId(), fmtTime(m.GetCreatedAt()), sender(m), recipients(m),
 			strconv.FormatFloat(h.GetScore(), 'f', 2, 64), oneLine(h.GetSnippet())})
 	}
 	c.table([]string{"ID", "TIME", "FROM", "TO", "SCORE", "MATCH"}, rows)

@@ -26,7 +26,7 @@ func tasksList(ctx context.Context, c *cli, args []string) error {
 	if _, err := c.parse(fs, args); err != nil {
 		return err
 	}
-	r, err := c.admin.ListTasks(ctx, &hubv1.AdminListTasksRequest{Project: *project, State: *state, Ready: *ready, Label: *label, Limit: int32(*limit)})
+	r, err := c.asAdmin.ListTasks(ctx, &hubv1.ListTasksRequest{Project: *project, State: *state, Ready: *ready, Label: *label, Limit: int32(*limit)})
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func tasksAdd(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := c.admin.CreateTask(ctx, &hubv1.AdminCreateTaskRequest{Project: *project, Task: &hubv1.TaskSpec{
+	r, err := c.asAdmin.CreateTask(ctx, &hubv1.CreateTaskRequest{Project: *project, Task: &hubv1.TaskSpec{
 		Title: strings.Join(pos, " "), Description: *desc, Priority: p, Labels: labels, Role: *role, DependsOn: after, Paths: paths}})
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func tasksShow(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := c.admin.GetTask(ctx, &hubv1.GetTaskRequest{Id: id})
+	r, err := c.asAdmin.GetTask(ctx, &hubv1.GetTaskRequest{Id: id})
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (c *cli) updateTask(ctx context.Context, name string, args []string, flags 
 	if err != nil {
 		return err
 	}
-	r, err := c.admin.UpdateTask(ctx, &hubv1.AdminUpdateTaskRequest{Id: id, Task: t, UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}})
+	r, err := c.asAdmin.UpdateTask(ctx, &hubv1.UpdateTaskRequest{Id: id, Task: t, UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}})
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ type Caller struct {
 type Options struct {
 	// People checks person tokens (nil: none is accepted).
 	People              PersonTokens
-	Write, Read, Search RateLimit // per agent
+	Write, Read, Search RateLimit // per agent, and per person (budgetFor)
 	// SearchSlots is how many searches run at once in the whole hub
 	// (default 2): the rest wait for a slot, up to SearchQueue.
 	SearchSlots int
@@ -76,7 +76,7 @@ type Gate struct {
 	opts   Options
 	now    func() time.Time
 
-	budgets  [Search + 1]*buckets[int64] // by Budget, per agent ID
+	budgets  [Search + 1]*buckets[principal] // by Budget, per agent or person
 	searches *searchSlots
 	join     *buckets[struct{}]
 	source   *buckets[string]
@@ -89,9 +89,9 @@ func New(tokens Tokens, opts Options) *Gate {
 		opts.Now = time.Now
 	}
 	g := &Gate{tokens: tokens, opts: opts, now: opts.Now}
-	g.budgets[Write] = newBuckets[int64](opts.Write)
-	g.budgets[Read] = newBuckets[int64](opts.Read)
-	g.budgets[Search] = newBuckets[int64](opts.Search)
+	g.budgets[Write] = newBuckets[principal](opts.Write)
+	g.budgets[Read] = newBuckets[principal](opts.Read)
+	g.budgets[Search] = newBuckets[principal](opts.Search)
 	g.searches = newSearchSlots(opts.SearchSlots, opts.SearchQueue)
 	g.join = newBuckets[struct{}](opts.Join)
 	g.source = newBuckets[string](opts.JoinSource)
@@ -111,9 +111,10 @@ const (
 	textUnknownPerson = "unknown or revoked token: use a person token (`hubctl people add NAME` makes one) or the admin token"
 	textPersonOnAdmin = "this call administers the hub and needs the admin token; a person token was given (a person may answer the inbox, read and post)"
 	textAgentOnPerson = "this call is for people: it needs a person token or the admin token; an agent token was given (an agent may never answer the inbox, not even its own requests)"
+	textMissingAny    = `missing token: send "authorization: Bearer <token>" with an agent's token (` + "`hubctl agent add NAME`)" + `, a person's (` + "`hubctl people add NAME`)" + ` or the admin token (<data-dir>/admin.token)`
 	textMissingJoin   = `missing join code: send "authorization: Bearer <join code>" (an admin creates one with ` + "`hubctl join-codes create`)"
 	textStoreDown     = "the hub cannot reach its store to check the token: retry shortly (this is not a refusal of the token)"
-	textNoRule        = "method %s is not in the hub's admission table: no caller may make it"
+	textNoRule        = "method %s declares no admission: no caller may make it"
 	retryAfterStoreMs = 1000
 )
 
@@ -159,18 +160,12 @@ func (g *Gate) Precheck(ctx context.Context, who Who, token, source string) erro
 	if who == Joiner {
 		return g.CheckJoin(ctx, token, source)
 	}
-	switch {
-	case token == "" && who == Admin:
-		return refuse(codes.Unauthenticated, textMissingAdmin)
-	case token == "" && who == Person:
-		return refuse(codes.Unauthenticated, textMissingPerson)
-	case token == "":
-		return refuse(codes.Unauthenticated, textMissingAgent)
+	if token == "" {
+		return refuse(codes.Unauthenticated, missingText(who))
 	}
-	// A person token is known on every people's or admin's call (the REST
-	// guard tells only these apart, by path): Admit then says whether
-	// this call takes it.
-	if (who == Person || who == Admin) && len(token) <= maxTokenLen && g.opts.People != nil {
+	// A person token is known on every call a person or the admin may
+	// make: Admit then says whether this call takes it.
+	if who.Has(Person|Admin) && len(token) <= maxTokenLen && g.opts.People != nil {
 		if _, err := g.opts.People.AuthenticatePerson(ctx, token); err == nil {
 			return nil
 		} else if unreachable(err) {
@@ -186,26 +181,76 @@ func (g *Gate) Precheck(ctx context.Context, who Who, token, source string) erro
 			return nil
 		}
 	}
-	switch who {
-	case Admin:
-		return refuse(codes.Unauthenticated, textUnknownAdmin)
-	case Person:
+	switch {
+	case who.Has(Agent):
+		return refuse(codes.Unauthenticated, textUnknownAgent)
+	case who.Has(Person):
 		return refuse(codes.Unauthenticated, textUnknownPerson)
 	}
-	return refuse(codes.Unauthenticated, textUnknownAgent)
+	return refuse(codes.Unauthenticated, textUnknownAdmin)
+}
+
+// missingText is the refusal of a call of who without a token.
+func missingText(who Who) string {
+	switch who {
+	case Admin:
+		return textMissingAdmin
+	case Person:
+		return textMissingPerson
+	case Agent:
+		return textMissingAgent
+	}
+	return textMissingAny
 }
 
 // Authorize is the full check of a credential for a caller of kind who:
 // the admin token for Admin, an enabled agent's token for Agent (the
 // agent), the admin token or a person's for Person (the person, none for
-// the admin). Joiner calls carry a code, checked by CheckJoin.
+// the admin). When who names several kinds, the token says which one the
+// call is: an agent's token acts as the agent, the admin token as the
+// admin, a person's as the person. Joiner calls carry a code, checked by
+// CheckJoin.
 func (g *Gate) Authorize(ctx context.Context, who Who, token string) (Caller, error) {
-	if who == Person {
+	switch who {
+	case Person:
 		p, err := g.authorizePerson(ctx, token)
 		return Caller{Person: p}, err
+	case Agent, Admin:
+		a, err := g.authorize(ctx, who, token)
+		return Caller{Agent: a}, err
 	}
-	a, err := g.authorize(ctx, who, token)
-	return Caller{Agent: a}, err
+	if token == "" {
+		return Caller{}, refuse(codes.Unauthenticated, missingText(who))
+	}
+	if who.Has(Person|Admin) && g.tokens.IsAdminToken(token) {
+		return Caller{}, nil
+	}
+	if !who.Has(Agent) {
+		return g.Authorize(ctx, Person, token)
+	}
+	c, err := g.Authorize(ctx, Agent, token)
+	if err == nil || status.Code(err) != codes.Unauthenticated {
+		return c, err
+	}
+	if who.Has(Person) {
+		return g.Authorize(ctx, Person, token)
+	}
+	// A person's token on a call of agents and the admin.
+	if _, perr := g.authorize(ctx, Admin, token); status.Code(perr) == codes.PermissionDenied {
+		return Caller{}, perr
+	}
+	return Caller{}, err
+}
+
+// AuthorizeFor is Authorize for the callers the admission of method names
+// (a full method name, "/hub.v1.AgentService/GetStatus"): the entry points
+// that are no RPC (a stream, a session) admit as the RPC they stand for.
+func (g *Gate) AuthorizeFor(ctx context.Context, method, token string) (Caller, error) {
+	rule, ok := Lookup(method)
+	if !ok {
+		return Caller{}, refuse(codes.PermissionDenied, fmt.Sprintf(textNoRule, method))
+	}
+	return g.Authorize(ctx, rule.Who, token)
 }
 
 // authorizePerson is Authorize for Person: the admin token (nil person)
@@ -322,20 +367,20 @@ func (g *Gate) Admit(ctx context.Context, method, token string) (c Caller, relea
 			return Caller{}, nil, err
 		}
 	}
-	caller := c.Agent
 	release = func() {}
-	if rule.Budget == None {
+	budget, who, charged := budgetFor(rule, c)
+	if budget == None {
 		return c, release, nil
 	}
-	if caller != nil {
-		if err := g.take(caller, rule); err != nil {
+	if charged {
+		if err := g.take(who, budget, rule.Weight); err != nil {
 			return c, nil, err
 		}
 	}
-	if rule.Budget == Search {
+	if budget == Search {
 		var id int64 = -1 // the admin
-		if caller != nil {
-			id = caller.ID
+		if c.Agent != nil {
+			id = c.Agent.ID
 		}
 		if release, err = g.searches.acquire(ctx, id); err != nil {
 			return c, nil, err
@@ -344,19 +389,47 @@ func (g *Gate) Admit(ctx context.Context, method, token string) (c Caller, relea
 	return c, release, nil
 }
 
-// take takes rule's weight from caller's budget.
-func (g *Gate) take(caller *hub.Agent, rule Rule) error {
-	b := g.budgets[rule.Budget]
-	wait := b.take(caller.ID, rule.Weight, g.now())
+// principal keys a caller's buckets: agents and people have budgets of
+// their own, whatever their IDs.
+type principal struct {
+	kind Who // Agent or Person
+	id   int64
+	name string // for the refusal's text
+}
+
+// budgetFor is the one rule of which budget a call draws from and whose
+// bucket pays: an agent pays the rule's budget; a person pays the rule's,
+// or its writes when the rule names none (answers, posts and the
+// dashboard's reads, at the agents' write rate); the admin token pays none
+// (charged false: it is the operator's, who sets the budgets; a search
+// still takes a slot). A join is charged by the join budgets in Precheck,
+// before there is a caller.
+func budgetFor(rule Rule, c Caller) (budget Budget, who principal, charged bool) {
+	switch {
+	case c.Agent != nil:
+		return rule.Budget, principal{Agent, c.Agent.ID, c.Agent.Name}, true
+	case c.Person != nil:
+		if rule.Budget == None {
+			return Write, principal{Person, c.Person.ID, c.Person.Name}, true
+		}
+		return rule.Budget, principal{Person, c.Person.ID, c.Person.Name}, true
+	}
+	return rule.Budget, principal{}, false
+}
+
+// take takes weight tokens of budget from who's bucket.
+func (g *Gate) take(who principal, budget Budget, weight int) error {
+	b := g.budgets[budget]
+	wait := b.take(who, weight, g.now())
 	if wait <= 0 {
 		return nil
 	}
-	flags := map[Budget]string{Write: "--rate-limit and --rate-burst", Read: "--read-rate-limit and --read-rate-burst", Search: "--search-rate-limit and --search-rate-burst"}[rule.Budget]
-	weight := ""
-	if rule.Weight > 1 {
-		weight = fmt.Sprintf(" (this call counts %d)", rule.Weight)
+	flags := map[Budget]string{Write: "--rate-limit and --rate-burst", Read: "--read-rate-limit and --read-rate-burst", Search: "--search-rate-limit and --search-rate-burst"}[budget]
+	counts := ""
+	if weight > 1 {
+		counts = fmt.Sprintf(" (this call counts %d)", weight)
 	}
 	return refuseFor(codes.ResourceExhausted, wait, fmt.Sprintf(
-		"rate limit: agent %q may make %s %s per second (bursts of %d)%s; retry in %s (the hub's %s set this)",
-		caller.Name, strconv.FormatFloat(b.cfg.PerSecond, 'f', -1, 64), rule.Budget, b.cfg.Burst, weight, wait.Round(time.Millisecond), flags))
+		"rate limit: %s %q may make %s %s per second (bursts of %d)%s; retry in %s (the hub's %s set this)",
+		who.kind, who.name, strconv.FormatFloat(b.cfg.PerSecond, 'f', -1, 64), budget, b.cfg.Burst, counts, wait.Round(time.Millisecond), flags))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agenthub/hub/internal/store/sqlite"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 const adminToken = "the-admin-token-for-the-gate"
@@ -96,7 +97,7 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 		t.Errorf("the admin's list: %v, %v; want admitted, no agent", a, err)
 	}
 	_, _, err = r.gate.Admit(ctx, "/hub.v1.AgentService/Unlisted", tok)
-	wantCode(t, "a method without an entry", err, codes.PermissionDenied, "not in the hub's admission table")
+	wantCode(t, "a method without an entry", err, codes.PermissionDenied, "declares no admission")
 	if _, err := r.svc.Agents.SetAgentDisabled(ctx, "alice", true); err != nil {
 		t.Fatal(err)
 	}
@@ -328,4 +329,75 @@ func TestPersonCallsTakeAPersonOrTheAdmin(t *testing.T) {
 	}
 	_, _, err = r.gate.Admit(ctx, answer, personTok)
 	wantCode(t, "a revoked person token", err, codes.Unauthenticated, "unknown or revoked token")
+}
+
+// Every kind of caller an RPC admits is charged (a test that fails when
+// one is not): an agent and a person from budgets of their own (a person's
+// call on an entry that names none pays its writes), a joiner from the join
+// budgets before there is a caller (Precheck); the admin token alone pays
+// nothing, as the operator who sets the budgets.
+func TestEveryCallerKindHasABudget(t *testing.T) {
+	t.Parallel()
+	ag := Caller{Agent: &hub.Agent{ID: 1, Name: "alice"}}
+	pe := Caller{Person: &hub.Person{ID: 1, Name: "pat"}}
+	joins := 0
+	for _, fd := range []protoreflect.FileDescriptor{hubv1.File_hub_v1_agent_proto, hubv1.File_hub_v1_admin_proto} {
+		for i := range fd.Services().Len() {
+			sd := fd.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				method := "/" + string(sd.FullName()) + "/" + string(sd.Methods().Get(j).Name())
+				rule, ok := Lookup(method)
+				if !ok {
+					continue // TestTableCoversEveryRPC says so
+				}
+				kinds := map[Who][]Caller{Agent: {ag}, Person: {pe}, Joiner: nil, Admin: nil}[rule.Who]
+				if rule.Who == Joiner {
+					joins++
+				}
+				for _, c := range kinds {
+					if b, who, charged := budgetFor(rule, c); b == None || !charged || who.id != 1 {
+						t.Errorf("%s made by %+v draws from %v (charged %v to %+v): every agent and person call needs a budget of its caller", method, c, b, charged, who)
+					}
+				}
+				if _, _, charged := budgetFor(rule, Caller{}); charged {
+					t.Errorf("%s made with the admin token is charged to a caller's budget", method)
+				}
+			}
+		}
+	}
+	if joins == 0 {
+		t.Fatal("no RPC admits a joiner: the join budgets below test nothing")
+	}
+	r := newGateRig(t, func(o *Options) { o.JoinSource = RateLimit{PerSecond: 1, Burst: 1} })
+	_ = r.gate.Precheck(context.Background(), Joiner, "not-a-join-code", "127.0.0.1:1")
+	err := r.gate.Precheck(context.Background(), Joiner, "not-a-join-code", "127.0.0.1:1")
+	wantCode(t, "a second join attempt past the join budget", err, codes.ResourceExhausted, "join attempts")
+}
+
+// A person posting in a loop is stopped by its own budget, as an agent is,
+// and spending it leaves an agent's budget whole.
+func TestPersonHasABudgetOfItsOwn(t *testing.T) {
+	t.Parallel()
+	r := newGateRig(t, nil)
+	r.gate = New(r.svc.Agents, Options{People: r.svc.People, Now: r.gate.now, Write: RateLimit{PerSecond: 1, Burst: 3}})
+	ctx := context.Background()
+	_, personTok, err := r.svc.People.CreatePerson(ctx, "pat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentTok := r.agent(t, "alice")
+	post := hubv1.AdminService_PostMessage_FullMethodName
+	for i := range 3 {
+		if _, _, err := r.gate.Admit(ctx, post, personTok); err != nil {
+			t.Fatalf("post %d within pat's burst: %v", i, err)
+		}
+	}
+	_, _, err = r.gate.Admit(ctx, post, personTok)
+	wantCode(t, "a person's post past its budget", err, codes.ResourceExhausted, `person "pat" may make 1 writes per second`)
+	if _, _, err := r.gate.Admit(ctx, hubv1.AgentService_PostMessage_FullMethodName, agentTok); err != nil {
+		t.Errorf("alice's post with pat's budget spent: %v", err)
+	}
+	if _, _, err := r.gate.Admit(ctx, post, adminToken); err != nil {
+		t.Errorf("the admin's post: %v", err)
+	}
 }

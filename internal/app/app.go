@@ -31,6 +31,10 @@ import (
 	"google.golang.org/grpc/credentials"
 )
 
+// restReplyMargin is the time a REST call keeps, after its deadline, to
+// write its reply before the HTTP server's write timeout.
+const restReplyMargin = 5 * time.Second
+
 // Main is one hub process.
 type Main struct {
 	DataDir string
@@ -190,6 +194,9 @@ func (m *Main) AdminToken() (string, error) {
 func (m *Main) Start(ctx context.Context) (err error) {
 	m.setDefaults()
 	if err := m.validate(); err != nil {
+		return err
+	}
+	if err := admission.Check(); err != nil {
 		return err
 	}
 	defer func() {
@@ -394,7 +401,13 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		"GET /metrics": m.metricsHandler(),
 	}
 	dash := m.newDashboard(extra)
+	// Longer than the longest wait (WaitMax) plus its margin; every REST
+	// call answers a few seconds before it (CallMax), so no park, however
+	// long it was asked to be (an approval's may be minutes), runs into it
+	// and ends in an empty reply.
+	writeTimeout := m.Config.WaitMax + 30*time.Second
 	h, err := gateway.New(runCtx, m.direct, gateway.Options{
+		CallMax:   writeTimeout - restReplyMargin,
 		Ready:     m.ready,
 		Extra:     extra,
 		Version:   version.Version,
@@ -411,11 +424,10 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		// Longer than the longest wait (60 s) plus its margin.
-		WriteTimeout: m.Config.WaitMax + 30*time.Second,
-		IdleTimeout:  2 * time.Minute,
-		TLSConfig:    tlsCfg,
-		ErrorLog:     slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn), // TLS handshake errors and the like
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       2 * time.Minute,
+		TLSConfig:         tlsCfg,
+		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn), // TLS handshake errors and the like
 	}
 	m.httpSrv.RegisterOnShutdown(dash.Close)
 	if m.httpLis, err = m.listen(m.HTTPAddr); err != nil {

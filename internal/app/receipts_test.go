@@ -83,7 +83,7 @@ func TestPriorityAndAcknowledgementsEndToEnd(t *testing.T) {
 	if b["agent"] != "bob" || b["read"] != true {
 		t.Errorf("bob's receipt %v", b)
 	}
-	adm, err := h.admin.GetMessageReceipts(h.adm, &hubv1.AdminGetMessageReceiptsRequest{Id: urgentID})
+	adm, err := h.agent.GetMessageReceipts(h.adm, &hubv1.GetMessageReceiptsRequest{Id: urgentID})
 	if err != nil || len(adm.GetReceipts()) != 1 || adm.GetReceipts()[0].GetAckedAt() == nil {
 		t.Errorf("admin receipts %v, %v: want bob acknowledged", adm, err)
 	}

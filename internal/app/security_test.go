@@ -19,6 +19,7 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/app"
 	"github.com/agenthub/hub/internal/hub"
 	_ "github.com/mattn/go-sqlite3"
@@ -202,16 +203,11 @@ var validRequests = map[string]string{
 	"AdminService.EndDeepWork":             `{"name":"alice"}`,
 	"AdminService.ListActivity":            `{"name":"alice"}`,
 	"AdminService.ListAgentOverviews":      `{}`,
-	"AdminService.ListChannels":            `{}`,
 	"AdminService.PruneMessages":           `{"before":"2020-01-01T00:00:00Z"}`,
-	"AdminService.ListReservations":        `{}`,
-	"AdminService.SearchMessages":          `{"search":{"query":"hello"}}`,
 	"AdminService.ForceReleaseReservation": `{"id":"1"}`,
-	"AdminService.ReservePaths":            `{"agent":"alice","paths":["**"]}`,
 	"AdminService.CreateJoinCode":          `{"role":"intruder"}`,
 	"AdminService.ListJoinCodes":           `{}`,
 	"AdminService.RevokeJoinCode":          `{"id":"1"}`,
-	"AdminService.GetMessageReceipts":      `{"id":"1"}`,
 	"AdminService.CreateProject":           `{"name":"intruders"}`,
 	"AdminService.ListProjects":            `{}`,
 	"AdminService.LinkProjects":            `{"project":"default","other":"intruders"}`,
@@ -223,10 +219,6 @@ var validRequests = map[string]string{
 	"AgentService.NextTask":                `{}`,
 	"AgentService.CompleteTask":            `{"id":"1","note":"done"}`,
 	"AgentService.BlockTask":               `{"id":"1","reason":"stuck"}`,
-	"AdminService.CreateTask":              `{"project":"default","task":{"title":"an intruder's task"}}`,
-	"AdminService.ListTasks":               `{}`,
-	"AdminService.GetTask":                 `{"id":"1"}`,
-	"AdminService.UpdateTask":              `{"id":"1","task":{"state":"cancelled"},"update_mask":"state"}`,
 	"AdminService.ImportTasks":             `{"project":"default","tasks":[{"task":{"title":"x"}}]}`,
 	"AdminService.SetTaskLease":            `{"project":"default","lease_seconds":600}`,
 	"AdminService.UnlinkProjects":          `{"project":"default","other":"intruders"}`,
@@ -469,6 +461,9 @@ func TestIdentity(t *testing.T) {
 				want = c.adm
 			}
 			if c.name == creds[len(creds)-1].name {
+				if rule, _ := admission.Lookup("/hub.v1." + r.service + "/" + r.name); rule.Who.Has(admission.Agent) && rule.Who.Has(admission.Admin|admission.Person) {
+					continue // both tokens are the right kind: the call acts for either
+				}
 				if r.service == "AgentService" {
 					auth = "Bearer " + adminTok
 				} else {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/termtext"
 )
 
@@ -54,7 +55,7 @@ func Render(self string, msgs []*hubv1.Message) (string, int) {
 	tail += "."
 	shown := 0
 	for i, m := range msgs {
-		one := fmt.Sprintf(" (%d) %s %s from %s: %q", i+1, kindNoun(m.GetKind()), m.GetId(), m.GetFrom(), clip(clean(m.GetBody()), bodyMax))
+		one := fmt.Sprintf(" (%d) %s %s from %s: %q", i+1, kindNoun(m.GetKind()), m.GetId(), mcpbridge.SenderLabel(m), clip(clean(m.GetBody()), bodyMax))
 		if i > 0 && sb.Len()+len(one)+moreRoom+len(tail) > lineMax {
 			break
 		}

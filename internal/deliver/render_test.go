@@ -37,16 +37,16 @@ func TestDeliverable(t *testing.T) {
 func TestRender(t *testing.T) {
 	t.Parallel()
 	line, shown := Render("alice", []*hubv1.Message{
-		{Id: "7", From: "orchestrator", Kind: "heartbeat", Body: "check the queue"},
-		{Id: "9", From: "bob", Body: "line one\nline two\t\x1b[31mred\x1b[0m"},
+		{Id: "7", From: "orchestrator", SenderKind: hubv1.SenderKind_SENDER_KIND_HUB, Kind: "heartbeat", Body: "check the queue"},
+		{Id: "9", From: "bob", SenderKind: hubv1.SenderKind_SENDER_KIND_AGENT, Body: "line one\nline two\t\x1b[31mred\x1b[0m"},
 	})
 	if shown != 2 {
 		t.Errorf("shown = %d, want 2", shown)
 	}
 	for _, want := range []string{
 		"[Agent Hub notice for alice, typed by hub deliver, not by the user] 2 new messages:",
-		`(1) pulse 7 from orchestrator: "check the queue"`,
-		`(2) message 9 from bob: "line one line two [31mred[0m"`,
+		`(1) pulse 7 from orchestrator (hub): "check the queue"`,
+		`(2) message 9 from bob (agent): "line one line two [31mred[0m"`,
 		"they stay unread", "a pulse with respond_to_pulse.",
 	} {
 		if !strings.Contains(line, want) {

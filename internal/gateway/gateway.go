@@ -11,19 +11,40 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
-	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// OpenAPI is the Swagger 2 document generated from the protos; the hub
-// serves its OpenAPI 3 form (OpenAPI3).
+// openAPIDoc is the OpenAPI 3 document of everything the hub serves over
+// HTTP, made from the protos at generation time (internal/openapidoc); the
+// hub fills in its version when it serves it (openAPI).
 //
-//go:embed openapi/hub.swagger.json
-var OpenAPI []byte
+//go:embed openapi/hub.openapi.json
+var openAPIDoc []byte
+
+// openAPI returns the embedded OpenAPI document with version as its
+// info.version.
+func openAPI(version string) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
+	}
+	var info map[string]any
+	if err := json.Unmarshal(doc["info"], &info); err != nil {
+		return nil, fmt.Errorf("read the OpenAPI document's info: %w", err)
+	}
+	info["version"] = version
+	b, err := json.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	doc["info"] = b
+	return json.Marshal(doc)
+}
 
 // Options configure the HTTP handler.
 type Options struct {
@@ -34,8 +55,8 @@ type Options struct {
 	// Version is the hub's version, shown in the OpenAPI document.
 	Version string
 	// Gate checks each REST call's credential before its body is read
-	// (guard.go): the token of an agent or admin call, the join code of a
-	// join call (JoinPath), under the join budgets. Nil skips the token
+	// (guard.go): the token of the caller the route's RPC admits, the
+	// join code of a join, under the join budgets. Nil skips the token
 	// check (the handlers' interceptors still make the full one) and
 	// refuses every join call.
 	Gate *admission.Gate
@@ -47,11 +68,13 @@ type Options struct {
 	// and those configured, so a web page on another name cannot reach it
 	// through DNS rebinding. Nil allows every host.
 	AllowHost func(host string) bool
+	// CallMax bounds every REST call: its context's deadline is at most
+	// CallMax away (a shorter Grpc-Timeout still applies), so a call that
+	// parks (a wait, next_task, an approval, a question) answers as timed
+	// out before the HTTP server's write timeout would cut its reply. Zero:
+	// no bound.
+	CallMax time.Duration
 }
-
-// JoinPath is the REST path of AgentService.JoinHub (gateway.yaml): the one
-// /v1/ call whose bearer credential is a join code, not a token.
-const JoinPath = "/v1/agents:join"
 
 // JSONMarshaler is the REST JSON format: proto field names (snake_case, as
 // in the protos) and every field present, so scripts see false and 0.
@@ -74,22 +97,19 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 	)
-	if err := hubv1.RegisterAgentServiceHandlerClient(ctx, gw, hubv1.NewAgentServiceClient(conn)); err != nil {
+	if err := register(ctx, gw, conn); err != nil {
 		return nil, err
 	}
-	if err := hubv1.RegisterAdminServiceHandlerClient(ctx, gw, hubv1.NewAdminServiceClient(conn)); err != nil {
-		return nil, err
-	}
-	doc, err := OpenAPI3(opts.Version)
+	rt, err := newRoutes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	docJSON, err := json.Marshal(doc)
+	docJSON, err := openAPI(opts.Version)
 	if err != nil {
-		return nil, fmt.Errorf("write the OpenAPI document: %w", err)
+		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", guard(gw, opts))
+	mux.Handle("/v1/", guard(bounded(gw, opts.CallMax), rt, opts))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -114,6 +134,19 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 		return hostGuard(mux, opts.AllowHost), nil
 	}
 	return mux, nil
+}
+
+// bounded gives each call of next a deadline at most max away (none when
+// max is zero).
+func bounded(next http.Handler, max time.Duration) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), max)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // requestIDHeader is the request ID's header and metadata key

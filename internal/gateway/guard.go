@@ -25,10 +25,13 @@ const MaxRESTBody = 1 << 20
 // token is answered 401 (without reading the body; 503 when the store
 // cannot tell), a body over MaxRESTBody 413, a URL that is not UTF-8 or a
 // JSON body followed by more data 400. Only the Authorization header
-// carries the token; on JoinPath it carries a join code. The gate makes
-// both checks (admission.Gate.Precheck), with the texts every entry point
+// carries the token; on a join it carries a join code. The
+// caller the token must be is the one the admission of the route's RPC
+// names (routes); a path no route matches takes any known token, so that
+// only a caller with one learns which paths exist. The gate makes both
+// checks (admission.Gate.Precheck), with the texts every entry point
 // answers.
-func guard(next http.Handler, opts Options) http.Handler {
+func guard(next http.Handler, rt *routes, opts Options) http.Handler {
 	refused := func(r *http.Request, reason string) {
 		if opts.Refused != nil {
 			opts.Refused(r, reason)
@@ -42,12 +45,9 @@ func guard(next http.Handler, opts Options) http.Handler {
 			return
 		}
 		token := bearerToken(auth)
-		who := admission.Agent
-		switch {
-		case r.URL.Path == JoinPath:
-			who = admission.Joiner
-		case strings.HasPrefix(r.URL.Path, "/v1/admin/"):
-			who = admission.Admin
+		who := admission.Agent | admission.Person | admission.Admin
+		if rule, ok := admission.Lookup(rt.method(r)); ok {
+			who = rule.Who
 		}
 		var err error
 		switch {

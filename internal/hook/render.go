@@ -8,6 +8,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
 // stopLineMax bounds each message's text in a held stop's reason.
@@ -52,7 +53,7 @@ func stopReason(r *hubv1.CheckStopResponse) string {
 	n := int64(r.GetCount())
 	fmt.Fprintf(&sb, "Agent Hub: %s for you from other agents (not from the user) %s unread:", count(n, "message", "messages"), isAre(n))
 	for _, m := range r.GetMessages() {
-		fmt.Fprintf(&sb, "\n- [%s] %s", m.GetId(), m.GetFrom())
+		fmt.Fprintf(&sb, "\n- [%s] %s", m.GetId(), mcpbridge.SenderLabel(m))
 		if c := m.GetChannel(); c != "" {
 			fmt.Fprintf(&sb, " in %s", c)
 		}

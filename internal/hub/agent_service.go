@@ -21,6 +21,7 @@ type agentsTx interface {
 	HealthTx
 	JoinCodeTx
 	NudgeTx
+	PersonTx
 	ProjectTx
 }
 
@@ -92,17 +93,21 @@ func (s *Agents) newAgent(req CreateAgentRequest) (*Agent, string, []byte, error
 
 // insertAgentTx is what insertAgent reads and writes.
 type insertAgentTx interface {
-	AgentTx
 	HealthTx
 	NudgeTx
 	ProjectTx
+	principalTx
 }
 
 // insertAgent stores a new agent with its liveness state and its place in
-// the nudge schedule (checked at the next tick). ECONFLICT: name taken;
-// ENOTFOUND: no such project.
+// the nudge schedule (checked at the next tick). EINVALID: reserved name;
+// ECONFLICT: name taken, by an agent or a person (claimName); ENOTFOUND:
+// no such project.
 func (s *Agents) insertAgent(tx insertAgentTx, a *Agent, tokenHash []byte) error {
 	if err := requireProject(tx, a.Project); err != nil {
+		return err
+	}
+	if err := claimName(tx, a.Name); err != nil {
 		return err
 	}
 	if err := tx.CreateAgent(a, tokenHash); err != nil {

@@ -48,6 +48,9 @@ func (s *Schedule) CreateCronJob(ctx context.Context, j CronJob) (*CronJob, stri
 	if err != nil {
 		return nil, "", err
 	}
+	if err := checkWrappedText(fmt.Sprintf("cron job %q: the message", j.Name), len(j.Message), s.cfg.MaxBodyBytes); err != nil {
+		return nil, "", err
+	}
 	j.Project = ProjectOr(j.Project)
 	if err := ValidateProjectName(j.Project); err != nil {
 		return nil, "", err
@@ -382,7 +385,7 @@ func (s *Schedule) postCron(tx postCronTx, j *CronJob, now time.Time) ([]int64, 
 	if err := s.messages.validatePost(&req); err != nil {
 		return nil, err
 	}
-	m := &Message{Project: ProjectOr(j.Project), From: SenderOrchestrator, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+	m := &Message{Project: ProjectOr(j.Project), From: SenderOrchestrator, SenderKind: ByHub, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	return s.messages.route(tx, nil, m, req, now)
 }
 

@@ -18,17 +18,20 @@ const (
 // Message is one message. Unread, MentionsYou and Delivered are relative to
 // the reader and filled only by Inbox.
 type Message struct {
-	ID        int64
-	Project   string // the channel's project, else the sender's (the recipient's for the hub's own messages)
-	From      string
-	To        []string
-	Channel   string
-	Body      string
-	Mentions  []string
-	ReplyTo   int64
-	Kind      string
-	CreatedAt time.Time
-	Priority  Priority // never zero once stored
+	ID      int64
+	Project string // the channel's project, else the sender's (the recipient's for the hub's own messages)
+	From    string
+	// SenderKind is the kind of principal From names, written with the
+	// message (principal.go).
+	SenderKind SenderKind
+	To         []string
+	Channel    string
+	Body       string
+	Mentions   []string
+	ReplyTo    int64
+	Kind       string
+	CreatedAt  time.Time
+	Priority   Priority // never zero once stored
 	// AckRequired: each recipient is asked to acknowledge it.
 	AckRequired bool
 

@@ -51,7 +51,7 @@ func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req Pos
 	if sender != nil {
 		project = ProjectOr(sender.Project)
 	}
-	m := &Message{Project: project, From: from, Body: req.Body, ReplyTo: replyTo, Kind: req.Kind, CreatedAt: now,
+	m := &Message{Project: project, From: from, SenderKind: senderKindOf(sender, from), Body: req.Body, ReplyTo: replyTo, Kind: req.Kind, CreatedAt: now,
 		Priority: req.Priority, AckRequired: req.AckRequired}
 	var recipients []int64
 	// RowLocked: a post writes only its message, deliveries and channel,
@@ -160,17 +160,16 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 		deliver[id] = deliver[id] || mention
 	}
 	for _, name := range dedupe(req.To) {
-		a, err := reach.visibleAgent(name)
-		if ErrorCode(err) == ENOTFOUND {
-			// People (the operator, named people) read their messages on
-			// the dashboard: named in To, delivered to no agent.
-			if person, perr := isPerson(tx, name); perr != nil {
-				return nil, perr
-			} else if person {
-				m.To = append(m.To, name)
-				continue
-			}
+		// People (the operator, named people) read their messages on the
+		// dashboard: named in To, delivered to no agent. A person keeps a
+		// name an agent of an older hub also holds (principal.go).
+		if person, err := isPerson(tx, name); err != nil {
+			return nil, err
+		} else if person {
+			m.To = append(m.To, name)
+			continue
 		}
+		a, err := reach.visibleAgent(name)
 		if err != nil {
 			return nil, err
 		}
@@ -208,14 +207,14 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 		req.bodyMentions = ParseMentions(m.Body)
 	}
 	for _, name := range dedupe(append(append([]string(nil), req.Mentions...), req.bodyMentions...)) {
+		if person, err := isPerson(tx, name); err != nil {
+			return nil, err
+		} else if person { // @operator, @pat: shown to people, delivered to no agent
+			m.Mentions = append(m.Mentions, name)
+			continue
+		}
 		a, err := reach.visibleAgent(name)
 		if ErrorCode(err) == ENOTFOUND {
-			if person, perr := isPerson(tx, name); perr != nil {
-				return nil, perr
-			} else if person { // @operator, @pat: shown to people, delivered to no agent
-				m.Mentions = append(m.Mentions, name)
-				continue
-			}
 			if explicit[name] {
 				return nil, Errorf(ENOTFOUND, "mentions names %q, which is not an agent", name)
 			}

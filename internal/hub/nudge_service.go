@@ -220,7 +220,7 @@ func (s *core) nudgeMessage(a *Agent, body string, now time.Time) (*Message, []D
 	if err := s.checkPost(&req); err != nil { // the mention is given: no need to parse the body
 		return nil, nil, err
 	}
-	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, To: name, Body: req.Body, Mentions: name, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, SenderKind: ByHub, To: name, Body: req.Body, Mentions: name, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	return m, []Delivery{{AgentID: a.ID, Mention: true}}, nil
 }
 

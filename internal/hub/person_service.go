@@ -25,13 +25,6 @@ type PersonTx interface {
 // People is the service of people and their tokens.
 type People struct{ *core }
 
-// peopleTx is what the people's service reads and writes: people, and the
-// agents whose names a person may not take.
-type peopleTx interface {
-	AgentTx
-	PersonTx
-}
-
 // NewPeople returns the people's service.
 func NewPeople(c *Core) *People { return &People{core: c.core} }
 
@@ -47,17 +40,11 @@ func (p *People) CreatePerson(ctx context.Context, name string) (*Person, string
 	tok, _ := NewToken()
 	tok = personTokenPrefix + tok[len(tokenPrefix):]
 	per := &Person{Name: name, CreatedAt: p.clock.Now()}
-	err := update(ctx, p.store, func(tx peopleTx) error {
-		if _, err := tx.AgentByName(name); err == nil {
-			return Errorf(ECONFLICT, "%q is an agent's name: a person needs a name of their own, so that messages to them reach them", name)
-		} else if ErrorCode(err) != ENOTFOUND {
+	err := update(ctx, p.store, func(tx principalTx) error {
+		if err := claimName(tx, name); err != nil {
 			return err
 		}
-		err := tx.InsertPerson(per, HashToken(tok))
-		if ErrorCode(err) == ECONFLICT {
-			return Errorf(ECONFLICT, "a person named %q exists: `hubctl people list` shows them", name)
-		}
-		return err
+		return tx.InsertPerson(per, HashToken(tok))
 	})
 	if err != nil {
 		return nil, "", err
@@ -78,7 +65,11 @@ func (p *People) ListPeople(ctx context.Context) ([]*Person, error) {
 // RevokePerson revokes the person's token: its calls are refused from
 // now on; what it answered stays. Errors: ENOTFOUND.
 func (p *People) RevokePerson(ctx context.Context, name string) error {
-	return update(ctx, p.store, func(tx PersonTx) error { return tx.RevokePerson(name, p.clock.Now()) })
+	if err := update(ctx, p.store, func(tx PersonTx) error { return tx.RevokePerson(name, p.clock.Now()) }); err != nil {
+		return err
+	}
+	p.waiters.feed.End(StreamOwner(name)) // the person's streams end now (park.go)
+	return nil
 }
 
 // AuthenticatePerson returns the person holding token. Errors:

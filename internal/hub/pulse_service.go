@@ -79,8 +79,8 @@ func (s *Schedule) SetPulseConfig(ctx context.Context, agentName string, cfg Pul
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if len(cfg.Instructions) > s.cfg.MaxBodyBytes-1024 {
-		return nil, Errorf(EINVALID, "pulse instructions are %d bytes: at most %d (the message limit less room for the pulse header)", len(cfg.Instructions), s.cfg.MaxBodyBytes-1024)
+	if err := checkWrappedText("pulse instructions", len(cfg.Instructions), s.cfg.MaxBodyBytes); err != nil {
+		return nil, err
 	}
 	now := s.clock.Now()
 	cfg.UpdatedAt = now
@@ -171,7 +171,7 @@ func (s *Schedule) deliverPulse(ctx context.Context, tx deliverPulseTx, a *Agent
 	if err := s.messages.validatePost(&req); err != nil {
 		return nil, err
 	}
-	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, SenderKind: ByHub, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	if _, err := s.messages.route(tx, nil, m, req, now); err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (s *Schedule) RespondToPulse(ctx context.Context, caller *Agent, text strin
 			if err := s.messages.validatePost(&req); err != nil {
 				return err
 			}
-			m := &Message{Project: ProjectOr(caller.Project), From: caller.Name, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
+			m := &Message{Project: ProjectOr(caller.Project), From: caller.Name, SenderKind: ByAgent, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 			if wake, err = s.messages.route(tx, caller, m, req, now); err != nil {
 				return err
 			}

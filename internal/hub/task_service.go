@@ -220,9 +220,12 @@ func (ts *Tasks) Import(ctx context.Context, caller *Agent, project string, item
 				}
 				deps = append(deps, id)
 			}
+			if deps = sortedUnique(deps); len(deps) > maxTaskDeps {
+				return Errorf(EINVALID, "task %d (%q) depends on %d tasks (depends_on and after together); the limit is %d: group them under fewer tasks", i+1, it.Spec.Title, len(deps), maxTaskDeps)
+			}
 			t := &Task{Project: project, Title: it.Spec.Title, Description: it.Spec.Description, State: TaskOpen,
 				Priority: it.Spec.Priority, Labels: it.Spec.Labels, Role: it.Spec.Role, Creator: name, CreatorID: creatorID,
-				DependsOn: sortedUnique(deps), Paths: it.Spec.Paths, CreatedAt: now, UpdatedAt: now}
+				DependsOn: deps, Paths: it.Spec.Paths, CreatedAt: now, UpdatedAt: now}
 			var err error
 			if t.Waiting, err = waitingOn(tx, project, t.DependsOn); err != nil {
 				return err
@@ -271,6 +274,14 @@ func waitingOn(tx TaskTx, project string, deps []int64) (int, error) {
 	return n, nil
 }
 
+// taskCreatorKind is the sender kind of t's thread: its creator's.
+func taskCreatorKind(t *Task) SenderKind {
+	if t.CreatorID == 0 {
+		return ByAdmin
+	}
+	return ByAgent
+}
+
 // insertTask writes a new task t: its thread (a message from its creator,
 // delivered to nobody, that discussions reply to), its row, and its
 // creator as a watcher.
@@ -278,7 +289,7 @@ func insertTask(tx interface {
 	TaskTx
 	MessageTx
 }, t *Task) error {
-	m := &Message{Project: t.Project, From: t.Creator, Body: "Task: " + t.Title + " (reply here to discuss it)",
+	m := &Message{Project: t.Project, From: t.Creator, SenderKind: taskCreatorKind(t), Body: "Task: " + t.Title + " (reply here to discuss it)",
 		Kind: KindSystem, CreatedAt: t.CreatedAt, Priority: PriorityLow}
 	if err := tx.InsertMessage(m, nil); err != nil {
 		return err
@@ -418,7 +429,7 @@ func tell(tx interface {
 	if len(ds) == 0 {
 		return nil, nil
 	}
-	m := &Message{Project: project, From: SenderOrchestrator, To: names, Body: body, Kind: KindSystem, CreatedAt: now, Priority: PriorityNormal}
+	m := &Message{Project: project, From: SenderOrchestrator, SenderKind: ByHub, To: names, Body: body, Kind: KindSystem, CreatedAt: now, Priority: PriorityNormal}
 	if err := tx.InsertMessage(m, ds); err != nil {
 		return nil, err
 	}

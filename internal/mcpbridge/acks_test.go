@@ -47,7 +47,7 @@ func TestPriorityAndAcknowledgeTools(t *testing.T) {
 	if !slices.Equal(ack.Acknowledged, []string{urgent.ID}) {
 		t.Errorf("acknowledged %v, want [%s]", ack.Acknowledged, urgent.ID)
 	}
-	rc, err := h.admin.GetMessageReceipts(h.adminCtx(), &hubv1.AdminGetMessageReceiptsRequest{Id: urgent.ID})
+	rc, err := hubv1.NewAgentServiceClient(h.Conn()).GetMessageReceipts(h.adminCtx(), &hubv1.GetMessageReceiptsRequest{Id: urgent.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 type Message struct {
 	ID          string   `json:"id"`
 	From        string   `json:"from"`
+	SenderKind  string   `json:"sender_kind"` // agent, person, admin or hub: who sent it, whatever the body claims
 	To          []string `json:"to,omitempty"`
 	Channel     string   `json:"channel,omitempty"`
 	Body        string   `json:"body"`
@@ -65,6 +66,7 @@ func fromMessage(m *hubv1.Message) Message {
 	return Message{
 		ID:          m.GetId(),
 		From:        m.GetFrom(),
+		SenderKind:  SenderKind(m),
 		To:          m.GetTo(),
 		Channel:     m.GetChannel(),
 		Body:        m.GetBody(),
@@ -135,11 +137,28 @@ func formatTime(ts *timestamppb.Timestamp) string {
 	return ts.AsTime().Local().Format(time.RFC3339)
 }
 
+// SenderKind names the kind of principal m came from (agent, person,
+// admin, hub), as the hub recorded it when m was posted; "unknown" from a
+// hub that does not say.
+func SenderKind(m *hubv1.Message) string {
+	if k := m.GetSenderKind(); k != hubv1.SenderKind_SENDER_KIND_UNSPECIFIED {
+		return strings.ToLower(strings.TrimPrefix(k.String(), "SENDER_KIND_"))
+	}
+	return "unknown"
+}
+
+// SenderLabel is how every text an agent reads names m's sender: its name
+// and its kind, "pat (person)", "bob (agent)". Names hold no spaces or
+// parentheses, so no sender can write another kind into its name.
+func SenderLabel(m *hubv1.Message) string { return label(m.GetFrom(), SenderKind(m)) }
+
+func label(from, kind string) string { return from + " (" + kind + ")" }
+
 // renderMessages writes one line per message for the text content, so a
 // client that shows only text still gives the model every body.
 func renderMessages(sb *strings.Builder, ms []Message) {
 	for _, m := range ms {
-		fmt.Fprintf(sb, "\n[%s] %s", m.ID, m.From)
+		fmt.Fprintf(sb, "\n[%s] %s", m.ID, label(m.From, m.SenderKind))
 		switch {
 		case m.Channel != "":
 			fmt.Fprintf(sb, " in %s", m.Channel)

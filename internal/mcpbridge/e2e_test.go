@@ -24,6 +24,7 @@ type e2eHub struct {
 	bin        string
 	grpc, http string
 	admin      hubv1.AdminServiceClient
+	asAdmin    hubv1.AgentServiceClient // with the admin token: the calls agents and the admin both make
 	adminToken string
 }
 
@@ -106,7 +107,7 @@ func startHubProcess(t *testing.T) *e2eHub {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &e2eHub{bin: bin, grpc: a[0], http: a[1], admin: hubv1.NewAdminServiceClient(conn), adminToken: strings.TrimSpace(string(tok))}
+	return &e2eHub{bin: bin, grpc: a[0], http: a[1], admin: hubv1.NewAdminServiceClient(conn), asAdmin: hubv1.NewAgentServiceClient(conn), adminToken: strings.TrimSpace(string(tok))}
 }
 
 func (h *e2eHub) ctx() context.Context {

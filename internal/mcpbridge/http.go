@@ -75,6 +75,10 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 	return &HTTPHandler{handler: requireToken(mcpHandler), sessions: sessions, gate: opts.Gate, client: client, log: opts.Logger}
 }
 
+// sessionAdmission is the RPC whose admission a session's opening takes:
+// a session acts as one agent, whose status is the first thing it reads.
+const sessionAdmission = hubv1.AgentService_GetStatus_FullMethodName
+
 // tokenUser is the user a session belongs to: the token's SHA-256, so the
 // token itself is not kept in the session table.
 func tokenUser(token string) string {
@@ -99,7 +103,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if token == "" || (h.gate != nil && sid == "" && r.Method == http.MethodPost) {
 		var err error
 		if h.gate != nil {
-			_, err = h.gate.Authorize(r.Context(), admission.Agent, token)
+			_, err = h.gate.AuthorizeFor(r.Context(), sessionAdmission, token)
 		} else if token == "" {
 			err = status.Error(codes.Unauthenticated, "missing token: send \"Authorization: Bearer <agent token>\"")
 		}

@@ -17,7 +17,7 @@ import (
 // receipt returns agent's receipt of message id, as the admin sees it.
 func (h *testHub) receipt(tb testing.TB, id, agent string) *hubv1.Receipt {
 	tb.Helper()
-	r, err := h.admin.GetMessageReceipts(h.adminCtx(), &hubv1.AdminGetMessageReceiptsRequest{Id: id})
+	r, err := hubv1.NewAgentServiceClient(h.Conn()).GetMessageReceipts(h.adminCtx(), &hubv1.GetMessageReceiptsRequest{Id: id})
 	if err != nil {
 		tb.Fatalf("receipts of %s: %v", id, err)
 	}
@@ -91,7 +91,7 @@ func TestChannelPushNotTakenStaysQueued(t *testing.T) {
 	go func() {
 		done <- mcpbridge.Run(ctx, &refusingTransport{Transport: st, refused: refused}, h.GRPCAddress(), bobTok, mcpbridge.Options{Channel: true})
 	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil).Connect(ctx, ct, legacyHandshake)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code"}, nil).Connect(ctx, ct, legacyHandshake)
 	if err != nil {
 		t.Fatal(err)
 	}

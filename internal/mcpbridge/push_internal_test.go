@@ -22,16 +22,16 @@ func TestChannelNotificationNamesKindAndPulse(t *testing.T) {
 		kind   string
 		pulse  bool
 	}{
-		{"pulse", []Message{{ID: "7", From: "orchestrator", To: []string{"bob"}, Kind: "pulse", Body: "beat 3"}},
-			"A pulse from agent orchestrator via Agent Hub", "pulse", true},
-		{"nudge", []Message{{ID: "8", From: "orchestrator", To: []string{"bob"}, Kind: "nudge", Body: "log a reflection"}},
-			"A nudge from agent orchestrator via Agent Hub", "nudge", false},
-		{"channel message", []Message{{ID: "9", From: "alice", Channel: "#ops", Body: "deploying"}},
+		{"pulse", []Message{{ID: "7", From: "orchestrator", SenderKind: "hub", To: []string{"bob"}, Kind: "pulse", Body: "beat 3"}},
+			"A pulse from orchestrator (hub) via Agent Hub", "pulse", true},
+		{"nudge", []Message{{ID: "8", From: "orchestrator", SenderKind: "hub", To: []string{"bob"}, Kind: "nudge", Body: "log a reflection"}},
+			"A nudge from orchestrator (hub) via Agent Hub", "nudge", false},
+		{"channel message", []Message{{ID: "9", From: "alice", SenderKind: "agent", Channel: "#ops", Body: "deploying"}},
 			"A message from agent alice via Agent Hub", "message", false},
 		{"mixed batch", []Message{
-			{ID: "10", From: "alice", To: []string{"bob"}, Body: "hi"},
-			{ID: "11", From: "orchestrator", To: []string{"bob"}, Kind: "pulse", Body: "beat 4"},
-		}, "2 messages from agents alice, orchestrator via Agent Hub", "message,pulse", true},
+			{ID: "10", From: "alice", SenderKind: "agent", To: []string{"bob"}, Body: "hi"},
+			{ID: "11", From: "orchestrator", SenderKind: "hub", To: []string{"bob"}, Kind: "pulse", Body: "beat 4"},
+		}, "2 messages from alice (agent), orchestrator (hub) via Agent Hub", "message,pulse", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

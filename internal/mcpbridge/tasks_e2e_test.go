@@ -24,11 +24,11 @@ func TestEndToEndTaskLoop(t *testing.T) {
 	ben, _ := h.mcpProcess(t, h.createAgent(t, "ben"))
 	cat, _ := h.mcpProcess(t, h.createAgent(t, "cat"))
 
-	first, err := h.admin.CreateTask(h.ctx(), &hubv1.AdminCreateTaskRequest{Task: &hubv1.TaskSpec{Title: "write the parser"}})
+	first, err := h.asAdmin.CreateTask(h.ctx(), &hubv1.CreateTaskRequest{Task: &hubv1.TaskSpec{Title: "write the parser"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := h.admin.CreateTask(h.ctx(), &hubv1.AdminCreateTaskRequest{Task: &hubv1.TaskSpec{Title: "test the parser", DependsOn: []string{first.GetTask().GetId()}}})
+	second, err := h.asAdmin.CreateTask(h.ctx(), &hubv1.CreateTaskRequest{Task: &hubv1.TaskSpec{Title: "test the parser", DependsOn: []string{first.GetTask().GetId()}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestEndToEndTaskLoop(t *testing.T) {
 	if n := h.parked(t); n != 1 {
 		t.Errorf("%d next_task calls parked after one was served, want the other one still parked", n)
 	}
-	third, err := h.admin.CreateTask(h.ctx(), &hubv1.AdminCreateTaskRequest{Task: &hubv1.TaskSpec{Title: "document the parser"}})
+	third, err := h.asAdmin.CreateTask(h.ctx(), &hubv1.CreateTaskRequest{Task: &hubv1.TaskSpec{Title: "document the parser"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,15 +69,6 @@ func (a *AdminServer) EndDeepWork(ctx context.Context, req *hubv1.EndDeepWorkReq
 	return &hubv1.EndDeepWorkResponse{DeepWork: p}, nil
 }
 
-// ListChannels implements hubv1.AdminServiceServer.
-func (a *AdminServer) ListChannels(ctx context.Context, req *hubv1.AdminListChannelsRequest) (*hubv1.AdminListChannelsResponse, error) {
-	cs, err := a.s.svc.Messages.ListChannels(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.AdminListChannelsResponse{Channels: channelsToProto(hub.InProject(cs, req.GetProject(), hub.ChannelProject))}, nil
-}
-
 func channelsToProto(cs []hub.ChannelSummary) []*hubv1.Channel {
 	out := make([]*hubv1.Channel, len(cs))
 	for i, c := range cs {

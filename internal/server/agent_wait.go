@@ -24,7 +24,7 @@ func (s *Server) agentServiceDesc() *grpc.ServiceDesc {
 }
 
 // waitForMessages is the gRPC method handler of WaitForMessages, the call
-// whose admission parks (admission table). A parked call holds its
+// whose admission parks (its option in the protos). A parked call holds its
 // goroutine's stack at the size it grew to, and both gRPC's reading of the
 // request and the interceptors with the wait's reply above them grow it
 // past 4 KiB. So the request is read and admitted (the gate's Admit, as

@@ -64,7 +64,14 @@ func messageToProto(m *hub.Message) *hubv1.Message {
 		Priority:    hubv1.Priority(m.Priority),
 		AckRequired: m.AckRequired,
 		Project:     hub.ProjectOr(m.Project),
+		SenderKind:  senderKinds[m.SenderKind],
 	}
+}
+
+// senderKinds are the API's names of the kinds of sender.
+var senderKinds = map[hub.SenderKind]hubv1.SenderKind{
+	hub.ByAgent: hubv1.SenderKind_SENDER_KIND_AGENT, hub.ByPerson: hubv1.SenderKind_SENDER_KIND_PERSON,
+	hub.ByAdmin: hubv1.SenderKind_SENDER_KIND_ADMIN, hub.ByHub: hubv1.SenderKind_SENDER_KIND_HUB,
 }
 
 func messagesToProto(ms []*hub.Message) []*hubv1.Message {

@@ -20,22 +20,15 @@ func (a *AgentServer) AcknowledgeMessage(ctx context.Context, req *hubv1.Acknowl
 	return &hubv1.AcknowledgeMessageResponse{Acks: out}, nil
 }
 
-// GetMessageReceipts implements hubv1.AgentServiceServer.
+// GetMessageReceipts implements hubv1.AgentServiceServer: the receipts
+// of a message the agent sent or received, of any message for the admin
+// (no caller).
 func (a *AgentServer) GetMessageReceipts(ctx context.Context, req *hubv1.GetMessageReceiptsRequest) (*hubv1.GetMessageReceiptsResponse, error) {
 	m, rs, err := a.s.svc.Receipts.Get(ctx, Caller(ctx), req.GetId())
 	if err != nil {
 		return nil, err
 	}
 	return &hubv1.GetMessageReceiptsResponse{Message: messageToProto(m), Receipts: receiptsToProto(rs)}, nil
-}
-
-// GetMessageReceipts implements hubv1.AdminServiceServer.
-func (a *AdminServer) GetMessageReceipts(ctx context.Context, req *hubv1.AdminGetMessageReceiptsRequest) (*hubv1.AdminGetMessageReceiptsResponse, error) {
-	m, rs, err := a.s.svc.Receipts.Get(ctx, nil, req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.AdminGetMessageReceiptsResponse{Message: messageToProto(m), Receipts: receiptsToProto(rs)}, nil
 }
 
 // ConfirmDelivery implements hubv1.AgentServiceServer.

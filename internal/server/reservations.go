@@ -11,30 +11,30 @@ import (
 
 // Handlers of path reservations (agents) and their administration.
 
-// ReservePaths implements hubv1.AgentServiceServer.
+// ReservePaths implements hubv1.AgentServiceServer: for the agent itself,
+// or for the agent the admin names.
 func (a *AgentServer) ReservePaths(ctx context.Context, req *hubv1.ReservePathsRequest) (*hubv1.ReservePathsResponse, error) {
 	r, err := reservationRequest(req.GetPaths(), req.GetMode(), req.GetTtlSeconds(), req.GetReason())
 	if err != nil {
 		return nil, err
 	}
-	rs, cs, err := a.s.svc.Reservations.ReservePaths(ctx, Caller(ctx), r)
+	if err := adminField(ctx, "agent", req.GetAgent() != ""); err != nil {
+		return nil, err
+	}
+	var rs []*hub.Reservation
+	var cs []hub.Conflict
+	if caller := Caller(ctx); caller != nil {
+		rs, cs, err = a.s.svc.Reservations.ReservePaths(ctx, caller, r)
+	} else {
+		if req.GetAgent() == "" {
+			return nil, hub.Errorf(hub.EINVALID, "agent is empty: the admin names the agent the reservations are for")
+		}
+		rs, cs, err = a.s.svc.Reservations.ReservePathsFor(ctx, req.GetAgent(), r)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &hubv1.ReservePathsResponse{Reservations: reservationsToProto(rs), Conflicts: conflictsToProto(cs)}, nil
-}
-
-// ReservePaths implements hubv1.AdminServiceServer.
-func (a *AdminServer) ReservePaths(ctx context.Context, req *hubv1.AdminReservePathsRequest) (*hubv1.AdminReservePathsResponse, error) {
-	r, err := reservationRequest(req.GetPaths(), req.GetMode(), req.GetTtlSeconds(), req.GetReason())
-	if err != nil {
-		return nil, err
-	}
-	rs, cs, err := a.s.svc.Reservations.ReservePathsFor(ctx, req.GetAgent(), r)
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.AdminReservePathsResponse{Reservations: reservationsToProto(rs), Conflicts: conflictsToProto(cs)}, nil
 }
 
 // reservationRequest converts the fields of a reservation request; the
@@ -79,22 +79,17 @@ func (a *AgentServer) ReleasePaths(ctx context.Context, req *hubv1.ReleasePathsR
 
 // ListReservations implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListReservations(ctx context.Context, req *hubv1.ListReservationsRequest) (*hubv1.ListReservationsResponse, error) {
+	project, err := callerProject(ctx, req.GetProject())
+	if err != nil {
+		return nil, err
+	}
 	rs, err := a.s.svc.Reservations.ListReservations(ctx, hub.ReservationFilter{
-		Project: hub.ProjectOr(Caller(ctx).Project), Agent: req.GetAgent(), Paths: req.GetPaths(),
+		Project: project, Agent: req.GetAgent(), Paths: req.GetPaths(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &hubv1.ListReservationsResponse{Reservations: reservationsToProto(rs)}, nil
-}
-
-// ListReservations implements hubv1.AdminServiceServer.
-func (a *AdminServer) ListReservations(ctx context.Context, req *hubv1.AdminListReservationsRequest) (*hubv1.AdminListReservationsResponse, error) {
-	rs, err := a.s.svc.Reservations.ListReservations(ctx, hub.ReservationFilter{Project: req.GetProject(), Agent: req.GetAgent(), Paths: req.GetPaths()})
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.AdminListReservationsResponse{Reservations: reservationsToProto(rs)}, nil
 }
 
 // ForceReleaseReservation implements hubv1.AdminServiceServer.

@@ -51,7 +51,7 @@ func TestReservePathsRaceHasOneWinner(t *testing.T) {
 		if winners != 1 || refused != n-1 {
 			t.Fatalf("round %d (%s): %d winners, %d refused; want exactly 1 and %d", round, glob, winners, refused, n-1)
 		}
-		list, err := r.admin.ListReservations(r.adm, &hubv1.AdminListReservationsRequest{Paths: []string{glob}})
+		list, err := r.agent.ListReservations(r.adm, &hubv1.ListReservationsRequest{Paths: []string{glob}})
 		if err != nil || len(list.GetReservations()) != 1 {
 			t.Fatalf("round %d: %d reservations stored (%v), want 1", round, len(list.GetReservations()), err)
 		}
@@ -123,16 +123,16 @@ func TestWholeProjectReservationIsTheAdmins(t *testing.T) {
 	if _, err := r.agent.ReservePaths(alice, &hubv1.ReservePathsRequest{Paths: []string{"**"}, Mode: "shared"}); err != nil {
 		t.Errorf("agent reserves ** shared: %v", err)
 	}
-	_, err = r.admin.ReservePaths(alice, &hubv1.AdminReservePathsRequest{Agent: "alice", Paths: []string{"**"}})
-	wantStatus(t, "agent token on the admin's ReservePaths", err, codes.PermissionDenied, "admin token")
-	res, err := r.admin.ReservePaths(r.adm, &hubv1.AdminReservePathsRequest{Agent: "alice", Paths: []string{"."}, TtlSeconds: 600, Reason: "freeze"})
+	_, err = r.agent.ReservePaths(alice, &hubv1.ReservePathsRequest{Agent: "alice", Paths: []string{"**"}})
+	wantStatus(t, "an agent naming the agent as the admin does", err, codes.PermissionDenied, "agent is the admin's to give")
+	res, err := r.agent.ReservePaths(r.adm, &hubv1.ReservePathsRequest{Agent: "alice", Paths: []string{"."}, TtlSeconds: 600, Reason: "freeze"})
 	if err != nil || len(res.GetReservations()) != 1 || res.GetReservations()[0].GetPattern() != "**" || res.GetReservations()[0].GetMode() != "exclusive" {
 		t.Fatalf("admin reserves . for alice = %v, %v; want ** exclusive (renewing her shared one)", res, err)
 	}
-	_, err = r.admin.ReservePaths(r.adm, &hubv1.AdminReservePathsRequest{Agent: "nobody", Paths: []string{"**"}})
+	_, err = r.agent.ReservePaths(r.adm, &hubv1.ReservePathsRequest{Agent: "nobody", Paths: []string{"**"}})
 	wantStatus(t, "unknown agent", err, codes.NotFound, "nobody")
-	_, err = r.admin.ReservePaths(r.adm, &hubv1.AdminReservePathsRequest{Agent: "alice", Paths: []string{"x"}, TtlSeconds: -1})
+	_, err = r.agent.ReservePaths(r.adm, &hubv1.ReservePathsRequest{Agent: "alice", Paths: []string{"x"}, TtlSeconds: -1})
 	wantStatus(t, "negative ttl", err, codes.InvalidArgument, "ttl_seconds")
-	_, err = r.admin.ReservePaths(r.adm, &hubv1.AdminReservePathsRequest{Agent: "alice", Paths: []string{"a*b*c*d*e*f"}})
+	_, err = r.agent.ReservePaths(r.adm, &hubv1.ReservePathsRequest{Agent: "alice", Paths: []string{"a*b*c*d*e*f"}})
 	wantStatus(t, "six stars", err, codes.InvalidArgument, "the limit is 4 per segment")
 }

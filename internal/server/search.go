@@ -7,24 +7,30 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// SearchMessages implements hubv1.AgentServiceServer.
+// SearchMessages implements hubv1.AgentServiceServer: the messages the
+// agent sent or received, or, for the admin, every message (of the agent
+// and the project it names).
 func (a *AgentServer) SearchMessages(ctx context.Context, req *hubv1.SearchMessagesRequest) (*hubv1.SearchMessagesResponse, error) {
-	hits, next, err := a.s.svc.Messages.Search(ctx, Caller(ctx), searchRequest(req))
+	if err := adminField(ctx, "agent", req.GetAgent() != ""); err != nil {
+		return nil, err
+	}
+	if err := adminField(ctx, "project", req.GetProject() != ""); err != nil {
+		return nil, err
+	}
+	var hits []hub.SearchHit
+	var next string
+	var err error
+	if caller := Caller(ctx); caller != nil {
+		hits, next, err = a.s.svc.Messages.Search(ctx, caller, searchRequest(req))
+	} else {
+		r := searchRequest(req)
+		r.Agent, r.Project = req.GetAgent(), req.GetProject()
+		hits, next, err = a.s.svc.Messages.AdminSearch(ctx, r)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &hubv1.SearchMessagesResponse{Hits: hitsToProto(hits), NextPageToken: next}, nil
-}
-
-// SearchMessages implements hubv1.AdminServiceServer.
-func (a *AdminServer) SearchMessages(ctx context.Context, req *hubv1.AdminSearchMessagesRequest) (*hubv1.AdminSearchMessagesResponse, error) {
-	r := searchRequest(req.GetSearch())
-	r.Agent, r.Project = req.GetAgent(), req.GetProject()
-	hits, next, err := a.s.svc.Messages.AdminSearch(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.AdminSearchMessagesResponse{Hits: hitsToProto(hits), NextPageToken: next}, nil
 }
 
 func searchRequest(req *hubv1.SearchMessagesRequest) hub.SearchRequest {

@@ -104,6 +104,29 @@ func Caller(ctx context.Context) *hub.Agent {
 	return a
 }
 
+// adminField refuses a field of a call agents and the admin both make
+// that only the admin may give (given reports it is set): an agent's call
+// acts as the agent, in its own project.
+func adminField(ctx context.Context, name string, given bool) error {
+	if given && Caller(ctx) != nil {
+		return hub.Errorf(hub.EPERMISSION, "%s is the admin's to give: an agent's call acts as the agent, in its own project; leave %s empty", name, name)
+	}
+	return nil
+}
+
+// callerProject is the project a call agents and the admin both make
+// reads: the agent's own, or the one the admin names (project, "" every
+// project); an agent naming one is refused (adminField).
+func callerProject(ctx context.Context, project string) (string, error) {
+	if err := adminField(ctx, "project", project != ""); err != nil {
+		return "", err
+	}
+	if c := Caller(ctx); c != nil {
+		return hub.ProjectOr(c.Project), nil
+	}
+	return project, nil
+}
+
 // WithCaller returns ctx carrying the authenticated agent (for tests and
 // in-process callers).
 func WithCaller(ctx context.Context, a *hub.Agent) context.Context {

@@ -15,7 +15,7 @@ import (
 // runs: an unauthenticated client costs the hub a few KB per attempt at
 // most. The check is the gate's Precheck for the caller the method's
 // admission names (a join code for JoinHub, under the join budgets); a
-// method the admission table does not know is refused. The interceptors
+// method that declares no admission is refused. The interceptors
 // then make the full check. Install it with grpc.InTapHandle.
 func (s *Server) TapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
 	rule, ok := admission.Lookup(info.FullMethodName)

@@ -138,7 +138,10 @@ func (a *AgentServer) CreateTask(ctx context.Context, req *hubv1.CreateTaskReque
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.s.svc.Tasks.Create(ctx, Caller(ctx), "", spec)
+	if err := adminField(ctx, "project", req.GetProject() != ""); err != nil {
+		return nil, err
+	}
+	t, err := a.s.svc.Tasks.Create(ctx, Caller(ctx), req.GetProject(), spec)
 	if err != nil {
 		return nil, err
 	}
@@ -147,16 +150,31 @@ func (a *AgentServer) CreateTask(ctx context.Context, req *hubv1.CreateTaskReque
 
 // ListTasks implements hubv1.AgentServiceServer.
 func (a *AgentServer) ListTasks(ctx context.Context, req *hubv1.ListTasksRequest) (*hubv1.ListTasksResponse, error) {
-	return a.s.listTasks(ctx, hub.ProjectOr(Caller(ctx).Project), req.GetState(), req.GetReady(), req.GetLabel(), req.GetAfterId(), req.GetLimit(), time.Time{})
+	project, err := callerProject(ctx, req.GetProject())
+	if err != nil {
+		return nil, err
+	}
+	var since time.Time
+	if s := req.GetUpdatedSince(); s != "" {
+		if since, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			return nil, hub.Errorf(hub.EINVALID, "updated_since %q is not a time: expected RFC 3339, such as 2026-01-02T15:04:05.123Z", s)
+		}
+	}
+	return a.s.listTasks(ctx, project, req.GetState(), req.GetReady(), req.GetLabel(), req.GetAfterId(), req.GetLimit(), since)
 }
 
-// GetTask implements hubv1.AgentServiceServer.
+// GetTask implements hubv1.AgentServiceServer: a task of the agent's
+// project, or any task for the admin.
 func (a *AgentServer) GetTask(ctx context.Context, req *hubv1.GetTaskRequest) (*hubv1.GetTaskResponse, error) {
 	id, err := hub.ParseTaskID("id", req.GetId())
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.s.svc.Tasks.Get(ctx, hub.ProjectOr(Caller(ctx).Project), id)
+	project := "" // the admin: every project
+	if c := Caller(ctx); c != nil {
+		project = hub.ProjectOr(c.Project)
+	}
+	t, err := a.s.svc.Tasks.Get(ctx, project, id)
 	if err != nil {
 		return nil, err
 	}
@@ -233,61 +251,6 @@ func (a *AgentServer) BlockTask(ctx context.Context, req *hubv1.BlockTaskRequest
 		return nil, err
 	}
 	return &hubv1.BlockTaskResponse{Task: taskToProto(t)}, nil
-}
-
-// CreateTask implements hubv1.AdminServiceServer.
-func (a *AdminServer) CreateTask(ctx context.Context, req *hubv1.AdminCreateTaskRequest) (*hubv1.CreateTaskResponse, error) {
-	spec, err := specFromProto(req.GetTask())
-	if err != nil {
-		return nil, err
-	}
-	t, err := a.s.svc.Tasks.Create(ctx, nil, req.GetProject(), spec)
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.CreateTaskResponse{Task: taskToProto(t)}, nil
-}
-
-// ListTasks implements hubv1.AdminServiceServer.
-func (a *AdminServer) ListTasks(ctx context.Context, req *hubv1.AdminListTasksRequest) (*hubv1.ListTasksResponse, error) {
-	var since time.Time
-	if s := req.GetUpdatedSince(); s != "" {
-		var err error
-		if since, err = time.Parse(time.RFC3339Nano, s); err != nil {
-			return nil, hub.Errorf(hub.EINVALID, "updated_since %q is not a time: expected RFC 3339, such as 2026-01-02T15:04:05.123Z", s)
-		}
-	}
-	return a.s.listTasks(ctx, req.GetProject(), req.GetState(), req.GetReady(), req.GetLabel(), req.GetAfterId(), req.GetLimit(), since)
-}
-
-// GetTask implements hubv1.AdminServiceServer.
-func (a *AdminServer) GetTask(ctx context.Context, req *hubv1.GetTaskRequest) (*hubv1.GetTaskResponse, error) {
-	id, err := hub.ParseTaskID("id", req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	t, err := a.s.svc.Tasks.Get(ctx, "", id)
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.GetTaskResponse{Task: taskToProto(t)}, nil
-}
-
-// UpdateTask implements hubv1.AdminServiceServer.
-func (a *AdminServer) UpdateTask(ctx context.Context, req *hubv1.AdminUpdateTaskRequest) (*hubv1.UpdateTaskResponse, error) {
-	id, err := hub.ParseTaskID("id", req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	p, err := patchFromProto(req.GetTask(), req.GetUpdateMask())
-	if err != nil {
-		return nil, err
-	}
-	t, _, err := a.s.svc.Tasks.Update(ctx, nil, id, p)
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.UpdateTaskResponse{Task: taskToProto(t)}, nil
 }
 
 // ImportTasks implements hubv1.AdminServiceServer.

@@ -3105,96 +3105,6 @@ func (x *ListAgentOverviewsResponse) GetAgents() []*AgentOverview {
 	return nil
 }
 
-type AdminListChannelsRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only this project's channels.
-	Project       string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListChannelsRequest) Reset() {
-	*x = AdminListChannelsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[59]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListChannelsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListChannelsRequest) ProtoMessage() {}
-
-func (x *AdminListChannelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[59]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListChannelsRequest.ProtoReflect.Descriptor instead.
-func (*AdminListChannelsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{59}
-}
-
-func (x *AdminListChannelsRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-type AdminListChannelsResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// By name; joined is always false (the admin is no member).
-	Channels      []*Channel `protobuf:"bytes,1,rep,name=channels,proto3" json:"channels,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListChannelsResponse) Reset() {
-	*x = AdminListChannelsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[60]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListChannelsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListChannelsResponse) ProtoMessage() {}
-
-func (x *AdminListChannelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[60]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListChannelsResponse.ProtoReflect.Descriptor instead.
-func (*AdminListChannelsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{60}
-}
-
-func (x *AdminListChannelsResponse) GetChannels() []*Channel {
-	if x != nil {
-		return x.Channels
-	}
-	return nil
-}
-
 type PruneMessagesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Messages created before this time are deleted (with their deliveries).
@@ -3205,7 +3115,7 @@ type PruneMessagesRequest struct {
 
 func (x *PruneMessagesRequest) Reset() {
 	*x = PruneMessagesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[61]
+	mi := &file_hub_v1_admin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3217,7 +3127,7 @@ func (x *PruneMessagesRequest) String() string {
 func (*PruneMessagesRequest) ProtoMessage() {}
 
 func (x *PruneMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[61]
+	mi := &file_hub_v1_admin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3230,7 +3140,7 @@ func (x *PruneMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PruneMessagesRequest.ProtoReflect.Descriptor instead.
 func (*PruneMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{61}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PruneMessagesRequest) GetBefore() *timestamppb.Timestamp {
@@ -3250,7 +3160,7 @@ type PruneMessagesResponse struct {
 
 func (x *PruneMessagesResponse) Reset() {
 	*x = PruneMessagesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[62]
+	mi := &file_hub_v1_admin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3262,7 +3172,7 @@ func (x *PruneMessagesResponse) String() string {
 func (*PruneMessagesResponse) ProtoMessage() {}
 
 func (x *PruneMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[62]
+	mi := &file_hub_v1_admin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3275,7 +3185,7 @@ func (x *PruneMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PruneMessagesResponse.ProtoReflect.Descriptor instead.
 func (*PruneMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{62}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PruneMessagesResponse) GetDeleted() int64 {
@@ -3283,113 +3193,6 @@ func (x *PruneMessagesResponse) GetDeleted() int64 {
 		return x.Deleted
 	}
 	return 0
-}
-
-type AdminListReservationsRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only this agent's reservations.
-	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
-	// Only reservations overlapping one of these paths or globs.
-	Paths []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
-	// Only this project's reservations.
-	Project       string `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListReservationsRequest) Reset() {
-	*x = AdminListReservationsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[63]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListReservationsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListReservationsRequest) ProtoMessage() {}
-
-func (x *AdminListReservationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[63]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListReservationsRequest.ProtoReflect.Descriptor instead.
-func (*AdminListReservationsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{63}
-}
-
-func (x *AdminListReservationsRequest) GetAgent() string {
-	if x != nil {
-		return x.Agent
-	}
-	return ""
-}
-
-func (x *AdminListReservationsRequest) GetPaths() []string {
-	if x != nil {
-		return x.Paths
-	}
-	return nil
-}
-
-func (x *AdminListReservationsRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-type AdminListReservationsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Reservations  []*Reservation         `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListReservationsResponse) Reset() {
-	*x = AdminListReservationsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[64]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListReservationsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListReservationsResponse) ProtoMessage() {}
-
-func (x *AdminListReservationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[64]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListReservationsResponse.ProtoReflect.Descriptor instead.
-func (*AdminListReservationsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{64}
-}
-
-func (x *AdminListReservationsResponse) GetReservations() []*Reservation {
-	if x != nil {
-		return x.Reservations
-	}
-	return nil
 }
 
 type ForceReleaseReservationRequest struct {
@@ -3403,7 +3206,7 @@ type ForceReleaseReservationRequest struct {
 
 func (x *ForceReleaseReservationRequest) Reset() {
 	*x = ForceReleaseReservationRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	mi := &file_hub_v1_admin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3415,7 +3218,7 @@ func (x *ForceReleaseReservationRequest) String() string {
 func (*ForceReleaseReservationRequest) ProtoMessage() {}
 
 func (x *ForceReleaseReservationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	mi := &file_hub_v1_admin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3428,7 +3231,7 @@ func (x *ForceReleaseReservationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForceReleaseReservationRequest.ProtoReflect.Descriptor instead.
 func (*ForceReleaseReservationRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{65}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ForceReleaseReservationRequest) GetId() string {
@@ -3454,7 +3257,7 @@ type ForceReleaseReservationResponse struct {
 
 func (x *ForceReleaseReservationResponse) Reset() {
 	*x = ForceReleaseReservationResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	mi := &file_hub_v1_admin_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3466,7 +3269,7 @@ func (x *ForceReleaseReservationResponse) String() string {
 func (*ForceReleaseReservationResponse) ProtoMessage() {}
 
 func (x *ForceReleaseReservationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	mi := &file_hub_v1_admin_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3479,146 +3282,12 @@ func (x *ForceReleaseReservationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForceReleaseReservationResponse.ProtoReflect.Descriptor instead.
 func (*ForceReleaseReservationResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{66}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ForceReleaseReservationResponse) GetReleased() *Reservation {
 	if x != nil {
 		return x.Released
-	}
-	return nil
-}
-
-type AdminReservePathsRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The agent the reservations are for: they are its own, in its project.
-	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
-	// Paths or globs relative to the project root, as in the agent's ReservePaths.
-	Paths []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
-	// exclusive (default) or shared.
-	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
-	// Lease in seconds: 10 to 86400, 0 for the default 1800 (30 min).
-	TtlSeconds    int64  `protobuf:"varint,4,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminReservePathsRequest) Reset() {
-	*x = AdminReservePathsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminReservePathsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminReservePathsRequest) ProtoMessage() {}
-
-func (x *AdminReservePathsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminReservePathsRequest.ProtoReflect.Descriptor instead.
-func (*AdminReservePathsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
-}
-
-func (x *AdminReservePathsRequest) GetAgent() string {
-	if x != nil {
-		return x.Agent
-	}
-	return ""
-}
-
-func (x *AdminReservePathsRequest) GetPaths() []string {
-	if x != nil {
-		return x.Paths
-	}
-	return nil
-}
-
-func (x *AdminReservePathsRequest) GetMode() string {
-	if x != nil {
-		return x.Mode
-	}
-	return ""
-}
-
-func (x *AdminReservePathsRequest) GetTtlSeconds() int64 {
-	if x != nil {
-		return x.TtlSeconds
-	}
-	return 0
-}
-
-func (x *AdminReservePathsRequest) GetReason() string {
-	if x != nil {
-		return x.Reason
-	}
-	return ""
-}
-
-type AdminReservePathsResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The agent's reservations made or renewed.
-	Reservations []*Reservation `protobuf:"bytes,1,rep,name=reservations,proto3" json:"reservations,omitempty"`
-	// Other agents' reservations overlapping them.
-	Conflicts     []*ReservationConflict `protobuf:"bytes,2,rep,name=conflicts,proto3" json:"conflicts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminReservePathsResponse) Reset() {
-	*x = AdminReservePathsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminReservePathsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminReservePathsResponse) ProtoMessage() {}
-
-func (x *AdminReservePathsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminReservePathsResponse.ProtoReflect.Descriptor instead.
-func (*AdminReservePathsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
-}
-
-func (x *AdminReservePathsResponse) GetReservations() []*Reservation {
-	if x != nil {
-		return x.Reservations
-	}
-	return nil
-}
-
-func (x *AdminReservePathsResponse) GetConflicts() []*ReservationConflict {
-	if x != nil {
-		return x.Conflicts
 	}
 	return nil
 }
@@ -3641,7 +3310,7 @@ type CreateJoinCodeRequest struct {
 
 func (x *CreateJoinCodeRequest) Reset() {
 	*x = CreateJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3653,7 +3322,7 @@ func (x *CreateJoinCodeRequest) String() string {
 func (*CreateJoinCodeRequest) ProtoMessage() {}
 
 func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3666,7 +3335,7 @@ func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CreateJoinCodeRequest) GetRole() string {
@@ -3715,7 +3384,7 @@ type CreateJoinCodeResponse struct {
 
 func (x *CreateJoinCodeResponse) Reset() {
 	*x = CreateJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3727,7 +3396,7 @@ func (x *CreateJoinCodeResponse) String() string {
 func (*CreateJoinCodeResponse) ProtoMessage() {}
 
 func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3740,7 +3409,7 @@ func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *CreateJoinCodeResponse) GetJoinCode() *JoinCode {
@@ -3765,7 +3434,7 @@ type ListJoinCodesRequest struct {
 
 func (x *ListJoinCodesRequest) Reset() {
 	*x = ListJoinCodesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3777,7 +3446,7 @@ func (x *ListJoinCodesRequest) String() string {
 func (*ListJoinCodesRequest) ProtoMessage() {}
 
 func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3790,7 +3459,7 @@ func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesRequest.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{65}
 }
 
 type ListJoinCodesResponse struct {
@@ -3802,7 +3471,7 @@ type ListJoinCodesResponse struct {
 
 func (x *ListJoinCodesResponse) Reset() {
 	*x = ListJoinCodesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3814,7 +3483,7 @@ func (x *ListJoinCodesResponse) String() string {
 func (*ListJoinCodesResponse) ProtoMessage() {}
 
 func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3827,7 +3496,7 @@ func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesResponse.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListJoinCodesResponse) GetJoinCodes() []*JoinCode {
@@ -3846,7 +3515,7 @@ type RevokeJoinCodeRequest struct {
 
 func (x *RevokeJoinCodeRequest) Reset() {
 	*x = RevokeJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3858,7 +3527,7 @@ func (x *RevokeJoinCodeRequest) String() string {
 func (*RevokeJoinCodeRequest) ProtoMessage() {}
 
 func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3871,7 +3540,7 @@ func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *RevokeJoinCodeRequest) GetId() string {
@@ -3890,7 +3559,7 @@ type RevokeJoinCodeResponse struct {
 
 func (x *RevokeJoinCodeResponse) Reset() {
 	*x = RevokeJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3902,7 +3571,7 @@ func (x *RevokeJoinCodeResponse) String() string {
 func (*RevokeJoinCodeResponse) ProtoMessage() {}
 
 func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3915,223 +3584,12 @@ func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *RevokeJoinCodeResponse) GetJoinCode() *JoinCode {
 	if x != nil {
 		return x.JoinCode
-	}
-	return nil
-}
-
-type AdminSearchMessagesRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The query and filters, as for an agent (AgentService.SearchMessages).
-	Search *SearchMessagesRequest `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
-	// Only messages delivered to this agent.
-	Agent string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
-	// Only this project's messages.
-	Project       string `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminSearchMessagesRequest) Reset() {
-	*x = AdminSearchMessagesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminSearchMessagesRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminSearchMessagesRequest) ProtoMessage() {}
-
-func (x *AdminSearchMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminSearchMessagesRequest.ProtoReflect.Descriptor instead.
-func (*AdminSearchMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
-}
-
-func (x *AdminSearchMessagesRequest) GetSearch() *SearchMessagesRequest {
-	if x != nil {
-		return x.Search
-	}
-	return nil
-}
-
-func (x *AdminSearchMessagesRequest) GetAgent() string {
-	if x != nil {
-		return x.Agent
-	}
-	return ""
-}
-
-func (x *AdminSearchMessagesRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-type AdminSearchMessagesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Hits          []*SearchHit           `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
-	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminSearchMessagesResponse) Reset() {
-	*x = AdminSearchMessagesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminSearchMessagesResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminSearchMessagesResponse) ProtoMessage() {}
-
-func (x *AdminSearchMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminSearchMessagesResponse.ProtoReflect.Descriptor instead.
-func (*AdminSearchMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
-}
-
-func (x *AdminSearchMessagesResponse) GetHits() []*SearchHit {
-	if x != nil {
-		return x.Hits
-	}
-	return nil
-}
-
-func (x *AdminSearchMessagesResponse) GetNextPageToken() string {
-	if x != nil {
-		return x.NextPageToken
-	}
-	return ""
-}
-
-type AdminGetMessageReceiptsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminGetMessageReceiptsRequest) Reset() {
-	*x = AdminGetMessageReceiptsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminGetMessageReceiptsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminGetMessageReceiptsRequest) ProtoMessage() {}
-
-func (x *AdminGetMessageReceiptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminGetMessageReceiptsRequest.ProtoReflect.Descriptor instead.
-func (*AdminGetMessageReceiptsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
-}
-
-func (x *AdminGetMessageReceiptsRequest) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
-type AdminGetMessageReceiptsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Message       *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
-	Receipts      []*Receipt             `protobuf:"bytes,2,rep,name=receipts,proto3" json:"receipts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminGetMessageReceiptsResponse) Reset() {
-	*x = AdminGetMessageReceiptsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminGetMessageReceiptsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminGetMessageReceiptsResponse) ProtoMessage() {}
-
-func (x *AdminGetMessageReceiptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminGetMessageReceiptsResponse.ProtoReflect.Descriptor instead.
-func (*AdminGetMessageReceiptsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
-}
-
-func (x *AdminGetMessageReceiptsResponse) GetMessage() *Message {
-	if x != nil {
-		return x.Message
-	}
-	return nil
-}
-
-func (x *AdminGetMessageReceiptsResponse) GetReceipts() []*Receipt {
-	if x != nil {
-		return x.Receipts
 	}
 	return nil
 }
@@ -4145,7 +3603,7 @@ type CreateProjectRequest struct {
 
 func (x *CreateProjectRequest) Reset() {
 	*x = CreateProjectRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4157,7 +3615,7 @@ func (x *CreateProjectRequest) String() string {
 func (*CreateProjectRequest) ProtoMessage() {}
 
 func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[79]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4170,7 +3628,7 @@ func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
 func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{79}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *CreateProjectRequest) GetName() string {
@@ -4189,7 +3647,7 @@ type CreateProjectResponse struct {
 
 func (x *CreateProjectResponse) Reset() {
 	*x = CreateProjectResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4201,7 +3659,7 @@ func (x *CreateProjectResponse) String() string {
 func (*CreateProjectResponse) ProtoMessage() {}
 
 func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[80]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4214,7 +3672,7 @@ func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectResponse.ProtoReflect.Descriptor instead.
 func (*CreateProjectResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{80}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CreateProjectResponse) GetProject() *Project {
@@ -4232,7 +3690,7 @@ type ListProjectsRequest struct {
 
 func (x *ListProjectsRequest) Reset() {
 	*x = ListProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4244,7 +3702,7 @@ func (x *ListProjectsRequest) String() string {
 func (*ListProjectsRequest) ProtoMessage() {}
 
 func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[81]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4257,7 +3715,7 @@ func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{81}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
 }
 
 type ListProjectsResponse struct {
@@ -4269,7 +3727,7 @@ type ListProjectsResponse struct {
 
 func (x *ListProjectsResponse) Reset() {
 	*x = ListProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4281,7 +3739,7 @@ func (x *ListProjectsResponse) String() string {
 func (*ListProjectsResponse) ProtoMessage() {}
 
 func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[82]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4294,7 +3752,7 @@ func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{82}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListProjectsResponse) GetProjects() []*Project {
@@ -4314,7 +3772,7 @@ type LinkProjectsRequest struct {
 
 func (x *LinkProjectsRequest) Reset() {
 	*x = LinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[83]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4326,7 +3784,7 @@ func (x *LinkProjectsRequest) String() string {
 func (*LinkProjectsRequest) ProtoMessage() {}
 
 func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[83]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4339,7 +3797,7 @@ func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*LinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{83}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LinkProjectsRequest) GetProject() string {
@@ -4364,7 +3822,7 @@ type LinkProjectsResponse struct {
 
 func (x *LinkProjectsResponse) Reset() {
 	*x = LinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[84]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4376,7 +3834,7 @@ func (x *LinkProjectsResponse) String() string {
 func (*LinkProjectsResponse) ProtoMessage() {}
 
 func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[84]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4389,7 +3847,7 @@ func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*LinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{84}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
 }
 
 type UnlinkProjectsRequest struct {
@@ -4402,7 +3860,7 @@ type UnlinkProjectsRequest struct {
 
 func (x *UnlinkProjectsRequest) Reset() {
 	*x = UnlinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[85]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4414,7 +3872,7 @@ func (x *UnlinkProjectsRequest) String() string {
 func (*UnlinkProjectsRequest) ProtoMessage() {}
 
 func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[85]
+	mi := &file_hub_v1_admin_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4427,7 +3885,7 @@ func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{85}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *UnlinkProjectsRequest) GetProject() string {
@@ -4452,7 +3910,7 @@ type UnlinkProjectsResponse struct {
 
 func (x *UnlinkProjectsResponse) Reset() {
 	*x = UnlinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[86]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4464,7 +3922,7 @@ func (x *UnlinkProjectsResponse) String() string {
 func (*UnlinkProjectsResponse) ProtoMessage() {}
 
 func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[86]
+	mi := &file_hub_v1_admin_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4477,7 +3935,7 @@ func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{86}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
 }
 
 type DeleteAgentRequest struct {
@@ -4490,7 +3948,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[87]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4502,7 +3960,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[87]
+	mi := &file_hub_v1_admin_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4515,7 +3973,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{87}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *DeleteAgentRequest) GetName() string {
@@ -4542,7 +4000,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[88]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4554,7 +4012,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[88]
+	mi := &file_hub_v1_admin_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4567,7 +4025,7 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{88}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *DeleteAgentResponse) GetAgent() *Agent {
@@ -4595,7 +4053,7 @@ var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
+	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
 	"\x12CreateAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -4776,36 +4234,16 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\rmention_count\x18\x04 \x01(\x03R\fmentionCount\x12!\n" +
 	"\fparked_waits\x18\x05 \x01(\x05R\vparkedWaits\"K\n" +
 	"\x1aListAgentOverviewsResponse\x12-\n" +
-	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents\"4\n" +
-	"\x18AdminListChannelsRequest\x12\x18\n" +
-	"\aproject\x18\x01 \x01(\tR\aproject\"H\n" +
-	"\x19AdminListChannelsResponse\x12+\n" +
-	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels\"J\n" +
+	"\x06agents\x18\x01 \x03(\v2\x15.hub.v1.AgentOverviewR\x06agents\"J\n" +
 	"\x14PruneMessagesRequest\x122\n" +
 	"\x06before\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x06before\"1\n" +
 	"\x15PruneMessagesResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x03R\adeleted\"d\n" +
-	"\x1cAdminListReservationsRequest\x12\x14\n" +
-	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
-	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\x18\n" +
-	"\aproject\x18\x03 \x01(\tR\aproject\"X\n" +
-	"\x1dAdminListReservationsResponse\x127\n" +
-	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\"H\n" +
+	"\adeleted\x18\x01 \x01(\x03R\adeleted\"H\n" +
 	"\x1eForceReleaseReservationRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"R\n" +
 	"\x1fForceReleaseReservationResponse\x12/\n" +
-	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased\"\x93\x01\n" +
-	"\x18AdminReservePathsRequest\x12\x14\n" +
-	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
-	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\x12\n" +
-	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x1f\n" +
-	"\vttl_seconds\x18\x04 \x01(\x03R\n" +
-	"ttlSeconds\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"\x8f\x01\n" +
-	"\x19AdminReservePathsResponse\x127\n" +
-	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\x129\n" +
-	"\tconflicts\x18\x02 \x03(\v2\x1b.hub.v1.ReservationConflictR\tconflicts\"\xa2\x01\n" +
+	"\breleased\x18\x01 \x01(\v2\x13.hub.v1.ReservationR\breleased\"\xa2\x01\n" +
 	"\x15CreateJoinCodeRequest\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12,\n" +
 	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds\x12\x19\n" +
@@ -4822,19 +4260,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x15RevokeJoinCodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"G\n" +
 	"\x16RevokeJoinCodeResponse\x12-\n" +
-	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode\"\x83\x01\n" +
-	"\x1aAdminSearchMessagesRequest\x125\n" +
-	"\x06search\x18\x01 \x01(\v2\x1d.hub.v1.SearchMessagesRequestR\x06search\x12\x14\n" +
-	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
-	"\aproject\x18\x03 \x01(\tR\aproject\"l\n" +
-	"\x1bAdminSearchMessagesResponse\x12%\n" +
-	"\x04hits\x18\x01 \x03(\v2\x11.hub.v1.SearchHitR\x04hits\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"0\n" +
-	"\x1eAdminGetMessageReceiptsRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"y\n" +
-	"\x1fAdminGetMessageReceiptsResponse\x12)\n" +
-	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12+\n" +
-	"\breceipts\x18\x02 \x03(\v2\x0f.hub.v1.ReceiptR\breceipts\"*\n" +
+	"\tjoin_code\x18\x01 \x01(\v2\x10.hub.v1.JoinCodeR\bjoinCode\"*\n" +
 	"\x14CreateProjectRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"B\n" +
 	"\x15CreateProjectResponse\x12)\n" +
@@ -4855,77 +4281,118 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xf2$\n" +
-	"\fAdminService\x12F\n" +
-	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xe2\"\n" +
+	"\fAdminService\x12O\n" +
+	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12L\n" +
 	"\n" +
-	"ListAgents\x12\x19.hub.v1.ListAgentsRequest\x1a\x1a.hub.v1.ListAgentsResponse\x12=\n" +
-	"\bGetAgent\x12\x17.hub.v1.GetAgentRequest\x1a\x18.hub.v1.GetAgentResponse\x12F\n" +
-	"\vUpdateAgent\x12\x1a.hub.v1.UpdateAgentRequest\x1a\x1b.hub.v1.UpdateAgentResponse\x12I\n" +
-	"\fDisableAgent\x12\x1b.hub.v1.DisableAgentRequest\x1a\x1c.hub.v1.DisableAgentResponse\x12F\n" +
-	"\vEnableAgent\x12\x1a.hub.v1.EnableAgentRequest\x1a\x1b.hub.v1.EnableAgentResponse\x12F\n" +
-	"\vRotateToken\x12\x1a.hub.v1.RotateTokenRequest\x1a\x1b.hub.v1.RotateTokenResponse\x12F\n" +
-	"\vRevokeToken\x12\x1a.hub.v1.RevokeTokenRequest\x1a\x1b.hub.v1.RevokeTokenResponse\x12P\n" +
-	"\vPostMessage\x12\x1f.hub.v1.AdminPostMessageRequest\x1a .hub.v1.AdminPostMessageResponse\x12S\n" +
-	"\fListMessages\x12 .hub.v1.AdminListMessagesRequest\x1a!.hub.v1.AdminListMessagesResponse\x12O\n" +
-	"\x0eGetAgentHealth\x12\x1d.hub.v1.GetAgentHealthRequest\x1a\x1e.hub.v1.GetAgentHealthResponse\x12C\n" +
+	"ListAgents\x12\x19.hub.v1.ListAgentsRequest\x1a\x1a.hub.v1.ListAgentsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12F\n" +
+	"\bGetAgent\x12\x17.hub.v1.GetAgentRequest\x1a\x18.hub.v1.GetAgentResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12O\n" +
+	"\vUpdateAgent\x12\x1a.hub.v1.UpdateAgentRequest\x1a\x1b.hub.v1.UpdateAgentResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fDisableAgent\x12\x1b.hub.v1.DisableAgentRequest\x1a\x1c.hub.v1.DisableAgentResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12O\n" +
+	"\vEnableAgent\x12\x1a.hub.v1.EnableAgentRequest\x1a\x1b.hub.v1.EnableAgentResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12O\n" +
+	"\vRotateToken\x12\x1a.hub.v1.RotateTokenRequest\x1a\x1b.hub.v1.RotateTokenResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12O\n" +
+	"\vRevokeToken\x12\x1a.hub.v1.RevokeTokenRequest\x1a\x1b.hub.v1.RevokeTokenResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12Y\n" +
+	"\vPostMessage\x12\x1f.hub.v1.AdminPostMessageRequest\x1a .hub.v1.AdminPostMessageResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x02\x12\\\n" +
+	"\fListMessages\x12 .hub.v1.AdminListMessagesRequest\x1a!.hub.v1.AdminListMessagesResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x02\x12X\n" +
+	"\x0eGetAgentHealth\x12\x1d.hub.v1.GetAgentHealthRequest\x1a\x1e.hub.v1.GetAgentHealthResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12L\n" +
 	"\n" +
-	"ListEvents\x12\x19.hub.v1.ListEventsRequest\x1a\x1a.hub.v1.ListEventsResponse\x12I\n" +
-	"\fListDeepWork\x12\x1b.hub.v1.ListDeepWorkRequest\x1a\x1c.hub.v1.ListDeepWorkResponse\x124\n" +
-	"\x05Nudge\x12\x14.hub.v1.NudgeRequest\x1a\x15.hub.v1.NudgeResponse\x12:\n" +
-	"\aGetBeat\x12\x16.hub.v1.GetBeatRequest\x1a\x17.hub.v1.GetBeatResponse\x12O\n" +
-	"\x0eSetPulseConfig\x12\x1d.hub.v1.SetPulseConfigRequest\x1a\x1e.hub.v1.SetPulseConfigResponse\x12C\n" +
+	"ListEvents\x12\x19.hub.v1.ListEventsRequest\x1a\x1a.hub.v1.ListEventsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fListDeepWork\x12\x1b.hub.v1.ListDeepWorkRequest\x1a\x1c.hub.v1.ListDeepWorkResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12=\n" +
+	"\x05Nudge\x12\x14.hub.v1.NudgeRequest\x1a\x15.hub.v1.NudgeResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12C\n" +
+	"\aGetBeat\x12\x16.hub.v1.GetBeatRequest\x1a\x17.hub.v1.GetBeatResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12X\n" +
+	"\x0eSetPulseConfig\x12\x1d.hub.v1.SetPulseConfigRequest\x1a\x1e.hub.v1.SetPulseConfigResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12L\n" +
 	"\n" +
-	"ListPulses\x12\x19.hub.v1.ListPulsesRequest\x1a\x1a.hub.v1.ListPulsesResponse\x12I\n" +
-	"\fTriggerPulse\x12\x1b.hub.v1.TriggerPulseRequest\x1a\x1c.hub.v1.TriggerPulseResponse\x12L\n" +
-	"\rCreateCronJob\x12\x1c.hub.v1.CreateCronJobRequest\x1a\x1d.hub.v1.CreateCronJobResponse\x12I\n" +
-	"\fListCronJobs\x12\x1b.hub.v1.ListCronJobsRequest\x1a\x1c.hub.v1.ListCronJobsResponse\x12L\n" +
-	"\rDeleteCronJob\x12\x1c.hub.v1.DeleteCronJobRequest\x1a\x1d.hub.v1.DeleteCronJobResponse\x12X\n" +
-	"\x11SetCronJobEnabled\x12 .hub.v1.SetCronJobEnabledRequest\x1a!.hub.v1.SetCronJobEnabledResponse\x12C\n" +
+	"ListPulses\x12\x19.hub.v1.ListPulsesRequest\x1a\x1a.hub.v1.ListPulsesResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fTriggerPulse\x12\x1b.hub.v1.TriggerPulseRequest\x1a\x1c.hub.v1.TriggerPulseResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12U\n" +
+	"\rCreateCronJob\x12\x1c.hub.v1.CreateCronJobRequest\x1a\x1d.hub.v1.CreateCronJobResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fListCronJobs\x12\x1b.hub.v1.ListCronJobsRequest\x1a\x1c.hub.v1.ListCronJobsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12U\n" +
+	"\rDeleteCronJob\x12\x1c.hub.v1.DeleteCronJobRequest\x1a\x1d.hub.v1.DeleteCronJobResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12a\n" +
+	"\x11SetCronJobEnabled\x12 .hub.v1.SetCronJobEnabledRequest\x1a!.hub.v1.SetCronJobEnabledResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12L\n" +
 	"\n" +
-	"RunCronJob\x12\x19.hub.v1.RunCronJobRequest\x1a\x1a.hub.v1.RunCronJobResponse\x12I\n" +
-	"\fListCronRuns\x12\x1b.hub.v1.ListCronRunsRequest\x1a\x1c.hub.v1.ListCronRunsResponse\x12C\n" +
+	"RunCronJob\x12\x19.hub.v1.RunCronJobRequest\x1a\x1a.hub.v1.RunCronJobResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fListCronRuns\x12\x1b.hub.v1.ListCronRunsRequest\x1a\x1c.hub.v1.ListCronRunsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12L\n" +
 	"\n" +
-	"GetHubInfo\x12\x19.hub.v1.GetHubInfoRequest\x1a\x1a.hub.v1.GetHubInfoResponse\x127\n" +
-	"\x06Backup\x12\x15.hub.v1.BackupRequest\x1a\x16.hub.v1.BackupResponse\x12F\n" +
-	"\vEndDeepWork\x12\x1a.hub.v1.EndDeepWorkRequest\x1a\x1b.hub.v1.EndDeepWorkResponse\x12I\n" +
-	"\fListActivity\x12\x1b.hub.v1.ListActivityRequest\x1a\x1c.hub.v1.ListActivityResponse\x12[\n" +
-	"\x12ListAgentOverviews\x12!.hub.v1.ListAgentOverviewsRequest\x1a\".hub.v1.ListAgentOverviewsResponse\x12S\n" +
-	"\fListChannels\x12 .hub.v1.AdminListChannelsRequest\x1a!.hub.v1.AdminListChannelsResponse\x12L\n" +
-	"\rPruneMessages\x12\x1c.hub.v1.PruneMessagesRequest\x1a\x1d.hub.v1.PruneMessagesResponse\x12_\n" +
-	"\x10ListReservations\x12$.hub.v1.AdminListReservationsRequest\x1a%.hub.v1.AdminListReservationsResponse\x12j\n" +
-	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponse\x12S\n" +
-	"\fReservePaths\x12 .hub.v1.AdminReservePathsRequest\x1a!.hub.v1.AdminReservePathsResponse\x12O\n" +
-	"\x0eCreateJoinCode\x12\x1d.hub.v1.CreateJoinCodeRequest\x1a\x1e.hub.v1.CreateJoinCodeResponse\x12L\n" +
-	"\rListJoinCodes\x12\x1c.hub.v1.ListJoinCodesRequest\x1a\x1d.hub.v1.ListJoinCodesResponse\x12O\n" +
-	"\x0eRevokeJoinCode\x12\x1d.hub.v1.RevokeJoinCodeRequest\x1a\x1e.hub.v1.RevokeJoinCodeResponse\x12Y\n" +
-	"\x0eSearchMessages\x12\".hub.v1.AdminSearchMessagesRequest\x1a#.hub.v1.AdminSearchMessagesResponse\x12e\n" +
-	"\x12GetMessageReceipts\x12&.hub.v1.AdminGetMessageReceiptsRequest\x1a'.hub.v1.AdminGetMessageReceiptsResponse\x12L\n" +
-	"\rCreateProject\x12\x1c.hub.v1.CreateProjectRequest\x1a\x1d.hub.v1.CreateProjectResponse\x12I\n" +
-	"\fListProjects\x12\x1b.hub.v1.ListProjectsRequest\x1a\x1c.hub.v1.ListProjectsResponse\x12I\n" +
-	"\fLinkProjects\x12\x1b.hub.v1.LinkProjectsRequest\x1a\x1c.hub.v1.LinkProjectsResponse\x12O\n" +
-	"\x0eUnlinkProjects\x12\x1d.hub.v1.UnlinkProjectsRequest\x1a\x1e.hub.v1.UnlinkProjectsResponse\x12F\n" +
-	"\vDeleteAgent\x12\x1a.hub.v1.DeleteAgentRequest\x1a\x1b.hub.v1.DeleteAgentResponse\x12H\n" +
+	"GetHubInfo\x12\x19.hub.v1.GetHubInfoRequest\x1a\x1a.hub.v1.GetHubInfoResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x02\x12@\n" +
+	"\x06Backup\x12\x15.hub.v1.BackupRequest\x1a\x16.hub.v1.BackupResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12O\n" +
+	"\vEndDeepWork\x12\x1a.hub.v1.EndDeepWorkRequest\x1a\x1b.hub.v1.EndDeepWorkResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fListActivity\x12\x1b.hub.v1.ListActivityRequest\x1a\x1c.hub.v1.ListActivityResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12d\n" +
+	"\x12ListAgentOverviews\x12!.hub.v1.ListAgentOverviewsRequest\x1a\".hub.v1.ListAgentOverviewsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x02\x12U\n" +
+	"\rPruneMessages\x12\x1c.hub.v1.PruneMessagesRequest\x1a\x1d.hub.v1.PruneMessagesResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12s\n" +
+	"\x17ForceReleaseReservation\x12&.hub.v1.ForceReleaseReservationRequest\x1a'.hub.v1.ForceReleaseReservationResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12X\n" +
+	"\x0eCreateJoinCode\x12\x1d.hub.v1.CreateJoinCodeRequest\x1a\x1e.hub.v1.CreateJoinCodeResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12U\n" +
+	"\rListJoinCodes\x12\x1c.hub.v1.ListJoinCodesRequest\x1a\x1d.hub.v1.ListJoinCodesResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12X\n" +
+	"\x0eRevokeJoinCode\x12\x1d.hub.v1.RevokeJoinCodeRequest\x1a\x1e.hub.v1.RevokeJoinCodeResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12U\n" +
+	"\rCreateProject\x12\x1c.hub.v1.CreateProjectRequest\x1a\x1d.hub.v1.CreateProjectResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fListProjects\x12\x1b.hub.v1.ListProjectsRequest\x1a\x1c.hub.v1.ListProjectsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x02\x12R\n" +
+	"\fLinkProjects\x12\x1b.hub.v1.LinkProjectsRequest\x1a\x1c.hub.v1.LinkProjectsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12X\n" +
+	"\x0eUnlinkProjects\x12\x1d.hub.v1.UnlinkProjectsRequest\x1a\x1e.hub.v1.UnlinkProjectsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12O\n" +
+	"\vDeleteAgent\x12\x1a.hub.v1.DeleteAgentRequest\x1a\x1b.hub.v1.DeleteAgentResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12O\n" +
+	"\vImportTasks\x12\x1a.hub.v1.ImportTasksRequest\x1a\x1b.hub.v1.ImportTasksResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fSetTaskLease\x12\x1b.hub.v1.SetTaskLeaseRequest\x1a\x1c.hub.v1.SetTaskLeaseResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12I\n" +
+	"\tListInbox\x12\x18.hub.v1.ListInboxRequest\x1a\x19.hub.v1.ListInboxResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x02\x12[\n" +
+	"\x0fAnswerInboxItem\x12\x1e.hub.v1.AnswerInboxItemRequest\x1a\x1f.hub.v1.AnswerInboxItemResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x02\x12a\n" +
+	"\x11ListApprovalRules\x12 .hub.v1.ListApprovalRulesRequest\x1a!.hub.v1.ListApprovalRulesResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x02\x12d\n" +
+	"\x12RevokeApprovalRule\x12!.hub.v1.RevokeApprovalRuleRequest\x1a\".hub.v1.RevokeApprovalRuleResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x02\x12U\n" +
+	"\rCreateWebhook\x12\x1c.hub.v1.CreateWebhookRequest\x1a\x1d.hub.v1.CreateWebhookResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fListWebhooks\x12\x1b.hub.v1.ListWebhooksRequest\x1a\x1c.hub.v1.ListWebhooksResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12U\n" +
+	"\rDeleteWebhook\x12\x1c.hub.v1.DeleteWebhookRequest\x1a\x1d.hub.v1.DeleteWebhookResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12m\n" +
+	"\x15ListWebhookDeliveries\x12$.hub.v1.ListWebhookDeliveriesRequest\x1a%.hub.v1.ListWebhookDeliveriesResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fCreatePerson\x12\x1b.hub.v1.CreatePersonRequest\x1a\x1c.hub.v1.CreatePersonResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12L\n" +
 	"\n" +
-	"CreateTask\x12\x1e.hub.v1.AdminCreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\x12E\n" +
-	"\tListTasks\x12\x1d.hub.v1.AdminListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\x12:\n" +
-	"\aGetTask\x12\x16.hub.v1.GetTaskRequest\x1a\x17.hub.v1.GetTaskResponse\x12H\n" +
-	"\n" +
-	"UpdateTask\x12\x1e.hub.v1.AdminUpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\x12F\n" +
-	"\vImportTasks\x12\x1a.hub.v1.ImportTasksRequest\x1a\x1b.hub.v1.ImportTasksResponse\x12I\n" +
-	"\fSetTaskLease\x12\x1b.hub.v1.SetTaskLeaseRequest\x1a\x1c.hub.v1.SetTaskLeaseResponse\x12@\n" +
-	"\tListInbox\x12\x18.hub.v1.ListInboxRequest\x1a\x19.hub.v1.ListInboxResponse\x12R\n" +
-	"\x0fAnswerInboxItem\x12\x1e.hub.v1.AnswerInboxItemRequest\x1a\x1f.hub.v1.AnswerInboxItemResponse\x12X\n" +
-	"\x11ListApprovalRules\x12 .hub.v1.ListApprovalRulesRequest\x1a!.hub.v1.ListApprovalRulesResponse\x12[\n" +
-	"\x12RevokeApprovalRule\x12!.hub.v1.RevokeApprovalRuleRequest\x1a\".hub.v1.RevokeApprovalRuleResponse\x12L\n" +
-	"\rCreateWebhook\x12\x1c.hub.v1.CreateWebhookRequest\x1a\x1d.hub.v1.CreateWebhookResponse\x12I\n" +
-	"\fListWebhooks\x12\x1b.hub.v1.ListWebhooksRequest\x1a\x1c.hub.v1.ListWebhooksResponse\x12L\n" +
-	"\rDeleteWebhook\x12\x1c.hub.v1.DeleteWebhookRequest\x1a\x1d.hub.v1.DeleteWebhookResponse\x12d\n" +
-	"\x15ListWebhookDeliveries\x12$.hub.v1.ListWebhookDeliveriesRequest\x1a%.hub.v1.ListWebhookDeliveriesResponse\x12I\n" +
-	"\fCreatePerson\x12\x1b.hub.v1.CreatePersonRequest\x1a\x1c.hub.v1.CreatePersonResponse\x12C\n" +
-	"\n" +
-	"ListPeople\x12\x19.hub.v1.ListPeopleRequest\x1a\x1a.hub.v1.ListPeopleResponse\x12I\n" +
-	"\fRevokePerson\x12\x1b.hub.v1.RevokePersonRequest\x1a\x1c.hub.v1.RevokePersonResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"ListPeople\x12\x19.hub.v1.ListPeopleRequest\x1a\x1a.hub.v1.ListPeopleResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fRevokePerson\x12\x1b.hub.v1.RevokePersonRequest\x1a\x1c.hub.v1.RevokePersonResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03B*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -4939,7 +4406,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 89)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -5000,273 +4467,224 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*ListAgentOverviewsRequest)(nil),       // 56: hub.v1.ListAgentOverviewsRequest
 	(*AgentOverview)(nil),                   // 57: hub.v1.AgentOverview
 	(*ListAgentOverviewsResponse)(nil),      // 58: hub.v1.ListAgentOverviewsResponse
-	(*AdminListChannelsRequest)(nil),        // 59: hub.v1.AdminListChannelsRequest
-	(*AdminListChannelsResponse)(nil),       // 60: hub.v1.AdminListChannelsResponse
-	(*PruneMessagesRequest)(nil),            // 61: hub.v1.PruneMessagesRequest
-	(*PruneMessagesResponse)(nil),           // 62: hub.v1.PruneMessagesResponse
-	(*AdminListReservationsRequest)(nil),    // 63: hub.v1.AdminListReservationsRequest
-	(*AdminListReservationsResponse)(nil),   // 64: hub.v1.AdminListReservationsResponse
-	(*ForceReleaseReservationRequest)(nil),  // 65: hub.v1.ForceReleaseReservationRequest
-	(*ForceReleaseReservationResponse)(nil), // 66: hub.v1.ForceReleaseReservationResponse
-	(*AdminReservePathsRequest)(nil),        // 67: hub.v1.AdminReservePathsRequest
-	(*AdminReservePathsResponse)(nil),       // 68: hub.v1.AdminReservePathsResponse
-	(*CreateJoinCodeRequest)(nil),           // 69: hub.v1.CreateJoinCodeRequest
-	(*CreateJoinCodeResponse)(nil),          // 70: hub.v1.CreateJoinCodeResponse
-	(*ListJoinCodesRequest)(nil),            // 71: hub.v1.ListJoinCodesRequest
-	(*ListJoinCodesResponse)(nil),           // 72: hub.v1.ListJoinCodesResponse
-	(*RevokeJoinCodeRequest)(nil),           // 73: hub.v1.RevokeJoinCodeRequest
-	(*RevokeJoinCodeResponse)(nil),          // 74: hub.v1.RevokeJoinCodeResponse
-	(*AdminSearchMessagesRequest)(nil),      // 75: hub.v1.AdminSearchMessagesRequest
-	(*AdminSearchMessagesResponse)(nil),     // 76: hub.v1.AdminSearchMessagesResponse
-	(*AdminGetMessageReceiptsRequest)(nil),  // 77: hub.v1.AdminGetMessageReceiptsRequest
-	(*AdminGetMessageReceiptsResponse)(nil), // 78: hub.v1.AdminGetMessageReceiptsResponse
-	(*CreateProjectRequest)(nil),            // 79: hub.v1.CreateProjectRequest
-	(*CreateProjectResponse)(nil),           // 80: hub.v1.CreateProjectResponse
-	(*ListProjectsRequest)(nil),             // 81: hub.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),            // 82: hub.v1.ListProjectsResponse
-	(*LinkProjectsRequest)(nil),             // 83: hub.v1.LinkProjectsRequest
-	(*LinkProjectsResponse)(nil),            // 84: hub.v1.LinkProjectsResponse
-	(*UnlinkProjectsRequest)(nil),           // 85: hub.v1.UnlinkProjectsRequest
-	(*UnlinkProjectsResponse)(nil),          // 86: hub.v1.UnlinkProjectsResponse
-	(*DeleteAgentRequest)(nil),              // 87: hub.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),             // 88: hub.v1.DeleteAgentResponse
-	(*Agent)(nil),                           // 89: hub.v1.Agent
-	(Priority)(0),                           // 90: hub.v1.Priority
-	(*Message)(nil),                         // 91: hub.v1.Message
-	(*AgentHealth)(nil),                     // 92: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 93: google.protobuf.Timestamp
-	(*Event)(nil),                           // 94: hub.v1.Event
-	(*DeepWork)(nil),                        // 95: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 96: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 97: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 98: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 99: hub.v1.CronJob
-	(*CronRun)(nil),                         // 100: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 101: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 102: hub.v1.Checkpoint
-	(*Channel)(nil),                         // 103: hub.v1.Channel
-	(*Reservation)(nil),                     // 104: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 105: hub.v1.ReservationConflict
-	(*JoinCode)(nil),                        // 106: hub.v1.JoinCode
-	(*SearchMessagesRequest)(nil),           // 107: hub.v1.SearchMessagesRequest
-	(*SearchHit)(nil),                       // 108: hub.v1.SearchHit
-	(*Receipt)(nil),                         // 109: hub.v1.Receipt
-	(*Project)(nil),                         // 110: hub.v1.Project
-	(*AdminCreateTaskRequest)(nil),          // 111: hub.v1.AdminCreateTaskRequest
-	(*AdminListTasksRequest)(nil),           // 112: hub.v1.AdminListTasksRequest
-	(*GetTaskRequest)(nil),                  // 113: hub.v1.GetTaskRequest
-	(*AdminUpdateTaskRequest)(nil),          // 114: hub.v1.AdminUpdateTaskRequest
-	(*ImportTasksRequest)(nil),              // 115: hub.v1.ImportTasksRequest
-	(*SetTaskLeaseRequest)(nil),             // 116: hub.v1.SetTaskLeaseRequest
-	(*ListInboxRequest)(nil),                // 117: hub.v1.ListInboxRequest
-	(*AnswerInboxItemRequest)(nil),          // 118: hub.v1.AnswerInboxItemRequest
-	(*ListApprovalRulesRequest)(nil),        // 119: hub.v1.ListApprovalRulesRequest
-	(*RevokeApprovalRuleRequest)(nil),       // 120: hub.v1.RevokeApprovalRuleRequest
-	(*CreateWebhookRequest)(nil),            // 121: hub.v1.CreateWebhookRequest
-	(*ListWebhooksRequest)(nil),             // 122: hub.v1.ListWebhooksRequest
-	(*DeleteWebhookRequest)(nil),            // 123: hub.v1.DeleteWebhookRequest
-	(*ListWebhookDeliveriesRequest)(nil),    // 124: hub.v1.ListWebhookDeliveriesRequest
-	(*CreatePersonRequest)(nil),             // 125: hub.v1.CreatePersonRequest
-	(*ListPeopleRequest)(nil),               // 126: hub.v1.ListPeopleRequest
-	(*RevokePersonRequest)(nil),             // 127: hub.v1.RevokePersonRequest
-	(*CreateTaskResponse)(nil),              // 128: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 129: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 130: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 131: hub.v1.UpdateTaskResponse
-	(*ImportTasksResponse)(nil),             // 132: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 133: hub.v1.SetTaskLeaseResponse
-	(*ListInboxResponse)(nil),               // 134: hub.v1.ListInboxResponse
-	(*AnswerInboxItemResponse)(nil),         // 135: hub.v1.AnswerInboxItemResponse
-	(*ListApprovalRulesResponse)(nil),       // 136: hub.v1.ListApprovalRulesResponse
-	(*RevokeApprovalRuleResponse)(nil),      // 137: hub.v1.RevokeApprovalRuleResponse
-	(*CreateWebhookResponse)(nil),           // 138: hub.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),            // 139: hub.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),           // 140: hub.v1.DeleteWebhookResponse
-	(*ListWebhookDeliveriesResponse)(nil),   // 141: hub.v1.ListWebhookDeliveriesResponse
-	(*CreatePersonResponse)(nil),            // 142: hub.v1.CreatePersonResponse
-	(*ListPeopleResponse)(nil),              // 143: hub.v1.ListPeopleResponse
-	(*RevokePersonResponse)(nil),            // 144: hub.v1.RevokePersonResponse
+	(*PruneMessagesRequest)(nil),            // 59: hub.v1.PruneMessagesRequest
+	(*PruneMessagesResponse)(nil),           // 60: hub.v1.PruneMessagesResponse
+	(*ForceReleaseReservationRequest)(nil),  // 61: hub.v1.ForceReleaseReservationRequest
+	(*ForceReleaseReservationResponse)(nil), // 62: hub.v1.ForceReleaseReservationResponse
+	(*CreateJoinCodeRequest)(nil),           // 63: hub.v1.CreateJoinCodeRequest
+	(*CreateJoinCodeResponse)(nil),          // 64: hub.v1.CreateJoinCodeResponse
+	(*ListJoinCodesRequest)(nil),            // 65: hub.v1.ListJoinCodesRequest
+	(*ListJoinCodesResponse)(nil),           // 66: hub.v1.ListJoinCodesResponse
+	(*RevokeJoinCodeRequest)(nil),           // 67: hub.v1.RevokeJoinCodeRequest
+	(*RevokeJoinCodeResponse)(nil),          // 68: hub.v1.RevokeJoinCodeResponse
+	(*CreateProjectRequest)(nil),            // 69: hub.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),           // 70: hub.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),             // 71: hub.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),            // 72: hub.v1.ListProjectsResponse
+	(*LinkProjectsRequest)(nil),             // 73: hub.v1.LinkProjectsRequest
+	(*LinkProjectsResponse)(nil),            // 74: hub.v1.LinkProjectsResponse
+	(*UnlinkProjectsRequest)(nil),           // 75: hub.v1.UnlinkProjectsRequest
+	(*UnlinkProjectsResponse)(nil),          // 76: hub.v1.UnlinkProjectsResponse
+	(*DeleteAgentRequest)(nil),              // 77: hub.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),             // 78: hub.v1.DeleteAgentResponse
+	(*Agent)(nil),                           // 79: hub.v1.Agent
+	(Priority)(0),                           // 80: hub.v1.Priority
+	(*Message)(nil),                         // 81: hub.v1.Message
+	(*AgentHealth)(nil),                     // 82: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 83: google.protobuf.Timestamp
+	(*Event)(nil),                           // 84: hub.v1.Event
+	(*DeepWork)(nil),                        // 85: hub.v1.DeepWork
+	(*BeatInfo)(nil),                        // 86: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 87: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 88: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 89: hub.v1.CronJob
+	(*CronRun)(nil),                         // 90: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 91: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 92: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 93: hub.v1.Reservation
+	(*JoinCode)(nil),                        // 94: hub.v1.JoinCode
+	(*Project)(nil),                         // 95: hub.v1.Project
+	(*ImportTasksRequest)(nil),              // 96: hub.v1.ImportTasksRequest
+	(*SetTaskLeaseRequest)(nil),             // 97: hub.v1.SetTaskLeaseRequest
+	(*ListInboxRequest)(nil),                // 98: hub.v1.ListInboxRequest
+	(*AnswerInboxItemRequest)(nil),          // 99: hub.v1.AnswerInboxItemRequest
+	(*ListApprovalRulesRequest)(nil),        // 100: hub.v1.ListApprovalRulesRequest
+	(*RevokeApprovalRuleRequest)(nil),       // 101: hub.v1.RevokeApprovalRuleRequest
+	(*CreateWebhookRequest)(nil),            // 102: hub.v1.CreateWebhookRequest
+	(*ListWebhooksRequest)(nil),             // 103: hub.v1.ListWebhooksRequest
+	(*DeleteWebhookRequest)(nil),            // 104: hub.v1.DeleteWebhookRequest
+	(*ListWebhookDeliveriesRequest)(nil),    // 105: hub.v1.ListWebhookDeliveriesRequest
+	(*CreatePersonRequest)(nil),             // 106: hub.v1.CreatePersonRequest
+	(*ListPeopleRequest)(nil),               // 107: hub.v1.ListPeopleRequest
+	(*RevokePersonRequest)(nil),             // 108: hub.v1.RevokePersonRequest
+	(*ImportTasksResponse)(nil),             // 109: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 110: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 111: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 112: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 113: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 114: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 115: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 116: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 117: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 118: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 119: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 120: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 121: hub.v1.RevokePersonResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	89,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	89,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	89,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	89,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	89,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	89,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	89,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	89,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	90,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
-	91,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	91,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	92,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	93,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	94,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	95,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	91,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	96,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	97,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	98,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	98,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	91,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	99,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	99,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	99,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	99,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	100, // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	100, // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	93,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	93,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	93,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	95,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	101, // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	102, // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	89,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	92,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	79,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	79,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	79,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	79,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	80,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
+	81,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
+	81,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
+	82,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	83,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	84,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	85,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	81,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	86,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	87,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	88,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	88,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	81,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	89,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	89,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	89,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	89,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	90,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	90,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	83,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	83,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	83,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	85,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	91,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	92,  // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	79,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	82,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
 	57,  // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	103, // 36: hub.v1.AdminListChannelsResponse.channels:type_name -> hub.v1.Channel
-	93,  // 37: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	104, // 38: hub.v1.AdminListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	104, // 39: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	104, // 40: hub.v1.AdminReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	105, // 41: hub.v1.AdminReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	106, // 42: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	106, // 43: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	106, // 44: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	107, // 45: hub.v1.AdminSearchMessagesRequest.search:type_name -> hub.v1.SearchMessagesRequest
-	108, // 46: hub.v1.AdminSearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	91,  // 47: hub.v1.AdminGetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	109, // 48: hub.v1.AdminGetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	110, // 49: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
-	110, // 50: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
-	89,  // 51: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
-	0,   // 52: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,   // 53: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,   // 54: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,   // 55: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,   // 56: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10,  // 57: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12,  // 58: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14,  // 59: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16,  // 60: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18,  // 61: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20,  // 62: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22,  // 63: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24,  // 64: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26,  // 65: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28,  // 66: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30,  // 67: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32,  // 68: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34,  // 69: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36,  // 70: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38,  // 71: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40,  // 72: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42,  // 73: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44,  // 74: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46,  // 75: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48,  // 76: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50,  // 77: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52,  // 78: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54,  // 79: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56,  // 80: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59,  // 81: hub.v1.AdminService.ListChannels:input_type -> hub.v1.AdminListChannelsRequest
-	61,  // 82: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	63,  // 83: hub.v1.AdminService.ListReservations:input_type -> hub.v1.AdminListReservationsRequest
-	65,  // 84: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	67,  // 85: hub.v1.AdminService.ReservePaths:input_type -> hub.v1.AdminReservePathsRequest
-	69,  // 86: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	71,  // 87: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	73,  // 88: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	75,  // 89: hub.v1.AdminService.SearchMessages:input_type -> hub.v1.AdminSearchMessagesRequest
-	77,  // 90: hub.v1.AdminService.GetMessageReceipts:input_type -> hub.v1.AdminGetMessageReceiptsRequest
-	79,  // 91: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
-	81,  // 92: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
-	83,  // 93: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
-	85,  // 94: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
-	87,  // 95: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
-	111, // 96: hub.v1.AdminService.CreateTask:input_type -> hub.v1.AdminCreateTaskRequest
-	112, // 97: hub.v1.AdminService.ListTasks:input_type -> hub.v1.AdminListTasksRequest
-	113, // 98: hub.v1.AdminService.GetTask:input_type -> hub.v1.GetTaskRequest
-	114, // 99: hub.v1.AdminService.UpdateTask:input_type -> hub.v1.AdminUpdateTaskRequest
-	115, // 100: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
-	116, // 101: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
-	117, // 102: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
-	118, // 103: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
-	119, // 104: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
-	120, // 105: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
-	121, // 106: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
-	122, // 107: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
-	123, // 108: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
-	124, // 109: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
-	125, // 110: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
-	126, // 111: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
-	127, // 112: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
-	1,   // 113: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 114: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 115: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 116: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 117: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 118: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 119: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 120: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 121: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 122: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 123: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 124: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 125: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 126: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 127: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 128: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 129: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 130: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 131: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 132: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 133: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 134: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 135: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 136: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 137: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 138: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 139: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 140: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 141: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 142: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62,  // 143: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64,  // 144: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66,  // 145: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68,  // 146: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
-	70,  // 147: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	72,  // 148: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	74,  // 149: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	76,  // 150: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	78,  // 151: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
-	80,  // 152: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	82,  // 153: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	84,  // 154: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	86,  // 155: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	88,  // 156: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	128, // 157: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	129, // 158: hub.v1.AdminService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	130, // 159: hub.v1.AdminService.GetTask:output_type -> hub.v1.GetTaskResponse
-	131, // 160: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	132, // 161: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	133, // 162: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	134, // 163: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
-	135, // 164: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
-	136, // 165: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
-	137, // 166: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
-	138, // 167: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
-	139, // 168: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
-	140, // 169: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
-	141, // 170: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
-	142, // 171: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
-	143, // 172: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
-	144, // 173: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
-	113, // [113:174] is the sub-list for method output_type
-	52,  // [52:113] is the sub-list for method input_type
-	52,  // [52:52] is the sub-list for extension type_name
-	52,  // [52:52] is the sub-list for extension extendee
-	0,   // [0:52] is the sub-list for field type_name
+	83,  // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	93,  // 37: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	94,  // 38: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	94,  // 39: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	94,  // 40: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	95,  // 41: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
+	95,  // 42: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
+	79,  // 43: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
+	0,   // 44: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,   // 45: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,   // 46: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,   // 47: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,   // 48: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10,  // 49: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12,  // 50: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14,  // 51: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16,  // 52: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
+	18,  // 53: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
+	20,  // 54: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	22,  // 55: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	24,  // 56: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	26,  // 57: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	28,  // 58: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	30,  // 59: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	32,  // 60: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	34,  // 61: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	36,  // 62: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	38,  // 63: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	40,  // 64: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	42,  // 65: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	44,  // 66: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	46,  // 67: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	48,  // 68: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	50,  // 69: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	52,  // 70: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	54,  // 71: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	56,  // 72: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	59,  // 73: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	61,  // 74: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	63,  // 75: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	65,  // 76: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	67,  // 77: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	69,  // 78: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
+	71,  // 79: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
+	73,  // 80: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
+	75,  // 81: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
+	77,  // 82: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
+	96,  // 83: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
+	97,  // 84: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
+	98,  // 85: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
+	99,  // 86: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
+	100, // 87: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
+	101, // 88: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
+	102, // 89: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
+	103, // 90: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
+	104, // 91: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
+	105, // 92: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
+	106, // 93: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
+	107, // 94: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
+	108, // 95: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
+	1,   // 96: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 97: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 98: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 99: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 100: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 101: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 102: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 103: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 104: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 105: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 106: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 107: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 108: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 109: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 110: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 111: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 112: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 113: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 114: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 115: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 116: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 117: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 118: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 119: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 120: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 121: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 122: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 123: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 124: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 125: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	62,  // 126: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	64,  // 127: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	66,  // 128: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	68,  // 129: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	70,  // 130: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	72,  // 131: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	74,  // 132: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	76,  // 133: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	78,  // 134: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	109, // 135: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	110, // 136: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	111, // 137: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	112, // 138: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	113, // 139: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	114, // 140: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	115, // 141: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	116, // 142: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	117, // 143: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	118, // 144: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	119, // 145: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	120, // 146: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	121, // 147: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	96,  // [96:148] is the sub-list for method output_type
+	44,  // [44:96] is the sub-list for method input_type
+	44,  // [44:44] is the sub-list for extension type_name
+	44,  // [44:44] is the sub-list for extension extendee
+	0,   // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -5274,7 +4692,7 @@ func file_hub_v1_admin_proto_init() {
 	if File_hub_v1_admin_proto != nil {
 		return
 	}
-	file_hub_v1_agent_proto_init()
+	file_hub_v1_admission_proto_init()
 	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()
@@ -5285,7 +4703,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   89,
+			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

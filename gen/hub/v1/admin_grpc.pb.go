@@ -48,25 +48,16 @@ const (
 	AdminService_EndDeepWork_FullMethodName             = "/hub.v1.AdminService/EndDeepWork"
 	AdminService_ListActivity_FullMethodName            = "/hub.v1.AdminService/ListActivity"
 	AdminService_ListAgentOverviews_FullMethodName      = "/hub.v1.AdminService/ListAgentOverviews"
-	AdminService_ListChannels_FullMethodName            = "/hub.v1.AdminService/ListChannels"
 	AdminService_PruneMessages_FullMethodName           = "/hub.v1.AdminService/PruneMessages"
-	AdminService_ListReservations_FullMethodName        = "/hub.v1.AdminService/ListReservations"
 	AdminService_ForceReleaseReservation_FullMethodName = "/hub.v1.AdminService/ForceReleaseReservation"
-	AdminService_ReservePaths_FullMethodName            = "/hub.v1.AdminService/ReservePaths"
 	AdminService_CreateJoinCode_FullMethodName          = "/hub.v1.AdminService/CreateJoinCode"
 	AdminService_ListJoinCodes_FullMethodName           = "/hub.v1.AdminService/ListJoinCodes"
 	AdminService_RevokeJoinCode_FullMethodName          = "/hub.v1.AdminService/RevokeJoinCode"
-	AdminService_SearchMessages_FullMethodName          = "/hub.v1.AdminService/SearchMessages"
-	AdminService_GetMessageReceipts_FullMethodName      = "/hub.v1.AdminService/GetMessageReceipts"
 	AdminService_CreateProject_FullMethodName           = "/hub.v1.AdminService/CreateProject"
 	AdminService_ListProjects_FullMethodName            = "/hub.v1.AdminService/ListProjects"
 	AdminService_LinkProjects_FullMethodName            = "/hub.v1.AdminService/LinkProjects"
 	AdminService_UnlinkProjects_FullMethodName          = "/hub.v1.AdminService/UnlinkProjects"
 	AdminService_DeleteAgent_FullMethodName             = "/hub.v1.AdminService/DeleteAgent"
-	AdminService_CreateTask_FullMethodName              = "/hub.v1.AdminService/CreateTask"
-	AdminService_ListTasks_FullMethodName               = "/hub.v1.AdminService/ListTasks"
-	AdminService_GetTask_FullMethodName                 = "/hub.v1.AdminService/GetTask"
-	AdminService_UpdateTask_FullMethodName              = "/hub.v1.AdminService/UpdateTask"
 	AdminService_ImportTasks_FullMethodName             = "/hub.v1.AdminService/ImportTasks"
 	AdminService_SetTaskLease_FullMethodName            = "/hub.v1.AdminService/SetTaskLease"
 	AdminService_ListInbox_FullMethodName               = "/hub.v1.AdminService/ListInbox"
@@ -149,30 +140,17 @@ type AdminServiceClient interface {
 	// ListAgentOverviews lists agents with their health, deep work, unread
 	// counts and parked waits in one call (the dashboard's agents table).
 	ListAgentOverviews(ctx context.Context, in *ListAgentOverviewsRequest, opts ...grpc.CallOption) (*ListAgentOverviewsResponse, error)
-	// ListChannels lists every channel with its member count.
-	ListChannels(ctx context.Context, in *AdminListChannelsRequest, opts ...grpc.CallOption) (*AdminListChannelsResponse, error)
 	// PruneMessages deletes the messages created before a time, in small
 	// batches that never hold the writer long.
 	PruneMessages(ctx context.Context, in *PruneMessagesRequest, opts ...grpc.CallOption) (*PruneMessagesResponse, error)
-	// ListReservations lists every agent's active reservations, filtered by agent or by overlapping path.
-	ListReservations(ctx context.Context, in *AdminListReservationsRequest, opts ...grpc.CallOption) (*AdminListReservationsResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(ctx context.Context, in *ForceReleaseReservationRequest, opts ...grpc.CallOption) (*ForceReleaseReservationResponse, error)
-	// ReservePaths reserves paths for an agent, as the agent's own ReservePaths would, and may reserve the
-	// whole project exclusively (**, *), which an agent may not.
-	ReservePaths(ctx context.Context, in *AdminReservePathsRequest, opts ...grpc.CallOption) (*AdminReservePathsResponse, error)
 	// CreateJoinCode creates a join code (expiry, uses, role) and returns the code once; the hub keeps its hash.
 	CreateJoinCode(ctx context.Context, in *CreateJoinCodeRequest, opts ...grpc.CallOption) (*CreateJoinCodeResponse, error)
 	// ListJoinCodes lists every join code, newest first, with its state and uses (never the code).
 	ListJoinCodes(ctx context.Context, in *ListJoinCodesRequest, opts ...grpc.CallOption) (*ListJoinCodesResponse, error)
 	// RevokeJoinCode revokes a join code: it registers no agent from now on.
 	RevokeJoinCode(ctx context.Context, in *RevokeJoinCodeRequest, opts ...grpc.CallOption) (*RevokeJoinCodeResponse, error)
-	// SearchMessages finds any message by its words, best match first, except the hub's own
-	// notices (nudges, heartbeat pulses).
-	SearchMessages(ctx context.Context, in *AdminSearchMessagesRequest, opts ...grpc.CallOption) (*AdminSearchMessagesResponse, error)
-	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
-	// acknowledged. NotFound for an unknown ID.
-	GetMessageReceipts(ctx context.Context, in *AdminGetMessageReceiptsRequest, opts ...grpc.CallOption) (*AdminGetMessageReceiptsResponse, error)
 	// CreateProject creates a project; agents are put in it with CreateAgent's project.
 	CreateProject(ctx context.Context, in *CreateProjectRequest, opts ...grpc.CallOption) (*CreateProjectResponse, error)
 	// ListProjects lists the projects with their links and agent counts.
@@ -196,15 +174,6 @@ type AdminServiceClient interface {
 	// NAME` first: nothing is deleted), NotFound for an unknown name,
 	// InvalidArgument for a bad one. Its parked waits end (Unauthenticated).
 	DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error)
-	// CreateTask adds a task to a project's board.
-	CreateTask(ctx context.Context, in *AdminCreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
-	// ListTasks lists the tasks of one project or of all, by ID.
-	ListTasks(ctx context.Context, in *AdminListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
-	// GetTask returns one task with its dependents and latest checkpoints.
-	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
-	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
-	// open) and its state (open, blocked, done, cancelled).
-	UpdateTask(ctx context.Context, in *AdminUpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
 	// ImportTasks adds tasks to a project in one transaction, with dependencies between them by key.
 	ImportTasks(ctx context.Context, in *ImportTasksRequest, opts ...grpc.CallOption) (*ImportTasksResponse, error)
 	// SetTaskLease sets how long a project's claims last past their holder's last activity.
@@ -538,16 +507,6 @@ func (c *adminServiceClient) ListAgentOverviews(ctx context.Context, in *ListAge
 	return out, nil
 }
 
-func (c *adminServiceClient) ListChannels(ctx context.Context, in *AdminListChannelsRequest, opts ...grpc.CallOption) (*AdminListChannelsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminListChannelsResponse)
-	err := c.cc.Invoke(ctx, AdminService_ListChannels_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *adminServiceClient) PruneMessages(ctx context.Context, in *PruneMessagesRequest, opts ...grpc.CallOption) (*PruneMessagesResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PruneMessagesResponse)
@@ -558,30 +517,10 @@ func (c *adminServiceClient) PruneMessages(ctx context.Context, in *PruneMessage
 	return out, nil
 }
 
-func (c *adminServiceClient) ListReservations(ctx context.Context, in *AdminListReservationsRequest, opts ...grpc.CallOption) (*AdminListReservationsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminListReservationsResponse)
-	err := c.cc.Invoke(ctx, AdminService_ListReservations_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *adminServiceClient) ForceReleaseReservation(ctx context.Context, in *ForceReleaseReservationRequest, opts ...grpc.CallOption) (*ForceReleaseReservationResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ForceReleaseReservationResponse)
 	err := c.cc.Invoke(ctx, AdminService_ForceReleaseReservation_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) ReservePaths(ctx context.Context, in *AdminReservePathsRequest, opts ...grpc.CallOption) (*AdminReservePathsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminReservePathsResponse)
-	err := c.cc.Invoke(ctx, AdminService_ReservePaths_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -612,26 +551,6 @@ func (c *adminServiceClient) RevokeJoinCode(ctx context.Context, in *RevokeJoinC
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RevokeJoinCodeResponse)
 	err := c.cc.Invoke(ctx, AdminService_RevokeJoinCode_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) SearchMessages(ctx context.Context, in *AdminSearchMessagesRequest, opts ...grpc.CallOption) (*AdminSearchMessagesResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminSearchMessagesResponse)
-	err := c.cc.Invoke(ctx, AdminService_SearchMessages_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) GetMessageReceipts(ctx context.Context, in *AdminGetMessageReceiptsRequest, opts ...grpc.CallOption) (*AdminGetMessageReceiptsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminGetMessageReceiptsResponse)
-	err := c.cc.Invoke(ctx, AdminService_GetMessageReceipts_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -682,46 +601,6 @@ func (c *adminServiceClient) DeleteAgent(ctx context.Context, in *DeleteAgentReq
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeleteAgentResponse)
 	err := c.cc.Invoke(ctx, AdminService_DeleteAgent_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) CreateTask(ctx context.Context, in *AdminCreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(CreateTaskResponse)
-	err := c.cc.Invoke(ctx, AdminService_CreateTask_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) ListTasks(ctx context.Context, in *AdminListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ListTasksResponse)
-	err := c.cc.Invoke(ctx, AdminService_ListTasks_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(GetTaskResponse)
-	err := c.cc.Invoke(ctx, AdminService_GetTask_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) UpdateTask(ctx context.Context, in *AdminUpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(UpdateTaskResponse)
-	err := c.cc.Invoke(ctx, AdminService_UpdateTask_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -925,30 +804,17 @@ type AdminServiceServer interface {
 	// ListAgentOverviews lists agents with their health, deep work, unread
 	// counts and parked waits in one call (the dashboard's agents table).
 	ListAgentOverviews(context.Context, *ListAgentOverviewsRequest) (*ListAgentOverviewsResponse, error)
-	// ListChannels lists every channel with its member count.
-	ListChannels(context.Context, *AdminListChannelsRequest) (*AdminListChannelsResponse, error)
 	// PruneMessages deletes the messages created before a time, in small
 	// batches that never hold the writer long.
 	PruneMessages(context.Context, *PruneMessagesRequest) (*PruneMessagesResponse, error)
-	// ListReservations lists every agent's active reservations, filtered by agent or by overlapping path.
-	ListReservations(context.Context, *AdminListReservationsRequest) (*AdminListReservationsResponse, error)
 	// ForceReleaseReservation releases any agent's reservation and records a reservation_released event.
 	ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error)
-	// ReservePaths reserves paths for an agent, as the agent's own ReservePaths would, and may reserve the
-	// whole project exclusively (**, *), which an agent may not.
-	ReservePaths(context.Context, *AdminReservePathsRequest) (*AdminReservePathsResponse, error)
 	// CreateJoinCode creates a join code (expiry, uses, role) and returns the code once; the hub keeps its hash.
 	CreateJoinCode(context.Context, *CreateJoinCodeRequest) (*CreateJoinCodeResponse, error)
 	// ListJoinCodes lists every join code, newest first, with its state and uses (never the code).
 	ListJoinCodes(context.Context, *ListJoinCodesRequest) (*ListJoinCodesResponse, error)
 	// RevokeJoinCode revokes a join code: it registers no agent from now on.
 	RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error)
-	// SearchMessages finds any message by its words, best match first, except the hub's own
-	// notices (nudges, heartbeat pulses).
-	SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error)
-	// GetMessageReceipts shows, per recipient, when any message was delivered, read and
-	// acknowledged. NotFound for an unknown ID.
-	GetMessageReceipts(context.Context, *AdminGetMessageReceiptsRequest) (*AdminGetMessageReceiptsResponse, error)
 	// CreateProject creates a project; agents are put in it with CreateAgent's project.
 	CreateProject(context.Context, *CreateProjectRequest) (*CreateProjectResponse, error)
 	// ListProjects lists the projects with their links and agent counts.
@@ -972,15 +838,6 @@ type AdminServiceServer interface {
 	// NAME` first: nothing is deleted), NotFound for an unknown name,
 	// InvalidArgument for a bad one. Its parked waits end (Unauthenticated).
 	DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error)
-	// CreateTask adds a task to a project's board.
-	CreateTask(context.Context, *AdminCreateTaskRequest) (*CreateTaskResponse, error)
-	// ListTasks lists the tasks of one project or of all, by ID.
-	ListTasks(context.Context, *AdminListTasksRequest) (*ListTasksResponse, error)
-	// GetTask returns one task with its dependents and latest checkpoints.
-	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
-	// UpdateTask edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
-	// open) and its state (open, blocked, done, cancelled).
-	UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error)
 	// ImportTasks adds tasks to a project in one transaction, with dependencies between them by key.
 	ImportTasks(context.Context, *ImportTasksRequest) (*ImportTasksResponse, error)
 	// SetTaskLease sets how long a project's claims last past their holder's last activity.
@@ -1111,20 +968,11 @@ func (UnimplementedAdminServiceServer) ListActivity(context.Context, *ListActivi
 func (UnimplementedAdminServiceServer) ListAgentOverviews(context.Context, *ListAgentOverviewsRequest) (*ListAgentOverviewsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAgentOverviews not implemented")
 }
-func (UnimplementedAdminServiceServer) ListChannels(context.Context, *AdminListChannelsRequest) (*AdminListChannelsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ListChannels not implemented")
-}
 func (UnimplementedAdminServiceServer) PruneMessages(context.Context, *PruneMessagesRequest) (*PruneMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PruneMessages not implemented")
 }
-func (UnimplementedAdminServiceServer) ListReservations(context.Context, *AdminListReservationsRequest) (*AdminListReservationsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ListReservations not implemented")
-}
 func (UnimplementedAdminServiceServer) ForceReleaseReservation(context.Context, *ForceReleaseReservationRequest) (*ForceReleaseReservationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForceReleaseReservation not implemented")
-}
-func (UnimplementedAdminServiceServer) ReservePaths(context.Context, *AdminReservePathsRequest) (*AdminReservePathsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ReservePaths not implemented")
 }
 func (UnimplementedAdminServiceServer) CreateJoinCode(context.Context, *CreateJoinCodeRequest) (*CreateJoinCodeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateJoinCode not implemented")
@@ -1134,12 +982,6 @@ func (UnimplementedAdminServiceServer) ListJoinCodes(context.Context, *ListJoinC
 }
 func (UnimplementedAdminServiceServer) RevokeJoinCode(context.Context, *RevokeJoinCodeRequest) (*RevokeJoinCodeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeJoinCode not implemented")
-}
-func (UnimplementedAdminServiceServer) SearchMessages(context.Context, *AdminSearchMessagesRequest) (*AdminSearchMessagesResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method SearchMessages not implemented")
-}
-func (UnimplementedAdminServiceServer) GetMessageReceipts(context.Context, *AdminGetMessageReceiptsRequest) (*AdminGetMessageReceiptsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method GetMessageReceipts not implemented")
 }
 func (UnimplementedAdminServiceServer) CreateProject(context.Context, *CreateProjectRequest) (*CreateProjectResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateProject not implemented")
@@ -1155,18 +997,6 @@ func (UnimplementedAdminServiceServer) UnlinkProjects(context.Context, *UnlinkPr
 }
 func (UnimplementedAdminServiceServer) DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteAgent not implemented")
-}
-func (UnimplementedAdminServiceServer) CreateTask(context.Context, *AdminCreateTaskRequest) (*CreateTaskResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method CreateTask not implemented")
-}
-func (UnimplementedAdminServiceServer) ListTasks(context.Context, *AdminListTasksRequest) (*ListTasksResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
-}
-func (UnimplementedAdminServiceServer) GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method GetTask not implemented")
-}
-func (UnimplementedAdminServiceServer) UpdateTask(context.Context, *AdminUpdateTaskRequest) (*UpdateTaskResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method UpdateTask not implemented")
 }
 func (UnimplementedAdminServiceServer) ImportTasks(context.Context, *ImportTasksRequest) (*ImportTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ImportTasks not implemented")
@@ -1750,24 +1580,6 @@ func _AdminService_ListAgentOverviews_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
-func _AdminService_ListChannels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminListChannelsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).ListChannels(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_ListChannels_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).ListChannels(ctx, req.(*AdminListChannelsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _AdminService_PruneMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PruneMessagesRequest)
 	if err := dec(in); err != nil {
@@ -1786,24 +1598,6 @@ func _AdminService_PruneMessages_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
-func _AdminService_ListReservations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminListReservationsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).ListReservations(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_ListReservations_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).ListReservations(ctx, req.(*AdminListReservationsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _AdminService_ForceReleaseReservation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ForceReleaseReservationRequest)
 	if err := dec(in); err != nil {
@@ -1818,24 +1612,6 @@ func _AdminService_ForceReleaseReservation_Handler(srv interface{}, ctx context.
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).ForceReleaseReservation(ctx, req.(*ForceReleaseReservationRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_ReservePaths_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminReservePathsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).ReservePaths(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_ReservePaths_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).ReservePaths(ctx, req.(*AdminReservePathsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1890,42 +1666,6 @@ func _AdminService_RevokeJoinCode_Handler(srv interface{}, ctx context.Context, 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).RevokeJoinCode(ctx, req.(*RevokeJoinCodeRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_SearchMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminSearchMessagesRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).SearchMessages(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_SearchMessages_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).SearchMessages(ctx, req.(*AdminSearchMessagesRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_GetMessageReceipts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminGetMessageReceiptsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).GetMessageReceipts(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_GetMessageReceipts_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).GetMessageReceipts(ctx, req.(*AdminGetMessageReceiptsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2016,78 +1756,6 @@ func _AdminService_DeleteAgent_Handler(srv interface{}, ctx context.Context, dec
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).DeleteAgent(ctx, req.(*DeleteAgentRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_CreateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminCreateTaskRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).CreateTask(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_CreateTask_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).CreateTask(ctx, req.(*AdminCreateTaskRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminListTasksRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).ListTasks(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_ListTasks_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).ListTasks(ctx, req.(*AdminListTasksRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_GetTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(GetTaskRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).GetTask(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_GetTask_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).GetTask(ctx, req.(*GetTaskRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_UpdateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminUpdateTaskRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).UpdateTask(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_UpdateTask_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).UpdateTask(ctx, req.(*AdminUpdateTaskRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2450,24 +2118,12 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _AdminService_ListAgentOverviews_Handler,
 		},
 		{
-			MethodName: "ListChannels",
-			Handler:    _AdminService_ListChannels_Handler,
-		},
-		{
 			MethodName: "PruneMessages",
 			Handler:    _AdminService_PruneMessages_Handler,
 		},
 		{
-			MethodName: "ListReservations",
-			Handler:    _AdminService_ListReservations_Handler,
-		},
-		{
 			MethodName: "ForceReleaseReservation",
 			Handler:    _AdminService_ForceReleaseReservation_Handler,
-		},
-		{
-			MethodName: "ReservePaths",
-			Handler:    _AdminService_ReservePaths_Handler,
 		},
 		{
 			MethodName: "CreateJoinCode",
@@ -2480,14 +2136,6 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeJoinCode",
 			Handler:    _AdminService_RevokeJoinCode_Handler,
-		},
-		{
-			MethodName: "SearchMessages",
-			Handler:    _AdminService_SearchMessages_Handler,
-		},
-		{
-			MethodName: "GetMessageReceipts",
-			Handler:    _AdminService_GetMessageReceipts_Handler,
 		},
 		{
 			MethodName: "CreateProject",
@@ -2508,22 +2156,6 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteAgent",
 			Handler:    _AdminService_DeleteAgent_Handler,
-		},
-		{
-			MethodName: "CreateTask",
-			Handler:    _AdminService_CreateTask_Handler,
-		},
-		{
-			MethodName: "ListTasks",
-			Handler:    _AdminService_ListTasks_Handler,
-		},
-		{
-			MethodName: "GetTask",
-			Handler:    _AdminService_GetTask_Handler,
-		},
-		{
-			MethodName: "UpdateTask",
-			Handler:    _AdminService_UpdateTask_Handler,
 		},
 		{
 			MethodName: "ImportTasks",

@@ -1890,7 +1890,10 @@ func (x *Peer) GetPaths() []*DeliveryPath {
 }
 
 type ListChannelsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this project's channels: the admin's or a person's call ("" every project). An agent
+	// lists its own project's and its linked projects' and gives none.
+	Project       string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1923,6 +1926,13 @@ func (x *ListChannelsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListChannelsRequest.ProtoReflect.Descriptor instead.
 func (*ListChannelsRequest) Descriptor() ([]byte, []int) {
 	return file_hub_v1_agent_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ListChannelsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type ListChannelsResponse struct {
@@ -2048,8 +2058,11 @@ type ReservePathsRequest struct {
 	// exclusive (default) or shared.
 	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
 	// Lease in seconds: 10 to 86400, 0 for the default 1800 (30 min).
-	TtlSeconds    int64  `protobuf:"varint,3,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
-	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	TtlSeconds int64  `protobuf:"varint,3,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	Reason     string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The agent the reservations are for, in its project: the admin's call names it. An agent's call
+	// reserves for the agent itself and gives none.
+	Agent         string `protobuf:"bytes,5,opt,name=agent,proto3" json:"agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2108,6 +2121,13 @@ func (x *ReservePathsRequest) GetTtlSeconds() int64 {
 func (x *ReservePathsRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *ReservePathsRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
 	}
 	return ""
 }
@@ -2367,7 +2387,10 @@ type ListReservationsRequest struct {
 	// Only this agent's reservations.
 	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// Only reservations overlapping one of these paths or globs.
-	Paths         []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	Paths []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	// Only this project's reservations: the admin's call ("" every project). An agent lists its
+	// own project's and gives none.
+	Project       string `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2414,6 +2437,13 @@ func (x *ListReservationsRequest) GetPaths() []string {
 		return x.Paths
 	}
 	return nil
+}
+
+func (x *ListReservationsRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type ListReservationsResponse struct {
@@ -2823,7 +2853,12 @@ type SearchMessagesRequest struct {
 	// The next_page_token of the previous reply; empty for the first page.
 	PageToken string `protobuf:"bytes,8,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only messages of at least this priority (high: high and urgent); unset: any.
-	MinPriority   Priority `protobuf:"varint,9,opt,name=min_priority,json=minPriority,proto3,enum=hub.v1.Priority" json:"min_priority,omitempty"`
+	MinPriority Priority `protobuf:"varint,9,opt,name=min_priority,json=minPriority,proto3,enum=hub.v1.Priority" json:"min_priority,omitempty"`
+	// Only messages delivered to this agent: the admin's call ("" every agent's). An agent searches
+	// the messages it sent or received and gives none.
+	Agent string `protobuf:"bytes,10,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Only this project's messages: the admin's call ("" every project). An agent gives none.
+	Project       string `protobuf:"bytes,11,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2919,6 +2954,20 @@ func (x *SearchMessagesRequest) GetMinPriority() Priority {
 		return x.MinPriority
 	}
 	return Priority_PRIORITY_UNSPECIFIED
+}
+
+func (x *SearchMessagesRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *SearchMessagesRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type SearchMessagesResponse struct {
@@ -3400,7 +3449,7 @@ var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\x12\n" +
+	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\x12\n" +
 	"\x10HeartbeatRequest\"\x9a\x02\n" +
 	"\x11HeartbeatResponse\x12!\n" +
 	"\fheartbeat_id\x18\x01 \x01(\tR\vheartbeatId\x129\n" +
@@ -3529,21 +3578,23 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"lastSeenAt\x12\x18\n" +
 	"\aproject\x18\a \x01(\tR\aproject\x12\x1c\n" +
 	"\treachable\x18\b \x01(\bR\treachable\x12*\n" +
-	"\x05paths\x18\t \x03(\v2\x14.hub.v1.DeliveryPathR\x05paths\"\x15\n" +
-	"\x13ListChannelsRequest\"C\n" +
+	"\x05paths\x18\t \x03(\v2\x14.hub.v1.DeliveryPathR\x05paths\"/\n" +
+	"\x13ListChannelsRequest\x12\x18\n" +
+	"\aproject\x18\x01 \x01(\tR\aproject\"C\n" +
 	"\x14ListChannelsResponse\x12+\n" +
 	"\bchannels\x18\x01 \x03(\v2\x0f.hub.v1.ChannelR\bchannels\"r\n" +
 	"\aChannel\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fmember_count\x18\x02 \x01(\x03R\vmemberCount\x12\x16\n" +
 	"\x06joined\x18\x03 \x01(\bR\x06joined\x12\x18\n" +
-	"\aproject\x18\x04 \x01(\tR\aproject\"x\n" +
+	"\aproject\x18\x04 \x01(\tR\aproject\"\x8e\x01\n" +
 	"\x13ReservePathsRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1f\n" +
 	"\vttl_seconds\x18\x03 \x01(\x03R\n" +
 	"ttlSeconds\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x8a\x01\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05agent\x18\x05 \x01(\tR\x05agent\"\x8a\x01\n" +
 	"\x14ReservePathsResponse\x127\n" +
 	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\x129\n" +
 	"\tconflicts\x18\x02 \x03(\v2\x1b.hub.v1.ReservationConflictR\tconflicts\"M\n" +
@@ -3557,10 +3608,11 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\x12\x14\n" +
 	"\x05paths\x18\x02 \x03(\tR\x05paths\"G\n" +
 	"\x14ReleasePathsResponse\x12/\n" +
-	"\breleased\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\breleased\"E\n" +
+	"\breleased\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\breleased\"_\n" +
 	"\x17ListReservationsRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x14\n" +
-	"\x05paths\x18\x02 \x03(\tR\x05paths\"S\n" +
+	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\x18\n" +
+	"\aproject\x18\x03 \x01(\tR\aproject\"S\n" +
 	"\x18ListReservationsResponse\x127\n" +
 	"\freservations\x18\x01 \x03(\v2\x13.hub.v1.ReservationR\freservations\"i\n" +
 	"\x0eJoinHubRequest\x12\x12\n" +
@@ -3585,7 +3637,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\bmessages\x18\x02 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12!\n" +
 	"\rheld_in_a_row\x18\x04 \x01(\x05R\n" +
-	"heldInARow\"\xc1\x02\n" +
+	"heldInARow\"\xf1\x02\n" +
 	"\x15SearchMessagesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x18\n" +
@@ -3596,7 +3648,10 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x05limit\x18\a \x01(\x05R\x05limit\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\b \x01(\tR\tpageToken\x123\n" +
-	"\fmin_priority\x18\t \x01(\x0e2\x10.hub.v1.PriorityR\vminPriority\"g\n" +
+	"\fmin_priority\x18\t \x01(\x0e2\x10.hub.v1.PriorityR\vminPriority\x12\x14\n" +
+	"\x05agent\x18\n" +
+	" \x01(\tR\x05agent\x12\x18\n" +
+	"\aproject\x18\v \x01(\tR\aproject\"g\n" +
 	"\x16SearchMessagesResponse\x12%\n" +
 	"\x04hits\x18\x01 \x03(\v2\x11.hub.v1.SearchHitR\x04hits\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"-\n" +
@@ -3620,51 +3675,90 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\xf8\x16\n" +
-	"\fAgentService\x12@\n" +
-	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\x12@\n" +
-	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\x12F\n" +
-	"\vPostMessage\x12\x1a.hub.v1.PostMessageRequest\x1a\x1b.hub.v1.PostMessageResponse\x12I\n" +
-	"\fListMessages\x12\x1b.hub.v1.ListMessagesRequest\x1a\x1c.hub.v1.ListMessagesResponse\x12=\n" +
-	"\bMarkRead\x12\x17.hub.v1.MarkReadRequest\x1a\x18.hub.v1.MarkReadResponse\x12R\n" +
-	"\x0fWaitForMessages\x12\x1e.hub.v1.WaitForMessagesRequest\x1a\x1f.hub.v1.WaitForMessagesResponse\x12F\n" +
-	"\vJoinChannel\x12\x1a.hub.v1.JoinChannelRequest\x1a\x1b.hub.v1.JoinChannelResponse\x12I\n" +
-	"\fLeaveChannel\x12\x1b.hub.v1.LeaveChannelRequest\x1a\x1c.hub.v1.LeaveChannelResponse\x12X\n" +
-	"\x11CreateActivityLog\x12 .hub.v1.CreateActivityLogRequest\x1a!.hub.v1.CreateActivityLogResponse\x12C\n" +
+	"\x12EndSessionResponse2\xfa\x1a\n" +
+	"\fAgentService\x12M\n" +
+	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x01\x12S\n" +
+	"\vPostMessage\x12\x1a.hub.v1.PostMessageRequest\x1a\x1b.hub.v1.PostMessageResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12V\n" +
+	"\fListMessages\x12\x1b.hub.v1.ListMessagesRequest\x1a\x1c.hub.v1.ListMessagesResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x01\x12J\n" +
+	"\bMarkRead\x12\x17.hub.v1.MarkReadRequest\x1a\x18.hub.v1.MarkReadResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12a\n" +
+	"\x0fWaitForMessages\x12\x1e.hub.v1.WaitForMessagesRequest\x1a\x1f.hub.v1.WaitForMessagesResponse\"\r\xa2\xb7\x18\t\n" +
+	"\x01\x01\x10\x02\x18\x01 \x01\x12S\n" +
+	"\vJoinChannel\x12\x1a.hub.v1.JoinChannelRequest\x1a\x1b.hub.v1.JoinChannelResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12V\n" +
+	"\fLeaveChannel\x12\x1b.hub.v1.LeaveChannelRequest\x1a\x1c.hub.v1.LeaveChannelResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12e\n" +
+	"\x11CreateActivityLog\x12 .hub.v1.CreateActivityLogRequest\x1a!.hub.v1.CreateActivityLogResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12P\n" +
 	"\n" +
-	"Checkpoint\x12\x19.hub.v1.CheckpointRequest\x1a\x1a.hub.v1.CheckpointResponse\x12L\n" +
-	"\rStartDeepWork\x12\x1c.hub.v1.StartDeepWorkRequest\x1a\x1d.hub.v1.StartDeepWorkResponse\x12F\n" +
-	"\vGetDeepWork\x12\x1a.hub.v1.GetDeepWorkRequest\x1a\x1b.hub.v1.GetDeepWorkResponse\x12j\n" +
-	"\x17GetHeartbeatElapsedTime\x12&.hub.v1.GetHeartbeatElapsedTimeRequest\x1a'.hub.v1.GetHeartbeatElapsedTimeResponse\x12O\n" +
-	"\x0eRespondToPulse\x12\x1d.hub.v1.RespondToPulseRequest\x1a\x1e.hub.v1.RespondToPulseResponse\x12@\n" +
-	"\tListPeers\x12\x18.hub.v1.ListPeersRequest\x1a\x19.hub.v1.ListPeersResponse\x12I\n" +
-	"\fListChannels\x12\x1b.hub.v1.ListChannelsRequest\x1a\x1c.hub.v1.ListChannelsResponse\x12I\n" +
-	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\x12X\n" +
-	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\x12I\n" +
-	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\x12U\n" +
-	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\x12:\n" +
-	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponse\x12L\n" +
-	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\x12@\n" +
-	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponse\x12O\n" +
-	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponse\x12[\n" +
-	"\x12AcknowledgeMessage\x12!.hub.v1.AcknowledgeMessageRequest\x1a\".hub.v1.AcknowledgeMessageResponse\x12[\n" +
-	"\x12GetMessageReceipts\x12!.hub.v1.GetMessageReceiptsRequest\x1a\".hub.v1.GetMessageReceiptsResponse\x12C\n" +
+	"Checkpoint\x12\x19.hub.v1.CheckpointRequest\x1a\x1a.hub.v1.CheckpointResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12Y\n" +
+	"\rStartDeepWork\x12\x1c.hub.v1.StartDeepWorkRequest\x1a\x1d.hub.v1.StartDeepWorkResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12S\n" +
+	"\vGetDeepWork\x12\x1a.hub.v1.GetDeepWorkRequest\x1a\x1b.hub.v1.GetDeepWorkResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x01\x12w\n" +
+	"\x17GetHeartbeatElapsedTime\x12&.hub.v1.GetHeartbeatElapsedTimeRequest\x1a'.hub.v1.GetHeartbeatElapsedTimeResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x01\x12\\\n" +
+	"\x0eRespondToPulse\x12\x1d.hub.v1.RespondToPulseRequest\x1a\x1e.hub.v1.RespondToPulseResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tListPeers\x12\x18.hub.v1.ListPeersRequest\x1a\x19.hub.v1.ListPeersResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x05\x12W\n" +
+	"\fListChannels\x12\x1b.hub.v1.ListChannelsRequest\x1a\x1c.hub.v1.ListChannelsResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x02\x10\x02\x18\x05\x12W\n" +
+	"\fReservePaths\x12\x1b.hub.v1.ReservePathsRequest\x1a\x1c.hub.v1.ReservePathsResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x01\x18\x01\x12e\n" +
+	"\x11RenewReservations\x12 .hub.v1.RenewReservationsRequest\x1a!.hub.v1.RenewReservationsResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12V\n" +
+	"\fReleasePaths\x12\x1b.hub.v1.ReleasePathsRequest\x1a\x1c.hub.v1.ReleasePathsResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12c\n" +
+	"\x10ListReservations\x12\x1f.hub.v1.ListReservationsRequest\x1a .hub.v1.ListReservationsResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x02\x18\x05\x12C\n" +
+	"\aJoinHub\x12\x16.hub.v1.JoinHubRequest\x1a\x17.hub.v1.JoinHubResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x04\x12Y\n" +
+	"\rTakeInjection\x12\x1c.hub.v1.TakeInjectionRequest\x1a\x1d.hub.v1.TakeInjectionResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tCheckStop\x12\x18.hub.v1.CheckStopRequest\x1a\x19.hub.v1.CheckStopResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12]\n" +
+	"\x0eSearchMessages\x12\x1d.hub.v1.SearchMessagesRequest\x1a\x1e.hub.v1.SearchMessagesResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x03\x18\x01\x12h\n" +
+	"\x12AcknowledgeMessage\x12!.hub.v1.AcknowledgeMessageRequest\x1a\".hub.v1.AcknowledgeMessageResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12i\n" +
+	"\x12GetMessageReceipts\x12!.hub.v1.GetMessageReceiptsRequest\x1a\".hub.v1.GetMessageReceiptsResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x02\x18\x01\x12Q\n" +
 	"\n" +
-	"CreateTask\x12\x19.hub.v1.CreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\x12@\n" +
-	"\tListTasks\x12\x18.hub.v1.ListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\x12:\n" +
-	"\aGetTask\x12\x16.hub.v1.GetTaskRequest\x1a\x17.hub.v1.GetTaskResponse\x12C\n" +
+	"CreateTask\x12\x19.hub.v1.CreateTaskRequest\x1a\x1a.hub.v1.CreateTaskResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x01\x18\x01\x12N\n" +
+	"\tListTasks\x12\x18.hub.v1.ListTasksRequest\x1a\x19.hub.v1.ListTasksResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x02\x18\x05\x12H\n" +
+	"\aGetTask\x12\x16.hub.v1.GetTaskRequest\x1a\x17.hub.v1.GetTaskResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x02\x18\x01\x12Q\n" +
 	"\n" +
-	"UpdateTask\x12\x19.hub.v1.UpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\x12@\n" +
-	"\tClaimTask\x12\x18.hub.v1.ClaimTaskRequest\x1a\x19.hub.v1.ClaimTaskResponse\x12=\n" +
-	"\bNextTask\x12\x17.hub.v1.NextTaskRequest\x1a\x18.hub.v1.NextTaskResponse\x12I\n" +
-	"\fCompleteTask\x12\x1b.hub.v1.CompleteTaskRequest\x1a\x1c.hub.v1.CompleteTaskResponse\x12@\n" +
-	"\tBlockTask\x12\x18.hub.v1.BlockTaskRequest\x1a\x19.hub.v1.BlockTaskResponse\x12R\n" +
-	"\x0fRequestApproval\x12\x1e.hub.v1.RequestApprovalRequest\x1a\x1f.hub.v1.RequestApprovalResponse\x12=\n" +
-	"\bAskHuman\x12\x17.hub.v1.AskHumanRequest\x1a\x18.hub.v1.AskHumanResponse\x12L\n" +
-	"\rNoteHostEvent\x12\x1c.hub.v1.NoteHostEventRequest\x1a\x1d.hub.v1.NoteHostEventResponse\x12R\n" +
-	"\x0fConfirmDelivery\x12\x1e.hub.v1.ConfirmDeliveryRequest\x1a\x1f.hub.v1.ConfirmDeliveryResponse\x12C\n" +
+	"UpdateTask\x12\x19.hub.v1.UpdateTaskRequest\x1a\x1a.hub.v1.UpdateTaskResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x03\x10\x01\x18\x05\x12M\n" +
+	"\tClaimTask\x12\x18.hub.v1.ClaimTaskRequest\x1a\x19.hub.v1.ClaimTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12J\n" +
+	"\bNextTask\x12\x17.hub.v1.NextTaskRequest\x1a\x18.hub.v1.NextTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12V\n" +
+	"\fCompleteTask\x12\x1b.hub.v1.CompleteTaskRequest\x1a\x1c.hub.v1.CompleteTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12M\n" +
+	"\tBlockTask\x12\x18.hub.v1.BlockTaskRequest\x1a\x19.hub.v1.BlockTaskResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12_\n" +
+	"\x0fRequestApproval\x12\x1e.hub.v1.RequestApprovalRequest\x1a\x1f.hub.v1.RequestApprovalResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12J\n" +
+	"\bAskHuman\x12\x17.hub.v1.AskHumanRequest\x1a\x18.hub.v1.AskHumanResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12Y\n" +
+	"\rNoteHostEvent\x12\x1c.hub.v1.NoteHostEventRequest\x1a\x1d.hub.v1.NoteHostEventResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12_\n" +
+	"\x0fConfirmDelivery\x12\x1e.hub.v1.ConfirmDeliveryRequest\x1a\x1f.hub.v1.ConfirmDeliveryResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01\x12P\n" +
 	"\n" +
-	"EndSession\x12\x19.hub.v1.EndSessionRequest\x1a\x1a.hub.v1.EndSessionResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"EndSession\x12\x19.hub.v1.EndSessionRequest\x1a\x1a.hub.v1.EndSessionResponse\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x01\x18\x01B*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_agent_proto_rawDescOnce sync.Once
@@ -3906,6 +4000,7 @@ func file_hub_v1_agent_proto_init() {
 	if File_hub_v1_agent_proto != nil {
 		return
 	}
+	file_hub_v1_admission_proto_init()
 	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()

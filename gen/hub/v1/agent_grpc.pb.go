@@ -65,7 +65,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // AgentService is what an agent calls. Every call carries the agent's token
-// ("authorization: Bearer <token>"); the hub acts as that agent only.
+// ("authorization: Bearer <token>"); the hub acts as that agent only. A call
+// whose admission names the admin too takes the admin token as well, and
+// then acts for the admin over every project.
 type AgentServiceClient interface {
 	// Heartbeat starts a new unit of work: it sets the caller's current heartbeat ID.
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
@@ -97,17 +99,20 @@ type AgentServiceClient interface {
 	RespondToPulse(ctx context.Context, in *RespondToPulseRequest, opts ...grpc.CallOption) (*RespondToPulseResponse, error)
 	// ListPeers lists the enabled agents (names, roles, presence), so an agent knows whom to message.
 	ListPeers(ctx context.Context, in *ListPeersRequest, opts ...grpc.CallOption) (*ListPeersResponse, error)
-	// ListChannels lists the channels with their member counts and whether the caller is a member.
+	// ListChannels lists the channels with their member counts and whether the caller is a member:
+	// an agent's project's and its linked projects', every channel for the admin or a person.
 	ListChannels(ctx context.Context, in *ListChannelsRequest, opts ...grpc.CallOption) (*ListChannelsResponse, error)
 	// ReservePaths reserves paths or globs of the project for the caller, all or none: an exclusive request
 	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
-	// overlaps are granted and named in conflicts.
+	// overlaps are granted and named in conflicts. The admin reserves for the agent it names, and may
+	// reserve the whole project exclusively (**, *), which an agent may not.
 	ReservePaths(ctx context.Context, in *ReservePathsRequest, opts ...grpc.CallOption) (*ReservePathsResponse, error)
 	// RenewReservations extends the caller's reservations (all of them when no ID is given) to now plus ttl; it never shortens one.
 	RenewReservations(ctx context.Context, in *RenewReservationsRequest, opts ...grpc.CallOption) (*RenewReservationsResponse, error)
 	// ReleasePaths releases the caller's reservations by ID or pattern (all of them when none is given).
 	ReleasePaths(ctx context.Context, in *ReleasePathsRequest, opts ...grpc.CallOption) (*ReleasePathsResponse, error)
-	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path.
+	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path:
+	// of the caller's project, of every project for the admin.
 	ListReservations(ctx context.Context, in *ListReservationsRequest, opts ...grpc.CallOption) (*ListReservationsResponse, error)
 	// JoinHub registers a new agent with a join code and returns its token (shown once). The code, not a
 	// token, is the call's bearer credential ("authorization: Bearer ahj_…"); the agent gets the code's role.
@@ -121,8 +126,8 @@ type AgentServiceClient interface {
 	// CheckStop is for host stop hooks: it holds the caller's stop while unread direct messages or mentions
 	// wait, at most a few times in a row, so a held stop never loops.
 	CheckStop(ctx context.Context, in *CheckStopRequest, opts ...grpc.CallOption) (*CheckStopResponse, error)
-	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
-	// The hub's own notices (nudges, heartbeat pulses) are not searched.
+	// SearchMessages finds the caller's messages (those delivered to it), or for the admin any message, by
+	// their words, best match first. The hub's own notices (nudges, heartbeat pulses) are not searched.
 	SearchMessages(ctx context.Context, in *SearchMessagesRequest, opts ...grpc.CallOption) (*SearchMessagesResponse, error)
 	// AcknowledgeMessage acknowledges messages the caller received, all or none. Acknowledging
 	// again is not an error and keeps the first time; a message that did not ask for an
@@ -131,15 +136,20 @@ type AgentServiceClient interface {
 	// GetMessageReceipts shows, per recipient, where a message the caller sent is (QUEUED,
 	// IN_CONTEXT and through which path, READ, ACKNOWLEDGED) and when it was delivered, taken into
 	// the recipient's context, read and acknowledged. NotFound unless the caller sent or received
-	// it; PermissionDenied for a recipient that is not the sender.
+	// it; PermissionDenied for a recipient that is not the sender. The admin sees any message's.
 	GetMessageReceipts(ctx context.Context, in *GetMessageReceiptsRequest, opts ...grpc.CallOption) (*GetMessageReceiptsResponse, error)
-	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
+	// CreateTask adds a task to the caller's project board, or, for the admin, to the project it names;
+	// a depends_on cycle is refused, naming it.
 	CreateTask(ctx context.Context, in *CreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
-	// ListTasks lists the tasks of the caller's project, by ID.
+	// ListTasks lists the tasks of the caller's project, by ID; the admin's, of one project or of all.
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
-	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it.
+	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it:
+	// one of the caller's project, any task for the admin.
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
-	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator only).
+	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator
+	// only). The admin edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
+	// open) and its state (open, blocked, done, cancelled). An edit may walk the graph of dependencies (up to
+	// 1,000 tasks) to rule out a cycle, so it weighs 5 writes.
 	UpdateTask(ctx context.Context, in *UpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
 	// ClaimTask claims a ready task for the caller: of many claimers exactly one wins (FailedPrecondition for
 	// the others, naming the holder). Its paths are reserved for the caller; the claim lasts while the caller
@@ -579,7 +589,9 @@ func (c *agentServiceClient) EndSession(ctx context.Context, in *EndSessionReque
 // for forward compatibility.
 //
 // AgentService is what an agent calls. Every call carries the agent's token
-// ("authorization: Bearer <token>"); the hub acts as that agent only.
+// ("authorization: Bearer <token>"); the hub acts as that agent only. A call
+// whose admission names the admin too takes the admin token as well, and
+// then acts for the admin over every project.
 type AgentServiceServer interface {
 	// Heartbeat starts a new unit of work: it sets the caller's current heartbeat ID.
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
@@ -611,17 +623,20 @@ type AgentServiceServer interface {
 	RespondToPulse(context.Context, *RespondToPulseRequest) (*RespondToPulseResponse, error)
 	// ListPeers lists the enabled agents (names, roles, presence), so an agent knows whom to message.
 	ListPeers(context.Context, *ListPeersRequest) (*ListPeersResponse, error)
-	// ListChannels lists the channels with their member counts and whether the caller is a member.
+	// ListChannels lists the channels with their member counts and whether the caller is a member:
+	// an agent's project's and its linked projects', every channel for the admin or a person.
 	ListChannels(context.Context, *ListChannelsRequest) (*ListChannelsResponse, error)
 	// ReservePaths reserves paths or globs of the project for the caller, all or none: an exclusive request
 	// over another agent's exclusive reservation is refused (FailedPrecondition naming the holder); other
-	// overlaps are granted and named in conflicts.
+	// overlaps are granted and named in conflicts. The admin reserves for the agent it names, and may
+	// reserve the whole project exclusively (**, *), which an agent may not.
 	ReservePaths(context.Context, *ReservePathsRequest) (*ReservePathsResponse, error)
 	// RenewReservations extends the caller's reservations (all of them when no ID is given) to now plus ttl; it never shortens one.
 	RenewReservations(context.Context, *RenewReservationsRequest) (*RenewReservationsResponse, error)
 	// ReleasePaths releases the caller's reservations by ID or pattern (all of them when none is given).
 	ReleasePaths(context.Context, *ReleasePathsRequest) (*ReleasePathsResponse, error)
-	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path.
+	// ListReservations lists the active reservations of every agent, filtered by agent or by overlapping path:
+	// of the caller's project, of every project for the admin.
 	ListReservations(context.Context, *ListReservationsRequest) (*ListReservationsResponse, error)
 	// JoinHub registers a new agent with a join code and returns its token (shown once). The code, not a
 	// token, is the call's bearer credential ("authorization: Bearer ahj_…"); the agent gets the code's role.
@@ -635,8 +650,8 @@ type AgentServiceServer interface {
 	// CheckStop is for host stop hooks: it holds the caller's stop while unread direct messages or mentions
 	// wait, at most a few times in a row, so a held stop never loops.
 	CheckStop(context.Context, *CheckStopRequest) (*CheckStopResponse, error)
-	// SearchMessages finds the caller's messages (those delivered to it) by their words, best match first.
-	// The hub's own notices (nudges, heartbeat pulses) are not searched.
+	// SearchMessages finds the caller's messages (those delivered to it), or for the admin any message, by
+	// their words, best match first. The hub's own notices (nudges, heartbeat pulses) are not searched.
 	SearchMessages(context.Context, *SearchMessagesRequest) (*SearchMessagesResponse, error)
 	// AcknowledgeMessage acknowledges messages the caller received, all or none. Acknowledging
 	// again is not an error and keeps the first time; a message that did not ask for an
@@ -645,15 +660,20 @@ type AgentServiceServer interface {
 	// GetMessageReceipts shows, per recipient, where a message the caller sent is (QUEUED,
 	// IN_CONTEXT and through which path, READ, ACKNOWLEDGED) and when it was delivered, taken into
 	// the recipient's context, read and acknowledged. NotFound unless the caller sent or received
-	// it; PermissionDenied for a recipient that is not the sender.
+	// it; PermissionDenied for a recipient that is not the sender. The admin sees any message's.
 	GetMessageReceipts(context.Context, *GetMessageReceiptsRequest) (*GetMessageReceiptsResponse, error)
-	// CreateTask adds a task to the caller's project board; a depends_on cycle is refused, naming it.
+	// CreateTask adds a task to the caller's project board, or, for the admin, to the project it names;
+	// a depends_on cycle is refused, naming it.
 	CreateTask(context.Context, *CreateTaskRequest) (*CreateTaskResponse, error)
-	// ListTasks lists the tasks of the caller's project, by ID.
+	// ListTasks lists the tasks of the caller's project, by ID; the admin's, of one project or of all.
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
-	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it.
+	// GetTask returns one task with its dependents and its holder's latest checkpoints naming it:
+	// one of the caller's project, any task for the admin.
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
-	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator only).
+	// UpdateTask changes a task's title, description, priority, labels, role, depends_on or paths (its creator
+	// only). The admin edits any task: its fields, its assignee (claim for an agent, reassign, or return it to
+	// open) and its state (open, blocked, done, cancelled). An edit may walk the graph of dependencies (up to
+	// 1,000 tasks) to rule out a cycle, so it weighs 5 writes.
 	UpdateTask(context.Context, *UpdateTaskRequest) (*UpdateTaskResponse, error)
 	// ClaimTask claims a ready task for the caller: of many claimers exactly one wins (FailedPrecondition for
 	// the others, naming the holder). Its paths are reserved for the caller; the claim lasts while the caller

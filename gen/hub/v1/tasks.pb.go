@@ -342,8 +342,11 @@ func (x *TaskSpec) GetPaths() []string {
 }
 
 type CreateTaskRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *TaskSpec              `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Task  *TaskSpec              `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// The project whose board gets the task: the admin's call names it ("default" if empty). An agent's
+	// task goes on its own project's board and gives none.
+	Project       string `protobuf:"bytes,2,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -383,6 +386,13 @@ func (x *CreateTaskRequest) GetTask() *TaskSpec {
 		return x.Task
 	}
 	return nil
+}
+
+func (x *CreateTaskRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type CreateTaskResponse struct {
@@ -440,7 +450,12 @@ type ListTasksRequest struct {
 	// At most this many (default 100).
 	Limit int32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Only tasks with an ID greater than this one (paging, by ID).
-	AfterId       string `protobuf:"bytes,5,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
+	AfterId string `protobuf:"bytes,5,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
+	// Only this project's tasks: the admin's call ("" every project). An agent lists its own
+	// project's and gives none.
+	Project string `protobuf:"bytes,6,opt,name=project,proto3" json:"project,omitempty"`
+	// Only tasks changed at or after this time (RFC 3339): a board's updates.
+	UpdatedSince  string `protobuf:"bytes,7,opt,name=updated_since,json=updatedSince,proto3" json:"updated_since,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -506,6 +521,20 @@ func (x *ListTasksRequest) GetLimit() int32 {
 func (x *ListTasksRequest) GetAfterId() string {
 	if x != nil {
 		return x.AfterId
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetUpdatedSince() string {
+	if x != nil {
+		return x.UpdatedSince
 	}
 	return ""
 }
@@ -654,7 +683,9 @@ func (x *GetTaskResponse) GetTask() *Task {
 type UpdateTaskRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// The new values (title, description, priority, labels, role, depends_on, paths) named in update_mask.
+	// The new values (title, description, priority, labels, role, depends_on, paths) named in update_mask;
+	// the admin's may also name assignee (an agent of the task's project claims it for them; "" returns it
+	// to open) and state (open, blocked, done, cancelled) with result as the note or reason.
 	Task *Task `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
 	// Which fields of task to change; over REST, the fields present in the body.
 	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,3,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
@@ -1179,215 +1210,6 @@ func (x *BlockTaskResponse) GetTask() *Task {
 	return nil
 }
 
-type AdminCreateTaskRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Project       string                 `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
-	Task          *TaskSpec              `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminCreateTaskRequest) Reset() {
-	*x = AdminCreateTaskRequest{}
-	mi := &file_hub_v1_tasks_proto_msgTypes[18]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminCreateTaskRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminCreateTaskRequest) ProtoMessage() {}
-
-func (x *AdminCreateTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_tasks_proto_msgTypes[18]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminCreateTaskRequest.ProtoReflect.Descriptor instead.
-func (*AdminCreateTaskRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{18}
-}
-
-func (x *AdminCreateTaskRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-func (x *AdminCreateTaskRequest) GetTask() *TaskSpec {
-	if x != nil {
-		return x.Task
-	}
-	return nil
-}
-
-type AdminListTasksRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// "" every project.
-	Project string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
-	State   string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
-	Ready   bool   `protobuf:"varint,3,opt,name=ready,proto3" json:"ready,omitempty"`
-	Label   string `protobuf:"bytes,4,opt,name=label,proto3" json:"label,omitempty"`
-	Limit   int32  `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
-	AfterId string `protobuf:"bytes,6,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
-	// Only tasks changed at or after this time (RFC 3339): a board's updates.
-	UpdatedSince  string `protobuf:"bytes,7,opt,name=updated_since,json=updatedSince,proto3" json:"updated_since,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListTasksRequest) Reset() {
-	*x = AdminListTasksRequest{}
-	mi := &file_hub_v1_tasks_proto_msgTypes[19]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListTasksRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListTasksRequest) ProtoMessage() {}
-
-func (x *AdminListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_tasks_proto_msgTypes[19]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListTasksRequest.ProtoReflect.Descriptor instead.
-func (*AdminListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{19}
-}
-
-func (x *AdminListTasksRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-func (x *AdminListTasksRequest) GetState() string {
-	if x != nil {
-		return x.State
-	}
-	return ""
-}
-
-func (x *AdminListTasksRequest) GetReady() bool {
-	if x != nil {
-		return x.Ready
-	}
-	return false
-}
-
-func (x *AdminListTasksRequest) GetLabel() string {
-	if x != nil {
-		return x.Label
-	}
-	return ""
-}
-
-func (x *AdminListTasksRequest) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
-	}
-	return 0
-}
-
-func (x *AdminListTasksRequest) GetAfterId() string {
-	if x != nil {
-		return x.AfterId
-	}
-	return ""
-}
-
-func (x *AdminListTasksRequest) GetUpdatedSince() string {
-	if x != nil {
-		return x.UpdatedSince
-	}
-	return ""
-}
-
-type AdminUpdateTaskRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// title, description, priority, labels, role, depends_on, paths as for agents, and:
-	// assignee (an agent of the task's project claims it for them; "" returns it to open),
-	// state (open, blocked, done, cancelled) with result as the note or reason.
-	Task          *Task                  `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
-	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,3,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminUpdateTaskRequest) Reset() {
-	*x = AdminUpdateTaskRequest{}
-	mi := &file_hub_v1_tasks_proto_msgTypes[20]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminUpdateTaskRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminUpdateTaskRequest) ProtoMessage() {}
-
-func (x *AdminUpdateTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_tasks_proto_msgTypes[20]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminUpdateTaskRequest.ProtoReflect.Descriptor instead.
-func (*AdminUpdateTaskRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{20}
-}
-
-func (x *AdminUpdateTaskRequest) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
-func (x *AdminUpdateTaskRequest) GetTask() *Task {
-	if x != nil {
-		return x.Task
-	}
-	return nil
-}
-
-func (x *AdminUpdateTaskRequest) GetUpdateMask() *fieldmaskpb.FieldMask {
-	if x != nil {
-		return x.UpdateMask
-	}
-	return nil
-}
-
 // ImportTask is one task of an import; depends_on may name earlier keys of the same import.
 type ImportTask struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1402,7 +1224,7 @@ type ImportTask struct {
 
 func (x *ImportTask) Reset() {
 	*x = ImportTask{}
-	mi := &file_hub_v1_tasks_proto_msgTypes[21]
+	mi := &file_hub_v1_tasks_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1414,7 +1236,7 @@ func (x *ImportTask) String() string {
 func (*ImportTask) ProtoMessage() {}
 
 func (x *ImportTask) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_tasks_proto_msgTypes[21]
+	mi := &file_hub_v1_tasks_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1427,7 +1249,7 @@ func (x *ImportTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTask.ProtoReflect.Descriptor instead.
 func (*ImportTask) Descriptor() ([]byte, []int) {
-	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{21}
+	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ImportTask) GetKey() string {
@@ -1461,7 +1283,7 @@ type ImportTasksRequest struct {
 
 func (x *ImportTasksRequest) Reset() {
 	*x = ImportTasksRequest{}
-	mi := &file_hub_v1_tasks_proto_msgTypes[22]
+	mi := &file_hub_v1_tasks_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1295,7 @@ func (x *ImportTasksRequest) String() string {
 func (*ImportTasksRequest) ProtoMessage() {}
 
 func (x *ImportTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_tasks_proto_msgTypes[22]
+	mi := &file_hub_v1_tasks_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1308,7 @@ func (x *ImportTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTasksRequest.ProtoReflect.Descriptor instead.
 func (*ImportTasksRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{22}
+	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ImportTasksRequest) GetProject() string {
@@ -1512,7 +1334,7 @@ type ImportTasksResponse struct {
 
 func (x *ImportTasksResponse) Reset() {
 	*x = ImportTasksResponse{}
-	mi := &file_hub_v1_tasks_proto_msgTypes[23]
+	mi := &file_hub_v1_tasks_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1346,7 @@ func (x *ImportTasksResponse) String() string {
 func (*ImportTasksResponse) ProtoMessage() {}
 
 func (x *ImportTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_tasks_proto_msgTypes[23]
+	mi := &file_hub_v1_tasks_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1359,7 @@ func (x *ImportTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTasksResponse.ProtoReflect.Descriptor instead.
 func (*ImportTasksResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{23}
+	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ImportTasksResponse) GetTasks() []*Task {
@@ -1558,7 +1380,7 @@ type SetTaskLeaseRequest struct {
 
 func (x *SetTaskLeaseRequest) Reset() {
 	*x = SetTaskLeaseRequest{}
-	mi := &file_hub_v1_tasks_proto_msgTypes[24]
+	mi := &file_hub_v1_tasks_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1392,7 @@ func (x *SetTaskLeaseRequest) String() string {
 func (*SetTaskLeaseRequest) ProtoMessage() {}
 
 func (x *SetTaskLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_tasks_proto_msgTypes[24]
+	mi := &file_hub_v1_tasks_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1405,7 @@ func (x *SetTaskLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTaskLeaseRequest.ProtoReflect.Descriptor instead.
 func (*SetTaskLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{24}
+	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SetTaskLeaseRequest) GetProject() string {
@@ -1611,7 +1433,7 @@ type SetTaskLeaseResponse struct {
 
 func (x *SetTaskLeaseResponse) Reset() {
 	*x = SetTaskLeaseResponse{}
-	mi := &file_hub_v1_tasks_proto_msgTypes[25]
+	mi := &file_hub_v1_tasks_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1623,7 +1445,7 @@ func (x *SetTaskLeaseResponse) String() string {
 func (*SetTaskLeaseResponse) ProtoMessage() {}
 
 func (x *SetTaskLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_tasks_proto_msgTypes[25]
+	mi := &file_hub_v1_tasks_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1636,7 +1458,7 @@ func (x *SetTaskLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTaskLeaseResponse.ProtoReflect.Descriptor instead.
 func (*SetTaskLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{25}
+	return file_hub_v1_tasks_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetTaskLeaseResponse) GetProject() string {
@@ -1697,17 +1519,20 @@ const file_hub_v1_tasks_proto_rawDesc = "" +
 	"\x04role\x18\x05 \x01(\tR\x04role\x12\x1d\n" +
 	"\n" +
 	"depends_on\x18\x06 \x03(\tR\tdependsOn\x12\x14\n" +
-	"\x05paths\x18\a \x03(\tR\x05paths\"9\n" +
+	"\x05paths\x18\a \x03(\tR\x05paths\"S\n" +
 	"\x11CreateTaskRequest\x12$\n" +
-	"\x04task\x18\x01 \x01(\v2\x10.hub.v1.TaskSpecR\x04task\"6\n" +
+	"\x04task\x18\x01 \x01(\v2\x10.hub.v1.TaskSpecR\x04task\x12\x18\n" +
+	"\aproject\x18\x02 \x01(\tR\aproject\"6\n" +
 	"\x12CreateTaskResponse\x12 \n" +
-	"\x04task\x18\x01 \x01(\v2\f.hub.v1.TaskR\x04task\"\x85\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\f.hub.v1.TaskR\x04task\"\xc4\x01\n" +
 	"\x10ListTasksRequest\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x14\n" +
 	"\x05ready\x18\x02 \x01(\bR\x05ready\x12\x14\n" +
 	"\x05label\x18\x03 \x01(\tR\x05label\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12\x19\n" +
-	"\bafter_id\x18\x05 \x01(\tR\aafterId\"[\n" +
+	"\bafter_id\x18\x05 \x01(\tR\aafterId\x12\x18\n" +
+	"\aproject\x18\x06 \x01(\tR\aproject\x12#\n" +
+	"\rupdated_since\x18\a \x01(\tR\fupdatedSince\"[\n" +
 	"\x11ListTasksResponse\x12\"\n" +
 	"\x05tasks\x18\x01 \x03(\v2\f.hub.v1.TaskR\x05tasks\x12\"\n" +
 	"\rnext_after_id\x18\x02 \x01(\tR\vnextAfterId\" \n" +
@@ -1745,23 +1570,7 @@ const file_hub_v1_tasks_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"5\n" +
 	"\x11BlockTaskResponse\x12 \n" +
-	"\x04task\x18\x01 \x01(\v2\f.hub.v1.TaskR\x04task\"X\n" +
-	"\x16AdminCreateTaskRequest\x12\x18\n" +
-	"\aproject\x18\x01 \x01(\tR\aproject\x12$\n" +
-	"\x04task\x18\x02 \x01(\v2\x10.hub.v1.TaskSpecR\x04task\"\xc9\x01\n" +
-	"\x15AdminListTasksRequest\x12\x18\n" +
-	"\aproject\x18\x01 \x01(\tR\aproject\x12\x14\n" +
-	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
-	"\x05ready\x18\x03 \x01(\bR\x05ready\x12\x14\n" +
-	"\x05label\x18\x04 \x01(\tR\x05label\x12\x14\n" +
-	"\x05limit\x18\x05 \x01(\x05R\x05limit\x12\x19\n" +
-	"\bafter_id\x18\x06 \x01(\tR\aafterId\x12#\n" +
-	"\rupdated_since\x18\a \x01(\tR\fupdatedSince\"\x87\x01\n" +
-	"\x16AdminUpdateTaskRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
-	"\x04task\x18\x02 \x01(\v2\f.hub.v1.TaskR\x04task\x12;\n" +
-	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
-	"updateMask\"Z\n" +
+	"\x04task\x18\x01 \x01(\v2\f.hub.v1.TaskR\x04task\"Z\n" +
 	"\n" +
 	"ImportTask\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12$\n" +
@@ -1791,73 +1600,67 @@ func file_hub_v1_tasks_proto_rawDescGZIP() []byte {
 	return file_hub_v1_tasks_proto_rawDescData
 }
 
-var file_hub_v1_tasks_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_hub_v1_tasks_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_hub_v1_tasks_proto_goTypes = []any{
-	(*Task)(nil),                   // 0: hub.v1.Task
-	(*TaskSpec)(nil),               // 1: hub.v1.TaskSpec
-	(*CreateTaskRequest)(nil),      // 2: hub.v1.CreateTaskRequest
-	(*CreateTaskResponse)(nil),     // 3: hub.v1.CreateTaskResponse
-	(*ListTasksRequest)(nil),       // 4: hub.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),      // 5: hub.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),         // 6: hub.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),        // 7: hub.v1.GetTaskResponse
-	(*UpdateTaskRequest)(nil),      // 8: hub.v1.UpdateTaskRequest
-	(*UpdateTaskResponse)(nil),     // 9: hub.v1.UpdateTaskResponse
-	(*ClaimTaskRequest)(nil),       // 10: hub.v1.ClaimTaskRequest
-	(*ClaimTaskResponse)(nil),      // 11: hub.v1.ClaimTaskResponse
-	(*NextTaskRequest)(nil),        // 12: hub.v1.NextTaskRequest
-	(*NextTaskResponse)(nil),       // 13: hub.v1.NextTaskResponse
-	(*CompleteTaskRequest)(nil),    // 14: hub.v1.CompleteTaskRequest
-	(*CompleteTaskResponse)(nil),   // 15: hub.v1.CompleteTaskResponse
-	(*BlockTaskRequest)(nil),       // 16: hub.v1.BlockTaskRequest
-	(*BlockTaskResponse)(nil),      // 17: hub.v1.BlockTaskResponse
-	(*AdminCreateTaskRequest)(nil), // 18: hub.v1.AdminCreateTaskRequest
-	(*AdminListTasksRequest)(nil),  // 19: hub.v1.AdminListTasksRequest
-	(*AdminUpdateTaskRequest)(nil), // 20: hub.v1.AdminUpdateTaskRequest
-	(*ImportTask)(nil),             // 21: hub.v1.ImportTask
-	(*ImportTasksRequest)(nil),     // 22: hub.v1.ImportTasksRequest
-	(*ImportTasksResponse)(nil),    // 23: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseRequest)(nil),    // 24: hub.v1.SetTaskLeaseRequest
-	(*SetTaskLeaseResponse)(nil),   // 25: hub.v1.SetTaskLeaseResponse
-	(Priority)(0),                  // 26: hub.v1.Priority
-	(*timestamppb.Timestamp)(nil),  // 27: google.protobuf.Timestamp
-	(*Checkpoint)(nil),             // 28: hub.v1.Checkpoint
-	(*fieldmaskpb.FieldMask)(nil),  // 29: google.protobuf.FieldMask
-	(*ReservationConflict)(nil),    // 30: hub.v1.ReservationConflict
+	(*Task)(nil),                  // 0: hub.v1.Task
+	(*TaskSpec)(nil),              // 1: hub.v1.TaskSpec
+	(*CreateTaskRequest)(nil),     // 2: hub.v1.CreateTaskRequest
+	(*CreateTaskResponse)(nil),    // 3: hub.v1.CreateTaskResponse
+	(*ListTasksRequest)(nil),      // 4: hub.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 5: hub.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),        // 6: hub.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),       // 7: hub.v1.GetTaskResponse
+	(*UpdateTaskRequest)(nil),     // 8: hub.v1.UpdateTaskRequest
+	(*UpdateTaskResponse)(nil),    // 9: hub.v1.UpdateTaskResponse
+	(*ClaimTaskRequest)(nil),      // 10: hub.v1.ClaimTaskRequest
+	(*ClaimTaskResponse)(nil),     // 11: hub.v1.ClaimTaskResponse
+	(*NextTaskRequest)(nil),       // 12: hub.v1.NextTaskRequest
+	(*NextTaskResponse)(nil),      // 13: hub.v1.NextTaskResponse
+	(*CompleteTaskRequest)(nil),   // 14: hub.v1.CompleteTaskRequest
+	(*CompleteTaskResponse)(nil),  // 15: hub.v1.CompleteTaskResponse
+	(*BlockTaskRequest)(nil),      // 16: hub.v1.BlockTaskRequest
+	(*BlockTaskResponse)(nil),     // 17: hub.v1.BlockTaskResponse
+	(*ImportTask)(nil),            // 18: hub.v1.ImportTask
+	(*ImportTasksRequest)(nil),    // 19: hub.v1.ImportTasksRequest
+	(*ImportTasksResponse)(nil),   // 20: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseRequest)(nil),   // 21: hub.v1.SetTaskLeaseRequest
+	(*SetTaskLeaseResponse)(nil),  // 22: hub.v1.SetTaskLeaseResponse
+	(Priority)(0),                 // 23: hub.v1.Priority
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*Checkpoint)(nil),            // 25: hub.v1.Checkpoint
+	(*fieldmaskpb.FieldMask)(nil), // 26: google.protobuf.FieldMask
+	(*ReservationConflict)(nil),   // 27: hub.v1.ReservationConflict
 }
 var file_hub_v1_tasks_proto_depIdxs = []int32{
-	26, // 0: hub.v1.Task.priority:type_name -> hub.v1.Priority
-	27, // 1: hub.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	27, // 2: hub.v1.Task.claimed_at:type_name -> google.protobuf.Timestamp
-	27, // 3: hub.v1.Task.done_at:type_name -> google.protobuf.Timestamp
-	28, // 4: hub.v1.Task.checkpoints:type_name -> hub.v1.Checkpoint
-	27, // 5: hub.v1.Task.lease_until:type_name -> google.protobuf.Timestamp
-	27, // 6: hub.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	26, // 7: hub.v1.TaskSpec.priority:type_name -> hub.v1.Priority
+	23, // 0: hub.v1.Task.priority:type_name -> hub.v1.Priority
+	24, // 1: hub.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	24, // 2: hub.v1.Task.claimed_at:type_name -> google.protobuf.Timestamp
+	24, // 3: hub.v1.Task.done_at:type_name -> google.protobuf.Timestamp
+	25, // 4: hub.v1.Task.checkpoints:type_name -> hub.v1.Checkpoint
+	24, // 5: hub.v1.Task.lease_until:type_name -> google.protobuf.Timestamp
+	24, // 6: hub.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	23, // 7: hub.v1.TaskSpec.priority:type_name -> hub.v1.Priority
 	1,  // 8: hub.v1.CreateTaskRequest.task:type_name -> hub.v1.TaskSpec
 	0,  // 9: hub.v1.CreateTaskResponse.task:type_name -> hub.v1.Task
 	0,  // 10: hub.v1.ListTasksResponse.tasks:type_name -> hub.v1.Task
 	0,  // 11: hub.v1.GetTaskResponse.task:type_name -> hub.v1.Task
 	0,  // 12: hub.v1.UpdateTaskRequest.task:type_name -> hub.v1.Task
-	29, // 13: hub.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
+	26, // 13: hub.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
 	0,  // 14: hub.v1.UpdateTaskResponse.task:type_name -> hub.v1.Task
 	0,  // 15: hub.v1.ClaimTaskResponse.task:type_name -> hub.v1.Task
-	30, // 16: hub.v1.ClaimTaskResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	27, // 16: hub.v1.ClaimTaskResponse.conflicts:type_name -> hub.v1.ReservationConflict
 	0,  // 17: hub.v1.NextTaskResponse.task:type_name -> hub.v1.Task
-	30, // 18: hub.v1.NextTaskResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	27, // 18: hub.v1.NextTaskResponse.conflicts:type_name -> hub.v1.ReservationConflict
 	0,  // 19: hub.v1.CompleteTaskResponse.task:type_name -> hub.v1.Task
 	0,  // 20: hub.v1.BlockTaskResponse.task:type_name -> hub.v1.Task
-	1,  // 21: hub.v1.AdminCreateTaskRequest.task:type_name -> hub.v1.TaskSpec
-	0,  // 22: hub.v1.AdminUpdateTaskRequest.task:type_name -> hub.v1.Task
-	29, // 23: hub.v1.AdminUpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 24: hub.v1.ImportTask.task:type_name -> hub.v1.TaskSpec
-	21, // 25: hub.v1.ImportTasksRequest.tasks:type_name -> hub.v1.ImportTask
-	0,  // 26: hub.v1.ImportTasksResponse.tasks:type_name -> hub.v1.Task
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	1,  // 21: hub.v1.ImportTask.task:type_name -> hub.v1.TaskSpec
+	18, // 22: hub.v1.ImportTasksRequest.tasks:type_name -> hub.v1.ImportTask
+	0,  // 23: hub.v1.ImportTasksResponse.tasks:type_name -> hub.v1.Task
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_tasks_proto_init() }
@@ -1872,7 +1675,7 @@ func file_hub_v1_tasks_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_tasks_proto_rawDesc), len(file_hub_v1_tasks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -22,6 +22,68 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SenderKind is the kind of principal a message came from. Agents, people and
+// the hub's reserved names share one namespace, so a name is one principal's.
+type SenderKind int32
+
+const (
+	// Not known (never sent by the hub).
+	SenderKind_SENDER_KIND_UNSPECIFIED SenderKind = 0
+	// An agent, with its token.
+	SenderKind_SENDER_KIND_AGENT SenderKind = 1
+	// A person, with a person token (hubctl people add).
+	SenderKind_SENDER_KIND_PERSON SenderKind = 2
+	// The admin token (admin, operator).
+	SenderKind_SENDER_KIND_ADMIN SenderKind = 3
+	// The hub's own messages: nudges, pulses, cron, notices.
+	SenderKind_SENDER_KIND_HUB SenderKind = 4
+)
+
+// Enum value maps for SenderKind.
+var (
+	SenderKind_name = map[int32]string{
+		0: "SENDER_KIND_UNSPECIFIED",
+		1: "SENDER_KIND_AGENT",
+		2: "SENDER_KIND_PERSON",
+		3: "SENDER_KIND_ADMIN",
+		4: "SENDER_KIND_HUB",
+	}
+	SenderKind_value = map[string]int32{
+		"SENDER_KIND_UNSPECIFIED": 0,
+		"SENDER_KIND_AGENT":       1,
+		"SENDER_KIND_PERSON":      2,
+		"SENDER_KIND_ADMIN":       3,
+		"SENDER_KIND_HUB":         4,
+	}
+)
+
+func (x SenderKind) Enum() *SenderKind {
+	p := new(SenderKind)
+	*p = x
+	return p
+}
+
+func (x SenderKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SenderKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_hub_v1_types_proto_enumTypes[0].Descriptor()
+}
+
+func (SenderKind) Type() protoreflect.EnumType {
+	return &file_hub_v1_types_proto_enumTypes[0]
+}
+
+func (x SenderKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SenderKind.Descriptor instead.
+func (SenderKind) EnumDescriptor() ([]byte, []int) {
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{0}
+}
+
 // Priority is how urgent a message is. Within one reply of a wait or a list,
 // urgent messages come first, then high, normal and low (IDs ascending within
 // each); the cursor stays the newest ID returned, so reordering skips nothing.
@@ -69,11 +131,11 @@ func (x Priority) String() string {
 }
 
 func (Priority) Descriptor() protoreflect.EnumDescriptor {
-	return file_hub_v1_types_proto_enumTypes[0].Descriptor()
+	return file_hub_v1_types_proto_enumTypes[1].Descriptor()
 }
 
 func (Priority) Type() protoreflect.EnumType {
-	return &file_hub_v1_types_proto_enumTypes[0]
+	return &file_hub_v1_types_proto_enumTypes[1]
 }
 
 func (x Priority) Number() protoreflect.EnumNumber {
@@ -82,7 +144,7 @@ func (x Priority) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Priority.Descriptor instead.
 func (Priority) EnumDescriptor() ([]byte, []int) {
-	return file_hub_v1_types_proto_rawDescGZIP(), []int{0}
+	return file_hub_v1_types_proto_rawDescGZIP(), []int{1}
 }
 
 // Agent is a registered agent. Tokens are never part of it.
@@ -347,7 +409,8 @@ type Message struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Monotonically increasing ID, decimal; it is also the cursor.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Sender: an agent name, "admin" or "orchestrator".
+	// Sender: an agent's or a person's name, "admin", "operator" or "orchestrator";
+	// sender_kind says which kind of principal it is.
 	From string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
 	// Direct recipients (agent names).
 	To []string `protobuf:"bytes,3,rep,name=to,proto3" json:"to,omitempty"`
@@ -369,7 +432,10 @@ type Message struct {
 	// The sender asked each recipient to acknowledge it (AcknowledgeMessage).
 	AckRequired bool `protobuf:"varint,13,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
 	// The project of the message's channel, else of its sender.
-	Project       string `protobuf:"bytes,14,opt,name=project,proto3" json:"project,omitempty"`
+	Project string `protobuf:"bytes,14,opt,name=project,proto3" json:"project,omitempty"`
+	// The kind of principal that sent it, recorded when it was posted: an agent's
+	// text naming a person ("Answer from pat …") still says SENDER_KIND_AGENT.
+	SenderKind    SenderKind `protobuf:"varint,15,opt,name=sender_kind,json=senderKind,proto3,enum=hub.v1.SenderKind" json:"sender_kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -500,6 +566,13 @@ func (x *Message) GetProject() string {
 		return x.Project
 	}
 	return ""
+}
+
+func (x *Message) GetSenderKind() SenderKind {
+	if x != nil {
+		return x.SenderKind
+	}
+	return SenderKind_SENDER_KIND_UNSPECIFIED
 }
 
 // Status is what check_hub_status shows an agent.
@@ -2475,7 +2548,7 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12<\n" +
 	"\flast_seen_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"lastSeenAt\x12\x12\n" +
-	"\x04live\x18\x03 \x01(\bR\x04live\"\x97\x03\n" +
+	"\x04live\x18\x03 \x01(\bR\x04live\"\xcc\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
@@ -2492,7 +2565,9 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\fmentions_you\x18\v \x01(\bR\vmentionsYou\x12,\n" +
 	"\bpriority\x18\f \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
 	"\fack_required\x18\r \x01(\bR\vackRequired\x12\x18\n" +
-	"\aproject\x18\x0e \x01(\tR\aproject\"\xa3\x04\n" +
+	"\aproject\x18\x0e \x01(\tR\aproject\x123\n" +
+	"\vsender_kind\x18\x0f \x01(\x0e2\x12.hub.v1.SenderKindR\n" +
+	"senderKind\"\xa3\x04\n" +
 	"\x06Status\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12!\n" +
 	"\funread_count\x18\x02 \x01(\x03R\vunreadCount\x12#\n" +
@@ -2681,7 +2756,14 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"created_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x14\n" +
 	"\x05links\x18\x03 \x03(\tR\x05links\x12\x1f\n" +
 	"\vagent_count\x18\x04 \x01(\x03R\n" +
-	"agentCount*s\n" +
+	"agentCount*\x84\x01\n" +
+	"\n" +
+	"SenderKind\x12\x1b\n" +
+	"\x17SENDER_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11SENDER_KIND_AGENT\x10\x01\x12\x16\n" +
+	"\x12SENDER_KIND_PERSON\x10\x02\x12\x15\n" +
+	"\x11SENDER_KIND_ADMIN\x10\x03\x12\x13\n" +
+	"\x0fSENDER_KIND_HUB\x10\x04*s\n" +
 	"\bPriority\x12\x18\n" +
 	"\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fPRIORITY_LOW\x10\x01\x12\x13\n" +
@@ -2701,92 +2783,94 @@ func file_hub_v1_types_proto_rawDescGZIP() []byte {
 	return file_hub_v1_types_proto_rawDescData
 }
 
-var file_hub_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_hub_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_hub_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_hub_v1_types_proto_goTypes = []any{
-	(Priority)(0),                 // 0: hub.v1.Priority
-	(*Agent)(nil),                 // 1: hub.v1.Agent
-	(*DeliveryPath)(nil),          // 2: hub.v1.DeliveryPath
-	(*Message)(nil),               // 3: hub.v1.Message
-	(*Status)(nil),                // 4: hub.v1.Status
-	(*Finding)(nil),               // 5: hub.v1.Finding
-	(*AgentHealth)(nil),           // 6: hub.v1.AgentHealth
-	(*Elapsed)(nil),               // 7: hub.v1.Elapsed
-	(*ActivityLog)(nil),           // 8: hub.v1.ActivityLog
-	(*Checkpoint)(nil),            // 9: hub.v1.Checkpoint
-	(*DeepWork)(nil),              // 10: hub.v1.DeepWork
-	(*Event)(nil),                 // 11: hub.v1.Event
-	(*BeatAgent)(nil),             // 12: hub.v1.BeatAgent
-	(*BeatInfo)(nil),              // 13: hub.v1.BeatInfo
-	(*PulseConfig)(nil),           // 14: hub.v1.PulseConfig
-	(*PulseStatus)(nil),           // 15: hub.v1.PulseStatus
-	(*CronJob)(nil),               // 16: hub.v1.CronJob
-	(*CronRun)(nil),               // 17: hub.v1.CronRun
-	(*Reservation)(nil),           // 18: hub.v1.Reservation
-	(*ReservationConflict)(nil),   // 19: hub.v1.ReservationConflict
-	(*JoinCode)(nil),              // 20: hub.v1.JoinCode
-	(*SearchHit)(nil),             // 21: hub.v1.SearchHit
-	(*Receipt)(nil),               // 22: hub.v1.Receipt
-	(*Project)(nil),               // 23: hub.v1.Project
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(SenderKind)(0),               // 0: hub.v1.SenderKind
+	(Priority)(0),                 // 1: hub.v1.Priority
+	(*Agent)(nil),                 // 2: hub.v1.Agent
+	(*DeliveryPath)(nil),          // 3: hub.v1.DeliveryPath
+	(*Message)(nil),               // 4: hub.v1.Message
+	(*Status)(nil),                // 5: hub.v1.Status
+	(*Finding)(nil),               // 6: hub.v1.Finding
+	(*AgentHealth)(nil),           // 7: hub.v1.AgentHealth
+	(*Elapsed)(nil),               // 8: hub.v1.Elapsed
+	(*ActivityLog)(nil),           // 9: hub.v1.ActivityLog
+	(*Checkpoint)(nil),            // 10: hub.v1.Checkpoint
+	(*DeepWork)(nil),              // 11: hub.v1.DeepWork
+	(*Event)(nil),                 // 12: hub.v1.Event
+	(*BeatAgent)(nil),             // 13: hub.v1.BeatAgent
+	(*BeatInfo)(nil),              // 14: hub.v1.BeatInfo
+	(*PulseConfig)(nil),           // 15: hub.v1.PulseConfig
+	(*PulseStatus)(nil),           // 16: hub.v1.PulseStatus
+	(*CronJob)(nil),               // 17: hub.v1.CronJob
+	(*CronRun)(nil),               // 18: hub.v1.CronRun
+	(*Reservation)(nil),           // 19: hub.v1.Reservation
+	(*ReservationConflict)(nil),   // 20: hub.v1.ReservationConflict
+	(*JoinCode)(nil),              // 21: hub.v1.JoinCode
+	(*SearchHit)(nil),             // 22: hub.v1.SearchHit
+	(*Receipt)(nil),               // 23: hub.v1.Receipt
+	(*Project)(nil),               // 24: hub.v1.Project
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
 }
 var file_hub_v1_types_proto_depIdxs = []int32{
-	24, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	24, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	24, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
-	2,  // 3: hub.v1.Agent.paths:type_name -> hub.v1.DeliveryPath
-	24, // 4: hub.v1.Agent.retired_at:type_name -> google.protobuf.Timestamp
-	24, // 5: hub.v1.DeliveryPath.last_seen_at:type_name -> google.protobuf.Timestamp
-	24, // 6: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	0,  // 7: hub.v1.Message.priority:type_name -> hub.v1.Priority
-	5,  // 8: hub.v1.Status.findings:type_name -> hub.v1.Finding
-	24, // 9: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
-	10, // 10: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
-	24, // 11: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
-	5,  // 12: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
-	24, // 13: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
-	24, // 14: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
-	24, // 15: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
-	24, // 16: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
-	24, // 17: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
-	10, // 18: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
-	24, // 19: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
-	24, // 20: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
-	24, // 21: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	24, // 22: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
-	24, // 23: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
-	24, // 24: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
-	24, // 25: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
-	24, // 26: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
-	24, // 27: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
-	12, // 28: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
-	14, // 29: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
-	24, // 30: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
-	24, // 31: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
-	24, // 32: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
-	24, // 33: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
-	24, // 34: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
-	24, // 35: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
-	24, // 36: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
-	24, // 37: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
-	24, // 38: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
-	24, // 39: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
-	24, // 40: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
-	18, // 41: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
-	24, // 42: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
-	24, // 43: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
-	24, // 44: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
-	3,  // 45: hub.v1.SearchHit.message:type_name -> hub.v1.Message
-	24, // 46: hub.v1.Receipt.delivered_at:type_name -> google.protobuf.Timestamp
-	24, // 47: hub.v1.Receipt.read_at:type_name -> google.protobuf.Timestamp
-	24, // 48: hub.v1.Receipt.acked_at:type_name -> google.protobuf.Timestamp
-	24, // 49: hub.v1.Receipt.in_context_at:type_name -> google.protobuf.Timestamp
-	24, // 50: hub.v1.Project.created_at:type_name -> google.protobuf.Timestamp
-	51, // [51:51] is the sub-list for method output_type
-	51, // [51:51] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	25, // 0: hub.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	25, // 1: hub.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	25, // 2: hub.v1.Agent.last_seen_at:type_name -> google.protobuf.Timestamp
+	3,  // 3: hub.v1.Agent.paths:type_name -> hub.v1.DeliveryPath
+	25, // 4: hub.v1.Agent.retired_at:type_name -> google.protobuf.Timestamp
+	25, // 5: hub.v1.DeliveryPath.last_seen_at:type_name -> google.protobuf.Timestamp
+	25, // 6: hub.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 7: hub.v1.Message.priority:type_name -> hub.v1.Priority
+	0,  // 8: hub.v1.Message.sender_kind:type_name -> hub.v1.SenderKind
+	6,  // 9: hub.v1.Status.findings:type_name -> hub.v1.Finding
+	25, // 10: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
+	11, // 11: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
+	25, // 12: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
+	6,  // 13: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
+	25, // 14: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
+	25, // 15: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
+	25, // 16: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
+	25, // 17: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
+	25, // 18: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
+	11, // 19: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
+	25, // 20: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
+	25, // 21: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
+	25, // 22: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	25, // 23: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
+	25, // 24: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
+	25, // 25: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
+	25, // 26: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
+	25, // 27: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
+	25, // 28: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
+	13, // 29: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
+	15, // 30: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
+	25, // 31: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
+	25, // 32: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
+	25, // 33: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
+	25, // 34: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
+	25, // 35: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
+	25, // 36: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
+	25, // 37: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
+	25, // 38: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
+	25, // 39: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
+	25, // 40: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
+	25, // 41: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 42: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
+	25, // 43: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
+	25, // 44: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
+	25, // 45: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
+	4,  // 46: hub.v1.SearchHit.message:type_name -> hub.v1.Message
+	25, // 47: hub.v1.Receipt.delivered_at:type_name -> google.protobuf.Timestamp
+	25, // 48: hub.v1.Receipt.read_at:type_name -> google.protobuf.Timestamp
+	25, // 49: hub.v1.Receipt.acked_at:type_name -> google.protobuf.Timestamp
+	25, // 50: hub.v1.Receipt.in_context_at:type_name -> google.protobuf.Timestamp
+	25, // 51: hub.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	52, // [52:52] is the sub-list for method output_type
+	52, // [52:52] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_types_proto_init() }
@@ -2799,7 +2883,7 @@ func file_hub_v1_types_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_types_proto_rawDesc), len(file_hub_v1_types_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -161,6 +161,7 @@ func (t *Tx) insertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		senders, channels     = make([]string, 0, n), make([]string, 0, n)
 		projects              = make([]string, 0, n)
 		bodies, kinds         = make([]string, 0, n), make([]string, 0, n)
+		senderKinds           = make([]string, 0, n)
 		to, mentions          = make([]string, 0, n), make([]string, 0, n)
 		dAgent, dMsg          []int64
 		dMention, dAck        []bool
@@ -175,17 +176,18 @@ func (t *Tx) insertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		senders, channels = append(senders, m.From), append(channels, m.Channel)
 		projects = append(projects, hub.ProjectOr(m.Project))
 		bodies, kinds = append(bodies, m.Body), append(kinds, m.Kind)
+		senderKinds = append(senderKinds, string(m.SenderKind))
 		to, mentions = append(to, arrayLiteral(m.To)), append(mentions, arrayLiteral(m.Mentions))
 		for _, d := range ds[i] {
 			dAgent, dMsg, dMention = append(dAgent, d.AgentID), append(dMsg, m.ID), append(dMention, d.Mention)
 			dAck = append(dAck, m.AckRequired)
 		}
 	}
-	if _, err := t.execAs(sharedSafe, `INSERT INTO messages (id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project)
-		SELECT id, sender, recipients::text[], channel, body, mentions::text[], reply_to, kind, created_at, priority, ack_required, project
-		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[], $10::integer[], $11::boolean[], $12::text[])
-			AS v(id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project)`,
-		ids, senders, to, channels, bodies, mentions, replyTo, kinds, created, prios, acks, projects); err != nil {
+	if _, err := t.execAs(sharedSafe, `INSERT INTO messages (id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project, sender_kind)
+		SELECT id, sender, recipients::text[], channel, body, mentions::text[], reply_to, kind, created_at, priority, ack_required, project, sender_kind
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[], $10::integer[], $11::boolean[], $12::text[], $13::text[])
+			AS v(id, sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project, sender_kind)`,
+		ids, senders, to, channels, bodies, mentions, replyTo, kinds, created, prios, acks, projects, senderKinds); err != nil {
 		return err
 	}
 	if len(dAgent) > 0 {
@@ -218,14 +220,14 @@ func arrayLiteral(names []string) string {
 	return string(append(b, '}'))
 }
 
-const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required, m.project`
+const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required, m.project, m.sender_kind`
 
 func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 	var m hub.Message
 	var to, mentions []string
 	var created int64
 	var prio int32
-	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &prio, &m.AckRequired, &m.Project}, extra...)
+	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &prio, &m.AckRequired, &m.Project, &m.SenderKind}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}

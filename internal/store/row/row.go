@@ -231,11 +231,15 @@ func JoinCode(s Scanner) (*hub.JoinCode, error) {
 	return &c, nil
 }
 
-// NormalPriority gives m the normal priority when it has none, before a
-// store writes it (system messages built without one).
+// NormalPriority gives m the normal priority when it has none, and the
+// agent's sender kind when it has none (a message never passes for a
+// person's unless it says so), before a store writes it.
 func NormalPriority(m *hub.Message) {
 	if m.Priority == 0 {
 		m.Priority = hub.PriorityNormal
+	}
+	if m.SenderKind == "" {
+		m.SenderKind = hub.ByAgent
 	}
 }
 

@@ -26,9 +26,9 @@ func splitNames(s string) []string {
 func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 	row.NormalPriority(m)
 	var err error
-	if m.ID, err = t.insert(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), int64(m.Priority), m.AckRequired, hub.ProjectOr(m.Project)); err != nil {
+	if m.ID, err = t.insert(`INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project, sender_kind)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), int64(m.Priority), m.AckRequired, hub.ProjectOr(m.Project), string(m.SenderKind)); err != nil {
 		return err
 	}
 	// One statement per delivery, prepared once in the connection's
@@ -126,13 +126,13 @@ func readerTokens(deliveries []hub.Delivery) string {
 // readerToken is the index token of the agent id among a message's readers.
 func readerToken(id int64) string { return "§" + strconv.FormatInt(id, 10) }
 
-const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required, m.project`
+const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required, m.project, m.sender_kind`
 
 func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 	var m hub.Message
 	var to, mentions string
 	var created int64
-	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &m.Priority, &m.AckRequired, &m.Project}, extra...)
+	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &m.Priority, &m.AckRequired, &m.Project, &m.SenderKind}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
 // messageShared are the columns of InsertMessages that a batch of nudges
 // has the same in every row (execRowsShared): all but the recipients,
 // body and mentions.
-const messageShared = 1<<0 | 1<<2 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<10
+const messageShared = 1<<0 | 1<<2 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11
 
 // InsertMessages implements hub.MessageTx: a statement inserts up to
 // valuesChunk messages, which get consecutive IDs in order (AUTOINCREMENT
@@ -329,13 +329,13 @@ const messageShared = 1<<0 | 1<<2 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<10
 // of one statement are inserted one after the other); then their
 // deliveries.
 func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
-	args := make([]any, 0, 11*len(ms))
+	args := make([]any, 0, 12*len(ms))
 	for _, m := range ms {
 		row.NormalPriority(m)
-		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired, hub.ProjectOr(m.Project))
+		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired, hub.ProjectOr(m.Project), string(m.SenderKind))
 	}
-	err := t.execRowsShared("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project) VALUES `,
-		``, 11, messageShared, args, func(first, n int, res sql.Result) error {
+	err := t.execRowsShared("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project, sender_kind) VALUES `,
+		``, 12, messageShared, args, func(first, n int, res sql.Result) error {
 			last, err := res.LastInsertId()
 			if err != nil {
 				return err

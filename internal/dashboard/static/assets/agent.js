@@ -1,7 +1,7 @@
 // One agent: state, actions, an activity chart with health bands, the
 // timeline of its liveness records and events, and its messages.
 import { get, messagesTail } from './api.js';
-import { h, svg, ms, ago, time, badge, fail, section, words, keepFocus } from './ui.js';
+import { h, svg, ms, ago, time, badge, sender, fail, section, words, keepFocus } from './ui.js';
 import { presenceWord, healthCell, deepWorkText, agentActions } from './agents.js';
 import { reachBadge, pathsList } from './reach.js';
 import * as roster from './roster.js';
@@ -137,7 +137,7 @@ export function messageItem(m, { onThread } = {}) {
   const where = m.channel ? m.channel : (m.to || []).join(', ');
   return h('li', { class: 'msg kind-' + m.kind, 'data-id': m.id, 'data-key': 'msg:' + m.id },
     h('div', { class: 'meta' },
-      h('strong', {}, m.from), ' → ', where || '—', ' · ', time(m.created_at),
+      ...sender(m), ' → ', where || '—', ' · ', time(m.created_at),
       m.kind && m.kind !== 'message' ? [' ', badge(m.kind, 'kind')] : '',
       m.priority === 'PRIORITY_URGENT' || m.priority === 'PRIORITY_HIGH' || m.priority === 'PRIORITY_LOW'
         ? [' ', badge(m.priority.slice(9).toLowerCase(), 'prio-' + m.priority.slice(9).toLowerCase())] : '',

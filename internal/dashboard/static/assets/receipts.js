@@ -6,7 +6,7 @@
 // read, hook, channel, tmux), read (the recipient's read cursor passed it)
 // and acknowledged.
 import { get } from './api.js';
-import { h, fail, keepFocus, time, badge, section } from './ui.js';
+import { h, fail, keepFocus, time, badge, sender, section } from './ui.js';
 
 export function messageView(root, id) {
   const err = h('p', { class: 'error', role: 'alert', hidden: true });
@@ -23,7 +23,7 @@ export function messageView(root, id) {
     const m = data.message;
     const where = m.channel ? m.channel : (m.to || []).join(', ');
     const prio = (m.priority || 'PRIORITY_NORMAL').replace('PRIORITY_', '').toLowerCase();
-    head.replaceChildren(...[h('strong', {}, m.from), ' → ', where || '—', ' · ', time(m.created_at),
+    head.replaceChildren(...[...sender(m), ' → ', where || '—', ' · ', time(m.created_at),
       prio !== 'normal' ? [' ', badge(prio, 'prio-' + prio)] : '',
       m.ack_required ? [' ', badge('acknowledgement asked', 'ack')] : '',
       m.reply_to ? [' · ', h('a', { href: '#/messages/thread/' + m.reply_to }, 'in thread')] : ''].flat());

@@ -84,6 +84,14 @@ export function badge(text, kind) {
   return h('span', { class: 'badge ' + (kind || text) }, text);
 }
 
+// sender names who sent a message and the kind of principal the hub
+// recorded (agent, person, admin, hub): an agent's text that says it is
+// from a person still shows "agent".
+export function sender(m) {
+  const kind = (m.sender_kind || 'SENDER_KIND_UNSPECIFIED').replace('SENDER_KIND_', '').toLowerCase();
+  return [h('strong', {}, m.from), ' ', badge(kind === 'unspecified' ? 'unknown' : kind, 'sender-' + kind)];
+}
+
 // fail shows an error in words inside el (or clears it for null).
 export function fail(el, err) {
   el.replaceChildren();

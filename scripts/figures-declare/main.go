@@ -1,0 +1,225 @@
+// Command figures-declare prints the figures of "declare each thing once"
+// for the tree it is run in, each with its goal: how many RPCs declare
+// their admission in the protos, how many RPC names the admission
+// package's code holds, how many operations two services both define,
+// how many Go files name an RPC, who wakes parked callers, the direct
+// uses of package time outside the hub's clock, the init functions, and
+// the registries of parked callers. Run it from the module's root:
+//
+//	go run ./scripts/figures-declare
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "figures-declare:", err)
+		os.Exit(1)
+	}
+}
+
+// rpc is one RPC of the protos.
+type rpc struct {
+	service, name string
+	admission     bool // carries option (hub.v1.admission)
+}
+
+var (
+	serviceRE = regexp.MustCompile(`(?m)^service (\w+) \{`)
+	rpcRE     = regexp.MustCompile(`(?m)^\s*rpc (\w+)\(`)
+	timeRE    = regexp.MustCompile(`\btime\.(Now|Since|Until|Sleep|After|AfterFunc|NewTimer|NewTicker|Tick)\b`)
+	notifyRE  = regexp.MustCompile(`\.Notify\w*\(`)
+	initRE    = regexp.MustCompile(`(?m)^func init\(\)`)
+	// A registry of parked callers: a struct of internal/hub named for
+	// waits, parking or a feed that keeps them in a map.
+	registryRE = regexp.MustCompile(`(?ms)^type (\w*(?i:wait|park|feed)\w*) struct \{(.*?)^\}`)
+)
+
+func run() error {
+	rpcs, err := readRPCs("proto/hub/v1")
+	if err != nil {
+		return err
+	}
+	files, err := goFiles(".")
+	if err != nil {
+		return err
+	}
+	row := func(figure, value, goal string) { fmt.Printf("%-62s %-28s goal %s\n", figure, value, goal) }
+
+	withOption := 0
+	for _, r := range rpcs {
+		if r.admission {
+			withOption++
+		}
+	}
+	row("RPCs carrying an admission option in the protos", fmt.Sprintf("%d of %d", withOption, len(rpcs)), "all")
+
+	names := map[string]bool{}
+	for _, r := range rpcs {
+		names[r.service+"_"+r.name] = true
+	}
+	inAdmission := map[string]bool{}
+	fullRE := regexp.MustCompile(`\b(\w+Service)_(\w+)_FullMethodName\b|"/hub\.v1\.(\w+Service)/(\w+)"`)
+	for path, src := range files {
+		if filepath.Dir(path) != "internal/admission" || strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		for _, m := range fullRE.FindAllStringSubmatch(src, -1) {
+			inAdmission[m[1]+m[3]+"_"+m[2]+m[4]] = true
+		}
+	}
+	row("RPC names in the admission package's code (non-test)", fmt.Sprint(len(inAdmission)), "≤ 2")
+
+	services := map[string][]string{}
+	for _, r := range rpcs {
+		services[r.name] = append(services[r.name], r.service)
+	}
+	var twice []string
+	for name, s := range services {
+		if len(s) > 1 {
+			twice = append(twice, name)
+		}
+	}
+	sort.Strings(twice)
+	row("operations defined in two services", fmt.Sprint(len(twice)), "0")
+	if len(twice) > 0 {
+		fmt.Printf("    %s\n", strings.Join(twice, ", "))
+	}
+
+	// Files naming an RPC: non-test Go files outside gen/ holding the
+	// RPC's name as a word. An operation of two services counts once.
+	var counts []int
+	most, mostName := 0, ""
+	seen := map[string]bool{}
+	for _, r := range rpcs {
+		if seen[r.name] {
+			continue
+		}
+		seen[r.name] = true
+		re := regexp.MustCompile(`\b` + r.name + `\b`)
+		n := 0
+		for path, src := range files {
+			if strings.HasPrefix(path, "gen/") || strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			if re.MatchString(src) {
+				n++
+			}
+		}
+		counts = append(counts, n)
+		if n > most {
+			most, mostName = n, r.name
+		}
+	}
+	row("non-test Go files outside gen/ naming an RPC, median over RPCs", fmt.Sprintf("%.1f (max %d, %s)", median(counts), most, mostName), "≤ 3.5")
+
+	notifyFiles, notifyCalls := 0, 0
+	timeFiles, timeUses := 0, 0
+	inits := 0
+	var registries []string
+	for path, src := range files {
+		test := strings.HasSuffix(path, "_test.go")
+		if !test && filepath.Dir(path) == "internal/hub" {
+			if n := len(notifyRE.FindAllString(src, -1)); n > 0 {
+				notifyFiles++
+				notifyCalls += n
+			}
+			for _, m := range registryRE.FindAllStringSubmatch(src, -1) {
+				if strings.Contains(m[2], "map[") {
+					registries = append(registries, m[1])
+				}
+			}
+		}
+		if !test && strings.HasPrefix(path, "internal/") && path != "internal/hub/clock.go" {
+			if n := len(timeRE.FindAllString(src, -1)); n > 0 {
+				timeFiles++
+				timeUses += n
+			}
+		}
+		if !strings.HasPrefix(path, "gen/") {
+			inits += len(initRE.FindAllString(src, -1))
+		}
+	}
+	row("hub files waking parked callers after a commit (.Notify)", fmt.Sprintf("%d files, %d calls", notifyFiles, notifyCalls), "≤ 1")
+	row("direct `time` uses in internal/ outside the clock", fmt.Sprintf("%d in %d files", timeUses, timeFiles), "≤ 5")
+	row("`func init()` outside gen/", fmt.Sprint(inits), "0")
+	slices.Sort(registries)
+	row("registries of parked callers", fmt.Sprintf("%d (%s)", len(registries), strings.Join(registries, ", ")), "1")
+	return nil
+}
+
+// readRPCs returns the RPCs of the .proto files in dir, with whether each
+// declares its admission.
+func readRPCs(dir string) ([]rpc, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.proto"))
+	if err != nil {
+		return nil, err
+	}
+	var out []rpc
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		src := string(b)
+		for _, loc := range serviceRE.FindAllStringSubmatchIndex(src, -1) {
+			service := src[loc[2]:loc[3]]
+			body := src[loc[1]:]
+			if end := strings.Index(body, "\n}"); end >= 0 {
+				body = body[:end]
+			}
+			rl := rpcRE.FindAllStringSubmatchIndex(body, -1)
+			for i, m := range rl {
+				decl := body[m[0]:]
+				if i+1 < len(rl) {
+					decl = body[m[0]:rl[i+1][0]]
+				}
+				out = append(out, rpc{service: service, name: body[m[2]:m[3]], admission: strings.Contains(decl, "(hub.v1.admission)")})
+			}
+		}
+	}
+	return out, nil
+}
+
+// goFiles returns the Go files under root by slash path, with their text.
+func goFiles(root string) (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(path)] = string(b)
+		return nil
+	})
+	return out, err
+}
+
+func median(v []int) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return float64(v[len(v)/2])
+	}
+	return float64(v[len(v)/2-1]+v[len(v)/2]) / 2
+}
