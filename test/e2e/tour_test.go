@@ -56,7 +56,7 @@ func TestReadmeTour(t *testing.T) {
 	}
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^alice\s+default\s+coder`),              // agent list
-		regexp.MustCompile(`admin\s+bob, #ops\s+deploy done`),           // messages
+		regexp.MustCompile(`(?m)^2\s.*\sbob, #ops\s+deploy done$`),      // messages
 		regexp.MustCompile(`(?m)^bob\s+QUEUED`),                         // messages show 2
 		regexp.MustCompile(`(?m)^agent:\s+alice\n(?s:.*)^unread:\s+1$`), // alice's status
 	} {
