@@ -28,6 +28,7 @@ import (
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/tasksql"
+	"github.com/agenthub/hub/internal/store/usagesql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -196,6 +197,9 @@ type Tx struct {
 	// Tx is tasksql's statements over this transaction: hub.TaskTx
 	// (task.go; set by newTx).
 	tasksql.Tx
+	// Usage is usagesql's statements over this transaction:
+	// hub.UsageTx (set by newTx).
+	usagesql.Usage
 	ctx context.Context
 	tx  pgx.Tx
 	db  *DB

@@ -22,6 +22,7 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/tasksql"
+	"github.com/agenthub/hub/internal/store/usagesql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/mattn/go-sqlite3"
 )
@@ -435,6 +436,9 @@ type Tx struct {
 	// Tx is tasksql's statements over this transaction: hub.TaskTx
 	// (task.go; set by newTx).
 	tasksql.Tx
+	// Usage is usagesql's statements over this transaction:
+	// hub.UsageTx (set by newTx).
+	usagesql.Usage
 	ctx context.Context
 	tx  conn
 	// unindexed are the messages this transaction wrote that the

@@ -64,6 +64,8 @@ var AgentTables = []struct{ Name, Of string }{
 	{"webhook_deliveries", ""},
 	{"agent_paths", "agent_id = %[1]d"},
 	{"notice_counts", "agent_id = %[1]d"},
+	{"usage_minutes", "agent_id = %[1]d"},
+	{"usage_days", "agent_id = %[1]d"},
 }
 
 // agentData is what seedAgent wrote for one agent.
