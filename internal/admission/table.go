@@ -220,6 +220,12 @@ var table = map[string]Rule{
 	hubv1.AdminService_RevokePerson_FullMethodName:          {Who: Admin},
 }
 
+// OTLPExport is the admission of an export of an agent's host's own
+// telemetry to the hub's OTLP receiver (/otlp/v1/metrics, logs, traces):
+// the agent's token, one write of its budget (a host exports every few
+// seconds at most).
+var OTLPExport = Rule{Who: Agent, Budget: Write, Weight: 1}
+
 // Lookup returns the admission of the RPC named by its full method name
 // ("/hub.v1.AgentService/PostMessage"); ok is false for a method the table
 // does not know, which no entry point admits.

@@ -25,6 +25,7 @@ import (
 	"github.com/agenthub/hub/internal/metrics"
 	"github.com/agenthub/hub/internal/orchestrator"
 	"github.com/agenthub/hub/internal/server"
+	"github.com/agenthub/hub/internal/usage"
 	"github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -392,6 +393,11 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 	extra := map[string]http.Handler{
 		"/mcp":         m.mcpHandler(),
 		"GET /metrics": m.metricsHandler(),
+	}
+	// The hosts' own telemetry (OTLP/HTTP): what each agent spends.
+	otlp := &usage.Receiver{Gate: m.Gate, Usage: m.Services.Usage, Meter: usage.NewMeter()}
+	for pattern, h := range otlp.Routes() {
+		extra[pattern] = h
 	}
 	dash := m.newDashboard(extra)
 	h, err := gateway.New(runCtx, m.direct, gateway.Options{
