@@ -189,4 +189,3 @@ type UsageRetention struct {
 
 // DefaultUsageRetention keeps the minutes a week and the days 400 days.
 var DefaultUsageRetention = UsageRetention{Minutes: 7 * 24 * time.Hour, Days: 400 * 24 * time.Hour}
-

@@ -160,7 +160,7 @@ var (
 	toCost          = func(c *hub.UsageCounts, v float64) { c.CostUSD += v }
 	// Cached input a host counts inside its input tokens (OpenAI's and
 	// Gemini's usage do): out of Input, into the cache's count.
-	cachedOfInput = func(c *hub.UsageCounts, v float64) { c.Input -= int64(v); c.CacheRead += int64(v) }
+	cachedOfInput  = func(c *hub.UsageCounts, v float64) { c.Input -= int64(v); c.CacheRead += int64(v) }
 	writtenOfInput = func(c *hub.UsageCounts, v float64) {
 		c.Input -= int64(v)
 		c.CacheCreation += int64(v)

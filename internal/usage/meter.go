@@ -78,7 +78,6 @@ func (m *Meter) agent(id int64) *agentMeter {
 	return a
 }
 
-
 // trim forgets the least recently used half of a map past its bound.
 func trim[V any](mp map[string]V, bound int, used func(V) int64) {
 	if len(mp) <= bound {

@@ -145,6 +145,10 @@ func seedAgent(t *testing.T, db hub.Store, a *hub.Agent, ops int64, peers ...*hu
 		if err := tx.PutNoticeCounts(map[int64]hub.NoticeCount{a.ID: {Window: at.Truncate(time.Hour), Sent: 1}}); err != nil {
 			return err
 		}
+		u := []hub.UsageRollup{{AgentID: a.ID, Project: a.Project, At: at.Truncate(time.Minute), TaskID: task.ID, Model: "m", Counts: hub.UsageCounts{Input: 1, Requests: 1}}}
+		if err := tx.AddUsage(u, u); err != nil {
+			return err
+		}
 		j := &hub.CronJob{Name: "remind-" + a.Name, Kind: hub.CronEvery, EverySeconds: 3600, Anchor: t0, Target: a.Name, Message: "stand-up", Enabled: true, CreatedAt: at, UpdatedAt: at}
 		if err := tx.CreateCronJob(j); err != nil {
 			return err
