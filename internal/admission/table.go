@@ -141,6 +141,8 @@ var table = map[string]Rule{
 	hubv1.AgentService_CheckStop_FullMethodName:     {Who: Agent, Budget: Write, Weight: 1},
 	// A hook's report is a read unless the agent's state changes.
 	hubv1.AgentService_NoteHostEvent_FullMethodName: {Who: Agent, Budget: Write, Weight: 1},
+	// What the caller spent: a report sums a day of rollups.
+	hubv1.AgentService_GetUsage_FullMethodName: {Who: Agent, Budget: Read, Weight: 5},
 
 	// People in the loop: an approval or a question parks like a wait
 	// (bounded by the inbox's own limit of parked calls).
@@ -218,6 +220,7 @@ var table = map[string]Rule{
 	hubv1.AdminService_CreatePerson_FullMethodName:          {Who: Admin},
 	hubv1.AdminService_ListPeople_FullMethodName:            {Who: Admin},
 	hubv1.AdminService_RevokePerson_FullMethodName:          {Who: Admin},
+	hubv1.AdminService_ListUsage_FullMethodName:             {Who: Admin},
 }
 
 // OTLPExport is the admission of an export of an agent's host's own

@@ -139,6 +139,8 @@ type UsageQuery struct {
 	GroupBy      []UsageGroup
 	Since, Until time.Time
 	AgentID      int64
+	// Agent names the agent when AgentID is not set ("": every agent).
+	Agent string
 	// Days reads the day rows (whole UTC days) rather than the minutes.
 	Days bool
 }

@@ -35,6 +35,7 @@ func NewUsage(c *Core) *Usage { return &Usage{core: c.core} }
 // usageTx is what the usage service reads and writes in one transaction.
 type usageTx interface {
 	UsageTx
+	AgentTx
 }
 
 // Record adds what agent's host reported to its rollups, under the task
@@ -65,8 +66,9 @@ func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta) e
 	return err
 }
 
-// Report sums the usage q names: of one agent when q.AgentID is set.
-// Errors: EINVALID (a span that is not one).
+// Report sums the usage q names: of one agent when q.AgentID or q.Agent
+// is set. Errors: EINVALID (a span that is not one), ENOTFOUND (no agent
+// q.Agent).
 func (u *Usage) Report(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
 	q, err := planUsageQuery(q, u.clock.Now(), u.cfg.UsageRetention.Minutes)
 	if err != nil {
@@ -74,6 +76,13 @@ func (u *Usage) Report(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
 	}
 	var rows []UsageRow
 	err = view(ctx, u.store, func(tx usageTx) error {
+		if q.AgentID == 0 && q.Agent != "" {
+			a, err := tx.AgentByName(q.Agent)
+			if err != nil {
+				return err
+			}
+			q.AgentID = a.ID
+		}
 		rows, err = tx.UsageReport(q)
 		return err
 	})

@@ -4584,7 +4584,7 @@ var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\xb3\x01\n" +
+	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12hub/v1/agent.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\x1a\x12hub/v1/usage.proto\"\xb3\x01\n" +
 	"\x12CreateAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -4843,7 +4843,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xf2$\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xae%\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\x12C\n" +
 	"\n" +
@@ -4913,7 +4913,8 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fCreatePerson\x12\x1b.hub.v1.CreatePersonRequest\x1a\x1c.hub.v1.CreatePersonResponse\x12C\n" +
 	"\n" +
 	"ListPeople\x12\x19.hub.v1.ListPeopleRequest\x1a\x1a.hub.v1.ListPeopleResponse\x12I\n" +
-	"\fRevokePerson\x12\x1b.hub.v1.RevokePersonRequest\x1a\x1c.hub.v1.RevokePersonResponseB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
+	"\fRevokePerson\x12\x1b.hub.v1.RevokePersonRequest\x1a\x1c.hub.v1.RevokePersonResponse\x12:\n" +
+	"\tListUsage\x12\x18.hub.v1.ListUsageRequest\x1a\x13.hub.v1.UsageReportB*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_hub_v1_admin_proto_rawDescOnce sync.Once
@@ -5057,23 +5058,25 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreatePersonRequest)(nil),             // 125: hub.v1.CreatePersonRequest
 	(*ListPeopleRequest)(nil),               // 126: hub.v1.ListPeopleRequest
 	(*RevokePersonRequest)(nil),             // 127: hub.v1.RevokePersonRequest
-	(*CreateTaskResponse)(nil),              // 128: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 129: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 130: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 131: hub.v1.UpdateTaskResponse
-	(*ImportTasksResponse)(nil),             // 132: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 133: hub.v1.SetTaskLeaseResponse
-	(*ListInboxResponse)(nil),               // 134: hub.v1.ListInboxResponse
-	(*AnswerInboxItemResponse)(nil),         // 135: hub.v1.AnswerInboxItemResponse
-	(*ListApprovalRulesResponse)(nil),       // 136: hub.v1.ListApprovalRulesResponse
-	(*RevokeApprovalRuleResponse)(nil),      // 137: hub.v1.RevokeApprovalRuleResponse
-	(*CreateWebhookResponse)(nil),           // 138: hub.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),            // 139: hub.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),           // 140: hub.v1.DeleteWebhookResponse
-	(*ListWebhookDeliveriesResponse)(nil),   // 141: hub.v1.ListWebhookDeliveriesResponse
-	(*CreatePersonResponse)(nil),            // 142: hub.v1.CreatePersonResponse
-	(*ListPeopleResponse)(nil),              // 143: hub.v1.ListPeopleResponse
-	(*RevokePersonResponse)(nil),            // 144: hub.v1.RevokePersonResponse
+	(*ListUsageRequest)(nil),                // 128: hub.v1.ListUsageRequest
+	(*CreateTaskResponse)(nil),              // 129: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 130: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 131: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 132: hub.v1.UpdateTaskResponse
+	(*ImportTasksResponse)(nil),             // 133: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 134: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 135: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 136: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 137: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 138: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 139: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 140: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 141: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 142: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 143: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 144: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 145: hub.v1.RevokePersonResponse
+	(*UsageReport)(nil),                     // 146: hub.v1.UsageReport
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
 	89,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
@@ -5189,69 +5192,71 @@ var file_hub_v1_admin_proto_depIdxs = []int32{
 	125, // 110: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
 	126, // 111: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
 	127, // 112: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
-	1,   // 113: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 114: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 115: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 116: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 117: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 118: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 119: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 120: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 121: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 122: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 123: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 124: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 125: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 126: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 127: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 128: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 129: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 130: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 131: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 132: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 133: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 134: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 135: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 136: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 137: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 138: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 139: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 140: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 141: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 142: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
-	62,  // 143: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	64,  // 144: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
-	66,  // 145: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	68,  // 146: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
-	70,  // 147: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	72,  // 148: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	74,  // 149: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	76,  // 150: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
-	78,  // 151: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
-	80,  // 152: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	82,  // 153: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	84,  // 154: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	86,  // 155: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	88,  // 156: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	128, // 157: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	129, // 158: hub.v1.AdminService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	130, // 159: hub.v1.AdminService.GetTask:output_type -> hub.v1.GetTaskResponse
-	131, // 160: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	132, // 161: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	133, // 162: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	134, // 163: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
-	135, // 164: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
-	136, // 165: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
-	137, // 166: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
-	138, // 167: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
-	139, // 168: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
-	140, // 169: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
-	141, // 170: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
-	142, // 171: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
-	143, // 172: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
-	144, // 173: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
-	113, // [113:174] is the sub-list for method output_type
-	52,  // [52:113] is the sub-list for method input_type
+	128, // 113: hub.v1.AdminService.ListUsage:input_type -> hub.v1.ListUsageRequest
+	1,   // 114: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 115: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 116: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 117: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 118: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 119: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 120: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 121: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 122: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 123: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 124: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 125: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 126: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 127: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 128: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 129: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 130: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 131: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 132: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 133: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 134: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 135: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 136: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 137: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 138: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 139: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 140: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 141: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 142: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 143: hub.v1.AdminService.ListChannels:output_type -> hub.v1.AdminListChannelsResponse
+	62,  // 144: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	64,  // 145: hub.v1.AdminService.ListReservations:output_type -> hub.v1.AdminListReservationsResponse
+	66,  // 146: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	68,  // 147: hub.v1.AdminService.ReservePaths:output_type -> hub.v1.AdminReservePathsResponse
+	70,  // 148: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	72,  // 149: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	74,  // 150: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	76,  // 151: hub.v1.AdminService.SearchMessages:output_type -> hub.v1.AdminSearchMessagesResponse
+	78,  // 152: hub.v1.AdminService.GetMessageReceipts:output_type -> hub.v1.AdminGetMessageReceiptsResponse
+	80,  // 153: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	82,  // 154: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	84,  // 155: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	86,  // 156: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	88,  // 157: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	129, // 158: hub.v1.AdminService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	130, // 159: hub.v1.AdminService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	131, // 160: hub.v1.AdminService.GetTask:output_type -> hub.v1.GetTaskResponse
+	132, // 161: hub.v1.AdminService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	133, // 162: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	134, // 163: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	135, // 164: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	136, // 165: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	137, // 166: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	138, // 167: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	139, // 168: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	140, // 169: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	141, // 170: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	142, // 171: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	143, // 172: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	144, // 173: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	145, // 174: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	146, // 175: hub.v1.AdminService.ListUsage:output_type -> hub.v1.UsageReport
+	114, // [114:176] is the sub-list for method output_type
+	52,  // [52:114] is the sub-list for method input_type
 	52,  // [52:52] is the sub-list for extension type_name
 	52,  // [52:52] is the sub-list for extension extendee
 	0,   // [0:52] is the sub-list for field type_name
@@ -5266,6 +5271,7 @@ func file_hub_v1_admin_proto_init() {
 	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()
+	file_hub_v1_usage_proto_init()
 	file_hub_v1_admin_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -86,7 +86,10 @@ func testUsage(t *testing.T, h NewDB) {
 	if got := report(days); len(got) != 2 {
 		t.Errorf("after pruning minutes, days = %+v, want both agents", got)
 	}
-	mustUpdate(t, db, func(tx hub.Tx) (err error) { n, err = tx.DeleteUsageBefore(time.Time{}, day.Add(time.Hour), 100); return err })
+	mustUpdate(t, db, func(tx hub.Tx) (err error) {
+		n, err = tx.DeleteUsageBefore(time.Time{}, day.Add(time.Hour), 100)
+		return err
+	})
 	if got := report(days); n != 3 || len(got) != 0 {
 		t.Errorf("after pruning days: deleted %d, left %+v; want 3, none", n, got)
 	}
