@@ -8,8 +8,10 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
@@ -147,6 +149,19 @@ func TestUsageFromHostTelemetry(t *testing.T) {
 	}
 	if code, _, _ := h.do(t, "GET", "/v1/usage", h.token, ""); code != 403 {
 		t.Errorf("the admin token on /v1/usage: %d, want 403", code)
+	}
+	// A rate limit the host reports now shows in the agent's status.
+	now := strconv.FormatInt(time.Now().UnixNano(), 10)
+	limited := `{"resourceLogs":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"claude-code"}}]},"scopeLogs":[{"logRecords":[
+		{"timeUnixNano":"` + now + `","body":{"stringValue":"claude_code.api_error"},"attributes":[{"key":"event.name","value":{"stringValue":"api_error"}},
+		{"key":"session.id","value":{"stringValue":"s2"}},{"key":"status_code","value":{"stringValue":"529"}},{"key":"error","value":{"stringValue":"Overloaded"}}]}]}]}]}`
+	if code, body := h.post(t, "/otlp/v1/logs", tok, js, []byte(limited), false); code != 200 {
+		t.Fatalf("rate limit export: %d %s", code, body)
+	}
+	_, body, st := h.do(t, "GET", "/v1/status", tok, "")
+	status, _ := st["status"].(map[string]any)
+	if until, _ := status["rate_limited_until"].(string); until == "" {
+		t.Errorf("status after a 529: %s, want rate_limited_until set", body)
 	}
 	_, metricsText, _ := h.do(t, "GET", "/metrics", "", "")
 	if !strings.Contains(metricsText, `hub_usage_tokens_total{agent="coder",type="input"} 1340`) {

@@ -92,6 +92,7 @@ type core struct {
 	waiters  *Waiters
 	presence *PresenceTracker
 	paths    *PathTracker // the agents' paths (reachability.go)
+	limits   *rateLimits  // agents whose hosts report rate limiting (usage.go)
 	metrics  Metrics
 	beat     atomic.Int64
 	started  time.Time
@@ -116,6 +117,7 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		waiters:  waiters,
 		presence: NewPresenceTracker(),
 		paths:    NewPathTracker(newReplicaID()),
+		limits:   &rateLimits{held: map[int64]time.Time{}},
 		metrics:  noMetrics{},
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -160,12 +161,16 @@ type UsageRow struct {
 // usageDefaultSpan is the span of a report given no since: the last day.
 const usageDefaultSpan = 24 * time.Hour
 
-// planUsageQuery checks a report's span and decides which rows serve it:
+// planUsageQuery checks a report's span and decides which rows serve it
+// (grouped by agent unless it says otherwise):
 // since defaults to a day before until, until to now; the minutes serve a
 // span they still hold (since after now - keepMinutes, or keepMinutes 0:
 // kept for ever), the days any other, since rounded down to its UTC day.
 // Errors: EINVALID.
 func planUsageQuery(q UsageQuery, now time.Time, keepMinutes time.Duration) (UsageQuery, error) {
+	if len(q.GroupBy) == 0 {
+		q.GroupBy = []UsageGroup{UsageByAgent}
+	}
 	if q.Until.IsZero() {
 		q.Until = now
 	}
@@ -191,3 +196,51 @@ type UsageRetention struct {
 
 // DefaultUsageRetention keeps the minutes a week and the days 400 days.
 var DefaultUsageRetention = UsageRetention{Minutes: 7 * 24 * time.Hour, Days: 400 * 24 * time.Hour}
+
+// RateLimitPause is how long an agent counts as rate limited after its
+// host reported an API error of rate limiting or overload without saying
+// when the limit resets: each new report extends it.
+const RateLimitPause = time.Minute
+
+// rateLimitUntil decides until when an agent whose host reported rate
+// limiting at at is held: reset when the host said when, else at +
+// RateLimitPause.
+func rateLimitUntil(at, reset time.Time) time.Time {
+	if reset.After(at) {
+		return reset
+	}
+	return at.Add(RateLimitPause)
+}
+
+// rateLimits are the agents held by their hosts' rate limits, in memory
+// (a restarted hub forgets them: the host's next report holds the agent
+// again).
+type rateLimits struct {
+	mu    sync.Mutex
+	held  map[int64]time.Time
+}
+
+// hold holds agentID until t (a later hold wins).
+func (r *rateLimits) hold(agentID int64, t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t.After(r.held[agentID]) {
+		r.held[agentID] = t
+	}
+}
+
+// until returns until when agentID is held at now, the zero time when it
+// is not.
+func (r *rateLimits) until(agentID int64, now time.Time) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.held[agentID]
+	if !ok {
+		return time.Time{}
+	}
+	if !t.After(now) {
+		delete(r.held, agentID)
+		return time.Time{}
+	}
+	return t
+}

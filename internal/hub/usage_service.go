@@ -111,3 +111,17 @@ func (u *Usage) PruneBatch(ctx context.Context, now time.Time, limit int) (int64
 	})
 	return n, err
 }
+
+// NoteRateLimit records that agent's host reported an API error of rate
+// limiting or overload at at (the zero time or a time ahead: now), the
+// limit resetting at reset when the host said (else zero): next_task hands
+// the agent nothing and its status shows it rate limited until then.
+func (u *Usage) NoteRateLimit(agent *Agent, at, reset time.Time) {
+	now := u.clock.Now()
+	if at.IsZero() || at.After(now) {
+		at = now
+	}
+	if until := rateLimitUntil(at, reset); until.After(now) {
+		u.limits.hold(agent.ID, until)
+	}
+}

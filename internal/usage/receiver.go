@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
@@ -31,9 +32,10 @@ const (
 	MaxDecoded = 16 << 20
 )
 
-// Recorder keeps what an export adds (hub.Usage).
+// Recorder keeps what an export says (hub.Usage).
 type Recorder interface {
 	Record(ctx context.Context, agent *hub.Agent, deltas []hub.UsageDelta) error
+	NoteRateLimit(agent *hub.Agent, at, reset time.Time)
 }
 
 // Receiver is the hub's OTLP/HTTP receiver of the agents' hosts' own
@@ -118,6 +120,9 @@ func (rc *Receiver) handler(sig signal) http.Handler {
 		case signalTraces:
 			// Accepted and dropped: the hub keeps no traces.
 			resp = &coltrace.ExportTraceServiceResponse{}
+		}
+		if !rep.RateLimited.IsZero() {
+			rc.Usage.NoteRateLimit(caller.Agent, rep.RateLimited, time.Time{})
 		}
 		if err := rc.Usage.Record(r.Context(), caller.Agent, rep.Deltas); err != nil {
 			admission.WriteHTTP(w, admission.Status(err), true)
