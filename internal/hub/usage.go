@@ -216,8 +216,8 @@ func rateLimitUntil(at, reset time.Time) time.Time {
 // (a restarted hub forgets them: the host's next report holds the agent
 // again).
 type rateLimits struct {
-	mu    sync.Mutex
-	held  map[int64]time.Time
+	mu   sync.Mutex
+	held map[int64]time.Time
 }
 
 // hold holds agentID until t (a later hold wins).
