@@ -123,9 +123,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&m.Init, "init", false, "start an empty hub in a data dir whose database is gone (otherwise refused)")
 	fs.StringVar(&m.GRPCAddr, "grpc-addr", m.GRPCAddr, "gRPC listen address")
 	fs.StringVar(&m.HTTPAddr, "http-addr", m.HTTPAddr, `HTTP listen address (REST, OpenAPI, MCP at /mcp, /healthz); "off" disables`)
-	fs.StringVar(&m.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for gRPC and HTTP")
+	fs.StringVar(&m.TLSCert, "tls-cert", "", "TLS certificate file (PEM) for gRPC and HTTP, in place of the hub's own CA")
 	fs.StringVar(&m.TLSKey, "tls-key", "", "TLS private key file (PEM)")
-	fs.BoolVar(&m.Insecure, "insecure", false, "allow a non-loopback listen address without TLS")
+	fs.BoolVar(&m.Insecure, "insecure", false, "serve plain TCP on a non-loopback listen address (otherwise the hub serves TLS there, with its own CA unless --tls-cert and --tls-key are given)")
+	fs.Func("tls-hosts", "comma-separated names and addresses agents reach the hub at, put in the certificate of the hub's own CA besides the listen addresses (a DNS name, a NAT address)", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				m.TLSHosts = append(m.TLSHosts, h)
+			}
+		}
+		return nil
+	})
 	fs.Int64Var(&m.MaxDBSize, "max-db-size", 0, "cap on the database file in bytes (0: none); past it writes are refused as on a full disk")
 	fs.StringVar(&m.Synchronous, "synchronous", m.Synchronous, "SQLite synchronous: NORMAL survives a process crash, FULL also survives power loss")
 	tz := fs.String("time-zone", "", "hub time zone for heartbeat IDs and cron (IANA name; default the process's local zone)")

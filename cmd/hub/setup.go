@@ -35,6 +35,12 @@ create it with the admin token (--admin-token-file, default the admin.token of
 the hub's data dir, as hubctl finds it), or --join CODE --name NAME to register
 it with a join code (from hubctl join-codes create).
 
+On another machine, run the "hub setup" line hubctl join-codes create prints,
+adding --name: --ca-fingerprint fetches the hub's CA over TLS, refuses it
+unless its fingerprint is the one given, and keeps it in <user config
+dir>/agent-hub/ca for that address; hub mcp, hub hook and hubctl then talk
+TLS to that hub with that CA.
+
 Flags:
 `
 
@@ -65,6 +71,7 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenFile := fs.String("token-file", "", "where the agent's token is kept (mode 0600; default <user config dir>/agent-hub/NAME.token)")
 	hubPath := fs.String("hub", "", "the hub binary the host runs (default: this one)")
 	dryRun := fs.Bool("dry-run", false, "print the changes (a diff per file) and write nothing")
+	caFingerprint := fs.String("ca-fingerprint", "", "the fingerprint of the hub's own CA (sha256:…, in the line hubctl join-codes create prints): fetch the CA over TLS, check it and keep it for --addr, so that hub mcp and hub hook talk TLS to that hub")
 	approvalWait := fs.Duration("approval-wait", hook.DefaultApprovalWait, "claude, codex: how long a permission request waits for a person in the hub's inbox before the host asks in the terminal (0: do not relay); the host's hook time-out is set above it")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -108,6 +115,11 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
+	if *caFingerprint != "" {
+		if err := pinCA(ctx, *addr, *caFingerprint, *dryRun, stdout); err != nil {
+			return err
+		}
+	}
 	src.tokenFile = *tokenFile
 	name, token, err := src.obtain(ctx, *addr, *dryRun)
 	if err != nil {

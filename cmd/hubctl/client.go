@@ -13,7 +13,9 @@ import (
 	"sync"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/castore"
 	"github.com/agenthub/hub/internal/datadir"
+	"github.com/agenthub/hub/internal/loopback"
 	"github.com/agenthub/hub/internal/termtext"
 	hubversion "github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
@@ -98,7 +100,7 @@ func (c *cli) globalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.adminToken, "admin-token", c.getenv("HUB_ADMIN_TOKEN"), "admin token; env HUB_ADMIN_TOKEN (default: read <data-dir>/admin.token)")
 	fs.StringVar(&c.dataDir, "data-dir", defDataDir, "hub data dir holding admin.token; env HUB_DATA_DIR")
 	fs.StringVar(&c.output, "o", "table", "output format: table or json")
-	fs.BoolVar(&c.useTLS, "tls", false, "connect with TLS (system roots, or --tls-ca)")
+	fs.BoolVar(&c.useTLS, "tls", false, "connect with TLS (system roots, or --tls-ca); a hub whose CA hub setup kept for --addr is always reached with TLS and that CA")
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the CA that signed the hub's certificate (implies --tls)")
 }
 
@@ -219,7 +221,23 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 func (c *cli) dial() (*grpc.ClientConn, error) {
 	c.connOnce.Do(func() {
 		creds := insecure.NewCredentials()
-		if c.useTLS {
+		stored, err := castore.ClientConfig(c.addr)
+		if err != nil {
+			c.connErr = err
+			return
+		}
+		if stored == nil && c.tlsCA == "" && !loopback.Addr(c.addr) {
+			// A hub on this machine serving TLS with its own CA.
+			if _, err := os.Stat(datadir.CAFile(c.dataDir)); err == nil {
+				c.tlsCA = datadir.CAFile(c.dataDir)
+				c.useTLS = true
+			}
+		}
+		if stored != nil && c.tlsCA == "" {
+			// The CA kept for this address by hub setup's join line.
+			creds = credentials.NewTLS(stored)
+			c.useTLS = true
+		} else if c.useTLS {
 			cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 			if c.tlsCA != "" {
 				pem, err := os.ReadFile(c.tlsCA)

@@ -8,15 +8,15 @@ import (
 
 // TestHubctlIsAPIClientOnly keeps hubctl a pure API client: of our
 // packages it links only the generated API, the version, the data dir's
-// file names and the terminal sanitizer, never the domain, the server, a
-// store or cgo SQLite.
+// file names, the terminal sanitizer, the loopback test and the hubs' CAs
+// kept by hub setup, never the domain, the server, a store or cgo SQLite.
 func TestHubctlIsAPIClientOnly(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}
 	const ours = "github.com/agenthub/hub/"
-	allowed := []string{"gen/", "internal/version", "internal/datadir", "internal/termtext", "internal/loopback"}
+	allowed := []string{"gen/", "internal/version", "internal/datadir", "internal/termtext", "internal/loopback", "internal/castore"}
 	for _, dep := range strings.Fields(string(out)) {
 		if dep == "github.com/mattn/go-sqlite3" {
 			t.Errorf("hubctl depends on %s; it must reach the hub only through its API", dep)

@@ -136,7 +136,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.add("hub reachable", checkOK, fmt.Sprintf("%s answered in %s", c.addr, got.Sub(sent).Round(time.Microsecond)), "")
 	if !c.useTLS && !loopback.Addr(c.addr) {
 		d.add("transport", checkWarn, c.addr+" is not a loopback address and TLS is off: tokens cross the network in clear",
-			"serve the hub with --tls-cert/--tls-key and connect with --tls (and --tls-ca FILE)")
+			"start the hub without --insecure (it serves TLS with its own CA) and run the hub setup line of hubctl join-codes create here, or connect with --tls-ca FILE")
 	}
 
 	// 2. Tokens: the admin token, and the agent token if one is given.

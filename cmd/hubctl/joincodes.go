@@ -3,15 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/loopback"
 )
 
-// joinCodesCreate creates a join code and prints it once with the line an
-// agent's host runs: `hubctl join-codes create [--expires 24h]
-// [--max-uses N] [--role R] [--note T]`.
+// joinCodesCreate creates a join code and prints it once with the lines an
+// agent's machine runs: `hubctl join-codes create [--expires 24h]
+// [--max-uses N] [--role R] [--note T] [--hub-addr HOST:PORT]`.
 func joinCodesCreate(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("join-codes create")
 	expires := fs.Duration("expires", 24*time.Hour, "how long the code registers agents (1m to 8784h)")
@@ -19,6 +21,7 @@ func joinCodesCreate(ctx context.Context, c *cli, args []string) error {
 	role := fs.String("role", "", "role of every agent it registers, e.g. coder, reviewer")
 	note := fs.String("note", "", "what the code is for (shown by join-codes list)")
 	project := fs.String("project", "", "project of every agent it registers (default: default)")
+	hubAddr := fs.String("hub-addr", "", "the hub's gRPC address as the agents' machines reach it, put in the printed lines (default: --addr)")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -28,6 +31,16 @@ func joinCodesCreate(ctx context.Context, c *cli, args []string) error {
 	}
 	if *expires <= 0 {
 		return usageErrorf("--expires %v: give a positive duration such as 24h", *expires)
+	}
+	if *hubAddr == "" {
+		*hubAddr = c.addr
+	}
+	if _, _, err := net.SplitHostPort(*hubAddr); err != nil {
+		return usageErrorf("--hub-addr %q: give HOST:PORT, the hub's gRPC address as the agents' machines reach it", *hubAddr)
+	}
+	info, err := c.admin.GetHubInfo(ctx, &hubv1.GetHubInfoRequest{})
+	if err != nil {
+		return err
 	}
 	r, err := c.admin.CreateJoinCode(ctx, &hubv1.CreateJoinCodeRequest{
 		Role: *role, Note: *note, MaxUses: *maxUses, ExpiresInSeconds: int64(expires.Round(time.Second) / time.Second), Project: *project,
@@ -43,11 +56,26 @@ func joinCodesCreate(ctx context.Context, c *cli, args []string) error {
 		map[bool]string{true: "use", false: "uses"}[jc.GetMaxUses() == 1], dash(jc.GetRole()), fmtTime(jc.GetExpiresAt()))
 	fmt.Fprintf(c.out, "\nCode (shown once; the hub keeps only a hash):\n  %s\n", r.GetCode())
 	addr := ""
-	if c.addr != defaultAddr {
-		addr = " --addr " + c.addr
+	if *hubAddr != defaultAddr {
+		addr = " --addr " + *hubAddr
 	}
 	fmt.Fprintf(c.out, "\nAn agent registers itself once (its token is kept in a 0600 file):\n  hub mcp%s --join %s --name NAME\n", addr, r.GetCode())
+	fmt.Fprintf(c.out, "\nOr, on the agent's machine, set up its host (claude, codex or gemini) in one line, adding --name NAME:\n  %s\n", setupLine(*hubAddr, r.GetCode(), info.GetCaFingerprint()))
+	if info.GetCaFingerprint() != "" && loopback.Addr(*hubAddr) {
+		fmt.Fprintln(c.out, "(the address is this machine's own: give --hub-addr HOST:PORT, the address the agents' machines reach the hub at)")
+	}
 	return nil
+}
+
+// setupLine is the `hub setup` line that registers an agent with code at
+// the hub at addr and, when the hub serves TLS with its own CA, pins that
+// CA by its fingerprint.
+func setupLine(addr, code, fingerprint string) string {
+	line := "hub setup claude --addr " + addr + " --join " + code
+	if fingerprint != "" {
+		line += " --ca-fingerprint " + fingerprint
+	}
+	return line
 }
 
 // joinCodesList lists the join codes: `hubctl join-codes list`.

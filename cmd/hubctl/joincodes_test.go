@@ -19,6 +19,10 @@ func TestJoinCodes(t *testing.T) {
 		!strings.Contains(out, "hub mcp --addr "+h.addr+" --join "+code[1]+" --name NAME") {
 		t.Fatalf("create printed:\n%s", out)
 	}
+	// A hub without its own CA (on loopback): the setup line has no fingerprint.
+	if want := "\n  hub setup claude --addr " + h.addr + " --join " + code[1] + "\n"; !strings.Contains(out, want) {
+		t.Errorf("create printed:\n%s\nwant the line %q", out, want)
+	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+code[1])
 	if _, err := hubv1.NewAgentServiceClient(h.m.Conn()).JoinHub(ctx, &hubv1.JoinHubRequest{Name: "joiner"}); err != nil {
 		t.Fatalf("join with the printed code: %v", err)
@@ -42,6 +46,13 @@ func TestJoinCodes(t *testing.T) {
 	}
 	if r := h.hubctl(t, nil, "join-codes", "revoke", "9"); r.code != 1 || !strings.Contains(r.stderr, "join code 9 does not exist") {
 		t.Errorf("revoke 9: exit %d, stderr %q", r.code, r.stderr)
+	}
+	other := h.hubctl(t, nil, "join-codes", "create", "--hub-addr", "hub.example:7700").must(t).stdout
+	if !strings.Contains(other, "hub setup claude --addr hub.example:7700 --join ahj_") || !strings.Contains(other, "hub mcp --addr hub.example:7700 --join") {
+		t.Errorf("create --hub-addr printed:\n%s", other)
+	}
+	if r := h.hubctl(t, nil, "join-codes", "create", "--hub-addr", "hub.example"); r.code != 2 || !strings.Contains(r.stderr, "HOST:PORT") {
+		t.Errorf("create --hub-addr without a port: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if r := h.hubctl(t, nil, "join-codes", "create", "--max-uses", "0", "--expires", "10s"); r.code != 1 || !strings.Contains(r.stderr, "out of range") {
 		t.Errorf("create --expires 10s: exit %d, stderr %q", r.code, r.stderr)

@@ -48,6 +48,7 @@ func runInfo(ctx context.Context, c *cli, args []string) error {
 		"parked waiters", strconv.FormatInt(r.GetParkedWaiters(), 10),
 		"beat", strconv.FormatInt(r.GetBeat(), 10),
 		"orchestrator", tick,
+		"CA fingerprint", dash(r.GetCaFingerprint()),
 	)
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/agenthub/hub/internal/metrics"
 	"github.com/agenthub/hub/internal/orchestrator"
 	"github.com/agenthub/hub/internal/server"
+	"github.com/agenthub/hub/internal/tlsca"
 	"github.com/agenthub/hub/internal/usage"
 	"github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
@@ -78,6 +79,10 @@ type Main struct {
 
 	TLSCert, TLSKey string
 	Insecure        bool // allow a non-loopback address without TLS
+	// TLSHosts are names and addresses the certificate of the hub's own CA
+	// names besides the listen addresses (--tls-hosts): the ones agents
+	// reach the hub by.
+	TLSHosts []string
 
 	// RateLimit is the per-agent budget of write calls
 	// (admission.DefaultWriteLimit; PerSecond 0 turns it off).
@@ -116,6 +121,7 @@ type Main struct {
 	conns      *connLimiter
 	lock       *os.File // the data dir's lock (datadir.go), held until Close
 	grpcSrv    *grpc.Server
+	ca         *tlsca.Authority // the hub's own CA, when it serves TLS with it (tls.go)
 	httpSrv    *http.Server
 	direct     *inproc.Conn // in-process calls without gRPC transport (REST, MCP over HTTP)
 	cancel     context.CancelFunc
@@ -192,13 +198,13 @@ func (m *Main) Start(ctx context.Context) (err error) {
 			m.Close()
 		}
 	}()
-	tlsCfg, err := m.loadTLS()
-	if err != nil {
-		return err
-	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	if err := m.openStore(ctx); err != nil {
+		return err
+	}
+	tlsCfg, err := m.loadTLS() // after openStore: the data dir is this hub's
+	if err != nil {
 		return err
 	}
 	if err := m.startService(ctx, runCtx); err != nil {
@@ -207,6 +213,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if err := m.startOrchestrator(runCtx); err != nil {
 		return err
 	}
+	m.startRenewal(runCtx)
 	m.newServer()
 	if err := m.serveGRPC(tlsCfg); err != nil {
 		return err
@@ -216,6 +223,10 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		return err
 	}
 	m.Logger.Info("hub started", "version", version.Version, "grpc", m.GRPCAddress(), "http", m.HTTPAddress(), "data_dir", m.DataDir)
+	if m.ca != nil {
+		m.Logger.Info("serving TLS with the hub's own CA; agents pin it by its fingerprint (hubctl join-codes create prints the line to run)",
+			"ca_fingerprint", m.ca.Fingerprint(), "ca_file", datadir.CAFile(m.DataDir), "cert_expires", m.ca.NotAfter().UTC().Format(time.RFC3339))
+	}
 	if u := m.dashboardURL(); u != "" {
 		m.Logger.Info("dashboard: open "+u+" and sign in with the admin token", "url", u, "admin_token_file", datadir.AdminTokenFile(m.DataDir))
 	}
@@ -250,18 +261,6 @@ func (m *Main) validate() error {
 		return fmt.Errorf("orchestrator settings: %w", err)
 	}
 	return nil
-}
-
-// loadTLS loads the TLS key pair when one is given; nil means plain TCP.
-func (m *Main) loadTLS() (*tls.Config, error) {
-	if m.TLSCert == "" && m.TLSKey == "" {
-		return nil, nil
-	}
-	cert, err := tls.LoadX509KeyPair(m.TLSCert, m.TLSKey)
-	if err != nil {
-		return nil, fmt.Errorf("load TLS key pair (--tls-cert %s, --tls-key %s): %w", m.TLSCert, m.TLSKey, err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // openStore creates the data dir and the admin token if needed and opens
@@ -330,6 +329,7 @@ func (m *Main) newServer() {
 		DataDir:       m.DataDir,
 		SchemaVersion: m.Store.SchemaVersion,
 		TickStats:     m.tickStats,
+		CAFingerprint: m.caFingerprint(),
 	}, m.Logger)
 }
 
@@ -515,22 +515,6 @@ func (m *Main) Run(ctx context.Context) error {
 	<-ctx.Done()
 	m.Logger.Info("shutting down")
 	return m.Close()
-}
-
-// checkAddrs refuses to listen beyond loopback without TLS unless told.
-func (m *Main) checkAddrs() error {
-	if m.Insecure || (m.TLSCert != "" && m.TLSKey != "") {
-		return nil
-	}
-	for flag, addr := range map[string]string{"--grpc-addr": m.GRPCAddr, "--http-addr": m.HTTPAddr} {
-		if addr == "" || addr == "off" {
-			continue
-		}
-		if !loopback.Addr(addr) {
-			return fmt.Errorf("%s %s is not a loopback address and TLS is off: tokens would cross the network in clear. Give --tls-cert and --tls-key, or --insecure if the network is trusted", flag, addr)
-		}
-	}
-	return nil
 }
 
 // ensureAdminToken reads the admin token file, creating it (0600) if missing.

@@ -35,7 +35,7 @@ func (m *Main) dashboardURL() string {
 		return ""
 	}
 	scheme := "http"
-	if m.TLSCert != "" {
+	if m.TLSCert != "" || m.ca != nil {
 		scheme = "https"
 	}
 	return scheme + "://" + m.HTTPAddress() + "/"

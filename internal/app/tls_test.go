@@ -21,6 +21,7 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/datadir"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -169,28 +170,29 @@ func TestTLSBadKeyPair(t *testing.T) {
 	}
 }
 
-// TestNonLoopbackNeedsTLS: a non-loopback listen address without TLS is
-// refused with a message that says what to do, unless --insecure; nothing
-// is served on a non-loopback address here (checkAddrs runs before any
-// listener, and the accepted cases are checked without starting).
-func TestNonLoopbackNeedsTLS(t *testing.T) {
+// TestOwnCA: on an address beyond loopback with no key pair and without
+// --insecure, the hub serves TLS with its own CA, made in the data dir;
+// half a key pair is refused. Nothing is served on a non-loopback address
+// here (the decision and the CA are checked without listening; the
+// end-to-end test in test/e2e/join_netns_test.go listens).
+func TestOwnCA(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name               string
 		grpcAddr, httpAddr string
 		tls, insecure      bool
-		wantErr            string // "" = accepted
+		want               bool
 	}{
-		{"loopback", "127.0.0.1:0", "127.0.0.1:0", false, false, ""},
-		{"localhost and IPv6 loopback", "localhost:7700", "[::1]:0", false, false, ""},
-		{"HTTP off", "127.0.0.1:0", "off", false, false, ""},
-		{"gRPC on all interfaces", "0.0.0.0:0", "127.0.0.1:0", false, false, "--grpc-addr 0.0.0.0:0 is not a loopback address and TLS is off"},
-		{"HTTP on all interfaces", "127.0.0.1:0", "0.0.0.0:0", false, false, "--http-addr 0.0.0.0:0 is not a loopback address and TLS is off"},
-		{"empty host means every interface", ":7700", "off", false, false, "not a loopback address"},
-		{"a LAN address", "192.0.2.10:7700", "off", false, false, "not a loopback address"},
-		{"a host name", "hub.example:7700", "off", false, false, "not a loopback address"},
-		{"with TLS", "0.0.0.0:0", "0.0.0.0:0", true, false, ""},
-		{"with --insecure", "0.0.0.0:0", "0.0.0.0:0", false, true, ""},
+		{"loopback", "127.0.0.1:0", "127.0.0.1:0", false, false, false},
+		{"localhost and IPv6 loopback", "localhost:7700", "[::1]:0", false, false, false},
+		{"HTTP off", "127.0.0.1:0", "off", false, false, false},
+		{"gRPC on all interfaces", "0.0.0.0:0", "127.0.0.1:0", false, false, true},
+		{"HTTP on all interfaces", "127.0.0.1:0", "0.0.0.0:0", false, false, true},
+		{"empty host means every interface", ":7700", "off", false, false, true},
+		{"a LAN address", "192.0.2.10:7700", "off", false, false, true},
+		{"a host name", "hub.example:7700", "off", false, false, true},
+		{"a key pair given", "0.0.0.0:0", "0.0.0.0:0", true, false, false},
+		{"with --insecure", "0.0.0.0:0", "0.0.0.0:0", false, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -199,35 +201,50 @@ func TestNonLoopbackNeedsTLS(t *testing.T) {
 			if tc.tls {
 				m.TLSCert, m.TLSKey = "cert.pem", "key.pem"
 			}
-			err := m.checkAddrs()
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatalf("checkAddrs: %v, want accepted", err)
-				}
-				return
+			if err := m.checkAddrs(); err != nil {
+				t.Fatalf("checkAddrs: %v", err)
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("checkAddrs: %v, want an error containing %q", err, tc.wantErr)
-			}
-			for _, hint := range []string{"--tls-cert", "--tls-key", "--insecure"} {
-				if !strings.Contains(err.Error(), hint) {
-					t.Errorf("the refusal %q does not mention %s", err, hint)
-				}
+			if got := m.usesOwnCA(); got != tc.want {
+				t.Errorf("usesOwnCA = %v, want %v", got, tc.want)
 			}
 		})
 	}
 
-	// Start refuses too, before binding anything.
 	m := NewMain()
 	m.DataDir = t.TempDir()
-	m.GRPCAddr, m.HTTPAddr = "0.0.0.0:0", "off"
-	m.Logger = slog.New(slog.DiscardHandler)
-	err := m.Start(context.Background())
-	m.Close()
-	if err == nil || !strings.Contains(err.Error(), "not a loopback address") {
-		t.Fatalf("Start on 0.0.0.0 without TLS: %v, want the refusal", err)
+	m.GRPCAddr, m.HTTPAddr, m.TLSHosts = "192.0.2.10:7700", "off", []string{"hub.example"}
+	m.setDefaults()
+	cfg, err := m.loadTLS()
+	if err != nil || cfg == nil || m.ca == nil {
+		t.Fatalf("loadTLS on 192.0.2.10: %v, %v; want the own CA's configuration", cfg, err)
 	}
-	if m.grpcLis != nil {
+	if _, err := os.Stat(datadir.CAFile(m.DataDir)); err != nil {
+		t.Errorf("the CA is not where hubctl looks for it: %v", err)
+	}
+	if got := m.caFingerprint(); !strings.HasPrefix(got, "sha256:") {
+		t.Errorf("caFingerprint = %q", got)
+	}
+	cert, err := cfg.GetCertificate(&tls.ClientHelloInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"192.0.2.10", "hub.example", "127.0.0.1"} {
+		if err := cert.Leaf.VerifyHostname(h); err != nil {
+			t.Errorf("the certificate does not name %s: %v", h, err)
+		}
+	}
+
+	// Half a key pair: refused before anything is bound.
+	half := NewMain()
+	half.DataDir = t.TempDir()
+	half.GRPCAddr, half.HTTPAddr, half.TLSCert = "0.0.0.0:0", "off", "cert.pem"
+	half.Logger = slog.New(slog.DiscardHandler)
+	err = half.Start(context.Background())
+	half.Close()
+	if err == nil || !strings.Contains(err.Error(), "give both --tls-cert and --tls-key") {
+		t.Fatalf("Start with --tls-cert alone: %v, want the refusal", err)
+	}
+	if half.grpcLis != nil {
 		t.Fatal("Start bound a listener before refusing")
 	}
 }

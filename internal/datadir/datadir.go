@@ -24,3 +24,11 @@ func Default() string {
 
 // AdminTokenFile is where the admin token lives in a data dir.
 func AdminTokenFile(dir string) string { return filepath.Join(dir, "admin.token") }
+
+// TLSDir is where the hub's own CA and the certificate it signed live in a
+// data dir.
+func TLSDir(dir string) string { return filepath.Join(dir, "tls") }
+
+// CAFile is the hub's own CA certificate in a data dir: hubctl on the
+// hub's machine trusts it for an address beyond loopback.
+func CAFile(dir string) string { return filepath.Join(TLSDir(dir), "ca.pem") }

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
@@ -24,11 +23,16 @@ import (
 // Dial returns a lazily connecting gRPC client connection to the hub at
 // addr. It does not wait for the hub: calls made while the hub is down fail
 // with Unavailable, and the connection recovers on its own (within about a
-// second) once the hub is back. When token is not empty every call carries
+// second) once the hub is back. It talks TLS when the hub's CA is stored
+// for addr (castore), else plain text. When token is not empty every call carries
 // it as "authorization: Bearer <token>".
 func Dial(addr, token string) (*grpc.ClientConn, error) {
+	creds, err := transportCredentials(addr)
+	if err != nil {
+		return nil, err
+	}
 	opts := []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff: backoff.Config{
 				BaseDelay:  100 * time.Millisecond,

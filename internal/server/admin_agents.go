@@ -136,6 +136,7 @@ func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest
 		ParkedWaiters: int64(svc.Core.ParkedWaits()),
 		DataDir:       a.s.info.DataDir,
 		StartedAt:     ts(svc.Core.StartedAt()),
+		CaFingerprint: a.s.info.CAFingerprint,
 	}
 	if a.s.info.SchemaVersion != nil {
 		r.SchemaVersion = int64(a.s.info.SchemaVersion())

@@ -24,6 +24,9 @@ type Info struct {
 	SchemaVersion func() int
 	// TickStats reports the orchestrator's last tick, if one runs.
 	TickStats func() TickStats
+	// CAFingerprint is that of the hub's own CA when it serves TLS with
+	// one, else "".
+	CAFingerprint string
 }
 
 // TickStats describes the orchestrator's ticks for GetHubInfo.

@@ -2495,8 +2495,12 @@ type GetHubInfoResponse struct {
 	Ticks          int64                  `protobuf:"varint,11,opt,name=ticks,proto3" json:"ticks,omitempty"`
 	DataDir        string                 `protobuf:"bytes,12,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
 	StartedAt      *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The SHA-256 fingerprint of the hub's own CA ("sha256:" and 64 hex
+	// digits) when it serves TLS with one; empty otherwise. Agents on other
+	// machines pin it (hub setup --ca-fingerprint).
+	CaFingerprint string `protobuf:"bytes,14,opt,name=ca_fingerprint,json=caFingerprint,proto3" json:"ca_fingerprint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetHubInfoResponse) Reset() {
@@ -2618,6 +2622,13 @@ func (x *GetHubInfoResponse) GetStartedAt() *timestamppb.Timestamp {
 		return x.StartedAt
 	}
 	return nil
+}
+
+func (x *GetHubInfoResponse) GetCaFingerprint() string {
+	if x != nil {
+		return x.CaFingerprint
+	}
+	return ""
 }
 
 type BackupRequest struct {
@@ -4721,7 +4732,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\";\n" +
 	"\x14ListCronRunsResponse\x12#\n" +
 	"\x04runs\x18\x01 \x03(\v2\x0f.hub.v1.CronRunR\x04runs\"\x13\n" +
-	"\x11GetHubInfoRequest\"\xf1\x03\n" +
+	"\x11GetHubInfoRequest\"\x98\x04\n" +
 	"\x12GetHubInfoResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x1b\n" +
@@ -4738,7 +4749,8 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x05ticks\x18\v \x01(\x03R\x05ticks\x12\x19\n" +
 	"\bdata_dir\x18\f \x01(\tR\adataDir\x129\n" +
 	"\n" +
-	"started_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\"#\n" +
+	"started_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12%\n" +
+	"\x0eca_fingerprint\x18\x0e \x01(\tR\rcaFingerprint\"#\n" +
 	"\rBackupRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\":\n" +
 	"\x0eBackupResponse\x12\x12\n" +
