@@ -11,10 +11,10 @@ import (
 
 // This file implements hub.AgentTx.
 
-func (t *Tx) agentWhere(what string, where string, arg any) (*hub.Agent, error) {
+func (t *Tx) agentWhere(notFound func() error, where string, arg any) (*hub.Agent, error) {
 	a, err := row.Agent(t.queryRow(`SELECT `+row.AgentColumns+` FROM agents WHERE `+where, arg))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no agent %s", what)
+		return nil, notFound()
 	}
 	return a, err
 }
@@ -31,14 +31,14 @@ func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
 		return err
 	}
 	if _, err := t.AgentByName(a.Name); err == nil {
-		return hub.Errorf(hub.ECONFLICT, "an agent named %q already exists", a.Name)
+		return hub.AgentNameTaken(a.Name)
 	}
-	return hub.Errorf(hub.ECONFLICT, "another agent holds that token")
+	return hub.TokenTaken()
 }
 
 // AgentByName implements hub.AgentTx.
 func (t *Tx) AgentByName(name string) (*hub.Agent, error) {
-	return t.agentWhere("named "+quote(name), `name = $1`, name)
+	return t.agentWhere(func() error { return hub.NoAgentNamed(name) }, `name = $1`, name)
 }
 
 // AddresseeByName implements hub.AgentTx.
@@ -47,7 +47,7 @@ func (t *Tx) AddresseeByName(name string) (hub.Addressee, error) {
 	var disabledAt int64
 	err := t.queryRow(`SELECT id, project, disabled_at FROM agents WHERE name = $1`, name).Scan(&a.ID, &a.Project, &disabledAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return hub.Addressee{}, hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(name))
+		return hub.Addressee{}, hub.NoAgentNamed(name)
 	}
 	a.Disabled = disabledAt != 0
 	return a, err
@@ -59,9 +59,9 @@ func (t *Tx) AddresseeByName(name string) (hub.Addressee, error) {
 // that an UpdateAgent of the row read here loses no concurrent update.
 func (t *Tx) AgentByID(id int64) (*hub.Agent, error) {
 	if !t.shared {
-		return t.agentWhere("with that ID", `id = $1`, id)
+		return t.agentWhere(hub.NoAgentWithID, `id = $1`, id)
 	}
-	a, err := t.agentWhere("with that ID", `id = $1 FOR NO KEY UPDATE`, id)
+	a, err := t.agentWhere(hub.NoAgentWithID, `id = $1 FOR NO KEY UPDATE`, id)
 	if err == nil {
 		if t.locked == nil {
 			t.locked = map[int64]lockedAgent{}
@@ -77,7 +77,7 @@ type lockedAgent struct{ readUpTo, disabledAt int64 }
 
 // AgentByTokenHash implements hub.AgentTx.
 func (t *Tx) AgentByTokenHash(hash []byte) (*hub.Agent, error) {
-	return t.agentWhere("holds that token", `token_hash = $1`, hash)
+	return t.agentWhere(hub.NoAgentWithToken, `token_hash = $1`, hash)
 }
 
 // ListAgents implements hub.AgentTx.
@@ -100,7 +100,7 @@ func (t *Tx) CountAgents() (int64, error) {
 //
 // Under the shared write lock it writes only a row that AgentByID locked,
 // and neither its read cursor nor its enabled state: moving the cursor
-// moves the agent's unread counters (0010_inbox_counts.sql), which must not
+// moves the agent's unread counters (0004_inbox_counts.sql), which must not
 // change while another replica's post delivers to it, and disabling stops
 // deliveries. Either runs under the exclusive lock.
 func (t *Tx) UpdateAgent(a *hub.Agent) error {
@@ -116,7 +116,7 @@ func (t *Tx) UpdateAgent(a *hub.Agent) error {
 		a.DisplayName, a.Role, a.Description, a.Locale, row.Nanos(a.DisabledAt),
 		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, a.ID).Scan(&toggled)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(a.Name))
+		return hub.NoAgentNamed(a.Name)
 	} else if err != nil || !toggled {
 		return err
 	}
@@ -137,7 +137,7 @@ func (t *Tx) SetAgentToken(agentID int64, hash []byte) error {
 			return err
 		}
 		if taken {
-			return hub.Errorf(hub.ECONFLICT, "another agent holds that token")
+			return hub.TokenTaken()
 		}
 	}
 	if err != nil || tag.RowsAffected() == 0 {

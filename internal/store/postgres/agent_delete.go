@@ -9,7 +9,7 @@ import (
 
 // This file implements hub.AgentDeleteTx. Deleting a message takes its
 // deliveries by cascade; the statement triggers keep the recipients' unread
-// counters (0010_inbox_counts.sql), and the search column goes with the
+// counters (0004_inbox_counts.sql), and the search column goes with the
 // row. Every statement here needs the exclusive write lock (none is marked
 // sharedSafe): no post runs beside a deletion.
 
@@ -103,7 +103,7 @@ func (t *Tx) DeleteAgent(a *hub.Agent, after int64) (int64, error) {
 		return sent.RowsAffected(), err
 	}
 	if tag.RowsAffected() == 0 {
-		return sent.RowsAffected(), hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(a.Name))
+		return sent.RowsAffected(), hub.NoAgentNamed(a.Name)
 	}
 	return sent.RowsAffected(), t.agentChanged(a.ID, hub.AgentDeleted)
 }

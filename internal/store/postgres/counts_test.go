@@ -51,7 +51,7 @@ func TestInboxCountsMigration(t *testing.T) {
 	}
 	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`)
 	for _, m := range ms {
-		if m.Name == "0010_inbox_counts.sql" {
+		if m.Name == "0004_inbox_counts.sql" {
 			break
 		}
 		exec(m.SQL)

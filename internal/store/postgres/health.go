@@ -81,7 +81,7 @@ func (r *livenessRow) declared(agentID int64) *row.Declared {
 // loadDeclarations sets the declarations of each state, with one read for
 // all of them (row.Attach).
 func (t *Tx) loadDeclarations(ds []*row.Declared) error {
-	dws, err := t.deepWorks(row.DeclarationIDs(ds))
+	dws, err := t.DeepWorks(row.DeclarationIDs(ds))
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (t *Tx) InsertInboxItem(it *hub.InboxItem) error {
 func (t *Tx) InboxItemByID(id int64) (*hub.InboxItem, error) {
 	it, err := row.InboxItem(t.queryRow(`SELECT `+row.InboxItemColumns+row.InboxItemFrom+` WHERE i.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "inbox item %d does not exist: `hubctl inbox` lists them", id)
+		return nil, hub.NoInboxItem(id)
 	}
 	return it, err
 }
@@ -82,7 +82,7 @@ func (t *Tx) OpenItemOf(agentID int64, kind hub.ItemKind) (*hub.InboxItem, error
 	it, err := row.InboxItem(t.queryRow(`SELECT `+row.InboxItemColumns+row.InboxItemFrom+`
 		WHERE i.agent_id = $1 AND i.kind = $2 AND i.state = 'open' ORDER BY i.id DESC LIMIT 1`, agentID, string(kind)))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no open %s item", kind)
+		return nil, hub.NoOpenItem(kind)
 	}
 	return it, err
 }
@@ -167,7 +167,7 @@ func (t *Tx) InsertPerson(p *hub.Person, tokenHash []byte) error {
 func (t *Tx) personWhere(where string, arg any) (*hub.Person, error) {
 	p, err := row.Person(t.queryRow(`SELECT `+row.PersonColumns+` FROM people WHERE `+where, arg))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no such person: `hubctl people list` shows them")
+		return nil, hub.NoPerson()
 	}
 	return p, err
 }

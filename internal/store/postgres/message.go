@@ -237,7 +237,7 @@ func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
 	m, err := scanMessage(t.queryRow(`SELECT `+messageColumns+` FROM messages m WHERE m.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no message %d", id)
+		return nil, hub.NoMessage(id)
 	}
 	return m, err
 }
@@ -260,7 +260,7 @@ func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
 
 // InboxCounts implements hub.MessageTx. For the agent's own read cursor,
 // which is what every reply that reports a count passes, it reads the
-// counters the triggers of inbox_counts keep (0010_inbox_counts.sql), so
+// counters the triggers of inbox_counts keep (0004_inbox_counts.sql), so
 // its cost does not grow with the backlog; for another cursor it counts
 // the deliveries above that cursor.
 func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error) {
@@ -323,7 +323,7 @@ func (t *Tx) ChannelByName(project, name string) (int64, error) {
 	var id int64
 	err := t.queryRow(`SELECT id FROM channels WHERE project = $1 AND name = $2`, project, name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, hub.Errorf(hub.ENOTFOUND, "no channel %s", quote(name))
+		return 0, hub.NoChannel(name)
 	}
 	return id, err
 }

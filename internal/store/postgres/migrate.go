@@ -2,24 +2,22 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 
 	"github.com/agenthub/hub/internal/store/migration"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-//go:embed migrations/*.sql
-var migrationFS embed.FS
+func migrations() ([]migration.Migration, error) { return migration.List(migration.PostgreSQL) }
 
-func migrations() ([]migration.Migration, error) { return migration.Load(migrationFS, "migrations") }
-
-// migrate applies every embedded migration newer than the schema's version,
-// each in its own transaction, while holding a session advisory lock on one
-// connection: replicas that start at the same moment queue on the lock, and
-// the ones after the first find nothing left to do.
+// migrate applies every migration of the list that the schema does not
+// hold, each in its own transaction, after numbering the ones it holds as
+// the list does (migration.Renumber), while holding a session advisory
+// lock on one connection: replicas that start at the same moment queue on
+// the lock, and the ones after the first find nothing left to do.
 func (db *DB) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
@@ -50,16 +48,11 @@ func (db *DB) migrate(ctx context.Context) error {
 			return db.migrateError("create schema_migrations", err)
 		}
 	}
-	var current int
-	if err := conn.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return db.migrateError("read the schema version", err)
+	applied, err := db.renumber(ctx, conn.Conn(), ms)
+	if err != nil {
+		return err
 	}
-	newest := 0
-	for _, m := range ms {
-		newest = m.Version
-		if m.Version <= current {
-			continue
-		}
+	for _, m := range migration.Pending(applied, ms) {
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			return db.migrateError(m.Name, err)
@@ -77,11 +70,46 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 		db.logger.Info("applied store migration", "migration", m.Name, "schema", db.schema)
 	}
-	if current > newest {
-		return fmt.Errorf("migrate: the database is at schema version %d but this hub knows only up to %d: run a newer hub", current, newest)
-	}
-	db.schemaVersion = max(current, newest)
+	db.schemaVersion = ms[len(ms)-1].Version
 	return nil
+}
+
+// renumber numbers the rows of schema_migrations as ms does and returns
+// them; it refuses a schema that holds a migration ms does not.
+func (db *DB) renumber(ctx context.Context, conn *pgx.Conn, ms []migration.Migration) ([]migration.Applied, error) {
+	rows, _ := conn.Query(ctx, `SELECT version, name FROM schema_migrations ORDER BY version`)
+	applied, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (migration.Applied, error) {
+		var a migration.Applied
+		return a, r.Scan(&a.Version, &a.Name)
+	})
+	if err != nil {
+		return nil, db.migrateError("read the schema's migrations", err)
+	}
+	out, changed, err := migration.Renumber(applied, ms)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if !changed {
+		return out, nil
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, db.migrateError("renumber the schema's migrations", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `UPDATE schema_migrations SET version = -version`); err != nil {
+		return nil, db.migrateError("renumber the schema's migrations", err)
+	}
+	for i, a := range out {
+		if _, err := tx.Exec(ctx, `UPDATE schema_migrations SET version = $1, name = $2 WHERE version = $3`, a.Version, a.Name, -applied[i].Version); err != nil {
+			return nil, db.migrateError("renumber the schema's migrations", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, db.migrateError("renumber the schema's migrations", err)
+	}
+	db.logger.Info("renumbered the schema's migrations as the one list does", "schema", db.schema)
+	return out, nil
 }
 
 // migrateError explains a failed migration step; a missing right gets a

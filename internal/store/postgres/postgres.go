@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
 	"github.com/agenthub/hub/internal/store/usagesql"
 	"github.com/agenthub/hub/internal/store/writer"
@@ -197,6 +198,9 @@ type Tx struct {
 	// Tx is tasksql's statements over this transaction: hub.TaskTx
 	// (task.go; set by newTx).
 	tasksql.Tx
+	// Statements is the statements both stores share (storesql; set by
+	// newTx).
+	storesql.Statements
 	// Usage is usagesql's statements over this transaction:
 	// hub.UsageTx (set by newTx).
 	usagesql.Usage
@@ -398,5 +402,3 @@ func unlist(xs []string) []string {
 	}
 	return xs
 }
-
-func quote(s string) string { return `"` + s + `"` }

@@ -41,7 +41,7 @@ func (t *Tx) Acknowledge(agentID, messageID int64, at time.Time) (time.Time, boo
 	var acked int64
 	err := t.queryRow(`SELECT acked_at FROM deliveries WHERE agent_id = $1 AND message_id = $2`, agentID, messageID).Scan(&acked)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, false, hub.Errorf(hub.ENOTFOUND, "no delivery of message %d to agent %d", messageID, agentID)
+		return time.Time{}, false, hub.NoDelivery(messageID, agentID)
 	}
 	if err != nil || acked != 0 {
 		return row.Time(acked), false, err

@@ -15,7 +15,7 @@ import (
 const headlineOptions = `StartSel=` + hub.SnippetMark + `, StopSel=` + hub.SnippetMark + `, MaxWords=24, MinWords=10, MaxFragments=1, FragmentDelimiter=" … "`
 
 // SearchMessages implements hub.SearchTx over the messages' search column
-// (0009_search.sql): each term is a phraseto_tsquery, all of them ANDed.
+// (0010_search.sql): each term is a phraseto_tsquery, all of them ANDed.
 // The newest hub.MaxRanked matches are ranked by ts_rank; ts_headline, which parses a whole
 // body, runs on that page only.
 func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {

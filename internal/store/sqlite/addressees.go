@@ -144,7 +144,7 @@ func (t *Tx) AddresseeByName(name string) (hub.Addressee, error) {
 	var disabledAt int64
 	err := t.queryRow(`SELECT id, project, disabled_at FROM agents WHERE name = ?`, name).Scan(&a.ID, &a.Project, &disabledAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return hub.Addressee{}, hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(name))
+		return hub.Addressee{}, hub.NoAgentNamed(name)
 	} else if err != nil {
 		return hub.Addressee{}, err
 	}

@@ -8,10 +8,10 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-func (t *Tx) agentWhere(what string, where string, arg any) (*hub.Agent, error) {
+func (t *Tx) agentWhere(notFound func() error, where string, arg any) (*hub.Agent, error) {
 	a, err := row.Agent(t.queryRow(`SELECT `+row.AgentColumns+` FROM agents WHERE `+where, arg))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no agent %s", what)
+		return nil, notFound()
 	}
 	return a, err
 }
@@ -24,7 +24,7 @@ func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
 		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, row.Nanos(a.CreatedAt), row.Nanos(a.DisabledAt),
 		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, hub.ProjectOr(a.Project))
 	if hub.ErrorCode(err) == hub.ECONFLICT {
-		return hub.Errorf(hub.ECONFLICT, "an agent named %q already exists", a.Name)
+		return hub.AgentNameTaken(a.Name)
 	} else if err != nil {
 		return err
 	}
@@ -34,17 +34,17 @@ func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
 
 // AgentByName implements hub.AgentTx.
 func (t *Tx) AgentByName(name string) (*hub.Agent, error) {
-	return t.agentWhere("named "+quote(name), `name = ?`, name)
+	return t.agentWhere(func() error { return hub.NoAgentNamed(name) }, `name = ?`, name)
 }
 
 // AgentByID implements hub.AgentTx.
 func (t *Tx) AgentByID(id int64) (*hub.Agent, error) {
-	return t.agentWhere("with that ID", `id = ?`, id)
+	return t.agentWhere(hub.NoAgentWithID, `id = ?`, id)
 }
 
 // AgentByTokenHash implements hub.AgentTx.
 func (t *Tx) AgentByTokenHash(hash []byte) (*hub.Agent, error) {
-	a, err := t.agentWhere("holds that token", `token_hash = ?`, hash)
+	a, err := t.agentWhere(hub.NoAgentWithToken, `token_hash = ?`, hash)
 	return a, err
 }
 
@@ -89,7 +89,7 @@ func (t *Tx) UpdateAgent(a *hub.Agent) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return hub.Errorf(hub.ENOTFOUND, "no agent named %s", quote(a.Name))
+		return hub.NoAgentNamed(a.Name)
 	}
 	return nil
 }

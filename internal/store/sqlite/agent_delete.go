@@ -122,7 +122,7 @@ func (t *Tx) DeleteAgent(a *hub.Agent, after int64) (int64, error) {
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		if err == nil {
-			err = hub.Errorf(hub.ENOTFOUND, "no agent named %q", a.Name)
+			err = hub.NoAgentNamed(a.Name)
 		}
 		return sent, err
 	}

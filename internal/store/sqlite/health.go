@@ -81,7 +81,7 @@ func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
 	}
 	st := r.state(agentID)
 	if r.activeID != 0 {
-		if st.ActiveDeepWork, err = t.deepWorkByID(r.activeID); err != nil {
+		if st.ActiveDeepWork, err = t.DeepWorkByID(r.activeID); err != nil {
 			return nil, err
 		}
 		if !st.ActiveDeepWork.IsActive() { // closed by hand: never considered again
@@ -89,7 +89,7 @@ func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
 		}
 	}
 	if r.expiredID != 0 {
-		if st.ExpiredDeepWork, err = t.deepWorkByID(r.expiredID); err != nil {
+		if st.ExpiredDeepWork, err = t.DeepWorkByID(r.expiredID); err != nil {
 			return nil, err
 		}
 	}
@@ -177,7 +177,7 @@ func (r *livenessRow) declared(agentID int64) *row.Declared {
 // loadDeclarations sets the declarations of each state, with one read for
 // all of them (row.Attach).
 func (t *Tx) loadDeclarations(ds []*row.Declared) error {
-	dws, err := t.deepWorks(row.DeclarationIDs(ds))
+	dws, err := t.DeepWorks(row.DeclarationIDs(ds))
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,9 @@ func TestActivityLogsAndCheckpoints(t *testing.T) {
 }
 
 // activityLogs returns an agent's activity logs, oldest first (what the
-// tests read back; not part of hub.Tx).
+// tests read back).
 func (t *Tx) activityLogs(agentID int64) ([]*hub.ActivityLog, error) {
-	return t.selectActivityLogs(`WHERE agent_id = ? ORDER BY id`, agentID)
+	ls, err := t.RecentActivityLogs(agentID, -1)
+	slices.Reverse(ls)
+	return ls, err
 }

@@ -144,7 +144,7 @@ func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
 func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
 	m, err := scanMessage(t.queryRow(`SELECT `+messageColumns+` FROM messages m WHERE m.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, hub.Errorf(hub.ENOTFOUND, "no message %d", id)
+		return nil, hub.NoMessage(id)
 	}
 	return m, err
 }
@@ -268,7 +268,7 @@ func (t *Tx) ChannelByName(project, name string) (int64, error) {
 	var id int64
 	err := t.queryRow(`SELECT id FROM channels WHERE project = ? AND name = ?`, project, name).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, hub.Errorf(hub.ENOTFOUND, "no channel %s", quote(name))
+		return 0, hub.NoChannel(name)
 	}
 	return id, err
 }

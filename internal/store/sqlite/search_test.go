@@ -217,15 +217,12 @@ func TestSearchReadersMigrated(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	old, err := migrationFS.ReadFile("migrations/0010_search.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrationText(t, "0010_search.sql")
 	raw := rawDB(t, path)
 	if _, err := raw.Exec(`DROP TRIGGER messages_fts_delete; DROP TRIGGER messages_fts_update_before; DROP TRIGGER messages_fts_update_after;
 		DROP TRIGGER messages_fts_undeliver_before; DROP TRIGGER messages_fts_undeliver_after;
 		DROP TABLE messages_fts; DROP VIEW messages_fts_source; DROP TABLE messages_tokens;
-		` + string(old)); err != nil {
+		` + old); err != nil {
 		t.Fatalf("back to 0010: %v", err)
 	}
 	rerun(t, raw, "0014_search_readers.sql", "0015_lighter_nudges.sql") // as the migrator ran them
@@ -271,11 +268,8 @@ func TestSearchNoticesMigrated(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	old, err := migrationFS.ReadFile("migrations/0014_search_readers.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	view := string(old[strings.Index(string(old), "CREATE VIEW"):])
+	old := migrationText(t, "0014_search_readers.sql")
+	view := old[strings.Index(old, "CREATE VIEW"):]
 	view = view[:strings.Index(view, ";")+1]
 	raw := rawDB(t, path)
 	if _, err := raw.Exec(`DROP VIEW messages_fts_source;` + view + `
@@ -315,11 +309,7 @@ func TestSearchNoticesMigrated(t *testing.T) {
 func rerun(t *testing.T, raw *sql.DB, files ...string) {
 	t.Helper()
 	for _, f := range files {
-		b, err := migrationFS.ReadFile("migrations/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(string(b)); err != nil {
+		if _, err := raw.Exec(migrationText(t, f)); err != nil {
 			t.Fatalf("migrate %s again: %v", f, err)
 		}
 	}
@@ -350,4 +340,20 @@ func checkIndex(t *testing.T, db *DB) {
 		_, err := tx.(*Tx).exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`)
 		return err
 	})
+}
+
+// migrationText returns the SQLite text of the migration named name.
+func migrationText(tb testing.TB, name string) string {
+	tb.Helper()
+	ms, err := migrations()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Name == name {
+			return m.SQL
+		}
+	}
+	tb.Fatalf("no migration %s", name)
+	return ""
 }

@@ -21,20 +21,12 @@ import (
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
+	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
 	"github.com/agenthub/hub/internal/store/usagesql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/mattn/go-sqlite3"
 )
-
-func quote(s string) string { return `"` + s + `"` }
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // scanAll runs a query and scans each row with scan. (Tx.queryRows, in
 // batch.go, is the multi-row statement of a batch.)
@@ -83,21 +75,6 @@ func (t *Tx) SwapMeta(key, old, value string) (bool, error) {
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
-}
-
-// recordSent runs insert, which ignores a duplicate key, and reports
-// whether it added a row; if it did, prune (given agentID and a time)
-// deletes the agent's records older than hub.SentKept.
-func (t *Tx) recordSent(insert string, args []any, prune string, agentID int64, at time.Time) (bool, error) {
-	res, err := t.exec(insert, args...)
-	if err != nil {
-		return false, err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return false, err
-	}
-	_, err = t.exec(prune, agentID, row.Nanos(at.Add(-hub.SentKept)))
-	return true, err
 }
 
 // Options tune the store. The zero value is usable.
@@ -436,6 +413,9 @@ type Tx struct {
 	// Tx is tasksql's statements over this transaction: hub.TaskTx
 	// (task.go; set by newTx).
 	tasksql.Tx
+	// Statements is the statements both stores share (storesql; set by
+	// newTx).
+	storesql.Statements
 	// Usage is usagesql's statements over this transaction:
 	// hub.UsageTx (set by newTx).
 	usagesql.Usage

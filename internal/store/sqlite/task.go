@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/agenthub/hub/internal/store/row"
+	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
 	"github.com/agenthub/hub/internal/store/usagesql"
 )
@@ -30,12 +31,15 @@ func (d taskDB) Query(q string, args ...any) (tasksql.Rows, func(), error) {
 	return rows, func() { rows.Close() }, nil
 }
 
-func (d taskDB) QueryRow(q string, args ...any) row.Scanner { return d.t.queryRow(q, args...) }
+func (d taskDB) QueryRow(q string, args ...any) row.Scanner {
+	return mappedRow{d.t.queryRow(q, args...)}
+}
 
 func (taskDB) IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
-// newTx returns t with its task statements set.
+// newTx returns t with its shared and its task statements set.
 func newTx(t *Tx) *Tx {
+	t.Statements = storesql.Statements{DB: taskDB{t}, Dialect: dialect}
 	t.Tx = tasksql.Tx{DB: taskDB{t}}
 	t.Usage = usagesql.Usage{DB: taskDB{t}}
 	return t

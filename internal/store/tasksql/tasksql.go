@@ -1,5 +1,5 @@
 // Package tasksql implements hub.TaskTx once for both stores: the task
-// board's tables (sqlite migration 0016_tasks.sql, postgres 0014_tasks.sql)
+// board's tables (migration 0016_tasks.sql)
 // have the same columns, and its statements are plain SQL that SQLite and
 // PostgreSQL read alike. A store hands its transaction in as a DB, with
 // "?" placeholders rewritten as it needs.
@@ -15,28 +15,14 @@ import (
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
+	"github.com/agenthub/hub/internal/store/storesql"
 )
 
-// Rows is the result of a query (database/sql's and pgx's rows both are,
-// with Close adapted).
-type Rows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
+// Rows is the result of a query, as storesql reads it.
+type Rows = storesql.Rows
 
-// DB is a store's write or read transaction.
-type DB interface {
-	// Exec runs a statement and returns the number of rows it changed.
-	Exec(q string, args ...any) (int64, error)
-	// Query runs a query; close ends it.
-	Query(q string, args ...any) (rows Rows, close func(), err error)
-	// QueryRow runs a query of one row; its Scan returns ErrNoRows when
-	// there is none.
-	QueryRow(q string, args ...any) row.Scanner
-	// IsNoRows reports whether err says a row was not found.
-	IsNoRows(err error) bool
-}
+// DB is a store's write or read transaction, as storesql takes it.
+type DB = storesql.DB
 
 // Tx implements hub.TaskTx over a DB.
 type Tx struct {

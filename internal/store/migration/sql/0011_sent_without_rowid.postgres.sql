@@ -1,0 +1,2 @@
+-- SQLite only: PostgreSQL has no rowid tables, and its records of nudges
+-- and pulses sent (0006_once) already live in their primary keys' index.

@@ -1,0 +1,2 @@
+-- SQLite only: PostgreSQL's event log never had the index by time
+-- (0001_core).

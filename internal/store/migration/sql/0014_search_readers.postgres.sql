@@ -1,0 +1,2 @@
+-- SQLite only: PostgreSQL's search (0010_search) finds an agent's messages
+-- through its deliveries, with no readers' tokens in the index.

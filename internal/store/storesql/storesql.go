@@ -1,0 +1,100 @@
+// Package storesql holds the statements of the store written once for
+// SQLite and PostgreSQL: plain SQL with "?" placeholders, over the same
+// tables of the one migration list (store/migration). Each store hands its
+// transaction in as a DB, numbering the placeholders as it needs, and
+// supplies in a Dialect only what the two write differently. One file per
+// noun, as in the stores.
+package storesql
+
+import (
+	"github.com/agenthub/hub/internal/store/row"
+)
+
+// Rows is the result of a query (database/sql's and pgx's rows both are,
+// with Close adapted).
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// DB is a store's write or read transaction.
+type DB interface {
+	// Exec runs a statement and returns the number of rows it changed.
+	Exec(q string, args ...any) (int64, error)
+	// Query runs a query; close ends it.
+	Query(q string, args ...any) (rows Rows, close func(), err error)
+	// QueryRow runs a query of one row; its Scan returns ErrNoRows when
+	// there is none.
+	QueryRow(q string, args ...any) row.Scanner
+	// IsNoRows reports whether err says a row was not found.
+	IsNoRows(err error) bool
+}
+
+// Dialect is what a store's SQL writes its own way.
+type Dialect struct {
+	// InIDs is the condition that column is one of the IDs of one
+	// argument, the list IDs makes: json_each of a JSON array in SQLite,
+	// = ANY of an array in PostgreSQL.
+	InIDs func(column string) string
+	IDs   func(ids []int64) any
+	// IDRows is a query of the IDs of one argument, the list IDs makes,
+	// one row each.
+	IDRows string
+	// Bytewise follows an ORDER BY of text to order it by its bytes, as
+	// SQLite does by default: PostgreSQL's C collation.
+	Bytewise string
+	// True is the literal a flag equals when set: 1 in SQLite, whose
+	// partial indexes say so (a query must say it alike to use them), true
+	// in PostgreSQL.
+	True string
+	// List is a list of texts as a column holds it (a JSON array in
+	// SQLite, a TEXT[] in PostgreSQL); ListDest is where such a column
+	// scans into xs.
+	List     func(xs []string) any
+	ListDest func(xs *[]string) any
+}
+
+// unlist returns a list column's value as the domain holds it: nil when
+// empty.
+func unlist(xs []string) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
+}
+
+// Statements implements, over a DB, the groups of hub.Tx whose
+// statements the two stores share: activity logs and checkpoints, deep work, cron,
+// pulses, join codes, projects and reservations. A store's Tx embeds them.
+type Statements struct {
+	DB      DB
+	Dialect Dialect
+}
+
+// all runs q and scans each of its rows.
+func all[T any](db DB, scan func(row.Scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, done, err := db.Query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// column runs q, a query of one column, and returns its values.
+func column[T any](db DB, q string, args ...any) ([]T, error) {
+	return all(db, func(s row.Scanner) (T, error) {
+		var v T
+		err := s.Scan(&v)
+		return v, err
+	}, q, args...)
+}
