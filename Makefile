@@ -47,11 +47,13 @@ generate: tools
 	$(BUF) format -w
 	$(BUF) lint
 	$(BUF) generate
+	$(GO) run ./scripts/gen-openapi3
 
 check-generate: tools
 	$(BUF) format --diff --exit-code
 	$(BUF) lint
 	$(BUF) generate
+	$(GO) run ./scripts/gen-openapi3
 	git diff --exit-code -- gen internal/gateway/openapi
 	@untracked="$$(git ls-files --others --exclude-standard -- gen internal/gateway/openapi)"; \
 	if [ -n "$$untracked" ]; then echo "generated files not committed:"; echo "$$untracked"; exit 1; fi

@@ -20,6 +20,7 @@ TARGETS=(
 	./internal/hub:FuzzValidateChannel
 	./internal/hub:FuzzParseCronExpr
 	./internal/hub:FuzzPatternsOverlap
+	./internal/hub:FuzzCoversProject
 	./internal/gateway:FuzzDecodePostMessageRequest
 	./internal/gateway:FuzzDecodeWaitForMessagesRequest
 	./internal/gateway:FuzzDecodeCreateActivityLogRequest

@@ -18,18 +18,24 @@ const hookUsage = `Usage: hub hook HOST EVENT [flags]
 What an agent host runs at points of its loop (hub setup writes these lines
 into the host's settings): reads the host's hook JSON on stdin and answers in
 the host's format.
-  HOST claude or codex: SessionStart, UserPromptSubmit, PostToolUse, Stop,
+  HOST claude or codex: SessionStart, UserPromptSubmit, PostToolUse,
+                        PostToolUseFailure (Claude Code), Stop,
                         PermissionRequest, Notification, SessionEnd
-  HOST gemini:          SessionStart, BeforeAgent, AfterTool, AfterAgent
+  HOST gemini:          SessionStart, BeforeAgent, AfterTool, AfterAgent,
+                        SessionEnd
 Session start says who the agent is, its unread counts and deep work; a prompt
 or a tool use injects the messages new since the last injection (the cursor
 lives in the hub); a stop is held while direct messages or mentions are
 unread, a few times in a row at most. A permission request goes to the
 people's inbox (the dashboard, hubctl inbox) and waits --approval-wait for an
 allow or deny; unanswered, it prints nothing and the host asks in the
-terminal. A notification or a stop marks the agent waiting for a person until
-its next prompt or tool use. Whatever fails, the hook exits 0 with one line
-on stderr, so the host goes on.
+terminal. The host may show its own prompt meanwhile: the call's PostToolUse
+(or PostToolUseFailure) closes the item as answered at the terminal, and the
+waiting hook exits at once with no decision. The hub's own MCP tools
+(mcp__hub__*) are allowed at once, never asked about. A notification or a
+stop marks the agent waiting for a person until its next prompt or tool use.
+Whatever fails, the hook exits 0 with one line on stderr and {} on stdout, so
+the host goes on.
 
 The hub and the agent: HUB_ADDR, and HUB_TOKEN or a token file, as hub mcp.
 
@@ -66,12 +72,12 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if err == flag.ErrHelp {
 			return err
 		}
-		fmt.Fprintf(stderr, "hub hook: warning: %v; nothing done\n", err)
+		hook.Fail(stdout, stderr, "%v; nothing done", err)
 		return nil
 	}
 	pos = append(pos, fs.Args()...)
 	if len(pos) != 2 {
-		fmt.Fprintf(stderr, "hub hook: warning: want HOST EVENT (e.g. hub hook claude Stop), got %q; nothing done\n", pos)
+		hook.Fail(stdout, stderr, "want HOST EVENT (e.g. hub hook claude Stop), got %q; nothing done", pos)
 		return nil
 	}
 	h, ok := hook.Hosts[pos[0]]
@@ -81,12 +87,12 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		fmt.Fprintf(stderr, "hub hook: warning: unknown host %q (known: %s); nothing done\n", pos[0], strings.Join(names, ", "))
+		hook.Fail(stdout, stderr, "unknown host %q (known: %s); nothing done", pos[0], strings.Join(names, ", "))
 		return nil
 	}
 	tok, err := agentToken("", *tokenFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "hub hook: warning: %v; nothing injected\n", err)
+		hook.Fail(stdout, stderr, "%v; nothing injected", err)
 		return nil
 	}
 	hook.Run(ctx, h, pos[1], stdin, stdout, stderr, hook.Options{Addr: *addr, Token: tok, Timeout: *timeout, ApprovalWait: approvalWait})

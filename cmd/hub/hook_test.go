@@ -327,12 +327,19 @@ func TestHookNeverBreaksTheHost(t *testing.T) {
 	cases := []struct {
 		name, addr, token, host, event, payload, stdout, warn string
 	}{
-		{"hub down", down, h.bob, "claude", "UserPromptSubmit", "claude-UserPromptSubmit.json", "", "not reachable"},
-		{"hub down, stop", down, h.bob, "claude", "Stop", "claude-Stop.json", "", "not reachable"},
+		// Every failure prints {} on stdout (Gemini CLI turns stderr into
+		// a system message when stdout is empty; every host reads {} as
+		// nothing to say).
+		{"hub down", down, h.bob, "claude", "UserPromptSubmit", "claude-UserPromptSubmit.json", "{}", "not reachable"},
+		{"hub down, stop", down, h.bob, "claude", "Stop", "claude-Stop.json", "{}", "not reachable"},
 		{"hub down, gemini", down, h.bob, "gemini", "AfterTool", "gemini-AfterTool.json", "{}", "not reachable"},
-		{"token refused", h.addr, "not-a-token", "claude", "PostToolUse", "claude-PostToolUse.json", "", "refused the agent token"},
-		{"no token", h.addr, "", "claude", "SessionStart", "claude-SessionStart.json", "", "no agent token"},
-		{"unknown event", h.addr, h.bob, "claude", "PreCompact", "claude-Stop.json", "", "no hook event"},
+		{"hub down, gemini session end", down, h.bob, "gemini", "SessionEnd", "gemini-SessionEnd.json", "{}", "not reachable"},
+		{"token refused", h.addr, "not-a-token", "claude", "PostToolUse", "claude-PostToolUse.json", "{}", "refused the agent token"},
+		{"token refused, gemini", h.addr, "not-a-token", "gemini", "BeforeAgent", "gemini-BeforeAgent.json", "{}", "refused the agent token"},
+		{"no token", h.addr, "", "claude", "SessionStart", "claude-SessionStart.json", "{}", "no agent token"},
+		{"no token, gemini", h.addr, "", "gemini", "SessionStart", "gemini-SessionStart.json", "{}", "no agent token"},
+		{"unknown event", h.addr, h.bob, "claude", "PreCompact", "claude-Stop.json", "{}", "no hook event"},
+		{"unknown event, gemini", h.addr, h.bob, "gemini", "PreCompress", "gemini-AfterTool.json", "{}", "no hook event"},
 	}
 	for _, c := range cases {
 		r := runHookBin(t, c.addr, c.token, c.host, c.event, c.payload)
@@ -342,5 +349,52 @@ func TestHookNeverBreaksTheHost(t *testing.T) {
 		if n := strings.Count(r.stderr, "\n"); n != 1 || !strings.Contains(r.stderr, c.warn) {
 			t.Errorf("%s: stderr %q, want one line saying %q", c.name, r.stderr, c.warn)
 		}
+	}
+	// Failures before the hook starts: bad flags, no host, an unreadable
+	// token file.
+	for _, args := range [][]string{
+		{"hook", "gemini", "AfterTool", "--no-such-flag"},
+		{"hook", "gemini"},
+		{"hook", "nohost", "AfterTool"},
+		{"hook", "gemini", "AfterTool", "--token-file", filepath.Join(t.TempDir(), "missing")},
+	} {
+		cmd := exec.Command(builtHub(t), args...)
+		cmd.Env = append(os.Environ(), "HUB_ADDR="+h.addr, "HUB_TOKEN=", "HUB_TOKEN_FILE=")
+		cmd.Stdin = strings.NewReader("{}")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil || strings.TrimSpace(out.String()) != "{}" || errb.Len() == 0 {
+			t.Errorf("hub %q: %v, stdout %q, stderr %q; want exit 0, {} and a warning", args, err, out.String(), errb.String())
+		}
+	}
+}
+
+// TestHookGeminiHelpListsSessionEnd: hub hook -h names every Gemini event
+// the hook answers.
+func TestHookGeminiHelpListsSessionEnd(t *testing.T) {
+	out, _ := exec.Command(builtHub(t), "hook", "-h").CombinedOutput()
+	_, gemini, _ := strings.Cut(string(out), "HOST gemini:")
+	gemini, _, _ = strings.Cut(gemini, "Session start says")
+	for _, e := range []string{"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"} {
+		if !strings.Contains(gemini, e) {
+			t.Errorf("hub hook -h lists Gemini's events as %q: %s missing", gemini, e)
+		}
+	}
+}
+
+// TestHookAllowsTheHubsOwnTools: a permission request for one of the hub's
+// own MCP tools is allowed at once, and no person is asked.
+func TestHookAllowsTheHubsOwnTools(t *testing.T) {
+	h := startLoopHub(t)
+	for _, payload := range []string{"claude-PermissionRequest-hub.json", "codex-PermissionRequest-hub.json"} {
+		host, _, _ := strings.Cut(payload, "-")
+		d := parseDecision(t, startHook(t, h.addr, h.ann, host, "PermissionRequest", payload, "--approval-wait", "30s")())
+		if d.HookSpecificOutput.Decision.Behavior != "allow" {
+			t.Errorf("%s: decision %+v, want allow", payload, d)
+		}
+	}
+	list, err := h.admin.ListInbox(h.actx, &hubv1.ListInboxRequest{})
+	if err != nil || len(list.GetItems()) != 0 {
+		t.Errorf("inbox = %v, %v; want no person asked", list.GetItems(), err)
 	}
 }

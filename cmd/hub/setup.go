@@ -26,6 +26,9 @@ changed file first copied to FILE.bak-TIMESTAMP:
           otherwise:     ~/.claude.json, ~/.claude/settings.json
   gemini  DIR/.gemini/settings.json, or ~/.gemini/settings.json
   codex   DIR/.codex/config.toml and hooks.json, or the same under ~/.codex
+The user's files follow the host's own variable: CLAUDE_CONFIG_DIR (its
+.claude.json and settings.json), CODEX_HOME (for ~/.codex), GEMINI_CLI_HOME
+(for the home that holds .gemini).
 The MCP server runs "hub mcp" and the hooks run "hub hook"; both read the
 agent's token from a token file (mode 0600, default
 <user config dir>/agent-hub/NAME.token), never from the config files.
@@ -90,7 +93,7 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *approvalWait < 0 || *approvalWait > 10*time.Minute {
 		return fmt.Errorf("--approval-wait %v is out of range: give 0 (do not relay) to 10m", *approvalWait)
 	}
-	o := setup.Options{Host: host, Addr: *addr, ApprovalWait: *approvalWait}
+	o := setup.Options{Host: host, Addr: *addr, ApprovalWait: *approvalWait, ConfigDir: os.Getenv(setup.ConfigDirVar(host))}
 	var err error
 	if o.Home, err = os.UserHomeDir(); err != nil {
 		return fmt.Errorf("find the home directory: %w", err)
@@ -169,6 +172,9 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "%s: %s\n", c.Path, state)
 	}
 	fmt.Fprintf(stdout, "%s is set up for agent %s of the hub at %s; start a new session to load it.\n", host, name, *addr)
+	for _, step := range setup.Steps(o) {
+		fmt.Fprintf(stdout, "To do: %s\n", step)
+	}
 	return nil
 }
 

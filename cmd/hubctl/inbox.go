@@ -14,12 +14,14 @@ import (
 // (--admin-token or HUB_ADMIN_TOKEN): the inbox accepts it; the admin
 // token answers as "operator".
 
-// inboxList lists the people's inbox: `hubctl inbox [--state S] [--project P]`.
+// inboxList lists a page of the people's inbox: `hubctl inbox [--state S]
+// [--project P] [--page-token T]`.
 func inboxList(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("inbox")
 	state := fs.String("state", "", "open, answered, expired or withdrawn (default: open first, then the rest)")
 	project := fs.String("project", "", "only this project's items")
 	limit := fs.Int("limit", 50, "at most this many items")
+	page := fs.String("page-token", "", "the next page, as the previous page gave it")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -27,7 +29,7 @@ func inboxList(ctx context.Context, c *cli, args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("inbox takes flags only, got %q (to answer: hubctl inbox answer ID allow|deny|TEXT)", pos)
 	}
-	r, err := c.admin.ListInbox(ctx, &hubv1.ListInboxRequest{State: *state, Project: *project, Limit: int32(*limit)})
+	r, err := c.admin.ListInbox(ctx, &hubv1.ListInboxRequest{State: *state, Project: *project, Limit: int32(*limit), PageToken: *page})
 	if err != nil {
 		return err
 	}
@@ -62,14 +64,18 @@ func inboxList(ctx context.Context, c *cli, args []string) error {
 			fmtAgo(it.GetCreatedAt(), now), truncate(oneLine(outcome), 40)})
 	}
 	c.table([]string{"ID", "KIND", "AGENT", "PROJECT", "WHAT", "ASKED", "STATE"}, rows)
+	if next := r.GetNextPageToken(); next != "" {
+		fmt.Fprintf(c.out, "more: hubctl inbox --page-token %s\n", next)
+	}
 	return nil
 }
 
 // inboxAnswer answers an item: `hubctl inbox answer ID allow|deny|TEXT
-// [--remember agent|project] [--message M]`.
+// [--remember agent|project [--whole-tool]] [--message M]`.
 func inboxAnswer(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("inbox answer")
-	remember := fs.String("remember", "", "with allow: agent or project, to allow this tool from now on without asking (the rule expires; hubctl inbox rules lists them)")
+	remember := fs.String("remember", "", "with allow: agent or project, to allow from now on without asking what the item offers: the host's rule (Bash(npm test:*)), else this exact call (the rule expires; hubctl inbox rules lists them)")
+	wholeTool := fs.Bool("whole-tool", false, "with --remember: allow every call of the tool, not only what the item offers")
 	message := fs.String("message", "", "with allow or deny: a message for the agent (why)")
 	pos, err := c.parse(fs, args)
 	if err != nil {
@@ -83,7 +89,7 @@ func inboxAnswer(ctx context.Context, c *cli, args []string) error {
 		return usageErrorf("item ID %q is not a number (hubctl inbox shows the IDs)", id)
 	}
 	text := strings.Join(pos[1:], " ")
-	req := &hubv1.AnswerInboxItemRequest{Id: id, Remember: *remember, Message: *message}
+	req := &hubv1.AnswerInboxItemRequest{Id: id, Remember: *remember, Message: *message, RememberWholeTool: *wholeTool}
 	if kind := c.itemKind(ctx, id); kind == "approval" || kind == "" && (text == "allow" || text == "deny") {
 		req.Decision = text
 	} else {
@@ -100,7 +106,14 @@ func inboxAnswer(ctx context.Context, c *cli, args []string) error {
 	if it.GetDecision() != "" {
 		fmt.Fprintf(c.out, "%s %s's %s (item %s) as %s\n", map[string]string{"allow": "allowed", "deny": "denied"}[it.GetDecision()], it.GetAgent(), it.GetTitle(), it.GetId(), it.GetAnsweredBy())
 		if it.GetRemember() != "" {
-			fmt.Fprintf(c.out, "remembered for the %s: hubctl inbox rules lists it, hubctl inbox rules revoke ID ends it\n", it.GetRemember())
+			covers := "this exact call"
+			switch {
+			case *wholeTool:
+				covers = "every " + it.GetTool() + " call"
+			case it.GetSuggestedRule() != "":
+				covers = it.GetTool() + "(" + it.GetSuggestedRule() + ")"
+			}
+			fmt.Fprintf(c.out, "remembered for the %s, covering %s: hubctl inbox rules lists it, hubctl inbox rules revoke ID ends it\n", it.GetRemember(), covers)
 		}
 		return nil
 	}
@@ -157,10 +170,21 @@ func inboxRules(ctx context.Context, c *cli, args []string) error {
 		} else if ru.GetExpiresAt().AsTime().Before(time.Now()) {
 			state = "expired"
 		}
-		rows = append(rows, []string{ru.GetId(), ru.GetProject(), who, ru.GetTool(), ru.GetCreatedBy(), fmtTime(ru.GetExpiresAt()), state})
+		rows = append(rows, []string{ru.GetId(), ru.GetProject(), who, ru.GetTool(), truncate(oneLine(ruleCovers(ru)), 60), ru.GetCreatedBy(), fmtTime(ru.GetExpiresAt()), state})
 	}
-	c.table([]string{"ID", "PROJECT", "AGENT", "TOOL", "BY", "EXPIRES", "STATE"}, rows)
+	c.table([]string{"ID", "PROJECT", "AGENT", "TOOL", "COVERS", "BY", "EXPIRES", "STATE"}, rows)
 	return nil
+}
+
+// ruleCovers says what a remembered allow covers.
+func ruleCovers(ru *hubv1.ApprovalRule) string {
+	switch ru.GetCovers() {
+	case "rule":
+		return ru.GetTool() + "(" + ru.GetPattern() + ")"
+	case "call":
+		return "exactly " + ru.GetPattern()
+	}
+	return "every call (the whole tool)"
 }
 
 // inboxRulesRevoke revokes remembered allows: `hubctl inbox rules revoke ID...`.

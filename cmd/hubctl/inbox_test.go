@@ -38,13 +38,13 @@ func TestInboxCommands(t *testing.T) {
 		t.Fatalf("inbox:\n%s", list)
 	}
 	out := h.hubctl(t, nil, "inbox", "answer", "2", "allow", "--remember", "agent").must(t).stdout
-	if !strings.Contains(out, "allowed ann's Allow Bash(npm test)? (item 2) as operator") || !strings.Contains(out, "remembered for the agent") {
+	if !strings.Contains(out, "allowed ann's Allow Bash(npm test)? (item 2) as operator") || !strings.Contains(out, "remembered for the agent, covering this exact call") {
 		t.Errorf("answer printed %q", out)
 	}
 	if r := <-asked; r == nil || r.Item.Decision != "allow" {
 		t.Fatalf("the parked request got %+v", r)
 	}
-	if rules := h.hubctl(t, nil, "inbox", "rules").must(t).stdout; !regexp.MustCompile(`(?m)^1\s+default\s+ann\s+Bash\s+operator\s+.*live$`).MatchString(rules) {
+	if rules := h.hubctl(t, nil, "inbox", "rules").must(t).stdout; !regexp.MustCompile(`(?m)^1\s+default\s+ann\s+Bash\s+exactly \{"command":"npm test"\}\s+operator\s+.*live$`).MatchString(rules) {
 		t.Errorf("rules:\n%s", rules)
 	}
 	// A person answers with their own token, in their own name.

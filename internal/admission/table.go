@@ -126,11 +126,12 @@ var table = map[string]Rule{
 	hubv1.AgentService_ListReservations_FullMethodName:  {Who: Agent, Budget: Read, Weight: 5},
 
 	// The task board: next_task may park, bounded by the waits' limits
-	// as a wait is; a list walks a page of the board.
+	// as a wait is; a list walks a page of the board; an edit may walk the
+	// graph of dependencies (up to 1,000 tasks) to rule out a cycle.
 	hubv1.AgentService_CreateTask_FullMethodName:   {Who: Agent, Budget: Write, Weight: 1},
 	hubv1.AgentService_ListTasks_FullMethodName:    {Who: Agent, Budget: Read, Weight: 5},
 	hubv1.AgentService_GetTask_FullMethodName:      {Who: Agent, Budget: Read, Weight: 1},
-	hubv1.AgentService_UpdateTask_FullMethodName:   {Who: Agent, Budget: Write, Weight: 1},
+	hubv1.AgentService_UpdateTask_FullMethodName:   {Who: Agent, Budget: Write, Weight: 5},
 	hubv1.AgentService_ClaimTask_FullMethodName:    {Who: Agent, Budget: Write, Weight: 1},
 	hubv1.AgentService_NextTask_FullMethodName:     {Who: Agent, Budget: Write, Weight: 1},
 	hubv1.AgentService_CompleteTask_FullMethodName: {Who: Agent, Budget: Write, Weight: 1},

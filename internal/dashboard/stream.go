@@ -20,14 +20,20 @@ import (
 // the dashboard has a rowCaster, the agents' rows that changed ("agents"
 // events, rows.go; "resync" when this stream fell behind and lost some). It needs the admin token
 // or a person token in the Authorization header (never in the URL: the page reads the stream with
-// fetch, which can send headers, unlike EventSource).
+// fetch, which can send headers, unlike EventSource); a person's streams are bounded and end when
+// the person is revoked (hub/park.go).
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	token := admission.BearerToken(r.Header)
-	if _, err := d.opts.Gate.Authorize(r.Context(), admission.Person, token); err != nil {
+	who, err := d.opts.Gate.Authorize(r.Context(), admission.Person, token)
+	if err != nil {
 		admission.WriteHTTP(w, err, token != "")
 		return
 	}
-	sub, err := d.opts.Feed.Subscribe()
+	owner := hub.AdminStreams
+	if who.Person != nil {
+		owner = hub.StreamOwner(who.Person.Name)
+	}
+	sub, err := d.opts.Feed.Subscribe(owner)
 	if err != nil {
 		var he *hub.Error
 		if errors.As(err, &he) && he.Code == hub.EEXHAUSTED {
@@ -76,6 +82,8 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-d.closing:
+			return
+		case <-sub.Done(): // its person was revoked
 			return
 		case <-ping.C:
 			if !send(": ping\n\n") {

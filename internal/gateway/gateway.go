@@ -19,11 +19,32 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// OpenAPI is the Swagger 2 document generated from the protos; the hub
-// serves its OpenAPI 3 form (OpenAPI3).
+// openAPIDoc is the OpenAPI 3 document of everything the hub serves over
+// HTTP, made from the protos at generation time (internal/openapidoc); the
+// hub fills in its version when it serves it (openAPI).
 //
-//go:embed openapi/hub.swagger.json
-var OpenAPI []byte
+//go:embed openapi/hub.openapi.json
+var openAPIDoc []byte
+
+// openAPI returns the embedded OpenAPI document with version as its
+// info.version.
+func openAPI(version string) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
+	}
+	var info map[string]any
+	if err := json.Unmarshal(doc["info"], &info); err != nil {
+		return nil, fmt.Errorf("read the OpenAPI document's info: %w", err)
+	}
+	info["version"] = version
+	b, err := json.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	doc["info"] = b
+	return json.Marshal(doc)
+}
 
 // Options configure the HTTP handler.
 type Options struct {
@@ -80,13 +101,9 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, opts Options) (http
 	if err := hubv1.RegisterAdminServiceHandlerClient(ctx, gw, hubv1.NewAdminServiceClient(conn)); err != nil {
 		return nil, err
 	}
-	doc, err := OpenAPI3(opts.Version)
+	docJSON, err := openAPI(opts.Version)
 	if err != nil {
 		return nil, err
-	}
-	docJSON, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("write the OpenAPI document: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", guard(gw, opts))

@@ -56,7 +56,7 @@ func newGWRig(tb testing.TB, o gwOptions) *gwRig {
 	srv.Register(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	h, err := gateway.New(ctx, conn, gateway.Options{Ready: o.ready, Extra: o.extra, Gate: gate})
+	h, err := gateway.New(ctx, conn, gateway.Options{Ready: o.ready, Extra: o.extra, Gate: gate, Version: "v9.9.9"})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -143,6 +143,9 @@ func TestHealthAndOpenAPI(t *testing.T) {
 	code, hdr, v := r.call(t, ctx, "GET", "/openapi.json", "", "")
 	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 		t.Fatalf("/openapi.json = %d %s", code, hdr.Get("Content-Type"))
+	}
+	if info, _ := v["info"].(map[string]any); info["version"] != "v9.9.9" || info["title"] != "Agent Hub API" {
+		t.Errorf("/openapi.json info = %v, want the hub's version v9.9.9 and the title", v["info"])
 	}
 	paths, _ := v["paths"].(map[string]any)
 	for _, p := range []string{"/v1/messages", "/v1/messages:wait", "/v1/messages:markRead", "/v1/status", "/v1/heartbeat", "/v1/admin/agents", "/v1/admin/agents/{name}:disable"} {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -20,10 +21,6 @@ import (
 // the call.
 const approvalMargin = 3 * time.Second
 
-// maxApprovalInput bounds the tool input sent with an approval (the hub
-// takes 16 KiB); a larger one is sent cut, field by field.
-const maxApprovalInput = 12 << 10
-
 // decisionOut is a PermissionRequest hook's answer, in the shape both
 // Claude Code and Codex document: hookSpecificOutput.decision with
 // behavior "allow" or "deny" (and a deny's message). Nothing else is set:
@@ -38,12 +35,29 @@ type decisionOut struct {
 	} `json:"hookSpecificOutput"`
 }
 
+// ownTool reports whether tool is one of the hub's own MCP tools as Claude
+// Code and Codex name them (mcp__SERVER__TOOL, the server named by hub
+// setup): they act only as the agent, so no person is asked about them.
+func ownTool(tool string) bool { return strings.HasPrefix(tool, "mcp__hub__") }
+
+// allow is a permission request's allow.
+func allow(event string) *decisionOut {
+	out := &decisionOut{}
+	out.HookSpecificOutput.HookEventName = event
+	out.HookSpecificOutput.Decision.Behavior = "allow"
+	return out
+}
+
 // askApproval relays a permission request to the people's inbox and waits
 // for the answer. It returns nil, with no error, when nobody answered in
 // time: the host then shows its own prompt, as if the hub were not there.
 func askApproval(ctx context.Context, event string, in input, o Options) (*decisionOut, error) {
 	if in.ToolName == "" {
 		return nil, nil // nothing to ask about
+	}
+	if n := len(in.ToolInput); n > hub.MaxApprovalInput {
+		// A person approves the call exactly as it runs, or not at all.
+		return nil, fmt.Errorf("the %s call's input is %d bytes, over the %d (64 KiB) an approval holds: not relayed to the inbox, answer it at the terminal", in.ToolName, n, hub.MaxApprovalInput)
 	}
 	conn, err := mcpbridge.Dial(o.Addr, o.Token)
 	if err != nil {
@@ -52,7 +66,7 @@ func askApproval(ctx context.Context, event string, in input, o Options) (*decis
 	defer conn.Close()
 	key := callKey(in)
 	r, err := hubv1.NewAgentServiceClient(conn).RequestApproval(ctx, &hubv1.RequestApprovalRequest{
-		Tool: in.ToolName, Input: approvalInput(in.ToolInput), CallKey: key,
+		Tool: in.ToolName, Input: string(in.ToolInput), CallKey: key, SuggestedRule: suggestedRule(in),
 		WaitSeconds: int32(max(1, o.ApprovalWait/time.Second)),
 	})
 	if err != nil {
@@ -102,29 +116,30 @@ func callKey(in input) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// approvalInput is the tool input to show a person: as the host gave it,
-// or, past maxApprovalInput, each string field cut and "truncated" set.
-func approvalInput(raw json.RawMessage) string {
-	if len(raw) <= maxApprovalInput {
-		return string(raw)
-	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		b, _ := json.Marshal(map[string]any{"truncated": true, "preview": cut(string(raw), maxApprovalInput/2)})
-		return string(b)
-	}
-	for k, v := range m {
-		switch v := v.(type) {
-		case string:
-			m[k] = cut(v, 1024)
-		case map[string]any, []any:
-			m[k] = "(left out)"
+// permissionSuggestion is one of the rules a host offers with its
+// permission prompt (Claude Code's permission_suggestions: type addRules,
+// behavior allow, rules of toolName and ruleContent such as "npm test:*").
+type permissionSuggestion struct {
+	Type     string `json:"type"`
+	Behavior string `json:"behavior"`
+	Rules    []struct {
+		ToolName    string `json:"toolName"`
+		RuleContent string `json:"ruleContent"`
+	} `json:"rules"`
+}
+
+// suggestedRule returns the host's first suggested allow rule for the
+// call's own tool, "" when it gave none: what an "always allow" covers.
+func suggestedRule(in input) string {
+	for _, s := range in.PermissionSuggestions {
+		if s.Type != "addRules" || s.Behavior != "allow" {
+			continue
+		}
+		for _, r := range s.Rules {
+			if r.ToolName == in.ToolName && strings.TrimSpace(r.RuleContent) != "" {
+				return r.RuleContent
+			}
 		}
 	}
-	m["truncated"] = true
-	b, _ := json.Marshal(m)
-	if len(b) > maxApprovalInput {
-		b, _ = json.Marshal(map[string]any{"truncated": true, "preview": cut(string(raw), maxApprovalInput/2)})
-	}
-	return string(b)
+	return ""
 }

@@ -30,7 +30,7 @@
 //
 // A hook never breaks its host: whatever fails (no token, hub down, token
 // refused, slow hub, unknown event), it exits 0 with at most one line on
-// stderr and nothing on stdout, within its time-out.
+// stderr and an empty JSON object on stdout, within its time-out.
 //
 // The formats are the hosts' documented ones:
 //   - Claude Code: https://code.claude.com/docs/en/hooks (SessionStart,
@@ -111,13 +111,14 @@ var Hosts = map[string]Host{
 }
 
 var claudeEvents = map[string]Step{
-	"SessionStart":      SessionStart,
-	"UserPromptSubmit":  Inject,
-	"PostToolUse":       Inject,
-	"Stop":              Stop,
-	"PermissionRequest": Approval,
-	"Notification":      NeedsInput,
-	"SessionEnd":        SessionEnd,
+	"SessionStart":       SessionStart,
+	"UserPromptSubmit":   Inject,
+	"PostToolUse":        Inject,
+	"PostToolUseFailure": Inject, // Claude Code: the call ran and failed
+	"Stop":               Stop,
+	"PermissionRequest":  Approval,
+	"Notification":       NeedsInput,
+	"SessionEnd":         SessionEnd,
 }
 
 // Options configure one hook run.
@@ -136,12 +137,14 @@ const DefaultApprovalWait = 60 * time.Second
 
 // input is what the hook reads of the host's JSON.
 type input struct {
-	StopHookActive   bool            `json:"stop_hook_active"`
-	SessionID        string          `json:"session_id"`
-	ToolName         string          `json:"tool_name"`
-	ToolInput        json.RawMessage `json:"tool_input"`
-	Message          string          `json:"message"`
-	NotificationType string          `json:"notification_type"`
+	StopHookActive bool            `json:"stop_hook_active"`
+	SessionID      string          `json:"session_id"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	// PermissionSuggestions: a PermissionRequest's rules the host offers (approval.go).
+	PermissionSuggestions []permissionSuggestion `json:"permission_suggestions"`
+	Message               string                 `json:"message"`
+	NotificationType      string                 `json:"notification_type"`
 }
 
 // output is the JSON the hook prints.
@@ -160,12 +163,7 @@ type specificOut struct {
 // stdin and writing its answer to stdout. It never fails: a problem is one
 // line on stderr, and the host goes on as if there were no hook.
 func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, stderr io.Writer, o Options) {
-	warn := func(format string, args ...any) {
-		fmt.Fprintf(stderr, "hub hook: warning: "+format+"\n", args...)
-		if h.Quiet != "" {
-			fmt.Fprintln(stdout, h.Quiet)
-		}
-	}
+	warn := func(format string, args ...any) { Fail(stdout, stderr, format, args...) }
 	step, ok := h.Events[event]
 	if !ok {
 		warn("%s has no hook event %q (known: %s); nothing done", h.Name, event, eventNames(h))
@@ -180,14 +178,22 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 		timeout = DefaultTimeout
 	}
 	if step == Approval {
-		if o.ApprovalWait <= 0 {
-			return // not relayed: the host asks at once
-		}
 		timeout += o.ApprovalWait + approvalMargin
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	in := readInput(ctx, stdin)
+	if step == Approval {
+		if ownTool(in.ToolName) {
+			// The hub's own tools act only as this agent: never a
+			// person's question.
+			write(stdout, stderr, allow(event))
+			return
+		}
+		if o.ApprovalWait <= 0 {
+			return // not relayed: the host asks at once
+		}
+	}
 	var out any
 	var shown []string // the messages the answer shows
 	var client hubv1.AgentServiceClient
@@ -220,11 +226,7 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 		}
 		return
 	}
-	// stdout is sanitized (termtext.Writer); escaping what it would remove
-	// keeps the JSON the host parses exact.
-	b, _ := json.Marshal(out)
-	if _, err := fmt.Fprintf(stdout, "%s\n", termtext.EscapeJSON(b)); err != nil {
-		fmt.Fprintf(stderr, "hub hook: warning: the answer could not be written (%v); nothing confirmed\n", err)
+	if !write(stdout, stderr, out) {
 		return
 	}
 	if len(shown) == 0 {
@@ -235,6 +237,28 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 	if _, err := client.ConfirmDelivery(ctx, &hubv1.ConfirmDeliveryRequest{Ids: shown, Via: "hook"}); err != nil {
 		fmt.Fprintf(stderr, "hub hook: warning: %s\n", strings.Replace(describe(err, o.Addr), "nothing injected", "the messages shown are not marked in context", 1))
 	}
+}
+
+// write prints the answer out as one line of JSON and reports whether it
+// was written.
+func write(stdout, stderr io.Writer, out any) bool {
+	// stdout is sanitized (termtext.Writer); escaping what it would remove
+	// keeps the JSON the host parses exact.
+	b, _ := json.Marshal(out)
+	if _, err := fmt.Fprintf(stdout, "%s\n", termtext.EscapeJSON(b)); err != nil {
+		fmt.Fprintf(stderr, "hub hook: warning: the answer could not be written (%v); nothing confirmed\n", err)
+		return false
+	}
+	return true
+}
+
+// Fail is a hook run that cannot start (bad flags, no host, an unreadable
+// token file): one warning line on stderr and an empty JSON object on
+// stdout, which every host reads as "nothing to say" (Gemini CLI turns
+// stderr into a system message when stdout is empty).
+func Fail(stdout, stderr io.Writer, format string, args ...any) {
+	fmt.Fprintf(stderr, "hub hook: warning: "+format+"\n", args...)
+	fmt.Fprintln(stdout, "{}")
 }
 
 // ask asks the hub what the step needs and returns the answer to print
@@ -361,7 +385,7 @@ func describe(err error, addr string) string {
 
 func eventNames(h Host) string {
 	var names []string
-	for _, n := range []string{"SessionStart", "UserPromptSubmit", "BeforeAgent", "PostToolUse", "AfterTool", "Stop", "AfterAgent", "PermissionRequest", "Notification", "SessionEnd"} {
+	for _, n := range []string{"SessionStart", "UserPromptSubmit", "BeforeAgent", "PostToolUse", "PostToolUseFailure", "AfterTool", "Stop", "AfterAgent", "PermissionRequest", "Notification", "SessionEnd"} {
 		if _, ok := h.Events[n]; ok {
 			names = append(names, n)
 		}

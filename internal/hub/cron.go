@@ -32,8 +32,6 @@ const (
 const (
 	// MaxCronConsecutiveErrors failed runs in a row disable a job.
 	MaxCronConsecutiveErrors = 5
-	// MaxCronMessage is the largest payload message, in bytes.
-	MaxCronMessage = 64 << 10
 	// MaxCronEvery is the longest "every" period (about ten years).
 	MaxCronEvery = int64(10 * 366 * 24 * 3600)
 )
@@ -214,9 +212,6 @@ func (j CronJob) Validate() error {
 	}
 	if strings.TrimSpace(j.Message) == "" {
 		return Errorf(EINVALID, "cron job %q: the message is empty", j.Name)
-	}
-	if len(j.Message) > MaxCronMessage {
-		return Errorf(EINVALID, "cron job %q: the message is %d bytes: at most %d", j.Name, len(j.Message), MaxCronMessage)
 	}
 	if !utf8.ValidString(j.Message) {
 		return Errorf(EINVALID, "cron job %q: the message is not valid UTF-8", j.Name)

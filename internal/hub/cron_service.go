@@ -48,6 +48,9 @@ func (s *Schedule) CreateCronJob(ctx context.Context, j CronJob) (*CronJob, stri
 	if err != nil {
 		return nil, "", err
 	}
+	if err := checkWrappedText(fmt.Sprintf("cron job %q: the message", j.Name), len(j.Message), s.cfg.MaxBodyBytes); err != nil {
+		return nil, "", err
+	}
 	j.Project = ProjectOr(j.Project)
 	if err := ValidateProjectName(j.Project); err != nil {
 		return nil, "", err

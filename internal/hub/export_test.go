@@ -20,3 +20,11 @@ func (s *Receipts) MarkReply(ctx context.Context, agentID int64, msgs []*Message
 // FlushDeliveries writes the pending delivery marks (flushDeliveries), as
 // the fallback watcher's loop does, for the benchmarks of package hub_test.
 func (s *Receipts) FlushDeliveries(ctx context.Context) error { return s.flushDeliveries(ctx) }
+
+// CoversProject reports whether the normalised patterns together cover
+// every path of a project (coversProject), for the tests of package
+// hub_test.
+func CoversProject(patterns ...string) bool { return coversProject(patterns...) }
+
+// CheckSuggestedRule is checkSuggestedRule, for the tests of package hub_test.
+func CheckSuggestedRule(tool, rule string) string { return checkSuggestedRule(tool, rule) }

@@ -69,7 +69,10 @@ type Feed struct {
 type Subscription struct {
 	f       *Feed
 	c       chan struct{}
-	pending Topics // guarded by f.mu
+	owner   StreamOwner
+	done    chan struct{} // closed by End
+	ended   bool          // guarded by f.mu
+	pending Topics        // guarded by f.mu
 	once    sync.Once
 }
 
@@ -85,17 +88,55 @@ func NewFeed(max int) *Feed {
 		changedNames: map[string]struct{}{}, changed: make(chan struct{}, 1)}
 }
 
-// Subscribe adds a subscriber. Errors: EEXHAUSTED past the limit.
-func (f *Feed) Subscribe() (*Subscription, error) {
+// Subscribe adds a subscriber held by owner, within the limits of park.go:
+// a person holds at most maxStreams, and people together leave
+// streamsKeptForAdmin of the feed's places to the admin. Errors:
+// EEXHAUSTED past a limit.
+func (f *Feed) Subscribe(owner StreamOwner) (*Subscription, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.subs) >= f.max {
 		return nil, Errorf(EEXHAUSTED, "the hub already streams changes to %d pages (its limit): close a dashboard tab and retry", f.max)
 	}
-	sub := &Subscription{f: f, c: make(chan struct{}, 1)}
+	if owner != AdminStreams {
+		mine, people := 0, 0
+		for s := range f.subs {
+			if s.owner != AdminStreams {
+				people++
+			}
+			if s.owner == owner {
+				mine++
+			}
+		}
+		if mine >= maxStreams {
+			return nil, Errorf(EEXHAUSTED, "%s already holds %d change streams (the limit per person): close a dashboard tab and retry", owner, maxStreams)
+		}
+		if people >= f.max-streamsKeptForAdmin {
+			return nil, Errorf(EEXHAUSTED, "people already hold %d change streams, the most the hub gives them (the rest are kept for the admin): close a dashboard tab and retry", people)
+		}
+	}
+	sub := &Subscription{f: f, c: make(chan struct{}, 1), owner: owner, done: make(chan struct{})}
 	f.subs[sub] = struct{}{}
 	return sub, nil
 }
+
+// End ends every stream of owner: their Done channels close, and they
+// hear no more changes. A person's revocation calls it.
+func (f *Feed) End(owner StreamOwner) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.subs {
+		if s.owner == owner && !s.ended {
+			s.ended = true
+			close(s.done)
+			delete(f.subs, s)
+		}
+	}
+}
+
+// Done is closed when the subscription's owner was revoked (End): the
+// stream must end.
+func (s *Subscription) Done() <-chan struct{} { return s.done }
 
 // Publish announces topic to every subscriber.
 func (f *Feed) Publish(topic Topic) {

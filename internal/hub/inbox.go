@@ -1,8 +1,8 @@
 package hub
 
 import (
+	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -56,6 +56,11 @@ const (
 	RememberProject = "project"
 )
 
+// MaxApprovalInput bounds the tool input of an approval, held exactly as
+// the call would run: a hook does not relay a larger call (its host asks
+// at the terminal), rather than show a person part of it.
+const MaxApprovalInput = 64 << 10
+
 // Limits of what an item holds.
 const (
 	maxItemTitle   = 300
@@ -84,28 +89,47 @@ type InboxItem struct {
 	State   ItemState
 	// CallKey names the host's tool call an approval is about, so that a
 	// later PostToolUse of the same call can record that it ran.
-	CallKey    string
-	CreatedAt  time.Time
-	AnsweredAt time.Time // when it left the open state
-	AnsweredBy string    // the person ("operator" for the admin token) or "rule N"
-	Decision   string    // an approval's: allow or deny
-	Answer     string    // a question's answer; a deny's or an allow's message
-	Remember   string    // agent or project: the allow was remembered as a rule
-	RanAt      time.Time // an expired approval's call ran (answered at the terminal)
+	CallKey string
+	// SuggestedRule is the host's rule an "always allow" of this approval
+	// covers (Bash's "npm test:*"); empty: the exact call.
+	SuggestedRule string
+	CreatedAt     time.Time
+	AnsweredAt    time.Time // when it left the open state
+	AnsweredBy    string    // the person ("operator" for the admin token) or "rule N"
+	Decision      string    // an approval's: allow or deny
+	Answer        string    // a question's answer; a deny's or an allow's message
+	Remember      string    // agent or project: the allow was remembered as a rule
+	RanAt         time.Time // an expired approval's call ran (answered at the terminal)
 }
 
 // Open reports whether the item still waits for a person.
 func (it *InboxItem) Open() bool { return it.State == ItemOpen }
 
+// What a remembered allow covers: what the person saw when answering.
+const (
+	// CoversRule: the host's suggested rule (Pattern, such as Bash's
+	// "npm test:*": a command that is "npm test" or starts with "npm test ",
+	// with no shell operator, redirection or substitution in it).
+	CoversRule = "rule"
+	// CoversCall: the exact call (Pattern: its input as canonical JSON, a
+	// description left out).
+	CoversCall = "call"
+	// CoversTool: every call of the tool; only when the person chose it
+	// (and the rules remembered before calls were scoped).
+	CoversTool = "tool"
+)
+
 // ApprovalRule is a remembered allow: requests of Tool by the agent (or by
-// any agent of Project when AgentID is 0) are allowed without a person
-// until ExpiresAt.
+// any agent of Project when AgentID is 0) that it covers are allowed
+// without a person until ExpiresAt.
 type ApprovalRule struct {
 	ID        int64
 	Project   string
 	AgentID   int64  // 0: every agent of the project
 	AgentName string // filled when read back
 	Tool      string
+	Covers    string // CoversRule, CoversCall or CoversTool
+	Pattern   string // the rule's content or the call's input; empty for CoversTool
 	CreatedBy string
 	CreatedAt time.Time
 	ExpiresAt time.Time
@@ -126,13 +150,99 @@ func (r *ApprovalRule) Live(now time.Time) bool {
 	return r.RevokedAt.IsZero() && now.Before(r.ExpiresAt)
 }
 
-// MatchRule returns the live rule that allows agentID's request of tool in
-// project at now: one for the agent before one for the whole project,
-// then the newest. nil when none does.
-func MatchRule(rules []*ApprovalRule, agentID int64, project, tool string, now time.Time) *ApprovalRule {
+// Allows reports whether the rule covers a call of its tool with input.
+func (r *ApprovalRule) Allows(input string) bool {
+	switch r.Covers {
+	case CoversTool:
+		return true
+	case CoversCall:
+		return canonicalInput(input) == r.Pattern
+	case CoversRule:
+		var m struct {
+			Command string `json:"command"`
+		}
+		return json.Unmarshal([]byte(input), &m) == nil && bashRuleMatches(r.Pattern, m.Command)
+	}
+	return false
+}
+
+// Describe is the rule as a person reads it: Bash(npm test:*), the exact
+// call, or every call of the tool.
+func (r *ApprovalRule) Describe() string {
+	switch r.Covers {
+	case CoversRule:
+		return r.Tool + "(" + r.Pattern + ")"
+	case CoversCall:
+		return r.Tool + " exactly " + cutText(summarize(r.Pattern), 200)
+	}
+	return "every " + r.Tool + " call"
+}
+
+// shellOperators are what makes a command more than one program with its
+// arguments: a rule's prefix never covers a command with one of them.
+const shellOperators = ";&|`$<>()\n\r"
+
+// bashRuleMatches reports whether command falls under a Bash rule of the
+// host: "npm test:*" covers "npm test" and "npm test …", "npm test" only
+// itself; a command with a shell operator, redirection or substitution
+// falls under no prefix.
+func bashRuleMatches(rule, command string) bool {
+	command = strings.TrimSpace(command)
+	prefix, isPrefix := strings.CutSuffix(rule, ":*")
+	if !isPrefix {
+		return command == rule
+	}
+	if strings.ContainsAny(command, shellOperators) {
+		return false
+	}
+	return command == prefix || strings.HasPrefix(command, prefix+" ")
+}
+
+// checkSuggestedRule returns the host's suggested rule for a call of tool
+// when the hub can hold calls to it ("" otherwise, and the allow covers
+// the exact call): a Bash command or command prefix on one line.
+func checkSuggestedRule(tool, rule string) string {
+	prefix, _ := strings.CutSuffix(rule, ":*")
+	if tool != "Bash" || strings.TrimSpace(prefix) == "" || len(rule) > maxItemTitle || checkLine("suggested_rule", rule) != nil ||
+		strings.ContainsAny(prefix, shellOperators) {
+		return ""
+	}
+	return rule
+}
+
+// canonicalInput is a tool input as a rule holds it: the JSON with its
+// keys sorted and a description (which a host may reword) left out.
+func canonicalInput(input string) string {
+	var v any
+	if json.Unmarshal([]byte(input), &v) != nil {
+		return input
+	}
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "description")
+	}
+	b, _ := json.Marshal(v) // decoded JSON: always marshals
+	return string(b)
+}
+
+// ruleScope is what remembering an allow of it covers: the whole tool when
+// the person chose so, else the host's rule, else the exact call.
+func ruleScope(it *InboxItem, wholeTool bool) (covers, pattern string) {
+	switch {
+	case wholeTool:
+		return CoversTool, ""
+	case it.SuggestedRule != "":
+		return CoversRule, it.SuggestedRule
+	}
+	return CoversCall, canonicalInput(it.Body)
+}
+
+// MatchRule returns the live rule that allows agentID's request of tool
+// with input in project at now: one for the agent before one for the
+// whole project, then the newest. nil when none does.
+func MatchRule(rules []*ApprovalRule, agentID int64, project, tool, input string, now time.Time) *ApprovalRule {
 	var best *ApprovalRule
 	for _, r := range rules {
-		if !r.Live(now) || r.Project != project || r.Tool != tool || (r.AgentID != 0 && r.AgentID != agentID) {
+		if !r.Live(now) || r.Project != project || r.Tool != tool || (r.AgentID != 0 && r.AgentID != agentID) || !r.Allows(input) {
 			continue
 		}
 		switch {
@@ -150,7 +260,10 @@ type Answer struct {
 	Decision string // approval: allow or deny
 	Message  string // approval: said to the agent with the decision
 	Remember string // approval allowed: agent or project
-	Text     string // question or needs input: the answer
+	// WholeTool: the remembered allow covers every call of the tool, not
+	// only what the item offered.
+	WholeTool bool
+	Text      string // question or needs input: the answer
 }
 
 // CheckAnswer returns EINVALID unless a fits it, and EPRECONDITION when
@@ -190,9 +303,12 @@ func CheckAnswer(it *InboxItem, a Answer) (decision, text string, err error) {
 		default:
 			return "", "", Errorf(EINVALID, `remember %q is not a scope: give "agent" (this agent) or "project" (every agent of %s)`, a.Remember, it.Project)
 		}
+		if a.WholeTool && a.Remember == "" {
+			return "", "", Errorf(EINVALID, `remember_whole_tool applies to a remembered allow: give "remember": "agent" or "project" with it`)
+		}
 		return a.Decision, a.Message, nil
 	}
-	if a.Decision != "" || a.Remember != "" {
+	if a.Decision != "" || a.Remember != "" || a.WholeTool {
 		return "", "", Errorf(EINVALID, `inbox item %d is a %s: answer with "answer": "…" (decision and remember are for approvals)`, it.ID, strings.ReplaceAll(string(it.Kind), "_", " "))
 	}
 	text = strings.TrimSpace(a.Text)
@@ -247,40 +363,46 @@ func ParseItemState(s string) (ItemState, error) {
 	return "", Errorf(EINVALID, "state %q is not one: give open, answered, expired or withdrawn (or nothing for all)", s)
 }
 
-// SortInbox orders items as a person reads them: open items first, urgent
-// before normal, oldest first; then the others, newest first.
-func SortInbox(items []*InboxItem) {
-	slices.SortStableFunc(items, func(a, b *InboxItem) int {
-		if a.Open() != b.Open() {
-			if a.Open() {
-				return -1
-			}
-			return 1
-		}
-		if !a.Open() {
-			return cmpInt(b.ID, a.ID)
-		}
-		if (a.Urgency == UrgencyUrgent) != (b.Urgency == UrgencyUrgent) {
-			if a.Urgency == UrgencyUrgent {
-				return -1
-			}
-			return 1
-		}
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return cmpInt(a.ID, b.ID)
-	})
+// inboxPage is where a page of the inbox starts: among the open items
+// after (rank, id) in their order, or among the others below id. Its
+// token: "o.RANK.ID" or "c.ID" ("c.0": the others from the newest); an
+// empty token is the first page.
+type inboxPage struct {
+	open bool
+	rank int
+	id   int64
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+func (p inboxPage) String() string {
+	if p.open {
+		return fmt.Sprintf("o.%d.%d", p.rank, p.id)
 	}
-	return 0
+	return fmt.Sprintf("c.%d", p.id)
+}
+
+// parseInboxPage reads a page token ("" is the first page).
+func parseInboxPage(tok string) (inboxPage, error) {
+	if tok == "" {
+		return inboxPage{open: true}, nil
+	}
+	var p inboxPage
+	if strings.HasPrefix(tok, "o.") {
+		p.open = true
+		if c, err := fmt.Sscanf(tok, "o.%d.%d", &p.rank, &p.id); err == nil && c == 2 && (p.rank == 0 || p.rank == 1) && p.id > 0 && p.String() == tok {
+			return p, nil
+		}
+	} else if c, err := fmt.Sscanf(tok, "c.%d", &p.id); err == nil && c == 1 && p.id >= 0 && p.String() == tok {
+		return p, nil
+	}
+	return inboxPage{}, Errorf(EINVALID, "page_token %q is not one the inbox gave: pass next_page_token as it came, or nothing for the first page", tok)
+}
+
+// urgencyRank is an open item's rank in the inbox: 0 urgent, 1 normal.
+func urgencyRank(it *InboxItem) int {
+	if it.Urgency == UrgencyUrgent {
+		return 0
+	}
+	return 1
 }
 
 // approvalTitle is the one line an approval shows: the tool and the
@@ -291,6 +413,25 @@ func approvalTitle(tool, summary string) string {
 		return "Allow " + tool + "?"
 	}
 	return "Allow " + tool + "(" + cutText(summary, 200) + ")?"
+}
+
+// summarize returns the part of a tool's input a person reads first, from
+// the arguments that run: its command, SQL, file path, URL or pattern;
+// else the arguments as JSON. A description the model wrote is never the
+// summary: it says what the call is meant to do, not what it does.
+func summarize(input string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(input), &m) == nil {
+		for _, k := range []string{"command", "cmd", "sql", "query", "statement", "file_path", "path", "notebook_path", "url", "pattern"} {
+			if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
+				return oneLine(s)
+			}
+		}
+		delete(m, "description")
+		b, _ := json.Marshal(m) // decoded JSON: always marshals
+		return oneLine(string(b))
+	}
+	return oneLine(input)
 }
 
 // oneLine turns s into one line fit for checkLine: controls and line

@@ -20,6 +20,9 @@ type ApprovalRequest struct {
 	Input   string // the tool's input as the host gave it (JSON)
 	CallKey string // names the call, for the PostToolUse that may follow
 	Wait    time.Duration
+	// SuggestedRule is the host's rule for an "always allow" of the call
+	// (kept when checkSuggestedRule understands it).
+	SuggestedRule string
 }
 
 // ApprovalResult is the outcome of RequestApproval: Item answered
@@ -42,8 +45,8 @@ func (in *Inbox) RequestApproval(ctx context.Context, caller *Agent, req Approva
 		return nil, Errorf(EINVALID, "tool is empty: give the host's tool name (Bash, Edit, …)")
 	case len(tool) > maxToolName:
 		return nil, Errorf(EINVALID, "tool is %d bytes; the limit is %d", len(tool), maxToolName)
-	case len(req.Input) > maxItemBody:
-		return nil, Errorf(EINVALID, "input is %d bytes; the limit is %d", len(req.Input), maxItemBody)
+	case len(req.Input) > MaxApprovalInput:
+		return nil, Errorf(EINVALID, "input is %d bytes; the limit is %d (64 KiB): a larger call is not relayed, its host asks at the terminal", len(req.Input), MaxApprovalInput)
 	case len(req.CallKey) > maxCallKey:
 		return nil, Errorf(EINVALID, "call_key is %d bytes; the limit is %d", len(req.CallKey), maxCallKey)
 	case req.Wait <= 0:
@@ -65,7 +68,7 @@ func (in *Inbox) RequestApproval(ctx context.Context, caller *Agent, req Approva
 	now := in.clock.Now()
 	it := &InboxItem{Kind: KindApproval, AgentID: caller.ID, AgentName: caller.Name, Project: ProjectOr(caller.Project),
 		Title: approvalTitle(tool, summarize(req.Input)), Body: req.Input, Tool: tool, Urgency: UrgencyNormal, State: ItemOpen,
-		CallKey: req.CallKey, CreatedAt: now}
+		CallKey: req.CallKey, SuggestedRule: checkSuggestedRule(tool, req.SuggestedRule), CreatedAt: now}
 	var rule *ApprovalRule
 	err := update(ctx, in.store, func(tx inboxTx) error {
 		rules, err := tx.ApprovalRulesFor(it.Project, tool, now)
@@ -73,15 +76,17 @@ func (in *Inbox) RequestApproval(ctx context.Context, caller *Agent, req Approva
 			return err
 		}
 		it.State, it.AnsweredAt, it.AnsweredBy, it.Decision = ItemOpen, time.Time{}, "", ""
-		if rule = MatchRule(rules, caller.ID, it.Project, tool, now); rule != nil {
+		if rule = MatchRule(rules, caller.ID, it.Project, tool, req.Input, now); rule != nil {
 			it.State, it.AnsweredAt, it.AnsweredBy, it.Decision = ItemAnswered, now, fmt.Sprintf("rule %d", rule.ID), DecisionAllow
+		} else if err := in.checkOpenRoom(tx, caller); err != nil {
+			return err
 		}
 		if err := tx.InsertInboxItem(it); err != nil {
 			return err
 		}
 		detail := fmt.Sprintf("approval %d: %s", it.ID, it.Title)
 		if rule != nil {
-			return recordEvent(tx, caller.ID, EventInboxAnswered, detail+" allowed by "+it.AnsweredBy+" ("+rule.Scope()+", set by "+rule.CreatedBy+")", now)
+			return recordEvent(tx, caller.ID, EventInboxAnswered, detail+" allowed by "+it.AnsweredBy+" ("+rule.Describe()+" for the "+rule.Scope()+", set by "+rule.CreatedBy+")", now)
 		}
 		return recordEvent(tx, caller.ID, EventInboxOpened, detail, now)
 	})
@@ -115,7 +120,7 @@ func (in *Inbox) park(ctx context.Context, it *InboxItem, d time.Duration) (*Inb
 		return it, nil
 	}
 	first := true
-	return in.waits.parkOn(ctx, it.ID, in.clock, d, in.shutdown, func() (*InboxItem, error) {
+	return in.waits.parkOn(ctx, it.ID, it.AgentID, in.clock, d, in.shutdown, func() (*InboxItem, error) {
 		if first { // just written: nothing to read yet
 			first = false
 			return it, nil
@@ -154,20 +159,6 @@ func (in *Inbox) expire(ctx context.Context, it *InboxItem, why string) (*InboxI
 	}
 	in.changed()
 	return got, nil
-}
-
-// summarize returns the part of a tool's input a person reads first: its
-// command, file path, URL or description; else the JSON itself.
-func summarize(input string) string {
-	var m map[string]any
-	if json.Unmarshal([]byte(input), &m) == nil {
-		for _, k := range []string{"command", "file_path", "path", "url", "pattern", "query", "description"} {
-			if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-				return oneLine(s)
-			}
-		}
-	}
-	return oneLine(input)
 }
 
 // QuestionRequest is the input of AskHuman.
@@ -224,6 +215,9 @@ func (in *Inbox) AskHuman(ctx context.Context, caller *Agent, req QuestionReques
 	it := &InboxItem{Kind: KindQuestion, AgentID: caller.ID, AgentName: caller.Name, Project: ProjectOr(caller.Project),
 		Title: cutText(title, maxItemTitle), Body: q, Options: req.Options, Urgency: urgency, State: ItemOpen, CreatedAt: now}
 	err = update(ctx, in.store, func(tx inboxTx) error {
+		if err := in.checkOpenRoom(tx, caller); err != nil {
+			return err
+		}
 		if err := tx.InsertInboxItem(it); err != nil {
 			return err
 		}
@@ -260,10 +254,15 @@ const (
 	HostSessionEnd HostEvent = "session_end"
 )
 
+// AnsweredAtTerminal is who answered an approval that a person settled in
+// the host's own prompt, seen when the call ran while the item was open.
+const AnsweredAtTerminal = "terminal"
+
 // NoteHost records what caller's host reports: needs input opens a
 // needs-input item unless one is open; the others withdraw it, and a tool
 // that ran marks the expired approval of that call (CallKey) as run at
-// the terminal. Most reports change nothing and cost one read. Errors:
+// the terminal, or closes its open approval as answered at the terminal
+// (the hook waiting on it exits with no decision). Most reports change nothing and cost one read. Errors:
 // EINVALID.
 func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text, callKey string) error {
 	switch ev {
@@ -275,7 +274,7 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 		return Errorf(EINVALID, "call_key is %d bytes; the limit is %d", len(callKey), maxCallKey)
 	}
 	text = cutText(strings.TrimSpace(oneLine(text)), maxItemTitle)
-	var open *InboxItem
+	var open, asked *InboxItem
 	var ran bool
 	err := view(ctx, in.store, func(tx InboxTx) error {
 		it, err := tx.OpenItemOf(caller.ID, KindNeedsInput)
@@ -287,6 +286,15 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 		if ev == HostToolRan && callKey != "" {
 			items, err := tx.ListInboxItems(ItemQuery{AgentID: caller.ID, State: ItemExpired, CallKey: callKey, Limit: 1})
 			ran = err == nil && len(items) > 0 && items[0].RanAt.IsZero()
+			if err != nil {
+				return err
+			}
+			// The host's own prompt races the waiting hook: a person who
+			// answered there first ran the call while its item is open.
+			items, err = tx.ListInboxItems(ItemQuery{AgentID: caller.ID, State: ItemOpen, CallKey: callKey, Limit: 1})
+			if err == nil && len(items) > 0 && items[0].Kind == KindApproval {
+				asked = items[0]
+			}
 			return err
 		}
 		return nil
@@ -295,7 +303,7 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 		return err
 	}
 	switch {
-	case ev == HostNeedsInput && open != nil, ev != HostNeedsInput && open == nil && !ran:
+	case ev == HostNeedsInput && open != nil, ev != HostNeedsInput && open == nil && !ran && asked == nil:
 		return nil
 	}
 	now := in.clock.Now()
@@ -330,10 +338,20 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 				return err
 			}
 		}
+		if asked != nil {
+			// Answered at the terminal: the waiting hook goes with no
+			// decision, and a later answer is refused (no longer open).
+			if _, err := tx.CloseInboxItem(asked.ID, ItemAnswered, ItemClose{At: now, By: AnsweredAtTerminal}); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if asked != nil {
+		in.waits.notify(asked.ID)
 	}
 	if made != nil {
 		in.opened(made)

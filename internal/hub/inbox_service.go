@@ -23,8 +23,12 @@ type InboxTx interface {
 	InboxItemByID(id int64) (*InboxItem, error)
 	// InboxItemsByID returns the items with these IDs that exist.
 	InboxItemsByID(ids []int64) ([]*InboxItem, error)
-	// ListInboxItems returns the items matching q, newest first.
+	// ListInboxItems returns the items matching q, newest first (with
+	// ByUrgency, urgent first, then oldest).
 	ListInboxItems(q ItemQuery) ([]*InboxItem, error)
+	// CountOpenItems returns how many items are open of the agent and of
+	// the project.
+	CountOpenItems(agentID int64, project string) (agent, inProject int, err error)
 	// OpenItemOf returns the agent's newest open item of kind. ENOTFOUND.
 	OpenItemOf(agentID int64, kind ItemKind) (*InboxItem, error)
 	// CloseInboxItem moves item id from open to state with c, in one
@@ -52,9 +56,18 @@ type InboxTx interface {
 type ItemQuery struct {
 	AgentID int64
 	State   ItemState
+	Closed  bool // any state but open
+	Kind    ItemKind
 	Project string
 	CallKey string
-	Limit   int
+	Before  time.Time // created before
+	// ByUrgency orders urgent items first, then oldest, from after
+	// (AfterRank, AfterID) (rank 0 urgent, 1 normal); else newest first,
+	// IDs below AfterID. AfterID 0: from the start.
+	ByUrgency bool
+	AfterRank int
+	AfterID   int64
+	Limit     int
 }
 
 // ItemClose is how an item leaves the open state.
@@ -80,6 +93,10 @@ type InboxOptions struct {
 	ApprovalWaitMax time.Duration
 	// MaxParked bounds the calls parked on items in the whole hub (default 10,000).
 	MaxParked int
+	// MaxOpenPerAgent bounds an agent's open items (default 50).
+	MaxOpenPerAgent int
+	// MaxOpenPerProject bounds a project's open items (default 1,000).
+	MaxOpenPerProject int
 }
 
 // Inbox is the service of the inbox: approvals, questions and agents
@@ -112,7 +129,15 @@ func NewInbox(c *Core, opts InboxOptions) *Inbox {
 	if opts.MaxParked <= 0 {
 		opts.MaxParked = 10000
 	}
-	return &Inbox{core: c.core, opts: opts, waits: newAnswerWaits(opts.MaxParked)}
+	if opts.MaxOpenPerAgent <= 0 {
+		opts.MaxOpenPerAgent = 50
+	}
+	if opts.MaxOpenPerProject <= 0 {
+		opts.MaxOpenPerProject = 1000
+	}
+	in := &Inbox{core: c.core, opts: opts, waits: newAnswerWaits(opts.MaxParked)}
+	c.waiters.onRevoke = in.waits.revoke // one revocation ends waits and these parks alike
+	return in
 }
 
 // SetSink makes sink hear of every item opened from now on (the webhooks'
@@ -132,52 +157,82 @@ func (in *Inbox) opened(items ...*InboxItem) {
 // changed announces a change of the inbox on the live stream.
 func (in *Inbox) changed() { in.waiters.feed.Publish(TopicInbox) }
 
-// ListItems returns the inbox for a person: the open items first (urgent,
-// then oldest), then the others, newest first, within limit (default 100).
-// A state or project narrows it. Errors: EINVALID.
-func (in *Inbox) ListItems(ctx context.Context, state, project string, limit int) ([]*InboxItem, error) {
+// ListItems returns a page of the inbox for a person: the open items
+// first (urgent, then oldest, over all of them), then the others, newest
+// first, at most limit (default 100), and the token of the next page
+// ("" on the last). A state or project narrows it. Errors: EINVALID.
+func (in *Inbox) ListItems(ctx context.Context, state, project string, limit int, pageToken string) ([]*InboxItem, string, error) {
 	st, err := ParseItemState(state)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if project != "" {
 		if err := ValidateProjectName(project); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if limit < 0 || limit > in.cfg.MaxListLimit {
-		return nil, Errorf(EINVALID, "limit %d is out of range: give 1-%d, or 0 for the default (100)", limit, in.cfg.MaxListLimit)
+		return nil, "", Errorf(EINVALID, "limit %d is out of range: give 1-%d, or 0 for the default (100)", limit, in.cfg.MaxListLimit)
 	}
 	if limit == 0 {
 		limit = 100
 	}
+	at, err := parseInboxPage(pageToken)
+	if err != nil {
+		return nil, "", err
+	}
 	var out []*InboxItem
+	next := ""
 	err = view(ctx, in.store, func(tx InboxTx) error {
-		q := ItemQuery{State: st, Project: project, Limit: limit}
-		if st == "" {
-			q.State = ItemOpen
-		}
-		items, err := tx.ListInboxItems(q)
-		if err != nil || st != "" {
-			out = items
-			return err
-		}
-		out = items
-		if rest := limit - len(items); rest > 0 {
-			more, err := tx.ListInboxItems(ItemQuery{Project: project, Limit: rest + len(items)})
+		out, next = nil, ""
+		if at.open && (st == "" || st == ItemOpen) {
+			items, err := tx.ListInboxItems(ItemQuery{State: ItemOpen, Project: project, ByUrgency: true, AfterRank: at.rank, AfterID: at.id, Limit: limit + 1})
 			if err != nil {
 				return err
 			}
-			for _, it := range more {
-				if !it.Open() && len(out) < limit {
-					out = append(out, it)
-				}
+			if len(items) > limit {
+				out = items[:limit]
+				next = inboxPage{open: true, rank: urgencyRank(out[limit-1]), id: out[limit-1].ID}.String()
+				return nil
+			}
+			out = items
+			if st == ItemOpen {
+				return nil
+			}
+			at = inboxPage{}
+		}
+		rest := limit - len(out)
+		q := ItemQuery{State: st, Closed: st == "", Project: project, AfterID: at.id, Limit: rest + 1}
+		items, err := tx.ListInboxItems(q)
+		if err != nil {
+			return err
+		}
+		if len(items) > rest {
+			items = items[:rest]
+			next = inboxPage{}.String() // the others from the newest
+			if rest > 0 {
+				next = inboxPage{id: items[rest-1].ID}.String()
 			}
 		}
+		out = append(out, items...)
 		return nil
 	})
-	SortInbox(out)
-	return out, err
+	return out, next, err
+}
+
+// checkOpenRoom returns EEXHAUSTED when the agent or its project holds as
+// many open items as it may: one agent cannot bury the others' items.
+func (in *Inbox) checkOpenRoom(tx InboxTx, caller *Agent) error {
+	agent, inProject, err := tx.CountOpenItems(caller.ID, ProjectOr(caller.Project))
+	switch {
+	case err != nil:
+		return err
+	case agent >= in.opts.MaxOpenPerAgent:
+		return Errorf(EEXHAUSTED, "agent %s has %d open inbox items, the limit per agent (%d): wait for the answers before asking more", caller.Name, agent, in.opts.MaxOpenPerAgent)
+	case inProject >= in.opts.MaxOpenPerProject:
+		return Errorf(EEXHAUSTED, "project %s has %d open inbox items, the limit per project (%d): wait for the answers before asking more", ProjectOr(caller.Project), inProject, in.opts.MaxOpenPerProject)
+	}
+	return nil
 }
 
 // AnswerItem records by's answer to item id: an approval's decision (and,
@@ -220,14 +275,18 @@ func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) 
 			detail = fmt.Sprintf("approval %d: %s %s by %s", id, it.Title, map[string]string{DecisionAllow: "allowed", DecisionDeny: "denied"}[decision], by)
 		}
 		if a.Remember != "" {
-			r := &ApprovalRule{Project: it.Project, Tool: it.Tool, CreatedBy: by, CreatedAt: now, ExpiresAt: now.Add(in.opts.RuleTTL), ItemID: id}
+			if !in.live(it, now) {
+				return Errorf(EPRECONDITION, "approval %d was opened %s ago, longer than any hook waits (%s): its call is not waiting any more, so no rule is made from it", id, now.Sub(it.CreatedAt).Round(time.Second), in.opts.ApprovalWaitMax)
+			}
+			covers, pattern := ruleScope(it, a.WholeTool)
+			r := &ApprovalRule{Project: it.Project, Tool: it.Tool, Covers: covers, Pattern: pattern, CreatedBy: by, CreatedAt: now, ExpiresAt: now.Add(in.opts.RuleTTL), ItemID: id}
 			if a.Remember == RememberAgent {
 				r.AgentID = it.AgentID
 			}
 			if err := tx.InsertApprovalRule(r); err != nil {
 				return err
 			}
-			detail += fmt.Sprintf(", remembered for the %s as rule %d until %s", a.Remember, r.ID, r.ExpiresAt.UTC().Format(time.RFC3339))
+			detail += fmt.Sprintf(", remembered for the %s as rule %d (%s) until %s", a.Remember, r.ID, r.Describe(), r.ExpiresAt.UTC().Format(time.RFC3339))
 		}
 		if err := recordEvent(tx, it.AgentID, EventInboxAnswered, detail, now); err != nil {
 			return err
@@ -252,6 +311,63 @@ func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) 
 	}
 	in.changed()
 	return it, nil
+}
+
+// live reports whether approval it may still have its hook waiting at now:
+// no hook waits longer than ApprovalWaitMax.
+func (in *Inbox) live(it *InboxItem, now time.Time) bool {
+	return it.Kind != KindApproval || now.Sub(it.CreatedAt) <= in.opts.ApprovalWaitMax+time.Minute
+}
+
+// ExpireDeadApprovals closes as expired the open approvals created before
+// before: their hooks are gone (a hub that stopped without closing them,
+// or past the longest wait), and they are answered at the terminal. It
+// returns how many it closed. A hub on its own store calls it at start
+// with the start time; every hub calls it as time passes (Run) with the
+// longest wait ago.
+func (in *Inbox) ExpireDeadApprovals(ctx context.Context, before time.Time) (int, error) {
+	now := in.clock.Now()
+	n := 0
+	for {
+		var items []*InboxItem
+		err := view(ctx, in.store, func(tx InboxTx) (err error) {
+			items, err = tx.ListInboxItems(ItemQuery{State: ItemOpen, Kind: KindApproval, Before: before, Limit: 500})
+			return err
+		})
+		if err != nil || len(items) == 0 {
+			if n > 0 {
+				in.changed()
+			}
+			return n, err
+		}
+		err = update(ctx, in.store, func(tx inboxTx) error {
+			for _, it := range items {
+				ok, err := tx.CloseInboxItem(it.ID, ItemExpired, ItemClose{At: now})
+				if err != nil {
+					return err
+				}
+				if ok {
+					n++
+					if err := recordEvent(tx, it.AgentID, EventInboxExpired, fmt.Sprintf("approval %d: its hook is gone (opened %s): left to the terminal", it.ID, it.CreatedAt.UTC().Format(time.RFC3339)), now); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+		in.waits.notify(ids(items)...)
+	}
+}
+
+func ids(items []*InboxItem) []int64 {
+	out := make([]int64, len(items))
+	for i, it := range items {
+		out[i] = it.ID
+	}
+	return out
 }
 
 // ListRules returns the remembered allows live now (all of them, revoked
@@ -284,25 +400,32 @@ func (in *Inbox) RevokeRule(ctx context.Context, by string, id int64) error {
 	return err
 }
 
-// Run is the fallback that finds answers given through another hub process
-// sharing the store (PostgreSQL replicas): every interval, while calls are
-// parked, one read of their items wakes those that were answered. Answers
-// given through this process wake their calls at once (AnswerItem).
+// Run expires, every minute, the approvals open past the longest wait
+// (their hooks are gone), and is the fallback that finds answers given
+// through another hub process sharing the store (PostgreSQL replicas):
+// every poll interval, while calls are parked, one read of their items
+// wakes those that were answered. Answers given through this process wake
+// their calls at once (AnswerItem).
 func (in *Inbox) Run(ctx context.Context) error {
-	if in.cfg.PollInterval <= 0 {
-		<-ctx.Done()
-		return nil
+	every := in.cfg.PollInterval
+	if every <= 0 || every > time.Minute {
+		every = time.Minute
 	}
-	t := in.clock.NewTicker(in.cfg.PollInterval)
+	t := in.clock.NewTicker(every)
 	defer t.Stop()
+	swept := in.clock.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C():
 		}
+		if now := in.clock.Now(); now.Sub(swept) >= time.Minute {
+			swept = now
+			in.ExpireDeadApprovals(ctx, now.Add(-in.opts.ApprovalWaitMax-time.Minute)) // a failed sweep is tried again next minute
+		}
 		ids := in.waits.items()
-		if len(ids) == 0 {
+		if in.cfg.PollInterval <= 0 || len(ids) == 0 {
 			continue
 		}
 		var closed []int64

@@ -15,7 +15,7 @@ func TestMatchRule(t *testing.T) {
 	t.Parallel()
 	now := coreT0
 	rule := func(id, agent int64, project, tool string, expires time.Duration, revoked bool) *hub.ApprovalRule {
-		r := &hub.ApprovalRule{ID: id, AgentID: agent, Project: project, Tool: tool, ExpiresAt: now.Add(expires)}
+		r := &hub.ApprovalRule{ID: id, AgentID: agent, Project: project, Tool: tool, Covers: hub.CoversTool, ExpiresAt: now.Add(expires)}
 		if revoked {
 			r.RevokedAt = now.Add(-time.Minute)
 		}
@@ -41,7 +41,7 @@ func TestMatchRule(t *testing.T) {
 		{"another tool", []*hub.ApprovalRule{rule(6, 7, "default", "Edit", time.Hour, false)}, 7, 0},
 		{"another project", []*hub.ApprovalRule{rule(8, 0, "red", "Bash", time.Hour, false)}, 7, 0},
 	} {
-		got := hub.MatchRule(c.rules, c.agent, "default", "Bash", now)
+		got := hub.MatchRule(c.rules, c.agent, "default", "Bash", `{"command":"ls"}`, now)
 		var id int64
 		if got != nil {
 			id = got.ID
@@ -97,27 +97,6 @@ func TestCheckAnswer(t *testing.T) {
 	}
 }
 
-func TestSortInbox(t *testing.T) {
-	t.Parallel()
-	at := func(m int) time.Time { return coreT0.Add(time.Duration(m) * time.Minute) }
-	items := []*hub.InboxItem{
-		{ID: 1, State: hub.ItemAnswered, CreatedAt: at(0)},
-		{ID: 2, State: hub.ItemOpen, Urgency: hub.UrgencyNormal, CreatedAt: at(1)},
-		{ID: 3, State: hub.ItemOpen, Urgency: hub.UrgencyUrgent, CreatedAt: at(5)},
-		{ID: 4, State: hub.ItemOpen, Urgency: hub.UrgencyUrgent, CreatedAt: at(2)},
-		{ID: 5, State: hub.ItemExpired, CreatedAt: at(3)},
-		{ID: 6, State: hub.ItemOpen, Urgency: hub.UrgencyNormal, CreatedAt: at(0)},
-	}
-	hub.SortInbox(items)
-	var got []int64
-	for _, it := range items {
-		got = append(got, it.ID)
-	}
-	if want := "[4 3 6 2 5 1]"; fmt.Sprint(got) != want {
-		t.Errorf("order %v, want %s (open: urgent oldest first, then normal oldest first; then the rest newest first)", got, want)
-	}
-}
-
 // loopHub is a testHub with its inbox.
 type loopHub struct {
 	*testHub
@@ -135,7 +114,7 @@ func (h *loopHub) openItem(t *testing.T, kind hub.ItemKind) *hub.InboxItem {
 	t.Helper()
 	var it *hub.InboxItem
 	waitFor(t, "an open "+string(kind), func() bool {
-		items, err := h.inbox.ListItems(context.Background(), "open", "", 0)
+		items, _, err := h.inbox.ListItems(context.Background(), "open", "", 0, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +231,7 @@ func TestApprovalUnansweredExpiresAndRaceWithAnAnswer(t *testing.T) {
 	if err := h.inbox.NoteHost(ctx, ann, hub.HostToolRan, "", "k1"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := h.inbox.ListItems(ctx, "expired", "", 0)
+	got, _, err := h.inbox.ListItems(ctx, "expired", "", 0, "")
 	if err != nil || len(got) != 2 || got[1].RanAt.IsZero() || !got[0].RanAt.IsZero() {
 		t.Errorf("expired items = %+v, %v; want k1's marked ran, Edit's not", got, err)
 	}
@@ -266,7 +245,7 @@ func TestApprovalUnansweredExpiresAndRaceWithAnAnswer(t *testing.T) {
 		_, err := h.inbox.RequestApproval(ctx, ann, req)
 		wantCode(t, fmt.Sprintf("request %+v", req), err, hub.EINVALID)
 	}
-	if all, _ := h.inbox.ListItems(ctx, "", "", 0); len(all) != 2 {
+	if all, _, _ := h.inbox.ListItems(ctx, "", "", 0, ""); len(all) != 2 {
 		t.Errorf("bad requests left items: %d, want 2", len(all))
 	}
 }
@@ -303,14 +282,14 @@ func TestNeedsInputOnceUntilTheAgentMovesOn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	open, _ := h.inbox.ListItems(ctx, "open", "", 0)
+	open, _, _ := h.inbox.ListItems(ctx, "open", "", 0, "")
 	if len(open) != 1 || open[0].Kind != hub.KindNeedsInput {
 		t.Fatalf("open = %+v, want one needs-input item", open)
 	}
 	if err := h.inbox.NoteHost(ctx, ann, hub.HostActive, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	if open, _ := h.inbox.ListItems(ctx, "open", "", 0); len(open) != 0 {
+	if open, _, _ := h.inbox.ListItems(ctx, "open", "", 0, ""); len(open) != 0 {
 		t.Errorf("after a prompt, open = %+v, want none", open)
 	}
 	wantCode(t, "an unknown event", h.inbox.NoteHost(ctx, ann, "asleep", "", ""), hub.EINVALID)
@@ -363,7 +342,7 @@ func TestParkedLimit(t *testing.T) {
 	waitFor(t, "the first request parked", func() bool { return th.Clock.Timers() > 0 }) // its timer starts once it is registered
 	_, err := in.RequestApproval(context.Background(), ann, hub.ApprovalRequest{Tool: "Edit", Wait: 20 * time.Second})
 	wantCode(t, "a second parked request", err, hub.EEXHAUSTED)
-	expired, _ := in.ListItems(context.Background(), "expired", "", 0)
+	expired, _, _ := in.ListItems(context.Background(), "expired", "", 0, "")
 	if len(expired) != 1 || expired[0].Tool != "Edit" {
 		t.Errorf("expired = %+v, want the refused Edit request", expired)
 	}

@@ -14,47 +14,88 @@ import (
 type answerWaits struct {
 	max int
 
-	mu     sync.Mutex
-	byItem map[int64][]chan struct{}
-	total  int
+	mu      sync.Mutex
+	byItem  map[int64][]*itemPark
+	byAgent map[int64]int // parks per agent (park.go: maxItemParks)
+	total   int
+}
+
+// itemPark is one call parked on an item.
+type itemPark struct {
+	c       chan struct{}
+	agentID int64
+	revoked bool // guarded by answerWaits.mu
 }
 
 func newAnswerWaits(max int) *answerWaits {
-	return &answerWaits{max: max, byItem: map[int64][]chan struct{}{}}
+	return &answerWaits{max: max, byItem: map[int64][]*itemPark{}, byAgent: map[int64]int{}}
 }
 
-// register adds a wait on item id. EEXHAUSTED past the limit.
-func (w *answerWaits) register(id int64) (chan struct{}, func(), error) {
+// register adds a wait of agentID on item id. EEXHAUSTED past the hub's
+// limit or the agent's (maxItemParks).
+func (w *answerWaits) register(id, agentID int64) (*itemPark, func(), error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.total >= w.max {
 		return nil, nil, Errorf(EEXHAUSTED, "the hub already holds %d calls waiting for people (its limit): retry shortly", w.max)
 	}
-	c := make(chan struct{}, 1)
-	w.byItem[id] = append(w.byItem[id], c)
+	if w.byAgent[agentID] >= maxItemParks {
+		return nil, nil, Errorf(EEXHAUSTED, "this agent already has %d calls waiting for people (approvals and questions, the per-agent limit): answer or cancel one first", maxItemParks)
+	}
+	p := &itemPark{c: make(chan struct{}, 1), agentID: agentID}
+	w.byItem[id] = append(w.byItem[id], p)
+	w.byAgent[agentID]++
 	w.total++
 	done := false
-	return c, func() {
+	return p, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if done {
 			return
 		}
 		done = true
-		cs := w.byItem[id]
-		for i, x := range cs {
-			if x == c {
-				cs = append(cs[:i], cs[i+1:]...)
+		ps := w.byItem[id]
+		for i, x := range ps {
+			if x == p {
+				ps = append(ps[:i], ps[i+1:]...)
 				break
 			}
 		}
-		if len(cs) == 0 {
+		if len(ps) == 0 {
 			delete(w.byItem, id)
 		} else {
-			w.byItem[id] = cs
+			w.byItem[id] = ps
+		}
+		if w.byAgent[agentID]--; w.byAgent[agentID] == 0 {
+			delete(w.byAgent, agentID)
 		}
 		w.total--
 	}, nil
+}
+
+// revoke ends the parks of agentID: its token was revoked or rotated, or
+// it was disabled or deleted (Waiters.Revoke calls it).
+func (w *answerWaits) revoke(agentID int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ps := range w.byItem {
+		for _, p := range ps {
+			if p.agentID == agentID && !p.revoked {
+				p.revoked = true
+				select {
+				case p.c <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+// ended reports whether p was revoked.
+func (w *answerWaits) ended(p *itemPark) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return p.revoked
 }
 
 // notify wakes the calls parked on the items.
@@ -62,9 +103,9 @@ func (w *answerWaits) notify(ids ...int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, id := range ids {
-		for _, c := range w.byItem[id] {
+		for _, p := range w.byItem[id] {
 			select {
-			case c <- struct{}{}:
+			case p.c <- struct{}{}:
 			default:
 			}
 		}
@@ -82,11 +123,12 @@ func (w *answerWaits) items() []int64 {
 	return ids
 }
 
-// parkOn waits until item id leaves the open state (look says so), d
-// passes on clock, ctx ends or stop is closed (the hub stops). It
-// registers before its first look, and returns the item as last seen.
-func (w *answerWaits) parkOn(ctx context.Context, id int64, clock Clock, d time.Duration, stop <-chan struct{}, look func() (*InboxItem, error)) (*InboxItem, error) {
-	c, done, err := w.register(id)
+// parkOn parks agentID's call until item id leaves the open state (look
+// says so), d passes on clock, ctx ends, stop is closed (the hub stops) or
+// the agent is revoked. It registers before its first look, and returns
+// the item as last seen.
+func (w *answerWaits) parkOn(ctx context.Context, id, agentID int64, clock Clock, d time.Duration, stop <-chan struct{}, look func() (*InboxItem, error)) (*InboxItem, error) {
+	p, done, err := w.register(id, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +141,10 @@ func (w *answerWaits) parkOn(ctx context.Context, id int64, clock Clock, d time.
 			return it, err
 		}
 		select {
-		case <-c:
+		case <-p.c:
+			if w.ended(p) {
+				return it, nil
+			}
 		case <-t.C():
 			return it, nil
 		case <-ctx.Done():

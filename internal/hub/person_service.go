@@ -78,7 +78,11 @@ func (p *People) ListPeople(ctx context.Context) ([]*Person, error) {
 // RevokePerson revokes the person's token: its calls are refused from
 // now on; what it answered stays. Errors: ENOTFOUND.
 func (p *People) RevokePerson(ctx context.Context, name string) error {
-	return update(ctx, p.store, func(tx PersonTx) error { return tx.RevokePerson(name, p.clock.Now()) })
+	if err := update(ctx, p.store, func(tx PersonTx) error { return tx.RevokePerson(name, p.clock.Now()) }); err != nil {
+		return err
+	}
+	p.waiters.feed.End(StreamOwner(name)) // the person's streams end now (park.go)
+	return nil
 }
 
 // AuthenticatePerson returns the person holding token. Errors:

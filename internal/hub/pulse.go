@@ -16,10 +16,9 @@ import (
 // Pulse defaults and limits.
 const (
 	DefaultPulseInterval   = 30 * time.Minute
-	DefaultPulseBusyWindow = 60 * time.Second
-	MinPulseInterval       = time.Minute // a shorter one would flood the agent
+	DefaultPulseBusyWindow = 30 * time.Second // a call this recent means the agent is busy
+	MinPulseInterval       = time.Minute      // a shorter one would flood the agent
 	MaxPulseInterval       = 7 * 24 * time.Hour
-	MaxPulseInstructions   = 64 << 10 // bytes
 	// HeartbeatOK is the reply by which an agent says it has nothing to report.
 	HeartbeatOK = "HEARTBEAT_OK"
 )
@@ -201,9 +200,6 @@ func (cfg PulseConfig) Validate() error {
 	}
 	if _, err := PulseLocation(cfg, time.UTC); err != nil {
 		return err
-	}
-	if len(cfg.Instructions) > MaxPulseInstructions {
-		return Errorf(EINVALID, "pulse instructions are %d bytes: at most %d", len(cfg.Instructions), MaxPulseInstructions)
 	}
 	if !utf8.ValidString(cfg.Instructions) {
 		return Errorf(EINVALID, "pulse instructions are not valid UTF-8")

@@ -79,8 +79,8 @@ func (s *Schedule) SetPulseConfig(ctx context.Context, agentName string, cfg Pul
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if len(cfg.Instructions) > s.cfg.MaxBodyBytes-1024 {
-		return nil, Errorf(EINVALID, "pulse instructions are %d bytes: at most %d (the message limit less room for the pulse header)", len(cfg.Instructions), s.cfg.MaxBodyBytes-1024)
+	if err := checkWrappedText("pulse instructions", len(cfg.Instructions), s.cfg.MaxBodyBytes); err != nil {
+		return nil, err
 	}
 	now := s.clock.Now()
 	cfg.UpdatedAt = now

@@ -116,7 +116,6 @@ func TestPulseConfigValidate(t *testing.T) {
 		{"bad hours", func(c *hub.PulseConfig) { c.ActiveHours = "late" }, "active hours"},
 		{"bad zone", func(c *hub.PulseConfig) { c.TimeZone = "Mars/Olympus" }, "time zone"},
 		{"bad channel", func(c *hub.PulseConfig) { c.OutputChannel = "ops" }, "output channel"},
-		{"huge instructions", func(c *hub.PulseConfig) { c.Instructions = strings.Repeat("x", hub.MaxPulseInstructions+1) }, "at most"},
 	}
 	for _, tt := range tests {
 		c := ok

@@ -32,8 +32,9 @@ import (
 // segment, 255 bytes in a segment (a file name's longest), 32 segments and
 // 512 bytes in a pattern, 100 patterns in a call (reserving, releasing and
 // listing alike). An exclusive reservation that covers the whole project
-// ("**", "*", "**/*": coversProject) needs the admin; an agent may hold it
-// shared.
+// ("**", "*", "**/*", or a set such as ["?", "??*"]: coversProject), alone
+// or with the agent's other exclusive reservations, needs the admin; an
+// agent may hold it shared.
 
 // ReservationMode says whether other agents may hold the same paths.
 type ReservationMode string
@@ -272,18 +273,44 @@ func DecideReservation(agentID int64, agentName string, req ReservationRequest, 
 	return d, nil
 }
 
-// wholeProjectExclusive refuses an exclusive request of an agent that
-// covers the whole project: that takes the admin. Errors: EPERMISSION.
-func wholeProjectExclusive(req ReservationRequest) error {
+// wholeProjectExclusive refuses an exclusive request of an agent whose
+// patterns, alone or together with the exclusive reservations the agent
+// holds (held, those of agentID among them), cover the whole project
+// (coversProject): that takes the admin. A request over a whole project the
+// agent already holds (the admin reserved it for it) adds nothing and
+// passes. Errors: EPERMISSION.
+func wholeProjectExclusive(agentID int64, req ReservationRequest, held []*Reservation) error {
 	if req.Mode != ReservationExclusive {
 		return nil
 	}
-	for _, p := range req.Patterns {
-		if coversProject(p) {
-			return Errorf(EPERMISSION, "an exclusive reservation of %s covers the whole project, which takes the admin (hubctl reservations reserve --agent NAME %s): reserve it shared, or name the directories you work in (src/, docs/*.md)", shortPattern(p), p)
+	const how = "which takes the admin (hubctl reservations reserve --agent NAME PATHS): reserve it shared, or name the directories you work in (src/, docs/*.md)"
+	if coversProject(req.Patterns...) {
+		return Errorf(EPERMISSION, "an exclusive reservation of %s covers the whole project, %s", shortPatterns(req.Patterns), how)
+	}
+	var mine []string
+	for _, h := range held {
+		if h.AgentID == agentID && h.Exclusive() {
+			mine = append(mine, h.Pattern)
 		}
 	}
-	return nil
+	if len(mine) == 0 || coversProject(mine...) || !coversProject(append(mine, req.Patterns...)...) {
+		return nil
+	}
+	return Errorf(EPERMISSION, "an exclusive reservation of %s, with the exclusive reservations you hold (%s), covers the whole project, %s", shortPatterns(req.Patterns), shortPatterns(mine), how)
+}
+
+// shortPatterns quotes the first few of ps for an error.
+func shortPatterns(ps []string) string {
+	const max = 5
+	parts := make([]string, 0, max+1)
+	for i, p := range ps {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ps)-max))
+			break
+		}
+		parts = append(parts, shortPattern(p))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // validateReservationRequest normalises req's patterns in place and checks

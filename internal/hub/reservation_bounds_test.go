@@ -196,6 +196,9 @@ func TestWholeProjectExclusiveNeedsTheAdmin(t *testing.T) {
 		if _, _, err := h.ReservePaths(ctx, alice, hub.ReservationRequest{Patterns: []string{p}}); err != nil {
 			t.Errorf("exclusive %s: %v, want granted", p, err)
 		}
+		if _, err := h.ReleasePaths(ctx, alice, nil, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	h.reserve(t, alice, hub.ReservationShared, "**")
 	if _, err := h.ReleasePaths(ctx, alice, nil, nil); err != nil {

@@ -280,36 +280,73 @@ func MatchPattern(pattern, path string) bool {
 	return at(0, 0)
 }
 
-// coversProject reports whether the normalised pattern covers every path
-// of a project: it matches every top-level name (and so everything below).
-// That is "**", "*", "**/*", "*/**", "?*": ** segments and at most one
-// other segment made only of wildcards, with a star and at most one '?'.
-func coversProject(pattern string) bool {
-	var other []int32
-	for _, s := range compileGlob(pattern) {
-		if s.any {
-			continue
+// coversProject reports whether the normalised patterns together cover
+// every path of a project. A path is covered when a pattern matches it or
+// one of its parents, so the set covers the project exactly when it
+// matches every top-level name; and only a pattern whose segments but one
+// are "**" (or all of them: "**" covers everything) matches a name alone.
+// Such a segment made of '*' and '?' only matches by length: n '?' and a
+// star, every name of n characters or more; n '?' and no star, names of
+// exactly n. A segment that holds any other character misses a name of
+// the same length spelled in a character no pattern holds, and so covers
+// no length whole. The set thus covers the project exactly when its
+// wildcard-only segments cover every length from 1 up: "*", "?*",
+// ["?", "??*"], ["?", "??", "???*"].
+func coversProject(patterns ...string) bool {
+	from := -1        // the shortest length a starred segment covers, with all beyond
+	exact := []bool{} // exact[n]: names of n characters are covered
+	for _, p := range patterns {
+		seg, others := otherSegment(compileGlob(p))
+		switch {
+		case others == 0:
+			return true // "**"
+		case others > 1:
+			continue // matches no top-level name
 		}
-		if other != nil {
-			return false // two segments: a top-level file is not covered
+		n, star, wild := 0, false, true
+		for _, c := range seg {
+			switch c {
+			case '*':
+				star = true
+			case '?':
+				n++
+			default:
+				wild = false
+			}
 		}
-		other = s.chars
-	}
-	if other == nil {
-		return true
-	}
-	stars, q := 0, 0
-	for _, c := range other {
-		switch c {
-		case '*':
-			stars++
-		case '?':
-			q++
+		switch {
+		case !wild:
+		case star:
+			if from < 0 || n < from {
+				from = n
+			}
 		default:
+			for len(exact) <= n {
+				exact = append(exact, false)
+			}
+			exact[n] = true
+		}
+	}
+	if from < 0 {
+		return false
+	}
+	for n := 1; n < from; n++ {
+		if n >= len(exact) || !exact[n] {
 			return false
 		}
 	}
-	return stars > 0 && q <= 1
+	return true
+}
+
+// otherSegment returns how many segments of g are not "**", and the
+// characters of the last of them.
+func otherSegment(g glob) (chars []int32, n int) {
+	for _, s := range g {
+		if !s.any {
+			chars, n = s.chars, n+1
+		}
+	}
+	return chars, n
 }
 
 // overlapTable records which patterns of one request each reservation held

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -81,10 +82,7 @@ func (s *Reservations) ReservePaths(ctx context.Context, caller *Agent, req Rese
 	if err := validateReservationRequest(&req); err != nil {
 		return nil, nil, err
 	}
-	if err := wholeProjectExclusive(req); err != nil {
-		return nil, nil, err
-	}
-	return s.reserve(ctx, caller, req)
+	return s.reserve(ctx, caller, req, false)
 }
 
 // ReservePathsFor reserves req's patterns for the named agent, as the
@@ -112,7 +110,7 @@ func (s *Reservations) ReservePathsFor(ctx context.Context, agent string, req Re
 	if a.Disabled() {
 		return nil, nil, Errorf(EPRECONDITION, "agent %q is disabled, and a disabled agent's reservations are released: enable it first (hubctl agent enable %s)", a.Name, a.Name)
 	}
-	return s.reserve(ctx, a, req)
+	return s.reserve(ctx, a, req, true)
 }
 
 // matchingSlots is how many calls may match reservation patterns at once:
@@ -155,8 +153,13 @@ var errReservationsMoved = errors.New("reservations changed since they were read
 // changes under its ID). So of many agents racing for the same paths
 // exactly one gets an exclusive reservation, and the writer never matches
 // what the read matched.
-func (s *Reservations) reserve(ctx context.Context, a *Agent, req ReservationRequest) ([]*Reservation, []Conflict, error) {
+func (s *Reservations) reserve(ctx context.Context, a *Agent, req ReservationRequest, admin bool) ([]*Reservation, []Conflict, error) {
 	project := ProjectOr(a.Project)
+	if !admin {
+		if err := wholeProjectExclusive(a.ID, req, nil); err != nil {
+			return nil, nil, err
+		}
+	}
 	table := newOverlapTable(req.Patterns)
 	for round := 1; ; round++ {
 		var rs []*Reservation
@@ -190,8 +193,16 @@ func (s *Reservations) reserve(ctx context.Context, a *Agent, req ReservationReq
 			if round < reserveReadRounds && table.unknownPairs(rs, a.ID) > writerMatchPairs {
 				return errReservationsMoved
 			}
+			if !admin {
+				if err := wholeProjectExclusive(a.ID, req, rs); err != nil {
+					return err
+				}
+			}
 			if d, err = DecideReservation(a.ID, a.Name, req, rs, table.hits, now); err != nil {
 				return err
+			}
+			for _, r := range slices.Concat(d.Update, d.Insert) {
+				r.Project = a.Project
 			}
 			for _, r := range d.Update {
 				if err := tx.UpdateReservation(r); err != nil {

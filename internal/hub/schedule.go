@@ -40,7 +40,7 @@ func DefaultScheduleSettings() ScheduleSettings {
 		InactivityTimeout: 10 * time.Minute,
 		MentionAge:        10 * time.Minute,
 		NudgeMaxBackoff:   4 * time.Hour,
-		PulseBusyWindow:   30 * time.Second,
+		PulseBusyWindow:   DefaultPulseBusyWindow,
 		BatchLimit:        500,
 
 		ReservationReleaseAfter: time.Hour,

@@ -55,14 +55,17 @@ func (s TaskState) Final() bool { return s == TaskDone || s == TaskCancelled }
 
 // Task limits and defaults.
 const (
-	DefaultTaskLease     = 30 * time.Minute
-	MinTaskLease         = time.Minute
-	MaxTaskLease         = 7 * 24 * time.Hour
-	maxTaskTitleBytes    = 200
-	maxTaskDescBytes     = 16 << 10
-	maxTaskNoteBytes     = 4 << 10
-	maxTaskLabels        = 16
-	maxTaskDeps          = 50
+	DefaultTaskLease  = 30 * time.Minute
+	MinTaskLease      = time.Minute
+	MaxTaskLease      = 7 * 24 * time.Hour
+	maxTaskTitleBytes = 200
+	maxTaskDescBytes  = 16 << 10
+	maxTaskNoteBytes  = 4 << 10
+	maxTaskLabels     = 16
+	maxTaskDeps       = 50
+	// maxDependencyWalk is how many tasks a change of depends_on may reach
+	// through their own dependencies: the cycle check walks them all.
+	maxDependencyWalk    = 1000
 	maxTaskPaths         = 50
 	maxTaskImport        = 5000
 	taskCheckpointsShown = 5
@@ -192,12 +195,12 @@ func NormalizeTaskSpec(s *TaskSpec) error {
 		if err != nil {
 			return err
 		}
-		if coversProject(n) {
-			return Errorf(EINVALID, "path %q covers the whole project, and a task's paths are reserved exclusively for its holder: name the directories the task touches (src/parser/, docs/*.md)", p)
-		}
 		if !slices.Contains(paths, n) {
 			paths = append(paths, n)
 		}
+	}
+	if coversProject(paths...) {
+		return Errorf(EINVALID, "paths %s cover the whole project, and a task's paths are reserved exclusively for its holder: name the directories the task touches (src/parser/, docs/*.md)", shortPatterns(paths))
 	}
 	s.Paths = paths
 	return nil

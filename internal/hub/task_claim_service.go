@@ -198,6 +198,18 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 	if caller != nil {
 		project = ProjectOr(caller.Project)
 	}
+	// The cycle check's walk runs here, outside the writer; inside, only
+	// the dependencies of the tasks it walked are read again.
+	var graph map[int64][]int64
+	if slices.Contains(p.Fields, "depends_on") {
+		if slices.Contains(spec.DependsOn, id) {
+			return nil, nil, cycleError([]int64{id, id})
+		}
+		graph = map[int64][]int64{}
+		if err := view(ctx, ts.store, func(tx tasksTx) error { return walkDependencies(tx, graph, spec.DependsOn) }); err != nil {
+			return nil, nil, err
+		}
+	}
 	now := ts.clock.Now()
 	var t *Task
 	var assignee *Agent
@@ -216,7 +228,7 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 			return Errorf(EPRECONDITION, "task %s is %s, which is final: create a new task instead", t, t.State)
 		}
 		wasReady := t.Ready()
-		if err := applySpec(tx, t, spec, p.Fields); err != nil {
+		if err := applySpec(tx, t, spec, p.Fields, graph); err != nil {
 			return err
 		}
 		if caller == nil {
@@ -247,8 +259,10 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 }
 
 // applySpec sets the fields of t that fields names from spec, checking a
-// change of dependencies: tasks of t's project, no cycle.
-func applySpec(tx TaskTx, t *Task, spec TaskSpec, fields []string) error {
+// change of dependencies: tasks of t's project, no cycle, the graph the
+// dependencies reach walked before (graph, from walkDependencies) and
+// brought up to date here.
+func applySpec(tx TaskTx, t *Task, spec TaskSpec, fields []string, graph map[int64][]int64) error {
 	for _, f := range fields {
 		switch f {
 		case "title":
@@ -267,16 +281,13 @@ func applySpec(tx TaskTx, t *Task, spec TaskSpec, fields []string) error {
 			}
 			t.Paths = spec.Paths
 		case "depends_on":
-			if slices.Contains(spec.DependsOn, t.ID) {
-				return cycleError([]int64{t.ID, t.ID})
-			}
-			graph, err := dependencyGraph(tx, spec.DependsOn)
-			if err != nil {
+			if err := recheckDependencies(tx, graph); err != nil {
 				return err
 			}
 			if c := FindCycle(t.ID, spec.DependsOn, graph); c != nil {
 				return cycleError(c)
 			}
+			var err error
 			if t.Waiting, err = waitingOn(tx, t.Project, spec.DependsOn); err != nil {
 				return err
 			}
@@ -286,34 +297,64 @@ func applySpec(tx TaskTx, t *Task, spec TaskSpec, fields []string) error {
 	return nil
 }
 
-// dependencyGraph returns the dependencies of every task reachable from
-// roots, breadth first, a layer per query.
-func dependencyGraph(tx TaskTx, roots []int64) (map[int64][]int64, error) {
-	graph := map[int64][]int64{}
-	seen := map[int64]bool{}
+// walkDependencies adds to graph the dependencies of every task reachable
+// from roots that graph does not hold yet, breadth first, a layer per
+// query. Errors: EINVALID when graph would hold more than
+// maxDependencyWalk tasks (see there).
+func walkDependencies(tx TaskTx, graph map[int64][]int64, roots []int64) error {
 	layer := roots
 	for len(layer) > 0 {
 		var ask []int64
+		asked := map[int64]bool{}
 		for _, id := range layer {
-			if !seen[id] {
-				seen[id] = true
+			if _, seen := graph[id]; !seen && !asked[id] {
+				asked[id] = true
 				ask = append(ask, id)
 			}
 		}
 		if len(ask) == 0 {
-			break
+			return nil
+		}
+		if len(graph)+len(ask) > maxDependencyWalk {
+			return Errorf(EINVALID, "depends_on reaches more than %d tasks through their own dependencies, the most the hub walks to rule out a cycle: depend on the nearest tasks only (what they wait for is waited for already), or complete some of the chain first", maxDependencyWalk)
 		}
 		deps, err := tx.TaskDependencies(ask)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		layer = nil
-		for id, ds := range deps {
-			graph[id] = ds
-			layer = append(layer, ds...)
+		for _, id := range ask {
+			graph[id] = deps[id]
+			layer = append(layer, deps[id]...)
 		}
 	}
-	return graph, nil
+	return nil
+}
+
+// recheckDependencies brings graph, walked before the write, up to date
+// inside it: one read of the dependencies of the tasks it holds, and a
+// walk from only those that changed since. Errors: those of
+// walkDependencies.
+func recheckDependencies(tx TaskTx, graph map[int64][]int64) error {
+	if len(graph) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(graph))
+	for id := range graph {
+		ids = append(ids, id)
+	}
+	now, err := tx.TaskDependencies(ids)
+	if err != nil {
+		return err
+	}
+	var roots []int64
+	for _, id := range ids {
+		if !slices.Equal(graph[id], now[id]) {
+			graph[id] = now[id]
+			roots = append(roots, now[id]...)
+		}
+	}
+	return walkDependencies(tx, graph, roots)
 }
 
 // adminApply applies the admin's assignee and state changes of p to t. It

@@ -220,9 +220,12 @@ func (ts *Tasks) Import(ctx context.Context, caller *Agent, project string, item
 				}
 				deps = append(deps, id)
 			}
+			if deps = sortedUnique(deps); len(deps) > maxTaskDeps {
+				return Errorf(EINVALID, "task %d (%q) depends on %d tasks (depends_on and after together); the limit is %d: group them under fewer tasks", i+1, it.Spec.Title, len(deps), maxTaskDeps)
+			}
 			t := &Task{Project: project, Title: it.Spec.Title, Description: it.Spec.Description, State: TaskOpen,
 				Priority: it.Spec.Priority, Labels: it.Spec.Labels, Role: it.Spec.Role, Creator: name, CreatorID: creatorID,
-				DependsOn: sortedUnique(deps), Paths: it.Spec.Paths, CreatedAt: now, UpdatedAt: now}
+				DependsOn: deps, Paths: it.Spec.Paths, CreatedAt: now, UpdatedAt: now}
 			var err error
 			if t.Waiting, err = waitingOn(tx, project, t.DependsOn); err != nil {
 				return err

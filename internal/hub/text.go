@@ -27,6 +27,22 @@ func checkLine(field, s string) error {
 	return nil
 }
 
+// wrappedTextRoom is the room a message keeps for what the hub wraps
+// around a text of its own that it posts: a pulse's header and footer, a
+// cron job's "[cron NAME] ".
+const wrappedTextRoom = 1024
+
+// checkWrappedText checks the length of a text that the hub will post
+// wrapped in a message of its own, against the message limit maxBody less
+// wrappedTextRoom: checked when the text is set, so that it never fails
+// when posted. Errors: EINVALID.
+func checkWrappedText(what string, n, maxBody int) error {
+	if limit := maxBody - wrappedTextRoom; n > limit {
+		return Errorf(EINVALID, "%s is %d bytes: at most %d (the message limit, --max-body %d, less %d for what the hub adds around it)", what, n, limit, maxBody, wrappedTextRoom)
+	}
+	return nil
+}
+
 // cutText shortens s to at most n bytes on a rune boundary, marking the cut.
 func cutText(s string, n int) string {
 	if len(s) <= n {

@@ -30,8 +30,9 @@ type Waiters struct {
 	mu        sync.Mutex
 	byAgent   map[int64]*Waiter // the first of each agent's waits
 	total     int
-	epoch     uint64           // bumped by every Revoke (waiter_revoke.go)
-	revokedAt map[int64]uint64 // agent → epoch of its last Revoke
+	epoch     uint64              // bumped by every Revoke (waiter_revoke.go)
+	revokedAt map[int64]uint64    // agent → epoch of its last Revoke
+	onRevoke  func(agentID int64) // also ends the agent's parks on inbox items (set by NewInbox)
 
 	// The waits' timeouts (waiter_expiry.go): deadlines are durations since
 	// base (monotonic on the system clock), the timer fires at the earliest.

@@ -45,9 +45,13 @@ func (ws *Waiters) Epoch() uint64 {
 	return ws.epoch
 }
 
-// Revoke ends every parked wait of agentID with err and refuses the waits
-// of that agent authenticated before now.
+// Revoke ends every parked wait of agentID with err, and its calls parked
+// on inbox items, and refuses the waits of that agent authenticated before
+// now.
 func (ws *Waiters) Revoke(agentID int64, err error) {
+	if ws.onRevoke != nil {
+		ws.onRevoke(agentID)
+	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.revokedAt == nil {

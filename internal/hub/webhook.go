@@ -54,7 +54,8 @@ type WebhookDelivery struct {
 // The statuses of a delivery.
 const (
 	DeliveryDelivered = "delivered"
-	DeliveryFailed    = "failed" // every attempt failed
+	DeliveryFailed    = "failed"  // every attempt failed
+	DeliveryDropped   = "dropped" // never sent: the webhook's queue was full
 )
 
 // CheckWebhook returns EINVALID unless w can be added, its URL and lists

@@ -17,6 +17,7 @@ package mcpbridge
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -114,8 +115,10 @@ type bridge struct {
 	// returned as is; over HTTP it attaches the session's bearer token.
 	callContext func(ctx context.Context, req *mcp.CallToolRequest) (context.Context, error)
 	// initialized, when set, runs once the client has sent
-	// notifications/initialized.
-	initialized func()
+	// notifications/initialized, with what it said in its initialize.
+	initialized func(*mcp.InitializeParams)
+	// pushing is set once channel notifications go to the client.
+	pushing atomic.Bool
 }
 
 // NewServer returns an MCP server whose tools call the hub through client.
@@ -143,7 +146,13 @@ func newServer(b *bridge) *mcp.Server {
 		sopts.Instructions += channelInstructions
 	}
 	if b.initialized != nil {
-		sopts.InitializedHandler = func(context.Context, *mcp.InitializedRequest) { b.initialized() }
+		sopts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) {
+			var params *mcp.InitializeParams
+			if req != nil && req.Session != nil {
+				params = req.Session.InitializeParams()
+			}
+			b.initialized(params)
+		}
 	}
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    "agent-hub",

@@ -118,7 +118,8 @@ func bridgeOver(tb testing.TB, addr, token string, opts mcpbridge.Options, copts
 	st, ct := mcp.NewInMemoryTransports()
 	done := make(chan error, 1)
 	go func() { done <- mcpbridge.Run(ctx, st, addr, token, opts) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, copts).Connect(ctx, wrap(ct), sopts)
+	// Claude Code's name: the client that reads channel notifications.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code"}, copts).Connect(ctx, wrap(ct), sopts)
 	if err != nil {
 		tb.Fatalf("connect: %v", err)
 	}

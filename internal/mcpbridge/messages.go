@@ -31,6 +31,9 @@ type PostMessageOutput struct {
 	CreatedAt string   `json:"created_at,omitempty"`
 	// Unreachable names the recipients no live path reaches now.
 	Unreachable []string `json:"unreachable,omitempty"`
+	// Note says what becomes of the message for those recipients, as the
+	// text does (some hosts show the model only the structured content).
+	Note string `json:"note,omitempty"`
 }
 
 func postMessageTool(s *mcp.Server, b *bridge) {
@@ -64,6 +67,7 @@ func postMessageTool(s *mcp.Server, b *bridge) {
 			Mentions:    m.GetMentions(),
 			CreatedAt:   formatTime(m.GetCreatedAt()),
 			Unreachable: r.GetUnreachable(),
+			Note:        r.GetDeliveryNote(),
 		}
 		dest := out.To
 		if out.Channel != "" {

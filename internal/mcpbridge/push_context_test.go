@@ -91,7 +91,7 @@ func TestChannelPushNotTakenStaysQueued(t *testing.T) {
 	go func() {
 		done <- mcpbridge.Run(ctx, &refusingTransport{Transport: st, refused: refused}, h.GRPCAddress(), bobTok, mcpbridge.Options{Channel: true})
 	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil).Connect(ctx, ct, legacyHandshake)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code"}, nil).Connect(ctx, ct, legacyHandshake)
 	if err != nil {
 		t.Fatal(err)
 	}

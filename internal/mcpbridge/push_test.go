@@ -308,7 +308,7 @@ func (h *e2eHub) mcpChannelProcess(t *testing.T, token string, env ...string) (*
 	cmd.Env = append(append(os.Environ(), "HUB_ADDR="+h.grpc, "HUB_TOKEN="+token), env...)
 	cmd.Stderr = os.Stderr
 	catcher := newCatcher(&mcp.CommandTransport{Command: cmd})
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-channel"}, nil).Connect(context.Background(), catcher, legacyHandshake)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code"}, nil).Connect(context.Background(), catcher, legacyHandshake)
 	if err != nil {
 		t.Fatalf("start hub mcp: %v", err)
 	}
@@ -352,5 +352,49 @@ func TestChannelFromTheHubMCPProcess(t *testing.T) {
 	case e := <-ch.events:
 		t.Errorf("HUB_MCP_CHANNEL=off pushed %+v", e)
 	default:
+	}
+}
+
+// TestChannelOnlyToAClientThatReadsIt: a client that is not Claude Code
+// and does not declare claude/channel (Codex, an SDK client) gets no push,
+// so the hub never counts a message in its context through a channel
+// nobody reads: the message stays queued until a path the host confirms.
+func TestChannelOnlyToAClientThatReadsIt(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	alice := newPoster(t, h.GRPCAddress(), h.createAgent(t, "alice"))
+	bobToken := h.createAgent(t, "bob")
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- mcpbridge.Run(ctx, st, h.GRPCAddress(), bobToken, mcpbridge.Options{Channel: true}) }()
+	catcher := newCatcher(ct)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "codex-mcp-client"}, nil).Connect(ctx, catcher, legacyHandshake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); cancel(); <-done })
+	var status mcpbridge.StatusOutput
+	mustCall(t, cs, "check_hub_status", nil, &status) // the session is up
+
+	id := alice.post(t, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "are you there"})
+	// A push loop would park a wait at once; none does, and no push comes.
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if n := h.parkedWaiters(t); n != 0 {
+			t.Fatalf("%d waits parked for a client that reads no channel", n)
+		}
+		select {
+		case e := <-catcher.events:
+			t.Fatalf("a channel notification reached a client that did not declare the channel: %v", e.Meta)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	r, err := alice.client.GetMessageReceipts(alice.ctx, &hubv1.GetMessageReceiptsRequest{Id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc := r.GetReceipts(); len(rc) != 1 || rc[0].GetState() == "IN_CONTEXT" || rc[0].GetVia() != "" {
+		t.Errorf("receipts = %v, want bob's still queued (no path confirmed it)", rc)
 	}
 }

@@ -156,7 +156,17 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 		pctx, cancel := context.WithCancel(ctx)
 		ready, done := make(chan struct{}), make(chan struct{})
 		var once sync.Once
-		b.initialized = func() { once.Do(func() { close(ready) }) }
+		b.initialized = func(params *mcp.InitializeParams) {
+			once.Do(func() {
+				// Only a client that shows channel notifications gets
+				// them: another drops them, and the hub would count
+				// the messages in context although no model saw them.
+				if takesChannel(params) {
+					b.pushing.Store(true)
+					close(ready)
+				}
+			})
+		}
 		go func() {
 			defer close(done)
 			select {
@@ -178,6 +188,29 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 	return fmt.Errorf("mcp session: %w", err)
 }
 
+// claudeCodeClient is the name Claude Code gives itself in its
+// initialize (clientInfo.name).
+const claudeCodeClient = "claude-code"
+
+// takesChannel reports whether the client reads channel notifications:
+// Claude Code, which reads them from a server that declares the
+// claude/channel capability, or a client that declares that capability
+// itself. Codex, Gemini CLI and the SDKs' clients drop them.
+func takesChannel(p *mcp.InitializeParams) bool {
+	if p == nil {
+		return false
+	}
+	if p.ClientInfo != nil && p.ClientInfo.Name == claudeCodeClient {
+		return true
+	}
+	if p.Capabilities != nil {
+		if _, ok := p.Capabilities.Experimental[channelCapability]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // endSession tells the hub that the session ended cleanly (the client
 // closed it, or the bridge was stopped): the agent shows offline at once,
 // and the channel path, if the bridge pushed, stops counting as live.
@@ -185,7 +218,7 @@ func (b *bridge) endSession(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	req := &hubv1.EndSessionRequest{}
-	if b.opts.Channel {
+	if b.pushing.Load() {
 		req.Via = viaChannel
 	}
 	if _, err := b.client.EndSession(ctx, req); err != nil {

@@ -37,6 +37,9 @@ type WaitOutput struct {
 	SinceLast    int64     `json:"since_last"`
 	Health       string    `json:"health,omitempty"`
 	WaitedMS     int64     `json:"waited_ms"`
+	// Note says what to do after an empty wake-up, as the text does (some
+	// hosts show the model only the structured content).
+	Note string `json:"note,omitempty"`
 }
 
 func waitForMessagesTool(s *mcp.Server, b *bridge) {
@@ -97,7 +100,11 @@ func waitForMessagesTool(s *mcp.Server, b *bridge) {
 				out.Cursor = st.GetLatestMessageId()
 			}
 		}
-		return waitText(out), out, nil
+		text := waitText(out)
+		if len(out.Messages) == 0 {
+			out.Note = text
+		}
+		return text, out, nil
 	})
 }
 

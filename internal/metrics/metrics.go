@@ -158,17 +158,29 @@ func (m *Metrics) GaugeVecFunc(name, help, label string, f func() map[string]flo
 	m.reg.MustRegister(&gaugeVecFunc{desc: prometheus.NewDesc(Namespace+"_"+name, help, []string{label}, nil), f: f})
 }
 
-// gaugeVecFunc is the collector behind GaugeVecFunc.
+// CounterVecFunc registers a counter with one label, read from f at each
+// scrape: one series per key of the map f returns (hub_NAME{label=key});
+// no value may decrease.
+func (m *Metrics) CounterVecFunc(name, help, label string, f func() map[string]float64) {
+	m.reg.MustRegister(&gaugeVecFunc{desc: prometheus.NewDesc(Namespace+"_"+name, help, []string{label}, nil), f: f, typ: prometheus.CounterValue})
+}
+
+// gaugeVecFunc is the collector behind GaugeVecFunc and CounterVecFunc.
 type gaugeVecFunc struct {
 	desc *prometheus.Desc
 	f    func() map[string]float64
+	typ  prometheus.ValueType // 0: a gauge
 }
 
 func (g *gaugeVecFunc) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
 
 func (g *gaugeVecFunc) Collect(ch chan<- prometheus.Metric) {
+	typ := g.typ
+	if typ == 0 {
+		typ = prometheus.GaugeValue
+	}
 	for k, v := range g.f() {
-		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, v, k)
+		ch <- prometheus.MustNewConstMetric(g.desc, typ, v, k)
 	}
 }
 

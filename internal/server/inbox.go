@@ -41,7 +41,7 @@ func itemToProto(it *hub.InboxItem) *hubv1.InboxItem {
 	return &hubv1.InboxItem{
 		Id: id(it.ID), Kind: string(it.Kind), Agent: it.AgentName, Project: it.Project, Title: it.Title, Body: it.Body,
 		Tool: it.Tool, Options: it.Options, Urgency: string(it.Urgency), State: string(it.State), CreatedAt: ts(it.CreatedAt),
-		AnsweredAt: ts(it.AnsweredAt), AnsweredBy: it.AnsweredBy, Decision: it.Decision, Answer: it.Answer, Remember: it.Remember,
+		AnsweredAt: ts(it.AnsweredAt), AnsweredBy: it.AnsweredBy, Decision: it.Decision, Answer: it.Answer, Remember: it.Remember, SuggestedRule: it.SuggestedRule,
 		RanAt: ts(it.RanAt),
 	}
 }
@@ -53,7 +53,7 @@ func (a *AgentServer) RequestApproval(ctx context.Context, req *hubv1.RequestApp
 		return nil, hub.Errorf(hub.EINVALID, "wait_seconds %d: give how long to wait for a person, 1-600 seconds", secs)
 	}
 	r, err := a.s.svc.Inbox.RequestApproval(ctx, Caller(ctx), hub.ApprovalRequest{
-		Tool: req.GetTool(), Input: req.GetInput(), CallKey: req.GetCallKey(), Wait: time.Duration(secs) * time.Second,
+		Tool: req.GetTool(), Input: req.GetInput(), CallKey: req.GetCallKey(), Wait: time.Duration(secs) * time.Second, SuggestedRule: req.GetSuggestedRule(),
 	})
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (a *AgentServer) NoteHostEvent(ctx context.Context, req *hubv1.NoteHostEven
 
 // ListInbox implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListInbox(ctx context.Context, req *hubv1.ListInboxRequest) (*hubv1.ListInboxResponse, error) {
-	items, err := a.s.svc.Inbox.ListItems(ctx, req.GetState(), req.GetProject(), int(req.GetLimit()))
+	items, next, err := a.s.svc.Inbox.ListItems(ctx, req.GetState(), req.GetProject(), int(req.GetLimit()), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (a *AdminServer) ListInbox(ctx context.Context, req *hubv1.ListInboxRequest
 	for i, it := range items {
 		out[i] = itemToProto(it)
 	}
-	return &hubv1.ListInboxResponse{Items: out}, nil
+	return &hubv1.ListInboxResponse{Items: out, NextPageToken: next}, nil
 }
 
 // AnswerInboxItem implements hubv1.AdminServiceServer: the answer is the
@@ -102,7 +102,7 @@ func (a *AdminServer) AnswerInboxItem(ctx context.Context, req *hubv1.AnswerInbo
 		return nil, err
 	}
 	it, err := a.s.svc.Inbox.AnswerItem(ctx, personName(ctx), n, hub.Answer{
-		Decision: req.GetDecision(), Message: req.GetMessage(), Remember: req.GetRemember(), Text: req.GetAnswer(),
+		Decision: req.GetDecision(), Message: req.GetMessage(), Remember: req.GetRemember(), WholeTool: req.GetRememberWholeTool(), Text: req.GetAnswer(),
 	})
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func (a *AdminServer) ListApprovalRules(ctx context.Context, req *hubv1.ListAppr
 	out := make([]*hubv1.ApprovalRule, len(rs))
 	for i, r := range rs {
 		out[i] = &hubv1.ApprovalRule{Id: id(r.ID), Project: r.Project, Agent: r.AgentName, Tool: r.Tool, CreatedBy: r.CreatedBy,
-			CreatedAt: ts(r.CreatedAt), ExpiresAt: ts(r.ExpiresAt), RevokedAt: ts(r.RevokedAt), ItemId: id(r.ItemID)}
+			CreatedAt: ts(r.CreatedAt), ExpiresAt: ts(r.ExpiresAt), RevokedAt: ts(r.RevokedAt), ItemId: id(r.ItemID), Covers: r.Covers, Pattern: r.Pattern}
 	}
 	return &hubv1.ListApprovalRulesResponse{Rules: out}, nil
 }

@@ -48,13 +48,35 @@ type Options struct {
 	Host    string // claude, gemini or codex
 	Project string // the project directory; "" writes the user's config under Home
 	Home    string // the user's home directory
-	HubPath string // absolute path of the hub binary the host runs
+	// ConfigDir is the host's own override of where it keeps the user's
+	// config, from its environment (ConfigDirVar); "" for the default.
+	// A project's files stay in the project.
+	ConfigDir string
+	HubPath   string // absolute path of the hub binary the host runs
 	// Addr is the hub's gRPC address; TokenFile the agent's token file.
 	Addr      string
 	TokenFile string
 	// ApprovalWait is how long a permission request waits for a person
 	// (its hook's --approval-wait; the host's time-out is set above it).
 	ApprovalWait time.Duration
+}
+
+// ConfigDirVar is the environment variable with which host moves the
+// user's config away from its default place: Claude Code's
+// CLAUDE_CONFIG_DIR (~/.claude.json and ~/.claude/settings.json become
+// DIR/.claude.json and DIR/settings.json), Codex's CODEX_HOME (for
+// ~/.codex) and Gemini CLI's GEMINI_CLI_HOME (for the home directory that
+// holds .gemini).
+func ConfigDirVar(host string) string {
+	switch host {
+	case "claude":
+		return "CLAUDE_CONFIG_DIR"
+	case "codex":
+		return "CODEX_HOME"
+	case "gemini":
+		return "GEMINI_CLI_HOME"
+	}
+	return ""
 }
 
 // Change is one file to write.
@@ -75,8 +97,8 @@ func (c Change) Changed() bool { return !c.Existed || string(c.Old) != string(c.
 
 // hookEvents are the events each host's hooks are written for.
 var hookEvents = map[string][]string{
-	"claude": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest", "Notification", "SessionEnd"},
-	"codex":  {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest"},
+	"claude": {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "PermissionRequest", "Notification", "SessionEnd"},
+	"codex":  {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest", "SessionEnd"},
 	"gemini": {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"},
 }
 
@@ -106,13 +128,17 @@ func Plan(o Options) ([]Change, error) {
 	switch o.Host {
 	case "claude":
 		mcpPath, mcpMode := filepath.Join(o.Home, ".claude.json"), os.FileMode(0o600)
-		if o.Project != "" {
+		settings := filepath.Join(base, ".claude", "settings.json")
+		switch {
+		case o.Project != "":
 			mcpPath, mcpMode = filepath.Join(o.Project, ".mcp.json"), 0o644
+		case o.ConfigDir != "":
+			mcpPath, settings = filepath.Join(o.ConfigDir, ".claude.json"), filepath.Join(o.ConfigDir, "settings.json")
 		}
 		if err := edit(mcpPath, mcpMode, func(root *object) error { return putServer(root, server) }); err != nil {
 			return nil, err
 		}
-		err := edit(filepath.Join(base, ".claude", "settings.json"), 0o644, func(root *object) error {
+		err := edit(settings, 0o644, func(root *object) error {
 			if o.Project != "" {
 				approveServer(root)
 			}
@@ -122,6 +148,9 @@ func Plan(o Options) ([]Change, error) {
 			return nil, err
 		}
 	case "gemini":
+		if o.Project == "" && o.ConfigDir != "" {
+			base = o.ConfigDir
+		}
 		err := edit(filepath.Join(base, ".gemini", "settings.json"), 0o644, func(root *object) error {
 			if err := putServer(root, server); err != nil {
 				return err
@@ -132,16 +161,43 @@ func Plan(o Options) ([]Change, error) {
 			return nil, err
 		}
 	case "codex":
-		c, err := editTOML(filepath.Join(base, ".codex", "config.toml"), o.Project, o.codexServer())
+		dir := filepath.Join(base, ".codex")
+		if o.Project == "" && o.ConfigDir != "" {
+			dir = o.ConfigDir
+		}
+		c, err := editTOML(filepath.Join(dir, "config.toml"), o.Project, o.codexServer())
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, c)
-		if err := edit(filepath.Join(base, ".codex", "hooks.json"), 0o644, func(root *object) error { return o.putHooks(root, 5) }); err != nil {
+		if err := edit(filepath.Join(dir, "hooks.json"), 0o644, func(root *object) error { return o.putHooks(root, 5) }); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// Steps says what the user must still do for the host to run what setup
+// wrote, where the host skips it silently until a person acts.
+func Steps(o Options) []string {
+	switch o.Host {
+	case "codex":
+		steps := []string{"Codex runs a new or changed hook only once you trust it, and skips it silently until then " +
+			"(codex exec too): start codex and review and trust the hub's hooks with /hooks. " +
+			"Trust is tied to each hook's command and time-out, so a run of hub setup that changes them needs a new review."}
+		if o.Project != "" {
+			steps = append(steps, "Codex reads "+filepath.Join(o.Project, ".codex")+" only in a trusted project: trust it when codex asks.")
+		}
+		return steps
+	case "gemini":
+		dir := "each folder the agent works in"
+		if o.Project != "" {
+			dir = o.Project
+		}
+		return []string{"Gemini CLI skips every settings hook in an untrusted folder: trust " + dir +
+			" when gemini asks at its first start there (kept in ~/.gemini/trustedFolders.json)."}
+	}
+	return nil
 }
 
 // serverEntry is the MCP server entry: hub mcp with the token file.
@@ -188,6 +244,11 @@ func (o Options) hookCommand(event string) string {
 	return cmd
 }
 
+// codexSessionEndTimeout is the time-out of Codex's SessionEnd hook, in
+// seconds: Codex refuses a longer one there (it waits for the hook as it
+// exits).
+const codexSessionEndTimeout = 3
+
 // approvalTimeout is a permission request hook's time-out in seconds: the
 // wait for a person and ten seconds more, so that the host never cuts the
 // hook before it gives up by itself.
@@ -215,8 +276,11 @@ func (o Options) putHooks(root *object, timeout int) error {
 		h.set("type", "command")
 		h.set("command", o.hookCommand(event))
 		t := timeout
-		if event == "PermissionRequest" {
+		switch {
+		case event == "PermissionRequest":
 			t = o.approvalTimeout() // Claude Code and Codex: seconds
+		case event == "SessionEnd" && o.Host == "codex":
+			t = codexSessionEndTimeout
 		}
 		h.set("timeout", t)
 		g := newObject()

@@ -263,7 +263,8 @@ func TestSetupCodex(t *testing.T) {
 	if !strings.HasPrefix(toml, strings.TrimRight(orig, "\n")) {
 		t.Errorf("config.toml lost or changed what was there:\n%s", toml)
 	}
-	want := "[mcp_servers.hub]\ncommand = \"/opt/hub/bin/hub\"\nargs = [\"mcp\", \"--token-file\", \"/t/dev.token\"]\nenv = { HUB_ADDR = \"127.0.0.1:7700\" }\n"
+	// The hub's own tools approved: Codex asks no person about them.
+	want := "[mcp_servers.hub]\ncommand = \"/opt/hub/bin/hub\"\nargs = [\"mcp\", \"--token-file\", \"/t/dev.token\"]\nenv = { HUB_ADDR = \"127.0.0.1:7700\" }\ndefault_tools_approval_mode = \"approve\"\n"
 	if !strings.HasSuffix(toml, want) || strings.Count(toml, "[mcp_servers.hub]") != 1 {
 		t.Errorf("config.toml =\n%s\nwant it to end with\n%s", toml, want)
 	}
@@ -273,6 +274,14 @@ func TestSetupCodex(t *testing.T) {
 	}
 	if c := hookCommands(hooks, "Stop"); len(c) != 1 || !strings.Contains(c[0], "hook codex Stop") {
 		t.Errorf("Stop hooks = %q", c)
+	}
+	// Codex's SessionEnd, with the at most 3 s it allows there.
+	if c := hookCommands(hooks, "SessionEnd"); len(c) != 1 || !strings.Contains(c[0], "hook codex SessionEnd") {
+		t.Errorf("SessionEnd hooks = %q", c)
+	}
+	end := hooks["hooks"].(map[string]any)["SessionEnd"].([]any)
+	if to := end[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["timeout"]; to != float64(3) {
+		t.Errorf("codex SessionEnd timeout = %v, want 3 (s)", to)
 	}
 	checkIdempotent(t, o)
 
@@ -341,4 +350,74 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestSetupFollowsTheHostsConfigDirs: the user's config goes where the
+// host reads it when its own variable moves it (CLAUDE_CONFIG_DIR,
+// CODEX_HOME, GEMINI_CLI_HOME); a project's files stay in the project.
+func TestSetupFollowsTheHostsConfigDirs(t *testing.T) {
+	for _, c := range []struct {
+		host string
+		want []string // under the config dir
+	}{
+		{"claude", []string{".claude.json", "settings.json"}},
+		{"codex", []string{"config.toml", "hooks.json"}},
+		{"gemini", []string{".gemini/settings.json"}},
+	} {
+		t.Run(c.host, func(t *testing.T) {
+			home, dir := t.TempDir(), t.TempDir()
+			o := Options{Host: c.host, Home: home, ConfigDir: dir, HubPath: "/opt/hub/bin/hub", Addr: "127.0.0.1:7700", TokenFile: "/t/dev.token"}
+			changes, err := Plan(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ch := range changes {
+				rel, err := filepath.Rel(dir, ch.Path)
+				if err != nil || strings.HasPrefix(rel, "..") {
+					t.Errorf("%s is not under %s=%s", ch.Path, ConfigDirVar(c.host), dir)
+					continue
+				}
+				got = append(got, rel)
+			}
+			if strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("files = %q, want %q under the config dir", got, c.want)
+			}
+			// A project's files are the project's, whatever the variable says.
+			o.Project = t.TempDir()
+			changes, err = Plan(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range changes {
+				if !strings.HasPrefix(ch.Path, o.Project) {
+					t.Errorf("with --project, %s is outside the project", ch.Path)
+				}
+			}
+		})
+	}
+}
+
+// TestSetupSaysWhatTheHostSkips: for hosts that skip hooks silently until a
+// person acts (Codex's hook review, Gemini's folder trust), setup says so.
+func TestSetupSaysWhatTheHostSkips(t *testing.T) {
+	for _, c := range []struct {
+		host, project string
+		want          []string
+	}{
+		{"codex", "", []string{"/hooks", "a new review"}},
+		{"codex", "/home/dev/app", []string{"/hooks", "/home/dev/app/.codex only in a trusted project"}},
+		{"gemini", "/home/dev/app", []string{"untrusted folder", "trust /home/dev/app"}},
+		{"gemini", "", []string{"each folder the agent works in"}},
+	} {
+		got := strings.Join(Steps(Options{Host: c.host, Project: c.project}), "\n")
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s %q: steps %q lack %q", c.host, c.project, got, w)
+			}
+		}
+	}
+	if s := Steps(Options{Host: "claude"}); len(s) != 0 {
+		t.Errorf("claude steps = %q, want none (Claude Code runs the hooks it reads)", s)
+	}
 }

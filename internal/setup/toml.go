@@ -7,10 +7,13 @@ import (
 	"strings"
 )
 
-// codexServer is the [mcp_servers.hub] table of Codex's config.toml.
+// codexServer is the [mcp_servers.hub] table of Codex's config.toml. Its
+// tools are approved ("approve"): they act only as the agent, and Codex
+// would otherwise ask a person before every call of a tool not marked
+// read-only (a post, a mark-read), even under approval policy "never".
 func (o Options) codexServer() string {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) } // a TOML basic string
-	return fmt.Sprintf("[mcp_servers.%s]\ncommand = %s\nargs = [%s, %s, %s]\nenv = { HUB_ADDR = %s }\n",
+	return fmt.Sprintf("[mcp_servers.%s]\ncommand = %s\nargs = [%s, %s, %s]\nenv = { HUB_ADDR = %s }\ndefault_tools_approval_mode = \"approve\"\n",
 		ServerName, q(o.HubPath), q("mcp"), q("--token-file"), q(o.TokenFile), q(o.Addr))
 }
 

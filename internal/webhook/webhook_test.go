@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func (r *rig) logOf(t *testing.T, id int64, n int) []*hub.WebhookDelivery {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ds, err := r.hooks.Deliveries(context.Background(), id, 0)
+		ds, err := r.hooks.Deliveries(context.Background(), id, 200)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,8 +167,8 @@ func TestWebhookHangingReceiverBlocksNothing(t *testing.T) {
 	defer once.Do(func() { close(release) })
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer ok.Close()
-	r := newRig(t, webhook.Options{Queue: 8, Concurrent: 4, Timeout: time.Minute, Backoff: []time.Duration{}})
-	r.add(t, hang.URL, "0123456789abcdef")
+	r := newRig(t, webhook.Options{Queue: 8, Timeout: time.Minute, Backoff: []time.Duration{}})
+	bad := r.add(t, hang.URL, "0123456789abcdef")
 	good := r.add(t, ok.URL, "0123456789abcdef")
 	start := time.Now()
 	for i := range 200 {
@@ -176,12 +177,143 @@ func TestWebhookHangingReceiverBlocksNothing(t *testing.T) {
 	if d := time.Since(start); d > 100*time.Millisecond {
 		t.Errorf("200 items took %v to hand over with a hanging receiver, want at once", d)
 	}
-	if r.d.Dropped() == 0 {
-		t.Error("nothing was dropped although the queue holds 8 and a receiver hangs")
+	// The hanging receiver's queue (8) overflowed: its drops are counted
+	// under its ID and written to its log.
+	if ds := r.logOf(t, bad.ID, 1); ds[0].Status != hub.DeliveryDropped {
+		t.Errorf("hanging receiver's log = %+v, want drops", ds[0])
 	}
-	// The good receiver got some: the hanging one holds at most its slots.
-	if ds := r.logOf(t, good.ID, 1); ds[0].Status != hub.DeliveryDelivered {
-		t.Errorf("good receiver's log = %+v", ds[0])
+	if n := r.d.Dropped()[strconv.FormatInt(bad.ID, 10)]; n == 0 {
+		t.Errorf("drops = %v: none counted for webhook %d", r.d.Dropped(), bad.ID)
+	}
+	// The good receiver is served all the while.
+	deadline := time.Now().Add(10 * time.Second)
+	for delivered := false; !delivered; time.Sleep(5 * time.Millisecond) {
+		for _, d := range r.logOf(t, good.ID, 1) {
+			delivered = delivered || d.Status == hub.DeliveryDelivered
+		}
+		if !delivered && time.Now().After(deadline) {
+			t.Fatal("the good receiver got nothing in 10 s beside the hanging one")
+		}
 	}
 	once.Do(func() { close(release) })
+}
+
+// A receiver that hangs delays no other webhook: every item reaches the
+// healthy receiver while the hanging one holds its first delivery (on one
+// shared queue the hanging receiver took every delivery slot for its
+// attempts' time limit, a minute here).
+func TestWebhookHangingReceiverDelaysNoOther(t *testing.T) {
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer ok.Close()
+	r := newRig(t, webhook.Options{Timeout: time.Minute})
+	r.add(t, hang.URL, "0123456789abcdef")
+	good := r.add(t, ok.URL, "0123456789abcdef")
+	for i := range 20 {
+		r.d.ItemOpened(item(int64(i+1), hub.KindApproval))
+	}
+	ds := r.logOf(t, good.ID, 20)
+	for _, d := range ds {
+		if d.Status != hub.DeliveryDelivered {
+			t.Errorf("healthy receiver's log has %+v", d)
+		}
+	}
+}
+
+// A flood of one agent's items drops that agent's items, never another
+// agent's urgent one, which goes first.
+func TestWebhookFloodKeepsAnotherAgentsUrgentItem(t *testing.T) {
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	var order []int64
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-gate
+		var p webhook.Payload
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &p)
+		mu.Lock()
+		order = append(order, p.Item.ID)
+		mu.Unlock()
+	}))
+	defer recv.Close()
+	var once sync.Once
+	defer once.Do(func() { close(gate) })
+	r := newRig(t, webhook.Options{Queue: 8})
+	w := r.add(t, recv.URL, "0123456789abcdef")
+	const flood = 150
+	for i := range flood {
+		it := item(int64(i+1), hub.KindApproval)
+		it.AgentID, it.AgentName, it.Urgency = 1, "flood", hub.UrgencyNormal
+		r.d.ItemOpened(it)
+	}
+	urgent := item(1000, hub.KindApproval)
+	urgent.AgentID, urgent.AgentName = 2, "bea"
+	r.d.ItemOpened(urgent)
+	// Every item but the one under way and the 8 queued is dropped and
+	// logged: 142 (143 when the first had not left the queue yet).
+	r.logOf(t, w.ID, flood+1-9)
+	once.Do(func() { close(gate) })
+	ds := r.logOf(t, w.ID, flood+1)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) < 2 || order[0] != 1000 && order[1] != 1000 {
+		t.Errorf("delivered in the order %v, want the other agent's urgent item 1000 first after the one under way", order)
+	}
+	drops := 0
+	for _, d := range ds {
+		if d.Status == hub.DeliveryDropped {
+			drops++
+			if d.ItemID == 1000 {
+				t.Errorf("the urgent item was dropped: %+v", d)
+			}
+		}
+	}
+	if got := r.d.Dropped()[strconv.FormatInt(w.ID, 10)]; drops < flood+1-9 || got != int64(drops) || drops+len(order) != flood+1 {
+		t.Errorf("%d drops logged, %d counted, %d delivered; want %d items, at most 9 delivered", drops, got, len(order), flood+1)
+	}
+}
+
+// What agents write reaches chat as text: Slack's and Mattermost's markup
+// in the "text" field is inert, and the item's own fields stay as given.
+func TestWebhookTextEscapesChatMarkup(t *testing.T) {
+	it := item(3, hub.KindQuestion)
+	it.AgentName = "<!here>"
+	it.Title = "<!channel> <https://evil.example/login|Open the Agent Hub dashboard> @channel @here @ALL, & @allison"
+	it.Options = []string{"<!everyone>", "@all"}
+	text := webhook.Text(it)
+	for _, bad := range []string{"<!channel>", "<!here>", "<!everyone>", "<https://", "|Open the Agent Hub dashboard>", "@channel", "@here", "@ALL", "@all\n", "@all "} {
+		if strings.Contains(text, bad) {
+			t.Errorf("text %q carries %q as the chat would read it", text, bad)
+		}
+	}
+	for _, want := range []string{"&lt;!channel&gt;", "&lt;https://evil.example/login|Open the Agent Hub dashboard&gt;", " &amp; ", "@allison", "&lt;!here&gt;"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text %q lacks %q", text, want)
+		}
+	}
+
+	got := make(chan []byte, 1)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- b
+	}))
+	defer recv.Close()
+	r := newRig(t, webhook.Options{})
+	r.add(t, recv.URL, "0123456789abcdef")
+	r.d.ItemOpened(it)
+	var p webhook.Payload
+	if err := json.Unmarshal(<-got, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Text != text || p.Item.Title != it.Title || p.Item.Agent != it.AgentName || p.Item.Options[0] != "<!everyone>" {
+		t.Errorf("payload = %+v: want the text escaped and the item's fields raw", p)
+	}
 }

@@ -23,7 +23,8 @@ const ChannelNotification = z.object({
 
 test('a posted message arrives as a channel notification without any tool call', async (t) => {
   const sender = await stdioClient(env('TOKEN_A'), 'ts-channel-sender');
-  const receiver = await stdioClient(env('TOKEN_F'), 'ts-channel-receiver');
+  // Only a client that declares claude/channel gets the pushes.
+  const receiver = await stdioClient(env('TOKEN_F'), 'ts-channel-receiver', { experimental: { 'claude/channel': {} } });
   t.after(() => Promise.all([sender.close(), receiver.close()]));
   // Nobody has written to F yet, so nothing is pushed before the handler is in.
   const events = [];

@@ -53,7 +53,10 @@ type InboxItem struct {
 	// agent or project when the allow was remembered.
 	Remember string `protobuf:"bytes,16,opt,name=remember,proto3" json:"remember,omitempty"`
 	// Set when an expired approval's call was seen to run (answered at the terminal).
-	RanAt         *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=ran_at,json=ranAt,proto3" json:"ran_at,omitempty"`
+	RanAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=ran_at,json=ranAt,proto3" json:"ran_at,omitempty"`
+	// An approval's rule the host suggested for an "always allow" (Claude Code's rule content, such
+	// as "npm test:*"); empty: an always allow covers this exact call.
+	SuggestedRule string `protobuf:"bytes,18,opt,name=suggested_rule,json=suggestedRule,proto3" json:"suggested_rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -207,6 +210,13 @@ func (x *InboxItem) GetRanAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *InboxItem) GetSuggestedRule() string {
+	if x != nil {
+		return x.SuggestedRule
+	}
+	return ""
+}
+
 // ApprovalRule is a remembered allow.
 type ApprovalRule struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -220,7 +230,11 @@ type ApprovalRule struct {
 	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	RevokedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
 	// The inbox item whose answer made it.
-	ItemId        string `protobuf:"bytes,9,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	ItemId string `protobuf:"bytes,9,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	// What it allows: "rule" (the host's rule in pattern, such as "npm test:*"), "call" (the exact
+	// call in pattern, its input as JSON) or "tool" (every call of the tool, chosen explicitly).
+	Covers        string `protobuf:"bytes,10,opt,name=covers,proto3" json:"covers,omitempty"`
+	Pattern       string `protobuf:"bytes,11,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -314,6 +328,20 @@ func (x *ApprovalRule) GetRevokedAt() *timestamppb.Timestamp {
 func (x *ApprovalRule) GetItemId() string {
 	if x != nil {
 		return x.ItemId
+	}
+	return ""
+}
+
+func (x *ApprovalRule) GetCovers() string {
+	if x != nil {
+		return x.Covers
+	}
+	return ""
+}
+
+func (x *ApprovalRule) GetPattern() string {
+	if x != nil {
+		return x.Pattern
 	}
 	return ""
 }
@@ -578,7 +606,10 @@ type RequestApprovalRequest struct {
 	// Names the call, so that a later tool_ran report of it records that it ran.
 	CallKey string `protobuf:"bytes,3,opt,name=call_key,json=callKey,proto3" json:"call_key,omitempty"`
 	// How long to wait for a person (1 s to 10 min; the call answers before its own deadline).
-	WaitSeconds   int32 `protobuf:"varint,4,opt,name=wait_seconds,json=waitSeconds,proto3" json:"wait_seconds,omitempty"`
+	WaitSeconds int32 `protobuf:"varint,4,opt,name=wait_seconds,json=waitSeconds,proto3" json:"wait_seconds,omitempty"`
+	// The host's suggested rule for an "always allow" of this tool (Claude Code's
+	// permission_suggestions rule content, such as "npm test:*"), if it gave one.
+	SuggestedRule string `protobuf:"bytes,5,opt,name=suggested_rule,json=suggestedRule,proto3" json:"suggested_rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -639,6 +670,13 @@ func (x *RequestApprovalRequest) GetWaitSeconds() int32 {
 		return x.WaitSeconds
 	}
 	return 0
+}
+
+func (x *RequestApprovalRequest) GetSuggestedRule() string {
+	if x != nil {
+		return x.SuggestedRule
+	}
+	return ""
 }
 
 type RequestApprovalResponse struct {
@@ -921,9 +959,11 @@ func (*NoteHostEventResponse) Descriptor() ([]byte, []int) {
 type ListInboxRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// open, answered, expired or withdrawn; empty: open first, then the rest.
-	State         string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
-	Project       string `protobuf:"bytes,2,opt,name=project,proto3" json:"project,omitempty"`
-	Limit         int32  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	State   string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	Project string `protobuf:"bytes,2,opt,name=project,proto3" json:"project,omitempty"`
+	Limit   int32  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The next_page_token of the page before; empty: the first page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -979,9 +1019,18 @@ func (x *ListInboxRequest) GetLimit() int32 {
 	return 0
 }
 
+func (x *ListInboxRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 type ListInboxResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Items         []*InboxItem           `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Items []*InboxItem           `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1023,6 +1072,13 @@ func (x *ListInboxResponse) GetItems() []*InboxItem {
 	return nil
 }
 
+func (x *ListInboxResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 type AnswerInboxItemRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1033,9 +1089,12 @@ type AnswerInboxItemRequest struct {
 	// agent or project: remember an allow as a rule.
 	Remember string `protobuf:"bytes,4,opt,name=remember,proto3" json:"remember,omitempty"`
 	// A question's answer.
-	Answer        string `protobuf:"bytes,5,opt,name=answer,proto3" json:"answer,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Answer string `protobuf:"bytes,5,opt,name=answer,proto3" json:"answer,omitempty"`
+	// With remember: allow every call of the tool, not only what the item offered (the host's
+	// suggested rule, else this exact call).
+	RememberWholeTool bool `protobuf:"varint,6,opt,name=remember_whole_tool,json=rememberWholeTool,proto3" json:"remember_whole_tool,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AnswerInboxItemRequest) Reset() {
@@ -1101,6 +1160,13 @@ func (x *AnswerInboxItemRequest) GetAnswer() string {
 		return x.Answer
 	}
 	return ""
+}
+
+func (x *AnswerInboxItemRequest) GetRememberWholeTool() bool {
+	if x != nil {
+		return x.RememberWholeTool
+	}
+	return false
 }
 
 type AnswerInboxItemResponse struct {
@@ -1956,7 +2022,7 @@ var File_hub_v1_inbox_proto protoreflect.FileDescriptor
 
 const file_hub_v1_inbox_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/inbox.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x83\x04\n" +
+	"\x12hub/v1/inbox.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaa\x04\n" +
 	"\tInboxItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +
@@ -1978,7 +2044,8 @@ const file_hub_v1_inbox_proto_rawDesc = "" +
 	"\bdecision\x18\x0e \x01(\tR\bdecision\x12\x16\n" +
 	"\x06answer\x18\x0f \x01(\tR\x06answer\x12\x1a\n" +
 	"\bremember\x18\x10 \x01(\tR\bremember\x121\n" +
-	"\x06ran_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\x05ranAt\"\xcb\x02\n" +
+	"\x06ran_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\x05ranAt\x12%\n" +
+	"\x0esuggested_rule\x18\x12 \x01(\tR\rsuggestedRule\"\xfd\x02\n" +
 	"\fApprovalRule\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aproject\x18\x02 \x01(\tR\aproject\x12\x14\n" +
@@ -1992,7 +2059,10 @@ const file_hub_v1_inbox_proto_rawDesc = "" +
 	"expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x129\n" +
 	"\n" +
 	"revoked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\x12\x17\n" +
-	"\aitem_id\x18\t \x01(\tR\x06itemId\"\x98\x01\n" +
+	"\aitem_id\x18\t \x01(\tR\x06itemId\x12\x16\n" +
+	"\x06covers\x18\n" +
+	" \x01(\tR\x06covers\x12\x18\n" +
+	"\apattern\x18\v \x01(\tR\apattern\"\x98\x01\n" +
 	"\aWebhook\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x14\n" +
@@ -2017,12 +2087,13 @@ const file_hub_v1_inbox_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"revoked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\x80\x01\n" +
+	"revoked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xa7\x01\n" +
 	"\x16RequestApprovalRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05input\x18\x02 \x01(\tR\x05input\x12\x19\n" +
 	"\bcall_key\x18\x03 \x01(\tR\acallKey\x12!\n" +
-	"\fwait_seconds\x18\x04 \x01(\x05R\vwaitSeconds\"]\n" +
+	"\fwait_seconds\x18\x04 \x01(\x05R\vwaitSeconds\x12%\n" +
+	"\x0esuggested_rule\x18\x05 \x01(\tR\rsuggestedRule\"]\n" +
 	"\x17RequestApprovalResponse\x12%\n" +
 	"\x04item\x18\x01 \x01(\v2\x11.hub.v1.InboxItemR\x04item\x12\x1b\n" +
 	"\ttimed_out\x18\x02 \x01(\bR\btimedOut\"\xa3\x01\n" +
@@ -2039,19 +2110,23 @@ const file_hub_v1_inbox_proto_rawDesc = "" +
 	"\x05event\x18\x01 \x01(\tR\x05event\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x19\n" +
 	"\bcall_key\x18\x03 \x01(\tR\acallKey\"\x17\n" +
-	"\x15NoteHostEventResponse\"X\n" +
+	"\x15NoteHostEventResponse\"w\n" +
 	"\x10ListInboxRequest\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x18\n" +
 	"\aproject\x18\x02 \x01(\tR\aproject\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\x05R\x05limit\"<\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"d\n" +
 	"\x11ListInboxResponse\x12'\n" +
-	"\x05items\x18\x01 \x03(\v2\x11.hub.v1.InboxItemR\x05items\"\x92\x01\n" +
+	"\x05items\x18\x01 \x03(\v2\x11.hub.v1.InboxItemR\x05items\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc2\x01\n" +
 	"\x16AnswerInboxItemRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bdecision\x18\x02 \x01(\tR\bdecision\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12\x1a\n" +
 	"\bremember\x18\x04 \x01(\tR\bremember\x12\x16\n" +
-	"\x06answer\x18\x05 \x01(\tR\x06answer\"@\n" +
+	"\x06answer\x18\x05 \x01(\tR\x06answer\x12.\n" +
+	"\x13remember_whole_tool\x18\x06 \x01(\bR\x11rememberWholeTool\"@\n" +
 	"\x17AnswerInboxItemResponse\x12%\n" +
 	"\x04item\x18\x01 \x01(\v2\x11.hub.v1.InboxItemR\x04item\",\n" +
 	"\x18ListApprovalRulesRequest\x12\x10\n" +

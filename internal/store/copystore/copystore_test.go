@@ -169,7 +169,7 @@ func fill(t *testing.T) filled {
 		}()
 		var open []*hub.InboxItem
 		for len(open) == 0 {
-			open, err = in.ListItems(ctx, "open", "", 0)
+			open, _, err = in.ListItems(ctx, "open", "", 0, "")
 			must(err)
 		}
 		_, err = in.AnswerItem(ctx, "pat", open[0].ID, hub.Answer{Decision: hub.DecisionAllow, Remember: remember})

@@ -23,10 +23,10 @@ func scanAll[T any](t *Tx, scan func(row.Scanner) (T, error), q string, args ...
 // InsertInboxItem implements hub.InboxTx.
 func (t *Tx) InsertInboxItem(it *hub.InboxItem) error {
 	err := t.queryRow(`INSERT INTO inbox_items (agent_id, project, kind, title, body, tool, options, urgency, state, call_key,
-		created_at, answered_at, answered_by, decision, answer, remember, ran_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
+		created_at, answered_at, answered_by, decision, answer, remember, ran_at, suggested_rule)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id`,
 		it.AgentID, it.Project, string(it.Kind), it.Title, it.Body, it.Tool, row.Options(it.Options), string(it.Urgency), string(it.State), it.CallKey,
-		row.Nanos(it.CreatedAt), row.Nanos(it.AnsweredAt), it.AnsweredBy, it.Decision, it.Answer, it.Remember, row.Nanos(it.RanAt)).Scan(&it.ID)
+		row.Nanos(it.CreatedAt), row.Nanos(it.AnsweredAt), it.AnsweredBy, it.Decision, it.Answer, it.Remember, row.Nanos(it.RanAt), it.SuggestedRule).Scan(&it.ID)
 	if err != nil {
 		return fmt.Errorf("insert inbox item: %w", mapErr(err))
 	}
@@ -69,12 +69,42 @@ func (t *Tx) ListInboxItems(q hub.ItemQuery) ([]*hub.InboxItem, error) {
 	if q.CallKey != "" {
 		add("i.call_key = $%d", q.CallKey)
 	}
+	if q.Closed {
+		where = append(where, "i.state <> 'open'")
+	}
+	if q.Kind != "" {
+		add("i.kind = $%d", string(q.Kind))
+	}
+	if !q.Before.IsZero() {
+		add("i.created_at < $%d", row.Nanos(q.Before))
+	}
+	order := "i.id DESC"
+	switch {
+	case q.ByUrgency:
+		order = row.UrgencyRank + ", i.id"
+		if q.AfterID != 0 {
+			args = append(args, q.AfterRank, q.AfterID)
+			where = append(where, fmt.Sprintf("(%s, i.id) > ($%d, $%d)", row.UrgencyRank, len(args)-1, len(args)))
+		}
+	case q.AfterID != 0:
+		add("i.id < $%d", q.AfterID)
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 100
 	}
 	args = append(args, limit)
-	return scanAll(t, row.InboxItem, `SELECT `+row.InboxItemColumns+row.InboxItemFrom+` WHERE `+strings.Join(where, " AND ")+fmt.Sprintf(` ORDER BY i.id DESC LIMIT $%d`, len(args)), args...)
+	return scanAll(t, row.InboxItem, `SELECT `+row.InboxItemColumns+row.InboxItemFrom+` WHERE `+strings.Join(where, " AND ")+fmt.Sprintf(` ORDER BY %s LIMIT $%d`, order, len(args)), args...)
+}
+
+// CountOpenItems implements hub.InboxTx.
+func (t *Tx) CountOpenItems(agentID int64, project string) (agent, inProject int, err error) {
+	err = t.queryRow(`SELECT (SELECT COUNT(*) FROM inbox_items WHERE agent_id = $1 AND state = 'open'),
+		(SELECT COUNT(*) FROM inbox_items WHERE project = $2 AND state = 'open')`, agentID, project).Scan(&agent, &inProject)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count open inbox items: %w", err)
+	}
+	return agent, inProject, nil
 }
 
 // OpenItemOf implements hub.InboxTx.
@@ -110,9 +140,9 @@ func (t *Tx) MarkItemRan(agentID int64, callKey string, at time.Time) (bool, err
 
 // InsertApprovalRule implements hub.InboxTx.
 func (t *Tx) InsertApprovalRule(r *hub.ApprovalRule) error {
-	err := t.queryRow(`INSERT INTO approval_rules (project, agent_id, tool, created_by, created_at, expires_at, revoked_at, item_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-		r.Project, row.RuleAgent(r), r.Tool, r.CreatedBy, row.Nanos(r.CreatedAt), row.Nanos(r.ExpiresAt), row.Nanos(r.RevokedAt), r.ItemID).Scan(&r.ID)
+	err := t.queryRow(`INSERT INTO approval_rules (project, agent_id, tool, created_by, created_at, expires_at, revoked_at, item_id, covers, pattern)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+		r.Project, row.RuleAgent(r), r.Tool, r.CreatedBy, row.Nanos(r.CreatedAt), row.Nanos(r.ExpiresAt), row.Nanos(r.RevokedAt), r.ItemID, r.Covers, r.Pattern).Scan(&r.ID)
 	if err != nil {
 		return fmt.Errorf("insert approval rule: %w", mapErr(err))
 	}

@@ -10,7 +10,7 @@ import (
 // InboxItemColumns are the columns of inbox_items i joined with agents a
 // that InboxItem scans.
 const InboxItemColumns = `i.id, i.kind, i.agent_id, a.name, i.project, i.title, i.body, i.tool, i.options, i.urgency, i.state,
-	i.call_key, i.created_at, i.answered_at, i.answered_by, i.decision, i.answer, i.remember, i.ran_at`
+	i.call_key, i.created_at, i.answered_at, i.answered_by, i.decision, i.answer, i.remember, i.ran_at, i.suggested_rule`
 
 // InboxItemFrom is the FROM clause of InboxItemColumns.
 const InboxItemFrom = ` FROM inbox_items i JOIN agents a ON a.id = i.agent_id`
@@ -21,7 +21,7 @@ func InboxItem(s Scanner) (*hub.InboxItem, error) {
 	var kind, urgency, state, options string
 	var created, answered, ran int64
 	if err := s.Scan(&it.ID, &kind, &it.AgentID, &it.AgentName, &it.Project, &it.Title, &it.Body, &it.Tool, &options, &urgency, &state,
-		&it.CallKey, &created, &answered, &it.AnsweredBy, &it.Decision, &it.Answer, &it.Remember, &ran); err != nil {
+		&it.CallKey, &created, &answered, &it.AnsweredBy, &it.Decision, &it.Answer, &it.Remember, &ran, &it.SuggestedRule); err != nil {
 		return nil, err
 	}
 	it.Kind, it.Urgency, it.State = hub.ItemKind(kind), hub.Urgency(urgency), hub.ItemState(state)
@@ -46,7 +46,7 @@ func Options(opts []string) string {
 // ApprovalRuleColumns are the columns of approval_rules r (with its
 // agent's name, ” for a project's rule) that ApprovalRule scans.
 const ApprovalRuleColumns = `r.id, r.project, COALESCE(r.agent_id, 0), COALESCE(a.name, ''), r.tool, r.created_by, r.created_at,
-	r.expires_at, r.revoked_at, r.item_id`
+	r.expires_at, r.revoked_at, r.item_id, r.covers, r.pattern`
 
 // ApprovalRuleFrom is the FROM clause of ApprovalRuleColumns.
 const ApprovalRuleFrom = ` FROM approval_rules r LEFT JOIN agents a ON a.id = r.agent_id`
@@ -55,12 +55,15 @@ const ApprovalRuleFrom = ` FROM approval_rules r LEFT JOIN agents a ON a.id = r.
 func ApprovalRule(s Scanner) (*hub.ApprovalRule, error) {
 	var r hub.ApprovalRule
 	var created, expires, revoked int64
-	if err := s.Scan(&r.ID, &r.Project, &r.AgentID, &r.AgentName, &r.Tool, &r.CreatedBy, &created, &expires, &revoked, &r.ItemID); err != nil {
+	if err := s.Scan(&r.ID, &r.Project, &r.AgentID, &r.AgentName, &r.Tool, &r.CreatedBy, &created, &expires, &revoked, &r.ItemID, &r.Covers, &r.Pattern); err != nil {
 		return nil, err
 	}
 	r.CreatedAt, r.ExpiresAt, r.RevokedAt = Time(created), Time(expires), Time(revoked)
 	return &r, nil
 }
+
+// UrgencyRank is the SQL expression that orders open items urgent first.
+const UrgencyRank = `(CASE i.urgency WHEN 'urgent' THEN 0 ELSE 1 END)`
 
 // RuleAgent returns the agent_id column of a rule: NULL for a project's.
 func RuleAgent(r *hub.ApprovalRule) any {

@@ -16,10 +16,10 @@ import (
 // InsertInboxItem implements hub.InboxTx.
 func (t *Tx) InsertInboxItem(it *hub.InboxItem) error {
 	err := t.queryRow(`INSERT INTO inbox_items (agent_id, project, kind, title, body, tool, options, urgency, state, call_key,
-		created_at, answered_at, answered_by, decision, answer, remember, ran_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		created_at, answered_at, answered_by, decision, answer, remember, ran_at, suggested_rule)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		it.AgentID, it.Project, string(it.Kind), it.Title, it.Body, it.Tool, row.Options(it.Options), string(it.Urgency), string(it.State), it.CallKey,
-		row.Nanos(it.CreatedAt), row.Nanos(it.AnsweredAt), it.AnsweredBy, it.Decision, it.Answer, it.Remember, row.Nanos(it.RanAt)).Scan(&it.ID)
+		row.Nanos(it.CreatedAt), row.Nanos(it.AnsweredAt), it.AnsweredBy, it.Decision, it.Answer, it.Remember, row.Nanos(it.RanAt), it.SuggestedRule).Scan(&it.ID)
 	if err != nil {
 		return fmt.Errorf("insert inbox item: %w", mapErr(err))
 	}
@@ -57,18 +57,47 @@ func (t *Tx) ListInboxItems(q hub.ItemQuery) ([]*hub.InboxItem, error) {
 	if q.State != "" {
 		where, args = append(where, "i.state = ?"), append(args, string(q.State))
 	}
+	if q.Closed {
+		where = append(where, "i.state <> 'open'")
+	}
+	if q.Kind != "" {
+		where, args = append(where, "i.kind = ?"), append(args, string(q.Kind))
+	}
 	if q.Project != "" {
 		where, args = append(where, "i.project = ?"), append(args, q.Project)
 	}
 	if q.CallKey != "" {
 		where, args = append(where, "i.call_key = ?"), append(args, q.CallKey)
 	}
+	if !q.Before.IsZero() {
+		where, args = append(where, "i.created_at < ?"), append(args, row.Nanos(q.Before))
+	}
+	order := "i.id DESC"
+	switch {
+	case q.ByUrgency:
+		order = row.UrgencyRank + ", i.id"
+		if q.AfterID != 0 {
+			where, args = append(where, "("+row.UrgencyRank+", i.id) > (?, ?)"), append(args, q.AfterRank, q.AfterID)
+		}
+	case q.AfterID != 0:
+		where, args = append(where, "i.id < ?"), append(args, q.AfterID)
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 100
 	}
 	args = append(args, limit)
-	return scanAll(t, row.InboxItem, `SELECT `+row.InboxItemColumns+row.InboxItemFrom+` WHERE `+strings.Join(where, " AND ")+` ORDER BY i.id DESC LIMIT ?`, args...)
+	return scanAll(t, row.InboxItem, `SELECT `+row.InboxItemColumns+row.InboxItemFrom+` WHERE `+strings.Join(where, " AND ")+` ORDER BY `+order+` LIMIT ?`, args...)
+}
+
+// CountOpenItems implements hub.InboxTx.
+func (t *Tx) CountOpenItems(agentID int64, project string) (agent, inProject int, err error) {
+	err = t.queryRow(`SELECT (SELECT COUNT(*) FROM inbox_items WHERE agent_id = ? AND state = 'open'),
+		(SELECT COUNT(*) FROM inbox_items WHERE project = ? AND state = 'open')`, agentID, project).Scan(&agent, &inProject)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count open inbox items: %w", err)
+	}
+	return agent, inProject, nil
 }
 
 // OpenItemOf implements hub.InboxTx.
@@ -106,9 +135,9 @@ func (t *Tx) MarkItemRan(agentID int64, callKey string, at time.Time) (bool, err
 
 // InsertApprovalRule implements hub.InboxTx.
 func (t *Tx) InsertApprovalRule(r *hub.ApprovalRule) error {
-	err := t.queryRow(`INSERT INTO approval_rules (project, agent_id, tool, created_by, created_at, expires_at, revoked_at, item_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		r.Project, row.RuleAgent(r), r.Tool, r.CreatedBy, row.Nanos(r.CreatedAt), row.Nanos(r.ExpiresAt), row.Nanos(r.RevokedAt), r.ItemID).Scan(&r.ID)
+	err := t.queryRow(`INSERT INTO approval_rules (project, agent_id, tool, created_by, created_at, expires_at, revoked_at, item_id, covers, pattern)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		r.Project, row.RuleAgent(r), r.Tool, r.CreatedBy, row.Nanos(r.CreatedAt), row.Nanos(r.ExpiresAt), row.Nanos(r.RevokedAt), r.ItemID, r.Covers, r.Pattern).Scan(&r.ID)
 	if err != nil {
 		return fmt.Errorf("insert approval rule: %w", mapErr(err))
 	}

@@ -16,7 +16,7 @@ func testInboxItems(t *testing.T, h NewDB) {
 	q := &hub.InboxItem{Kind: hub.KindQuestion, AgentID: ann.ID, Project: hub.DefaultProject, Title: "Which DB?", Body: "Which DB?\nPostgres or SQLite",
 		Options: []string{"Postgres", "SQLite"}, Urgency: hub.UrgencyUrgent, State: hub.ItemOpen, CreatedAt: t0}
 	ap := &hub.InboxItem{Kind: hub.KindApproval, AgentID: bob.ID, Project: hub.DefaultProject, Title: "Allow Bash(npm test)?", Body: `{"command":"npm test"}`,
-		Tool: "Bash", Urgency: hub.UrgencyNormal, State: hub.ItemOpen, CallKey: "k1", CreatedAt: t0.Add(time.Second)}
+		Tool: "Bash", Urgency: hub.UrgencyNormal, State: hub.ItemOpen, CallKey: "k1", SuggestedRule: "npm test:*", CreatedAt: t0.Add(time.Second)}
 	mustUpdate(t, db, func(tx hub.Tx) error {
 		if err := tx.InsertInboxItem(q); err != nil {
 			return err
@@ -46,8 +46,25 @@ func testInboxItems(t *testing.T, h NewDB) {
 			t.Errorf("InboxItemsByID = %d items, %v; want 2", len(items), err)
 		}
 		list, err := tx.ListInboxItems(hub.ItemQuery{AgentID: bob.ID})
-		if err != nil || len(list) != 1 || list[0].ID != ap.ID {
+		if err != nil || len(list) != 1 || list[0].ID != ap.ID || list[0].SuggestedRule != "npm test:*" {
 			t.Errorf("ListInboxItems(bob) = %v, %v", list, err)
+		}
+		// Urgent first, then oldest, from a position; the approvals before a time.
+		byUrgency, err := tx.ListInboxItems(hub.ItemQuery{State: hub.ItemOpen, ByUrgency: true})
+		if err != nil || len(byUrgency) != 2 || byUrgency[0].ID != q.ID {
+			t.Errorf("ListInboxItems(by urgency) = %v, %v; want the urgent question first", byUrgency, err)
+		}
+		after, err := tx.ListInboxItems(hub.ItemQuery{State: hub.ItemOpen, ByUrgency: true, AfterRank: 0, AfterID: q.ID})
+		if err != nil || len(after) != 1 || after[0].ID != ap.ID {
+			t.Errorf("ListInboxItems(after the urgent one) = %v, %v; want the approval", after, err)
+		}
+		old, err := tx.ListInboxItems(hub.ItemQuery{State: hub.ItemOpen, Kind: hub.KindApproval, Before: t0.Add(time.Second)})
+		if err != nil || len(old) != 0 {
+			t.Errorf("ListInboxItems(approvals before its creation) = %v, %v; want none", old, err)
+		}
+		agent, project, err := tx.CountOpenItems(ann.ID, hub.DefaultProject)
+		if err != nil || agent != 1 || project != 2 {
+			t.Errorf("CountOpenItems(ann) = %d, %d, %v; want 1, 2", agent, project, err)
 		}
 		return nil
 	})
@@ -117,7 +134,7 @@ func testApprovalRules(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)
 	ann := createAgent(t, db, "ann")
-	mine := &hub.ApprovalRule{Project: hub.DefaultProject, AgentID: ann.ID, Tool: "Bash", CreatedBy: "alice", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour), ItemID: 3}
+	mine := &hub.ApprovalRule{Project: hub.DefaultProject, AgentID: ann.ID, Tool: "Bash", Covers: hub.CoversRule, Pattern: "npm test:*", CreatedBy: "alice", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour), ItemID: 3}
 	all := &hub.ApprovalRule{Project: hub.DefaultProject, Tool: "Bash", CreatedBy: "operator", CreatedAt: t0, ExpiresAt: t0.Add(2 * time.Hour)}
 	other := &hub.ApprovalRule{Project: "red", Tool: "Bash", CreatedBy: "operator", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 	mustUpdate(t, db, func(tx hub.Tx) error {
@@ -146,7 +163,7 @@ func testApprovalRules(t *testing.T, h NewDB) {
 	if err := db.Update(t.Context(), func(tx hub.Tx) error { return tx.RevokeApprovalRule(999, t0) }); hub.ErrorCode(err) != hub.ENOTFOUND {
 		t.Errorf("revoke an unknown rule: %v, want ENOTFOUND", err)
 	}
-	if rs := rules(t0.Add(2 * time.Minute)); len(rs) != 1 || rs[0].ID != mine.ID || rs[0].AgentName != "ann" || rs[0].ItemID != 3 {
+	if rs := rules(t0.Add(2 * time.Minute)); len(rs) != 1 || rs[0].ID != mine.ID || rs[0].AgentName != "ann" || rs[0].ItemID != 3 || rs[0].Covers != hub.CoversRule || rs[0].Pattern != "npm test:*" {
 		t.Errorf("rules after revoking the project's = %+v, want ann's", rs)
 	}
 	mustView(t, db, func(tx hub.Tx) error {

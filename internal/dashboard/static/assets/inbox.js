@@ -1,8 +1,10 @@
 // The inbox: what agents ask of people. Approvals (a host's permission
-// prompt relayed by its hook: Allow, Deny, allow always for the agent or
-// the project), questions (ask_human: an option or a free answer) and
-// agents waiting at their prompt. Open items first, urgent then oldest;
-// pushed live by the "inbox" topic. The watcher beside it keeps the nav's
+// prompt relayed by its hook, shown as the call that runs: Allow, Deny,
+// allow always for the agent or the project what the person sees — the
+// host's rule, else this exact call — or, marked as such, every call of
+// the tool), questions (ask_human: an option or a free answer) and
+// agents waiting at their prompt. Open items first, urgent then oldest
+// over all of them, a page at a time; pushed live by the "inbox" topic. The watcher beside it keeps the nav's
 // count and raises a browser notification (opt-in) when an urgent item
 // arrives while the tab is hidden.
 import { api, get } from './api.js';
@@ -18,6 +20,18 @@ function pretty(body) {
 // waited says how long an item has waited ("4 min").
 function waited(it, now = Date.now()) {
   return span(now - Date.parse(it.created_at));
+}
+
+// offered is what an "always allow" of approval it covers.
+function offered(it) {
+  return it.suggested_rule ? `${it.tool}(${it.suggested_rule})` : `this exact ${it.tool} call`;
+}
+
+// covers says what a remembered allow covers.
+function covers(r) {
+  if (r.covers === 'rule') return `${r.tool}(${r.pattern})`;
+  if (r.covers === 'call') return `exactly ${r.tool} ${r.pattern}`;
+  return `every ${r.tool} call (the whole tool)`;
 }
 
 function outcome(it) {
@@ -38,16 +52,20 @@ export function inboxView(root) {
   let items = [];
   let ruleList = [];
   let last = '';
+  let page = ''; // this page's token ('' the first)
+  let next = ''; // the next page's, '' on the last
+  const pager = h('p', { class: 'inbox-pager' });
 
   root.append(
     h('div', { class: 'bar' }, h('h2', {}, 'Inbox ', count), notify),
     err,
     list,
+    pager,
     section('Recently answered', done),
     section('Remembered allows',
-      h('p', { class: 'muted' }, 'Tools allowed without asking until the rule expires. Revoke one and its tool asks a person again.'),
+      h('p', { class: 'muted' }, 'Calls allowed without asking until the rule expires: what each covers is the host\'s rule, one exact call, or, when chosen, every call of the tool. Revoke one and those calls ask a person again.'),
       h('div', { class: 'tablewrap' }, h('table', { class: 'cards rules' },
-        h('thead', {}, h('tr', {}, ['Tool', 'Agent', 'Project', 'Set by', 'Expires', ''].map((c) => h('th', { scope: 'col' }, c)))),
+        h('thead', {}, h('tr', {}, ['Covers', 'Agent', 'Project', 'Set by', 'Expires', ''].map((c) => h('th', { scope: 'col' }, c)))),
         rules))),
   );
 
@@ -90,9 +108,12 @@ export function inboxView(root) {
       msg,
       h('span', { class: 'always' },
         h('button', { type: 'button', class: 'small', onclick: () => answer(it, { decision: 'allow', remember: 'agent', message: say() }, 'allow always') },
-          `Always allow ${it.tool} for ${it.agent}`),
+          `Always allow ${offered(it)} for ${it.agent}`),
         h('button', { type: 'button', class: 'small', onclick: () => answer(it, { decision: 'allow', remember: 'project', message: say() }, 'allow always') },
           `… for project ${it.project}`)),
+      h('span', { class: 'always whole-tool' },
+        h('button', { type: 'button', class: 'small danger', onclick: () => answer(it, { decision: 'allow', remember: 'agent', remember_whole_tool: true, message: say() }, 'allow every call') },
+          `Always allow every ${it.tool} call for ${it.agent} (the whole tool)`)),
     );
   }
 
@@ -127,7 +148,7 @@ export function inboxView(root) {
         ' ', h('a', { href: '#/agent/' + encodeURIComponent(it.agent) }, it.agent),
         h('span', { class: 'muted' }, ` · ${it.project} · waiting `, h('span', { class: 'waited' }, waited(it)))),
       h('h3', { class: 'inbox-title' }, it.title),
-      it.kind === 'approval' && it.body ? h('details', {}, h('summary', {}, `${it.tool} input`), h('pre', { class: 'inbox-body' }, pretty(it.body))) : '',
+      it.kind === 'approval' && it.body ? h('details', { open: true }, h('summary', {}, `${it.tool} input, as it runs`), h('pre', { class: 'inbox-body' }, pretty(it.body))) : '',
       it.kind === 'question' && it.body && it.body !== it.title ? h('p', { class: 'inbox-body' }, it.body) : '',
       actions ? actions(it) : '',
     );
@@ -135,7 +156,10 @@ export function inboxView(root) {
 
   function render() {
     const open = items.filter((it) => it.state === 'open');
-    count.textContent = `(${open.length} open)`;
+    count.textContent = `(${open.length} open${page || next ? ' on this page' : ''})`;
+    pager.replaceChildren(
+      page ? h('button', { type: 'button', class: 'quiet', onclick: () => { page = ''; last = ''; refresh(); } }, 'First page') : '',
+      next ? h('button', { type: 'button', class: 'quiet', onclick: () => { page = next; last = ''; refresh(); } }, 'Next page') : '');
     list.replaceChildren(...(open.length ? open.map(card)
       : [h('p', { class: 'muted empty' }, 'Nothing is waiting for you. Approvals from agents\' permission prompts, their questions and agents waiting at their prompt show here the moment they arrive.')]));
     const closed = items.filter((it) => it.state !== 'open').slice(0, 30);
@@ -144,7 +168,7 @@ export function inboxView(root) {
       h('div', { class: 'muted' }, outcome(it), ' · ', time(it.answered_at || it.created_at))))
       : [h('li', { class: 'muted' }, 'Nothing answered yet.')]));
     rules.replaceChildren(...(ruleList.length ? ruleList.map((r) => h('tr', { 'data-key': 'rule:' + r.id },
-      h('td', { 'data-label': 'Tool' }, r.tool), h('td', { 'data-label': 'Agent' }, r.agent || 'every agent'),
+      h('td', { 'data-label': 'Covers' }, covers(r)), h('td', { 'data-label': 'Agent' }, r.agent || 'every agent'),
       h('td', { 'data-label': 'Project' }, r.project), h('td', { 'data-label': 'Set by' }, r.created_by),
       h('td', { 'data-label': 'Expires' }, time(r.expires_at)),
       h('td', {}, h('button', {
@@ -158,11 +182,13 @@ export function inboxView(root) {
   }
 
   async function refresh() {
-    const [r, rs] = await Promise.all([get('/v1/admin/inbox', { limit: 100 }), get('/v1/admin/inbox/rules')]);
-    const now = JSON.stringify([r.items || [], rs.rules || []]);
+    const q = page ? { limit: 100, page_token: page } : { limit: 100 };
+    const [r, rs] = await Promise.all([get('/v1/admin/inbox', q), get('/v1/admin/inbox/rules')]);
+    const now = JSON.stringify([r.items || [], rs.rules || [], r.next_page_token || '']);
     if (now === last) return;
     last = now;
     items = r.items || [];
+    next = r.next_page_token || '';
     ruleList = rs.rules || [];
     keepFocus(render);
   }

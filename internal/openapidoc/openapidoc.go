@@ -1,7 +1,11 @@
-package gateway
+// Package openapidoc makes the OpenAPI 3 document the hub serves at
+// /openapi.json from the Swagger 2 document that buf generates from the
+// protos, at generation time (go run ./scripts/gen-openapi3): the hub embeds
+// the result, so the converter and its schema compiler are not linked into
+// the hub binary, whose every hook and guard run would pay their start-up.
+package openapidoc
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,20 +15,15 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// extraPaths documents the routes served beside the gateway (web pages,
-// probes, metrics, MCP, the change stream), in OpenAPI 3 form.
-//
-//go:embed openapi/extra.json
-var extraPaths []byte
-
-// OpenAPI3 returns the OpenAPI 3 document of everything the hub serves over
-// HTTP: the Swagger 2 document generated from the protos (whose
+// Convert returns the OpenAPI 3 document of everything the hub serves over
+// HTTP: swagger (the Swagger 2 document generated from the protos, whose
 // descriptions are the proto comments) converted with kin-openapi, titled,
-// versioned, with a bearer security scheme and the routes served outside
-// the gateway.
-func OpenAPI3(version string) (*openapi3.T, error) {
+// with a bearer security scheme, plus extra (the routes served beside the
+// gateway, in OpenAPI 3 form), as indented JSON. Its info.version is empty:
+// the hub fills in its own version when it serves the document.
+func Convert(swagger, extra []byte) ([]byte, error) {
 	var doc2 openapi2.T
-	if err := json.Unmarshal(OpenAPI, &doc2); err != nil {
+	if err := json.Unmarshal(swagger, &doc2); err != nil {
 		return nil, fmt.Errorf("read the generated Swagger document: %w", err)
 	}
 	doc, err := openapi2conv.ToV3(&doc2)
@@ -32,8 +31,7 @@ func OpenAPI3(version string) (*openapi3.T, error) {
 		return nil, fmt.Errorf("convert the Swagger document to OpenAPI 3: %w", err)
 	}
 	doc.Info = &openapi3.Info{
-		Title:   "Agent Hub API",
-		Version: version,
+		Title: "Agent Hub API",
 		Description: "The REST/JSON face of Agent Hub (the gRPC services hub.v1.AgentService and hub.v1.AdminService through grpc-gateway). " +
 			"Agent calls (/v1/...) take the agent's token and act as that agent only; admin calls (/v1/admin/...) take the admin token, " +
 			"found in admin.token in the hub's data dir. Errors come as {code, message, details} with the gRPC code and a message saying what is wrong.",
@@ -57,14 +55,18 @@ func OpenAPI3(version string) (*openapi3.T, error) {
 		},
 	}}
 	renameDottedParams(doc)
-	var extra map[string]*openapi3.PathItem
-	if err := json.Unmarshal(extraPaths, &extra); err != nil {
+	var paths map[string]*openapi3.PathItem
+	if err := json.Unmarshal(extra, &paths); err != nil {
 		return nil, fmt.Errorf("read the extra routes: %w", err)
 	}
-	for path, item := range extra {
+	for path, item := range paths {
 		doc.Paths.Set(path, item)
 	}
-	return doc, nil
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("write the OpenAPI 3 document: %w", err)
+	}
+	return append(out, '\n'), nil
 }
 
 // renameDottedParams turns path parameters bound to a nested field, such as
