@@ -1,5 +1,5 @@
 // Package usagesql implements hub.UsageTx once for both stores: the usage
-// tables (migration 0020_usage in internal/store/migration) have
+// tables (migration 0021_usage in internal/store/migration) have
 // the same columns, and the statements are plain SQL that SQLite and
 // PostgreSQL read alike, with "?" placeholders that a store rewrites as
 // it needs (its tasksql.DB).
