@@ -192,6 +192,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		m.RetainMessages = d
 		return err
 	})
+	fs.Func("retain-usage-minutes", `keep what agents spent per minute this long, e.g. "7d" (default 7d; 0: for ever); older reports read the days`, func(v string) error {
+		d, err := hub.ParseRetention(v)
+		m.Config.UsageRetention.Minutes = d
+		return err
+	})
+	fs.Func("retain-usage-days", `keep what agents spent per day this long, e.g. "400d" (default 400d; 0: for ever)`, func(v string) error {
+		d, err := hub.ParseRetention(v)
+		m.Config.UsageRetention.Days = d
+		return err
+	})
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -218,6 +218,8 @@ func commandTable() []command {
 		{name: "cron run", group: "schedule", summary: "run a cron job now (its schedule is unchanged)", usage: "NAME", run: runCronRun},
 		{name: "cron runs", group: "schedule", summary: "show the newest runs, of one job or of all", usage: "[NAME] [--limit N]", run: runCronRuns},
 		// status.go
+		{name: "usage", group: "hub", summary: "show what agents spent (tokens, requests, USD) as their hosts reported it, grouped",
+			usage: "[--by agent|project|task|model|day,...] [--since 24h] [--until T] [--agent NAME]", run: usageCmd},
 		{name: "info", group: "hub", summary: "show the hub's version, time, store and orchestrator figures", run: runInfo},
 		{name: "status", group: "hub", summary: "show an agent's status (check_hub_status); needs --token or HUB_TOKEN", run: runStatus},
 		{name: "watch", group: "hub", summary: "live view of agents and the newest events, refreshed until q or Ctrl-C",

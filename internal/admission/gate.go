@@ -362,6 +362,12 @@ func (g *Gate) Admit(ctx context.Context, method, token string) (c Caller, relea
 	if !ok {
 		return c, nil, refuse(codes.PermissionDenied, fmt.Sprintf(textNoRule, method))
 	}
+	return g.AdmitRule(ctx, rule, token)
+}
+
+// AdmitRule is Admit for a call that is no RPC, under its own rule (the
+// OTLP receiver's, OTLPExport).
+func (g *Gate) AdmitRule(ctx context.Context, rule Rule, token string) (c Caller, release func(), err error) {
 	if rule.Who != Joiner {
 		if c, err = g.Authorize(ctx, rule.Who, token); err != nil {
 			return Caller{}, nil, err

@@ -184,3 +184,9 @@ func Lookup(fullMethod string) (r Rule, ok bool) {
 	r, ok = rules[fullMethod]
 	return r, ok
 }
+
+// OTLPExport is the admission of an export of an agent's host's own
+// telemetry to the hub's OTLP receiver (/otlp/v1/metrics, logs, traces),
+// the one entry point that stands for no RPC: the agent's token, one write
+// of its budget (a host exports every few seconds at most).
+var OTLPExport = Rule{Who: Agent, Budget: Write, Weight: 1}

@@ -26,6 +26,7 @@ import (
 	"github.com/agenthub/hub/internal/orchestrator"
 	"github.com/agenthub/hub/internal/server"
 	"github.com/agenthub/hub/internal/tlsca"
+	"github.com/agenthub/hub/internal/usage"
 	"github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -399,6 +400,11 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 	extra := map[string]http.Handler{
 		"/mcp":         m.mcpHandler(),
 		"GET /metrics": m.metricsHandler(),
+	}
+	// The hosts' own telemetry (OTLP/HTTP): what each agent spends.
+	otlp := &usage.Receiver{Gate: m.Gate, Usage: m.Services.Usage, Meter: usage.NewMeter()}
+	for pattern, h := range otlp.Routes() {
+		extra[pattern] = h
 	}
 	dash := m.newDashboard(extra)
 	// Longer than the longest wait (WaitMax) plus its margin; every REST

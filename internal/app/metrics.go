@@ -138,6 +138,11 @@ func (t teeMetrics) WaitEnded(parked time.Duration, timedOut bool, wake time.Dur
 	t[1].WaitEnded(parked, timedOut, wake)
 }
 
+func (t teeMetrics) UsageRecorded(agent string, c hub.UsageCounts) {
+	t[0].UsageRecorded(agent, c)
+	t[1].UsageRecorded(agent, c)
+}
+
 // agentsByProject returns a scrape-time reader of the number of agents in
 // each project; on an error it repeats the last answer.
 func (m *Main) agentsByProject() func() map[string]float64 {

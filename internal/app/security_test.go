@@ -171,6 +171,7 @@ var validRequests = map[string]string{
 	"AgentService.RequestApproval":         `{"tool":"Bash","input":"{\"command\":\"ls\"}","wait_seconds":1}`,
 	"AgentService.AskHuman":                `{"question":"ship it?","timeout_seconds":0}`,
 	"AgentService.NoteHostEvent":           `{"event":"needs_input"}`,
+	"AgentService.GetUsage":                `{"group_by":"agent,model"}`,
 	"AgentService.ConfirmDelivery":         `{"ids":["1"],"via":"hook"}`,
 	"AgentService.EndSession":              `{"via":"hook"}`,
 
@@ -234,6 +235,7 @@ var validRequests = map[string]string{
 	"AdminService.CreatePerson":            `{"name":"intruder"}`,
 	"AdminService.ListPeople":              `{}`,
 	"AdminService.RevokePerson":            `{"name":"alice"}`,
+	"AdminService.ListUsage":               `{"group_by":"agent"}`,
 }
 
 // rpc is one method of the API with its REST route.

@@ -30,6 +30,8 @@ type Config struct {
 	MaxDeepWork    time.Duration // longest strict deep work
 	TaskLease      time.Duration // a task claim's lease past its holder's last activity, unless its project sets one
 	AdminTokenHash []byte        // HashToken of the admin token
+	// UsageRetention is how long what agents spend is kept (usage.go).
+	UsageRetention UsageRetention
 
 	Metrics Metrics // nil means none
 }
@@ -51,6 +53,7 @@ func DefaultConfig() Config {
 		Health:         DefaultHealthConfig(),
 		MaxDeepWork:    4 * time.Hour,
 		TaskLease:      DefaultTaskLease,
+		UsageRetention: DefaultUsageRetention,
 	}
 }
 
@@ -62,6 +65,9 @@ type Metrics interface {
 	// was parked, whether it timed out, and for a wake-up by a post, the
 	// time from the post's commit to the return.
 	WaitEnded(parked time.Duration, timedOut bool, wakeLatency time.Duration)
+	// UsageRecorded is called for each export of usage an agent's host
+	// made, with what it added.
+	UsageRecorded(agent string, c UsageCounts)
 }
 
 type noMetrics struct{}
@@ -69,6 +75,8 @@ type noMetrics struct{}
 func (noMetrics) MessagePosted(string) {}
 
 func (noMetrics) WaitEnded(time.Duration, bool, time.Duration) {}
+
+func (noMetrics) UsageRecorded(string, UsageCounts) {}
 
 // Core is what the services share: the store, the clock, the
 // configuration, the registry of parked waits (with the change feed it
@@ -84,6 +92,7 @@ type core struct {
 	waiters  *Waiters
 	presence *PresenceTracker
 	paths    *PathTracker // the agents' paths (reachability.go)
+	limits   *rateLimits  // agents whose hosts report rate limiting (usage.go)
 	metrics  Metrics
 	beat     atomic.Int64
 	started  time.Time
@@ -108,6 +117,7 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		waiters:  waiters,
 		presence: NewPresenceTracker(),
 		paths:    NewPathTracker(newReplicaID()),
+		limits:   &rateLimits{held: map[int64]time.Time{}},
 		metrics:  noMetrics{},
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),

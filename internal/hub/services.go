@@ -22,6 +22,7 @@ type Services struct {
 	Inbox        *Inbox
 	People       *People
 	Webhooks     *Webhooks
+	Usage        *Usage
 }
 
 // NewServices builds the services over c. Call Init before serving.
@@ -46,6 +47,7 @@ func NewServices(c *Core) *Services {
 		Inbox:        NewInbox(c, InboxOptions{}),
 		People:       NewPeople(c),
 		Webhooks:     NewWebhooks(c),
+		Usage:        NewUsage(c),
 	}
 }
 

@@ -17,4 +17,7 @@ type Status struct {
 	Online             []string
 	Waiting            []string
 	Time               time.Time
+	// RateLimitedUntil is set while the agent's host reports rate
+	// limiting (usage.go).
+	RateLimitedUntil time.Time
 }

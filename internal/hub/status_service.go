@@ -19,7 +19,7 @@ func (s *Liveness) statusHealth(tx HealthTx, a *Agent, out *Status) error {
 // Status returns the caller's status.
 func (s *Liveness) Status(ctx context.Context, caller *Agent) (*Status, error) {
 	now := s.clock.Now()
-	st := &Status{Agent: caller.Name, Time: now, Beat: s.beat.Load()}
+	st := &Status{Agent: caller.Name, Time: now, Beat: s.beat.Load(), RateLimitedUntil: s.limits.until(caller.ID, now)}
 	err := view(ctx, s.store, func(tx livenessTx) error {
 		a, err := tx.AgentByID(caller.ID)
 		if err != nil {

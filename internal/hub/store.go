@@ -57,6 +57,7 @@ type Tx interface {
 	RetireTx
 	DigestTx
 	NoticeTx
+	UsageTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

@@ -104,6 +104,9 @@ func (ts *Tasks) Next(ctx context.Context, caller *Agent, req NextRequest) (*Nex
 	if dl, ok := ctx.Deadline(); ok {
 		wait = max(0, min(wait, dl.Sub(ts.clock.Now())-ts.cfg.DeadlineMargin))
 	}
+	if until := ts.limits.until(caller.ID, ts.clock.Now()); !until.IsZero() {
+		wait = min(wait, until.Sub(ts.clock.Now())) // answered when the limit lifts
+	}
 	var tw *taskWait
 	if wait > 0 {
 		w, err := ts.waiters.Register(caller.ID, caller.authEpoch, caller.authHash)
@@ -117,7 +120,14 @@ func (ts *Tasks) Next(ctx context.Context, caller *Agent, req NextRequest) (*Nex
 		defer ts.parked.remove(tw)
 	}
 	for {
-		t, cs, err := ts.tryNext(ctx, caller, labels, role)
+		var t *Task
+		var cs []Conflict
+		var err error
+		// An agent its host reports rate limited is handed nothing until
+		// the limit lifts (usage.go).
+		if ts.limits.until(caller.ID, ts.clock.Now()).IsZero() {
+			t, cs, err = ts.tryNext(ctx, caller, labels, role)
+		}
 		if err != nil || t != nil {
 			return &NextResult{Task: t, Conflicts: cs}, err
 		}

@@ -441,6 +441,8 @@ func (m *fakeMetrics) WaitEnded(_ time.Duration, timedOut bool, _ time.Duration)
 	}
 }
 
+func (m *fakeMetrics) UsageRecorded(string, hub.UsageCounts) {}
+
 func TestWaitMetrics(t *testing.T) {
 	t.Parallel()
 	fm := &fakeMetrics{}

@@ -37,6 +37,9 @@ type Metrics struct {
 	parked      prometheus.Histogram
 	rpcs        *prometheus.CounterVec
 	rpcDuration *prometheus.HistogramVec
+	tokens      *prometheus.CounterVec
+	requests    *prometheus.CounterVec
+	cost        *prometheus.CounterVec
 	methods     sync.Map // gRPC method name → *methodMetrics
 }
 
@@ -75,7 +78,20 @@ func New() *Metrics {
 		Help:    "Duration of unary RPCs other than WaitForMessages (see wait_parked_seconds), by service and method.",
 		Buckets: prometheus.ExponentialBuckets(100e-6, 4, 10), // 100 µs … ~26 s
 	}, []string{"service", "method"})
-	m.reg.MustRegister(m.posts, m.waits, m.wakeLatency, m.parked, m.rpcs, m.rpcDuration,
+	// By agent: what each agent's host reported it spent (usage.go).
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "usage_tokens_total",
+		Help: "Model tokens agents' hosts reported, by agent and type: input, output, cache_read, cache_creation.",
+	}, []string{"agent", "type"})
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "usage_requests_total",
+		Help: "Model requests agents' hosts reported, by agent.",
+	}, []string{"agent"})
+	m.cost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "usage_cost_usd_total",
+		Help: "Cost in US dollars agents' hosts reported, by agent.",
+	}, []string{"agent"})
+	m.reg.MustRegister(m.posts, m.waits, m.wakeLatency, m.parked, m.rpcs, m.rpcDuration, m.tokens, m.requests, m.cost,
 		buildInfo(version.Version, version.Commit, runtime.Version()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -110,6 +126,24 @@ func (m *Metrics) WaitEnded(parked time.Duration, timedOut bool, wakeLatency tim
 	m.parked.Observe(parked.Seconds())
 	if wakeLatency > 0 {
 		m.wakeLatency.Observe(wakeLatency.Seconds())
+	}
+}
+
+// UsageRecorded implements hub.Metrics.
+func (m *Metrics) UsageRecorded(agent string, c hub.UsageCounts) {
+	for _, t := range []struct {
+		name string
+		n    int64
+	}{{"input", c.Input}, {"output", c.Output}, {"cache_read", c.CacheRead}, {"cache_creation", c.CacheCreation}} {
+		if t.n > 0 {
+			m.tokens.WithLabelValues(agent, t.name).Add(float64(t.n))
+		}
+	}
+	if c.Requests > 0 {
+		m.requests.WithLabelValues(agent).Add(float64(c.Requests))
+	}
+	if c.CostUSD > 0 {
+		m.cost.WithLabelValues(agent).Add(c.CostUSD)
 	}
 }
 

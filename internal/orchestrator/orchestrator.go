@@ -117,13 +117,14 @@ type Jobs struct {
 	Receipts     *hub.Receipts     // overdue acknowledgements, digests, queued notices
 	Reservations *hub.Reservations // expired reservations
 	Ops          *hub.Ops          // message retention
+	Usage        *hub.Usage        // usage retention (nil: none)
 	Tasks        *hub.Tasks        // task claims whose lease lapsed (nil: none)
 	Feed         *hub.Feed         // TopicTick after each tick
 }
 
 // JobsOf returns the jobs of the hub's services.
 func JobsOf(s *hub.Services) *Jobs {
-	return &Jobs{Schedule: s.Schedule, Liveness: s.Liveness, Receipts: s.Receipts, Reservations: s.Reservations, Ops: s.Ops, Tasks: s.Tasks, Feed: s.Core.Feed()}
+	return &Jobs{Schedule: s.Schedule, Liveness: s.Liveness, Receipts: s.Receipts, Reservations: s.Reservations, Ops: s.Ops, Usage: s.Usage, Tasks: s.Tasks, Feed: s.Core.Feed()}
 }
 
 // New returns an Orchestrator running jobs with the given settings; it
@@ -408,6 +409,15 @@ func (o *Orchestrator) stepCron(ctx context.Context, now time.Time) error {
 // write transaction, within the step budget; the rest waits for the next
 // tick.
 func (o *Orchestrator) stepRetention(ctx context.Context, now time.Time) error {
+	if o.jobs.Usage != nil {
+		// What agents spent: minutes and days past the usage retention.
+		if err := o.batches(func() (bool, error) {
+			n, err := o.jobs.Usage.PruneBatch(ctx, now, o.set.BatchLimit)
+			return n >= int64(o.set.BatchLimit), err
+		}); err != nil {
+			return err
+		}
+	}
 	if o.set.RetainMessages <= 0 {
 		return nil
 	}

@@ -127,5 +127,6 @@ func statusToProto(st *hub.Status) *hubv1.Status {
 		HubTime:            ts(st.Time),
 		LatestMessageId:    hub.FormatMessageID(st.LatestMessageID),
 		DeepWork:           DeepWorkToProto(st.DeepWork),
+		RateLimitedUntil:   ts(st.RateLimitedUntil),
 	}
 }

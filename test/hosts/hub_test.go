@@ -55,6 +55,7 @@ type testHub struct {
 	addr, http string
 	adminToken string
 	admin      hubv1.AdminServiceClient
+	asAdmin    hubv1.AgentServiceClient // the calls agents and the admin share, with the admin token
 	actx       context.Context
 }
 
@@ -75,8 +76,9 @@ func startHub(t *testing.T) *testHub {
 	}
 	return &testHub{
 		addr: m.GRPCAddress(), http: "http://" + m.HTTPAddress(), adminToken: tok,
-		admin: hubv1.NewAdminServiceClient(m.Conn()),
-		actx:  metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok),
+		admin:   hubv1.NewAdminServiceClient(m.Conn()),
+		asAdmin: hubv1.NewAgentServiceClient(m.Conn()),
+		actx:    metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok),
 	}
 }
 
@@ -108,7 +110,7 @@ func (h *testHub) presence(t *testing.T, name string) string {
 // receipt is the receipt of message id for its recipient.
 func (h *testHub) receipt(t *testing.T, id string) *hubv1.Receipt {
 	t.Helper()
-	r, err := h.admin.GetMessageReceipts(h.actx, &hubv1.AdminGetMessageReceiptsRequest{Id: id})
+	r, err := h.asAdmin.GetMessageReceipts(h.actx, &hubv1.GetMessageReceiptsRequest{Id: id})
 	if err != nil {
 		t.Fatal(err)
 	}

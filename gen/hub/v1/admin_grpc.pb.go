@@ -71,6 +71,7 @@ const (
 	AdminService_CreatePerson_FullMethodName            = "/hub.v1.AdminService/CreatePerson"
 	AdminService_ListPeople_FullMethodName              = "/hub.v1.AdminService/ListPeople"
 	AdminService_RevokePerson_FullMethodName            = "/hub.v1.AdminService/RevokePerson"
+	AdminService_ListUsage_FullMethodName               = "/hub.v1.AdminService/ListUsage"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -207,6 +208,8 @@ type AdminServiceClient interface {
 	ListPeople(ctx context.Context, in *ListPeopleRequest, opts ...grpc.CallOption) (*ListPeopleResponse, error)
 	// RevokePerson revokes a person's token.
 	RevokePerson(ctx context.Context, in *RevokePersonRequest, opts ...grpc.CallOption) (*RevokePersonResponse, error)
+	// ListUsage is what agents spent, as their hosts reported it over OTLP, grouped.
+	ListUsage(ctx context.Context, in *ListUsageRequest, opts ...grpc.CallOption) (*UsageReport, error)
 }
 
 type adminServiceClient struct {
@@ -737,6 +740,16 @@ func (c *adminServiceClient) RevokePerson(ctx context.Context, in *RevokePersonR
 	return out, nil
 }
 
+func (c *adminServiceClient) ListUsage(ctx context.Context, in *ListUsageRequest, opts ...grpc.CallOption) (*UsageReport, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UsageReport)
+	err := c.cc.Invoke(ctx, AdminService_ListUsage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -871,6 +884,8 @@ type AdminServiceServer interface {
 	ListPeople(context.Context, *ListPeopleRequest) (*ListPeopleResponse, error)
 	// RevokePerson revokes a person's token.
 	RevokePerson(context.Context, *RevokePersonRequest) (*RevokePersonResponse, error)
+	// ListUsage is what agents spent, as their hosts reported it over OTLP, grouped.
+	ListUsage(context.Context, *ListUsageRequest) (*UsageReport, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -1036,6 +1051,9 @@ func (UnimplementedAdminServiceServer) ListPeople(context.Context, *ListPeopleRe
 }
 func (UnimplementedAdminServiceServer) RevokePerson(context.Context, *RevokePersonRequest) (*RevokePersonResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokePerson not implemented")
+}
+func (UnimplementedAdminServiceServer) ListUsage(context.Context, *ListUsageRequest) (*UsageReport, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListUsage not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1994,6 +2012,24 @@ func _AdminService_RevokePerson_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_ListUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListUsageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListUsage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListUsage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListUsage(ctx, req.(*ListUsageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2208,6 +2244,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokePerson",
 			Handler:    _AdminService_RevokePerson_Handler,
+		},
+		{
+			MethodName: "ListUsage",
+			Handler:    _AdminService_ListUsage_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -3449,7 +3449,7 @@ var File_hub_v1_agent_proto protoreflect.FileDescriptor
 
 const file_hub_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\"\x12\n" +
+	"\x12hub/v1/agent.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\x1a\x12hub/v1/usage.proto\"\x12\n" +
 	"\x10HeartbeatRequest\"\x9a\x02\n" +
 	"\x11HeartbeatResponse\x12!\n" +
 	"\fheartbeat_id\x18\x01 \x01(\tR\vheartbeatId\x129\n" +
@@ -3675,7 +3675,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\xfa\x1a\n" +
+	"\x12EndSessionResponse2\xc1\x1b\n" +
 	"\fAgentService\x12M\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
@@ -3753,7 +3753,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\bAskHuman\x12\x17.hub.v1.AskHumanRequest\x1a\x18.hub.v1.AskHumanResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12Y\n" +
 	"\rNoteHostEvent\x12\x1c.hub.v1.NoteHostEventRequest\x1a\x1d.hub.v1.NoteHostEventResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x01\x18\x01\x12_\n" +
+	"\x01\x01\x10\x01\x18\x01\x12E\n" +
+	"\bGetUsage\x12\x17.hub.v1.GetUsageRequest\x1a\x13.hub.v1.UsageReport\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x05\x12_\n" +
 	"\x0fConfirmDelivery\x12\x1e.hub.v1.ConfirmDeliveryRequest\x1a\x1f.hub.v1.ConfirmDeliveryResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12P\n" +
 	"\n" +
@@ -3858,17 +3860,19 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*RequestApprovalRequest)(nil),          // 81: hub.v1.RequestApprovalRequest
 	(*AskHumanRequest)(nil),                 // 82: hub.v1.AskHumanRequest
 	(*NoteHostEventRequest)(nil),            // 83: hub.v1.NoteHostEventRequest
-	(*CreateTaskResponse)(nil),              // 84: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 85: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 86: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 87: hub.v1.UpdateTaskResponse
-	(*ClaimTaskResponse)(nil),               // 88: hub.v1.ClaimTaskResponse
-	(*NextTaskResponse)(nil),                // 89: hub.v1.NextTaskResponse
-	(*CompleteTaskResponse)(nil),            // 90: hub.v1.CompleteTaskResponse
-	(*BlockTaskResponse)(nil),               // 91: hub.v1.BlockTaskResponse
-	(*RequestApprovalResponse)(nil),         // 92: hub.v1.RequestApprovalResponse
-	(*AskHumanResponse)(nil),                // 93: hub.v1.AskHumanResponse
-	(*NoteHostEventResponse)(nil),           // 94: hub.v1.NoteHostEventResponse
+	(*GetUsageRequest)(nil),                 // 84: hub.v1.GetUsageRequest
+	(*CreateTaskResponse)(nil),              // 85: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 86: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 87: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 88: hub.v1.UpdateTaskResponse
+	(*ClaimTaskResponse)(nil),               // 89: hub.v1.ClaimTaskResponse
+	(*NextTaskResponse)(nil),                // 90: hub.v1.NextTaskResponse
+	(*CompleteTaskResponse)(nil),            // 91: hub.v1.CompleteTaskResponse
+	(*BlockTaskResponse)(nil),               // 92: hub.v1.BlockTaskResponse
+	(*RequestApprovalResponse)(nil),         // 93: hub.v1.RequestApprovalResponse
+	(*AskHumanResponse)(nil),                // 94: hub.v1.AskHumanResponse
+	(*NoteHostEventResponse)(nil),           // 95: hub.v1.NoteHostEventResponse
+	(*UsageReport)(nil),                     // 96: hub.v1.UsageReport
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
 	59, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
@@ -3947,49 +3951,51 @@ var file_hub_v1_agent_proto_depIdxs = []int32{
 	81, // 73: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
 	82, // 74: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
 	83, // 75: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
-	55, // 76: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
-	57, // 77: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
-	1,  // 78: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 79: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 80: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 81: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 82: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 83: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 84: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 85: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 86: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 87: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 88: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 89: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 90: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 91: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 92: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 93: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 94: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 95: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 96: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 97: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	43, // 98: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	45, // 99: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	47, // 100: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	49, // 101: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	51, // 102: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	54, // 103: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	84, // 104: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	85, // 105: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	86, // 106: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
-	87, // 107: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	88, // 108: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
-	89, // 109: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
-	90, // 110: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
-	91, // 111: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
-	92, // 112: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
-	93, // 113: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
-	94, // 114: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
-	56, // 115: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
-	58, // 116: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
-	78, // [78:117] is the sub-list for method output_type
-	39, // [39:78] is the sub-list for method input_type
+	84, // 76: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
+	55, // 77: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
+	57, // 78: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
+	1,  // 79: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 80: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 81: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 82: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 83: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 84: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 85: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	15, // 86: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	17, // 87: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	19, // 88: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	21, // 89: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	23, // 90: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	25, // 91: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	27, // 92: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	29, // 93: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	32, // 94: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	35, // 95: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	37, // 96: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	39, // 97: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	41, // 98: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	43, // 99: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	45, // 100: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	47, // 101: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	49, // 102: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	51, // 103: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	54, // 104: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	85, // 105: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	86, // 106: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	87, // 107: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	88, // 108: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	89, // 109: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	90, // 110: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	91, // 111: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	92, // 112: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	93, // 113: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
+	94, // 114: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
+	95, // 115: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
+	96, // 116: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
+	56, // 117: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
+	58, // 118: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
+	79, // [79:119] is the sub-list for method output_type
+	39, // [39:79] is the sub-list for method input_type
 	39, // [39:39] is the sub-list for extension type_name
 	39, // [39:39] is the sub-list for extension extendee
 	0,  // [0:39] is the sub-list for field type_name
@@ -4004,6 +4010,7 @@ func file_hub_v1_agent_proto_init() {
 	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()
+	file_hub_v1_usage_proto_init()
 	file_hub_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -56,6 +56,7 @@ const (
 	AgentService_RequestApproval_FullMethodName         = "/hub.v1.AgentService/RequestApproval"
 	AgentService_AskHuman_FullMethodName                = "/hub.v1.AgentService/AskHuman"
 	AgentService_NoteHostEvent_FullMethodName           = "/hub.v1.AgentService/NoteHostEvent"
+	AgentService_GetUsage_FullMethodName                = "/hub.v1.AgentService/GetUsage"
 	AgentService_ConfirmDelivery_FullMethodName         = "/hub.v1.AgentService/ConfirmDelivery"
 	AgentService_EndSession_FullMethodName              = "/hub.v1.AgentService/EndSession"
 )
@@ -174,6 +175,9 @@ type AgentServiceClient interface {
 	// NoteHostEvent is for host hooks: the agent waits at its prompt for a person (needs_input), or
 	// works again (active, tool_ran, with the call's key), or its session ended (session_end).
 	NoteHostEvent(ctx context.Context, in *NoteHostEventRequest, opts ...grpc.CallOption) (*NoteHostEventResponse, error)
+	// GetUsage is what the caller spent, as its host reported it over OTLP. A report sums up to a day of
+	// rollups, so it weighs 5 reads.
+	GetUsage(ctx context.Context, in *GetUsageRequest, opts ...grpc.CallOption) (*UsageReport, error)
 	// ConfirmDelivery is for the paths that carry messages into the caller's context outside its own
 	// calls (host hooks, hub mcp's channel push, the tmux sidecar): called once the host has taken
 	// the messages, it moves each to IN_CONTEXT through that path, once (a message already in
@@ -564,6 +568,16 @@ func (c *agentServiceClient) NoteHostEvent(ctx context.Context, in *NoteHostEven
 	return out, nil
 }
 
+func (c *agentServiceClient) GetUsage(ctx context.Context, in *GetUsageRequest, opts ...grpc.CallOption) (*UsageReport, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UsageReport)
+	err := c.cc.Invoke(ctx, AgentService_GetUsage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) ConfirmDelivery(ctx context.Context, in *ConfirmDeliveryRequest, opts ...grpc.CallOption) (*ConfirmDeliveryResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ConfirmDeliveryResponse)
@@ -698,6 +712,9 @@ type AgentServiceServer interface {
 	// NoteHostEvent is for host hooks: the agent waits at its prompt for a person (needs_input), or
 	// works again (active, tool_ran, with the call's key), or its session ended (session_end).
 	NoteHostEvent(context.Context, *NoteHostEventRequest) (*NoteHostEventResponse, error)
+	// GetUsage is what the caller spent, as its host reported it over OTLP. A report sums up to a day of
+	// rollups, so it weighs 5 reads.
+	GetUsage(context.Context, *GetUsageRequest) (*UsageReport, error)
 	// ConfirmDelivery is for the paths that carry messages into the caller's context outside its own
 	// calls (host hooks, hub mcp's channel push, the tmux sidecar): called once the host has taken
 	// the messages, it moves each to IN_CONTEXT through that path, once (a message already in
@@ -828,6 +845,9 @@ func (UnimplementedAgentServiceServer) AskHuman(context.Context, *AskHumanReques
 }
 func (UnimplementedAgentServiceServer) NoteHostEvent(context.Context, *NoteHostEventRequest) (*NoteHostEventResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method NoteHostEvent not implemented")
+}
+func (UnimplementedAgentServiceServer) GetUsage(context.Context, *GetUsageRequest) (*UsageReport, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetUsage not implemented")
 }
 func (UnimplementedAgentServiceServer) ConfirmDelivery(context.Context, *ConfirmDeliveryRequest) (*ConfirmDeliveryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConfirmDelivery not implemented")
@@ -1522,6 +1542,24 @@ func _AgentService_NoteHostEvent_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetUsageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetUsage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetUsage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetUsage(ctx, req.(*GetUsageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_ConfirmDelivery_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ConfirmDeliveryRequest)
 	if err := dec(in); err != nil {
@@ -1712,6 +1750,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "NoteHostEvent",
 			Handler:    _AgentService_NoteHostEvent_Handler,
+		},
+		{
+			MethodName: "GetUsage",
+			Handler:    _AgentService_GetUsage_Handler,
 		},
 		{
 			MethodName: "ConfirmDelivery",

@@ -598,9 +598,12 @@ type Status struct {
 	// The cursor: ID of the newest message addressed to the caller.
 	LatestMessageId string `protobuf:"bytes,14,opt,name=latest_message_id,json=latestMessageId,proto3" json:"latest_message_id,omitempty"`
 	// The deep work declaration in force, if any.
-	DeepWork      *DeepWork `protobuf:"bytes,15,opt,name=deep_work,json=deepWork,proto3" json:"deep_work,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DeepWork *DeepWork `protobuf:"bytes,15,opt,name=deep_work,json=deepWork,proto3" json:"deep_work,omitempty"`
+	// rate_limited_until is set while the agent's host reports its model API rate limited or
+	// overloaded (OTLP telemetry): next_task hands it nothing until then.
+	RateLimitedUntil *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=rate_limited_until,json=rateLimitedUntil,proto3" json:"rate_limited_until,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Status) Reset() {
@@ -734,6 +737,13 @@ func (x *Status) GetLatestMessageId() string {
 func (x *Status) GetDeepWork() *DeepWork {
 	if x != nil {
 		return x.DeepWork
+	}
+	return nil
+}
+
+func (x *Status) GetRateLimitedUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RateLimitedUntil
 	}
 	return nil
 }
@@ -2567,7 +2577,7 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"\fack_required\x18\r \x01(\bR\vackRequired\x12\x18\n" +
 	"\aproject\x18\x0e \x01(\tR\aproject\x123\n" +
 	"\vsender_kind\x18\x0f \x01(\x0e2\x12.hub.v1.SenderKindR\n" +
-	"senderKind\"\xa3\x04\n" +
+	"senderKind\"\xed\x04\n" +
 	"\x06Status\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12!\n" +
 	"\funread_count\x18\x02 \x01(\x03R\vunreadCount\x12#\n" +
@@ -2586,7 +2596,8 @@ const file_hub_v1_types_proto_rawDesc = "" +
 	"hubVersion\x125\n" +
 	"\bhub_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\ahubTime\x12*\n" +
 	"\x11latest_message_id\x18\x0e \x01(\tR\x0flatestMessageId\x12-\n" +
-	"\tdeep_work\x18\x0f \x01(\v2\x10.hub.v1.DeepWorkR\bdeepWork\"\x7f\n" +
+	"\tdeep_work\x18\x0f \x01(\v2\x10.hub.v1.DeepWorkR\bdeepWork\x12H\n" +
+	"\x12rate_limited_until\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\x10rateLimitedUntil\"\x7f\n" +
 	"\aFinding\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1a\n" +
 	"\bseverity\x18\x02 \x01(\tR\bseverity\x120\n" +
@@ -2826,51 +2837,52 @@ var file_hub_v1_types_proto_depIdxs = []int32{
 	6,  // 9: hub.v1.Status.findings:type_name -> hub.v1.Finding
 	25, // 10: hub.v1.Status.hub_time:type_name -> google.protobuf.Timestamp
 	11, // 11: hub.v1.Status.deep_work:type_name -> hub.v1.DeepWork
-	25, // 12: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
-	6,  // 13: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
-	25, // 14: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
-	25, // 15: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
-	25, // 16: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
-	25, // 17: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
-	25, // 18: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
-	11, // 19: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
-	25, // 20: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
-	25, // 21: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
-	25, // 22: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	25, // 23: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
-	25, // 24: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
-	25, // 25: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
-	25, // 26: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
-	25, // 27: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
-	25, // 28: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
-	13, // 29: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
-	15, // 30: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
-	25, // 31: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
-	25, // 32: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
-	25, // 33: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
-	25, // 34: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
-	25, // 35: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
-	25, // 36: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
-	25, // 37: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
-	25, // 38: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
-	25, // 39: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
-	25, // 40: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
-	25, // 41: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
-	19, // 42: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
-	25, // 43: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
-	25, // 44: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
-	25, // 45: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
-	4,  // 46: hub.v1.SearchHit.message:type_name -> hub.v1.Message
-	25, // 47: hub.v1.Receipt.delivered_at:type_name -> google.protobuf.Timestamp
-	25, // 48: hub.v1.Receipt.read_at:type_name -> google.protobuf.Timestamp
-	25, // 49: hub.v1.Receipt.acked_at:type_name -> google.protobuf.Timestamp
-	25, // 50: hub.v1.Receipt.in_context_at:type_name -> google.protobuf.Timestamp
-	25, // 51: hub.v1.Project.created_at:type_name -> google.protobuf.Timestamp
-	52, // [52:52] is the sub-list for method output_type
-	52, // [52:52] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	25, // 12: hub.v1.Status.rate_limited_until:type_name -> google.protobuf.Timestamp
+	25, // 13: hub.v1.Finding.since:type_name -> google.protobuf.Timestamp
+	6,  // 14: hub.v1.AgentHealth.findings:type_name -> hub.v1.Finding
+	25, // 15: hub.v1.AgentHealth.last_activity_at:type_name -> google.protobuf.Timestamp
+	25, // 16: hub.v1.AgentHealth.last_activity_log_at:type_name -> google.protobuf.Timestamp
+	25, // 17: hub.v1.AgentHealth.last_checkpoint_at:type_name -> google.protobuf.Timestamp
+	25, // 18: hub.v1.AgentHealth.last_reflection_at:type_name -> google.protobuf.Timestamp
+	25, // 19: hub.v1.AgentHealth.last_seen_at:type_name -> google.protobuf.Timestamp
+	11, // 20: hub.v1.AgentHealth.deep_work:type_name -> hub.v1.DeepWork
+	25, // 21: hub.v1.AgentHealth.evaluated_at:type_name -> google.protobuf.Timestamp
+	25, // 22: hub.v1.ActivityLog.created_at:type_name -> google.protobuf.Timestamp
+	25, // 23: hub.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	25, // 24: hub.v1.DeepWork.started_at:type_name -> google.protobuf.Timestamp
+	25, // 25: hub.v1.DeepWork.ends_at:type_name -> google.protobuf.Timestamp
+	25, // 26: hub.v1.DeepWork.ended_at:type_name -> google.protobuf.Timestamp
+	25, // 27: hub.v1.Event.created_at:type_name -> google.protobuf.Timestamp
+	25, // 28: hub.v1.BeatInfo.started_at:type_name -> google.protobuf.Timestamp
+	25, // 29: hub.v1.BeatInfo.last_beat_at:type_name -> google.protobuf.Timestamp
+	13, // 30: hub.v1.BeatInfo.agents:type_name -> hub.v1.BeatAgent
+	15, // 31: hub.v1.PulseStatus.config:type_name -> hub.v1.PulseConfig
+	25, // 32: hub.v1.PulseStatus.last_pulse_at:type_name -> google.protobuf.Timestamp
+	25, // 33: hub.v1.PulseStatus.next_due_at:type_name -> google.protobuf.Timestamp
+	25, // 34: hub.v1.CronJob.at:type_name -> google.protobuf.Timestamp
+	25, // 35: hub.v1.CronJob.anchor:type_name -> google.protobuf.Timestamp
+	25, // 36: hub.v1.CronJob.next_run_at:type_name -> google.protobuf.Timestamp
+	25, // 37: hub.v1.CronJob.last_run_at:type_name -> google.protobuf.Timestamp
+	25, // 38: hub.v1.CronJob.created_at:type_name -> google.protobuf.Timestamp
+	25, // 39: hub.v1.CronRun.scheduled_at:type_name -> google.protobuf.Timestamp
+	25, // 40: hub.v1.CronRun.ran_at:type_name -> google.protobuf.Timestamp
+	25, // 41: hub.v1.Reservation.created_at:type_name -> google.protobuf.Timestamp
+	25, // 42: hub.v1.Reservation.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 43: hub.v1.ReservationConflict.held:type_name -> hub.v1.Reservation
+	25, // 44: hub.v1.JoinCode.created_at:type_name -> google.protobuf.Timestamp
+	25, // 45: hub.v1.JoinCode.expires_at:type_name -> google.protobuf.Timestamp
+	25, // 46: hub.v1.JoinCode.revoked_at:type_name -> google.protobuf.Timestamp
+	4,  // 47: hub.v1.SearchHit.message:type_name -> hub.v1.Message
+	25, // 48: hub.v1.Receipt.delivered_at:type_name -> google.protobuf.Timestamp
+	25, // 49: hub.v1.Receipt.read_at:type_name -> google.protobuf.Timestamp
+	25, // 50: hub.v1.Receipt.acked_at:type_name -> google.protobuf.Timestamp
+	25, // 51: hub.v1.Receipt.in_context_at:type_name -> google.protobuf.Timestamp
+	25, // 52: hub.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	53, // [53:53] is the sub-list for method output_type
+	53, // [53:53] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_types_proto_init() }

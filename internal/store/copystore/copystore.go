@@ -92,6 +92,8 @@ var tables = []table{
 	{name: "webhook_deliveries"},
 	{name: "agent_paths"},
 	{name: "notice_counts"},
+	{name: "usage_minutes"},
+	{name: "usage_days"},
 }
 
 // bookkeeping are the stores' own tables, not copied as rows: their

@@ -29,6 +29,7 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
+	"github.com/agenthub/hub/internal/store/usagesql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -200,6 +201,9 @@ type Tx struct {
 	// Statements is the statements both stores share (storesql; set by
 	// newTx).
 	storesql.Statements
+	// Usage is usagesql's statements over this transaction:
+	// hub.UsageTx (set by newTx).
+	usagesql.Usage
 	ctx context.Context
 	tx  pgx.Tx
 	db  *DB

@@ -10,9 +10,10 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
+	"github.com/agenthub/hub/internal/store/usagesql"
 )
 
-// This file implements hub.TaskTx with the statements of tasksql (Tx embeds them).
+// This file implements hub.TaskTx and hub.UsageTx with the statements of tasksql and usagesql (Tx embeds them).
 
 // taskDB is the transaction as tasksql.DB: its "?" placeholders become
 // PostgreSQL's numbered ones.
@@ -63,5 +64,6 @@ func newTx(t *Tx) *Tx {
 		_, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.tasks, project)
 		return err
 	}}
+	t.Usage = usagesql.Usage{DB: taskDB{t}}
 	return t
 }

@@ -303,6 +303,7 @@ var AgentHistory = []History{
 	{"checkpoints", "id"},
 	{"events", "id"},
 	{"read_marks", "up_to"},
+	{"usage_minutes", "at"},
 }
 
 // DeleteBatch is the statement that deletes the first (by Key) of an

@@ -23,6 +23,7 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
+	"github.com/agenthub/hub/internal/store/usagesql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/mattn/go-sqlite3"
 )
@@ -415,6 +416,9 @@ type Tx struct {
 	// Statements is the statements both stores share (storesql; set by
 	// newTx).
 	storesql.Statements
+	// Usage is usagesql's statements over this transaction:
+	// hub.UsageTx (set by newTx).
+	usagesql.Usage
 	ctx context.Context
 	tx  conn
 	// unindexed are the messages this transaction wrote that the

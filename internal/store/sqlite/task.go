@@ -7,9 +7,10 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
+	"github.com/agenthub/hub/internal/store/usagesql"
 )
 
-// This file implements hub.TaskTx with the statements of tasksql (Tx embeds them).
+// This file implements hub.TaskTx and hub.UsageTx with the statements of tasksql and usagesql (Tx embeds them).
 
 // taskDB is the transaction as tasksql.DB.
 type taskDB struct{ t *Tx }
@@ -40,5 +41,6 @@ func (taskDB) IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 func newTx(t *Tx) *Tx {
 	t.Statements = storesql.Statements{DB: taskDB{t}, Dialect: dialect}
 	t.Tx = tasksql.Tx{DB: taskDB{t}}
+	t.Usage = usagesql.Usage{DB: taskDB{t}}
 	return t
 }

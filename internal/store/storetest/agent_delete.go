@@ -64,6 +64,8 @@ var AgentTables = []struct{ Name, Of string }{
 	{"webhook_deliveries", ""},
 	{"agent_paths", "agent_id = %[1]d"},
 	{"notice_counts", "agent_id = %[1]d"},
+	{"usage_minutes", "agent_id = %[1]d"},
+	{"usage_days", "agent_id = %[1]d"},
 }
 
 // agentData is what seedAgent wrote for one agent.
@@ -141,6 +143,10 @@ func seedAgent(t *testing.T, db hub.Store, a *hub.Agent, ops int64, peers ...*hu
 			return err
 		}
 		if err := tx.PutNoticeCounts(map[int64]hub.NoticeCount{a.ID: {Window: at.Truncate(time.Hour), Sent: 1}}); err != nil {
+			return err
+		}
+		u := []hub.UsageRollup{{AgentID: a.ID, Project: a.Project, At: at.Truncate(time.Minute), TaskID: task.ID, Model: "m", Counts: hub.UsageCounts{Input: 1, Requests: 1}}}
+		if err := tx.AddUsage(u, u); err != nil {
 			return err
 		}
 		j := &hub.CronJob{Name: "remind-" + a.Name, Kind: hub.CronEvery, EverySeconds: 3600, Anchor: t0, Target: a.Name, Message: "stand-up", Enabled: true, CreatedAt: at, UpdatedAt: at}

@@ -84,6 +84,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ApprovalRules", testApprovalRules},
 		{"People", testPeople},
 		{"Webhooks", testWebhooks},
+		{"Usage", testUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })

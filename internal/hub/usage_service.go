@@ -1,0 +1,127 @@
+package hub
+
+import (
+	"context"
+	"time"
+)
+
+// UsageTx reads and writes what agents spend (usage.go).
+type UsageTx interface {
+	// HeldTask returns the ID of the task agentID holds (claimed; the
+	// latest claimed when several), 0 when it holds none.
+	HeldTask(agentID int64) (int64, error)
+	// AddUsage adds the rows to the minutes' and the days' rollups,
+	// summing with the rows of the same agent, time, task and model.
+	AddUsage(minutes, days []UsageRollup) error
+	// UsageReport sums the rollups q names (usage_days when q.Days),
+	// grouped by q.GroupBy, at most a few thousand groups, ordered by the
+	// fields grouped by.
+	UsageReport(q UsageQuery) ([]UsageRow, error)
+	// DeleteUsageBefore deletes about limit of the oldest minutes before
+	// minutesBefore, then of the days before daysBefore (a zero time
+	// deletes none), and returns how many rows it deleted.
+	DeleteUsageBefore(minutesBefore, daysBefore time.Time, limit int) (int64, error)
+}
+
+// Usage is the service of what agents spend: it records the usage their
+// hosts report and answers reports of it.
+type Usage struct {
+	*core
+}
+
+// NewUsage returns the usage service.
+func NewUsage(c *Core) *Usage { return &Usage{core: c.core} }
+
+// usageTx is what the usage service reads and writes in one transaction.
+type usageTx interface {
+	UsageTx
+	AgentTx
+}
+
+// Record adds what agent's host reported to its rollups, under the task
+// it holds now, in one write transaction.
+func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta) error {
+	if len(deltas) == 0 {
+		return nil
+	}
+	now := u.clock.Now()
+	var total UsageCounts
+	for _, d := range deltas {
+		total.Add(d.Counts)
+	}
+	if total.IsZero() {
+		return nil
+	}
+	err := update(ctx, u.store, func(tx usageTx) error {
+		task, err := tx.HeldTask(agent.ID)
+		if err != nil {
+			return err
+		}
+		minutes, days := usageRollups(agent.ID, agent.Project, task, deltas, now)
+		return tx.AddUsage(minutes, days)
+	})
+	if err == nil {
+		u.metrics.UsageRecorded(agent.Name, total)
+	}
+	return err
+}
+
+// Report sums the usage q names: of one agent when q.AgentID or q.Agent
+// is set. Errors: EINVALID (a span that is not one), ENOTFOUND (no agent
+// q.Agent).
+func (u *Usage) Report(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
+	q, err := planUsageQuery(q, u.clock.Now(), u.cfg.UsageRetention.Minutes)
+	if err != nil {
+		return nil, err
+	}
+	var rows []UsageRow
+	err = view(ctx, u.store, func(tx usageTx) error {
+		if q.AgentID == 0 && q.Agent != "" {
+			a, err := tx.AgentByName(q.Agent)
+			if err != nil {
+				return err
+			}
+			q.AgentID = a.ID
+		}
+		rows, err = tx.UsageReport(q)
+		return err
+	})
+	return rows, err
+}
+
+// PruneBatch deletes up to about limit rows of usage older than the
+// retention (UsageRetention) at now, and returns how many.
+func (u *Usage) PruneBatch(ctx context.Context, now time.Time, limit int) (int64, error) {
+	keep := u.cfg.UsageRetention
+	var minutes, days time.Time
+	if keep.Minutes > 0 {
+		minutes = now.Add(-keep.Minutes)
+	}
+	if keep.Days > 0 {
+		days = now.Add(-keep.Days)
+	}
+	if minutes.IsZero() && days.IsZero() {
+		return 0, nil
+	}
+	var n int64
+	err := update(ctx, u.store, func(tx usageTx) error {
+		var err error
+		n, err = tx.DeleteUsageBefore(minutes, days, limit)
+		return err
+	})
+	return n, err
+}
+
+// NoteRateLimit records that agent's host reported an API error of rate
+// limiting or overload at at (the zero time or a time ahead: now), the
+// limit resetting at reset when the host said (else zero): next_task hands
+// the agent nothing and its status shows it rate limited until then.
+func (u *Usage) NoteRateLimit(agent *Agent, at, reset time.Time) {
+	now := u.clock.Now()
+	if at.IsZero() || at.After(now) {
+		at = now
+	}
+	if until := rateLimitUntil(at, reset); until.After(now) {
+		u.limits.hold(agent.ID, until)
+	}
+}

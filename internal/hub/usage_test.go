@@ -1,0 +1,91 @@
+package hub_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// TestRateLimitedAgentGetsNoTask: a host's report of rate limiting shows
+// in the agent's status and next_task hands it nothing until the limit
+// lifts (a minute when the host says no reset, its reset when it does).
+func TestRateLimitedAgentGetsNoTask(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	ann, _ := h.agent(t, "ann")
+	if _, err := h.Tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "work"}); err != nil {
+		t.Fatal(err)
+	}
+	now := h.Clock.Now()
+	h.Usage.NoteRateLimit(ann, now.Add(-10*time.Second), time.Time{})
+	st, err := h.Status(ctx, ann)
+	if want := now.Add(50 * time.Second); err != nil || !st.RateLimitedUntil.Equal(want) {
+		t.Fatalf("status rate limited until %v (%v), want %v", st.RateLimitedUntil, err, want)
+	}
+	r, err := h.Tasks.Next(ctx, ann, hub.NextRequest{})
+	if err != nil || r.Task != nil {
+		t.Fatalf("next_task while rate limited = %+v, %v; want nothing", r, err)
+	}
+	h.Clock.Advance(51 * time.Second)
+	if st, _ := h.Status(ctx, ann); !st.RateLimitedUntil.IsZero() {
+		t.Errorf("status after the limit lifted: rate limited until %v", st.RateLimitedUntil)
+	}
+	if r, err := h.Tasks.Next(ctx, ann, hub.NextRequest{}); err != nil || r.Task == nil {
+		t.Fatalf("next_task after the limit lifted = %+v, %v; want the task", r, err)
+	}
+	// A reset the host names holds the agent until then; an earlier
+	// report does not shorten it.
+	now = h.Clock.Now()
+	h.Usage.NoteRateLimit(ann, now, now.Add(10*time.Minute))
+	h.Usage.NoteRateLimit(ann, now, time.Time{})
+	if st, _ := h.Status(ctx, ann); !st.RateLimitedUntil.Equal(now.Add(10 * time.Minute)) {
+		t.Errorf("rate limited until %v, want the reset %v", st.RateLimitedUntil, now.Add(10*time.Minute))
+	}
+}
+
+// TestUsageRecordReportPrune: usage recorded under the task held, reported
+// from the minutes or (past their retention) the days, and pruned.
+func TestUsageRecordReportPrune(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t, func(c *hub.Config) { c.UsageRetention = hub.UsageRetention{Minutes: time.Hour, Days: 48 * time.Hour} })
+	ctx := context.Background()
+	ann, _ := h.agent(t, "ann")
+	if _, err := h.Tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "parser"}); err != nil {
+		t.Fatal(err)
+	}
+	task, err := h.Tasks.Next(ctx, ann, hub.NextRequest{})
+	if err != nil || task.Task == nil {
+		t.Fatal(task, err)
+	}
+	now := h.Clock.Now()
+	deltas := []hub.UsageDelta{
+		{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5}},
+		{At: now.Add(-48 * time.Hour), Model: "m", Counts: hub.UsageCounts{Output: 5}}, // too old: counted now
+	}
+	if err := h.Usage.Record(ctx, ann, deltas); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := h.Usage.Report(ctx, hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByTask}})
+	if want := (hub.UsageCounts{Input: 10, Output: 5, Requests: 1, CostUSD: 0.5}); err != nil || len(rows) != 1 || rows[0].TaskID != task.Task.ID || rows[0].Counts != want {
+		t.Fatalf("report = %+v, %v; want task %d with %+v", rows, err, task.Task.ID, want)
+	}
+	if _, err := h.Usage.Report(ctx, hub.UsageQuery{Since: now, Until: now.Add(-time.Hour)}); hub.ErrorCode(err) != hub.EINVALID {
+		t.Errorf("a span backwards: %v, want EINVALID", err)
+	}
+	h.Clock.Advance(2 * time.Hour)
+	if n, err := h.Usage.PruneBatch(ctx, h.Clock.Now(), 100); err != nil || n != 1 {
+		t.Errorf("pruned %d (%v), want the 1 minute past its hour", n, err)
+	}
+	// Since three hours back is past the minutes kept: the days answer.
+	rows, err = h.Usage.Report(ctx, hub.UsageQuery{Since: h.Clock.Now().Add(-3 * time.Hour)})
+	if err != nil || len(rows) != 1 || rows[0].Agent != "ann" || rows[0].Counts.Input != 10 {
+		t.Errorf("report from the days = %+v, %v; want ann's 10 input", rows, err)
+	}
+	h.Clock.Advance(72 * time.Hour)
+	if n, err := h.Usage.PruneBatch(ctx, h.Clock.Now(), 100); err != nil || n != 1 {
+		t.Errorf("pruned %d (%v), want the day past its 48 h", n, err)
+	}
+}

@@ -1,0 +1,173 @@
+// Package usagesql implements hub.UsageTx once for both stores: the usage
+// tables (migration 0021_usage in internal/store/migration) have
+// the same columns, and the statements are plain SQL that SQLite and
+// PostgreSQL read alike, with "?" placeholders that a store rewrites as
+// it needs (its tasksql.DB).
+package usagesql
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
+	"github.com/agenthub/hub/internal/store/tasksql"
+)
+
+// Usage implements hub.UsageTx over a store's transaction.
+type Usage struct {
+	DB tasksql.DB
+}
+
+// HeldTask implements hub.UsageTx.
+func (x Usage) HeldTask(agentID int64) (int64, error) {
+	var id int64
+	err := x.DB.QueryRow(`SELECT id FROM tasks WHERE assignee_id = ? AND state = ? ORDER BY claimed_at DESC, id DESC LIMIT 1`,
+		agentID, string(hub.TaskClaimed)).Scan(&id)
+	if x.DB.IsNoRows(err) {
+		return 0, nil
+	}
+	return id, err
+}
+
+// add is the upsert of one rollup row into table.
+func add(table string) string {
+	return `INSERT INTO ` + table + ` (agent_id, at, task_id, model, project,
+		input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, requests, cost_usd)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (agent_id, at, task_id, model) DO UPDATE SET
+		project = excluded.project,
+		input_tokens = ` + table + `.input_tokens + excluded.input_tokens,
+		output_tokens = ` + table + `.output_tokens + excluded.output_tokens,
+		cache_read_tokens = ` + table + `.cache_read_tokens + excluded.cache_read_tokens,
+		cache_creation_tokens = ` + table + `.cache_creation_tokens + excluded.cache_creation_tokens,
+		requests = ` + table + `.requests + excluded.requests,
+		cost_usd = ` + table + `.cost_usd + excluded.cost_usd`
+}
+
+var addMinute, addDay = add("usage_minutes"), add("usage_days")
+
+// AddUsage implements hub.UsageTx.
+func (x Usage) AddUsage(minutes, days []hub.UsageRollup) error {
+	for _, set := range []struct {
+		q    string
+		rows []hub.UsageRollup
+	}{{addMinute, minutes}, {addDay, days}} {
+		for _, r := range set.rows {
+			c := r.Counts
+			if _, err := x.DB.Exec(set.q, r.AgentID, r.At.UnixNano(), r.TaskID, r.Model, r.Project,
+				c.Input, c.Output, c.CacheRead, c.CacheCreation, c.Requests, c.CostUSD); err != nil {
+				return fmt.Errorf("add usage: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// dayNanos is one day in the at column's unit.
+const dayNanos = int64(24 * time.Hour)
+
+// groupExprs are the expressions of each field a report groups by, in
+// the order of UsageRow's fields: agent, project, task ID, task title,
+// model, day; and what a field not grouped by reads.
+var groupExprs = map[hub.UsageGroup][]string{
+	hub.UsageByAgent:   {"a.name"},
+	hub.UsageByProject: {"u.project"},
+	hub.UsageByTask:    {"u.task_id", "COALESCE(t.title, '')"},
+	hub.UsageByModel:   {"u.model"},
+	hub.UsageByDay:     {fmt.Sprintf("(u.at / %d) * %d", dayNanos, dayNanos)},
+}
+
+var fieldOrder = []struct {
+	g       hub.UsageGroup
+	absent  []string
+	columns int
+}{
+	{hub.UsageByAgent, []string{"''"}, 1},
+	{hub.UsageByProject, []string{"''"}, 1},
+	{hub.UsageByTask, []string{"0", "''"}, 2},
+	{hub.UsageByModel, []string{"''"}, 1},
+	{hub.UsageByDay, []string{"0"}, 1},
+}
+
+// ReportMax bounds the rows of one report.
+const ReportMax = 5000
+
+// UsageReport implements hub.UsageTx.
+func (x Usage) UsageReport(q hub.UsageQuery) ([]hub.UsageRow, error) {
+	grouped := map[hub.UsageGroup]bool{}
+	for _, g := range q.GroupBy {
+		grouped[g] = true
+	}
+	var sel, group []string
+	for _, f := range fieldOrder {
+		if grouped[f.g] {
+			sel = append(sel, groupExprs[f.g]...)
+			group = append(group, groupExprs[f.g]...)
+		} else {
+			sel = append(sel, f.absent...)
+		}
+	}
+	table := "usage_minutes"
+	if q.Days {
+		table = "usage_days"
+	}
+	stmt := `SELECT ` + strings.Join(sel, ", ") + `,
+		CAST(SUM(u.input_tokens) AS BIGINT), CAST(SUM(u.output_tokens) AS BIGINT),
+		CAST(SUM(u.cache_read_tokens) AS BIGINT), CAST(SUM(u.cache_creation_tokens) AS BIGINT),
+		CAST(SUM(u.requests) AS BIGINT), SUM(u.cost_usd)
+	FROM ` + table + ` u JOIN agents a ON a.id = u.agent_id LEFT JOIN tasks t ON t.id = u.task_id
+	WHERE u.at >= ? AND u.at < ?`
+	args := []any{q.Since.UnixNano(), q.Until.UnixNano()}
+	if q.AgentID != 0 {
+		stmt += ` AND u.agent_id = ?`
+		args = append(args, q.AgentID)
+	}
+	stmt += ` GROUP BY ` + strings.Join(group, ", ") + ` ORDER BY ` + strings.Join(group, ", ") + ` LIMIT ?`
+	args = append(args, ReportMax)
+	rows, closeRows, err := x.DB.Query(stmt, args...)
+	if err != nil {
+		return nil, fmt.Errorf("usage report: %w", err)
+	}
+	defer closeRows()
+	var out []hub.UsageRow
+	for rows.Next() {
+		var r hub.UsageRow
+		var day int64
+		c := &r.Counts
+		if err := rows.Scan(&r.Agent, &r.Project, &r.TaskID, &r.TaskTitle, &r.Model, &day,
+			&c.Input, &c.Output, &c.CacheRead, &c.CacheCreation, &c.Requests, &c.CostUSD); err != nil {
+			return nil, fmt.Errorf("usage report: %w", err)
+		}
+		if grouped[hub.UsageByDay] {
+			r.Day = row.Time(day).UTC()
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// deleteBefore deletes the oldest rows of table before before, about
+// limit of them (every row of the last minute or day reached goes).
+func (x Usage) deleteBefore(table string, before time.Time, limit int) (int64, error) {
+	return x.DB.Exec(`DELETE FROM `+table+` WHERE at <= (
+		SELECT MAX(at) FROM (SELECT at FROM `+table+` WHERE at < ? ORDER BY at LIMIT ?) s)`, before.UnixNano(), limit)
+}
+
+// DeleteUsageBefore implements hub.UsageTx.
+func (x Usage) DeleteUsageBefore(minutesBefore, daysBefore time.Time, limit int) (int64, error) {
+	var n int64
+	if !minutesBefore.IsZero() {
+		d, err := x.deleteBefore("usage_minutes", minutesBefore, limit)
+		if n += d; err != nil || n >= int64(limit) {
+			return n, err
+		}
+	}
+	if !daysBefore.IsZero() {
+		d, err := x.deleteBefore("usage_days", daysBefore, limit-int(n))
+		n += d
+		return n, err
+	}
+	return n, nil
+}

@@ -1,0 +1,317 @@
+package usage
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	metrics "go.opentelemetry.io/proto/otlp/metrics/v1"
+)
+
+// Report is what one export says of an agent: the usage it adds, the
+// latest API error of rate limiting it reports (zero: none), the latest
+// tool result (zero: none).
+type Report struct {
+	Deltas      []hub.UsageDelta
+	RateLimited time.Time
+	ToolActive  time.Time
+}
+
+// Bounds of what a Meter remembers per agent: past them, the entries an
+// export touched least recently are forgotten (a cumulative series
+// forgotten counts again from its start when it comes back: rare, as a
+// host's series are few).
+const (
+	maxSeries   = 1024
+	maxSessions = 256
+)
+
+// Meter remembers, per agent, the last point of each metric series and
+// of each session's events, and which sessions sent events, so that each
+// export adds only what is new. Safe for concurrent use. What it
+// remembers is in memory: a restarted hub counts a cumulative series
+// again from its start.
+type Meter struct {
+	mu     sync.Mutex
+	agents map[int64]*agentMeter
+}
+
+// NewMeter returns an empty Meter.
+func NewMeter() *Meter { return &Meter{agents: map[int64]*agentMeter{}} }
+
+type agentMeter struct {
+	tick     int64 // exports seen, the clock of the least recently used
+	series   map[string]*seriesState
+	sessions map[string]*sessionState
+}
+
+// seriesState is the last point of one metric series.
+type seriesState struct {
+	start, time uint64  // the point's start and time (Unix ns)
+	value       float64 // a cumulative point's value (a histogram's sum)
+	count       uint64  // a cumulative histogram's count
+	used        int64
+}
+
+// sessionState is the last event counted of one session (by time, then
+// its event.sequence when the host numbers them), and whether the
+// session sends usage events at all.
+type sessionState struct {
+	time   uint64
+	seq    int64
+	events bool
+	used   int64
+}
+
+func (m *Meter) agent(id int64) *agentMeter {
+	a := m.agents[id]
+	if a == nil {
+		a = &agentMeter{series: map[string]*seriesState{}, sessions: map[string]*sessionState{}}
+		m.agents[id] = a
+	}
+	a.tick++
+	return a
+}
+
+// trim forgets the least recently used half of a map past its bound.
+func trim[V any](mp map[string]V, bound int, used func(V) int64) {
+	if len(mp) <= bound {
+		return
+	}
+	keys := make([]string, 0, len(mp))
+	for k := range mp {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y string) int { return cmp.Compare(used(mp[x]), used(mp[y])) })
+	for _, k := range keys[:len(keys)-bound/2] {
+		delete(mp, k)
+	}
+}
+
+func (a *agentMeter) session(id string) *sessionState {
+	s := a.sessions[id]
+	if s == nil {
+		s = &sessionState{}
+		a.sessions[id] = s
+	}
+	s.used = a.tick
+	return s
+}
+
+// anyEvents reports whether a session of the agent sends events: a metric
+// point that names no session is then not counted.
+func (a *agentMeter) anyEvents() bool {
+	for _, s := range a.sessions {
+		if s.events {
+			return true
+		}
+	}
+	return false
+}
+
+func unixNano(ns uint64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(ns))
+}
+
+// Metrics reads an export of metrics from agentID's host.
+func (m *Meter) Metrics(agentID int64, req *colmetrics.ExportMetricsServiceRequest) Report {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agent(agentID)
+	var rep Report
+	for _, rm := range req.GetResourceMetrics() {
+		res := merge(nil, rm.GetResource().GetAttributes())
+		host := knownHost(res.str("service.name"))
+		for _, sm := range rm.GetScopeMetrics() {
+			for _, mt := range sm.GetMetrics() {
+				host = host || knownMetric(mt.GetName())
+			}
+		}
+		for _, sm := range rm.GetScopeMetrics() {
+			for _, mt := range sm.GetMetrics() {
+				if host && strings.HasPrefix(mt.GetName(), "gen_ai.") {
+					continue
+				}
+				a.metric(mt, res, &rep)
+			}
+		}
+	}
+	trim(a.series, maxSeries, func(s *seriesState) int64 { return s.used })
+	trim(a.sessions, maxSessions, func(s *sessionState) int64 { return s.used })
+	return rep
+}
+
+// point is one data point as metric reads it.
+type point struct {
+	at         attrs
+	start, t   uint64
+	value      float64
+	count      uint64
+	cumulative bool
+}
+
+func (a *agentMeter) metric(mt *metrics.Metric, res attrs, rep *Report) {
+	var pts []point
+	switch d := mt.GetData().(type) {
+	case *metrics.Metric_Sum:
+		cum := d.Sum.GetAggregationTemporality() == metrics.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE
+		for _, p := range d.Sum.GetDataPoints() {
+			v := p.GetAsDouble()
+			if x, ok := p.GetValue().(*metrics.NumberDataPoint_AsInt); ok {
+				v = float64(x.AsInt)
+			}
+			pts = append(pts, point{merge(res, p.GetAttributes()), p.GetStartTimeUnixNano(), p.GetTimeUnixNano(), v, 0, cum})
+		}
+	case *metrics.Metric_Histogram:
+		cum := d.Histogram.GetAggregationTemporality() == metrics.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE
+		for _, p := range d.Histogram.GetDataPoints() {
+			pts = append(pts, point{merge(res, p.GetAttributes()), p.GetStartTimeUnixNano(), p.GetTimeUnixNano(), p.GetSum(), p.GetCount(), cum})
+		}
+	default:
+		return
+	}
+	for _, p := range pts {
+		rule, ok := metricRule(mt.GetName(), p.at)
+		if !ok {
+			continue
+		}
+		value, count, fresh := a.delta(mt.GetName(), p)
+		if !fresh || value < 0 {
+			continue
+		}
+		// Events win: a session that sends usage events is counted by
+		// them, its metrics not.
+		if sid := p.at.session(); (sid != "" && a.session(sid).events) || (sid == "" && a.anyEvents()) {
+			continue
+		}
+		var c hub.UsageCounts
+		rule.add(&c, value)
+		if rule.requestCount {
+			c.Requests += int64(count)
+		}
+		if !c.IsZero() {
+			rep.Deltas = append(rep.Deltas, hub.UsageDelta{At: unixNano(p.t), Model: p.at.model(), Counts: c})
+		}
+	}
+}
+
+// delta returns what point p of metric name adds to its series since the
+// series' last point, and records p: fresh is false for a point not newer
+// than the last (an export resent). A cumulative series whose start moved
+// or whose value fell was restarted: its value counts whole.
+func (a *agentMeter) delta(name string, p point) (value float64, count uint64, fresh bool) {
+	key := seriesKey(name, p.at)
+	s := a.series[key]
+	if s == nil {
+		s = &seriesState{}
+		a.series[key] = s
+	} else if p.t != 0 && p.t <= s.time {
+		s.used = a.tick
+		return 0, 0, false
+	}
+	s.used = a.tick
+	value, count = p.value, p.count
+	if p.cumulative {
+		if s.time != 0 && p.start == s.start && p.value >= s.value && p.count >= s.count {
+			value, count = p.value-s.value, p.count-s.count
+		}
+		s.value, s.count = p.value, p.count
+	}
+	s.start, s.time = p.start, p.t
+	return value, count, true
+}
+
+// seriesKey names a metric's series: its name and attributes.
+func seriesKey(name string, a attrs) string {
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString(name)
+	for _, k := range keys {
+		b.WriteString("\x00")
+		b.WriteString(k)
+		b.WriteString("=")
+		b.WriteString(a.str(k))
+	}
+	return b.String()
+}
+
+// event is one log record as Logs reads it.
+type event struct {
+	kind    eventKind
+	session string
+	model   string
+	t       uint64
+	seq     int64
+	counts  hub.UsageCounts
+}
+
+// Logs reads an export of log events from agentID's host.
+func (m *Meter) Logs(agentID int64, req *collogs.ExportLogsServiceRequest) Report {
+	var evs []event
+	for _, rl := range req.GetResourceLogs() {
+		res := merge(nil, rl.GetResource().GetAttributes())
+		service := res.str("service.name")
+		for _, sl := range rl.GetScopeLogs() {
+			for _, lr := range sl.GetLogRecords() {
+				at := merge(res, lr.GetAttributes())
+				kind, c := eventRule(eventName(service, lr.GetEventName(), at, lr.GetBody().GetStringValue()), at)
+				if kind == eventNone {
+					continue
+				}
+				t := lr.GetTimeUnixNano()
+				if t == 0 {
+					t = lr.GetObservedTimeUnixNano()
+				}
+				evs = append(evs, event{kind, at.session(), at.model(), t, at.count("event.sequence"), c})
+			}
+		}
+	}
+	// By session, in the order the host made them, so that what a
+	// session reported before is told apart from what is new.
+	slices.SortStableFunc(evs, func(x, y event) int {
+		return cmp.Or(strings.Compare(x.session, y.session), cmp.Compare(x.t, y.t), cmp.Compare(x.seq, y.seq))
+	})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agent(agentID)
+	var rep Report
+	for _, e := range evs {
+		switch e.kind {
+		case eventRateLimit:
+			rep.RateLimited = later(rep.RateLimited, unixNano(e.t))
+		case eventTool:
+			rep.ToolActive = later(rep.ToolActive, unixNano(e.t))
+		case eventUsage:
+			s := a.session(e.session)
+			s.events = true
+			if e.t != 0 && (e.t < s.time || (e.t == s.time && e.seq <= s.seq)) {
+				continue // counted before: the export is resent
+			}
+			s.time, s.seq = e.t, e.seq
+			if !e.counts.IsZero() {
+				rep.Deltas = append(rep.Deltas, hub.UsageDelta{At: unixNano(e.t), Model: e.model, Counts: e.counts})
+			}
+		}
+	}
+	trim(a.sessions, maxSessions, func(s *sessionState) int64 { return s.used })
+	return rep
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
