@@ -69,6 +69,10 @@ import (
 // next hook shows those messages.
 const DefaultTimeout = 170 * time.Millisecond
 
+// confirmTimeout bounds the confirmation of the messages an answer showed,
+// once the answer is written.
+const confirmTimeout = 150 * time.Millisecond
+
 // maxInput bounds what is read of the host's JSON (a tool's output can be
 // large; the hook needs a few fields).
 const maxInput = 4 << 20
@@ -233,8 +237,13 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 		return
 	}
 	// Written: the host reads it when the hook exits. An answer the hook
-	// gave up on was not written: only what the host has is confirmed.
-	if _, err := client.ConfirmDelivery(ctx, &hubv1.ConfirmDeliveryRequest{Ids: shown, Via: "hook"}); err != nil {
+	// gave up on was not written: only what the host has is confirmed, on
+	// a deadline of its own, so that a hub slow to answer the question
+	// does not leave what the host now holds unconfirmed (and carried again
+	// by another path).
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), confirmTimeout)
+	defer ccancel()
+	if _, err := client.ConfirmDelivery(cctx, &hubv1.ConfirmDeliveryRequest{Ids: shown, Via: "hook"}); err != nil {
 		fmt.Fprintf(stderr, "hub hook: warning: %s\n", strings.Replace(describe(err, o.Addr), "nothing injected", "the messages shown are not marked in context", 1))
 	}
 }
