@@ -10,6 +10,7 @@ package admission
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"google.golang.org/protobuf/proto"
@@ -93,10 +94,12 @@ type Rule struct {
 	Parks bool
 }
 
-// rules is the admission of every RPC of the hub's services, by full
-// method name, read from the option (hub.v1.admission) of each RPC;
-// rulesErr says which RPCs have none (Check).
-var rules, rulesErr = Load(hubFiles()...)
+// rules returns the admission of every RPC of the hub's services, by full
+// method name, read from the option (hub.v1.admission) of each RPC at the
+// first call (not at start: a hook or guard run, which admits nothing,
+// does not pay for it), and the error naming the RPCs that have none
+// (Check).
+var rules = sync.OnceValues(func() (map[string]Rule, error) { return Load(hubFiles()...) })
 
 // hubFiles returns the descriptors of the files of the hub's API.
 func hubFiles() []protoreflect.FileDescriptor {
@@ -110,7 +113,10 @@ func hubFiles() []protoreflect.FileDescriptor {
 
 // Check reports an RPC of the hub's services that declares no admission,
 // or one whose admission cannot be followed: the hub does not start then.
-func Check() error { return rulesErr }
+func Check() error {
+	_, err := rules()
+	return err
+}
 
 // Load returns the admission of every RPC of the services of files, by
 // full method name, from their option (hub.v1.admission). An RPC without
@@ -181,7 +187,8 @@ func rule(md protoreflect.MethodDescriptor) (Rule, error) {
 // ("/hub.v1.AgentService/PostMessage"); ok is false for a method no
 // service declares, which no entry point admits.
 func Lookup(fullMethod string) (r Rule, ok bool) {
-	r, ok = rules[fullMethod]
+	all, _ := rules()
+	r, ok = all[fullMethod]
 	return r, ok
 }
 

@@ -55,8 +55,9 @@ func TestEveryRPCDeclaresAdmission(t *testing.T) {
 			}
 		}
 	}
-	if n != len(rules) || n < 90 {
-		t.Errorf("%d methods, %d rules: want one rule per method of the hub's services", n, len(rules))
+	all, _ := rules()
+	if n != len(all) || n < 90 {
+		t.Errorf("%d methods, %d rules: want one rule per method of the hub's services", n, len(all))
 	}
 	if _, ok := Lookup("/hub.v1.AgentService/NoSuchCall"); ok {
 		t.Error("Lookup admits a method that does not exist")
