@@ -59,7 +59,7 @@ check-generate: tools
 	if [ -n "$$untracked" ]; then echo "generated files not committed:"; echo "$$untracked"; exit 1; fi
 
 # GoReleaser v2.15.1 and the cross compilers: scripts/release-check.sh
-# installs them (README, "Install").
+# installs them (docs/operations.md, "Install").
 release-snapshot:
 	$(GORELEASER) release --snapshot --clean
 

@@ -4,7 +4,7 @@
 # the hub, starts it on free loopback ports with a temporary data dir,
 # creates five agents, installs the npm project and runs its tests:
 #   client.test.mjs  stdio through `hub mcp` and streamable HTTP at /mcp;
-#   hosts.test.mjs   `hub mcp` started exactly as README.md's Claude Code
+#   hosts.test.mjs   `hub mcp` started exactly as docs/hosts.md's Claude Code
 #                    line and Gemini CLI snippet configure it;
 #   channel.test.mjs Claude Code channel notifications pushed by `hub mcp`;
 #   ask.test.mjs     ask_human parked until a person answers from the inbox.

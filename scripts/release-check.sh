@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks a release end to end, publishing nothing:
 #
-#   scripts/release-check.sh          everything below (README, "Install")
+#   scripts/release-check.sh          everything below (docs/operations.md, "Install")
 #   scripts/release-check.sh --quick  linux/amd64 only, no SBOM (the CI stage)
 #
 # 1. installs what is missing, and says so: Debian's libc6-dev (a static

@@ -75,7 +75,7 @@ func agentAdd(ctx context.Context, c *cli, args []string) error {
 }
 
 // printToken prints a token once with the lines that set an agent up: the
-// same Claude Code line and Gemini CLI settings as the README, filled in.
+// same Claude Code line and Gemini CLI settings as docs/hosts.md, filled in.
 func (c *cli) printToken(name, token string) {
 	fmt.Fprintf(c.out, "\nToken (shown once; the hub keeps only a hash):\n  %s\n", token)
 	fmt.Fprintf(c.out, "\nSet up %s:\n", name)

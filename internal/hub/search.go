@@ -20,7 +20,7 @@ import (
 //     in the index ("api-v2" is the phrase "api v2"); there are no
 //     operators: OR, NOT, '-', '*' and parentheses are ordinary text.
 //
-// What the stores do differently is said in README.md ("Searching
+// What the stores do differently is said in docs/messages.md ("Searching
 // messages"): SQLite indexes every word, PostgreSQL's english
 // configuration drops stop words such as "the" and "of".
 

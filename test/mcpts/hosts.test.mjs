@@ -1,5 +1,5 @@
-// Starts `hub mcp` the way README.md tells users to configure their agent
-// host, so the README's lines are tested rather than just written:
+// Starts `hub mcp` the way docs/hosts.md tells users to configure their agent
+// host, so the guide's lines are tested rather than just written:
 //
 //   - the Claude Code line `claude mcp add hub --env K=V … -- hub mcp`,
 //     parsed word by word into a command, its arguments and its env;
@@ -28,13 +28,13 @@ function env(name) {
   return v;
 }
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const guide = readFileSync(new URL('../../docs/hosts.md', import.meta.url), 'utf8');
 const DEFAULT_ADDR = '127.0.0.1:7700';
 
-// claudeConfig parses the README's `claude mcp add` line.
+// claudeConfig parses docs/hosts.md's `claude mcp add` line.
 function claudeConfig() {
-  const line = readme.split('\n').find((l) => l.startsWith('claude mcp add '));
-  assert.ok(line, 'README.md has no `claude mcp add` line');
+  const line = guide.split('\n').find((l) => l.startsWith('claude mcp add '));
+  assert.ok(line, 'docs/hosts.md has no `claude mcp add` line');
   const words = line.trim().split(/\s+/);
   const dash = words.indexOf('--');
   assert.ok(dash > 0 && words[dash + 1], `no "-- COMMAND" in ${line}`);
@@ -47,10 +47,10 @@ function claudeConfig() {
   return config;
 }
 
-// geminiConfig parses the README's settings.json snippet for Gemini CLI.
+// geminiConfig parses docs/hosts.md's settings.json snippet for Gemini CLI.
 function geminiConfig() {
-  const m = readme.match(/```json\n(\{\s*"mcpServers"[\s\S]*?)\n```/);
-  assert.ok(m, 'README.md has no settings.json snippet with mcpServers');
+  const m = guide.match(/```json\n(\{\s*"mcpServers"[\s\S]*?)\n```/);
+  assert.ok(m, 'docs/hosts.md has no settings.json snippet with mcpServers');
   const hub = JSON.parse(m[1]).mcpServers.hub;
   assert.ok(hub?.command, `the snippet's mcpServers.hub has no command: ${m[1]}`);
   return hub;
@@ -104,7 +104,7 @@ async function wakeUp(waiter, poster, waiterName, body, options) {
   assert.ok(res.content[0].text.includes(body), `wake-up text lacks the message: ${res.content[0].text}`);
 }
 
-test('hub mcp started as the README configures Claude Code and Gemini CLI', async () => {
+test('hub mcp started as docs/hosts.md configures Claude Code and Gemini CLI', async () => {
   const claude = fill(claudeConfig(), env('TOKEN_D'));
   const gemini = fill(geminiConfig(), env('TOKEN_E'));
   for (const c of [claude, gemini]) {
@@ -124,7 +124,7 @@ test('hub mcp started as the README configures Claude Code and Gemini CLI', asyn
     }
     await wakeUp(d, e, env('AGENT_D'), 'ping from the Gemini CLI config', options);
     await wakeUp(e, d, env('AGENT_E'), 'pong from the Claude Code config', options);
-    console.log('# README configs: both hosts listed the tools and woke with the other\'s message');
+    console.log('# docs/hosts.md configs: both hosts listed the tools and woke with the other\'s message');
   } finally {
     await Promise.all([d.close(), e.close()]);
   }
