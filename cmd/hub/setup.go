@@ -52,11 +52,10 @@ const setupTimeout = 10 * time.Second
 
 // runSetup runs `hub setup HOST`.
 func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, setupUsage)
-		return fmt.Errorf("hub setup needs a host: %s", strings.Join(setup.Hosts, ", "))
+	host := "" // the first argument; -h before it still shows the flags
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		host, args = args[0], args[1:]
 	}
-	host, args := args[0], args[1:]
 	fs := flag.NewFlagSet("hub setup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -78,6 +77,10 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	approvalWait := fs.Duration("approval-wait", hook.DefaultApprovalWait, "claude, codex: how long a permission request waits for a person in the hub's inbox before the host asks in the terminal (0: do not relay); the host's hook time-out is set above it")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if host == "" {
+		fs.Usage()
+		return fmt.Errorf("hub setup needs a host: %s", strings.Join(setup.Hosts, ", "))
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: hub setup takes one host and flags", fs.Args())
