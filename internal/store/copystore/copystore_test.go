@@ -182,6 +182,7 @@ func fill(t *testing.T) filled {
 	w, err := hooks.CreateWebhook(ctx, &hub.Webhook{URL: "https://chat.example.com/hooks/x", Kinds: []hub.ItemKind{hub.KindQuestion}, Projects: []string{hub.DefaultProject}})
 	must(err)
 	must(hooks.LogDelivery(ctx, &hub.WebhookDelivery{WebhookID: w.ID, ItemID: 1, Status: hub.DeliveryDelivered, Attempts: 2, Code: 200, CreatedAt: clock.Now()}))
+	must(s.Usage.Record(ctx, agents["alice"], []hub.UsageDelta{{At: clock.Now(), Model: "claude-test", Counts: hub.UsageCounts{Input: 120, Output: 30, CacheRead: 5, CacheCreation: 2, Requests: 1, CostUSD: 0.25}}}))
 	clock.Advance(3 * time.Hour)
 	_, _, err = s.Schedule.AdvanceBeat(ctx, clock.Now(), time.Hour)
 	must(err)
