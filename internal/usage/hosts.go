@@ -113,14 +113,15 @@ func knownMetric(name string) bool {
 	return strings.HasPrefix(name, "claude_code.") || strings.HasPrefix(name, "gemini_cli.") || strings.HasPrefix(name, "codex.")
 }
 
-// eventName is a log record's event name with its host's prefix: the
-// record's event_name, else its event.name attribute (Claude Code sends
-// "api_request" there, its body "claude_code.api_request"), else a body
-// that is a name.
+// eventName is a log record's event name with its host's prefix: its
+// event.name attribute (Claude Code sends "api_request" there, its body
+// "claude_code.api_request"; Codex "codex.sse_event", its record's
+// event_name being the place in its source that logged it), else the
+// record's event_name, else a body that is a name.
 func eventName(service, recordName string, a attrs, body string) string {
-	n := recordName
+	n := a.str("event.name")
 	if n == "" {
-		n = a.str("event.name")
+		n = recordName
 	}
 	if n == "" && !strings.ContainsAny(body, " \n") {
 		n = body

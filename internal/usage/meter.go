@@ -59,13 +59,59 @@ type seriesState struct {
 }
 
 // sessionState is the last event counted of one session (by time, then
-// its event.sequence when the host numbers them), and whether the
-// session sends usage events at all.
+// its event.sequence when the host numbers them), whether the session
+// sends usage events at all, and what its metrics counted before its
+// first event arrived (a host exports its metrics and its events apart,
+// the metrics often first: Claude Code's every second in a short run,
+// its events in batches), taken back when that event comes.
 type sessionState struct {
-	time   uint64
-	seq    int64
-	events bool
-	used   int64
+	time    uint64
+	seq     int64
+	events  bool
+	used    int64
+	counted map[countedKey]hub.UsageCounts
+}
+
+// countedKey is what metrics counted of a session falls under: the
+// model and the minute, so that taking it back lands in the rollup row
+// that holds it.
+type countedKey struct {
+	model  string
+	minute int64 // Unix seconds
+}
+
+// maxCounted bounds what a session remembers of its metrics' counts
+// (they run only until its first event: a few minutes at most).
+const maxCounted = 32
+
+// negated is c with every count negated: what takes c back from the
+// rollup that holds it.
+func negated(c hub.UsageCounts) hub.UsageCounts {
+	return hub.UsageCounts{Input: -c.Input, Output: -c.Output, CacheRead: -c.CacheRead, CacheCreation: -c.CacheCreation,
+		Requests: -c.Requests, CostUSD: -c.CostUSD}
+}
+
+// noteCounted remembers that metrics counted c of the session at t.
+func (s *sessionState) noteCounted(model string, t time.Time, c hub.UsageCounts) {
+	k := countedKey{model, t.Truncate(time.Minute).Unix()}
+	if s.counted == nil {
+		s.counted = map[countedKey]hub.UsageCounts{}
+	}
+	prev, ok := s.counted[k]
+	if !ok && len(s.counted) >= maxCounted {
+		return
+	}
+	prev.Add(c)
+	s.counted[k] = prev
+}
+
+// takeBack appends to rep what the session's metrics counted, negated,
+// and forgets it: its events count instead.
+func (s *sessionState) takeBack(rep *Report) {
+	for k, c := range s.counted {
+		rep.Deltas = append(rep.Deltas, hub.UsageDelta{At: time.Unix(k.minute, 0), Model: k.model, Counts: negated(c)})
+	}
+	s.counted = nil
 }
 
 func (m *Meter) agent(id int64) *agentMeter {
@@ -189,7 +235,8 @@ func (a *agentMeter) metric(mt *metrics.Metric, res attrs, rep *Report) {
 		}
 		// Events win: a session that sends usage events is counted by
 		// them, its metrics not.
-		if sid := p.at.session(); (sid != "" && a.session(sid).events) || (sid == "" && a.anyEvents()) {
+		sid := p.at.session()
+		if (sid != "" && a.session(sid).events) || (sid == "" && a.anyEvents()) {
 			continue
 		}
 		var c hub.UsageCounts
@@ -198,7 +245,9 @@ func (a *agentMeter) metric(mt *metrics.Metric, res attrs, rep *Report) {
 			c.Requests += int64(count)
 		}
 		if !c.IsZero() {
-			rep.Deltas = append(rep.Deltas, hub.UsageDelta{At: unixNano(p.t), Model: p.at.model(), Counts: c})
+			d := hub.UsageDelta{At: unixNano(p.t), Model: p.at.model(), Counts: c}
+			rep.Deltas = append(rep.Deltas, d)
+			a.session(sid).noteCounted(d.Model, d.At, c)
 		}
 	}
 }
@@ -295,6 +344,14 @@ func (m *Meter) Logs(agentID int64, req *collogs.ExportLogsServiceRequest) Repor
 			rep.ToolActive = later(rep.ToolActive, unixNano(e.t))
 		case eventUsage:
 			s := a.session(e.session)
+			if !s.events {
+				// The session's first event: what its metrics counted,
+				// and what metrics naming no session did, is taken back.
+				s.takeBack(&rep)
+				if e.session != "" {
+					a.session("").takeBack(&rep)
+				}
+			}
 			s.events = true
 			if e.t != 0 && (e.t < s.time || (e.t == s.time && e.seq <= s.seq)) {
 				continue // counted before: the export is resent

@@ -22,6 +22,13 @@ type claudeRig struct {
 
 func newClaudeRig(t *testing.T, agent string, setupFlags ...string) (*claudeRig, string) {
 	t.Helper()
+	return newClaudeRigIn(t, agent, true, setupFlags...)
+}
+
+// newClaudeRigIn is newClaudeRig set up in the project's config (project)
+// or the user's.
+func newClaudeRigIn(t *testing.T, agent string, project bool, setupFlags ...string) (*claudeRig, string) {
+	t.Helper()
 	bin := hostBinary(t, "HUB_TEST_CLAUDE")
 	h := startHub(t)
 	tok, _ := h.agent(t, agent)
@@ -31,7 +38,11 @@ func newClaudeRig(t *testing.T, agent string, setupFlags ...string) (*claudeRig,
 	}
 	t.Cleanup(func() { m.Close() })
 	r := &claudeRig{bin: bin, home: t.TempDir(), proj: t.TempDir(), hub: h, model: m}
-	setupHost(t, h, "claude", r.home, r.proj, tok, nil, setupFlags...)
+	dir := r.proj
+	if !project {
+		dir = ""
+	}
+	setupHost(t, h, "claude", r.home, dir, tok, nil, setupFlags...)
 	r.env = append(baseEnv(r.home),
 		"ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=sk-ant-hosts-rig",
 		// no call leaves the machine: no telemetry, error reports,
@@ -119,6 +130,20 @@ func TestClaudeCode(t *testing.T) {
 			model.Call("Bash", map[string]any{"command": "echo hi", "description": "say hi"}))
 	})
 
+	t.Run("telemetry", func(t *testing.T) {
+		rec := startRecorder(t)
+		// Claude Code takes telemetry settings from the user's settings
+		// only: set up there.
+		r, tok := newClaudeRigIn(t, "bob", false, "--otlp", rec.URL)
+		rec.forwardTo(r.hub.http)
+		r.env = telemetryEnv(r.env)
+		telemetryScenario(t, r.hub, rec, "claude", tok, func() int {
+			r.model.Script(model.Call("Bash", map[string]any{"command": "echo hi", "description": "say hi"}), model.Say("done"))
+			r.run(t, "say hi", "--allowedTools", "Bash(echo:*)")
+			return countAPI(r.model.Requests(), "anthropic")
+		}, "claude", perRequest{input: model.Input, output: model.Output, cacheRead: model.Cached, cacheCreation: model.CacheWrite, cost: true})
+	})
+
 	t.Run("approval-allowed", func(t *testing.T) {
 		r, _ := newClaudeRig(t, "bob")
 		r.model.Script(model.Call("Bash", map[string]any{"command": "touch allowed.txt", "description": "make a file"}), model.Say("made"))
@@ -165,6 +190,17 @@ func TestClaudeCode(t *testing.T) {
 			t.Errorf("approvals = %v, want one expired", it)
 		}
 	})
+}
+
+// countAPI counts the requests to the model's api.
+func countAPI(rs []model.Request, api string) int {
+	n := 0
+	for _, r := range rs {
+		if r.API == api {
+			n++
+		}
+	}
+	return n
 }
 
 // answerInBackground answers the first approval to open over REST.

@@ -21,7 +21,7 @@ type codexRig struct {
 	env             []string
 }
 
-func newCodexRig(t *testing.T, agent string) *codexRig {
+func newCodexRig(t *testing.T, agent string, setupFlags ...string) (*codexRig, string) {
 	t.Helper()
 	bin := hostBinary(t, "HUB_TEST_CODEX")
 	h := startHub(t)
@@ -57,9 +57,9 @@ enabled = false
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	setupHost(t, h, "codex", r.home, "", tok, []string{"CODEX_HOME=" + codexHome})
+	setupHost(t, h, "codex", r.home, "", tok, []string{"CODEX_HOME=" + codexHome}, setupFlags...)
 	r.env = append(baseEnv(r.home), "CODEX_HOME="+codexHome, "RIG_API_KEY=rig")
-	return r
+	return r, tok
 }
 
 // run runs `codex exec prompt` in the project. Codex runs a new hook only
@@ -79,7 +79,7 @@ func (r *codexRig) run(t *testing.T, prompt string) string {
 // codex` under CODEX_HOME, against a real hub and the scripted model.
 func TestCodex(t *testing.T) {
 	t.Run("mcp-tools", func(t *testing.T) {
-		r := newCodexRig(t, "bob")
+		r, _ := newCodexRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")
 		if _, err := ann.PostMessage(t.Context(), &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "please check the build"}); err != nil {
 			t.Fatal(err)
@@ -111,15 +111,27 @@ func TestCodex(t *testing.T) {
 	})
 
 	t.Run("hook-injection", func(t *testing.T) {
-		r := newCodexRig(t, "bob")
+		r, _ := newCodexRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")
 		injectionScenario(t, r.hub, ann, r.model, func() { r.run(t, "run two commands") },
 			model.Call("exec_command", map[string]any{"cmd": "echo one"}),
 			model.Call("exec_command", map[string]any{"cmd": "echo two"}))
 	})
 
+	t.Run("telemetry", func(t *testing.T) {
+		rec := startRecorder(t)
+		r, tok := newCodexRig(t, "bob", "--otlp", rec.URL)
+		rec.forwardTo(r.hub.http)
+		r.env = telemetryEnv(r.env)
+		telemetryScenario(t, r.hub, rec, "codex", tok, func() int {
+			r.model.Script(model.Call("exec_command", map[string]any{"cmd": "echo hi"}), model.Say("done"))
+			r.run(t, "say hi")
+			return countAPI(r.model.Requests(), "openai")
+		}, "gpt-5", perRequest{input: model.Input, output: model.Output, cacheRead: model.Cached})
+	})
+
 	t.Run("session-presence", func(t *testing.T) {
-		r := newCodexRig(t, "bob")
+		r, _ := newCodexRig(t, "bob")
 		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi") },
 			model.Call("exec_command", map[string]any{"cmd": "echo hi"}))
 	})

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -182,6 +183,9 @@ func setupHost(t *testing.T, h *testHub, host, home, project, token string, env 
 		args = append(args, "--project", project)
 	}
 	args = append(args, extra...)
+	if !slices.Contains(extra, "--otlp") {
+		args = append(args, "--otlp", "off") // no telemetry but where a test asks
+	}
 	cmd := exec.Command(builtHub(t), args...)
 	cmd.Env = append(baseEnv(home), env...)
 	out, err := cmd.CombinedOutput()
