@@ -146,6 +146,14 @@ func TestUsageFromHostTelemetry(t *testing.T) {
 			}
 		}
 	}
+	// The tool Claude Code ran is coder's activity: a checkpoint, once.
+	act, err := h.admin.ListActivity(h.adm, &hubv1.ListActivityRequest{Name: "coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cps := act.GetCheckpoints(); len(cps) != 1 || cps[0].GetCurrentActivity() != "tools run (host telemetry): Bash" {
+		t.Errorf("coder's checkpoints = %v, want one naming Bash", cps)
+	}
 	if code, body, _ := h.do(t, "GET", "/v1/admin/usage?group_by=colour", h.token, ""); code != 400 || !strings.Contains(body, "expected agent, project, task, model or day") {
 		t.Errorf("bad group_by: %d %s, want 400 naming the fields", code, body)
 	}

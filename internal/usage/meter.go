@@ -14,13 +14,21 @@ import (
 )
 
 // Report is what one export says of an agent: the usage it adds, the
-// latest API error of rate limiting it reports (zero: none), the latest
-// tool result (zero: none).
+// latest API error of rate limiting it reports (zero: none), and the
+// latest tool result or decision (zero: none, or one within
+// ToolActivityEvery of the last reported) with what the tools were
+// (Tools: one line, bounded, of names the hub's own characters).
 type Report struct {
 	Deltas      []hub.UsageDelta
 	RateLimited time.Time
 	ToolActive  time.Time
+	Tools       string
 }
+
+// ToolActivityEvery is how often at most an agent's tool results are
+// reported as its activity: a host running many tools a minute costs the
+// hub one write a minute.
+const ToolActivityEvery = time.Minute
 
 // Bounds of what a Meter remembers per agent: past them, the entries an
 // export touched least recently are forgotten (a cumulative series
@@ -48,6 +56,7 @@ type agentMeter struct {
 	tick     int64 // exports seen, the clock of the least recently used
 	series   map[string]*seriesState
 	sessions map[string]*sessionState
+	toolAt   time.Time // the tool activity last reported (the host's time)
 }
 
 // seriesState is the last point of one metric series.
@@ -304,6 +313,7 @@ type event struct {
 	t       uint64
 	seq     int64
 	counts  hub.UsageCounts
+	tool    string // a tool event's tool, as toolName says it
 }
 
 // Logs reads an export of log events from agentID's host.
@@ -323,7 +333,11 @@ func (m *Meter) Logs(agentID int64, req *collogs.ExportLogsServiceRequest) Repor
 				if t == 0 {
 					t = lr.GetObservedTimeUnixNano()
 				}
-				evs = append(evs, event{kind, at.session(), at.model(), t, at.count("event.sequence"), c})
+				var tool string
+				if kind == eventTool {
+					tool = toolName(at)
+				}
+				evs = append(evs, event{kind, at.session(), at.model(), t, at.count("event.sequence"), c, tool})
 			}
 		}
 	}
@@ -336,12 +350,14 @@ func (m *Meter) Logs(agentID int64, req *collogs.ExportLogsServiceRequest) Repor
 	defer m.mu.Unlock()
 	a := m.agent(agentID)
 	var rep Report
+	var tools toolList
 	for _, e := range evs {
 		switch e.kind {
 		case eventRateLimit:
 			rep.RateLimited = later(rep.RateLimited, unixNano(e.t))
 		case eventTool:
 			rep.ToolActive = later(rep.ToolActive, unixNano(e.t))
+			tools.add(e.tool)
 		case eventUsage:
 			s := a.session(e.session)
 			if !s.events {
@@ -360,6 +376,13 @@ func (m *Meter) Logs(agentID int64, req *collogs.ExportLogsServiceRequest) Repor
 			if !e.counts.IsZero() {
 				rep.Deltas = append(rep.Deltas, hub.UsageDelta{At: unixNano(e.t), Model: e.model, Counts: e.counts})
 			}
+		}
+	}
+	if !rep.ToolActive.IsZero() {
+		if !a.toolAt.IsZero() && rep.ToolActive.Before(a.toolAt.Add(ToolActivityEvery)) {
+			rep.ToolActive = time.Time{} // reported within the minute
+		} else {
+			a.toolAt, rep.Tools = rep.ToolActive, tools.String()
 		}
 	}
 	trim(a.sessions, maxSessions, func(s *sessionState) int64 { return s.used })

@@ -141,7 +141,7 @@ func TestClaudeCode(t *testing.T) {
 			r.model.Script(model.Call("Bash", map[string]any{"command": "echo hi", "description": "say hi"}), model.Say("done"))
 			r.run(t, "say hi", "--allowedTools", "Bash(echo:*)")
 			return countAPI(r.model.Requests(), "anthropic")
-		}, "claude", perRequest{input: model.Input, output: model.Output, cacheRead: model.Cached, cacheCreation: model.CacheWrite, cost: true})
+		}, "claude", "Bash", perRequest{input: model.Input, output: model.Output, cacheRead: model.Cached, cacheCreation: model.CacheWrite, cost: true})
 	})
 
 	t.Run("approval-allowed", func(t *testing.T) {

@@ -127,7 +127,7 @@ func TestCodex(t *testing.T) {
 			r.model.Script(model.Call("exec_command", map[string]any{"cmd": "echo hi"}), model.Say("done"))
 			r.run(t, "say hi")
 			return countAPI(r.model.Requests(), "openai")
-		}, "gpt-5", perRequest{input: model.Input, output: model.Output, cacheRead: model.Cached})
+		}, "gpt-5", "exec_command", perRequest{input: model.Input, output: model.Output, cacheRead: model.Cached})
 	})
 
 	t.Run("session-presence", func(t *testing.T) {

@@ -121,7 +121,7 @@ func TestGemini(t *testing.T) {
 			r.model.Script(model.Call("run_shell_command", map[string]any{"command": "echo hi"}), model.Say("done"))
 			r.run(t, "say hi", "--yolo")
 			return countAPI(r.model.Requests(), "gemini")
-		}, "gemini", perRequest{input: model.Input, output: model.Output + model.Reasoning, cacheRead: model.Cached})
+		}, "gemini", "run_shell_command", perRequest{input: model.Input, output: model.Output + model.Reasoning, cacheRead: model.Cached})
 	})
 
 	t.Run("session-presence", func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
 
 // otlpRecorder stands between a host's telemetry export and the hub's
@@ -194,8 +196,9 @@ type perRequest struct {
 // telemetry to the hub, runs one tool call and a final text; the hub's
 // usage of the agent (GET /v1/usage with the agent's token) then holds
 // exactly what the scripted model reported for each request the host made,
-// under the host's model, every export carrying the agent's token.
-func telemetryScenario(t *testing.T, h *testHub, rec *otlpRecorder, host, token string, run func() int, wantModel string, each perRequest) {
+// under the host's model, every export carrying the agent's token, and the
+// tool it ran is the agent's activity (a checkpoint naming it).
+func telemetryScenario(t *testing.T, h *testHub, rec *otlpRecorder, host, token string, run func() int, wantModel, tool string, each perRequest) {
 	t.Helper()
 	requests := int64(run())
 	var got usageRow
@@ -230,6 +233,14 @@ func telemetryScenario(t *testing.T, h *testHub, rec *otlpRecorder, host, token 
 	}
 	want := usageRow{InputTokens: requests * each.input, OutputTokens: requests * each.output,
 		CacheReadTokens: requests * each.cacheRead, CacheCreationTokens: requests * each.cacheCreation, Requests: requests}
+	// The tool the host ran is bob's activity.
+	act, err := h.admin.ListActivity(h.actx, &hubv1.ListActivityRequest{Name: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cps := act.GetCheckpoints(); len(cps) == 0 || !strings.Contains(cps[0].GetCurrentActivity(), tool) {
+		t.Errorf("bob's checkpoints = %v, want the newest naming %s", cps, tool)
+	}
 	cost := got.CostUSD
 	got.CostUSD = 0
 	if got != want || (cost > 0) != each.cost {
