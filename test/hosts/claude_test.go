@@ -124,6 +124,12 @@ func TestClaudeCode(t *testing.T) {
 			model.Call("Bash", map[string]any{"command": "echo two", "description": "say two"}))
 	})
 
+	t.Run("ask-and-task", func(t *testing.T) {
+		r, _ := newClaudeRig(t, "bob")
+		_, ann := r.hub.agent(t, "ann")
+		askAndTaskScenario(t, r.hub, ann, r.model, func() { r.run(t, "take a task") }, "mcp__hub__")
+	})
+
 	t.Run("session-presence", func(t *testing.T) {
 		r, _ := newClaudeRig(t, "bob")
 		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi", "--allowedTools", "Bash(echo:*)") },
@@ -273,6 +279,47 @@ func injectionScenario(t *testing.T, h *testHub, sender hubv1.AgentServiceClient
 	if rc := h.receipt(t, posted); rc.GetState() != "IN_CONTEXT" || rc.GetVia() != "hook" {
 		t.Errorf("receipt = %s via %q, want IN_CONTEXT via hook", rc.GetState(), rc.GetVia())
 	}
+}
+
+// askAndTaskScenario: the model calls next_task, which hands bob the
+// task another agent filed, then ask_human, which a person answers over
+// REST while the call waits; each result reaches the model's next request
+// (in the tool's output: what it calls), and no person is asked about the
+// hub's own tools. prefix is how the host names the hub's tools.
+func askAndTaskScenario(t *testing.T, h *testHub, sender hubv1.AgentServiceClient, m *model.Server, run func(), prefix string) {
+	t.Helper()
+	if _, err := sender.CreateTask(t.Context(), &hubv1.CreateTaskRequest{Task: &hubv1.TaskSpec{Title: "fix the flaky build"}}); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan error, 1)
+	go func() {
+		_, err := h.answerKind(t, "question", map[string]string{"answer": "yes, ship it on Friday"})
+		answered <- err
+	}()
+	m.Script(
+		model.Call(prefix+"next_task", map[string]any{"wait_seconds": 0}),
+		model.Call(prefix+"ask_human", map[string]any{"question": "May I ship the fix?", "timeout_seconds": 50}),
+		model.Say("done"),
+	)
+	run()
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	got := m.Scripted()
+	if len(got) < 3 {
+		t.Fatalf("the model got %d scripted requests, want 3\n%s", len(got), describeRequests(m.Requests()))
+	}
+	if !strings.Contains(got[1].Body, "fix the flaky build") {
+		t.Errorf("next_task's task did not reach the model:\n%s", lastPart(got[1].Body))
+	}
+	if !strings.Contains(got[2].Body, "yes, ship it on Friday") {
+		t.Errorf("the person's answer did not reach the model:\n%s", lastPart(got[2].Body))
+	}
+	ts, err := sender.ListTasks(t.Context(), &hubv1.ListTasksRequest{})
+	if err != nil || len(ts.GetTasks()) != 1 || ts.GetTasks()[0].GetAssignee() != "bob" {
+		t.Errorf("tasks = %v, %v; want the one task held by bob", ts.GetTasks(), err)
+	}
+	noApprovals(t, h)
 }
 
 // presenceScenario: bob shows online while the host works and offline as

@@ -130,6 +130,12 @@ func TestCodex(t *testing.T) {
 		}, "gpt-5", "exec_command", perRequest{input: model.Input, output: model.Output, cacheRead: model.Cached})
 	})
 
+	t.Run("ask-and-task", func(t *testing.T) {
+		r, _ := newCodexRig(t, "bob")
+		_, ann := r.hub.agent(t, "ann")
+		askAndTaskScenario(t, r.hub, ann, r.model, func() { r.run(t, "take a task") }, "mcp__hub__")
+	})
+
 	t.Run("session-presence", func(t *testing.T) {
 		r, _ := newCodexRig(t, "bob")
 		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi") },

@@ -124,6 +124,12 @@ func TestGemini(t *testing.T) {
 		}, "gemini", "run_shell_command", perRequest{input: model.Input, output: model.Output + model.Reasoning, cacheRead: model.Cached})
 	})
 
+	t.Run("ask-and-task", func(t *testing.T) {
+		r, _ := newGeminiRig(t, "bob")
+		_, ann := r.hub.agent(t, "ann")
+		askAndTaskScenario(t, r.hub, ann, r.model, func() { r.run(t, "take a task", "--yolo") }, "mcp_hub_")
+	})
+
 	t.Run("session-presence", func(t *testing.T) {
 		r, _ := newGeminiRig(t, "bob")
 		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi", "--yolo") },
