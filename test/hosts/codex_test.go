@@ -23,6 +23,15 @@ type codexRig struct {
 
 func newCodexRig(t *testing.T, agent string, setupFlags ...string) (*codexRig, string) {
 	t.Helper()
+	return newCodexRigAsking(t, agent, "never", "danger-full-access", setupFlags...)
+}
+
+// newCodexRigAsking is newCodexRig with Codex's approval policy and
+// sandbox mode: "on-request" in a "read-only" sandbox asks before a
+// command that asks to leave the sandbox, which `codex exec` runs the
+// PermissionRequest hook for under --approve-for-me.
+func newCodexRigAsking(t *testing.T, agent, policy, sandbox string, setupFlags ...string) (*codexRig, string) {
+	t.Helper()
 	bin := hostBinary(t, "HUB_TEST_CODEX")
 	h := startHub(t)
 	tok, _ := h.agent(t, agent)
@@ -39,8 +48,8 @@ func newCodexRig(t *testing.T, agent string, setupFlags ...string) (*codexRig, s
 	// The provider first: hub setup merges into what is there.
 	config := `model = "gpt-5"
 model_provider = "rig"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
+approval_policy = "` + policy + `"
+sandbox_mode = "` + sandbox + `"
 check_for_update_on_startup = false
 
 [model_providers.rig]
@@ -65,9 +74,10 @@ enabled = false
 // run runs `codex exec prompt` in the project. Codex runs a new hook only
 // once a person trusted it (/hooks); the rig, which wrote them itself,
 // bypasses that review.
-func (r *codexRig) run(t *testing.T, prompt string) string {
+func (r *codexRig) run(t *testing.T, prompt string, flags ...string) string {
 	t.Helper()
-	args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", prompt}
+	args := append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"}, flags...)
+	args = append(args, prompt)
 	out, err := runHost(t, r.proj, r.env, 90*time.Second, r.bin, args...)
 	if err != nil {
 		t.Fatalf("codex exec: %v\n%s\nrequests:\n%s", err, out, describeRequests(r.model.Requests()))
@@ -134,6 +144,39 @@ func TestCodex(t *testing.T) {
 		r, _ := newCodexRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")
 		askAndTaskScenario(t, r.hub, ann, r.model, func() { r.run(t, "take a task") }, "mcp__hub__")
+	})
+
+	t.Run("approval-allowed", func(t *testing.T) {
+		r, _ := newCodexRigAsking(t, "bob", "on-request", "read-only")
+		r.model.Script(model.Call("exec_command", map[string]any{"cmd": "touch allowed.txt", "sandbox_permissions": "require_escalated", "justification": "make a file"}), model.Say("made"))
+		answered := answerInBackground(t, r.hub, "allow", "")
+		out := r.run(t, "make a file", "--approve-for-me")
+		if err := <-answered; err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(r.proj, "allowed.txt")); err != nil {
+			t.Errorf("the allowed command did not run: %v\n%s", err, out)
+		}
+		if it := r.hub.approvals(t); len(it) != 1 || it[0].GetState() != "answered" || it[0].GetDecision() != "allow" {
+			t.Errorf("approvals = %v, want one answered allow", it)
+		}
+	})
+
+	t.Run("approval-denied", func(t *testing.T) {
+		r, _ := newCodexRigAsking(t, "bob", "on-request", "read-only")
+		r.model.Script(model.Call("exec_command", map[string]any{"cmd": "touch denied.txt", "sandbox_permissions": "require_escalated", "justification": "make a file"}), model.Say("ok"))
+		answered := answerInBackground(t, r.hub, "deny", "not on the release branch")
+		out := r.run(t, "make a file", "--approve-for-me")
+		if err := <-answered; err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(r.proj, "denied.txt")); err == nil {
+			t.Errorf("the denied command ran")
+		}
+		got := r.model.Scripted()
+		if len(got) < 2 || !strings.Contains(got[1].Body, "not on the release branch") {
+			t.Errorf("the model's next request lacks the deny's message:\n%s", describeRequests(r.model.Requests()))
+		}
 	})
 
 	t.Run("session-presence", func(t *testing.T) {
