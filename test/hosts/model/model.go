@@ -288,10 +288,10 @@ func gemini(w http.ResponseWriter, step Step, stream bool) {
 		part = obj{"text": step.Text}
 	}
 	chunk := obj{
-		"candidates":    []any{obj{"content": obj{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"candidates": []any{obj{"content": obj{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
 		"usageMetadata": obj{"promptTokenCount": Input + Cached, "cachedContentTokenCount": Cached, "candidatesTokenCount": Output,
 			"thoughtsTokenCount": Reasoning, "totalTokenCount": Input + Cached + Output + Reasoning},
-		"modelVersion":  "gemini-2.5-pro",
+		"modelVersion": "gemini-2.5-pro",
 	}
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
