@@ -75,19 +75,19 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 	r := newGateRig(t, nil)
 	ctx := context.Background()
 	tok := r.agent(t, "alice")
-	post, list := hubv1.AgentService_PostMessage_FullMethodName, hubv1.AdminService_ListAgents_FullMethodName
+	mark, list := hubv1.AgentService_MarkRead_FullMethodName, hubv1.AdminService_ListAgents_FullMethodName
 
-	c, release, err := r.gate.Admit(ctx, post, tok)
+	c, release, err := r.gate.Admit(ctx, mark, tok)
 	a := c.Agent
 	if err != nil || a == nil || a.Name != "alice" {
-		t.Fatalf("alice's post: %v, %v; want admitted as alice", a, err)
+		t.Fatalf("alice's MarkRead: %v, %v; want admitted as alice", a, err)
 	}
 	release()
-	_, _, err = r.gate.Admit(ctx, post, "")
+	_, _, err = r.gate.Admit(ctx, mark, "")
 	wantCode(t, "no token", err, codes.Unauthenticated, "missing token")
-	_, _, err = r.gate.Admit(ctx, post, "ahk_unknown")
+	_, _, err = r.gate.Admit(ctx, mark, "ahk_unknown")
 	wantCode(t, "unknown token", err, codes.Unauthenticated, "unknown or revoked token")
-	_, _, err = r.gate.Admit(ctx, post, adminToken)
+	_, _, err = r.gate.Admit(ctx, mark, adminToken)
 	wantCode(t, "admin token on an agent call", err, codes.PermissionDenied, "the admin token was given")
 	_, _, err = r.gate.Admit(ctx, list, tok)
 	wantCode(t, "agent token on an admin call", err, codes.PermissionDenied, "an agent token was given")
@@ -101,7 +101,7 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 	if _, err := r.svc.Agents.SetAgentDisabled(ctx, "alice", true); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = r.gate.Admit(ctx, post, tok)
+	_, _, err = r.gate.Admit(ctx, mark, tok)
 	wantCode(t, "a disabled agent", err, codes.PermissionDenied, "disabled")
 }
 
@@ -386,7 +386,7 @@ func TestPersonHasABudgetOfItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentTok := r.agent(t, "alice")
-	post := hubv1.AdminService_PostMessage_FullMethodName
+	post := hubv1.AgentService_PostMessage_FullMethodName
 	for i := range 3 {
 		if _, _, err := r.gate.Admit(ctx, post, personTok); err != nil {
 			t.Fatalf("post %d within pat's burst: %v", i, err)
