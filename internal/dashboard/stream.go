@@ -74,7 +74,7 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush() == nil
 	}
 	// The page reconnects by itself; "retry" is for EventSource-like clients.
-	hello := map[string]any{"version": version.Version, "deltas": rows != nil}
+	hello := map[string]any{"version": version.Version(), "deltas": rows != nil}
 	if !send(fmt.Sprintf("retry: 5000\nevent: hello\ndata: %s\n\n", mustJSON(hello))) {
 		return
 	}

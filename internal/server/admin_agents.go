@@ -101,7 +101,7 @@ func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest
 	}
 	cfg := svc.Core.Config()
 	r := &hubv1.GetHubInfoResponse{
-		Version:       version.Version,
+		Version:       version.Version(),
 		Time:          ts(svc.Core.Now()),
 		TimeZone:      zoneName(cfg.Location, svc.Core.Now()),
 		Beat:          svc.Core.Beat(),
