@@ -330,7 +330,7 @@ func (m *Main) newServer() {
 	opts := admission.DefaultOptions()
 	opts.Write, opts.Read, opts.Search, opts.SearchSlots = m.RateLimit, m.ReadLimit, m.SearchLimit, m.SearchSlots
 	opts.Join, opts.JoinSource, opts.JoinCode = m.JoinRateLimit, m.JoinSourceLimit, m.JoinCodeLimit
-	opts.People = m.Services.People
+	opts.People, opts.Clock = m.Services.People, m.Clock
 	m.Gate = admission.New(m.Services.Agents, opts)
 	m.Server = server.New(m.Services, m.Gate, server.Info{
 		DataDir:       m.DataDir,
