@@ -7,6 +7,7 @@
 package storesql
 
 import (
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
 )
 
@@ -65,11 +66,15 @@ func unlist(xs []string) []string {
 }
 
 // Statements implements, over a DB, the groups of hub.Tx whose
-// statements the two stores share: activity logs and checkpoints, deep work, cron,
-// pulses, join codes, projects and reservations. A store's Tx embeds them.
+// statements the two stores share: agents, activity logs and checkpoints,
+// deep work, cron, pulses, join codes, projects and reservations. A store's
+// Tx embeds them.
 type Statements struct {
 	DB      DB
 	Dialect Dialect
+	// Changed, if set, is told of each agent whose token the transaction
+	// changes: a store with several processes tells them there.
+	Changed func(agentID int64, change hub.AgentChange) error
 }
 
 // all runs q and scans each of its rows.
