@@ -189,7 +189,7 @@ func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLivene
 		}
 	}
 	if len(unread) > 0 {
-		if err := t.nudgeLiveness(unread, unreadByID); err != nil {
+		if err := t.NudgeLiveness(unread, unreadByID); err != nil {
 			return nil, err
 		}
 	}
@@ -197,29 +197,6 @@ func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLivene
 		return nil, err
 	}
 	return out, nil
-}
-
-// nudgeLiveness sets the liveness state of each agent of byID, as
-// LivenessState would.
-func (t *Tx) nudgeLiveness(ids []int64, byID map[int64]*hub.DueNudge) error {
-	rows, err := t.query(`SELECT l.agent_id, `+livenessColumns+` FROM liveness l WHERE l.agent_id = ANY($1)`, ids)
-	var id int64
-	var r livenessRow
-	dest := append([]any{&id}, r.dest()...)
-	ls, err := scanRows(rows, err, func(rs pgx.Rows) (*row.Declared, error) {
-		if err := rs.Scan(dest...); err != nil {
-			return nil, err
-		}
-		return r.declared(id), nil
-	})
-	if err != nil {
-		return fmt.Errorf("read liveness states: %w", err)
-	}
-	if err := t.loadDeclarations(ls); err != nil {
-		return err
-	}
-	row.FillNudgeStates(byID, ls)
-	return nil
 }
 
 // nudgeMentions sets the unread mentions of each agent of byID, as

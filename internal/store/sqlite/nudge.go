@@ -171,7 +171,7 @@ func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLivene
 		}
 	}
 	if len(unread) > 0 {
-		if err := t.nudgeLiveness(idList(unread), unreadByID); err != nil {
+		if err := t.NudgeLiveness(unread, unreadByID); err != nil {
 			return nil, err
 		}
 	}
@@ -206,36 +206,6 @@ func (t *Tx) nudgeAgents(list string, out []hub.DueNudge) error {
 			out[i].Agent = as[out[i].Check.AgentID]
 		}
 	}
-	return nil
-}
-
-// nudgeLiveness sets the liveness state of each agent of byID (list: their
-// IDs as JSON), as LivenessState would.
-func (t *Tx) nudgeLiveness(list string, byID map[int64]*hub.DueNudge) error {
-	rows, err := t.query(`SELECT l.agent_id, `+livenessColumns+` FROM liveness l
-		WHERE l.agent_id IN (SELECT value FROM json_each(?))`, list)
-	if err != nil {
-		return fmt.Errorf("read liveness states: %w", err)
-	}
-	ls := make([]*row.Declared, 0, len(byID))
-	var id int64
-	var r livenessRow
-	dest := append([]any{&id}, r.dest()...)
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			rows.Close()
-			return err
-		}
-		ls = append(ls, r.declared(id))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if err := t.loadDeclarations(ls); err != nil {
-		return err
-	}
-	row.FillNudgeStates(byID, ls)
 	return nil
 }
 

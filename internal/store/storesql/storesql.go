@@ -54,6 +54,10 @@ type Dialect struct {
 	// scans into xs.
 	List     func(xs []string) any
 	ListDest func(xs *[]string) any
+	// KindsDest is where a column of names separated by commas in SQLite,
+	// a TEXT[] in PostgreSQL (a liveness state's health kinds), scans
+	// into xs.
+	KindsDest func(xs *[]string) any
 }
 
 // unlist returns a list column's value as the domain holds it: nil when
