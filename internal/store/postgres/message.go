@@ -367,28 +367,3 @@ func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
 	})
 }
 
-// Meta implements hub.MetaTx.
-func (t *Tx) Meta(key string) (string, error) {
-	var v string
-	err := t.queryRow(`SELECT value FROM meta WHERE key = $1`, key).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	return v, err
-}
-
-// SwapMeta implements hub.MetaTx.
-func (t *Tx) SwapMeta(key, old, value string) (bool, error) {
-	q, args := `UPDATE meta SET value = $1 WHERE key = $2 AND value = $3`, []any{value, key, old}
-	if old == "" {
-		q, args = `INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, []any{key, value}
-	}
-	tag, err := t.exec(q, args...)
-	return err == nil && tag.RowsAffected() == 1, err
-}
-
-// SetMeta implements hub.MetaTx.
-func (t *Tx) SetMeta(key, value string) error {
-	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
-	return err
-}

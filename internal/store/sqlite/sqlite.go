@@ -47,36 +47,6 @@ func scanAll[T any](t *Tx, scan func(row.Scanner) (T, error), q string, args ...
 	return out, rows.Err()
 }
 
-// Meta implements hub.MetaTx.
-func (t *Tx) Meta(key string) (string, error) {
-	var v string
-	err := t.queryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return v, err
-}
-
-// SetMeta implements hub.MetaTx.
-func (t *Tx) SetMeta(key, value string) error {
-	_, err := t.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
-	return err
-}
-
-// SwapMeta implements hub.MetaTx.
-func (t *Tx) SwapMeta(key, old, value string) (bool, error) {
-	q, args := `UPDATE meta SET value = ? WHERE key = ? AND value = ?`, []any{value, key, old}
-	if old == "" {
-		q, args = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`, []any{key, value}
-	}
-	res, err := t.exec(q, args...)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
 // Options tune the store. The zero value is usable.
 type Options struct {
 	// Synchronous is SQLite's synchronous setting: "NORMAL" (default) keeps
