@@ -20,32 +20,12 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
-	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
 	"github.com/agenthub/hub/internal/store/usagesql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/mattn/go-sqlite3"
 )
-
-// scanAll runs a query and scans each row with scan. (Tx.queryRows, in
-// batch.go, is the multi-row statement of a batch.)
-func scanAll[T any](t *Tx, scan func(row.Scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := t.query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
 
 // Options tune the store. The zero value is usable.
 type Options struct {
