@@ -70,14 +70,15 @@ func unlist(xs []string) []string {
 }
 
 // Statements implements, over a DB, the groups of hub.Tx whose
-// statements the two stores share: agents, activity logs and checkpoints,
-// deep work, cron, pulses, join codes, projects and reservations. A store's
-// Tx embeds them.
+// statements the two stores share (one file per noun). A store's Tx
+// embeds them, and declares itself only what its dialect writes
+// otherwise.
 type Statements struct {
 	DB      DB
 	Dialect Dialect
 	// Changed, if set, is told of each agent whose token the transaction
-	// changes: a store with several processes tells them there.
+	// changes and of each agent it deletes: a store with several processes
+	// tells them there.
 	Changed func(agentID int64, change hub.AgentChange) error
 }
 
