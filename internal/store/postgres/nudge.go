@@ -125,30 +125,11 @@ func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLivene
 	if err != nil {
 		return nil, fmt.Errorf("due nudge checks: %w", err)
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	ids := make([]int64, len(out))
-	byID := make(map[int64]*hub.DueNudge, len(out))
-	var unread []int64 // the agents whose liveness state is to be read
-	unreadByID := map[int64]*hub.DueNudge{}
 	for i := range out {
-		id := out[i].Agent.ID
-		ids[i], byID[id] = id, &out[i]
-		if k, ok := known[id]; ok {
+		if k, ok := known[out[i].Agent.ID]; ok {
 			out[i].Agent, out[i].State = k.Agent, k.State
-		} else {
-			unread, unreadByID[id] = append(unread, id), &out[i]
 		}
 	}
-	if len(unread) > 0 {
-		if err := t.NudgeLiveness(unread, unreadByID); err != nil {
-			return nil, err
-		}
-	}
-	if err := t.NudgeMentions(ids, byID); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return t.FillNudges(out)
 }
 

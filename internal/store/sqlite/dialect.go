@@ -27,13 +27,7 @@ type commaListDest struct{ xs *[]string }
 
 // Scan implements sql.Scanner.
 func (d commaListDest) Scan(src any) error {
-	var s string
-	switch v := src.(type) {
-	case string:
-		s = v
-	case []byte:
-		s = string(v)
-	}
+	s := text(src)
 	*d.xs = nil
 	if s != "" {
 		*d.xs = strings.Split(s, ",")
@@ -46,16 +40,20 @@ type jsonListDest struct{ xs *[]string }
 
 // Scan implements sql.Scanner.
 func (d jsonListDest) Scan(src any) error {
-	var s string
+	var err error
+	*d.xs, err = parseJSONList(text(src))
+	return err
+}
+
+// text returns a text column's value as the driver gives it to Scan.
+func text(src any) string {
 	switch v := src.(type) {
 	case string:
-		s = v
+		return v
 	case []byte:
-		s = string(v)
+		return string(v)
 	}
-	var err error
-	*d.xs, err = parseJSONList(s)
-	return err
+	return ""
 }
 
 // mappedRow is a row whose Scan reports a broken constraint as the domain

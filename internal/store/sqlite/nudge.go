@@ -102,29 +102,7 @@ func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLivene
 		}
 		out = slices.DeleteFunc(out, func(d hub.DueNudge) bool { return d.Agent == nil }) // removed meanwhile
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	ids := make([]int64, len(out))
-	byID := make(map[int64]*hub.DueNudge, len(out))
-	var unread []int64 // the agents whose liveness state is to be read
-	unreadByID := map[int64]*hub.DueNudge{}
-	for i := range out {
-		id := out[i].Agent.ID
-		ids[i], byID[id] = id, &out[i]
-		if out[i].State == nil {
-			unread, unreadByID[id] = append(unread, id), &out[i]
-		}
-	}
-	if len(unread) > 0 {
-		if err := t.NudgeLiveness(unread, unreadByID); err != nil {
-			return nil, err
-		}
-	}
-	if err := t.NudgeMentions(ids, byID); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return t.FillNudges(out)
 }
 
 // nudgeAgents sets the agent of each check of out whose agent is nil

@@ -133,9 +133,9 @@ func (x Statements) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, er
 	return out, nil
 }
 
-// NudgeLiveness sets the liveness state of each agent of byID (ids: their
+// nudgeLiveness sets the liveness state of each agent of byID (ids: their
 // IDs), as LivenessState would, for the nudge checks of those agents.
-func (x Statements) NudgeLiveness(ids []int64, byID map[int64]*hub.DueNudge) error {
+func (x Statements) nudgeLiveness(ids []int64, byID map[int64]*hub.DueNudge) error {
 	rows, done, err := x.DB.Query(`SELECT l.agent_id, `+livenessColumns+` FROM liveness l WHERE `+x.Dialect.InIDs("l.agent_id"), x.Dialect.IDs(ids))
 	if err != nil {
 		return fmt.Errorf("read liveness states: %w", err)

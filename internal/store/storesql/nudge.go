@@ -9,8 +9,8 @@ import (
 )
 
 // This file implements hub.NudgeTx's reads of one agent and of new
-// mentions; the due checks (DueNudges, with NudgeLiveness and
-// NudgeMentions) and the writes of many checks are each store's.
+// mentions, and completes the due checks each store reads (FillNudges);
+// the writes of many checks are each store's.
 
 // DueAgentChecks implements hub.NudgeTx.
 func (x Statements) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
@@ -59,9 +59,38 @@ func (x Statements) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, e
 	return n, row.Time(oldest), nil
 }
 
-// NudgeMentions sets the unread mentions of each agent of byID (ids:
+// FillNudges completes due nudge checks whose agents are set: the
+// liveness state of each that has none, as LivenessState would, and the
+// unread mentions of each, as UnreadMentions would.
+func (x Statements) FillNudges(out []hub.DueNudge) ([]hub.DueNudge, error) {
+	if len(out) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(out))
+	byID := make(map[int64]*hub.DueNudge, len(out))
+	var unread []int64 // the agents whose liveness state is to be read
+	unreadByID := map[int64]*hub.DueNudge{}
+	for i := range out {
+		id := out[i].Agent.ID
+		ids[i], byID[id] = id, &out[i]
+		if out[i].State == nil {
+			unread, unreadByID[id] = append(unread, id), &out[i]
+		}
+	}
+	if len(unread) > 0 {
+		if err := x.nudgeLiveness(unread, unreadByID); err != nil {
+			return nil, err
+		}
+	}
+	if err := x.nudgeMentions(ids, byID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// nudgeMentions sets the unread mentions of each agent of byID (ids:
 // their IDs), as UnreadMentions would.
-func (x Statements) NudgeMentions(ids []int64, byID map[int64]*hub.DueNudge) error {
+func (x Statements) nudgeMentions(ids []int64, byID map[int64]*hub.DueNudge) error {
 	rows, done, err := x.DB.Query(`SELECT a.id, COUNT(*), MIN(m.created_at) FROM agents a
 		JOIN deliveries d ON d.agent_id = a.id AND d.message_id > a.read_up_to
 		JOIN messages m ON m.id = d.message_id
