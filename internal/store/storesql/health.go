@@ -78,6 +78,9 @@ func (x Statements) LivenessState(agentID int64) (*hub.LivenessState, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("read liveness state: %w", err)
 	}
+	if r.activeID == 0 && r.expiredID == 0 {
+		return r.state(agentID), nil
+	}
 	d := r.declared(agentID)
 	if err := x.loadDeclarations([]*row.Declared{d}); err != nil {
 		return nil, err
