@@ -9,49 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// This file implements hub.AgentTx.
-
-func (t *Tx) agentWhere(notFound func() error, where string, arg any) (*hub.Agent, error) {
-	a, err := row.Agent(t.queryRow(`SELECT `+row.AgentColumns+` FROM agents WHERE `+where, arg))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, notFound()
-	}
-	return a, err
-}
-
-// CreateAgent implements hub.AgentTx. A taken name or token is reported
-// without aborting the transaction (ON CONFLICT DO NOTHING).
-func (t *Tx) CreateAgent(a *hub.Agent, tokenHash []byte) error {
-	err := t.queryRow(`INSERT INTO agents (name, display_name, role, description, locale, token_hash, created_at, disabled_at,
-		current_heartbeat_id, heartbeat_started_at, read_up_to, last_seen_at, last_interaction_beat, project)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING RETURNING id`,
-		a.Name, a.DisplayName, a.Role, a.Description, a.Locale, tokenHash, row.Nanos(a.CreatedAt), row.Nanos(a.DisabledAt),
-		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, hub.ProjectOr(a.Project)).Scan(&a.ID)
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return err
-	}
-	if _, err := t.AgentByName(a.Name); err == nil {
-		return hub.AgentNameTaken(a.Name)
-	}
-	return hub.TokenTaken()
-}
-
-// AgentByName implements hub.AgentTx.
-func (t *Tx) AgentByName(name string) (*hub.Agent, error) {
-	return t.agentWhere(func() error { return hub.NoAgentNamed(name) }, `name = $1`, name)
-}
-
-// AddresseeByName implements hub.AgentTx.
-func (t *Tx) AddresseeByName(name string) (hub.Addressee, error) {
-	a := hub.Addressee{Name: name}
-	var disabledAt int64
-	err := t.queryRow(`SELECT id, project, disabled_at FROM agents WHERE name = $1`, name).Scan(&a.ID, &a.Project, &disabledAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return hub.Addressee{}, hub.NoAgentNamed(name)
-	}
-	a.Disabled = disabledAt != 0
-	return a, err
-}
+// This file implements what PostgreSQL adds to hub.AgentTx (storesql
+// implements the rest): a heartbeat's row lock under the shared write
+// lock, the announcement of changed agents to every replica, and the
+// touches of many agents in one statement.
 
 // AgentByID implements hub.AgentTx. Under the shared write lock it locks
 // the agent's row until commit (FOR NO KEY UPDATE: posts that deliver to
@@ -59,9 +20,9 @@ func (t *Tx) AddresseeByName(name string) (hub.Addressee, error) {
 // that an UpdateAgent of the row read here loses no concurrent update.
 func (t *Tx) AgentByID(id int64) (*hub.Agent, error) {
 	if !t.shared {
-		return t.agentWhere(hub.NoAgentWithID, `id = $1`, id)
+		return t.Statements.AgentByID(id)
 	}
-	a, err := t.agentWhere(hub.NoAgentWithID, `id = $1 FOR NO KEY UPDATE`, id)
+	a, err := t.AgentWhere(hub.NoAgentWithID, `id = ? FOR NO KEY UPDATE`, id)
 	if err == nil {
 		if t.locked == nil {
 			t.locked = map[int64]lockedAgent{}
@@ -74,25 +35,6 @@ func (t *Tx) AgentByID(id int64) (*hub.Agent, error) {
 // lockedAgent is what UpdateAgent compares with under the shared write
 // lock: an agent's row as AgentByID read and locked it.
 type lockedAgent struct{ readUpTo, disabledAt int64 }
-
-// AgentByTokenHash implements hub.AgentTx.
-func (t *Tx) AgentByTokenHash(hash []byte) (*hub.Agent, error) {
-	return t.agentWhere(hub.NoAgentWithToken, `token_hash = $1`, hash)
-}
-
-// ListAgents implements hub.AgentTx.
-func (t *Tx) ListAgents(includeDisabled bool) ([]*hub.Agent, error) {
-	rows, err := t.query(`SELECT `+row.AgentColumns+` FROM agents WHERE $1 OR disabled_at = 0 ORDER BY name`, includeDisabled)
-	scan := row.NewAgentScan()
-	return scanRows(rows, err, func(r pgx.Rows) (*hub.Agent, error) { return scan.Scan(r) })
-}
-
-// CountAgents implements hub.AgentTx.
-func (t *Tx) CountAgents() (int64, error) {
-	var n int64
-	err := t.queryRow(`SELECT COUNT(*) FROM agents`).Scan(&n)
-	return n, err
-}
 
 // UpdateAgent implements hub.AgentTx. Disabling or enabling an agent is
 // announced to every replica (see agentChanged); the other fields change
@@ -124,26 +66,6 @@ func (t *Tx) UpdateAgent(a *hub.Agent) error {
 		return t.agentChanged(a.ID, hub.AgentDisabled)
 	}
 	return t.agentChanged(a.ID, hub.AgentEnabled)
-}
-
-// SetAgentToken implements hub.AgentTx. A token another agent holds is
-// reported without aborting the transaction.
-func (t *Tx) SetAgentToken(agentID int64, hash []byte) error {
-	tag, err := t.exec(`UPDATE agents SET token_hash = $1 WHERE id = $2
-		AND NOT EXISTS (SELECT 1 FROM agents WHERE token_hash = $1 AND id <> $2)`, hash, agentID)
-	if err == nil && tag.RowsAffected() == 0 && hash != nil {
-		var taken bool
-		if err := t.queryRow(`SELECT EXISTS (SELECT 1 FROM agents WHERE token_hash = $1 AND id <> $2)`, hash, agentID).Scan(&taken); err != nil {
-			return err
-		}
-		if taken {
-			return hub.TokenTaken()
-		}
-	}
-	if err != nil || tag.RowsAffected() == 0 {
-		return err
-	}
-	return t.agentChanged(agentID, hub.TokenChanged)
 }
 
 // agentChanged NOTIFYs every replica (this one included) that the agent's

@@ -9,8 +9,9 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-// This file implements hub.AgentPathTx, hub.RetireTx, hub.DigestTx and
-// hub.NoticeTx (0014_delivery.sql).
+// This file implements the writes of many rows of hub.AgentPathTx and
+// hub.NoticeTx, and the read of queued messages (storesql the rest of
+// 0018_delivery's statements).
 
 // PutPaths implements hub.AgentPathTx: the rows in one statement, stamped
 // with the server's clock, which every replica shares.
@@ -38,79 +39,6 @@ func (t *Tx) PutPaths(rows []hub.PathRow, now time.Time) error {
 	return err
 }
 
-// PathsSince implements hub.AgentPathTx.
-func (t *Tx) PathsSince(since time.Time) ([]hub.PathRow, error) {
-	rows, err := t.query(`SELECT agent_id, via, last_seen_at, live_until, replica, written_at FROM agent_paths
-		WHERE written_at > $1 ORDER BY written_at`, row.Nanos(since))
-	return scanRows(rows, err, func(r pgx.Rows) (hub.PathRow, error) { return row.PathRow(r) })
-}
-
-// RetireCandidates implements hub.RetireTx.
-func (t *Tx) RetireCandidates(cutoff, now time.Time, limit int) ([]hub.RetireCandidate, error) {
-	rows, err := t.query(`SELECT a.id, a.name, a.last_seen_at, a.created_at FROM agents a
-		WHERE a.retired_at = 0 AND a.disabled_at = 0 AND a.last_seen_at < $1 AND a.created_at < $1
-		AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.agent_id = a.id AND r.expires_at > $2)
-		AND NOT EXISTS (SELECT 1 FROM tasks k WHERE k.assignee_id = a.id AND k.state = 'claimed')
-		ORDER BY a.last_seen_at LIMIT $3`, row.Nanos(cutoff), row.Nanos(now), limit)
-	return scanRows(rows, err, func(r pgx.Rows) (hub.RetireCandidate, error) {
-		var c hub.RetireCandidate
-		var seen, created int64
-		err := r.Scan(&c.AgentID, &c.Name, &seen, &created)
-		c.LastSeenAt, c.CreatedAt = row.Time(seen), row.Time(created)
-		return c, err
-	})
-}
-
-// RetireAgents implements hub.RetireTx.
-func (t *Tx) RetireAgents(ids []int64, cutoff, at time.Time) ([]int64, error) {
-	return queryColumn[int64](t, `UPDATE agents SET retired_at = $1 WHERE id = ANY($2::bigint[])
-		AND retired_at = 0 AND disabled_at = 0 AND last_seen_at < $3 RETURNING id`, row.Nanos(at), ids, row.Nanos(cutoff))
-}
-
-// ReturnAgents implements hub.RetireTx.
-func (t *Tx) ReturnAgents(ids []int64) ([]int64, error) {
-	return queryColumn[int64](t, `UPDATE agents SET retired_at = 0 WHERE id = ANY($1::bigint[])
-		AND retired_at <> 0 AND last_seen_at > retired_at RETURNING id`, ids)
-}
-
-// HeldDue implements hub.DigestTx.
-func (t *Tx) HeldDue(now time.Time, limit int) ([]hub.HeldMessage, error) {
-	rows, err := t.query(`SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.channel, m.body,
-			d.in_context_at <> 0 OR a.read_up_to >= d.message_id
-		FROM deliveries d JOIN agents a ON a.id = d.agent_id JOIN messages m ON m.id = d.message_id
-		WHERE d.held = 1 AND a.disabled_at = 0
-		AND NOT EXISTS (SELECT 1 FROM deep_work w WHERE w.agent_id = d.agent_id AND w.state = 'active'
-			AND (w.mode = 'flexible' OR w.ends_at > $1))
-		ORDER BY d.agent_id, d.message_id LIMIT $2`, row.Nanos(now), limit)
-	return scanRows(rows, err, func(r pgx.Rows) (hub.HeldMessage, error) { return row.HeldMessage(r) })
-}
-
-// ReleaseHeld implements hub.DigestTx.
-func (t *Tx) ReleaseHeld(agentID int64, ids []int64) error {
-	_, err := t.exec(`UPDATE deliveries SET held = 2 WHERE agent_id = $1 AND held = 1 AND message_id = ANY($2::bigint[])`, agentID, ids)
-	return err
-}
-
-// NoticeCounts implements hub.NoticeTx.
-func (t *Tx) NoticeCounts(agentIDs []int64) (map[int64]hub.NoticeCount, error) {
-	out := make(map[int64]hub.NoticeCount, len(agentIDs))
-	rows, err := t.query(`SELECT agent_id, window_start, sent FROM notice_counts WHERE agent_id = ANY($1::bigint[])`, agentIDs)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, window int64
-		var c hub.NoticeCount
-		if err := rows.Scan(&id, &window, &c.Sent); err != nil {
-			return nil, mapErr(err)
-		}
-		c.Window = row.Time(window)
-		out[id] = c
-	}
-	return out, mapErr(rows.Err())
-}
-
 // PutNoticeCounts implements hub.NoticeTx.
 func (t *Tx) PutNoticeCounts(cs map[int64]hub.NoticeCount) error {
 	var ids, windows []int64
@@ -132,8 +60,3 @@ func (t *Tx) QueuedDue(cutoff time.Time, limit int) ([]*hub.Message, error) {
 	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
 }
 
-// MarkQueueChecked implements hub.NoticeTx.
-func (t *Tx) MarkQueueChecked(ids []int64) error {
-	_, err := t.exec(`UPDATE messages SET queue_checked = TRUE WHERE id = ANY($1::bigint[])`, ids)
-	return err
-}

@@ -299,18 +299,6 @@ func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
 	return ms, err
 }
 
-// MaxMessageID implements hub.MessageTx.
-func (t *Tx) MaxMessageID() (int64, error) {
-	var id int64
-	err := t.queryRow(`SELECT COALESCE(MAX(id), 0) FROM messages`).Scan(&id)
-	return id, err
-}
-
-// RecipientsAfter implements hub.MessageTx.
-func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
-	return queryColumn[int64](t, `SELECT DISTINCT agent_id FROM deliveries WHERE message_id > $1`, after)
-}
-
 // EnsureChannel implements hub.MessageTx.
 func (t *Tx) EnsureChannel(project, name string, now time.Time) (int64, error) {
 	if _, err := t.execAs(sharedSafe, `INSERT INTO channels (project, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (project, name) DO NOTHING`,
@@ -320,16 +308,6 @@ func (t *Tx) EnsureChannel(project, name string, now time.Time) (int64, error) {
 	return t.ChannelByName(project, name)
 }
 
-// ChannelByName implements hub.MessageTx.
-func (t *Tx) ChannelByName(project, name string) (int64, error) {
-	var id int64
-	err := t.queryRow(`SELECT id FROM channels WHERE project = $1 AND name = $2`, project, name).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, hub.NoChannel(name)
-	}
-	return id, err
-}
-
 // JoinChannel implements hub.MessageTx.
 func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
 	_, err := t.execAs(sharedSafe, `INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES ($1, $2, $3)
@@ -337,58 +315,3 @@ func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
 	return err
 }
 
-// LeaveChannel implements hub.MessageTx.
-func (t *Tx) LeaveChannel(channelID, agentID int64) error {
-	_, err := t.exec(`DELETE FROM channel_members WHERE channel_id = $1 AND agent_id = $2`, channelID, agentID)
-	return err
-}
-
-// ChannelMembers implements hub.MessageTx.
-func (t *Tx) ChannelMembers(channelID int64) ([]int64, error) {
-	return queryColumn[int64](t, `SELECT cm.agent_id FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
-		WHERE cm.channel_id = $1 AND a.disabled_at = 0 ORDER BY cm.agent_id`, channelID)
-}
-
-// ChannelMemberNames implements hub.MessageTx.
-func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
-	return queryColumn[string](t, `SELECT a.name FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
-		WHERE cm.channel_id = $1 ORDER BY a.name`, channelID)
-}
-
-// ListChannels implements hub.MessageTx.
-func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
-	rows, err := t.query(`SELECT c.project, c.name, COUNT(cm.agent_id), COALESCE(bool_or(cm.agent_id = $1), false)
-		FROM channels c LEFT JOIN channel_members cm ON cm.channel_id = c.id
-		GROUP BY c.id ORDER BY c.project, c.name`, agentID)
-	return scanRows(rows, err, func(r pgx.Rows) (hub.ChannelSummary, error) {
-		var c hub.ChannelSummary
-		err := r.Scan(&c.Project, &c.Name, &c.MemberCount, &c.Joined)
-		return c, err
-	})
-}
-
-// Meta implements hub.MetaTx.
-func (t *Tx) Meta(key string) (string, error) {
-	var v string
-	err := t.queryRow(`SELECT value FROM meta WHERE key = $1`, key).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	return v, err
-}
-
-// SwapMeta implements hub.MetaTx.
-func (t *Tx) SwapMeta(key, old, value string) (bool, error) {
-	q, args := `UPDATE meta SET value = $1 WHERE key = $2 AND value = $3`, []any{value, key, old}
-	if old == "" {
-		q, args = `INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, []any{key, value}
-	}
-	tag, err := t.exec(q, args...)
-	return err == nil && tag.RowsAffected() == 1, err
-}
-
-// SetMeta implements hub.MetaTx.
-func (t *Tx) SetMeta(key, value string) error {
-	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
-	return err
-}

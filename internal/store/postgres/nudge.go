@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,29 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// This file implements hub.NudgeTx: the per-agent check schedule, the
-// mentions it looks at and the batched reads and writes of the nudge checks.
-
-// DueAgentChecks implements hub.NudgeTx.
-func (t *Tx) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
-	return queryColumn[int64](t, `SELECT agent_id FROM agent_checks WHERE next_check_at > 0 AND next_check_at <= $1
-		ORDER BY next_check_at LIMIT $2`, row.Nanos(now), limit)
-}
-
-// AgentCheck implements hub.NudgeTx.
-func (t *Tx) AgentCheck(agentID int64) (hub.AgentCheck, error) {
-	c := hub.AgentCheck{AgentID: agentID}
-	var next, last int64
-	err := t.queryRow(`SELECT next_check_at, episode, nudge_count, last_nudge_at FROM agent_checks WHERE agent_id = $1`, agentID).
-		Scan(&next, &c.Episode, &c.NudgeCount, &last)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, nil
-	} else if err != nil {
-		return c, err
-	}
-	c.NextCheckAt, c.LastNudgeAt = row.Time(next), row.Time(last)
-	return c, nil
-}
+// This file implements hub.NudgeTx's writes of checks and the due checks'
+// read, one statement each for a whole batch (storesql the rest).
 
 // PutAgentCheck implements hub.NudgeTx.
 func (t *Tx) PutAgentCheck(c hub.AgentCheck) error { return t.PutAgentChecks([]hub.AgentCheck{c}) }
@@ -86,20 +64,6 @@ func (t *Tx) ScheduleAgentChecks(cs []hub.AgentTime) error {
 	return nil
 }
 
-// MentionsAfter implements hub.NudgeTx. It walks the mention deliveries
-// by message ID (deliveries_mention), so its cost is that of the new ones.
-func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, error) {
-	rows, err := t.query(`SELECT d.agent_id, d.message_id, m.created_at FROM deliveries d JOIN messages m ON m.id = d.message_id
-		WHERE d.message_id > $1 AND d.mention AND m.sender <> $2 ORDER BY d.message_id LIMIT $3`, afterID, hub.SenderOrchestrator, limit)
-	return scanRows(rows, err, func(r pgx.Rows) (hub.MentionDelivery, error) {
-		var d hub.MentionDelivery
-		var created int64
-		err := r.Scan(&d.AgentID, &d.MessageID, &created)
-		d.CreatedAt = row.Time(created)
-		return d, err
-	})
-}
-
 // ClaimNudges implements hub.NudgeTx: one conditional update of every
 // check that returns the agents whose check it changed (a check that is no
 // longer the one the nudge was decided from is left alone, so not
@@ -141,17 +105,6 @@ func (t *Tx) ClaimNudges(ns []hub.NudgeClaim) ([]bool, error) {
 	return fresh, mapErr(rows.Err())
 }
 
-// UnreadMentions implements hub.NudgeTx.
-func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
-	var n, oldest int64
-	err := t.queryRow(`SELECT COUNT(*), COALESCE(MIN(m.created_at), 0) FROM deliveries d JOIN messages m ON m.id = d.message_id
-		WHERE d.agent_id = $1 AND d.message_id > $2 AND d.mention AND m.sender <> $3`, agentID, readUpTo, hub.SenderOrchestrator).Scan(&n, &oldest)
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	return n, row.Time(oldest), nil
-}
-
 // DueNudges implements hub.NudgeTx. Its checks are read with their agents
 // in one round trip; an agent of known replaces the one read.
 func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLiveness) ([]hub.DueNudge, error) {
@@ -172,76 +125,11 @@ func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLivene
 	if err != nil {
 		return nil, fmt.Errorf("due nudge checks: %w", err)
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	ids := make([]int64, len(out))
-	byID := make(map[int64]*hub.DueNudge, len(out))
-	var unread []int64 // the agents whose liveness state is to be read
-	unreadByID := map[int64]*hub.DueNudge{}
 	for i := range out {
-		id := out[i].Agent.ID
-		ids[i], byID[id] = id, &out[i]
-		if k, ok := known[id]; ok {
+		if k, ok := known[out[i].Agent.ID]; ok {
 			out[i].Agent, out[i].State = k.Agent, k.State
-		} else {
-			unread, unreadByID[id] = append(unread, id), &out[i]
 		}
 	}
-	if len(unread) > 0 {
-		if err := t.nudgeLiveness(unread, unreadByID); err != nil {
-			return nil, err
-		}
-	}
-	if err := t.nudgeMentions(ids, byID); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return t.FillNudges(out)
 }
 
-// nudgeLiveness sets the liveness state of each agent of byID, as
-// LivenessState would.
-func (t *Tx) nudgeLiveness(ids []int64, byID map[int64]*hub.DueNudge) error {
-	rows, err := t.query(`SELECT l.agent_id, `+livenessColumns+` FROM liveness l WHERE l.agent_id = ANY($1)`, ids)
-	var id int64
-	var r livenessRow
-	dest := append([]any{&id}, r.dest()...)
-	ls, err := scanRows(rows, err, func(rs pgx.Rows) (*row.Declared, error) {
-		if err := rs.Scan(dest...); err != nil {
-			return nil, err
-		}
-		return r.declared(id), nil
-	})
-	if err != nil {
-		return fmt.Errorf("read liveness states: %w", err)
-	}
-	if err := t.loadDeclarations(ls); err != nil {
-		return err
-	}
-	row.FillNudgeStates(byID, ls)
-	return nil
-}
-
-// nudgeMentions sets the unread mentions of each agent of byID, as
-// UnreadMentions would.
-func (t *Tx) nudgeMentions(ids []int64, byID map[int64]*hub.DueNudge) error {
-	rows, err := t.query(`SELECT a.id, COUNT(*), MIN(m.created_at) FROM agents a
-		JOIN deliveries d ON d.agent_id = a.id AND d.message_id > a.read_up_to
-		JOIN messages m ON m.id = d.message_id
-		WHERE a.id = ANY($1) AND d.mention AND m.sender <> $2
-		GROUP BY a.id`, ids, hub.SenderOrchestrator)
-	if err != nil {
-		return fmt.Errorf("unread mentions: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, n, oldest int64
-		if err := rows.Scan(&id, &n, &oldest); err != nil {
-			return err
-		}
-		if d := byID[id]; d != nil {
-			d.UnreadMentions, d.OldestMention = n, row.Time(oldest)
-		}
-	}
-	return rows.Err()
-}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -140,17 +139,9 @@ func (t *Tx) AddresseeByName(name string) (hub.Addressee, error) {
 			return a, nil
 		}
 	}
-	a := hub.Addressee{Name: name}
-	var disabledAt int64
-	err := t.queryRow(`SELECT id, project, disabled_at FROM agents WHERE name = ?`, name).Scan(&a.ID, &a.Project, &disabledAt)
-	if errors.Is(err, sql.ErrNoRows) {
-		return hub.Addressee{}, hub.NoAgentNamed(name)
-	} else if err != nil {
-		return hub.Addressee{}, err
-	}
-	a.Disabled = disabledAt != 0
-	if t.names != nil {
+	a, err := t.Statements.AddresseeByName(name)
+	if err == nil && t.names != nil {
 		t.names.put(a)
 	}
-	return a, nil
+	return a, err
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-// This file implements hub.AgentPathTx, hub.RetireTx, hub.DigestTx and
-// hub.NoticeTx (0016_delivery.sql).
+// This file implements the writes of many rows of hub.AgentPathTx and
+// hub.NoticeTx, and the read of queued messages (storesql the rest of
+// 0018_delivery's statements).
 
 // PutPaths implements hub.AgentPathTx: one process owns the file, so its
 // clock (now) stamps the rows.
@@ -31,77 +32,6 @@ func (t *Tx) PutPaths(rows []hub.PathRow, now time.Time) error {
 	return nil
 }
 
-// PathsSince implements hub.AgentPathTx.
-func (t *Tx) PathsSince(since time.Time) ([]hub.PathRow, error) {
-	return scanAll(t, row.PathRow, `SELECT agent_id, via, last_seen_at, live_until, replica, written_at FROM agent_paths
-		WHERE written_at > ? ORDER BY written_at`, row.Nanos(since))
-}
-
-// RetireCandidates implements hub.RetireTx.
-func (t *Tx) RetireCandidates(cutoff, now time.Time, limit int) ([]hub.RetireCandidate, error) {
-	return scanAll(t, func(s row.Scanner) (hub.RetireCandidate, error) {
-		var c hub.RetireCandidate
-		var seen, created int64
-		err := s.Scan(&c.AgentID, &c.Name, &seen, &created)
-		c.LastSeenAt, c.CreatedAt = row.Time(seen), row.Time(created)
-		return c, err
-	}, `SELECT a.id, a.name, a.last_seen_at, a.created_at FROM agents a
-		WHERE a.retired_at = 0 AND a.disabled_at = 0 AND a.last_seen_at < ?1 AND a.created_at < ?1
-		AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.agent_id = a.id AND r.expires_at > ?2)
-		AND NOT EXISTS (SELECT 1 FROM tasks k WHERE k.assignee_id = a.id AND k.state = 'claimed')
-		ORDER BY a.last_seen_at LIMIT ?3`, row.Nanos(cutoff), row.Nanos(now), limit)
-}
-
-// RetireAgents implements hub.RetireTx.
-func (t *Tx) RetireAgents(ids []int64, cutoff, at time.Time) ([]int64, error) {
-	return queryColumn[int64](t, `UPDATE agents SET retired_at = ? WHERE id IN (SELECT value FROM json_each(?))
-		AND retired_at = 0 AND disabled_at = 0 AND last_seen_at < ? RETURNING id`, row.Nanos(at), idList(ids), row.Nanos(cutoff))
-}
-
-// ReturnAgents implements hub.RetireTx.
-func (t *Tx) ReturnAgents(ids []int64) ([]int64, error) {
-	return queryColumn[int64](t, `UPDATE agents SET retired_at = 0 WHERE id IN (SELECT value FROM json_each(?))
-		AND retired_at <> 0 AND last_seen_at > retired_at RETURNING id`, idList(ids))
-}
-
-// HeldDue implements hub.DigestTx.
-func (t *Tx) HeldDue(now time.Time, limit int) ([]hub.HeldMessage, error) {
-	return scanAll(t, row.HeldMessage, `SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.channel, m.body,
-			d.in_context_at <> 0 OR a.read_up_to >= d.message_id
-		FROM deliveries d JOIN agents a ON a.id = d.agent_id JOIN messages m ON m.id = d.message_id
-		WHERE d.held = 1 AND a.disabled_at = 0
-		AND NOT EXISTS (SELECT 1 FROM deep_work w WHERE w.agent_id = d.agent_id AND w.state = 'active'
-			AND (w.mode = 'flexible' OR w.ends_at > ?))
-		ORDER BY d.agent_id, d.message_id LIMIT ?`, row.Nanos(now), limit)
-}
-
-// ReleaseHeld implements hub.DigestTx.
-func (t *Tx) ReleaseHeld(agentID int64, ids []int64) error {
-	_, err := t.exec(`UPDATE deliveries SET held = 2 WHERE agent_id = ? AND held = 1
-		AND message_id IN (SELECT value FROM json_each(?))`, agentID, idList(ids))
-	return err
-}
-
-// NoticeCounts implements hub.NoticeTx.
-func (t *Tx) NoticeCounts(agentIDs []int64) (map[int64]hub.NoticeCount, error) {
-	out := make(map[int64]hub.NoticeCount, len(agentIDs))
-	rows, err := t.query(`SELECT agent_id, window_start, sent FROM notice_counts WHERE agent_id IN (SELECT value FROM json_each(?))`, idList(agentIDs))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, window int64
-		var c hub.NoticeCount
-		if err := rows.Scan(&id, &window, &c.Sent); err != nil {
-			return nil, err
-		}
-		c.Window = row.Time(window)
-		out[id] = c
-	}
-	return out, rows.Err()
-}
-
 // PutNoticeCounts implements hub.NoticeTx.
 func (t *Tx) PutNoticeCounts(cs map[int64]hub.NoticeCount) error {
 	for id, c := range cs {
@@ -121,8 +51,3 @@ func (t *Tx) QueuedDue(cutoff time.Time, limit int) ([]*hub.Message, error) {
 		ORDER BY m.id LIMIT ?`, row.Nanos(cutoff), limit)
 }
 
-// MarkQueueChecked implements hub.NoticeTx.
-func (t *Tx) MarkQueueChecked(ids []int64) error {
-	_, err := t.exec(`UPDATE messages SET queue_checked = 1 WHERE id IN (SELECT value FROM json_each(?))`, idList(ids))
-	return err
-}

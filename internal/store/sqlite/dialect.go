@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"database/sql"
+	"encoding/json"
+	"strings"
 
 	"github.com/agenthub/hub/internal/store/storesql"
 )
@@ -16,7 +18,21 @@ var dialect = storesql.Dialect{
 		s, _ := jsonList(xs) // a list of strings always marshals
 		return s
 	},
-	ListDest: func(xs *[]string) any { return jsonListDest{xs} },
+	ListDest:  func(xs *[]string) any { return jsonListDest{xs} },
+	KindsDest: func(xs *[]string) any { return commaListDest{xs} },
+}
+
+// commaListDest scans a text of names separated by commas into a list.
+type commaListDest struct{ xs *[]string }
+
+// Scan implements sql.Scanner.
+func (d commaListDest) Scan(src any) error {
+	s := text(src)
+	*d.xs = nil
+	if s != "" {
+		*d.xs = strings.Split(s, ",")
+	}
+	return nil
 }
 
 // jsonListDest scans a JSON array of texts into a list.
@@ -24,16 +40,20 @@ type jsonListDest struct{ xs *[]string }
 
 // Scan implements sql.Scanner.
 func (d jsonListDest) Scan(src any) error {
-	var s string
+	var err error
+	*d.xs, err = parseJSONList(text(src))
+	return err
+}
+
+// text returns a text column's value as the driver gives it to Scan.
+func text(src any) string {
 	switch v := src.(type) {
 	case string:
-		s = v
+		return v
 	case []byte:
-		s = string(v)
+		return string(v)
 	}
-	var err error
-	*d.xs, err = parseJSONList(s)
-	return err
+	return ""
 }
 
 // mappedRow is a row whose Scan reports a broken constraint as the domain
@@ -42,3 +62,22 @@ type mappedRow struct{ *sql.Row }
 
 // Scan implements row.Scanner.
 func (r mappedRow) Scan(dest ...any) error { return mapErr(r.Row.Scan(dest...)) }
+
+// jsonList returns xs as a JSON array.
+func jsonList(xs []string) (string, error) {
+	if len(xs) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(xs)
+	return string(b), err
+}
+
+// parseJSONList returns the texts of a JSON array.
+func parseJSONList(s string) ([]string, error) {
+	if s == "" || s == "[]" {
+		return nil, nil
+	}
+	var xs []string
+	err := json.Unmarshal([]byte(s), &xs)
+	return xs, err
+}

@@ -1,9 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,89 +9,8 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-func jsonList(xs []string) (string, error) {
-	if len(xs) == 0 {
-		return "[]", nil
-	}
-	b, err := json.Marshal(xs)
-	return string(b), err
-}
-
-func parseJSONList(s string) ([]string, error) {
-	if s == "" || s == "[]" {
-		return nil, nil
-	}
-	var xs []string
-	err := json.Unmarshal([]byte(s), &xs)
-	return xs, err
-}
-
-// livenessColumns are the columns of a liveness row that livenessRow scans.
-const livenessColumns = `l.created_at, l.last_activity_log_at, l.last_checkpoint_at, l.last_reflection_at,
-	l.reflection_due, l.reflection_due_since, l.reflection_skipped_at, l.active_deep_work_id, l.expired_deep_work_id,
-	l.deep_work_ended_at, l.health_state, l.health_kinds`
-
-// livenessRow is one liveness row as scanned: the state without its
-// declarations, which are stored by ID.
-type livenessRow struct {
-	created, lastLog, lastCP, lastRefl, dueSince int64
-	skipped, dwEnded                             int64
-	due                                          int
-	activeID, expiredID                          int64
-	healthState, healthKinds                     string
-}
-
-// dest returns the scan destinations of livenessColumns.
-func (r *livenessRow) dest() []any {
-	return []any{&r.created, &r.lastLog, &r.lastCP, &r.lastRefl, &r.due, &r.dueSince, &r.skipped,
-		&r.activeID, &r.expiredID, &r.dwEnded, &r.healthState, &r.healthKinds}
-}
-
-// state returns the row as agent agentID's state, without declarations.
-func (r *livenessRow) state(agentID int64) *hub.LivenessState {
-	st := &hub.LivenessState{AgentID: agentID}
-	st.CreatedAt, st.LastActivityLogAt, st.LastCheckpointAt = row.Time(r.created), row.Time(r.lastLog), row.Time(r.lastCP)
-	st.LastReflectionAt, st.ReflectionDue, st.ReflectionDueSince = row.Time(r.lastRefl), r.due != 0, row.Time(r.dueSince)
-	st.ReflectionSkippedAt, st.DeepWorkEndedAt = row.Time(r.skipped), row.Time(r.dwEnded)
-	st.HealthState = hub.HealthState(r.healthState)
-	if r.healthKinds != "" {
-		for _, k := range strings.Split(r.healthKinds, ",") {
-			st.HealthKinds = append(st.HealthKinds, hub.FindingKind(k))
-		}
-	}
-	return st
-}
-
-// LivenessState implements hub.HealthTx.
-func (t *Tx) LivenessState(agentID int64) (*hub.LivenessState, error) {
-	var r livenessRow
-	err := t.queryRow(`SELECT `+livenessColumns+` FROM liveness l WHERE l.agent_id = ?`, agentID).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
-		a, err := t.AgentByID(agentID)
-		if err != nil {
-			return nil, err
-		}
-		st := hub.NewLivenessState(a.ID, a.CreatedAt)
-		return &st, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("read liveness state: %w", err)
-	}
-	st := r.state(agentID)
-	if r.activeID != 0 {
-		if st.ActiveDeepWork, err = t.DeepWorkByID(r.activeID); err != nil {
-			return nil, err
-		}
-		if !st.ActiveDeepWork.IsActive() { // closed by hand: never considered again
-			st.ActiveDeepWork = nil
-		}
-	}
-	if r.expiredID != 0 {
-		if st.ExpiredDeepWork, err = t.DeepWorkByID(r.expiredID); err != nil {
-			return nil, err
-		}
-	}
-	return st, nil
-}
+// This file implements hub.HealthTx's writes of liveness states (storesql
+// its reads), in multi-row statements (execRows).
 
 // livenessInsert writes the liveness row of livenessArgs (upsert).
 const livenessInsert = `INSERT INTO liveness (agent_id, created_at, last_activity_log_at, last_checkpoint_at, last_reflection_at,
@@ -155,67 +71,6 @@ func (t *Tx) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) erro
 		return fmt.Errorf("save liveness state: %w", err)
 	}
 	return nil
-}
-
-// DueLiveness implements hub.HealthTx.
-func (t *Tx) DueLiveness(now time.Time, limit int) ([]int64, error) {
-	ids, err := queryColumn[int64](t, `SELECT l.agent_id FROM liveness l JOIN agents a ON a.id = l.agent_id
-		WHERE l.next_eval_at > 0 AND l.next_eval_at <= ? AND a.disabled_at = 0
-		ORDER BY l.next_eval_at LIMIT ?`, now.UnixNano(), limit)
-	if err != nil {
-		return nil, fmt.Errorf("due liveness: %w", err)
-	}
-	return ids, nil
-}
-
-// declared returns the row as agent agentID's state, with the IDs of the
-// declarations still to load.
-func (r *livenessRow) declared(agentID int64) *row.Declared {
-	return &row.Declared{State: r.state(agentID), ActiveID: r.activeID, ExpiredID: r.expiredID}
-}
-
-// loadDeclarations sets the declarations of each state, with one read for
-// all of them (row.Attach).
-func (t *Tx) loadDeclarations(ds []*row.Declared) error {
-	dws, err := t.DeepWorks(row.DeclarationIDs(ds))
-	if err != nil {
-		return err
-	}
-	row.Attach(ds, dws)
-	return nil
-}
-
-// DueHealth implements hub.HealthTx.
-func (t *Tx) DueHealth(now time.Time, limit int) ([]hub.AgentLiveness, error) {
-	rows, err := t.query(`SELECT `+row.AgentColumnsA+`, `+livenessColumns+` FROM liveness l JOIN agents a ON a.id = l.agent_id
-		WHERE l.next_eval_at > 0 AND l.next_eval_at <= ? AND a.disabled_at = 0
-		ORDER BY l.next_eval_at LIMIT ?`, row.Nanos(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("due health: %w", err)
-	}
-	as, ls := make([]*hub.Agent, 0, min(limit, dueRowsCap)), make([]*row.Declared, 0, min(limit, dueRowsCap))
-	var r livenessRow
-	scan := row.NewAgentScan(r.dest()...)
-	for rows.Next() {
-		a, err := scan.Scan(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		as, ls = append(as, a), append(ls, r.declared(a.ID))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if err := t.loadDeclarations(ls); err != nil {
-		return nil, err
-	}
-	out := make([]hub.AgentLiveness, len(as))
-	for i, a := range as {
-		out[i] = hub.AgentLiveness{Agent: a, State: ls[i].State, Stale: ls[i].Stale}
-	}
-	return out, nil
 }
 
 // SetNextEvals implements hub.HealthTx.

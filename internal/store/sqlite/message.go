@@ -242,18 +242,6 @@ func (t *Tx) queryMessages(q string, args ...any) ([]*hub.Message, error) {
 	return out, rows.Err()
 }
 
-// MaxMessageID implements hub.MessageTx.
-func (t *Tx) MaxMessageID() (int64, error) {
-	var id int64
-	err := t.queryRow(`SELECT COALESCE(MAX(id), 0) FROM messages`).Scan(&id)
-	return id, err
-}
-
-// RecipientsAfter implements hub.MessageTx.
-func (t *Tx) RecipientsAfter(after int64) ([]int64, error) {
-	return queryColumn[int64](t, `SELECT DISTINCT agent_id FROM deliveries WHERE message_id > ?`, after)
-}
-
 // EnsureChannel implements hub.MessageTx.
 func (t *Tx) EnsureChannel(project, name string, now time.Time) (int64, error) {
 	if _, err := t.exec(`INSERT INTO channels (project, name, created_at) VALUES (?, ?, ?) ON CONFLICT(project, name) DO NOTHING`,
@@ -263,59 +251,11 @@ func (t *Tx) EnsureChannel(project, name string, now time.Time) (int64, error) {
 	return t.ChannelByName(project, name)
 }
 
-// ChannelByName implements hub.MessageTx.
-func (t *Tx) ChannelByName(project, name string) (int64, error) {
-	var id int64
-	err := t.queryRow(`SELECT id FROM channels WHERE project = ? AND name = ?`, project, name).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, hub.NoChannel(name)
-	}
-	return id, err
-}
-
 // JoinChannel implements hub.MessageTx.
 func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
 	_, err := t.exec(`INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES (?, ?, ?)
 		ON CONFLICT DO NOTHING`, channelID, agentID, row.Nanos(now))
 	return err
-}
-
-// LeaveChannel implements hub.MessageTx.
-func (t *Tx) LeaveChannel(channelID, agentID int64) error {
-	_, err := t.exec(`DELETE FROM channel_members WHERE channel_id = ? AND agent_id = ?`, channelID, agentID)
-	return err
-}
-
-// ChannelMembers implements hub.MessageTx.
-func (t *Tx) ChannelMembers(channelID int64) ([]int64, error) {
-	return queryColumn[int64](t, `SELECT cm.agent_id FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
-		WHERE cm.channel_id = ? AND a.disabled_at = 0 ORDER BY cm.agent_id`, channelID)
-}
-
-// ChannelMemberNames implements hub.MessageTx.
-func (t *Tx) ChannelMemberNames(channelID int64) ([]string, error) {
-	return queryColumn[string](t, `SELECT a.name FROM channel_members cm JOIN agents a ON a.id = cm.agent_id
-		WHERE cm.channel_id = ? ORDER BY a.name`, channelID)
-}
-
-// ListChannels implements hub.MessageTx.
-func (t *Tx) ListChannels(agentID int64) ([]hub.ChannelSummary, error) {
-	rows, err := t.query(`SELECT c.project, c.name, COUNT(cm.agent_id), COALESCE(MAX(cm.agent_id = ?), 0)
-		FROM channels c LEFT JOIN channel_members cm ON cm.channel_id = c.id
-		GROUP BY c.id ORDER BY c.project, c.name`, agentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []hub.ChannelSummary
-	for rows.Next() {
-		var c hub.ChannelSummary
-		if err := rows.Scan(&c.Project, &c.Name, &c.MemberCount, &c.Joined); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, mapErr(rows.Err())
 }
 
 // messageShared are the columns of InsertMessages that a batch of nudges

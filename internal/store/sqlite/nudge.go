@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -11,26 +10,8 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-// DueAgentChecks implements hub.NudgeTx.
-func (t *Tx) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
-	return queryColumn[int64](t, `SELECT agent_id FROM agent_checks WHERE next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`,
-		row.Nanos(now), limit)
-}
-
-// AgentCheck implements hub.NudgeTx.
-func (t *Tx) AgentCheck(agentID int64) (hub.AgentCheck, error) {
-	c := hub.AgentCheck{AgentID: agentID}
-	var next, last int64
-	err := t.queryRow(`SELECT next_check_at, episode, nudge_count, last_nudge_at FROM agent_checks WHERE agent_id = ?`, agentID).
-		Scan(&next, &c.Episode, &c.NudgeCount, &last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, nil
-	} else if err != nil {
-		return c, err
-	}
-	c.NextCheckAt, c.LastNudgeAt = row.Time(next), row.Time(last)
-	return c, nil
-}
+// This file implements hub.NudgeTx's writes of checks, in multi-row
+// statements (execRows), and the due checks' read (storesql the rest).
 
 // PutAgentCheck implements hub.NudgeTx.
 func (t *Tx) PutAgentCheck(c hub.AgentCheck) error {
@@ -52,29 +33,6 @@ func (t *Tx) ScheduleAgentCheck(agentID int64, at time.Time) error {
 		ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at
 		WHERE agent_checks.next_check_at = 0 OR agent_checks.next_check_at > excluded.next_check_at`, agentID, n)
 	return err
-}
-
-// MentionsAfter implements hub.NudgeTx. It walks deliveries by message
-// ID (the deliveries_message index), so its cost is that of the new
-// deliveries only.
-func (t *Tx) MentionsAfter(afterID int64, limit int) ([]hub.MentionDelivery, error) {
-	rows, err := t.query(`SELECT d.agent_id, d.message_id, m.created_at FROM deliveries d JOIN messages m ON m.id = d.message_id
-		WHERE d.message_id > ? AND d.mention = 1 AND m.sender <> ? ORDER BY d.message_id LIMIT ?`, afterID, hub.SenderOrchestrator, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []hub.MentionDelivery
-	for rows.Next() {
-		var d hub.MentionDelivery
-		var created int64
-		if err := rows.Scan(&d.AgentID, &d.MessageID, &created); err != nil {
-			return nil, err
-		}
-		d.CreatedAt = row.Time(created)
-		out = append(out, d)
-	}
-	return out, rows.Err()
 }
 
 // ClaimNudges implements hub.NudgeTx: a multi-row conditional update that
@@ -108,18 +66,6 @@ func (t *Tx) ClaimNudges(ns []hub.NudgeClaim) ([]bool, error) {
 			return nil
 		})
 	return fresh, err
-}
-
-// UnreadMentions implements hub.NudgeTx.
-func (t *Tx) UnreadMentions(agentID, readUpTo int64) (int64, time.Time, error) {
-	var n int64
-	var oldest sql.NullInt64
-	err := t.queryRow(`SELECT COUNT(*), MIN(m.created_at) FROM deliveries d JOIN messages m ON m.id = d.message_id
-		WHERE d.agent_id = ? AND d.message_id > ? AND d.mention = 1 AND m.sender <> ?`, agentID, readUpTo, hub.SenderOrchestrator).Scan(&n, &oldest)
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	return n, row.Time(oldest.Int64), nil
 }
 
 // DueNudges implements hub.NudgeTx: the due checks first, then the
@@ -156,29 +102,7 @@ func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLivene
 		}
 		out = slices.DeleteFunc(out, func(d hub.DueNudge) bool { return d.Agent == nil }) // removed meanwhile
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	ids := make([]int64, len(out))
-	byID := make(map[int64]*hub.DueNudge, len(out))
-	var unread []int64 // the agents whose liveness state is to be read
-	unreadByID := map[int64]*hub.DueNudge{}
-	for i := range out {
-		id := out[i].Agent.ID
-		ids[i], byID[id] = id, &out[i]
-		if out[i].State == nil {
-			unread, unreadByID[id] = append(unread, id), &out[i]
-		}
-	}
-	if len(unread) > 0 {
-		if err := t.nudgeLiveness(idList(unread), unreadByID); err != nil {
-			return nil, err
-		}
-	}
-	if err := t.nudgeMentions(idList(ids), byID); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return t.FillNudges(out)
 }
 
 // nudgeAgents sets the agent of each check of out whose agent is nil
@@ -207,60 +131,6 @@ func (t *Tx) nudgeAgents(list string, out []hub.DueNudge) error {
 		}
 	}
 	return nil
-}
-
-// nudgeLiveness sets the liveness state of each agent of byID (list: their
-// IDs as JSON), as LivenessState would.
-func (t *Tx) nudgeLiveness(list string, byID map[int64]*hub.DueNudge) error {
-	rows, err := t.query(`SELECT l.agent_id, `+livenessColumns+` FROM liveness l
-		WHERE l.agent_id IN (SELECT value FROM json_each(?))`, list)
-	if err != nil {
-		return fmt.Errorf("read liveness states: %w", err)
-	}
-	ls := make([]*row.Declared, 0, len(byID))
-	var id int64
-	var r livenessRow
-	dest := append([]any{&id}, r.dest()...)
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			rows.Close()
-			return err
-		}
-		ls = append(ls, r.declared(id))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if err := t.loadDeclarations(ls); err != nil {
-		return err
-	}
-	row.FillNudgeStates(byID, ls)
-	return nil
-}
-
-// nudgeMentions sets the unread mentions of each agent of byID, as
-// UnreadMentions would.
-func (t *Tx) nudgeMentions(list string, byID map[int64]*hub.DueNudge) error {
-	rows, err := t.query(`SELECT a.id, COUNT(*), MIN(m.created_at) FROM agents a
-		JOIN deliveries d ON d.agent_id = a.id AND d.message_id > a.read_up_to
-		JOIN messages m ON m.id = d.message_id
-		WHERE a.id IN (SELECT value FROM json_each(?)) AND d.mention = 1 AND m.sender <> ?
-		GROUP BY a.id`, list, hub.SenderOrchestrator)
-	if err != nil {
-		return fmt.Errorf("unread mentions: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, n, oldest int64
-		if err := rows.Scan(&id, &n, &oldest); err != nil {
-			return err
-		}
-		if d := byID[id]; d != nil {
-			d.UnreadMentions, d.OldestMention = n, row.Time(oldest)
-		}
-	}
-	return rows.Err()
 }
 
 // PutAgentChecks implements hub.NudgeTx.

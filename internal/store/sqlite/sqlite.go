@@ -20,62 +20,12 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
-	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
 	"github.com/agenthub/hub/internal/store/usagesql"
 	"github.com/agenthub/hub/internal/store/writer"
 	"github.com/mattn/go-sqlite3"
 )
-
-// scanAll runs a query and scans each row with scan. (Tx.queryRows, in
-// batch.go, is the multi-row statement of a batch.)
-func scanAll[T any](t *Tx, scan func(row.Scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := t.query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// Meta implements hub.MetaTx.
-func (t *Tx) Meta(key string) (string, error) {
-	var v string
-	err := t.queryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return v, err
-}
-
-// SetMeta implements hub.MetaTx.
-func (t *Tx) SetMeta(key, value string) error {
-	_, err := t.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
-	return err
-}
-
-// SwapMeta implements hub.MetaTx.
-func (t *Tx) SwapMeta(key, old, value string) (bool, error) {
-	q, args := `UPDATE meta SET value = ? WHERE key = ? AND value = ?`, []any{value, key, old}
-	if old == "" {
-		q, args = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`, []any{key, value}
-	}
-	res, err := t.exec(q, args...)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
 
 // Options tune the store. The zero value is usable.
 type Options struct {

@@ -7,6 +7,7 @@
 package storesql
 
 import (
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
 )
 
@@ -53,6 +54,10 @@ type Dialect struct {
 	// scans into xs.
 	List     func(xs []string) any
 	ListDest func(xs *[]string) any
+	// KindsDest is where a column of names separated by commas in SQLite,
+	// a TEXT[] in PostgreSQL (a liveness state's health kinds), scans
+	// into xs.
+	KindsDest func(xs *[]string) any
 }
 
 // unlist returns a list column's value as the domain holds it: nil when
@@ -65,11 +70,16 @@ func unlist(xs []string) []string {
 }
 
 // Statements implements, over a DB, the groups of hub.Tx whose
-// statements the two stores share: activity logs and checkpoints, deep work, cron,
-// pulses, join codes, projects and reservations. A store's Tx embeds them.
+// statements the two stores share (one file per noun). A store's Tx
+// embeds them, and declares itself only what its dialect writes
+// otherwise.
 type Statements struct {
 	DB      DB
 	Dialect Dialect
+	// Changed, if set, is told of each agent whose token the transaction
+	// changes and of each agent it deletes: a store with several processes
+	// tells them there.
+	Changed func(agentID int64, change hub.AgentChange) error
 }
 
 // all runs q and scans each of its rows.

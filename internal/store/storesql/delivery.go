@@ -1,0 +1,91 @@
+package storesql
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
+)
+
+// This file implements hub.AgentPathTx, hub.RetireTx, hub.DigestTx and
+// hub.NoticeTx (0018_delivery) but for the writes of many rows (PutPaths,
+// PutNoticeCounts) and QueuedDue, which reads messages as each store
+// holds them.
+
+// PathsSince implements hub.AgentPathTx.
+func (x Statements) PathsSince(since time.Time) ([]hub.PathRow, error) {
+	return all(x.DB, row.PathRow, `SELECT agent_id, via, last_seen_at, live_until, replica, written_at FROM agent_paths
+		WHERE written_at > ? ORDER BY written_at`, row.Nanos(since))
+}
+
+// RetireCandidates implements hub.RetireTx.
+func (x Statements) RetireCandidates(cutoff, now time.Time, limit int) ([]hub.RetireCandidate, error) {
+	return all(x.DB, func(s row.Scanner) (hub.RetireCandidate, error) {
+		var c hub.RetireCandidate
+		var seen, created int64
+		err := s.Scan(&c.AgentID, &c.Name, &seen, &created)
+		c.LastSeenAt, c.CreatedAt = row.Time(seen), row.Time(created)
+		return c, err
+	}, `SELECT a.id, a.name, a.last_seen_at, a.created_at FROM agents a
+		WHERE a.retired_at = 0 AND a.disabled_at = 0 AND a.last_seen_at < ? AND a.created_at < ?
+		AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.agent_id = a.id AND r.expires_at > ?)
+		AND NOT EXISTS (SELECT 1 FROM tasks k WHERE k.assignee_id = a.id AND k.state = 'claimed')
+		ORDER BY a.last_seen_at LIMIT ?`, row.Nanos(cutoff), row.Nanos(cutoff), row.Nanos(now), limit)
+}
+
+// RetireAgents implements hub.RetireTx.
+func (x Statements) RetireAgents(ids []int64, cutoff, at time.Time) ([]int64, error) {
+	return column[int64](x.DB, `UPDATE agents SET retired_at = ? WHERE `+x.Dialect.InIDs("id")+`
+		AND retired_at = 0 AND disabled_at = 0 AND last_seen_at < ? RETURNING id`, row.Nanos(at), x.Dialect.IDs(ids), row.Nanos(cutoff))
+}
+
+// ReturnAgents implements hub.RetireTx.
+func (x Statements) ReturnAgents(ids []int64) ([]int64, error) {
+	return column[int64](x.DB, `UPDATE agents SET retired_at = 0 WHERE `+x.Dialect.InIDs("id")+`
+		AND retired_at <> 0 AND last_seen_at > retired_at RETURNING id`, x.Dialect.IDs(ids))
+}
+
+// HeldDue implements hub.DigestTx.
+func (x Statements) HeldDue(now time.Time, limit int) ([]hub.HeldMessage, error) {
+	return all(x.DB, row.HeldMessage, `SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.channel, m.body,
+			d.in_context_at <> 0 OR a.read_up_to >= d.message_id
+		FROM deliveries d JOIN agents a ON a.id = d.agent_id JOIN messages m ON m.id = d.message_id
+		WHERE d.held = 1 AND a.disabled_at = 0
+		AND NOT EXISTS (SELECT 1 FROM deep_work w WHERE w.agent_id = d.agent_id AND w.state = 'active'
+			AND (w.mode = 'flexible' OR w.ends_at > ?))
+		ORDER BY d.agent_id, d.message_id LIMIT ?`, row.Nanos(now), limit)
+}
+
+// ReleaseHeld implements hub.DigestTx.
+func (x Statements) ReleaseHeld(agentID int64, ids []int64) error {
+	_, err := x.DB.Exec(`UPDATE deliveries SET held = 2 WHERE agent_id = ? AND held = 1
+		AND `+x.Dialect.InIDs("message_id"), agentID, x.Dialect.IDs(ids))
+	return err
+}
+
+// NoticeCounts implements hub.NoticeTx.
+func (x Statements) NoticeCounts(agentIDs []int64) (map[int64]hub.NoticeCount, error) {
+	out := make(map[int64]hub.NoticeCount, len(agentIDs))
+	rows, done, err := x.DB.Query(`SELECT agent_id, window_start, sent FROM notice_counts WHERE `+x.Dialect.InIDs("agent_id"), x.Dialect.IDs(agentIDs))
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	for rows.Next() {
+		var id, window int64
+		var c hub.NoticeCount
+		if err := rows.Scan(&id, &window, &c.Sent); err != nil {
+			return nil, fmt.Errorf("notice counts: %w", err)
+		}
+		c.Window = row.Time(window)
+		out[id] = c
+	}
+	return out, rows.Err()
+}
+
+// MarkQueueChecked implements hub.NoticeTx.
+func (x Statements) MarkQueueChecked(ids []int64) error {
+	_, err := x.DB.Exec(`UPDATE messages SET queue_checked = `+x.Dialect.True+` WHERE `+x.Dialect.InIDs("id"), x.Dialect.IDs(ids))
+	return err
+}

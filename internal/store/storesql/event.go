@@ -1,0 +1,82 @@
+package storesql
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/store/row"
+)
+
+// This file implements hub.EventTx but for InsertEvents, whose many rows
+// each store writes its own way.
+
+// nullID is an agent reference: NULL for none.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// InsertEvent implements hub.EventTx.
+func (x Statements) InsertEvent(e *hub.Event) error {
+	err := x.DB.QueryRow(`INSERT INTO events (agent_id, kind, detail, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		nullID(e.AgentID), string(e.Kind), e.Detail, row.Nanos(e.CreatedAt)).Scan(&e.ID)
+	if err != nil {
+		return fmt.Errorf("insert event: %w", err)
+	}
+	return nil
+}
+
+// ListEvents implements hub.EventTx: newest first unless a cursor is
+// given; the page is then put back in ID order.
+func (x Statements) ListEvents(q hub.EventQuery) ([]*hub.Event, error) {
+	var where []string
+	var args []any
+	if q.AgentID != 0 {
+		where, args = append(where, "e.agent_id = ?"), append(args, q.AgentID)
+	}
+	if q.Kind != "" {
+		where, args = append(where, "e.kind = ?"), append(args, string(q.Kind))
+	}
+	if !q.Since.IsZero() {
+		where, args = append(where, "e.created_at >= ?"), append(args, q.Since.UnixNano())
+	}
+	if q.AfterID > 0 {
+		where, args = append(where, "e.id > ?"), append(args, q.AfterID)
+	}
+	query := `SELECT e.id, COALESCE(e.agent_id, 0), COALESCE(a.name, ''), e.kind, e.detail, e.created_at
+		FROM events e LEFT JOIN agents a ON a.id = e.agent_id`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	newestFirst := q.AfterID <= 0
+	if newestFirst {
+		query += ` ORDER BY e.id DESC`
+	} else {
+		query += ` ORDER BY e.id`
+	}
+	if q.Limit > 0 {
+		query, args = query+` LIMIT ?`, append(args, q.Limit)
+	}
+	out, err := all(x.DB, func(s row.Scanner) (*hub.Event, error) {
+		var e hub.Event
+		var kind string
+		var created int64
+		if err := s.Scan(&e.ID, &e.AgentID, &e.AgentName, &kind, &e.Detail, &created); err != nil {
+			return nil, err
+		}
+		e.Kind, e.CreatedAt = hub.EventKind(kind), row.Time(created)
+		return &e, nil
+	}, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	if newestFirst {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, nil
+}
