@@ -1,0 +1,63 @@
+package hub
+
+// Streams of wake-ups (Subscribe): one call holds a stream on which the hub
+// sends each batch of new messages as a frame. The stream feeds a path
+// (channel, tmux) as a path's wait does: a frame carries what the path
+// should carry (Receipts.handOut), is marked delivered once it is sent, and
+// the path confirms what reached the agent's context (Receipts.Confirm).
+//
+// Flow control: the frames a stream has read wait for its reader in a
+// queue of at most StreamQueue. While the reader keeps up, the queue holds
+// a frame or two; a backlog is read a page at a time as the reader takes
+// frames. A wake-up that finds the queue full means the reader is behind
+// what arrives: the stream queues one last frame, a resync at the cursor
+// after what it queued, and ends, so that a slow reader costs the hub at
+// most StreamQueue+1 frames, never a gap: the reader subscribes again from
+// that cursor, and what it never got was never marked delivered.
+
+// SubscribeRequest is the input of Waits.Subscribe.
+type SubscribeRequest struct {
+	// AfterID: frames start after this cursor; "" after the read cursor.
+	AfterID string
+	// Via is the path the stream feeds: "channel" or "tmux" (required).
+	Via string
+	// Limit is the most messages per frame (0: the default, 20).
+	Limit int
+}
+
+// StreamFrame is one frame of a stream.
+type StreamFrame struct {
+	Messages []*Message // oldest first; none in the first frame and a resync
+	Cursor   int64      // resume after this frame with it as after_id
+	Resync   bool       // the reader fell behind: the stream ends after this frame
+	Status   *Status    // the caller's status, in the first frame only
+}
+
+// StreamQueue is how many frames a stream holds for its reader: past it, a
+// wake-up ends the stream with a resync frame.
+const StreamQueue = 16
+
+// streamAction is what a stream does next.
+type streamAction int
+
+const (
+	streamLook   streamAction = iota // read the messages after its cursor
+	streamPark                       // wait for a wake-up
+	streamDrain                      // wait for the reader to take a frame
+	streamResync                     // queue a resync frame and end
+)
+
+// decideStream returns what a stream with queued frames waiting for its
+// reader does next, when woken (a wake-up came since its last look) or
+// more (its last look read a full page, so more may follow).
+func decideStream(queued int, woken, more bool) streamAction {
+	switch {
+	case queued >= StreamQueue && woken:
+		return streamResync // new messages, and the reader has not taken the old
+	case queued >= StreamQueue:
+		return streamDrain // a backlog, read as fast as the reader takes it
+	case woken || more:
+		return streamLook
+	}
+	return streamPark
+}
