@@ -7,13 +7,13 @@ package hub
 // the path confirms what reached the agent's context (Receipts.Confirm).
 //
 // Flow control: the frames a stream has read wait for its reader in a
-// queue of at most StreamQueue. While the reader keeps up, the queue holds
-// a frame or two; a backlog is read a page at a time as the reader takes
-// frames. A wake-up that finds the queue full means the reader is behind
-// what arrives: the stream queues one last frame, a resync at the cursor
-// after what it queued, and ends, so that a slow reader costs the hub at
-// most StreamQueue+1 frames, never a gap: the reader subscribes again from
-// that cursor, and what it never got was never marked delivered.
+// queue of at most StreamQueue; while the reader keeps up, the queue holds
+// a frame or two. A stream that has more to read (a wake-up, or a backlog
+// read a page at a time) and finds the queue full is ahead of its reader:
+// it queues one last frame, a resync at the cursor after what it queued,
+// and ends. A slow reader thus costs the hub at most StreamQueue+1 frames,
+// never a gap: the reader subscribes again from that cursor, and what it
+// never got was never marked delivered.
 
 // SubscribeRequest is the input of Waits.Subscribe.
 type SubscribeRequest struct {
@@ -43,7 +43,6 @@ type streamAction int
 const (
 	streamLook   streamAction = iota // read the messages after its cursor
 	streamPark                       // wait for a wake-up
-	streamDrain                      // wait for the reader to take a frame
 	streamResync                     // queue a resync frame and end
 )
 
@@ -52,12 +51,10 @@ const (
 // more (its last look read a full page, so more may follow).
 func decideStream(queued int, woken, more bool) streamAction {
 	switch {
-	case queued >= StreamQueue && woken:
-		return streamResync // new messages, and the reader has not taken the old
+	case !woken && !more:
+		return streamPark
 	case queued >= StreamQueue:
-		return streamDrain // a backlog, read as fast as the reader takes it
-	case woken || more:
-		return streamLook
+		return streamResync // more to read, and the reader has not taken what is queued
 	}
-	return streamPark
+	return streamLook
 }

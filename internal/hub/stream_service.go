@@ -9,7 +9,7 @@ import (
 // caller's handler takes frames with Next, sends each and reports it with
 // Sent, and closes the stream when the call ends. The stream reads on a
 // goroutine of its own, woken as the agent's waits are: it is one of the
-// agent's parked waits (Waiters, bounded by --max-waits-per-agent and
+// agent's parked waits (Waiters, bounded by --max-waiters-per-agent and
 // --max-waiters), ended the same way by a revocation.
 type Stream struct {
 	s      *Waits
@@ -20,7 +20,6 @@ type Stream struct {
 	cursor int64 // after what the stream has queued; owned by run
 
 	queue chan StreamFrame // the frames waiting for the reader: StreamQueue, and a resync
-	taken chan struct{}    // the reader took a frame
 	stop  chan struct{}    // Close: run ends
 	done  chan struct{}    // run ended, err set
 	err   error            // why run ended (nil: after a resync frame)
@@ -57,8 +56,8 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 		return nil, err
 	}
 	st := &Stream{s: s, caller: caller, via: via, limit: limit, w: w, cursor: after,
-		queue: make(chan StreamFrame, StreamQueue+1), taken: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), ctx: ctx}
+		queue: make(chan StreamFrame, StreamQueue+1),
+		stop:  make(chan struct{}), done: make(chan struct{}), ctx: ctx}
 	err = view(ctx, s.store, func(tx waitsTx) error {
 		if after > 0 {
 			return checkCursor(tx, "after_id", after)
@@ -116,7 +115,7 @@ func (st *Stream) run(ctx context.Context) {
 			if len(lk.msgs) > 0 {
 				st.queue <- StreamFrame{Messages: lk.msgs, Cursor: lk.cursor} // fits: decideStream looked below StreamQueue
 			}
-		case streamPark, streamDrain:
+		case streamPark:
 			if s.stopping() {
 				st.err = errStreamStopping()
 				return
@@ -128,7 +127,6 @@ func (st *Stream) run(ctx context.Context) {
 					return
 				}
 				woken = true
-			case <-st.taken:
 			case <-st.stop:
 				return
 			case <-ctx.Done():
@@ -158,10 +156,6 @@ func (st *Stream) Next(ctx context.Context) (*StreamFrame, error) {
 		}
 		select {
 		case f := <-st.queue:
-			select {
-			case st.taken <- struct{}{}:
-			default: // run has a wake-up pending already
-			}
 			return &f, nil
 		case <-st.done:
 			if len(st.queue) > 0 {
