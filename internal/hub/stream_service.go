@@ -94,12 +94,17 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 func (st *Stream) run(ctx context.Context) {
 	defer close(st.done)
 	s := st.s
+	// On its own stack, as a wait's reads are (onOwnStack): the stream
+	// parks between looks with the small stack it started with.
+	fetch := onOwnStack(func() (look, error) {
+		return s.fetchForWait(ctx, st.caller.ID, st.cursor, true, st.limit, st.via)
+	})
 	woken, more := true, false // the first look comes at once
 	for {
 		switch decideStream(len(st.queue), woken, more) {
 		case streamLook:
 			woken = false
-			lk, err := s.fetchForWait(ctx, st.caller.ID, st.cursor, true, st.limit, st.via)
+			lk, err := fetch()
 			if err == nil {
 				err = revokedErr(st.w) // nothing read after a revocation is queued
 			}
