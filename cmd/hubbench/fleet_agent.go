@@ -314,6 +314,11 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 	if c := a.cursor.Load(); c != nil {
 		cursor = *c
 	}
+	// The hub ends a stream at its caller's deadline, the spell's end,
+	// a moment before the caller's context does: what fails within
+	// spellEndMargin of it is the spell ending, not an error.
+	end, _ := ctx.Deadline()
+	ending := func() bool { return ctx.Err() != nil || !end.IsZero() && time.Until(end) < spellEndMargin }
 	for ctx.Err() == nil {
 		issued := time.Now()
 		err := g.subscribe(ctx, cursor, func(ids []string, c string, at time.Time) {
@@ -327,9 +332,12 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 			f.stats.wakes.woke(ids, issued, at, a.transport)
 			t0 := time.Now()
 			err := g.confirm(ctx, ids)
-			f.stats.call(opConfirm, time.Since(t0), err)
+			if err == nil || !ending() {
+				f.stats.call(opConfirm, time.Since(t0), err)
+			}
 		})
-		if ctx.Err() != nil {
+		if ending() {
+			<-ctx.Done()
 			return
 		}
 		f.stats.call(opWait, 0, err)
