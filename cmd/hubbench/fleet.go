@@ -50,6 +50,7 @@ type fleetConfig struct {
 
 	rates        fleetRates
 	mcpHTTPShare float64 // agents over MCP at /mcp
+	streamShare  float64 // agents over gRPC holding a stream
 	stdio        int     // agents over their own `hub mcp` process
 	perSource    int     // agents per loopback source address
 	createConc   int
@@ -133,6 +134,7 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 	fs.Float64Var(&r.offline, "offline", 0.05, "share of agents offline at any time (each goes offline and comes back)")
 	fs.DurationVar(&r.offlineFor, "offline-for", 10*time.Minute, "mean length of an offline spell (exponential)")
 	fs.Float64Var(&c.mcpHTTPShare, "mcp-http", 0.05, "share of agents speaking MCP over HTTP (/mcp)")
+	fs.Float64Var(&c.streamShare, "stream", 0, "share of agents over gRPC holding one Subscribe stream (via channel, confirming each frame, as hub mcp will) instead of parking WaitForMessages")
 	fs.IntVar(&c.stdio, "mcp-stdio", -1, "agents speaking MCP through a `hub mcp` process each (default: 0.5 % of the agents, at most 50)")
 	fs.IntVar(&c.perSource, "per-source", 200, "agents per loopback source address (127.1.x.y): the hub limits connections per address")
 	fs.IntVar(&c.createConc, "create-concurrency", 64, "concurrent CreateAgent and JoinChannel calls while the fleet is set up")
@@ -174,6 +176,8 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 		return nil, errors.New("--deep-work, --offline and --mcp-http are shares in [0, 1] (--offline below 1)")
 	case c.stdio > c.agents-int(float64(c.agents)*c.mcpHTTPShare):
 		return nil, errors.New("--mcp-stdio agents do not fit beside the --mcp-http share")
+	case c.streamShare < 0 || c.streamShare > 1 || c.stdio+int(float64(c.agents)*(c.mcpHTTPShare+c.streamShare)) > c.agents:
+		return nil, errors.New("--stream is a share in [0, 1] and must fit beside --mcp-http and --mcp-stdio")
 	case c.perSource < 1 || c.createConc < 1 || c.probeEvery <= 0:
 		return nil, errors.New("--per-source and --create-concurrency must be at least 1, --probe-every positive")
 	case c.leakTolerance <= 0:
@@ -324,8 +328,8 @@ func (f *fleet) run(ctx context.Context) (*fleetResult, error) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	f.progress("starting %d dashboards and %d agents (%d over gRPC, %d over MCP at /mcp, %d through hub mcp)",
-		c.dashboards, len(f.agents), f.count(transportGRPC), f.count(transportHTTP), f.count(transportStdio))
+	f.progress("starting %d dashboards and %d agents (%d over gRPC, %d of them holding a stream, %d over MCP at /mcp, %d through hub mcp)",
+		c.dashboards, len(f.agents), f.count(transportGRPC)+f.count(transportStream), f.count(transportStream), f.count(transportHTTP), f.count(transportStdio))
 	for i := range c.dashboards {
 		d := newDashSim(f, i)
 		wg.Go(func() { d.run(runCtx) })

@@ -61,8 +61,10 @@ func (f *fleet) createFleet(ctx context.Context) error {
 		c.agents, created.Round(time.Millisecond), float64(c.agents)/created.Seconds(), time.Since(t1).Round(time.Millisecond))
 
 	// Transports: the first agents through hub mcp, then a share over
-	// /mcp, the rest over gRPC, each from its source address.
+	// /mcp, a share over gRPC holding a stream, the rest over gRPC with
+	// waits, each from its source address.
 	nHTTP := int(float64(c.agents) * c.mcpHTTPShare)
+	nStream := int(float64(c.agents) * c.streamShare)
 	f.bridgeCtx, f.stopBridges = context.WithCancel(context.Background())
 	for i, a := range f.agents {
 		src := sourceAddr(i, c.perSource)
@@ -80,6 +82,9 @@ func (f *fleet) createFleet(ctx context.Context) error {
 		default:
 			g := &grpcAgent{addr: f.hub.grpcAddr, source: src, ref: a.ref}
 			a.transport, a.api, a.hooks = transportGRPC, g, g.client
+			if i < c.stdio+nHTTP+nStream {
+				a.transport = transportStream
+			}
 		}
 	}
 	return nil
@@ -139,10 +144,11 @@ const (
 	opConnect
 	opProbe
 	opDashboard
+	opConfirm
 	nOps
 )
 
-var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard"}
+var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard", "confirm"}
 
 // onlineSpell keeps a wait parked and makes the periodic calls until
 // until or ctx ends.
@@ -154,7 +160,11 @@ func (a *fleetAgent) onlineSpell(ctx context.Context, f *fleet, rng *rand.Rand, 
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel() // before wg.Wait: the waiter ends with the spell
-	wg.Go(func() { a.waitLoop(ctx, f) })
+	if a.transport == transportStream {
+		wg.Go(func() { a.streamLoop(ctx, f) })
+	} else {
+		wg.Go(func() { a.waitLoop(ctx, f) })
+	}
 
 	const (
 		evHeartbeat = iota
@@ -290,6 +300,49 @@ func (a *fleetAgent) waitLoop(ctx context.Context, f *fleet) {
 		}
 		if len(w.ids) > 0 {
 			f.stats.wakes.woke(w.ids, issued, at, a.transport)
+		}
+	}
+}
+
+// streamLoop keeps one stream of wake-ups open until ctx ends, opening it
+// again from its cursor when it ends; each frame's messages are matched
+// with their posts (the post → wake latency) and confirmed, as hub mcp
+// confirms what it pushed.
+func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
+	g := a.api.(*grpcAgent)
+	cursor := ""
+	if c := a.cursor.Load(); c != nil {
+		cursor = *c
+	}
+	// The hub ends a stream at its caller's deadline, the spell's end,
+	// a moment before the caller's context does: what fails within
+	// spellEndMargin of it is the spell ending, not an error.
+	end, _ := ctx.Deadline()
+	ending := func() bool { return ctx.Err() != nil || !end.IsZero() && time.Until(end) < spellEndMargin }
+	for ctx.Err() == nil {
+		issued := time.Now()
+		err := g.subscribe(ctx, cursor, func(ids []string, c string, at time.Time) {
+			if c != "" {
+				cursor = c
+				a.cursor.Store(&c)
+			}
+			if len(ids) == 0 {
+				return
+			}
+			f.stats.wakes.woke(ids, issued, at, a.transport)
+			t0 := time.Now()
+			err := g.confirm(ctx, ids)
+			if err == nil || !ending() {
+				f.stats.call(opConfirm, time.Since(t0), err)
+			}
+		})
+		if ending() {
+			<-ctx.Done()
+			return
+		}
+		f.stats.call(opWait, 0, err)
+		if err != nil {
+			sleepUntil(ctx, time.Now().Add(time.Second))
 		}
 	}
 }

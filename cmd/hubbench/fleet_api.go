@@ -17,14 +17,15 @@ import (
 type transport int
 
 const (
-	transportGRPC  transport = iota // its own gRPC connection
-	transportHTTP                   // MCP over streamable HTTP at /mcp
-	transportStdio                  // MCP through its own `hub mcp` process
+	transportGRPC   transport = iota // its own gRPC connection
+	transportHTTP                    // MCP over streamable HTTP at /mcp
+	transportStdio                   // MCP through its own `hub mcp` process
+	transportStream                  // its own gRPC connection, holding Subscribe instead of waits
 	nTransports
 )
 
 func (t transport) String() string {
-	return [...]string{"gRPC", "MCP /mcp", "hub mcp"}[t]
+	return [...]string{"gRPC", "MCP /mcp", "hub mcp", "gRPC stream"}[t]
 }
 
 // waitReply is what an agent learns from one wait.
@@ -150,6 +151,45 @@ func (g *grpcAgent) wait(ctx context.Context, after string) (w waitReply, err er
 		return nil
 	})
 	return w, err
+}
+
+// subscribe holds one stream of the agent's wake-ups for the channel path,
+// as hub mcp does, after cursor after, and hands each frame's messages and
+// cursor to frame as they arrive; it returns when the stream ends (nil
+// after a resync frame: subscribe again from its cursor).
+func (g *grpcAgent) subscribe(ctx context.Context, after string, frame func(ids []string, cursor string, at time.Time)) error {
+	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		st, err := c.Subscribe(ctx, &hubv1.SubscribeRequest{AfterId: after, Via: "channel"})
+		if err != nil {
+			return err
+		}
+		for {
+			f, err := st.Recv()
+			if err != nil {
+				return err
+			}
+			at := time.Now()
+			var ids []string
+			for _, m := range f.GetMessages() {
+				ids = append(ids, m.GetId())
+			}
+			frame(ids, f.GetCursor(), at)
+			if f.GetResync() {
+				return nil
+			}
+		}
+	})
+}
+
+// confirm says the messages ids reached the agent's context through the
+// channel path, as hub mcp does once it has pushed them.
+func (g *grpcAgent) confirm(ctx context.Context, ids []string) error {
+	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		_, err := c.ConfirmDelivery(ctx, &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: "channel"})
+		return err
+	})
 }
 
 func (g *grpcAgent) markRead(ctx context.Context, upTo string) error {

@@ -133,7 +133,7 @@ func (s *fleetStats) result() *fleetResult {
 	}
 	r := &fleetResult{Agents: c.agents, Dashboards: c.dashboards, DurationS: c.duration.Seconds(), Machine: machineInfo(),
 		Load: loadAvg(), HubCPUs: c.hubCPUs, ErrorKinds: map[string]int64{}, budget: c}
-	r.Transports = fmt.Sprintf("%d gRPC, %d MCP /mcp, %d hub mcp", s.f.count(transportGRPC), s.f.count(transportHTTP), s.f.count(transportStdio))
+	r.Transports = fmt.Sprintf("%d gRPC, %d gRPC stream, %d MCP /mcp, %d hub mcp", s.f.count(transportGRPC), s.f.count(transportStream), s.f.count(transportHTTP), s.f.count(transportStdio))
 	if len(ivs) == 0 {
 		return r
 	}

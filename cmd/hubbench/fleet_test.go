@@ -25,7 +25,7 @@ func TestFleetRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	args := []string{"--agents", "60", "--dashboards", "1", "--duration", "20s", "--warmup", "5s", "--report-every", "5s",
 		"--nice", "0", "--heartbeat", "3s", "--activity", "4s", "--checkpoint", "6s", "--hook", "2s", "--post", "2s",
-		"--mcp-http", "0.1", "--mcp-stdio", "2", "--channel-size", "10", "--probe-every", "500ms", "--json", out,
+		"--mcp-http", "0.1", "--mcp-stdio", "2", "--stream", "0.3", "--channel-size", "10", "--probe-every", "500ms", "--json", out,
 		"--offline", "0.3", "--offline-for", "2s"} // spells of a few seconds: many end within the run
 	if err := runFleet(ctx, "fleet", args, &stdout, &stderr); err != nil {
 		t.Fatalf("hubbench fleet %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
@@ -49,6 +49,9 @@ func TestFleetRun(t *testing.T) {
 			t.Errorf("%s = %v, want a measured figure\nstderr:\n%s", k, r[k], stderr.String())
 		}
 	}
+	if byT, _ := r["post_wake_p50_p99_ms_by_transport"].(map[string]any); byT["gRPC stream"] == nil {
+		t.Errorf("no wake-up measured on the agents holding a stream: %v", r["post_wake_p50_p99_ms_by_transport"])
+	}
 	if r["agents"].(float64) != 60 || r["dashboards"].(float64) != 1 {
 		t.Errorf("agents %v dashboards %v, want 60 and 1", r["agents"], r["dashboards"])
 	}
@@ -71,6 +74,8 @@ func TestParseFleetFlagsRejectsBadInput(t *testing.T) {
 		{"--channel-size", "1"},
 		{"--offline", "1"},
 		{"--agents", "10", "--mcp-http", "0.5", "--mcp-stdio", "6"},
+		{"--stream", "1.5"},
+		{"--agents", "10", "--mcp-http", "0.5", "--stream", "0.6"},
 		{"--heartbeat", "0s"},
 		{"--hub-env", "NOEQUALS"},
 		{"extra"},

@@ -147,7 +147,7 @@ func TestRepliesStayInReach(t *testing.T) {
 		if err := protojson.Unmarshal([]byte(reqJSON), req); err != nil {
 			t.Fatalf("request of %s: %v", r.key(), err)
 		}
-		err := conn.Invoke(out, "/hub.v1."+r.service+"/"+r.name, req, resp)
+		err := callRPC(out, conn, r, req, resp)
 		seen := status.Convert(err).Message()
 		if err == nil {
 			seen = protojson.Format(resp)

@@ -4,7 +4,8 @@ package hub
 // call that waits for something (WaitForMessages and next_task, parked as
 // Waiters; an approval's wait and ask_human, parked on their inbox item);
 // a stream is a response that stays open (the dashboard's change stream,
-// a Feed subscription). Each is bounded per principal by this one table,
+// a Feed subscription; an agent's stream of wake-ups, Subscribe, which is
+// registered as one of its Waiters and counts as one of its waits). Each is bounded per principal by this one table,
 // besides the hub-wide bounds (--max-waiters, the inbox's MaxParked, the
 // feed's size), and each ends when its principal is revoked: Waiters.Revoke
 // ends an agent's waits and its parks on inbox items (answerWaits.revoke,
@@ -13,7 +14,7 @@ package hub
 // the agent's waits, ended by the same revocation.
 //
 //	kind                         agent            person   admin
-//	waits and next_task          --max-waits-per-agent (WaitLimits.PerAgent)
+//	waits, next_task, Subscribe  --max-waiters-per-agent (WaitLimits.PerAgent)
 //	approvals and ask_human      maxItemParks     -        -
 //	change streams               -                maxStreams  the rest
 //	MCP-over-HTTP sessions       16 per token (mcpbridge's MaxSessionsPerToken; the oldest closes)

@@ -389,6 +389,7 @@ type look struct {
 	msgs   []*Message
 	cursor int64
 	passed bool
+	more   bool // the look read a full page: more may follow its cursor
 }
 
 // found reports whether the look ends the wait.
@@ -542,6 +543,7 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 	var cursor int64
 	var carry []*Message
 	var held []int64
+	var more bool
 	err := view(ctx, s.store, func(tx waitsTx) error {
 		a, err := tx.AgentByID(agentID)
 		if err != nil {
@@ -558,7 +560,9 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 		if err != nil {
 			return err
 		}
+		read := len(msgs)
 		msgs = msgs[:fitPage(msgs)]
+		more = read == limit || len(msgs) < read
 		if len(msgs) > 0 {
 			cursor = msgs[len(msgs)-1].ID
 			carry = msgs
@@ -578,7 +582,7 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 	if err := s.receipts.hold(ctx, agentID, held); err != nil {
 		return look{}, err
 	}
-	return look{msgs: carry, cursor: cursor, passed: len(msgs) > 0 && len(carry) == 0}, nil
+	return look{msgs: carry, cursor: cursor, passed: len(msgs) > 0 && len(carry) == 0, more: more}, nil
 }
 
 // inDeepWork reports whether agentID's deep work is in force at now (a

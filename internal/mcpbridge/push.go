@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -45,9 +47,10 @@ const (
 	pushContentMax = 8000
 	// pushFetch is how many messages one long-poll returns at most.
 	pushFetch = 50
-	// pushPoll is how long the push loop parks in the hub per call. It
-	// holds one of the hub's parked waits per agent (four by default),
-	// leaving the others to the agent's own wait_for_messages.
+	// pushPoll is how long the push loop parks in the hub per call when
+	// the hub serves no stream. Stream or long-poll, it holds one of the
+	// hub's parked waits per agent (four by default), leaving the others
+	// to the agent's own wait_for_messages.
 	pushPoll = 50 * time.Second
 	// pushRetryMax caps the back-off after a failed long-poll (hub down,
 	// too many parked waits); the cursor is kept, so a retry loses nothing.
@@ -103,8 +106,9 @@ func (t *pushTransport) notify(ctx context.Context, p channelParams) error {
 // notifications. Its cursor starts at the agent's read cursor (the first
 // long-poll names no cursor, so the hub answers with the unread messages)
 // and then lives in the pusher: each push moves it past what was pushed, a
-// failed call keeps it, so a hub restart repeats and skips nothing. Its
-// long-poll is the channel path's (via "channel"): the hub passes over
+// failed call keeps it, so a hub restart repeats and skips nothing. It
+// holds the hub's stream of wake-ups for the channel path (Subscribe, via
+// "channel"; a long-poll of that path on a hub without it): the hub passes over
 // what is already in the agent's context or on its way through another of
 // its paths. Once the transport has taken a notification, the messages it
 // shows are confirmed (ConfirmDelivery): in the agent's context. A push
@@ -114,11 +118,17 @@ type pusher struct {
 	send   func(context.Context, channelParams) error
 	opts   Options
 	cursor string
+	// stream is the hub's stream of wake-ups the pusher holds (Subscribe),
+	// with what ends it; a hub without one (Unimplemented) is long-polled.
+	stream   grpc.ServerStreamingClient[hubv1.SubscribeFrame]
+	end      context.CancelFunc
+	longPoll bool
 }
 
 // run pushes until ctx ends or a notification cannot be written (the
 // client went away).
 func (p *pusher) run(ctx context.Context) {
+	defer p.drop()
 	retry := time.Duration(0)
 	for ctx.Err() == nil {
 		msgs, cursor, err := p.poll(ctx)
@@ -171,9 +181,25 @@ func (p *pusher) confirm(ctx context.Context, ids []string) {
 // viaChannel names the channel path to the hub.
 const viaChannel = "channel"
 
-// poll long-polls the hub after the cursor and returns the messages and
-// the cursor past them.
+// poll returns the next messages after the cursor and the cursor past
+// them: the next frame of the stream the pusher holds (opened after the
+// cursor when it has none), or a long-poll's reply from a hub without
+// streams. A stream that fails or resyncs is dropped; the next call opens
+// one again from the cursor.
 func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
+	if !p.longPoll {
+		f, err := p.next(ctx)
+		if status.Code(err) != codes.Unimplemented {
+			if err != nil || f.GetResync() {
+				p.drop()
+			}
+			if err != nil {
+				return nil, "", err
+			}
+			return fromMessages(f.GetMessages()), cmp.Or(f.GetCursor(), p.cursor), nil
+		}
+		p.longPoll = true
+	}
 	secs := int32(pushPoll / time.Second)
 	rctx, cancel := context.WithTimeout(ctx, pushPoll+waitGrace)
 	defer cancel()
@@ -195,6 +221,29 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 		cursor = p.cursor
 	}
 	return msgs, cursor, nil
+}
+
+// next returns the next frame of the pusher's stream, opening it first
+// when it holds none.
+func (p *pusher) next(ctx context.Context) (*hubv1.SubscribeFrame, error) {
+	if p.stream == nil {
+		sctx, end := context.WithCancel(ctx)
+		st, err := p.client.Subscribe(sctx, &hubv1.SubscribeRequest{AfterId: p.cursor, Limit: pushFetch, Via: viaChannel})
+		if err != nil {
+			end()
+			return nil, err
+		}
+		p.stream, p.end = st, end
+	}
+	return p.stream.Recv()
+}
+
+// drop ends the stream the pusher holds, if any.
+func (p *pusher) drop() {
+	if p.stream != nil {
+		p.end()
+		p.stream, p.end = nil, nil
+	}
 }
 
 // FrameMessages renders messages for an agent's session as push

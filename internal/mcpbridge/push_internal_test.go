@@ -105,6 +105,11 @@ func (h *staleCursorHub) ConfirmDelivery(_ context.Context, in *hubv1.ConfirmDel
 	return &hubv1.ConfirmDeliveryResponse{}, nil
 }
 
+// Subscribe answers as a hub without streams does: the pusher long-polls.
+func (h *staleCursorHub) Subscribe(context.Context, *hubv1.SubscribeRequest, ...grpc.CallOption) (grpc.ServerStreamingClient[hubv1.SubscribeFrame], error) {
+	return nil, status.Error(codes.Unimplemented, "unknown method Subscribe")
+}
+
 func (h *staleCursorHub) WaitForMessages(ctx context.Context, in *hubv1.WaitForMessagesRequest, _ ...grpc.CallOption) (*hubv1.WaitForMessagesResponse, error) {
 	h.afters <- in.GetAfterId()
 	switch in.GetAfterId() {

@@ -204,15 +204,24 @@ func (s *Server) admitCall(ctx context.Context, req any, method string) (context
 // Retry-After.
 const RetryAfterKey = "retry-after"
 
-// StreamInterceptor admits each streaming call (none are defined yet;
-// this keeps a future one from going unchecked).
+// StreamInterceptor admits each streaming call (Subscribe) once, when it
+// opens: the caller's credential and one call of its budget; the frames
+// then cost no budget. It maps domain errors to gRPC status codes as
+// UnaryInterceptor does.
 func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	ctx, release, err := s.admitCall(ss.Context(), nil, info.FullMethod)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return handler(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
+	if err := handler(srv, &wrappedStream{ServerStream: ss, ctx: ctx}); err != nil {
+		st := admission.Status(err)
+		if status.Code(st) == codes.Internal {
+			s.log.Error("internal error", "method", info.FullMethod, "request_id", RequestID(ctx), "err", err)
+		}
+		return st
+	}
+	return nil
 }
 
 type wrappedStream struct {

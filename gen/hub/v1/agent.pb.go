@@ -815,6 +815,144 @@ func (x *WaitForMessagesResponse) GetWaitedMs() int32 {
 	return 0
 }
 
+type SubscribeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Frames start after this cursor (the last frame's cursor); empty: after the read cursor.
+	AfterId string `protobuf:"bytes,1,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
+	// The path the stream feeds: "channel" (hub mcp's Claude Code channel push) or "tmux" (hub
+	// deliver). Required: a frame skips what is already in the agent's context or on its way
+	// through another path, and holds low-priority messages during deep work.
+	Via string `protobuf:"bytes,2,opt,name=via,proto3" json:"via,omitempty"`
+	// At most this many messages per frame (default 20, max 500).
+	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscribeRequest) Reset() {
+	*x = SubscribeRequest{}
+	mi := &file_hub_v1_agent_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscribeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscribeRequest) ProtoMessage() {}
+
+func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscribeRequest.ProtoReflect.Descriptor instead.
+func (*SubscribeRequest) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SubscribeRequest) GetAfterId() string {
+	if x != nil {
+		return x.AfterId
+	}
+	return ""
+}
+
+func (x *SubscribeRequest) GetVia() string {
+	if x != nil {
+		return x.Via
+	}
+	return ""
+}
+
+func (x *SubscribeRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type SubscribeFrame struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// New messages, oldest first (none in the first frame and in a resync frame).
+	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Pass as after_id to resume after this frame.
+	Cursor string `protobuf:"bytes,2,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// The stream fell behind its bounded send queue and ends after this frame: subscribe again
+	// with after_id = cursor. Nothing after cursor was marked delivered by this stream.
+	Resync bool `protobuf:"varint,3,opt,name=resync,proto3" json:"resync,omitempty"`
+	// The caller's status, in the first frame only.
+	Status        *Status `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscribeFrame) Reset() {
+	*x = SubscribeFrame{}
+	mi := &file_hub_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscribeFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscribeFrame) ProtoMessage() {}
+
+func (x *SubscribeFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscribeFrame.ProtoReflect.Descriptor instead.
+func (*SubscribeFrame) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SubscribeFrame) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *SubscribeFrame) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+func (x *SubscribeFrame) GetResync() bool {
+	if x != nil {
+		return x.Resync
+	}
+	return false
+}
+
+func (x *SubscribeFrame) GetStatus() *Status {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
 type JoinChannelRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Channel       string                 `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
@@ -824,7 +962,7 @@ type JoinChannelRequest struct {
 
 func (x *JoinChannelRequest) Reset() {
 	*x = JoinChannelRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[12]
+	mi := &file_hub_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +974,7 @@ func (x *JoinChannelRequest) String() string {
 func (*JoinChannelRequest) ProtoMessage() {}
 
 func (x *JoinChannelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[12]
+	mi := &file_hub_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +987,7 @@ func (x *JoinChannelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinChannelRequest.ProtoReflect.Descriptor instead.
 func (*JoinChannelRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JoinChannelRequest) GetChannel() string {
@@ -869,7 +1007,7 @@ type JoinChannelResponse struct {
 
 func (x *JoinChannelResponse) Reset() {
 	*x = JoinChannelResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[13]
+	mi := &file_hub_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +1019,7 @@ func (x *JoinChannelResponse) String() string {
 func (*JoinChannelResponse) ProtoMessage() {}
 
 func (x *JoinChannelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[13]
+	mi := &file_hub_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +1032,7 @@ func (x *JoinChannelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinChannelResponse.ProtoReflect.Descriptor instead.
 func (*JoinChannelResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JoinChannelResponse) GetChannel() string {
@@ -920,7 +1058,7 @@ type LeaveChannelRequest struct {
 
 func (x *LeaveChannelRequest) Reset() {
 	*x = LeaveChannelRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[14]
+	mi := &file_hub_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -932,7 +1070,7 @@ func (x *LeaveChannelRequest) String() string {
 func (*LeaveChannelRequest) ProtoMessage() {}
 
 func (x *LeaveChannelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[14]
+	mi := &file_hub_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -945,7 +1083,7 @@ func (x *LeaveChannelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveChannelRequest.ProtoReflect.Descriptor instead.
 func (*LeaveChannelRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LeaveChannelRequest) GetChannel() string {
@@ -964,7 +1102,7 @@ type LeaveChannelResponse struct {
 
 func (x *LeaveChannelResponse) Reset() {
 	*x = LeaveChannelResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[15]
+	mi := &file_hub_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -976,7 +1114,7 @@ func (x *LeaveChannelResponse) String() string {
 func (*LeaveChannelResponse) ProtoMessage() {}
 
 func (x *LeaveChannelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[15]
+	mi := &file_hub_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,7 +1127,7 @@ func (x *LeaveChannelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveChannelResponse.ProtoReflect.Descriptor instead.
 func (*LeaveChannelResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LeaveChannelResponse) GetChannel() string {
@@ -1016,7 +1154,7 @@ type CreateActivityLogRequest struct {
 
 func (x *CreateActivityLogRequest) Reset() {
 	*x = CreateActivityLogRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[16]
+	mi := &file_hub_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1166,7 @@ func (x *CreateActivityLogRequest) String() string {
 func (*CreateActivityLogRequest) ProtoMessage() {}
 
 func (x *CreateActivityLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[16]
+	mi := &file_hub_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1179,7 @@ func (x *CreateActivityLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateActivityLogRequest.ProtoReflect.Descriptor instead.
 func (*CreateActivityLogRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateActivityLogRequest) GetType() string {
@@ -1102,7 +1240,7 @@ type CreateActivityLogResponse struct {
 
 func (x *CreateActivityLogResponse) Reset() {
 	*x = CreateActivityLogResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[17]
+	mi := &file_hub_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1114,7 +1252,7 @@ func (x *CreateActivityLogResponse) String() string {
 func (*CreateActivityLogResponse) ProtoMessage() {}
 
 func (x *CreateActivityLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[17]
+	mi := &file_hub_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1265,7 @@ func (x *CreateActivityLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateActivityLogResponse.ProtoReflect.Descriptor instead.
 func (*CreateActivityLogResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateActivityLogResponse) GetLog() *ActivityLog {
@@ -1183,7 +1321,7 @@ type CheckpointRequest struct {
 
 func (x *CheckpointRequest) Reset() {
 	*x = CheckpointRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[18]
+	mi := &file_hub_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1333,7 @@ func (x *CheckpointRequest) String() string {
 func (*CheckpointRequest) ProtoMessage() {}
 
 func (x *CheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[18]
+	mi := &file_hub_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1346,7 @@ func (x *CheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointRequest.ProtoReflect.Descriptor instead.
 func (*CheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CheckpointRequest) GetCurrentActivity() string {
@@ -1240,7 +1378,7 @@ type CheckpointResponse struct {
 
 func (x *CheckpointResponse) Reset() {
 	*x = CheckpointResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[19]
+	mi := &file_hub_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1390,7 @@ func (x *CheckpointResponse) String() string {
 func (*CheckpointResponse) ProtoMessage() {}
 
 func (x *CheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[19]
+	mi := &file_hub_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1403,7 @@ func (x *CheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointResponse.ProtoReflect.Descriptor instead.
 func (*CheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CheckpointResponse) GetCheckpoint() *Checkpoint {
@@ -1318,7 +1456,7 @@ type StartDeepWorkRequest struct {
 
 func (x *StartDeepWorkRequest) Reset() {
 	*x = StartDeepWorkRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[20]
+	mi := &file_hub_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1468,7 @@ func (x *StartDeepWorkRequest) String() string {
 func (*StartDeepWorkRequest) ProtoMessage() {}
 
 func (x *StartDeepWorkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[20]
+	mi := &file_hub_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1481,7 @@ func (x *StartDeepWorkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDeepWorkRequest.ProtoReflect.Descriptor instead.
 func (*StartDeepWorkRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StartDeepWorkRequest) GetMode() string {
@@ -1386,7 +1524,7 @@ type StartDeepWorkResponse struct {
 
 func (x *StartDeepWorkResponse) Reset() {
 	*x = StartDeepWorkResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[21]
+	mi := &file_hub_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1536,7 @@ func (x *StartDeepWorkResponse) String() string {
 func (*StartDeepWorkResponse) ProtoMessage() {}
 
 func (x *StartDeepWorkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[21]
+	mi := &file_hub_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1549,7 @@ func (x *StartDeepWorkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDeepWorkResponse.ProtoReflect.Descriptor instead.
 func (*StartDeepWorkResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StartDeepWorkResponse) GetDeepWork() *DeepWork {
@@ -1445,7 +1583,7 @@ type GetDeepWorkRequest struct {
 
 func (x *GetDeepWorkRequest) Reset() {
 	*x = GetDeepWorkRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[22]
+	mi := &file_hub_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1457,7 +1595,7 @@ func (x *GetDeepWorkRequest) String() string {
 func (*GetDeepWorkRequest) ProtoMessage() {}
 
 func (x *GetDeepWorkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[22]
+	mi := &file_hub_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1470,7 +1608,7 @@ func (x *GetDeepWorkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDeepWorkRequest.ProtoReflect.Descriptor instead.
 func (*GetDeepWorkRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetDeepWorkRequest) GetLimit() int32 {
@@ -1490,7 +1628,7 @@ type GetDeepWorkResponse struct {
 
 func (x *GetDeepWorkResponse) Reset() {
 	*x = GetDeepWorkResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[23]
+	mi := &file_hub_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1640,7 @@ func (x *GetDeepWorkResponse) String() string {
 func (*GetDeepWorkResponse) ProtoMessage() {}
 
 func (x *GetDeepWorkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[23]
+	mi := &file_hub_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1653,7 @@ func (x *GetDeepWorkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDeepWorkResponse.ProtoReflect.Descriptor instead.
 func (*GetDeepWorkResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetDeepWorkResponse) GetCurrent() *DeepWork {
@@ -1542,7 +1680,7 @@ type GetHeartbeatElapsedTimeRequest struct {
 
 func (x *GetHeartbeatElapsedTimeRequest) Reset() {
 	*x = GetHeartbeatElapsedTimeRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[24]
+	mi := &file_hub_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1692,7 @@ func (x *GetHeartbeatElapsedTimeRequest) String() string {
 func (*GetHeartbeatElapsedTimeRequest) ProtoMessage() {}
 
 func (x *GetHeartbeatElapsedTimeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[24]
+	mi := &file_hub_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1705,7 @@ func (x *GetHeartbeatElapsedTimeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeartbeatElapsedTimeRequest.ProtoReflect.Descriptor instead.
 func (*GetHeartbeatElapsedTimeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetHeartbeatElapsedTimeRequest) GetHeartbeatId() string {
@@ -1587,7 +1725,7 @@ type GetHeartbeatElapsedTimeResponse struct {
 
 func (x *GetHeartbeatElapsedTimeResponse) Reset() {
 	*x = GetHeartbeatElapsedTimeResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[25]
+	mi := &file_hub_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1737,7 @@ func (x *GetHeartbeatElapsedTimeResponse) String() string {
 func (*GetHeartbeatElapsedTimeResponse) ProtoMessage() {}
 
 func (x *GetHeartbeatElapsedTimeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[25]
+	mi := &file_hub_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1750,7 @@ func (x *GetHeartbeatElapsedTimeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeartbeatElapsedTimeResponse.ProtoReflect.Descriptor instead.
 func (*GetHeartbeatElapsedTimeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetHeartbeatElapsedTimeResponse) GetHeartbeatId() string {
@@ -1639,7 +1777,7 @@ type RespondToPulseRequest struct {
 
 func (x *RespondToPulseRequest) Reset() {
 	*x = RespondToPulseRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[26]
+	mi := &file_hub_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1789,7 @@ func (x *RespondToPulseRequest) String() string {
 func (*RespondToPulseRequest) ProtoMessage() {}
 
 func (x *RespondToPulseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[26]
+	mi := &file_hub_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1802,7 @@ func (x *RespondToPulseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToPulseRequest.ProtoReflect.Descriptor instead.
 func (*RespondToPulseRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RespondToPulseRequest) GetText() string {
@@ -1688,7 +1826,7 @@ type RespondToPulseResponse struct {
 
 func (x *RespondToPulseResponse) Reset() {
 	*x = RespondToPulseResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[27]
+	mi := &file_hub_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1838,7 @@ func (x *RespondToPulseResponse) String() string {
 func (*RespondToPulseResponse) ProtoMessage() {}
 
 func (x *RespondToPulseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[27]
+	mi := &file_hub_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1851,7 @@ func (x *RespondToPulseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToPulseResponse.ProtoReflect.Descriptor instead.
 func (*RespondToPulseResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RespondToPulseResponse) GetOutcome() string {
@@ -1745,7 +1883,7 @@ type ListPeersRequest struct {
 
 func (x *ListPeersRequest) Reset() {
 	*x = ListPeersRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[28]
+	mi := &file_hub_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1757,7 +1895,7 @@ func (x *ListPeersRequest) String() string {
 func (*ListPeersRequest) ProtoMessage() {}
 
 func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[28]
+	mi := &file_hub_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1770,7 +1908,7 @@ func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersRequest.ProtoReflect.Descriptor instead.
 func (*ListPeersRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 type ListPeersResponse struct {
@@ -1782,7 +1920,7 @@ type ListPeersResponse struct {
 
 func (x *ListPeersResponse) Reset() {
 	*x = ListPeersResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[29]
+	mi := &file_hub_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1794,7 +1932,7 @@ func (x *ListPeersResponse) String() string {
 func (*ListPeersResponse) ProtoMessage() {}
 
 func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[29]
+	mi := &file_hub_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1807,7 +1945,7 @@ func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersResponse.ProtoReflect.Descriptor instead.
 func (*ListPeersResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListPeersResponse) GetPeers() []*Peer {
@@ -1839,7 +1977,7 @@ type Peer struct {
 
 func (x *Peer) Reset() {
 	*x = Peer{}
-	mi := &file_hub_v1_agent_proto_msgTypes[30]
+	mi := &file_hub_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1851,7 +1989,7 @@ func (x *Peer) String() string {
 func (*Peer) ProtoMessage() {}
 
 func (x *Peer) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[30]
+	mi := &file_hub_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1864,7 +2002,7 @@ func (x *Peer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Peer.ProtoReflect.Descriptor instead.
 func (*Peer) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Peer) GetName() string {
@@ -1941,7 +2079,7 @@ type ListChannelsRequest struct {
 
 func (x *ListChannelsRequest) Reset() {
 	*x = ListChannelsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[31]
+	mi := &file_hub_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2091,7 @@ func (x *ListChannelsRequest) String() string {
 func (*ListChannelsRequest) ProtoMessage() {}
 
 func (x *ListChannelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[31]
+	mi := &file_hub_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2104,7 @@ func (x *ListChannelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChannelsRequest.ProtoReflect.Descriptor instead.
 func (*ListChannelsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListChannelsRequest) GetProject() string {
@@ -1985,7 +2123,7 @@ type ListChannelsResponse struct {
 
 func (x *ListChannelsResponse) Reset() {
 	*x = ListChannelsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[32]
+	mi := &file_hub_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +2135,7 @@ func (x *ListChannelsResponse) String() string {
 func (*ListChannelsResponse) ProtoMessage() {}
 
 func (x *ListChannelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[32]
+	mi := &file_hub_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2148,7 @@ func (x *ListChannelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChannelsResponse.ProtoReflect.Descriptor instead.
 func (*ListChannelsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListChannelsResponse) GetChannels() []*Channel {
@@ -2036,7 +2174,7 @@ type Channel struct {
 
 func (x *Channel) Reset() {
 	*x = Channel{}
-	mi := &file_hub_v1_agent_proto_msgTypes[33]
+	mi := &file_hub_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2186,7 @@ func (x *Channel) String() string {
 func (*Channel) ProtoMessage() {}
 
 func (x *Channel) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[33]
+	mi := &file_hub_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2199,7 @@ func (x *Channel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Channel.ProtoReflect.Descriptor instead.
 func (*Channel) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Channel) GetName() string {
@@ -2110,7 +2248,7 @@ type ReservePathsRequest struct {
 
 func (x *ReservePathsRequest) Reset() {
 	*x = ReservePathsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[34]
+	mi := &file_hub_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2122,7 +2260,7 @@ func (x *ReservePathsRequest) String() string {
 func (*ReservePathsRequest) ProtoMessage() {}
 
 func (x *ReservePathsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[34]
+	mi := &file_hub_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2135,7 +2273,7 @@ func (x *ReservePathsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservePathsRequest.ProtoReflect.Descriptor instead.
 func (*ReservePathsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReservePathsRequest) GetPaths() []string {
@@ -2185,7 +2323,7 @@ type ReservePathsResponse struct {
 
 func (x *ReservePathsResponse) Reset() {
 	*x = ReservePathsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[35]
+	mi := &file_hub_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2197,7 +2335,7 @@ func (x *ReservePathsResponse) String() string {
 func (*ReservePathsResponse) ProtoMessage() {}
 
 func (x *ReservePathsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[35]
+	mi := &file_hub_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2210,7 +2348,7 @@ func (x *ReservePathsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservePathsResponse.ProtoReflect.Descriptor instead.
 func (*ReservePathsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReservePathsResponse) GetReservations() []*Reservation {
@@ -2239,7 +2377,7 @@ type RenewReservationsRequest struct {
 
 func (x *RenewReservationsRequest) Reset() {
 	*x = RenewReservationsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[36]
+	mi := &file_hub_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2389,7 @@ func (x *RenewReservationsRequest) String() string {
 func (*RenewReservationsRequest) ProtoMessage() {}
 
 func (x *RenewReservationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[36]
+	mi := &file_hub_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2402,7 @@ func (x *RenewReservationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewReservationsRequest.ProtoReflect.Descriptor instead.
 func (*RenewReservationsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RenewReservationsRequest) GetIds() []string {
@@ -2290,7 +2428,7 @@ type RenewReservationsResponse struct {
 
 func (x *RenewReservationsResponse) Reset() {
 	*x = RenewReservationsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[37]
+	mi := &file_hub_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2302,7 +2440,7 @@ func (x *RenewReservationsResponse) String() string {
 func (*RenewReservationsResponse) ProtoMessage() {}
 
 func (x *RenewReservationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[37]
+	mi := &file_hub_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2315,7 +2453,7 @@ func (x *RenewReservationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewReservationsResponse.ProtoReflect.Descriptor instead.
 func (*RenewReservationsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RenewReservationsResponse) GetReservations() []*Reservation {
@@ -2336,7 +2474,7 @@ type ReleasePathsRequest struct {
 
 func (x *ReleasePathsRequest) Reset() {
 	*x = ReleasePathsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[38]
+	mi := &file_hub_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2348,7 +2486,7 @@ func (x *ReleasePathsRequest) String() string {
 func (*ReleasePathsRequest) ProtoMessage() {}
 
 func (x *ReleasePathsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[38]
+	mi := &file_hub_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2361,7 +2499,7 @@ func (x *ReleasePathsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleasePathsRequest.ProtoReflect.Descriptor instead.
 func (*ReleasePathsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReleasePathsRequest) GetIds() []string {
@@ -2388,7 +2526,7 @@ type ReleasePathsResponse struct {
 
 func (x *ReleasePathsResponse) Reset() {
 	*x = ReleasePathsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[39]
+	mi := &file_hub_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2400,7 +2538,7 @@ func (x *ReleasePathsResponse) String() string {
 func (*ReleasePathsResponse) ProtoMessage() {}
 
 func (x *ReleasePathsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[39]
+	mi := &file_hub_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2413,7 +2551,7 @@ func (x *ReleasePathsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleasePathsResponse.ProtoReflect.Descriptor instead.
 func (*ReleasePathsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ReleasePathsResponse) GetReleased() []*Reservation {
@@ -2438,7 +2576,7 @@ type ListReservationsRequest struct {
 
 func (x *ListReservationsRequest) Reset() {
 	*x = ListReservationsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[40]
+	mi := &file_hub_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2450,7 +2588,7 @@ func (x *ListReservationsRequest) String() string {
 func (*ListReservationsRequest) ProtoMessage() {}
 
 func (x *ListReservationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[40]
+	mi := &file_hub_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2463,7 +2601,7 @@ func (x *ListReservationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReservationsRequest.ProtoReflect.Descriptor instead.
 func (*ListReservationsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListReservationsRequest) GetAgent() string {
@@ -2496,7 +2634,7 @@ type ListReservationsResponse struct {
 
 func (x *ListReservationsResponse) Reset() {
 	*x = ListReservationsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[41]
+	mi := &file_hub_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +2646,7 @@ func (x *ListReservationsResponse) String() string {
 func (*ListReservationsResponse) ProtoMessage() {}
 
 func (x *ListReservationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[41]
+	mi := &file_hub_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +2659,7 @@ func (x *ListReservationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReservationsResponse.ProtoReflect.Descriptor instead.
 func (*ListReservationsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListReservationsResponse) GetReservations() []*Reservation {
@@ -2543,7 +2681,7 @@ type JoinHubRequest struct {
 
 func (x *JoinHubRequest) Reset() {
 	*x = JoinHubRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[42]
+	mi := &file_hub_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2555,7 +2693,7 @@ func (x *JoinHubRequest) String() string {
 func (*JoinHubRequest) ProtoMessage() {}
 
 func (x *JoinHubRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[42]
+	mi := &file_hub_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2568,7 +2706,7 @@ func (x *JoinHubRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinHubRequest.ProtoReflect.Descriptor instead.
 func (*JoinHubRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *JoinHubRequest) GetName() string {
@@ -2603,7 +2741,7 @@ type JoinHubResponse struct {
 
 func (x *JoinHubResponse) Reset() {
 	*x = JoinHubResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[43]
+	mi := &file_hub_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2615,7 +2753,7 @@ func (x *JoinHubResponse) String() string {
 func (*JoinHubResponse) ProtoMessage() {}
 
 func (x *JoinHubResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[43]
+	mi := &file_hub_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2628,7 +2766,7 @@ func (x *JoinHubResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinHubResponse.ProtoReflect.Descriptor instead.
 func (*JoinHubResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *JoinHubResponse) GetAgent() *Agent {
@@ -2655,7 +2793,7 @@ type TakeInjectionRequest struct {
 
 func (x *TakeInjectionRequest) Reset() {
 	*x = TakeInjectionRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[44]
+	mi := &file_hub_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2805,7 @@ func (x *TakeInjectionRequest) String() string {
 func (*TakeInjectionRequest) ProtoMessage() {}
 
 func (x *TakeInjectionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[44]
+	mi := &file_hub_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2818,7 @@ func (x *TakeInjectionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TakeInjectionRequest.ProtoReflect.Descriptor instead.
 func (*TakeInjectionRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TakeInjectionRequest) GetLimit() int32 {
@@ -2706,7 +2844,7 @@ type TakeInjectionResponse struct {
 
 func (x *TakeInjectionResponse) Reset() {
 	*x = TakeInjectionResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[45]
+	mi := &file_hub_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2718,7 +2856,7 @@ func (x *TakeInjectionResponse) String() string {
 func (*TakeInjectionResponse) ProtoMessage() {}
 
 func (x *TakeInjectionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[45]
+	mi := &file_hub_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2731,7 +2869,7 @@ func (x *TakeInjectionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TakeInjectionResponse.ProtoReflect.Descriptor instead.
 func (*TakeInjectionResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TakeInjectionResponse) GetMessages() []*Message {
@@ -2766,7 +2904,7 @@ type CheckStopRequest struct {
 
 func (x *CheckStopRequest) Reset() {
 	*x = CheckStopRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[46]
+	mi := &file_hub_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2778,7 +2916,7 @@ func (x *CheckStopRequest) String() string {
 func (*CheckStopRequest) ProtoMessage() {}
 
 func (x *CheckStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[46]
+	mi := &file_hub_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2791,7 +2929,7 @@ func (x *CheckStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStopRequest.ProtoReflect.Descriptor instead.
 func (*CheckStopRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CheckStopRequest) GetContinuing() bool {
@@ -2817,7 +2955,7 @@ type CheckStopResponse struct {
 
 func (x *CheckStopResponse) Reset() {
 	*x = CheckStopResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[47]
+	mi := &file_hub_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +2967,7 @@ func (x *CheckStopResponse) String() string {
 func (*CheckStopResponse) ProtoMessage() {}
 
 func (x *CheckStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[47]
+	mi := &file_hub_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +2980,7 @@ func (x *CheckStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStopResponse.ProtoReflect.Descriptor instead.
 func (*CheckStopResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CheckStopResponse) GetHold() bool {
@@ -2906,7 +3044,7 @@ type SearchMessagesRequest struct {
 
 func (x *SearchMessagesRequest) Reset() {
 	*x = SearchMessagesRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[48]
+	mi := &file_hub_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2918,7 +3056,7 @@ func (x *SearchMessagesRequest) String() string {
 func (*SearchMessagesRequest) ProtoMessage() {}
 
 func (x *SearchMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[48]
+	mi := &file_hub_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2931,7 +3069,7 @@ func (x *SearchMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMessagesRequest.ProtoReflect.Descriptor instead.
 func (*SearchMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SearchMessagesRequest) GetQuery() string {
@@ -3023,7 +3161,7 @@ type SearchMessagesResponse struct {
 
 func (x *SearchMessagesResponse) Reset() {
 	*x = SearchMessagesResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[49]
+	mi := &file_hub_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3035,7 +3173,7 @@ func (x *SearchMessagesResponse) String() string {
 func (*SearchMessagesResponse) ProtoMessage() {}
 
 func (x *SearchMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[49]
+	mi := &file_hub_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3048,7 +3186,7 @@ func (x *SearchMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMessagesResponse.ProtoReflect.Descriptor instead.
 func (*SearchMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SearchMessagesResponse) GetHits() []*SearchHit {
@@ -3075,7 +3213,7 @@ type AcknowledgeMessageRequest struct {
 
 func (x *AcknowledgeMessageRequest) Reset() {
 	*x = AcknowledgeMessageRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[50]
+	mi := &file_hub_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3087,7 +3225,7 @@ func (x *AcknowledgeMessageRequest) String() string {
 func (*AcknowledgeMessageRequest) ProtoMessage() {}
 
 func (x *AcknowledgeMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[50]
+	mi := &file_hub_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3100,7 +3238,7 @@ func (x *AcknowledgeMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcknowledgeMessageRequest.ProtoReflect.Descriptor instead.
 func (*AcknowledgeMessageRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *AcknowledgeMessageRequest) GetIds() []string {
@@ -3119,7 +3257,7 @@ type AcknowledgeMessageResponse struct {
 
 func (x *AcknowledgeMessageResponse) Reset() {
 	*x = AcknowledgeMessageResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[51]
+	mi := &file_hub_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3131,7 +3269,7 @@ func (x *AcknowledgeMessageResponse) String() string {
 func (*AcknowledgeMessageResponse) ProtoMessage() {}
 
 func (x *AcknowledgeMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[51]
+	mi := &file_hub_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3144,7 +3282,7 @@ func (x *AcknowledgeMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcknowledgeMessageResponse.ProtoReflect.Descriptor instead.
 func (*AcknowledgeMessageResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *AcknowledgeMessageResponse) GetAcks() []*Acknowledgement {
@@ -3168,7 +3306,7 @@ type Acknowledgement struct {
 
 func (x *Acknowledgement) Reset() {
 	*x = Acknowledgement{}
-	mi := &file_hub_v1_agent_proto_msgTypes[52]
+	mi := &file_hub_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3180,7 +3318,7 @@ func (x *Acknowledgement) String() string {
 func (*Acknowledgement) ProtoMessage() {}
 
 func (x *Acknowledgement) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[52]
+	mi := &file_hub_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3193,7 +3331,7 @@ func (x *Acknowledgement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acknowledgement.ProtoReflect.Descriptor instead.
 func (*Acknowledgement) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *Acknowledgement) GetMessageId() string {
@@ -3226,7 +3364,7 @@ type GetMessageReceiptsRequest struct {
 
 func (x *GetMessageReceiptsRequest) Reset() {
 	*x = GetMessageReceiptsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[53]
+	mi := &file_hub_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3238,7 +3376,7 @@ func (x *GetMessageReceiptsRequest) String() string {
 func (*GetMessageReceiptsRequest) ProtoMessage() {}
 
 func (x *GetMessageReceiptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[53]
+	mi := &file_hub_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3251,7 +3389,7 @@ func (x *GetMessageReceiptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMessageReceiptsRequest.ProtoReflect.Descriptor instead.
 func (*GetMessageReceiptsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetMessageReceiptsRequest) GetId() string {
@@ -3272,7 +3410,7 @@ type GetMessageReceiptsResponse struct {
 
 func (x *GetMessageReceiptsResponse) Reset() {
 	*x = GetMessageReceiptsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[54]
+	mi := &file_hub_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3284,7 +3422,7 @@ func (x *GetMessageReceiptsResponse) String() string {
 func (*GetMessageReceiptsResponse) ProtoMessage() {}
 
 func (x *GetMessageReceiptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[54]
+	mi := &file_hub_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3297,7 +3435,7 @@ func (x *GetMessageReceiptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMessageReceiptsResponse.ProtoReflect.Descriptor instead.
 func (*GetMessageReceiptsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetMessageReceiptsResponse) GetMessage() *Message {
@@ -3326,7 +3464,7 @@ type ConfirmDeliveryRequest struct {
 
 func (x *ConfirmDeliveryRequest) Reset() {
 	*x = ConfirmDeliveryRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[55]
+	mi := &file_hub_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3338,7 +3476,7 @@ func (x *ConfirmDeliveryRequest) String() string {
 func (*ConfirmDeliveryRequest) ProtoMessage() {}
 
 func (x *ConfirmDeliveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[55]
+	mi := &file_hub_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3351,7 +3489,7 @@ func (x *ConfirmDeliveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmDeliveryRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmDeliveryRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ConfirmDeliveryRequest) GetIds() []string {
@@ -3376,7 +3514,7 @@ type ConfirmDeliveryResponse struct {
 
 func (x *ConfirmDeliveryResponse) Reset() {
 	*x = ConfirmDeliveryResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[56]
+	mi := &file_hub_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3388,7 +3526,7 @@ func (x *ConfirmDeliveryResponse) String() string {
 func (*ConfirmDeliveryResponse) ProtoMessage() {}
 
 func (x *ConfirmDeliveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[56]
+	mi := &file_hub_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3401,7 +3539,7 @@ func (x *ConfirmDeliveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmDeliveryResponse.ProtoReflect.Descriptor instead.
 func (*ConfirmDeliveryResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 type EndSessionRequest struct {
@@ -3415,7 +3553,7 @@ type EndSessionRequest struct {
 
 func (x *EndSessionRequest) Reset() {
 	*x = EndSessionRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[57]
+	mi := &file_hub_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3427,7 +3565,7 @@ func (x *EndSessionRequest) String() string {
 func (*EndSessionRequest) ProtoMessage() {}
 
 func (x *EndSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[57]
+	mi := &file_hub_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3440,7 +3578,7 @@ func (x *EndSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndSessionRequest.ProtoReflect.Descriptor instead.
 func (*EndSessionRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *EndSessionRequest) GetVia() string {
@@ -3458,7 +3596,7 @@ type EndSessionResponse struct {
 
 func (x *EndSessionResponse) Reset() {
 	*x = EndSessionResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[58]
+	mi := &file_hub_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3470,7 +3608,7 @@ func (x *EndSessionResponse) String() string {
 func (*EndSessionResponse) ProtoMessage() {}
 
 func (x *EndSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[58]
+	mi := &file_hub_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3483,7 +3621,7 @@ func (x *EndSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndSessionResponse.ProtoReflect.Descriptor instead.
 func (*EndSessionResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 var File_hub_v1_agent_proto protoreflect.FileDescriptor
@@ -3548,7 +3686,16 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x1b\n" +
 	"\ttimed_out\x18\x03 \x01(\bR\btimedOut\x12&\n" +
 	"\x06status\x18\x04 \x01(\v2\x0e.hub.v1.StatusR\x06status\x12\x1b\n" +
-	"\twaited_ms\x18\x05 \x01(\x05R\bwaitedMs\".\n" +
+	"\twaited_ms\x18\x05 \x01(\x05R\bwaitedMs\"U\n" +
+	"\x10SubscribeRequest\x12\x19\n" +
+	"\bafter_id\x18\x01 \x01(\tR\aafterId\x12\x10\n" +
+	"\x03via\x18\x02 \x01(\tR\x03via\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\"\x95\x01\n" +
+	"\x0eSubscribeFrame\x12+\n" +
+	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x16\n" +
+	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x16\n" +
+	"\x06resync\x18\x03 \x01(\bR\x06resync\x12&\n" +
+	"\x06status\x18\x04 \x01(\v2\x0e.hub.v1.StatusR\x06status\".\n" +
 	"\x12JoinChannelRequest\x12\x18\n" +
 	"\achannel\x18\x01 \x01(\tR\achannel\"I\n" +
 	"\x13JoinChannelResponse\x12\x18\n" +
@@ -3720,7 +3867,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\xc3\x1b\n" +
+	"\x12EndSessionResponse2\x91\x1c\n" +
 	"\fAgentService\x12M\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
@@ -3733,7 +3880,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\bMarkRead\x12\x17.hub.v1.MarkReadRequest\x1a\x18.hub.v1.MarkReadResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12a\n" +
 	"\x0fWaitForMessages\x12\x1e.hub.v1.WaitForMessagesRequest\x1a\x1f.hub.v1.WaitForMessagesResponse\"\r\xa2\xb7\x18\t\n" +
-	"\x01\x01\x10\x02\x18\x01 \x01\x12S\n" +
+	"\x01\x01\x10\x02\x18\x01 \x01\x12L\n" +
+	"\tSubscribe\x12\x18.hub.v1.SubscribeRequest\x1a\x16.hub.v1.SubscribeFrame\"\v\xa2\xb7\x18\a\n" +
+	"\x01\x01\x10\x02\x18\x010\x01\x12S\n" +
 	"\vJoinChannel\x12\x1a.hub.v1.JoinChannelRequest\x1a\x1b.hub.v1.JoinChannelResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12V\n" +
 	"\fLeaveChannel\x12\x1b.hub.v1.LeaveChannelRequest\x1a\x1c.hub.v1.LeaveChannelResponse\"\v\xa2\xb7\x18\a\n" +
@@ -3819,7 +3968,7 @@ func file_hub_v1_agent_proto_rawDescGZIP() []byte {
 	return file_hub_v1_agent_proto_rawDescData
 }
 
-var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_hub_v1_agent_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),                // 0: hub.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),               // 1: hub.v1.HeartbeatResponse
@@ -3833,217 +3982,223 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*MarkReadResponse)(nil),                // 9: hub.v1.MarkReadResponse
 	(*WaitForMessagesRequest)(nil),          // 10: hub.v1.WaitForMessagesRequest
 	(*WaitForMessagesResponse)(nil),         // 11: hub.v1.WaitForMessagesResponse
-	(*JoinChannelRequest)(nil),              // 12: hub.v1.JoinChannelRequest
-	(*JoinChannelResponse)(nil),             // 13: hub.v1.JoinChannelResponse
-	(*LeaveChannelRequest)(nil),             // 14: hub.v1.LeaveChannelRequest
-	(*LeaveChannelResponse)(nil),            // 15: hub.v1.LeaveChannelResponse
-	(*CreateActivityLogRequest)(nil),        // 16: hub.v1.CreateActivityLogRequest
-	(*CreateActivityLogResponse)(nil),       // 17: hub.v1.CreateActivityLogResponse
-	(*CheckpointRequest)(nil),               // 18: hub.v1.CheckpointRequest
-	(*CheckpointResponse)(nil),              // 19: hub.v1.CheckpointResponse
-	(*StartDeepWorkRequest)(nil),            // 20: hub.v1.StartDeepWorkRequest
-	(*StartDeepWorkResponse)(nil),           // 21: hub.v1.StartDeepWorkResponse
-	(*GetDeepWorkRequest)(nil),              // 22: hub.v1.GetDeepWorkRequest
-	(*GetDeepWorkResponse)(nil),             // 23: hub.v1.GetDeepWorkResponse
-	(*GetHeartbeatElapsedTimeRequest)(nil),  // 24: hub.v1.GetHeartbeatElapsedTimeRequest
-	(*GetHeartbeatElapsedTimeResponse)(nil), // 25: hub.v1.GetHeartbeatElapsedTimeResponse
-	(*RespondToPulseRequest)(nil),           // 26: hub.v1.RespondToPulseRequest
-	(*RespondToPulseResponse)(nil),          // 27: hub.v1.RespondToPulseResponse
-	(*ListPeersRequest)(nil),                // 28: hub.v1.ListPeersRequest
-	(*ListPeersResponse)(nil),               // 29: hub.v1.ListPeersResponse
-	(*Peer)(nil),                            // 30: hub.v1.Peer
-	(*ListChannelsRequest)(nil),             // 31: hub.v1.ListChannelsRequest
-	(*ListChannelsResponse)(nil),            // 32: hub.v1.ListChannelsResponse
-	(*Channel)(nil),                         // 33: hub.v1.Channel
-	(*ReservePathsRequest)(nil),             // 34: hub.v1.ReservePathsRequest
-	(*ReservePathsResponse)(nil),            // 35: hub.v1.ReservePathsResponse
-	(*RenewReservationsRequest)(nil),        // 36: hub.v1.RenewReservationsRequest
-	(*RenewReservationsResponse)(nil),       // 37: hub.v1.RenewReservationsResponse
-	(*ReleasePathsRequest)(nil),             // 38: hub.v1.ReleasePathsRequest
-	(*ReleasePathsResponse)(nil),            // 39: hub.v1.ReleasePathsResponse
-	(*ListReservationsRequest)(nil),         // 40: hub.v1.ListReservationsRequest
-	(*ListReservationsResponse)(nil),        // 41: hub.v1.ListReservationsResponse
-	(*JoinHubRequest)(nil),                  // 42: hub.v1.JoinHubRequest
-	(*JoinHubResponse)(nil),                 // 43: hub.v1.JoinHubResponse
-	(*TakeInjectionRequest)(nil),            // 44: hub.v1.TakeInjectionRequest
-	(*TakeInjectionResponse)(nil),           // 45: hub.v1.TakeInjectionResponse
-	(*CheckStopRequest)(nil),                // 46: hub.v1.CheckStopRequest
-	(*CheckStopResponse)(nil),               // 47: hub.v1.CheckStopResponse
-	(*SearchMessagesRequest)(nil),           // 48: hub.v1.SearchMessagesRequest
-	(*SearchMessagesResponse)(nil),          // 49: hub.v1.SearchMessagesResponse
-	(*AcknowledgeMessageRequest)(nil),       // 50: hub.v1.AcknowledgeMessageRequest
-	(*AcknowledgeMessageResponse)(nil),      // 51: hub.v1.AcknowledgeMessageResponse
-	(*Acknowledgement)(nil),                 // 52: hub.v1.Acknowledgement
-	(*GetMessageReceiptsRequest)(nil),       // 53: hub.v1.GetMessageReceiptsRequest
-	(*GetMessageReceiptsResponse)(nil),      // 54: hub.v1.GetMessageReceiptsResponse
-	(*ConfirmDeliveryRequest)(nil),          // 55: hub.v1.ConfirmDeliveryRequest
-	(*ConfirmDeliveryResponse)(nil),         // 56: hub.v1.ConfirmDeliveryResponse
-	(*EndSessionRequest)(nil),               // 57: hub.v1.EndSessionRequest
-	(*EndSessionResponse)(nil),              // 58: hub.v1.EndSessionResponse
-	(*timestamppb.Timestamp)(nil),           // 59: google.protobuf.Timestamp
-	(*Status)(nil),                          // 60: hub.v1.Status
-	(Priority)(0),                           // 61: hub.v1.Priority
-	(*Message)(nil),                         // 62: hub.v1.Message
-	(*ActivityLog)(nil),                     // 63: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 64: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 65: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 66: hub.v1.Checkpoint
-	(*DeliveryPath)(nil),                    // 67: hub.v1.DeliveryPath
-	(*Reservation)(nil),                     // 68: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 69: hub.v1.ReservationConflict
-	(*Agent)(nil),                           // 70: hub.v1.Agent
-	(*SearchHit)(nil),                       // 71: hub.v1.SearchHit
-	(*Receipt)(nil),                         // 72: hub.v1.Receipt
-	(*CreateTaskRequest)(nil),               // 73: hub.v1.CreateTaskRequest
-	(*ListTasksRequest)(nil),                // 74: hub.v1.ListTasksRequest
-	(*GetTaskRequest)(nil),                  // 75: hub.v1.GetTaskRequest
-	(*UpdateTaskRequest)(nil),               // 76: hub.v1.UpdateTaskRequest
-	(*ClaimTaskRequest)(nil),                // 77: hub.v1.ClaimTaskRequest
-	(*NextTaskRequest)(nil),                 // 78: hub.v1.NextTaskRequest
-	(*CompleteTaskRequest)(nil),             // 79: hub.v1.CompleteTaskRequest
-	(*BlockTaskRequest)(nil),                // 80: hub.v1.BlockTaskRequest
-	(*RequestApprovalRequest)(nil),          // 81: hub.v1.RequestApprovalRequest
-	(*AskHumanRequest)(nil),                 // 82: hub.v1.AskHumanRequest
-	(*NoteHostEventRequest)(nil),            // 83: hub.v1.NoteHostEventRequest
-	(*GetUsageRequest)(nil),                 // 84: hub.v1.GetUsageRequest
-	(*CreateTaskResponse)(nil),              // 85: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 86: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 87: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 88: hub.v1.UpdateTaskResponse
-	(*ClaimTaskResponse)(nil),               // 89: hub.v1.ClaimTaskResponse
-	(*NextTaskResponse)(nil),                // 90: hub.v1.NextTaskResponse
-	(*CompleteTaskResponse)(nil),            // 91: hub.v1.CompleteTaskResponse
-	(*BlockTaskResponse)(nil),               // 92: hub.v1.BlockTaskResponse
-	(*RequestApprovalResponse)(nil),         // 93: hub.v1.RequestApprovalResponse
-	(*AskHumanResponse)(nil),                // 94: hub.v1.AskHumanResponse
-	(*NoteHostEventResponse)(nil),           // 95: hub.v1.NoteHostEventResponse
-	(*UsageReport)(nil),                     // 96: hub.v1.UsageReport
+	(*SubscribeRequest)(nil),                // 12: hub.v1.SubscribeRequest
+	(*SubscribeFrame)(nil),                  // 13: hub.v1.SubscribeFrame
+	(*JoinChannelRequest)(nil),              // 14: hub.v1.JoinChannelRequest
+	(*JoinChannelResponse)(nil),             // 15: hub.v1.JoinChannelResponse
+	(*LeaveChannelRequest)(nil),             // 16: hub.v1.LeaveChannelRequest
+	(*LeaveChannelResponse)(nil),            // 17: hub.v1.LeaveChannelResponse
+	(*CreateActivityLogRequest)(nil),        // 18: hub.v1.CreateActivityLogRequest
+	(*CreateActivityLogResponse)(nil),       // 19: hub.v1.CreateActivityLogResponse
+	(*CheckpointRequest)(nil),               // 20: hub.v1.CheckpointRequest
+	(*CheckpointResponse)(nil),              // 21: hub.v1.CheckpointResponse
+	(*StartDeepWorkRequest)(nil),            // 22: hub.v1.StartDeepWorkRequest
+	(*StartDeepWorkResponse)(nil),           // 23: hub.v1.StartDeepWorkResponse
+	(*GetDeepWorkRequest)(nil),              // 24: hub.v1.GetDeepWorkRequest
+	(*GetDeepWorkResponse)(nil),             // 25: hub.v1.GetDeepWorkResponse
+	(*GetHeartbeatElapsedTimeRequest)(nil),  // 26: hub.v1.GetHeartbeatElapsedTimeRequest
+	(*GetHeartbeatElapsedTimeResponse)(nil), // 27: hub.v1.GetHeartbeatElapsedTimeResponse
+	(*RespondToPulseRequest)(nil),           // 28: hub.v1.RespondToPulseRequest
+	(*RespondToPulseResponse)(nil),          // 29: hub.v1.RespondToPulseResponse
+	(*ListPeersRequest)(nil),                // 30: hub.v1.ListPeersRequest
+	(*ListPeersResponse)(nil),               // 31: hub.v1.ListPeersResponse
+	(*Peer)(nil),                            // 32: hub.v1.Peer
+	(*ListChannelsRequest)(nil),             // 33: hub.v1.ListChannelsRequest
+	(*ListChannelsResponse)(nil),            // 34: hub.v1.ListChannelsResponse
+	(*Channel)(nil),                         // 35: hub.v1.Channel
+	(*ReservePathsRequest)(nil),             // 36: hub.v1.ReservePathsRequest
+	(*ReservePathsResponse)(nil),            // 37: hub.v1.ReservePathsResponse
+	(*RenewReservationsRequest)(nil),        // 38: hub.v1.RenewReservationsRequest
+	(*RenewReservationsResponse)(nil),       // 39: hub.v1.RenewReservationsResponse
+	(*ReleasePathsRequest)(nil),             // 40: hub.v1.ReleasePathsRequest
+	(*ReleasePathsResponse)(nil),            // 41: hub.v1.ReleasePathsResponse
+	(*ListReservationsRequest)(nil),         // 42: hub.v1.ListReservationsRequest
+	(*ListReservationsResponse)(nil),        // 43: hub.v1.ListReservationsResponse
+	(*JoinHubRequest)(nil),                  // 44: hub.v1.JoinHubRequest
+	(*JoinHubResponse)(nil),                 // 45: hub.v1.JoinHubResponse
+	(*TakeInjectionRequest)(nil),            // 46: hub.v1.TakeInjectionRequest
+	(*TakeInjectionResponse)(nil),           // 47: hub.v1.TakeInjectionResponse
+	(*CheckStopRequest)(nil),                // 48: hub.v1.CheckStopRequest
+	(*CheckStopResponse)(nil),               // 49: hub.v1.CheckStopResponse
+	(*SearchMessagesRequest)(nil),           // 50: hub.v1.SearchMessagesRequest
+	(*SearchMessagesResponse)(nil),          // 51: hub.v1.SearchMessagesResponse
+	(*AcknowledgeMessageRequest)(nil),       // 52: hub.v1.AcknowledgeMessageRequest
+	(*AcknowledgeMessageResponse)(nil),      // 53: hub.v1.AcknowledgeMessageResponse
+	(*Acknowledgement)(nil),                 // 54: hub.v1.Acknowledgement
+	(*GetMessageReceiptsRequest)(nil),       // 55: hub.v1.GetMessageReceiptsRequest
+	(*GetMessageReceiptsResponse)(nil),      // 56: hub.v1.GetMessageReceiptsResponse
+	(*ConfirmDeliveryRequest)(nil),          // 57: hub.v1.ConfirmDeliveryRequest
+	(*ConfirmDeliveryResponse)(nil),         // 58: hub.v1.ConfirmDeliveryResponse
+	(*EndSessionRequest)(nil),               // 59: hub.v1.EndSessionRequest
+	(*EndSessionResponse)(nil),              // 60: hub.v1.EndSessionResponse
+	(*timestamppb.Timestamp)(nil),           // 61: google.protobuf.Timestamp
+	(*Status)(nil),                          // 62: hub.v1.Status
+	(Priority)(0),                           // 63: hub.v1.Priority
+	(*Message)(nil),                         // 64: hub.v1.Message
+	(*ActivityLog)(nil),                     // 65: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 66: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 67: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 68: hub.v1.Checkpoint
+	(*DeliveryPath)(nil),                    // 69: hub.v1.DeliveryPath
+	(*Reservation)(nil),                     // 70: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 71: hub.v1.ReservationConflict
+	(*Agent)(nil),                           // 72: hub.v1.Agent
+	(*SearchHit)(nil),                       // 73: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 74: hub.v1.Receipt
+	(*CreateTaskRequest)(nil),               // 75: hub.v1.CreateTaskRequest
+	(*ListTasksRequest)(nil),                // 76: hub.v1.ListTasksRequest
+	(*GetTaskRequest)(nil),                  // 77: hub.v1.GetTaskRequest
+	(*UpdateTaskRequest)(nil),               // 78: hub.v1.UpdateTaskRequest
+	(*ClaimTaskRequest)(nil),                // 79: hub.v1.ClaimTaskRequest
+	(*NextTaskRequest)(nil),                 // 80: hub.v1.NextTaskRequest
+	(*CompleteTaskRequest)(nil),             // 81: hub.v1.CompleteTaskRequest
+	(*BlockTaskRequest)(nil),                // 82: hub.v1.BlockTaskRequest
+	(*RequestApprovalRequest)(nil),          // 83: hub.v1.RequestApprovalRequest
+	(*AskHumanRequest)(nil),                 // 84: hub.v1.AskHumanRequest
+	(*NoteHostEventRequest)(nil),            // 85: hub.v1.NoteHostEventRequest
+	(*GetUsageRequest)(nil),                 // 86: hub.v1.GetUsageRequest
+	(*CreateTaskResponse)(nil),              // 87: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 88: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 89: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 90: hub.v1.UpdateTaskResponse
+	(*ClaimTaskResponse)(nil),               // 91: hub.v1.ClaimTaskResponse
+	(*NextTaskResponse)(nil),                // 92: hub.v1.NextTaskResponse
+	(*CompleteTaskResponse)(nil),            // 93: hub.v1.CompleteTaskResponse
+	(*BlockTaskResponse)(nil),               // 94: hub.v1.BlockTaskResponse
+	(*RequestApprovalResponse)(nil),         // 95: hub.v1.RequestApprovalResponse
+	(*AskHumanResponse)(nil),                // 96: hub.v1.AskHumanResponse
+	(*NoteHostEventResponse)(nil),           // 97: hub.v1.NoteHostEventResponse
+	(*UsageReport)(nil),                     // 98: hub.v1.UsageReport
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
-	59, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
-	60, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
-	61, // 2: hub.v1.PostMessageRequest.priority:type_name -> hub.v1.Priority
-	62, // 3: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
-	62, // 4: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
-	62, // 5: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
-	60, // 6: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
-	63, // 7: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	64, // 8: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	65, // 9: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	66, // 10: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	64, // 11: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	59, // 12: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	65, // 13: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	65, // 14: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	65, // 15: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	65, // 16: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	64, // 17: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	62, // 18: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
-	30, // 19: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	59, // 20: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
-	67, // 21: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
-	33, // 22: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	68, // 23: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	69, // 24: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	68, // 25: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	68, // 26: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	68, // 27: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	70, // 28: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	62, // 29: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
-	62, // 30: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
-	59, // 31: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
-	59, // 32: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
-	61, // 33: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
-	71, // 34: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	52, // 35: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
-	59, // 36: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
-	62, // 37: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	72, // 38: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	0,  // 39: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,  // 40: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,  // 41: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,  // 42: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,  // 43: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10, // 44: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12, // 45: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	14, // 46: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	16, // 47: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	18, // 48: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	20, // 49: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	22, // 50: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	24, // 51: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	26, // 52: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	28, // 53: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	31, // 54: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	34, // 55: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	36, // 56: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	38, // 57: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	40, // 58: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	42, // 59: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	44, // 60: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
-	46, // 61: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
-	48, // 62: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
-	50, // 63: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
-	53, // 64: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
-	73, // 65: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
-	74, // 66: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
-	75, // 67: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
-	76, // 68: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
-	77, // 69: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
-	78, // 70: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
-	79, // 71: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
-	80, // 72: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
-	81, // 73: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
-	82, // 74: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
-	83, // 75: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
-	84, // 76: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
-	55, // 77: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
-	57, // 78: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
-	1,  // 79: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 80: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 81: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 82: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 83: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 84: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 85: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	15, // 86: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	17, // 87: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	19, // 88: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	21, // 89: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	23, // 90: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	25, // 91: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	27, // 92: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	29, // 93: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	32, // 94: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	35, // 95: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	37, // 96: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	39, // 97: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	41, // 98: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	43, // 99: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	45, // 100: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	47, // 101: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	49, // 102: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	51, // 103: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	54, // 104: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	85, // 105: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	86, // 106: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	87, // 107: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
-	88, // 108: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	89, // 109: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
-	90, // 110: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
-	91, // 111: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
-	92, // 112: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
-	93, // 113: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
-	94, // 114: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
-	95, // 115: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
-	96, // 116: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
-	56, // 117: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
-	58, // 118: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
-	79, // [79:119] is the sub-list for method output_type
-	39, // [39:79] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	61, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
+	62, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
+	63, // 2: hub.v1.PostMessageRequest.priority:type_name -> hub.v1.Priority
+	64, // 3: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
+	64, // 4: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
+	64, // 5: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
+	62, // 6: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
+	64, // 7: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
+	62, // 8: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
+	65, // 9: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	66, // 10: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	67, // 11: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	68, // 12: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	66, // 13: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	61, // 14: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	67, // 15: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	67, // 16: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	67, // 17: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	67, // 18: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	66, // 19: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	64, // 20: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	32, // 21: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
+	61, // 22: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	69, // 23: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
+	35, // 24: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
+	70, // 25: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	71, // 26: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	70, // 27: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	70, // 28: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	70, // 29: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	72, // 30: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	64, // 31: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	64, // 32: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	61, // 33: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
+	61, // 34: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
+	63, // 35: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
+	73, // 36: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	54, // 37: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
+	61, // 38: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
+	64, // 39: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	74, // 40: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	0,  // 41: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,  // 42: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,  // 43: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,  // 44: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,  // 45: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10, // 46: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12, // 47: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
+	14, // 48: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	16, // 49: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	18, // 50: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	20, // 51: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	22, // 52: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	24, // 53: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	26, // 54: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	28, // 55: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	30, // 56: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	33, // 57: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	36, // 58: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	38, // 59: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	40, // 60: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	42, // 61: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	44, // 62: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	46, // 63: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	48, // 64: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	50, // 65: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
+	52, // 66: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
+	55, // 67: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
+	75, // 68: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
+	76, // 69: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
+	77, // 70: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
+	78, // 71: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
+	79, // 72: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
+	80, // 73: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
+	81, // 74: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
+	82, // 75: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
+	83, // 76: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
+	84, // 77: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
+	85, // 78: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
+	86, // 79: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
+	57, // 80: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
+	59, // 81: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
+	1,  // 82: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,  // 83: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,  // 84: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,  // 85: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,  // 86: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11, // 87: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	13, // 88: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
+	15, // 89: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	17, // 90: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	19, // 91: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	21, // 92: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	23, // 93: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	25, // 94: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	27, // 95: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	29, // 96: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	31, // 97: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	34, // 98: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	37, // 99: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	39, // 100: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	41, // 101: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	43, // 102: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	45, // 103: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	47, // 104: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	49, // 105: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	51, // 106: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	53, // 107: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	56, // 108: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	87, // 109: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	88, // 110: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	89, // 111: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	90, // 112: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	91, // 113: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	92, // 114: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	93, // 115: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	94, // 116: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	95, // 117: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
+	96, // 118: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
+	97, // 119: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
+	98, // 120: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
+	58, // 121: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
+	60, // 122: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
+	82, // [82:123] is the sub-list for method output_type
+	41, // [41:82] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -4063,7 +4218,7 @@ func file_hub_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_agent_proto_rawDesc), len(file_hub_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   59,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

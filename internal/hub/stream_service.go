@@ -1,0 +1,193 @@
+package hub
+
+import (
+	"context"
+	"sync"
+)
+
+// A Stream is one Subscribe call (stream.go): Subscribe opens it, the
+// caller's handler takes frames with Next, sends each and reports it with
+// Sent, and closes the stream when the call ends. The stream reads on a
+// goroutine of its own, woken as the agent's waits are: it is one of the
+// agent's parked waits (Waiters, bounded by --max-waiters-per-agent and
+// --max-waiters), ended the same way by a revocation.
+type Stream struct {
+	s      *Waits
+	caller *Agent
+	via    Via
+	limit  int
+	w      *Waiter
+	cursor int64 // after what the stream has queued; owned by run
+
+	queue chan StreamFrame // the frames waiting for the reader: StreamQueue, and a resync
+	stop  chan struct{}    // Close: run ends
+	done  chan struct{}    // run ended, err set
+	err   error            // why run ended (nil: after a resync frame)
+	once  sync.Once
+	ctx   context.Context // the call's: once it ended, the caller went away
+}
+
+// Subscribe opens a stream of caller's wake-ups for the path req.Via,
+// whose first frame (Next) holds its cursor and the caller's status; it
+// reads until ctx ends or Close. Errors: EINVALID (no via, a path the
+// stream cannot feed, a bad after_id or limit), EEXHAUSTED (too many
+// parked waits), EUNAUTHORIZED (the token was revoked), EPERMISSION
+// (agent disabled), the store's.
+func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeRequest) (*Stream, error) {
+	after, err := ParseMessageID("after_id", req.AfterID)
+	if err != nil {
+		return nil, err
+	}
+	via, err := ParseVia("via", req.Via, ViaChannel, ViaTmux)
+	if err != nil {
+		return nil, err
+	}
+	if via == 0 {
+		return nil, Errorf(EINVALID, "via is empty: give the path this stream feeds, channel or tmux")
+	}
+	limit, err := s.limit(req.Limit, 20)
+	if err != nil {
+		return nil, err
+	}
+	// Registered before the cursor is placed: a message committed after
+	// that wakes the stream.
+	w, err := s.waiters.Register(caller.ID, caller.authEpoch, caller.authHash)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stream{s: s, caller: caller, via: via, limit: limit, w: w, cursor: after,
+		queue: make(chan StreamFrame, StreamQueue+1),
+		stop:  make(chan struct{}), done: make(chan struct{}), ctx: ctx}
+	err = view(ctx, s.store, func(tx waitsTx) error {
+		if after > 0 {
+			return checkCursor(tx, "after_id", after)
+		}
+		a, err := tx.AgentByID(caller.ID)
+		if err != nil {
+			return err
+		}
+		if a.Disabled() {
+			return Errorf(EPERMISSION, "agent %q was disabled", a.Name)
+		}
+		st.cursor = a.ReadUpTo
+		return nil
+	})
+	if err == nil {
+		err = revokedErr(w)
+	}
+	var status *Status
+	if err == nil {
+		status, err = s.liveness.Status(ctx, caller)
+	}
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	s.paths.Open(caller.ID, via, s.clock.Now())
+	st.queue <- StreamFrame{Cursor: st.cursor, Status: status}
+	go st.run(ctx)
+	return st, nil
+}
+
+// run reads the stream's frames into its queue until ctx ends, Close, a
+// revocation, the hub stopping or a resync.
+func (st *Stream) run(ctx context.Context) {
+	defer close(st.done)
+	s := st.s
+	// On its own stack, as a wait's reads are (onOwnStack): the stream
+	// parks between looks with the small stack it started with.
+	fetch := onOwnStack(func() (look, error) {
+		return s.fetchForWait(ctx, st.caller.ID, st.cursor, true, st.limit, st.via)
+	})
+	woken, more := true, false // the first look comes at once
+	for {
+		switch decideStream(len(st.queue), woken, more) {
+		case streamLook:
+			woken = false
+			lk, err := fetch()
+			if err == nil {
+				err = revokedErr(st.w) // nothing read after a revocation is queued
+			}
+			if err != nil {
+				st.err = err
+				return
+			}
+			more = lk.more
+			if !lk.found() {
+				continue
+			}
+			st.cursor = lk.cursor
+			if len(lk.msgs) > 0 {
+				st.queue <- StreamFrame{Messages: lk.msgs, Cursor: lk.cursor} // fits: decideStream looked below StreamQueue
+			}
+		case streamPark:
+			if s.stopping() {
+				st.err = errStreamStopping()
+				return
+			}
+			select {
+			case <-st.w.c:
+				if err := revokedErr(st.w); err != nil {
+					st.err = err
+					return
+				}
+				woken = true
+			case <-st.stop:
+				return
+			case <-ctx.Done():
+				st.err = ctx.Err()
+				return
+			}
+		case streamResync:
+			st.queue <- StreamFrame{Cursor: st.cursor, Resync: true} // the slot kept for it
+			return
+		}
+	}
+}
+
+// errStreamStopping is the error a stream ends with when the hub stops.
+func errStreamStopping() error {
+	return Errorf(EUNAVAILABLE, "the hub is stopping: subscribe again with after_id set to the last frame's cursor")
+}
+
+// Next returns the next frame to send, waiting for one; once the stream
+// ended it returns nil and why: nil after a resync frame, EUNAUTHORIZED or
+// EPERMISSION after a revocation (what was queued is dropped),
+// EUNAVAILABLE when the hub stops, ctx's error.
+func (st *Stream) Next(ctx context.Context) (*StreamFrame, error) {
+	for {
+		if err := revokedErr(st.w); err != nil {
+			return nil, err
+		}
+		select {
+		case f := <-st.queue:
+			return &f, nil
+		case <-st.done:
+			if len(st.queue) > 0 {
+				continue // frames queued before it ended are sent first
+			}
+			return nil, st.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Sent records that f was sent: its messages are delivered (the path
+// confirms what reaches the agent's context).
+func (st *Stream) Sent(ctx context.Context, f *StreamFrame) error {
+	return st.s.receipts.markReply(ctx, st.caller.ID, f.Messages, st.via)
+}
+
+// Close ends the stream: its reading stops, its wait is unregistered and
+// its path closed. It is idempotent.
+func (st *Stream) Close() {
+	st.once.Do(func() {
+		close(st.stop)
+		<-st.done
+		st.w.Close()
+		// A caller that went away leaves no live path behind; one that
+		// ends for a resync or a restart comes back within its window.
+		st.s.paths.Close(st.caller.ID, st.via, st.s.clock.Now(), st.ctx.Err() != nil)
+	})
+}
