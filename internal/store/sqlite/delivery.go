@@ -37,21 +37,6 @@ func (t *Tx) PathsSince(since time.Time) ([]hub.PathRow, error) {
 		WHERE written_at > ? ORDER BY written_at`, row.Nanos(since))
 }
 
-// RetireCandidates implements hub.RetireTx.
-func (t *Tx) RetireCandidates(cutoff, now time.Time, limit int) ([]hub.RetireCandidate, error) {
-	return scanAll(t, func(s row.Scanner) (hub.RetireCandidate, error) {
-		var c hub.RetireCandidate
-		var seen, created int64
-		err := s.Scan(&c.AgentID, &c.Name, &seen, &created)
-		c.LastSeenAt, c.CreatedAt = row.Time(seen), row.Time(created)
-		return c, err
-	}, `SELECT a.id, a.name, a.last_seen_at, a.created_at FROM agents a
-		WHERE a.retired_at = 0 AND a.disabled_at = 0 AND a.last_seen_at < ?1 AND a.created_at < ?1
-		AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.agent_id = a.id AND r.expires_at > ?2)
-		AND NOT EXISTS (SELECT 1 FROM tasks k WHERE k.assignee_id = a.id AND k.state = 'claimed')
-		ORDER BY a.last_seen_at LIMIT ?3`, row.Nanos(cutoff), row.Nanos(now), limit)
-}
-
 // RetireAgents implements hub.RetireTx.
 func (t *Tx) RetireAgents(ids []int64, cutoff, at time.Time) ([]int64, error) {
 	return queryColumn[int64](t, `UPDATE agents SET retired_at = ? WHERE id IN (SELECT value FROM json_each(?))
