@@ -66,7 +66,8 @@ func unlist(xs []string) []string {
 
 // Statements implements, over a DB, the groups of hub.Tx whose
 // statements the two stores share: activity logs and checkpoints, deep work, cron,
-// pulses, join codes, projects and reservations. A store's Tx embeds them.
+// pulses, join codes, projects, reservations and the retirement candidates.
+// A store's Tx embeds them.
 type Statements struct {
 	DB      DB
 	Dialect Dialect
