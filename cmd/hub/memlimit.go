@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -91,13 +93,30 @@ func parseSize(v string) (int64, error) {
 	return n << shift, nil
 }
 
-// cgroupMemoryLimit returns the memory limit of the process's cgroup read
-// from the cgroup file system at root (/sys/fs/cgroup): cgroup v2's
-// memory.max, else cgroup v1's memory/memory.limit_in_bytes. ok is false
-// when neither is readable or the limit is none ("max", or v1's near
-// 2^63).
-func cgroupMemoryLimit(root fs.FS) (n int64, ok bool) {
-	for _, name := range []string{"memory.max", "memory/memory.limit_in_bytes"} {
+// cgroupMemoryLimit returns the memory limit of the process's cgroup,
+// given the cgroup file system at root (/sys/fs/cgroup) and the process's
+// /proc/self/cgroup (self): cgroup v2's memory.max of the process's group,
+// else cgroup v1's memory.limit_in_bytes of its memory group, each also
+// looked for at the top of the mount (a container sees its own group
+// there). ok is false when none is readable or the limit is none ("max",
+// or v1's near 2^63).
+func cgroupMemoryLimit(root fs.FS, self string) (n int64, ok bool) {
+	var names []string
+	for _, line := range strings.Split(self, "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		dir := strings.Trim(parts[2], "/")
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			names = append(names, path.Join(dir, "memory.max"))
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			names = append(names, path.Join("memory", dir, "memory.limit_in_bytes"))
+		}
+	}
+	names = append(names, "memory.max", "memory/memory.limit_in_bytes")
+	for _, name := range names {
 		b, err := fs.ReadFile(root, name)
 		if err != nil {
 			continue
@@ -116,16 +135,17 @@ func cgroupMemoryLimit(root fs.FS) (n int64, ok bool) {
 }
 
 // limit returns the limit to set (math.MaxInt64: none) and where it came
-// from, given the cgroup file system at root and GOMEMLIMIT; set is false
+// from, given the cgroup file system at root, the process's cgroups (self)
+// and GOMEMLIMIT; set is false
 // when the runtime's limit is to stand (auto with GOMEMLIMIT set).
-func (l memoryLimit) limit(root fs.FS, gomemlimit string) (n int64, from string, set bool) {
+func (l memoryLimit) limit(root fs.FS, self, gomemlimit string) (n int64, from string, set bool) {
 	if !l.auto {
 		return l.bytes, "--memory-limit", true
 	}
 	if gomemlimit != "" {
 		return 0, "GOMEMLIMIT", false
 	}
-	if c, ok := cgroupMemoryLimit(root); ok {
+	if c, ok := cgroupMemoryLimit(root, self); ok {
 		return int64(float64(c) * autoShare), fmt.Sprintf("90%% of the cgroup's memory limit (%d bytes)", c), true
 	}
 	return math.MaxInt64, "no cgroup memory limit", true
@@ -133,7 +153,8 @@ func (l memoryLimit) limit(root fs.FS, gomemlimit string) (n int64, from string,
 
 // applyMemoryLimit sets the runtime's memory limit from l and logs it.
 func applyMemoryLimit(l memoryLimit, logger *slog.Logger) {
-	n, from, set := l.limit(os.DirFS("/sys/fs/cgroup"), os.Getenv("GOMEMLIMIT"))
+	self, _ := os.ReadFile("/proc/self/cgroup") // none: the mount's top alone
+	n, from, set := l.limit(os.DirFS("/sys/fs/cgroup"), string(self), os.Getenv("GOMEMLIMIT"))
 	if set {
 		debug.SetMemoryLimit(n)
 	} else {

@@ -58,29 +58,41 @@ func TestServeRefusesABadMemoryLimit(t *testing.T) {
 }
 
 func TestMemoryLimitAuto(t *testing.T) {
+	const top = "0::/\n"
 	v2 := fstest.MapFS{"memory.max": {Data: []byte("1073741824\n")}}
 	v2none := fstest.MapFS{"memory.max": {Data: []byte("max\n")}}
+	v2service := fstest.MapFS{
+		"memory.max":                          {Data: []byte("max\n")},
+		"system.slice/hub.service/memory.max": {Data: []byte("1073741824\n")},
+	}
 	v1 := fstest.MapFS{"memory/memory.limit_in_bytes": {Data: []byte("2147483648\n")}}
 	v1none := fstest.MapFS{"memory/memory.limit_in_bytes": {Data: []byte("9223372036854771712\n")}}
+	v1group := fstest.MapFS{
+		"memory/memory.limit_in_bytes":          {Data: []byte("9223372036854771712\n")},
+		"memory/jobs/hub/memory.limit_in_bytes": {Data: []byte("2147483648\n")},
+	}
 	auto := memoryLimit{auto: true}
 	for _, c := range []struct {
 		name       string
 		l          memoryLimit
 		root       fstest.MapFS
+		self       string
 		gomemlimit string
 		want       int64
 		set        bool
 	}{
-		{"cgroup v2 limit", auto, v2, "", 966367641, true},
-		{"cgroup v2 without a limit", auto, v2none, "", math.MaxInt64, true},
-		{"cgroup v1 limit", auto, v1, "", 1932735283, true},
-		{"cgroup v1 without a limit", auto, v1none, "", math.MaxInt64, true},
-		{"no cgroup", auto, fstest.MapFS{}, "", math.MaxInt64, true},
-		{"GOMEMLIMIT stands", auto, v2, "800MiB", 0, false},
-		{"the flag over GOMEMLIMIT and the cgroup", memoryLimit{bytes: 256 << 20}, v2, "800MiB", 256 << 20, true},
-		{"off", memoryLimit{bytes: math.MaxInt64}, v2, "", math.MaxInt64, true},
+		{"cgroup v2 limit", auto, v2, top, "", 966367641, true},
+		{"cgroup v2 without a limit", auto, v2none, top, "", math.MaxInt64, true},
+		{"cgroup v2, the service's group", auto, v2service, "0::/system.slice/hub.service\n", "", 966367641, true},
+		{"cgroup v1 limit", auto, v1, "4:memory:/\n", "", 1932735283, true},
+		{"cgroup v1 without a limit", auto, v1none, "4:memory:/\n", "", math.MaxInt64, true},
+		{"cgroup v1, the process's group", auto, v1group, "5:cpu,cpuacct:/\n4:memory:/jobs/hub\n0::/\n", "", 1932735283, true},
+		{"no cgroup", auto, fstest.MapFS{}, "", "", math.MaxInt64, true},
+		{"GOMEMLIMIT stands", auto, v2, top, "800MiB", 0, false},
+		{"the flag over GOMEMLIMIT and the cgroup", memoryLimit{bytes: 256 << 20}, v2, top, "800MiB", 256 << 20, true},
+		{"off", memoryLimit{bytes: math.MaxInt64}, v2, top, "", math.MaxInt64, true},
 	} {
-		n, from, set := c.l.limit(c.root, c.gomemlimit)
+		n, from, set := c.l.limit(c.root, c.self, c.gomemlimit)
 		if n != c.want || set != c.set || from == "" {
 			t.Errorf("%s: limit = %d (%s), set %v; want %d, set %v", c.name, n, from, set, c.want, c.set)
 		}
