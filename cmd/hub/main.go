@@ -207,6 +207,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		m.Config.UsageRetention.Days = d
 		return err
 	})
+	memLimit := memoryLimit{auto: true}
+	fs.Var(&memLimit, "memory-limit", memoryLimitUsage)
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -223,6 +225,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *logLevel)
 	}
 	m.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	applyMemoryLimit(memLimit, m.Logger)
 	if *tz != "" {
 		loc, err := time.LoadLocation(*tz)
 		if err != nil {

@@ -23,12 +23,23 @@ const (
 	streamWorkers  = 64
 	maxHeaderBytes = 16 << 10 // a call's metadata
 	// readBuffer is what each connection keeps to read its frames into:
-	// a call's frames are a few hundred bytes, and a larger frame is read
-	// past the buffer. gRPC's 32 KiB default, kept by every connection for
-	// its life (its pooled reads need the bare TCP connection, and ours is
-	// wrapped by the connection limiter), was a third of an idle agent's
-	// share of the hub: 320 MB for 10,000 agents.
-	readBuffer = 4 << 10
+	// a call's frames are a few hundred bytes (its headers are mostly
+	// indexes into the connection's HPACK table after the first call), and
+	// a larger frame is read past the buffer. gRPC's 32 KiB default, kept
+	// by every connection for its life (its pooled reads need the bare TCP
+	// connection, and ours is wrapped by the connection limiter), was a
+	// third of an idle agent's share of the hub; 4 KiB was still 4 of the
+	// 14 KiB of heap an idle connection held (BenchmarkConnectionMemory).
+	readBuffer = 1 << 10
+	// streamWindow and connWindow are the flow-control windows: how much
+	// of a call's request a client may send before the hub reads it, per
+	// call and per connection. Fixed, they turn off gRPC's bandwidth
+	// estimation, which grows a busy connection's window up to 16 MiB of
+	// data the hub may have to hold; a request is at most 4 MiB
+	// (MaxRecvMsgSize) and a message body 1 MiB, and the handler reads a
+	// request as it arrives.
+	streamWindow = 64 << 10
+	connWindow   = 1 << 20
 	// maxIdleConn closes a gRPC connection with no call in flight for this
 	// long; clients reconnect transparently.
 	maxIdleConn = 5 * time.Minute
@@ -43,6 +54,8 @@ func (m *Main) guardOptions() []grpc.ServerOption {
 		grpc.NumStreamWorkers(streamWorkers),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
 		grpc.ReadBufferSize(readBuffer),
+		grpc.InitialWindowSize(streamWindow),
+		grpc.InitialConnWindowSize(connWindow),
 		grpc.ConnectionTimeout(10 * time.Second),
 		// Parked waits are idle streams: let clients keep connections open
 		// with pings, and probe dead peers so their waits are freed.

@@ -124,9 +124,6 @@ func (s *Schedule) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettin
 		if err != nil {
 			return nudgedBatch{}, err
 		}
-		if err := post.nameTask(tx, r.Agent.ID); err != nil {
-			return nudgedBatch{}, err
-		}
 		if post.m == nil {
 			checks = append(checks, c)
 			continue
@@ -149,6 +146,9 @@ func (s *Schedule) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettin
 			ms, ds, b.wake = append(ms, p.m), append(ds, p.ds), append(b.wake, claims[i].Check.AgentID)
 			kept = append(kept, evs[i])
 		}
+	}
+	if err := nameTasks(tx, ms, b.wake); err != nil {
+		return nudgedBatch{}, err
 	}
 	if err := tx.InsertMessages(ms, ds); err != nil {
 		return nudgedBatch{}, err
@@ -291,11 +291,11 @@ func (s *Schedule) checkNudge(tx checkNudgeTx, id int64, now time.Time, set Sche
 			return nil, tx.PutAgentCheck(checks[0])
 		}
 	}
-	if err := post.nameTask(tx, a.ID); err != nil {
-		return nil, err
-	}
 	if post.m == nil {
 		return nil, tx.PutAgentCheck(c)
+	}
+	if err := nameTasks(tx, []*Message{post.m}, []int64{a.ID}); err != nil {
+		return nil, err
 	}
 	fresh, err := tx.ClaimNudges([]NudgeClaim{{Check: c, Was: was}})
 	if err != nil || !fresh[0] { // another orchestrator sent it: no post, no event
@@ -340,15 +340,18 @@ type nudgePost struct {
 	ds []Delivery
 }
 
-// nameTask adds to the nudge, if any, the tasks its agent holds
-// (ClaimedTaskNote).
-func (p nudgePost) nameTask(tx TaskTx, agentID int64) error {
-	if p.m == nil {
-		return nil
+// nameTasks adds to each nudge of ms, to the agent of the same index of
+// agentIDs, the tasks its agent holds (claimedTaskNote), in one read for
+// the batch.
+func nameTasks(tx TaskTx, ms []*Message, agentIDs []int64) error {
+	notes, err := claimedTaskNotes(tx, agentIDs)
+	if err != nil {
+		return err
 	}
-	note, err := ClaimedTaskNote(tx, agentID)
-	p.m.Body += note
-	return err
+	for i, m := range ms {
+		m.Body += notes[agentIDs[i]]
+	}
+	return nil
 }
 
 // applyNudge applies the nudge rules to agent a with check c and input in

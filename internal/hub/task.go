@@ -363,3 +363,22 @@ func adminTransition(t *Task, to TaskState) error {
 	}
 	return nil
 }
+
+// claimedTaskNote returns the sentence a nudge ends with, naming the tasks
+// held (the tasks its agent holds; "" when none).
+func claimedTaskNote(held []*Task) string {
+	if len(held) == 0 {
+		return ""
+	}
+	s := " Your claimed task: "
+	if len(held) > 1 {
+		s = " Your claimed tasks: "
+	}
+	for i, t := range held {
+		if i > 0 {
+			s += ", "
+		}
+		s += t.String()
+	}
+	return s + " (checkpoint naming it, or complete_task / block_task)."
+}

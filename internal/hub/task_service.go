@@ -52,8 +52,10 @@ type TaskTx interface {
 	// TaskCheckpoints returns the newest checkpoints naming task id,
 	// newest first, at most limit.
 	TaskCheckpoints(id int64, limit int) ([]*Checkpoint, error)
-	// TasksClaimedBy returns the tasks agentID holds, by ID.
-	TasksClaimedBy(agentID int64) ([]*Task, error)
+	// TasksClaimedBy returns the tasks each of agentIDs holds, by agent,
+	// each agent's by ID; an agent holding none has no entry. It reads
+	// only claimed tasks of those agents (an index on the holder).
+	TasksClaimedBy(agentIDs []int64) (map[int64][]*Task, error)
 	// TaskLease returns project's own task lease, 0 when it has none.
 	TaskLease(project string) (time.Duration, error)
 	// SetTaskLease stores project's own task lease (0 removes it).
@@ -440,24 +442,21 @@ func tell(tx interface {
 	return out, nil
 }
 
-// ClaimedTaskNote returns a sentence naming the tasks agentID holds, for
-// the nudges the orchestrator sends it ("" when it holds none).
-func ClaimedTaskNote(tx TaskTx, agentID int64) (string, error) {
-	held, err := tx.TasksClaimedBy(agentID)
-	if err != nil || len(held) == 0 {
-		return "", err
+// claimedTaskNotes returns, for each of agentIDs that holds tasks, the
+// sentence naming them (claimedTaskNote), in one read.
+func claimedTaskNotes(tx TaskTx, agentIDs []int64) (map[int64]string, error) {
+	if len(agentIDs) == 0 {
+		return nil, nil
 	}
-	s := " Your claimed task: "
-	if len(held) > 1 {
-		s = " Your claimed tasks: "
+	held, err := tx.TasksClaimedBy(agentIDs)
+	if err != nil {
+		return nil, err
 	}
-	for i, t := range held {
-		if i > 0 {
-			s += ", "
-		}
-		s += t.String()
+	notes := make(map[int64]string, len(held))
+	for id, ts := range held {
+		notes[id] = claimedTaskNote(ts)
 	}
-	return s + " (checkpoint naming it, or complete_task / block_task).", nil
+	return notes, nil
 }
 
 // CheckTaskNamed returns the task a checkpoint or activity log of caller

@@ -136,14 +136,17 @@ func New(clock hub.Clock, jobs *Jobs, set hub.ScheduleSettings) (*Orchestrator, 
 	o := &Orchestrator{Interval: set.TickInterval, Clock: clock, jobs: jobs, set: set}
 	o.steps = []step{
 		{"beat", o.stepBeat},
+		{"mentions", o.stepMentions},
 		{"health+nudges", o.stepHealthAndNudges},
 		{"pulses", o.stepPulses},
 		{"cron", o.stepCron},
+		{"usage-retention", o.stepUsageRetention},
 		{"retention", o.stepRetention},
 		{"reservations", o.stepReservations},
 		{"acks", o.stepAcks},
 		{"tasks", o.stepTasks},
-		{"delivery", o.stepDelivery},
+		{"digests", o.stepDigests},
+		{"notices", o.stepNotices},
 		{"retire", o.stepRetire},
 	}
 	return o, nil
@@ -336,15 +339,19 @@ func (o *Orchestrator) stepBeat(ctx context.Context, now time.Time) error {
 	return errors.Join(err, berr)
 }
 
-// stepHealthAndNudges schedules checks for new mentions, then re-evaluates
-// the agents whose health can have changed by itself (indexed on the next
-// evaluation time), expiring strict deep work, and nudges the agents that
-// need it: a batch of each per write transaction.
+// stepMentions schedules checks for the mentions posted since the last
+// scan. A failed scan holds nothing: the sweep and the checks already
+// scheduled go on, and the next tick scans again.
+func (o *Orchestrator) stepMentions(ctx context.Context, _ time.Time) error {
+	return o.jobs.Schedule.ScanMentions(ctx, o.set)
+}
+
+// stepHealthAndNudges re-evaluates the agents whose health can have
+// changed by itself (indexed on the next evaluation time), expiring strict
+// deep work, and nudges the agents that need it: a batch of each per write
+// transaction.
 func (o *Orchestrator) stepHealthAndNudges(ctx context.Context, now time.Time) error {
-	// A failed scan holds nothing: the sweep and the checks already
-	// scheduled go on, and the next tick scans again.
-	serr := o.jobs.Schedule.ScanMentions(ctx, o.set)
-	err := o.batches(func() (bool, error) {
+	return o.batches(func() (bool, error) {
 		r, more, err := o.jobs.Schedule.SweepHealthAndNudge(ctx, now, o.set)
 		o.report.Evaluated += r.Evaluated
 		o.report.Events += r.Events
@@ -352,7 +359,6 @@ func (o *Orchestrator) stepHealthAndNudges(ctx context.Context, now time.Time) e
 		o.report.Nudged += r.Nudged
 		return more, err
 	})
-	return errors.Join(serr, err)
 }
 
 // stepAcks nudges the recipients of messages whose acknowledgement is
@@ -365,20 +371,23 @@ func (o *Orchestrator) stepAcks(ctx context.Context, now time.Time) error {
 	})
 }
 
-// stepDelivery sends the digests of deep work that ended and the notices
-// about urgent or ack_required messages still queued.
-func (o *Orchestrator) stepDelivery(ctx context.Context, now time.Time) error {
-	derr := o.batches(func() (bool, error) {
+// stepDigests sends the digests of deep work that ended.
+func (o *Orchestrator) stepDigests(ctx context.Context, now time.Time) error {
+	return o.batches(func() (bool, error) {
 		n, more, err := o.jobs.Receipts.SendDigests(ctx, now, o.set)
 		o.report.Digests += n
 		return more, err
 	})
-	qerr := o.batches(func() (bool, error) {
+}
+
+// stepNotices tells the senders of urgent or ack_required messages still
+// queued.
+func (o *Orchestrator) stepNotices(ctx context.Context, now time.Time) error {
+	return o.batches(func() (bool, error) {
 		n, more, err := o.jobs.Receipts.CheckQueued(ctx, now, o.set)
 		o.report.Queued += n
 		return more, err
 	})
-	return errors.Join(derr, qerr)
 }
 
 // stepRetire retires the agents silent past the retirement age that hold
@@ -407,19 +416,23 @@ func (o *Orchestrator) stepCron(ctx context.Context, now time.Time) error {
 	})
 }
 
+// stepUsageRetention deletes the minutes and days of what agents spent
+// past the usage retention, a batch per write transaction, within the step
+// budget.
+func (o *Orchestrator) stepUsageRetention(ctx context.Context, now time.Time) error {
+	if o.jobs.Usage == nil {
+		return nil
+	}
+	return o.batches(func() (bool, error) {
+		n, err := o.jobs.Usage.PruneBatch(ctx, now, o.set.BatchLimit)
+		return n >= int64(o.set.BatchLimit), err
+	})
+}
+
 // stepRetention deletes the messages older than the retention, a batch per
 // write transaction, within the step budget; the rest waits for the next
 // tick.
 func (o *Orchestrator) stepRetention(ctx context.Context, now time.Time) error {
-	if o.jobs.Usage != nil {
-		// What agents spent: minutes and days past the usage retention.
-		if err := o.batches(func() (bool, error) {
-			n, err := o.jobs.Usage.PruneBatch(ctx, now, o.set.BatchLimit)
-			return n >= int64(o.set.BatchLimit), err
-		}); err != nil {
-			return err
-		}
-	}
 	if o.set.RetainMessages <= 0 {
 		return nil
 	}

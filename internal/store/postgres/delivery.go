@@ -59,4 +59,3 @@ func (t *Tx) QueuedDue(cutoff time.Time, limit int) ([]*hub.Message, error) {
 		ORDER BY m.id LIMIT $2`, row.Nanos(cutoff), limit)
 	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
 }
-

@@ -29,4 +29,3 @@ func (t *Tx) InsertEvents(es []hub.Event) error {
 	}
 	return nil
 }
-

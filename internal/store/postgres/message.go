@@ -314,4 +314,3 @@ func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
 		ON CONFLICT DO NOTHING`, channelID, agentID, row.Nanos(now))
 	return err
 }
-

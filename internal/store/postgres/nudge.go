@@ -132,4 +132,3 @@ func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLivene
 	}
 	return t.FillNudges(out)
 }
-

@@ -50,4 +50,3 @@ func (t *Tx) QueuedDue(cutoff time.Time, limit int) ([]*hub.Message, error) {
 		WHERE m.queue_checked = 0 AND (m.ack_required = 1 OR m.priority = 4) AND m.created_at <= ?
 		ORDER BY m.id LIMIT ?`, row.Nanos(cutoff), limit)
 }
-

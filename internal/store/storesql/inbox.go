@@ -181,7 +181,9 @@ func (x Statements) personWhere(where string, arg any) (*hub.Person, error) {
 }
 
 // PersonByName implements hub.PersonTx.
-func (x Statements) PersonByName(name string) (*hub.Person, error) { return x.personWhere(`name = ?`, name) }
+func (x Statements) PersonByName(name string) (*hub.Person, error) {
+	return x.personWhere(`name = ?`, name)
+}
 
 // PersonByTokenHash implements hub.PersonTx.
 func (x Statements) PersonByTokenHash(hash []byte) (*hub.Person, error) {

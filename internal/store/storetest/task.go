@@ -79,6 +79,7 @@ func testTaskStore(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)
 	alice := createAgent(t, db, "alice")
+	bob := createAgent(t, db, "bob") // holds no task
 	mk := func(title string, prio hub.Priority, labels []string, role string, deps []int64, at time.Duration) *hub.Task {
 		task := &hub.Task{Project: hub.DefaultProject, Title: title, Description: "d " + title, State: hub.TaskOpen, Priority: prio,
 			Labels: labels, Role: role, Creator: alice.Name, CreatorID: alice.ID, DependsOn: deps, Paths: []string{"src/" + title},
@@ -185,9 +186,9 @@ func testTaskStore(t *testing.T, h NewDB) {
 		if !slices.Equal(taskIDs(due), []int64{base.ID}) || due[0].Assignee != "alice" || due[0].State != hub.TaskClaimed {
 			t.Errorf("first due at +1h = %+v, want base claimed by alice", due)
 		}
-		held, err := tx.TasksClaimedBy(alice.ID)
-		if err != nil || !slices.Equal(taskIDs(held), []int64{base.ID, later.ID}) {
-			t.Errorf("claimed by alice = %v, %v", taskIDs(held), err)
+		held, err := tx.TasksClaimedBy([]int64{alice.ID, bob.ID})
+		if err != nil || len(held) != 1 || !slices.Equal(taskIDs(held[alice.ID]), []int64{base.ID, later.ID}) {
+			t.Errorf("claimed by alice and bob = %v, %v; want alice's %d and %d, none of bob's", held, err, base.ID, later.ID)
 		}
 		return nil
 	})

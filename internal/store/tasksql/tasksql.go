@@ -377,9 +377,25 @@ func (x Tx) TaskCheckpoints(id int64, limit int) ([]*hub.Checkpoint, error) {
 	return out, rows.Err()
 }
 
-// TasksClaimedBy implements hub.TaskTx.
-func (x Tx) TasksClaimedBy(agentID int64) ([]*hub.Task, error) {
-	return x.list(`WHERE t.assignee_id = ? AND t.state = 'claimed' ORDER BY t.id`, agentID)
+// TasksClaimedBy implements hub.TaskTx: up to 500 agents per query.
+func (x Tx) TasksClaimedBy(agentIDs []int64) (map[int64][]*hub.Task, error) {
+	out := map[int64][]*hub.Task{}
+	for len(agentIDs) > 0 {
+		n := min(len(agentIDs), 500)
+		args := make([]any, n)
+		for i, id := range agentIDs[:n] {
+			args[i] = id
+		}
+		agentIDs = agentIDs[n:]
+		ts, err := x.list(`WHERE t.assignee_id IN (?`+strings.Repeat(", ?", n-1)+`) AND t.state = 'claimed' ORDER BY t.id`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("tasks claimed: %w", err)
+		}
+		for _, t := range ts {
+			out[t.AssigneeID] = append(out[t.AssigneeID], t)
+		}
+	}
+	return out, nil
 }
 
 // TaskLease implements hub.TaskTx.
