@@ -114,6 +114,8 @@ type pusher struct {
 	send   func(context.Context, channelParams) error
 	opts   Options
 	cursor string
+	// known learns where the long-poll stands (nil: nothing learns).
+	known *known
 }
 
 // run pushes until ctx ends or a notification cannot be written (the
@@ -177,12 +179,14 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 	secs := int32(pushPoll / time.Second)
 	rctx, cancel := context.WithTimeout(ctx, pushPoll+waitGrace)
 	defer cancel()
+	woke := p.known.watch(p.cursor)
 	r, err := p.client.WaitForMessages(rctx, &hubv1.WaitForMessagesRequest{
 		TimeoutSeconds: &secs,
 		AfterId:        p.cursor,
 		Limit:          pushFetch,
 		Via:            viaChannel,
 	})
+	woke(len(r.GetMessages()), r.GetCursor(), err)
 	if err != nil {
 		return nil, "", err
 	}
