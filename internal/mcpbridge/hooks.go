@@ -64,7 +64,9 @@ func (k *known) watch(cursor string) func(n int, next string, err error) {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		k.watching = false
-		if err != nil || n > 0 || (next != "" && next != k.cursor) {
+		// A moved cursor with nothing handed out is what the hub passed
+		// over, and the first watch (after no cursor) starts one.
+		if err != nil || n > 0 || (k.cursor != "" && next != "" && next != k.cursor) {
 			k.seq++
 		}
 	}
@@ -80,7 +82,7 @@ func (k *known) answer(q hooksock.Query) (hooksock.Reply, func()) {
 	synced := func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
-		if seq > k.synced {
+		if seq >= k.synced {
 			k.synced, k.syncedAt = seq, k.now()
 		}
 	}
