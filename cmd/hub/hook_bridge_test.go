@@ -71,7 +71,7 @@ func (l *lockedBuffer) String() string {
 // startBridge starts the hub binary's `hub mcp` for token with an MCP
 // client that calls itself Claude Code (so the bridge pushes, and follows
 // the agent's messages), and returns the process and its stderr.
-func startBridge(t *testing.T, addr, token string) (*exec.Cmd, *lockedBuffer) {
+func startBridge(t testing.TB, addr, token string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(builtHub(t), "mcp", "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "HUB_ADDR="+addr, "HUB_TOKEN="+token, "HUB_TOKEN_FILE=")
@@ -83,6 +83,26 @@ func startBridge(t *testing.T, addr, token string) (*exec.Cmd, *lockedBuffer) {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cmd, stderr
+}
+
+// bridgeAnswers runs hooks of the agent of token until its bridge answers
+// one with nothing new (the bridge must have seen a hook through the hub
+// after it started following the agent).
+func bridgeAnswers(tb testing.TB, addr, token string, hook func()) {
+	tb.Helper()
+	q := hooksock.Query{Token: token, Step: hooksock.StepInject, Event: "PostToolUse"}
+	for deadline := time.Now().Add(15 * time.Second); ; hook() {
+		if rep, s, err := hooksock.Ask(context.Background(), hooksock.Path(addr, token), q); err == nil {
+			s.Close()
+			if rep.Answer == hooksock.AnswerQuiet {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			tb.Fatal("the bridge did not answer a hook with nothing new within 15s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // TestHookAsksTheBridge runs the real hub, the real `hub mcp` of agent ann
@@ -201,6 +221,6 @@ func TestHookAsksTheBridge(t *testing.T) {
 
 	// A new bridge takes the stale socket over.
 	startBridge(t, addr, ann)
-	eventually(t, 10*time.Second, "the new bridge to follow ann's messages", parked(1))
+	bridgeAnswers(t, addr, ann, func() { hook() })
 	quiet("a tool use with nothing new to cost the hub nothing with the new bridge")
 }
