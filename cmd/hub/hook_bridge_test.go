@@ -92,7 +92,10 @@ func bridgeAnswers(tb testing.TB, addr, token string, hook func()) {
 	tb.Helper()
 	q := hooksock.Query{Token: token, Step: hooksock.StepInject, Event: "PostToolUse"}
 	for deadline := time.Now().Add(15 * time.Second); ; hook() {
-		if rep, s, err := hooksock.Ask(context.Background(), hooksock.Path(addr, token), q); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		rep, s, err := hooksock.Ask(ctx, hooksock.Path(addr, token), q)
+		cancel()
+		if err == nil {
 			s.Close()
 			if rep.Answer == hooksock.AnswerQuiet {
 				return
@@ -170,14 +173,23 @@ func TestHookAsksTheBridge(t *testing.T) {
 	}
 
 	quiet("a tool use with nothing new to cost the hub nothing")
-	before := hubRPCs(t, m.HTTPAddress())
-	for range 5 {
-		if r := hook(); strings.TrimSpace(r.stdout) != "" || r.stderr != "" {
-			t.Errorf("a hook with nothing new printed %q, stderr %q", r.stdout, r.stderr)
+	// Five in a row cost the hub nothing. A bridge that answers after the
+	// hook's 30 ms leaves that hook to the hub, which a loaded machine can
+	// make happen: three tries.
+	var calls []int64
+	for range 3 {
+		before := hubRPCs(t, m.HTTPAddress())
+		for range 5 {
+			if r := hook(); strings.TrimSpace(r.stdout) != "" || r.stderr != "" {
+				t.Errorf("a hook with nothing new printed %q, stderr %q", r.stdout, r.stderr)
+			}
+		}
+		if calls = append(calls, hubRPCs(t, m.HTTPAddress())-before); calls[len(calls)-1] == 0 {
+			break
 		}
 	}
-	if n := hubRPCs(t, m.HTTPAddress()) - before; n != 0 {
-		t.Errorf("5 hooks with nothing new made %d calls to the hub, want 0; the bridge's log:\n%s", n, bridgeErr)
+	if calls[len(calls)-1] != 0 {
+		t.Errorf("5 hooks with nothing new made %v calls to the hub in three tries, want 0; the bridge's log:\n%s", calls, bridgeErr)
 	}
 
 	// A message arrives: the channel shows it, the next hook goes to the
@@ -187,7 +199,7 @@ func TestHookAsksTheBridge(t *testing.T) {
 	eventually(t, 10*time.Second, "the message in ann's context through the channel", func() bool {
 		return adminReceipt(t, addr, adminTok, id, "ann").GetState() == "IN_CONTEXT"
 	})
-	before = hubRPCs(t, m.HTTPAddress())
+	before := hubRPCs(t, m.HTTPAddress())
 	if r := hook(); strings.Contains(r.stdout, "the build is green") {
 		t.Errorf("the hook showed a message the channel had shown: %s", r.stdout)
 	}
@@ -197,7 +209,9 @@ func TestHookAsksTheBridge(t *testing.T) {
 	quiet("hooks after the message to be the bridge's again")
 
 	// Another agent's token: the bridge does not answer.
-	if _, _, err := hooksock.Ask(context.Background(), sock, hooksock.Query{Token: bob, Step: hooksock.StepInject}); !errors.Is(err, hooksock.ErrNoBridge) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := hooksock.Ask(ctx, sock, hooksock.Query{Token: bob, Step: hooksock.StepInject}); !errors.Is(err, hooksock.ErrNoBridge) {
 		t.Errorf("bob's token at ann's bridge: %v, want no answer", err)
 	}
 

@@ -280,7 +280,9 @@ func askBridge(ctx context.Context, step Step, event string, o Options) (s *hook
 	if step == Inject {
 		q.Step = hooksock.StepInject
 	}
-	rep, s, err := hooksock.Ask(ctx, o.Socket, q)
+	actx, cancel := context.WithTimeout(ctx, hooksock.ConnectTimeout)
+	defer cancel()
+	rep, s, err := hooksock.Ask(actx, o.Socket, q)
 	if err != nil {
 		return nil, false
 	}

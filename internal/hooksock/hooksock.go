@@ -212,17 +212,15 @@ type Session struct{ c net.Conn }
 // ErrNoBridge is Ask's error when no bridge of the agent answers.
 var ErrNoBridge = errors.New("no bridge of this agent answers on this machine")
 
-// Ask asks the bridge at path within ConnectTimeout (or ctx's end, if
-// sooner). It returns ErrNoBridge (wrapped) when no bridge answers, the
-// socket's directory or its peer is not this user's alone, or the bridge
-// refused the token. The caller closes the session, after Synced when the
-// reply sent it to the hub and the hub answered.
+// Ask asks the bridge at path until ctx ends (a hook gives it
+// ConnectTimeout). It returns ErrNoBridge (wrapped) when no bridge answers,
+// the socket's directory or its peer is not this user's alone, or the
+// bridge refused the token. The caller closes the session, after Synced
+// when the reply sent it to the hub and the hub answered.
 func Ask(ctx context.Context, path string, q Query) (Reply, *Session, error) {
 	if err := checkDir(filepath.Dir(path)); err != nil {
 		return Reply{}, nil, fmt.Errorf("%w: %v", ErrNoBridge, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
-	defer cancel()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {

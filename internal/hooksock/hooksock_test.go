@@ -14,6 +14,13 @@ import (
 	"time"
 )
 
+// ask is Ask with a deadline a loaded machine meets.
+func ask(path string, q Query) (Reply, *Session, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return Ask(ctx, path, q)
+}
+
 // shortDir returns a new directory with a path short enough for a Unix
 // socket inside it.
 func shortDir(t *testing.T) string {
@@ -70,7 +77,7 @@ func TestSocketIsTheUsersAlone(t *testing.T) {
 func TestAskAndSynced(t *testing.T) {
 	path := filepath.Join(shortDir(t), "agent-hub", "a.sock")
 	synced := serve(t, path, "tok-ann", Reply{Answer: AnswerHub, Why: "not sure"})
-	rep, s, err := Ask(context.Background(), path, Query{Token: "tok-ann", Step: StepInject, Event: "PostToolUse"})
+	rep, s, err := ask(path, Query{Token: "tok-ann", Step: StepInject, Event: "PostToolUse"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +99,10 @@ func TestAskRefusals(t *testing.T) {
 	root := shortDir(t)
 	path := filepath.Join(root, "agent-hub", "a.sock")
 	serve(t, path, "tok-ann", Reply{Answer: AnswerQuiet})
-	if _, _, err := Ask(context.Background(), path, Query{Token: "tok-bob", Step: StepInject}); !errors.Is(err, ErrNoBridge) {
+	if _, _, err := ask(path, Query{Token: "tok-bob", Step: StepInject}); !errors.Is(err, ErrNoBridge) {
 		t.Errorf("another agent's token: err %v, want ErrNoBridge", err)
 	}
-	if _, _, err := Ask(context.Background(), filepath.Join(root, "agent-hub", "none.sock"), Query{Token: "tok-ann"}); !errors.Is(err, ErrNoBridge) {
+	if _, _, err := ask(filepath.Join(root, "agent-hub", "none.sock"), Query{Token: "tok-ann"}); !errors.Is(err, ErrNoBridge) {
 		t.Errorf("no socket: err %v, want ErrNoBridge", err)
 	}
 
@@ -109,14 +116,14 @@ func TestAskRefusals(t *testing.T) {
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close()
 	start := time.Now()
-	if _, _, err := Ask(context.Background(), stale, Query{Token: "tok-ann"}); !errors.Is(err, ErrNoBridge) {
+	if _, _, err := ask(stale, Query{Token: "tok-ann"}); !errors.Is(err, ErrNoBridge) {
 		t.Errorf("stale socket: err %v, want ErrNoBridge", err)
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("a stale socket held the hook %v", d)
 	}
 	serve(t, stale, "tok-ann", Reply{Answer: AnswerQuiet})
-	if rep, s, err := Ask(context.Background(), stale, Query{Token: "tok-ann"}); err != nil || rep.Answer != AnswerQuiet {
+	if rep, s, err := ask(stale, Query{Token: "tok-ann"}); err != nil || rep.Answer != AnswerQuiet {
 		t.Errorf("the bridge after a stale socket: %+v, %v", rep, err)
 	} else {
 		s.Close()
@@ -135,7 +142,7 @@ func TestAskRefusals(t *testing.T) {
 		ln.Close()
 		t.Error("Listen took a directory others can enter")
 	}
-	if _, _, err := Ask(context.Background(), filepath.Join(open, "a.sock"), Query{Token: "tok-ann"}); !errors.Is(err, ErrNoBridge) || !strings.Contains(err.Error(), "0700") {
+	if _, _, err := ask(filepath.Join(open, "a.sock"), Query{Token: "tok-ann"}); !errors.Is(err, ErrNoBridge) || !strings.Contains(err.Error(), "0700") {
 		t.Errorf("a directory others can enter: err %v, want ErrNoBridge naming 0700", err)
 	}
 }
