@@ -114,7 +114,7 @@ type pusher struct {
 	send   func(context.Context, channelParams) error
 	opts   Options
 	cursor string
-	// known learns where the long-poll stands (nil: nothing learns).
+	// known learns where the watch of the hub stands (nil: nothing learns).
 	known *known
 }
 
@@ -123,7 +123,9 @@ type pusher struct {
 func (p *pusher) run(ctx context.Context) {
 	retry := time.Duration(0)
 	for ctx.Err() == nil {
+		woke := p.known.watch(p.cursor)
 		msgs, cursor, err := p.poll(ctx)
+		woke(len(msgs), cursor, err)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -179,14 +181,12 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 	secs := int32(pushPoll / time.Second)
 	rctx, cancel := context.WithTimeout(ctx, pushPoll+waitGrace)
 	defer cancel()
-	woke := p.known.watch(p.cursor)
 	r, err := p.client.WaitForMessages(rctx, &hubv1.WaitForMessagesRequest{
 		TimeoutSeconds: &secs,
 		AfterId:        p.cursor,
 		Limit:          pushFetch,
 		Via:            viaChannel,
 	})
-	woke(len(r.GetMessages()), r.GetCursor(), err)
 	if err != nil {
 		return nil, "", err
 	}
