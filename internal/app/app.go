@@ -401,8 +401,9 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		"/mcp":         m.mcpHandler(),
 		"GET /metrics": m.metricsHandler(),
 	}
-	// The hosts' own telemetry (OTLP/HTTP): what each agent spends.
-	otlp := &usage.Receiver{Gate: m.Gate, Usage: m.Services.Usage, Meter: usage.NewMeter()}
+	// The hosts' own telemetry (OTLP/HTTP): what each agent spends, and
+	// the tools it runs as its activity.
+	otlp := &usage.Receiver{Gate: m.Gate, Usage: m.Services.Usage, Activity: m.Services.Liveness, Meter: usage.NewMeter()}
 	for pattern, h := range otlp.Routes() {
 		extra[pattern] = h
 	}
