@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hook"
+	"github.com/agenthub/hub/internal/hooksock"
 )
 
 const hookUsage = `Usage: hub hook HOST EVENT [flags]
@@ -37,6 +38,12 @@ stop marks the agent waiting for a person until its next prompt or tool use.
 Whatever fails, the hook exits 0 with one line on stderr and {} on stdout, so
 the host goes on.
 
+When the agent's hub mcp runs on this machine, the hook asks it first, over a
+user-only Unix socket ($XDG_RUNTIME_DIR/agent-hub): a prompt or a tool use
+with nothing new is answered there and costs the hub nothing; anything else
+(something arrived, a stop, a permission request, a bridge not sure) goes to
+the hub as without a bridge.
+
 The hub and the agent: HUB_ADDR, and HUB_TOKEN or a token file, as hub mcp.
 
 Flags:
@@ -59,6 +66,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			approvalWait = d
 		}
 	}
+	noBridge := fs.Bool("no-bridge", os.Getenv("HUB_HOOK_BRIDGE") == "off", "ask the hub even when the agent's hub mcp runs on this machine; env HUB_HOOK_BRIDGE=off")
 	fs.DurationVar(&approvalWait, "approval-wait", approvalWait, "how long a PermissionRequest waits for a person's answer in the hub's inbox before the host asks in the terminal (0: do not relay); env HUB_APPROVAL_WAIT")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), hookUsage)
@@ -95,7 +103,11 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		hook.Fail(stdout, stderr, "%v; nothing injected", err)
 		return nil
 	}
-	hook.Run(ctx, h, pos[1], stdin, stdout, stderr, hook.Options{Addr: *addr, Token: tok, Timeout: *timeout, ApprovalWait: approvalWait})
+	o := hook.Options{Addr: *addr, Token: tok, Timeout: *timeout, ApprovalWait: approvalWait}
+	if !*noBridge && tok != "" {
+		o.Socket = hooksock.Path(*addr, tok)
+	}
+	hook.Run(ctx, h, pos[1], stdin, stdout, stderr, o)
 	return nil
 }
 

@@ -21,7 +21,8 @@ import (
 // as p50 and p99 in milliseconds, and the CPU the hook process itself
 // used per run (less sensitive to a loaded machine). The goal: p50 ≤ 50 ms,
 // p99 ≤ 200 ms. The runs get a 2 s time-out instead of the default 170 ms,
-// so that a slow run is measured rather than cut short.
+// so that a slow run is measured rather than cut short. The last case runs
+// the agent's hub mcp beside it, which answers the hook itself.
 //
 //	go test -run '^$' -bench BenchmarkHookRun -benchtime 200x ./cmd/hub/
 func BenchmarkHookRun(b *testing.B) {
@@ -33,14 +34,16 @@ func BenchmarkHookRun(b *testing.B) {
 	cases := []struct {
 		name, host, event, payload string
 		before                     func(b *testing.B) // untimed, before each run
+		bridge                     bool               // bob's hub mcp runs and answers
 	}{
-		{"claude/SessionStart", "claude", "SessionStart", "claude-SessionStart.json", nil},
-		{"claude/PostToolUse/nothing-new", "claude", "PostToolUse", "claude-PostToolUse.json", nil},
+		{"claude/SessionStart", "claude", "SessionStart", "claude-SessionStart.json", nil, false},
+		{"claude/PostToolUse/nothing-new", "claude", "PostToolUse", "claude-PostToolUse.json", nil, false},
 		{"claude/PostToolUse/one-new", "claude", "PostToolUse", "claude-PostToolUse.json", func(b *testing.B) {
 			post(b, h.annC, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "a note for bob"})
-		}},
-		{"claude/Stop/no-mail", "claude", "Stop", "claude-Stop.json", nil},
-		{"gemini/AfterTool/nothing-new", "gemini", "AfterTool", "gemini-AfterTool.json", nil},
+		}, false},
+		{"claude/Stop/no-mail", "claude", "Stop", "claude-Stop.json", nil, false},
+		{"gemini/AfterTool/nothing-new", "gemini", "AfterTool", "gemini-AfterTool.json", nil, false},
+		{"claude/PostToolUse/nothing-new/bridge", "claude", "PostToolUse", "claude-PostToolUse.json", nil, true},
 	}
 	for _, c := range cases {
 		payload, err := os.ReadFile(filepath.Join("testdata", "hooks", c.payload))
@@ -52,6 +55,21 @@ func BenchmarkHookRun(b *testing.B) {
 				if _, err := h.bobC.MarkRead(b.Context(), &hubv1.MarkReadRequest{}); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if c.bridge {
+				rt, err := os.MkdirTemp("", "hb")
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { os.RemoveAll(rt) })
+				b.Setenv("XDG_RUNTIME_DIR", rt)
+				startBridge(b, h.addr, h.bob)
+				bridgeAnswers(b, h.addr, h.bob, func() {
+					cmd := exec.Command(bin, "hook", c.host, c.event)
+					cmd.Env = append(os.Environ(), "HUB_ADDR="+h.addr, "HUB_TOKEN="+h.bob)
+					cmd.Stdin = bytes.NewReader(payload)
+					_ = cmd.Run()
+				})
 			}
 			var runs []time.Duration
 			var cpu time.Duration // user + system time of the hook processes

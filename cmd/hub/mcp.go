@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/agenthub/hub/internal/hooksock"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/version"
 )
@@ -104,8 +105,18 @@ Flags:
 		DefaultWait:      *wait,
 		ProgressInterval: *progress,
 		Channel:          !*noChannel,
+		HookSocket:       hookSocket(*addr, tok),
 		Logger:           logger,
 	})
+}
+
+// hookSocket is where the bridge answers the hooks of the agent of tok
+// (hub hook): none without a token, or with env HUB_HOOK_BRIDGE=off.
+func hookSocket(addr, tok string) string {
+	if tok == "" || os.Getenv("HUB_HOOK_BRIDGE") == "off" {
+		return ""
+	}
+	return hooksock.Path(addr, tok)
 }
 
 func mcpEnvOr(name, def string) string {

@@ -56,6 +56,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hooksock"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/termtext"
@@ -133,6 +134,11 @@ type Options struct {
 	// ApprovalWait is how long a permission request waits for a person
 	// (0: it is not relayed, and the host asks at once).
 	ApprovalWait time.Duration
+	// Socket is where the agent's bridge (hub mcp) answers its hooks on
+	// this machine (hooksock.Path); the hook asks it first and the hub
+	// only when the bridge sends it there or does not answer. "": the hub
+	// alone.
+	Socket string
 }
 
 // DefaultApprovalWait is how long a permission request waits for a
@@ -198,6 +204,16 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 			return // not relayed: the host asks at once
 		}
 	}
+	bridge, quiet := askBridge(ctx, step, event, o)
+	if quiet {
+		if h.Quiet != "" {
+			fmt.Fprintln(stdout, h.Quiet)
+		}
+		return
+	}
+	if bridge != nil {
+		defer bridge.Close()
+	}
 	var out any
 	var shown []string // the messages the answer shows
 	var client hubv1.AgentServiceClient
@@ -224,6 +240,9 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 		warn("%s", describe(err, o.Addr))
 		return
 	}
+	if bridge != nil {
+		bridge.Synced()
+	}
 	if out == nil {
 		if h.Quiet != "" {
 			fmt.Fprintln(stdout, h.Quiet)
@@ -246,6 +265,32 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 	if _, err := client.ConfirmDelivery(cctx, &hubv1.ConfirmDeliveryRequest{Ids: shown, Via: "hook"}); err != nil {
 		fmt.Fprintf(stderr, "hub hook: warning: %s\n", strings.Replace(describe(err, o.Addr), "nothing injected", "the messages shown are not marked in context", 1))
 	}
+}
+
+// askBridge asks the agent's bridge on this machine about the hook run of
+// step, when o names its socket: quiet reports that nothing is new (the
+// hook says nothing and the hub is not asked); else the hook asks the hub
+// and, once the hub has answered, tells the session it returns (nil when
+// no bridge answered).
+func askBridge(ctx context.Context, step Step, event string, o Options) (s *hooksock.Session, quiet bool) {
+	if o.Socket == "" {
+		return nil, false
+	}
+	q := hooksock.Query{Token: o.Token, Step: hooksock.StepOther, Event: event}
+	if step == Inject {
+		q.Step = hooksock.StepInject
+	}
+	actx, cancel := context.WithTimeout(ctx, hooksock.ConnectTimeout)
+	defer cancel()
+	rep, s, err := hooksock.Ask(actx, o.Socket, q)
+	if err != nil {
+		return nil, false
+	}
+	if rep.Answer == hooksock.AnswerQuiet {
+		s.Close()
+		return nil, true
+	}
+	return s, false
 }
 
 // write prints the answer out as one line of JSON and reports whether it

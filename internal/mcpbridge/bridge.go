@@ -71,6 +71,10 @@ type Options struct {
 	// the stdio session is open, and declares the experimental
 	// "claude/channel" capability. Unused over HTTP.
 	Channel bool
+	// HookSocket is the local socket (hooksock.Path) where the bridge
+	// answers its agent's hooks (hub hook) while the stdio session is
+	// open; "" opens none. Unused over HTTP.
+	HookSocket string
 	// Gate checks the agent token of each streamable HTTP request that
 	// opens a session or carries no token, with the hub's refusal texts;
 	// nil lets every token open a session (each tool call is still
@@ -119,6 +123,9 @@ type bridge struct {
 	initialized func(*mcp.InitializeParams)
 	// pushing is set once channel notifications go to the client.
 	pushing atomic.Bool
+	// known is what the bridge knows of the agent at the hub, for its
+	// hooks; nil over HTTP.
+	known *known
 }
 
 // NewServer returns an MCP server whose tools call the hub through client.

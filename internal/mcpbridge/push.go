@@ -123,6 +123,8 @@ type pusher struct {
 	stream   grpc.ServerStreamingClient[hubv1.SubscribeFrame]
 	end      context.CancelFunc
 	longPoll bool
+	// known learns where the watch of the hub stands (nil: nothing learns).
+	known *known
 }
 
 // run pushes until ctx ends or a notification cannot be written (the
@@ -131,7 +133,9 @@ func (p *pusher) run(ctx context.Context) {
 	defer p.drop()
 	retry := time.Duration(0)
 	for ctx.Err() == nil {
+		woke := p.known.watch(p.cursor)
 		msgs, cursor, err := p.poll(ctx)
+		woke(len(msgs), cursor, err)
 		if err != nil {
 			if ctx.Err() != nil {
 				return

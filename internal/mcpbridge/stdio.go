@@ -144,6 +144,10 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 		opts.HubAddr = addr
 	}
 	b := &bridge{client: hubv1.NewAgentServiceClient(conn), opts: opts.withDefaults()}
+	b.known = newKnown(func() bool { return conn.GetState() == connectivity.Ready })
+	if opts.HookSocket != "" && token != "" {
+		defer b.serveHooks(opts.HookSocket, token)()
+	}
 	if token == "" {
 		b.callContext = func(context.Context, *mcp.CallToolRequest) (context.Context, error) {
 			return nil, ErrNoToken
@@ -152,7 +156,7 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 	if opts.Channel && token != "" {
 		pt := &pushTransport{Transport: t}
 		t = pt
-		p := &pusher{client: b.client, send: pt.notify, opts: b.opts}
+		p := &pusher{client: b.client, send: pt.notify, opts: b.opts, known: b.known}
 		pctx, cancel := context.WithCancel(ctx)
 		ready, done := make(chan struct{}), make(chan struct{})
 		var once sync.Once

@@ -1,0 +1,94 @@
+package mcpbridge
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agenthub/hub/internal/hooksock"
+	"github.com/agenthub/hub/internal/hub"
+)
+
+// TestHookRefreshKeepsTheHookPathLive: the bridge sends a hook to the hub
+// often enough for the hub to count the hook path live throughout.
+func TestHookRefreshKeepsTheHookPathLive(t *testing.T) {
+	if hookRefresh >= hub.HookWindow {
+		t.Errorf("hookRefresh %v is not below the hub's hook window %v", hookRefresh, hub.HookWindow)
+	}
+}
+
+// TestKnownAnswersOnlyWhenSure walks the bridge's known state through
+// what happens to an agent and checks, at each step, whether a tool use's
+// hook is answered by the bridge (quiet) or sent to the hub.
+func TestKnownAnswersOnlyWhenSure(t *testing.T) {
+	now := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
+	up := true
+	k := newKnown(func() bool { return up })
+	k.now = func() time.Time { return now }
+	inject := hooksock.Query{Step: hooksock.StepInject, Event: "PostToolUse"}
+	ask := func(what string, want string, q hooksock.Query) func() {
+		t.Helper()
+		rep, synced := k.answer(q)
+		if rep.Answer != want {
+			t.Errorf("%s: answer %q (%s), want %q", what, rep.Answer, rep.Why, want)
+		}
+		if want == hooksock.AnswerHub && synced == nil {
+			t.Errorf("%s: sent to the hub with nothing to learn when it comes back", what)
+		}
+		return synced
+	}
+
+	ask("a bridge that does not watch yet", hooksock.AnswerHub, inject)()
+	ask("a bridge that does not watch yet, after a hook went to the hub", hooksock.AnswerHub, inject)
+	woke := k.watch("")
+	ask("nothing new", hooksock.AnswerQuiet, inject)
+	ask("nothing new, again", hooksock.AnswerQuiet, inject)
+
+	// A message arrives: the watch wakes; until a hook has been to the hub
+	// after it, hooks go there, parked again or not.
+	woke(1, "m5", nil)
+	ask("the watch handling a message", hooksock.AnswerHub, inject)
+	woke = k.watch("m5")
+	back := ask("the first hook after a message", hooksock.AnswerHub, inject)
+	ask("a hook whose hub call did not come back", hooksock.AnswerHub, inject)
+	back()
+	ask("nothing new after the message", hooksock.AnswerQuiet, inject)
+
+	// An empty reply (the poll's time-out) with the same cursor changes nothing.
+	woke(0, "m5", nil)
+	woke = k.watch("m5")
+	ask("after an empty poll", hooksock.AnswerQuiet, inject)
+
+	// A stop or a permission request is the hub's, and so is the next
+	// tool use, even one whose hub call came back before the hub recorded
+	// the stop.
+	stopped := ask("a stop", hooksock.AnswerHub, hooksock.Query{Step: hooksock.StepOther, Event: "Stop"})
+	tool := ask("a tool use while the stop is at the hub", hooksock.AnswerHub, inject)
+	tool()
+	stopped()
+	next := ask("the tool use after the hub recorded the stop", hooksock.AnswerHub, inject)
+	next()
+	ask("nothing new after the stop was cleared", hooksock.AnswerQuiet, inject)
+
+	// The connection drops: the hub is not heard.
+	up = false
+	ask("the connection to the hub is down", hooksock.AnswerHub, inject)
+	up = true
+
+	// A watch silent past its poll is on a connection that is gone.
+	now = now.Add(watchStale + time.Second)
+	ask("a watch silent too long", hooksock.AnswerHub, inject)
+	woke(0, "", errors.New("deadline exceeded"))
+	woke = k.watch("m5")
+	ask("after a failed watch", hooksock.AnswerHub, inject)()
+	ask("parked again and synced", hooksock.AnswerQuiet, inject)
+
+	// The hub sees a hook of the agent now and then.
+	now = now.Add(hookRefresh)
+	woke(0, "m5", nil) // the polls' time-outs meanwhile
+	woke = k.watch("m5")
+	ask("no hook at the hub for hookRefresh", hooksock.AnswerHub, inject)()
+	ask("after the refresh", hooksock.AnswerQuiet, inject)
+	woke(0, "m5", nil)
+	ask("the watch stopped", hooksock.AnswerHub, inject)
+}
