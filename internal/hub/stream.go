@@ -1,5 +1,7 @@
 package hub
 
+import "time"
+
 // Streams of wake-ups (Subscribe): one call holds a stream on which the hub
 // sends each batch of new messages as a frame. The stream feeds a path
 // (channel, tmux) as a path's wait does: a frame carries what the path
@@ -36,6 +38,12 @@ type StreamFrame struct {
 // StreamQueue is how many frames a stream holds for its reader: past it, a
 // wake-up ends the stream with a resync frame.
 const StreamQueue = 16
+
+// StreamIdle is how long a stream stays silent at most: a stream with
+// nothing to send for that long sends a frame with its cursor alone, so
+// its reader knows the stream is live (a bridge answers its agent's hooks
+// only while it has heard from the hub within a minute).
+const StreamIdle = 30 * time.Second
 
 // streamAction is what a stream does next.
 type streamAction int

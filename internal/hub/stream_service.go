@@ -100,6 +100,8 @@ func (st *Stream) run(ctx context.Context) {
 		return s.fetchForWait(ctx, st.caller.ID, st.cursor, true, st.limit, st.via)
 	})
 	woken, more := true, false // the first look comes at once
+	idle := s.clock.NewTimer(StreamIdle)
+	defer idle.Stop()
 	for {
 		switch decideStream(len(st.queue), woken, more) {
 		case streamLook:
@@ -125,6 +127,7 @@ func (st *Stream) run(ctx context.Context) {
 				st.err = errStreamStopping()
 				return
 			}
+			idle.Reset(StreamIdle)
 			select {
 			case <-st.w.c:
 				if err := revokedErr(st.w); err != nil {
@@ -132,6 +135,10 @@ func (st *Stream) run(ctx context.Context) {
 					return
 				}
 				woken = true
+			case <-idle.C():
+				if len(st.queue) == 0 {
+					st.queue <- StreamFrame{Cursor: st.cursor} // the stream is live, nothing new
+				}
 			case <-st.stop:
 				return
 			case <-ctx.Done():

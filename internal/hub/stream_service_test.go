@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/agenthub/hub/internal/hub"
 )
@@ -82,6 +83,52 @@ func TestStreamQueueIsBounded(t *testing.T) {
 		sent := i >= hub.StreamQueue-1 // only the second stream's frames were sent
 		if delivered := !rs[0].DeliveredAt.IsZero(); delivered != sent || !rs[0].InContextAt.IsZero() {
 			t.Errorf("message %d: receipt %+v, want delivered %v and not in context", id, rs[0], sent)
+		}
+	}
+}
+
+// A stream with nothing to send for StreamIdle sends its cursor alone, so
+// its reader knows it is live; the messages after it still come.
+func TestStreamSaysItIsLiveWhenIdle(t *testing.T) {
+	h := newTestHub(t)
+	ags := h.agents(t, "alice", "bob")
+	alice, bob := ags[0], ags[1]
+	ctx := context.Background()
+	st, err := h.Subscribe(ctx, bob, hub.SubscribeRequest{Via: "channel"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	first, err := st.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stream parks on its own goroutine: advance the clock until it
+	// hears of it (an advance before it parked is spent before its wait).
+	var idle *hub.StreamFrame
+	for try := 0; idle == nil; try++ {
+		if try == 200 {
+			t.Fatal("no frame after 200 idle periods")
+		}
+		h.Clock.Advance(hub.StreamIdle)
+		nctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		idle, _ = st.Next(nctx)
+		cancel()
+	}
+	if len(idle.Messages) != 0 || idle.Resync || idle.Cursor != first.Cursor {
+		t.Fatalf("idle frame = %+v, want the cursor %d alone", idle, first.Cursor)
+	}
+	id := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "after the quiet"}).ID
+	for {
+		f, err := st.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Messages) > 0 {
+			if got := msgIDs(f.Messages); !slices.Equal(got, []int64{id}) {
+				t.Fatalf("frame after the quiet carried %v, want [%d]", got, id)
+			}
+			break
 		}
 	}
 }
