@@ -1,6 +1,9 @@
 package hub
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // PatternsOverlap reports whether some path is covered by both normalised
 // patterns: the rule the service applies to compiled patterns
@@ -28,3 +31,8 @@ func CoversProject(patterns ...string) bool { return coversProject(patterns...) 
 
 // CheckSuggestedRule is checkSuggestedRule, for the tests of package hub_test.
 func CheckSuggestedRule(tool, rule string) string { return checkSuggestedRule(tool, rule) }
+
+// StepBudget is budgetStep, for the tests of package hub_test.
+func StepBudget(b Budget, spent UsageCounts, day time.Time) (BudgetStep, Budget) {
+	return budgetStep(b, spent, day)
+}
