@@ -4053,7 +4053,7 @@ var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\x1a\x12hub/v1/usage.proto\"\xb3\x01\n" +
+	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x14hub/v1/budgets.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\x1a\x12hub/v1/usage.proto\"\xb3\x01\n" +
 	"\x12CreateAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -4281,7 +4281,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xa7#\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\x97%\n" +
 	"\fAdminService\x12O\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12L\n" +
@@ -4394,6 +4394,12 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fRevokePerson\x12\x1b.hub.v1.RevokePersonRequest\x1a\x1c.hub.v1.RevokePersonResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12C\n" +
 	"\tListUsage\x12\x18.hub.v1.ListUsageRequest\x1a\x13.hub.v1.UsageReport\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12I\n" +
+	"\tSetBudget\x12\x18.hub.v1.SetBudgetRequest\x1a\x19.hub.v1.SetBudgetResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12O\n" +
+	"\vListBudgets\x12\x1a.hub.v1.ListBudgetsRequest\x1a\x1b.hub.v1.ListBudgetsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fDeleteBudget\x12\x1b.hub.v1.DeleteBudgetRequest\x1a\x1c.hub.v1.DeleteBudgetResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03B*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
@@ -4520,20 +4526,26 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*ListPeopleRequest)(nil),               // 107: hub.v1.ListPeopleRequest
 	(*RevokePersonRequest)(nil),             // 108: hub.v1.RevokePersonRequest
 	(*ListUsageRequest)(nil),                // 109: hub.v1.ListUsageRequest
-	(*ImportTasksResponse)(nil),             // 110: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 111: hub.v1.SetTaskLeaseResponse
-	(*ListInboxResponse)(nil),               // 112: hub.v1.ListInboxResponse
-	(*AnswerInboxItemResponse)(nil),         // 113: hub.v1.AnswerInboxItemResponse
-	(*ListApprovalRulesResponse)(nil),       // 114: hub.v1.ListApprovalRulesResponse
-	(*RevokeApprovalRuleResponse)(nil),      // 115: hub.v1.RevokeApprovalRuleResponse
-	(*CreateWebhookResponse)(nil),           // 116: hub.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),            // 117: hub.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),           // 118: hub.v1.DeleteWebhookResponse
-	(*ListWebhookDeliveriesResponse)(nil),   // 119: hub.v1.ListWebhookDeliveriesResponse
-	(*CreatePersonResponse)(nil),            // 120: hub.v1.CreatePersonResponse
-	(*ListPeopleResponse)(nil),              // 121: hub.v1.ListPeopleResponse
-	(*RevokePersonResponse)(nil),            // 122: hub.v1.RevokePersonResponse
-	(*UsageReport)(nil),                     // 123: hub.v1.UsageReport
+	(*SetBudgetRequest)(nil),                // 110: hub.v1.SetBudgetRequest
+	(*ListBudgetsRequest)(nil),              // 111: hub.v1.ListBudgetsRequest
+	(*DeleteBudgetRequest)(nil),             // 112: hub.v1.DeleteBudgetRequest
+	(*ImportTasksResponse)(nil),             // 113: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 114: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 115: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 116: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 117: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 118: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 119: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 120: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 121: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 122: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 123: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 124: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 125: hub.v1.RevokePersonResponse
+	(*UsageReport)(nil),                     // 126: hub.v1.UsageReport
+	(*SetBudgetResponse)(nil),               // 127: hub.v1.SetBudgetResponse
+	(*ListBudgetsResponse)(nil),             // 128: hub.v1.ListBudgetsResponse
+	(*DeleteBudgetResponse)(nil),            // 129: hub.v1.DeleteBudgetResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
 	79,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
@@ -4633,61 +4645,67 @@ var file_hub_v1_admin_proto_depIdxs = []int32{
 	107, // 94: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
 	108, // 95: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
 	109, // 96: hub.v1.AdminService.ListUsage:input_type -> hub.v1.ListUsageRequest
-	1,   // 97: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 98: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 99: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 100: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 101: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 102: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 103: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 104: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 105: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 106: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 107: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 108: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 109: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 110: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 111: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 112: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 113: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 114: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 115: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 116: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 117: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 118: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 119: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 120: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 121: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 122: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 123: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 124: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 125: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 126: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	62,  // 127: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	64,  // 128: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	66,  // 129: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	68,  // 130: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	70,  // 131: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	72,  // 132: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	74,  // 133: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	76,  // 134: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	78,  // 135: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	110, // 136: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	111, // 137: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	112, // 138: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
-	113, // 139: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
-	114, // 140: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
-	115, // 141: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
-	116, // 142: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
-	117, // 143: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
-	118, // 144: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
-	119, // 145: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
-	120, // 146: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
-	121, // 147: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
-	122, // 148: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
-	123, // 149: hub.v1.AdminService.ListUsage:output_type -> hub.v1.UsageReport
-	97,  // [97:150] is the sub-list for method output_type
-	44,  // [44:97] is the sub-list for method input_type
+	110, // 97: hub.v1.AdminService.SetBudget:input_type -> hub.v1.SetBudgetRequest
+	111, // 98: hub.v1.AdminService.ListBudgets:input_type -> hub.v1.ListBudgetsRequest
+	112, // 99: hub.v1.AdminService.DeleteBudget:input_type -> hub.v1.DeleteBudgetRequest
+	1,   // 100: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 101: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 102: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 103: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 104: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 105: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 106: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 107: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 108: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
+	19,  // 109: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
+	21,  // 110: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	23,  // 111: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	25,  // 112: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	27,  // 113: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	29,  // 114: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	31,  // 115: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	33,  // 116: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	35,  // 117: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	37,  // 118: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	39,  // 119: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	41,  // 120: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	43,  // 121: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	45,  // 122: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	47,  // 123: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	49,  // 124: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	51,  // 125: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	53,  // 126: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	55,  // 127: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	58,  // 128: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	60,  // 129: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	62,  // 130: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	64,  // 131: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	66,  // 132: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	68,  // 133: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	70,  // 134: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	72,  // 135: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	74,  // 136: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	76,  // 137: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	78,  // 138: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	113, // 139: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	114, // 140: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	115, // 141: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	116, // 142: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	117, // 143: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	118, // 144: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	119, // 145: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	120, // 146: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	121, // 147: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	122, // 148: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	123, // 149: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	124, // 150: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	125, // 151: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	126, // 152: hub.v1.AdminService.ListUsage:output_type -> hub.v1.UsageReport
+	127, // 153: hub.v1.AdminService.SetBudget:output_type -> hub.v1.SetBudgetResponse
+	128, // 154: hub.v1.AdminService.ListBudgets:output_type -> hub.v1.ListBudgetsResponse
+	129, // 155: hub.v1.AdminService.DeleteBudget:output_type -> hub.v1.DeleteBudgetResponse
+	100, // [100:156] is the sub-list for method output_type
+	44,  // [44:100] is the sub-list for method input_type
 	44,  // [44:44] is the sub-list for extension type_name
 	44,  // [44:44] is the sub-list for extension extendee
 	0,   // [0:44] is the sub-list for field type_name
@@ -4699,6 +4717,7 @@ func file_hub_v1_admin_proto_init() {
 		return
 	}
 	file_hub_v1_admission_proto_init()
+	file_hub_v1_budgets_proto_init()
 	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()
