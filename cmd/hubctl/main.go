@@ -165,7 +165,7 @@ func commandTable() []command {
 		// inbox.go
 		{name: "inbox", group: "people", summary: "list what agents ask of people: approvals, questions, agents waiting (open first: urgent, then oldest), a page at a time",
 			usage: "[--state open|answered|expired|withdrawn] [--project P] [--limit N] [--page-token T]", run: inboxList},
-		{name: "inbox answer", group: "people", summary: "answer an inbox item: allow or deny an approval, answer a question",
+		{name: "inbox answer", group: "people", summary: "answer an inbox item: allow or deny an approval, answer a question, raise or lift a budget",
 			usage: "ID allow|deny|TEXT… [--remember agent|project [--whole-tool]] [--message M]", run: inboxAnswer},
 		{name: "inbox rules", group: "people", summary: "list the remembered allows (calls allowed without asking, what each covers, until they expire)", usage: "[--all]", run: inboxRules},
 		{name: "inbox rules revoke", group: "people", summary: "revoke remembered allows: their tools ask a person again", usage: "ID...", run: inboxRulesRevoke},
@@ -220,6 +220,13 @@ func commandTable() []command {
 		// status.go
 		{name: "usage", group: "hub", summary: "show what agents spent (tokens, requests, USD) as their hosts reported it, grouped",
 			usage: "[--by agent|project|task|model|day,...] [--since 24h] [--until T] [--agent NAME]", run: usageCmd},
+		// budgets.go
+		{name: "budgets", group: "hub", summary: "list the daily budgets (per agent or per project) and where each stands today",
+			usage: "[--agent NAME | --project P]", run: budgetsList},
+		{name: "budgets list", group: "hub", summary: "same as budgets", usage: "[--agent NAME | --project P]", run: budgetsList},
+		{name: "budgets set", group: "hub", summary: "set the daily budget of an agent or of a project (at 80 % the agent is warned; at the limit its work stops and the inbox asks)",
+			usage: "--agent NAME | --project P [--usd-per-day 10] [--tokens-per-day N]", run: budgetsSet},
+		{name: "budgets rm", group: "hub", summary: "delete the daily budget of an agent or of a project", usage: "--agent NAME | --project P", run: budgetsRm},
 		{name: "info", group: "hub", summary: "show the hub's version, time, store and orchestrator figures", run: runInfo},
 		{name: "status", group: "hub", summary: "show an agent's status (check_hub_status); needs --token or HUB_TOKEN", run: runStatus},
 		{name: "watch", group: "hub", summary: "live view of agents and the newest events, refreshed until q or Ctrl-C",
