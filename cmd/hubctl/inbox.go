@@ -218,7 +218,7 @@ func inboxRulesRevoke(ctx context.Context, c *cli, args []string) error {
 func webhooksAdd(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("webhooks add")
 	var kinds, projects listFlag
-	fs.Var(&kinds, "kind", "approval, question or needs_input (repeatable; default: approval and question — needs_input fires at every turn's end)")
+	fs.Var(&kinds, "kind", "approval, question, needs_input or budget (repeatable; default: approval, question and budget — needs_input fires at every turn's end)")
 	fs.Var(&projects, "project", "only items of this project (repeatable; default: all)")
 	secret := fs.String("secret", "", "the HMAC key of X-Hub-Signature-256, 16-256 bytes (default: the hub makes one, shown once)")
 	pos, err := c.parse(fs, args)

@@ -46,7 +46,7 @@ type InboxItem struct {
 	AnsweredAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=answered_at,json=answeredAt,proto3" json:"answered_at,omitempty"`
 	// Who answered: a person, "operator" (the admin token) or "rule N".
 	AnsweredBy string `protobuf:"bytes,13,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
-	// An approval's: allow or deny.
+	// An approval's: allow or deny; a budget item's: raise or lift.
 	Decision string `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
 	// A question's answer, or the message given with a decision.
 	Answer string `protobuf:"bytes,15,opt,name=answer,proto3" json:"answer,omitempty"`
@@ -351,7 +351,7 @@ type Webhook struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Url   string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
-	// approval, question, needs_input; empty: approval and question.
+	// approval, question, needs_input, budget; empty: approval, question and budget.
 	Kinds []string `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
 	// Empty: all.
 	Projects      []string               `protobuf:"bytes,4,rep,name=projects,proto3" json:"projects,omitempty"`
