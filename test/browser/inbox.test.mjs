@@ -3,7 +3,7 @@
 // `hub hook claude PermissionRequest` appears within a second and Allow
 // returns the hook within a second with the host's documented decision; a
 // question's option answers the parked ask_human call; a budget reached is
-// raised from its card; the 400 px layout;
+// raised from its card, and shows in the spend view; the 400 px layout;
 // the opt-in browser notification of urgent items while the tab is hidden.
 // Screenshots go to artifacts/ (inbox-*.png).
 import { test, before, after } from 'node:test';
@@ -226,6 +226,15 @@ test('an agent waiting at its prompt shows in the inbox, on its page until it wo
   assert.equal(await needs.getAttribute('title'), 'waiting for a person: question');
   await ann.call('POST', '/v1/host-events', { event: 'needs_input', text: 'Claude is waiting for your input' });
   await page.waitForFunction(() => document.querySelector('tr[data-agent="ann"] .needs-person')?.title === 'waiting for a person: question, waiting for you', null, { timeout: WAIT });
+});
+
+test('the spend view: the budget raised and where it stands, ann among the top spenders', async () => {
+  await page.goto(hub.origin + '/#/spend');
+  const row = page.locator('tr[data-budget="agent:ann"]');
+  await row.waitFor({ timeout: WAIT });
+  assert.match(await row.textContent(), /\$0\.02 of \$5\.00.*ok.*pat/s);
+  assert.match(await page.locator('tr[data-agent="ann"]').textContent(), /\$0\.02.*150.*1/s);
+  await page.screenshot({ path: join(ARTIFACTS, 'spend-1280.png'), fullPage: true });
 });
 
 test('no console errors', () => {
