@@ -17,9 +17,9 @@ BUF     := PATH="$(GOBIN):$$PATH" buf
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE    ?= $(shell TZ=UTC git show -s --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd HEAD 2>/dev/null)
-LDFLAGS := -X github.com/agenthub/hub/internal/version.Version=$(VERSION) \
-           -X github.com/agenthub/hub/internal/version.Commit=$(COMMIT) \
-           -X github.com/agenthub/hub/internal/version.Date=$(DATE)
+LDFLAGS := -X github.com/agenthub/hub/internal/version.version=$(VERSION) \
+           -X github.com/agenthub/hub/internal/version.commit=$(COMMIT) \
+           -X github.com/agenthub/hub/internal/version.date=$(DATE)
 GORELEASER := PATH="$(GOBIN):$$PATH" goreleaser
 BENCHFLAGS ?=
 

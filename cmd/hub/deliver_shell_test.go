@@ -79,7 +79,7 @@ func TestDeliverRunsNothingInAWrappedShell(t *testing.T) {
 			tm.run(t, "new-session", "-d", "-s", name, "-x", "200", "-y", "40", wrap(shCmd))
 			_, log := startDeliver(t, m, ar.GetToken(), "--tmux", name, "--tmux-socket", tm.socket, "--cursor-file", filepath.Join(dir, name+".cursor"))
 			for _, body := range shellAttacks(func(n int) string { return filepath.Join(dir, fmt.Sprintf("ran-%s-%d", name, n)) }) {
-				if _, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{To: []string{name}, Body: body}); err != nil {
+				if _, err := hubv1.NewAgentServiceClient(m.Conn()).PostMessage(actx, &hubv1.PostMessageRequest{To: []string{name}, Body: body}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -147,14 +147,14 @@ func TestDeliverPastesOneBracketedLine(t *testing.T) {
 		t.Skip("python3 (the stand-in agent in the pane) is not installed")
 	}
 	tm := newTmuxServer(t)
-	m, admin, actx, ar := deliverHub(t)
+	m, _, actx, ar := deliverHub(t)
 	dir := t.TempDir()
 	script, got, ran := filepath.Join(dir, "agent.py"), filepath.Join(dir, "got"), filepath.Join(dir, "ran")
 	write(t, script, bracketedReader)
 	tm.run(t, "new-session", "-d", "-s", "agent", "-x", "220", "-y", "50", python+" "+script+" "+got)
 	_, log := startDeliver(t, m, ar.GetToken(), "--tmux", "agent", "--tmux-socket", tm.socket, "--expect", "python3", "--cursor-file", filepath.Join(dir, "c"))
 	body := fmt.Sprintf("one\x1b[201~\nid > %s\r\x03 $(id > %s)\x7f\u202eend", ran, ran)
-	if _, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{To: []string{"alice"}, Body: body}); err != nil {
+	if _, err := hubv1.NewAgentServiceClient(m.Conn()).PostMessage(actx, &hubv1.PostMessageRequest{To: []string{"alice"}, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 15*time.Second, "the stand-in to read a line", func() bool { _, err := os.Stat(got); return err == nil })
@@ -208,13 +208,13 @@ func TestDeliverLooksAgainBeforeEnter(t *testing.T) {
 		t.Skip("zsh is not installed (apt-get install zsh)")
 	}
 	tm := newTmuxServer(t)
-	m, admin, actx, ar := deliverHub(t)
+	m, _, actx, ar := deliverHub(t)
 	dir := t.TempDir()
 	script, ran := filepath.Join(dir, "agent.py"), filepath.Join(dir, "ran")
 	write(t, script, turnsIntoAShell)
 	tm.run(t, "new-session", "-d", "-s", "agent", "-x", "220", "-y", "50", python+" "+script)
 	d, log := startDeliver(t, m, ar.GetToken(), "--tmux", "agent", "--tmux-socket", tm.socket, "--expect", "python3", "--cursor-file", filepath.Join(dir, "c"))
-	if _, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{To: []string{"alice"}, Body: fmt.Sprintf("$(id > %s)", ran)}); err != nil {
+	if _, err := hubv1.NewAgentServiceClient(m.Conn()).PostMessage(actx, &hubv1.PostMessageRequest{To: []string{"alice"}, Body: fmt.Sprintf("$(id > %s)", ran)}); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)

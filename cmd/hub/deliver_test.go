@@ -169,7 +169,7 @@ func TestDeliverTmux(t *testing.T) {
 	}
 	stopDeliver(d, log)
 
-	if _, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{To: []string{"alice"}, Body: "second: the build is green"}); err != nil {
+	if _, err := hubv1.NewAgentServiceClient(m.Conn()).PostMessage(actx, &hubv1.PostMessageRequest{To: []string{"alice"}, Body: "second: the build is green"}); err != nil {
 		t.Fatal(err)
 	}
 	d, log = startDeliver(t, m, ar.GetToken(), deliverArgs...)
@@ -244,11 +244,11 @@ func TestDeliverNeverTypesIntoAShell(t *testing.T) {
 		t.Skip("builds the hub binary and runs tmux")
 	}
 	tm := newTmuxServer(t)
-	m, admin, actx, ar := deliverHub(t)
+	m, _, actx, ar := deliverHub(t)
 	tm.run(t, "new-session", "-d", "-s", "shell", "-x", "200", "-y", "40", "bash --norc --noprofile")
 	_, log := startDeliver(t, m, ar.GetToken(), "--tmux", "shell", "--tmux-socket", tm.socket, "--cursor-file", filepath.Join(t.TempDir(), "c"))
 	eventually(t, 10*time.Second, "hub deliver to start", func() bool { return strings.Contains(log.String(), "delivering") })
-	pm, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{To: []string{"alice"}, Body: "rm -rf nothing"})
+	pm, err := hubv1.NewAgentServiceClient(m.Conn()).PostMessage(actx, &hubv1.PostMessageRequest{To: []string{"alice"}, Body: "rm -rf nothing"})
 	if err != nil {
 		t.Fatal(err)
 	}

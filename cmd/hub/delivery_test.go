@@ -257,7 +257,7 @@ func TestOneDeliveryAcrossHookChannelAndTmux(t *testing.T) {
 			t.Errorf("%s: receipt moved from %v to %v", what, r, again)
 		}
 	}
-	pr, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{To: []string{"alice"}, Body: "the release is tagged"})
+	pr, err := hubv1.NewAgentServiceClient(m.Conn()).PostMessage(actx, &hubv1.PostMessageRequest{To: []string{"alice"}, Body: "the release is tagged"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -185,11 +185,11 @@ func TestBuildInfoServed(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	commit := version.Commit
+	commit := version.Commit()
 	if commit == "" {
 		commit = "unknown"
 	}
-	want := fmt.Sprintf("hub_build_info{commit=%q,goversion=%q,version=%q} 1\n", commit, runtime.Version(), version.Version)
+	want := fmt.Sprintf("hub_build_info{commit=%q,goversion=%q,version=%q} 1\n", commit, runtime.Version(), version.Version())
 	if !strings.Contains(string(body), want) {
 		t.Errorf("/metrics lacks %q", want)
 	}

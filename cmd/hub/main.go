@@ -63,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runSetup(ctx, args, stdout, stderr)
 	case "guard":
 		return runGuard(ctx, args, stdout, stderr)
+	case "otel-headers":
+		return runOtelHeaders(args, stdout, stderr)
 	case "copy-store":
 		return copyStore(ctx, args, stderr)
 	case "health":
@@ -89,8 +91,11 @@ const usage = `Usage:
                         shell; HUB_TOKEN; hub deliver -h)
   hub hook HOST EVENT   what an agent host runs at its hook events: injects new
                         messages, holds a stop while direct mail is unread
-  hub setup HOST        write the hub's MCP server and hooks into the config of
-                        claude, gemini or codex (hub setup -h)
+  hub setup HOST        write the hub's MCP server, hooks and telemetry export
+                        into the config of claude, gemini or codex (hub setup -h)
+  hub otel-headers --token-file FILE
+                        print the agent's header for a host's telemetry export
+                        (what hub setup makes the host run)
   hub guard install     add a git pre-commit hook refusing commits over paths
                         other agents reserved exclusively (hub guard -h)
   hub copy-store --from DATA_DIR --to postgres://…

@@ -100,7 +100,7 @@ Flags:
 	}
 	return mcpbridge.RunStdio(ctx, *addr, tok, mcpbridge.Options{
 		HubAddr:          *addr,
-		Version:          version.Version,
+		Version:          version.Version(),
 		DefaultWait:      *wait,
 		ProgressInterval: *progress,
 		Channel:          !*noChannel,

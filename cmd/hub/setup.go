@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +35,9 @@ The user's files follow the host's own variable: CLAUDE_CONFIG_DIR (its
 The MCP server runs "hub mcp" and the hooks run "hub hook"; both read the
 agent's token from a token file (mode 0600, default
 <user config dir>/agent-hub/NAME.token), never from the config files.
+The host's own telemetry (tokens, cost, tool results) is exported to the
+hub's OTLP receiver (--otlp), the agent's header from "hub otel-headers"
+(Claude Code: the user's settings only; Gemini CLI: from its environment).
 
 The agent: --token (or env HUB_TOKEN) for an agent that exists, --name to
 create it with the admin token (--admin-token-file, default the admin.token of
@@ -74,6 +80,7 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hubPath := fs.String("hub", "", "the hub binary the host runs (default: this one)")
 	dryRun := fs.Bool("dry-run", false, "print the changes (a diff per file) and write nothing")
 	caFingerprint := fs.String("ca-fingerprint", "", "the fingerprint of the hub's own CA (sha256:…, in the line hubctl join-codes create prints): fetch the CA over TLS, check it and keep it for --addr, so that hub mcp and hub hook talk TLS to that hub")
+	otlp := fs.String("otlp", "", `the hub's OTLP/HTTP endpoint the host exports its telemetry to (tokens, cost, tool results; docs/usage.md): default http://HOST:PORT/otlp for a hub on loopback, HOST of --addr and PORT one above its port (the hub's default listeners); "off": no telemetry settings`)
 	approvalWait := fs.Duration("approval-wait", hook.DefaultApprovalWait, "claude, codex: how long a permission request waits for a person in the hub's inbox before the host asks in the terminal (0: do not relay); the host's hook time-out is set above it")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -98,6 +105,9 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	o := setup.Options{Host: host, Addr: *addr, ApprovalWait: *approvalWait, ConfigDir: os.Getenv(setup.ConfigDirVar(host))}
 	var err error
+	if o.OTLP, err = otlpEndpoint(*otlp, *addr); err != nil {
+		return err
+	}
 	if o.Home, err = os.UserHomeDir(); err != nil {
 		return fmt.Errorf("find the home directory: %w", err)
 	}
@@ -179,6 +189,37 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "To do: %s\n", step)
 	}
 	return nil
+}
+
+// otlpEndpoint is the OTLP endpoint setup writes: flag as given ("off":
+// none), else derived from the hub's gRPC address when it is on loopback
+// (the HTTP listener one port above it, plain HTTP), else none.
+func otlpEndpoint(flag, addr string) (string, error) {
+	switch flag {
+	case "off":
+		return "", nil
+	case "":
+		host, port, err := net.SplitHostPort(addr)
+		p, perr := strconv.Atoi(port)
+		if err != nil || perr != nil || !isLoopback(host) {
+			return "", nil
+		}
+		return "http://" + net.JoinHostPort(host, strconv.Itoa(p+1)) + "/otlp", nil
+	}
+	u, err := url.Parse(flag)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("--otlp %q: give the hub's OTLP endpoint as http://HOST:PORT/otlp (its HTTP listener), or off", flag)
+	}
+	return strings.TrimSuffix(flag, "/"), nil
+}
+
+// isLoopback reports whether host names this machine's loopback.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // agentSource is where setup gets the agent: its token, an admin token to

@@ -388,7 +388,7 @@ func (f *fleet) runProbe(ctx context.Context) {
 			lastCheckpoint = time.Now()
 		}
 		cctx, cancel := context.WithTimeout(f.admin.adminCtx(ctx), 10*time.Second)
-		_, err := f.admin.admin.PostMessage(cctx, adminPostReq(f.probe.name, fmt.Sprintf("probe %d", n)))
+		_, err := f.admin.client(0).PostMessage(cctx, adminPostReq(f.probe.name, fmt.Sprintf("probe %d", n)))
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {

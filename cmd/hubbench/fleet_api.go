@@ -169,8 +169,8 @@ func checkpointReq(text string) *hubv1.CheckpointRequest {
 	return &hubv1.CheckpointRequest{CurrentActivity: text}
 }
 
-func adminPostReq(to, body string) *hubv1.AdminPostMessageRequest {
-	return &hubv1.AdminPostMessageRequest{To: []string{to}, Body: body}
+func adminPostReq(to, body string) *hubv1.PostMessageRequest {
+	return &hubv1.PostMessageRequest{To: []string{to}, Body: body}
 }
 
 // sourceAddr is the loopback source address of agent i: perSource agents

@@ -131,13 +131,13 @@ func TestBackupAndRestore(t *testing.T) {
 		}
 	}
 	adminTok, _ := m.AdminToken()
-	admin := hubv1.NewAdminServiceClient(m.Conn())
+	admin := hubv1.NewAgentServiceClient(m.Conn())
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+adminTok)
 	have := map[string]bool{}
 	var maxID int64
 	cursor := ""
 	for {
-		lr, err := admin.ListMessages(ctx, &hubv1.AdminListMessagesRequest{AfterId: cursor, Limit: 500})
+		lr, err := admin.ListMessages(ctx, &hubv1.ListMessagesRequest{AfterId: cursor, Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,16 +17,12 @@ import (
 	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/loopback"
 	"github.com/agenthub/hub/internal/termtext"
-	hubversion "github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
-
-// version is hubctl's version (the hub's, set with -ldflags).
-var version = hubversion.Version
 
 // defaultAddr is the hub's default gRPC address.
 const defaultAddr = "127.0.0.1:7700"

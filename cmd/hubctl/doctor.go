@@ -18,6 +18,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/loopback"
+	hubversion "github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -260,8 +261,8 @@ func (d *doctor) hubState(info *hubv1.GetHubInfoResponse) {
 	default:
 		d.add("hub state", checkOK, detail, "")
 	}
-	if v := info.GetVersion(); v != version {
-		d.add("versions", checkWarn, fmt.Sprintf("hubctl %s, hub %s", version, v), "use the hubctl built with the hub, so that both know the same API")
+	if v := info.GetVersion(); v != hubversion.Version() {
+		d.add("versions", checkWarn, fmt.Sprintf("hubctl %s, hub %s", hubversion.Version(), v), "use the hubctl built with the hub, so that both know the same API")
 	}
 }
 

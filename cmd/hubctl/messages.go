@@ -44,7 +44,7 @@ func runSend(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := &hubv1.AdminPostMessageRequest{Channel: *channel, ReplyTo: *replyTo, Mentions: mentions, Priority: p, AckRequired: *ack, Project: *project}
+	req := &hubv1.PostMessageRequest{Channel: *channel, ReplyTo: *replyTo, Mentions: mentions, Priority: p, AckRequired: *ack, Project: *project}
 	for _, t := range to {
 		if strings.HasPrefix(t, "#") || strings.Contains(t, "/#") {
 			if req.Channel != "" && req.Channel != t {
@@ -73,7 +73,7 @@ func runSend(ctx context.Context, c *cli, args []string) error {
 		return usageErrorf("give the message TEXT (or - to read it from stdin)")
 	}
 	req.Body = text
-	r, err := c.admin.PostMessage(ctx, req)
+	r, err := c.asAdmin.PostMessage(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -138,14 +138,14 @@ func runMessages(ctx context.Context, c *cli, args []string) error {
 	if *channel != "" && !strings.HasPrefix(*channel, "#") {
 		*channel = "#" + *channel
 	}
-	q := &hubv1.AdminListMessagesRequest{AfterId: *after, Agent: *agent, Channel: *channel, Project: *project}
+	q := &hubv1.ListMessagesRequest{AfterId: *after, Agent: *agent, Channel: *channel, Project: *project}
 	msgs, cursor, err := c.tail(ctx, q, *limit, *after != "")
 	if err != nil {
 		return err
 	}
 	if !*follow {
 		if c.json {
-			return c.printProto(&hubv1.AdminListMessagesResponse{Messages: msgs, Cursor: cursor})
+			return c.printProto(&hubv1.ListMessagesResponse{Messages: msgs, Cursor: cursor})
 		}
 		if len(msgs) == 0 {
 			fmt.Fprintln(c.out, "No messages.")
@@ -168,7 +168,7 @@ func runMessages(ctx context.Context, c *cli, args []string) error {
 		case <-t.C:
 		}
 		q.AfterId, q.Limit = cursor, pageLimit
-		r, err := c.admin.ListMessages(ctx, q)
+		r, err := c.asAdmin.ListMessages(ctx, q)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -197,7 +197,7 @@ func runMessages(ctx context.Context, c *cli, args []string) error {
 // tail reads messages matching q: with fromCursor, the first limit after
 // q.AfterId; else the newest limit (reading forward through all of them,
 // since the API lists oldest first). It returns them and the cursor.
-func (c *cli) tail(ctx context.Context, q *hubv1.AdminListMessagesRequest, limit int, fromCursor bool) ([]*hubv1.Message, string, error) {
+func (c *cli) tail(ctx context.Context, q *hubv1.ListMessagesRequest, limit int, fromCursor bool) ([]*hubv1.Message, string, error) {
 	var out []*hubv1.Message
 	cursor := q.GetAfterId()
 	for {
@@ -206,7 +206,7 @@ func (c *cli) tail(ctx context.Context, q *hubv1.AdminListMessagesRequest, limit
 		if fromCursor {
 			q.Limit = int32(min(limit-len(out), pageLimit))
 		}
-		r, err := c.admin.ListMessages(ctx, q)
+		r, err := c.asAdmin.ListMessages(ctx, q)
 		if err != nil {
 			return nil, "", err
 		}

@@ -56,8 +56,9 @@ type Options struct {
 	// budget of one source address, taken first; JoinCode the budget of
 	// attempts with one code.
 	Join, JoinSource, JoinCode RateLimit
-	// Now is the clock of the budgets (time.Now when nil).
-	Now func() time.Time
+	// Clock is the clock of the budgets and of the wait for a search
+	// slot (the system clock when nil).
+	Clock hub.Clock
 }
 
 // DefaultOptions returns the hub's default budgets.
@@ -74,7 +75,7 @@ func DefaultOptions() Options {
 type Gate struct {
 	tokens Tokens
 	opts   Options
-	now    func() time.Time
+	clock  hub.Clock
 
 	budgets  [Search + 1]*buckets[principal] // by Budget, per agent or person
 	searches *searchSlots
@@ -85,14 +86,14 @@ type Gate struct {
 
 // New returns a gate over tokens with the budgets of opts.
 func New(tokens Tokens, opts Options) *Gate {
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = hub.SystemClock{}
 	}
-	g := &Gate{tokens: tokens, opts: opts, now: opts.Now}
+	g := &Gate{tokens: tokens, opts: opts, clock: opts.Clock}
 	g.budgets[Write] = newBuckets[principal](opts.Write)
 	g.budgets[Read] = newBuckets[principal](opts.Read)
 	g.budgets[Search] = newBuckets[principal](opts.Search)
-	g.searches = newSearchSlots(opts.SearchSlots, opts.SearchQueue)
+	g.searches = newSearchSlots(opts.SearchSlots, opts.SearchQueue, opts.Clock)
 	g.join = newBuckets[struct{}](opts.Join)
 	g.source = newBuckets[string](opts.JoinSource)
 	g.code = newBuckets[string](opts.JoinCode)
@@ -426,7 +427,7 @@ func budgetFor(rule Rule, c Caller) (budget Budget, who principal, charged bool)
 // take takes weight tokens of budget from who's bucket.
 func (g *Gate) take(who principal, budget Budget, weight int) error {
 	b := g.budgets[budget]
-	wait := b.take(who, weight, g.now())
+	wait := b.take(who, weight, g.clock.Now())
 	if wait <= 0 {
 		return nil
 	}

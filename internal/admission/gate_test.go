@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,8 +26,7 @@ type gateRig struct {
 	svc  *hub.Services
 	db   *sqlite.DB
 
-	mu  sync.Mutex
-	now time.Time
+	clock *hub.FakeClock
 }
 
 func newGateRig(t *testing.T, mod func(*Options)) *gateRig {
@@ -41,9 +39,9 @@ func newGateRig(t *testing.T, mod func(*Options)) *gateRig {
 	cfg := hub.DefaultConfig()
 	cfg.AdminTokenHash = hub.HashToken(adminToken)
 	svc := hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, hub.NewWaiters(cfg.WaitLimits, hub.SystemClock{})))
-	r := &gateRig{svc: svc, db: db, now: time.Unix(1_800_000_000, 0)}
+	r := &gateRig{svc: svc, db: db, clock: hub.NewFakeClock(time.Unix(1_800_000_000, 0))}
 	opts := DefaultOptions()
-	opts.Now = func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now }
+	opts.Clock = r.clock
 	if mod != nil {
 		mod(&opts)
 	}
@@ -51,7 +49,7 @@ func newGateRig(t *testing.T, mod func(*Options)) *gateRig {
 	return r
 }
 
-func (r *gateRig) advance(d time.Duration) { r.mu.Lock(); r.now = r.now.Add(d); r.mu.Unlock() }
+func (r *gateRig) advance(d time.Duration) { r.clock.Advance(d) }
 
 func (r *gateRig) agent(t *testing.T, name string) string {
 	t.Helper()
@@ -75,19 +73,19 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 	r := newGateRig(t, nil)
 	ctx := context.Background()
 	tok := r.agent(t, "alice")
-	post, list := hubv1.AgentService_PostMessage_FullMethodName, hubv1.AdminService_ListAgents_FullMethodName
+	mark, list := hubv1.AgentService_MarkRead_FullMethodName, hubv1.AdminService_ListAgents_FullMethodName
 
-	c, release, err := r.gate.Admit(ctx, post, tok)
+	c, release, err := r.gate.Admit(ctx, mark, tok)
 	a := c.Agent
 	if err != nil || a == nil || a.Name != "alice" {
-		t.Fatalf("alice's post: %v, %v; want admitted as alice", a, err)
+		t.Fatalf("alice's MarkRead: %v, %v; want admitted as alice", a, err)
 	}
 	release()
-	_, _, err = r.gate.Admit(ctx, post, "")
+	_, _, err = r.gate.Admit(ctx, mark, "")
 	wantCode(t, "no token", err, codes.Unauthenticated, "missing token")
-	_, _, err = r.gate.Admit(ctx, post, "ahk_unknown")
+	_, _, err = r.gate.Admit(ctx, mark, "ahk_unknown")
 	wantCode(t, "unknown token", err, codes.Unauthenticated, "unknown or revoked token")
-	_, _, err = r.gate.Admit(ctx, post, adminToken)
+	_, _, err = r.gate.Admit(ctx, mark, adminToken)
 	wantCode(t, "admin token on an agent call", err, codes.PermissionDenied, "the admin token was given")
 	_, _, err = r.gate.Admit(ctx, list, tok)
 	wantCode(t, "agent token on an admin call", err, codes.PermissionDenied, "an agent token was given")
@@ -101,7 +99,7 @@ func TestAdmitChecksTheCredentialTheTableNames(t *testing.T) {
 	if _, err := r.svc.Agents.SetAgentDisabled(ctx, "alice", true); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = r.gate.Admit(ctx, post, tok)
+	_, _, err = r.gate.Admit(ctx, mark, tok)
 	wantCode(t, "a disabled agent", err, codes.PermissionDenied, "disabled")
 }
 
@@ -216,15 +214,30 @@ func TestSearchSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = r.gate.Admit(ctx, search, c)
-	wantCode(t, "a third search with two slots", err, codes.ResourceExhausted, "busy with other searches")
+	// c waits for a slot (its timer is set), up to the queue bound.
+	cAdmit := func() (chan error, chan func()) {
+		errs, rels := make(chan error, 1), make(chan func(), 1)
+		timers := r.clock.Timers()
+		go func() {
+			_, rel, err := r.gate.Admit(ctx, search, c)
+			errs <- err
+			rels <- rel
+		}()
+		for r.clock.Timers() == timers {
+			time.Sleep(time.Millisecond)
+		}
+		return errs, rels
+	}
+	errs, _ := cAdmit()
+	r.clock.Advance(50 * time.Millisecond)
+	wantCode(t, "a third search with two slots", <-errs, codes.ResourceExhausted, "busy with other searches")
 	// A slot freed while c waits is taken.
-	go func() { time.Sleep(10 * time.Millisecond); relB() }()
-	r.gate.searches.queue = time.Minute
-	_, relC, err := r.gate.Admit(ctx, search, c)
-	if err != nil {
+	errs, rels := cAdmit()
+	relB()
+	if err := <-errs; err != nil {
 		t.Fatalf("c, once b's search ended: %v", err)
 	}
+	relC := <-rels
 	relA()
 	relC()
 	if _, rel, err := r.gate.Admit(ctx, search, a); err != nil {
@@ -294,7 +307,7 @@ func TestPersonCallsTakeAPersonOrTheAdmin(t *testing.T) {
 	t.Parallel()
 	r := newGateRig(t, nil)
 	people := r.svc.People
-	r.gate = New(r.svc.Agents, Options{People: people, Now: r.gate.now})
+	r.gate = New(r.svc.Agents, Options{People: people, Clock: r.clock})
 	ctx := context.Background()
 	_, personTok, err := people.CreatePerson(ctx, "pat")
 	if err != nil {
@@ -379,14 +392,14 @@ func TestEveryCallerKindHasABudget(t *testing.T) {
 func TestPersonHasABudgetOfItsOwn(t *testing.T) {
 	t.Parallel()
 	r := newGateRig(t, nil)
-	r.gate = New(r.svc.Agents, Options{People: r.svc.People, Now: r.gate.now, Write: RateLimit{PerSecond: 1, Burst: 3}})
+	r.gate = New(r.svc.Agents, Options{People: r.svc.People, Clock: r.clock, Write: RateLimit{PerSecond: 1, Burst: 3}})
 	ctx := context.Background()
 	_, personTok, err := r.svc.People.CreatePerson(ctx, "pat")
 	if err != nil {
 		t.Fatal(err)
 	}
 	agentTok := r.agent(t, "alice")
-	post := hubv1.AdminService_PostMessage_FullMethodName
+	post := hubv1.AgentService_PostMessage_FullMethodName
 	for i := range 3 {
 		if _, _, err := r.gate.Admit(ctx, post, personTok); err != nil {
 			t.Fatalf("post %d within pat's burst: %v", i, err)

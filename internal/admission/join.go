@@ -25,7 +25,7 @@ var DefaultJoinCodeLimit = RateLimit{PerSecond: 2, Burst: 20}
 // budget: ResourceExhausted with the wait. source is the caller's address
 // ("host:port" or a bare IP; "" when not known).
 func (g *Gate) CheckJoin(ctx context.Context, code, source string) error {
-	now := g.now()
+	now := g.clock.Now()
 	if wait := g.source.take(sourceKey(source), 1, now); wait > 0 {
 		return g.joinRefusal(wait, g.source.cfg, "join attempts", "from one address", "--join-source-rate-limit and --join-source-rate-burst")
 	}

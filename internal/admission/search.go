@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthub/hub/internal/hub"
 	"google.golang.org/grpc/codes"
 )
 
@@ -16,19 +17,20 @@ import (
 type searchSlots struct {
 	all   chan struct{}
 	queue time.Duration
+	clock hub.Clock
 
 	mu   sync.Mutex
 	busy map[int64]bool // callers with a search running (the admin is -1)
 }
 
-func newSearchSlots(n int, queue time.Duration) *searchSlots {
+func newSearchSlots(n int, queue time.Duration, clock hub.Clock) *searchSlots {
 	if n <= 0 {
 		n = 2
 	}
 	if queue <= 0 {
 		queue = 2 * time.Second
 	}
-	return &searchSlots{all: make(chan struct{}, n), queue: queue, busy: map[int64]bool{}}
+	return &searchSlots{all: make(chan struct{}, n), queue: queue, clock: clock, busy: map[int64]bool{}}
 }
 
 // acquire takes a slot for caller id's search: ResourceExhausted when the
@@ -47,7 +49,7 @@ func (s *searchSlots) acquire(ctx context.Context, id int64) (release func(), er
 		delete(s.busy, id)
 		s.mu.Unlock()
 	}
-	t := time.NewTimer(s.queue)
+	t := s.clock.NewTimer(s.queue)
 	defer t.Stop()
 	select {
 	case s.all <- struct{}{}:
@@ -58,7 +60,7 @@ func (s *searchSlots) acquire(ctx context.Context, id int64) (release func(), er
 	case <-ctx.Done():
 		free()
 		return nil, ctx.Err()
-	case <-t.C:
+	case <-t.C():
 		free()
 		return nil, refuseFor(codes.ResourceExhausted, time.Second,
 			"the hub is busy with other searches: retry in a second")

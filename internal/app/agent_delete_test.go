@@ -54,7 +54,7 @@ func TestDeleteAgentOverREST(t *testing.T) {
 	if _, err := h.admin.GetAgent(h.adm, &hubv1.GetAgentRequest{Name: "bob"}); status.Code(err) != codes.NotFound {
 		t.Errorf("GetAgent(bob) after the deletion: %v, want NotFound", err)
 	}
-	ms, err := h.admin.ListMessages(h.adm, &hubv1.AdminListMessagesRequest{Limit: 10})
+	ms, err := h.agent.ListMessages(h.adm, &hubv1.ListMessagesRequest{Limit: 10})
 	if err != nil || len(ms.GetMessages()) != 1 || ms.GetMessages()[0].GetBody() != "from carol" {
 		t.Errorf("messages after the deletion = %v, %v; want carol's only", ms.GetMessages(), err)
 	}

@@ -229,7 +229,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if err := m.serveHTTP(runCtx, tlsCfg); err != nil {
 		return err
 	}
-	m.Logger.Info("hub started", "version", version.Version, "grpc", m.GRPCAddress(), "http", m.HTTPAddress(), "data_dir", m.DataDir)
+	m.Logger.Info("hub started", "version", version.Version(), "grpc", m.GRPCAddress(), "http", m.HTTPAddress(), "data_dir", m.DataDir)
 	if m.ca != nil {
 		m.Logger.Info("serving TLS with the hub's own CA; agents pin it by its fingerprint (hubctl join-codes create prints the line to run)",
 			"ca_fingerprint", m.ca.Fingerprint(), "ca_file", datadir.CAFile(m.DataDir), "cert_expires", m.ca.NotAfter().UTC().Format(time.RFC3339))
@@ -330,7 +330,7 @@ func (m *Main) newServer() {
 	opts := admission.DefaultOptions()
 	opts.Write, opts.Read, opts.Search, opts.SearchSlots = m.RateLimit, m.ReadLimit, m.SearchLimit, m.SearchSlots
 	opts.Join, opts.JoinSource, opts.JoinCode = m.JoinRateLimit, m.JoinSourceLimit, m.JoinCodeLimit
-	opts.People = m.Services.People
+	opts.People, opts.Clock = m.Services.People, m.Clock
 	m.Gate = admission.New(m.Services.Agents, opts)
 	m.Server = server.New(m.Services, m.Gate, server.Info{
 		DataDir:       m.DataDir,
@@ -401,8 +401,9 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		"/mcp":         m.mcpHandler(),
 		"GET /metrics": m.metricsHandler(),
 	}
-	// The hosts' own telemetry (OTLP/HTTP): what each agent spends.
-	otlp := &usage.Receiver{Gate: m.Gate, Usage: m.Services.Usage, Meter: usage.NewMeter()}
+	// The hosts' own telemetry (OTLP/HTTP): what each agent spends, and
+	// the tools it runs as its activity.
+	otlp := &usage.Receiver{Gate: m.Gate, Usage: m.Services.Usage, Activity: m.Services.Liveness, Meter: usage.NewMeter()}
 	for pattern, h := range otlp.Routes() {
 		extra[pattern] = h
 	}
@@ -416,7 +417,7 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 		CallMax:   writeTimeout - restReplyMargin,
 		Ready:     m.ready,
 		Extra:     extra,
-		Version:   version.Version,
+		Version:   version.Version(),
 		Gate:      m.Gate,
 		AllowHost: gateway.AllowHosts(loopback.Addr(m.HTTPAddr), m.HTTPAllowedHosts),
 		Refused: func(r *http.Request, reason string) {

@@ -119,7 +119,7 @@ func (h *coreHub) counts(tb testing.TB) (agents, messages int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ms, err := h.admin.ListMessages(h.adm, &hubv1.AdminListMessagesRequest{Limit: 500})
+	ms, err := h.agent.ListMessages(h.adm, &hubv1.ListMessagesRequest{Limit: 500})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -188,7 +188,8 @@ func TestRESTBadInput(t *testing.T) {
 		{"no token", "POST", "/v1/messages", "", `{"to":["carol"],"body":"x"}`, 401, "missing token"},
 		{"wrong token", "POST", "/v1/messages", "ahk_wrong", `{"to":["carol"],"body":"x"}`, 401, "unknown or revoked token"},
 		{"disabled agent's token", "POST", "/v1/messages", bob, `{"to":["carol"],"body":"x"}`, 403, "disabled"},
-		{"admin token as agent", "POST", "/v1/messages", h.token, `{"to":["carol"],"body":"x"}`, 403, "admin token"},
+		{"admin token as agent", "POST", "/v1/messages:markRead", h.token, `{}`, 403, "admin token"},
+		{"agent token on the admin's list naming another agent", "GET", "/v1/admin/messages?agent=carol", alice, "", 403, "agent is the admin's"},
 		{"agent token as admin", "POST", "/v1/admin/agents", alice, `{"name":"dave"}`, 403, "admin token"},
 		{"no admin token", "GET", "/v1/admin/agents", "", "", 401, "missing admin token"},
 		{"wrong admin token", "POST", "/v1/admin/agents", "ahk_wrong", `{"name":"dave"}`, 401, "unknown admin token"},
@@ -427,7 +428,7 @@ func TestRestart(t *testing.T) {
 	if _, err := h2.agent.GetStatus(coreBearer(alice), &hubv1.GetStatusRequest{}); err != nil {
 		t.Errorf("alice's token after the restart: %v", err)
 	}
-	ms, err := h2.admin.ListMessages(h2.adm, &hubv1.AdminListMessagesRequest{})
+	ms, err := h2.agent.ListMessages(h2.adm, &hubv1.ListMessagesRequest{})
 	if err != nil || len(ms.GetMessages()) != 1 || ms.GetMessages()[0].GetId() != p.GetMessage().GetId() {
 		t.Errorf("messages after the restart = %v, %v; want the one posted before", ms, err)
 	}

@@ -14,7 +14,7 @@ import (
 // open streams do not hold it up.
 func (m *Main) newDashboard(extra map[string]http.Handler) *dashboard.Dashboard {
 	opts := dashboard.Options{Feed: m.Services.Core.Feed(), Gate: m.Gate,
-		Watch: m.Services.Liveness.WatchOverviews(), Rows: m.Server.OverviewsToProto}
+		Watch: m.Services.Liveness.WatchOverviews(), Rows: m.Server.OverviewsToProto, Clock: m.Clock}
 	if m.watchPosts != nil {
 		// Replicas share the store: what another one's callers change is
 		// found by reading every row now and then.

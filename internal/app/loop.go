@@ -20,7 +20,7 @@ func (m *Main) startLoop(runCtx context.Context) {
 			m.Logger.Info("expired the approvals a stopped hub left open: their hooks are gone", "approvals", n)
 		}
 	}
-	d := webhook.New(m.Services.Webhooks, webhook.Options{Logger: m.Logger})
+	d := webhook.New(m.Services.Webhooks, webhook.Options{Logger: m.Logger, Clock: m.Clock})
 	m.Services.Inbox.SetSink(d)
 	m.metrics.CounterVecFunc("webhook_items_dropped_total", "Inbox items not sent to a webhook because its queue was full (the receiver too slow or down), per webhook ID; \"intake\": before any webhook.", "webhook", func() map[string]float64 {
 		out := map[string]float64{}

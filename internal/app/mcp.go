@@ -16,7 +16,7 @@ import (
 func (m *Main) mcpHandler() http.Handler {
 	h := mcpbridge.NewHTTPHandlerWithClient(hubv1.NewAgentServiceClient(m.direct), mcpbridge.Options{
 		HubAddr: m.GRPCAddress(),
-		Version: version.Version,
+		Version: version.Version(),
 		Gate:    m.Gate,
 		Logger:  m.Logger.With("component", "mcp"),
 	})

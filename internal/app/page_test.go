@@ -43,10 +43,10 @@ func TestLargeMessagesPage(t *testing.T) {
 	if len(page.Messages) == 0 || len(page.Messages) == 80 || !page.More || page.Cursor == "" {
 		t.Errorf("page of %d messages, more=%v, cursor %q; want a partial page with more and a cursor", len(page.Messages), page.More, page.Cursor)
 	}
-	admin := hubv1.NewAdminServiceClient(m.Conn())
+	admin := hubv1.NewAgentServiceClient(m.Conn())
 	seen, after := 0, ""
 	for i := 0; i < 80; i++ {
-		r, err := admin.ListMessages(bearer(context.Background(), relAdminToken(t, m)), &hubv1.AdminListMessagesRequest{Limit: 500, AfterId: after})
+		r, err := admin.ListMessages(bearer(context.Background(), relAdminToken(t, m)), &hubv1.ListMessagesRequest{Limit: 500, AfterId: after})
 		if err != nil {
 			t.Fatalf("admin list after %q: %v", after, err)
 		}

@@ -98,7 +98,7 @@ func TestPriorityAndAcknowledgementsEndToEnd(t *testing.T) {
 	if code != 400 || !strings.Contains(raw, "PRIORITY_URGENT") {
 		t.Errorf("priority critical over REST: HTTP %d %s, want 400 naming the allowed values", code, raw)
 	}
-	_, err = h.admin.PostMessage(h.adm, &hubv1.AdminPostMessageRequest{To: []string{"bob"}, Body: "x", Priority: 7})
+	_, err = h.agent.PostMessage(h.adm, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "x", Priority: 7})
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "low, normal, high, urgent") {
 		t.Errorf("admin post with priority 7: %v, want InvalidArgument naming the allowed values", err)
 	}

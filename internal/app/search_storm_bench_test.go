@@ -48,7 +48,7 @@ func BenchmarkSearchStorm(b *testing.B) {
 	}
 	victim := bearer(ctx, relCreateAgent(b, m, "victim"))
 	for i := range messages {
-		if _, err := admin.PostMessage(actx, &hubv1.AdminPostMessageRequest{Channel: "#big", Body: fmt.Sprintf("%s %d %s", words, i, words)}); err != nil {
+		if _, err := agent.PostMessage(actx, &hubv1.PostMessageRequest{Channel: "#big", Body: fmt.Sprintf("%s %d %s", words, i, words)}); err != nil {
 			b.Fatal(err)
 		}
 	}

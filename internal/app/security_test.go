@@ -183,8 +183,6 @@ var validRequests = map[string]string{
 	"AdminService.EnableAgent":             `{"name":"dora"}`,
 	"AdminService.RotateToken":             `{"name":"alice"}`,
 	"AdminService.RevokeToken":             `{"name":"alice"}`,
-	"AdminService.PostMessage":             `{"to":["bob"],"body":"fake admin message"}`,
-	"AdminService.ListMessages":            `{}`,
 	"AdminService.GetAgentHealth":          `{"name":"alice"}`,
 	"AdminService.ListEvents":              `{}`,
 	"AdminService.ListDeepWork":            `{}`,
@@ -422,7 +420,7 @@ func TestIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A message for alice, so MarkRead and the list calls have something.
-	if _, err := admin.PostMessage(ctx, &hubv1.AdminPostMessageRequest{To: []string{"alice"}, Body: "hi"}); err != nil {
+	if _, err := hubv1.NewAgentServiceClient(conn).PostMessage(ctx, &hubv1.PostMessageRequest{To: []string{"alice"}, Body: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	// A reservation of alice's (ID 1), so the reservation calls have one.
@@ -603,7 +601,7 @@ func TestSenderIsTheToken(t *testing.T) {
 		}
 	}
 	// And what carol reads says alice too.
-	carolMsgs, err := hubv1.NewAdminServiceClient(m.Conn()).ListMessages(bearer(context.Background(), relAdminToken(t, m)), &hubv1.AdminListMessagesRequest{Agent: "carol"})
+	carolMsgs, err := hubv1.NewAgentServiceClient(m.Conn()).ListMessages(bearer(context.Background(), relAdminToken(t, m)), &hubv1.ListMessagesRequest{Agent: "carol"})
 	if err != nil {
 		t.Fatal(err)
 	}

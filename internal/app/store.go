@@ -41,7 +41,7 @@ type checkpointer interface{ Checkpoints() sqlite.CheckpointStats }
 // outside watcher).
 func (m *Main) openDatabase(ctx context.Context) error {
 	if m.DatabaseURL == "" {
-		db, err := sqlite.Open(ctx, filepath.Join(m.DataDir, "hub.db"), sqlite.Options{Synchronous: m.Synchronous, MaxSize: m.MaxDBSize})
+		db, err := sqlite.Open(ctx, filepath.Join(m.DataDir, "hub.db"), sqlite.Options{Synchronous: m.Synchronous, MaxSize: m.MaxDBSize, Clock: m.Clock})
 		if err != nil {
 			return err
 		}

@@ -114,18 +114,20 @@ func TestUsageFromHostTelemetry(t *testing.T) {
 		}
 	}
 
-	sonnet := map[string]float64{"input_tokens": 1300, "output_tokens": 590, "cache_read_tokens": 80000, "cache_creation_tokens": 3200, "requests": 1, "cost_usd": 0.0444}
-	haiku := map[string]float64{"input_tokens": 40, "output_tokens": 12, "cache_read_tokens": 0, "cache_creation_tokens": 0, "requests": 1, "cost_usd": 0.0011}
+	// What the real Claude Code sent in the hosts rig: two requests of 10
+	// input, 5 output, 4 cache-read and 2 cache-write tokens; its metrics
+	// repeat its events and are not counted.
+	sonnet := map[string]float64{"input_tokens": 20, "output_tokens": 10, "cache_read_tokens": 8, "cache_creation_tokens": 4, "requests": 2, "cost_usd": 0.0002274}
 	for _, ask := range []struct{ path, token string }{
 		{"/v1/admin/usage?group_by=agent,model", h.token},
 		{"/v1/usage?group_by=agent,model", tok},
 	} {
 		code, body, _ := h.do(t, "GET", ask.path, ask.token, "")
 		var got struct{ Rows []map[string]any }
-		if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || len(got.Rows) != 2 {
-			t.Fatalf("GET %s: %d %s, want two rows (haiku, sonnet)", ask.path, code, body)
+		if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || len(got.Rows) != 1 {
+			t.Fatalf("GET %s: %d %s, want one row (sonnet)", ask.path, code, body)
 		}
-		for i, want := range []map[string]float64{haiku, sonnet} {
+		for i, want := range []map[string]float64{sonnet} {
 			row := got.Rows[i]
 			if row["agent"] != "coder" {
 				t.Errorf("%s row %d: agent %v, want coder", ask.path, i, row["agent"])
@@ -143,6 +145,14 @@ func TestUsageFromHostTelemetry(t *testing.T) {
 				}
 			}
 		}
+	}
+	// The tool Claude Code ran is coder's activity: a checkpoint, once.
+	act, err := h.admin.ListActivity(h.adm, &hubv1.ListActivityRequest{Name: "coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cps := act.GetCheckpoints(); len(cps) != 1 || cps[0].GetCurrentActivity() != "tools run (host telemetry): Bash" {
+		t.Errorf("coder's checkpoints = %v, want one naming Bash", cps)
 	}
 	if code, body, _ := h.do(t, "GET", "/v1/admin/usage?group_by=colour", h.token, ""); code != 400 || !strings.Contains(body, "expected agent, project, task, model or day") {
 		t.Errorf("bad group_by: %d %s, want 400 naming the fields", code, body)
@@ -164,7 +174,7 @@ func TestUsageFromHostTelemetry(t *testing.T) {
 		t.Errorf("status after a 529: %s, want rate_limited_until set", body)
 	}
 	_, metricsText, _ := h.do(t, "GET", "/metrics", "", "")
-	if !strings.Contains(metricsText, `hub_usage_tokens_total{agent="coder",type="input"} 1340`) {
-		t.Errorf("/metrics lacks coder's 1340 input tokens")
+	if !strings.Contains(metricsText, `hub_usage_tokens_total{agent="coder",type="input"} 20`) {
+		t.Errorf("/metrics lacks coder's 20 input tokens")
 	}
 }

@@ -40,6 +40,9 @@ type Options struct {
 	// those that changed: the changes made through another replica of a
 	// shared store reach this hub's feed only that way.
 	FullPassEvery time.Duration
+	// Clock runs the streams' pings and gaps and the rows' scans (the
+	// system clock when nil).
+	Clock hub.Clock
 }
 
 const (
@@ -65,6 +68,9 @@ type Dashboard struct {
 // sends the changed rows; Close ends it.
 func New(opts Options) *Dashboard {
 	sub, _ := fs.Sub(static, "static") // cannot fail: the directory is embedded
+	if opts.Clock == nil {
+		opts.Clock = hub.SystemClock{}
+	}
 	d := &Dashboard{opts: opts, assets: http.FileServerFS(sub), closing: make(chan struct{})}
 	if opts.Watch != nil && opts.Rows != nil {
 		d.rows = newRowCaster(opts, d.closing)

@@ -111,9 +111,10 @@ func (c *rowCaster) idle() bool {
 // run reads and sends the changed rows until the dashboard closes.
 func (c *rowCaster) run() {
 	ctx := c.ctx
-	ticker := time.NewTicker(rowScan)
+	clock := c.opts.Clock
+	ticker := clock.NewTicker(rowScan)
 	defer ticker.Stop()
-	lastFull, lastScan := time.Now(), time.Time{}
+	lastFull, lastScan := clock.Now(), time.Time{}
 	for {
 		if c.idle() {
 			select {
@@ -126,19 +127,19 @@ func (c *rowCaster) run() {
 		case <-c.closing:
 			return
 		case <-c.opts.Feed.AgentChanges():
-		case <-ticker.C:
+		case <-ticker.C():
 		case <-c.joined:
 		}
-		if !sleepCtx(ctx, rowGap) {
+		if !sleepCtx(ctx, clock, rowGap) {
 			return
 		}
-		scan := time.Since(lastScan) >= rowScan
+		scan := clock.Now().Sub(lastScan) >= rowScan
 		if scan {
-			lastScan = time.Now()
+			lastScan = clock.Now()
 		}
-		full := c.opts.FullPassEvery > 0 && time.Since(lastFull) >= c.opts.FullPassEvery
+		full := c.opts.FullPassEvery > 0 && clock.Now().Sub(lastFull) >= c.opts.FullPassEvery
 		if c.step(scan, full) {
-			lastFull = time.Now()
+			lastFull = clock.Now()
 		}
 	}
 }
@@ -244,13 +245,13 @@ func (c *rowCaster) fanOut(ev []byte) {
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
+func sleepCtx(ctx context.Context, clock hub.Clock, d time.Duration) bool {
+	t := clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C:
+	case <-t.C():
 		return true
 	}
 }

@@ -66,7 +66,8 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	send := func(s string) bool {
 		// Each write has its own deadline: the server's WriteTimeout
-		// would otherwise end every stream after a minute or so.
+		// would otherwise end every stream after a minute or so. A
+		// connection's deadline is the system clock's.
 		rc.SetWriteDeadline(time.Now().Add(pingEvery + 10*time.Second))
 		if _, err := io.WriteString(w, s); err != nil {
 			return false
@@ -74,14 +75,21 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush() == nil
 	}
 	// The page reconnects by itself; "retry" is for EventSource-like clients.
-	hello := map[string]any{"version": version.Version, "deltas": rows != nil}
+	hello := map[string]any{"version": version.Version(), "deltas": rows != nil}
 	if !send(fmt.Sprintf("retry: 5000\nevent: hello\ndata: %s\n\n", mustJSON(hello))) {
 		return
 	}
-	ping := time.NewTicker(pingEvery)
+	clock := d.opts.Clock
+	ping := clock.NewTicker(pingEvery)
 	defer ping.Stop()
 	var held hub.Topics      // changes merged into the next event
 	var gap <-chan time.Time // running after each event: nil when none runs
+	var gapTimer hub.Timer
+	defer func() {
+		if gapTimer != nil {
+			gapTimer.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-r.Context().Done():
@@ -90,7 +98,7 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-sub.Done(): // its person was revoked
 			return
-		case <-ping.C:
+		case <-ping.C():
 			if !send(": ping\n\n") {
 				return
 			}
@@ -120,7 +128,12 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		held = 0
-		gap = time.After(changeGap)
+		if gapTimer == nil {
+			gapTimer = clock.NewTimer(changeGap)
+		} else {
+			gapTimer.Reset(changeGap)
+		}
+		gap = gapTimer.C()
 	}
 }
 

@@ -92,7 +92,7 @@ func New() *Metrics {
 		Help: "Cost in US dollars agents' hosts reported, by agent.",
 	}, []string{"agent"})
 	m.reg.MustRegister(m.posts, m.waits, m.wakeLatency, m.parked, m.rpcs, m.rpcDuration, m.tokens, m.requests, m.cost,
-		buildInfo(version.Version, version.Commit, runtime.Version()),
+		buildInfo(version.Version(), version.Commit(), runtime.Version()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

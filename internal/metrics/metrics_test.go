@@ -85,11 +85,11 @@ func TestMetrics(t *testing.T) {
 func TestBuildInfo(t *testing.T) {
 	t.Parallel()
 	out := scrape(t, New())
-	commit := version.Commit
+	commit := version.Commit()
 	if commit == "" {
 		commit = "unknown"
 	}
-	want := fmt.Sprintf(`hub_build_info{commit=%q,goversion=%q,version=%q} 1`, commit, runtime.Version(), version.Version)
+	want := fmt.Sprintf(`hub_build_info{commit=%q,goversion=%q,version=%q} 1`, commit, runtime.Version(), version.Version())
 	if !strings.Contains(out, want+"\n") {
 		t.Errorf("metrics lack %s", want)
 	}

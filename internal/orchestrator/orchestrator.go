@@ -195,7 +195,7 @@ func (o *Orchestrator) logger() *slog.Logger {
 // that outlasts the interval makes the ticker drop the ticks it missed
 // rather than queue them.
 func (o *Orchestrator) Run(ctx context.Context) error {
-	t := time.NewTicker(o.interval())
+	t := o.clock().NewTicker(o.interval())
 	defer t.Stop()
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
@@ -208,7 +208,7 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 			o.runTick(ctx)
 		}
 	}
@@ -233,11 +233,11 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 		}
 		return
 	}
-	began := time.Now() // durations are measured on the monotonic clock
+	began := clock.Now() // the system clock's readings are monotonic
 	// The tick's writes are made only while this process still leads
 	// (hub.LeaderWork: a store shared by replicas fences them).
 	err = o.Tick(hub.LeaderWork(ctx), start)
-	o.record(start, time.Since(began), true, err)
+	o.record(start, clock.Now().Sub(began), true, err)
 	if o.jobs != nil { // tests of the loop alone have no service
 		o.jobs.Feed.Publish(hub.TopicTick)
 	}
@@ -293,15 +293,16 @@ func (o *Orchestrator) Stats() Stats {
 func (o *Orchestrator) Tick(ctx context.Context, now time.Time) error {
 	o.report = Report{Steps: make(map[string]time.Duration, len(o.steps))}
 	var errs []error
+	clock := o.clock()
 	for _, s := range o.steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		began := time.Now()
+		began := clock.Now()
 		if err := s.fn(ctx, now); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
 		}
-		o.report.Steps[s.name] = time.Since(began)
+		o.report.Steps[s.name] = clock.Now().Sub(began)
 	}
 	o.mu.Lock()
 	o.stats.Last = o.report
@@ -315,10 +316,11 @@ func (o *Orchestrator) budget() time.Duration { return o.interval() / 2 }
 
 // batches calls fn until it reports no more work or the budget is spent.
 func (o *Orchestrator) batches(fn func() (more bool, err error)) error {
-	began := time.Now()
+	clock := o.clock()
+	began := clock.Now()
 	for {
 		more, err := fn()
-		if err != nil || !more || time.Since(began) > o.budget() {
+		if err != nil || !more || clock.Now().Sub(began) > o.budget() {
 			return err
 		}
 	}

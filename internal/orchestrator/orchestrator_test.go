@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agenthub/hub/internal/hub"
 )
 
 func TestTickRunsEveryStepAndJoinsErrors(t *testing.T) {
@@ -30,27 +32,41 @@ func TestTickRunsEveryStepAndJoinsErrors(t *testing.T) {
 }
 
 // TestRunNeverOverlaps: a tick slower than the interval delays the next one
-// instead of running beside it, and the overrun is counted.
+// instead of running beside it, and the overrun is counted; the ticks and
+// their durations are the clock's.
 func TestRunNeverOverlaps(t *testing.T) {
 	t.Parallel()
-	o := &Orchestrator{Interval: 2 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	clock := hub.NewFakeClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+	o := &Orchestrator{Interval: 2 * time.Millisecond, Clock: clock, Logger: slog.New(slog.DiscardHandler)}
 	var inFlight, maxInFlight, calls atomic.Int32
+	ran := make(chan struct{}, 1)
 	o.steps = []step{{"slow", func(context.Context, time.Time) error {
 		n := inFlight.Add(1)
 		if n > maxInFlight.Load() {
 			maxInFlight.Store(n)
 		}
 		calls.Add(1)
-		time.Sleep(10 * time.Millisecond)
+		clock.Advance(10 * time.Millisecond) // the tick takes 10ms: the ticker fires meanwhile
 		inFlight.Add(-1)
+		select {
+		case ran <- struct{}{}:
+		default:
+		}
 		return nil
 	}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- o.Run(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for calls.Load() < 3 && time.Now().Before(deadline) {
+	for clock.Timers() == 0 { // Run's ticker is set
 		time.Sleep(time.Millisecond)
+	}
+	clock.Advance(2 * time.Millisecond)
+	for calls.Load() < 3 {
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d ticks ran; want 3", calls.Load())
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -60,8 +76,8 @@ func TestRunNeverOverlaps(t *testing.T) {
 		t.Errorf("max ticks in flight = %d, want 1", maxInFlight.Load())
 	}
 	s := o.Stats()
-	if s.Ticks < 3 || s.Overruns < 3 || s.MaxDuration < 10*time.Millisecond || !s.Leader {
-		t.Errorf("stats = %+v, want ≥3 ticks, ≥3 overruns, max ≥10ms, leader", s)
+	if s.Ticks < 3 || s.Overruns < 3 || s.MaxDuration != 10*time.Millisecond || !s.Leader {
+		t.Errorf("stats = %+v, want ≥3 ticks, ≥3 overruns, max 10ms, leader", s)
 	}
 }
 

@@ -92,33 +92,6 @@ func (a *AdminServer) RevokeToken(ctx context.Context, req *hubv1.RevokeTokenReq
 	return &hubv1.RevokeTokenResponse{Agent: a.s.agentView(ctx, ag)}, nil
 }
 
-// PostMessage implements hubv1.AdminServiceServer: posts as "admin" with
-// the admin token, as the person with a person token.
-func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessageRequest) (*hubv1.AdminPostMessageResponse, error) {
-	m, err := a.s.svc.Messages.Post(ctx, nil, postSender(ctx), hub.PostRequest{
-		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
-		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
-		Project: req.GetProject(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	us, note := a.s.svc.Messages.Unreachable(nil, m)
-	return &hubv1.AdminPostMessageResponse{Message: messageToProto(m), Unreachable: unreachableNames(us), DeliveryNote: note}, nil
-}
-
-// ListMessages implements hubv1.AdminServiceServer.
-func (a *AdminServer) ListMessages(ctx context.Context, req *hubv1.AdminListMessagesRequest) (*hubv1.AdminListMessagesResponse, error) {
-	msgs, cursor, more, err := a.s.svc.Messages.AdminList(ctx, hub.AdminListRequest{
-		AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Agent: req.GetAgent(), Channel: req.GetChannel(), Newest: req.GetNewest(),
-		Project: req.GetProject(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &hubv1.AdminListMessagesResponse{Messages: messagesToProto(msgs), Cursor: hub.FormatMessageID(cursor), HasMore: more}, nil
-}
-
 // GetHubInfo implements hubv1.AdminServiceServer.
 func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest) (*hubv1.GetHubInfoResponse, error) {
 	svc := a.s.svc
@@ -128,7 +101,7 @@ func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest
 	}
 	cfg := svc.Core.Config()
 	r := &hubv1.GetHubInfoResponse{
-		Version:       version.Version,
+		Version:       version.Version(),
 		Time:          ts(svc.Core.Now()),
 		TimeZone:      zoneName(cfg.Location, svc.Core.Now()),
 		Beat:          svc.Core.Beat(),

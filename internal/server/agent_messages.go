@@ -33,24 +33,57 @@ func (a *AgentServer) GetStatus(ctx context.Context, _ *hubv1.GetStatusRequest) 
 	return &hubv1.GetStatusResponse{Status: statusToProto(st)}, nil
 }
 
-// PostMessage implements hubv1.AgentServiceServer.
+// PostMessage implements hubv1.AgentServiceServer: an agent posts as
+// itself in its own project; a person posts as the person, the admin as
+// "admin", in the project they name.
 func (a *AgentServer) PostMessage(ctx context.Context, req *hubv1.PostMessageRequest) (*hubv1.PostMessageResponse, error) {
-	m, err := a.s.svc.Messages.Post(ctx, Caller(ctx), "", hub.PostRequest{
+	if err := adminField(ctx, "project", req.GetProject() != ""); err != nil {
+		return nil, err
+	}
+	caller, sender := Caller(ctx), ""
+	if caller == nil {
+		sender = postSender(ctx)
+	}
+	m, err := a.s.svc.Messages.Post(ctx, caller, sender, hub.PostRequest{
 		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
 		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
+		Project: req.GetProject(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	us, note := a.s.svc.Messages.Unreachable(Caller(ctx), m)
+	us, note := a.s.svc.Messages.Unreachable(caller, m)
 	return &hubv1.PostMessageResponse{Message: messageToProto(m), Unreachable: unreachableNames(us), DeliveryNote: note}, nil
 }
 
-// ListMessages implements hubv1.AgentServiceServer.
+// ListMessages implements hubv1.AgentServiceServer: an agent's own
+// messages, or, for the admin or a person, every message (of the agent,
+// channel and project named).
 func (a *AgentServer) ListMessages(ctx context.Context, req *hubv1.ListMessagesRequest) (*hubv1.ListMessagesResponse, error) {
-	msgs, cursor, more, err := a.s.svc.Messages.List(ctx, Caller(ctx), hub.ListRequest{
-		AfterID: req.GetAfterId(), UnreadOnly: req.GetUnreadOnly(), Limit: int(req.GetLimit()), Channel: req.GetChannel(),
-	})
+	for _, f := range []struct {
+		name  string
+		given bool
+	}{{"agent", req.GetAgent() != ""}, {"newest", req.GetNewest()}, {"project", req.GetProject() != ""}} {
+		if err := adminField(ctx, f.name, f.given); err != nil {
+			return nil, err
+		}
+	}
+	var msgs []*hub.Message
+	var cursor int64
+	var more bool
+	var err error
+	if caller := Caller(ctx); caller != nil {
+		msgs, cursor, more, err = a.s.svc.Messages.List(ctx, caller, hub.ListRequest{
+			AfterID: req.GetAfterId(), UnreadOnly: req.GetUnreadOnly(), Limit: int(req.GetLimit()), Channel: req.GetChannel(),
+		})
+	} else if req.GetUnreadOnly() {
+		err = hub.Errorf(hub.EINVALID, "unread_only is an agent's: only an agent has messages read or unread; leave it false to list every message")
+	} else {
+		msgs, cursor, more, err = a.s.svc.Messages.AdminList(ctx, hub.AdminListRequest{
+			AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Agent: req.GetAgent(), Channel: req.GetChannel(), Newest: req.GetNewest(),
+			Project: req.GetProject(),
+		})
+	}
 	if err != nil {
 		return nil, err
 	}

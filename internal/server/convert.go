@@ -123,7 +123,7 @@ func statusToProto(st *hub.Status) *hubv1.Status {
 		Findings:           findingsToProto(st.Health.Findings),
 		Online:             st.Online,
 		Waiting:            st.Waiting,
-		HubVersion:         version.Version,
+		HubVersion:         version.Version(),
 		HubTime:            ts(st.Time),
 		LatestMessageId:    hub.FormatMessageID(st.LatestMessageID),
 		DeepWork:           DeepWorkToProto(st.DeepWork),

@@ -117,7 +117,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if _, err := r.agent.LeaveChannel(bob, &hubv1.LeaveChannelRequest{Channel: "#ops"}); err != nil {
 		t.Errorf("LeaveChannel: %v", err)
 	}
-	adminList, err := r.admin.ListMessages(r.adm, &hubv1.AdminListMessagesRequest{Agent: "alice"})
+	adminList, err := r.agent.ListMessages(r.adm, &hubv1.ListMessagesRequest{Agent: "alice"})
 	if err != nil || len(adminList.GetMessages()) != 1 || adminList.GetMessages()[0].GetId() != reply.GetMessage().GetId() {
 		t.Errorf("admin list for alice = %v, %v", adminList, err)
 	}
@@ -174,9 +174,26 @@ func TestBadInput(t *testing.T) {
 			return err
 		}, codes.InvalidArgument, "agent name"},
 		{"admin post to nobody", func() error {
-			_, err := r.admin.PostMessage(r.adm, &hubv1.AdminPostMessageRequest{To: []string{"ghost"}, Body: "x"})
+			_, err := r.agent.PostMessage(r.adm, &hubv1.PostMessageRequest{To: []string{"ghost"}, Body: "x"})
 			return err
 		}, codes.NotFound, "ghost"},
+		{"agent naming a project to post in", post(&hubv1.PostMessageRequest{To: []string{"bob"}, Body: "x", Project: "red"}), codes.PermissionDenied, "project is the admin's"},
+		{"agent listing another agent's messages", func() error {
+			_, err := r.agent.ListMessages(alice, &hubv1.ListMessagesRequest{Agent: "bob"})
+			return err
+		}, codes.PermissionDenied, "agent is the admin's"},
+		{"agent listing a project", func() error {
+			_, err := r.agent.ListMessages(alice, &hubv1.ListMessagesRequest{Project: "default"})
+			return err
+		}, codes.PermissionDenied, "project is the admin's"},
+		{"agent asking for the newest", func() error {
+			_, err := r.agent.ListMessages(alice, &hubv1.ListMessagesRequest{Newest: true})
+			return err
+		}, codes.PermissionDenied, "newest is the admin's"},
+		{"admin listing unread", func() error {
+			_, err := r.agent.ListMessages(r.adm, &hubv1.ListMessagesRequest{UnreadOnly: true})
+			return err
+		}, codes.InvalidArgument, "unread_only is an agent's"},
 	}
 	for _, tt := range tests {
 		wantStatus(t, tt.name, tt.call(), tt.want, tt.text)

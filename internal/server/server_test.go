@@ -124,7 +124,7 @@ func (r *coreRig) counts(tb testing.TB) (agents, messages int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ms, err := r.admin.ListMessages(r.adm, &hubv1.AdminListMessagesRequest{Limit: 500})
+	ms, err := r.agent.ListMessages(r.adm, &hubv1.ListMessagesRequest{Limit: 500})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestSenderIsTheTokensAgent(t *testing.T) {
 	if got := p.GetMessage().GetFrom(); got != "alice" {
 		t.Errorf("From = %q, want alice", got)
 	}
-	a, err := r.admin.PostMessage(r.adm, &hubv1.AdminPostMessageRequest{To: []string{"bob"}, Body: "from the admin"})
+	a, err := r.agent.PostMessage(r.adm, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "from the admin"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,9 @@ type Options struct {
 	// ApprovalWait is how long a permission request waits for a person
 	// (its hook's --approval-wait; the host's time-out is set above it).
 	ApprovalWait time.Duration
+	// OTLP is the hub's OTLP/HTTP endpoint (http://HOST:PORT/otlp) the
+	// host exports its telemetry to; "" writes no telemetry settings.
+	OTLP string
 }
 
 // ConfigDirVar is the environment variable with which host moves the
@@ -142,6 +145,9 @@ func Plan(o Options) ([]Change, error) {
 			if o.Project != "" {
 				approveServer(root)
 			}
+			if err := o.putClaudeTelemetry(root); err != nil {
+				return err
+			}
 			return o.putHooks(root, 5)
 		})
 		if err != nil {
@@ -155,6 +161,9 @@ func Plan(o Options) ([]Change, error) {
 			if err := putServer(root, server); err != nil {
 				return err
 			}
+			if err := o.putGeminiTelemetry(root); err != nil {
+				return err
+			}
 			return o.putHooks(root, 5000)
 		})
 		if err != nil {
@@ -165,7 +174,7 @@ func Plan(o Options) ([]Change, error) {
 		if o.Project == "" && o.ConfigDir != "" {
 			dir = o.ConfigDir
 		}
-		c, err := editTOML(filepath.Join(dir, "config.toml"), o.Project, o.codexServer())
+		c, err := editTOML(filepath.Join(dir, "config.toml"), o.Project, o.codexServer(), o.codexTelemetry())
 		if err != nil {
 			return nil, err
 		}
@@ -181,6 +190,12 @@ func Plan(o Options) ([]Change, error) {
 // wrote, where the host skips it silently until a person acts.
 func Steps(o Options) []string {
 	switch o.Host {
+	case "claude":
+		if o.OTLP != "" && o.Project != "" {
+			return []string{"Claude Code exports its telemetry (what the agent spends) only as the user's settings say, " +
+				"never a project's: run hub setup claude without --project for the agent this user's sessions report as, " +
+				"or see docs/usage.md."}
+		}
 	case "codex":
 		steps := []string{"Codex runs a new or changed hook only once you trust it, and skips it silently until then " +
 			"(codex exec too): start codex and review and trust the hub's hooks with /hooks. " +
@@ -194,8 +209,14 @@ func Steps(o Options) []string {
 		if o.Project != "" {
 			dir = o.Project
 		}
-		return []string{"Gemini CLI skips every settings hook in an untrusted folder: trust " + dir +
+		steps := []string{"Gemini CLI skips every settings hook in an untrusted folder: trust " + dir +
 			" when gemini asks at its first start there (kept in ~/.gemini/trustedFolders.json)."}
+		if o.OTLP != "" {
+			steps = append(steps, "Gemini CLI has no headers helper: start it with the agent's token in its environment, "+
+				"read from the token file, for its telemetry to count: "+
+				`OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer $(cat `+shellQuote(o.TokenFile)+`)" gemini`)
+		}
+		return steps
 	}
 	return nil
 }
@@ -464,4 +485,53 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// otelHeadersCommand is the command a host runs for the headers of its
+// telemetry export: `hub otel-headers` prints the agent's Authorization
+// from the token file.
+func (o Options) otelHeadersCommand() string {
+	return fmt.Sprintf("%s otel-headers --token-file %s", shellQuote(o.HubPath), shellQuote(o.TokenFile))
+}
+
+// putClaudeTelemetry turns on Claude Code's OpenTelemetry export of
+// metrics and log events to the hub (settings "env", OTLP/HTTP with
+// protobuf), the agent's header from otelHeadersHelper. Claude Code takes
+// its telemetry settings from the user's settings only, never a
+// project's: with a project, nothing is written (Steps says so).
+func (o Options) putClaudeTelemetry(root *object) error {
+	if o.OTLP == "" || o.Project != "" {
+		return nil
+	}
+	env, err := root.child("env")
+	if err != nil {
+		return err
+	}
+	env.set("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+	env.set("OTEL_METRICS_EXPORTER", "otlp")
+	env.set("OTEL_LOGS_EXPORTER", "otlp")
+	env.set("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	env.set("OTEL_EXPORTER_OTLP_ENDPOINT", o.OTLP)
+	root.set("otelHeadersHelper", o.otelHeadersCommand())
+	return nil
+}
+
+// putGeminiTelemetry turns on Gemini CLI's OpenTelemetry export to the
+// hub ("telemetry": target local, OTLP over HTTP). Gemini CLI has no
+// headers helper: the agent's header comes from the environment it is
+// started in (Steps says how).
+func (o Options) putGeminiTelemetry(root *object) error {
+	if o.OTLP == "" {
+		return nil
+	}
+	tel, err := root.child("telemetry")
+	if err != nil {
+		return err
+	}
+	tel.set("enabled", true)
+	tel.set("target", "local")
+	tel.set("otlpEndpoint", o.OTLP)
+	tel.set("otlpProtocol", "http")
+	tel.set("logPrompts", false)
+	return nil
 }

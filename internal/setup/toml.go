@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // codexServer is the [mcp_servers.hub] table of Codex's config.toml. Its
@@ -20,17 +21,49 @@ func (o Options) codexServer() string {
 // tomlHeaderRE matches a TOML table header line and captures its name.
 var tomlHeaderRE = regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$`)
 
-// editTOML replaces the hub's table (and its subtables) in the TOML file at
-// path with table, appended at the end; every other line, comments
-// included, is kept as it is.
-func editTOML(path, project, table string) (Change, error) {
+// codexTelemetry is the [otel] table of Codex's config.toml: its log
+// events and metrics exported to the hub over OTLP/HTTP (protobuf), the
+// agent's header from `hub otel-headers` (otel.headers_helper, run again
+// every refresh interval, so a rotated token is picked up). Codex has one
+// exporter: a table of the user's own is replaced. "" without telemetry.
+func (o Options) codexTelemetry() string {
+	if o.OTLP == "" {
+		return ""
+	}
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	exporter := func(signal string) string {
+		return fmt.Sprintf("{ otlp-http = { endpoint = %s, protocol = \"binary\" } }", q(strings.TrimSuffix(o.OTLP, "/")+"/v1/"+signal))
+	}
+	return fmt.Sprintf("[otel]\nexporter = %s\nmetrics_exporter = %s\nheaders_helper = %s\nheaders_helper_refresh_interval_ms = %d\n",
+		exporter("logs"), exporter("metrics"), q(o.otelHeadersCommand()), codexHeadersRefresh.Milliseconds())
+}
+
+// codexHeadersRefresh is how often Codex runs the headers helper again.
+const codexHeadersRefresh = 10 * time.Minute
+
+// editTOML replaces the hub's tables (and their subtables) in the TOML file
+// at path with tables, appended at the end; every other line, comments
+// included, is kept as it is. The hub's tables are [mcp_servers.hub] and,
+// when tables has one, [otel].
+func editTOML(path, project string, tables ...string) (Change, error) {
 	c, err := read(path, project, 0o644)
 	if err != nil {
 		return c, err
 	}
+	var names []string
+	for _, t := range tables {
+		if m := tomlHeaderRE.FindStringSubmatch(strings.SplitN(t, "\n", 2)[0]); m != nil {
+			names = append(names, m[1])
+		}
+	}
 	ours := func(name string) bool {
 		name = strings.ReplaceAll(strings.ReplaceAll(name, `"`, ""), " ", "")
-		return name == "mcp_servers."+ServerName || strings.HasPrefix(name, "mcp_servers."+ServerName+".")
+		for _, n := range names {
+			if name == n || strings.HasPrefix(name, n+".") {
+				return true
+			}
+		}
+		return false
 	}
 	var kept []string
 	skipping := false
@@ -49,6 +82,12 @@ func editTOML(path, project, table string) (Change, error) {
 	if text != "" {
 		text += "\n\n"
 	}
-	c.New = []byte(text + table)
+	var add []string
+	for _, t := range tables {
+		if t != "" {
+			add = append(add, t)
+		}
+	}
+	c.New = []byte(text + strings.Join(add, "\n"))
 	return c, nil
 }

@@ -11,6 +11,7 @@
 package usage
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,14 +114,15 @@ func knownMetric(name string) bool {
 	return strings.HasPrefix(name, "claude_code.") || strings.HasPrefix(name, "gemini_cli.") || strings.HasPrefix(name, "codex.")
 }
 
-// eventName is a log record's event name with its host's prefix: the
-// record's event_name, else its event.name attribute (Claude Code sends
-// "api_request" there, its body "claude_code.api_request"), else a body
-// that is a name.
+// eventName is a log record's event name with its host's prefix: its
+// event.name attribute (Claude Code sends "api_request" there, its body
+// "claude_code.api_request"; Codex "codex.sse_event", its record's
+// event_name being the place in its source that logged it), else the
+// record's event_name, else a body that is a name.
 func eventName(service, recordName string, a attrs, body string) string {
-	n := recordName
+	n := a.str("event.name")
 	if n == "" {
-		n = a.str("event.name")
+		n = recordName
 	}
 	if n == "" && !strings.ContainsAny(body, " \n") {
 		n = body
@@ -264,7 +266,7 @@ func eventRule(name string, a attrs) (eventKind, hub.UsageCounts) {
 		if rateLimited(a) {
 			return eventRateLimit, hub.UsageCounts{}
 		}
-	case "claude_code.tool_result", "gemini_cli.tool_call", "codex.tool_result":
+	case "claude_code.tool_result", "claude_code.tool_decision", "gemini_cli.tool_call", "codex.tool_result", "codex.tool_decision":
 		return eventTool, hub.UsageCounts{}
 	}
 	return eventNone, hub.UsageCounts{}
@@ -282,4 +284,64 @@ func rateLimited(a attrs) bool {
 	}
 	e := strings.ToLower(a.str("error") + " " + a.str("error.message"))
 	return strings.Contains(e, "rate limit") || strings.Contains(e, "rate_limit") || strings.Contains(e, "overloaded")
+}
+
+// toolName is the tool a tool event names (Claude Code and Codex say
+// tool_name, Gemini CLI function_name), as the hub shows it: at most
+// maxToolName bytes of letters, digits and _ . : / @ -, any other
+// character as "_"; "" when the event names none.
+func toolName(a attrs) string {
+	n := a.str("tool_name")
+	if n == "" {
+		n = a.str("function_name")
+	}
+	var b strings.Builder
+	for _, r := range n {
+		if b.Len() >= maxToolName {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("_.:/@-", r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// maxToolName bounds a tool's name as the hub shows it.
+const maxToolName = 64
+
+// toolList is the distinct tools of an export's tool events, in order,
+// at most maxTools of them.
+type toolList struct {
+	names []string
+	more  bool
+}
+
+// maxTools bounds the tools an activity line names.
+const maxTools = 8
+
+func (l *toolList) add(name string) {
+	if name == "" || slices.Contains(l.names, name) {
+		return
+	}
+	if len(l.names) == maxTools {
+		l.more = true
+		return
+	}
+	l.names = append(l.names, name)
+}
+
+// String is the agent's activity line: "tools run (host telemetry): A, B".
+func (l toolList) String() string {
+	s := "tools run (host telemetry)"
+	if len(l.names) > 0 {
+		s += ": " + strings.Join(l.names, ", ")
+	}
+	if l.more {
+		s += ", …"
+	}
+	return s
 }

@@ -14,13 +14,21 @@ import (
 )
 
 // Report is what one export says of an agent: the usage it adds, the
-// latest API error of rate limiting it reports (zero: none), the latest
-// tool result (zero: none).
+// latest API error of rate limiting it reports (zero: none), and the
+// latest tool result or decision (zero: none, or one within
+// ToolActivityEvery of the last reported) with what the tools were
+// (Tools: one line, bounded, of names the hub's own characters).
 type Report struct {
 	Deltas      []hub.UsageDelta
 	RateLimited time.Time
 	ToolActive  time.Time
+	Tools       string
 }
+
+// ToolActivityEvery is how often at most an agent's tool results are
+// reported as its activity: a host running many tools a minute costs the
+// hub one write a minute.
+const ToolActivityEvery = time.Minute
 
 // Bounds of what a Meter remembers per agent: past them, the entries an
 // export touched least recently are forgotten (a cumulative series
@@ -48,6 +56,7 @@ type agentMeter struct {
 	tick     int64 // exports seen, the clock of the least recently used
 	series   map[string]*seriesState
 	sessions map[string]*sessionState
+	toolAt   time.Time // the tool activity last reported (the host's time)
 }
 
 // seriesState is the last point of one metric series.
@@ -59,13 +68,59 @@ type seriesState struct {
 }
 
 // sessionState is the last event counted of one session (by time, then
-// its event.sequence when the host numbers them), and whether the
-// session sends usage events at all.
+// its event.sequence when the host numbers them), whether the session
+// sends usage events at all, and what its metrics counted before its
+// first event arrived (a host exports its metrics and its events apart,
+// the metrics often first: Claude Code's every second in a short run,
+// its events in batches), taken back when that event comes.
 type sessionState struct {
-	time   uint64
-	seq    int64
-	events bool
-	used   int64
+	time    uint64
+	seq     int64
+	events  bool
+	used    int64
+	counted map[countedKey]hub.UsageCounts
+}
+
+// countedKey is what metrics counted of a session falls under: the
+// model and the minute, so that taking it back lands in the rollup row
+// that holds it.
+type countedKey struct {
+	model  string
+	minute int64 // Unix seconds
+}
+
+// maxCounted bounds what a session remembers of its metrics' counts
+// (they run only until its first event: a few minutes at most).
+const maxCounted = 32
+
+// negated is c with every count negated: what takes c back from the
+// rollup that holds it.
+func negated(c hub.UsageCounts) hub.UsageCounts {
+	return hub.UsageCounts{Input: -c.Input, Output: -c.Output, CacheRead: -c.CacheRead, CacheCreation: -c.CacheCreation,
+		Requests: -c.Requests, CostUSD: -c.CostUSD}
+}
+
+// noteCounted remembers that metrics counted c of the session at t.
+func (s *sessionState) noteCounted(model string, t time.Time, c hub.UsageCounts) {
+	k := countedKey{model, t.Truncate(time.Minute).Unix()}
+	if s.counted == nil {
+		s.counted = map[countedKey]hub.UsageCounts{}
+	}
+	prev, ok := s.counted[k]
+	if !ok && len(s.counted) >= maxCounted {
+		return
+	}
+	prev.Add(c)
+	s.counted[k] = prev
+}
+
+// takeBack appends to rep what the session's metrics counted, negated,
+// and forgets it: its events count instead.
+func (s *sessionState) takeBack(rep *Report) {
+	for k, c := range s.counted {
+		rep.Deltas = append(rep.Deltas, hub.UsageDelta{At: time.Unix(k.minute, 0), Model: k.model, Counts: negated(c)})
+	}
+	s.counted = nil
 }
 
 func (m *Meter) agent(id int64) *agentMeter {
@@ -189,7 +244,8 @@ func (a *agentMeter) metric(mt *metrics.Metric, res attrs, rep *Report) {
 		}
 		// Events win: a session that sends usage events is counted by
 		// them, its metrics not.
-		if sid := p.at.session(); (sid != "" && a.session(sid).events) || (sid == "" && a.anyEvents()) {
+		sid := p.at.session()
+		if (sid != "" && a.session(sid).events) || (sid == "" && a.anyEvents()) {
 			continue
 		}
 		var c hub.UsageCounts
@@ -198,7 +254,9 @@ func (a *agentMeter) metric(mt *metrics.Metric, res attrs, rep *Report) {
 			c.Requests += int64(count)
 		}
 		if !c.IsZero() {
-			rep.Deltas = append(rep.Deltas, hub.UsageDelta{At: unixNano(p.t), Model: p.at.model(), Counts: c})
+			d := hub.UsageDelta{At: unixNano(p.t), Model: p.at.model(), Counts: c}
+			rep.Deltas = append(rep.Deltas, d)
+			a.session(sid).noteCounted(d.Model, d.At, c)
 		}
 	}
 }
@@ -255,6 +313,7 @@ type event struct {
 	t       uint64
 	seq     int64
 	counts  hub.UsageCounts
+	tool    string // a tool event's tool, as toolName says it
 }
 
 // Logs reads an export of log events from agentID's host.
@@ -274,7 +333,11 @@ func (m *Meter) Logs(agentID int64, req *collogs.ExportLogsServiceRequest) Repor
 				if t == 0 {
 					t = lr.GetObservedTimeUnixNano()
 				}
-				evs = append(evs, event{kind, at.session(), at.model(), t, at.count("event.sequence"), c})
+				var tool string
+				if kind == eventTool {
+					tool = toolName(at)
+				}
+				evs = append(evs, event{kind, at.session(), at.model(), t, at.count("event.sequence"), c, tool})
 			}
 		}
 	}
@@ -287,14 +350,24 @@ func (m *Meter) Logs(agentID int64, req *collogs.ExportLogsServiceRequest) Repor
 	defer m.mu.Unlock()
 	a := m.agent(agentID)
 	var rep Report
+	var tools toolList
 	for _, e := range evs {
 		switch e.kind {
 		case eventRateLimit:
 			rep.RateLimited = later(rep.RateLimited, unixNano(e.t))
 		case eventTool:
 			rep.ToolActive = later(rep.ToolActive, unixNano(e.t))
+			tools.add(e.tool)
 		case eventUsage:
 			s := a.session(e.session)
+			if !s.events {
+				// The session's first event: what its metrics counted,
+				// and what metrics naming no session did, is taken back.
+				s.takeBack(&rep)
+				if e.session != "" {
+					a.session("").takeBack(&rep)
+				}
+			}
 			s.events = true
 			if e.t != 0 && (e.t < s.time || (e.t == s.time && e.seq <= s.seq)) {
 				continue // counted before: the export is resent
@@ -303,6 +376,13 @@ func (m *Meter) Logs(agentID int64, req *collogs.ExportLogsServiceRequest) Repor
 			if !e.counts.IsZero() {
 				rep.Deltas = append(rep.Deltas, hub.UsageDelta{At: unixNano(e.t), Model: e.model, Counts: e.counts})
 			}
+		}
+	}
+	if !rep.ToolActive.IsZero() {
+		if !a.toolAt.IsZero() && rep.ToolActive.Before(a.toolAt.Add(ToolActivityEvery)) {
+			rep.ToolActive = time.Time{} // reported within the minute
+		} else {
+			a.toolAt, rep.Tools = rep.ToolActive, tools.String()
 		}
 	}
 	trim(a.sessions, maxSessions, func(s *sessionState) int64 { return s.used })

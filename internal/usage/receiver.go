@@ -38,13 +38,22 @@ type Recorder interface {
 	NoteRateLimit(agent *hub.Agent, at, reset time.Time)
 }
 
+// Activity files what an agent is doing (hub.Liveness): the tools its
+// host reports it ran count as the agent's activity, for its health and
+// the leases of the tasks it holds, as a checkpoint of its own would.
+type Activity interface {
+	Checkpoint(ctx context.Context, caller *hub.Agent, currentActivity string, taskID int64) (*hub.CheckpointReply, error)
+}
+
 // Receiver is the hub's OTLP/HTTP receiver of the agents' hosts' own
-// telemetry: metrics and logs are read for usage, traces accepted and
-// dropped. The caller is the agent whose token is in Authorization.
+// telemetry: metrics and logs are read for usage and the agent's tool
+// activity, traces accepted and dropped. The caller is the agent whose
+// token is in Authorization.
 type Receiver struct {
-	Gate  *admission.Gate
-	Usage Recorder
-	Meter *Meter
+	Gate     *admission.Gate
+	Usage    Recorder
+	Activity Activity
+	Meter    *Meter
 }
 
 // Routes are the receiver's handlers by pattern, for the hub's HTTP mux.
@@ -127,6 +136,12 @@ func (rc *Receiver) handler(sig signal) http.Handler {
 		if err := rc.Usage.Record(r.Context(), caller.Agent, rep.Deltas); err != nil {
 			admission.WriteHTTP(w, admission.Status(err), true)
 			return
+		}
+		if !rep.ToolActive.IsZero() {
+			if _, err := rc.Activity.Checkpoint(r.Context(), caller.Agent, rep.Tools, 0); err != nil {
+				admission.WriteHTTP(w, admission.Status(err), true)
+				return
+			}
 		}
 		write(w, enc, http.StatusOK, resp)
 	})

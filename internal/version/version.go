@@ -4,13 +4,13 @@
 //
 // A release sets all three with -ldflags:
 //
-//	-X github.com/agenthub/hub/internal/version.Version=v1.2.3
-//	-X github.com/agenthub/hub/internal/version.Commit=0123abc…
-//	-X github.com/agenthub/hub/internal/version.Date=2026-01-31T12:00:00Z
+//	-X github.com/agenthub/hub/internal/version.version=v1.2.3
+//	-X github.com/agenthub/hub/internal/version.commit=0123abc…
+//	-X github.com/agenthub/hub/internal/version.date=2026-01-31T12:00:00Z
 //
 // A build without them takes what the Go toolchain recorded instead
-// (runtime/debug.ReadBuildInfo): the module version of a `go install
-// …@v1.2.3`, the commit and time of the git checkout `go build` ran in.
+// (runtime/debug.ReadBuildInfo), at the first call that asks, so a binary
+// that never prints its version (a hook's run of the hub) does not read it.
 package version
 
 import (
@@ -19,29 +19,44 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 )
+
+// What -ldflags set: the release, the commit and the build date ("dev",
+// "", "" when unset).
+var (
+	version = "dev"
+	commit  = ""
+	date    = ""
+)
+
+// build is the version, the commit and the date: those -ldflags set,
+// filled from the build info.
+var build = sync.OnceValue(func() [3]string {
+	v, c, d := version, commit, date
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v, c, d = fromBuildInfo(v, c, d, bi)
+	}
+	return [3]string{v, c, d}
+})
 
 // Version is the release (v1.2.3), a Go pseudo-version for a build from a
 // commit, or "dev".
-var Version = "dev"
+func Version() string { return build()[0] }
 
 // Commit is the git commit the binary was built from ("" when unknown),
 // with "-dirty" when the work tree had changes.
-var Commit = ""
+func Commit() string { return build()[1] }
 
 // Date is when the binary was built or, for a build from a checkout, when
 // its commit was made (RFC 3339; "" when unknown).
-var Date = ""
-
-func init() {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		Version, Commit, Date = fromBuildInfo(Version, Commit, Date, bi)
-	}
-}
+func Date() string { return build()[2] }
 
 // pseudoVersion matches a Go pseudo-version (v0.0.0-20260131120000-0123456789ab
 // and its variants), capturing the commit time and the short commit.
-var pseudoVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+-(?:.*\.)?(\d{14})-([0-9a-f]{12})(?:\+.*)?$`)
+var pseudoVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v\d+\.\d+\.\d+-(?:.*\.)?(\d{14})-([0-9a-f]{12})(?:\+.*)?$`)
+})
 
 // fromBuildInfo fills what -ldflags left unset (version "dev", commit and
 // date "") from the build info: the main module's version, else nothing;
@@ -64,7 +79,7 @@ func fromBuildInfo(version, commit, date string, bi *debug.BuildInfo) (string, s
 			vcsTime = s.Value
 		}
 	}
-	if m := pseudoVersion.FindStringSubmatch(bi.Main.Version); m != nil {
+	if m := pseudoVersion().FindStringSubmatch(bi.Main.Version); m != nil {
 		if revision == "" {
 			revision = m[2]
 		}
@@ -89,10 +104,16 @@ func fromBuildInfo(version, commit, date string, bi *debug.BuildInfo) (string, s
 // name and version on the first line, then the commit, the build date and
 // the Go version with the platform, one per line.
 func Long(program string) string {
+	b := build()
+	return long(program, b[0], b[1], b[2])
+}
+
+// long is Long for the given version, commit and date.
+func long(program, version, commit, date string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s\n", program, Version)
-	fmt.Fprintf(&b, "  commit  %s\n", orUnknown(Commit))
-	fmt.Fprintf(&b, "  built   %s\n", orUnknown(Date))
+	fmt.Fprintf(&b, "%s %s\n", program, version)
+	fmt.Fprintf(&b, "  commit  %s\n", orUnknown(commit))
+	fmt.Fprintf(&b, "  built   %s\n", orUnknown(date))
 	fmt.Fprintf(&b, "  go      %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return b.String()
 }

@@ -87,22 +87,33 @@ func TestFromBuildInfo(t *testing.T) {
 }
 
 func TestLong(t *testing.T) {
-	// Not parallel: it sets the package's variables.
-	saved := [3]string{Version, Commit, Date}
-	t.Cleanup(func() { Version, Commit, Date = saved[0], saved[1], saved[2] })
-
-	Version, Commit, Date = "v1.2.3", "0123abcd", "2026-12-01T00:00:00Z"
-	got := Long("hub")
+	t.Parallel()
+	got := long("hub", "v1.2.3", "0123abcd", "2026-12-01T00:00:00Z")
 	want := "hub v1.2.3\n  commit  0123abcd\n  built   2026-12-01T00:00:00Z\n  go      " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
 	if got != want {
 		t.Errorf("Long:\n%s\nwant:\n%s", got, want)
 	}
 
-	Version, Commit, Date = "dev", "", ""
-	got = Long("hubctl")
+	got = long("hubctl", "dev", "", "")
 	for _, line := range []string{"hubctl dev\n", "  commit  unknown\n", "  built   unknown\n"} {
 		if !strings.Contains(got, line) {
 			t.Errorf("Long without build info = %q, want the line %q", got, line)
 		}
+	}
+}
+
+// The version is what -ldflags set filled from the build info, read at
+// the first call that asks (there is no package initialisation to do it).
+func TestVersionIsReadAtFirstUse(t *testing.T) {
+	t.Parallel()
+	wantV, wantC, wantD := version, commit, date
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		wantV, wantC, wantD = fromBuildInfo(version, commit, date, bi)
+	}
+	if v, c, d := Version(), Commit(), Date(); v != wantV || c != wantC || d != wantD {
+		t.Errorf("Version, Commit, Date = %q, %q, %q; want %q, %q, %q", v, c, d, wantV, wantC, wantD)
+	}
+	if got := Long("hub"); got != long("hub", wantV, wantC, wantD) {
+		t.Errorf("Long = %q, want the version read", got)
 	}
 }

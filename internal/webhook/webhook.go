@@ -61,6 +61,8 @@ type Options struct {
 	Logger  *slog.Logger
 	// UserAgent is the User-Agent header of every delivery.
 	UserAgent string
+	// Clock runs the waits between attempts (the system clock when nil).
+	Clock hub.Clock
 }
 
 // intakeLabel is the webhook label of the items dropped before they were
@@ -101,6 +103,9 @@ func New(store Store, opts Options) *Dispatcher {
 	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = "agent-hub-webhook"
+	}
+	if opts.Clock == nil {
+		opts.Clock = hub.SystemClock{}
 	}
 	return &Dispatcher{store: store, opts: opts, intake: make(chan *hub.InboxItem, opts.Intake), queues: map[int64]*hookQueue{}}
 }
@@ -411,11 +416,11 @@ func (d *Dispatcher) deliver(ctx context.Context, w *hub.Webhook, it *hub.InboxI
 		if !retryable(code) || attempt >= len(d.opts.Backoff) || ctx.Err() != nil {
 			break
 		}
-		t := time.NewTimer(d.opts.Backoff[attempt])
+		t := d.opts.Clock.NewTimer(d.opts.Backoff[attempt])
 		select {
 		case <-ctx.Done():
 			t.Stop()
-		case <-t.C:
+		case <-t.C():
 		}
 		if ctx.Err() != nil {
 			break

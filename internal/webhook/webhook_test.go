@@ -133,9 +133,16 @@ func TestWebhookRetriesAfterA500(t *testing.T) {
 		}
 	}))
 	defer recv.Close()
-	r := newRig(t, webhook.Options{Backoff: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond}})
+	clock := hub.NewFakeClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+	r := newRig(t, webhook.Options{Clock: clock}) // waits of 1, 2 and 4 s between attempts
 	w := r.add(t, recv.URL, "0123456789abcdef")
 	r.d.ItemOpened(item(1, hub.KindApproval))
+	for _, wait := range []time.Duration{time.Second, 2 * time.Second} {
+		for clock.Timers() == 0 { // the dispatcher waits before its next attempt
+			time.Sleep(time.Millisecond)
+		}
+		clock.Advance(wait)
+	}
 	ds := r.logOf(t, w.ID, 1)
 	if ds[0].Status != hub.DeliveryDelivered || ds[0].Attempts != 3 || calls.Load() != 3 {
 		t.Errorf("log = %+v after %d calls, want delivered at the third attempt", ds[0], calls.Load())

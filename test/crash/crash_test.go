@@ -399,7 +399,7 @@ func verify(t *testing.T, p *hubProc, adminTok string, agents []agentCreds, led 
 		cursor = strconv.FormatInt(from, 10)
 	}
 	for {
-		r, err := admin.ListMessages(ctx, &hubv1.AdminListMessagesRequest{AfterId: cursor, Limit: 500})
+		r, err := hubv1.NewAgentServiceClient(p.conn).ListMessages(ctx, &hubv1.ListMessagesRequest{AfterId: cursor, Limit: 500})
 		if err != nil {
 			t.Fatalf("list messages after restart: %v\n%s", err, p.tail())
 		}

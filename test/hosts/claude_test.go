@@ -22,6 +22,13 @@ type claudeRig struct {
 
 func newClaudeRig(t *testing.T, agent string, setupFlags ...string) (*claudeRig, string) {
 	t.Helper()
+	return newClaudeRigIn(t, agent, true, setupFlags...)
+}
+
+// newClaudeRigIn is newClaudeRig set up in the project's config (project)
+// or the user's.
+func newClaudeRigIn(t *testing.T, agent string, project bool, setupFlags ...string) (*claudeRig, string) {
+	t.Helper()
 	bin := hostBinary(t, "HUB_TEST_CLAUDE")
 	h := startHub(t)
 	tok, _ := h.agent(t, agent)
@@ -31,7 +38,11 @@ func newClaudeRig(t *testing.T, agent string, setupFlags ...string) (*claudeRig,
 	}
 	t.Cleanup(func() { m.Close() })
 	r := &claudeRig{bin: bin, home: t.TempDir(), proj: t.TempDir(), hub: h, model: m}
-	setupHost(t, h, "claude", r.home, r.proj, tok, nil, setupFlags...)
+	dir := r.proj
+	if !project {
+		dir = ""
+	}
+	setupHost(t, h, "claude", r.home, dir, tok, nil, setupFlags...)
 	r.env = append(baseEnv(r.home),
 		"ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=sk-ant-hosts-rig",
 		// no call leaves the machine: no telemetry, error reports,
@@ -113,10 +124,30 @@ func TestClaudeCode(t *testing.T) {
 			model.Call("Bash", map[string]any{"command": "echo two", "description": "say two"}))
 	})
 
+	t.Run("ask-and-task", func(t *testing.T) {
+		r, _ := newClaudeRig(t, "bob")
+		_, ann := r.hub.agent(t, "ann")
+		askAndTaskScenario(t, r.hub, ann, r.model, func() { r.run(t, "take a task") }, "mcp__hub__")
+	})
+
 	t.Run("session-presence", func(t *testing.T) {
 		r, _ := newClaudeRig(t, "bob")
 		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi", "--allowedTools", "Bash(echo:*)") },
 			model.Call("Bash", map[string]any{"command": "echo hi", "description": "say hi"}))
+	})
+
+	t.Run("telemetry", func(t *testing.T) {
+		rec := startRecorder(t)
+		// Claude Code takes telemetry settings from the user's settings
+		// only: set up there.
+		r, tok := newClaudeRigIn(t, "bob", false, "--otlp", rec.URL)
+		rec.forwardTo(r.hub.http)
+		r.env = telemetryEnv(r.env)
+		telemetryScenario(t, r.hub, rec, "claude", tok, func() int {
+			r.model.Script(model.Call("Bash", map[string]any{"command": "echo hi", "description": "say hi"}), model.Say("done"))
+			r.run(t, "say hi", "--allowedTools", "Bash(echo:*)")
+			return countAPI(r.model.Requests(), "anthropic")
+		}, "claude", "Bash", perRequest{input: model.Input, output: model.Output, cacheRead: model.Cached, cacheCreation: model.CacheWrite, cost: true})
 	})
 
 	t.Run("approval-allowed", func(t *testing.T) {
@@ -165,6 +196,17 @@ func TestClaudeCode(t *testing.T) {
 			t.Errorf("approvals = %v, want one expired", it)
 		}
 	})
+}
+
+// countAPI counts the requests to the model's api.
+func countAPI(rs []model.Request, api string) int {
+	n := 0
+	for _, r := range rs {
+		if r.API == api {
+			n++
+		}
+	}
+	return n
 }
 
 // answerInBackground answers the first approval to open over REST.
@@ -237,6 +279,47 @@ func injectionScenario(t *testing.T, h *testHub, sender hubv1.AgentServiceClient
 	if rc := h.receipt(t, posted); rc.GetState() != "IN_CONTEXT" || rc.GetVia() != "hook" {
 		t.Errorf("receipt = %s via %q, want IN_CONTEXT via hook", rc.GetState(), rc.GetVia())
 	}
+}
+
+// askAndTaskScenario: the model calls next_task, which hands bob the
+// task another agent filed, then ask_human, which a person answers over
+// REST while the call waits; each result reaches the model's next request
+// (in the tool's output: what it calls), and no person is asked about the
+// hub's own tools. prefix is how the host names the hub's tools.
+func askAndTaskScenario(t *testing.T, h *testHub, sender hubv1.AgentServiceClient, m *model.Server, run func(), prefix string) {
+	t.Helper()
+	if _, err := sender.CreateTask(t.Context(), &hubv1.CreateTaskRequest{Task: &hubv1.TaskSpec{Title: "fix the flaky build"}}); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan error, 1)
+	go func() {
+		_, err := h.answerKind(t, "question", map[string]string{"answer": "yes, ship it on Friday"})
+		answered <- err
+	}()
+	m.Script(
+		model.Call(prefix+"next_task", map[string]any{"wait_seconds": 0}),
+		model.Call(prefix+"ask_human", map[string]any{"question": "May I ship the fix?", "timeout_seconds": 50}),
+		model.Say("done"),
+	)
+	run()
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	got := m.Scripted()
+	if len(got) < 3 {
+		t.Fatalf("the model got %d scripted requests, want 3\n%s", len(got), describeRequests(m.Requests()))
+	}
+	if !strings.Contains(got[1].Body, "fix the flaky build") {
+		t.Errorf("next_task's task did not reach the model:\n%s", lastPart(got[1].Body))
+	}
+	if !strings.Contains(got[2].Body, "yes, ship it on Friday") {
+		t.Errorf("the person's answer did not reach the model:\n%s", lastPart(got[2].Body))
+	}
+	ts, err := sender.ListTasks(t.Context(), &hubv1.ListTasksRequest{})
+	if err != nil || len(ts.GetTasks()) != 1 || ts.GetTasks()[0].GetAssignee() != "bob" {
+		t.Errorf("tasks = %v, %v; want the one task held by bob", ts.GetTasks(), err)
+	}
+	noApprovals(t, h)
 }
 
 // presenceScenario: bob shows online while the host works and offline as

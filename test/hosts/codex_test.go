@@ -21,7 +21,16 @@ type codexRig struct {
 	env             []string
 }
 
-func newCodexRig(t *testing.T, agent string) *codexRig {
+func newCodexRig(t *testing.T, agent string, setupFlags ...string) (*codexRig, string) {
+	t.Helper()
+	return newCodexRigAsking(t, agent, "never", "danger-full-access", setupFlags...)
+}
+
+// newCodexRigAsking is newCodexRig with Codex's approval policy and
+// sandbox mode: "on-request" in a "read-only" sandbox asks before a
+// command that asks to leave the sandbox, which `codex exec` runs the
+// PermissionRequest hook for under --approve-for-me.
+func newCodexRigAsking(t *testing.T, agent, policy, sandbox string, setupFlags ...string) (*codexRig, string) {
 	t.Helper()
 	bin := hostBinary(t, "HUB_TEST_CODEX")
 	h := startHub(t)
@@ -39,8 +48,8 @@ func newCodexRig(t *testing.T, agent string) *codexRig {
 	// The provider first: hub setup merges into what is there.
 	config := `model = "gpt-5"
 model_provider = "rig"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
+approval_policy = "` + policy + `"
+sandbox_mode = "` + sandbox + `"
 check_for_update_on_startup = false
 
 [model_providers.rig]
@@ -57,17 +66,18 @@ enabled = false
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	setupHost(t, h, "codex", r.home, "", tok, []string{"CODEX_HOME=" + codexHome})
+	setupHost(t, h, "codex", r.home, "", tok, []string{"CODEX_HOME=" + codexHome}, setupFlags...)
 	r.env = append(baseEnv(r.home), "CODEX_HOME="+codexHome, "RIG_API_KEY=rig")
-	return r
+	return r, tok
 }
 
 // run runs `codex exec prompt` in the project. Codex runs a new hook only
 // once a person trusted it (/hooks); the rig, which wrote them itself,
 // bypasses that review.
-func (r *codexRig) run(t *testing.T, prompt string) string {
+func (r *codexRig) run(t *testing.T, prompt string, flags ...string) string {
 	t.Helper()
-	args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", prompt}
+	args := append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"}, flags...)
+	args = append(args, prompt)
 	out, err := runHost(t, r.proj, r.env, 90*time.Second, r.bin, args...)
 	if err != nil {
 		t.Fatalf("codex exec: %v\n%s\nrequests:\n%s", err, out, describeRequests(r.model.Requests()))
@@ -79,7 +89,7 @@ func (r *codexRig) run(t *testing.T, prompt string) string {
 // codex` under CODEX_HOME, against a real hub and the scripted model.
 func TestCodex(t *testing.T) {
 	t.Run("mcp-tools", func(t *testing.T) {
-		r := newCodexRig(t, "bob")
+		r, _ := newCodexRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")
 		if _, err := ann.PostMessage(t.Context(), &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "please check the build"}); err != nil {
 			t.Fatal(err)
@@ -111,15 +121,66 @@ func TestCodex(t *testing.T) {
 	})
 
 	t.Run("hook-injection", func(t *testing.T) {
-		r := newCodexRig(t, "bob")
+		r, _ := newCodexRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")
 		injectionScenario(t, r.hub, ann, r.model, func() { r.run(t, "run two commands") },
 			model.Call("exec_command", map[string]any{"cmd": "echo one"}),
 			model.Call("exec_command", map[string]any{"cmd": "echo two"}))
 	})
 
+	t.Run("telemetry", func(t *testing.T) {
+		rec := startRecorder(t)
+		r, tok := newCodexRig(t, "bob", "--otlp", rec.URL)
+		rec.forwardTo(r.hub.http)
+		r.env = telemetryEnv(r.env)
+		telemetryScenario(t, r.hub, rec, "codex", tok, func() int {
+			r.model.Script(model.Call("exec_command", map[string]any{"cmd": "echo hi"}), model.Say("done"))
+			r.run(t, "say hi")
+			return countAPI(r.model.Requests(), "openai")
+		}, "gpt-5", "exec_command", perRequest{input: model.Input, output: model.Output, cacheRead: model.Cached})
+	})
+
+	t.Run("ask-and-task", func(t *testing.T) {
+		r, _ := newCodexRig(t, "bob")
+		_, ann := r.hub.agent(t, "ann")
+		askAndTaskScenario(t, r.hub, ann, r.model, func() { r.run(t, "take a task") }, "mcp__hub__")
+	})
+
+	t.Run("approval-allowed", func(t *testing.T) {
+		r, _ := newCodexRigAsking(t, "bob", "on-request", "read-only")
+		r.model.Script(model.Call("exec_command", map[string]any{"cmd": "touch allowed.txt", "sandbox_permissions": "require_escalated", "justification": "make a file"}), model.Say("made"))
+		answered := answerInBackground(t, r.hub, "allow", "")
+		out := r.run(t, "make a file", "--approve-for-me")
+		if err := <-answered; err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(r.proj, "allowed.txt")); err != nil {
+			t.Errorf("the allowed command did not run: %v\n%s", err, out)
+		}
+		if it := r.hub.approvals(t); len(it) != 1 || it[0].GetState() != "answered" || it[0].GetDecision() != "allow" {
+			t.Errorf("approvals = %v, want one answered allow", it)
+		}
+	})
+
+	t.Run("approval-denied", func(t *testing.T) {
+		r, _ := newCodexRigAsking(t, "bob", "on-request", "read-only")
+		r.model.Script(model.Call("exec_command", map[string]any{"cmd": "touch denied.txt", "sandbox_permissions": "require_escalated", "justification": "make a file"}), model.Say("ok"))
+		answered := answerInBackground(t, r.hub, "deny", "not on the release branch")
+		out := r.run(t, "make a file", "--approve-for-me")
+		if err := <-answered; err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(r.proj, "denied.txt")); err == nil {
+			t.Errorf("the denied command ran")
+		}
+		got := r.model.Scripted()
+		if len(got) < 2 || !strings.Contains(got[1].Body, "not on the release branch") {
+			t.Errorf("the model's next request lacks the deny's message:\n%s", describeRequests(r.model.Requests()))
+		}
+	})
+
 	t.Run("session-presence", func(t *testing.T) {
-		r := newCodexRig(t, "bob")
+		r, _ := newCodexRig(t, "bob")
 		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi") },
 			model.Call("exec_command", map[string]any{"cmd": "echo hi"}))
 	})

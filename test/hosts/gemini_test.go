@@ -22,7 +22,7 @@ type geminiRig struct {
 	env             []string
 }
 
-func newGeminiRig(t *testing.T, agent string) *geminiRig {
+func newGeminiRig(t *testing.T, agent string, setupFlags ...string) (*geminiRig, string) {
 	t.Helper()
 	bin := hostBinary(t, "HUB_TEST_GEMINI")
 	h := startHub(t)
@@ -55,11 +55,11 @@ func newGeminiRig(t *testing.T, agent string) *geminiRig {
 	if err := os.WriteFile(filepath.Join(geminiHome, ".gemini", "trustedFolders.json"), trusted, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	setupHost(t, h, "gemini", r.home, "", tok, []string{"GEMINI_CLI_HOME=" + geminiHome})
+	setupHost(t, h, "gemini", r.home, "", tok, []string{"GEMINI_CLI_HOME=" + geminiHome}, setupFlags...)
 	r.env = append(baseEnv(r.home), "GEMINI_CLI_HOME="+geminiHome,
 		"GOOGLE_GEMINI_BASE_URL="+m.URL, "GEMINI_API_KEY=rig",
 		"GEMINI_TELEMETRY_ENABLED=false", "GEMINI_CLI_NO_RELAUNCH=true")
-	return r
+	return r, tok
 }
 
 // run runs `gemini -p prompt` in the project.
@@ -78,7 +78,7 @@ func (r *geminiRig) run(t *testing.T, prompt string, args ...string) string {
 // model.
 func TestGemini(t *testing.T) {
 	t.Run("mcp-tools", func(t *testing.T) {
-		r := newGeminiRig(t, "bob")
+		r, _ := newGeminiRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")
 		if _, err := ann.PostMessage(t.Context(), &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "please check the build"}); err != nil {
 			t.Fatal(err)
@@ -103,15 +103,35 @@ func TestGemini(t *testing.T) {
 	})
 
 	t.Run("hook-injection", func(t *testing.T) {
-		r := newGeminiRig(t, "bob")
+		r, _ := newGeminiRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")
 		injectionScenario(t, r.hub, ann, r.model, func() { r.run(t, "run two commands", "--yolo") },
 			model.Call("run_shell_command", map[string]any{"command": "echo one"}),
 			model.Call("run_shell_command", map[string]any{"command": "echo two"}))
 	})
 
+	t.Run("telemetry", func(t *testing.T) {
+		rec := startRecorder(t)
+		r, tok := newGeminiRig(t, "bob", "--otlp", rec.URL)
+		rec.forwardTo(r.hub.http)
+		// Gemini CLI has no headers helper: the token comes from its
+		// environment, as hub setup tells the user.
+		r.env = append(telemetryEnv(r.env), "OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer "+tok)
+		telemetryScenario(t, r.hub, rec, "gemini", tok, func() int {
+			r.model.Script(model.Call("run_shell_command", map[string]any{"command": "echo hi"}), model.Say("done"))
+			r.run(t, "say hi", "--yolo")
+			return countAPI(r.model.Requests(), "gemini")
+		}, "gemini", "run_shell_command", perRequest{input: model.Input, output: model.Output + model.Reasoning, cacheRead: model.Cached})
+	})
+
+	t.Run("ask-and-task", func(t *testing.T) {
+		r, _ := newGeminiRig(t, "bob")
+		_, ann := r.hub.agent(t, "ann")
+		askAndTaskScenario(t, r.hub, ann, r.model, func() { r.run(t, "take a task", "--yolo") }, "mcp_hub_")
+	})
+
 	t.Run("session-presence", func(t *testing.T) {
-		r := newGeminiRig(t, "bob")
+		r, _ := newGeminiRig(t, "bob")
 		presenceScenario(t, r.hub, r.model, func() { r.run(t, "say hi", "--yolo") },
 			model.Call("run_shell_command", map[string]any{"command": "echo hi"}))
 	})

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -136,9 +137,15 @@ func (h *testHub) approvals(t *testing.T) []*hubv1.InboxItem {
 	return out
 }
 
-// answerOverREST answers the first open inbox item over the REST API as a
+// answerOverREST answers the first open approval over the REST API as a
 // person would from the dashboard, waiting up to a minute for it to open.
 func (h *testHub) answerOverREST(t *testing.T, decision, message string) (string, error) {
+	return h.answerKind(t, "approval", map[string]string{"decision": decision, "message": message})
+}
+
+// answerKind answers the first open inbox item of kind with body over
+// REST, waiting up to a minute for it to open.
+func (h *testHub) answerKind(t *testing.T, kind string, answer map[string]string) (string, error) {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		r, err := h.admin.ListInbox(h.actx, &hubv1.ListInboxRequest{State: "open"})
@@ -147,13 +154,13 @@ func (h *testHub) answerOverREST(t *testing.T, decision, message string) (string
 		}
 		var items []*hubv1.InboxItem
 		for _, it := range r.GetItems() {
-			if it.GetKind() == "approval" {
+			if it.GetKind() == kind {
 				items = append(items, it)
 			}
 		}
 		if len(items) > 0 {
 			id := items[0].GetId()
-			body, _ := json.Marshal(map[string]string{"decision": decision, "message": message})
+			body, _ := json.Marshal(answer)
 			req, _ := http.NewRequest("POST", h.http+"/v1/admin/inbox/"+id+":answer", bytes.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+h.adminToken)
 			req.Header.Set("Content-Type", "application/json")
@@ -182,6 +189,9 @@ func setupHost(t *testing.T, h *testHub, host, home, project, token string, env 
 		args = append(args, "--project", project)
 	}
 	args = append(args, extra...)
+	if !slices.Contains(extra, "--otlp") {
+		args = append(args, "--otlp", "off") // no telemetry but where a test asks
+	}
 	cmd := exec.Command(builtHub(t), args...)
 	cmd.Env = append(baseEnv(home), env...)
 	out, err := cmd.CombinedOutput()

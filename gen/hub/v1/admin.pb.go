@@ -825,322 +825,6 @@ func (x *RevokeTokenResponse) GetAgent() *Agent {
 	return nil
 }
 
-type AdminPostMessageRequest struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	To       []string               `protobuf:"bytes,1,rep,name=to,proto3" json:"to,omitempty"`
-	Channel  string                 `protobuf:"bytes,2,opt,name=channel,proto3" json:"channel,omitempty"`
-	Body     string                 `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
-	ReplyTo  string                 `protobuf:"bytes,4,opt,name=reply_to,json=replyTo,proto3" json:"reply_to,omitempty"`
-	Mentions []string               `protobuf:"bytes,5,rep,name=mentions,proto3" json:"mentions,omitempty"`
-	// Unspecified means normal.
-	Priority Priority `protobuf:"varint,6,opt,name=priority,proto3,enum=hub.v1.Priority" json:"priority,omitempty"`
-	// Ask each recipient to acknowledge it.
-	AckRequired bool `protobuf:"varint,7,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
-	// The project of an unqualified channel and of the message; "default" if empty.
-	Project       string `protobuf:"bytes,8,opt,name=project,proto3" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminPostMessageRequest) Reset() {
-	*x = AdminPostMessageRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[16]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminPostMessageRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminPostMessageRequest) ProtoMessage() {}
-
-func (x *AdminPostMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[16]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminPostMessageRequest.ProtoReflect.Descriptor instead.
-func (*AdminPostMessageRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{16}
-}
-
-func (x *AdminPostMessageRequest) GetTo() []string {
-	if x != nil {
-		return x.To
-	}
-	return nil
-}
-
-func (x *AdminPostMessageRequest) GetChannel() string {
-	if x != nil {
-		return x.Channel
-	}
-	return ""
-}
-
-func (x *AdminPostMessageRequest) GetBody() string {
-	if x != nil {
-		return x.Body
-	}
-	return ""
-}
-
-func (x *AdminPostMessageRequest) GetReplyTo() string {
-	if x != nil {
-		return x.ReplyTo
-	}
-	return ""
-}
-
-func (x *AdminPostMessageRequest) GetMentions() []string {
-	if x != nil {
-		return x.Mentions
-	}
-	return nil
-}
-
-func (x *AdminPostMessageRequest) GetPriority() Priority {
-	if x != nil {
-		return x.Priority
-	}
-	return Priority_PRIORITY_UNSPECIFIED
-}
-
-func (x *AdminPostMessageRequest) GetAckRequired() bool {
-	if x != nil {
-		return x.AckRequired
-	}
-	return false
-}
-
-func (x *AdminPostMessageRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-type AdminPostMessageResponse struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Message *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
-	// The direct recipients and mentioned agents that no live path reaches now (names).
-	Unreachable []string `protobuf:"bytes,2,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
-	// One line on them; empty when every recipient can be reached.
-	DeliveryNote  string `protobuf:"bytes,3,opt,name=delivery_note,json=deliveryNote,proto3" json:"delivery_note,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminPostMessageResponse) Reset() {
-	*x = AdminPostMessageResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[17]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminPostMessageResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminPostMessageResponse) ProtoMessage() {}
-
-func (x *AdminPostMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[17]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminPostMessageResponse.ProtoReflect.Descriptor instead.
-func (*AdminPostMessageResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{17}
-}
-
-func (x *AdminPostMessageResponse) GetMessage() *Message {
-	if x != nil {
-		return x.Message
-	}
-	return nil
-}
-
-func (x *AdminPostMessageResponse) GetUnreachable() []string {
-	if x != nil {
-		return x.Unreachable
-	}
-	return nil
-}
-
-func (x *AdminPostMessageResponse) GetDeliveryNote() string {
-	if x != nil {
-		return x.DeliveryNote
-	}
-	return ""
-}
-
-type AdminListMessagesRequest struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	AfterId string                 `protobuf:"bytes,1,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
-	Limit   int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
-	// Only messages delivered to this agent.
-	Agent string `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
-	// Only this channel.
-	Channel string `protobuf:"bytes,4,opt,name=channel,proto3" json:"channel,omitempty"`
-	// The newest limit messages (still oldest first) instead of the first
-	// ones after after_id; the cursor is then the newest ID, and has_more
-	// says older messages exist. A live view starts with newest and follows
-	// with after_id.
-	Newest bool `protobuf:"varint,5,opt,name=newest,proto3" json:"newest,omitempty"`
-	// Only this project's messages.
-	Project       string `protobuf:"bytes,6,opt,name=project,proto3" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListMessagesRequest) Reset() {
-	*x = AdminListMessagesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[18]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListMessagesRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListMessagesRequest) ProtoMessage() {}
-
-func (x *AdminListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[18]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListMessagesRequest.ProtoReflect.Descriptor instead.
-func (*AdminListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{18}
-}
-
-func (x *AdminListMessagesRequest) GetAfterId() string {
-	if x != nil {
-		return x.AfterId
-	}
-	return ""
-}
-
-func (x *AdminListMessagesRequest) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
-	}
-	return 0
-}
-
-func (x *AdminListMessagesRequest) GetAgent() string {
-	if x != nil {
-		return x.Agent
-	}
-	return ""
-}
-
-func (x *AdminListMessagesRequest) GetChannel() string {
-	if x != nil {
-		return x.Channel
-	}
-	return ""
-}
-
-func (x *AdminListMessagesRequest) GetNewest() bool {
-	if x != nil {
-		return x.Newest
-	}
-	return false
-}
-
-func (x *AdminListMessagesRequest) GetProject() string {
-	if x != nil {
-		return x.Project
-	}
-	return ""
-}
-
-type AdminListMessagesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Messages      []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	Cursor        string                 `protobuf:"bytes,2,opt,name=cursor,proto3" json:"cursor,omitempty"`
-	HasMore       bool                   `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdminListMessagesResponse) Reset() {
-	*x = AdminListMessagesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[19]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdminListMessagesResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdminListMessagesResponse) ProtoMessage() {}
-
-func (x *AdminListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[19]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdminListMessagesResponse.ProtoReflect.Descriptor instead.
-func (*AdminListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{19}
-}
-
-func (x *AdminListMessagesResponse) GetMessages() []*Message {
-	if x != nil {
-		return x.Messages
-	}
-	return nil
-}
-
-func (x *AdminListMessagesResponse) GetCursor() string {
-	if x != nil {
-		return x.Cursor
-	}
-	return ""
-}
-
-func (x *AdminListMessagesResponse) GetHasMore() bool {
-	if x != nil {
-		return x.HasMore
-	}
-	return false
-}
-
 type GetAgentHealthRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1150,7 +834,7 @@ type GetAgentHealthRequest struct {
 
 func (x *GetAgentHealthRequest) Reset() {
 	*x = GetAgentHealthRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[20]
+	mi := &file_hub_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +846,7 @@ func (x *GetAgentHealthRequest) String() string {
 func (*GetAgentHealthRequest) ProtoMessage() {}
 
 func (x *GetAgentHealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[20]
+	mi := &file_hub_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +859,7 @@ func (x *GetAgentHealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentHealthRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentHealthRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetAgentHealthRequest) GetName() string {
@@ -1194,7 +878,7 @@ type GetAgentHealthResponse struct {
 
 func (x *GetAgentHealthResponse) Reset() {
 	*x = GetAgentHealthResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[21]
+	mi := &file_hub_v1_admin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +890,7 @@ func (x *GetAgentHealthResponse) String() string {
 func (*GetAgentHealthResponse) ProtoMessage() {}
 
 func (x *GetAgentHealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[21]
+	mi := &file_hub_v1_admin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +903,7 @@ func (x *GetAgentHealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentHealthResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentHealthResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetAgentHealthResponse) GetHealth() *AgentHealth {
@@ -1244,7 +928,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[22]
+	mi := &file_hub_v1_admin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +940,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[22]
+	mi := &file_hub_v1_admin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +953,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListEventsRequest) GetAgent() string {
@@ -1316,7 +1000,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[23]
+	mi := &file_hub_v1_admin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1012,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[23]
+	mi := &file_hub_v1_admin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1025,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -1363,7 +1047,7 @@ type ListDeepWorkRequest struct {
 
 func (x *ListDeepWorkRequest) Reset() {
 	*x = ListDeepWorkRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[24]
+	mi := &file_hub_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1375,7 +1059,7 @@ func (x *ListDeepWorkRequest) String() string {
 func (*ListDeepWorkRequest) ProtoMessage() {}
 
 func (x *ListDeepWorkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[24]
+	mi := &file_hub_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1388,7 +1072,7 @@ func (x *ListDeepWorkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeepWorkRequest.ProtoReflect.Descriptor instead.
 func (*ListDeepWorkRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListDeepWorkRequest) GetAgent() string {
@@ -1421,7 +1105,7 @@ type ListDeepWorkResponse struct {
 
 func (x *ListDeepWorkResponse) Reset() {
 	*x = ListDeepWorkResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[25]
+	mi := &file_hub_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1117,7 @@ func (x *ListDeepWorkResponse) String() string {
 func (*ListDeepWorkResponse) ProtoMessage() {}
 
 func (x *ListDeepWorkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[25]
+	mi := &file_hub_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1130,7 @@ func (x *ListDeepWorkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeepWorkResponse.ProtoReflect.Descriptor instead.
 func (*ListDeepWorkResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListDeepWorkResponse) GetDeepWork() []*DeepWork {
@@ -1467,7 +1151,7 @@ type NudgeRequest struct {
 
 func (x *NudgeRequest) Reset() {
 	*x = NudgeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[26]
+	mi := &file_hub_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1479,7 +1163,7 @@ func (x *NudgeRequest) String() string {
 func (*NudgeRequest) ProtoMessage() {}
 
 func (x *NudgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[26]
+	mi := &file_hub_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1492,7 +1176,7 @@ func (x *NudgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NudgeRequest.ProtoReflect.Descriptor instead.
 func (*NudgeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *NudgeRequest) GetName() string {
@@ -1518,7 +1202,7 @@ type NudgeResponse struct {
 
 func (x *NudgeResponse) Reset() {
 	*x = NudgeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[27]
+	mi := &file_hub_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1214,7 @@ func (x *NudgeResponse) String() string {
 func (*NudgeResponse) ProtoMessage() {}
 
 func (x *NudgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[27]
+	mi := &file_hub_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1227,7 @@ func (x *NudgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NudgeResponse.ProtoReflect.Descriptor instead.
 func (*NudgeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *NudgeResponse) GetMessage() *Message {
@@ -1561,7 +1245,7 @@ type GetBeatRequest struct {
 
 func (x *GetBeatRequest) Reset() {
 	*x = GetBeatRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[28]
+	mi := &file_hub_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1257,7 @@ func (x *GetBeatRequest) String() string {
 func (*GetBeatRequest) ProtoMessage() {}
 
 func (x *GetBeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[28]
+	mi := &file_hub_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1270,7 @@ func (x *GetBeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBeatRequest.ProtoReflect.Descriptor instead.
 func (*GetBeatRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 type GetBeatResponse struct {
@@ -1598,7 +1282,7 @@ type GetBeatResponse struct {
 
 func (x *GetBeatResponse) Reset() {
 	*x = GetBeatResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[29]
+	mi := &file_hub_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1610,7 +1294,7 @@ func (x *GetBeatResponse) String() string {
 func (*GetBeatResponse) ProtoMessage() {}
 
 func (x *GetBeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[29]
+	mi := &file_hub_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1623,7 +1307,7 @@ func (x *GetBeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBeatResponse.ProtoReflect.Descriptor instead.
 func (*GetBeatResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetBeatResponse) GetBeat() *BeatInfo {
@@ -1642,7 +1326,7 @@ type SetPulseConfigRequest struct {
 
 func (x *SetPulseConfigRequest) Reset() {
 	*x = SetPulseConfigRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[30]
+	mi := &file_hub_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1654,7 +1338,7 @@ func (x *SetPulseConfigRequest) String() string {
 func (*SetPulseConfigRequest) ProtoMessage() {}
 
 func (x *SetPulseConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[30]
+	mi := &file_hub_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +1351,7 @@ func (x *SetPulseConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPulseConfigRequest.ProtoReflect.Descriptor instead.
 func (*SetPulseConfigRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SetPulseConfigRequest) GetConfig() *PulseConfig {
@@ -1686,7 +1370,7 @@ type SetPulseConfigResponse struct {
 
 func (x *SetPulseConfigResponse) Reset() {
 	*x = SetPulseConfigResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[31]
+	mi := &file_hub_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1382,7 @@ func (x *SetPulseConfigResponse) String() string {
 func (*SetPulseConfigResponse) ProtoMessage() {}
 
 func (x *SetPulseConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[31]
+	mi := &file_hub_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1395,7 @@ func (x *SetPulseConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPulseConfigResponse.ProtoReflect.Descriptor instead.
 func (*SetPulseConfigResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetPulseConfigResponse) GetPulse() *PulseStatus {
@@ -1729,7 +1413,7 @@ type ListPulsesRequest struct {
 
 func (x *ListPulsesRequest) Reset() {
 	*x = ListPulsesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[32]
+	mi := &file_hub_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1425,7 @@ func (x *ListPulsesRequest) String() string {
 func (*ListPulsesRequest) ProtoMessage() {}
 
 func (x *ListPulsesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[32]
+	mi := &file_hub_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1438,7 @@ func (x *ListPulsesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPulsesRequest.ProtoReflect.Descriptor instead.
 func (*ListPulsesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{32}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 type ListPulsesResponse struct {
@@ -1766,7 +1450,7 @@ type ListPulsesResponse struct {
 
 func (x *ListPulsesResponse) Reset() {
 	*x = ListPulsesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[33]
+	mi := &file_hub_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1462,7 @@ func (x *ListPulsesResponse) String() string {
 func (*ListPulsesResponse) ProtoMessage() {}
 
 func (x *ListPulsesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[33]
+	mi := &file_hub_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +1475,7 @@ func (x *ListPulsesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPulsesResponse.ProtoReflect.Descriptor instead.
 func (*ListPulsesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{33}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListPulsesResponse) GetPulses() []*PulseStatus {
@@ -1810,7 +1494,7 @@ type TriggerPulseRequest struct {
 
 func (x *TriggerPulseRequest) Reset() {
 	*x = TriggerPulseRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[34]
+	mi := &file_hub_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +1506,7 @@ func (x *TriggerPulseRequest) String() string {
 func (*TriggerPulseRequest) ProtoMessage() {}
 
 func (x *TriggerPulseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[34]
+	mi := &file_hub_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1835,7 +1519,7 @@ func (x *TriggerPulseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerPulseRequest.ProtoReflect.Descriptor instead.
 func (*TriggerPulseRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{34}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TriggerPulseRequest) GetName() string {
@@ -1855,7 +1539,7 @@ type TriggerPulseResponse struct {
 
 func (x *TriggerPulseResponse) Reset() {
 	*x = TriggerPulseResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[35]
+	mi := &file_hub_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +1551,7 @@ func (x *TriggerPulseResponse) String() string {
 func (*TriggerPulseResponse) ProtoMessage() {}
 
 func (x *TriggerPulseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[35]
+	mi := &file_hub_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +1564,7 @@ func (x *TriggerPulseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerPulseResponse.ProtoReflect.Descriptor instead.
 func (*TriggerPulseResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{35}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TriggerPulseResponse) GetMessage() *Message {
@@ -1906,7 +1590,7 @@ type CreateCronJobRequest struct {
 
 func (x *CreateCronJobRequest) Reset() {
 	*x = CreateCronJobRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[36]
+	mi := &file_hub_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1918,7 +1602,7 @@ func (x *CreateCronJobRequest) String() string {
 func (*CreateCronJobRequest) ProtoMessage() {}
 
 func (x *CreateCronJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[36]
+	mi := &file_hub_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1931,7 +1615,7 @@ func (x *CreateCronJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCronJobRequest.ProtoReflect.Descriptor instead.
 func (*CreateCronJobRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{36}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateCronJobRequest) GetJob() *CronJob {
@@ -1952,7 +1636,7 @@ type CreateCronJobResponse struct {
 
 func (x *CreateCronJobResponse) Reset() {
 	*x = CreateCronJobResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[37]
+	mi := &file_hub_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +1648,7 @@ func (x *CreateCronJobResponse) String() string {
 func (*CreateCronJobResponse) ProtoMessage() {}
 
 func (x *CreateCronJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[37]
+	mi := &file_hub_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +1661,7 @@ func (x *CreateCronJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCronJobResponse.ProtoReflect.Descriptor instead.
 func (*CreateCronJobResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{37}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CreateCronJobResponse) GetJob() *CronJob {
@@ -2004,7 +1688,7 @@ type ListCronJobsRequest struct {
 
 func (x *ListCronJobsRequest) Reset() {
 	*x = ListCronJobsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[38]
+	mi := &file_hub_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2016,7 +1700,7 @@ func (x *ListCronJobsRequest) String() string {
 func (*ListCronJobsRequest) ProtoMessage() {}
 
 func (x *ListCronJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[38]
+	mi := &file_hub_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2029,7 +1713,7 @@ func (x *ListCronJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCronJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListCronJobsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{38}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListCronJobsRequest) GetProject() string {
@@ -2048,7 +1732,7 @@ type ListCronJobsResponse struct {
 
 func (x *ListCronJobsResponse) Reset() {
 	*x = ListCronJobsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[39]
+	mi := &file_hub_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2060,7 +1744,7 @@ func (x *ListCronJobsResponse) String() string {
 func (*ListCronJobsResponse) ProtoMessage() {}
 
 func (x *ListCronJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[39]
+	mi := &file_hub_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2073,7 +1757,7 @@ func (x *ListCronJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCronJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListCronJobsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{39}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListCronJobsResponse) GetJobs() []*CronJob {
@@ -2092,7 +1776,7 @@ type DeleteCronJobRequest struct {
 
 func (x *DeleteCronJobRequest) Reset() {
 	*x = DeleteCronJobRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[40]
+	mi := &file_hub_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2104,7 +1788,7 @@ func (x *DeleteCronJobRequest) String() string {
 func (*DeleteCronJobRequest) ProtoMessage() {}
 
 func (x *DeleteCronJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[40]
+	mi := &file_hub_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2117,7 +1801,7 @@ func (x *DeleteCronJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCronJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteCronJobRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{40}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DeleteCronJobRequest) GetName() string {
@@ -2135,7 +1819,7 @@ type DeleteCronJobResponse struct {
 
 func (x *DeleteCronJobResponse) Reset() {
 	*x = DeleteCronJobResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[41]
+	mi := &file_hub_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +1831,7 @@ func (x *DeleteCronJobResponse) String() string {
 func (*DeleteCronJobResponse) ProtoMessage() {}
 
 func (x *DeleteCronJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[41]
+	mi := &file_hub_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +1844,7 @@ func (x *DeleteCronJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCronJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteCronJobResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{41}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 type SetCronJobEnabledRequest struct {
@@ -2173,7 +1857,7 @@ type SetCronJobEnabledRequest struct {
 
 func (x *SetCronJobEnabledRequest) Reset() {
 	*x = SetCronJobEnabledRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[42]
+	mi := &file_hub_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +1869,7 @@ func (x *SetCronJobEnabledRequest) String() string {
 func (*SetCronJobEnabledRequest) ProtoMessage() {}
 
 func (x *SetCronJobEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[42]
+	mi := &file_hub_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +1882,7 @@ func (x *SetCronJobEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCronJobEnabledRequest.ProtoReflect.Descriptor instead.
 func (*SetCronJobEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{42}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetCronJobEnabledRequest) GetName() string {
@@ -2224,7 +1908,7 @@ type SetCronJobEnabledResponse struct {
 
 func (x *SetCronJobEnabledResponse) Reset() {
 	*x = SetCronJobEnabledResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[43]
+	mi := &file_hub_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2236,7 +1920,7 @@ func (x *SetCronJobEnabledResponse) String() string {
 func (*SetCronJobEnabledResponse) ProtoMessage() {}
 
 func (x *SetCronJobEnabledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[43]
+	mi := &file_hub_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2249,7 +1933,7 @@ func (x *SetCronJobEnabledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCronJobEnabledResponse.ProtoReflect.Descriptor instead.
 func (*SetCronJobEnabledResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{43}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetCronJobEnabledResponse) GetJob() *CronJob {
@@ -2268,7 +1952,7 @@ type RunCronJobRequest struct {
 
 func (x *RunCronJobRequest) Reset() {
 	*x = RunCronJobRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[44]
+	mi := &file_hub_v1_admin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2280,7 +1964,7 @@ func (x *RunCronJobRequest) String() string {
 func (*RunCronJobRequest) ProtoMessage() {}
 
 func (x *RunCronJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[44]
+	mi := &file_hub_v1_admin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2293,7 +1977,7 @@ func (x *RunCronJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCronJobRequest.ProtoReflect.Descriptor instead.
 func (*RunCronJobRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{44}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RunCronJobRequest) GetName() string {
@@ -2312,7 +1996,7 @@ type RunCronJobResponse struct {
 
 func (x *RunCronJobResponse) Reset() {
 	*x = RunCronJobResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[45]
+	mi := &file_hub_v1_admin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2008,7 @@ func (x *RunCronJobResponse) String() string {
 func (*RunCronJobResponse) ProtoMessage() {}
 
 func (x *RunCronJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[45]
+	mi := &file_hub_v1_admin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2021,7 @@ func (x *RunCronJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCronJobResponse.ProtoReflect.Descriptor instead.
 func (*RunCronJobResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{45}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RunCronJobResponse) GetRun() *CronRun {
@@ -2358,7 +2042,7 @@ type ListCronRunsRequest struct {
 
 func (x *ListCronRunsRequest) Reset() {
 	*x = ListCronRunsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[46]
+	mi := &file_hub_v1_admin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2370,7 +2054,7 @@ func (x *ListCronRunsRequest) String() string {
 func (*ListCronRunsRequest) ProtoMessage() {}
 
 func (x *ListCronRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[46]
+	mi := &file_hub_v1_admin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2383,7 +2067,7 @@ func (x *ListCronRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCronRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListCronRunsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{46}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListCronRunsRequest) GetJob() string {
@@ -2409,7 +2093,7 @@ type ListCronRunsResponse struct {
 
 func (x *ListCronRunsResponse) Reset() {
 	*x = ListCronRunsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[47]
+	mi := &file_hub_v1_admin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2421,7 +2105,7 @@ func (x *ListCronRunsResponse) String() string {
 func (*ListCronRunsResponse) ProtoMessage() {}
 
 func (x *ListCronRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[47]
+	mi := &file_hub_v1_admin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2434,7 +2118,7 @@ func (x *ListCronRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCronRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListCronRunsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{47}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListCronRunsResponse) GetRuns() []*CronRun {
@@ -2452,7 +2136,7 @@ type GetHubInfoRequest struct {
 
 func (x *GetHubInfoRequest) Reset() {
 	*x = GetHubInfoRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[48]
+	mi := &file_hub_v1_admin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2464,7 +2148,7 @@ func (x *GetHubInfoRequest) String() string {
 func (*GetHubInfoRequest) ProtoMessage() {}
 
 func (x *GetHubInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[48]
+	mi := &file_hub_v1_admin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2477,7 +2161,7 @@ func (x *GetHubInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHubInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetHubInfoRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{48}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{44}
 }
 
 type GetHubInfoResponse struct {
@@ -2505,7 +2189,7 @@ type GetHubInfoResponse struct {
 
 func (x *GetHubInfoResponse) Reset() {
 	*x = GetHubInfoResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[49]
+	mi := &file_hub_v1_admin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2517,7 +2201,7 @@ func (x *GetHubInfoResponse) String() string {
 func (*GetHubInfoResponse) ProtoMessage() {}
 
 func (x *GetHubInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[49]
+	mi := &file_hub_v1_admin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2530,7 +2214,7 @@ func (x *GetHubInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHubInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetHubInfoResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{49}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetHubInfoResponse) GetVersion() string {
@@ -2641,7 +2325,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[50]
+	mi := &file_hub_v1_admin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +2337,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[50]
+	mi := &file_hub_v1_admin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +2350,7 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{50}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *BackupRequest) GetPath() string {
@@ -2686,7 +2370,7 @@ type BackupResponse struct {
 
 func (x *BackupResponse) Reset() {
 	*x = BackupResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[51]
+	mi := &file_hub_v1_admin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2698,7 +2382,7 @@ func (x *BackupResponse) String() string {
 func (*BackupResponse) ProtoMessage() {}
 
 func (x *BackupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[51]
+	mi := &file_hub_v1_admin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2711,7 +2395,7 @@ func (x *BackupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupResponse.ProtoReflect.Descriptor instead.
 func (*BackupResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{51}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *BackupResponse) GetPath() string {
@@ -2738,7 +2422,7 @@ type EndDeepWorkRequest struct {
 
 func (x *EndDeepWorkRequest) Reset() {
 	*x = EndDeepWorkRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[52]
+	mi := &file_hub_v1_admin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2750,7 +2434,7 @@ func (x *EndDeepWorkRequest) String() string {
 func (*EndDeepWorkRequest) ProtoMessage() {}
 
 func (x *EndDeepWorkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[52]
+	mi := &file_hub_v1_admin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2763,7 +2447,7 @@ func (x *EndDeepWorkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndDeepWorkRequest.ProtoReflect.Descriptor instead.
 func (*EndDeepWorkRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{52}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *EndDeepWorkRequest) GetName() string {
@@ -2784,7 +2468,7 @@ type EndDeepWorkResponse struct {
 
 func (x *EndDeepWorkResponse) Reset() {
 	*x = EndDeepWorkResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[53]
+	mi := &file_hub_v1_admin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2796,7 +2480,7 @@ func (x *EndDeepWorkResponse) String() string {
 func (*EndDeepWorkResponse) ProtoMessage() {}
 
 func (x *EndDeepWorkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[53]
+	mi := &file_hub_v1_admin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2809,7 +2493,7 @@ func (x *EndDeepWorkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndDeepWorkResponse.ProtoReflect.Descriptor instead.
 func (*EndDeepWorkResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{53}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *EndDeepWorkResponse) GetDeepWork() *DeepWork {
@@ -2831,7 +2515,7 @@ type ListActivityRequest struct {
 
 func (x *ListActivityRequest) Reset() {
 	*x = ListActivityRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[54]
+	mi := &file_hub_v1_admin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2843,7 +2527,7 @@ func (x *ListActivityRequest) String() string {
 func (*ListActivityRequest) ProtoMessage() {}
 
 func (x *ListActivityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[54]
+	mi := &file_hub_v1_admin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2856,7 +2540,7 @@ func (x *ListActivityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivityRequest.ProtoReflect.Descriptor instead.
 func (*ListActivityRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{54}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListActivityRequest) GetName() string {
@@ -2885,7 +2569,7 @@ type ListActivityResponse struct {
 
 func (x *ListActivityResponse) Reset() {
 	*x = ListActivityResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[55]
+	mi := &file_hub_v1_admin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2897,7 +2581,7 @@ func (x *ListActivityResponse) String() string {
 func (*ListActivityResponse) ProtoMessage() {}
 
 func (x *ListActivityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[55]
+	mi := &file_hub_v1_admin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2910,7 +2594,7 @@ func (x *ListActivityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivityResponse.ProtoReflect.Descriptor instead.
 func (*ListActivityResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{55}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListActivityResponse) GetActivityLogs() []*ActivityLog {
@@ -2938,7 +2622,7 @@ type ListAgentOverviewsRequest struct {
 
 func (x *ListAgentOverviewsRequest) Reset() {
 	*x = ListAgentOverviewsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[56]
+	mi := &file_hub_v1_admin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2950,7 +2634,7 @@ func (x *ListAgentOverviewsRequest) String() string {
 func (*ListAgentOverviewsRequest) ProtoMessage() {}
 
 func (x *ListAgentOverviewsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[56]
+	mi := &file_hub_v1_admin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2963,7 +2647,7 @@ func (x *ListAgentOverviewsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentOverviewsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentOverviewsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{56}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListAgentOverviewsRequest) GetIncludeDisabled() bool {
@@ -2998,7 +2682,7 @@ type AgentOverview struct {
 
 func (x *AgentOverview) Reset() {
 	*x = AgentOverview{}
-	mi := &file_hub_v1_admin_proto_msgTypes[57]
+	mi := &file_hub_v1_admin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3010,7 +2694,7 @@ func (x *AgentOverview) String() string {
 func (*AgentOverview) ProtoMessage() {}
 
 func (x *AgentOverview) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[57]
+	mi := &file_hub_v1_admin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3023,7 +2707,7 @@ func (x *AgentOverview) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentOverview.ProtoReflect.Descriptor instead.
 func (*AgentOverview) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{57}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *AgentOverview) GetAgent() *Agent {
@@ -3070,7 +2754,7 @@ type ListAgentOverviewsResponse struct {
 
 func (x *ListAgentOverviewsResponse) Reset() {
 	*x = ListAgentOverviewsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[58]
+	mi := &file_hub_v1_admin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3082,7 +2766,7 @@ func (x *ListAgentOverviewsResponse) String() string {
 func (*ListAgentOverviewsResponse) ProtoMessage() {}
 
 func (x *ListAgentOverviewsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[58]
+	mi := &file_hub_v1_admin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3095,7 +2779,7 @@ func (x *ListAgentOverviewsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentOverviewsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentOverviewsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{58}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListAgentOverviewsResponse) GetAgents() []*AgentOverview {
@@ -3115,7 +2799,7 @@ type PruneMessagesRequest struct {
 
 func (x *PruneMessagesRequest) Reset() {
 	*x = PruneMessagesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[59]
+	mi := &file_hub_v1_admin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3127,7 +2811,7 @@ func (x *PruneMessagesRequest) String() string {
 func (*PruneMessagesRequest) ProtoMessage() {}
 
 func (x *PruneMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[59]
+	mi := &file_hub_v1_admin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3140,7 +2824,7 @@ func (x *PruneMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PruneMessagesRequest.ProtoReflect.Descriptor instead.
 func (*PruneMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{59}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *PruneMessagesRequest) GetBefore() *timestamppb.Timestamp {
@@ -3160,7 +2844,7 @@ type PruneMessagesResponse struct {
 
 func (x *PruneMessagesResponse) Reset() {
 	*x = PruneMessagesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[60]
+	mi := &file_hub_v1_admin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3172,7 +2856,7 @@ func (x *PruneMessagesResponse) String() string {
 func (*PruneMessagesResponse) ProtoMessage() {}
 
 func (x *PruneMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[60]
+	mi := &file_hub_v1_admin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3185,7 +2869,7 @@ func (x *PruneMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PruneMessagesResponse.ProtoReflect.Descriptor instead.
 func (*PruneMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{60}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *PruneMessagesResponse) GetDeleted() int64 {
@@ -3206,7 +2890,7 @@ type ForceReleaseReservationRequest struct {
 
 func (x *ForceReleaseReservationRequest) Reset() {
 	*x = ForceReleaseReservationRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[61]
+	mi := &file_hub_v1_admin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3218,7 +2902,7 @@ func (x *ForceReleaseReservationRequest) String() string {
 func (*ForceReleaseReservationRequest) ProtoMessage() {}
 
 func (x *ForceReleaseReservationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[61]
+	mi := &file_hub_v1_admin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3231,7 +2915,7 @@ func (x *ForceReleaseReservationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForceReleaseReservationRequest.ProtoReflect.Descriptor instead.
 func (*ForceReleaseReservationRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{61}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ForceReleaseReservationRequest) GetId() string {
@@ -3257,7 +2941,7 @@ type ForceReleaseReservationResponse struct {
 
 func (x *ForceReleaseReservationResponse) Reset() {
 	*x = ForceReleaseReservationResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[62]
+	mi := &file_hub_v1_admin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3269,7 +2953,7 @@ func (x *ForceReleaseReservationResponse) String() string {
 func (*ForceReleaseReservationResponse) ProtoMessage() {}
 
 func (x *ForceReleaseReservationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[62]
+	mi := &file_hub_v1_admin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3282,7 +2966,7 @@ func (x *ForceReleaseReservationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForceReleaseReservationResponse.ProtoReflect.Descriptor instead.
 func (*ForceReleaseReservationResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{62}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ForceReleaseReservationResponse) GetReleased() *Reservation {
@@ -3310,7 +2994,7 @@ type CreateJoinCodeRequest struct {
 
 func (x *CreateJoinCodeRequest) Reset() {
 	*x = CreateJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[63]
+	mi := &file_hub_v1_admin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3322,7 +3006,7 @@ func (x *CreateJoinCodeRequest) String() string {
 func (*CreateJoinCodeRequest) ProtoMessage() {}
 
 func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[63]
+	mi := &file_hub_v1_admin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3335,7 +3019,7 @@ func (x *CreateJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{63}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CreateJoinCodeRequest) GetRole() string {
@@ -3384,7 +3068,7 @@ type CreateJoinCodeResponse struct {
 
 func (x *CreateJoinCodeResponse) Reset() {
 	*x = CreateJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[64]
+	mi := &file_hub_v1_admin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3396,7 +3080,7 @@ func (x *CreateJoinCodeResponse) String() string {
 func (*CreateJoinCodeResponse) ProtoMessage() {}
 
 func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[64]
+	mi := &file_hub_v1_admin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3409,7 +3093,7 @@ func (x *CreateJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*CreateJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{64}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *CreateJoinCodeResponse) GetJoinCode() *JoinCode {
@@ -3434,7 +3118,7 @@ type ListJoinCodesRequest struct {
 
 func (x *ListJoinCodesRequest) Reset() {
 	*x = ListJoinCodesRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	mi := &file_hub_v1_admin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3446,7 +3130,7 @@ func (x *ListJoinCodesRequest) String() string {
 func (*ListJoinCodesRequest) ProtoMessage() {}
 
 func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[65]
+	mi := &file_hub_v1_admin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3459,7 +3143,7 @@ func (x *ListJoinCodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesRequest.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{65}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{61}
 }
 
 type ListJoinCodesResponse struct {
@@ -3471,7 +3155,7 @@ type ListJoinCodesResponse struct {
 
 func (x *ListJoinCodesResponse) Reset() {
 	*x = ListJoinCodesResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	mi := &file_hub_v1_admin_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3483,7 +3167,7 @@ func (x *ListJoinCodesResponse) String() string {
 func (*ListJoinCodesResponse) ProtoMessage() {}
 
 func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[66]
+	mi := &file_hub_v1_admin_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3496,7 +3180,7 @@ func (x *ListJoinCodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJoinCodesResponse.ProtoReflect.Descriptor instead.
 func (*ListJoinCodesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{66}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListJoinCodesResponse) GetJoinCodes() []*JoinCode {
@@ -3515,7 +3199,7 @@ type RevokeJoinCodeRequest struct {
 
 func (x *RevokeJoinCodeRequest) Reset() {
 	*x = RevokeJoinCodeRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3527,7 +3211,7 @@ func (x *RevokeJoinCodeRequest) String() string {
 func (*RevokeJoinCodeRequest) ProtoMessage() {}
 
 func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[67]
+	mi := &file_hub_v1_admin_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3540,7 +3224,7 @@ func (x *RevokeJoinCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeRequest.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RevokeJoinCodeRequest) GetId() string {
@@ -3559,7 +3243,7 @@ type RevokeJoinCodeResponse struct {
 
 func (x *RevokeJoinCodeResponse) Reset() {
 	*x = RevokeJoinCodeResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3571,7 +3255,7 @@ func (x *RevokeJoinCodeResponse) String() string {
 func (*RevokeJoinCodeResponse) ProtoMessage() {}
 
 func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[68]
+	mi := &file_hub_v1_admin_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3584,7 +3268,7 @@ func (x *RevokeJoinCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeJoinCodeResponse.ProtoReflect.Descriptor instead.
 func (*RevokeJoinCodeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *RevokeJoinCodeResponse) GetJoinCode() *JoinCode {
@@ -3603,7 +3287,7 @@ type CreateProjectRequest struct {
 
 func (x *CreateProjectRequest) Reset() {
 	*x = CreateProjectRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3615,7 +3299,7 @@ func (x *CreateProjectRequest) String() string {
 func (*CreateProjectRequest) ProtoMessage() {}
 
 func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[69]
+	mi := &file_hub_v1_admin_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3628,7 +3312,7 @@ func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
 func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *CreateProjectRequest) GetName() string {
@@ -3647,7 +3331,7 @@ type CreateProjectResponse struct {
 
 func (x *CreateProjectResponse) Reset() {
 	*x = CreateProjectResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3659,7 +3343,7 @@ func (x *CreateProjectResponse) String() string {
 func (*CreateProjectResponse) ProtoMessage() {}
 
 func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[70]
+	mi := &file_hub_v1_admin_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3672,7 +3356,7 @@ func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectResponse.ProtoReflect.Descriptor instead.
 func (*CreateProjectResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *CreateProjectResponse) GetProject() *Project {
@@ -3690,7 +3374,7 @@ type ListProjectsRequest struct {
 
 func (x *ListProjectsRequest) Reset() {
 	*x = ListProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3702,7 +3386,7 @@ func (x *ListProjectsRequest) String() string {
 func (*ListProjectsRequest) ProtoMessage() {}
 
 func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[71]
+	mi := &file_hub_v1_admin_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3715,7 +3399,7 @@ func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{67}
 }
 
 type ListProjectsResponse struct {
@@ -3727,7 +3411,7 @@ type ListProjectsResponse struct {
 
 func (x *ListProjectsResponse) Reset() {
 	*x = ListProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3739,7 +3423,7 @@ func (x *ListProjectsResponse) String() string {
 func (*ListProjectsResponse) ProtoMessage() {}
 
 func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[72]
+	mi := &file_hub_v1_admin_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3752,7 +3436,7 @@ func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListProjectsResponse) GetProjects() []*Project {
@@ -3772,7 +3456,7 @@ type LinkProjectsRequest struct {
 
 func (x *LinkProjectsRequest) Reset() {
 	*x = LinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3784,7 +3468,7 @@ func (x *LinkProjectsRequest) String() string {
 func (*LinkProjectsRequest) ProtoMessage() {}
 
 func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[73]
+	mi := &file_hub_v1_admin_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3797,7 +3481,7 @@ func (x *LinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*LinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LinkProjectsRequest) GetProject() string {
@@ -3822,7 +3506,7 @@ type LinkProjectsResponse struct {
 
 func (x *LinkProjectsResponse) Reset() {
 	*x = LinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3834,7 +3518,7 @@ func (x *LinkProjectsResponse) String() string {
 func (*LinkProjectsResponse) ProtoMessage() {}
 
 func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[74]
+	mi := &file_hub_v1_admin_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3847,7 +3531,7 @@ func (x *LinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*LinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{70}
 }
 
 type UnlinkProjectsRequest struct {
@@ -3860,7 +3544,7 @@ type UnlinkProjectsRequest struct {
 
 func (x *UnlinkProjectsRequest) Reset() {
 	*x = UnlinkProjectsRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +3556,7 @@ func (x *UnlinkProjectsRequest) String() string {
 func (*UnlinkProjectsRequest) ProtoMessage() {}
 
 func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[75]
+	mi := &file_hub_v1_admin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +3569,7 @@ func (x *UnlinkProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsRequest.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{75}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *UnlinkProjectsRequest) GetProject() string {
@@ -3910,7 +3594,7 @@ type UnlinkProjectsResponse struct {
 
 func (x *UnlinkProjectsResponse) Reset() {
 	*x = UnlinkProjectsResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3922,7 +3606,7 @@ func (x *UnlinkProjectsResponse) String() string {
 func (*UnlinkProjectsResponse) ProtoMessage() {}
 
 func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[76]
+	mi := &file_hub_v1_admin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3935,7 +3619,7 @@ func (x *UnlinkProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProjectsResponse.ProtoReflect.Descriptor instead.
 func (*UnlinkProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{76}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{72}
 }
 
 type DeleteAgentRequest struct {
@@ -3948,7 +3632,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3960,7 +3644,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[77]
+	mi := &file_hub_v1_admin_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3973,7 +3657,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{77}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *DeleteAgentRequest) GetName() string {
@@ -4000,7 +3684,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4012,7 +3696,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_admin_proto_msgTypes[78]
+	mi := &file_hub_v1_admin_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4025,7 +3709,7 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_admin_proto_rawDescGZIP(), []int{78}
+	return file_hub_v1_admin_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *DeleteAgentResponse) GetAgent() *Agent {
@@ -4101,31 +3785,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x12RevokeTokenRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\":\n" +
 	"\x13RevokeTokenResponse\x12#\n" +
-	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\"\xf9\x01\n" +
-	"\x17AdminPostMessageRequest\x12\x0e\n" +
-	"\x02to\x18\x01 \x03(\tR\x02to\x12\x18\n" +
-	"\achannel\x18\x02 \x01(\tR\achannel\x12\x12\n" +
-	"\x04body\x18\x03 \x01(\tR\x04body\x12\x19\n" +
-	"\breply_to\x18\x04 \x01(\tR\areplyTo\x12\x1a\n" +
-	"\bmentions\x18\x05 \x03(\tR\bmentions\x12,\n" +
-	"\bpriority\x18\x06 \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
-	"\fack_required\x18\a \x01(\bR\vackRequired\x12\x18\n" +
-	"\aproject\x18\b \x01(\tR\aproject\"\x8c\x01\n" +
-	"\x18AdminPostMessageResponse\x12)\n" +
-	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12 \n" +
-	"\vunreachable\x18\x02 \x03(\tR\vunreachable\x12#\n" +
-	"\rdelivery_note\x18\x03 \x01(\tR\fdeliveryNote\"\xad\x01\n" +
-	"\x18AdminListMessagesRequest\x12\x19\n" +
-	"\bafter_id\x18\x01 \x01(\tR\aafterId\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x14\n" +
-	"\x05agent\x18\x03 \x01(\tR\x05agent\x12\x18\n" +
-	"\achannel\x18\x04 \x01(\tR\achannel\x12\x16\n" +
-	"\x06newest\x18\x05 \x01(\bR\x06newest\x12\x18\n" +
-	"\aproject\x18\x06 \x01(\tR\aproject\"{\n" +
-	"\x19AdminListMessagesResponse\x12+\n" +
-	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x16\n" +
-	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x19\n" +
-	"\bhas_more\x18\x03 \x01(\bR\ahasMore\"+\n" +
+	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\"+\n" +
 	"\x15GetAgentHealthRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"E\n" +
 	"\x16GetAgentHealthResponse\x12+\n" +
@@ -4281,7 +3941,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\x97%\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xde#\n" +
 	"\fAdminService\x12O\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12L\n" +
@@ -4299,11 +3959,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\vRotateToken\x12\x1a.hub.v1.RotateTokenRequest\x1a\x1b.hub.v1.RotateTokenResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12O\n" +
 	"\vRevokeToken\x12\x1a.hub.v1.RevokeTokenRequest\x1a\x1b.hub.v1.RevokeTokenResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x03\x12Y\n" +
-	"\vPostMessage\x12\x1f.hub.v1.AdminPostMessageRequest\x1a .hub.v1.AdminPostMessageResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x02\x12\\\n" +
-	"\fListMessages\x12 .hub.v1.AdminListMessagesRequest\x1a!.hub.v1.AdminListMessagesResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x02\x12X\n" +
+	"\x01\x03\x12X\n" +
 	"\x0eGetAgentHealth\x12\x1d.hub.v1.GetAgentHealthRequest\x1a\x1e.hub.v1.GetAgentHealthResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12L\n" +
 	"\n" +
@@ -4414,7 +4070,7 @@ func file_hub_v1_admin_proto_rawDescGZIP() []byte {
 	return file_hub_v1_admin_proto_rawDescData
 }
 
-var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
+var file_hub_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_hub_v1_admin_proto_goTypes = []any{
 	(*CreateAgentRequest)(nil),              // 0: hub.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),             // 1: hub.v1.CreateAgentResponse
@@ -4432,283 +4088,271 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*RotateTokenResponse)(nil),             // 13: hub.v1.RotateTokenResponse
 	(*RevokeTokenRequest)(nil),              // 14: hub.v1.RevokeTokenRequest
 	(*RevokeTokenResponse)(nil),             // 15: hub.v1.RevokeTokenResponse
-	(*AdminPostMessageRequest)(nil),         // 16: hub.v1.AdminPostMessageRequest
-	(*AdminPostMessageResponse)(nil),        // 17: hub.v1.AdminPostMessageResponse
-	(*AdminListMessagesRequest)(nil),        // 18: hub.v1.AdminListMessagesRequest
-	(*AdminListMessagesResponse)(nil),       // 19: hub.v1.AdminListMessagesResponse
-	(*GetAgentHealthRequest)(nil),           // 20: hub.v1.GetAgentHealthRequest
-	(*GetAgentHealthResponse)(nil),          // 21: hub.v1.GetAgentHealthResponse
-	(*ListEventsRequest)(nil),               // 22: hub.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),              // 23: hub.v1.ListEventsResponse
-	(*ListDeepWorkRequest)(nil),             // 24: hub.v1.ListDeepWorkRequest
-	(*ListDeepWorkResponse)(nil),            // 25: hub.v1.ListDeepWorkResponse
-	(*NudgeRequest)(nil),                    // 26: hub.v1.NudgeRequest
-	(*NudgeResponse)(nil),                   // 27: hub.v1.NudgeResponse
-	(*GetBeatRequest)(nil),                  // 28: hub.v1.GetBeatRequest
-	(*GetBeatResponse)(nil),                 // 29: hub.v1.GetBeatResponse
-	(*SetPulseConfigRequest)(nil),           // 30: hub.v1.SetPulseConfigRequest
-	(*SetPulseConfigResponse)(nil),          // 31: hub.v1.SetPulseConfigResponse
-	(*ListPulsesRequest)(nil),               // 32: hub.v1.ListPulsesRequest
-	(*ListPulsesResponse)(nil),              // 33: hub.v1.ListPulsesResponse
-	(*TriggerPulseRequest)(nil),             // 34: hub.v1.TriggerPulseRequest
-	(*TriggerPulseResponse)(nil),            // 35: hub.v1.TriggerPulseResponse
-	(*CreateCronJobRequest)(nil),            // 36: hub.v1.CreateCronJobRequest
-	(*CreateCronJobResponse)(nil),           // 37: hub.v1.CreateCronJobResponse
-	(*ListCronJobsRequest)(nil),             // 38: hub.v1.ListCronJobsRequest
-	(*ListCronJobsResponse)(nil),            // 39: hub.v1.ListCronJobsResponse
-	(*DeleteCronJobRequest)(nil),            // 40: hub.v1.DeleteCronJobRequest
-	(*DeleteCronJobResponse)(nil),           // 41: hub.v1.DeleteCronJobResponse
-	(*SetCronJobEnabledRequest)(nil),        // 42: hub.v1.SetCronJobEnabledRequest
-	(*SetCronJobEnabledResponse)(nil),       // 43: hub.v1.SetCronJobEnabledResponse
-	(*RunCronJobRequest)(nil),               // 44: hub.v1.RunCronJobRequest
-	(*RunCronJobResponse)(nil),              // 45: hub.v1.RunCronJobResponse
-	(*ListCronRunsRequest)(nil),             // 46: hub.v1.ListCronRunsRequest
-	(*ListCronRunsResponse)(nil),            // 47: hub.v1.ListCronRunsResponse
-	(*GetHubInfoRequest)(nil),               // 48: hub.v1.GetHubInfoRequest
-	(*GetHubInfoResponse)(nil),              // 49: hub.v1.GetHubInfoResponse
-	(*BackupRequest)(nil),                   // 50: hub.v1.BackupRequest
-	(*BackupResponse)(nil),                  // 51: hub.v1.BackupResponse
-	(*EndDeepWorkRequest)(nil),              // 52: hub.v1.EndDeepWorkRequest
-	(*EndDeepWorkResponse)(nil),             // 53: hub.v1.EndDeepWorkResponse
-	(*ListActivityRequest)(nil),             // 54: hub.v1.ListActivityRequest
-	(*ListActivityResponse)(nil),            // 55: hub.v1.ListActivityResponse
-	(*ListAgentOverviewsRequest)(nil),       // 56: hub.v1.ListAgentOverviewsRequest
-	(*AgentOverview)(nil),                   // 57: hub.v1.AgentOverview
-	(*ListAgentOverviewsResponse)(nil),      // 58: hub.v1.ListAgentOverviewsResponse
-	(*PruneMessagesRequest)(nil),            // 59: hub.v1.PruneMessagesRequest
-	(*PruneMessagesResponse)(nil),           // 60: hub.v1.PruneMessagesResponse
-	(*ForceReleaseReservationRequest)(nil),  // 61: hub.v1.ForceReleaseReservationRequest
-	(*ForceReleaseReservationResponse)(nil), // 62: hub.v1.ForceReleaseReservationResponse
-	(*CreateJoinCodeRequest)(nil),           // 63: hub.v1.CreateJoinCodeRequest
-	(*CreateJoinCodeResponse)(nil),          // 64: hub.v1.CreateJoinCodeResponse
-	(*ListJoinCodesRequest)(nil),            // 65: hub.v1.ListJoinCodesRequest
-	(*ListJoinCodesResponse)(nil),           // 66: hub.v1.ListJoinCodesResponse
-	(*RevokeJoinCodeRequest)(nil),           // 67: hub.v1.RevokeJoinCodeRequest
-	(*RevokeJoinCodeResponse)(nil),          // 68: hub.v1.RevokeJoinCodeResponse
-	(*CreateProjectRequest)(nil),            // 69: hub.v1.CreateProjectRequest
-	(*CreateProjectResponse)(nil),           // 70: hub.v1.CreateProjectResponse
-	(*ListProjectsRequest)(nil),             // 71: hub.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),            // 72: hub.v1.ListProjectsResponse
-	(*LinkProjectsRequest)(nil),             // 73: hub.v1.LinkProjectsRequest
-	(*LinkProjectsResponse)(nil),            // 74: hub.v1.LinkProjectsResponse
-	(*UnlinkProjectsRequest)(nil),           // 75: hub.v1.UnlinkProjectsRequest
-	(*UnlinkProjectsResponse)(nil),          // 76: hub.v1.UnlinkProjectsResponse
-	(*DeleteAgentRequest)(nil),              // 77: hub.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),             // 78: hub.v1.DeleteAgentResponse
-	(*Agent)(nil),                           // 79: hub.v1.Agent
-	(Priority)(0),                           // 80: hub.v1.Priority
-	(*Message)(nil),                         // 81: hub.v1.Message
-	(*AgentHealth)(nil),                     // 82: hub.v1.AgentHealth
-	(*timestamppb.Timestamp)(nil),           // 83: google.protobuf.Timestamp
-	(*Event)(nil),                           // 84: hub.v1.Event
-	(*DeepWork)(nil),                        // 85: hub.v1.DeepWork
-	(*BeatInfo)(nil),                        // 86: hub.v1.BeatInfo
-	(*PulseConfig)(nil),                     // 87: hub.v1.PulseConfig
-	(*PulseStatus)(nil),                     // 88: hub.v1.PulseStatus
-	(*CronJob)(nil),                         // 89: hub.v1.CronJob
-	(*CronRun)(nil),                         // 90: hub.v1.CronRun
-	(*ActivityLog)(nil),                     // 91: hub.v1.ActivityLog
-	(*Checkpoint)(nil),                      // 92: hub.v1.Checkpoint
-	(*Reservation)(nil),                     // 93: hub.v1.Reservation
-	(*JoinCode)(nil),                        // 94: hub.v1.JoinCode
-	(*Project)(nil),                         // 95: hub.v1.Project
-	(*ImportTasksRequest)(nil),              // 96: hub.v1.ImportTasksRequest
-	(*SetTaskLeaseRequest)(nil),             // 97: hub.v1.SetTaskLeaseRequest
-	(*ListInboxRequest)(nil),                // 98: hub.v1.ListInboxRequest
-	(*AnswerInboxItemRequest)(nil),          // 99: hub.v1.AnswerInboxItemRequest
-	(*ListApprovalRulesRequest)(nil),        // 100: hub.v1.ListApprovalRulesRequest
-	(*RevokeApprovalRuleRequest)(nil),       // 101: hub.v1.RevokeApprovalRuleRequest
-	(*CreateWebhookRequest)(nil),            // 102: hub.v1.CreateWebhookRequest
-	(*ListWebhooksRequest)(nil),             // 103: hub.v1.ListWebhooksRequest
-	(*DeleteWebhookRequest)(nil),            // 104: hub.v1.DeleteWebhookRequest
-	(*ListWebhookDeliveriesRequest)(nil),    // 105: hub.v1.ListWebhookDeliveriesRequest
-	(*CreatePersonRequest)(nil),             // 106: hub.v1.CreatePersonRequest
-	(*ListPeopleRequest)(nil),               // 107: hub.v1.ListPeopleRequest
-	(*RevokePersonRequest)(nil),             // 108: hub.v1.RevokePersonRequest
-	(*ListUsageRequest)(nil),                // 109: hub.v1.ListUsageRequest
-	(*SetBudgetRequest)(nil),                // 110: hub.v1.SetBudgetRequest
-	(*ListBudgetsRequest)(nil),              // 111: hub.v1.ListBudgetsRequest
-	(*DeleteBudgetRequest)(nil),             // 112: hub.v1.DeleteBudgetRequest
-	(*ImportTasksResponse)(nil),             // 113: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 114: hub.v1.SetTaskLeaseResponse
-	(*ListInboxResponse)(nil),               // 115: hub.v1.ListInboxResponse
-	(*AnswerInboxItemResponse)(nil),         // 116: hub.v1.AnswerInboxItemResponse
-	(*ListApprovalRulesResponse)(nil),       // 117: hub.v1.ListApprovalRulesResponse
-	(*RevokeApprovalRuleResponse)(nil),      // 118: hub.v1.RevokeApprovalRuleResponse
-	(*CreateWebhookResponse)(nil),           // 119: hub.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),            // 120: hub.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),           // 121: hub.v1.DeleteWebhookResponse
-	(*ListWebhookDeliveriesResponse)(nil),   // 122: hub.v1.ListWebhookDeliveriesResponse
-	(*CreatePersonResponse)(nil),            // 123: hub.v1.CreatePersonResponse
-	(*ListPeopleResponse)(nil),              // 124: hub.v1.ListPeopleResponse
-	(*RevokePersonResponse)(nil),            // 125: hub.v1.RevokePersonResponse
-	(*UsageReport)(nil),                     // 126: hub.v1.UsageReport
-	(*SetBudgetResponse)(nil),               // 127: hub.v1.SetBudgetResponse
-	(*ListBudgetsResponse)(nil),             // 128: hub.v1.ListBudgetsResponse
-	(*DeleteBudgetResponse)(nil),            // 129: hub.v1.DeleteBudgetResponse
+	(*GetAgentHealthRequest)(nil),           // 16: hub.v1.GetAgentHealthRequest
+	(*GetAgentHealthResponse)(nil),          // 17: hub.v1.GetAgentHealthResponse
+	(*ListEventsRequest)(nil),               // 18: hub.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),              // 19: hub.v1.ListEventsResponse
+	(*ListDeepWorkRequest)(nil),             // 20: hub.v1.ListDeepWorkRequest
+	(*ListDeepWorkResponse)(nil),            // 21: hub.v1.ListDeepWorkResponse
+	(*NudgeRequest)(nil),                    // 22: hub.v1.NudgeRequest
+	(*NudgeResponse)(nil),                   // 23: hub.v1.NudgeResponse
+	(*GetBeatRequest)(nil),                  // 24: hub.v1.GetBeatRequest
+	(*GetBeatResponse)(nil),                 // 25: hub.v1.GetBeatResponse
+	(*SetPulseConfigRequest)(nil),           // 26: hub.v1.SetPulseConfigRequest
+	(*SetPulseConfigResponse)(nil),          // 27: hub.v1.SetPulseConfigResponse
+	(*ListPulsesRequest)(nil),               // 28: hub.v1.ListPulsesRequest
+	(*ListPulsesResponse)(nil),              // 29: hub.v1.ListPulsesResponse
+	(*TriggerPulseRequest)(nil),             // 30: hub.v1.TriggerPulseRequest
+	(*TriggerPulseResponse)(nil),            // 31: hub.v1.TriggerPulseResponse
+	(*CreateCronJobRequest)(nil),            // 32: hub.v1.CreateCronJobRequest
+	(*CreateCronJobResponse)(nil),           // 33: hub.v1.CreateCronJobResponse
+	(*ListCronJobsRequest)(nil),             // 34: hub.v1.ListCronJobsRequest
+	(*ListCronJobsResponse)(nil),            // 35: hub.v1.ListCronJobsResponse
+	(*DeleteCronJobRequest)(nil),            // 36: hub.v1.DeleteCronJobRequest
+	(*DeleteCronJobResponse)(nil),           // 37: hub.v1.DeleteCronJobResponse
+	(*SetCronJobEnabledRequest)(nil),        // 38: hub.v1.SetCronJobEnabledRequest
+	(*SetCronJobEnabledResponse)(nil),       // 39: hub.v1.SetCronJobEnabledResponse
+	(*RunCronJobRequest)(nil),               // 40: hub.v1.RunCronJobRequest
+	(*RunCronJobResponse)(nil),              // 41: hub.v1.RunCronJobResponse
+	(*ListCronRunsRequest)(nil),             // 42: hub.v1.ListCronRunsRequest
+	(*ListCronRunsResponse)(nil),            // 43: hub.v1.ListCronRunsResponse
+	(*GetHubInfoRequest)(nil),               // 44: hub.v1.GetHubInfoRequest
+	(*GetHubInfoResponse)(nil),              // 45: hub.v1.GetHubInfoResponse
+	(*BackupRequest)(nil),                   // 46: hub.v1.BackupRequest
+	(*BackupResponse)(nil),                  // 47: hub.v1.BackupResponse
+	(*EndDeepWorkRequest)(nil),              // 48: hub.v1.EndDeepWorkRequest
+	(*EndDeepWorkResponse)(nil),             // 49: hub.v1.EndDeepWorkResponse
+	(*ListActivityRequest)(nil),             // 50: hub.v1.ListActivityRequest
+	(*ListActivityResponse)(nil),            // 51: hub.v1.ListActivityResponse
+	(*ListAgentOverviewsRequest)(nil),       // 52: hub.v1.ListAgentOverviewsRequest
+	(*AgentOverview)(nil),                   // 53: hub.v1.AgentOverview
+	(*ListAgentOverviewsResponse)(nil),      // 54: hub.v1.ListAgentOverviewsResponse
+	(*PruneMessagesRequest)(nil),            // 55: hub.v1.PruneMessagesRequest
+	(*PruneMessagesResponse)(nil),           // 56: hub.v1.PruneMessagesResponse
+	(*ForceReleaseReservationRequest)(nil),  // 57: hub.v1.ForceReleaseReservationRequest
+	(*ForceReleaseReservationResponse)(nil), // 58: hub.v1.ForceReleaseReservationResponse
+	(*CreateJoinCodeRequest)(nil),           // 59: hub.v1.CreateJoinCodeRequest
+	(*CreateJoinCodeResponse)(nil),          // 60: hub.v1.CreateJoinCodeResponse
+	(*ListJoinCodesRequest)(nil),            // 61: hub.v1.ListJoinCodesRequest
+	(*ListJoinCodesResponse)(nil),           // 62: hub.v1.ListJoinCodesResponse
+	(*RevokeJoinCodeRequest)(nil),           // 63: hub.v1.RevokeJoinCodeRequest
+	(*RevokeJoinCodeResponse)(nil),          // 64: hub.v1.RevokeJoinCodeResponse
+	(*CreateProjectRequest)(nil),            // 65: hub.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),           // 66: hub.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),             // 67: hub.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),            // 68: hub.v1.ListProjectsResponse
+	(*LinkProjectsRequest)(nil),             // 69: hub.v1.LinkProjectsRequest
+	(*LinkProjectsResponse)(nil),            // 70: hub.v1.LinkProjectsResponse
+	(*UnlinkProjectsRequest)(nil),           // 71: hub.v1.UnlinkProjectsRequest
+	(*UnlinkProjectsResponse)(nil),          // 72: hub.v1.UnlinkProjectsResponse
+	(*DeleteAgentRequest)(nil),              // 73: hub.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),             // 74: hub.v1.DeleteAgentResponse
+	(*Agent)(nil),                           // 75: hub.v1.Agent
+	(*AgentHealth)(nil),                     // 76: hub.v1.AgentHealth
+	(*timestamppb.Timestamp)(nil),           // 77: google.protobuf.Timestamp
+	(*Event)(nil),                           // 78: hub.v1.Event
+	(*DeepWork)(nil),                        // 79: hub.v1.DeepWork
+	(*Message)(nil),                         // 80: hub.v1.Message
+	(*BeatInfo)(nil),                        // 81: hub.v1.BeatInfo
+	(*PulseConfig)(nil),                     // 82: hub.v1.PulseConfig
+	(*PulseStatus)(nil),                     // 83: hub.v1.PulseStatus
+	(*CronJob)(nil),                         // 84: hub.v1.CronJob
+	(*CronRun)(nil),                         // 85: hub.v1.CronRun
+	(*ActivityLog)(nil),                     // 86: hub.v1.ActivityLog
+	(*Checkpoint)(nil),                      // 87: hub.v1.Checkpoint
+	(*Reservation)(nil),                     // 88: hub.v1.Reservation
+	(*JoinCode)(nil),                        // 89: hub.v1.JoinCode
+	(*Project)(nil),                         // 90: hub.v1.Project
+	(*ImportTasksRequest)(nil),              // 91: hub.v1.ImportTasksRequest
+	(*SetTaskLeaseRequest)(nil),             // 92: hub.v1.SetTaskLeaseRequest
+	(*ListInboxRequest)(nil),                // 93: hub.v1.ListInboxRequest
+	(*AnswerInboxItemRequest)(nil),          // 94: hub.v1.AnswerInboxItemRequest
+	(*ListApprovalRulesRequest)(nil),        // 95: hub.v1.ListApprovalRulesRequest
+	(*RevokeApprovalRuleRequest)(nil),       // 96: hub.v1.RevokeApprovalRuleRequest
+	(*CreateWebhookRequest)(nil),            // 97: hub.v1.CreateWebhookRequest
+	(*ListWebhooksRequest)(nil),             // 98: hub.v1.ListWebhooksRequest
+	(*DeleteWebhookRequest)(nil),            // 99: hub.v1.DeleteWebhookRequest
+	(*ListWebhookDeliveriesRequest)(nil),    // 100: hub.v1.ListWebhookDeliveriesRequest
+	(*CreatePersonRequest)(nil),             // 101: hub.v1.CreatePersonRequest
+	(*ListPeopleRequest)(nil),               // 102: hub.v1.ListPeopleRequest
+	(*RevokePersonRequest)(nil),             // 103: hub.v1.RevokePersonRequest
+	(*ListUsageRequest)(nil),                // 104: hub.v1.ListUsageRequest
+	(*SetBudgetRequest)(nil),                // 105: hub.v1.SetBudgetRequest
+	(*ListBudgetsRequest)(nil),              // 106: hub.v1.ListBudgetsRequest
+	(*DeleteBudgetRequest)(nil),             // 107: hub.v1.DeleteBudgetRequest
+	(*ImportTasksResponse)(nil),             // 108: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 109: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 110: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 111: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 112: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 113: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 114: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 115: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 116: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 117: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 118: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 119: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 120: hub.v1.RevokePersonResponse
+	(*UsageReport)(nil),                     // 121: hub.v1.UsageReport
+	(*SetBudgetResponse)(nil),               // 122: hub.v1.SetBudgetResponse
+	(*ListBudgetsResponse)(nil),             // 123: hub.v1.ListBudgetsResponse
+	(*DeleteBudgetResponse)(nil),            // 124: hub.v1.DeleteBudgetResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
-	79,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
-	79,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
-	79,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
-	79,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
-	79,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
-	79,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
-	79,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
-	79,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
-	80,  // 8: hub.v1.AdminPostMessageRequest.priority:type_name -> hub.v1.Priority
-	81,  // 9: hub.v1.AdminPostMessageResponse.message:type_name -> hub.v1.Message
-	81,  // 10: hub.v1.AdminListMessagesResponse.messages:type_name -> hub.v1.Message
-	82,  // 11: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
-	83,  // 12: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	84,  // 13: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
-	85,  // 14: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	81,  // 15: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
-	86,  // 16: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
-	87,  // 17: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
-	88,  // 18: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
-	88,  // 19: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
-	81,  // 20: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
-	89,  // 21: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
-	89,  // 22: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
-	89,  // 23: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
-	89,  // 24: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
-	90,  // 25: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
-	90,  // 26: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
-	83,  // 27: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
-	83,  // 28: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
-	83,  // 29: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
-	85,  // 30: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	91,  // 31: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
-	92,  // 32: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
-	79,  // 33: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
-	82,  // 34: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
-	57,  // 35: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
-	83,  // 36: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
-	93,  // 37: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
-	94,  // 38: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	94,  // 39: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
-	94,  // 40: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
-	95,  // 41: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
-	95,  // 42: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
-	79,  // 43: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
-	0,   // 44: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
-	2,   // 45: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
-	4,   // 46: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
-	6,   // 47: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
-	8,   // 48: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
-	10,  // 49: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
-	12,  // 50: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
-	14,  // 51: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
-	16,  // 52: hub.v1.AdminService.PostMessage:input_type -> hub.v1.AdminPostMessageRequest
-	18,  // 53: hub.v1.AdminService.ListMessages:input_type -> hub.v1.AdminListMessagesRequest
-	20,  // 54: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
-	22,  // 55: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
-	24,  // 56: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
-	26,  // 57: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
-	28,  // 58: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
-	30,  // 59: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
-	32,  // 60: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
-	34,  // 61: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
-	36,  // 62: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
-	38,  // 63: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
-	40,  // 64: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
-	42,  // 65: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
-	44,  // 66: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
-	46,  // 67: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
-	48,  // 68: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
-	50,  // 69: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
-	52,  // 70: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
-	54,  // 71: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
-	56,  // 72: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
-	59,  // 73: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
-	61,  // 74: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
-	63,  // 75: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
-	65,  // 76: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
-	67,  // 77: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
-	69,  // 78: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
-	71,  // 79: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
-	73,  // 80: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
-	75,  // 81: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
-	77,  // 82: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
-	96,  // 83: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
-	97,  // 84: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
-	98,  // 85: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
-	99,  // 86: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
-	100, // 87: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
-	101, // 88: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
-	102, // 89: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
-	103, // 90: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
-	104, // 91: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
-	105, // 92: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
-	106, // 93: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
-	107, // 94: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
-	108, // 95: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
-	109, // 96: hub.v1.AdminService.ListUsage:input_type -> hub.v1.ListUsageRequest
-	110, // 97: hub.v1.AdminService.SetBudget:input_type -> hub.v1.SetBudgetRequest
-	111, // 98: hub.v1.AdminService.ListBudgets:input_type -> hub.v1.ListBudgetsRequest
-	112, // 99: hub.v1.AdminService.DeleteBudget:input_type -> hub.v1.DeleteBudgetRequest
-	1,   // 100: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 101: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 102: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 103: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 104: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 105: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 106: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 107: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 108: hub.v1.AdminService.PostMessage:output_type -> hub.v1.AdminPostMessageResponse
-	19,  // 109: hub.v1.AdminService.ListMessages:output_type -> hub.v1.AdminListMessagesResponse
-	21,  // 110: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	23,  // 111: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	25,  // 112: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	27,  // 113: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	29,  // 114: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	31,  // 115: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	33,  // 116: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	35,  // 117: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	37,  // 118: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	39,  // 119: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	41,  // 120: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	43,  // 121: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	45,  // 122: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	47,  // 123: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	49,  // 124: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	51,  // 125: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	53,  // 126: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	55,  // 127: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	58,  // 128: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	60,  // 129: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	62,  // 130: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	64,  // 131: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	66,  // 132: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	68,  // 133: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	70,  // 134: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	72,  // 135: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	74,  // 136: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	76,  // 137: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	78,  // 138: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	113, // 139: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	114, // 140: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	115, // 141: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
-	116, // 142: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
-	117, // 143: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
-	118, // 144: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
-	119, // 145: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
-	120, // 146: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
-	121, // 147: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
-	122, // 148: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
-	123, // 149: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
-	124, // 150: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
-	125, // 151: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
-	126, // 152: hub.v1.AdminService.ListUsage:output_type -> hub.v1.UsageReport
-	127, // 153: hub.v1.AdminService.SetBudget:output_type -> hub.v1.SetBudgetResponse
-	128, // 154: hub.v1.AdminService.ListBudgets:output_type -> hub.v1.ListBudgetsResponse
-	129, // 155: hub.v1.AdminService.DeleteBudget:output_type -> hub.v1.DeleteBudgetResponse
-	100, // [100:156] is the sub-list for method output_type
-	44,  // [44:100] is the sub-list for method input_type
-	44,  // [44:44] is the sub-list for extension type_name
-	44,  // [44:44] is the sub-list for extension extendee
-	0,   // [0:44] is the sub-list for field type_name
+	75,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
+	75,  // 1: hub.v1.ListAgentsResponse.agents:type_name -> hub.v1.Agent
+	75,  // 2: hub.v1.GetAgentResponse.agent:type_name -> hub.v1.Agent
+	75,  // 3: hub.v1.UpdateAgentResponse.agent:type_name -> hub.v1.Agent
+	75,  // 4: hub.v1.DisableAgentResponse.agent:type_name -> hub.v1.Agent
+	75,  // 5: hub.v1.EnableAgentResponse.agent:type_name -> hub.v1.Agent
+	75,  // 6: hub.v1.RotateTokenResponse.agent:type_name -> hub.v1.Agent
+	75,  // 7: hub.v1.RevokeTokenResponse.agent:type_name -> hub.v1.Agent
+	76,  // 8: hub.v1.GetAgentHealthResponse.health:type_name -> hub.v1.AgentHealth
+	77,  // 9: hub.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	78,  // 10: hub.v1.ListEventsResponse.events:type_name -> hub.v1.Event
+	79,  // 11: hub.v1.ListDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	80,  // 12: hub.v1.NudgeResponse.message:type_name -> hub.v1.Message
+	81,  // 13: hub.v1.GetBeatResponse.beat:type_name -> hub.v1.BeatInfo
+	82,  // 14: hub.v1.SetPulseConfigRequest.config:type_name -> hub.v1.PulseConfig
+	83,  // 15: hub.v1.SetPulseConfigResponse.pulse:type_name -> hub.v1.PulseStatus
+	83,  // 16: hub.v1.ListPulsesResponse.pulses:type_name -> hub.v1.PulseStatus
+	80,  // 17: hub.v1.TriggerPulseResponse.message:type_name -> hub.v1.Message
+	84,  // 18: hub.v1.CreateCronJobRequest.job:type_name -> hub.v1.CronJob
+	84,  // 19: hub.v1.CreateCronJobResponse.job:type_name -> hub.v1.CronJob
+	84,  // 20: hub.v1.ListCronJobsResponse.jobs:type_name -> hub.v1.CronJob
+	84,  // 21: hub.v1.SetCronJobEnabledResponse.job:type_name -> hub.v1.CronJob
+	85,  // 22: hub.v1.RunCronJobResponse.run:type_name -> hub.v1.CronRun
+	85,  // 23: hub.v1.ListCronRunsResponse.runs:type_name -> hub.v1.CronRun
+	77,  // 24: hub.v1.GetHubInfoResponse.time:type_name -> google.protobuf.Timestamp
+	77,  // 25: hub.v1.GetHubInfoResponse.last_tick_at:type_name -> google.protobuf.Timestamp
+	77,  // 26: hub.v1.GetHubInfoResponse.started_at:type_name -> google.protobuf.Timestamp
+	79,  // 27: hub.v1.EndDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	86,  // 28: hub.v1.ListActivityResponse.activity_logs:type_name -> hub.v1.ActivityLog
+	87,  // 29: hub.v1.ListActivityResponse.checkpoints:type_name -> hub.v1.Checkpoint
+	75,  // 30: hub.v1.AgentOverview.agent:type_name -> hub.v1.Agent
+	76,  // 31: hub.v1.AgentOverview.health:type_name -> hub.v1.AgentHealth
+	53,  // 32: hub.v1.ListAgentOverviewsResponse.agents:type_name -> hub.v1.AgentOverview
+	77,  // 33: hub.v1.PruneMessagesRequest.before:type_name -> google.protobuf.Timestamp
+	88,  // 34: hub.v1.ForceReleaseReservationResponse.released:type_name -> hub.v1.Reservation
+	89,  // 35: hub.v1.CreateJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	89,  // 36: hub.v1.ListJoinCodesResponse.join_codes:type_name -> hub.v1.JoinCode
+	89,  // 37: hub.v1.RevokeJoinCodeResponse.join_code:type_name -> hub.v1.JoinCode
+	90,  // 38: hub.v1.CreateProjectResponse.project:type_name -> hub.v1.Project
+	90,  // 39: hub.v1.ListProjectsResponse.projects:type_name -> hub.v1.Project
+	75,  // 40: hub.v1.DeleteAgentResponse.agent:type_name -> hub.v1.Agent
+	0,   // 41: hub.v1.AdminService.CreateAgent:input_type -> hub.v1.CreateAgentRequest
+	2,   // 42: hub.v1.AdminService.ListAgents:input_type -> hub.v1.ListAgentsRequest
+	4,   // 43: hub.v1.AdminService.GetAgent:input_type -> hub.v1.GetAgentRequest
+	6,   // 44: hub.v1.AdminService.UpdateAgent:input_type -> hub.v1.UpdateAgentRequest
+	8,   // 45: hub.v1.AdminService.DisableAgent:input_type -> hub.v1.DisableAgentRequest
+	10,  // 46: hub.v1.AdminService.EnableAgent:input_type -> hub.v1.EnableAgentRequest
+	12,  // 47: hub.v1.AdminService.RotateToken:input_type -> hub.v1.RotateTokenRequest
+	14,  // 48: hub.v1.AdminService.RevokeToken:input_type -> hub.v1.RevokeTokenRequest
+	16,  // 49: hub.v1.AdminService.GetAgentHealth:input_type -> hub.v1.GetAgentHealthRequest
+	18,  // 50: hub.v1.AdminService.ListEvents:input_type -> hub.v1.ListEventsRequest
+	20,  // 51: hub.v1.AdminService.ListDeepWork:input_type -> hub.v1.ListDeepWorkRequest
+	22,  // 52: hub.v1.AdminService.Nudge:input_type -> hub.v1.NudgeRequest
+	24,  // 53: hub.v1.AdminService.GetBeat:input_type -> hub.v1.GetBeatRequest
+	26,  // 54: hub.v1.AdminService.SetPulseConfig:input_type -> hub.v1.SetPulseConfigRequest
+	28,  // 55: hub.v1.AdminService.ListPulses:input_type -> hub.v1.ListPulsesRequest
+	30,  // 56: hub.v1.AdminService.TriggerPulse:input_type -> hub.v1.TriggerPulseRequest
+	32,  // 57: hub.v1.AdminService.CreateCronJob:input_type -> hub.v1.CreateCronJobRequest
+	34,  // 58: hub.v1.AdminService.ListCronJobs:input_type -> hub.v1.ListCronJobsRequest
+	36,  // 59: hub.v1.AdminService.DeleteCronJob:input_type -> hub.v1.DeleteCronJobRequest
+	38,  // 60: hub.v1.AdminService.SetCronJobEnabled:input_type -> hub.v1.SetCronJobEnabledRequest
+	40,  // 61: hub.v1.AdminService.RunCronJob:input_type -> hub.v1.RunCronJobRequest
+	42,  // 62: hub.v1.AdminService.ListCronRuns:input_type -> hub.v1.ListCronRunsRequest
+	44,  // 63: hub.v1.AdminService.GetHubInfo:input_type -> hub.v1.GetHubInfoRequest
+	46,  // 64: hub.v1.AdminService.Backup:input_type -> hub.v1.BackupRequest
+	48,  // 65: hub.v1.AdminService.EndDeepWork:input_type -> hub.v1.EndDeepWorkRequest
+	50,  // 66: hub.v1.AdminService.ListActivity:input_type -> hub.v1.ListActivityRequest
+	52,  // 67: hub.v1.AdminService.ListAgentOverviews:input_type -> hub.v1.ListAgentOverviewsRequest
+	55,  // 68: hub.v1.AdminService.PruneMessages:input_type -> hub.v1.PruneMessagesRequest
+	57,  // 69: hub.v1.AdminService.ForceReleaseReservation:input_type -> hub.v1.ForceReleaseReservationRequest
+	59,  // 70: hub.v1.AdminService.CreateJoinCode:input_type -> hub.v1.CreateJoinCodeRequest
+	61,  // 71: hub.v1.AdminService.ListJoinCodes:input_type -> hub.v1.ListJoinCodesRequest
+	63,  // 72: hub.v1.AdminService.RevokeJoinCode:input_type -> hub.v1.RevokeJoinCodeRequest
+	65,  // 73: hub.v1.AdminService.CreateProject:input_type -> hub.v1.CreateProjectRequest
+	67,  // 74: hub.v1.AdminService.ListProjects:input_type -> hub.v1.ListProjectsRequest
+	69,  // 75: hub.v1.AdminService.LinkProjects:input_type -> hub.v1.LinkProjectsRequest
+	71,  // 76: hub.v1.AdminService.UnlinkProjects:input_type -> hub.v1.UnlinkProjectsRequest
+	73,  // 77: hub.v1.AdminService.DeleteAgent:input_type -> hub.v1.DeleteAgentRequest
+	91,  // 78: hub.v1.AdminService.ImportTasks:input_type -> hub.v1.ImportTasksRequest
+	92,  // 79: hub.v1.AdminService.SetTaskLease:input_type -> hub.v1.SetTaskLeaseRequest
+	93,  // 80: hub.v1.AdminService.ListInbox:input_type -> hub.v1.ListInboxRequest
+	94,  // 81: hub.v1.AdminService.AnswerInboxItem:input_type -> hub.v1.AnswerInboxItemRequest
+	95,  // 82: hub.v1.AdminService.ListApprovalRules:input_type -> hub.v1.ListApprovalRulesRequest
+	96,  // 83: hub.v1.AdminService.RevokeApprovalRule:input_type -> hub.v1.RevokeApprovalRuleRequest
+	97,  // 84: hub.v1.AdminService.CreateWebhook:input_type -> hub.v1.CreateWebhookRequest
+	98,  // 85: hub.v1.AdminService.ListWebhooks:input_type -> hub.v1.ListWebhooksRequest
+	99,  // 86: hub.v1.AdminService.DeleteWebhook:input_type -> hub.v1.DeleteWebhookRequest
+	100, // 87: hub.v1.AdminService.ListWebhookDeliveries:input_type -> hub.v1.ListWebhookDeliveriesRequest
+	101, // 88: hub.v1.AdminService.CreatePerson:input_type -> hub.v1.CreatePersonRequest
+	102, // 89: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
+	103, // 90: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
+	104, // 91: hub.v1.AdminService.ListUsage:input_type -> hub.v1.ListUsageRequest
+	105, // 92: hub.v1.AdminService.SetBudget:input_type -> hub.v1.SetBudgetRequest
+	106, // 93: hub.v1.AdminService.ListBudgets:input_type -> hub.v1.ListBudgetsRequest
+	107, // 94: hub.v1.AdminService.DeleteBudget:input_type -> hub.v1.DeleteBudgetRequest
+	1,   // 95: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 96: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 97: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 98: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 99: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 100: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 101: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 102: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 103: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	19,  // 104: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	21,  // 105: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	23,  // 106: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	25,  // 107: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	27,  // 108: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	29,  // 109: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	31,  // 110: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	33,  // 111: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	35,  // 112: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	37,  // 113: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	39,  // 114: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	41,  // 115: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	43,  // 116: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	45,  // 117: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	47,  // 118: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	49,  // 119: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	51,  // 120: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	54,  // 121: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	56,  // 122: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	58,  // 123: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	60,  // 124: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	62,  // 125: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	64,  // 126: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	66,  // 127: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	68,  // 128: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	70,  // 129: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	72,  // 130: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	74,  // 131: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	108, // 132: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	109, // 133: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	110, // 134: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	111, // 135: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	112, // 136: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	113, // 137: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	114, // 138: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	115, // 139: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	116, // 140: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	117, // 141: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	118, // 142: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	119, // 143: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	120, // 144: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	121, // 145: hub.v1.AdminService.ListUsage:output_type -> hub.v1.UsageReport
+	122, // 146: hub.v1.AdminService.SetBudget:output_type -> hub.v1.SetBudgetResponse
+	123, // 147: hub.v1.AdminService.ListBudgets:output_type -> hub.v1.ListBudgetsResponse
+	124, // 148: hub.v1.AdminService.DeleteBudget:output_type -> hub.v1.DeleteBudgetResponse
+	95,  // [95:149] is the sub-list for method output_type
+	41,  // [41:95] is the sub-list for method input_type
+	41,  // [41:41] is the sub-list for extension type_name
+	41,  // [41:41] is the sub-list for extension extendee
+	0,   // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_admin_proto_init() }
@@ -4729,7 +4373,7 @@ func file_hub_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_admin_proto_rawDesc), len(file_hub_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   79,
+			NumMessages:   75,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,8 +27,6 @@ const (
 	AdminService_EnableAgent_FullMethodName             = "/hub.v1.AdminService/EnableAgent"
 	AdminService_RotateToken_FullMethodName             = "/hub.v1.AdminService/RotateToken"
 	AdminService_RevokeToken_FullMethodName             = "/hub.v1.AdminService/RevokeToken"
-	AdminService_PostMessage_FullMethodName             = "/hub.v1.AdminService/PostMessage"
-	AdminService_ListMessages_FullMethodName            = "/hub.v1.AdminService/ListMessages"
 	AdminService_GetAgentHealth_FullMethodName          = "/hub.v1.AdminService/GetAgentHealth"
 	AdminService_ListEvents_FullMethodName              = "/hub.v1.AdminService/ListEvents"
 	AdminService_ListDeepWork_FullMethodName            = "/hub.v1.AdminService/ListDeepWork"
@@ -99,10 +97,6 @@ type AdminServiceClient interface {
 	RotateToken(ctx context.Context, in *RotateTokenRequest, opts ...grpc.CallOption) (*RotateTokenResponse, error)
 	// RevokeToken revokes the agent's token without issuing a new one.
 	RevokeToken(ctx context.Context, in *RevokeTokenRequest, opts ...grpc.CallOption) (*RevokeTokenResponse, error)
-	// PostMessage posts as "admin".
-	PostMessage(ctx context.Context, in *AdminPostMessageRequest, opts ...grpc.CallOption) (*AdminPostMessageResponse, error)
-	// ListMessages lists all messages (or one agent's or channel's) after a cursor.
-	ListMessages(ctx context.Context, in *AdminListMessagesRequest, opts ...grpc.CallOption) (*AdminListMessagesResponse, error)
 	// GetAgentHealth evaluates one agent's health now.
 	GetAgentHealth(ctx context.Context, in *GetAgentHealthRequest, opts ...grpc.CallOption) (*GetAgentHealthResponse, error)
 	// ListEvents lists stored events, newest first.
@@ -307,26 +301,6 @@ func (c *adminServiceClient) RevokeToken(ctx context.Context, in *RevokeTokenReq
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RevokeTokenResponse)
 	err := c.cc.Invoke(ctx, AdminService_RevokeToken_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) PostMessage(ctx context.Context, in *AdminPostMessageRequest, opts ...grpc.CallOption) (*AdminPostMessageResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminPostMessageResponse)
-	err := c.cc.Invoke(ctx, AdminService_PostMessage_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *adminServiceClient) ListMessages(ctx context.Context, in *AdminListMessagesRequest, opts ...grpc.CallOption) (*AdminListMessagesResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdminListMessagesResponse)
-	err := c.cc.Invoke(ctx, AdminService_ListMessages_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -815,10 +789,6 @@ type AdminServiceServer interface {
 	RotateToken(context.Context, *RotateTokenRequest) (*RotateTokenResponse, error)
 	// RevokeToken revokes the agent's token without issuing a new one.
 	RevokeToken(context.Context, *RevokeTokenRequest) (*RevokeTokenResponse, error)
-	// PostMessage posts as "admin".
-	PostMessage(context.Context, *AdminPostMessageRequest) (*AdminPostMessageResponse, error)
-	// ListMessages lists all messages (or one agent's or channel's) after a cursor.
-	ListMessages(context.Context, *AdminListMessagesRequest) (*AdminListMessagesResponse, error)
 	// GetAgentHealth evaluates one agent's health now.
 	GetAgentHealth(context.Context, *GetAgentHealthRequest) (*GetAgentHealthResponse, error)
 	// ListEvents lists stored events, newest first.
@@ -972,12 +942,6 @@ func (UnimplementedAdminServiceServer) RotateToken(context.Context, *RotateToken
 }
 func (UnimplementedAdminServiceServer) RevokeToken(context.Context, *RevokeTokenRequest) (*RevokeTokenResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeToken not implemented")
-}
-func (UnimplementedAdminServiceServer) PostMessage(context.Context, *AdminPostMessageRequest) (*AdminPostMessageResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method PostMessage not implemented")
-}
-func (UnimplementedAdminServiceServer) ListMessages(context.Context, *AdminListMessagesRequest) (*AdminListMessagesResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ListMessages not implemented")
 }
 func (UnimplementedAdminServiceServer) GetAgentHealth(context.Context, *GetAgentHealthRequest) (*GetAgentHealthResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAgentHealth not implemented")
@@ -1278,42 +1242,6 @@ func _AdminService_RevokeToken_Handler(srv interface{}, ctx context.Context, dec
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AdminServiceServer).RevokeToken(ctx, req.(*RevokeTokenRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_PostMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminPostMessageRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).PostMessage(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_PostMessage_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).PostMessage(ctx, req.(*AdminPostMessageRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _AdminService_ListMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdminListMessagesRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(AdminServiceServer).ListMessages(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: AdminService_ListMessages_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AdminServiceServer).ListMessages(ctx, req.(*AdminListMessagesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2184,14 +2112,6 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeToken",
 			Handler:    _AdminService_RevokeToken_Handler,
-		},
-		{
-			MethodName: "PostMessage",
-			Handler:    _AdminService_PostMessage_Handler,
-		},
-		{
-			MethodName: "ListMessages",
-			Handler:    _AdminService_ListMessages_Handler,
 		},
 		{
 			MethodName: "GetAgentHealth",

@@ -244,7 +244,10 @@ type PostMessageRequest struct {
 	// Unspecified means normal.
 	Priority Priority `protobuf:"varint,6,opt,name=priority,proto3,enum=hub.v1.Priority" json:"priority,omitempty"`
 	// Ask each recipient to acknowledge it; the orchestrator nudges those that have not in time.
-	AckRequired   bool `protobuf:"varint,7,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
+	AckRequired bool `protobuf:"varint,7,opt,name=ack_required,json=ackRequired,proto3" json:"ack_required,omitempty"`
+	// The project of an unqualified channel and of the message: the admin's or a person's call ("" the
+	// default project). An agent posts in its own project and gives none.
+	Project       string `protobuf:"bytes,8,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -328,6 +331,13 @@ func (x *PostMessageRequest) GetAckRequired() bool {
 	return false
 }
 
+func (x *PostMessageRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
 type PostMessageResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Message *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
@@ -400,7 +410,17 @@ type ListMessagesRequest struct {
 	// At most this many (default 50, max 500).
 	Limit int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Only this channel ("#name").
-	Channel       string `protobuf:"bytes,4,opt,name=channel,proto3" json:"channel,omitempty"`
+	Channel string `protobuf:"bytes,4,opt,name=channel,proto3" json:"channel,omitempty"`
+	// Only messages delivered to this agent: the admin's or a person's call ("" every agent's). An agent
+	// lists its own and gives none.
+	Agent string `protobuf:"bytes,5,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The newest limit messages (still oldest first) instead of the first ones after after_id; the
+	// cursor is then the newest ID, and has_more says older messages exist. A live view starts with
+	// newest and follows with after_id. The admin's or a person's call.
+	Newest bool `protobuf:"varint,6,opt,name=newest,proto3" json:"newest,omitempty"`
+	// Only this project's messages: the admin's or a person's call ("" every project). An agent gives
+	// none.
+	Project       string `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -459,6 +479,27 @@ func (x *ListMessagesRequest) GetLimit() int32 {
 func (x *ListMessagesRequest) GetChannel() string {
 	if x != nil {
 		return x.Channel
+	}
+	return ""
+}
+
+func (x *ListMessagesRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *ListMessagesRequest) GetNewest() bool {
+	if x != nil {
+		return x.Newest
+	}
+	return false
+}
+
+func (x *ListMessagesRequest) GetProject() string {
+	if x != nil {
+		return x.Project
 	}
 	return ""
 }
@@ -3463,7 +3504,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x12since_last_reading\x18\a \x01(\tR\x10sinceLastReading\"\x12\n" +
 	"\x10GetStatusRequest\";\n" +
 	"\x11GetStatusResponse\x12&\n" +
-	"\x06status\x18\x01 \x01(\v2\x0e.hub.v1.StatusR\x06status\"\xda\x01\n" +
+	"\x06status\x18\x01 \x01(\v2\x0e.hub.v1.StatusR\x06status\"\xf4\x01\n" +
 	"\x12PostMessageRequest\x12\x0e\n" +
 	"\x02to\x18\x01 \x03(\tR\x02to\x12\x18\n" +
 	"\achannel\x18\x02 \x01(\tR\achannel\x12\x12\n" +
@@ -3471,17 +3512,21 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\breply_to\x18\x04 \x01(\tR\areplyTo\x12\x1a\n" +
 	"\bmentions\x18\x05 \x03(\tR\bmentions\x12,\n" +
 	"\bpriority\x18\x06 \x01(\x0e2\x10.hub.v1.PriorityR\bpriority\x12!\n" +
-	"\fack_required\x18\a \x01(\bR\vackRequired\"\x87\x01\n" +
+	"\fack_required\x18\a \x01(\bR\vackRequired\x12\x18\n" +
+	"\aproject\x18\b \x01(\tR\aproject\"\x87\x01\n" +
 	"\x13PostMessageResponse\x12)\n" +
 	"\amessage\x18\x01 \x01(\v2\x0f.hub.v1.MessageR\amessage\x12 \n" +
 	"\vunreachable\x18\x02 \x03(\tR\vunreachable\x12#\n" +
-	"\rdelivery_note\x18\x03 \x01(\tR\fdeliveryNote\"\x81\x01\n" +
+	"\rdelivery_note\x18\x03 \x01(\tR\fdeliveryNote\"\xc9\x01\n" +
 	"\x13ListMessagesRequest\x12\x19\n" +
 	"\bafter_id\x18\x01 \x01(\tR\aafterId\x12\x1f\n" +
 	"\vunread_only\x18\x02 \x01(\bR\n" +
 	"unreadOnly\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x18\n" +
-	"\achannel\x18\x04 \x01(\tR\achannel\"v\n" +
+	"\achannel\x18\x04 \x01(\tR\achannel\x12\x14\n" +
+	"\x05agent\x18\x05 \x01(\tR\x05agent\x12\x16\n" +
+	"\x06newest\x18\x06 \x01(\bR\x06newest\x12\x18\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"v\n" +
 	"\x14ListMessagesResponse\x12+\n" +
 	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x19\n" +
@@ -3675,16 +3720,16 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\xc1\x1b\n" +
+	"\x12EndSessionResponse2\xc3\x1b\n" +
 	"\fAgentService\x12M\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
 	"\tGetStatus\x12\x18.hub.v1.GetStatusRequest\x1a\x19.hub.v1.GetStatusResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x02\x18\x01\x12S\n" +
-	"\vPostMessage\x12\x1a.hub.v1.PostMessageRequest\x1a\x1b.hub.v1.PostMessageResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x01\x18\x01\x12V\n" +
-	"\fListMessages\x12\x1b.hub.v1.ListMessagesRequest\x1a\x1c.hub.v1.ListMessagesResponse\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x02\x18\x01\x12J\n" +
+	"\x01\x01\x10\x02\x18\x01\x12T\n" +
+	"\vPostMessage\x12\x1a.hub.v1.PostMessageRequest\x1a\x1b.hub.v1.PostMessageResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x02\x10\x01\x18\x01\x12W\n" +
+	"\fListMessages\x12\x1b.hub.v1.ListMessagesRequest\x1a\x1c.hub.v1.ListMessagesResponse\"\f\xa2\xb7\x18\b\n" +
+	"\x02\x01\x02\x10\x02\x18\x01\x12J\n" +
 	"\bMarkRead\x12\x17.hub.v1.MarkReadRequest\x1a\x18.hub.v1.MarkReadResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12a\n" +
 	"\x0fWaitForMessages\x12\x1e.hub.v1.WaitForMessagesRequest\x1a\x1f.hub.v1.WaitForMessagesResponse\"\r\xa2\xb7\x18\t\n" +

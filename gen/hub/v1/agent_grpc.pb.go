@@ -74,9 +74,11 @@ type AgentServiceClient interface {
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	// GetStatus is check_hub_status: unread, mentions, heartbeat ID, beat, health.
 	GetStatus(ctx context.Context, in *GetStatusRequest, opts ...grpc.CallOption) (*GetStatusResponse, error)
-	// PostMessage posts to agents and/or a channel as the caller.
+	// PostMessage posts to agents and/or a channel as the caller: an agent as itself, a person as the
+	// person, the admin as "admin" (in the project it names).
 	PostMessage(ctx context.Context, in *PostMessageRequest, opts ...grpc.CallOption) (*PostMessageResponse, error)
-	// ListMessages lists the caller's messages after a cursor.
+	// ListMessages lists the caller's messages after a cursor; for the admin or a person, every message
+	// (or one agent's, channel's or project's).
 	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
 	// MarkRead marks the caller's messages read up to an ID.
 	MarkRead(ctx context.Context, in *MarkReadRequest, opts ...grpc.CallOption) (*MarkReadResponse, error)
@@ -611,9 +613,11 @@ type AgentServiceServer interface {
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	// GetStatus is check_hub_status: unread, mentions, heartbeat ID, beat, health.
 	GetStatus(context.Context, *GetStatusRequest) (*GetStatusResponse, error)
-	// PostMessage posts to agents and/or a channel as the caller.
+	// PostMessage posts to agents and/or a channel as the caller: an agent as itself, a person as the
+	// person, the admin as "admin" (in the project it names).
 	PostMessage(context.Context, *PostMessageRequest) (*PostMessageResponse, error)
-	// ListMessages lists the caller's messages after a cursor.
+	// ListMessages lists the caller's messages after a cursor; for the admin or a person, every message
+	// (or one agent's, channel's or project's).
 	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
 	// MarkRead marks the caller's messages read up to an ID.
 	MarkRead(context.Context, *MarkReadRequest) (*MarkReadResponse, error)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/mattn/go-sqlite3"
 )
 
@@ -46,10 +47,11 @@ const checkpointGap = 5 * time.Millisecond
 
 // checkpointer runs the checkpoints of one database.
 type checkpointer struct {
-	conn *sql.DB       // one read-write connection of its own
-	poke chan struct{} // a commit happened (buffered 1: pokes coalesce)
-	stop chan struct{} // closed by close
-	done chan struct{} // closed when the loop has returned
+	conn  *sql.DB // one read-write connection of its own
+	clock hub.Clock
+	poke  chan struct{} // a commit happened (buffered 1: pokes coalesce)
+	stop  chan struct{} // closed by close
+	done  chan struct{} // closed when the loop has returned
 
 	behind atomic.Bool // the log passed logCapPages: the writer should checkpoint
 
@@ -72,7 +74,7 @@ func (db *DB) Checkpoints() CheckpointStats {
 
 // startCheckpointer opens the checkpointer's connection with dsn and starts
 // its goroutine.
-func startCheckpointer(dsn string) (*checkpointer, error) {
+func startCheckpointer(dsn string, clock hub.Clock) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open the checkpointer's connection: %w", err)
@@ -81,7 +83,7 @@ func startCheckpointer(dsn string) (*checkpointer, error) {
 	conn.SetMaxIdleConns(1)
 	conn.SetConnMaxLifetime(0)
 	conn.SetConnMaxIdleTime(0)
-	c := &checkpointer{conn: conn, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	c := &checkpointer{conn: conn, clock: clock, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.loop()
 	return c, nil
 }
@@ -96,7 +98,7 @@ func (c *checkpointer) committed() {
 
 func (c *checkpointer) loop() {
 	defer close(c.done)
-	gap := time.NewTimer(0)
+	gap := c.clock.NewTimer(0)
 	for {
 		select {
 		case <-c.stop:
@@ -110,7 +112,7 @@ func (c *checkpointer) loop() {
 		select {
 		case <-c.stop:
 			return
-		case <-gap.C:
+		case <-gap.C():
 		}
 	}
 }
@@ -125,10 +127,10 @@ func (c *checkpointer) run() error {
 	case frames >= logCapPages:
 		c.behind.Store(true)
 	case frames-copied >= checkpointPages:
-		t := time.Now()
+		t := c.clock.Now()
 		_, _, _, err = c.checkpoint("PASSIVE")
 		c.runs.Add(1)
-		c.nanos.Add(int64(time.Since(t)))
+		c.nanos.Add(int64(c.clock.Now().Sub(t)))
 	}
 	return err
 }

@@ -95,6 +95,10 @@ type Options struct {
 	// MaxSize caps the database file in bytes (0: no cap); past it writes
 	// fail as on a full disk (diskfull.go).
 	MaxSize int64
+	// Clock runs the store's own waits: the retries of a first open of a
+	// locked file and the gap between checkpoints (the system clock when
+	// nil).
+	Clock hub.Clock
 }
 
 // DB is a hub.Store backed by one SQLite file.
@@ -150,6 +154,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
 	}
+	if opts.Clock == nil {
+		opts.Clock = hub.SystemClock{}
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -177,7 +184,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	if err := pingBusy(ctx, w, opts.BusyTimeout); err != nil {
+	if err := pingBusy(ctx, w, opts.BusyTimeout, opts.Clock); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -230,7 +237,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetMaxOpenConns(opts.Readers)
 	r.SetMaxIdleConns(opts.Readers)
 	db.r = r
-	if db.ckpt, err = startCheckpointer(dsn()); err != nil {
+	if db.ckpt, err = startCheckpointer(dsn(), opts.Clock); err != nil {
 		r.Close()
 		wc.Close()
 		w.Close()
@@ -527,18 +534,29 @@ func mapErr(err error) error {
 // file is locked: turning a new file into WAL mode takes an exclusive lock
 // that SQLite does not wait for, so processes opening one fresh file at
 // once would otherwise fail with "database is locked".
-func pingBusy(ctx context.Context, w *sql.DB, patience time.Duration) error {
-	deadline := time.Now().Add(patience)
+func pingBusy(ctx context.Context, w *sql.DB, patience time.Duration, clock hub.Clock) error {
+	deadline := clock.Now().Add(patience)
+	var retry hub.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
 	for {
 		err := w.PingContext(ctx)
 		var se sqlite3.Error
-		if err == nil || !errors.As(err, &se) || se.Code != sqlite3.ErrBusy || time.Now().After(deadline) {
+		if err == nil || !errors.As(err, &se) || se.Code != sqlite3.ErrBusy || clock.Now().After(deadline) {
 			return err
+		}
+		if retry == nil {
+			retry = clock.NewTimer(10 * time.Millisecond)
+		} else {
+			retry.Reset(10 * time.Millisecond)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		case <-retry.C():
 		}
 	}
 }

@@ -195,9 +195,23 @@ func inputJSON(step Step) string {
 
 type obj = map[string]any
 
+// What every answer reports of its usage, in each API's own terms, so
+// that a test can tell what a host must report of a run: Input tokens not
+// read from the cache, Cached tokens read from it, CacheWrite tokens
+// written to it (Anthropic's API alone reports them), Output tokens and,
+// of those, Reasoning ones (OpenAI counts them inside its output tokens,
+// Gemini beside its candidates' tokens).
+const (
+	Input      = 10
+	Cached     = 4
+	CacheWrite = 2
+	Output     = 5
+	Reasoning  = 1
+)
+
 // anthropic answers a Messages API request.
 func anthropic(w http.ResponseWriter, step Step, id string, stream bool) {
-	usage := obj{"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	usage := obj{"input_tokens": Input, "output_tokens": Output, "cache_creation_input_tokens": CacheWrite, "cache_read_input_tokens": Cached}
 	var block obj
 	stop := "end_turn"
 	if step.Tool != "" {
@@ -227,7 +241,7 @@ func anthropic(w http.ResponseWriter, step Step, id string, stream bool) {
 		sse(w, "content_block_delta", obj{"type": "content_block_delta", "index": 0, "delta": obj{"type": "text_delta", "text": step.Text}})
 	}
 	sse(w, "content_block_stop", obj{"type": "content_block_stop", "index": 0})
-	sse(w, "message_delta", obj{"type": "message_delta", "delta": obj{"stop_reason": stop, "stop_sequence": nil}, "usage": obj{"output_tokens": 5}})
+	sse(w, "message_delta", obj{"type": "message_delta", "delta": obj{"stop_reason": stop, "stop_sequence": nil}, "usage": obj{"output_tokens": Output}})
 	sse(w, "message_stop", obj{"type": "message_stop"})
 }
 
@@ -256,8 +270,8 @@ func openai(w http.ResponseWriter, step Step, id string) {
 	}
 	sse(w, "", obj{"type": "response.output_item.done", "output_index": 0, "item": item})
 	resp["status"], resp["output"] = "completed", []any{item}
-	resp["usage"] = obj{"input_tokens": 10, "input_tokens_details": obj{"cached_tokens": 0}, "output_tokens": 5,
-		"output_tokens_details": obj{"reasoning_tokens": 0}, "total_tokens": 15}
+	resp["usage"] = obj{"input_tokens": Input + Cached, "input_tokens_details": obj{"cached_tokens": Cached}, "output_tokens": Output,
+		"output_tokens_details": obj{"reasoning_tokens": Reasoning}, "total_tokens": Input + Cached + Output}
 	sse(w, "", obj{"type": "response.completed", "response": resp})
 }
 
@@ -274,9 +288,10 @@ func gemini(w http.ResponseWriter, step Step, stream bool) {
 		part = obj{"text": step.Text}
 	}
 	chunk := obj{
-		"candidates":    []any{obj{"content": obj{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
-		"usageMetadata": obj{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
-		"modelVersion":  "gemini-2.5-pro",
+		"candidates": []any{obj{"content": obj{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"usageMetadata": obj{"promptTokenCount": Input + Cached, "cachedContentTokenCount": Cached, "candidatesTokenCount": Output,
+			"thoughtsTokenCount": Reasoning, "totalTokenCount": Input + Cached + Output + Reasoning},
+		"modelVersion": "gemini-2.5-pro",
 	}
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
