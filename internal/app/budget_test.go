@@ -2,8 +2,10 @@ package app_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"google.golang.org/grpc/codes"
@@ -52,8 +54,13 @@ func TestBudgetOverRESTAndGRPC(t *testing.T) {
 	if _, err := h.agent.CreateTask(h.adm, &hubv1.CreateTaskRequest{Task: &hubv1.TaskSpec{Title: "port the parser"}}); err != nil {
 		t.Fatal(err)
 	}
-	// The host's events report $0.0134 (fixture): past $0.01.
-	if code, body := h.post(t, "/otlp/v1/logs", tok, "application/json", fixture(t, "claude_logs.json"), false); code != 200 {
+	// The host's api_request event reports $0.0134: past $0.01.
+	export := `{"resourceLogs":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"claude-code"}}]},"scopeLogs":[{"logRecords":[
+		{"timeUnixNano":"` + strconv.FormatInt(time.Now().UnixNano(), 10) + `","body":{"stringValue":"claude_code.api_request"},"attributes":[
+		{"key":"event.name","value":{"stringValue":"api_request"}},{"key":"session.id","value":{"stringValue":"s-budget"}},
+		{"key":"model","value":{"stringValue":"claude-sonnet-4-5"}},{"key":"cost_usd","value":{"stringValue":"0.0134"}},
+		{"key":"input_tokens","value":{"stringValue":"100"}},{"key":"output_tokens","value":{"stringValue":"50"}}]}]}]}]}`
+	if code, body := h.post(t, "/otlp/v1/logs", tok, "application/json", []byte(export), false); code != 200 {
 		t.Fatalf("export: %d %s", code, body)
 	}
 	_, body, _ := h.do(t, "GET", "/v1/admin/budgets?agent=coder", h.token, "")
