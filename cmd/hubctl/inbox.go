@@ -76,21 +76,23 @@ func inboxAnswer(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("inbox answer")
 	remember := fs.String("remember", "", "with allow: agent or project, to allow from now on without asking what the item offers: the host's rule (Bash(npm test:*)), else this exact call (the rule expires; hubctl inbox rules lists them)")
 	wholeTool := fs.Bool("whole-tool", false, "with --remember: allow every call of the tool, not only what the item offers")
-	message := fs.String("message", "", "with allow or deny: a message for the agent (why)")
+	message := fs.String("message", "", "with allow, deny, raise or lift: a message for the agent (why)")
+	usd := fs.Float64("usd-per-day", 0, "with raise (a budget item): the new limit in dollars per UTC day")
+	tokens := fs.Int64("tokens-per-day", 0, "with raise (a budget item): the new limit in tokens per UTC day")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) < 2 {
-		return usageErrorf("give the item's ID and the answer: allow or deny for an approval, the text for a question")
+		return usageErrorf("give the item's ID and the answer: allow or deny for an approval, the text for a question, raise or lift for a budget")
 	}
 	id := pos[0]
 	if _, err := strconv.ParseInt(id, 10, 64); err != nil {
 		return usageErrorf("item ID %q is not a number (hubctl inbox shows the IDs)", id)
 	}
 	text := strings.Join(pos[1:], " ")
-	req := &hubv1.AnswerInboxItemRequest{Id: id, Remember: *remember, Message: *message, RememberWholeTool: *wholeTool}
-	if kind := c.itemKind(ctx, id); kind == "approval" || kind == "" && (text == "allow" || text == "deny") {
+	req := &hubv1.AnswerInboxItemRequest{Id: id, Remember: *remember, Message: *message, RememberWholeTool: *wholeTool, UsdPerDay: *usd, TokensPerDay: *tokens}
+	if kind := c.itemKind(ctx, id); kind == "approval" || kind == "budget" || kind == "" && (text == "allow" || text == "deny" || text == "raise" || text == "lift") {
 		req.Decision = text
 	} else {
 		req.Answer = text
@@ -103,6 +105,10 @@ func inboxAnswer(ctx context.Context, c *cli, args []string) error {
 		return c.printProto(r)
 	}
 	it := r.GetItem()
+	if it.GetKind() == "budget" {
+		fmt.Fprintf(c.out, "%s the budget (item %s) as %s; %s is told and may take tasks again\n", map[string]string{"raise": "raised", "lift": "lifted for the rest of the UTC day"}[it.GetDecision()], it.GetId(), it.GetAnsweredBy(), it.GetAgent())
+		return nil
+	}
 	if it.GetDecision() != "" {
 		fmt.Fprintf(c.out, "%s %s's %s (item %s) as %s\n", map[string]string{"allow": "allowed", "deny": "denied"}[it.GetDecision()], it.GetAgent(), it.GetTitle(), it.GetId(), it.GetAnsweredBy())
 		if it.GetRemember() != "" {
@@ -212,7 +218,7 @@ func inboxRulesRevoke(ctx context.Context, c *cli, args []string) error {
 func webhooksAdd(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("webhooks add")
 	var kinds, projects listFlag
-	fs.Var(&kinds, "kind", "approval, question or needs_input (repeatable; default: approval and question — needs_input fires at every turn's end)")
+	fs.Var(&kinds, "kind", "approval, question, needs_input or budget (repeatable; default: approval, question and budget — needs_input fires at every turn's end)")
 	fs.Var(&projects, "project", "only items of this project (repeatable; default: all)")
 	secret := fs.String("secret", "", "the HMAC key of X-Hub-Signature-256, 16-256 bytes (default: the hub makes one, shown once)")
 	pos, err := c.parse(fs, args)

@@ -235,6 +235,9 @@ var validRequests = map[string]string{
 	"AdminService.ListPeople":              `{}`,
 	"AdminService.RevokePerson":            `{"name":"alice"}`,
 	"AdminService.ListUsage":               `{"group_by":"agent"}`,
+	"AdminService.SetBudget":               `{"agent":"bob","usd_per_day":1000}`,
+	"AdminService.ListBudgets":             `{}`,
+	"AdminService.DeleteBudget":            `{"agent":"bob"}`,
 }
 
 // rpc is one method of the API with its REST route.

@@ -1,6 +1,9 @@
 package hub
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // PatternsOverlap reports whether some path is covered by both normalised
 // patterns: the rule the service applies to compiled patterns
@@ -42,4 +45,9 @@ func (st *Stream) Ended() bool {
 	default:
 		return false
 	}
+}
+
+// StepBudget is budgetStep, for the tests of package hub_test.
+func StepBudget(b Budget, spent UsageCounts, day time.Time) (BudgetStep, Budget) {
+	return budgetStep(b, spent, day)
 }

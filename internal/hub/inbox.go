@@ -22,6 +22,7 @@ const (
 	KindApproval   ItemKind = "approval"    // allow or deny a tool call
 	KindQuestion   ItemKind = "question"    // answer in words or pick an option
 	KindNeedsInput ItemKind = "needs_input" // the agent waits at its prompt
+	KindBudget     ItemKind = "budget"      // a budget is reached: raise or lift it (budget.go)
 )
 
 // ItemState is where an inbox item stands.
@@ -88,7 +89,8 @@ type InboxItem struct {
 	Urgency Urgency
 	State   ItemState
 	// CallKey names the host's tool call an approval is about, so that a
-	// later PostToolUse of the same call can record that it ran.
+	// later PostToolUse of the same call can record that it ran; for a
+	// budget item, the budget: "agent" (the agent's own) or "project".
 	CallKey string
 	// SuggestedRule is the host's rule an "always allow" of this approval
 	// covers (Bash's "npm test:*"); empty: the exact call.
@@ -264,6 +266,10 @@ type Answer struct {
 	// only what the item offered.
 	WholeTool bool
 	Text      string // question or needs input: the answer
+	// USDPerDay and TokensPerDay are a budget's new limits (Decision
+	// raise); 0 keeps a limit as it is.
+	USDPerDay    float64
+	TokensPerDay int64
 }
 
 // CheckAnswer returns EINVALID unless a fits it, and EPRECONDITION when
@@ -282,6 +288,9 @@ func CheckAnswer(it *InboxItem, a Answer) (decision, text string, err error) {
 	}
 	if !utf8.ValidString(a.Message) || !utf8.ValidString(a.Text) {
 		return "", "", Errorf(EINVALID, "the answer must be valid UTF-8 text")
+	}
+	if it.Kind != KindBudget && (a.USDPerDay != 0 || a.TokensPerDay != 0) {
+		return "", "", Errorf(EINVALID, `inbox item %d is a %s: usd_per_day and tokens_per_day answer a budget item only`, it.ID, strings.ReplaceAll(string(it.Kind), "_", " "))
 	}
 	if it.Kind == KindApproval {
 		if a.Text != "" {
@@ -307,6 +316,9 @@ func CheckAnswer(it *InboxItem, a Answer) (decision, text string, err error) {
 			return "", "", Errorf(EINVALID, `remember_whole_tool applies to a remembered allow: give "remember": "agent" or "project" with it`)
 		}
 		return a.Decision, a.Message, nil
+	}
+	if it.Kind == KindBudget {
+		return checkBudgetAnswer(it, a)
 	}
 	if a.Decision != "" || a.Remember != "" || a.WholeTool {
 		return "", "", Errorf(EINVALID, `inbox item %d is a %s: answer with "answer": "…" (decision and remember are for approvals)`, it.ID, strings.ReplaceAll(string(it.Kind), "_", " "))

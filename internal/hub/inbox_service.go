@@ -106,6 +106,9 @@ type Inbox struct {
 	opts  InboxOptions
 	sink  ItemSink // nil: nobody hears of new items
 	waits *answerWaits
+	// released hears of a project whose agents a raised or lifted budget
+	// lets take tasks again (Tasks.TasksReady; nil: nobody).
+	released func(project string)
 }
 
 // inboxTx is what the inbox reads and writes in one transaction: its
@@ -115,6 +118,7 @@ type inboxTx interface {
 	InboxTx
 	EventTx
 	MessageTx
+	BudgetTx
 }
 
 // NewInbox returns the inbox's service. A question's answer wakes the
@@ -248,9 +252,10 @@ func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) 
 	now := in.clock.Now()
 	var it *InboxItem
 	var posted bool
+	var released string
 	err := update(ctx, in.store, func(tx inboxTx) error {
 		var err error
-		posted = false
+		posted, released = false, ""
 		if it, err = tx.InboxItemByID(id); err != nil {
 			return err
 		}
@@ -271,7 +276,13 @@ func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) 
 			return err
 		}
 		detail := fmt.Sprintf("%s %d: %s answered by %s", strings.ReplaceAll(string(it.Kind), "_", " "), id, it.Title, by)
-		if decision != "" {
+		switch {
+		case it.Kind == KindBudget:
+			if released, detail, err = answerBudget(tx, it, decision, a, by, now); err != nil {
+				return err
+			}
+			posted = true
+		case decision != "":
 			detail = fmt.Sprintf("approval %d: %s %s by %s", id, it.Title, map[string]string{DecisionAllow: "allowed", DecisionDeny: "denied"}[decision], by)
 		}
 		if a.Remember != "" {
@@ -291,7 +302,7 @@ func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) 
 		if err := recordEvent(tx, it.AgentID, EventInboxAnswered, detail, now); err != nil {
 			return err
 		}
-		if it.Kind != KindApproval && text != "" {
+		if it.Kind != KindApproval && it.Kind != KindBudget && text != "" {
 			m := &Message{Project: it.Project, From: by, SenderKind: senderKindOf(nil, by), To: []string{it.AgentName}, Kind: KindMessage, CreatedAt: now,
 				Body: fmt.Sprintf("Answer from %s to your %s (inbox item %d, %q): %s", by, strings.ReplaceAll(string(it.Kind), "_", " "), id, cutText(it.Title, 120), text)}
 			if err := tx.InsertMessage(m, []Delivery{{AgentID: it.AgentID}}); err != nil {
@@ -308,6 +319,9 @@ func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) 
 	in.waits.notify(id)
 	if posted {
 		in.waiters.Notify(it.AgentID)
+	}
+	if released != "" && in.released != nil {
+		in.released(released)
 	}
 	in.changed()
 	return it, nil

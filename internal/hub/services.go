@@ -23,6 +23,7 @@ type Services struct {
 	People       *People
 	Webhooks     *Webhooks
 	Usage        *Usage
+	Budgets      *Budgets
 }
 
 // NewServices builds the services over c. Call Init before serving.
@@ -31,6 +32,10 @@ func NewServices(c *Core) *Services {
 	liveness := NewLiveness(c)
 	messages := NewMessages(c, receipts)
 	reservations := NewReservations(c)
+	tasks := NewTasks(c, reservations)
+	inbox := NewInbox(c, InboxOptions{})
+	inbox.released = tasks.TasksReady
+	budgets := NewBudgets(c, inbox, tasks)
 	return &Services{
 		Core:         c,
 		Agents:       NewAgents(c),
@@ -43,11 +48,12 @@ func NewServices(c *Core) *Services {
 		Projects:     NewProjects(c),
 		Injections:   NewInjections(c, receipts),
 		Ops:          NewOps(c),
-		Tasks:        NewTasks(c, reservations),
-		Inbox:        NewInbox(c, InboxOptions{}),
+		Tasks:        tasks,
+		Inbox:        inbox,
 		People:       NewPeople(c),
 		Webhooks:     NewWebhooks(c),
-		Usage:        NewUsage(c),
+		Usage:        NewUsage(c, budgets),
+		Budgets:      budgets,
 	}
 }
 

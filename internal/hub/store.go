@@ -58,6 +58,7 @@ type Tx interface {
 	DigestTx
 	NoticeTx
 	UsageTx
+	BudgetTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

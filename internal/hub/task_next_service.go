@@ -124,9 +124,13 @@ func (ts *Tasks) Next(ctx context.Context, caller *Agent, req NextRequest) (*Nex
 		var cs []Conflict
 		var err error
 		// An agent its host reports rate limited is handed nothing until
-		// the limit lifts (usage.go).
+		// the limit lifts (usage.go), nor one a budget holds until a person
+		// raises or lifts it or the UTC day ends (budget.go).
 		if ts.limits.until(caller.ID, ts.clock.Now()).IsZero() {
-			t, cs, err = ts.tryNext(ctx, caller, labels, role)
+			var held bool
+			if held, err = budgetHolds(ctx, ts.store, caller, ts.clock.Now()); err == nil && !held {
+				t, cs, err = ts.tryNext(ctx, caller, labels, role)
+			}
 		}
 		if err != nil || t != nil {
 			return &NextResult{Task: t, Conflicts: cs}, err

@@ -29,8 +29,10 @@ type services struct {
 	*hub.Projects
 	*hub.Injections
 	*hub.Ops
-	Tasks *hub.Tasks // a field: its methods' names are the board's own
-	Usage *hub.Usage
+	Tasks   *hub.Tasks // a field: its methods' names are the board's own
+	Usage   *hub.Usage
+	Inbox   *hub.Inbox
+	Budgets *hub.Budgets
 }
 
 // newServices builds and initialises the services over st.
@@ -45,7 +47,7 @@ func newServices(tb testing.TB, st hub.Store, clock hub.Clock, cfg hub.Config) *
 		Core: all.Core, Waiters: waiters, Agents: all.Agents, Messages: all.Messages, Receipts: all.Receipts,
 		Waits: all.Waits, Liveness: all.Liveness, Schedule: all.Schedule,
 		Reservations: all.Reservations, Projects: all.Projects, Injections: all.Injections, Ops: all.Ops,
-		Tasks: all.Tasks, Usage: all.Usage,
+		Tasks: all.Tasks, Usage: all.Usage, Inbox: all.Inbox, Budgets: all.Budgets,
 	}
 }
 

@@ -27,19 +27,25 @@ type UsageTx interface {
 // hosts report and answers reports of it.
 type Usage struct {
 	*core
+	budgets *Budgets
 }
 
-// NewUsage returns the usage service.
-func NewUsage(c *Core) *Usage { return &Usage{core: c.core} }
+// NewUsage returns the usage service: what it records is held against
+// budgets.
+func NewUsage(c *Core, budgets *Budgets) *Usage { return &Usage{core: c.core, budgets: budgets} }
 
-// usageTx is what the usage service reads and writes in one transaction.
+// usageTx is what the usage service reads and writes in one transaction:
+// the rollups, and what holding them against budgets writes.
 type usageTx interface {
 	UsageTx
-	AgentTx
+	budgetsTx
 }
 
 // Record adds what agent's host reported to its rollups, under the task
-// it holds now, in one write transaction.
+// it holds now, and holds the agent's spend today against its budgets
+// (Budgets.check), in one write transaction. Budgets are checked here,
+// where usage changes, rather than on a tick: only the reporting agent's
+// budgets are read, and a limit is seen the moment it is reached.
 func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta) error {
 	if len(deltas) == 0 {
 		return nil
@@ -52,18 +58,25 @@ func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta) e
 	if total.IsZero() {
 		return nil
 	}
+	var news budgetNews
 	err := update(ctx, u.store, func(tx usageTx) error {
 		task, err := tx.HeldTask(agent.ID)
 		if err != nil {
 			return err
 		}
 		minutes, days := usageRollups(agent.ID, agent.Project, task, deltas, now)
-		return tx.AddUsage(minutes, days)
+		if err := tx.AddUsage(minutes, days); err != nil {
+			return err
+		}
+		news, err = u.budgets.check(tx, agent, now)
+		return err
 	})
-	if err == nil {
-		u.metrics.UsageRecorded(agent.Name, total)
+	if err != nil {
+		return err
 	}
-	return err
+	u.metrics.UsageRecorded(agent.Name, total)
+	u.budgets.announce(agent, news)
+	return nil
 }
 
 // Report sums the usage q names: of one agent when q.AgentID or q.Agent

@@ -26,7 +26,7 @@ type Webhook struct {
 // defaultKinds are the kinds a webhook that names none hears: what a
 // person must answer. Agents waiting at their prompt (every turn's end)
 // are heard only by a webhook that names needs_input.
-var defaultKinds = []ItemKind{KindApproval, KindQuestion}
+var defaultKinds = []ItemKind{KindApproval, KindQuestion, KindBudget}
 
 // Wants reports whether the webhook hears of item it.
 func (w *Webhook) Wants(it *InboxItem) bool {
@@ -71,9 +71,9 @@ func CheckWebhook(w *Webhook) error {
 	w.URL = u.String()
 	for _, k := range w.Kinds {
 		switch k {
-		case KindApproval, KindQuestion, KindNeedsInput:
+		case KindApproval, KindQuestion, KindNeedsInput, KindBudget:
 		default:
-			return Errorf(EINVALID, "kind %q is not an inbox kind: give approval, question or needs_input (none: approval and question)", k)
+			return Errorf(EINVALID, "kind %q is not an inbox kind: give approval, question, needs_input or budget (none: approval, question and budget)", k)
 		}
 	}
 	w.Kinds = slices.Compact(slices.Sorted(slices.Values(w.Kinds)))

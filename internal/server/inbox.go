@@ -103,6 +103,7 @@ func (a *AdminServer) AnswerInboxItem(ctx context.Context, req *hubv1.AnswerInbo
 	}
 	it, err := a.s.svc.Inbox.AnswerItem(ctx, personName(ctx), n, hub.Answer{
 		Decision: req.GetDecision(), Message: req.GetMessage(), Remember: req.GetRemember(), WholeTool: req.GetRememberWholeTool(), Text: req.GetAnswer(),
+		USDPerDay: req.GetUsdPerDay(), TokensPerDay: req.GetTokensPerDay(),
 	})
 	if err != nil {
 		return nil, err

@@ -347,6 +347,9 @@ func Text(it *hub.InboxItem) string {
 			fmt.Fprintf(&sb, "\nOptions: %s", strings.Join(it.Options, " / "))
 		}
 		fmt.Fprintf(&sb, "\nAnswer: hubctl inbox answer %d 'TEXT', or in the dashboard's inbox.", it.ID)
+	case hub.KindBudget:
+		fmt.Fprintf(&sb, "%s (%s): %s", it.AgentName, it.Project, it.Title)
+		fmt.Fprintf(&sb, "\nAnswer: hubctl inbox answer %d raise --usd-per-day N (or --tokens-per-day N), or lift for the day.", it.ID)
 	default:
 		fmt.Fprintf(&sb, "%s (%s) is waiting for a person: %s", it.AgentName, it.Project, it.Title)
 	}

@@ -324,3 +324,19 @@ func TestWebhookTextEscapesChatMarkup(t *testing.T) {
 		t.Errorf("payload = %+v: want the text escaped and the item's fields raw", p)
 	}
 }
+
+// A budget item reads as what was reached and how to answer it; a
+// webhook that names no kinds hears it.
+func TestWebhookTextOfBudget(t *testing.T) {
+	it := item(9, hub.KindBudget)
+	it.Title = "Budget of agent ann reached by ann: $10.20 of $10.00"
+	text := webhook.Text(it)
+	for _, want := range []string{"URGENT ann (default): Budget of agent ann reached", "hubctl inbox answer 9 raise --usd-per-day N", "or lift"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text %q lacks %q", text, want)
+		}
+	}
+	if w := (&hub.Webhook{}); !w.Wants(it) {
+		t.Error("a webhook naming no kinds does not hear a budget item")
+	}
+}

@@ -2,7 +2,8 @@
 // signs in with a person token; an approval relayed by the real
 // `hub hook claude PermissionRequest` appears within a second and Allow
 // returns the hook within a second with the host's documented decision; a
-// question's option answers the parked ask_human call; the 400 px layout;
+// question's option answers the parked ask_human call; a budget reached is
+// raised from its card, and shows in the spend view; the 400 px layout;
 // the opt-in browser notification of urgent items while the tab is hidden.
 // Screenshots go to artifacts/ (inbox-*.png).
 import { test, before, after } from 'node:test';
@@ -122,6 +123,38 @@ test('a question: an option answers the parked ask_human call', async () => {
   assert.equal(r.item.answered_by, 'pat');
 });
 
+test('a budget reached: a raise below the spend is refused in the page, a raise above it answers', async () => {
+  await hub.admin('PUT', '/v1/admin/budgets', { agent: 'ann', usd_per_day: 0.01 });
+  // ann's host reports one request of $0.02 (Claude Code's api_request event).
+  const now = String(Date.now() * 1e6);
+  const attr = (key, v) => ({ key, value: { stringValue: v } });
+  const res = await fetch(hub.origin + '/otlp/v1/logs', {
+    method: 'POST',
+    headers: { Authorization: 'Bearer ' + ann.token, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ resourceLogs: [{ resource: { attributes: [attr('service.name', 'claude-code')] }, scopeLogs: [{ logRecords: [{
+      timeUnixNano: now, body: { stringValue: 'claude_code.api_request' },
+      attributes: [attr('event.name', 'api_request'), attr('session.id', 's-budget'), attr('model', 'claude-sonnet-4-5'), attr('cost_usd', '0.02'),
+        attr('input_tokens', '100'), attr('output_tokens', '50')],
+    }] }] }] }),
+  });
+  assert.equal(res.status, 200);
+  await item('budget').waitFor({ timeout: WAIT });
+  assert.match(await item('budget').textContent(), /budget reached.*ann.*Budget of agent ann reached by ann: \$0\.02 of \$0\.01/s);
+  const logged = consoleErrors.length;
+  await item('budget').getByLabel(/New dollars per day/).fill('0.015');
+  await item('budget').getByRole('button', { name: 'Raise' }).click();
+  await page.getByText(/still reached today/).waitFor({ timeout: WAIT });
+  // The browser logs the refused raise's 400 itself: expected here, and only that.
+  consoleErrors.push(...consoleErrors.splice(logged).filter((e) => !/status of 400/.test(e)));
+  await item('budget').getByLabel(/New dollars per day/).fill('5');
+  await item('budget').getByRole('button', { name: 'Raise' }).click();
+  await item('budget').waitFor({ state: 'detached', timeout: WAIT });
+  await page.locator('ol.inbox-done li').first().getByText('raised by pat').waitFor({ timeout: WAIT });
+  const { budgets } = await hub.admin('GET', '/v1/admin/budgets?agent=ann');
+  assert.equal(budgets[0].usd_per_day, 5);
+  assert.equal(budgets[0].state, 'ok');
+});
+
 test('400 px wide: the inbox fits, its buttons reachable by keyboard', async () => {
   await page.setViewportSize({ width: 400, height: 800 });
   const hook = runHook(ann.token, permissionRequest('rm -rf build/ && make release VERSION=1.4.0 CHANNEL=stable SIGN=yes'), '30s');
@@ -193,6 +226,15 @@ test('an agent waiting at its prompt shows in the inbox, on its page until it wo
   assert.equal(await needs.getAttribute('title'), 'waiting for a person: question');
   await ann.call('POST', '/v1/host-events', { event: 'needs_input', text: 'Claude is waiting for your input' });
   await page.waitForFunction(() => document.querySelector('tr[data-agent="ann"] .needs-person')?.title === 'waiting for a person: question, waiting for you', null, { timeout: WAIT });
+});
+
+test('the spend view: the budget raised and where it stands, ann among the top spenders', async () => {
+  await page.goto(hub.origin + '/#/spend');
+  const row = page.locator('tr[data-budget="agent:ann"]');
+  await row.waitFor({ timeout: WAIT });
+  assert.match(await row.textContent(), /\$0\.02 of \$5\.00.*ok.*pat/s);
+  assert.match(await page.locator('tr[data-agent="ann"]').textContent(), /\$0\.02.*150.*1/s);
+  await page.screenshot({ path: join(ARTIFACTS, 'spend-1280.png'), fullPage: true });
 });
 
 test('no console errors', () => {

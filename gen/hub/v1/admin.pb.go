@@ -3737,7 +3737,7 @@ var File_hub_v1_admin_proto protoreflect.FileDescriptor
 
 const file_hub_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\x1a\x12hub/v1/usage.proto\"\xb3\x01\n" +
+	"\x12hub/v1/admin.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16hub/v1/admission.proto\x1a\x14hub/v1/budgets.proto\x1a\x12hub/v1/inbox.proto\x1a\x12hub/v1/tasks.proto\x1a\x12hub/v1/types.proto\x1a\x12hub/v1/usage.proto\"\xb3\x01\n" +
 	"\x12CreateAgentRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
@@ -3941,7 +3941,7 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\x13DeleteAgentResponse\x12#\n" +
 	"\x05agent\x18\x01 \x01(\v2\r.hub.v1.AgentR\x05agent\x12)\n" +
 	"\x10messages_deleted\x18\x02 \x01(\x03R\x0fmessagesDeleted\x12!\n" +
-	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xee!\n" +
+	"\frows_deleted\x18\x03 \x01(\x03R\vrowsDeleted2\xde#\n" +
 	"\fAdminService\x12O\n" +
 	"\vCreateAgent\x12\x1a.hub.v1.CreateAgentRequest\x1a\x1b.hub.v1.CreateAgentResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12L\n" +
@@ -4050,6 +4050,12 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fRevokePerson\x12\x1b.hub.v1.RevokePersonRequest\x1a\x1c.hub.v1.RevokePersonResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12C\n" +
 	"\tListUsage\x12\x18.hub.v1.ListUsageRequest\x1a\x13.hub.v1.UsageReport\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12I\n" +
+	"\tSetBudget\x12\x18.hub.v1.SetBudgetRequest\x1a\x19.hub.v1.SetBudgetResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12O\n" +
+	"\vListBudgets\x12\x1a.hub.v1.ListBudgetsRequest\x1a\x1b.hub.v1.ListBudgetsResponse\"\a\xa2\xb7\x18\x03\n" +
+	"\x01\x03\x12R\n" +
+	"\fDeleteBudget\x12\x1b.hub.v1.DeleteBudgetRequest\x1a\x1c.hub.v1.DeleteBudgetResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03B*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 
 var (
@@ -4171,20 +4177,26 @@ var file_hub_v1_admin_proto_goTypes = []any{
 	(*ListPeopleRequest)(nil),               // 102: hub.v1.ListPeopleRequest
 	(*RevokePersonRequest)(nil),             // 103: hub.v1.RevokePersonRequest
 	(*ListUsageRequest)(nil),                // 104: hub.v1.ListUsageRequest
-	(*ImportTasksResponse)(nil),             // 105: hub.v1.ImportTasksResponse
-	(*SetTaskLeaseResponse)(nil),            // 106: hub.v1.SetTaskLeaseResponse
-	(*ListInboxResponse)(nil),               // 107: hub.v1.ListInboxResponse
-	(*AnswerInboxItemResponse)(nil),         // 108: hub.v1.AnswerInboxItemResponse
-	(*ListApprovalRulesResponse)(nil),       // 109: hub.v1.ListApprovalRulesResponse
-	(*RevokeApprovalRuleResponse)(nil),      // 110: hub.v1.RevokeApprovalRuleResponse
-	(*CreateWebhookResponse)(nil),           // 111: hub.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),            // 112: hub.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),           // 113: hub.v1.DeleteWebhookResponse
-	(*ListWebhookDeliveriesResponse)(nil),   // 114: hub.v1.ListWebhookDeliveriesResponse
-	(*CreatePersonResponse)(nil),            // 115: hub.v1.CreatePersonResponse
-	(*ListPeopleResponse)(nil),              // 116: hub.v1.ListPeopleResponse
-	(*RevokePersonResponse)(nil),            // 117: hub.v1.RevokePersonResponse
-	(*UsageReport)(nil),                     // 118: hub.v1.UsageReport
+	(*SetBudgetRequest)(nil),                // 105: hub.v1.SetBudgetRequest
+	(*ListBudgetsRequest)(nil),              // 106: hub.v1.ListBudgetsRequest
+	(*DeleteBudgetRequest)(nil),             // 107: hub.v1.DeleteBudgetRequest
+	(*ImportTasksResponse)(nil),             // 108: hub.v1.ImportTasksResponse
+	(*SetTaskLeaseResponse)(nil),            // 109: hub.v1.SetTaskLeaseResponse
+	(*ListInboxResponse)(nil),               // 110: hub.v1.ListInboxResponse
+	(*AnswerInboxItemResponse)(nil),         // 111: hub.v1.AnswerInboxItemResponse
+	(*ListApprovalRulesResponse)(nil),       // 112: hub.v1.ListApprovalRulesResponse
+	(*RevokeApprovalRuleResponse)(nil),      // 113: hub.v1.RevokeApprovalRuleResponse
+	(*CreateWebhookResponse)(nil),           // 114: hub.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),            // 115: hub.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),           // 116: hub.v1.DeleteWebhookResponse
+	(*ListWebhookDeliveriesResponse)(nil),   // 117: hub.v1.ListWebhookDeliveriesResponse
+	(*CreatePersonResponse)(nil),            // 118: hub.v1.CreatePersonResponse
+	(*ListPeopleResponse)(nil),              // 119: hub.v1.ListPeopleResponse
+	(*RevokePersonResponse)(nil),            // 120: hub.v1.RevokePersonResponse
+	(*UsageReport)(nil),                     // 121: hub.v1.UsageReport
+	(*SetBudgetResponse)(nil),               // 122: hub.v1.SetBudgetResponse
+	(*ListBudgetsResponse)(nil),             // 123: hub.v1.ListBudgetsResponse
+	(*DeleteBudgetResponse)(nil),            // 124: hub.v1.DeleteBudgetResponse
 }
 var file_hub_v1_admin_proto_depIdxs = []int32{
 	75,  // 0: hub.v1.CreateAgentResponse.agent:type_name -> hub.v1.Agent
@@ -4279,59 +4291,65 @@ var file_hub_v1_admin_proto_depIdxs = []int32{
 	102, // 89: hub.v1.AdminService.ListPeople:input_type -> hub.v1.ListPeopleRequest
 	103, // 90: hub.v1.AdminService.RevokePerson:input_type -> hub.v1.RevokePersonRequest
 	104, // 91: hub.v1.AdminService.ListUsage:input_type -> hub.v1.ListUsageRequest
-	1,   // 92: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
-	3,   // 93: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
-	5,   // 94: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
-	7,   // 95: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
-	9,   // 96: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
-	11,  // 97: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
-	13,  // 98: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
-	15,  // 99: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
-	17,  // 100: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
-	19,  // 101: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
-	21,  // 102: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
-	23,  // 103: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
-	25,  // 104: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
-	27,  // 105: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
-	29,  // 106: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
-	31,  // 107: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
-	33,  // 108: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
-	35,  // 109: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
-	37,  // 110: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
-	39,  // 111: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
-	41,  // 112: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
-	43,  // 113: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
-	45,  // 114: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
-	47,  // 115: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
-	49,  // 116: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
-	51,  // 117: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
-	54,  // 118: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
-	56,  // 119: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
-	58,  // 120: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
-	60,  // 121: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
-	62,  // 122: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
-	64,  // 123: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
-	66,  // 124: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
-	68,  // 125: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
-	70,  // 126: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
-	72,  // 127: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
-	74,  // 128: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
-	105, // 129: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
-	106, // 130: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
-	107, // 131: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
-	108, // 132: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
-	109, // 133: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
-	110, // 134: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
-	111, // 135: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
-	112, // 136: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
-	113, // 137: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
-	114, // 138: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
-	115, // 139: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
-	116, // 140: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
-	117, // 141: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
-	118, // 142: hub.v1.AdminService.ListUsage:output_type -> hub.v1.UsageReport
-	92,  // [92:143] is the sub-list for method output_type
-	41,  // [41:92] is the sub-list for method input_type
+	105, // 92: hub.v1.AdminService.SetBudget:input_type -> hub.v1.SetBudgetRequest
+	106, // 93: hub.v1.AdminService.ListBudgets:input_type -> hub.v1.ListBudgetsRequest
+	107, // 94: hub.v1.AdminService.DeleteBudget:input_type -> hub.v1.DeleteBudgetRequest
+	1,   // 95: hub.v1.AdminService.CreateAgent:output_type -> hub.v1.CreateAgentResponse
+	3,   // 96: hub.v1.AdminService.ListAgents:output_type -> hub.v1.ListAgentsResponse
+	5,   // 97: hub.v1.AdminService.GetAgent:output_type -> hub.v1.GetAgentResponse
+	7,   // 98: hub.v1.AdminService.UpdateAgent:output_type -> hub.v1.UpdateAgentResponse
+	9,   // 99: hub.v1.AdminService.DisableAgent:output_type -> hub.v1.DisableAgentResponse
+	11,  // 100: hub.v1.AdminService.EnableAgent:output_type -> hub.v1.EnableAgentResponse
+	13,  // 101: hub.v1.AdminService.RotateToken:output_type -> hub.v1.RotateTokenResponse
+	15,  // 102: hub.v1.AdminService.RevokeToken:output_type -> hub.v1.RevokeTokenResponse
+	17,  // 103: hub.v1.AdminService.GetAgentHealth:output_type -> hub.v1.GetAgentHealthResponse
+	19,  // 104: hub.v1.AdminService.ListEvents:output_type -> hub.v1.ListEventsResponse
+	21,  // 105: hub.v1.AdminService.ListDeepWork:output_type -> hub.v1.ListDeepWorkResponse
+	23,  // 106: hub.v1.AdminService.Nudge:output_type -> hub.v1.NudgeResponse
+	25,  // 107: hub.v1.AdminService.GetBeat:output_type -> hub.v1.GetBeatResponse
+	27,  // 108: hub.v1.AdminService.SetPulseConfig:output_type -> hub.v1.SetPulseConfigResponse
+	29,  // 109: hub.v1.AdminService.ListPulses:output_type -> hub.v1.ListPulsesResponse
+	31,  // 110: hub.v1.AdminService.TriggerPulse:output_type -> hub.v1.TriggerPulseResponse
+	33,  // 111: hub.v1.AdminService.CreateCronJob:output_type -> hub.v1.CreateCronJobResponse
+	35,  // 112: hub.v1.AdminService.ListCronJobs:output_type -> hub.v1.ListCronJobsResponse
+	37,  // 113: hub.v1.AdminService.DeleteCronJob:output_type -> hub.v1.DeleteCronJobResponse
+	39,  // 114: hub.v1.AdminService.SetCronJobEnabled:output_type -> hub.v1.SetCronJobEnabledResponse
+	41,  // 115: hub.v1.AdminService.RunCronJob:output_type -> hub.v1.RunCronJobResponse
+	43,  // 116: hub.v1.AdminService.ListCronRuns:output_type -> hub.v1.ListCronRunsResponse
+	45,  // 117: hub.v1.AdminService.GetHubInfo:output_type -> hub.v1.GetHubInfoResponse
+	47,  // 118: hub.v1.AdminService.Backup:output_type -> hub.v1.BackupResponse
+	49,  // 119: hub.v1.AdminService.EndDeepWork:output_type -> hub.v1.EndDeepWorkResponse
+	51,  // 120: hub.v1.AdminService.ListActivity:output_type -> hub.v1.ListActivityResponse
+	54,  // 121: hub.v1.AdminService.ListAgentOverviews:output_type -> hub.v1.ListAgentOverviewsResponse
+	56,  // 122: hub.v1.AdminService.PruneMessages:output_type -> hub.v1.PruneMessagesResponse
+	58,  // 123: hub.v1.AdminService.ForceReleaseReservation:output_type -> hub.v1.ForceReleaseReservationResponse
+	60,  // 124: hub.v1.AdminService.CreateJoinCode:output_type -> hub.v1.CreateJoinCodeResponse
+	62,  // 125: hub.v1.AdminService.ListJoinCodes:output_type -> hub.v1.ListJoinCodesResponse
+	64,  // 126: hub.v1.AdminService.RevokeJoinCode:output_type -> hub.v1.RevokeJoinCodeResponse
+	66,  // 127: hub.v1.AdminService.CreateProject:output_type -> hub.v1.CreateProjectResponse
+	68,  // 128: hub.v1.AdminService.ListProjects:output_type -> hub.v1.ListProjectsResponse
+	70,  // 129: hub.v1.AdminService.LinkProjects:output_type -> hub.v1.LinkProjectsResponse
+	72,  // 130: hub.v1.AdminService.UnlinkProjects:output_type -> hub.v1.UnlinkProjectsResponse
+	74,  // 131: hub.v1.AdminService.DeleteAgent:output_type -> hub.v1.DeleteAgentResponse
+	108, // 132: hub.v1.AdminService.ImportTasks:output_type -> hub.v1.ImportTasksResponse
+	109, // 133: hub.v1.AdminService.SetTaskLease:output_type -> hub.v1.SetTaskLeaseResponse
+	110, // 134: hub.v1.AdminService.ListInbox:output_type -> hub.v1.ListInboxResponse
+	111, // 135: hub.v1.AdminService.AnswerInboxItem:output_type -> hub.v1.AnswerInboxItemResponse
+	112, // 136: hub.v1.AdminService.ListApprovalRules:output_type -> hub.v1.ListApprovalRulesResponse
+	113, // 137: hub.v1.AdminService.RevokeApprovalRule:output_type -> hub.v1.RevokeApprovalRuleResponse
+	114, // 138: hub.v1.AdminService.CreateWebhook:output_type -> hub.v1.CreateWebhookResponse
+	115, // 139: hub.v1.AdminService.ListWebhooks:output_type -> hub.v1.ListWebhooksResponse
+	116, // 140: hub.v1.AdminService.DeleteWebhook:output_type -> hub.v1.DeleteWebhookResponse
+	117, // 141: hub.v1.AdminService.ListWebhookDeliveries:output_type -> hub.v1.ListWebhookDeliveriesResponse
+	118, // 142: hub.v1.AdminService.CreatePerson:output_type -> hub.v1.CreatePersonResponse
+	119, // 143: hub.v1.AdminService.ListPeople:output_type -> hub.v1.ListPeopleResponse
+	120, // 144: hub.v1.AdminService.RevokePerson:output_type -> hub.v1.RevokePersonResponse
+	121, // 145: hub.v1.AdminService.ListUsage:output_type -> hub.v1.UsageReport
+	122, // 146: hub.v1.AdminService.SetBudget:output_type -> hub.v1.SetBudgetResponse
+	123, // 147: hub.v1.AdminService.ListBudgets:output_type -> hub.v1.ListBudgetsResponse
+	124, // 148: hub.v1.AdminService.DeleteBudget:output_type -> hub.v1.DeleteBudgetResponse
+	95,  // [95:149] is the sub-list for method output_type
+	41,  // [41:95] is the sub-list for method input_type
 	41,  // [41:41] is the sub-list for extension type_name
 	41,  // [41:41] is the sub-list for extension extendee
 	0,   // [0:41] is the sub-list for field type_name
@@ -4343,6 +4361,7 @@ func file_hub_v1_admin_proto_init() {
 		return
 	}
 	file_hub_v1_admission_proto_init()
+	file_hub_v1_budgets_proto_init()
 	file_hub_v1_inbox_proto_init()
 	file_hub_v1_tasks_proto_init()
 	file_hub_v1_types_proto_init()

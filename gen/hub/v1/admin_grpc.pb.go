@@ -70,6 +70,9 @@ const (
 	AdminService_ListPeople_FullMethodName              = "/hub.v1.AdminService/ListPeople"
 	AdminService_RevokePerson_FullMethodName            = "/hub.v1.AdminService/RevokePerson"
 	AdminService_ListUsage_FullMethodName               = "/hub.v1.AdminService/ListUsage"
+	AdminService_SetBudget_FullMethodName               = "/hub.v1.AdminService/SetBudget"
+	AdminService_ListBudgets_FullMethodName             = "/hub.v1.AdminService/ListBudgets"
+	AdminService_DeleteBudget_FullMethodName            = "/hub.v1.AdminService/DeleteBudget"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -204,6 +207,16 @@ type AdminServiceClient interface {
 	RevokePerson(ctx context.Context, in *RevokePersonRequest, opts ...grpc.CallOption) (*RevokePersonResponse, error)
 	// ListUsage is what agents spent, as their hosts reported it over OTLP, grouped.
 	ListUsage(ctx context.Context, in *ListUsageRequest, opts ...grpc.CallOption) (*UsageReport, error)
+	// SetBudget sets the daily budget of an agent or of a project (DailyBudget): a new one, or new
+	// limits (a limit no longer reached today releases its agents). InvalidArgument for bad limits
+	// or not exactly one of agent and project, NotFound for an unknown agent or project.
+	SetBudget(ctx context.Context, in *SetBudgetRequest, opts ...grpc.CallOption) (*SetBudgetResponse, error)
+	// ListBudgets lists the budgets with what each counts today (projects' first); given agent or
+	// project, only that one (NotFound when it has none).
+	ListBudgets(ctx context.Context, in *ListBudgetsRequest, opts ...grpc.CallOption) (*ListBudgetsResponse, error)
+	// DeleteBudget deletes the budget of an agent or of a project: its agents are bound by it no
+	// more. NotFound when there is none.
+	DeleteBudget(ctx context.Context, in *DeleteBudgetRequest, opts ...grpc.CallOption) (*DeleteBudgetResponse, error)
 }
 
 type adminServiceClient struct {
@@ -724,6 +737,36 @@ func (c *adminServiceClient) ListUsage(ctx context.Context, in *ListUsageRequest
 	return out, nil
 }
 
+func (c *adminServiceClient) SetBudget(ctx context.Context, in *SetBudgetRequest, opts ...grpc.CallOption) (*SetBudgetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetBudgetResponse)
+	err := c.cc.Invoke(ctx, AdminService_SetBudget_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListBudgets(ctx context.Context, in *ListBudgetsRequest, opts ...grpc.CallOption) (*ListBudgetsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListBudgetsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListBudgets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) DeleteBudget(ctx context.Context, in *DeleteBudgetRequest, opts ...grpc.CallOption) (*DeleteBudgetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteBudgetResponse)
+	err := c.cc.Invoke(ctx, AdminService_DeleteBudget_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -856,6 +899,16 @@ type AdminServiceServer interface {
 	RevokePerson(context.Context, *RevokePersonRequest) (*RevokePersonResponse, error)
 	// ListUsage is what agents spent, as their hosts reported it over OTLP, grouped.
 	ListUsage(context.Context, *ListUsageRequest) (*UsageReport, error)
+	// SetBudget sets the daily budget of an agent or of a project (DailyBudget): a new one, or new
+	// limits (a limit no longer reached today releases its agents). InvalidArgument for bad limits
+	// or not exactly one of agent and project, NotFound for an unknown agent or project.
+	SetBudget(context.Context, *SetBudgetRequest) (*SetBudgetResponse, error)
+	// ListBudgets lists the budgets with what each counts today (projects' first); given agent or
+	// project, only that one (NotFound when it has none).
+	ListBudgets(context.Context, *ListBudgetsRequest) (*ListBudgetsResponse, error)
+	// DeleteBudget deletes the budget of an agent or of a project: its agents are bound by it no
+	// more. NotFound when there is none.
+	DeleteBudget(context.Context, *DeleteBudgetRequest) (*DeleteBudgetResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -1018,6 +1071,15 @@ func (UnimplementedAdminServiceServer) RevokePerson(context.Context, *RevokePers
 }
 func (UnimplementedAdminServiceServer) ListUsage(context.Context, *ListUsageRequest) (*UsageReport, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListUsage not implemented")
+}
+func (UnimplementedAdminServiceServer) SetBudget(context.Context, *SetBudgetRequest) (*SetBudgetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetBudget not implemented")
+}
+func (UnimplementedAdminServiceServer) ListBudgets(context.Context, *ListBudgetsRequest) (*ListBudgetsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListBudgets not implemented")
+}
+func (UnimplementedAdminServiceServer) DeleteBudget(context.Context, *DeleteBudgetRequest) (*DeleteBudgetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteBudget not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -1958,6 +2020,60 @@ func _AdminService_ListUsage_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetBudget_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetBudgetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetBudget(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetBudget_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetBudget(ctx, req.(*SetBudgetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListBudgets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListBudgetsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListBudgets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListBudgets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListBudgets(ctx, req.(*ListBudgetsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_DeleteBudget_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteBudgetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).DeleteBudget(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_DeleteBudget_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).DeleteBudget(ctx, req.(*DeleteBudgetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2168,6 +2284,18 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListUsage",
 			Handler:    _AdminService_ListUsage_Handler,
+		},
+		{
+			MethodName: "SetBudget",
+			Handler:    _AdminService_SetBudget_Handler,
+		},
+		{
+			MethodName: "ListBudgets",
+			Handler:    _AdminService_ListBudgets_Handler,
+		},
+		{
+			MethodName: "DeleteBudget",
+			Handler:    _AdminService_DeleteBudget_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

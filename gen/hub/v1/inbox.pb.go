@@ -26,7 +26,7 @@ const (
 type InboxItem struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// approval, question or needs_input.
+	// approval, question, needs_input or budget (a budget reached: raise or lift it).
 	Kind    string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	Agent   string `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
 	Project string `protobuf:"bytes,4,opt,name=project,proto3" json:"project,omitempty"`
@@ -46,7 +46,7 @@ type InboxItem struct {
 	AnsweredAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=answered_at,json=answeredAt,proto3" json:"answered_at,omitempty"`
 	// Who answered: a person, "operator" (the admin token) or "rule N".
 	AnsweredBy string `protobuf:"bytes,13,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
-	// An approval's: allow or deny.
+	// An approval's: allow or deny; a budget item's: raise or lift.
 	Decision string `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
 	// A question's answer, or the message given with a decision.
 	Answer string `protobuf:"bytes,15,opt,name=answer,proto3" json:"answer,omitempty"`
@@ -351,7 +351,7 @@ type Webhook struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Url   string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
-	// approval, question, needs_input; empty: approval and question.
+	// approval, question, needs_input, budget; empty: approval, question and budget.
 	Kinds []string `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
 	// Empty: all.
 	Projects      []string               `protobuf:"bytes,4,rep,name=projects,proto3" json:"projects,omitempty"`
@@ -1082,7 +1082,7 @@ func (x *ListInboxResponse) GetNextPageToken() string {
 type AnswerInboxItemRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// An approval's: allow or deny.
+	// An approval's: allow or deny; a budget item's: raise or lift.
 	Decision string `protobuf:"bytes,2,opt,name=decision,proto3" json:"decision,omitempty"`
 	// Said to the agent with the decision.
 	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
@@ -1093,8 +1093,12 @@ type AnswerInboxItemRequest struct {
 	// With remember: allow every call of the tool, not only what the item offered (the host's
 	// suggested rule, else this exact call).
 	RememberWholeTool bool `protobuf:"varint,6,opt,name=remember_whole_tool,json=rememberWholeTool,proto3" json:"remember_whole_tool,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// A budget item's raise: the new limits (0 keeps a limit as it is). A budget item is answered
+	// with decision raise (and these) or lift (off for the rest of the UTC day).
+	UsdPerDay     float64 `protobuf:"fixed64,7,opt,name=usd_per_day,json=usdPerDay,proto3" json:"usd_per_day,omitempty"`
+	TokensPerDay  int64   `protobuf:"varint,8,opt,name=tokens_per_day,json=tokensPerDay,proto3" json:"tokens_per_day,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AnswerInboxItemRequest) Reset() {
@@ -1167,6 +1171,20 @@ func (x *AnswerInboxItemRequest) GetRememberWholeTool() bool {
 		return x.RememberWholeTool
 	}
 	return false
+}
+
+func (x *AnswerInboxItemRequest) GetUsdPerDay() float64 {
+	if x != nil {
+		return x.UsdPerDay
+	}
+	return 0
+}
+
+func (x *AnswerInboxItemRequest) GetTokensPerDay() int64 {
+	if x != nil {
+		return x.TokensPerDay
+	}
+	return 0
 }
 
 type AnswerInboxItemResponse struct {
@@ -2119,14 +2137,16 @@ const file_hub_v1_inbox_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"d\n" +
 	"\x11ListInboxResponse\x12'\n" +
 	"\x05items\x18\x01 \x03(\v2\x11.hub.v1.InboxItemR\x05items\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc2\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x88\x02\n" +
 	"\x16AnswerInboxItemRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bdecision\x18\x02 \x01(\tR\bdecision\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12\x1a\n" +
 	"\bremember\x18\x04 \x01(\tR\bremember\x12\x16\n" +
 	"\x06answer\x18\x05 \x01(\tR\x06answer\x12.\n" +
-	"\x13remember_whole_tool\x18\x06 \x01(\bR\x11rememberWholeTool\"@\n" +
+	"\x13remember_whole_tool\x18\x06 \x01(\bR\x11rememberWholeTool\x12\x1e\n" +
+	"\vusd_per_day\x18\a \x01(\x01R\tusdPerDay\x12$\n" +
+	"\x0etokens_per_day\x18\b \x01(\x03R\ftokensPerDay\"@\n" +
 	"\x17AnswerInboxItemResponse\x12%\n" +
 	"\x04item\x18\x01 \x01(\v2\x11.hub.v1.InboxItemR\x04item\",\n" +
 	"\x18ListApprovalRulesRequest\x12\x10\n" +

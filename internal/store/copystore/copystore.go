@@ -94,6 +94,7 @@ var tables = []table{
 	{name: "notice_counts"},
 	{name: "usage_minutes"},
 	{name: "usage_days"},
+	{name: "budgets"},
 }
 
 // bookkeeping are the stores' own tables, not copied as rows: their

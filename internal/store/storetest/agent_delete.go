@@ -66,6 +66,7 @@ var AgentTables = []struct{ Name, Of string }{
 	{"notice_counts", "agent_id = %[1]d"},
 	{"usage_minutes", "agent_id = %[1]d"},
 	{"usage_days", "agent_id = %[1]d"},
+	{"budgets", "agent_id = %[1]d"},
 }
 
 // agentData is what seedAgent wrote for one agent.
@@ -147,6 +148,9 @@ func seedAgent(t *testing.T, db hub.Store, a *hub.Agent, ops int64, peers ...*hu
 		}
 		u := []hub.UsageRollup{{AgentID: a.ID, Project: a.Project, At: at.Truncate(time.Minute), TaskID: task.ID, Model: "m", Counts: hub.UsageCounts{Input: 1, Requests: 1}}}
 		if err := tx.AddUsage(u, u); err != nil {
+			return err
+		}
+		if err := tx.PutBudget(&hub.Budget{AgentID: a.ID, USDPerDay: 5, SetBy: "operator", UpdatedAt: at}); err != nil {
 			return err
 		}
 		j := &hub.CronJob{Name: "remind-" + a.Name, Kind: hub.CronEvery, EverySeconds: 3600, Anchor: t0, Target: a.Name, Message: "stand-up", Enabled: true, CreatedAt: at, UpdatedAt: at}

@@ -85,6 +85,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"People", testPeople},
 		{"Webhooks", testWebhooks},
 		{"Usage", testUsage},
+		{"Budgets", testBudgets},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newDB) })

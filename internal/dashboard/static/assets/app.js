@@ -1,5 +1,5 @@
 // The dashboard shell: sign-in, the router (#/inbox, #/agents,
-// #/agent/NAME, #/messages, #/orchestrator, #/tasks) and the live stream that
+// #/agent/NAME, #/messages, #/orchestrator, #/tasks, #/spend) and the live stream that
 // tells the shown view what changed. Plain ES modules served as they are: no build step.
 import { api, token, setToken, clearToken, openStream } from './api.js';
 import { h, describe } from './ui.js';
@@ -8,6 +8,7 @@ import { agentView } from './agent.js';
 import { messagesView } from './messages.js';
 import { orchestratorView } from './orchestrator.js';
 import { tasksView } from './tasks.js';
+import { spendView } from './spend.js';
 import { inboxView, inboxWatcher } from './inbox.js';
 import * as roster from './roster.js';
 
@@ -27,6 +28,7 @@ function route() {
     case 'orchestrator': return { name: 'orchestrator', make: (root) => orchestratorView(root, hub) };
     case 'tasks': return { name: 'tasks', make: (root) => tasksView(root, hub) };
     case 'inbox': return { name: 'inbox', make: (root) => inboxView(root, hub) };
+    case 'spend': return { name: 'spend', make: (root) => spendView(root) };
     default: return { name: 'agents', make: (root) => agentsView(root, hub) };
   }
 }

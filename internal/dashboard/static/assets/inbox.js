@@ -10,7 +10,7 @@
 import { api, get } from './api.js';
 import { h, time, badge, fail, describe, section, span, keepFocus } from './ui.js';
 
-const kindWords = { approval: 'approval', question: 'question', needs_input: 'waiting for you' };
+const kindWords = { approval: 'approval', question: 'question', needs_input: 'waiting for you', budget: 'budget reached' };
 
 // pretty shows a tool's input: its JSON indented, else as it came.
 function pretty(body) {
@@ -35,6 +35,7 @@ function covers(r) {
 }
 
 function outcome(it) {
+  if (it.kind === 'budget' && it.decision) return `${it.decision === 'raise' ? 'raised' : 'lifted for the day'} by ${it.answered_by}` + (it.answer ? `: ${it.answer}` : '');
   if (it.decision) return `${it.decision === 'allow' ? 'allowed' : 'denied'} by ${it.answered_by}` + (it.remember ? ` (always, for the ${it.remember})` : '') + (it.answer ? `: ${it.answer}` : '');
   if (it.state === 'answered') return `answered by ${it.answered_by}` + (it.answer ? `: ${it.answer}` : '');
   if (it.state === 'expired') return it.ran_at ? 'nobody answered in time; allowed in the terminal' : 'nobody answered in time: left to the terminal';
@@ -139,8 +140,26 @@ export function inboxView(root) {
     );
   }
 
+  // budgetActions raise a budget reached (new limits above today's
+  // spend) or lift it for the rest of the UTC day.
+  function budgetActions(it) {
+    const usd = h('input', { type: 'number', min: '0', step: 'any', class: 'inbox-limit', placeholder: '$ per day', 'aria-label': `New dollars per day for the budget ${it.agent} reached` });
+    const tokens = h('input', { type: 'number', min: '0', step: '1', class: 'inbox-limit', placeholder: 'tokens per day', 'aria-label': `New tokens per day for the budget ${it.agent} reached` });
+    return h('div', { class: 'inbox-actions' },
+      h('form', {
+        class: 'inline',
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          answer(it, { decision: 'raise', usd_per_day: Number(usd.value) || 0, tokens_per_day: String(Math.trunc(Number(tokens.value) || 0)) }, 'raise');
+        },
+      }, usd, tokens, h('button', { type: 'submit' }, 'Raise')),
+      h('button', { type: 'button', class: 'quiet', onclick: () => answer(it, { decision: 'lift' }, 'lift') }, 'Lift for today'),
+      h('p', { class: 'muted' }, 'Its agents get no tasks until the UTC day ends: raise a limit above what is spent, or lift the budget for the rest of the day.'),
+    );
+  }
+
   function card(it) {
-    const actions = { approval: approvalActions, question: questionActions, needs_input: waitingActions }[it.kind];
+    const actions = { approval: approvalActions, question: questionActions, needs_input: waitingActions, budget: budgetActions }[it.kind];
     return h('article', { class: `inbox-item kind-${it.kind}${it.urgency === 'urgent' ? ' urgent' : ''}`, 'data-key': 'item:' + it.id, 'data-item': it.id, 'aria-label': `${kindWords[it.kind]} from ${it.agent}` },
       h('header', {},
         badge(kindWords[it.kind] || it.kind, 'kind-' + it.kind),
@@ -149,7 +168,7 @@ export function inboxView(root) {
         h('span', { class: 'muted' }, ` · ${it.project} · waiting `, h('span', { class: 'waited' }, waited(it)))),
       h('h3', { class: 'inbox-title' }, it.title),
       it.kind === 'approval' && it.body ? h('details', { open: true }, h('summary', {}, `${it.tool} input, as it runs`), h('pre', { class: 'inbox-body' }, pretty(it.body))) : '',
-      it.kind === 'question' && it.body && it.body !== it.title ? h('p', { class: 'inbox-body' }, it.body) : '',
+      (it.kind === 'question' || it.kind === 'budget') && it.body && it.body !== it.title ? h('p', { class: 'inbox-body' }, it.body) : '',
       actions ? actions(it) : '',
     );
   }

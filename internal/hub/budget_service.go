@@ -1,0 +1,407 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// BudgetTx stores budgets (budget.go) and sums what they count.
+type BudgetTx interface {
+	// PutBudget inserts b, or replaces the budget of its agent (AgentID
+	// set) or its project.
+	PutBudget(b *Budget) error
+	// BudgetsOf returns the budget of agentID and the budget of project
+	// (agentID 0 or project "": none of that kind), those that exist, the
+	// agent's first, its name filled.
+	BudgetsOf(agentID int64, project string) ([]*Budget, error)
+	// ListBudgets returns every budget: the projects' by name, then the
+	// agents' by name, their names filled.
+	ListBudgets() ([]*Budget, error)
+	// DeleteBudget deletes the budget of agentID (of project when agentID
+	// is 0) and reports whether there was one.
+	DeleteBudget(agentID int64, project string) (bool, error)
+	// DaySpend sums the day rollups at day of agentID (of every agent of
+	// project when agentID is 0).
+	DaySpend(agentID int64, project string, day time.Time) (UsageCounts, error)
+	// BudgetHolds reports whether a budget of agentID or of project holds
+	// on day (Budget.Holds): reached that day and not lifted.
+	BudgetHolds(agentID int64, project string, day time.Time) (bool, error)
+}
+
+// Event kinds of budgets, in the agent's timeline.
+const (
+	EventBudgetWarned  EventKind = "budget_warned"  // BudgetWarnAt of a limit spent
+	EventBudgetReached EventKind = "budget_reached" // a limit reached: work stops
+)
+
+// Budgets is the service of budgets: people set them; usage recorded is
+// held against them (Usage.Record calls check).
+type Budgets struct {
+	*core
+	inbox *Inbox
+	tasks *Tasks
+}
+
+// NewBudgets returns the budgets' service: items it opens are announced
+// through inbox, agents it releases look for tasks again through tasks.
+func NewBudgets(c *Core, inbox *Inbox, tasks *Tasks) *Budgets {
+	return &Budgets{core: c.core, inbox: inbox, tasks: tasks}
+}
+
+// BudgetRequest names a budget, of an agent or of a project, and for a
+// Set, its limits.
+type BudgetRequest struct {
+	Agent, Project string
+	USDPerDay      float64
+	TokensPerDay   int64
+}
+
+// BudgetStanding is a budget with what it counts today.
+type BudgetStanding struct {
+	Budget
+	Day   time.Time   // the UTC day
+	Spent UsageCounts // spent that day
+}
+
+// Budget states, as a person reads them.
+const (
+	BudgetStateOK      = "ok"      // under BudgetWarnAt
+	BudgetStateWarned  = "warned"  // BudgetWarnAt or more
+	BudgetStateReached = "reached" // its agents get no tasks
+	BudgetStateLifted  = "lifted"  // off for the rest of the day
+)
+
+// State says where the budget stands today.
+func (s *BudgetStanding) State() string {
+	switch {
+	case s.LiftedOn.Equal(s.Day):
+		return BudgetStateLifted
+	case s.Holds(s.Day):
+		return BudgetStateReached
+	case s.Used(s.Spent) >= BudgetWarnAt:
+		return BudgetStateWarned
+	}
+	return BudgetStateOK
+}
+
+// budgetsTx is what budgets read and write in one transaction.
+type budgetsTx interface {
+	BudgetTx
+	AgentTx
+	ProjectTx
+	EventTx
+	MessageTx
+	InboxTx
+}
+
+// scope checks req names one agent or one project and resolves it:
+// the agent, or nil for a project's budget. Errors: EINVALID, ENOTFOUND.
+func scopeOf(tx budgetsTx, req BudgetRequest) (*Agent, error) {
+	switch {
+	case req.Agent != "" && req.Project != "":
+		return nil, Errorf(EINVALID, "a budget is of an agent or of a project, not both: give agent %q or project %q", req.Agent, req.Project)
+	case req.Agent != "":
+		return tx.AgentByName(req.Agent)
+	case req.Project != "":
+		return nil, requireProject(tx, req.Project)
+	}
+	return nil, Errorf(EINVALID, "name whose budget it is: give agent (one agent) or project (every agent of it together)")
+}
+
+// find returns the budget req names, nil when there is none.
+func findBudget(tx budgetsTx, agent *Agent, project string) (*Budget, error) {
+	var bs []*Budget
+	var err error
+	if agent != nil {
+		bs, err = tx.BudgetsOf(agent.ID, "")
+	} else {
+		bs, err = tx.BudgetsOf(0, project)
+	}
+	if err != nil || len(bs) == 0 {
+		return nil, err
+	}
+	return bs[0], nil
+}
+
+// Set sets the budget req names, by by, to its limits: a new budget, or
+// new limits for one (a limit no longer reached today releases its
+// agents). Errors: EINVALID, ENOTFOUND (no such agent or project).
+func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*BudgetStanding, error) {
+	if err := CheckBudgetLimits(req.USDPerDay, req.TokensPerDay); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	day := BudgetDay(now)
+	var st *BudgetStanding
+	var project string
+	err := update(ctx, s.store, func(tx budgetsTx) error {
+		agent, err := scopeOf(tx, req)
+		if err != nil {
+			return err
+		}
+		b, err := findBudget(tx, agent, req.Project)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			b = &Budget{Project: req.Project}
+			if agent != nil {
+				b.AgentID, b.Agent, b.Project = agent.ID, agent.Name, ""
+			}
+		}
+		project = req.Project
+		if agent != nil {
+			project = ProjectOr(agent.Project)
+		}
+		spent, err := tx.DaySpend(b.AgentID, b.Project, day)
+		if err != nil {
+			return err
+		}
+		nb := restandBudget(*b, req.USDPerDay, req.TokensPerDay, spent, day)
+		nb.SetBy, nb.UpdatedAt = by, now
+		if err := tx.PutBudget(&nb); err != nil {
+			return err
+		}
+		st = &BudgetStanding{Budget: nb, Day: day, Spent: spent}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.tasks.TasksReady(project)
+	return st, nil
+}
+
+// List returns every budget with what it counts today.
+func (s *Budgets) List(ctx context.Context) ([]*BudgetStanding, error) {
+	day := BudgetDay(s.clock.Now())
+	var out []*BudgetStanding
+	err := view(ctx, s.store, func(tx budgetsTx) error {
+		bs, err := tx.ListBudgets()
+		if err != nil {
+			return err
+		}
+		out = make([]*BudgetStanding, len(bs))
+		for i, b := range bs {
+			spent, err := tx.DaySpend(b.AgentID, b.Project, day)
+			if err != nil {
+				return err
+			}
+			out[i] = &BudgetStanding{Budget: *b, Day: day, Spent: spent}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Get returns the budget req names with what it counts today. Errors:
+// EINVALID, ENOTFOUND (no such agent or project, or no budget).
+func (s *Budgets) Get(ctx context.Context, req BudgetRequest) (*BudgetStanding, error) {
+	day := BudgetDay(s.clock.Now())
+	var st *BudgetStanding
+	err := view(ctx, s.store, func(tx budgetsTx) error {
+		agent, err := scopeOf(tx, req)
+		if err != nil {
+			return err
+		}
+		b, err := findBudget(tx, agent, req.Project)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return noBudget(agent, req.Project)
+		}
+		spent, err := tx.DaySpend(b.AgentID, b.Project, day)
+		st = &BudgetStanding{Budget: *b, Day: day, Spent: spent}
+		return err
+	})
+	return st, err
+}
+
+func noBudget(agent *Agent, project string) error {
+	if agent != nil {
+		return Errorf(ENOTFOUND, "agent %s has no budget of its own: `hubctl budgets list` shows the budgets", agent.Name)
+	}
+	return Errorf(ENOTFOUND, "project %s has no budget: `hubctl budgets list` shows the budgets", project)
+}
+
+// Delete deletes the budget req names: its agents are bound by it no
+// more. Errors: EINVALID, ENOTFOUND (no such agent or project, or no
+// budget).
+func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
+	var project string
+	err := update(ctx, s.store, func(tx budgetsTx) error {
+		agent, err := scopeOf(tx, req)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		project = req.Project
+		if agent != nil {
+			project = ProjectOr(agent.Project)
+			ok, err = tx.DeleteBudget(agent.ID, "")
+		} else {
+			ok, err = tx.DeleteBudget(0, req.Project)
+		}
+		if err == nil && !ok {
+			err = noBudget(agent, req.Project)
+		}
+		return err
+	})
+	if err == nil {
+		s.tasks.TasksReady(project)
+	}
+	return err
+}
+
+// budgetNews is what holding usage against budgets did, announced after
+// the commit.
+type budgetNews struct {
+	told  bool         // the agent got a message
+	items []*InboxItem // opened
+}
+
+// check holds agent's usage, just recorded at now, against its budget
+// and its project's: the notice at BudgetWarnAt, the inbox item and the
+// stop at the limit, each once a day. Only the budgets of the agent that
+// reported are read: usage moves nothing else.
+func (s *Budgets) check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error) {
+	var news budgetNews
+	bs, err := tx.BudgetsOf(agent.ID, ProjectOr(agent.Project))
+	if err != nil || len(bs) == 0 {
+		return news, err
+	}
+	day := BudgetDay(now)
+	for _, b := range bs {
+		spent, err := tx.DaySpend(b.AgentID, b.Project, day)
+		if err != nil {
+			return news, err
+		}
+		step, nb := budgetStep(*b, spent, day)
+		var text string
+		switch step {
+		case BudgetQuiet:
+			continue
+		case BudgetWarn:
+			text = budgetWarnText(agent.Name, &nb, spent)
+			if err := recordEvent(tx, agent.ID, EventBudgetWarned, fmt.Sprintf("budget of %s: %s", nb.Scope(), spentText(&nb, spent)), now); err != nil {
+				return news, err
+			}
+		case BudgetOver:
+			it := budgetItem(agent, &nb, spent, now)
+			if err := tx.InsertInboxItem(it); err != nil {
+				return news, err
+			}
+			it.AgentName = agent.Name
+			news.items = append(news.items, it)
+			text = budgetStopText(agent.Name, &nb, spent, it.ID)
+			if err := recordEvent(tx, agent.ID, EventBudgetReached, fmt.Sprintf("budget of %s reached: %s; inbox item %d", nb.Scope(), spentText(&nb, spent), it.ID), now); err != nil {
+				return news, err
+			}
+		}
+		if err := tx.PutBudget(&nb); err != nil {
+			return news, err
+		}
+		m, d, err := s.nudgeMessage(agent, text, now)
+		if err != nil {
+			return news, fmt.Errorf("budget notice to %s: %w", agent.Name, err)
+		}
+		if err := tx.InsertMessage(m, d); err != nil {
+			return news, err
+		}
+		news.told = true
+	}
+	return news, nil
+}
+
+// announce tells, after the commit, what check did: the agent's waits
+// wake to its message, the people's inbox shows the items.
+func (s *Budgets) announce(agent *Agent, news budgetNews) {
+	if news.told {
+		s.waiters.Notify(agent.ID)
+	}
+	if len(news.items) > 0 {
+		s.inbox.opened(news.items...)
+	}
+}
+
+// answerBudget applies by's answer to budget item it, checked as
+// decision (CheckAnswer): raise sets the limits given (the others kept),
+// which must leave the budget unreached today; lift leaves it off for
+// the rest of the UTC day. The agent is told, from by. It returns the
+// project whose agents may look for tasks again, and the detail of the
+// event. Errors: EINVALID (a raise still reached), EPRECONDITION (the
+// budget is gone).
+func answerBudget(tx budgetAnswerTx, it *InboxItem, decision string, a Answer, by string, now time.Time) (project, detail string, err error) {
+	var b *Budget
+	var bs []*Budget
+	if it.CallKey == RememberAgent {
+		bs, err = tx.BudgetsOf(it.AgentID, "")
+	} else {
+		bs, err = tx.BudgetsOf(0, it.Project)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if len(bs) == 0 {
+		return "", "", Errorf(EPRECONDITION, "inbox item %d: the budget it is about was deleted since: nothing holds the agents any more", it.ID)
+	}
+	b = bs[0]
+	day := BudgetDay(now)
+	spent, err := tx.DaySpend(b.AgentID, b.Project, day)
+	if err != nil {
+		return "", "", err
+	}
+	nb := *b
+	var told string
+	switch decision {
+	case DecisionRaise:
+		usd, tokens := b.USDPerDay, b.TokensPerDay
+		if a.USDPerDay > 0 {
+			usd = a.USDPerDay
+		}
+		if a.TokensPerDay > 0 {
+			tokens = a.TokensPerDay
+		}
+		nb = restandBudget(nb, usd, tokens, spent, day)
+		if nb.Used(spent) >= 1 {
+			return "", "", Errorf(EINVALID, "inbox item %d: %s is still reached today (%s): raise above what is spent, or lift it for the day", it.ID, nb.Limits(), spentText(&nb, spent))
+		}
+		detail = fmt.Sprintf("budget of %s raised to %s by %s", nb.Scope(), nb.Limits(), by)
+		told = fmt.Sprintf("%s raised the budget of %s to %s (spent today: %s): you may take work again.", by, nb.Scope(), nb.Limits(), spentText(&nb, spent))
+	case DecisionLift:
+		nb.LiftedOn = day
+		detail = fmt.Sprintf("budget of %s lifted for the day by %s", nb.Scope(), by)
+		told = fmt.Sprintf("%s lifted the budget of %s for the rest of the UTC day: you may take work again.", by, nb.Scope())
+	}
+	nb.SetBy, nb.UpdatedAt = by, now
+	if err := tx.PutBudget(&nb); err != nil {
+		return "", "", err
+	}
+	if a.Message != "" {
+		told += " " + a.Message
+	}
+	m := &Message{Project: it.Project, From: by, SenderKind: senderKindOf(nil, by), To: []string{it.AgentName}, Kind: KindMessage, CreatedAt: now,
+		Body: fmt.Sprintf("Answer from %s to the budget (inbox item %d): %s", by, it.ID, told)}
+	if err := tx.InsertMessage(m, []Delivery{{AgentID: it.AgentID}}); err != nil {
+		return "", "", err
+	}
+	return it.Project, fmt.Sprintf("budget %d: %s", it.ID, detail), nil
+}
+
+// budgetAnswerTx is what answering a budget item writes besides the item.
+type budgetAnswerTx interface {
+	BudgetTx
+	MessageTx
+}
+
+// budgetHolds reports whether a budget stops agent's work at now.
+func budgetHolds(ctx context.Context, st Store, agent *Agent, now time.Time) (bool, error) {
+	var held bool
+	err := view(ctx, st, func(tx BudgetTx) (err error) {
+		held, err = tx.BudgetHolds(agent.ID, ProjectOr(agent.Project), BudgetDay(now))
+		return err
+	})
+	return held, err
+}
