@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -22,27 +23,45 @@ type PersonTx interface {
 	RevokePerson(name string, at time.Time) error
 }
 
+// personCreateTx is what making a person reads and writes.
+type personCreateTx interface {
+	principalTx
+	ProjectTx
+}
+
 // People is the service of people and their tokens.
 type People struct{ *core }
 
 // NewPeople returns the people's service.
 func NewPeople(c *Core) *People { return &People{core: c.core} }
 
-// CreatePerson names a person and returns its token, shown once. Errors:
-// EINVALID (name), ECONFLICT (a person or an agent has it).
-func (p *People) CreatePerson(ctx context.Context, name string) (*Person, string, error) {
+// CreatePerson names a person who may act in projects (none: every
+// project) and returns its token, shown once. Errors: EINVALID (name, a
+// project's name), ENOTFOUND (no such project), ECONFLICT (a person or an
+// agent has the name).
+func (p *People) CreatePerson(ctx context.Context, name string, projects []string) (*Person, string, error) {
 	if name == Operator {
 		return nil, "", Errorf(EINVALID, "person name %q is the admin token's: choose another name", name)
 	}
 	if err := ValidateNewAgentName(name); err != nil {
 		return nil, "", Errorf(EINVALID, "person name: %s", ErrorMessage(err))
 	}
+	for _, pr := range projects {
+		if err := ValidateProjectName(pr); err != nil {
+			return nil, "", err
+		}
+	}
 	tok, _ := NewToken()
 	tok = personTokenPrefix + tok[len(tokenPrefix):]
-	per := &Person{Name: name, CreatedAt: p.clock.Now()}
-	err := update(ctx, p.store, func(tx principalTx) error {
+	per := &Person{Name: name, CreatedAt: p.clock.Now(), Projects: slices.Compact(slices.Sorted(slices.Values(projects)))}
+	err := update(ctx, p.store, func(tx personCreateTx) error {
 		if err := claimName(tx, name); err != nil {
 			return err
+		}
+		for _, pr := range per.Projects {
+			if err := requireProject(tx, pr); err != nil {
+				return err
+			}
 		}
 		return tx.InsertPerson(per, HashToken(tok))
 	})

@@ -98,7 +98,7 @@ func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessa
 	m, err := a.s.svc.Messages.Post(ctx, nil, postSender(ctx), hub.PostRequest{
 		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
 		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
-		Project: req.GetProject(),
+		Project: req.GetProject(), Person: personOf(ctx),
 	})
 	if err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func (a *AdminServer) PostMessage(ctx context.Context, req *hubv1.AdminPostMessa
 func (a *AdminServer) ListMessages(ctx context.Context, req *hubv1.AdminListMessagesRequest) (*hubv1.AdminListMessagesResponse, error) {
 	msgs, cursor, more, err := a.s.svc.Messages.AdminList(ctx, hub.AdminListRequest{
 		AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Agent: req.GetAgent(), Channel: req.GetChannel(), Newest: req.GetNewest(),
-		Project: req.GetProject(),
+		Project: req.GetProject(), Person: personOf(ctx),
 	})
 	if err != nil {
 		return nil, err

@@ -66,6 +66,9 @@ func (t *Tx) ListInboxItems(q hub.ItemQuery) ([]*hub.InboxItem, error) {
 	if q.Project != "" {
 		add("i.project = $%d", q.Project)
 	}
+	if len(q.Projects) > 0 {
+		add("i.project = ANY($%d::text[])", q.Projects)
+	}
 	if q.CallKey != "" {
 		add("i.call_key = $%d", q.CallKey)
 	}
@@ -164,6 +167,15 @@ func (t *Tx) ListApprovalRules(now time.Time, all bool) ([]*hub.ApprovalRule, er
 		WHERE r.revoked_at = 0 AND r.expires_at > $1 ORDER BY r.id DESC`, now.UnixNano())
 }
 
+// ApprovalRuleByID implements hub.InboxTx.
+func (t *Tx) ApprovalRuleByID(id int64) (*hub.ApprovalRule, error) {
+	r, err := row.ApprovalRule(t.queryRow(`SELECT `+row.ApprovalRuleColumns+row.ApprovalRuleFrom+` WHERE r.id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "approval rule %d does not exist: `hubctl inbox rules` lists them", id)
+	}
+	return r, err
+}
+
 // RevokeApprovalRule implements hub.InboxTx.
 func (t *Tx) RevokeApprovalRule(id int64, at time.Time) error {
 	res, err := t.exec(`UPDATE approval_rules SET revoked_at = CASE WHEN revoked_at = 0 THEN $1 ELSE revoked_at END WHERE id = $2`, at.UnixNano(), id)
@@ -186,8 +198,8 @@ func cmpNotFound(err error, format string, args ...any) error {
 
 // InsertPerson implements hub.PersonTx.
 func (t *Tx) InsertPerson(p *hub.Person, tokenHash []byte) error {
-	err := t.queryRow(`INSERT INTO people (name, token_hash, created_at, revoked_at) VALUES ($1, $2, $3, $4) RETURNING id`,
-		p.Name, tokenHash, row.Nanos(p.CreatedAt), row.Nanos(p.RevokedAt)).Scan(&p.ID)
+	err := t.queryRow(`INSERT INTO people (name, token_hash, created_at, revoked_at, projects) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+		p.Name, tokenHash, row.Nanos(p.CreatedAt), row.Nanos(p.RevokedAt), strings.Join(p.Projects, ",")).Scan(&p.ID)
 	if err != nil {
 		return fmt.Errorf("insert person: %w", mapErr(err))
 	}

@@ -66,6 +66,12 @@ func (t *Tx) ListInboxItems(q hub.ItemQuery) ([]*hub.InboxItem, error) {
 	if q.Project != "" {
 		where, args = append(where, "i.project = ?"), append(args, q.Project)
 	}
+	if len(q.Projects) > 0 {
+		where = append(where, "i.project IN (?"+strings.Repeat(", ?", len(q.Projects)-1)+")")
+		for _, p := range q.Projects {
+			args = append(args, p)
+		}
+	}
 	if q.CallKey != "" {
 		where, args = append(where, "i.call_key = ?"), append(args, q.CallKey)
 	}
@@ -159,6 +165,15 @@ func (t *Tx) ListApprovalRules(now time.Time, all bool) ([]*hub.ApprovalRule, er
 		WHERE r.revoked_at = 0 AND r.expires_at > ? ORDER BY r.id DESC`, now.UnixNano())
 }
 
+// ApprovalRuleByID implements hub.InboxTx.
+func (t *Tx) ApprovalRuleByID(id int64) (*hub.ApprovalRule, error) {
+	r, err := row.ApprovalRule(t.queryRow(`SELECT `+row.ApprovalRuleColumns+row.ApprovalRuleFrom+` WHERE r.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "approval rule %d does not exist: `hubctl inbox rules` lists them", id)
+	}
+	return r, err
+}
+
 // RevokeApprovalRule implements hub.InboxTx.
 func (t *Tx) RevokeApprovalRule(id int64, at time.Time) error {
 	res, err := t.exec(`UPDATE approval_rules SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END WHERE id = ?`, at.UnixNano(), id)
@@ -181,8 +196,8 @@ func cmpNotFound(err error, format string, args ...any) error {
 
 // InsertPerson implements hub.PersonTx.
 func (t *Tx) InsertPerson(p *hub.Person, tokenHash []byte) error {
-	err := t.queryRow(`INSERT INTO people (name, token_hash, created_at, revoked_at) VALUES (?, ?, ?, ?) RETURNING id`,
-		p.Name, tokenHash, row.Nanos(p.CreatedAt), row.Nanos(p.RevokedAt)).Scan(&p.ID)
+	err := t.queryRow(`INSERT INTO people (name, token_hash, created_at, revoked_at, projects) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		p.Name, tokenHash, row.Nanos(p.CreatedAt), row.Nanos(p.RevokedAt), strings.Join(p.Projects, ",")).Scan(&p.ID)
 	if err != nil {
 		return fmt.Errorf("insert person: %w", mapErr(err))
 	}
