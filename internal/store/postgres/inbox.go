@@ -222,6 +222,13 @@ func (t *Tx) PersonByTokenHash(hash []byte) (*hub.Person, error) {
 	return t.personWhere(`token_hash = $1`, hash)
 }
 
+// ActivePerson implements hub.PersonTx.
+func (t *Tx) ActivePerson(name string) (bool, error) {
+	var ok bool
+	err := t.queryRow(`SELECT EXISTS (SELECT 1 FROM people WHERE name = $1 AND revoked_at = 0)`, name).Scan(&ok)
+	return ok, err
+}
+
 // ListPeople implements hub.PersonTx.
 func (t *Tx) ListPeople() ([]*hub.Person, error) {
 	return scanAll(t, row.Person, `SELECT `+row.PersonColumns+` FROM people ORDER BY name`)
