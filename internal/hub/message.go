@@ -76,10 +76,10 @@ type MessageQuery struct {
 	Project string // only this project's messages, if set
 	// Projects keeps the messages of these projects, if any (a person's).
 	Projects []string
-	AgentID  int64 // only delivered to this agent, if > 0
-	Channel string // only this channel, if set
-	Limit   int
-	Newest  bool // the newest Limit messages after After (still oldest first)
+	AgentID  int64  // only delivered to this agent, if > 0
+	Channel  string // only this channel, if set
+	Limit    int
+	Newest   bool // the newest Limit messages after After (still oldest first)
 }
 
 // ValidateChannel returns EINVALID unless name is a channel name such as "#ops".

@@ -39,8 +39,8 @@ type addressees struct {
 	mu      sync.Mutex
 	m       map[string]hub.Addressee
 	people  map[string]bool // name → an active person's
-	on      bool  // the triggers exist on the writer connection
-	version int64 // PRAGMA data_version at the last check
+	on      bool            // the triggers exist on the writer connection
+	version int64           // PRAGMA data_version at the last check
 }
 
 // addresseesMax bounds the cache; past it, it starts over.
