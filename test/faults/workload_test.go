@@ -31,6 +31,10 @@ const (
 	room        = "#room"     // every workload agent is a member
 	cronSink    = "cron-sink" // the cron job's target; it never reads
 	postTimeout = 10 * time.Second
+	// postSettle is how long after the last poster returned a post its
+	// client gave up on may still commit on its replica: the readers'
+	// catching up counts only waits that started after it.
+	postSettle = 2 * time.Second
 	waitSeconds = 2
 	areas       = 3 // reservable paths area/0 … area/2
 )
@@ -145,6 +149,7 @@ type workload struct {
 	agents   []*agent
 	hist     *history
 	stopPost chan struct{} // closed: posters stop
+	settled  chan struct{} // closed: every post has returned and settled
 	drainBy  time.Time     // readers stop by then once posters stopped
 	wg       sync.WaitGroup
 	readers  sync.WaitGroup
@@ -156,7 +161,7 @@ func (w *workload) n() int { return len(w.replicas) - 1 }
 // a replica that cannot answer holds up its own clients only) and a
 // reader per agent.
 func (w *workload) start() {
-	w.stopPost = make(chan struct{})
+	w.stopPost, w.settled = make(chan struct{}), make(chan struct{})
 	for i, a := range w.agents {
 		for r := 1; r <= w.n(); r++ {
 			rng := rand.New(rand.NewPCG(w.seed, uint64(100*i+r)))
@@ -170,12 +175,25 @@ func (w *workload) start() {
 }
 
 // stop ends the posters, then lets the readers catch up with every post
-// until they find nothing new twice in a row (or by drain).
+// until they find nothing new twice in a row once the posts settled (or
+// by drain).
 func (w *workload) stop(drain time.Duration) {
 	w.drainBy = time.Now().Add(drain)
 	close(w.stopPost)
 	w.wg.Wait()
+	time.Sleep(postSettle)
+	close(w.settled)
 	w.readers.Wait()
+}
+
+// hasSettled reports whether every post has returned and settled.
+func (w *workload) hasSettled() bool {
+	select {
+	case <-w.settled:
+		return true
+	default:
+		return false
+	}
 }
 
 func (w *workload) stopped() bool {
@@ -319,7 +337,9 @@ func (w *workload) reserve(a *agent, rng *rand.Rand) {
 }
 
 // reader follows a's cursor with waits on every replica in turn until
-// the posters stopped and it found nothing new twice in a row.
+// the posts settled and it found nothing new twice in a row. A wait that
+// started before the posts settled does not count as caught up: a post in
+// flight then (slow under faults, up to postTimeout) may commit after it.
 func (w *workload) reader(a *agent, rng *rand.Rand) {
 	var cursor int64
 	empty := 0
@@ -327,13 +347,14 @@ func (w *workload) reader(a *agent, rng *rand.Rand) {
 		if w.stopped() && (empty >= 2 || time.Now().After(w.drainBy)) {
 			return
 		}
+		settled := w.hasSettled()
 		o := w.wait(a, 1+rng.IntN(w.n()), cursor)
 		if o.Outcome != ok {
 			empty = 0
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		if len(o.IDs) == 0 && w.stopped() {
+		if len(o.IDs) == 0 && settled {
 			empty++
 		} else {
 			empty = 0
