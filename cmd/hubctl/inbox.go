@@ -324,9 +324,11 @@ func webhooksLog(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
-// peopleAdd names a person and prints its token once: `hubctl people add NAME`.
+// peopleAdd names a person and prints its token once: `hubctl people add NAME [--project P]...`.
 func peopleAdd(ctx context.Context, c *cli, args []string) error {
 	fs := c.flags("people add")
+	var projects listFlag
+	fs.Var(&projects, "project", "a project the person may read, post and answer in (repeatable; default: every project)")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -334,7 +336,7 @@ func peopleAdd(ctx context.Context, c *cli, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("give the person's name (a-z, 0-9, '.', '_', '-')")
 	}
-	r, err := c.admin.CreatePerson(ctx, &hubv1.CreatePersonRequest{Name: pos[0]})
+	r, err := c.admin.CreatePerson(ctx, &hubv1.CreatePersonRequest{Name: pos[0], Projects: projects})
 	if err != nil {
 		return err
 	}
@@ -342,7 +344,7 @@ func peopleAdd(ctx context.Context, c *cli, args []string) error {
 		return c.printProto(r)
 	}
 	fmt.Fprintf(c.out, "Added %s. Person token (shown once; the hub keeps only a hash):\n  %s\n", r.GetPerson().GetName(), r.GetToken())
-	fmt.Fprintf(c.out, "\nWith it %s signs into the dashboard, answers the inbox and posts as %s (hubctl: --admin-token or HUB_ADMIN_TOKEN);\nit administers nothing.\n", pos[0], pos[0])
+	fmt.Fprintf(c.out, "\nWith it %s signs into the dashboard, answers the inbox and posts as %s (hubctl: --admin-token or HUB_ADMIN_TOKEN)\nin %s; it administers nothing.\n", pos[0], pos[0], projectsOf(r.GetPerson()))
 	return nil
 }
 
@@ -359,15 +361,15 @@ func peopleList(ctx context.Context, c *cli, args []string) error {
 	if c.json {
 		return c.printProto(r)
 	}
-	rows := [][]string{{"operator", "(the admin token)", "-"}}
+	rows := [][]string{{"operator", "(the admin token)", "every project", "-"}}
 	for _, p := range r.GetPeople() {
 		state := "token works"
 		if p.GetRevokedAt() != nil {
 			state = "revoked " + fmtTime(p.GetRevokedAt())
 		}
-		rows = append(rows, []string{p.GetName(), state, fmtTime(p.GetCreatedAt())})
+		rows = append(rows, []string{p.GetName(), state, projectsOf(p), fmtTime(p.GetCreatedAt())})
 	}
-	c.table([]string{"NAME", "TOKEN", "ADDED"}, rows)
+	c.table([]string{"NAME", "TOKEN", "PROJECTS", "ADDED"}, rows)
 	return nil
 }
 
@@ -390,4 +392,12 @@ func peopleRevoke(ctx context.Context, c *cli, args []string) error {
 		}
 	}
 	return nil
+}
+
+// projectsOf says which projects a person may act in.
+func projectsOf(p *hubv1.Person) string {
+	if len(p.GetProjects()) == 0 {
+		return "every project"
+	}
+	return strings.Join(p.GetProjects(), ",")
 }

@@ -174,7 +174,7 @@ func commandTable() []command {
 		{name: "webhooks list", group: "people", summary: "list the webhooks", run: webhooksList},
 		{name: "webhooks rm", group: "people", summary: "remove webhooks and their delivery logs", usage: "ID...", run: webhooksRemove},
 		{name: "webhooks log", group: "people", summary: "show the webhooks' delivery log (status, attempts, the receiver's answer)", usage: "[ID] [--limit N]", run: webhooksLog},
-		{name: "people add", group: "people", summary: "name a person and print their person token (shown once): answers the inbox, posts, administers nothing", usage: "NAME", run: peopleAdd},
+		{name: "people add", group: "people", summary: "name a person and print their person token (shown once): answers the inbox, posts, administers nothing", usage: "NAME [--project P]...", run: peopleAdd},
 		{name: "people list", group: "people", summary: "list the people (the operator holds the admin token)", run: peopleList},
 		{name: "people revoke", group: "people", summary: "revoke people's tokens", usage: "NAME...", run: peopleRevoke},
 		// reservations.go

@@ -309,7 +309,7 @@ func TestPersonCallsTakeAPersonOrTheAdmin(t *testing.T) {
 	people := r.svc.People
 	r.gate = New(r.svc.Agents, Options{People: people, Clock: r.clock})
 	ctx := context.Background()
-	_, personTok, err := people.CreatePerson(ctx, "pat")
+	_, personTok, err := people.CreatePerson(ctx, "pat", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ func TestPersonHasABudgetOfItsOwn(t *testing.T) {
 	r := newGateRig(t, nil)
 	r.gate = New(r.svc.Agents, Options{People: r.svc.People, Clock: r.clock, Write: RateLimit{PerSecond: 1, Burst: 3}})
 	ctx := context.Background()
-	_, personTok, err := r.svc.People.CreatePerson(ctx, "pat")
+	_, personTok, err := r.svc.People.CreatePerson(ctx, "pat", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 // or a person token in the Authorization header (never in the URL: the page reads the stream with
 // fetch, which can send headers, unlike EventSource); a person's streams are bounded and end when
 // the person is revoked (hub/park.go).
+//
 // streamAdmission is the RPC whose admission the stream takes: the stream
 // says which of the views changed, and the agents' overviews are one.
 const streamAdmission = hubv1.AdminService_ListAgentOverviews_FullMethodName
@@ -52,7 +53,10 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	defer sub.Close()
 	var rows *sink
 	var rowsC <-chan []byte // nil (never ready) without rows
-	if d.rows != nil {
+	// The rows are every agent's, the same event for every stream: a
+	// person of some projects only has the page read them again through
+	// the API, which keeps that person's projects.
+	if d.rows != nil && who.Person.SeesAll() {
 		rows = d.rows.join()
 		defer d.rows.leave(rows)
 		rowsC = rows.c

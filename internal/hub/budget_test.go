@@ -133,7 +133,7 @@ func TestBudgetWarnsStopsAndIsRaised(t *testing.T) {
 		t.Fatal(err)
 	}
 	record(0.15)
-	items, _, err := h.Inbox.ListItems(ctx, "open", "", 10, "")
+	items, _, err := h.Inbox.ListItems(ctx, nil, "open", "", 10, "")
 	if err != nil || len(items) != 1 || items[0].Kind != hub.KindBudget || items[0].AgentName != "ann" || !strings.Contains(items[0].Title, "agent ann") {
 		t.Fatalf("inbox at the limit = %+v (%v), want one budget item naming ann", items, err)
 	}
@@ -145,7 +145,7 @@ func TestBudgetWarnsStopsAndIsRaised(t *testing.T) {
 		t.Fatalf("next_task over budget = %+v, %v; want nothing", r, err)
 	}
 	record(0.5) // further reports open nothing more today
-	if items, _, _ := h.Inbox.ListItems(ctx, "open", "", 10, ""); len(items) != 1 {
+	if items, _, _ := h.Inbox.ListItems(ctx, nil, "open", "", 10, ""); len(items) != 1 {
 		t.Errorf("open items after more spend = %d, want still 1", len(items))
 	}
 	st, err := h.Budgets.Get(ctx, hub.BudgetRequest{Agent: "ann"})
@@ -155,16 +155,16 @@ func TestBudgetWarnsStopsAndIsRaised(t *testing.T) {
 
 	// A raise that leaves it reached is refused and changes nothing.
 	id := items[0].ID
-	_, err = h.Inbox.AnswerItem(ctx, "pat", id, hub.Answer{Decision: hub.DecisionRaise, USDPerDay: 1.5})
+	_, err = h.Inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, id, hub.Answer{Decision: hub.DecisionRaise, USDPerDay: 1.5})
 	wantCode(t, "raise below the spend", err, hub.EINVALID)
-	_, err = h.Inbox.AnswerItem(ctx, "pat", id, hub.Answer{Decision: hub.DecisionRaise})
+	_, err = h.Inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, id, hub.Answer{Decision: hub.DecisionRaise})
 	wantCode(t, "raise without a limit", err, hub.EINVALID)
-	_, err = h.Inbox.AnswerItem(ctx, "pat", id, hub.Answer{Decision: hub.DecisionAllow})
+	_, err = h.Inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, id, hub.Answer{Decision: hub.DecisionAllow})
 	wantCode(t, "an approval's decision", err, hub.EINVALID)
 	if r, _ := h.Tasks.Next(ctx, ann, hub.NextRequest{}); r.Task != nil {
 		t.Fatal("a refused raise released the agent")
 	}
-	it, err := h.Inbox.AnswerItem(ctx, "pat", id, hub.Answer{Decision: hub.DecisionRaise, USDPerDay: 3, Message: "go on"})
+	it, err := h.Inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, id, hub.Answer{Decision: hub.DecisionRaise, USDPerDay: 3, Message: "go on"})
 	if err != nil || it.State != hub.ItemAnswered || it.Decision != hub.DecisionRaise {
 		t.Fatalf("raise = %+v, %v", it, err)
 	}
@@ -194,7 +194,7 @@ func TestProjectBudgetLiftedAndNextDay(t *testing.T) {
 	if err := h.Usage.Record(ctx, bob, []hub.UsageDelta{{Model: "m", Counts: hub.UsageCounts{Output: 10, Requests: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	items, _, err := h.Inbox.ListItems(ctx, "open", "", 10, "")
+	items, _, err := h.Inbox.ListItems(ctx, nil, "open", "", 10, "")
 	if err != nil || len(items) != 1 || items[0].AgentName != "bob" || !strings.Contains(items[0].Title, "project default") {
 		t.Fatalf("inbox = %+v (%v), want the project's budget item naming bob", items, err)
 	}
@@ -203,16 +203,16 @@ func TestProjectBudgetLiftedAndNextDay(t *testing.T) {
 			t.Fatalf("next_task of %s over the project's budget = %+v, %v; want nothing", a.Name, r, err)
 		}
 	}
-	_, err = h.Inbox.AnswerItem(ctx, "pat", items[0].ID, hub.Answer{Decision: hub.DecisionLift, TokensPerDay: 50})
+	_, err = h.Inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, items[0].ID, hub.Answer{Decision: hub.DecisionLift, TokensPerDay: 50})
 	wantCode(t, "lift with a limit", err, hub.EINVALID)
-	if _, err := h.Inbox.AnswerItem(ctx, "pat", items[0].ID, hub.Answer{Decision: hub.DecisionLift}); err != nil {
+	if _, err := h.Inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, items[0].ID, hub.Answer{Decision: hub.DecisionLift}); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := h.Tasks.Next(ctx, ann, hub.NextRequest{}); err != nil || r.Task == nil {
 		t.Fatalf("next_task after the lift = %+v, %v; want a task", r, err)
 	}
 	record(0) // lifted: no new item today
-	if items, _, _ := h.Inbox.ListItems(ctx, "open", "", 10, ""); len(items) != 0 {
+	if items, _, _ := h.Inbox.ListItems(ctx, nil, "open", "", 10, ""); len(items) != 0 {
 		t.Errorf("open items after a lift = %+v, want none", items)
 	}
 

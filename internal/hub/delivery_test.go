@@ -270,6 +270,11 @@ func TestDeepWorkHoldsLowPriority(t *testing.T) {
 	low1 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "when you have a minute: lunch?", Priority: hub.PriorityLow})
 	normal := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "review please"})
 	low2 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "fyi the wiki moved", Priority: hub.PriorityLow})
+	pat, _, err := hub.NewPeople(h.Core).CreatePerson(ctx, "pat", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPat := h.post(t, nil, hub.PostRequest{To: []string{"bob"}, Body: "Answer from alice: ship it", Priority: hub.PriorityLow, Person: pat})
 	low3 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "read later", Priority: hub.PriorityLow})
 
 	r := h.pathWait(t, bob, "channel", 0)
@@ -278,8 +283,8 @@ func TestDeepWorkHoldsLowPriority(t *testing.T) {
 	}
 	h.confirm(t, bob, "channel", normal.ID)
 	// bob's own peek with a cursor still returns a held one: he asked.
-	if w, err := h.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: seconds(0), AfterID: hub.FormatMessageID(low2.ID)}); err != nil || !slices.Equal(msgIDs(w.Messages), []int64{low3.ID}) {
-		t.Fatalf("bob's own wait after %d = %v, %v; want %d", low2.ID, w, err, low3.ID)
+	if w, err := h.Wait(ctx, bob, hub.WaitRequest{TimeoutSeconds: seconds(0), AfterID: hub.FormatMessageID(byPat.ID)}); err != nil || !slices.Equal(msgIDs(w.Messages), []int64{low3.ID}) {
+		t.Fatalf("bob's own wait after %d = %v, %v; want %d", byPat.ID, w, err, low3.ID)
 	}
 	if n, _, err := h.SendDigests(ctx, h.Clock.Now(), set); err != nil || n != 0 {
 		t.Fatalf("digests during deep work = %d, %v; want none", n, err)
@@ -301,7 +306,9 @@ func TestDeepWorkHoldsLowPriority(t *testing.T) {
 	if digest == nil {
 		t.Fatal("no digest in bob's inbox")
 	}
-	for _, want := range []string{"@bob", "2 low-priority messages", "#" + hub.FormatMessageID(low1.ID) + " from alice: when you have a minute: lunch?", "#" + hub.FormatMessageID(low2.ID), "read_messages after=" + hub.FormatMessageID(low1.ID-1)} {
+	// Each names its sender's kind, as every message an agent reads does.
+	for _, want := range []string{"@bob", "3 low-priority messages", "#" + hub.FormatMessageID(low1.ID) + " from alice (agent): when you have a minute: lunch?", "#" + hub.FormatMessageID(low2.ID),
+		"#" + hub.FormatMessageID(byPat.ID) + " from pat (person): Answer from alice", "read_messages after=" + hub.FormatMessageID(low1.ID-1)} {
 		if !strings.Contains(digest.Body, want) {
 			t.Errorf("digest %q lacks %q", digest.Body, want)
 		}

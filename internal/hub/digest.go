@@ -20,8 +20,11 @@ type HeldMessage struct {
 	Locale    string // the agent's own locale, "" for the hub's
 	MessageID int64
 	From      string
-	Channel   string
-	Body      string
+	// SenderKind is the kind of principal From is (principal.go): the
+	// digest names it, as every message an agent reads does.
+	SenderKind SenderKind
+	Channel    string
+	Body       string
 	// Taken: read, or in the agent's context, since it was held: the
 	// digest leaves it out.
 	Taken bool
@@ -57,7 +60,7 @@ func digestText(hs []HeldMessage, l Locale) string {
 			}
 			break
 		}
-		fmt.Fprintf(&b, "\n- #%d from %s", h.MessageID, h.From)
+		fmt.Fprintf(&b, "\n- #%d from %s (%s)", h.MessageID, h.From, h.SenderKind)
 		if h.Channel != "" {
 			fmt.Fprintf(&b, " in %s", h.Channel)
 		}

@@ -23,7 +23,7 @@ func (h *loopHub) approve(t *testing.T, caller *hub.Agent, req hub.ApprovalReque
 		done <- err
 	}()
 	it := h.openItem(t, hub.KindApproval)
-	got, err := h.inbox.AnswerItem(context.Background(), "pat", it.ID, a)
+	got, err := h.inbox.AnswerItem(context.Background(), &hub.Person{Name: "pat"}, it.ID, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestRememberedAllowCoversWhatThePersonSaw(t *testing.T) {
 		hub.Answer{Decision: "allow", Remember: hub.RememberProject})
 	h.approve(t, bea, hub.ApprovalRequest{Tool: "Edit", Input: `{"file_path":"a.go"}`, Wait: time.Minute},
 		hub.Answer{Decision: "allow", Remember: hub.RememberAgent, WholeTool: true})
-	rules, err := h.inbox.ListRules(ctx, false)
+	rules, err := h.inbox.ListRules(ctx, nil, false)
 	if err != nil || len(rules) != 3 {
 		t.Fatalf("rules = %v, %v", rules, err)
 	}
@@ -167,11 +167,11 @@ func TestDeadApprovalsExpire(t *testing.T) {
 	if n, err := in.ExpireDeadApprovals(ctx, clock.Now()); err != nil || n != 1 {
 		t.Fatalf("at start: %d expired, %v; want the one left open", n, err)
 	}
-	items, _, _ := in.ListItems(ctx, "", "", 0, "")
+	items, _, _ := in.ListItems(ctx, nil, "", "", 0, "")
 	if len(items) != 1 || items[0].State != hub.ItemExpired {
 		t.Fatalf("items = %+v, want the approval expired", items)
 	}
-	_, err = in.AnswerItem(ctx, "pat", items[0].ID, hub.Answer{Decision: "allow", Remember: hub.RememberProject})
+	_, err = in.AnswerItem(ctx, &hub.Person{Name: "pat"}, items[0].ID, hub.Answer{Decision: "allow", Remember: hub.RememberProject})
 	wantCode(t, "answering the dead approval", err, hub.EPRECONDITION)
 
 	// An approval open past the longest wait (its hook gone with no
@@ -184,16 +184,16 @@ func TestDeadApprovalsExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(12 * time.Minute)
-	items, _, _ = in.ListItems(ctx, "open", "", 0, "")
+	items, _, _ = in.ListItems(ctx, nil, "open", "", 0, "")
 	if len(items) != 1 {
 		t.Fatalf("open = %+v", items)
 	}
-	_, err = in.AnswerItem(ctx, "pat", items[0].ID, hub.Answer{Decision: "allow", Remember: hub.RememberProject})
+	_, err = in.AnswerItem(ctx, &hub.Person{Name: "pat"}, items[0].ID, hub.Answer{Decision: "allow", Remember: hub.RememberProject})
 	wantCode(t, "remembering an approval past the longest wait", err, hub.EPRECONDITION)
 	if n, err := in.ExpireDeadApprovals(ctx, clock.Now().Add(-11*time.Minute)); err != nil || n != 1 {
 		t.Fatalf("sweep: %d expired, %v; want 1", n, err)
 	}
-	if rules, _ := in.ListRules(ctx, true); len(rules) != 0 {
+	if rules, _ := in.ListRules(ctx, nil, true); len(rules) != 0 {
 		t.Errorf("rules = %+v, want none from dead items", rules)
 	}
 }
@@ -221,7 +221,7 @@ func TestInboxPagesOverAllOpenItems(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first, next, err := in.ListItems(ctx, "", "", 100, "")
+	first, next, err := in.ListItems(ctx, nil, "", "", 100, "")
 	if err != nil || len(first) != 100 || first[0].AgentName != "bea" || next == "" {
 		t.Fatalf("first page: %d items, first %+v, next %q, %v; want bea's urgent item first and more to come", len(first), first[0], next, err)
 	}
@@ -229,7 +229,7 @@ func TestInboxPagesOverAllOpenItems(t *testing.T) {
 	var seen []string
 	tok := ""
 	for range 10 {
-		page, n, err := in.ListItems(ctx, "open", "", 30, tok)
+		page, n, err := in.ListItems(ctx, nil, "open", "", 30, tok)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func TestInboxPagesOverAllOpenItems(t *testing.T) {
 	if len(seen) != 101 || seen[0] != "urgent: the deploy is half done" || seen[1] != "normal 0" || seen[100] != "normal 99" {
 		t.Errorf("paged %d items: %v … %v", len(seen), seen[:2], seen[len(seen)-1:])
 	}
-	_, _, err = in.ListItems(ctx, "", "", 10, "o.7.1")
+	_, _, err = in.ListItems(ctx, nil, "", "", 10, "o.7.1")
 	wantCode(t, "a made-up page token", err, hub.EINVALID)
 
 	err = ask(ann, "one too many", "")

@@ -47,6 +47,8 @@ type InboxTx interface {
 	// ListApprovalRules returns the rules live at now (every rule when
 	// all is set), newest first, their agent's name filled.
 	ListApprovalRules(now time.Time, all bool) ([]*ApprovalRule, error)
+	// ApprovalRuleByID returns one rule, its agent's name filled. ENOTFOUND.
+	ApprovalRuleByID(id int64) (*ApprovalRule, error)
 	// RevokeApprovalRule sets the rule's revocation time unless it is
 	// already revoked. ENOTFOUND.
 	RevokeApprovalRule(id int64, at time.Time) error
@@ -59,8 +61,10 @@ type ItemQuery struct {
 	Closed  bool // any state but open
 	Kind    ItemKind
 	Project string
-	CallKey string
-	Before  time.Time // created before
+	// Projects keeps the items of these projects, if any (a person's).
+	Projects []string
+	CallKey  string
+	Before   time.Time // created before
 	// ByUrgency orders urgent items first, then oldest, from after
 	// (AfterRank, AfterID) (rank 0 urgent, 1 normal); else newest first,
 	// IDs below AfterID. AfterID 0: from the start.
@@ -161,11 +165,13 @@ func (in *Inbox) opened(items ...*InboxItem) {
 // changed announces a change of the inbox on the live stream.
 func (in *Inbox) changed() { in.waiters.feed.Publish(TopicInbox) }
 
-// ListItems returns a page of the inbox for a person: the open items
-// first (urgent, then oldest, over all of them), then the others, newest
-// first, at most limit (default 100), and the token of the next page
-// ("" on the last). A state or project narrows it. Errors: EINVALID.
-func (in *Inbox) ListItems(ctx context.Context, state, project string, limit int, pageToken string) ([]*InboxItem, string, error) {
+// ListItems returns a page of the inbox for a person (nil: the admin):
+// the open items of the projects the person sees first (urgent, then
+// oldest, over all of them), then the others, newest first, at most limit
+// (default 100), and the token of the next page ("" on the last). A state
+// or project narrows it. Errors: EINVALID, EPERMISSION (a project the
+// person does not see).
+func (in *Inbox) ListItems(ctx context.Context, who *Person, state, project string, limit int, pageToken string) ([]*InboxItem, string, error) {
 	st, err := ParseItemState(state)
 	if err != nil {
 		return nil, "", err
@@ -174,6 +180,13 @@ func (in *Inbox) ListItems(ctx context.Context, state, project string, limit int
 		if err := ValidateProjectName(project); err != nil {
 			return nil, "", err
 		}
+		if err := CheckSees(who, project); err != nil {
+			return nil, "", err
+		}
+	}
+	var projects []string
+	if who != nil {
+		projects = who.Projects
 	}
 	if limit < 0 || limit > in.cfg.MaxListLimit {
 		return nil, "", Errorf(EINVALID, "limit %d is out of range: give 1-%d, or 0 for the default (100)", limit, in.cfg.MaxListLimit)
@@ -190,7 +203,7 @@ func (in *Inbox) ListItems(ctx context.Context, state, project string, limit int
 	err = view(ctx, in.store, func(tx InboxTx) error {
 		out, next = nil, ""
 		if at.open && (st == "" || st == ItemOpen) {
-			items, err := tx.ListInboxItems(ItemQuery{State: ItemOpen, Project: project, ByUrgency: true, AfterRank: at.rank, AfterID: at.id, Limit: limit + 1})
+			items, err := tx.ListInboxItems(ItemQuery{State: ItemOpen, Project: project, Projects: projects, ByUrgency: true, AfterRank: at.rank, AfterID: at.id, Limit: limit + 1})
 			if err != nil {
 				return err
 			}
@@ -206,7 +219,7 @@ func (in *Inbox) ListItems(ctx context.Context, state, project string, limit int
 			at = inboxPage{}
 		}
 		rest := limit - len(out)
-		q := ItemQuery{State: st, Closed: st == "", Project: project, AfterID: at.id, Limit: rest + 1}
+		q := ItemQuery{State: st, Closed: st == "", Project: project, Projects: projects, AfterID: at.id, Limit: rest + 1}
 		items, err := tx.ListInboxItems(q)
 		if err != nil {
 			return err
@@ -243,9 +256,11 @@ func (in *Inbox) checkOpenRoom(tx InboxTx, caller *Agent) error {
 // for a remembered allow, its rule), a question's answer (also posted to
 // the agent as a message from by, in the same commit, so an agent that
 // stopped waiting still gets it). Parked calls on the item wake at once.
-// by is the person answering (Operator for the admin token). Errors:
-// EINVALID, ENOTFOUND, EPRECONDITION (not open any more).
-func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) (*InboxItem, error) {
+// who is the person answering (nil: the operator, with the admin token).
+// Errors: EINVALID, ENOTFOUND, EPERMISSION (an item of a project the
+// person does not see), EPRECONDITION (not open any more).
+func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer) (*InboxItem, error) {
+	by := who.Acting()
 	if id <= 0 {
 		return nil, Errorf(EINVALID, "id %d is not an inbox item's: `hubctl inbox` lists them", id)
 	}
@@ -257,6 +272,9 @@ func (in *Inbox) AnswerItem(ctx context.Context, by string, id int64, a Answer) 
 		var err error
 		posted, released = false, ""
 		if it, err = tx.InboxItemByID(id); err != nil {
+			return err
+		}
+		if err := CheckSees(who, it.Project); err != nil {
 			return err
 		}
 		decision, text, err := CheckAnswer(it, a)
@@ -385,24 +403,36 @@ func ids(items []*InboxItem) []int64 {
 }
 
 // ListRules returns the remembered allows live now (all of them, revoked
-// and expired included, when all is set).
-func (in *Inbox) ListRules(ctx context.Context, all bool) ([]*ApprovalRule, error) {
+// and expired included, when all is set) of the projects who sees (nil:
+// the admin, every project).
+func (in *Inbox) ListRules(ctx context.Context, who *Person, all bool) ([]*ApprovalRule, error) {
 	var out []*ApprovalRule
 	err := view(ctx, in.store, func(tx InboxTx) (err error) {
 		out, err = tx.ListApprovalRules(in.clock.Now(), all)
 		return err
 	})
-	return out, err
+	return SeenBy(out, who, func(r *ApprovalRule) string { return r.Project }), err
 }
 
-// RevokeRule revokes a remembered allow: later requests ask a person
-// again. Errors: EINVALID, ENOTFOUND.
-func (in *Inbox) RevokeRule(ctx context.Context, by string, id int64) error {
+// RevokeRule revokes a remembered allow for who (nil: the operator):
+// later requests ask a person again. Errors: EINVALID, ENOTFOUND,
+// EPERMISSION (a rule of a project the person does not see).
+func (in *Inbox) RevokeRule(ctx context.Context, who *Person, id int64) error {
 	if id <= 0 {
 		return Errorf(EINVALID, "id %d is not a rule's: `hubctl inbox rules` lists them", id)
 	}
+	by := who.Acting()
 	now := in.clock.Now()
 	err := update(ctx, in.store, func(tx inboxTx) error {
+		if !who.SeesAll() {
+			r, err := tx.ApprovalRuleByID(id)
+			if err != nil {
+				return err
+			}
+			if err := CheckSees(who, r.Project); err != nil {
+				return err
+			}
+		}
 		if err := tx.RevokeApprovalRule(id, now); err != nil {
 			return err
 		}

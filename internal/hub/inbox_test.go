@@ -114,7 +114,7 @@ func (h *loopHub) openItem(t *testing.T, kind hub.ItemKind) *hub.InboxItem {
 	t.Helper()
 	var it *hub.InboxItem
 	waitFor(t, "an open "+string(kind), func() bool {
-		items, _, err := h.inbox.ListItems(context.Background(), "open", "", 0, "")
+		items, _, err := h.inbox.ListItems(context.Background(), nil, "open", "", 0, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestApprovalAnsweredWakesTheRequestAndIsRemembered(t *testing.T) {
 		t.Errorf("item = %+v", it)
 	}
 	start := time.Now()
-	if _, err := h.inbox.AnswerItem(ctx, "pat", it.ID, hub.Answer{Decision: "allow", Remember: hub.RememberAgent}); err != nil {
+	if _, err := h.inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, it.ID, hub.Answer{Decision: "allow", Remember: hub.RememberAgent}); err != nil {
 		t.Fatal(err)
 	}
 	r := <-first
@@ -163,7 +163,7 @@ func TestApprovalAnsweredWakesTheRequestAndIsRemembered(t *testing.T) {
 		t.Errorf("the parked request returned %v after the answer, want at once", d)
 	}
 	// A second answer to the same item is refused.
-	_, err := h.inbox.AnswerItem(ctx, "operator", it.ID, hub.Answer{Decision: "deny"})
+	_, err := h.inbox.AnswerItem(ctx, nil, it.ID, hub.Answer{Decision: "deny"})
 	wantCode(t, "a second answer", err, hub.EPRECONDITION)
 	// The rule answers at once, named in the item.
 	r = <-ask()
@@ -174,7 +174,7 @@ func TestApprovalAnsweredWakesTheRequestAndIsRemembered(t *testing.T) {
 	h.Clock.Advance(2 * time.Hour)
 	again := ask()
 	open := h.openItem(t, hub.KindApproval)
-	if _, err := h.inbox.AnswerItem(ctx, "operator", open.ID, hub.Answer{Decision: "deny", Message: "enough tests"}); err != nil {
+	if _, err := h.inbox.AnswerItem(ctx, nil, open.ID, hub.Answer{Decision: "deny", Message: "enough tests"}); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-again; r.r.Item.Decision != "deny" || r.r.Item.Answer != "enough tests" {
@@ -231,7 +231,7 @@ func TestApprovalUnansweredExpiresAndRaceWithAnAnswer(t *testing.T) {
 	if err := h.inbox.NoteHost(ctx, ann, hub.HostToolRan, "", "k1"); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := h.inbox.ListItems(ctx, "expired", "", 0, "")
+	got, _, err := h.inbox.ListItems(ctx, nil, "expired", "", 0, "")
 	if err != nil || len(got) != 2 || got[1].RanAt.IsZero() || !got[0].RanAt.IsZero() {
 		t.Errorf("expired items = %+v, %v; want k1's marked ran, Edit's not", got, err)
 	}
@@ -245,7 +245,7 @@ func TestApprovalUnansweredExpiresAndRaceWithAnAnswer(t *testing.T) {
 		_, err := h.inbox.RequestApproval(ctx, ann, req)
 		wantCode(t, fmt.Sprintf("request %+v", req), err, hub.EINVALID)
 	}
-	if all, _, _ := h.inbox.ListItems(ctx, "", "", 0, ""); len(all) != 2 {
+	if all, _, _ := h.inbox.ListItems(ctx, nil, "", "", 0, ""); len(all) != 2 {
 		t.Errorf("bad requests left items: %d, want 2", len(all))
 	}
 }
@@ -259,7 +259,7 @@ func TestQuestionAnsweredLaterArrivesAsAMessage(t *testing.T) {
 	if err != nil || !res.TimedOut || res.Item.Title != "Which region?" {
 		t.Fatalf("ask = %+v, %v; want timed out at once, titled by its first line", res, err)
 	}
-	if _, err := h.inbox.AnswerItem(ctx, "pat", res.Item.ID, hub.Answer{Text: "eu"}); err != nil {
+	if _, err := h.inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, res.Item.ID, hub.Answer{Text: "eu"}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := h.testHub.inbox(t, ann)
@@ -282,14 +282,14 @@ func TestNeedsInputOnceUntilTheAgentMovesOn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	open, _, _ := h.inbox.ListItems(ctx, "open", "", 0, "")
+	open, _, _ := h.inbox.ListItems(ctx, nil, "open", "", 0, "")
 	if len(open) != 1 || open[0].Kind != hub.KindNeedsInput {
 		t.Fatalf("open = %+v, want one needs-input item", open)
 	}
 	if err := h.inbox.NoteHost(ctx, ann, hub.HostActive, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	if open, _, _ := h.inbox.ListItems(ctx, "open", "", 0, ""); len(open) != 0 {
+	if open, _, _ := h.inbox.ListItems(ctx, nil, "open", "", 0, ""); len(open) != 0 {
 		t.Errorf("after a prompt, open = %+v, want none", open)
 	}
 	wantCode(t, "an unknown event", h.inbox.NoteHost(ctx, ann, "asleep", "", ""), hub.EINVALID)
@@ -301,12 +301,12 @@ func TestMessagesToPeople(t *testing.T) {
 	ann, _ := h.agent(t, "ann")
 	ctx := context.Background()
 	people := hub.NewPeople(h.Core)
-	if _, _, err := people.CreatePerson(ctx, "pat"); err != nil {
+	if _, _, err := people.CreatePerson(ctx, "pat", nil); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := people.CreatePerson(ctx, "ann")
+	_, _, err := people.CreatePerson(ctx, "ann", nil)
 	wantCode(t, "a person named like an agent", err, hub.ECONFLICT)
-	_, _, err = people.CreatePerson(ctx, "operator")
+	_, _, err = people.CreatePerson(ctx, "operator", nil)
 	wantCode(t, "a person named operator", err, hub.EINVALID)
 	m := h.post(t, ann, hub.PostRequest{To: []string{"operator", "pat"}, Body: "the release is blocked on a decision"})
 	if fmt.Sprint(m.To) != "[operator pat]" {
@@ -342,7 +342,7 @@ func TestParkedLimit(t *testing.T) {
 	waitFor(t, "the first request parked", func() bool { return th.Clock.Timers() > 0 }) // its timer starts once it is registered
 	_, err := in.RequestApproval(context.Background(), ann, hub.ApprovalRequest{Tool: "Edit", Wait: 20 * time.Second})
 	wantCode(t, "a second parked request", err, hub.EEXHAUSTED)
-	expired, _, _ := in.ListItems(context.Background(), "expired", "", 0, "")
+	expired, _, _ := in.ListItems(context.Background(), nil, "expired", "", 0, "")
 	if len(expired) != 1 || expired[0].Tool != "Edit" {
 		t.Errorf("expired = %+v, want the refused Edit request", expired)
 	}

@@ -74,10 +74,12 @@ type InboxQuery struct {
 type MessageQuery struct {
 	After   int64
 	Project string // only this project's messages, if set
-	AgentID int64  // only delivered to this agent, if > 0
-	Channel string // only this channel, if set
-	Limit   int
-	Newest  bool // the newest Limit messages after After (still oldest first)
+	// Projects keeps the messages of these projects, if any (a person's).
+	Projects []string
+	AgentID  int64  // only delivered to this agent, if > 0
+	Channel  string // only this channel, if set
+	Limit    int
+	Newest   bool // the newest Limit messages after After (still oldest first)
 }
 
 // ValidateChannel returns EINVALID unless name is a channel name such as "#ops".
@@ -172,6 +174,9 @@ type PostRequest struct {
 	// channel name and of the message (DefaultProject if empty); an
 	// agent's messages are of its own project.
 	Project string
+	// Person is, for a post with a person token, the person: the message
+	// is theirs, and it may reach only the projects the person sees.
+	Person *Person
 
 	// bodyMentions are the @names of Body, parsed by validatePost outside
 	// the write transaction (parsing a large body must not hold the writer).
@@ -207,6 +212,9 @@ type AdminListRequest struct {
 	Agent   string
 	Channel string
 	Newest  bool // the newest Limit messages; HasMore then means older ones exist
+	// Person, for a person token, keeps the messages of the projects the
+	// person sees; nil (the admin token): every project.
+	Person *Person
 }
 
 // page trims msgs, read with limit+1, to limit and to MaxPageBytes, and returns the cursor to

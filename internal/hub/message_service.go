@@ -38,6 +38,8 @@ func NewMessages(c *Core, receipts *Receipts) *Messages {
 func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req PostRequest) (*Message, error) {
 	if sender != nil {
 		from = sender.Name
+	} else if req.Person != nil {
+		from = req.Person.Name
 	}
 	if err := s.validatePost(&req); err != nil {
 		return nil, err
@@ -47,6 +49,9 @@ func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req Pos
 		return nil, err
 	}
 	now := s.clock.Now()
+	if sender == nil && req.Project == "" && req.Person != nil && len(req.Person.Projects) == 1 {
+		req.Project = req.Person.Projects[0] // a person of one project posts in it
+	}
 	project := ProjectOr(req.Project)
 	if sender != nil {
 		project = ProjectOr(sender.Project)
@@ -138,7 +143,10 @@ type routeTx interface {
 // route resolves the recipients of m inside tx, inserts it and returns the
 // IDs of the agents to wake.
 func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) ([]int64, error) {
-	reach := &lazyReach{tx: tx, caller: sender}
+	reach := &lazyReach{tx: tx, caller: sender, person: req.Person}
+	if sender == nil && !req.Person.Sees(m.Project) {
+		return nil, CheckSees(req.Person, m.Project)
+	}
 	if m.ReplyTo != 0 {
 		parent, err := tx.MessageByID(m.ReplyTo)
 		ok := err == nil
@@ -258,6 +266,9 @@ func (s *Messages) postChannel(tx routeTx, reach *lazyReach, m *Message, ref str
 	}
 	m.Channel, m.Project = c.Name, c.Project
 	sender := reach.caller
+	if sender == nil && !reach.person.Sees(c.Project) {
+		return 0, channelNotFound(c)
+	}
 	if sender == nil || c.Project == ProjectOr(sender.Project) {
 		if sender == nil {
 			if err := requireProject(tx, c.Project); err != nil {
@@ -451,6 +462,11 @@ func (s *Messages) AdminList(ctx context.Context, req AdminListRequest) ([]*Mess
 		}
 		req.Channel, req.Project = c.Name, c.Project
 	}
+	if req.Project != "" {
+		if err := CheckSees(req.Person, req.Project); err != nil {
+			return nil, 0, false, err
+		}
+	}
 	after, limit, err := s.listParams(req.AfterID, req.Limit, req.Channel)
 	if err != nil {
 		return nil, 0, false, err
@@ -461,8 +477,14 @@ func (s *Messages) AdminList(ctx context.Context, req AdminListRequest) ([]*Mess
 			return err
 		}
 		q := MessageQuery{After: after, Project: req.Project, Channel: req.Channel, Limit: limit + 1, Newest: req.Newest}
+		if req.Person != nil {
+			q.Projects = req.Person.Projects
+		}
 		if req.Agent != "" {
 			a, err := tx.AgentByName(req.Agent)
+			if err == nil && !req.Person.Sees(a.Project) {
+				err = agentNotFound(req.Agent)
+			}
 			if err != nil {
 				return err
 			}

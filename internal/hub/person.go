@@ -1,6 +1,9 @@
 package hub
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // People take part in the hub beside agents (SPEC §13): the operator,
 // who holds the admin token, and the people the admin names, each with a
@@ -19,6 +22,47 @@ type Person struct {
 	Name      string
 	CreatedAt time.Time
 	RevokedAt time.Time // zero while the token works
+	// Projects are the projects the person may read, post and answer
+	// in, sorted; empty: every project.
+	Projects []string
+}
+
+// Sees reports whether the person may read, post and answer in project
+// (DefaultProject for ""). A nil person is the admin token, which sees
+// every project.
+func (p *Person) Sees(project string) bool {
+	return p.SeesAll() || slices.Contains(p.Projects, ProjectOr(project))
+}
+
+// SeesAll reports whether p sees every project: the admin (nil) and a
+// person made with no projects.
+func (p *Person) SeesAll() bool { return p == nil || len(p.Projects) == 0 }
+
+// Acting returns the name p's answers and posts carry: the person's, or
+// Operator for the admin token (a nil p).
+func (p *Person) Acting() string {
+	if p == nil {
+		return Operator
+	}
+	return p.Name
+}
+
+// SeenBy keeps the items of a project p sees (every item for the admin, a
+// nil p), as InProject keeps one project's.
+func SeenBy[T any](items []T, p *Person, of func(T) string) []T {
+	if p.SeesAll() {
+		return items
+	}
+	return slices.DeleteFunc(items, func(it T) bool { return !p.Sees(of(it)) })
+}
+
+// CheckSees returns EPERMISSION unless p sees project: what is outside
+// a person's projects is refused, never shown.
+func CheckSees(p *Person, project string) error {
+	if p.Sees(project) {
+		return nil
+	}
+	return Errorf(EPERMISSION, "person %s may act only in the projects %v, not in project %s: ask the admin to make the person with that project too", p.Name, p.Projects, ProjectOr(project))
 }
 
 // Revoked reports whether the person's token was revoked.

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -15,11 +16,22 @@ type PersonTx interface {
 	// PersonByTokenHash returns the person holding the token, revoked or
 	// not. ENOTFOUND.
 	PersonByTokenHash(hash []byte) (*Person, error)
+	// ActivePerson reports whether a person whose token was not revoked
+	// holds name: routing reads it for every name a post gives, so a
+	// store should answer it from memory where it can (SQLite's writer
+	// does).
+	ActivePerson(name string) (bool, error)
 	// ListPeople returns every person by name.
 	ListPeople() ([]*Person, error)
 	// RevokePerson forgets the person's token hash and sets RevokedAt.
 	// ENOTFOUND.
 	RevokePerson(name string, at time.Time) error
+}
+
+// personCreateTx is what making a person reads and writes.
+type personCreateTx interface {
+	principalTx
+	ProjectTx
 }
 
 // People is the service of people and their tokens.
@@ -28,21 +40,33 @@ type People struct{ *core }
 // NewPeople returns the people's service.
 func NewPeople(c *Core) *People { return &People{core: c.core} }
 
-// CreatePerson names a person and returns its token, shown once. Errors:
-// EINVALID (name), ECONFLICT (a person or an agent has it).
-func (p *People) CreatePerson(ctx context.Context, name string) (*Person, string, error) {
+// CreatePerson names a person who may act in projects (none: every
+// project) and returns its token, shown once. Errors: EINVALID (name, a
+// project's name), ENOTFOUND (no such project), ECONFLICT (a person or an
+// agent has the name).
+func (p *People) CreatePerson(ctx context.Context, name string, projects []string) (*Person, string, error) {
 	if name == Operator {
 		return nil, "", Errorf(EINVALID, "person name %q is the admin token's: choose another name", name)
 	}
 	if err := ValidateNewAgentName(name); err != nil {
 		return nil, "", Errorf(EINVALID, "person name: %s", ErrorMessage(err))
 	}
+	for _, pr := range projects {
+		if err := ValidateProjectName(pr); err != nil {
+			return nil, "", err
+		}
+	}
 	tok, _ := NewToken()
 	tok = personTokenPrefix + tok[len(tokenPrefix):]
-	per := &Person{Name: name, CreatedAt: p.clock.Now()}
-	err := update(ctx, p.store, func(tx principalTx) error {
+	per := &Person{Name: name, CreatedAt: p.clock.Now(), Projects: slices.Compact(slices.Sorted(slices.Values(projects)))}
+	err := update(ctx, p.store, func(tx personCreateTx) error {
 		if err := claimName(tx, name); err != nil {
 			return err
+		}
+		for _, pr := range per.Projects {
+			if err := requireProject(tx, pr); err != nil {
+				return err
+			}
 		}
 		return tx.InsertPerson(per, HashToken(tok))
 	})
@@ -97,9 +121,5 @@ func isPerson(tx PersonTx, name string) (bool, error) {
 	if name == Operator {
 		return true, nil
 	}
-	p, err := tx.PersonByName(name)
-	if ErrorCode(err) == ENOTFOUND {
-		return false, nil
-	}
-	return err == nil && !p.Revoked(), err
+	return tx.ActivePerson(name)
 }

@@ -16,7 +16,7 @@ func TestEveryDoorRefusesANameAnotherPrincipalHolds(t *testing.T) {
 	h := newTestHub(t)
 	ctx := context.Background()
 	people := hub.NewPeople(h.Core)
-	if _, _, err := people.CreatePerson(ctx, "pat"); err != nil {
+	if _, _, err := people.CreatePerson(ctx, "pat", nil); err != nil {
 		t.Fatal(err)
 	}
 	h.agent(t, "ann")
@@ -34,7 +34,7 @@ func TestEveryDoorRefusesANameAnotherPrincipalHolds(t *testing.T) {
 			return err
 		},
 		"CreatePerson": func(name string) error {
-			_, _, err := people.CreatePerson(ctx, name)
+			_, _, err := people.CreatePerson(ctx, name, nil)
 			return err
 		},
 	}

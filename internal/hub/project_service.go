@@ -133,12 +133,16 @@ type reachTx interface {
 type lazyReach struct {
 	tx     reachTx
 	caller *Agent
+	person *Person // with no caller: the person posting (nil: the admin or the hub)
 	r      *Reach
 }
 
 // sees reports whether the caller may message and list project.
 func (l *lazyReach) sees(project string) (bool, error) {
-	if l.caller == nil || project == ProjectOr(l.caller.Project) {
+	if l.caller == nil {
+		return l.person.Sees(project), nil
+	}
+	if project == ProjectOr(l.caller.Project) {
 		return true, nil
 	}
 	if l.r == nil {

@@ -27,13 +27,14 @@ type SearchMessagesInput struct {
 // SearchHit is one message search_messages found: the message without its
 // body, and the best-matching fragment of the body.
 type SearchHit struct {
-	ID        string   `json:"id"`
-	From      string   `json:"from"`
-	To        []string `json:"to,omitempty"`
-	Channel   string   `json:"channel,omitempty"`
-	ReplyTo   string   `json:"reply_to,omitempty"`
-	CreatedAt string   `json:"created_at,omitempty"`
-	Snippet   string   `json:"snippet"`
+	ID         string   `json:"id"`
+	From       string   `json:"from"`
+	SenderKind string   `json:"sender_kind"` // agent, person, admin or hub: who sent it, whatever the body claims
+	To         []string `json:"to,omitempty"`
+	Channel    string   `json:"channel,omitempty"`
+	ReplyTo    string   `json:"reply_to,omitempty"`
+	CreatedAt  string   `json:"created_at,omitempty"`
+	Snippet    string   `json:"snippet"`
 }
 
 // SearchMessagesOutput is what search_messages returns.
@@ -73,7 +74,7 @@ func searchMessagesTool(s *mcp.Server, b *bridge) {
 		for _, h := range r.GetHits() {
 			m := h.GetMessage()
 			hit := SearchHit{
-				ID: m.GetId(), From: m.GetFrom(), To: m.GetTo(), Channel: m.GetChannel(),
+				ID: m.GetId(), From: m.GetFrom(), SenderKind: SenderKind(m), To: m.GetTo(), Channel: m.GetChannel(),
 				ReplyTo: m.GetReplyTo(), CreatedAt: formatTime(m.GetCreatedAt()), Snippet: h.GetSnippet(),
 			}
 			out.Hits = append(out.Hits, hit)
@@ -81,7 +82,7 @@ func searchMessagesTool(s *mcp.Server, b *bridge) {
 			if dest == "" {
 				dest = strings.Join(hit.To, ", ")
 			}
-			fmt.Fprintf(&sb, "\n[%s] %s → %s, %s: %s", hit.ID, hit.From, dest, hit.CreatedAt, hit.Snippet)
+			fmt.Fprintf(&sb, "\n[%s] %s → %s, %s: %s", hit.ID, label(hit.From, hit.SenderKind), dest, hit.CreatedAt, hit.Snippet)
 		}
 		if out.Next != "" {
 			fmt.Fprintf(&sb, "\nMore: call again with page=%s.", out.Next)

@@ -24,7 +24,10 @@ func TestSearchMessagesTool(t *testing.T) {
 	if len(got.Hits) != 1 || got.Hits[0].From != "alice" || !strings.Contains(got.Hits[0].Snippet, "**builds**") {
 		t.Fatalf("search_messages = %+v, want bob's one message with builds marked", got)
 	}
-	if text := resultText(res); !strings.Contains(text, "1 hit") || !strings.Contains(text, "**failing**") {
+	if got.Hits[0].SenderKind != "agent" {
+		t.Errorf("search hit's sender_kind = %q, want agent", got.Hits[0].SenderKind)
+	}
+	if text := resultText(res); !strings.Contains(text, "1 hit") || !strings.Contains(text, "**failing**") || !strings.Contains(text, "alice (agent) →") {
 		t.Errorf("search_messages text %q does not show the hit", text)
 	}
 	var urgent mcpbridge.SearchMessagesOutput

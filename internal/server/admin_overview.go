@@ -8,12 +8,20 @@ import (
 )
 
 // ListAgentOverviews implements hubv1.AdminServiceServer.
+// A person sees the agents of the projects the person sees.
 func (a *AdminServer) ListAgentOverviews(ctx context.Context, req *hubv1.ListAgentOverviewsRequest) (*hubv1.ListAgentOverviewsResponse, error) {
+	who := personOf(ctx)
+	if req.GetProject() != "" {
+		if err := hub.CheckSees(who, req.GetProject()); err != nil {
+			return nil, err
+		}
+	}
 	os, err := a.s.svc.Liveness.AgentOverviews(ctx, req.GetIncludeDisabled())
 	if err != nil {
 		return nil, err
 	}
-	os = hub.InProject(os, req.GetProject(), func(o hub.AgentOverview) string { return o.Agent.Project })
+	project := func(o hub.AgentOverview) string { return o.Agent.Project }
+	os = hub.SeenBy(hub.InProject(os, req.GetProject(), project), who, project)
 	return &hubv1.ListAgentOverviewsResponse{Agents: a.s.OverviewsToProto(os)}, nil
 }
 

@@ -16,12 +16,14 @@ func (a *AdminServer) CreateProject(ctx context.Context, req *hubv1.CreateProjec
 	return &hubv1.CreateProjectResponse{Project: projectToProto(p)}, nil
 }
 
-// ListProjects implements hubv1.AdminServiceServer.
+// ListProjects implements hubv1.AdminServiceServer: a person lists the
+// projects the person sees.
 func (a *AdminServer) ListProjects(ctx context.Context, _ *hubv1.ListProjectsRequest) (*hubv1.ListProjectsResponse, error) {
 	ps, err := a.s.svc.Projects.ListProjects(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ps = hub.SeenBy(ps, personOf(ctx), func(p *hub.Project) string { return p.Name })
 	out := make([]*hubv1.Project, len(ps))
 	for i, p := range ps {
 		out[i] = projectToProto(p)

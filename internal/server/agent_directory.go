@@ -34,8 +34,15 @@ func (a *AgentServer) ListChannels(ctx context.Context, req *hubv1.ListChannelsR
 	if err != nil {
 		return nil, err
 	}
-	if caller == nil { // the admin or a person: every channel, joined none
-		return &hubv1.ListChannelsResponse{Channels: channelsToProto(hub.InProject(cs, req.GetProject(), hub.ChannelProject))}, nil
+	if caller == nil { // the admin or a person: every channel (of the person's projects), joined none
+		who := personOf(ctx)
+		if req.GetProject() != "" {
+			if err := hub.CheckSees(who, req.GetProject()); err != nil {
+				return nil, err
+			}
+		}
+		cs = hub.SeenBy(hub.InProject(cs, req.GetProject(), hub.ChannelProject), who, hub.ChannelProject)
+		return &hubv1.ListChannelsResponse{Channels: channelsToProto(cs)}, nil
 	}
 	out := channelsToProto(cs)
 	for i, c := range cs {

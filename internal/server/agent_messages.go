@@ -47,7 +47,7 @@ func (a *AgentServer) PostMessage(ctx context.Context, req *hubv1.PostMessageReq
 	m, err := a.s.svc.Messages.Post(ctx, caller, sender, hub.PostRequest{
 		To: req.GetTo(), Channel: req.GetChannel(), Body: req.GetBody(), ReplyTo: req.GetReplyTo(), Mentions: req.GetMentions(),
 		Priority: hub.Priority(req.GetPriority()), AckRequired: req.GetAckRequired(),
-		Project: req.GetProject(),
+		Project: req.GetProject(), Person: personOf(ctx),
 	})
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func (a *AgentServer) ListMessages(ctx context.Context, req *hubv1.ListMessagesR
 	} else {
 		msgs, cursor, more, err = a.s.svc.Messages.AdminList(ctx, hub.AdminListRequest{
 			AfterID: req.GetAfterId(), Limit: int(req.GetLimit()), Agent: req.GetAgent(), Channel: req.GetChannel(), Newest: req.GetNewest(),
-			Project: req.GetProject(),
+			Project: req.GetProject(), Person: personOf(ctx),
 		})
 	}
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 // SetBudget implements hubv1.AdminServiceServer: the budget is set by the
 // caller (the operator for the admin token).
 func (a *AdminServer) SetBudget(ctx context.Context, req *hubv1.SetBudgetRequest) (*hubv1.SetBudgetResponse, error) {
-	st, err := a.s.svc.Budgets.Set(ctx, personName(ctx), hub.BudgetRequest{Agent: req.GetAgent(), Project: req.GetProject(),
+	st, err := a.s.svc.Budgets.Set(ctx, personOf(ctx).Acting(), hub.BudgetRequest{Agent: req.GetAgent(), Project: req.GetProject(),
 		USDPerDay: req.GetUsdPerDay(), TokensPerDay: req.GetTokensPerDay()})
 	if err != nil {
 		return nil, err

@@ -83,7 +83,7 @@ func (a *AgentServer) NoteHostEvent(ctx context.Context, req *hubv1.NoteHostEven
 
 // ListInbox implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListInbox(ctx context.Context, req *hubv1.ListInboxRequest) (*hubv1.ListInboxResponse, error) {
-	items, next, err := a.s.svc.Inbox.ListItems(ctx, req.GetState(), req.GetProject(), int(req.GetLimit()), req.GetPageToken())
+	items, next, err := a.s.svc.Inbox.ListItems(ctx, personOf(ctx), req.GetState(), req.GetProject(), int(req.GetLimit()), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (a *AdminServer) AnswerInboxItem(ctx context.Context, req *hubv1.AnswerInbo
 	if err != nil {
 		return nil, err
 	}
-	it, err := a.s.svc.Inbox.AnswerItem(ctx, personName(ctx), n, hub.Answer{
+	it, err := a.s.svc.Inbox.AnswerItem(ctx, personOf(ctx), n, hub.Answer{
 		Decision: req.GetDecision(), Message: req.GetMessage(), Remember: req.GetRemember(), WholeTool: req.GetRememberWholeTool(), Text: req.GetAnswer(),
 		USDPerDay: req.GetUsdPerDay(), TokensPerDay: req.GetTokensPerDay(),
 	})
@@ -113,7 +113,7 @@ func (a *AdminServer) AnswerInboxItem(ctx context.Context, req *hubv1.AnswerInbo
 
 // ListApprovalRules implements hubv1.AdminServiceServer.
 func (a *AdminServer) ListApprovalRules(ctx context.Context, req *hubv1.ListApprovalRulesRequest) (*hubv1.ListApprovalRulesResponse, error) {
-	rs, err := a.s.svc.Inbox.ListRules(ctx, req.GetAll())
+	rs, err := a.s.svc.Inbox.ListRules(ctx, personOf(ctx), req.GetAll())
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (a *AdminServer) RevokeApprovalRule(ctx context.Context, req *hubv1.RevokeA
 	if err != nil {
 		return nil, err
 	}
-	if err := a.s.svc.Inbox.RevokeRule(ctx, personName(ctx), n); err != nil {
+	if err := a.s.svc.Inbox.RevokeRule(ctx, personOf(ctx), n); err != nil {
 		return nil, err
 	}
 	return &hubv1.RevokeApprovalRuleResponse{}, nil
@@ -205,12 +205,12 @@ func (a *AdminServer) ListWebhookDeliveries(ctx context.Context, req *hubv1.List
 }
 
 func personToProto(p *hub.Person) *hubv1.Person {
-	return &hubv1.Person{Name: p.Name, CreatedAt: ts(p.CreatedAt), RevokedAt: ts(p.RevokedAt)}
+	return &hubv1.Person{Name: p.Name, CreatedAt: ts(p.CreatedAt), RevokedAt: ts(p.RevokedAt), Projects: p.Projects}
 }
 
 // CreatePerson implements hubv1.AdminServiceServer.
 func (a *AdminServer) CreatePerson(ctx context.Context, req *hubv1.CreatePersonRequest) (*hubv1.CreatePersonResponse, error) {
-	p, tok, err := a.s.svc.People.CreatePerson(ctx, req.GetName())
+	p, tok, err := a.s.svc.People.CreatePerson(ctx, req.GetName(), req.GetProjects())
 	if err != nil {
 		return nil, err
 	}

@@ -89,13 +89,11 @@ type callerKey struct{}
 
 type personKey struct{}
 
-// personName returns the name a people's call acts under: the person's,
-// or hub.Operator for the admin token.
-func personName(ctx context.Context) string {
-	if p, _ := ctx.Value(personKey{}).(*hub.Person); p != nil {
-		return p.Name
-	}
-	return hub.Operator
+// personOf returns the person a people's call acts for: the person token's,
+// or nil for the admin token (hub.Person's methods read nil as the admin).
+func personOf(ctx context.Context) *hub.Person {
+	p, _ := ctx.Value(personKey{}).(*hub.Person)
+	return p
 }
 
 // Caller returns the agent authenticated for this call (nil on admin calls).

@@ -538,10 +538,12 @@ func (x *WebhookDelivery) GetDoneAt() *timestamppb.Timestamp {
 
 // Person is a named person with a token.
 type Person struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	RevokedAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	RevokedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	// The projects the person may read, post and answer in; empty: every project.
+	Projects      []string `protobuf:"bytes,4,rep,name=projects,proto3" json:"projects,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -593,6 +595,13 @@ func (x *Person) GetCreatedAt() *timestamppb.Timestamp {
 func (x *Person) GetRevokedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.RevokedAt
+	}
+	return nil
+}
+
+func (x *Person) GetProjects() []string {
+	if x != nil {
+		return x.Projects
 	}
 	return nil
 }
@@ -1780,8 +1789,11 @@ func (x *ListWebhookDeliveriesResponse) GetDeliveries() []*WebhookDelivery {
 }
 
 type CreatePersonRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The projects the person may read, post and answer in (existing
+	// projects); none: every project.
+	Projects      []string `protobuf:"bytes,2,rep,name=projects,proto3" json:"projects,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1821,6 +1833,13 @@ func (x *CreatePersonRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *CreatePersonRequest) GetProjects() []string {
+	if x != nil {
+		return x.Projects
+	}
+	return nil
 }
 
 type CreatePersonResponse struct {
@@ -2099,13 +2118,14 @@ const file_hub_v1_inbox_proto_rawDesc = "" +
 	"\x05error\x18\a \x01(\tR\x05error\x129\n" +
 	"\n" +
 	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x123\n" +
-	"\adone_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x06doneAt\"\x92\x01\n" +
+	"\adone_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x06doneAt\"\xae\x01\n" +
 	"\x06Person\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
 	"\n" +
 	"created_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"revoked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xa7\x01\n" +
+	"revoked_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\x12\x1a\n" +
+	"\bprojects\x18\x04 \x03(\tR\bprojects\"\xa7\x01\n" +
 	"\x16RequestApprovalRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05input\x18\x02 \x01(\tR\x05input\x12\x19\n" +
@@ -2177,9 +2197,10 @@ const file_hub_v1_inbox_proto_rawDesc = "" +
 	"\x1dListWebhookDeliveriesResponse\x127\n" +
 	"\n" +
 	"deliveries\x18\x01 \x03(\v2\x17.hub.v1.WebhookDeliveryR\n" +
-	"deliveries\")\n" +
+	"deliveries\"E\n" +
 	"\x13CreatePersonRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"T\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bprojects\x18\x02 \x03(\tR\bprojects\"T\n" +
 	"\x14CreatePersonResponse\x12&\n" +
 	"\x06person\x18\x01 \x01(\v2\x0e.hub.v1.PersonR\x06person\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\tR\x05token\"\x13\n" +

@@ -158,7 +158,7 @@ func fill(t *testing.T) filled {
 	// the agent's rule (agent_id set) and the project's (NULL), a question
 	// still open, a webhook with a delivery logged.
 	people := s.People
-	_, _, err = people.CreatePerson(ctx, "pat")
+	_, _, err = people.CreatePerson(ctx, "pat", []string{"team"})
 	must(err)
 	in := s.Inbox
 	for _, remember := range []string{hub.RememberAgent, hub.RememberProject} {
@@ -169,10 +169,10 @@ func fill(t *testing.T) filled {
 		}()
 		var open []*hub.InboxItem
 		for len(open) == 0 {
-			open, _, err = in.ListItems(ctx, "open", "", 0, "")
+			open, _, err = in.ListItems(ctx, nil, "open", "", 0, "")
 			must(err)
 		}
-		_, err = in.AnswerItem(ctx, "pat", open[0].ID, hub.Answer{Decision: hub.DecisionAllow, Remember: remember})
+		_, err = in.AnswerItem(ctx, &hub.Person{Name: "pat"}, open[0].ID, hub.Answer{Decision: hub.DecisionAllow, Remember: remember})
 		must(err)
 		must(<-done)
 	}

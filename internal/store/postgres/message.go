@@ -291,7 +291,8 @@ func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
 		AND ($2::bigint <= 0 OR m.id IN (SELECT message_id FROM deliveries WHERE agent_id = $2 AND message_id > $1))
 		AND ($3::text = '' OR m.channel = $3)
 		AND ($5::text = '' OR m.project = $5)
-		ORDER BY `+order+` LIMIT $4`, q.After, q.AgentID, q.Channel, q.Limit, q.Project)
+		AND (cardinality($6::text[]) = 0 OR m.project = ANY($6::text[]))
+		ORDER BY `+order+` LIMIT $4`, q.After, q.AgentID, q.Channel, q.Limit, q.Project, projectList(q.Projects))
 	ms, err := scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
 	if q.Newest {
 		slices.Reverse(ms) // oldest first, as always
@@ -313,4 +314,12 @@ func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
 	_, err := t.execAs(sharedSafe, `INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES ($1, $2, $3)
 		ON CONFLICT DO NOTHING`, channelID, agentID, row.Nanos(now))
 	return err
+}
+
+// projectList is a list of projects as a text[] argument: never NULL.
+func projectList(ps []string) []string {
+	if ps == nil {
+		return []string{}
+	}
+	return ps
 }

@@ -74,16 +74,17 @@ func RuleAgent(r *hub.ApprovalRule) any {
 }
 
 // PersonColumns are the columns of people that Person scans.
-const PersonColumns = `id, name, created_at, revoked_at`
+const PersonColumns = `id, name, created_at, revoked_at, projects`
 
 // Person scans PersonColumns.
 func Person(s Scanner) (*hub.Person, error) {
 	var p hub.Person
 	var created, revoked int64
-	if err := s.Scan(&p.ID, &p.Name, &created, &revoked); err != nil {
+	var projects string
+	if err := s.Scan(&p.ID, &p.Name, &created, &revoked, &projects); err != nil {
 		return nil, err
 	}
-	p.CreatedAt, p.RevokedAt = Time(created), Time(revoked)
+	p.CreatedAt, p.RevokedAt, p.Projects = Time(created), Time(revoked), split(projects)
 	return &p, nil
 }
 

@@ -275,7 +275,7 @@ func PathRow(s Scanner) (hub.PathRow, error) {
 // message ID, sender, channel, body, taken.
 func HeldMessage(s Scanner) (hub.HeldMessage, error) {
 	var h hub.HeldMessage
-	err := s.Scan(&h.AgentID, &h.Agent, &h.Locale, &h.MessageID, &h.From, &h.Channel, &h.Body, &h.Taken)
+	err := s.Scan(&h.AgentID, &h.Agent, &h.Locale, &h.MessageID, &h.From, &h.SenderKind, &h.Channel, &h.Body, &h.Taken)
 	return h, err
 }
 

@@ -11,8 +11,9 @@ import (
 )
 
 // addressees is the writer's cache of what routing a post reads of the
-// agents it names (hub.Addressee), so that a post costs no statement per
-// recipient. It is exact, not a cache that may be late: an entry is what
+// agents it names (hub.Addressee) and of whether a name is an active
+// person's (hub.PersonTx.ActivePerson, asked first of every name a post
+// gives), so that a post costs no statement per recipient. It is exact, not a cache that may be late: an entry is what
 // the agents table holds in the current write transaction's view, because
 // the cache is emptied
 //
@@ -20,6 +21,9 @@ import (
 //     disabled state, or deletes it: TEMP triggers on the writer
 //     connection call hub_addressees_changed() (an agent inserted
 //     invalidates nothing: no entry can hold a name that did not exist);
+//     and by the statement that inserts, renames, revokes or deletes a
+//     person (a person inserted does: the cache holds names that are no
+//     person's);
 //   - when a savepoint or a transaction rolls back, or a commit fails: an
 //     entry read after a change that is then undone would hold the undone
 //     state;
@@ -33,20 +37,27 @@ import (
 type addressees struct {
 	mu      sync.Mutex
 	m       map[string]hub.Addressee
-	on      bool  // the triggers exist on the writer connection
-	version int64 // PRAGMA data_version at the last check
+	people  map[string]bool // name → an active person's
+	on      bool            // the triggers exist on the writer connection
+	version int64           // PRAGMA data_version at the last check
 }
 
 // addresseesMax bounds the cache; past it, it starts over.
 const addresseesMax = 100_000
 
 // addresseeTriggers call hub_addressees_changed() on the writer connection
-// whenever an agent's routing changes.
+// whenever an agent's routing changes or a person comes or goes.
 var addresseeTriggers = []string{
 	`CREATE TEMP TRIGGER IF NOT EXISTS hub_addressees_update AFTER UPDATE OF id, name, project, disabled_at ON main.agents
 		WHEN OLD.id IS NOT NEW.id OR OLD.name IS NOT NEW.name OR OLD.project IS NOT NEW.project OR OLD.disabled_at IS NOT NEW.disabled_at
 		BEGIN SELECT hub_addressees_changed(); END`,
 	`CREATE TEMP TRIGGER IF NOT EXISTS hub_addressees_delete AFTER DELETE ON main.agents
+		BEGIN SELECT hub_addressees_changed(); END`,
+	`CREATE TEMP TRIGGER IF NOT EXISTS hub_people_insert AFTER INSERT ON main.people
+		BEGIN SELECT hub_addressees_changed(); END`,
+	`CREATE TEMP TRIGGER IF NOT EXISTS hub_people_update AFTER UPDATE OF name, revoked_at ON main.people
+		BEGIN SELECT hub_addressees_changed(); END`,
+	`CREATE TEMP TRIGGER IF NOT EXISTS hub_people_delete AFTER DELETE ON main.people
 		BEGIN SELECT hub_addressees_changed(); END`,
 }
 
@@ -54,7 +65,7 @@ var addresseeTriggers = []string{
 // triggers yet, so the cache is off and empty until arm.
 func (c *addressees) connect(conn *sqlite3.SQLiteConn) error {
 	c.mu.Lock()
-	c.on, c.m = false, nil
+	c.on, c.m, c.people = false, nil, nil
 	c.mu.Unlock()
 	return conn.RegisterFunc("hub_addressees_changed", func() int64 { c.clear(); return 0 }, false)
 }
@@ -77,7 +88,7 @@ func (c *addressees) arm(ctx context.Context, w *sql.DB) error {
 		return fmt.Errorf("addressee triggers: %w", err)
 	}
 	c.mu.Lock()
-	c.on, c.m, c.version = true, nil, version
+	c.on, c.m, c.people, c.version = true, nil, nil, version
 	c.mu.Unlock()
 	return nil
 }
@@ -99,7 +110,7 @@ func (c *addressees) begin(dataVersion func() (int64, error)) error {
 	}
 	c.mu.Lock()
 	if version != c.version {
-		c.m, c.version = nil, version
+		c.m, c.people, c.version = nil, nil, version
 	}
 	c.mu.Unlock()
 	return nil
@@ -108,7 +119,7 @@ func (c *addressees) begin(dataVersion func() (int64, error)) error {
 // clear empties the cache (a change, a rollback, a failed commit).
 func (c *addressees) clear() {
 	c.mu.Lock()
-	c.m = nil
+	c.m, c.people = nil, nil
 	c.mu.Unlock()
 }
 
@@ -144,4 +155,41 @@ func (t *Tx) AddresseeByName(name string) (hub.Addressee, error) {
 		t.names.put(a)
 	}
 	return a, err
+}
+
+func (c *addressees) person(name string) (active, known bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	active, known = c.people[name]
+	return active, known
+}
+
+func (c *addressees) putPerson(name string, active bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.on {
+		return
+	}
+	if c.people == nil || len(c.people) >= addresseesMax {
+		c.people = make(map[string]bool)
+	}
+	c.people[name] = active
+}
+
+// ActivePerson implements hub.PersonTx: from the writer's cache in a
+// write transaction, else from the table.
+func (t *Tx) ActivePerson(name string) (bool, error) {
+	if t.names != nil {
+		if active, ok := t.names.person(name); ok {
+			return active, nil
+		}
+	}
+	var active bool
+	if err := t.queryRow(`SELECT EXISTS (SELECT 1 FROM people WHERE name = ? AND revoked_at = 0)`, name).Scan(&active); err != nil {
+		return false, err
+	}
+	if t.names != nil {
+		t.names.putPerson(name, active)
+	}
+	return active, nil
 }

@@ -215,6 +215,12 @@ func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
 		sqlq += ` AND m.project = ?`
 		args = append(args, q.Project)
 	}
+	if len(q.Projects) > 0 {
+		sqlq += ` AND m.project IN (?` + strings.Repeat(`, ?`, len(q.Projects)-1) + `)`
+		for _, p := range q.Projects {
+			args = append(args, p)
+		}
+	}
 	if q.Newest {
 		sqlq = `SELECT * FROM (` + sqlq + ` ORDER BY m.id DESC LIMIT ?) ORDER BY id`
 	} else {

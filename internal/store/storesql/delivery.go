@@ -59,7 +59,7 @@ func (x Statements) ReturnAgents(ids []int64) ([]int64, error) {
 
 // HeldDue implements hub.DigestTx.
 func (x Statements) HeldDue(now time.Time, limit int) ([]hub.HeldMessage, error) {
-	return all(x.DB, row.HeldMessage, `SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.channel, m.body,
+	return all(x.DB, row.HeldMessage, `SELECT d.agent_id, a.name, a.locale, d.message_id, m.sender, m.sender_kind, m.channel, m.body,
 			d.in_context_at <> 0 OR a.read_up_to >= d.message_id
 		FROM deliveries d JOIN agents a ON a.id = d.agent_id JOIN messages m ON m.id = d.message_id
 		WHERE d.held = 1 AND a.disabled_at = 0

@@ -59,6 +59,12 @@ func (x Statements) ListInboxItems(q hub.ItemQuery) ([]*hub.InboxItem, error) {
 	if q.Project != "" {
 		where, args = append(where, "i.project = ?"), append(args, q.Project)
 	}
+	if len(q.Projects) > 0 {
+		where = append(where, "i.project IN (?"+strings.Repeat(", ?", len(q.Projects)-1)+")")
+		for _, p := range q.Projects {
+			args = append(args, p)
+		}
+	}
 	if q.CallKey != "" {
 		where, args = append(where, "i.call_key = ?"), append(args, q.CallKey)
 	}
@@ -150,6 +156,15 @@ func (x Statements) ListApprovalRules(now time.Time, includeEnded bool) ([]*hub.
 		WHERE r.revoked_at = 0 AND r.expires_at > ? ORDER BY r.id DESC`, now.UnixNano())
 }
 
+// ApprovalRuleByID implements hub.InboxTx.
+func (x Statements) ApprovalRuleByID(id int64) (*hub.ApprovalRule, error) {
+	r, err := row.ApprovalRule(x.DB.QueryRow(`SELECT `+row.ApprovalRuleColumns+row.ApprovalRuleFrom+` WHERE r.id = ?`, id))
+	if x.DB.IsNoRows(err) {
+		return nil, hub.Errorf(hub.ENOTFOUND, "approval rule %d does not exist: `hubctl inbox rules` lists them", id)
+	}
+	return r, err
+}
+
 // RevokeApprovalRule implements hub.InboxTx.
 func (x Statements) RevokeApprovalRule(id int64, at time.Time) error {
 	n, err := x.DB.Exec(`UPDATE approval_rules SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END WHERE id = ?`, at.UnixNano(), id)
@@ -164,8 +179,8 @@ func (x Statements) RevokeApprovalRule(id int64, at time.Time) error {
 
 // InsertPerson implements hub.PersonTx.
 func (x Statements) InsertPerson(p *hub.Person, tokenHash []byte) error {
-	err := x.DB.QueryRow(`INSERT INTO people (name, token_hash, created_at, revoked_at) VALUES (?, ?, ?, ?) RETURNING id`,
-		p.Name, tokenHash, row.Nanos(p.CreatedAt), row.Nanos(p.RevokedAt)).Scan(&p.ID)
+	err := x.DB.QueryRow(`INSERT INTO people (name, token_hash, created_at, revoked_at, projects) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		p.Name, tokenHash, row.Nanos(p.CreatedAt), row.Nanos(p.RevokedAt), strings.Join(p.Projects, ",")).Scan(&p.ID)
 	if err != nil {
 		return fmt.Errorf("insert person: %w", err)
 	}
@@ -188,6 +203,13 @@ func (x Statements) PersonByName(name string) (*hub.Person, error) {
 // PersonByTokenHash implements hub.PersonTx.
 func (x Statements) PersonByTokenHash(hash []byte) (*hub.Person, error) {
 	return x.personWhere(`token_hash = ?`, hash)
+}
+
+// ActivePerson implements hub.PersonTx.
+func (x Statements) ActivePerson(name string) (bool, error) {
+	var active bool
+	err := x.DB.QueryRow(`SELECT EXISTS (SELECT 1 FROM people WHERE name = ? AND revoked_at = 0)`, name).Scan(&active)
+	return active, err
 }
 
 // ListPeople implements hub.PersonTx.

@@ -107,4 +107,58 @@ func testAddressees(t *testing.T, h NewDB) {
 		}
 		return nil
 	})
+
+	// Whether a name is an active person's, read twice in each write (the
+	// second read may come from a cache) and in a read, as people come,
+	// are revoked and are rolled back, through either handle.
+	person := func(step, name string, want bool) {
+		t.Helper()
+		for _, read := range []struct {
+			kind string
+			run  func(context.Context, func(hub.Tx) error) error
+		}{{"Update", db.Update}, {"View", db.View}} {
+			err := read.run(t.Context(), func(tx hub.Tx) error {
+				for range 2 {
+					got, err := tx.ActivePerson(name)
+					if err != nil {
+						return err
+					}
+					if got != want {
+						t.Errorf("%s: ActivePerson(%s) in %s = %v, want %v", step, name, read.kind, got, want)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Errorf("%s: ActivePerson(%s) in %s: %v", step, name, read.kind, err)
+			}
+		}
+	}
+	person("no people", "pat", false)
+	person("an agent's name", "alice", false)
+	err = db.Update(t.Context(), func(tx hub.Tx) error {
+		if err := tx.InsertPerson(&hub.Person{Name: "pat", CreatedAt: t0}, hub.HashToken("tok-pat")); err != nil {
+			return err
+		}
+		if ok, err := tx.ActivePerson("pat"); err != nil || !ok {
+			t.Errorf("ActivePerson(pat) after making pat in the same transaction = %v, %v; want true", ok, err)
+		}
+		return errUndo
+	})
+	if !errors.Is(err, errUndo) {
+		t.Fatalf("Update = %v, want the write's own error", err)
+	}
+	person("making pat rolled back", "pat", false)
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		return tx.InsertPerson(&hub.Person{Name: "pat", CreatedAt: t0}, hub.HashToken("tok-pat"))
+	})
+	person("made", "pat", true)
+	mustUpdate(t, other, func(tx hub.Tx) error { return tx.RevokePerson("pat", t0) })
+	person("revoked through another handle", "pat", false)
+	mustUpdate(t, other, func(tx hub.Tx) error {
+		return tx.InsertPerson(&hub.Person{Name: "kim", CreatedAt: t0}, hub.HashToken("tok-kim"))
+	})
+	person("made through another handle", "kim", true)
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.RevokePerson("kim", t0) })
+	person("revoked", "kim", false)
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,12 @@ func testInboxItems(t *testing.T, h NewDB) {
 		after, err := tx.ListInboxItems(hub.ItemQuery{State: hub.ItemOpen, ByUrgency: true, AfterRank: 0, AfterID: q.ID})
 		if err != nil || len(after) != 1 || after[0].ID != ap.ID {
 			t.Errorf("ListInboxItems(after the urgent one) = %v, %v; want the approval", after, err)
+		}
+		for projects, want := range map[string]int{"default": 2, "red": 0, "red,default": 2} {
+			got, err := tx.ListInboxItems(hub.ItemQuery{Projects: strings.Split(projects, ",")})
+			if err != nil || len(got) != want {
+				t.Errorf("ListInboxItems(projects %s) = %d items, %v; want %d", projects, len(got), err, want)
+			}
 		}
 		old, err := tx.ListInboxItems(hub.ItemQuery{State: hub.ItemOpen, Kind: hub.KindApproval, Before: t0.Add(time.Second)})
 		if err != nil || len(old) != 0 {
@@ -171,6 +178,12 @@ func testApprovalRules(t *testing.T, h NewDB) {
 		if err != nil || len(live) != 2 {
 			t.Errorf("live rules = %d, %v; want 2", len(live), err)
 		}
+		if r, err := tx.ApprovalRuleByID(mine.ID); err != nil || r.AgentName != "ann" || r.Project != hub.DefaultProject {
+			t.Errorf("ApprovalRuleByID = %+v, %v; want ann's", r, err)
+		}
+		if _, err := tx.ApprovalRuleByID(999); hub.ErrorCode(err) != hub.ENOTFOUND {
+			t.Errorf("ApprovalRuleByID(999): %v, want ENOTFOUND", err)
+		}
 		every, err := tx.ListApprovalRules(t0, true)
 		if err != nil || len(every) != 3 || every[1].RevokedAt.IsZero() {
 			t.Errorf("all rules = %d, %v; want 3 with the revoked one", len(every), err)
@@ -184,6 +197,8 @@ func testPeople(t *testing.T, h NewDB) {
 	db := fresh(t, h)
 	p := &hub.Person{Name: "alice", CreatedAt: t0}
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertPerson(p, hub.HashToken("tok-a")) })
+	scoped := &hub.Person{Name: "pat", CreatedAt: t0, Projects: []string{"api", "web"}}
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertPerson(scoped, hub.HashToken("tok-p")) })
 	if err := db.Update(t.Context(), func(tx hub.Tx) error {
 		return tx.InsertPerson(&hub.Person{Name: "alice", CreatedAt: t0}, hub.HashToken("tok-b"))
 	}); hub.ErrorCode(err) != hub.ECONFLICT {
@@ -191,8 +206,11 @@ func testPeople(t *testing.T, h NewDB) {
 	}
 	mustView(t, db, func(tx hub.Tx) error {
 		got, err := tx.PersonByTokenHash(hub.HashToken("tok-a"))
-		if err != nil || got.Name != "alice" || got.ID != p.ID {
+		if err != nil || got.Name != "alice" || got.ID != p.ID || got.Projects != nil {
 			t.Errorf("by token = %+v, %v", got, err)
+		}
+		if got, err := tx.PersonByName("pat"); err != nil || fmt.Sprint(got.Projects) != "[api web]" {
+			t.Errorf("pat = %+v, %v; want the projects [api web]", got, err)
 		}
 		return nil
 	})
@@ -206,7 +224,7 @@ func testPeople(t *testing.T, h NewDB) {
 			t.Errorf("revoked person = %+v, %v", got, err)
 		}
 		ps, err := tx.ListPeople()
-		if err != nil || len(ps) != 1 {
+		if err != nil || len(ps) != 2 {
 			t.Errorf("people = %v, %v", ps, err)
 		}
 		return nil

@@ -151,6 +151,8 @@ func testProjects(t *testing.T, h NewDB) {
 			{hub.MessageQuery{Project: "red", Limit: 10}, "[red:one red:three]"},
 			{hub.MessageQuery{Project: "blue", Channel: "#general", Limit: 10}, "[blue:two]"},
 			{hub.MessageQuery{Project: "green", Limit: 10}, "[]"},
+			{hub.MessageQuery{Projects: []string{"blue"}, Limit: 10}, "[blue:two]"},
+			{hub.MessageQuery{Projects: []string{"green", "red"}, Limit: 10, Newest: true}, "[red:one red:three]"},
 		} {
 			ms, err := tx.ListMessages(tc.q)
 			if err != nil {

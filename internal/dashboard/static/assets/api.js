@@ -76,9 +76,15 @@ export function openStream(onChange, onState, onRows) {
         if (res.status === 401) { onState('refused'); return; }
         if (res.ok && res.body) {
           failures = 0;
+          // A stream without the agents' rows (a person of some projects)
+          // has the page read them again when they change.
+          let deltas = true;
           await readEvents(res.body, (ev, data) => {
-            if (ev === 'hello') { onState('live'); onChange(['all']); }
-            if (ev === 'change') onChange(JSON.parse(data).topics || ['all']);
+            if (ev === 'hello') { deltas = JSON.parse(data).deltas !== false; onState('live'); onChange(['all']); }
+            if (ev === 'change') {
+              const topics = JSON.parse(data).topics || ['all'];
+              onChange(!deltas && topics.includes('agents') ? [...topics, 'all'] : topics);
+            }
             if (ev === 'agents') onRows(JSON.parse(data));
             if (ev === 'resync') onChange(['all']);
           });

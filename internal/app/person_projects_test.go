@@ -1,0 +1,135 @@
+package app_test
+
+import (
+	"bufio"
+	"net/http"
+	"strings"
+	"testing"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// A person made with projects reads, posts and answers in those projects
+// only, at every door a person token opens (over real gRPC and HTTP): the
+// inbox and its answers, the remembered allows, messages, the agents'
+// overviews, projects, channels and the dashboard's stream. A person made
+// without projects, as every person made before, sees every project.
+func TestPersonActsOnlyInItsProjects(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	for _, p := range []string{"red", "blue"} {
+		if _, err := h.admin.CreateProject(h.adm, &hubv1.CreateProjectRequest{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask := map[string]string{} // agent → its open question's ID
+	for name, project := range map[string]string{"ann": "red", "bob": "blue"} {
+		r, err := h.admin.CreateAgent(h.adm, &hubv1.CreateAgentRequest{Name: name, Project: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := h.agent.AskHuman(coreBearer(r.GetToken()), &hubv1.AskHumanRequest{Question: "ship " + project + "?", TimeoutSeconds: ptr(int32(0))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ask[name] = q.GetItem().GetId()
+		if _, err := h.agent.PostMessage(h.adm, &hubv1.PostMessageRequest{To: []string{name}, Body: "hello " + project, Project: project}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.agent.PostMessage(h.adm, &hubv1.PostMessageRequest{Channel: "#" + project + "-ops", Body: "channel " + project, Project: project}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if _, err := h.admin.CreatePerson(h.adm, &hubv1.CreatePersonRequest{Name: "nobody", Projects: []string{"green"}}); status.Code(err) != codes.NotFound {
+		t.Errorf("a person of a project that does not exist: %v, want NotFound", err)
+	}
+	made, err := h.admin.CreatePerson(h.adm, &hubv1.CreatePersonRequest{Name: "pat", Projects: []string{"red"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := made.GetPerson().GetProjects(); len(got) != 1 || got[0] != "red" {
+		t.Errorf("pat's projects = %v, want [red]", got)
+	}
+	pat := coreBearer(made.GetToken())
+	all, err := h.admin.CreatePerson(h.adm, &hubv1.CreatePersonRequest{Name: "kim"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kim := coreBearer(all.GetToken())
+
+	inbox, err := h.admin.ListInbox(pat, &hubv1.ListInboxRequest{})
+	if err != nil || len(inbox.GetItems()) != 1 || inbox.GetItems()[0].GetAgent() != "ann" {
+		t.Errorf("pat's inbox = %v, %v; want ann's question only", inbox.GetItems(), err)
+	}
+	if _, err := h.admin.ListInbox(pat, &hubv1.ListInboxRequest{Project: "blue"}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("pat lists blue's inbox: %v, want PermissionDenied", err)
+	}
+	if inbox, err := h.admin.ListInbox(kim, &hubv1.ListInboxRequest{}); err != nil || len(inbox.GetItems()) != 2 {
+		t.Errorf("kim's inbox = %v, %v; want both questions", inbox.GetItems(), err)
+	}
+	if _, err := h.admin.AnswerInboxItem(pat, &hubv1.AnswerInboxItemRequest{Id: ask["bob"], Answer: "yes"}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("pat answers bob's question: %v, want PermissionDenied", err)
+	}
+	if _, err := h.admin.AnswerInboxItem(pat, &hubv1.AnswerInboxItemRequest{Id: ask["ann"], Answer: "yes"}); err != nil {
+		t.Errorf("pat answers ann's question: %v", err)
+	}
+
+	msgs, err := h.agent.ListMessages(pat, &hubv1.ListMessagesRequest{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs.GetMessages() {
+		if strings.Contains(m.GetBody(), "blue") {
+			t.Errorf("pat reads blue's message %q", m.GetBody())
+		}
+	}
+	if len(msgs.GetMessages()) != 3 { // hello, #red-ops, pat's answer
+		t.Errorf("pat reads %d messages, want red's 3: %v", len(msgs.GetMessages()), msgs.GetMessages())
+	}
+	if _, err := h.agent.ListMessages(pat, &hubv1.ListMessagesRequest{Agent: "bob"}); status.Code(err) != codes.NotFound {
+		t.Errorf("pat reads bob's messages: %v, want NotFound", err)
+	}
+	if _, err := h.agent.ListMessages(pat, &hubv1.ListMessagesRequest{Channel: "#blue-ops", Project: "blue"}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("pat reads #blue-ops: %v, want PermissionDenied", err)
+	}
+	if _, err := h.agent.PostMessage(pat, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "hi"}); status.Code(err) != codes.NotFound {
+		t.Errorf("pat posts to bob: %v, want NotFound", err)
+	}
+	if _, err := h.agent.PostMessage(pat, &hubv1.PostMessageRequest{Channel: "#blue-ops", Project: "blue", Body: "hi"}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("pat posts to #blue-ops: %v, want PermissionDenied", err)
+	}
+	if m, err := h.agent.PostMessage(pat, &hubv1.PostMessageRequest{To: []string{"ann"}, Body: "hi ann"}); err != nil || m.GetMessage().GetFrom() != "pat" {
+		t.Errorf("pat posts to ann (pat's one project): %v, %v", m, err)
+	}
+
+	if os, err := h.admin.ListAgentOverviews(pat, &hubv1.ListAgentOverviewsRequest{}); err != nil || len(os.GetAgents()) != 1 || os.GetAgents()[0].GetAgent().GetName() != "ann" {
+		t.Errorf("pat's agents = %v, %v; want ann only", os.GetAgents(), err)
+	}
+	if ps, err := h.admin.ListProjects(pat, &hubv1.ListProjectsRequest{}); err != nil || len(ps.GetProjects()) != 1 || ps.GetProjects()[0].GetName() != "red" {
+		t.Errorf("pat's projects = %v, %v; want red only", ps.GetProjects(), err)
+	}
+	if cs, err := h.agent.ListChannels(pat, &hubv1.ListChannelsRequest{}); err != nil || len(cs.GetChannels()) != 1 || cs.GetChannels()[0].GetName() != "#red-ops" {
+		t.Errorf("pat's channels = %v, %v; want #red-ops only", cs.GetChannels(), err)
+	}
+
+	// The stream's rows are every agent's: pat's stream carries none, and
+	// pat's page reads the rows through the API.
+	for tok, want := range map[string]string{made.GetToken(): `"deltas":false`, all.GetToken(): `"deltas":true`} {
+		req, _ := http.NewRequest("GET", h.base+"/v1/admin/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("stream: %v, %v", res, err)
+		}
+		lines := bufio.NewScanner(res.Body)
+		for lines.Scan() && !strings.HasPrefix(lines.Text(), "data: ") {
+		}
+		if !strings.Contains(lines.Text(), want) {
+			t.Errorf("stream's hello = %q, want %s", lines.Text(), want)
+		}
+		res.Body.Close()
+	}
+}
