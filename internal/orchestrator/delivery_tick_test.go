@@ -100,7 +100,7 @@ func TestTickDigestWhenDeepWorkExpires(t *testing.T) {
 		t.Fatalf("%d more digests, want none", digests)
 	}
 	got := r.inbox(bobTok, hub.KindNudge)
-	if len(got) != 1 || !contains(got[0].Body, "#"+strconv.FormatInt(low.ID, 10)+" from alice: cake in the kitchen") {
+	if len(got) != 1 || !contains(got[0].Body, "#"+strconv.FormatInt(low.ID, 10)+" from alice (agent): cake in the kitchen") {
 		t.Errorf("bob's notices %v: want one digest naming message %d", got, low.ID)
 	}
 }

@@ -182,7 +182,7 @@ func TestSpine(t *testing.T) {
 			{"no token", "POST", "/v1/messages", "", map[string]any{"to": []string{"bob"}, "body": "x"}, 401, "missing token"},
 			{"wrong token", "GET", "/v1/status", "not-a-token", nil, 401, "unknown or revoked token"},
 			{"agent token on admin call", "GET", "/v1/admin/agents", alice, nil, 403, "needs the admin token"},
-			{"admin token on agent call", "POST", "/v1/messages", adminToken, map[string]any{"to": []string{"bob"}, "body": "x"}, 403, "that agent's token"},
+			{"admin token on agent call", "POST", "/v1/heartbeat", adminToken, map[string]any{}, 403, "that agent's token"},
 			{"unknown recipient", "POST", "/v1/messages", alice, map[string]any{"to": []string{"nobody"}, "body": "x"}, 404, `no agent named "nobody"`},
 			{"unknown agent (admin)", "GET", "/v1/admin/agents/nobody", adminToken, nil, 404, "nobody"},
 			{"empty body", "POST", "/v1/messages", alice, map[string]any{"to": []string{"bob"}, "body": ""}, 400, "body is empty"},
