@@ -134,10 +134,12 @@ func TestClosedSessionsEndTheAgentsSession(t *testing.T) {
 	h := startHub(t)
 	cs, _ := channelBridge(t, h.GRPCAddress(), h.createAgent(t, "bob"))
 	mustCall(t, cs, "check_hub_status", nil, nil)
+	// The push loop's stream parks as a wait, then opens the channel path.
 	eventuallyTrue(t, 10*time.Second, "the push loop to park", func() bool { return h.parkedWaiters(t) == 1 })
-	if p, live := h.presenceOf(t, "bob"); p != "waiting" || len(live) != 1 || live[0] != "channel" {
-		t.Fatalf("bob with an open session: %s, live paths %v; want waiting, [channel]", p, live)
-	}
+	eventuallyTrue(t, 10*time.Second, "bob waiting on the channel path", func() bool {
+		p, live := h.presenceOf(t, "bob")
+		return p == "waiting" && len(live) == 1 && live[0] == "channel"
+	})
 	cs.Close()
 	eventuallyTrue(t, 10*time.Second, "bob offline with no live path", func() bool {
 		p, live := h.presenceOf(t, "bob")
