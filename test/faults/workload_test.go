@@ -34,7 +34,7 @@ const (
 	// postSettle is how long after the last poster returned a post its
 	// client gave up on may still commit on its replica: the readers'
 	// catching up counts only waits that started after it.
-	postSettle = 2 * time.Second
+	postSettle  = 2 * time.Second
 	waitSeconds = 2
 	areas       = 3 // reservable paths area/0 … area/2
 )
