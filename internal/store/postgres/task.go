@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,9 +21,32 @@ import (
 // PostgreSQL's numbered ones.
 type taskDB struct{ t *Tx }
 
-// dollars rewrites the "?" placeholders of q as $1, $2... (tasksql's
+// dollarTexts holds the rewritten texts of the statements seen, at most
+// dollarTextsMax of them: the shared statements are a bounded set of texts
+// (a few vary with the length of a list), so a statement is rewritten once,
+// not at every call.
+var (
+	dollarTexts     sync.Map // statement → its text with numbered placeholders
+	dollarTextsHeld atomic.Int32
+)
+
+const dollarTextsMax = 4096
+
+// dollars rewrites the "?" placeholders of q as $1, $2... (the shared
 // statements hold no other question mark).
 func dollars(q string) string {
+	if d, ok := dollarTexts.Load(q); ok {
+		return d.(string)
+	}
+	d := numberPlaceholders(q)
+	if dollarTextsHeld.Add(1) <= dollarTextsMax {
+		dollarTexts.Store(q, d)
+	}
+	return d
+}
+
+// numberPlaceholders returns q with its "?" written $1, $2...
+func numberPlaceholders(q string) string {
 	var b strings.Builder
 	n := 0
 	for _, r := range q {
