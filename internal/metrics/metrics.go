@@ -40,7 +40,7 @@ type Metrics struct {
 	tokens      *prometheus.CounterVec
 	requests    *prometheus.CounterVec
 	cost        *prometheus.CounterVec
-	methods     sync.Map // gRPC method name → *methodMetrics
+	methods     sync.Map  // gRPC method name → *methodMetrics
 	clock       hub.Clock // times the RPCs
 }
 

@@ -45,7 +45,10 @@ func TestMetrics(t *testing.T) {
 	m.CounterFunc("orchestrator_ticks_total", "ticks", func() float64 { return 3 })
 
 	ok := func(context.Context, any) (any, error) { clock.Advance(time.Second); return "ok", nil }
-	bad := func(context.Context, any) (any, error) { clock.Advance(time.Second / 2); return nil, status.Error(codes.InvalidArgument, "no") }
+	bad := func(context.Context, any) (any, error) {
+		clock.Advance(time.Second / 2)
+		return nil, status.Error(codes.InvalidArgument, "no")
+	}
 	m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/PostMessage"}, ok)
 	m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/PostMessage"}, bad)
 	m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/WaitForMessages"}, ok)
