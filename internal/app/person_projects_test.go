@@ -133,3 +133,64 @@ func TestPersonActsOnlyInItsProjects(t *testing.T) {
 		res.Body.Close()
 	}
 }
+
+// A person of several projects who posts with to only posts in the
+// project of the agents named; agents of two projects, or none to tell
+// the project by, are refused with the projects to choose from, and
+// nothing is posted. It used to post in the default project, outside the
+// person's: PermissionDenied.
+func TestPersonOfSeveralProjectsPostsInTheRecipientsProject(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	for _, p := range []string{"red", "blue", "green"} {
+		if _, err := h.admin.CreateProject(h.adm, &hubv1.CreateProjectRequest{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, project := range map[string]string{"ann": "red", "bob": "blue", "cid": "green"} {
+		if _, err := h.admin.CreateAgent(h.adm, &hubv1.CreateAgentRequest{Name: name, Project: project}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	made, err := h.admin.CreatePerson(h.adm, &hubv1.CreatePersonRequest{Name: "pat", Projects: []string{"red", "blue"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pat := coreBearer(made.GetToken())
+
+	for to, project := range map[string]string{"ann": "red", "bob": "blue"} {
+		m, err := h.agent.PostMessage(pat, &hubv1.PostMessageRequest{To: []string{to, "operator"}, Body: "hi " + to})
+		if err != nil || m.GetMessage().GetProject() != project {
+			t.Errorf("pat posts to %s: %v, %v; want the message in %s", to, m.GetMessage(), err, project)
+		}
+	}
+	for _, c := range []struct {
+		to   []string
+		code codes.Code
+		says []string
+	}{
+		{[]string{"ann", "bob"}, codes.InvalidArgument, []string{"red", "blue", "give project"}},
+		{[]string{"operator"}, codes.InvalidArgument, []string{"red", "blue", "give project"}},
+		{[]string{"cid"}, codes.NotFound, []string{"cid"}},
+	} {
+		_, err := h.agent.PostMessage(pat, &hubv1.PostMessageRequest{To: c.to, Body: "refused"})
+		if status.Code(err) != c.code {
+			t.Errorf("pat posts to %v: %v, want %s", c.to, err, c.code)
+			continue
+		}
+		for _, w := range c.says {
+			if !strings.Contains(status.Convert(err).Message(), w) {
+				t.Errorf("pat posts to %v: %q does not say %q", c.to, status.Convert(err).Message(), w)
+			}
+		}
+	}
+	msgs, err := h.agent.ListMessages(h.adm, &hubv1.ListMessagesRequest{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs.GetMessages() {
+		if m.GetBody() == "refused" {
+			t.Errorf("a refused post was stored: %v", m)
+		}
+	}
+}
