@@ -2,12 +2,15 @@ package app_test
 
 import (
 	"bufio"
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -191,6 +194,58 @@ func TestPersonOfSeveralProjectsPostsInTheRecipientsProject(t *testing.T) {
 	for _, m := range msgs.GetMessages() {
 		if m.GetBody() == "refused" {
 			t.Errorf("a refused post was stored: %v", m)
+		}
+	}
+}
+
+// The hub's counts a person of some projects reads (GetHubInfo's agents
+// and parked waits) are those of the person's projects; a person of every
+// project and the admin read the hub's. They used to be the hub's for
+// every person.
+func TestHubInfoCountsWhatThePersonSees(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	for _, p := range []string{"red", "blue"} {
+		if _, err := h.admin.CreateProject(h.adm, &hubv1.CreateProjectRequest{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := map[string]string{}
+	for name, project := range map[string]string{"ann": "red", "bob": "blue", "bea": "blue"} {
+		r, err := h.admin.CreateAgent(h.adm, &hubv1.CreateAgentRequest{Name: name, Project: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[name] = r.GetToken()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, name := range []string{"bob", "bea"} { // two waits parked in blue
+		go h.agent.WaitForMessages(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tokens[name]), &hubv1.WaitForMessagesRequest{TimeoutSeconds: ptr(int32(60))})
+	}
+	if !eventually(10*time.Second, func() bool { return h.m.Services.Core.ParkedWaits() == 2 }) {
+		t.Fatal("the two waits did not park within 10 s")
+	}
+	person := func(name string, projects ...string) context.Context {
+		r, err := h.admin.CreatePerson(h.adm, &hubv1.CreatePersonRequest{Name: name, Projects: projects})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return coreBearer(r.GetToken())
+	}
+	for _, c := range []struct {
+		who            string
+		ctx            context.Context
+		agents, parked int64
+	}{
+		{"pat (red)", person("pat", "red"), 1, 0},
+		{"lee (blue)", person("lee", "blue"), 2, 2},
+		{"kim (every project)", person("kim"), 3, 2},
+		{"the admin", h.adm, 3, 2},
+	} {
+		info, err := h.admin.GetHubInfo(c.ctx, &hubv1.GetHubInfoRequest{})
+		if err != nil || info.GetAgents() != c.agents || info.GetParkedWaiters() != c.parked {
+			t.Errorf("%s reads %d agents and %d parked waits (%v), want %d and %d", c.who, info.GetAgents(), info.GetParkedWaiters(), err, c.agents, c.parked)
 		}
 	}
 }
