@@ -249,3 +249,88 @@ func TestHubInfoCountsWhatThePersonSees(t *testing.T) {
 		}
 	}
 }
+
+// A person of some projects revokes the remembered allows of those
+// projects only, over REST as the dashboard does: another project's rule
+// is refused (403) and stays in force, an unknown one is not found (404),
+// and the person's own project's rule is revoked.
+func TestPersonRevokesOnlyItsProjectsRules(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	rule := map[string]string{} // project → its rule's ID
+	for name, project := range map[string]string{"ann": "red", "bob": "blue"} {
+		if _, err := h.admin.CreateProject(h.adm, &hubv1.CreateProjectRequest{Name: project}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := h.admin.CreateAgent(h.adm, &hubv1.CreateAgentRequest{Name: name, Project: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := make(chan error, 1)
+		go func() {
+			_, err := h.agent.RequestApproval(coreBearer(r.GetToken()), &hubv1.RequestApprovalRequest{Tool: "Bash", Input: `{"command":"make test"}`, WaitSeconds: 20})
+			asked <- err
+		}()
+		if !eventually(10*time.Second, func() bool {
+			open, err := h.admin.ListInbox(h.adm, &hubv1.ListInboxRequest{State: "open", Project: project})
+			if err != nil || len(open.GetItems()) == 0 {
+				return false
+			}
+			_, err = h.admin.AnswerInboxItem(h.adm, &hubv1.AnswerInboxItemRequest{Id: open.GetItems()[0].GetId(), Decision: "allow", Remember: "project"})
+			return err == nil
+		}) {
+			t.Fatalf("%s's approval was not in the inbox within 10 s", name)
+		}
+		if err := <-asked; err != nil {
+			t.Fatal(err)
+		}
+		rs, err := h.admin.ListApprovalRules(h.adm, &hubv1.ListApprovalRulesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs.GetRules() {
+			if r.GetProject() == project {
+				rule[project] = r.GetId()
+			}
+		}
+		if rule[project] == "" {
+			t.Fatalf("no rule remembered for %s: %v", project, rs.GetRules())
+		}
+	}
+	made, err := h.admin.CreatePerson(h.adm, &hubv1.CreatePersonRequest{Name: "pat", Projects: []string{"red"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pat := made.GetToken()
+	revoked := func(project string) bool {
+		rs, err := h.admin.ListApprovalRules(h.adm, &hubv1.ListApprovalRulesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs.GetRules() {
+			if r.GetId() == rule[project] {
+				return r.GetRevokedAt() != nil
+			}
+		}
+		return true // gone from the list: no longer in force
+	}
+
+	if code, body, _ := h.do(t, "GET", "/v1/admin/inbox/rules", pat, ""); code != http.StatusOK || strings.Contains(body, `"blue"`) || !strings.Contains(body, `"red"`) {
+		t.Errorf("pat lists the rules: %d %s; want red's only", code, body)
+	}
+	if code, body, _ := h.do(t, "DELETE", "/v1/admin/inbox/rules/"+rule["blue"], pat, ""); code != http.StatusForbidden || !strings.Contains(body, "blue") {
+		t.Errorf("pat revokes blue's rule: %d %s; want 403 naming blue", code, body)
+	}
+	if revoked("blue") {
+		t.Error("blue's rule was revoked by a person of red")
+	}
+	if code, body, _ := h.do(t, "DELETE", "/v1/admin/inbox/rules/999", pat, ""); code != http.StatusNotFound {
+		t.Errorf("pat revokes rule 999: %d %s; want 404", code, body)
+	}
+	if code, body, _ := h.do(t, "DELETE", "/v1/admin/inbox/rules/"+rule["red"], pat, ""); code != http.StatusOK {
+		t.Errorf("pat revokes red's rule: %d %s; want 200", code, body)
+	}
+	if !revoked("red") || revoked("blue") {
+		t.Errorf("after pat's revocations: red's rule revoked %v (want true), blue's %v (want false)", revoked("red"), revoked("blue"))
+	}
+}
