@@ -3,8 +3,6 @@ package postgres
 import (
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
 )
@@ -50,12 +48,4 @@ func (t *Tx) PutNoticeCounts(cs map[int64]hub.NoticeCount) error {
 		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[])
 		ON CONFLICT (agent_id) DO UPDATE SET window_start = excluded.window_start, sent = excluded.sent`, ids, windows, sent)
 	return err
-}
-
-// QueuedDue implements hub.NoticeTx.
-func (t *Tx) QueuedDue(cutoff time.Time, limit int) ([]*hub.Message, error) {
-	rows, err := t.query(`SELECT `+messageColumns+` FROM messages m
-		WHERE NOT m.queue_checked AND (m.ack_required OR m.priority = 4) AND m.created_at <= $1
-		ORDER BY m.id LIMIT $2`, row.Nanos(cutoff), limit)
-	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
 }

@@ -11,6 +11,7 @@ var dialect = storesql.Dialect{
 	IDRows:    `SELECT unnest(?::bigint[])`,
 	Bytewise:  ` COLLATE "C"`,
 	True:      "true",
+	False:     "false",
 	List:      func(xs []string) any { return list(xs) },
 	ListDest:  func(xs *[]string) any { return xs },
 	KindsDest: func(xs *[]string) any { return xs },

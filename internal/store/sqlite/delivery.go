@@ -43,10 +43,3 @@ func (t *Tx) PutNoticeCounts(cs map[int64]hub.NoticeCount) error {
 	}
 	return nil
 }
-
-// QueuedDue implements hub.NoticeTx.
-func (t *Tx) QueuedDue(cutoff time.Time, limit int) ([]*hub.Message, error) {
-	return t.queryMessages(`SELECT `+messageColumns+` FROM messages m
-		WHERE m.queue_checked = 0 AND (m.ack_required = 1 OR m.priority = 4) AND m.created_at <= ?
-		ORDER BY m.id LIMIT ?`, row.Nanos(cutoff), limit)
-}

@@ -14,6 +14,7 @@ var dialect = storesql.Dialect{
 	IDs:    func(ids []int64) any { return idList(ids) },
 	IDRows: `SELECT value FROM json_each(?)`,
 	True:   "1",
+	False:  "0",
 	List: func(xs []string) any {
 		s, _ := jsonList(xs) // a list of strings always marshals
 		return s

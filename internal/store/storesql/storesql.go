@@ -47,8 +47,8 @@ type Dialect struct {
 	Bytewise string
 	// True is the literal a flag equals when set: 1 in SQLite, whose
 	// partial indexes say so (a query must say it alike to use them), true
-	// in PostgreSQL.
-	True string
+	// in PostgreSQL; False the one it equals when clear.
+	True, False string
 	// List is a list of texts as a column holds it (a JSON array in
 	// SQLite, a TEXT[] in PostgreSQL); ListDest is where such a column
 	// scans into xs.
