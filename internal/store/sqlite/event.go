@@ -6,6 +6,7 @@ import (
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
+	"github.com/agenthub/hub/internal/store/storesql"
 )
 
 // This file implements hub.EventTx's write of many events in multi-row
@@ -24,12 +25,10 @@ func (t *Tx) InsertEvents(es []hub.Event) error {
 	return t.execRowsShared("insert events", `INSERT INTO events (agent_id, kind, detail, created_at) VALUES `, ``, 4, 1<<1|1<<3, args, nil)
 }
 
-// CountEvents returns how many events of kind the store holds: an
-// index-only count (events_kind), for metrics such as nudges and pulses
-// sent, which survive restarts because they are read from the event log.
+// CountEvents returns how many events of kind the store holds.
 func (db *DB) CountEvents(ctx context.Context, kind string) (int64, error) {
 	var n int64
-	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM events WHERE kind = ?`, kind).Scan(&n); err != nil {
+	if err := db.r.QueryRowContext(ctx, storesql.CountEvents, kind).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count %s events: %w", kind, err)
 	}
 	return n, nil

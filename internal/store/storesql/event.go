@@ -11,6 +11,12 @@ import (
 // This file implements hub.EventTx but for InsertEvents, whose many rows
 // each store writes its own way.
 
+// CountEvents counts the events of one kind: an index-only count
+// (events_kind), which each store runs outside a transaction, for metrics
+// such as nudges and pulses sent (read from the event log, they survive
+// restarts).
+const CountEvents = `SELECT COUNT(*) FROM events WHERE kind = ?`
+
 // nullID is an agent reference: NULL for none.
 func nullID(id int64) any {
 	if id == 0 {
