@@ -12,6 +12,8 @@ var dialect = storesql.Dialect{
 	Bytewise:  ` COLLATE "C"`,
 	True:      "true",
 	False:     "false",
+	Greatest:  "GREATEST",
+	Kinds:     func(xs []string) any { return list(xs) },
 	List:      func(xs []string) any { return list(xs) },
 	ListDest:  func(xs *[]string) any { return xs },
 	KindsDest: func(xs *[]string) any { return xs },
