@@ -136,6 +136,15 @@ func unnest(b storesql.Batch, rows []any) (string, []any, error) {
 		switch typ {
 		case "bigint":
 			args[c], err = columnOf(rows, c, cols, n, integer)
+			if err != nil { // a column of IDs where NULL is none
+				args[c], err = columnOf(rows, c, cols, n, func(v any) (*int64, bool) {
+					if v == nil {
+						return nil, true
+					}
+					i, ok := integer(v)
+					return &i, ok
+				})
+			}
 		case "integer":
 			args[c], err = columnOf(rows, c, cols, n, func(v any) (int32, bool) { i, ok := integer(v); return int32(i), ok })
 		case "text":

@@ -121,7 +121,9 @@ var agentCheckBatch = Batch{What: "put agent checks",
 }
 
 // PutAgentCheck implements hub.NudgeTx.
-func (x Statements) PutAgentCheck(c hub.AgentCheck) error { return x.PutAgentChecks([]hub.AgentCheck{c}) }
+func (x Statements) PutAgentCheck(c hub.AgentCheck) error {
+	return x.PutAgentChecks([]hub.AgentCheck{c})
+}
 
 // PutAgentChecks implements hub.NudgeTx: one row per agent, the last
 // given (PostgreSQL's upsert may not touch a row twice).
