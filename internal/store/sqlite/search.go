@@ -35,13 +35,11 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	// The number of documents, for the ranking's idf: the span of the
 	// message IDs (AUTOINCREMENT; retention deletes the oldest).
 	sqlq := `SELECT messages_fts.docid AS id, hub_bm25(matchinfo(messages_fts, 'pcx'), (SELECT MAX(id) FROM messages) - (SELECT MIN(id) FROM messages) + 1) AS score FROM messages_fts`
-	args := []any{}
 	if filters != "" {
 		sqlq += ` CROSS JOIN messages m ON m.id = messages_fts.docid`
 	}
 	sqlq += ` WHERE messages_fts MATCH ?` + filters
-	args = append(args, match)
-	args = append(args, fargs...)
+	args := append([]any{match}, fargs...)
 	sqlq = `SELECT id, score FROM (` + sqlq + ` ORDER BY messages_fts.docid DESC LIMIT ?)
 		ORDER BY score DESC, id DESC LIMIT ? OFFSET ?`
 	args = append(args, hub.MaxRanked, q.Limit, q.Offset)
