@@ -31,6 +31,10 @@ func (c *Changes) Delivered(ds []Delivery) {
 	}
 }
 
+// Agents returns the agents delivered new messages, in the order recorded
+// (an agent may appear more than once).
+func (c *Changes) Agents() []int64 { return c.agents }
+
 // ChangesTx is how a write transaction records what it changes.
 type ChangesTx interface {
 	// Record makes the statements that follow record into c what they
@@ -68,7 +72,7 @@ func (s committer) Update(ctx context.Context, fn func(tx Tx) error) error {
 // place that wakes parked callers for a change, after the commit of a
 // local write or on another replica's report.
 func (c *core) wake(ch *Changes) {
-	if len(ch.agents) > 0 {
-		c.waiters.Notify(ch.agents...)
+	if ids := ch.Agents(); len(ids) > 0 {
+		c.waiters.Notify(ids...)
 	}
 }
