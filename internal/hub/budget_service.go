@@ -258,7 +258,6 @@ func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
 // budgetNews is what holding usage against budgets did, announced after
 // the commit.
 type budgetNews struct {
-	told  bool         // the agent got a message
 	items []*InboxItem // opened
 }
 
@@ -310,17 +309,13 @@ func (s *Budgets) check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, 
 		if err := tx.InsertMessage(m, d); err != nil {
 			return news, err
 		}
-		news.told = true
 	}
 	return news, nil
 }
 
-// announce tells, after the commit, what check did: the agent's waits
-// wake to its message, the people's inbox shows the items.
+// announce tells, after the commit, what check did: the people's inbox
+// shows the items (the agent's waits wake to its message at the commit).
 func (s *Budgets) announce(agent *Agent, news budgetNews) {
-	if news.told {
-		s.waiters.Notify(agent.ID)
-	}
 	if len(news.items) > 0 {
 		s.inbox.opened(news.items...)
 	}

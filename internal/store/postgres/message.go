@@ -119,6 +119,9 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 // replicas, is then held from that one insert to the commit, not while the
 // batch's other writes run, so that the replicas' batches overlap.
 func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
+	for _, d := range ds {
+		t.Changes.Delivered(d)
+	}
 	if t.shared {
 		t.pending = append(t.pending, pendingPost{ms, ds})
 		return nil

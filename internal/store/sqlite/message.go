@@ -30,6 +30,7 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 			return err
 		}
 	}
+	t.Changes.Delivered(deliveries)
 	t.indexMessage(m, deliveries)
 	return nil
 }
@@ -177,6 +178,7 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		return err
 	}
 	for i, m := range ms {
+		t.Changes.Delivered(ds[i])
 		t.indexMessage(m, ds[i])
 	}
 	return nil

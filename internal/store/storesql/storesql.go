@@ -107,7 +107,13 @@ type Statements struct {
 	// changes and of each agent it deletes: a store with several processes
 	// tells them there.
 	Changed func(agentID int64, change hub.AgentChange) error
+	// Changes receives what the write transaction's statements change
+	// that parked callers wait for (Record); nil outside a hub's write.
+	Changes *hub.Changes
 }
+
+// Record implements hub.ChangesTx.
+func (s *Statements) Record(c *hub.Changes) { s.Changes = c }
 
 // all runs q and scans each of its rows.
 func all[T any](db DB, scan func(row.Scanner) (T, error), q string, args ...any) ([]T, error) {
