@@ -25,7 +25,15 @@ type Stream struct {
 	err   error            // why run ended (nil: after a resync frame)
 	once  sync.Once
 	ctx   context.Context // the call's: once it ended, the caller went away
+
+	mu   sync.Mutex
+	sent map[int64]bool // messages of frames sent and not yet confirmed: at most streamSentMax
 }
+
+// streamSentMax bounds the messages a stream remembers having sent until
+// they are confirmed: past it, it forgets them, and their confirmation
+// reads the store as ConfirmDelivery does.
+const streamSentMax = 1024
 
 // Subscribe opens a stream of caller's wake-ups for the path req.Via,
 // whose first frame (Next) holds its cursor and the caller's status; it
@@ -180,10 +188,57 @@ func (st *Stream) Next(ctx context.Context) (*StreamFrame, error) {
 	}
 }
 
+// Sending records that f is about to be sent, so that its messages'
+// confirmation (Confirm) needs no read of the store; Sent follows once it
+// was.
+func (st *Stream) Sending(f *StreamFrame) {
+	if len(f.Messages) == 0 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.sent == nil || len(st.sent)+len(f.Messages) > streamSentMax {
+		st.sent = make(map[int64]bool, len(f.Messages))
+	}
+	for _, m := range f.Messages {
+		st.sent[m.ID] = true
+	}
+}
+
 // Sent records that f was sent: its messages are delivered (the path
 // confirms what reaches the agent's context).
 func (st *Stream) Sent(ctx context.Context, f *StreamFrame) error {
 	return st.s.receipts.markReply(ctx, st.caller.ID, f.Messages, st.via)
+}
+
+// Confirm records that the messages named by ids reached the agent's
+// context through the stream's path, as Receipts.Confirm does: those the
+// stream sent at no cost (a pending mark), others after the store says
+// they were delivered to the caller. Errors: EINVALID (no ID, too many,
+// malformed), ENOTFOUND (an ID not delivered to the caller: nothing is
+// recorded).
+func (st *Stream) Confirm(ctx context.Context, ids []string) error {
+	nums, err := parseIDList(ids, MaxConfirmIDs, "confirm")
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	mine := true
+	for _, id := range nums {
+		mine = mine && st.sent[id]
+	}
+	if mine {
+		for _, id := range nums {
+			delete(st.sent, id)
+		}
+	}
+	st.mu.Unlock()
+	if !mine {
+		return st.s.receipts.Confirm(ctx, st.caller, ids, st.via.String())
+	}
+	now := st.s.clock.Now()
+	st.s.paths.Seen(st.caller.ID, st.via, now)
+	return st.s.receipts.settle(ctx, st.caller.ID, nums, st.via, now)
 }
 
 // Close ends the stream: its reading stops, its wait is unregistered and

@@ -120,9 +120,14 @@ type pusher struct {
 	cursor string
 	// stream is the hub's stream of wake-ups the pusher holds (Subscribe),
 	// with what ends it; a hub without one (Unimplemented) is long-polled.
-	stream   grpc.ServerStreamingClient[hubv1.SubscribeFrame]
+	stream   grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame]
 	end      context.CancelFunc
 	longPoll bool
+	// confirmed holds the last IDs confirmed on the stream (at most
+	// hub.MaxConfirmIDs): the hub may not have read them when the stream
+	// ends, so they are confirmed again then, by a call (a confirmation
+	// counts once).
+	confirmed []string
 	// known learns where the watch of the hub stands (nil: nothing learns).
 	known *known
 }
@@ -130,7 +135,7 @@ type pusher struct {
 // run pushes until ctx ends or a notification cannot be written (the
 // client went away).
 func (p *pusher) run(ctx context.Context) {
-	defer p.drop()
+	defer p.drop(ctx)
 	retry := time.Duration(0)
 	for ctx.Err() == nil {
 		woke := p.known.watch(p.cursor)
@@ -169,12 +174,30 @@ func (p *pusher) run(ctx context.Context) {
 }
 
 // confirm tells the hub that the messages ids, shown by a notification
-// the transport took, are in the agent's context. A failure is logged:
+// the transport took, are in the agent's context: on the stream that
+// carried them, else by a call (ConfirmDelivery). A failure is logged:
 // the messages stay where they were.
 func (p *pusher) confirm(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
+	if p.stream != nil {
+		if err := p.stream.Send(&hubv1.SubscribeRequest{ConfirmIds: ids}); err == nil {
+			p.confirmed = append(p.confirmed, ids...)
+			p.confirmed = p.confirmed[max(0, len(p.confirmed)-maxConfirmIDs):]
+			return
+		}
+		p.drop(ctx) // the stream ended: what it may not have read is confirmed below
+	}
+	p.confirmCall(ctx, ids)
+}
+
+// maxConfirmIDs is how many messages one confirmation may name (the hub's
+// limit).
+const maxConfirmIDs = 200
+
+// confirmCall confirms ids with one call.
+func (p *pusher) confirmCall(ctx context.Context, ids []string) {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := p.client.ConfirmDelivery(rctx, &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: viaChannel}); err != nil {
@@ -195,7 +218,7 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 		f, err := p.next(ctx)
 		if status.Code(err) != codes.Unimplemented {
 			if err != nil || f.GetResync() {
-				p.drop()
+				p.drop(ctx)
 			}
 			if err != nil {
 				return nil, "", err
@@ -232,7 +255,10 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 func (p *pusher) next(ctx context.Context) (*hubv1.SubscribeFrame, error) {
 	if p.stream == nil {
 		sctx, end := context.WithCancel(ctx)
-		st, err := p.client.Subscribe(sctx, &hubv1.SubscribeRequest{AfterId: p.cursor, Limit: pushFetch, Via: viaChannel})
+		st, err := p.client.Subscribe(sctx)
+		if err == nil {
+			err = st.Send(&hubv1.SubscribeRequest{AfterId: p.cursor, Limit: pushFetch, Via: viaChannel})
+		}
 		if err != nil {
 			end()
 			return nil, err
@@ -242,11 +268,17 @@ func (p *pusher) next(ctx context.Context) (*hubv1.SubscribeFrame, error) {
 	return p.stream.Recv()
 }
 
-// drop ends the stream the pusher holds, if any.
-func (p *pusher) drop() {
-	if p.stream != nil {
-		p.end()
-		p.stream, p.end = nil, nil
+// drop ends the stream the pusher holds, if any, and confirms again by a
+// call what it confirmed last on it (the hub may not have read it).
+func (p *pusher) drop(ctx context.Context) {
+	if p.stream == nil {
+		return
+	}
+	p.end()
+	p.stream, p.end = nil, nil
+	if again := p.confirmed; len(again) > 0 && ctx.Err() == nil {
+		p.confirmed = nil
+		p.confirmCall(ctx, again)
 	}
 }
 

@@ -106,7 +106,7 @@ func (h *staleCursorHub) ConfirmDelivery(_ context.Context, in *hubv1.ConfirmDel
 }
 
 // Subscribe answers as a hub without streams does: the pusher long-polls.
-func (h *staleCursorHub) Subscribe(context.Context, *hubv1.SubscribeRequest, ...grpc.CallOption) (grpc.ServerStreamingClient[hubv1.SubscribeFrame], error) {
+func (h *staleCursorHub) Subscribe(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame], error) {
 	return nil, status.Error(codes.Unimplemented, "unknown method Subscribe")
 }
 
