@@ -14,7 +14,7 @@ import (
 type Stream struct {
 	s      *Waits
 	caller *Agent
-	via    Via
+	via    Via  // 0: a watch stream (SubscribeRequest.Watch)
 	limit  int
 	w      *Waiter
 	cursor int64 // after what the stream has queued; owned by run
@@ -50,8 +50,11 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 	if err != nil {
 		return nil, err
 	}
-	if via == 0 {
-		return nil, Errorf(EINVALID, "via is empty: give the path this stream feeds, channel or tmux")
+	switch {
+	case req.Watch && via != 0:
+		return nil, Errorf(EINVALID, "via is set on a watch stream, which feeds no path: give one or the other")
+	case !req.Watch && via == 0:
+		return nil, Errorf(EINVALID, "via is empty: give the path this stream feeds, channel or tmux (or watch, for frames with the cursor alone)")
 	}
 	limit, err := s.limit(req.Limit, 20)
 	if err != nil {
@@ -91,7 +94,9 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 		w.Close()
 		return nil, err
 	}
-	s.paths.Open(caller.ID, via, s.clock.Now())
+	if via != 0 {
+		s.paths.Open(caller.ID, via, s.clock.Now())
+	}
 	st.queue <- StreamFrame{Cursor: st.cursor, Status: status}
 	go st.run(ctx)
 	return st, nil
@@ -105,6 +110,9 @@ func (st *Stream) run(ctx context.Context) {
 	// On its own stack, as a wait's reads are (onOwnStack): the stream
 	// parks between looks with the small stack it started with.
 	fetch := onOwnStack(func() (look, error) {
+		if st.via == 0 {
+			return s.fetchLatest(ctx, st.caller.ID, st.cursor)
+		}
 		return s.fetchForWait(ctx, st.caller.ID, st.cursor, true, st.limit, st.via)
 	})
 	woken, more := true, false // the first look comes at once
@@ -127,7 +135,7 @@ func (st *Stream) run(ctx context.Context) {
 				continue
 			}
 			st.cursor = lk.cursor
-			if len(lk.msgs) > 0 {
+			if len(lk.msgs) > 0 || st.via == 0 {
 				st.queue <- StreamFrame{Messages: lk.msgs, Cursor: lk.cursor} // fits: decideStream looked below StreamQueue
 			}
 		case streamPark:
@@ -158,6 +166,26 @@ func (st *Stream) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// fetchLatest is a watch stream's look: the cursor past the newest
+// message delivered to agentID, found when it is past after.
+func (s *Waits) fetchLatest(ctx context.Context, agentID, after int64) (look, error) {
+	var lk look
+	err := view(ctx, s.store, func(tx waitsTx) error {
+		a, err := tx.AgentByID(agentID)
+		if err != nil {
+			return err
+		}
+		if a.Disabled() {
+			return Errorf(EPERMISSION, "agent %q was disabled", a.Name)
+		}
+		_, _, latest, err := tx.InboxCounts(agentID, after)
+		lk.cursor = max(after, latest)
+		lk.passed = latest > after
+		return err
+	})
+	return lk, err
 }
 
 // errStreamStopping is the error a stream ends with when the hub stops.
@@ -218,6 +246,9 @@ func (st *Stream) Sent(ctx context.Context, f *StreamFrame) error {
 // malformed), ENOTFOUND (an ID not delivered to the caller: nothing is
 // recorded).
 func (st *Stream) Confirm(ctx context.Context, ids []string) error {
+	if st.via == 0 {
+		return Errorf(EINVALID, "confirm_ids on a watch stream, which carries no message: confirm on the stream that carried them")
+	}
 	nums, err := parseIDList(ids, MaxConfirmIDs, "confirm")
 	if err != nil {
 		return err
@@ -250,6 +281,8 @@ func (st *Stream) Close() {
 		st.w.Close()
 		// A caller that went away leaves no live path behind; one that
 		// ends for a resync or a restart comes back within its window.
-		st.s.paths.Close(st.caller.ID, st.via, st.s.clock.Now(), st.ctx.Err() != nil)
+		if st.via != 0 {
+			st.s.paths.Close(st.caller.ID, st.via, st.s.clock.Now(), st.ctx.Err() != nil)
+		}
 	})
 }

@@ -29,7 +29,7 @@ func (a *AgentServer) Subscribe(ss grpc.BidiStreamingServer[hubv1.SubscribeReque
 	ctx, cancel := context.WithCancelCause(ss.Context())
 	defer cancel(nil)
 	caller := Caller(ctx)
-	st, err := a.s.svc.Waits.Subscribe(ctx, caller, hub.SubscribeRequest{AfterID: req.GetAfterId(), Via: req.GetVia(), Limit: int(req.GetLimit())})
+	st, err := a.s.svc.Waits.Subscribe(ctx, caller, hub.SubscribeRequest{AfterID: req.GetAfterId(), Via: req.GetVia(), Limit: int(req.GetLimit()), Watch: req.GetWatch()})
 	if err != nil {
 		return err
 	}
@@ -70,8 +70,8 @@ func confirmations(ctx context.Context, ss grpc.BidiStreamingServer[hubv1.Subscr
 			}
 			return
 		}
-		if len(req.GetConfirmIds()) == 0 || req.GetAfterId() != "" || req.GetVia() != "" || req.GetLimit() != 0 {
-			end(hub.Errorf(hub.EINVALID, "a later request of the stream carries confirm_ids only, at least one (it sets after_id, via or limit, or names no message): subscribe again to start elsewhere"))
+		if len(req.GetConfirmIds()) == 0 || req.GetAfterId() != "" || req.GetVia() != "" || req.GetLimit() != 0 || req.GetWatch() {
+			end(hub.Errorf(hub.EINVALID, "a later request of the stream carries confirm_ids only, at least one (it sets after_id, via, limit or watch, or names no message): subscribe again to start elsewhere"))
 			return
 		}
 		if err := st.Confirm(ctx, req.GetConfirmIds()); err != nil {
