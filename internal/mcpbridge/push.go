@@ -113,9 +113,14 @@ func (t *pushTransport) notify(ctx context.Context, p channelParams) error {
 // its paths. Once the transport has taken a notification, the messages it
 // shows are confirmed (ConfirmDelivery): in the agent's context. A push
 // marks nothing read.
+//
+// With no send (a client that shows no channel notification) the pusher
+// only follows: it holds a watch stream, whose frames carry the cursor past
+// what arrived and no message, so its agent's hooks know when to ask the
+// hub; against a hub without streams it stops (the hooks ask the hub).
 type pusher struct {
 	client hubv1.AgentServiceClient
-	send   func(context.Context, channelParams) error
+	send   func(context.Context, channelParams) error // nil: follow only
 	opts   Options
 	cursor string
 	// stream is the hub's stream of wake-ups the pusher holds (Subscribe),
@@ -142,7 +147,7 @@ func (p *pusher) run(ctx context.Context) {
 		msgs, cursor, err := p.poll(ctx)
 		woke(len(msgs), cursor, err)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || p.send == nil && status.Code(err) == codes.Unimplemented {
 				return
 			}
 			if status.Code(err) == codes.InvalidArgument && p.cursor != "" {
@@ -216,7 +221,7 @@ const viaChannel = "channel"
 func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 	if !p.longPoll {
 		f, err := p.next(ctx)
-		if status.Code(err) != codes.Unimplemented {
+		if status.Code(err) != codes.Unimplemented || p.send == nil {
 			if err != nil || f.GetResync() {
 				p.drop(ctx)
 			}
@@ -255,9 +260,13 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 func (p *pusher) next(ctx context.Context) (*hubv1.SubscribeFrame, error) {
 	if p.stream == nil {
 		sctx, end := context.WithCancel(ctx)
+		req := &hubv1.SubscribeRequest{AfterId: p.cursor, Limit: pushFetch, Via: viaChannel}
+		if p.send == nil {
+			req = &hubv1.SubscribeRequest{AfterId: p.cursor, Watch: true}
+		}
 		st, err := p.client.Subscribe(sctx)
 		if err == nil {
-			err = st.Send(&hubv1.SubscribeRequest{AfterId: p.cursor, Limit: pushFetch, Via: viaChannel})
+			err = st.Send(req)
 		}
 		if err != nil {
 			end()
