@@ -14,7 +14,7 @@ import (
 type Stream struct {
 	s      *Waits
 	caller *Agent
-	via    Via  // 0: a watch stream (SubscribeRequest.Watch)
+	via    Via // 0: a watch stream (SubscribeRequest.Watch)
 	limit  int
 	w      *Waiter
 	cursor int64 // after what the stream has queued; owned by run
