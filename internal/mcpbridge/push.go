@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // Claude Code channels: a server that declares the experimental
@@ -158,10 +159,8 @@ func (p *pusher) run(ctx context.Context) {
 			}
 			retry = min(max(2*retry, 100*time.Millisecond), pushRetryMax)
 			p.opts.Logger.Debug("channel long-poll failed; retrying with the same cursor", "cursor", p.cursor, "in", retry, "err", err)
-			select {
-			case <-ctx.Done():
+			if !sleep(ctx, p.opts.Clock, retry) {
 				return
-			case <-time.After(retry):
 			}
 			continue
 		}
@@ -207,6 +206,18 @@ func (p *pusher) confirmCall(ctx context.Context, ids []string) {
 	defer cancel()
 	if _, err := p.client.ConfirmDelivery(rctx, &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: viaChannel}); err != nil {
 		p.opts.Logger.Warn("channel: the hub did not take the confirmation of a push", "ids", strings.Join(ids, ","), "err", err)
+	}
+}
+
+// sleep waits d on clock; false if ctx ended first.
+func sleep(ctx context.Context, clock hub.Clock, d time.Duration) bool {
+	t := clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
 	}
 }
 

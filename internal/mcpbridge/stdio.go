@@ -144,7 +144,7 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 		opts.HubAddr = addr
 	}
 	b := &bridge{client: hubv1.NewAgentServiceClient(conn), opts: opts.withDefaults()}
-	b.known = newKnown(func() bool { return conn.GetState() == connectivity.Ready })
+	b.known = newKnown(b.opts.Clock.Now, func() bool { return conn.GetState() == connectivity.Ready })
 	if opts.HookSocket != "" && token != "" {
 		defer b.serveHooks(opts.HookSocket, token)()
 	}
