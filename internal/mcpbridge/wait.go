@@ -146,11 +146,11 @@ func waitText(o WaitOutput) string {
 func (b *bridge) sendProgress(ctx context.Context, ss *mcp.ServerSession, token any, timeout time.Duration) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	start := b.opts.Clock.Now()
+	tick := b.opts.Clock.NewTicker(b.opts.ProgressInterval)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		start := b.opts.Clock.Now()
-		tick := b.opts.Clock.NewTicker(b.opts.ProgressInterval)
 		defer tick.Stop()
 		for {
 			select {
