@@ -284,9 +284,22 @@ func (p *pusher) next(ctx context.Context) (*hubv1.SubscribeFrame, error) {
 			return nil, err
 		}
 		p.stream, p.end = st, end
+		// A hub whose Subscribe reads one request (a server stream)
+		// waits for the end of the requests before its first frame: it
+		// is served as a hub without streams.
+		late := p.opts.Clock.AfterFunc(firstFrameMax, end)
+		f, err := st.Recv()
+		if !late.Stop() && err != nil && ctx.Err() == nil {
+			return nil, status.Errorf(codes.Unimplemented, "the hub sent no first frame within %v: it serves no stream of wake-ups that takes confirmations", firstFrameMax)
+		}
+		return f, err
 	}
 	return p.stream.Recv()
 }
+
+// firstFrameMax is how long the first frame of a stream may take: the hub
+// sends it at once, after one read.
+const firstFrameMax = 10 * time.Second
 
 // drop ends the stream the pusher holds, if any, and confirms again by a
 // call what it confirmed last on it (the hub may not have read it).
