@@ -71,12 +71,11 @@ enabled = false
 	return r, tok
 }
 
-// run runs `codex exec prompt` in the project. Codex runs a new hook only
-// once a person trusted it (/hooks); the rig, which wrote them itself,
-// bypasses that review.
+// run runs `codex exec prompt` in the project. Codex runs a hook only
+// once it is trusted: the hooks run on the trust hub setup wrote.
 func (r *codexRig) run(t *testing.T, prompt string, flags ...string) string {
 	t.Helper()
-	args := append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"}, flags...)
+	args := append([]string{"exec", "--skip-git-repo-check"}, flags...)
 	args = append(args, prompt)
 	out, err := runHost(t, r.proj, r.env, 90*time.Second, r.bin, args...)
 	if err != nil {
