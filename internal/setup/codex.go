@@ -25,9 +25,9 @@ import (
 // computation (codex-rs hooks/src/engine/discovery.rs, command_hook_hash,
 // and config's version_for_toml) is what codexHookHash reproduces.
 
-// codexHook is one of the hub's hooks in a Codex hooks.json: the key
-// Codex keeps its state under and the hash it trusts it by.
-type codexHook struct {
+// hubHook is one of the hub's hooks in a host's hooks file, with the key
+// Codex keeps its state under and the hash Codex trusts it by.
+type hubHook struct {
 	Event, Command string
 	Key, Hash      string
 }
@@ -103,15 +103,15 @@ func snakeCase(event string) string {
 	return b.String()
 }
 
-// codexHubHooks lists the hooks of the hooks.json root whose command is
-// the hub's (ours), with their keys under the name hooksFile and their
-// hashes.
-func codexHubHooks(root *object, hooksFile string, ours func(cmd string) bool) []codexHook {
+// findHubHooks lists the hooks of the hooks file root whose command is
+// the hub's (ours), with their Codex keys under the name hooksFile and
+// their hashes.
+func findHubHooks(root *object, hooksFile string, ours func(cmd string) bool) []hubHook {
 	hooks, _ := root.get("hooks").(*object)
 	if hooks == nil {
 		return nil
 	}
-	var out []codexHook
+	var out []hubHook
 	for _, event := range hooks.keys {
 		groups, _ := hooks.get(event).([]any)
 		for gi, g := range groups {
@@ -129,7 +129,7 @@ func codexHubHooks(root *object, hooksFile string, ours func(cmd string) bool) [
 				if hobj.get("type") != "command" || !ours(cmd) {
 					continue
 				}
-				out = append(out, codexHook{
+				out = append(out, hubHook{
 					Event: event, Command: cmd,
 					Key:  codexHookKey(hooksFile, event, gi, hi),
 					Hash: codexHookHash(event, cmd, codexTimeout(hobj.get("timeout"))),
@@ -155,7 +155,7 @@ func codexTimeout(v any) int64 {
 }
 
 // codexTrustTables are the [hooks.state."KEY"] tables that trust hooks.
-func codexTrustTables(hooks []codexHook) string {
+func codexTrustTables(hooks []hubHook) string {
 	var tables []string
 	for _, h := range hooks {
 		tables = append(tables, fmt.Sprintf("[hooks.state.%s]\ntrusted_hash = %s\n", tomlString(h.Key), tomlString(h.Hash)))

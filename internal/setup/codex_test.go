@@ -28,7 +28,7 @@ func TestCodexHookHashIsCodexs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := codexHubHooks(root, "/tmp/hx/h2/ch/hooks.json", func(string) bool { return true })
+	got := findHubHooks(root, "/tmp/hx/h2/ch/hooks.json", func(string) bool { return true })
 	if len(got) != len(want) {
 		t.Fatalf("%d hooks, want %d: %+v", len(got), len(want), got)
 	}

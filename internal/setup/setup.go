@@ -222,10 +222,10 @@ func (o Options) codexTrust(hooks Change) (drop []string, trust string, err erro
 	if err != nil {
 		return nil, "", err
 	}
-	for _, h := range codexHubHooks(before, file, ours) {
+	for _, h := range findHubHooks(before, file, ours) {
 		drop = append(drop, "hooks.state."+tomlString(h.Key))
 	}
-	return drop, codexTrustTables(codexHubHooks(after, file, ours)), nil
+	return drop, codexTrustTables(findHubHooks(after, file, ours)), nil
 }
 
 // Steps says what the user must still do for the host to run what setup
