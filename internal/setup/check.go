@@ -109,7 +109,9 @@ func Check(o Options, getenv func(string) string) []Finding {
 // project's when o.Project is set.
 func (o Options) hookFiles() []hookFile {
 	var out []hookFile
-	add := func(project bool, path ...string) { out = append(out, hookFile{path: filepath.Join(path...), project: project}) }
+	add := func(project bool, path ...string) {
+		out = append(out, hookFile{path: filepath.Join(path...), project: project})
+	}
 	switch o.Host {
 	case "claude":
 		if o.ConfigDir != "" {
