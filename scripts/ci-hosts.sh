@@ -4,7 +4,8 @@
 # directory, each set up with `hub setup` against a real hub on loopback
 # and driven by the scripted model (test/hosts/model) in place of the
 # model API. A host that cannot be installed fails the run, with the
-# reason: nothing is skipped. The last line says what passed per host:
+# reason: nothing is skipped. The three hosts run side by side, each its
+# scenarios one after the other. The last line says what passed per host:
 #   hosts: claude-code=V a/b codex=V a/b gemini-cli=V a/b
 #
 # Usage: bash scripts/ci-hosts.sh   (needs go, node >= 20 and npm)
@@ -58,7 +59,7 @@ go build -o "$work/hub" ./cmd/hub
 
 status=0
 HUB_TEST_HUB="$work/hub" HUB_TEST_CLAUDE="$claude" HUB_TEST_CODEX="$codex" HUB_TEST_GEMINI="$gemini" \
-	go test -count=1 -timeout 10m -v -run '^(TestClaudeCode|TestCodex|TestGemini)$' ./test/hosts/ >"$work/test.log" 2>&1 || status=$?
+	go test -count=1 -timeout 10m -parallel 3 -v -run '^(TestClaudeCode|TestCodex|TestGemini)$' ./test/hosts/ >"$work/test.log" 2>&1 || status=$?
 grep -v '^=== ' "$work/test.log" | grep -v '^        ' || true
 if [ "$status" != 0 ]; then
 	echo "ci-hosts: failures, in full:" >&2

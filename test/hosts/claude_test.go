@@ -81,6 +81,7 @@ func describeRequests(rs []model.Request) string {
 // TestClaudeCode drives the real Claude Code (`claude -p`), set up with
 // `hub setup claude --project`, against a real hub and the scripted model.
 func TestClaudeCode(t *testing.T) {
+	t.Parallel() // the hosts run side by side (scripts/ci-hosts.sh: -parallel 3)
 	t.Run("mcp-tools", func(t *testing.T) {
 		r, _ := newClaudeRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")

@@ -87,6 +87,7 @@ func (r *codexRig) run(t *testing.T, prompt string, flags ...string) string {
 // TestCodex drives the real Codex (`codex exec`), set up with `hub setup
 // codex` under CODEX_HOME, against a real hub and the scripted model.
 func TestCodex(t *testing.T) {
+	t.Parallel() // the hosts run side by side (scripts/ci-hosts.sh: -parallel 3)
 	t.Run("mcp-tools", func(t *testing.T) {
 		r, _ := newCodexRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")

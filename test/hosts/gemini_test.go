@@ -77,6 +77,7 @@ func (r *geminiRig) run(t *testing.T, prompt string, args ...string) string {
 // setup gemini` under GEMINI_CLI_HOME, against a real hub and the scripted
 // model.
 func TestGemini(t *testing.T) {
+	t.Parallel() // the hosts run side by side (scripts/ci-hosts.sh: -parallel 3)
 	t.Run("mcp-tools", func(t *testing.T) {
 		r, _ := newGeminiRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")
