@@ -59,11 +59,15 @@ go build -o "$work/hub" ./cmd/hub
 
 status=0
 HUB_TEST_HUB="$work/hub" HUB_TEST_CLAUDE="$claude" HUB_TEST_CODEX="$codex" HUB_TEST_GEMINI="$gemini" \
-	go test -count=1 -timeout 10m -parallel 3 -v -run '^(TestClaudeCode|TestCodex|TestGemini)$' ./test/hosts/ >"$work/test.log" 2>&1 || status=$?
+	go test -count=1 -timeout 15m -parallel 3 -v -run '^(TestClaudeCode|TestCodex|TestGemini)$' ./test/hosts/ >"$work/test.log" 2>&1 || status=$?
 grep -v '^=== ' "$work/test.log" | grep -v '^        ' || true
 if [ "$status" != 0 ]; then
+	# What each failed scenario logged: the lines under its name (go test -v
+	# marks whose output follows with === RUN, NAME or CONT).
 	echo "ci-hosts: failures, in full:" >&2
-	grep -B2 -A30 -- '--- FAIL' "$work/test.log" >&2 || tail -50 "$work/test.log" >&2
+	failed=$(grep -oE -- '--- FAIL: [^ ]+' "$work/test.log" | cut -d' ' -f3 | tr '\n' ' ')
+	awk -v failed=" $failed" '/^=== (RUN|NAME|CONT|PAUSE) / { cur = $3 } index(failed, " " cur " ") { print }' "$work/test.log" >&2
+	tail -20 "$work/test.log" >&2
 fi
 
 # count TEST: passed/total of its scenarios (a skipped one is not passed).

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/test/hosts/model"
@@ -77,7 +76,7 @@ func (r *codexRig) run(t *testing.T, prompt string, flags ...string) string {
 	t.Helper()
 	args := append([]string{"exec", "--skip-git-repo-check"}, flags...)
 	args = append(args, prompt)
-	out, err := runHost(t, r.proj, r.env, 90*time.Second, r.bin, args...)
+	out, err := runHost(t, r.proj, r.env, hostRunLimit, r.bin, args...)
 	if err != nil {
 		t.Fatalf("codex exec: %v\n%s\nrequests:\n%s", err, out, describeRequests(r.model.Requests()))
 	}
