@@ -49,13 +49,19 @@ if [ "$failed" = 1 ]; then
 	echo "hosts: a host could not be installed (above): claude-code=$claude_version codex=$codex_version gemini-cli=$gemini_version" >&2
 	exit 1
 fi
-"$claude" --version
-"$codex" --version
-"$gemini" --version
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Each host says its version while the hub builds (a Node host's start is
+# seconds of CPU: half a minute on a loaded machine).
+pids=()
+for bin in "$claude" "$codex" "$gemini"; do
+	"$bin" --version &
+	pids+=($!)
+done
 go build -o "$work/hub" ./cmd/hub
+for pid in "${pids[@]}"; do
+	wait "$pid" || { echo "ci-hosts: a host installed in $cache does not run (above)" >&2; exit 1; }
+done
 
 status=0
 HUB_TEST_HUB="$work/hub" HUB_TEST_CLAUDE="$claude" HUB_TEST_CODEX="$codex" HUB_TEST_GEMINI="$gemini" \
