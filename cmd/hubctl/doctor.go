@@ -18,7 +18,6 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/loopback"
-	"github.com/agenthub/hub/internal/setup"
 	hubversion "github.com/agenthub/hub/internal/version"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -222,41 +221,6 @@ func (d *doctor) run(ctx context.Context) {
 	}
 	// 5. Readiness over HTTP.
 	d.readyz(ctx)
-	// 6. The hub's hooks the agent hosts of this user would skip.
-	d.hostHooks()
-}
-
-// hostHooks reports, per agent host, the hub's hooks the host would skip
-// (setup.Check), reading the user's configs (under the host's own
-// variable) and the current directory's as the project's.
-func (d *doctor) hostHooks() {
-	home := d.c.getenv("HOME")
-	if home == "" {
-		d.add("host hooks", checkSkip, "no HOME: the hosts' configs are not read", "")
-		return
-	}
-	project, _ := os.Getwd()
-	var none []string
-	for _, host := range setup.Hosts {
-		o := setup.Options{Host: host, Home: home, ConfigDir: d.c.getenv(setup.ConfigDirVar(host)), Project: project}
-		found := setup.Check(o, d.c.getenv)
-		if len(found) == 0 {
-			none = append(none, host)
-		}
-		for _, f := range found {
-			switch {
-			case f.Problem == "":
-				d.add("hooks: "+host, checkOK, f.Detail, "")
-			case f.Maybe:
-				d.add("hooks: "+host, checkWarn, f.Problem, f.Fix)
-			default:
-				d.add("hooks: "+host, checkFail, f.Problem, f.Fix)
-			}
-		}
-	}
-	if len(none) > 0 {
-		d.add("host hooks", checkSkip, "no hub hooks for "+strings.Join(none, ", ")+" (hub setup HOST writes them)", "")
-	}
 }
 
 // clockSkew compares the hub's time with the local clock at the middle of

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -185,36 +183,5 @@ func TestDoctorClockSkew(t *testing.T) {
 	r = h2.hubctl(t, nil, "doctor", "--http", "http://"+h2.m.HTTPAddress(), "--max-skew", "1s").must(t)
 	if !hasLine(r.stdout, "warn", "clock skew", "behind this machine's") {
 		t.Errorf("doctor with the hub 5 s behind:\n%s", r.stdout)
-	}
-}
-
-// TestDoctorHostHooks: the doctor reads the agent hosts' configs under
-// HOME and reports the hub's hooks a host would skip, with the fix.
-func TestDoctorHostHooks(t *testing.T) {
-	t.Parallel()
-	h := startHubHTTP(t, nil)
-	home := t.TempDir()
-	bin := filepath.Join(home, "bin", "hub")
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Codex hooks written by hand: never trusted.
-	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	hooks := `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "` + bin + ` hook codex Stop", "timeout": 5}]}]}}`
-	if err := os.WriteFile(filepath.Join(home, ".codex", "hooks.json"), []byte(hooks), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := h.hubctl(t, map[string]string{"HOME": home}, "doctor", "--http", "http://"+h.m.HTTPAddress())
-	if r.code == 0 || !hasLine(r.stdout, "fail", "hooks: codex", "Codex skips the hub's Stop hooks: not trusted in "+filepath.Join(home, ".codex", "config.toml")) ||
-		!strings.Contains(r.stdout, "fix: run hub setup codex (it trusts the hooks it writes)") {
-		t.Errorf("doctor (exit %d):\n%s\nwant the untrusted Codex hook failed, with its fix", r.code, r.stdout)
-	}
-	if !hasLine(r.stdout, "skip", "host hooks", "no hub hooks for claude, gemini") {
-		t.Errorf("doctor lacks the hosts without hub hooks:\n%s", r.stdout)
 	}
 }

@@ -238,7 +238,7 @@ func commandTable() []command {
 		{
 			name:    "doctor",
 			group:   "hub",
-			summary: "check that the hub is reachable, the token works, the clocks agree, the hub is ready and the agent hosts run the hub's hooks; say what to fix",
+			summary: "check that the hub is reachable, the token works, the clocks agree and the hub is ready; say what to fix",
 			usage:   "[--http URL] [--max-skew 2s]",
 			run:     runDoctor,
 		},
