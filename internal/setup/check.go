@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Finding is what Check found of the hub's hooks in one host's config:
@@ -161,7 +162,7 @@ func (o Options) codexHooksFileAt(f hookFile) string {
 
 // hookBinary is the program a hook command runs (its first word, unquoted).
 func hookBinary(cmd string) string {
-	m := hubHookRE.FindStringSubmatch(cmd)
+	m := hubHookRE().FindStringSubmatch(cmd)
 	if m == nil {
 		return ""
 	}
@@ -291,7 +292,7 @@ func codexHookStates(text string) map[string]codexHookState {
 	key := ""
 	field := func(line string) {
 		st := out[key]
-		if m := tomlFieldRE.FindAllStringSubmatch(line, -1); m != nil {
+		if m := tomlFieldRE().FindAllStringSubmatch(line, -1); m != nil {
 			for _, f := range m {
 				switch f[1] {
 				case "trusted_hash":
@@ -304,7 +305,7 @@ func codexHookStates(text string) map[string]codexHookState {
 		out[key] = st
 	}
 	for _, line := range lines(text) {
-		if m := tomlHeaderRE.FindStringSubmatch(line); m != nil {
+		if m := tomlHeaderRE().FindStringSubmatch(line); m != nil {
 			key = ""
 			if k, ok := strings.CutPrefix(m[1], "hooks.state."); ok {
 				key = tomlUnquote(strings.TrimSpace(k))
@@ -315,7 +316,7 @@ func codexHookStates(text string) map[string]codexHookState {
 		}
 		switch {
 		case key == "\x00":
-			if m := tomlKeyRE.FindStringSubmatch(line); m != nil {
+			if m := tomlKeyRE().FindStringSubmatch(line); m != nil {
 				key = m[1]
 				field(line)
 				key = "\x00"
@@ -328,8 +329,11 @@ func codexHookStates(text string) map[string]codexHookState {
 	return out
 }
 
-// tomlFieldRE matches `trusted_hash = "…"` and `enabled = true|false`.
-var tomlFieldRE = regexp.MustCompile(`\b(trusted_hash|enabled)\s*=\s*("(?:[^"\\]|\\.)*"|'[^']*'|true|false)`)
+// tomlFieldRE matches `trusted_hash = "…"` and `enabled = true|false`;
+// compiled at first use.
+var tomlFieldRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(trusted_hash|enabled)\s*=\s*("(?:[^"\\]|\\.)*"|'[^']*'|true|false)`)
+})
 
 // tomlUnquote is the value of a TOML string (basic or literal).
 func tomlUnquote(s string) string {

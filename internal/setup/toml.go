@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,8 +19,9 @@ func (o Options) codexServer() string {
 		ServerName, q(o.HubPath), q("mcp"), q("--token-file"), q(o.TokenFile), q(o.Addr))
 }
 
-// tomlHeaderRE matches a TOML table header line and captures its name.
-var tomlHeaderRE = regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$`)
+// tomlHeaderRE matches a TOML table header line and captures its name;
+// compiled at its first use, not at the start of every hub command.
+var tomlHeaderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$`) })
 
 // codexTelemetry is the [otel] table of Codex's config.toml: its log
 // events and metrics exported to the hub over OTLP/HTTP (protobuf), the
@@ -60,7 +62,7 @@ func editTOML(path, project string, drop []string, tables ...string) (Change, er
 	}
 	for _, t := range tables {
 		for _, line := range lines(t) {
-			if m := tomlHeaderRE.FindStringSubmatch(line); m != nil {
+			if m := tomlHeaderRE().FindStringSubmatch(line); m != nil {
 				names = append(names, norm(m[1]))
 			}
 		}
@@ -76,11 +78,11 @@ func editTOML(path, project string, drop []string, tables ...string) (Change, er
 	var kept []string
 	skipping, table := false, ""
 	for _, line := range lines(string(c.Old)) {
-		if m := tomlHeaderRE.FindStringSubmatch(line); m != nil {
+		if m := tomlHeaderRE().FindStringSubmatch(line); m != nil {
 			table = norm(m[1])
 			skipping = ours(table)
 		} else if table == "hooks.state" {
-			if m := tomlKeyRE.FindStringSubmatch(line); m != nil && ours("hooks.state."+m[1]) {
+			if m := tomlKeyRE().FindStringSubmatch(line); m != nil && ours("hooks.state."+m[1]) {
 				continue
 			}
 		}
@@ -106,5 +108,5 @@ func editTOML(path, project string, drop []string, tables ...string) (Change, er
 }
 
 // tomlKeyRE matches a line that starts with a quoted key (`"KEY" = …` or
-// `"KEY".field = …`) and captures the key.
-var tomlKeyRE = regexp.MustCompile(`^\s*"([^"]*)"\s*[.=]`)
+// `"KEY".field = …`) and captures the key; compiled at first use.
+var tomlKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*"([^"]*)"\s*[.=]`) })
