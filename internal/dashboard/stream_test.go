@@ -42,7 +42,7 @@ type rig struct {
 
 func newRig(t *testing.T, maxStreams int) *rig {
 	t.Helper()
-	feed := hub.NewFeed(maxStreams)
+	feed := hub.NewWaiters(hub.WaitLimits{Streams: maxStreams}, hub.SystemClock{}).Feed()
 	d := dashboard.New(dashboard.Options{Feed: feed, Gate: newGate(t)})
 	mux := http.NewServeMux()
 	for p, h := range d.Routes() {

@@ -155,7 +155,7 @@ func (c *Core) Init(ctx context.Context) error {
 func (c *Core) Shutdown() {
 	c.shutdownOnce.Do(func() {
 		close(c.shutdown)
-		c.waiters.WakeAll() // after the close: each wait woken sees it (parkUntil)
+		c.waiters.Stop() // after the close: each wait woken sees it (parkUntil)
 	})
 }
 

@@ -92,7 +92,7 @@ func (p *People) RevokePerson(ctx context.Context, name string) error {
 	if err := update(ctx, p.store, func(tx PersonTx) error { return tx.RevokePerson(name, p.clock.Now()) }); err != nil {
 		return err
 	}
-	p.waiters.feed.End(StreamOwner(name)) // the person's streams end now (park.go)
+	p.waiters.Revoke(PersonPrincipal(name), errRevoked()) // the person's streams end now (park.go)
 	return nil
 }
 
