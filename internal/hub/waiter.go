@@ -37,6 +37,7 @@ type Waiters struct {
 	stopped   bool                              // Stop was called
 	epoch     uint64                            // bumped by every Revoke (waiter_revoke.go)
 	revokedAt map[Principal]uint64              // principal → epoch of its last Revoke
+	onRevoke  []func(Principal)                 // hear of every Revoke (OnRevoke)
 
 	// The waits' timeouts (waiter_expiry.go): deadlines are durations since
 	// base (monotonic on the system clock), the timer fires at the earliest.

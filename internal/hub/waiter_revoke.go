@@ -50,10 +50,10 @@ func (ws *Waiters) Epoch() uint64 {
 // streams of who authenticated before now (Epoch): an agent's waits end
 // with err, its calls parked on inbox items end as unanswered; a person's
 // change streams end. Rotating or revoking a token, disabling or deleting
-// an agent, and revoking a person call it.
+// an agent, and revoking a person call it. The functions given to
+// OnRevoke hear of it last, once the parked calls are woken.
 func (ws *Waiters) Revoke(who Principal, err error) {
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
 	ws.epoch++
 	ws.revokedAt[who] = ws.epoch
 	if who.AgentID != 0 {
@@ -77,6 +77,20 @@ func (ws *Waiters) Revoke(who Principal, err error) {
 			ws.endStreamLocked(s)
 		}
 	}
+	heard := ws.onRevoke
+	ws.mu.Unlock()
+	for _, f := range heard {
+		f(who)
+	}
+}
+
+// OnRevoke makes f hear of every revocation from now on, after the
+// principal's parked calls were woken: what holds a principal's sessions
+// outside the hub (MCP over HTTP) ends them. f must not block.
+func (ws *Waiters) OnRevoke(f func(who Principal)) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.onRevoke = append(ws.onRevoke[:len(ws.onRevoke):len(ws.onRevoke)], f)
 }
 
 // Err returns why the wait was revoked (nil while it is not). A revocation
