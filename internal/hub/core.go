@@ -161,7 +161,7 @@ func (c *Core) Shutdown() {
 
 // Feed returns the hub's change feed: every wake-up of waiters publishes
 // TopicMessages; the orchestrator and the API publish the other topics.
-func (c *Core) Feed() *Feed { return c.waiters.feed }
+func (c *Core) Feed() *Feed { return c.waiters.Feed() }
 
 // Beat returns the global beat counter.
 func (c *Core) Beat() int64 { return c.beat.Load() }
