@@ -118,6 +118,7 @@ type Main struct {
 	// Set by Start.
 	Store      Store
 	Services   *hub.Services
+	parked     *hub.Waiters // the registry of parked callers under Services
 	Gate       *admission.Gate
 	Server     *server.Server
 	grpcLis    net.Listener
@@ -312,7 +313,8 @@ func (m *Main) startService(ctx, runCtx context.Context) error {
 	if err := m.startConnLimiter(); err != nil {
 		return err
 	}
-	m.Services = hub.NewServices(hub.NewCore(m.Store, m.Clock, m.Config, hub.NewWaiters(m.Config.WaitLimits, m.Clock)))
+	m.parked = hub.NewWaiters(m.Config.WaitLimits, m.Clock)
+	m.Services = hub.NewServices(hub.NewCore(m.Store, m.Clock, m.Config, m.parked))
 	if err := m.Services.Init(ctx); err != nil {
 		return fmt.Errorf("load state: %w", err)
 	}

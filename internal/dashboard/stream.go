@@ -31,18 +31,23 @@ const streamAdmission = hubv1.AdminService_ListAgentOverviews_FullMethodName
 
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	token := admission.BearerToken(r.Header)
+	epoch := d.opts.Feed.Epoch() // before the check: a revocation after it ends the stream (hub.Waiters.Epoch)
 	who, err := d.opts.Gate.AuthorizeFor(r.Context(), streamAdmission, token)
 	if err != nil {
 		admission.WriteHTTP(w, err, token != "")
 		return
 	}
-	owner := hub.AdminStreams
+	owner := hub.Principal{} // the admin
 	if who.Person != nil {
-		owner = hub.StreamOwner(who.Person.Name)
+		owner = hub.PersonPrincipal(who.Person.Name)
 	}
-	sub, err := d.opts.Feed.Subscribe(owner)
+	sub, err := d.opts.Feed.Subscribe(owner, epoch)
 	if err != nil {
 		var he *hub.Error
+		if errors.As(err, &he) && he.Code == hub.EUNAUTHORIZED { // revoked since its check
+			writeError(w, http.StatusUnauthorized, 16, he.Message)
+			return
+		}
 		if errors.As(err, &he) && he.Code == hub.EEXHAUSTED {
 			w.Header().Set("Retry-After", "5")
 			writeError(w, http.StatusTooManyRequests, 8, he.Message)
@@ -91,7 +96,7 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-d.closing:
 			return
-		case <-sub.Done(): // its person was revoked
+		case <-sub.Done(): // its person was revoked, or the hub stops
 			return
 		case <-ping.C():
 			if !send(": ping\n\n") {

@@ -48,7 +48,7 @@ func newRig(t *testing.T, maxStreams int) *rig {
 // newClockRig is newRig whose streams run on clock (the system's if nil).
 func newClockRig(t *testing.T, maxStreams int, clock hub.Clock) *rig {
 	t.Helper()
-	feed := hub.NewFeed(maxStreams)
+	feed := hub.NewWaiters(hub.WaitLimits{Streams: maxStreams}, hub.SystemClock{}).Feed()
 	d := dashboard.New(dashboard.Options{Feed: feed, Gate: newGate(t), Clock: clock})
 	mux := http.NewServeMux()
 	for p, h := range d.Routes() {

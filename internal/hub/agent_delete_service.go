@@ -147,7 +147,7 @@ func (s *Agents) deleteSentMessages(ctx context.Context, d *AgentDeletion) (int6
 // row is gone: nothing is left to write them to).
 func (s *Agents) forgetAgent(id int64) {
 	s.auth.clear()
-	s.waiters.Revoke(id, errRevoked())
+	s.waiters.Revoke(AgentPrincipal(id), errRevoked())
 	s.presence.Forget(id)
 	s.paths.Forget(id)
 }

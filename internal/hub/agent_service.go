@@ -230,7 +230,7 @@ func (s *Agents) SetAgentDisabled(ctx context.Context, name string, disabled boo
 		return tx.UpdateAgent(a)
 	})
 	if err == nil && disabled {
-		s.waiters.Revoke(a.ID, Errorf(EPERMISSION, "agent %q was disabled", a.Name)) // parked waits end now
+		s.waiters.Revoke(AgentPrincipal(a.ID), Errorf(EPERMISSION, "agent %q was disabled", a.Name)) // parked waits end now
 	}
 	return a, err
 }
@@ -251,7 +251,7 @@ func (s *Agents) RotateToken(ctx context.Context, name string, revoke bool) (*Ag
 	if err != nil {
 		return nil, "", err
 	}
-	s.waiters.Revoke(a.ID, errRevoked()) // waits parked with the old token end now
+	s.waiters.Revoke(AgentPrincipal(a.ID), errRevoked()) // waits parked with the old token end now
 	return a, token, nil
 }
 
@@ -277,9 +277,9 @@ func (s *Agents) AgentChanged(id int64, change AgentChange) {
 	s.auth.clear()
 	switch change {
 	case TokenChanged:
-		s.waiters.Revoke(id, errRevoked())
+		s.waiters.Revoke(AgentPrincipal(id), errRevoked())
 	case AgentDisabled:
-		s.waiters.Revoke(id, errDisabledWhileWaiting())
+		s.waiters.Revoke(AgentPrincipal(id), errDisabledWhileWaiting())
 	case AgentDeleted:
 		s.forgetAgent(id)
 	}

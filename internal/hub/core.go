@@ -155,13 +155,13 @@ func (c *Core) Init(ctx context.Context) error {
 func (c *Core) Shutdown() {
 	c.shutdownOnce.Do(func() {
 		close(c.shutdown)
-		c.waiters.WakeAll() // after the close: each wait woken sees it (parkUntil)
+		c.waiters.Stop() // after the close: each wait woken sees it (parkUntil)
 	})
 }
 
 // Feed returns the hub's change feed: every wake-up of waiters publishes
 // TopicMessages; the orchestrator and the API publish the other topics.
-func (c *Core) Feed() *Feed { return c.waiters.feed }
+func (c *Core) Feed() *Feed { return c.waiters.Feed() }
 
 // Beat returns the global beat counter.
 func (c *Core) Beat() int64 { return c.beat.Load() }

@@ -1,7 +1,5 @@
 package hub
 
-import "sync"
-
 // Topic names a kind of change the feed announces. Topics are hints: a
 // subscriber re-reads what it shows through the API.
 type Topic uint8
@@ -45,97 +43,83 @@ func (ts Topics) Names() []string {
 	return out
 }
 
-// Feed broadcasts changes to a bounded set of subscribers (the dashboard's
-// live stream). Publishing never blocks: a subscriber that has not read yet
-// sees the topics merged into one pending set.
+// Feed broadcasts changes to the change streams (the dashboard's live
+// stream), which the hub's registry of parked callers holds (park.go).
+// Publishing never blocks: a subscriber that has not read yet sees the
+// topics merged into one pending set.
 //
 // While anyone subscribes, the feed also gathers which agents' overviews
 // may have changed (AgentsChanged, AgentNamed), for the one OverviewWatch
 // that turns them into the rows the stream sends; with no subscriber,
 // gathering costs nothing.
 type Feed struct {
-	max int
-
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
-
-	changedIDs   map[int64]struct{}
-	changedNames map[string]struct{}
-	allChanged   bool
-	changed      chan struct{} // signalled when a change is gathered
+	ws      *Waiters
+	changes agentChanges  // guarded by ws.mu
+	changed chan struct{} // signalled when a change is gathered
 }
 
-// Subscription is one subscriber. Close it when the subscriber leaves.
+// agentChanges is what the feed gathered of agents' changes since the
+// last OverviewWatch.Next.
+type agentChanges struct {
+	ids   map[int64]struct{}
+	names map[string]struct{}
+	all   bool
+}
+
+// Subscription is one change stream. Close it when the subscriber leaves.
 type Subscription struct {
-	f       *Feed
+	ws      *Waiters
 	c       chan struct{}
-	owner   StreamOwner
-	done    chan struct{} // closed by End
-	ended   bool          // guarded by f.mu
-	pending Topics        // guarded by f.mu
-	once    sync.Once
+	owner   Principal
+	done    chan struct{} // closed when the stream must end
+	ended   bool          // guarded by ws.mu
+	pending Topics        // guarded by ws.mu
 }
 
-// defaultFeedSubscribers bounds the feed's subscribers when none is given.
-const defaultFeedSubscribers = 64
-
-// NewFeed returns a feed that holds at most max subscribers.
-func NewFeed(max int) *Feed {
-	if max <= 0 {
-		max = defaultFeedSubscribers
-	}
-	return &Feed{max: max, subs: make(map[*Subscription]struct{}), changedIDs: map[int64]struct{}{},
-		changedNames: map[string]struct{}{}, changed: make(chan struct{}, 1)}
+func newFeed(ws *Waiters) *Feed {
+	return &Feed{ws: ws, changes: agentChanges{ids: map[int64]struct{}{}, names: map[string]struct{}{}}, changed: make(chan struct{}, 1)}
 }
 
-// Subscribe adds a subscriber held by owner, within the limits of park.go:
-// a person holds at most maxStreams, and people together leave
-// streamsKeptForAdmin of the feed's places to the admin. Errors:
-// EEXHAUSTED past a limit.
-func (f *Feed) Subscribe(owner StreamOwner) (*Subscription, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.subs) >= f.max {
-		return nil, Errorf(EEXHAUSTED, "the hub already streams changes to %d pages (its limit): close a dashboard tab and retry", f.max)
+// Epoch returns the registry's revocation epoch (Waiters.Epoch): read it
+// before checking the token of the stream's principal.
+func (f *Feed) Epoch() uint64 { return f.ws.Epoch() }
+
+// Subscribe adds a change stream held by who (the admin: the zero
+// Principal) authenticated at revocation epoch epoch, within the limits of
+// park.go. Errors: EEXHAUSTED past a limit, EUNAUTHORIZED when who was
+// revoked since epoch.
+func (f *Feed) Subscribe(who Principal, epoch uint64) (*Subscription, error) {
+	ws := f.ws
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.revokedAt[who] > epoch {
+		return nil, errRevoked()
 	}
-	if owner != AdminStreams {
-		mine, people := 0, 0
-		for s := range f.subs {
-			if s.owner != AdminStreams {
-				people++
-			}
-			if s.owner == owner {
-				mine++
-			}
-		}
-		if mine >= maxStreams {
-			return nil, Errorf(EEXHAUSTED, "%s already holds %d change streams (the limit per person): close a dashboard tab and retry", owner, maxStreams)
-		}
-		if people >= f.max-streamsKeptForAdmin {
-			return nil, Errorf(EEXHAUSTED, "people already hold %d change streams, the most the hub gives them (the rest are kept for the admin): close a dashboard tab and retry", people)
-		}
+	if err := ws.admitLocked(who, parkStream); err != nil {
+		return nil, err
 	}
-	sub := &Subscription{f: f, c: make(chan struct{}, 1), owner: owner, done: make(chan struct{})}
-	f.subs[sub] = struct{}{}
+	sub := &Subscription{ws: ws, c: make(chan struct{}, 1), owner: who, done: make(chan struct{})}
+	ws.streams[sub] = struct{}{}
+	if ws.stopped {
+		ws.endStreamLocked(sub)
+	}
 	return sub, nil
 }
 
-// End ends every stream of owner: their Done channels close, and they
-// hear no more changes. A person's revocation calls it.
-func (f *Feed) End(owner StreamOwner) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for s := range f.subs {
-		if s.owner == owner && !s.ended {
-			s.ended = true
-			close(s.done)
-			delete(f.subs, s)
-		}
+// endStreamLocked ends sub: its Done channel closes, it hears no more
+// changes and its place is free.
+func (ws *Waiters) endStreamLocked(sub *Subscription) {
+	if sub.ended {
+		return
 	}
+	sub.ended = true
+	close(sub.done)
+	delete(ws.streams, sub)
+	ws.releaseLocked(sub.owner, parkStream)
 }
 
-// Done is closed when the subscription's owner was revoked (End): the
-// stream must end.
+// Done is closed when the stream must end: its principal was revoked, or
+// the hub stops.
 func (s *Subscription) Done() <-chan struct{} { return s.done }
 
 // Publish announces topic to every subscriber.
@@ -143,9 +127,13 @@ func (f *Feed) Publish(topic Topic) {
 	if f == nil {
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for sub := range f.subs {
+	f.ws.mu.Lock()
+	defer f.ws.mu.Unlock()
+	f.ws.publishLocked(topic)
+}
+
+func (ws *Waiters) publishLocked(topic Topic) {
+	for sub := range ws.streams {
 		sub.pending |= Topics(topic)
 		select {
 		case sub.c <- struct{}{}:
@@ -160,15 +148,19 @@ func (f *Feed) AgentsChanged(ids ...int64) {
 	if f == nil || len(ids) == 0 {
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.subs) == 0 {
+	f.ws.mu.Lock()
+	defer f.ws.mu.Unlock()
+	f.agentsChangedLocked(ids)
+}
+
+func (f *Feed) agentsChangedLocked(ids []int64) {
+	if len(f.ws.streams) == 0 {
 		return
 	}
 	for _, id := range ids {
-		f.changedIDs[id] = struct{}{}
+		f.changes.ids[id] = struct{}{}
 	}
-	f.signalLocked()
+	f.signal()
 }
 
 // AgentNamed notes that the overview of the agent named name may have
@@ -177,13 +169,13 @@ func (f *Feed) AgentNamed(name string) {
 	if f == nil {
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.subs) == 0 {
+	f.ws.mu.Lock()
+	defer f.ws.mu.Unlock()
+	if len(f.ws.streams) == 0 {
 		return
 	}
-	f.changedNames[name] = struct{}{}
-	f.signalLocked()
+	f.changes.names[name] = struct{}{}
+	f.signal()
 }
 
 // AllAgentsChanged notes that any overview may have changed (messages
@@ -192,15 +184,15 @@ func (f *Feed) AllAgentsChanged() {
 	if f == nil {
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.subs) > 0 {
-		f.allChanged = true
-		f.signalLocked()
+	f.ws.mu.Lock()
+	defer f.ws.mu.Unlock()
+	if len(f.ws.streams) > 0 {
+		f.changes.all = true
+		f.signal()
 	}
 }
 
-func (f *Feed) signalLocked() {
+func (f *Feed) signal() {
 	select {
 	case f.changed <- struct{}{}:
 	default:
@@ -213,26 +205,26 @@ func (f *Feed) AgentChanges() <-chan struct{} { return f.changed }
 
 // takeChanged returns the changes gathered and forgets them.
 func (f *Feed) takeChanged() (ids []int64, names []string, all bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for id := range f.changedIDs {
+	f.ws.mu.Lock()
+	defer f.ws.mu.Unlock()
+	for id := range f.changes.ids {
 		ids = append(ids, id)
 	}
-	for n := range f.changedNames {
+	for n := range f.changes.names {
 		names = append(names, n)
 	}
-	all = f.allChanged
-	clear(f.changedIDs)
-	clear(f.changedNames)
-	f.allChanged = false
+	all = f.changes.all
+	clear(f.changes.ids)
+	clear(f.changes.names)
+	f.changes.all = false
 	return ids, names, all
 }
 
-// Count returns the number of subscribers.
+// Count returns the number of change streams.
 func (f *Feed) Count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.subs)
+	f.ws.mu.Lock()
+	defer f.ws.mu.Unlock()
+	return len(f.ws.streams)
 }
 
 // C receives a value when topics are pending; read them with Take.
@@ -240,8 +232,8 @@ func (sub *Subscription) C() <-chan struct{} { return sub.c }
 
 // Take returns the pending topics and clears them.
 func (sub *Subscription) Take() Topics {
-	sub.f.mu.Lock()
-	defer sub.f.mu.Unlock()
+	sub.ws.mu.Lock()
+	defer sub.ws.mu.Unlock()
 	t := sub.pending
 	sub.pending = 0
 	return t
@@ -249,9 +241,7 @@ func (sub *Subscription) Take() Topics {
 
 // Close removes the subscriber. It is idempotent.
 func (sub *Subscription) Close() {
-	sub.once.Do(func() {
-		sub.f.mu.Lock()
-		defer sub.f.mu.Unlock()
-		delete(sub.f.subs, sub)
-	})
+	sub.ws.mu.Lock()
+	defer sub.ws.mu.Unlock()
+	sub.ws.endStreamLocked(sub)
 }

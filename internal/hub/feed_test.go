@@ -2,7 +2,6 @@ package hub
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 )
@@ -13,12 +12,12 @@ import (
 func TestFeed(t *testing.T) {
 	t.Parallel()
 	ws := NewWaiters(WaitLimits{PerAgent: 1, Total: 1}, SystemClock{})
-	f := ws.feed
-	a, err := f.Subscribe(AdminStreams)
+	f := ws.Feed()
+	a, err := f.Subscribe(Principal{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := f.Subscribe(AdminStreams)
+	b, err := f.Subscribe(Principal{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,12 +42,12 @@ func TestFeed(t *testing.T) {
 		t.Errorf("b took %v, want messages and tick", got.Names())
 	}
 
-	f2 := NewFeed(2)
-	s1, _ := f2.Subscribe(AdminStreams)
-	if _, err := f2.Subscribe(AdminStreams); err != nil {
+	f2 := NewWaiters(WaitLimits{Streams: 2}, SystemClock{}).Feed()
+	s1, _ := f2.Subscribe(Principal{}, 0)
+	if _, err := f2.Subscribe(Principal{}, 0); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f2.Subscribe(AdminStreams)
+	_, err = f2.Subscribe(Principal{}, 0)
 	var he *Error
 	if !errors.As(err, &he) || he.Code != EEXHAUSTED {
 		t.Fatalf("third subscriber: err = %v, want EEXHAUSTED", err)
@@ -58,59 +57,9 @@ func TestFeed(t *testing.T) {
 	if got := f2.Count(); got != 1 {
 		t.Errorf("Count after Close = %d, want 1", got)
 	}
-	if _, err := f2.Subscribe(AdminStreams); err != nil {
+	if _, err := f2.Subscribe(Principal{}, 0); err != nil {
 		t.Errorf("subscribe after a Close freed a place: %v", err)
 	}
 	var nilFeed *Feed
 	nilFeed.Publish(TopicAgents) // a nil feed ignores publications
-}
-
-// A person holds at most maxStreams streams, people together leave
-// streamsKeptForAdmin to the admin, and End ends one person's streams at
-// once, freeing their places.
-func TestFeedStreamsPerPrincipal(t *testing.T) {
-	t.Parallel()
-	f := NewFeed(defaultFeedSubscribers)
-	var pat []*Subscription
-	for range maxStreams {
-		s, err := f.Subscribe("pat")
-		if err != nil {
-			t.Fatal(err)
-		}
-		pat = append(pat, s)
-	}
-	if _, err := f.Subscribe("pat"); ErrorCode(err) != EEXHAUSTED {
-		t.Fatalf("pat's stream %d: %v, want EEXHAUSTED", maxStreams+1, err)
-	}
-	n := maxStreams
-	for i := 0; n < defaultFeedSubscribers-streamsKeptForAdmin; i++ {
-		if _, err := f.Subscribe(StreamOwner(fmt.Sprintf("p%d", i/maxStreams))); err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if _, err := f.Subscribe("someone"); ErrorCode(err) != EEXHAUSTED {
-		t.Fatalf("a person past people's share: %v, want EEXHAUSTED", err)
-	}
-	for range streamsKeptForAdmin {
-		if _, err := f.Subscribe(AdminStreams); err != nil {
-			t.Fatalf("the admin with people's streams full: %v", err)
-		}
-	}
-
-	f.End("pat")
-	for i, s := range pat {
-		select {
-		case <-s.Done():
-		default:
-			t.Fatalf("pat's stream %d not ended", i)
-		}
-		s.Close()
-	}
-	if got, want := f.Count(), defaultFeedSubscribers-maxStreams; got != want {
-		t.Errorf("Count after End = %d, want %d", got, want)
-	}
-	if _, err := f.Subscribe("someone"); err != nil {
-		t.Errorf("a person after pat's streams ended: %v", err)
-	}
 }

@@ -120,7 +120,7 @@ func (in *Inbox) park(ctx context.Context, it *InboxItem, d time.Duration) (*Inb
 		return it, nil
 	}
 	first := true
-	return in.waits.parkOn(ctx, it.ID, it.AgentID, in.clock, d, in.shutdown, func() (*InboxItem, error) {
+	return in.waiters.parkOnItem(ctx, it.ID, it.AgentID, in.clock, d, in.shutdown, func() (*InboxItem, error) {
 		if first { // just written: nothing to read yet
 			first = false
 			return it, nil
@@ -351,7 +351,7 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 		return err
 	}
 	if asked != nil {
-		in.waits.notify(asked.ID)
+		in.waiters.WakeAnswer(asked.ID)
 	}
 	if made != nil {
 		in.opened(made)

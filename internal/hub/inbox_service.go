@@ -95,8 +95,6 @@ type InboxOptions struct {
 	RuleTTL time.Duration
 	// ApprovalWaitMax bounds a hook's wait for an answer (default 10 min).
 	ApprovalWaitMax time.Duration
-	// MaxParked bounds the calls parked on items in the whole hub (default 10,000).
-	MaxParked int
 	// MaxOpenPerAgent bounds an agent's open items (default 50).
 	MaxOpenPerAgent int
 	// MaxOpenPerProject bounds a project's open items (default 1,000).
@@ -107,9 +105,8 @@ type InboxOptions struct {
 // waiting for input, answered by people.
 type Inbox struct {
 	*core
-	opts  InboxOptions
-	sink  ItemSink // nil: nobody hears of new items
-	waits *answerWaits
+	opts InboxOptions
+	sink ItemSink // nil: nobody hears of new items
 	// released hears of a project whose agents a raised or lifted budget
 	// lets take tasks again (Tasks.TasksReady; nil: nobody).
 	released func(project string)
@@ -134,18 +131,13 @@ func NewInbox(c *Core, opts InboxOptions) *Inbox {
 	if opts.ApprovalWaitMax <= 0 {
 		opts.ApprovalWaitMax = 10 * time.Minute
 	}
-	if opts.MaxParked <= 0 {
-		opts.MaxParked = 10000
-	}
 	if opts.MaxOpenPerAgent <= 0 {
 		opts.MaxOpenPerAgent = 50
 	}
 	if opts.MaxOpenPerProject <= 0 {
 		opts.MaxOpenPerProject = 1000
 	}
-	in := &Inbox{core: c.core, opts: opts, waits: newAnswerWaits(opts.MaxParked)}
-	c.waiters.onRevoke = in.waits.revoke // one revocation ends waits and these parks alike
-	return in
+	return &Inbox{core: c.core, opts: opts}
 }
 
 // SetSink makes sink hear of every item opened from now on (the webhooks'
@@ -331,7 +323,7 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 	if err != nil {
 		return nil, err
 	}
-	in.waits.notify(id)
+	in.waiters.WakeAnswer(id)
 	if released != "" && in.released != nil {
 		in.released(released)
 	}
@@ -384,7 +376,7 @@ func (in *Inbox) ExpireDeadApprovals(ctx context.Context, before time.Time) (int
 		if err != nil {
 			return n, err
 		}
-		in.waits.notify(ids(items)...)
+		in.waiters.WakeAnswer(ids(items)...)
 	}
 }
 
@@ -462,7 +454,7 @@ func (in *Inbox) Run(ctx context.Context) error {
 			swept = now
 			in.ExpireDeadApprovals(ctx, now.Add(-in.opts.ApprovalWaitMax-time.Minute)) // a failed sweep is tried again next minute
 		}
-		ids := in.waits.items()
+		ids := in.waiters.parkedItems()
 		if in.cfg.PollInterval <= 0 || len(ids) == 0 {
 			continue
 		}
@@ -478,7 +470,7 @@ func (in *Inbox) Run(ctx context.Context) error {
 			return err
 		})
 		if err == nil {
-			in.waits.notify(closed...)
+			in.waiters.WakeAnswer(closed...)
 		}
 	}
 }

@@ -329,8 +329,8 @@ func TestMessagesToPeople(t *testing.T) {
 // terminal (never open forever); a question is asked all the same.
 func TestParkedLimit(t *testing.T) {
 	t.Parallel()
-	th := newTestHub(t)
-	in := hub.NewInbox(th.Core, hub.InboxOptions{MaxParked: 1})
+	th := newTestHub(t, func(c *hub.Config) { c.WaitLimits.Items = 1 })
+	in := th.Inbox
 	ann, _ := th.agent(t, "ann")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

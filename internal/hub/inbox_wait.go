@@ -2,59 +2,49 @@ package hub
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
-// answerWaits is the registry of calls parked on inbox items (a hook's
-// approval, an ask_human question), in the style of Waiters: a call
-// registers before it looks at its item, so an answer committed between
-// the look and the park still finds the wake-up pending (the channel is
-// buffered), and AnswerItem wakes the item's calls right after its commit.
-type answerWaits struct {
-	max int
-
-	mu      sync.Mutex
-	byItem  map[int64][]*itemPark
-	byAgent map[int64]int // parks per agent (park.go: maxItemParks)
-	total   int
-}
+// Calls parked on inbox items (a hook's approval, an ask_human question),
+// held by the hub's registry of parked callers (park.go) like waits: a
+// call registers before it looks at its item, so an answer committed
+// between the look and the park still finds the wake-up pending (the
+// channel is buffered), and WakeAnswer wakes the item's calls right after
+// its commit.
 
 // itemPark is one call parked on an item.
 type itemPark struct {
 	c       chan struct{}
 	agentID int64
-	revoked bool // guarded by answerWaits.mu
+	revoked bool // guarded by Waiters.mu
 }
 
-func newAnswerWaits(max int) *answerWaits {
-	return &answerWaits{max: max, byItem: map[int64][]*itemPark{}, byAgent: map[int64]int{}}
-}
-
-// register adds a wait of agentID on item id. EEXHAUSTED past the hub's
-// limit or the agent's (maxItemParks).
-func (w *answerWaits) register(id, agentID int64) (*itemPark, func(), error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.total >= w.max {
-		return nil, nil, Errorf(EEXHAUSTED, "the hub already holds %d calls waiting for people (its limit): retry shortly", w.max)
+func (p *itemPark) signal() {
+	select {
+	case p.c <- struct{}{}:
+	default:
 	}
-	if w.byAgent[agentID] >= maxItemParks {
-		return nil, nil, Errorf(EEXHAUSTED, "this agent already has %d calls waiting for people (approvals and questions, the per-agent limit): answer or cancel one first", maxItemParks)
+}
+
+// parkItem adds a call of agentID parked on item id. EEXHAUSTED past a
+// limit (WaitLimits.Items, ItemsPerAgent).
+func (ws *Waiters) parkItem(id, agentID int64) (*itemPark, func(), error) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if err := ws.admitLocked(AgentPrincipal(agentID), parkItem); err != nil {
+		return nil, nil, err
 	}
 	p := &itemPark{c: make(chan struct{}, 1), agentID: agentID}
-	w.byItem[id] = append(w.byItem[id], p)
-	w.byAgent[agentID]++
-	w.total++
+	ws.items[id] = append(ws.items[id], p)
 	done := false
 	return p, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
+		ws.mu.Lock()
+		defer ws.mu.Unlock()
 		if done {
 			return
 		}
 		done = true
-		ps := w.byItem[id]
+		ps := ws.items[id]
 		for i, x := range ps {
 			if x == p {
 				ps = append(ps[:i], ps[i+1:]...)
@@ -62,73 +52,50 @@ func (w *answerWaits) register(id, agentID int64) (*itemPark, func(), error) {
 			}
 		}
 		if len(ps) == 0 {
-			delete(w.byItem, id)
+			delete(ws.items, id)
 		} else {
-			w.byItem[id] = ps
+			ws.items[id] = ps
 		}
-		if w.byAgent[agentID]--; w.byAgent[agentID] == 0 {
-			delete(w.byAgent, agentID)
-		}
-		w.total--
+		ws.releaseLocked(AgentPrincipal(agentID), parkItem)
 	}, nil
 }
 
-// revoke ends the parks of agentID: its token was revoked or rotated, or
-// it was disabled or deleted (Waiters.Revoke calls it).
-func (w *answerWaits) revoke(agentID int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, ps := range w.byItem {
-		for _, p := range ps {
-			if p.agentID == agentID && !p.revoked {
-				p.revoked = true
-				select {
-				case p.c <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}
-}
-
-// ended reports whether p was revoked.
-func (w *answerWaits) ended(p *itemPark) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// itemRevoked reports whether p's agent was revoked.
+func (ws *Waiters) itemRevoked(p *itemPark) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
 	return p.revoked
 }
 
-// notify wakes the calls parked on the items.
-func (w *answerWaits) notify(ids ...int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// WakeAnswer wakes the calls parked on the inbox items ids (answered,
+// expired or withdrawn).
+func (ws *Waiters) WakeAnswer(ids ...int64) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
 	for _, id := range ids {
-		for _, p := range w.byItem[id] {
-			select {
-			case p.c <- struct{}{}:
-			default:
-			}
+		for _, p := range ws.items[id] {
+			p.signal()
 		}
 	}
 }
 
-// items returns the IDs of the items calls are parked on.
-func (w *answerWaits) items() []int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	ids := make([]int64, 0, len(w.byItem))
-	for id := range w.byItem {
+// parkedItems returns the IDs of the items calls are parked on.
+func (ws *Waiters) parkedItems() []int64 {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ids := make([]int64, 0, len(ws.items))
+	for id := range ws.items {
 		ids = append(ids, id)
 	}
 	return ids
 }
 
-// parkOn parks agentID's call until item id leaves the open state (look
-// says so), d passes on clock, ctx ends, stop is closed (the hub stops) or
-// the agent is revoked. It registers before its first look, and returns
-// the item as last seen.
-func (w *answerWaits) parkOn(ctx context.Context, id, agentID int64, clock Clock, d time.Duration, stop <-chan struct{}, look func() (*InboxItem, error)) (*InboxItem, error) {
-	p, done, err := w.register(id, agentID)
+// parkOnItem parks agentID's call until item id leaves the open state
+// (look says so), d passes on clock, ctx ends, stop is closed (the hub
+// stops) or the agent is revoked. It registers before its first look, and
+// returns the item as last seen.
+func (ws *Waiters) parkOnItem(ctx context.Context, id, agentID int64, clock Clock, d time.Duration, stop <-chan struct{}, look func() (*InboxItem, error)) (*InboxItem, error) {
+	p, done, err := ws.parkItem(id, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +109,7 @@ func (w *answerWaits) parkOn(ctx context.Context, id, agentID int64, clock Clock
 		}
 		select {
 		case <-p.c:
-			if w.ended(p) {
+			if ws.itemRevoked(p) {
 				return it, nil
 			}
 		case <-t.C():

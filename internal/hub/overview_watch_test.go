@@ -31,7 +31,7 @@ func TestOverviewWatch(t *testing.T) {
 	a, _ := h.agent(t, "alice")
 	b, _ := h.agent(t, "bob")
 	_, carol := h.agent(t, "carol")
-	sub, err := h.Feed().Subscribe(hub.AdminStreams) // marks are gathered while a page subscribes
+	sub, err := h.Feed().Subscribe(hub.Principal{}, 0) // marks are gathered while a page subscribes
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestOverviewWatchSeesReachability(t *testing.T) {
 	ctx := context.Background()
 	h := newTestHub(t)
 	bob, token := h.agent(t, "bob")
-	sub, err := h.Feed().Subscribe(hub.AdminStreams)
+	sub, err := h.Feed().Subscribe(hub.Principal{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

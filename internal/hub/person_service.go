@@ -92,8 +92,14 @@ func (p *People) RevokePerson(ctx context.Context, name string) error {
 	if err := update(ctx, p.store, func(tx PersonTx) error { return tx.RevokePerson(name, p.clock.Now()) }); err != nil {
 		return err
 	}
-	p.waiters.feed.End(StreamOwner(name)) // the person's streams end now (park.go)
+	p.PersonRevoked(name) // the person's streams end now (park.go)
 	return nil
+}
+
+// PersonRevoked ends the open change streams of the person named name,
+// revoked in this process or, on a shared database, another replica.
+func (p *People) PersonRevoked(name string) {
+	p.waiters.Revoke(PersonPrincipal(name), errRevoked())
 }
 
 // AuthenticatePerson returns the person holding token. Errors:

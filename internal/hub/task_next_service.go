@@ -3,68 +3,8 @@ package hub
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
-
-// taskWaits is the registry of parked next_task calls, by project. Each
-// holds a Waiter of the hub's registry (so it counts against the waits'
-// limits and shows its agent as waiting), whose channel a ready task that
-// fits it signals.
-type taskWaits struct {
-	mu        sync.Mutex
-	byProject map[string]map[*taskWait]struct{}
-}
-
-// taskWait is one parked next_task.
-type taskWait struct {
-	project string
-	labels  []string
-	role    string
-	w       *Waiter
-}
-
-func (r *taskWaits) add(tw *taskWait) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.byProject[tw.project]
-	if m == nil {
-		m = map[*taskWait]struct{}{}
-		r.byProject[tw.project] = m
-	}
-	m[tw] = struct{}{}
-}
-
-func (r *taskWaits) remove(tw *taskWait) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.byProject[tw.project]
-	delete(m, tw)
-	if len(m) == 0 {
-		delete(r.byProject, tw.project)
-	}
-}
-
-// wake signals the parked calls that ready task t fits: each looks again,
-// one claims it, the others park again.
-func (r *taskWaits) wake(t *Task) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for tw := range r.byProject[t.Project] {
-		if TaskFits(t, tw.labels, tw.role) {
-			tw.w.signal()
-		}
-	}
-}
-
-// wakeProject signals every parked call of project.
-func (r *taskWaits) wakeProject(project string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for tw := range r.byProject[project] {
-		tw.w.signal()
-	}
-}
 
 // NextRequest is what next_task asks for.
 type NextRequest struct {
@@ -116,8 +56,7 @@ func (ts *Tasks) Next(ctx context.Context, caller *Agent, req NextRequest) (*Nex
 		defer w.Close()
 		w.expireAfter(wait)
 		tw = &taskWait{project: ProjectOr(caller.Project), labels: labels, role: role, w: w}
-		ts.parked.add(tw)
-		defer ts.parked.remove(tw)
+		defer ts.waiters.parkTask(tw)()
 	}
 	for {
 		var t *Task

@@ -91,7 +91,6 @@ type taskReserver interface {
 type Tasks struct {
 	*core
 	reserve taskReserver
-	parked  taskWaits
 }
 
 // tasksTx is what the board's transactions see of the store: the tasks,
@@ -110,7 +109,7 @@ type tasksTx interface {
 // NewTasks returns the task board over c; its claims reserve paths
 // through reserve (the hub's Reservations).
 func NewTasks(c *Core, reserve taskReserver) *Tasks {
-	return &Tasks{core: c.core, reserve: reserve, parked: taskWaits{byProject: map[string]map[*taskWait]struct{}{}}}
+	return &Tasks{core: c.core, reserve: reserve}
 }
 
 // changed tells the dashboard's stream that tasks changed and wakes the
@@ -118,14 +117,14 @@ func NewTasks(c *Core, reserve taskReserver) *Tasks {
 func (ts *Tasks) changed(ready []*Task) {
 	ts.waiters.feed.Publish(TopicTasks)
 	for _, t := range ready {
-		ts.parked.wake(t)
+		ts.waiters.WakeTask(t)
 	}
 }
 
 // TasksReady wakes the parked next_task calls of project: tasks became
 // ready there in another process (a replica on the same database).
 func (ts *Tasks) TasksReady(project string) {
-	ts.parked.wakeProject(project)
+	ts.waiters.WakeProject(project)
 	ts.waiters.feed.Publish(TopicTasks)
 }
 

@@ -187,7 +187,7 @@ func (s *Waits) recheckTokens() {
 		return
 	}
 	for id, err := range ends {
-		s.waiters.Revoke(id, err)
+		s.waiters.Revoke(AgentPrincipal(id), err)
 	}
 }
 

@@ -6,16 +6,16 @@ import (
 	"time"
 )
 
-// WaitLimits bounds parked WaitForMessages calls.
-type WaitLimits struct {
-	PerAgent int // parked waits one agent may hold at once
-	Total    int // parked waits in the whole hub
-}
-
-// Waiters is the in-process notifier behind WaitForMessages: a registry of
-// parked waits by agent. A wait registers before it checks the store, so a
-// message committed after the check but before the wait parks still finds
-// its wake-up signal pending (the channel is buffered).
+// Waiters is the hub's one registry of parked callers (park.go): agents'
+// parked waits (WaitForMessages, next_task, Subscribe), calls parked on
+// inbox items (inbox_wait.go), parked next_task calls by project
+// (task_next_service.go) and the change streams of the Feed. All of them
+// take their place by one rule (admitLocked), end when their principal is
+// revoked (Revoke) or the hub stops (Stop), and are woken by key.
+//
+// A wait registers before it checks the store, so a message committed after
+// the check but before the wait parks still finds its wake-up signal
+// pending (the channel is buffered).
 //
 // What a parked wait holds is multiplied by the number parked (hubbench's
 // memory scenario parks 10,000), so a Waiter is one small struct and one
@@ -28,11 +28,16 @@ type Waiters struct {
 	feed   *Feed // hears every Notify (feed.go)
 
 	mu        sync.Mutex
-	byAgent   map[int64]*Waiter // the first of each agent's waits
-	total     int
-	epoch     uint64              // bumped by every Revoke (waiter_revoke.go)
-	revokedAt map[int64]uint64    // agent → epoch of its last Revoke
-	onRevoke  func(agentID int64) // also ends the agent's parks on inbox items (set by NewInbox)
+	held      map[holder]int                    // places held per principal and kind (admitLocked)
+	totals    [parkKinds]int                    // places held per kind
+	byAgent   map[int64]*Waiter                 // the first of each agent's waits
+	items     map[int64][]*itemPark             // calls parked on inbox items, by item (inbox_wait.go)
+	tasks     map[string]map[*taskWait]struct{} // parked next_task calls, by project
+	streams   map[*Subscription]struct{}        // the Feed's change streams
+	stopped   bool                              // Stop was called
+	epoch     uint64                            // bumped by every Revoke (waiter_revoke.go)
+	revokedAt map[Principal]uint64              // principal → epoch of its last Revoke
+	onRevoke  []func(Principal)                 // hear of every Revoke (OnRevoke)
 
 	// The waits' timeouts (waiter_expiry.go): deadlines are durations since
 	// base (monotonic on the system clock), the timer fires at the earliest.
@@ -55,11 +60,19 @@ type Waiter struct {
 	deadline   time.Duration         // when it expires, since ws.base; guarded by ws.mu
 }
 
-// NewWaiters returns an empty registry with the given limits, whose
-// waits' timeouts run on clock.
+// NewWaiters returns an empty registry with the given limits (zero item
+// and stream limits take their defaults), whose waits' timeouts run on
+// clock.
 func NewWaiters(limits WaitLimits, clock Clock) *Waiters {
-	return &Waiters{limits: limits, clock: clock, feed: NewFeed(defaultFeedSubscribers), byAgent: make(map[int64]*Waiter), base: clock.Now()}
+	ws := &Waiters{limits: limits.withDefaults(), clock: clock, held: map[holder]int{}, byAgent: map[int64]*Waiter{},
+		items: map[int64][]*itemPark{}, tasks: map[string]map[*taskWait]struct{}{}, streams: map[*Subscription]struct{}{},
+		revokedAt: map[Principal]uint64{}, base: clock.Now()}
+	ws.feed = newFeed(ws)
+	return ws
 }
+
+// Feed returns the change feed whose streams the registry holds.
+func (ws *Waiters) Feed() *Feed { return ws.feed }
 
 // Register adds a wait for agentID whose caller was authenticated with the
 // token whose hash is token at revocation epoch epoch (Waiters.Epoch).
@@ -68,32 +81,19 @@ func NewWaiters(limits WaitLimits, clock Clock) *Waiters {
 func (ws *Waiters) Register(agentID int64, epoch uint64, token []byte) (*Waiter, error) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if ws.revokedAt[agentID] > epoch {
+	if ws.revokedAt[AgentPrincipal(agentID)] > epoch {
 		return nil, errRevoked()
 	}
-	if ws.total >= ws.limits.Total {
-		return nil, Errorf(EEXHAUSTED, "the hub already holds %d parked waits (its limit): retry in a few seconds, or raise --max-waiters", ws.limits.Total)
+	if err := ws.admitLocked(AgentPrincipal(agentID), parkWait); err != nil {
+		return nil, err
 	}
 	first := ws.byAgent[agentID]
-	if ws.countLocked(first) >= ws.limits.PerAgent {
-		return nil, Errorf(EEXHAUSTED, "this agent already has %d parked waits (the per-agent limit): end or cancel one before starting another", ws.limits.PerAgent)
-	}
 	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), next: first, token: token, expiryIdx: -1}
 	if first != nil {
 		first.prev = w
 	}
 	ws.byAgent[agentID] = w
-	ws.total++
 	return w, nil
-}
-
-// countLocked returns the length of the list of waits starting at w.
-func (ws *Waiters) countLocked(w *Waiter) int {
-	n := 0
-	for ; w != nil; w = w.next {
-		n++
-	}
-	return n
 }
 
 // C receives a value each time something may have arrived for the waiter,
@@ -122,7 +122,7 @@ func (w *Waiter) Close() {
 		w.next.prev = w.prev
 	}
 	w.next, w.prev = nil, nil
-	ws.total--
+	ws.releaseLocked(AgentPrincipal(w.agentID), parkWait)
 }
 
 // expire marks the wait's timeout as passed and wakes it (expireDue calls
@@ -142,12 +142,12 @@ func (w *Waiter) signal() {
 
 // Notify wakes every wait of the given agents.
 func (ws *Waiters) Notify(agentIDs ...int64) {
-	if len(agentIDs) > 0 {
-		ws.feed.Publish(TopicMessages)
-		ws.feed.AgentsChanged(agentIDs...) // their unread counts
-	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	if len(agentIDs) > 0 {
+		ws.publishLocked(TopicMessages)
+		ws.feed.agentsChangedLocked(agentIDs) // their unread counts
+	}
 	for _, id := range agentIDs {
 		for w := ws.byAgent[id]; w != nil; w = w.next {
 			w.signal()
@@ -155,14 +155,26 @@ func (ws *Waiters) Notify(agentIDs ...int64) {
 	}
 }
 
-// WakeAll wakes every parked wait (at shutdown, so that each answers).
-func (ws *Waiters) WakeAll() {
+// Stop ends every parked caller (at shutdown): it wakes every wait and
+// every call parked on an inbox item, so that each answers (each sees the
+// hub's shutdown), and ends every change stream, as well as those opened
+// from now on.
+func (ws *Waiters) Stop() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	ws.stopped = true
 	for _, first := range ws.byAgent {
 		for w := first; w != nil; w = w.next {
 			w.signal()
 		}
+	}
+	for _, ps := range ws.items {
+		for _, p := range ps {
+			p.signal()
+		}
+	}
+	for s := range ws.streams {
+		ws.endStreamLocked(s)
 	}
 }
 
@@ -170,14 +182,14 @@ func (ws *Waiters) WakeAll() {
 func (ws *Waiters) Count() int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	return ws.total
+	return ws.totals[parkWait]
 }
 
 // AgentCount returns the number of parked waits of one agent.
 func (ws *Waiters) AgentCount(agentID int64) int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	return ws.countLocked(ws.byAgent[agentID])
+	return ws.held[holder{AgentPrincipal(agentID), parkWait}]
 }
 
 // Agents returns the IDs of the agents with at least one parked wait.

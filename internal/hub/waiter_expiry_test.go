@@ -69,8 +69,8 @@ func TestWaitersTimeoutsShareOneTimer(t *testing.T) {
 	never.Close()
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if len(ws.expiries) != 0 || ws.total != 0 {
-		t.Errorf("after closing every wait: %d deadlines, %d waits; want none", len(ws.expiries), ws.total)
+	if len(ws.expiries) != 0 || ws.totals[parkWait] != 0 {
+		t.Errorf("after closing every wait: %d deadlines, %d waits; want none", len(ws.expiries), ws.totals[parkWait])
 	}
 }
 

@@ -5,9 +5,9 @@ import (
 	"slices"
 )
 
-// Revocation of parked waits: rotating or revoking a token, or disabling an
-// agent, ends the agent's parked waits at once instead of letting them
-// deliver messages to a token that no longer holds the agent.
+// Revocation of parked callers: rotating or revoking a token, disabling an
+// agent or revoking a person ends what that principal holds parked at once
+// instead of letting it deliver to a token that no longer holds it.
 
 // errRevoked is the error a wait ends with when its token stopped working.
 func errRevoked() error {
@@ -37,34 +37,60 @@ func (ws *Waiters) ParkedTokens() map[int64][][]byte {
 }
 
 // Epoch returns the revocation epoch. Read it before checking a token: a
-// wait registered for an agent revoked after that epoch is refused, so no
-// wait can park on a token revoked between its check and its registration.
+// wait or stream registered for a principal revoked after that epoch is
+// refused, so none can park on a token revoked between its check and its
+// registration.
 func (ws *Waiters) Epoch() uint64 {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	return ws.epoch
 }
 
-// Revoke ends every parked wait of agentID with err, and its calls parked
-// on inbox items, and refuses the waits of that agent authenticated before
-// now.
-func (ws *Waiters) Revoke(agentID int64, err error) {
-	if ws.onRevoke != nil {
-		ws.onRevoke(agentID)
-	}
+// Revoke ends everything who holds parked, and refuses the waits and
+// streams of who authenticated before now (Epoch): an agent's waits end
+// with err, its calls parked on inbox items end as unanswered; a person's
+// change streams end. Rotating or revoking a token, disabling or deleting
+// an agent, and revoking a person call it. The functions given to
+// OnRevoke hear of it last, once the parked calls are woken.
+func (ws *Waiters) Revoke(who Principal, err error) {
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if ws.revokedAt == nil {
-		ws.revokedAt = make(map[int64]uint64)
-	}
 	ws.epoch++
-	ws.revokedAt[agentID] = ws.epoch
-	for w := ws.byAgent[agentID]; w != nil; w = w.next {
-		if w.err.Load() == nil {
-			w.err.Store(&err)
-			w.signal()
+	ws.revokedAt[who] = ws.epoch
+	if who.AgentID != 0 {
+		for w := ws.byAgent[who.AgentID]; w != nil; w = w.next {
+			if w.err.Load() == nil {
+				w.err.Store(&err)
+				w.signal()
+			}
+		}
+		for _, ps := range ws.items {
+			for _, p := range ps {
+				if p.agentID == who.AgentID && !p.revoked {
+					p.revoked = true
+					p.signal()
+				}
+			}
 		}
 	}
+	for s := range ws.streams {
+		if s.owner == who {
+			ws.endStreamLocked(s)
+		}
+	}
+	heard := ws.onRevoke
+	ws.mu.Unlock()
+	for _, f := range heard {
+		f(who)
+	}
+}
+
+// OnRevoke makes f hear of every revocation from now on, after the
+// principal's parked calls were woken: what holds a principal's sessions
+// outside the hub (MCP over HTTP) ends them. f must not block.
+func (ws *Waiters) OnRevoke(f func(who Principal)) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.onRevoke = append(ws.onRevoke[:len(ws.onRevoke):len(ws.onRevoke)], f)
 }
 
 // Err returns why the wait was revoked (nil while it is not). A revocation

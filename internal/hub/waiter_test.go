@@ -157,7 +157,7 @@ func TestWaitersCloseAnyOfAnAgentsWaits(t *testing.T) {
 			t.Errorf("closing %v: AgentCount = %d, want %d", closing, got, want)
 		}
 		reason := hub.Errorf(hub.EUNAUTHORIZED, "rotated")
-		ws.Revoke(7, reason)
+		ws.Revoke(hub.AgentPrincipal(7), reason)
 		for i, x := range w {
 			open := !slices.Contains(closing, i)
 			if got := pending(x); got != open {

@@ -32,9 +32,12 @@ import (
 // closed, and closing a session (DELETE /mcp) cancels its tool calls in
 // flight, a parked wait_for_messages included, and answers at once; a
 // session its client closes so ends the agent's session in the hub
-// (EndSession): it shows offline at once.
+// (EndSession): it shows offline at once. When the agent's token is
+// revoked (EndAgent), its sessions take no more requests and close once
+// the calls they had in flight have answered.
 type HTTPHandler struct {
 	handler  http.Handler
+	closer   http.Handler // the SDK's handler, for the DELETEs the handler sends itself (closeAs)
 	sessions *sessionTracker
 	gate     *admission.Gate
 	client   hubv1.AgentServiceClient
@@ -72,7 +75,12 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 		}, nil
 	}
 	requireToken := auth.RequireBearerToken(verify, nil)
-	return &HTTPHandler{handler: requireToken(mcpHandler), sessions: sessions, gate: opts.Gate, client: client, log: opts.Logger}
+	// The handler's own DELETEs name the session's user, not a token;
+	// they never come from the network.
+	asUser := auth.RequireBearerToken(func(_ context.Context, user string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Minute)}, nil
+	}, nil)
+	return &HTTPHandler{handler: requireToken(mcpHandler), closer: asUser(mcpHandler), sessions: sessions, gate: opts.Gate, client: client, log: opts.Logger}
 }
 
 // sessionAdmission is the RPC whose admission a session's opening takes:
@@ -100,10 +108,15 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A request that opens a session is checked in full, so a wrong token
 	// fails at connect time rather than at the first tool; a request on a
 	// session must carry the token that opened it (the SDK checks).
+	var agentID int64
 	if token == "" || (h.gate != nil && sid == "" && r.Method == http.MethodPost) {
 		var err error
 		if h.gate != nil {
-			_, err = h.gate.AuthorizeFor(r.Context(), sessionAdmission, token)
+			var who admission.Caller
+			who, err = h.gate.AuthorizeFor(r.Context(), sessionAdmission, token)
+			if who.Agent != nil {
+				agentID = who.Agent.ID
+			}
 		} else if token == "" {
 			err = status.Error(codes.Unauthenticated, "missing token: send \"Authorization: Bearer <agent token>\"")
 		}
@@ -119,7 +132,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// once its calls have returned.
 		h.sessions.end(sid, user)
 	case sid != "":
-		h.sessions.touch(sid)
+		if ok, closeNow := h.sessions.enter(sid, r.Method == http.MethodGet); !ok {
+			if closeNow {
+				go h.closeAs(sid, user)
+			}
+			admission.WriteHTTP(w, status.Error(codes.Unauthenticated, errSessionRevoked), true)
+			return
+		}
+		if r.Method != http.MethodGet {
+			defer h.sessions.leave(sid)
+		}
 	}
 	sw := &sessionWriter{ResponseWriter: w}
 	var victims []string
@@ -127,7 +149,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A new session is recorded when its headers are written, before
 		// the client can read its ID: a call the client sends next is then
 		// always tracked, so closing the session cancels it.
-		sw.opened = func(id string) { victims = h.sessions.opened(id, user) }
+		sw.opened = func(id string) { victims = h.sessions.opened(id, user, agentID) }
 	}
 	h.handler.ServeHTTP(sw, r)
 	for _, old := range victims {
@@ -158,6 +180,47 @@ func (h *HTTPHandler) closeSession(r *http.Request, id string) {
 	req.Header.Set("Authorization", r.Header.Get("Authorization"))
 	req.Header.Set(sessionIDHeader, id)
 	h.handler.ServeHTTP(&discardWriter{h: http.Header{}}, req)
+}
+
+// errSessionRevoked answers a request on a session whose token was revoked.
+const errSessionRevoked = "the hub revoked this session's token (or rotated it, or disabled or deleted its agent): open a new session with the agent's current token"
+
+// revokedDrain is how long a revoked session stays open for its client to
+// read the answers of the calls it had in flight (their answers and the
+// session's end travel on two connections: closing it first could lose
+// them); a call that has not answered by then is cancelled.
+const revokedDrain = 5 * time.Second
+
+// EndAgent ends the sessions of the agent whose token was revoked: they
+// take no more requests (401), and each closes at once when it has no call
+// in flight, else once its client makes another request after their
+// answers (a parked wait_for_messages answers its refused token first), at
+// the latest after revokedDrain. It does not block.
+func (h *HTTPHandler) EndAgent(agentID int64) {
+	now, draining := h.sessions.revokeAgent(agentID)
+	for _, s := range now {
+		go h.closeAs(s.id, s.user)
+	}
+	for _, s := range draining {
+		time.AfterFunc(revokedDrain, func() {
+			if h.sessions.closeRevoked(s) {
+				h.closeAs(s.id, s.user)
+			}
+		})
+	}
+}
+
+// closeAs closes session id of user: its calls still in flight are
+// cancelled, and the SDK closes it (its GET stream ends).
+func (h *HTTPHandler) closeAs(id, user string) {
+	h.sessions.end(id, user)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+user)
+	req.Header.Set(sessionIDHeader, id)
+	h.closer.ServeHTTP(&discardWriter{h: http.Header{}}, req)
 }
 
 // tokenFromRequest attaches the bearer token of the HTTP request that

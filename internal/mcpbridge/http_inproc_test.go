@@ -2,6 +2,7 @@ package mcpbridge_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -118,8 +119,12 @@ func TestHTTPToolCallsRunInProcessThroughTheInterceptors(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the parked wait did not end when the token was revoked")
 	}
-	res = call(t, cs, "check_hub_status", nil, nil)
-	if !res.IsError || !strings.Contains(resultText(res), "refused this agent's token") {
-		t.Errorf("call with the revoked token: %s, want the refused-token error", resultText(res))
+	// Then the session ends: a call on it is refused (the session is
+	// gone, or its token refused), at once.
+	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err = cs.CallTool(cctx, &mcp.CallToolParams{Name: "check_hub_status", Arguments: map[string]any{}})
+	if err == nil && (!res.IsError || !strings.Contains(resultText(res), "refused this agent's token")) {
+		t.Errorf("call with the revoked token: %s, want the refused-token error or the session ended", resultText(res))
 	}
 }

@@ -31,9 +31,13 @@ type sessionTracker struct {
 
 type trackedSession struct {
 	id, user string
+	agentID  int64 // the agent its token held when it opened (0: unknown)
 	elem     *list.Element
 	lastUsed time.Time
 	calls    map[*context.CancelFunc]struct{} // tool calls in flight
+	posts    int                              // requests other than its GET stream in flight
+	revoked  bool                             // its agent's token was revoked: it takes no more requests
+	closing  bool                             // revoked and being closed
 }
 
 func newSessionTracker(perToken int, idle time.Duration, now func() time.Time) *sessionTracker {
@@ -48,9 +52,10 @@ func (t *sessionTracker) Count() int {
 	return len(t.byID)
 }
 
-// opened records a new session of user and returns the IDs of the sessions
-// closed to make room (their calls are already cancelled).
-func (t *sessionTracker) opened(id, user string) []string {
+// opened records a new session of user, whose token held agentID, and
+// returns the IDs of the sessions closed to make room (their calls are
+// already cancelled).
+func (t *sessionTracker) opened(id, user string, agentID int64) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
@@ -67,19 +72,82 @@ func (t *sessionTracker) opened(id, user string) []string {
 		victims = append(victims, old.id)
 		t.evicted.Add(1)
 	}
-	s := &trackedSession{id: id, user: user, lastUsed: now, calls: map[*context.CancelFunc]struct{}{}}
+	s := &trackedSession{id: id, user: user, agentID: agentID, lastUsed: now, calls: map[*context.CancelFunc]struct{}{}}
 	s.elem = l.PushBack(s)
 	t.byID[id] = s
 	return victims
 }
 
-// touch records a request on session id.
-func (t *sessionTracker) touch(id string) {
+// enter records a request on session id (get: its GET stream); ok is
+// false when the session takes no more (its token was revoked), and
+// closeNow then says the caller must close it: none of its calls is in
+// flight, so their answers have been sent. Call leave when a request that
+// is not a GET ends.
+func (t *sessionTracker) enter(id string, get bool) (ok, closeNow bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.byID[id]
+	if s == nil {
+		return true, false // unknown here: the SDK answers
+	}
+	if s.revoked {
+		return false, t.closeIfDoneLocked(s)
+	}
+	s.lastUsed = t.now()
+	if !get {
+		s.posts++
+	}
+	return true, false
+}
+
+// leave records the end of a request entered on session id.
+func (t *sessionTracker) leave(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s := t.byID[id]; s != nil {
-		s.lastUsed = t.now()
+		s.posts--
 	}
+}
+
+// revokeAgent makes the sessions of agentID take no more requests and
+// returns those to close now (none of their requests in flight) and the
+// others, which close when their client comes back after their answers
+// (enter) or when the caller stops waiting for it (closeRevoked).
+func (t *sessionTracker) revokeAgent(agentID int64) (now, draining []*trackedSession) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.byID {
+		if s.agentID != agentID || s.revoked {
+			continue
+		}
+		s.revoked = true
+		if t.closeIfDoneLocked(s) {
+			now = append(now, s)
+		} else {
+			draining = append(draining, s)
+		}
+	}
+	return now, draining
+}
+
+// closeRevoked reports whether revoked session s, still open, must be
+// closed now by the caller (its requests in flight are given up).
+func (t *sessionTracker) closeRevoked(s *trackedSession) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s.closing || t.byID[s.id] != s {
+		return false
+	}
+	s.closing = true
+	return true
+}
+
+func (t *sessionTracker) closeIfDoneLocked(s *trackedSession) bool {
+	if !s.revoked || s.closing || s.posts > 0 {
+		return false
+	}
+	s.closing = true
+	return true
 }
 
 // end forgets session id of user and cancels its calls in flight; a

@@ -28,6 +28,9 @@ type Reports struct {
 	// AgentChanged is called when an agent's token or state changed
 	// (hub.Service.AgentChanged).
 	AgentChanged func(id int64, change hub.AgentChange)
+	// PersonRevoked, if set, is called with the name of a person revoked
+	// on any replica (hub.People.PersonRevoked).
+	PersonRevoked func(name string)
 	// ForgetAgents is called when changes to agents may have been missed:
 	// after a reconnect, or for a notification it cannot read
 	// (hub.Service.ForgetAgents).
@@ -46,7 +49,7 @@ var changeNames = map[hub.AgentChange]string{hub.TokenChanged: "token", hub.Agen
 // one dedicated connection (not from the pool) to two channels: posts (the
 // payload is the messages' IDs and their recipients' agent IDs, never the
 // messages: postedPayload) and changed agents ("token:ID", "disabled:ID",
-// "enabled:ID", "deleted:ID"). When the connection drops, Watch reconnects with a
+// "enabled:ID", "deleted:ID"; and "person:NAME", a revoked person). When the connection drops, Watch reconnects with a
 // growing pause (up to 5 s), says so in the log, and once listening again
 // forgets the cached agents and resyncs, since the notifications sent
 // meanwhile are lost. It also reports a post after the first LISTEN, for
@@ -145,6 +148,12 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 				r.PostedTo(first, last, agents)
 			} else {
 				r.Posted()
+			}
+			continue
+		}
+		if name, ok := strings.CutPrefix(n.Payload, personRevoked+":"); ok {
+			if r.PersonRevoked != nil {
+				r.PersonRevoked(name)
 			}
 			continue
 		}

@@ -58,7 +58,7 @@ func newReplica(tb testing.TB, u string, listen bool) *replica {
 	wg.Go(func() { r.svc.Waits.Run(ctx) })
 	if listen {
 		wg.Go(func() {
-			db.Watch(ctx, Reports{PostedTo: r.svc.Waits.PostedTo, Posted: r.svc.Waits.Poke, Resync: r.svc.Waits.RecheckWaits, AgentChanged: r.svc.Agents.AgentChanged, ForgetAgents: r.svc.Agents.ForgetAgents})
+			db.Watch(ctx, Reports{PostedTo: r.svc.Waits.PostedTo, Posted: r.svc.Waits.Poke, Resync: r.svc.Waits.RecheckWaits, AgentChanged: r.svc.Agents.AgentChanged, ForgetAgents: r.svc.Agents.ForgetAgents, PersonRevoked: r.svc.People.PersonRevoked})
 		})
 	}
 	tb.Cleanup(func() { cancel(); wg.Wait(); db.Close() })
@@ -136,6 +136,44 @@ func TestWatchWakesWaiterOnOtherReplica(t *testing.T) {
 			t.Fatalf("round %d: B's wait = %+v, %v; want message %d", i, res, err, m.ID)
 		}
 		w.Close()
+	}
+}
+
+// A person revoked through replica A has the change streams it holds open
+// on replica B ended (a person's token is read at every call, so B already
+// refuses its new calls); the admin's stream on B stays open.
+func TestWatchEndsRevokedPersonsStreamsOnOtherReplica(t *testing.T) {
+	t.Parallel()
+	u := pgtest.Schema(t)
+	a, b := newReplica(t, u, false), newReplica(t, u, true)
+	eventually(t, "B listening", func() bool { return backends(t, "hub listen "+b.db.schema) == 1 })
+	ctx := context.Background()
+	if _, _, err := a.svc.People.CreatePerson(ctx, "pat", nil); err != nil {
+		t.Fatal(err)
+	}
+	feed := b.waiters.Feed()
+	pat, err := feed.Subscribe(hub.PersonPrincipal("pat"), feed.Epoch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pat.Close()
+	admin, err := feed.Subscribe(hub.Principal{}, feed.Epoch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if err := a.svc.People.RevokePerson(ctx, "pat"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-pat.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("pat's stream on B still open 10 s after pat was revoked on A")
+	}
+	select {
+	case <-admin.Done():
+		t.Error("the admin's stream on B ended with pat's revocation")
+	default:
 	}
 }
 
