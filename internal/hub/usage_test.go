@@ -84,6 +84,14 @@ func TestUsageRecordReportPrune(t *testing.T) {
 	if err != nil || len(rows) != 1 || rows[0].Agent != "ann" || rows[0].Counts.Input != 10 {
 		t.Errorf("report from the days = %+v, %v; want ann's 10 input", rows, err)
 	}
+	// By hour only from the minutes: a span past them is refused.
+	hours := []hub.UsageGroup{hub.UsageByHour}
+	if _, err := h.Usage.Report(ctx, hub.UsageQuery{GroupBy: hours, Since: h.Clock.Now().Add(-3 * time.Hour)}); hub.ErrorCode(err) != hub.EINVALID {
+		t.Errorf("by hour past the minutes kept: %v, want EINVALID", err)
+	}
+	if _, err := h.Usage.Report(ctx, hub.UsageQuery{GroupBy: hours, Since: h.Clock.Now().Add(-time.Hour)}); err != nil {
+		t.Errorf("by hour within the minutes kept: %v", err)
+	}
 	h.Clock.Advance(72 * time.Hour)
 	if n, err := h.Usage.PruneBatch(ctx, h.Clock.Now(), 100); err != nil || n != 1 {
 		t.Errorf("pruned %d (%v), want the day past its 48 h", n, err)

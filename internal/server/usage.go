@@ -32,7 +32,7 @@ func usageReport(rows []hub.UsageRow, err error) (*hubv1.UsageReport, error) {
 	out := make([]*hubv1.UsageRow, len(rows))
 	for i, r := range rows {
 		c := r.Counts
-		out[i] = &hubv1.UsageRow{Agent: r.Agent, Project: r.Project, Task: r.TaskID, TaskTitle: r.TaskTitle, Model: r.Model, Day: ts(r.Day),
+		out[i] = &hubv1.UsageRow{Agent: r.Agent, Project: r.Project, Task: r.TaskID, TaskTitle: r.TaskTitle, Model: r.Model, Day: ts(r.Day), Hour: ts(r.Hour),
 			InputTokens: c.Input, OutputTokens: c.Output, CacheReadTokens: c.CacheRead, CacheCreationTokens: c.CacheCreation,
 			Requests: c.Requests, CostUsd: c.CostUSD}
 	}

@@ -65,18 +65,22 @@ func (x Usage) AddUsage(minutes, days []hub.UsageRollup) error {
 	return nil
 }
 
-// dayNanos is one day in the at column's unit.
-const dayNanos = int64(24 * time.Hour)
+// dayNanos and hourNanos are a day and an hour in the at column's unit.
+const (
+	dayNanos  = int64(24 * time.Hour)
+	hourNanos = int64(time.Hour)
+)
 
 // groupExprs are the expressions of each field a report groups by, in
 // the order of UsageRow's fields: agent, project, task ID, task title,
-// model, day; and what a field not grouped by reads.
+// model, day, hour; and what a field not grouped by reads.
 var groupExprs = map[hub.UsageGroup][]string{
 	hub.UsageByAgent:   {"a.name"},
 	hub.UsageByProject: {"u.project"},
 	hub.UsageByTask:    {"u.task_id", "COALESCE(t.title, '')"},
 	hub.UsageByModel:   {"u.model"},
 	hub.UsageByDay:     {fmt.Sprintf("(u.at / %d) * %d", dayNanos, dayNanos)},
+	hub.UsageByHour:    {fmt.Sprintf("(u.at / %d) * %d", hourNanos, hourNanos)},
 }
 
 var fieldOrder = []struct {
@@ -89,6 +93,7 @@ var fieldOrder = []struct {
 	{hub.UsageByTask, []string{"0", "''"}, 2},
 	{hub.UsageByModel, []string{"''"}, 1},
 	{hub.UsageByDay, []string{"0"}, 1},
+	{hub.UsageByHour, []string{"0"}, 1},
 }
 
 // ReportMax bounds the rows of one report.
@@ -134,14 +139,17 @@ func (x Usage) UsageReport(q hub.UsageQuery) ([]hub.UsageRow, error) {
 	var out []hub.UsageRow
 	for rows.Next() {
 		var r hub.UsageRow
-		var day int64
+		var day, hour int64
 		c := &r.Counts
-		if err := rows.Scan(&r.Agent, &r.Project, &r.TaskID, &r.TaskTitle, &r.Model, &day,
+		if err := rows.Scan(&r.Agent, &r.Project, &r.TaskID, &r.TaskTitle, &r.Model, &day, &hour,
 			&c.Input, &c.Output, &c.CacheRead, &c.CacheCreation, &c.Requests, &c.CostUSD); err != nil {
 			return nil, fmt.Errorf("usage report: %w", err)
 		}
 		if grouped[hub.UsageByDay] {
 			r.Day = row.Time(day).UTC()
+		}
+		if grouped[hub.UsageByHour] {
+			r.Hour = row.Time(hour).UTC()
 		}
 		out = append(out, r)
 	}
