@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/version"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -126,6 +127,30 @@ func TestSplitMethod(t *testing.T) {
 		s, m := splitMethod(in)
 		if s != want[0] || m != want[1] {
 			t.Errorf("splitMethod(%q) = %q, %q; want %q, %q", in, s, m, want[0], want[1])
+		}
+	}
+}
+
+// TestUsageTakenBackIsNotCounted: a session's metrics count first, its
+// events then take that back and count again; the counters end at what
+// the events said, not at both.
+func TestUsageTakenBackIsNotCounted(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.UsageRecorded("ann", hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5})                // the metrics
+	m.UsageRecorded("ann", hub.UsageCounts{Input: 6 - 10, Requests: 1 - 1, CostUSD: 0.25 - 0.5}) // the first event, the metrics taken back
+	m.UsageRecorded("ann", hub.UsageCounts{Input: 5, Output: 3, Requests: 1, CostUSD: 0.25})     // the next event
+	m.UsageRecorded("bob", hub.UsageCounts{Input: 7})
+	out := scrape(t, m)
+	for _, want := range []string{
+		`hub_usage_tokens_total{agent="ann",type="input"} 11`,
+		`hub_usage_tokens_total{agent="ann",type="output"} 3`,
+		`hub_usage_requests_total{agent="ann"} 2`,
+		`hub_usage_cost_usd_total{agent="ann"} 0.5`,
+		`hub_usage_tokens_total{agent="bob",type="input"} 7`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("metrics lack %q", want)
 		}
 	}
 }
