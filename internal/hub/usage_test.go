@@ -97,3 +97,39 @@ func TestUsageRecordReportPrune(t *testing.T) {
 		t.Errorf("pruned %d (%v), want the day past its 48 h", n, err)
 	}
 }
+
+// TestUsageTakenBackUnderAnotherTask: what a session's metrics counted
+// while the agent held no task is taken back when its events come, after
+// the agent claimed one: the rows that held it lose it, and no row goes
+// below zero.
+func TestUsageTakenBackUnderAnotherTask(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	ann, _ := h.agent(t, "ann")
+	now := h.Clock.Now()
+	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "parser"}); err != nil {
+		t.Fatal(err)
+	}
+	task, err := h.Tasks.Next(ctx, ann, hub.NextRequest{})
+	if err != nil || task.Task == nil {
+		t.Fatal(task, err)
+	}
+	// The events: the metrics' count taken back, the events' own counted.
+	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{
+		{At: now, Model: "m", Counts: hub.UsageCounts{Input: -10, Requests: -1, CostUSD: -0.5}},
+		{At: now, Model: "m", Counts: hub.UsageCounts{Input: 6, Requests: 1, CostUSD: 0.25}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []hub.UsageQuery{{GroupBy: []hub.UsageGroup{hub.UsageByTask}}, {GroupBy: []hub.UsageGroup{hub.UsageByTask}, Since: now.Add(-30 * 24 * time.Hour)}} {
+		rows, err := h.Usage.Report(ctx, q)
+		want := hub.UsageCounts{Input: 6, Requests: 1, CostUSD: 0.25}
+		if err != nil || len(rows) != 1 || rows[0].TaskID != task.Task.ID || rows[0].Counts != want {
+			t.Errorf("by task (days %v) = %+v, %v; want only task %d with %+v", !q.Since.IsZero(), rows, err, task.Task.ID, want)
+		}
+	}
+}

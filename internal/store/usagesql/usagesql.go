@@ -65,6 +65,79 @@ func (x Usage) AddUsage(minutes, days []hub.UsageRollup) error {
 	return nil
 }
 
+// TakeBackUsage implements hub.UsageTx.
+func (x Usage) TakeBackUsage(minutes, days []hub.UsageRollup) error {
+	for _, set := range []struct {
+		table string
+		rows  []hub.UsageRollup
+	}{{"usage_minutes", minutes}, {"usage_days", days}} {
+		for _, r := range set.rows {
+			if err := x.takeBack(set.table, r); err != nil {
+				return fmt.Errorf("take back usage: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// takeBack subtracts r's counts (each 0 or below) from the rows of table
+// of r's agent, time and model, task by task, none below zero; a row
+// left with nothing goes.
+func (x Usage) takeBack(table string, r hub.UsageRollup) error {
+	rows, closeRows, err := x.DB.Query(`SELECT task_id, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, requests, cost_usd
+	FROM `+table+` WHERE agent_id = ? AND at = ? AND model = ? ORDER BY task_id`, r.AgentID, r.At.UnixNano(), r.Model)
+	if err != nil {
+		return err
+	}
+	type held struct {
+		task int64
+		c    hub.UsageCounts
+	}
+	var hs []held
+	for rows.Next() {
+		var h held
+		if err := rows.Scan(&h.task, &h.c.Input, &h.c.Output, &h.c.CacheRead, &h.c.CacheCreation, &h.c.Requests, &h.c.CostUSD); err != nil {
+			closeRows()
+			return err
+		}
+		hs = append(hs, h)
+	}
+	err = rows.Err()
+	closeRows()
+	if err != nil {
+		return err
+	}
+	owed := r.Counts
+	for _, h := range hs {
+		c := h.c
+		take := func(have, owe *int64) {
+			n := min(*have, -*owe)
+			*have, *owe = *have-n, *owe+n
+		}
+		take(&c.Input, &owed.Input)
+		take(&c.Output, &owed.Output)
+		take(&c.CacheRead, &owed.CacheRead)
+		take(&c.CacheCreation, &owed.CacheCreation)
+		take(&c.Requests, &owed.Requests)
+		n := min(c.CostUSD, -owed.CostUSD)
+		c.CostUSD, owed.CostUSD = c.CostUSD-n, owed.CostUSD+n
+		if c == h.c {
+			continue
+		}
+		if c.IsZero() || c.CostUSD < 1e-12 && c.Tokens() == 0 && c.Requests == 0 {
+			_, err = x.DB.Exec(`DELETE FROM `+table+` WHERE agent_id = ? AND at = ? AND task_id = ? AND model = ?`, r.AgentID, r.At.UnixNano(), h.task, r.Model)
+		} else {
+			_, err = x.DB.Exec(`UPDATE `+table+` SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_creation_tokens = ?, requests = ?, cost_usd = ?
+			WHERE agent_id = ? AND at = ? AND task_id = ? AND model = ?`,
+				c.Input, c.Output, c.CacheRead, c.CacheCreation, c.Requests, c.CostUSD, r.AgentID, r.At.UnixNano(), h.task, r.Model)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // dayNanos and hourNanos are a day and an hour in the at column's unit.
 const (
 	dayNanos  = int64(24 * time.Hour)
