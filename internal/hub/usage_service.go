@@ -88,7 +88,7 @@ func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta) e
 		return err
 	}
 	u.metrics.UsageRecorded(agent.Name, total)
-	u.budgets.announce(agent, news)
+	u.budgets.announce(news)
 	return nil
 }
 
