@@ -217,8 +217,9 @@ func topSpender(tx budgetsTx, project string, day time.Time) (*Agent, error) {
 	return tx.AgentByName(top.Agent)
 }
 
-// List returns every budget with what it counts today.
-func (s *Budgets) List(ctx context.Context) ([]*BudgetStanding, error) {
+// List returns every budget who sees (nil: the admin, every one) with
+// what it counts today: of the projects who sees and of their agents.
+func (s *Budgets) List(ctx context.Context, who *Person) ([]*BudgetStanding, error) {
 	day := BudgetDay(s.clock.Now())
 	var out []*BudgetStanding
 	err := view(ctx, s.store, func(tx budgetsTx) error {
@@ -226,27 +227,56 @@ func (s *Budgets) List(ctx context.Context) ([]*BudgetStanding, error) {
 		if err != nil {
 			return err
 		}
-		out = make([]*BudgetStanding, len(bs))
-		for i, b := range bs {
+		for _, b := range bs {
+			if ok, err := budgetSeen(tx, who, b); err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			spent, err := tx.DaySpend(b.AgentID, b.Project, day)
 			if err != nil {
 				return err
 			}
-			out[i] = &BudgetStanding{Budget: *b, Day: day, Spent: spent}
+			out = append(out, &BudgetStanding{Budget: *b, Day: day, Spent: spent})
 		}
 		return nil
 	})
 	return out, err
 }
 
-// Get returns the budget req names with what it counts today. Errors:
-// EINVALID, ENOTFOUND (no such agent or project, or no budget).
-func (s *Budgets) Get(ctx context.Context, req BudgetRequest) (*BudgetStanding, error) {
+// budgetSeen reports whether who sees b: a project's budget in a project
+// who sees, an agent's of an agent in one.
+func budgetSeen(tx budgetsTx, who *Person, b *Budget) (bool, error) {
+	if who.SeesAll() {
+		return true, nil
+	}
+	if b.AgentID == 0 {
+		return who.Sees(b.Project), nil
+	}
+	a, err := tx.AgentByID(b.AgentID)
+	if err != nil {
+		return false, err
+	}
+	return who.Sees(a.Project), nil
+}
+
+// Get returns the budget req names with what it counts today, for who
+// (nil: the admin). Errors: EINVALID, ENOTFOUND (no such agent or
+// project, or no budget), EPERMISSION (of a project who does not see).
+func (s *Budgets) Get(ctx context.Context, who *Person, req BudgetRequest) (*BudgetStanding, error) {
 	day := BudgetDay(s.clock.Now())
 	var st *BudgetStanding
 	err := view(ctx, s.store, func(tx budgetsTx) error {
 		agent, err := scopeOf(tx, req)
 		if err != nil {
+			return err
+		}
+		project := req.Project
+		if agent != nil {
+			project = agent.Project
+		}
+		if err := CheckSees(who, project); err != nil {
 			return err
 		}
 		b, err := findBudget(tx, agent, req.Project)

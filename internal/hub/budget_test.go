@@ -148,7 +148,7 @@ func TestBudgetWarnsStopsAndIsRaised(t *testing.T) {
 	if items, _, _ := h.Inbox.ListItems(ctx, nil, "open", "", 10, ""); len(items) != 1 {
 		t.Errorf("open items after more spend = %d, want still 1", len(items))
 	}
-	st, err := h.Budgets.Get(ctx, hub.BudgetRequest{Agent: "ann"})
+	st, err := h.Budgets.Get(ctx, nil, hub.BudgetRequest{Agent: "ann"})
 	if err != nil || st.State() != hub.BudgetStateReached || math.Abs(st.Spent.CostUSD-1.55) > 1e-9 {
 		t.Fatalf("Get = %+v (%v), want reached with $1.55 spent", st, err)
 	}
@@ -256,7 +256,7 @@ func TestBudgetSetRefusesBadInput(t *testing.T) {
 		_, err := h.Budgets.Set(ctx, "pat", tt.req)
 		wantCode(t, "Set", err, tt.code)
 	}
-	if bs, err := h.Budgets.List(ctx); err != nil || len(bs) != 0 {
+	if bs, err := h.Budgets.List(ctx, nil); err != nil || len(bs) != 0 {
 		t.Fatalf("budgets after bad input = %+v, %v; want none", bs, err)
 	}
 	// A budget set below today's spend holds at once, without waiting
@@ -266,7 +266,7 @@ func TestBudgetSetRefusesBadInput(t *testing.T) {
 	if err != nil || st.State() != hub.BudgetStateReached {
 		t.Fatalf("set below the spend: %+v (%v), want reached at once", st, err)
 	}
-	if st, _ := h.Budgets.Get(ctx, hub.BudgetRequest{Agent: "ann"}); st.State() != hub.BudgetStateReached {
+	if st, _ := h.Budgets.Get(ctx, nil, hub.BudgetRequest{Agent: "ann"}); st.State() != hub.BudgetStateReached {
 		t.Fatalf("state = %s, want reached", st.State())
 	}
 	items, _, err := h.Inbox.ListItems(ctx, nil, "open", "", 10, "")

@@ -147,6 +147,9 @@ type UsageQuery struct {
 	Agent string
 	// Days reads the day rows (whole UTC days) rather than the minutes.
 	Days bool
+	// Projects, when set, keeps only the usage of agents of these
+	// projects (what a person sees).
+	Projects []string
 }
 
 // UsageRow is one group of a usage report: the fields grouped by, set,

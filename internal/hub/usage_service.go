@@ -108,9 +108,13 @@ func splitTakeBacks(deltas []UsageDelta) (gains, takeBacks []UsageDelta) {
 }
 
 // Report sums the usage q names: of one agent when q.AgentID or q.Agent
-// is set. Errors: EINVALID (a span that is not one), ENOTFOUND (no agent
-// q.Agent).
-func (u *Usage) Report(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
+// is set; who (nil: the admin) reads only the projects who sees. Errors:
+// EINVALID (a span that is not one), ENOTFOUND (no agent q.Agent),
+// EPERMISSION (q.Agent in a project who does not see).
+func (u *Usage) Report(ctx context.Context, who *Person, q UsageQuery) ([]UsageRow, error) {
+	if !who.SeesAll() {
+		q.Projects = who.Projects
+	}
 	q, err := planUsageQuery(q, u.clock.Now(), u.cfg.UsageRetention.Minutes)
 	if err != nil {
 		return nil, err
@@ -120,6 +124,9 @@ func (u *Usage) Report(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
 		if q.AgentID == 0 && q.Agent != "" {
 			a, err := tx.AgentByName(q.Agent)
 			if err != nil {
+				return err
+			}
+			if err := CheckSees(who, a.Project); err != nil {
 				return err
 			}
 			q.AgentID = a.ID

@@ -13,16 +13,17 @@ func (a *AgentServer) GetUsage(ctx context.Context, req *hubv1.GetUsageRequest) 
 	if err != nil {
 		return nil, err
 	}
-	return usageReport(a.s.svc.Usage.Report(ctx, hub.UsageQuery{GroupBy: groups, Since: fromTS(req.GetSince()), Until: fromTS(req.GetUntil()), AgentID: Caller(ctx).ID}))
+	return usageReport(a.s.svc.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: groups, Since: fromTS(req.GetSince()), Until: fromTS(req.GetUntil()), AgentID: Caller(ctx).ID}))
 }
 
-// ListUsage implements hubv1.AdminServiceServer.
+// ListUsage implements hubv1.AdminServiceServer: a person reads the
+// usage of the projects the person sees.
 func (a *AdminServer) ListUsage(ctx context.Context, req *hubv1.ListUsageRequest) (*hubv1.UsageReport, error) {
 	groups, err := hub.ParseUsageGroups(req.GetGroupBy())
 	if err != nil {
 		return nil, err
 	}
-	return usageReport(a.s.svc.Usage.Report(ctx, hub.UsageQuery{GroupBy: groups, Since: fromTS(req.GetSince()), Until: fromTS(req.GetUntil()), Agent: req.GetAgent()}))
+	return usageReport(a.s.svc.Usage.Report(ctx, personOf(ctx), hub.UsageQuery{GroupBy: groups, Since: fromTS(req.GetSince()), Until: fromTS(req.GetUntil()), Agent: req.GetAgent()}))
 }
 
 func usageReport(rows []hub.UsageRow, err error) (*hubv1.UsageReport, error) {

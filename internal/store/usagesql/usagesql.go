@@ -202,6 +202,12 @@ func (x Usage) UsageReport(q hub.UsageQuery) ([]hub.UsageRow, error) {
 		stmt += ` AND u.agent_id = ?`
 		args = append(args, q.AgentID)
 	}
+	if len(q.Projects) > 0 {
+		stmt += ` AND u.project IN (?` + strings.Repeat(`, ?`, len(q.Projects)-1) + `)`
+		for _, p := range q.Projects {
+			args = append(args, p)
+		}
+	}
 	stmt += ` GROUP BY ` + strings.Join(group, ", ") + ` ORDER BY ` + strings.Join(group, ", ") + ` LIMIT ?`
 	args = append(args, ReportMax)
 	rows, closeRows, err := x.DB.Query(stmt, args...)
