@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -16,7 +17,7 @@ func statusCode(err error) codes.Code { return status.Code(err) }
 
 // enumFieldRE finds the field named in protojson's refusal of an enum value
 // it does not know ("invalid value for enum field priority: \"critical\"").
-var enumFieldRE = regexp.MustCompile(`invalid value for enum field (\w+)`)
+var enumFieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`invalid value for enum field (\w+)`) })
 
 // enumChoices are the values each enum field of a request body takes, by
 // field name, for the refusal of an unknown one.
@@ -45,7 +46,7 @@ func explainEnum(err error) error {
 	if !ok || st.Code() != codes.InvalidArgument {
 		return err
 	}
-	m := enumFieldRE.FindStringSubmatch(st.Message())
+	m := enumFieldRE().FindStringSubmatch(st.Message())
 	if m == nil || enumChoices[m[1]] == "" {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 // converter and its JSON-schema compiler (about 21,000 allocations at
 // start), Prometheus, YAML, the SQLite driver, and of ours the gateway, the
 // server, the stores and the metrics. A binary of the hook and the guard
-// alone then starts with about 6,300 allocations where the whole hub's
-// start makes about 31,000 (scripts/bench-hook-start.sh, BENCHMARKS.md).
+// alone then starts with about 3,440 allocations where the whole hub's
+// start makes about 5,450 (scripts/bench-hook-start.sh, BENCHMARKS.md).
 func TestHookPathLinksNoHeavyInit(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".", "../guard").CombinedOutput()
 	if err != nil {

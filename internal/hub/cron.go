@@ -2,7 +2,6 @@ package hub
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -40,10 +39,14 @@ const (
 // may address (the agent name rule of SPEC §2).
 const targetNamePattern = `^[a-z0-9][a-z0-9._-]{0,62}$`
 
+// The name patterns are compiled at their first use, not at the start of
+// every process that links the package (a bounded repetition compiles to
+// thousands of instructions: most of the package's initialisation, paid by
+// every hub hook and hub guard run).
 var (
-	targetAgentRE   = regexp.MustCompile(targetNamePattern)
-	targetChannelRE = regexp.MustCompile(`^#[a-z0-9][a-z0-9._-]{0,62}$`)
-	cronJobNameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	targetAgentRE   = lazyRegexp(targetNamePattern)
+	targetChannelRE = lazyRegexp(`^#[a-z0-9][a-z0-9._-]{0,62}$`)
+	cronJobNameRE   = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 	cronParser      = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 )
 
@@ -183,7 +186,7 @@ func inferCronKind(j CronJob) (string, error) {
 // Validate checks the job's fields and returns EINVALID naming the first
 // one at fault.
 func (j CronJob) Validate() error {
-	if !cronJobNameRE.MatchString(j.Name) {
+	if !cronJobNameRE().MatchString(j.Name) {
 		return Errorf(EINVALID, "cron job name %q: expected 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", j.Name)
 	}
 	switch j.Kind {
@@ -226,12 +229,12 @@ func ValidateTarget(target string) error {
 		return Errorf(EINVALID, "target is empty: expected an agent name or \"#channel\"")
 	}
 	if IsChannelTarget(target) {
-		if !targetChannelRE.MatchString(target) {
+		if !targetChannelRE().MatchString(target) {
 			return Errorf(EINVALID, "target %q: a channel is \"#name\" with name matching %s", target, targetNamePattern)
 		}
 		return nil
 	}
-	if !targetAgentRE.MatchString(target) {
+	if !targetAgentRE().MatchString(target) {
 		return Errorf(EINVALID, "target %q: expected an agent name matching %s or \"#channel\"", target, targetNamePattern)
 	}
 	return nil

@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"regexp"
 	"time"
 )
 
@@ -27,7 +26,7 @@ type ListEventsRequest struct {
 	Limit   int
 }
 
-var eventKindRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+var eventKindRE = lazyRegexp(`^[a-z][a-z0-9_]{0,63}$`)
 
 // ListEvents returns stored events in ID order: the newest Limit (default
 // 50), or the first Limit after AfterID. Errors: EINVALID, ENOTFOUND
@@ -41,7 +40,7 @@ func (s *Liveness) ListEvents(ctx context.Context, req ListEventsRequest) ([]*Ev
 	if q.Limit, err = s.limit(req.Limit, 50); err != nil {
 		return nil, err
 	}
-	if req.Kind != "" && !eventKindRE.MatchString(req.Kind) {
+	if req.Kind != "" && !eventKindRE().MatchString(req.Kind) {
 		return nil, Errorf(EINVALID, "kind %q is not an event kind: expected a lower-case word such as health_changed, deep_work_started, reflection_skipped", req.Kind)
 	}
 	if req.Agent != "" {

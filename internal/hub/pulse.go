@@ -204,7 +204,7 @@ func (cfg PulseConfig) Validate() error {
 	if !utf8.ValidString(cfg.Instructions) {
 		return Errorf(EINVALID, "pulse instructions are not valid UTF-8")
 	}
-	if cfg.OutputChannel != "" && !targetChannelRE.MatchString(cfg.OutputChannel) {
+	if cfg.OutputChannel != "" && !targetChannelRE().MatchString(cfg.OutputChannel) {
 		return Errorf(EINVALID, "output channel %q: expected \"#name\" with name matching %s", cfg.OutputChannel, targetNamePattern)
 	}
 	return nil

@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"regexp"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -53,4 +55,11 @@ func cutText(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s + "…"
+}
+
+// lazyRegexp is a pattern compiled at its first use rather than at package
+// initialisation, which every process linking the package pays (hub hook and
+// hub guard at each run); compiled once, safe for concurrent use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -33,6 +33,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -345,7 +346,7 @@ func dropHooks(groups []any, ours func(cmd string) bool) []any {
 // isHubHook reports whether a hook command runs `BINARY hook HOST …`
 // with BINARY hubPath or any binary named hub.
 func isHubHook(cmd, hubPath string) bool {
-	m := hubHookRE.FindStringSubmatch(cmd)
+	m := hubHookRE().FindStringSubmatch(cmd)
 	if m == nil {
 		return false
 	}
@@ -353,8 +354,11 @@ func isHubHook(cmd, hubPath string) bool {
 	return bin == hubPath || strings.TrimSuffix(filepath.Base(bin), ".exe") == "hub"
 }
 
-// hubHookRE matches `BINARY hook HOST …`, BINARY maybe quoted.
-var hubHookRE = regexp.MustCompile(`^\s*('[^']*'|"[^"]*"|\S+)\s+hook\s+(?:claude|gemini|codex)(?:\s|$)`)
+// hubHookRE matches `BINARY hook HOST …`, BINARY maybe quoted; compiled at
+// its first use, not at the start of every hub command.
+var hubHookRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*('[^']*'|"[^"]*"|\S+)\s+hook\s+(?:claude|gemini|codex)(?:\s|$)`)
+})
 
 // editJSON reads the JSON object at path (none: empty), applies fn and
 // returns the change. project is the project path must stay in ("": a

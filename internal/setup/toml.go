@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,8 +19,9 @@ func (o Options) codexServer() string {
 		ServerName, q(o.HubPath), q("mcp"), q("--token-file"), q(o.TokenFile), q(o.Addr))
 }
 
-// tomlHeaderRE matches a TOML table header line and captures its name.
-var tomlHeaderRE = regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$`)
+// tomlHeaderRE matches a TOML table header line and captures its name;
+// compiled at its first use, not at the start of every hub command.
+var tomlHeaderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$`) })
 
 // codexTelemetry is the [otel] table of Codex's config.toml: its log
 // events and metrics exported to the hub over OTLP/HTTP (protobuf), the
@@ -52,7 +54,7 @@ func editTOML(path, project string, tables ...string) (Change, error) {
 	}
 	var names []string
 	for _, t := range tables {
-		if m := tomlHeaderRE.FindStringSubmatch(strings.SplitN(t, "\n", 2)[0]); m != nil {
+		if m := tomlHeaderRE().FindStringSubmatch(strings.SplitN(t, "\n", 2)[0]); m != nil {
 			names = append(names, m[1])
 		}
 	}
@@ -68,7 +70,7 @@ func editTOML(path, project string, tables ...string) (Change, error) {
 	var kept []string
 	skipping := false
 	for _, line := range lines(string(c.Old)) {
-		if m := tomlHeaderRE.FindStringSubmatch(line); m != nil {
+		if m := tomlHeaderRE().FindStringSubmatch(line); m != nil {
 			skipping = ours(m[1])
 		}
 		if !skipping {
