@@ -346,7 +346,7 @@ func (m *Main) newServer() {
 // mapping, and the dashboard's feed.
 func (m *Main) unaryInterceptors() []grpc.UnaryServerInterceptor {
 	return []grpc.UnaryServerInterceptor{
-		server.LoggingInterceptor(m.Logger, m.Server.RefusalLog()), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor,
+		server.LoggingInterceptor(m.Logger, m.Server.RefusalLog(), m.Clock), m.metrics.UnaryInterceptor, m.Server.UnaryInterceptor,
 		server.FeedInterceptor(m.Services.Core.Feed()),
 	}
 }
@@ -499,11 +499,13 @@ func (m *Main) Close() error {
 		if m.grpcSrv != nil {
 			stopped := make(chan struct{})
 			go func() { m.grpcSrv.GracefulStop(); close(stopped) }()
+			timeout := m.Clock.NewTimer(2 * time.Second)
 			select {
 			case <-stopped:
-			case <-time.After(2 * time.Second):
+			case <-timeout.C():
 				m.grpcSrv.Stop() // parked waits do not hold shutdown up
 			}
+			timeout.Stop()
 		}
 		for _, f := range m.extras {
 			errs = append(errs, f(context.Background()))

@@ -19,7 +19,7 @@ import (
 // waits and wake latency from the domain (hub.Config.Metrics), RPCs by
 // method and code from an interceptor, and gauges read at scrape time. A Config.Metrics set by the caller still gets every call.
 func (m *Main) initMetrics() {
-	m.metrics = metrics.New()
+	m.metrics = metrics.New(m.Clock)
 	if m.Config.Metrics == nil {
 		m.Config.Metrics = m.metrics
 	} else {

@@ -2,12 +2,15 @@ package app_test
 
 import (
 	"bufio"
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -131,5 +134,203 @@ func TestPersonActsOnlyInItsProjects(t *testing.T) {
 			t.Errorf("stream's hello = %q, want %s", lines.Text(), want)
 		}
 		res.Body.Close()
+	}
+}
+
+// A person of several projects who posts with to only posts in the
+// project of the agents named; agents of two projects, or none to tell
+// the project by, are refused with the projects to choose from, and
+// nothing is posted. It used to post in the default project, outside the
+// person's: PermissionDenied.
+func TestPersonOfSeveralProjectsPostsInTheRecipientsProject(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	for _, p := range []string{"red", "blue", "green"} {
+		if _, err := h.admin.CreateProject(h.adm, &hubv1.CreateProjectRequest{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, project := range map[string]string{"ann": "red", "bob": "blue", "cid": "green"} {
+		if _, err := h.admin.CreateAgent(h.adm, &hubv1.CreateAgentRequest{Name: name, Project: project}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	made, err := h.admin.CreatePerson(h.adm, &hubv1.CreatePersonRequest{Name: "pat", Projects: []string{"red", "blue"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pat := coreBearer(made.GetToken())
+
+	for to, project := range map[string]string{"ann": "red", "bob": "blue"} {
+		m, err := h.agent.PostMessage(pat, &hubv1.PostMessageRequest{To: []string{to, "operator"}, Body: "hi " + to})
+		if err != nil || m.GetMessage().GetProject() != project {
+			t.Errorf("pat posts to %s: %v, %v; want the message in %s", to, m.GetMessage(), err, project)
+		}
+	}
+	for _, c := range []struct {
+		to   []string
+		code codes.Code
+		says []string
+	}{
+		{[]string{"ann", "bob"}, codes.InvalidArgument, []string{"red", "blue", "give project"}},
+		{[]string{"operator"}, codes.InvalidArgument, []string{"red", "blue", "give project"}},
+		{[]string{"cid"}, codes.NotFound, []string{"cid"}},
+	} {
+		_, err := h.agent.PostMessage(pat, &hubv1.PostMessageRequest{To: c.to, Body: "refused"})
+		if status.Code(err) != c.code {
+			t.Errorf("pat posts to %v: %v, want %s", c.to, err, c.code)
+			continue
+		}
+		for _, w := range c.says {
+			if !strings.Contains(status.Convert(err).Message(), w) {
+				t.Errorf("pat posts to %v: %q does not say %q", c.to, status.Convert(err).Message(), w)
+			}
+		}
+	}
+	msgs, err := h.agent.ListMessages(h.adm, &hubv1.ListMessagesRequest{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs.GetMessages() {
+		if m.GetBody() == "refused" {
+			t.Errorf("a refused post was stored: %v", m)
+		}
+	}
+}
+
+// The hub's counts a person of some projects reads (GetHubInfo's agents
+// and parked waits) are those of the person's projects; a person of every
+// project and the admin read the hub's. They used to be the hub's for
+// every person.
+func TestHubInfoCountsWhatThePersonSees(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	for _, p := range []string{"red", "blue"} {
+		if _, err := h.admin.CreateProject(h.adm, &hubv1.CreateProjectRequest{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := map[string]string{}
+	for name, project := range map[string]string{"ann": "red", "bob": "blue", "bea": "blue"} {
+		r, err := h.admin.CreateAgent(h.adm, &hubv1.CreateAgentRequest{Name: name, Project: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[name] = r.GetToken()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, name := range []string{"bob", "bea"} { // two waits parked in blue
+		go h.agent.WaitForMessages(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tokens[name]), &hubv1.WaitForMessagesRequest{TimeoutSeconds: ptr(int32(60))})
+	}
+	if !eventually(10*time.Second, func() bool { return h.m.Services.Core.ParkedWaits() == 2 }) {
+		t.Fatal("the two waits did not park within 10 s")
+	}
+	person := func(name string, projects ...string) context.Context {
+		r, err := h.admin.CreatePerson(h.adm, &hubv1.CreatePersonRequest{Name: name, Projects: projects})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return coreBearer(r.GetToken())
+	}
+	for _, c := range []struct {
+		who            string
+		ctx            context.Context
+		agents, parked int64
+	}{
+		{"pat (red)", person("pat", "red"), 1, 0},
+		{"lee (blue)", person("lee", "blue"), 2, 2},
+		{"kim (every project)", person("kim"), 3, 2},
+		{"the admin", h.adm, 3, 2},
+	} {
+		info, err := h.admin.GetHubInfo(c.ctx, &hubv1.GetHubInfoRequest{})
+		if err != nil || info.GetAgents() != c.agents || info.GetParkedWaiters() != c.parked {
+			t.Errorf("%s reads %d agents and %d parked waits (%v), want %d and %d", c.who, info.GetAgents(), info.GetParkedWaiters(), err, c.agents, c.parked)
+		}
+	}
+}
+
+// A person of some projects revokes the remembered allows of those
+// projects only, over REST as the dashboard does: another project's rule
+// is refused (403) and stays in force, an unknown one is not found (404),
+// and the person's own project's rule is revoked.
+func TestPersonRevokesOnlyItsProjectsRules(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	rule := map[string]string{} // project → its rule's ID
+	for name, project := range map[string]string{"ann": "red", "bob": "blue"} {
+		if _, err := h.admin.CreateProject(h.adm, &hubv1.CreateProjectRequest{Name: project}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := h.admin.CreateAgent(h.adm, &hubv1.CreateAgentRequest{Name: name, Project: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := make(chan error, 1)
+		go func() {
+			_, err := h.agent.RequestApproval(coreBearer(r.GetToken()), &hubv1.RequestApprovalRequest{Tool: "Bash", Input: `{"command":"make test"}`, WaitSeconds: 20})
+			asked <- err
+		}()
+		if !eventually(10*time.Second, func() bool {
+			open, err := h.admin.ListInbox(h.adm, &hubv1.ListInboxRequest{State: "open", Project: project})
+			if err != nil || len(open.GetItems()) == 0 {
+				return false
+			}
+			_, err = h.admin.AnswerInboxItem(h.adm, &hubv1.AnswerInboxItemRequest{Id: open.GetItems()[0].GetId(), Decision: "allow", Remember: "project"})
+			return err == nil
+		}) {
+			t.Fatalf("%s's approval was not in the inbox within 10 s", name)
+		}
+		if err := <-asked; err != nil {
+			t.Fatal(err)
+		}
+		rs, err := h.admin.ListApprovalRules(h.adm, &hubv1.ListApprovalRulesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs.GetRules() {
+			if r.GetProject() == project {
+				rule[project] = r.GetId()
+			}
+		}
+		if rule[project] == "" {
+			t.Fatalf("no rule remembered for %s: %v", project, rs.GetRules())
+		}
+	}
+	made, err := h.admin.CreatePerson(h.adm, &hubv1.CreatePersonRequest{Name: "pat", Projects: []string{"red"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pat := made.GetToken()
+	revoked := func(project string) bool {
+		rs, err := h.admin.ListApprovalRules(h.adm, &hubv1.ListApprovalRulesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs.GetRules() {
+			if r.GetId() == rule[project] {
+				return r.GetRevokedAt() != nil
+			}
+		}
+		return true // gone from the list: no longer in force
+	}
+
+	if code, body, _ := h.do(t, "GET", "/v1/admin/inbox/rules", pat, ""); code != http.StatusOK || strings.Contains(body, `"blue"`) || !strings.Contains(body, `"red"`) {
+		t.Errorf("pat lists the rules: %d %s; want red's only", code, body)
+	}
+	if code, body, _ := h.do(t, "DELETE", "/v1/admin/inbox/rules/"+rule["blue"], pat, ""); code != http.StatusForbidden || !strings.Contains(body, "blue") {
+		t.Errorf("pat revokes blue's rule: %d %s; want 403 naming blue", code, body)
+	}
+	if revoked("blue") {
+		t.Error("blue's rule was revoked by a person of red")
+	}
+	if code, body, _ := h.do(t, "DELETE", "/v1/admin/inbox/rules/999", pat, ""); code != http.StatusNotFound {
+		t.Errorf("pat revokes rule 999: %d %s; want 404", code, body)
+	}
+	if code, body, _ := h.do(t, "DELETE", "/v1/admin/inbox/rules/"+rule["red"], pat, ""); code != http.StatusOK {
+		t.Errorf("pat revokes red's rule: %d %s; want 200", code, body)
+	}
+	if !revoked("red") || revoked("blue") {
+		t.Errorf("after pat's revocations: red's rule revoked %v (want true), blue's %v (want false)", revoked("red"), revoked("blue"))
 	}
 }

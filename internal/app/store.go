@@ -48,7 +48,7 @@ func (m *Main) openDatabase(ctx context.Context) error {
 		m.Store, m.leader = db, orchestrator.AlwaysLeader{}
 		return nil
 	}
-	db, err := postgres.Open(ctx, m.DatabaseURL, postgres.Options{Logger: m.Logger})
+	db, err := postgres.Open(ctx, m.DatabaseURL, postgres.Options{Logger: m.Logger, Clock: m.Clock})
 	if err != nil {
 		return err
 	}

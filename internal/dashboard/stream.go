@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
@@ -62,28 +63,18 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 		rowsC = rows.c
 	}
 
-	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	send := func(s string) bool {
-		// Each write has its own deadline: the server's WriteTimeout
-		// would otherwise end every stream after a minute or so. A
-		// connection's deadline is the system clock's.
-		rc.SetWriteDeadline(time.Now().Add(pingEvery + 10*time.Second))
-		if _, err := io.WriteString(w, s); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
+	clock := d.opts.Clock
+	send := func(s string) bool { return writeWithin(w, clock, pingEvery+10*time.Second, s) }
 	// The page reconnects by itself; "retry" is for EventSource-like clients.
 	hello := map[string]any{"version": version.Version(), "deltas": rows != nil}
 	if !send(fmt.Sprintf("retry: 5000\nevent: hello\ndata: %s\n\n", mustJSON(hello))) {
 		return
 	}
-	clock := d.opts.Clock
 	ping := clock.NewTicker(pingEvery)
 	defer ping.Stop()
 	var held hub.Topics      // changes merged into the next event
@@ -140,6 +131,38 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 		gap = gapTimer.C()
 	}
 }
+
+// writeWithin writes s to the stream w and flushes it, and reports whether
+// that worked within limit on clock. Each write has its own limit: the
+// server's WriteTimeout, cleared here, would otherwise end every stream
+// after a minute or so. When the limit passes on clock, the connection's
+// deadline is put in the past, which fails the write under way.
+func writeWithin(w http.ResponseWriter, clock hub.Clock, limit time.Duration, s string) bool {
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{})
+	var mu sync.Mutex
+	done := false
+	expire := clock.AfterFunc(limit, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done { // a late call must not cut the next write
+			rc.SetWriteDeadline(longAgo)
+		}
+	})
+	defer func() {
+		expire.Stop()
+		mu.Lock()
+		done = true
+		mu.Unlock()
+	}()
+	if _, err := io.WriteString(w, s); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
+}
+
+// longAgo is a deadline already past (net/http's aLongTimeAgo).
+var longAgo = time.Unix(1, 0)
 
 // writeError answers in the gateway's error shape ({code, message,
 // details}), so the page reads every refusal the same way.

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // Options configure Run.
@@ -44,6 +45,9 @@ type Options struct {
 	// Look is how often the pane is looked at while waiting (default 500ms).
 	Look   time.Duration
 	Logger *slog.Logger
+	// Clock paces the looks, the pauses and the retries (hub.SystemClock
+	// when nil).
+	Clock hub.Clock
 }
 
 // Defaults of Options.
@@ -104,6 +108,9 @@ func Run(ctx context.Context, client hubv1.AgentServiceClient, opts Options) err
 	if len(opts.Expect) == 0 {
 		opts.Expect = DefaultExpect
 	}
+	if opts.Clock == nil {
+		opts.Clock = hub.SystemClock{}
+	}
 	st, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
 	if err != nil {
 		return fmt.Errorf("ask the hub who this agent is: %s", status.Convert(err).Message())
@@ -151,7 +158,7 @@ func (d *deliverer) loop(ctx context.Context) error {
 			}
 			retry = min(max(2*retry, 250*time.Millisecond), retryMax)
 			d.opts.Logger.Debug("long-poll failed; retrying with the same cursor", "in", retry, "err", err)
-			if !sleep(ctx, retry) {
+			if !d.sleep(ctx, retry) {
 				return nil
 			}
 			continue
@@ -258,10 +265,10 @@ func (d *deliverer) waitIdle(ctx context.Context) error {
 			w = idleWatch{}
 		case p.InMode:
 			w = idleWatch{}
-		case w.observe(p.Screen, time.Now()) >= d.opts.Idle:
+		case w.observe(p.Screen, d.opts.Clock.Now()) >= d.opts.Idle:
 			return nil
 		}
-		if !sleep(ctx, d.opts.Look) {
+		if !d.sleep(ctx, d.opts.Look) {
 			return ctx.Err()
 		}
 	}
@@ -284,8 +291,8 @@ func (d *deliverer) deliver(ctx context.Context, line string) error {
 	if err := t.Paste(ctx, line); err != nil {
 		return fmt.Errorf("paste into pane %q: %w", t.Target, err)
 	}
-	time.Sleep(keyPause)
-	pasted := time.Now()
+	d.sleep(context.WithoutCancel(ctx), keyPause)
+	pasted := d.opts.Clock.Now()
 	for {
 		// The paste is in the pane: the look goes on even if ctx ends, so
 		// the paste is submitted or refused, not left behind unsaid.
@@ -296,10 +303,10 @@ func (d *deliverer) deliver(ctx context.Context, line string) error {
 		case p.Dead || !d.opts.Expect.Allows(p):
 			return fmt.Errorf("tmux pane %q runs %q since the notice was pasted: it was not submitted (no Enter); clear the pane's input line by hand before anything else", t.Target, p.Command)
 		case p.InMode:
-			if ctx.Err() != nil || time.Since(pasted) > copyModeWait {
+			if ctx.Err() != nil || d.opts.Clock.Now().Sub(pasted) > copyModeWait {
 				return fmt.Errorf("tmux pane %q stayed in copy mode: the pasted notice was not submitted (press Enter in the pane to submit it)", t.Target)
 			}
-			sleep(ctx, d.opts.Look)
+			d.sleep(ctx, d.opts.Look)
 			continue
 		}
 		if err := t.Enter(ctx); err != nil {
@@ -326,11 +333,14 @@ func (w *idleWatch) observe(screen string, now time.Time) time.Duration {
 	return now.Sub(w.since)
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits for dur on the clock and reports whether ctx is still live.
+func (d *deliverer) sleep(ctx context.Context, dur time.Duration) bool {
+	t := d.opts.Clock.NewTimer(dur)
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-time.After(d):
+	case <-t.C():
 		return true
 	}
 }

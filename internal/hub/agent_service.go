@@ -142,14 +142,30 @@ func (s *Agents) ListAgents(ctx context.Context, includeDisabled bool) ([]*Agent
 	return as, err
 }
 
-// CountAgents returns the number of agents, disabled ones included.
-func (s *Agents) CountAgents(ctx context.Context) (int64, error) {
-	var n int64
-	err := view(ctx, s.store, func(tx agentsTx) (err error) {
-		n, err = tx.CountAgents()
+// CountSeenBy returns how many agents the projects p sees hold, disabled
+// ones included, and how many waits they have parked: every agent and
+// every wait for the admin (a nil p) and a person of every project.
+func (s *Agents) CountSeenBy(ctx context.Context, p *Person) (agents, parked int64, err error) {
+	if p.SeesAll() {
+		err = view(ctx, s.store, func(tx agentsTx) (err error) {
+			agents, err = tx.CountAgents()
+			return err
+		})
+		return agents, int64(s.waiters.Count()), err
+	}
+	var all []*Agent
+	err = view(ctx, s.store, func(tx agentsTx) (err error) {
+		all, err = tx.ListAgents(true)
 		return err
 	})
-	return n, err
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, a := range SeenBy(all, p, func(a *Agent) string { return a.Project }) {
+		agents++
+		parked += int64(s.waiters.AgentCount(a.ID))
+	}
+	return agents, parked, nil
 }
 
 // UpdateAgentRequest changes the non-nil fields of an agent.

@@ -144,6 +144,25 @@ type routeTx interface {
 // IDs of the agents to wake.
 func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) ([]int64, error) {
 	reach := &lazyReach{tx: tx, caller: sender, person: req.Person}
+	if sender == nil && req.Project == "" && req.Channel == "" && req.Person != nil && len(req.Person.Projects) > 1 {
+		var projects []string // of the agents in to: the message's, if one
+		for _, name := range dedupe(req.To) {
+			if person, err := isPerson(tx, name); err != nil {
+				return nil, err
+			} else if person {
+				continue
+			}
+			a, err := reach.visibleAgent(name)
+			if err != nil {
+				return nil, err
+			}
+			projects = append(projects, ProjectOr(a.Project))
+		}
+		var err error
+		if m.Project, err = req.Person.postProject(projects); err != nil {
+			return nil, err
+		}
+	}
 	if sender == nil && !req.Person.Sees(m.Project) {
 		return nil, CheckSees(req.Person, m.Project)
 	}

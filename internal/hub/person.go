@@ -2,6 +2,7 @@ package hub
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -54,6 +55,22 @@ func SeenBy[T any](items []T, p *Person, of func(T) string) []T {
 		return items
 	}
 	return slices.DeleteFunc(items, func(it T) bool { return !p.Sees(of(it)) })
+}
+
+// postProject returns the project of a post by p, a person of several
+// projects, that gives neither a project nor a channel, from the projects
+// of the agents it is addressed to (people are in none): theirs when they
+// share one. None, or several, is EINVALID naming the projects to choose
+// from.
+func (p *Person) postProject(agentProjects []string) (string, error) {
+	projects := slices.Compact(slices.Sorted(slices.Values(agentProjects)))
+	switch len(projects) {
+	case 1:
+		return projects[0], nil
+	case 0:
+		return "", Errorf(EINVALID, "person %s acts in the projects %s and to names no agent to tell which: give project, one of them", p.Name, strings.Join(p.Projects, ", "))
+	}
+	return "", Errorf(EINVALID, "to names agents of the projects %s, and a message is in one project: give project, or post to each project's agents apart", strings.Join(projects, " and "))
 }
 
 // CheckSees returns EPERMISSION unless p sees project: what is outside

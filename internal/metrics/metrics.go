@@ -40,7 +40,8 @@ type Metrics struct {
 	tokens      *prometheus.CounterVec
 	requests    *prometheus.CounterVec
 	cost        *prometheus.CounterVec
-	methods     sync.Map // gRPC method name → *methodMetrics
+	methods     sync.Map  // gRPC method name → *methodMetrics
+	clock       hub.Clock // times the RPCs
 
 	owedMu sync.Mutex
 	owed   map[owedKey]float64 // usage taken back, by agent and counter: paid from the next gains
@@ -53,9 +54,9 @@ type owedKey struct{ agent, counter string }
 var _ hub.Metrics = (*Metrics)(nil)
 
 // New returns a registry with the hub's metrics, hub_build_info, and the
-// Go runtime and process collectors.
-func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), owed: map[owedKey]float64{}}
+// Go runtime and process collectors; RPC durations are read from clock.
+func New(clock hub.Clock) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), clock: clock, owed: map[owedKey]float64{}}
 	// By project: projects are made by the admin, so they are few.
 	m.posts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "messages_posted_total",
@@ -233,7 +234,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // UnaryInterceptor counts every unary RPC by method and status code, and
 // times those that are not long-polls.
 func (m *Metrics) UnaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	start := time.Now()
+	start := m.clock.Now()
 	resp, err := handler(ctx, req)
 	mm := m.method(info.FullMethod)
 	if code := status.Code(err); code == codes.OK {
@@ -242,7 +243,7 @@ func (m *Metrics) UnaryInterceptor(ctx context.Context, req any, info *grpc.Unar
 		m.rpcs.WithLabelValues(mm.service, mm.name, code.String()).Inc()
 	}
 	if mm.duration != nil {
-		mm.duration.Observe(time.Since(start).Seconds())
+		mm.duration.Observe(m.clock.Now().Sub(start).Seconds())
 	}
 	return resp, err
 }

@@ -32,7 +32,8 @@ func scrape(t *testing.T, m *Metrics) string {
 
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	m := New()
+	clock := hub.NewFakeClock(time.Unix(1_700_000_000, 0))
+	m := New(clock)
 	m.MessagePosted("default")
 	m.MessagePosted("default")
 	m.MessagePosted("red")
@@ -43,8 +44,11 @@ func TestMetrics(t *testing.T) {
 	m.GaugeFunc("parked_waiters", "parked", func() float64 { return n })
 	m.CounterFunc("orchestrator_ticks_total", "ticks", func() float64 { return 3 })
 
-	ok := func(context.Context, any) (any, error) { return "ok", nil }
-	bad := func(context.Context, any) (any, error) { return nil, status.Error(codes.InvalidArgument, "no") }
+	ok := func(context.Context, any) (any, error) { clock.Advance(time.Second); return "ok", nil }
+	bad := func(context.Context, any) (any, error) {
+		clock.Advance(time.Second / 2)
+		return nil, status.Error(codes.InvalidArgument, "no")
+	}
 	m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/PostMessage"}, ok)
 	m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/PostMessage"}, bad)
 	m.UnaryInterceptor(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/WaitForMessages"}, ok)
@@ -68,6 +72,7 @@ func TestMetrics(t *testing.T) {
 		`hub_rpcs_total{code="InvalidArgument",method="PostMessage",service="AgentService"} 1`,
 		`hub_rpcs_total{code="OK",method="WaitForMessages",service="AgentService"} 1`,
 		`hub_rpc_duration_seconds_count{method="PostMessage",service="AgentService"} 2`,
+		`hub_rpc_duration_seconds_sum{method="PostMessage",service="AgentService"} 1.5`, // timed by the clock
 		"go_goroutines",
 	} {
 		if !strings.Contains(out, want) {
@@ -85,7 +90,7 @@ func TestMetrics(t *testing.T) {
 
 func TestBuildInfo(t *testing.T) {
 	t.Parallel()
-	out := scrape(t, New())
+	out := scrape(t, New(hub.SystemClock{}))
 	commit := version.Commit()
 	if commit == "" {
 		commit = "unknown"
@@ -136,7 +141,7 @@ func TestSplitMethod(t *testing.T) {
 // the events said, not at both.
 func TestUsageTakenBackIsNotCounted(t *testing.T) {
 	t.Parallel()
-	m := New()
+	m := New(hub.SystemClock{})
 	m.UsageRecorded("ann", hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5})                // the metrics
 	m.UsageRecorded("ann", hub.UsageCounts{Input: 6 - 10, Requests: 1 - 1, CostUSD: 0.25 - 0.5}) // the first event, the metrics taken back
 	m.UsageRecorded("ann", hub.UsageCounts{Input: 5, Output: 3, Requests: 1, CostUSD: 0.25})     // the next event

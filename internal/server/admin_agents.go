@@ -92,10 +92,11 @@ func (a *AdminServer) RevokeToken(ctx context.Context, req *hubv1.RevokeTokenReq
 	return &hubv1.RevokeTokenResponse{Agent: a.s.agentView(ctx, ag)}, nil
 }
 
-// GetHubInfo implements hubv1.AdminServiceServer.
+// GetHubInfo implements hubv1.AdminServiceServer. A person of some
+// projects gets the counts of those projects' agents.
 func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest) (*hubv1.GetHubInfoResponse, error) {
 	svc := a.s.svc
-	agents, err := svc.Agents.CountAgents(ctx)
+	agents, parked, err := svc.Agents.CountSeenBy(ctx, personOf(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +107,7 @@ func (a *AdminServer) GetHubInfo(ctx context.Context, _ *hubv1.GetHubInfoRequest
 		TimeZone:      zoneName(cfg.Location, svc.Core.Now()),
 		Beat:          svc.Core.Beat(),
 		Agents:        agents,
-		ParkedWaiters: int64(svc.Core.ParkedWaits()),
+		ParkedWaiters: parked,
 		DataDir:       a.s.info.DataDir,
 		StartedAt:     ts(svc.Core.StartedAt()),
 		CaFingerprint: a.s.info.CAFingerprint,

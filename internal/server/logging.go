@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
-	"time"
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/inproc"
@@ -59,7 +58,8 @@ func noteAgent(ctx context.Context, a *hub.Agent) {
 // debug). Chain it before UnaryInterceptor so that refused calls are logged
 // too; their lines (Unauthenticated, PermissionDenied, ResourceExhausted)
 // go through refusals, which drops those past its rate (nil: no sampling).
-func LoggingInterceptor(log *slog.Logger, refusals *LogSampler) grpc.UnaryServerInterceptor {
+// Durations are read from clock.
+func LoggingInterceptor(log *slog.Logger, refusals *LogSampler, clock hub.Clock) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := callStart(ctx) // agent_wait.go
 		ci := &callInfo{requestID: incomingRequestID(ctx)}
@@ -84,7 +84,7 @@ func LoggingInterceptor(log *slog.Logger, refusals *LogSampler) grpc.UnaryServer
 			attrs := []slog.Attr{
 				slog.String("method", info.FullMethod),
 				slog.String("code", code.String()),
-				slog.Duration("duration", time.Since(start)),
+				slog.Duration("duration", clock.Now().Sub(start)),
 				slog.String("request_id", ci.requestID),
 			}
 			if ci.agent != "" {

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/agenthub/hub/internal/hub"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -35,14 +37,18 @@ func TestLoggingInterceptor(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	icpt := LoggingInterceptor(log, nil)
+	clock := hub.NewFakeClock(time.Unix(1_700_000_000, 0))
+	icpt := LoggingInterceptor(log, nil, clock)
 	info := &grpc.UnaryServerInfo{FullMethod: "/hub.v1.AgentService/PostMessage"}
 
-	// A client's request ID is used and reaches the handler's context.
+	// A client's request ID is used and reaches the handler's context; the
+	// duration is the clock's.
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(RequestIDKey, "req-42"))
+	ctx = withCallStart(ctx, clock.Now())
 	var seen string
 	icpt(ctx, nil, info, func(ctx context.Context, _ any) (any, error) {
 		seen = RequestID(ctx)
+		clock.Advance(1500 * time.Millisecond)
 		return "ok", nil
 	})
 	if seen != "req-42" {
@@ -68,7 +74,7 @@ func TestLoggingInterceptor(t *testing.T) {
 		t.Fatalf("%d log lines, want 4:\n%s", len(lines), buf.String())
 	}
 	for i, want := range [][]string{
-		{"level=DEBUG", "msg=rpc", "method=/hub.v1.AgentService/PostMessage", "code=OK", "request_id=req-42", "duration="},
+		{"level=DEBUG", "msg=rpc", "method=/hub.v1.AgentService/PostMessage", "code=OK", "request_id=req-42", "duration=1.5s"},
 		{"level=WARN", "code=InvalidArgument", `error="body is empty"`, "request_id="},
 		{"level=DEBUG", "code=Canceled", "method=/hub.v1.AgentService/WaitForMessages"},
 		{"level=DEBUG", "code=OK"},

@@ -6,7 +6,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
@@ -55,7 +54,7 @@ func New(svc *hub.Services, gate *admission.Gate, info Info, log *slog.Logger) *
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{svc: svc, gate: gate, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, time.Now), codec: NewCodec()}
+	s := &Server{svc: svc, gate: gate, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, svc.Core.Now), codec: NewCodec()}
 	s.Agent = &AgentServer{s: s}
 	s.Admin = &AdminServer{s: s}
 	return s

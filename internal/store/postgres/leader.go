@@ -146,13 +146,13 @@ func (l *Leader) pingLocked(ctx context.Context) bool {
 // keepAlive pings conn every leaderKeepEvery while it holds the lock,
 // until stop is closed.
 func (l *Leader) keepAlive(conn *pgx.Conn, stop chan struct{}) {
-	t := time.NewTicker(leaderKeepEvery)
+	t := l.db.clock.NewTicker(leaderKeepEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		l.mu.Lock()
 		if l.held && l.conn == conn {

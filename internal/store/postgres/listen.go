@@ -62,10 +62,12 @@ func (db *DB) Watch(ctx context.Context, r Reports) error {
 				return nil
 			}
 			db.logger.Warn("cannot listen for other replicas' changes; retrying (parked waits still poll)", "err", err, "retry_in", pause)
+			retry := db.clock.NewTimer(pause)
 			select {
 			case <-ctx.Done():
+				retry.Stop()
 				return nil
-			case <-time.After(pause):
+			case <-retry.C():
 			}
 			pause = min(2*pause, 5*time.Second)
 			continue

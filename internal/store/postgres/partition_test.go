@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 
@@ -142,5 +144,49 @@ func TestSilentListenerListensAgain(t *testing.T) {
 	case <-resynced:
 	case <-time.After(15 * time.Second):
 		t.Fatal("15 s after its silent connection came back, Watch had not connected again and re-checked the parked waits")
+	}
+}
+
+// A listener that cannot connect waits its pause on the hub's clock
+// before it tries again: nothing connects while the clock stands still,
+// and the next attempt follows the pause.
+func TestListenerRetriesOnTheClock(t *testing.T) {
+	u := pgtest.Schema(t)
+	ua, link := pgtest.Cuttable(t, u)
+	clock := hub.NewFakeClock(time.Unix(1_700_000_000, 0))
+	db, err := Open(context.Background(), ua, Options{Logger: slog.New(slog.DiscardHandler), Clock: clock})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	link.Cut()
+	listening := make(chan struct{}, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		db.Watch(ctx, Reports{
+			PostedTo: func(int64, int64, []int64) {}, Posted: func() { listening <- struct{}{} },
+			Resync: func() int { return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {},
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for deadline := time.Now().Add(30 * time.Second); clock.Timers() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("Watch did not wait to retry within 30 s of a refused connection")
+		}
+		runtime.Gosched()
+	}
+	link.Restore()
+	select {
+	case <-listening:
+		t.Fatal("Watch connected again before its pause passed on the clock")
+	case <-time.After(200 * time.Millisecond):
+	}
+	clock.Advance(100 * time.Millisecond)
+	select {
+	case <-listening:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch did not listen within 30 s of its pause passing on the clock")
 	}
 }

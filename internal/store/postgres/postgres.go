@@ -42,6 +42,9 @@ type Options struct {
 	// Logger receives the migrations', the listener's and the leader's
 	// reports (slog.Default if nil).
 	Logger *slog.Logger
+	// Clock paces the listener's reconnections and the leader's keep-alive
+	// pings (hub.SystemClock if nil).
+	Clock hub.Clock
 }
 
 // defaultMaxConns is the pool size unless the URL sets pool_max_conns: one
@@ -71,6 +74,7 @@ type DB struct {
 	pool   *pgxpool.Pool
 	conn   *pgx.ConnConfig // for the dedicated connections of Watch and Leader
 	logger *slog.Logger
+	clock  hub.Clock
 
 	schema   string // current_schema() of the pool's connections
 	channel  string // the NOTIFY channel of posts in this schema
@@ -110,9 +114,12 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if _, set := cfg.ConnConfig.RuntimeParams[idleInTransaction]; !set {
 		cfg.ConnConfig.RuntimeParams[idleInTransaction] = idleInTransactionLimit
 	}
-	db := &DB{conn: cfg.ConnConfig.Copy(), logger: opts.Logger}
+	db := &DB{conn: cfg.ConnConfig.Copy(), logger: opts.Logger, clock: opts.Clock}
 	if db.logger == nil {
 		db.logger = slog.Default()
+	}
+	if db.clock == nil {
+		db.clock = hub.SystemClock{}
 	}
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("open store: %w", connectError(cfg.ConnConfig, err))
