@@ -36,7 +36,7 @@ func (s *Ops) Backup(ctx context.Context, path string) (int64, error) {
 	if !filepath.IsAbs(path) {
 		return 0, Errorf(EINVALID, "path %q is relative: give an absolute path on the hub's machine (hubctl backup makes a relative path absolute against its own directory)", path)
 	}
-	b, ok := s.store.(Backuper)
+	b, ok := s.store.Store.(Backuper)
 	if !ok {
 		return 0, Errorf(EPRECONDITION, "this hub's store does not support backups")
 	}

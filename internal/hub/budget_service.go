@@ -332,7 +332,6 @@ func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
 // budgetNews is what holding usage against budgets did, announced after
 // the commit.
 type budgetNews struct {
-	told  []int64      // the agents that got a message
 	items []*InboxItem // opened
 }
 
@@ -364,13 +363,12 @@ func (s *Budgets) check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, 
 			if err := s.tell(tx, agent, budgetWarnText(agent.Name, &nb, spent), now); err != nil {
 				return news, err
 			}
-			news.told = append(news.told, agent.ID)
 		case BudgetOver:
 			n, err := s.reached(tx, agent, &nb, spent, now)
 			if err != nil {
 				return news, err
 			}
-			news.told, news.items = append(news.told, n.told...), append(news.items, n.items...)
+			news.items = append(news.items, n.items...)
 		}
 		if err := tx.PutBudget(&nb); err != nil {
 			return news, err
@@ -411,7 +409,6 @@ func (s *Budgets) reached(tx budgetsTx, agent *Agent, b *Budget, spent UsageCoun
 		if err := s.tell(tx, a, budgetStopText(a.Name, b, spent, it.ID), now); err != nil {
 			return news, err
 		}
-		news.told = append(news.told, a.ID)
 	}
 	return news, nil
 }
@@ -425,12 +422,10 @@ func (s *Budgets) tell(tx budgetsTx, agent *Agent, text string, now time.Time) e
 	return tx.InsertMessage(m, d)
 }
 
-// announce tells, after the commit, what check or Set did: the agents'
-// waits wake to their messages, the people's inbox shows the items.
+// announce tells, after the commit, what check or Set did: the people's
+// inbox shows the items (the agents' waits wake to their messages at the
+// commit).
 func (s *Budgets) announce(news budgetNews) {
-	for _, id := range news.told {
-		s.waiters.Notify(id)
-	}
 	if len(news.items) > 0 {
 		s.inbox.opened(news.items...)
 	}

@@ -86,7 +86,7 @@ func (noMetrics) UsageRecorded(string, UsageCounts) {}
 type Core struct{ *core }
 
 type core struct {
-	store    Store
+	store    committer // wakes parked callers after each commit (wake.go)
 	clock    Clock
 	cfg      Config
 	waiters  *Waiters
@@ -111,7 +111,6 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		cfg.Locale = LocaleEN
 	}
 	c := &core{
-		store:    store,
 		clock:    clock,
 		cfg:      cfg,
 		waiters:  waiters,
@@ -122,6 +121,7 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),
 	}
+	c.store = committer{Store: store, wake: c.wake}
 	if cfg.Metrics != nil {
 		c.metrics = cfg.Metrics
 	}

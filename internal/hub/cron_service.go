@@ -273,7 +273,6 @@ func (s *Schedule) RunDueCronJobs(ctx context.Context, now time.Time, limit int)
 func (s *Schedule) runCronJob(ctx context.Context, id int64, scheduledAt, now time.Time, manual bool) (*CronRun, error) {
 	began := s.clock.Now() // a duration, measured on the monotonic clock (of the system clock)
 	var run *CronRun
-	var wake []int64
 	err := update(ctx, s.store, func(tx scheduleTx) error {
 		j, err := tx.CronJobByID(id)
 		if ErrorCode(err) == ENOTFOUND && !manual {
@@ -284,14 +283,13 @@ func (s *Schedule) runCronJob(ctx context.Context, id int64, scheduledAt, now ti
 		if !manual && (!CronDue(*j, now) || !j.NextRunAt.Equal(scheduledAt)) {
 			return errNotDue
 		}
-		if wake, err = s.postCron(tx, j, now); err != nil {
+		if err := s.postCron(tx, j, now); err != nil {
 			return err
 		}
 		run = &CronRun{JobID: j.ID, JobName: j.Name, ScheduledAt: scheduledAt, RanAt: now, Status: CronRunOK, Duration: s.clock.Now().Sub(began), Manual: manual}
 		return s.recordCronRun(tx, j, run)
 	})
 	if err == nil {
-		s.waiters.Notify(wake...)
 		return run, nil
 	}
 	if errors.Is(err, errNotDue) || ctx.Err() != nil {
@@ -355,35 +353,35 @@ type postCronTx interface {
 	PersonTx // route reads the people a message names
 }
 
-// postCron posts job j's message to its target inside tx and returns the
-// agents to wake. The target must exist and be able to receive.
-func (s *Schedule) postCron(tx postCronTx, j *CronJob, now time.Time) ([]int64, error) {
+// postCron posts job j's message to its target inside tx. The target must
+// exist and be able to receive.
+func (s *Schedule) postCron(tx postCronTx, j *CronJob, now time.Time) error {
 	body := "[cron " + j.Name + "] " + j.Message
 	req := PostRequest{Body: body, Kind: KindCron}
 	if IsChannelTarget(j.Target) {
 		if _, err := tx.ChannelByName(ProjectOr(j.Project), j.Target); ErrorCode(err) == ENOTFOUND {
-			return nil, Errorf(EPRECONDITION, "channel %s does not exist (no agent has joined it)", cronChannel(j))
+			return Errorf(EPRECONDITION, "channel %s does not exist (no agent has joined it)", cronChannel(j))
 		} else if err != nil {
-			return nil, err
+			return err
 		}
 		req.Channel = j.Target
 	} else {
 		a, err := tx.AgentByName(j.Target)
 		if ErrorCode(err) == ENOTFOUND {
-			return nil, Errorf(EPRECONDITION, "target agent %q does not exist", j.Target)
+			return Errorf(EPRECONDITION, "target agent %q does not exist", j.Target)
 		} else if err != nil {
-			return nil, err
+			return err
 		}
 		if a.Disabled() {
-			return nil, Errorf(EPRECONDITION, "target agent %q is disabled", j.Target)
+			return Errorf(EPRECONDITION, "target agent %q is disabled", j.Target)
 		}
 		if ProjectOr(a.Project) != ProjectOr(j.Project) {
-			return nil, Errorf(EPRECONDITION, "target agent %q is not in the job's project %s", j.Target, ProjectOr(j.Project))
+			return Errorf(EPRECONDITION, "target agent %q is not in the job's project %s", j.Target, ProjectOr(j.Project))
 		}
 		req.To = []string{a.Name}
 	}
 	if err := s.messages.validatePost(&req); err != nil {
-		return nil, err
+		return err
 	}
 	m := &Message{Project: ProjectOr(j.Project), From: SenderOrchestrator, SenderKind: ByHub, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
 	return s.messages.route(tx, nil, m, req, now)

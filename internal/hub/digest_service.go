@@ -74,7 +74,6 @@ func (s *Receipts) SendDigests(ctx context.Context, now time.Time, set ScheduleS
 	if err != nil {
 		return 0, false, err
 	}
-	s.waiters.Notify(wake...)
 	return len(wake), more, nil
 }
 

@@ -51,3 +51,10 @@ func (st *Stream) Ended() bool {
 func StepBudget(b Budget, spent UsageCounts, day time.Time) (BudgetStep, Budget) {
 	return budgetStep(b, spent, day)
 }
+
+// Update runs fn in a write transaction of the core's store, which wakes
+// the parked callers that fn's writes concern once it has committed
+// (wake.go), for the tests of package hub_test.
+func (c *Core) Update(ctx context.Context, fn func(tx Tx) error) error {
+	return c.store.Update(ctx, fn)
+}

@@ -266,11 +266,10 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 	}
 	now := in.clock.Now()
 	var it *InboxItem
-	var posted bool
 	var released string
 	err := update(ctx, in.store, func(tx inboxTx) error {
 		var err error
-		posted, released = false, ""
+		released = ""
 		if it, err = tx.InboxItemByID(id); err != nil {
 			return err
 		}
@@ -299,7 +298,6 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 			if released, detail, err = answerBudget(tx, it, decision, a, by, now); err != nil {
 				return err
 			}
-			posted = true
 		case decision != "":
 			detail = fmt.Sprintf("approval %d: %s %s by %s", id, it.Title, map[string]string{DecisionAllow: "allowed", DecisionDeny: "denied"}[decision], by)
 		}
@@ -326,7 +324,6 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 			if err := tx.InsertMessage(m, []Delivery{{AgentID: it.AgentID}}); err != nil {
 				return err
 			}
-			posted = true
 		}
 		it, err = tx.InboxItemByID(id)
 		return err
@@ -335,9 +332,6 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 		return nil, err
 	}
 	in.waits.notify(id)
-	if posted {
-		in.waiters.Notify(it.AgentID)
-	}
 	if released != "" && in.released != nil {
 		in.released(released)
 	}

@@ -58,19 +58,15 @@ func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req Pos
 	}
 	m := &Message{Project: project, From: from, SenderKind: senderKindOf(sender, from), Body: req.Body, ReplyTo: replyTo, Kind: req.Kind, CreatedAt: now,
 		Priority: req.Priority, AckRequired: req.AckRequired}
-	var recipients []int64
 	// RowLocked: a post writes only its message, deliveries and channel,
 	// so replicas on one database may post side by side.
 	err = update(RowLocked(ctx), s.store, func(tx messagesTx) error {
-		var err error
 		m.To, m.Mentions, m.addressed = nil, nil, nil // route appends; fn may run twice
-		recipients, err = s.route(tx, sender, m, req, now)
-		return err
+		return s.route(tx, sender, m, req, now)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.waiters.Notify(recipients...)
 	s.metrics.MessagePosted(ProjectOr(m.Project))
 	return m, nil
 }
@@ -140,31 +136,31 @@ type routeTx interface {
 	PersonTx // people named in to or mentioned
 }
 
-// route resolves the recipients of m inside tx, inserts it and returns the
-// IDs of the agents to wake.
-func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) ([]int64, error) {
+// route resolves the recipients of m inside tx and inserts it (their
+// parked waits wake at the commit: wake.go).
+func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) error {
 	reach := &lazyReach{tx: tx, caller: sender, person: req.Person}
 	if sender == nil && req.Project == "" && req.Channel == "" && req.Person != nil && len(req.Person.Projects) > 1 {
 		var projects []string // of the agents in to: the message's, if one
 		for _, name := range dedupe(req.To) {
 			if person, err := isPerson(tx, name); err != nil {
-				return nil, err
+				return err
 			} else if person {
 				continue
 			}
 			a, err := reach.visibleAgent(name)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			projects = append(projects, ProjectOr(a.Project))
 		}
 		var err error
 		if m.Project, err = req.Person.postProject(projects); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if sender == nil && !req.Person.Sees(m.Project) {
-		return nil, CheckSees(req.Person, m.Project)
+		return CheckSees(req.Person, m.Project)
 	}
 	if m.ReplyTo != 0 {
 		parent, err := tx.MessageByID(m.ReplyTo)
@@ -173,9 +169,9 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 			ok, err = reach.sees(ProjectOr(parent.Project))
 		}
 		if ErrorCode(err) == ENOTFOUND || (err == nil && !ok) {
-			return nil, Errorf(ENOTFOUND, "reply_to %d: no such message", m.ReplyTo)
+			return Errorf(ENOTFOUND, "reply_to %d: no such message", m.ReplyTo)
 		} else if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	deliver := map[int64]bool{} // agent ID → mentioned
@@ -191,17 +187,17 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 		// dashboard: named in To, delivered to no agent. A person keeps a
 		// name an agent of an older hub also holds (principal.go).
 		if person, err := isPerson(tx, name); err != nil {
-			return nil, err
+			return err
 		} else if person {
 			m.To = append(m.To, name)
 			continue
 		}
 		a, err := reach.visibleAgent(name)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if a.Disabled {
-			return nil, Errorf(EPRECONDITION, "agent %q is disabled and cannot receive messages until an admin enables it", name)
+			return Errorf(EPRECONDITION, "agent %q is disabled and cannot receive messages until an admin enables it", name)
 		}
 		m.To = append(m.To, a.Name)
 		if _, ok := deliver[a.ID]; !ok {
@@ -212,11 +208,11 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 	if req.Channel != "" {
 		chID, err := s.postChannel(tx, reach, m, req.Channel, now)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		members, err := tx.ChannelMembers(chID)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, id := range members {
 			if sender == nil || id != sender.ID {
@@ -235,7 +231,7 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 	}
 	for _, name := range dedupe(append(append([]string(nil), req.Mentions...), req.bodyMentions...)) {
 		if person, err := isPerson(tx, name); err != nil {
-			return nil, err
+			return err
 		} else if person { // @operator, @pat: shown to people, delivered to no agent
 			m.Mentions = append(m.Mentions, name)
 			continue
@@ -243,11 +239,11 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 		a, err := reach.visibleAgent(name)
 		if ErrorCode(err) == ENOTFOUND {
 			if explicit[name] {
-				return nil, Errorf(ENOTFOUND, "mentions names %q, which is not an agent", name)
+				return Errorf(ENOTFOUND, "mentions names %q, which is not an agent", name)
 			}
 			continue
 		} else if err != nil {
-			return nil, err
+			return err
 		}
 		if a.Disabled {
 			continue
@@ -262,16 +258,16 @@ func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest,
 		add(a.ID, true)
 	}
 	if len(order) > s.cfg.MaxFanout {
-		return nil, Errorf(EEXHAUSTED, "this message would reach %d agents; the limit is %d per message", len(order), s.cfg.MaxFanout)
+		return Errorf(EEXHAUSTED, "this message would reach %d agents; the limit is %d per message", len(order), s.cfg.MaxFanout)
 	}
 	ds := make([]Delivery, 0, len(order))
 	for _, id := range order {
 		ds = append(ds, Delivery{AgentID: id, Mention: deliver[id]})
 	}
 	if err := tx.InsertMessage(m, ds); err != nil {
-		return nil, err
+		return err
 	}
-	return order, nil
+	return nil
 }
 
 // postChannel resolves the channel ref a message is posted to and returns

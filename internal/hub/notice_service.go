@@ -116,7 +116,6 @@ func (s *Receipts) CheckQueued(ctx context.Context, now time.Time, set ScheduleS
 	if err != nil {
 		return 0, false, err
 	}
-	s.waiters.Notify(wake...)
 	return len(wake), more, nil
 }
 

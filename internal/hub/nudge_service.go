@@ -79,7 +79,6 @@ func (s *Schedule) CheckNudges(ctx context.Context, now time.Time, set ScheduleS
 		return err
 	})
 	if err == nil {
-		s.waiters.Notify(b.wake...)
 		return NudgeResult{Checked: b.checked, Nudged: len(b.wake)}, b.checked == set.BatchLimit, nil
 	}
 	if ctx.Err() != nil {
@@ -166,7 +165,6 @@ func (s *Schedule) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettin
 func (s *Schedule) Nudge(ctx context.Context, name, text string) (*Message, error) {
 	now := s.clock.Now()
 	var m *Message
-	var wake []int64
 	err := update(ctx, s.store, func(tx scheduleTx) error {
 		a, err := tx.AgentByName(name)
 		if err != nil {
@@ -185,7 +183,7 @@ func (s *Schedule) Nudge(ctx context.Context, name, text string) (*Message, erro
 		} else if !strings.Contains(body, "@"+a.Name) {
 			body = "@" + a.Name + ": " + body
 		}
-		if m, wake, err = s.postNudge(tx, a, body, now); err != nil {
+		if m, err = s.postNudge(tx, a, body, now); err != nil {
 			return err
 		}
 		return recordEvent(tx, a.ID, EventNudge, "manual nudge: "+body, now)
@@ -193,7 +191,6 @@ func (s *Schedule) Nudge(ctx context.Context, name, text string) (*Message, erro
 	if err != nil {
 		return nil, err
 	}
-	s.waiters.Notify(wake...)
 	return m, nil
 }
 
@@ -201,15 +198,15 @@ func (s *Schedule) Nudge(ctx context.Context, name, text string) (*Message, erro
 // to a that mentions it. The recipient is known, so the message is inserted
 // directly rather than routed (no name lookups: the sweep does this for
 // many agents per tick).
-func (s *Schedule) postNudge(tx MessageTx, a *Agent, body string, now time.Time) (*Message, []int64, error) {
+func (s *Schedule) postNudge(tx MessageTx, a *Agent, body string, now time.Time) (*Message, error) {
 	m, ds, err := s.nudgeMessage(a, body, now)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := tx.InsertMessage(m, ds); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return m, []int64{a.ID}, nil
+	return m, nil
 }
 
 // nudgeMessage returns the nudge to a with body, checked as any post, and
@@ -241,7 +238,6 @@ func (s *Schedule) checkNudgesEach(ctx context.Context, now time.Time, set Sched
 	wake, err := updateEach(ctx, s.store, ids, func(tx scheduleTx, id int64) ([]int64, error) {
 		return s.checkNudge(tx, id, now, set)
 	})
-	s.waiters.Notify(wake...)
 	return NudgeResult{Checked: len(ids), Nudged: len(wake)}, len(ids) == set.BatchLimit, err
 }
 
@@ -518,7 +514,6 @@ func (s *Schedule) SweepHealthAndNudge(ctx context.Context, now time.Time, set S
 		return err
 	})
 	if err == nil {
-		s.waiters.Notify(nu.wake...)
 		r := SweepResult{Evaluated: sw.evaluated, Events: sw.events, NudgeResult: NudgeResult{Checked: nu.checked, Nudged: len(nu.wake)}}
 		return r, sw.evaluated == set.BatchLimit || nu.checked == set.BatchLimit, nil
 	}

@@ -172,7 +172,7 @@ func (s *Schedule) deliverPulse(ctx context.Context, tx deliverPulseTx, a *Agent
 		return nil, err
 	}
 	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, SenderKind: ByHub, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
-	if _, err := s.messages.route(tx, nil, m, req, now); err != nil {
+	if err := s.messages.route(tx, nil, m, req, now); err != nil {
 		return nil, err
 	}
 	st := p.State
@@ -195,7 +195,6 @@ func (s *Schedule) TriggerPulse(ctx context.Context, agentName string) (*Message
 	now := s.clock.Now()
 	var m *Message
 	var hbID string
-	var agentID int64
 	err := update(ctx, s.store, func(tx scheduleTx) error {
 		a, err := tx.AgentByName(agentName)
 		if err != nil {
@@ -218,13 +217,12 @@ func (s *Schedule) TriggerPulse(ctx context.Context, agentName string) (*Message
 		} else if m == nil {
 			return Errorf(ECONFLICT, "a pulse to %q was sent meanwhile: check `hubctl pulse list` before triggering another", a.Name)
 		}
-		hbID, agentID = a.CurrentHeartbeatID, a.ID
+		hbID = a.CurrentHeartbeatID
 		return nil
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	s.waiters.Notify(agentID)
 	return m, hbID, nil
 }
 
@@ -271,7 +269,6 @@ func (s *Schedule) RunPulses(ctx context.Context, now time.Time, limit int) (int
 		}
 		return []int64{id}, nil
 	})
-	s.waiters.Notify(wake...)
 	return len(wake), err
 }
 
@@ -298,7 +295,6 @@ func (s *Schedule) RespondToPulse(ctx context.Context, caller *Agent, text strin
 	}
 	now := s.clock.Now()
 	var r PulseReply
-	var wake []int64
 	err := update(ctx, s.store, func(tx scheduleTx) error {
 		p, err := tx.Pulse(caller.ID)
 		if ErrorCode(err) == ENOTFOUND {
@@ -321,7 +317,7 @@ func (s *Schedule) RespondToPulse(ctx context.Context, caller *Agent, text strin
 				return err
 			}
 			m := &Message{Project: ProjectOr(caller.Project), From: caller.Name, SenderKind: ByAgent, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
-			if wake, err = s.messages.route(tx, caller, m, req, now); err != nil {
+			if err := s.messages.route(tx, caller, m, req, now); err != nil {
 				return err
 			}
 			r.Message, st.LastOutput = m, out
@@ -336,7 +332,6 @@ func (s *Schedule) RespondToPulse(ctx context.Context, caller *Agent, text strin
 	if err != nil {
 		return nil, err
 	}
-	s.waiters.Notify(wake...)
 	return &r, nil
 }
 

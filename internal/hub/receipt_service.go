@@ -289,6 +289,5 @@ func (s *Receipts) CheckAckOverdue(ctx context.Context, now time.Time, set Sched
 	if err != nil {
 		return 0, false, err
 	}
-	s.waiters.Notify(wake...)
 	return len(wake), more, nil
 }

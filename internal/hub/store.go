@@ -12,8 +12,9 @@ import (
 // fn rolls back fn's writes (and only fn's: a store may group several Update
 // calls into one commit, each in its own savepoint). Update returns once the
 // writes are durable to the configured level, so the caller may acknowledge
-// them. fn must not keep tx, and must not have effects outside the store
-// (notify waiters after Update returns).
+// them. fn must not keep tx, and must not have effects outside the store:
+// the parked callers a write concerns are woken from what its statements
+// record (ChangesTx, wake.go) once it has committed.
 //
 // View runs fn in a read-only snapshot.
 type Store interface {
@@ -59,6 +60,7 @@ type Tx interface {
 	NoticeTx
 	UsageTx
 	BudgetTx
+	ChangesTx
 }
 
 // MetaTx stores small hub-wide values (the beat counter, schema facts).

@@ -41,7 +41,7 @@ func (ts *Tasks) Claim(ctx context.Context, caller *Agent, id int64) (*Task, []C
 	if err != nil {
 		return nil, nil, err
 	}
-	ts.changed(nil, nil)
+	ts.changed(nil)
 	return t, cs, nil
 }
 
@@ -65,7 +65,6 @@ func (ts *Tasks) Complete(ctx context.Context, caller *Agent, id int64, note str
 	now := ts.clock.Now()
 	var t *Task
 	var ready []*Task
-	var told []int64
 	err := update(ctx, ts.store, func(tx tasksTx) error {
 		var err error
 		if t, err = inProject(tx, id, ProjectOr(caller.Project)); err != nil {
@@ -74,44 +73,42 @@ func (ts *Tasks) Complete(ctx context.Context, caller *Agent, id int64, note str
 		if err := checkHolder(t, caller.ID, "complete"); err != nil {
 			return err
 		}
-		ready, told, err = finish(tx, t, note, caller.Name, now)
+		ready, err = finish(tx, t, note, caller.Name, now)
 		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	ts.changed(ready, told)
+	ts.changed(ready)
 	return t, ready, nil
 }
 
 // finish marks t done with note (by whom: who did it), releases its
 // holder's paths, and tells the watchers of the dependents it made ready.
-func finish(tx endTx, t *Task, note, by string, now time.Time) (ready []*Task, told []int64, _ error) {
+func finish(tx endTx, t *Task, note, by string, now time.Time) (ready []*Task, _ error) {
 	holder := t.AssigneeID
 	t.State, t.Result, t.DoneAt, t.UpdatedAt, t.LeaseDue = TaskDone, note, now, now, time.Time{}
 	if err := tx.UpdateTask(t); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := releaseTaskPaths(tx, t, holder, now); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ready, err := tx.ReleaseDependents(t.ID, now)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, d := range ready {
 		ws, err := tx.TaskWatchers(d.ID)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		body := fmt.Sprintf("Task %s is ready: %s was completed by %s. next_task or claim_task %d takes it.", d, t, by, d.ID)
-		reached, err := tell(tx, d.Project, ws, holder, body, now)
-		if err != nil {
-			return nil, nil, err
+		if err := tell(tx, d.Project, ws, holder, body, now); err != nil {
+			return nil, err
 		}
-		told = append(told, reached...)
 	}
-	return ready, told, nil
+	return ready, nil
 }
 
 // Block marks caller's claimed task id blocked with reason, releases it
@@ -122,7 +119,6 @@ func (ts *Tasks) Block(ctx context.Context, caller *Agent, id int64, reason stri
 	}
 	now := ts.clock.Now()
 	var t *Task
-	var told []int64
 	err := update(ctx, ts.store, func(tx tasksTx) error {
 		var err error
 		if t, err = inProject(tx, id, ProjectOr(caller.Project)); err != nil {
@@ -138,13 +134,12 @@ func (ts *Tasks) Block(ctx context.Context, caller *Agent, id int64, reason stri
 		if err := releaseTaskPaths(tx, t, caller.ID, now); err != nil {
 			return err
 		}
-		told, err = tell(tx, t.Project, []int64{t.CreatorID}, caller.ID, fmt.Sprintf("Task %s is blocked (%s): %s", t, caller.Name, orNone(reason)), now)
-		return err
+		return tell(tx, t.Project, []int64{t.CreatorID}, caller.ID, fmt.Sprintf("Task %s is blocked (%s): %s", t, caller.Name, orNone(reason)), now)
 	})
 	if err != nil {
 		return nil, err
 	}
-	ts.changed(nil, told)
+	ts.changed(nil)
 	return t, nil
 }
 
@@ -214,10 +209,9 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 	var t *Task
 	var assignee *Agent
 	var ready []*Task
-	var told []int64
 	err := update(ctx, ts.store, func(tx tasksTx) error {
 		var err error
-		assignee, ready, told = nil, nil, nil
+		assignee, ready = nil, nil
 		if t, err = inProject(tx, id, project); err != nil {
 			return err
 		}
@@ -232,7 +226,7 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 			return err
 		}
 		if caller == nil {
-			if assignee, ready, told, err = ts.adminApply(tx, t, p, now); err != nil {
+			if assignee, ready, err = ts.adminApply(tx, t, p, now); err != nil {
 				return err
 			}
 		}
@@ -254,7 +248,7 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 			return nil, nil, err
 		}
 	}
-	ts.changed(ready, told)
+	ts.changed(ready)
 	return t, cs, nil
 }
 
@@ -359,86 +353,81 @@ func recheckDependencies(tx TaskTx, graph map[int64][]int64) error {
 
 // adminApply applies the admin's assignee and state changes of p to t. It
 // returns the agent t is now claimed for (its paths to reserve after the
-// write), the tasks made ready and the agents told.
-func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Agent, []*Task, []int64, error) {
+// write), and the tasks made ready.
+func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Agent, []*Task, error) {
 	var assignee *Agent
 	var ready []*Task
-	var told []int64
 	tellHolder := func(how string) error {
-		reached, err := tell(tx, t.Project, []int64{t.AssigneeID}, 0, taskEndedText(t, how), now)
-		told = append(told, reached...)
-		return err
+		return tell(tx, t.Project, []int64{t.AssigneeID}, 0, taskEndedText(t, how), now)
 	}
 	if slices.Contains(p.Fields, "assignee") {
 		switch {
 		case p.Assignee == "" && t.State == TaskClaimed:
 			if err := tellHolder("was returned to the board by the admin"); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, err
 			}
 			if err := releaseTaskPaths(tx, t, t.AssigneeID, now); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, err
 			}
 			returnToOpen(t)
 		case p.Assignee != "":
 			a, err := tx.AgentByName(p.Assignee)
 			if ErrorCode(err) == ENOTFOUND || (err == nil && ProjectOr(a.Project) != t.Project) {
-				return nil, nil, nil, Errorf(ENOTFOUND, "no agent named %q in project %s: a task is assigned within its project", p.Assignee, t.Project)
+				return nil, nil, Errorf(ENOTFOUND, "no agent named %q in project %s: a task is assigned within its project", p.Assignee, t.Project)
 			} else if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, err
 			}
 			if a.Disabled() {
-				return nil, nil, nil, Errorf(EPRECONDITION, "agent %q is disabled: enable it first (hubctl agent enable %s)", a.Name, a.Name)
+				return nil, nil, Errorf(EPRECONDITION, "agent %q is disabled: enable it first (hubctl agent enable %s)", a.Name, a.Name)
 			}
 			if t.State != TaskClaimed && t.State != TaskOpen && t.State != TaskBlocked {
-				return nil, nil, nil, Errorf(EPRECONDITION, "task %s is %s: only an open, blocked or claimed task is assigned", t, t.State)
+				return nil, nil, Errorf(EPRECONDITION, "task %s is %s: only an open, blocked or claimed task is assigned", t, t.State)
 			}
 			if t.State == TaskClaimed && t.AssigneeID != a.ID {
 				if err := tellHolder("was reassigned to " + a.Name + " by the admin"); err != nil {
-					return nil, nil, nil, err
+					return nil, nil, err
 				}
 				if err := releaseTaskPaths(tx, t, t.AssigneeID, now); err != nil {
-					return nil, nil, nil, err
+					return nil, nil, err
 				}
 			}
 			if t.AssigneeID != a.ID || t.State != TaskClaimed {
 				lease, err := ts.leaseOf(tx, t.Project)
 				if err != nil {
-					return nil, nil, nil, err
+					return nil, nil, err
 				}
 				t.State, t.AssigneeID, t.Assignee, t.ClaimedAt, t.LeaseDue = TaskClaimed, a.ID, a.Name, now, now.Add(lease)
 				if err := tx.AddTaskWatcher(t.ID, a.ID); err != nil {
-					return nil, nil, nil, err
+					return nil, nil, err
 				}
-				reached, err := tell(tx, t.Project, []int64{a.ID}, 0, fmt.Sprintf("The admin assigned you task %s: checkpoint naming it as you work, then complete_task %d.", t, t.ID), now)
-				if err != nil {
-					return nil, nil, nil, err
+				if err := tell(tx, t.Project, []int64{a.ID}, 0, fmt.Sprintf("The admin assigned you task %s: checkpoint naming it as you work, then complete_task %d.", t, t.ID), now); err != nil {
+					return nil, nil, err
 				}
-				told = append(told, reached...)
 				assignee = a
 			}
 		}
 	}
 	if slices.Contains(p.Fields, "state") {
 		if err := adminTransition(t, p.State); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		if t.State != p.State {
 			holder := t.AssigneeID
 			if t.State == TaskClaimed {
 				if err := tellHolder(fmt.Sprintf("was set %s by the admin", p.State)); err != nil {
-					return nil, nil, nil, err
+					return nil, nil, err
 				}
 				if err := releaseTaskPaths(tx, t, holder, now); err != nil {
-					return nil, nil, nil, err
+					return nil, nil, err
 				}
 			}
 			switch p.State {
 			case TaskDone:
-				r, tl, err := finish(tx, t, p.Result, SenderAdmin, now)
+				r, err := finish(tx, t, p.Result, SenderAdmin, now)
 				if err != nil {
-					return nil, nil, nil, err
+					return nil, nil, err
 				}
-				ready, told = append(ready, r...), append(told, tl...)
+				ready = append(ready, r...)
 			case TaskOpen:
 				returnToOpen(t)
 			default:
@@ -447,7 +436,7 @@ func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Age
 			assignee = nil
 		}
 	}
-	return assignee, ready, told, nil
+	return assignee, ready, nil
 }
 
 // leaseTx is what judging claims reads and writes: tasks, their holders
@@ -467,22 +456,20 @@ type leaseTx interface {
 // returns how many it returned and whether more claims are due.
 func (ts *Tasks) ExpireLeases(ctx context.Context, now time.Time, limit int) (returned int, more bool, err error) {
 	var ready []*Task
-	var told []int64
 	err = update(ctx, ts.store, func(tx tasksTx) error {
-		returned, ready, told = 0, nil, nil
+		returned, ready = 0, nil
 		due, err := tx.DueTaskLeases(now, limit)
 		if err != nil {
 			return err
 		}
 		more = len(due) == limit
 		for _, t := range due {
-			back, tl, err := ts.judgeLease(tx, t, now)
+			back, err := ts.judgeLease(tx, t, now)
 			if err != nil {
 				return err
 			}
 			if back {
 				returned++
-				told = append(told, tl...)
 				if t.Ready() {
 					ready = append(ready, t)
 				}
@@ -494,25 +481,25 @@ func (ts *Tasks) ExpireLeases(ctx context.Context, now time.Time, limit int) (re
 		return 0, false, fmt.Errorf("expire task leases: %w", err)
 	}
 	if returned > 0 {
-		ts.changed(ready, told)
+		ts.changed(ready)
 	}
 	return returned, more, nil
 }
 
 // judgeLease applies DecideLease to claimed task t at now and writes the
-// outcome; it reports whether t went back to open, and whom it told.
-func (ts *Tasks) judgeLease(tx leaseTx, t *Task, now time.Time) (bool, []int64, error) {
+// outcome; it reports whether t went back to open.
+func (ts *Tasks) judgeLease(tx leaseTx, t *Task, now time.Time) (bool, error) {
 	holder, err := tx.AgentByID(t.AssigneeID)
 	if ErrorCode(err) == ENOTFOUND { // deleted: its claim goes with it
 		returnToOpen(t)
 		t.UpdatedAt = now
-		return true, nil, tx.UpdateTask(t)
+		return true, tx.UpdateTask(t)
 	} else if err != nil {
-		return false, nil, err
+		return false, err
 	}
 	st, err := tx.LivenessState(holder.ID)
 	if err != nil {
-		return false, nil, err
+		return false, err
 	}
 	last := st.LastConsciousActivity()
 	if holder.HeartbeatStartedAt.After(last) {
@@ -520,29 +507,28 @@ func (ts *Tasks) judgeLease(tx leaseTx, t *Task, now time.Time) (bool, []int64, 
 	}
 	lease, err := ts.leaseOf(tx, t.Project)
 	if err != nil {
-		return false, nil, err
+		return false, err
 	}
 	lapsed, next := DecideLease(t.ClaimedAt, last, lease, holder.Disabled(), now)
 	if !lapsed {
-		return false, nil, tx.SetTaskLeaseDue(t.ID, next)
+		return false, tx.SetTaskLeaseDue(t.ID, next)
 	}
 	why := fmt.Sprintf("no activity from %s since %s (lease %s)", holder.Name, latest(t.ClaimedAt, last).UTC().Format(time.RFC3339), lease)
 	if holder.Disabled() {
 		why = holder.Name + " was disabled"
 	}
 	if err := releaseTaskPaths(tx, t, holder.ID, now); err != nil {
-		return false, nil, err
+		return false, err
 	}
 	returnToOpen(t)
 	t.UpdatedAt = now
 	if err := tx.UpdateTask(t); err != nil {
-		return false, nil, err
+		return false, err
 	}
 	if err := tx.InsertEvent(&Event{AgentID: holder.ID, Kind: EventTaskReturned, Detail: fmt.Sprintf("task %s returned to open: %s", t, why), CreatedAt: now}); err != nil {
-		return false, nil, err
+		return false, err
 	}
-	told, err := tell(tx, t.Project, []int64{holder.ID, t.CreatorID}, 0, fmt.Sprintf("Task %s went back to open: %s.", t, why), now)
-	return true, told, err
+	return true, tell(tx, t.Project, []int64{holder.ID, t.CreatorID}, 0, fmt.Sprintf("Task %s went back to open: %s.", t, why), now)
 }
 
 func latest(a, b time.Time) time.Time {

@@ -201,7 +201,7 @@ func (ts *Tasks) tryNext(ctx context.Context, caller *Agent, labels []string, ro
 		if err != nil {
 			return nil, nil, err
 		}
-		ts.changed(nil, nil)
+		ts.changed(nil)
 		return won, cs, nil
 	}
 	return nil, nil, nil

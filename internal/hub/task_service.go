@@ -115,11 +115,8 @@ func NewTasks(c *Core, reserve taskReserver) *Tasks {
 
 // changed tells the dashboard's stream that tasks changed and wakes the
 // parked next_task calls that a ready task fits.
-func (ts *Tasks) changed(ready []*Task, tell []int64) {
+func (ts *Tasks) changed(ready []*Task) {
 	ts.waiters.feed.Publish(TopicTasks)
-	if len(tell) > 0 {
-		ts.waiters.Notify(tell...)
-	}
 	for _, t := range ready {
 		ts.parked.wake(t)
 	}
@@ -245,7 +242,7 @@ func (ts *Tasks) Import(ctx context.Context, caller *Agent, project string, item
 	if err != nil {
 		return nil, err
 	}
-	ts.changed(readyOf(out), nil)
+	ts.changed(readyOf(out))
 	return out, nil
 }
 
@@ -404,11 +401,11 @@ func releaseTaskPaths(tx ReservationTx, t *Task, holder int64, now time.Time) er
 }
 
 // tell inserts a message from the orchestrator to agents (the IDs not 0,
-// not skip), about a task, and returns whom it reached.
+// not skip), about a task.
 func tell(tx interface {
 	MessageTx
 	AgentTx
-}, project string, agents []int64, skip int64, body string, now time.Time) ([]int64, error) {
+}, project string, agents []int64, skip int64, body string, now time.Time) error {
 	var ds []Delivery
 	var names []string
 	seen := map[int64]bool{}
@@ -421,7 +418,7 @@ func tell(tx interface {
 		if ErrorCode(err) == ENOTFOUND {
 			continue
 		} else if err != nil {
-			return nil, err
+			return err
 		}
 		if a.Disabled() {
 			continue
@@ -429,17 +426,10 @@ func tell(tx interface {
 		ds, names = append(ds, Delivery{AgentID: id}), append(names, a.Name)
 	}
 	if len(ds) == 0 {
-		return nil, nil
+		return nil
 	}
 	m := &Message{Project: project, From: SenderOrchestrator, SenderKind: ByHub, To: names, Body: body, Kind: KindSystem, CreatedAt: now, Priority: PriorityNormal}
-	if err := tx.InsertMessage(m, ds); err != nil {
-		return nil, err
-	}
-	out := make([]int64, len(ds))
-	for i, d := range ds {
-		out[i] = d.AgentID
-	}
-	return out, nil
+	return tx.InsertMessage(m, ds)
 }
 
 // claimedTaskNotes returns, for each of agentIDs that holds tasks, the

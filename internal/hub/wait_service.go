@@ -123,7 +123,7 @@ func (s *Waits) Poke() {
 // report is only a hint: repeated, stale or out-of-order reports wake
 // waits that then find nothing, and never keep one parked.
 func (s *Waits) PostedTo(first, last int64, agentIDs []int64) {
-	s.waiters.Notify(agentIDs...)
+	s.wake(&Changes{agents: agentIDs})
 	s.watchMu.Lock()
 	follows := s.watching && first <= s.watched+1
 	if follows {
@@ -145,7 +145,7 @@ func (s *Waits) PostedTo(first, last int64, agentIDs []int64) {
 func (s *Waits) RecheckWaits() int {
 	s.recheckTokens()
 	ids := s.waiters.Agents()
-	s.waiters.Notify(ids...)
+	s.wake(&Changes{agents: ids})
 	s.Poke()
 	return len(ids)
 }
@@ -213,7 +213,7 @@ func (s *Waits) pollOnce(ctx context.Context) {
 	s.watchMu.Lock()
 	s.watched = max(s.watched, newest)
 	s.watchMu.Unlock()
-	s.waiters.Notify(ids...)
+	s.wake(&Changes{agents: ids})
 }
 
 // Wait is the long-poll behind WaitForMessages (SPEC §5): Begin, Park and

@@ -131,6 +131,17 @@ func change(name string) string {
 	return rest
 }
 
+// The statements of schema_migrations both stores run ("?" placeholders):
+// the applied migrations, oldest first; recording one; and renumbering
+// them (Renumber), all made negative first so that no new number meets an
+// old one.
+const (
+	ReadApplied = `SELECT version, name FROM schema_migrations ORDER BY version`
+	Record      = `INSERT INTO schema_migrations (version, name) VALUES (?, ?)`
+	Negate      = `UPDATE schema_migrations SET version = -version`
+	Number      = `UPDATE schema_migrations SET version = ?, name = ? WHERE version = ?`
+)
+
 // Renumber maps a database's rows of schema_migrations onto ms by what
 // each names, not by its number: the stores once numbered their
 // migrations each on its own (PostgreSQL's 0004_reservations.sql is

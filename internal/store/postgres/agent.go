@@ -11,8 +11,7 @@ import (
 
 // This file implements what PostgreSQL adds to hub.AgentTx (storesql
 // implements the rest): a heartbeat's row lock under the shared write
-// lock, the announcement of changed agents to every replica, and the
-// touches of many agents in one statement.
+// lock, and the announcement of changed agents to every replica.
 
 // AgentByID implements hub.AgentTx. Under the shared write lock it locks
 // the agent's row until commit (FOR NO KEY UPDATE: posts that deliver to
@@ -75,28 +74,5 @@ func (t *Tx) UpdateAgent(a *hub.Agent) error {
 // "CHANGE:ID" (changeNames).
 func (t *Tx) agentChanged(id int64, change hub.AgentChange) error {
 	_, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.changed, changeNames[change]+":"+strconv.FormatInt(id, 10))
-	return err
-}
-
-// TouchAgents implements hub.AgentTx: one statement for all the touches,
-// each agent once with its latest values, never moving a time back.
-func (t *Tx) TouchAgents(touches []hub.Touch) error {
-	if len(touches) == 0 {
-		return nil
-	}
-	latest := make(map[int64]int, len(touches)) // agent → its index in the arrays
-	var ids, seen, beats, ended []int64
-	for _, to := range touches {
-		s, e := row.Nanos(to.LastSeenAt), row.Nanos(to.SessionEndedAt)
-		if i, ok := latest[to.AgentID]; ok {
-			seen[i], beats[i], ended[i] = max(seen[i], s), max(beats[i], to.LastInteractionBeat), max(ended[i], e)
-			continue
-		}
-		latest[to.AgentID] = len(ids)
-		ids, seen, beats, ended = append(ids, to.AgentID), append(seen, s), append(beats, to.LastInteractionBeat), append(ended, e)
-	}
-	_, err := t.exec(`UPDATE agents SET last_seen_at = GREATEST(last_seen_at, v.seen),
-		last_interaction_beat = GREATEST(last_interaction_beat, v.beat), session_ended_at = GREATEST(session_ended_at, v.ended)
-		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) AS v(id, seen, beat, ended) WHERE agents.id = v.id`, ids, seen, beats, ended)
 	return err
 }

@@ -3,15 +3,12 @@ package postgres
 import (
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-// This file implements the writes of many rows of hub.AgentPathTx and
-// hub.NoticeTx, and the read of queued messages (storesql the rest of
-// 0018_delivery's statements).
+// This file implements hub.AgentPathTx's write of paths (storesql the
+// rest of 0018_delivery's statements).
 
 // PutPaths implements hub.AgentPathTx: the rows in one statement, stamped
 // with the server's clock, which every replica shares.
@@ -37,25 +34,4 @@ func (t *Tx) PutPaths(rows []hub.PathRow, now time.Time) error {
 			written_at = excluded.written_at`,
 		ids, vias, seen, until, replicas, row.Nanos(now))
 	return err
-}
-
-// PutNoticeCounts implements hub.NoticeTx.
-func (t *Tx) PutNoticeCounts(cs map[int64]hub.NoticeCount) error {
-	var ids, windows []int64
-	var sent []int32
-	for id, c := range cs {
-		ids, windows, sent = append(ids, id), append(windows, row.Nanos(c.Window)), append(sent, int32(c.Sent))
-	}
-	_, err := t.exec(`INSERT INTO notice_counts (agent_id, window_start, sent)
-		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[])
-		ON CONFLICT (agent_id) DO UPDATE SET window_start = excluded.window_start, sent = excluded.sent`, ids, windows, sent)
-	return err
-}
-
-// QueuedDue implements hub.NoticeTx.
-func (t *Tx) QueuedDue(cutoff time.Time, limit int) ([]*hub.Message, error) {
-	rows, err := t.query(`SELECT `+messageColumns+` FROM messages m
-		WHERE NOT m.queue_checked AND (m.ack_required OR m.priority = 4) AND m.created_at <= $1
-		ORDER BY m.id LIMIT $2`, row.Nanos(cutoff), limit)
-	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
 }

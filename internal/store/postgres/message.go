@@ -1,15 +1,12 @@
 package postgres
 
 import (
-	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
-	"github.com/jackc/pgx/v5"
 )
 
 // This file implements hub.MessageTx and hub.MetaTx.
@@ -122,6 +119,9 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 // replicas, is then held from that one insert to the commit, not while the
 // batch's other writes run, so that the replicas' batches overlap.
 func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
+	for _, d := range ds {
+		t.Changes.Delivered(d)
+	}
 	if t.shared {
 		t.pending = append(t.pending, pendingPost{ms, ds})
 		return nil
@@ -220,86 +220,6 @@ func arrayLiteral(names []string) string {
 	return string(append(b, '}'))
 }
 
-const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required, m.project, m.sender_kind`
-
-func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
-	var m hub.Message
-	var to, mentions []string
-	var created int64
-	var prio int32
-	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &prio, &m.AckRequired, &m.Project, &m.SenderKind}, extra...)
-	if err := s.Scan(dest...); err != nil {
-		return nil, err
-	}
-	m.To, m.Mentions, m.CreatedAt, m.Priority = unlist(to), unlist(mentions), row.Time(created), hub.Priority(prio)
-	return &m, nil
-}
-
-// MessageByID implements hub.MessageTx.
-func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
-	m, err := scanMessage(t.queryRow(`SELECT `+messageColumns+` FROM messages m WHERE m.id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, hub.NoMessage(id)
-	}
-	return m, err
-}
-
-// Inbox implements hub.MessageTx.
-func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
-	rows, err := t.query(`SELECT `+messageColumns+`, d.mention, d.delivered_at <> 0, d.in_context_at <> 0 FROM deliveries d JOIN messages m ON m.id = d.message_id
-		WHERE d.agent_id = $1 AND d.message_id > $2 AND ($3::text = '' OR m.channel = $3)
-		ORDER BY d.message_id LIMIT $4`, agentID, q.After, q.Channel, q.Limit)
-	return scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) {
-		var mention, delivered, inContext bool
-		m, err := scanMessage(r, &mention, &delivered, &inContext)
-		if err != nil {
-			return nil, err
-		}
-		m.MentionsYou, m.Unread, m.Delivered, m.InContext = mention, m.ID > q.ReadUpTo, delivered, inContext
-		return m, nil
-	})
-}
-
-// InboxCounts implements hub.MessageTx. For the agent's own read cursor,
-// which is what every reply that reports a count passes, it reads the
-// counters the triggers of inbox_counts keep (0004_inbox_counts.sql), so
-// its cost does not grow with the backlog; for another cursor it counts
-// the deliveries above that cursor.
-func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error) {
-	var readUpTo int64
-	err = t.queryRow(`SELECT a.read_up_to, c.unread, c.mentions, c.latest FROM agents a JOIN inbox_counts c ON c.agent_id = a.id
-		WHERE a.id = $1`, agentID).Scan(&readUpTo, &unread, &mentions, &latest)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, 0, 0, nil // no such agent: nothing delivered
-	}
-	if err != nil || after == readUpTo {
-		return unread, mentions, latest, err
-	}
-	err = t.queryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE mention) FROM deliveries WHERE agent_id = $1 AND message_id > $2`,
-		agentID, after).Scan(&unread, &mentions)
-	return unread, mentions, latest, err
-}
-
-// ListMessages implements hub.MessageTx.
-func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
-	order := `m.id`
-	if q.Newest {
-		order = `m.id DESC`
-	}
-	rows, err := t.query(`SELECT `+messageColumns+` FROM messages m
-		WHERE m.id > $1
-		AND ($2::bigint <= 0 OR m.id IN (SELECT message_id FROM deliveries WHERE agent_id = $2 AND message_id > $1))
-		AND ($3::text = '' OR m.channel = $3)
-		AND ($5::text = '' OR m.project = $5)
-		AND (cardinality($6::text[]) = 0 OR m.project = ANY($6::text[]))
-		ORDER BY `+order+` LIMIT $4`, q.After, q.AgentID, q.Channel, q.Limit, q.Project, projectList(q.Projects))
-	ms, err := scanRows(rows, err, func(r pgx.Rows) (*hub.Message, error) { return scanMessage(r) })
-	if q.Newest {
-		slices.Reverse(ms) // oldest first, as always
-	}
-	return ms, err
-}
-
 // EnsureChannel implements hub.MessageTx.
 func (t *Tx) EnsureChannel(project, name string, now time.Time) (int64, error) {
 	if _, err := t.execAs(sharedSafe, `INSERT INTO channels (project, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (project, name) DO NOTHING`,
@@ -314,12 +234,4 @@ func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
 	_, err := t.execAs(sharedSafe, `INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES ($1, $2, $3)
 		ON CONFLICT DO NOTHING`, channelID, agentID, row.Nanos(now))
 	return err
-}
-
-// projectList is a list of projects as a text[] argument: never NULL.
-func projectList(ps []string) []string {
-	if ps == nil {
-		return []string{}
-	}
-	return ps
 }

@@ -61,7 +61,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			tx.Rollback(ctx)
 			return db.migrateError(m.Name, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+		if _, err := tx.Exec(ctx, dollars(migration.Record), m.Version, m.Name); err != nil {
 			tx.Rollback(ctx)
 			return db.migrateError(m.Name, err)
 		}
@@ -77,7 +77,7 @@ func (db *DB) migrate(ctx context.Context) error {
 // renumber numbers the rows of schema_migrations as ms does and returns
 // them; it refuses a schema that holds a migration ms does not.
 func (db *DB) renumber(ctx context.Context, conn *pgx.Conn, ms []migration.Migration) ([]migration.Applied, error) {
-	rows, _ := conn.Query(ctx, `SELECT version, name FROM schema_migrations ORDER BY version`)
+	rows, _ := conn.Query(ctx, migration.ReadApplied)
 	applied, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (migration.Applied, error) {
 		var a migration.Applied
 		return a, r.Scan(&a.Version, &a.Name)
@@ -97,11 +97,11 @@ func (db *DB) renumber(ctx context.Context, conn *pgx.Conn, ms []migration.Migra
 		return nil, db.migrateError("renumber the schema's migrations", err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `UPDATE schema_migrations SET version = -version`); err != nil {
+	if _, err := tx.Exec(ctx, migration.Negate); err != nil {
 		return nil, db.migrateError("renumber the schema's migrations", err)
 	}
 	for i, a := range out {
-		if _, err := tx.Exec(ctx, `UPDATE schema_migrations SET version = $1, name = $2 WHERE version = $3`, a.Version, a.Name, -applied[i].Version); err != nil {
+		if _, err := tx.Exec(ctx, dollars(migration.Number), a.Version, a.Name, -applied[i].Version); err != nil {
 			return nil, db.migrateError("renumber the schema's migrations", err)
 		}
 	}

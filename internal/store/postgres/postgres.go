@@ -192,7 +192,7 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
 // nudges and pulses counters of /metrics).
 func (db *DB) CountEvents(ctx context.Context, kind string) (int64, error) {
 	var n int64
-	if err := db.pool.QueryRow(ctx, `SELECT COUNT(*) FROM events WHERE kind = $1`, kind).Scan(&n); err != nil {
+	if err := db.pool.QueryRow(ctx, dollars(storesql.CountEvents), kind).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count %s events: %w", kind, db.friendly(err))
 	}
 	return n, nil

@@ -1,13 +1,12 @@
 package postgres
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agenthub/hub/internal/hub"
-	"github.com/agenthub/hub/internal/store/row"
+	"github.com/agenthub/hub/internal/store/storesql"
 )
 
 // headlineOptions bound ts_headline's fragment: about 24 words around the
@@ -22,7 +21,7 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	args := []any{}
 	arg := func(v any) string {
 		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
+		return "?"
 	}
 	parts := make([]string, len(q.Terms))
 	for i, term := range q.Terms {
@@ -32,40 +31,21 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 	if q.ReaderID > 0 {
 		where += ` AND EXISTS (SELECT 1 FROM deliveries d WHERE d.agent_id = ` + arg(q.ReaderID) + ` AND d.message_id = m.id)`
 	}
-	if q.Sender != "" {
-		where += ` AND m.sender = ` + arg(q.Sender)
-	}
-	if q.Channel != "" {
-		where += ` AND m.channel = ` + arg(q.Channel)
-	}
-	if q.Project != "" {
-		where += ` AND m.project = ` + arg(q.Project)
-	}
-	if q.Thread > 0 {
-		p := arg(q.Thread)
-		where += ` AND (m.id = ` + p + ` OR m.reply_to = ` + p + `)`
-	}
-	if q.MinPriority > 0 {
-		where += ` AND m.priority >= ` + arg(int(q.MinPriority))
-	}
-	if !q.Since.IsZero() {
-		where += ` AND m.created_at >= ` + arg(row.Nanos(q.Since))
-	}
-	if !q.Until.IsZero() {
-		where += ` AND m.created_at < ` + arg(row.Nanos(q.Until))
-	}
+	filters, fargs := storesql.SearchFilter(q)
+	where += filters
+	args = append(args, fargs...)
 	sqlq := `WITH q AS (SELECT ` + strings.Join(parts, ` && `) + ` AS q),
 		newest AS (SELECT m.id, m.search FROM messages m, q WHERE ` + where + ` ORDER BY m.id DESC LIMIT ` + arg(hub.MaxRanked) + `),
 		page AS (SELECT newest.id, ts_rank(newest.search, q.q) AS score FROM newest, q
 			ORDER BY score DESC, newest.id DESC LIMIT ` + arg(q.Limit) + ` OFFSET ` + arg(q.Offset) + `)
-		SELECT ` + messageColumns + `, ts_headline('english', left(m.body, 65536), q.q, '` + headlineOptions + `'), page.score
+		SELECT ` + storesql.MessageColumns + `, ts_headline('english', left(m.body, 65536), q.q, '` + headlineOptions + `'), page.score
 		FROM page JOIN messages m ON m.id = page.id, q
 		ORDER BY page.score DESC, page.id DESC`
-	rows, err := t.query(sqlq, args...)
+	rows, err := t.query(dollars(sqlq), args...)
 	return scanRows(rows, err, func(r pgx.Rows) (hub.SearchHit, error) {
 		var h hub.SearchHit
 		var score float32
-		m, err := scanMessage(r, &h.Snippet, &score)
+		m, err := dialect.ScanMessage(r, &h.Snippet, &score)
 		h.Message, h.Score = m, float64(score)
 		return h, err
 	})

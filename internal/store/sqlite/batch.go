@@ -138,9 +138,9 @@ func (t *Tx) sharedArgs(rows []any, cols int, shared uint64) ([]any, uint64) {
 
 // execRows writes rows of cols values each (args, row after row) with
 // statements head + "(?, …), (?, …) …" + tail of up to valuesChunk rows:
-// the full ones through the statement cache (one text per kind), the last
-// partial one prepared for this call only, so that the cache does not fill
-// with one text per row count. done, if not nil, is called after each
+// the full ones and those of one row through the statement cache (two
+// texts per kind), any other partial one prepared for this call only, so
+// that the cache does not fill with one text per row count. done, if not nil, is called after each
 // statement with the index of its first row and its row count.
 func (t *Tx) execRows(what, head, tail string, cols int, args []any, done func(first, n int, res sql.Result) error) error {
 	return t.execRowsShared(what, head, tail, cols, 0, args, done)
@@ -160,7 +160,7 @@ func (t *Tx) execRowsShared(what, head, tail string, cols int, shared uint64, ar
 		chunk, same := t.sharedArgs(args[first*cols:(first+n)*cols], cols, shared)
 		var res sql.Result
 		var err error
-		if q := valuesText(head, tail, cols, n, same); n == valuesChunk {
+		if q := valuesText(head, tail, cols, n, same); n == valuesChunk || n == 1 {
 			res, err = t.exec(q, chunk...)
 		} else {
 			res, err = t.execOnce(q, chunk...)
@@ -197,7 +197,7 @@ func (t *Tx) queryRows(what, head, tail string, cols int, args []any, scan func(
 		n := min(valuesChunk, rows-first)
 		q, chunk := valuesText(head, tail, cols, n, 0), args[first*cols:(first+n)*cols]
 		var err error
-		if n == valuesChunk {
+		if n == valuesChunk || n == 1 {
 			err = scanRows(t.tx.QueryContext(t.ctx, q, chunk...))(scan)
 		} else {
 			err = t.queryOnce(q, chunk, scan)

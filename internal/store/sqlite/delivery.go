@@ -7,9 +7,8 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-// This file implements the writes of many rows of hub.AgentPathTx and
-// hub.NoticeTx, and the read of queued messages (storesql the rest of
-// 0018_delivery's statements).
+// This file implements hub.AgentPathTx's write of paths (storesql the
+// rest of 0018_delivery's statements).
 
 // PutPaths implements hub.AgentPathTx: one process owns the file, so its
 // clock (now) stamps the rows.
@@ -30,23 +29,4 @@ func (t *Tx) PutPaths(rows []hub.PathRow, now time.Time) error {
 		}
 	}
 	return nil
-}
-
-// PutNoticeCounts implements hub.NoticeTx.
-func (t *Tx) PutNoticeCounts(cs map[int64]hub.NoticeCount) error {
-	for id, c := range cs {
-		if _, err := t.exec(`INSERT INTO notice_counts (agent_id, window_start, sent) VALUES (?, ?, ?)
-			ON CONFLICT (agent_id) DO UPDATE SET window_start = excluded.window_start, sent = excluded.sent`,
-			id, row.Nanos(c.Window), c.Sent); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// QueuedDue implements hub.NoticeTx.
-func (t *Tx) QueuedDue(cutoff time.Time, limit int) ([]*hub.Message, error) {
-	return t.queryMessages(`SELECT `+messageColumns+` FROM messages m
-		WHERE m.queue_checked = 0 AND (m.ack_required = 1 OR m.priority = 4) AND m.created_at <= ?
-		ORDER BY m.id LIMIT ?`, row.Nanos(cutoff), limit)
 }

@@ -10,10 +10,13 @@ import (
 
 // dialect is what SQLite writes its own way in storesql's statements.
 var dialect = storesql.Dialect{
-	InIDs:  func(column string) string { return column + ` IN (SELECT value FROM json_each(?))` },
-	IDs:    func(ids []int64) any { return idList(ids) },
-	IDRows: `SELECT value FROM json_each(?)`,
-	True:   "1",
+	InIDs:    func(column string) string { return column + ` IN (SELECT value FROM json_each(?))` },
+	IDs:      func(ids []int64) any { return idList(ids) },
+	IDRows:   `SELECT value FROM json_each(?)`,
+	True:     "1",
+	False:    "0",
+	Greatest: "MAX",
+	Kinds:    func(xs []string) any { return strings.Join(xs, ",") },
 	List: func(xs []string) any {
 		s, _ := jsonList(xs) // a list of strings always marshals
 		return s

@@ -53,6 +53,11 @@ func (d planDB) QueryRow(q string, args ...any) row.Scanner {
 
 func (planDB) IsNoRows(err error) bool { return err == sql.ErrNoRows }
 
+func (d planDB) ExecRows(storesql.Batch, []any, func(row.Scanner) error) error {
+	d.t.Fatal("the tick's due reads write no rows")
+	return nil
+}
+
 type noRows struct{}
 
 func (noRows) Next() bool        { return false }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -14,13 +13,6 @@ import (
 )
 
 func joinNames(ns []string) string { return strings.Join(ns, ",") }
-
-func splitNames(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
-}
 
 // InsertMessage implements hub.MessageTx.
 func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
@@ -38,6 +30,7 @@ func (t *Tx) InsertMessage(m *hub.Message, deliveries []hub.Delivery) error {
 			return err
 		}
 	}
+	t.Changes.Delivered(deliveries)
 	t.indexMessage(m, deliveries)
 	return nil
 }
@@ -126,128 +119,6 @@ func readerTokens(deliveries []hub.Delivery) string {
 // readerToken is the index token of the agent id among a message's readers.
 func readerToken(id int64) string { return "§" + strconv.FormatInt(id, 10) }
 
-const messageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required, m.project, m.sender_kind`
-
-func scanMessage(s row.Scanner, extra ...any) (*hub.Message, error) {
-	var m hub.Message
-	var to, mentions string
-	var created int64
-	dest := append([]any{&m.ID, &m.From, &to, &m.Channel, &m.Body, &mentions, &m.ReplyTo, &m.Kind, &created, &m.Priority, &m.AckRequired, &m.Project, &m.SenderKind}, extra...)
-	if err := s.Scan(dest...); err != nil {
-		return nil, err
-	}
-	m.To, m.Mentions, m.CreatedAt = splitNames(to), splitNames(mentions), row.Time(created)
-	return &m, nil
-}
-
-// MessageByID implements hub.MessageTx.
-func (t *Tx) MessageByID(id int64) (*hub.Message, error) {
-	m, err := scanMessage(t.queryRow(`SELECT `+messageColumns+` FROM messages m WHERE m.id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, hub.NoMessage(id)
-	}
-	return m, err
-}
-
-// Inbox implements hub.MessageTx.
-func (t *Tx) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
-	sqlq := `SELECT ` + messageColumns + `, d.mention, d.delivered_at <> 0, d.in_context_at <> 0 FROM deliveries d JOIN messages m ON m.id = d.message_id
-		WHERE d.agent_id = ? AND d.message_id > ?`
-	args := []any{agentID, q.After}
-	if q.Channel != "" {
-		sqlq += ` AND m.channel = ?`
-		args = append(args, q.Channel)
-	}
-	sqlq += ` ORDER BY d.message_id LIMIT ?`
-	args = append(args, q.Limit)
-	rows, err := t.query(sqlq, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*hub.Message
-	for rows.Next() {
-		var mention, delivered, inContext bool
-		m, err := scanMessage(rows, &mention, &delivered, &inContext)
-		if err != nil {
-			return nil, err
-		}
-		m.MentionsYou, m.Delivered, m.InContext = mention, delivered, inContext
-		m.Unread = m.ID > q.ReadUpTo
-		out = append(out, m)
-	}
-	return out, rows.Err()
-}
-
-// InboxCounts implements hub.MessageTx. For the agent's own read cursor,
-// which is what every reply that reports a count passes, it reads the
-// counters the triggers of inbox_counts keep (0004_inbox_counts.sql), so
-// its cost does not grow with the backlog; for another cursor it counts
-// the deliveries above that cursor.
-func (t *Tx) InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error) {
-	var readUpTo int64
-	err = t.queryRow(`SELECT a.read_up_to, c.unread, c.mentions, c.latest FROM agents a JOIN inbox_counts c ON c.agent_id = a.id
-		WHERE a.id = ?`, agentID).Scan(&readUpTo, &unread, &mentions, &latest)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, 0, nil // no such agent: nothing delivered
-	}
-	if err != nil || after == readUpTo {
-		return unread, mentions, latest, err
-	}
-	err = t.queryRow(`SELECT COUNT(*), COALESCE(SUM(mention), 0) FROM deliveries WHERE agent_id = ? AND message_id > ?`,
-		agentID, after).Scan(&unread, &mentions)
-	return unread, mentions, latest, err
-}
-
-// ListMessages implements hub.MessageTx.
-func (t *Tx) ListMessages(q hub.MessageQuery) ([]*hub.Message, error) {
-	sqlq := `SELECT ` + messageColumns + ` FROM messages m WHERE m.id > ?`
-	args := []any{q.After}
-	if q.AgentID > 0 {
-		sqlq += ` AND m.id IN (SELECT message_id FROM deliveries WHERE agent_id = ? AND message_id > ?)`
-		args = append(args, q.AgentID, q.After)
-	}
-	if q.Channel != "" {
-		sqlq += ` AND m.channel = ?`
-		args = append(args, q.Channel)
-	}
-	if q.Project != "" {
-		sqlq += ` AND m.project = ?`
-		args = append(args, q.Project)
-	}
-	if len(q.Projects) > 0 {
-		sqlq += ` AND m.project IN (?` + strings.Repeat(`, ?`, len(q.Projects)-1) + `)`
-		for _, p := range q.Projects {
-			args = append(args, p)
-		}
-	}
-	if q.Newest {
-		sqlq = `SELECT * FROM (` + sqlq + ` ORDER BY m.id DESC LIMIT ?) ORDER BY id`
-	} else {
-		sqlq += ` ORDER BY m.id LIMIT ?`
-	}
-	args = append(args, q.Limit)
-	return t.queryMessages(sqlq, args...)
-}
-
-// queryMessages runs a query of messageColumns and returns its messages.
-func (t *Tx) queryMessages(q string, args ...any) ([]*hub.Message, error) {
-	rows, err := t.query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*hub.Message
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
-}
-
 // EnsureChannel implements hub.MessageTx.
 func (t *Tx) EnsureChannel(project, name string, now time.Time) (int64, error) {
 	if _, err := t.exec(`INSERT INTO channels (project, name, created_at) VALUES (?, ?, ?) ON CONFLICT(project, name) DO NOTHING`,
@@ -307,6 +178,7 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		return err
 	}
 	for i, m := range ms {
+		t.Changes.Delivered(ds[i])
 		t.indexMessage(m, ds[i])
 	}
 	return nil

@@ -46,7 +46,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			tx.Rollback()
 			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?, ?)`, m.Version, m.Name); err != nil {
+		if _, err := tx.ExecContext(ctx, migration.Record, m.Version, m.Name); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
@@ -67,7 +67,7 @@ func (db *DB) renumber(ctx context.Context, ms []migration.Migration) ([]migrati
 		return nil, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT version, name FROM schema_migrations ORDER BY version`)
+	rows, err := tx.QueryContext(ctx, migration.ReadApplied)
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +79,11 @@ func (db *DB) renumber(ctx context.Context, ms []migration.Migration) ([]migrati
 	if err != nil || !changed {
 		return out, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE schema_migrations SET version = -version`); err != nil {
+	if _, err := tx.ExecContext(ctx, migration.Negate); err != nil {
 		return nil, err
 	}
 	for i, a := range out {
-		if _, err := tx.ExecContext(ctx, `UPDATE schema_migrations SET version = ?, name = ? WHERE version = ?`, a.Version, a.Name, -applied[i].Version); err != nil {
+		if _, err := tx.ExecContext(ctx, migration.Number, a.Version, a.Name, -applied[i].Version); err != nil {
 			return nil, err
 		}
 	}

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
 	"fmt"
 	"slices"
 	"time"
@@ -10,63 +9,8 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-// This file implements hub.NudgeTx's writes of checks, in multi-row
-// statements (execRows), and the due checks' read (storesql the rest).
-
-// PutAgentCheck implements hub.NudgeTx.
-func (t *Tx) PutAgentCheck(c hub.AgentCheck) error {
-	_, err := t.exec(`INSERT INTO agent_checks (agent_id, next_check_at, episode, nudge_count, last_nudge_at)
-		VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at, episode = excluded.episode,
-			nudge_count = excluded.nudge_count, last_nudge_at = excluded.last_nudge_at`,
-		c.AgentID, row.Nanos(c.NextCheckAt), c.Episode, c.NudgeCount, row.Nanos(c.LastNudgeAt))
-	return err
-}
-
-// ScheduleAgentCheck implements hub.NudgeTx.
-func (t *Tx) ScheduleAgentCheck(agentID int64, at time.Time) error {
-	n := row.Nanos(at)
-	if n <= 0 {
-		n = 1
-	}
-	_, err := t.exec(`INSERT INTO agent_checks (agent_id, next_check_at) VALUES (?, ?)
-		ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at
-		WHERE agent_checks.next_check_at = 0 OR agent_checks.next_check_at > excluded.next_check_at`, agentID, n)
-	return err
-}
-
-// ClaimNudges implements hub.NudgeTx: a multi-row conditional update that
-// returns the agents whose check it changed (a check that is no longer the
-// one the nudge was decided from is left alone, so not returned).
-func (t *Tx) ClaimNudges(ns []hub.NudgeClaim) ([]bool, error) {
-	fresh := make([]bool, len(ns))
-	if len(ns) == 0 {
-		return fresh, nil
-	}
-	args := make([]any, 0, 8*len(ns))
-	index := make(map[int64]int, len(ns))
-	for i, n := range ns {
-		c, w := n.Check, n.Was
-		args = append(args, c.AgentID, row.Nanos(c.NextCheckAt), c.Episode, c.NudgeCount, row.Nanos(c.LastNudgeAt),
-			w.Episode, w.NudgeCount, row.Nanos(w.LastNudgeAt))
-		index[c.AgentID] = i
-	}
-	err := t.queryRows("claim nudges", `WITH v (agent_id, next_check_at, episode, nudge_count, last_nudge_at, was_episode, was_count, was_last) AS (VALUES `,
-		`) UPDATE agent_checks SET next_check_at = v.next_check_at, episode = v.episode, nudge_count = v.nudge_count, last_nudge_at = v.last_nudge_at
-		FROM v WHERE agent_checks.agent_id = v.agent_id
-			AND agent_checks.episode = v.was_episode AND agent_checks.nudge_count = v.was_count AND agent_checks.last_nudge_at = v.was_last
-		RETURNING agent_checks.agent_id`, 8, args, func(rows *sql.Rows) error {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			if i, ok := index[id]; ok {
-				fresh[i] = true
-			}
-			return nil
-		})
-	return fresh, err
-}
+// This file implements hub.NudgeTx's read of due checks (storesql the
+// rest).
 
 // DueNudges implements hub.NudgeTx: the due checks first, then the
 // agents and liveness states not known, then every agent's mentions.
@@ -131,26 +75,4 @@ func (t *Tx) nudgeAgents(list string, out []hub.DueNudge) error {
 		}
 	}
 	return nil
-}
-
-// PutAgentChecks implements hub.NudgeTx.
-func (t *Tx) PutAgentChecks(cs []hub.AgentCheck) error {
-	args := make([]any, 0, 5*len(cs))
-	for _, c := range cs {
-		args = append(args, c.AgentID, row.Nanos(c.NextCheckAt), c.Episode, c.NudgeCount, row.Nanos(c.LastNudgeAt))
-	}
-	return t.execRows("put agent checks", `INSERT INTO agent_checks (agent_id, next_check_at, episode, nudge_count, last_nudge_at) VALUES `,
-		` ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at, episode = excluded.episode,
-			nudge_count = excluded.nudge_count, last_nudge_at = excluded.last_nudge_at`, 5, args, nil)
-}
-
-// ScheduleAgentChecks implements hub.NudgeTx.
-func (t *Tx) ScheduleAgentChecks(cs []hub.AgentTime) error {
-	args := make([]any, 0, 2*len(cs))
-	for _, c := range cs {
-		args = append(args, c.AgentID, max(row.Nanos(c.At), 1))
-	}
-	return t.execRows("schedule agent checks", `INSERT INTO agent_checks (agent_id, next_check_at) VALUES `,
-		` ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at
-		WHERE agent_checks.next_check_at = 0 OR agent_checks.next_check_at > excluded.next_check_at`, 2, args, nil)
 }

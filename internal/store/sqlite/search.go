@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/agenthub/hub/internal/hub"
-	"github.com/agenthub/hub/internal/store/row"
+	"github.com/agenthub/hub/internal/store/storesql"
 )
 
 // ftsQuery writes terms as an FTS4 query: each term a quoted phrase, all
@@ -31,46 +31,15 @@ func (t *Tx) SearchMessages(q hub.SearchQuery) ([]hub.SearchHit, error) {
 		match += ` readers:` + readerToken(q.ReaderID)
 	}
 	// The messages are read only when a filter asks for their columns.
-	var filters []string
-	var fargs []any
-	filter := func(cond string, args ...any) {
-		filters = append(filters, cond)
-		fargs = append(fargs, args...)
-	}
-	if q.Sender != "" {
-		filter(`m.sender = ?`, q.Sender)
-	}
-	if q.Channel != "" {
-		filter(`m.channel = ?`, q.Channel)
-	}
-	if q.Project != "" {
-		filter(`m.project = ?`, q.Project)
-	}
-	if q.Thread > 0 {
-		filter(`(m.id = ? OR m.reply_to = ?)`, q.Thread, q.Thread)
-	}
-	if q.MinPriority > 0 {
-		filter(`m.priority >= ?`, int(q.MinPriority))
-	}
-	if !q.Since.IsZero() {
-		filter(`m.created_at >= ?`, row.Nanos(q.Since))
-	}
-	if !q.Until.IsZero() {
-		filter(`m.created_at < ?`, row.Nanos(q.Until))
-	}
+	filters, fargs := storesql.SearchFilter(q)
 	// The number of documents, for the ranking's idf: the span of the
 	// message IDs (AUTOINCREMENT; retention deletes the oldest).
 	sqlq := `SELECT messages_fts.docid AS id, hub_bm25(matchinfo(messages_fts, 'pcx'), (SELECT MAX(id) FROM messages) - (SELECT MIN(id) FROM messages) + 1) AS score FROM messages_fts`
-	args := []any{}
-	if len(filters) > 0 {
+	if filters != "" {
 		sqlq += ` CROSS JOIN messages m ON m.id = messages_fts.docid`
 	}
-	sqlq += ` WHERE messages_fts MATCH ?`
-	args = append(args, match)
-	for _, f := range filters {
-		sqlq += ` AND ` + f
-	}
-	args = append(args, fargs...)
+	sqlq += ` WHERE messages_fts MATCH ?` + filters
+	args := append([]any{match}, fargs...)
 	sqlq = `SELECT id, score FROM (` + sqlq + ` ORDER BY messages_fts.docid DESC LIMIT ?)
 		ORDER BY score DESC, id DESC LIMIT ? OFFSET ?`
 	args = append(args, hub.MaxRanked, q.Limit, q.Offset)
@@ -102,13 +71,13 @@ func (t *Tx) fillHits(terms [][]string, hits []hub.SearchHit, byID map[int64]int
 	for id := range byID {
 		ids = append(ids, id)
 	}
-	rows, err := t.query(`SELECT `+messageColumns+` FROM messages m WHERE m.id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, ids...)
+	rows, err := t.query(`SELECT `+storesql.MessageColumns+` FROM messages m WHERE m.id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, ids...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		m, err := scanMessage(rows)
+		m, err := dialect.ScanMessage(rows)
 		if err != nil {
 			return err
 		}

@@ -44,3 +44,10 @@ func newTx(t *Tx) *Tx {
 	t.Usage = usagesql.Usage{DB: taskDB{t}}
 	return t
 }
+
+func (d taskDB) ExecRows(b storesql.Batch, rows []any, scan func(row.Scanner) error) error {
+	if scan != nil {
+		return d.t.queryRows(b.What, b.Head+"VALUES ", b.Tail, len(b.Types), rows, func(r *sql.Rows) error { return scan(r) })
+	}
+	return d.t.execRowsShared(b.What, b.Head+"VALUES ", b.Tail, len(b.Types), b.Same, rows, nil)
+}

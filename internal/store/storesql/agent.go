@@ -7,8 +7,7 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-// This file implements hub.AgentTx but for TouchAgents, whose many rows
-// each store writes its own way. PostgreSQL's hub adds to AgentByID and
+// This file implements hub.AgentTx. PostgreSQL's hub adds to AgentByID and
 // UpdateAgent the row lock of a heartbeat under its shared write lock.
 
 // AgentWhere returns the agent where holds of, notFound's error when none
@@ -121,4 +120,28 @@ func (x Statements) SetAgentToken(agentID int64, hash []byte) error {
 		return nil
 	}
 	return x.Changed(agentID, hub.TokenChanged)
+}
+
+// TouchAgents implements hub.AgentTx: the orchestrator flushes every
+// caller of the last tick, so the touches go in statements of many rows,
+// each agent once with its latest values, never moving a time back.
+func (x Statements) TouchAgents(touches []hub.Touch) error {
+	latest := make(map[int64]int, len(touches)) // agent → its row in rows
+	rows := make([]any, 0, 4*len(touches))
+	for _, to := range touches {
+		seen, beat, ended := row.Nanos(to.LastSeenAt), to.LastInteractionBeat, row.Nanos(to.SessionEndedAt)
+		if i, ok := latest[to.AgentID]; ok {
+			rows[4*i+1], rows[4*i+2] = max(rows[4*i+1].(int64), seen), max(rows[4*i+2].(int64), beat)
+			rows[4*i+3] = max(rows[4*i+3].(int64), ended)
+			continue
+		}
+		latest[to.AgentID] = len(rows) / 4
+		rows = append(rows, to.AgentID, seen, beat, ended)
+	}
+	g := x.Dialect.Greatest
+	return x.DB.ExecRows(Batch{What: "touch agents",
+		Head: `UPDATE agents SET last_seen_at = ` + g + `(last_seen_at, v.column2), last_interaction_beat = ` + g + `(last_interaction_beat, v.column3),
+		session_ended_at = ` + g + `(session_ended_at, v.column4) FROM (`,
+		Tail:  `) AS v WHERE agents.id = v.column1`,
+		Types: []string{"bigint", "bigint", "bigint", "bigint"}}, rows, nil)
 }

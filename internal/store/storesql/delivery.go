@@ -9,9 +9,8 @@ import (
 )
 
 // This file implements hub.AgentPathTx, hub.RetireTx, hub.DigestTx and
-// hub.NoticeTx (0018_delivery) but for the writes of many rows (PutPaths,
-// PutNoticeCounts) and QueuedDue, which reads messages as each store
-// holds them.
+// hub.NoticeTx (0018_delivery) but for PutPaths, whose rows each store
+// stamps with its own clock, and QueuedDue (message.go).
 
 // PathsSince implements hub.AgentPathTx.
 func (x Statements) PathsSince(since time.Time) ([]hub.PathRow, error) {
@@ -99,4 +98,15 @@ func (x Statements) NoticeCounts(agentIDs []int64) (map[int64]hub.NoticeCount, e
 func (x Statements) MarkQueueChecked(ids []int64) error {
 	_, err := x.DB.Exec(`UPDATE messages SET queue_checked = `+x.Dialect.True+` WHERE `+x.Dialect.InIDs("id"), x.Dialect.IDs(ids))
 	return err
+}
+
+// PutNoticeCounts implements hub.NoticeTx.
+func (x Statements) PutNoticeCounts(cs map[int64]hub.NoticeCount) error {
+	rows := make([]any, 0, 3*len(cs))
+	for id, c := range cs {
+		rows = append(rows, id, row.Nanos(c.Window), c.Sent)
+	}
+	return x.DB.ExecRows(Batch{What: "put notice counts", Head: `INSERT INTO notice_counts (agent_id, window_start, sent) `,
+		Tail:  ` ON CONFLICT (agent_id) DO UPDATE SET window_start = excluded.window_start, sent = excluded.sent`,
+		Types: []string{"bigint", "bigint", "integer"}}, rows, nil)
 }

@@ -8,8 +8,13 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-// This file implements hub.EventTx but for InsertEvents, whose many rows
-// each store writes its own way.
+// This file implements hub.EventTx.
+
+// CountEvents counts the events of one kind: an index-only count
+// (events_kind), which each store runs outside a transaction, for metrics
+// such as nudges and pulses sent (read from the event log, they survive
+// restarts).
+const CountEvents = `SELECT COUNT(*) FROM events WHERE kind = ?`
 
 // nullID is an agent reference: NULL for none.
 func nullID(id int64) any {
@@ -27,6 +32,16 @@ func (x Statements) InsertEvent(e *hub.Event) error {
 		return fmt.Errorf("insert event: %w", err)
 	}
 	return nil
+}
+
+// InsertEvents implements hub.EventTx: their IDs follow their order.
+func (x Statements) InsertEvents(es []hub.Event) error {
+	rows := make([]any, 0, 4*len(es))
+	for _, e := range es {
+		rows = append(rows, nullID(e.AgentID), string(e.Kind), e.Detail, row.Nanos(e.CreatedAt))
+	}
+	return x.DB.ExecRows(Batch{What: "insert events", Head: `INSERT INTO events (agent_id, kind, detail, created_at) `,
+		Types: []string{"bigint", "text", "text", "bigint"}, Same: 1<<1 | 1<<3}, rows, nil)
 }
 
 // ListEvents implements hub.EventTx: newest first unless a cursor is

@@ -9,8 +9,7 @@ import (
 )
 
 // This file implements hub.HealthTx's reads: the per-agent liveness state
-// the health rules read, and the orchestrator's due sweep. Its writes of
-// many rows (SaveLivenessStates, SetNextEvals) are each store's.
+// the health rules read, and the orchestrator's due sweep; and its writes.
 
 // livenessColumns are the columns of a liveness row that livenessRow scans.
 const livenessColumns = `l.created_at, l.last_activity_log_at, l.last_checkpoint_at, l.last_reflection_at,
@@ -163,4 +162,72 @@ func (x Statements) nudgeLiveness(ids []int64, byID map[int64]*hub.DueNudge) err
 	}
 	row.FillNudgeStates(byID, ls)
 	return nil
+}
+
+// livenessBatch writes liveness rows (livenessRows), each replacing the
+// agent's.
+var livenessBatch = Batch{What: "save liveness states",
+	Head: `INSERT INTO liveness (agent_id, created_at, last_activity_log_at, last_checkpoint_at, last_reflection_at,
+		reflection_due, reflection_due_since, reflection_skipped_at, active_deep_work_id, expired_deep_work_id,
+		deep_work_ended_at, health_state, health_kinds, next_eval_at) `,
+	Tail: ` ON CONFLICT (agent_id) DO UPDATE SET created_at = excluded.created_at,
+		last_activity_log_at = excluded.last_activity_log_at, last_checkpoint_at = excluded.last_checkpoint_at,
+		last_reflection_at = excluded.last_reflection_at, reflection_due = excluded.reflection_due,
+		reflection_due_since = excluded.reflection_due_since, reflection_skipped_at = excluded.reflection_skipped_at,
+		active_deep_work_id = excluded.active_deep_work_id, expired_deep_work_id = excluded.expired_deep_work_id,
+		deep_work_ended_at = excluded.deep_work_ended_at, health_state = excluded.health_state,
+		health_kinds = excluded.health_kinds, next_eval_at = excluded.next_eval_at`,
+	Types: []string{"bigint", "bigint", "bigint", "bigint", "bigint", "boolean", "bigint", "bigint", "bigint", "bigint",
+		"bigint", "text", "text[]", "bigint"},
+}
+
+// SaveLivenessState implements hub.HealthTx.
+func (x Statements) SaveLivenessState(st *hub.LivenessState, nextEvalAt time.Time) error {
+	return x.SaveLivenessStates([]*hub.LivenessState{st}, []time.Time{nextEvalAt})
+}
+
+// SaveLivenessStates implements hub.HealthTx: one row per agent, the last
+// given (PostgreSQL's upsert may not touch a row twice).
+func (x Statements) SaveLivenessStates(sts []*hub.LivenessState, next []time.Time) error {
+	last := make(map[int64]int, len(sts))
+	for i, st := range sts {
+		last[st.AgentID] = i
+	}
+	rows := make([]any, 0, len(livenessBatch.Types)*len(last))
+	for i, st := range sts {
+		if last[st.AgentID] != i {
+			continue
+		}
+		var activeID, expiredID int64
+		if st.ActiveDeepWork != nil {
+			activeID = st.ActiveDeepWork.ID
+		}
+		if st.ExpiredDeepWork != nil {
+			expiredID = st.ExpiredDeepWork.ID
+		}
+		kinds := make([]string, len(st.HealthKinds))
+		for i, k := range st.HealthKinds {
+			kinds[i] = string(k)
+		}
+		health := string(st.HealthState)
+		if health == "" {
+			health = string(hub.HealthHealthy)
+		}
+		rows = append(rows, st.AgentID, row.Nanos(st.CreatedAt), row.Nanos(st.LastActivityLogAt), row.Nanos(st.LastCheckpointAt), row.Nanos(st.LastReflectionAt),
+			st.ReflectionDue, row.Nanos(st.ReflectionDueSince), row.Nanos(st.ReflectionSkippedAt), activeID, expiredID,
+			row.Nanos(st.DeepWorkEndedAt), health, x.Dialect.Kinds(kinds), row.Nanos(next[i]))
+	}
+	return x.DB.ExecRows(livenessBatch, rows, nil)
+}
+
+// SetNextEvals implements hub.HealthTx.
+func (x Statements) SetNextEvals(evals []hub.AgentTime) error {
+	rows := make([]any, 0, 2*len(evals))
+	for _, e := range evals {
+		rows = append(rows, e.AgentID, row.Nanos(e.At))
+	}
+	return x.DB.ExecRows(Batch{What: "set next evaluations",
+		Head:  `UPDATE liveness SET next_eval_at = v.column2 FROM (`,
+		Tail:  `) AS v WHERE liveness.agent_id = v.column1`,
+		Types: []string{"bigint", "bigint"}}, rows, nil)
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // This file implements hub.NudgeTx's reads of one agent and of new
-// mentions, and completes the due checks each store reads (FillNudges);
-// the writes of many checks are each store's.
+// mentions, and its writes of checks, and completes the due checks each
+// store reads (FillNudges).
 
 // DueAgentChecks implements hub.NudgeTx.
 func (x Statements) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
@@ -110,4 +110,93 @@ func (x Statements) nudgeMentions(ids []int64, byID map[int64]*hub.DueNudge) err
 		}
 	}
 	return rows.Err()
+}
+
+// agentCheckBatch writes agent checks, each replacing the agent's.
+var agentCheckBatch = Batch{What: "put agent checks",
+	Head: `INSERT INTO agent_checks (agent_id, next_check_at, episode, nudge_count, last_nudge_at) `,
+	Tail: ` ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at, episode = excluded.episode,
+		nudge_count = excluded.nudge_count, last_nudge_at = excluded.last_nudge_at`,
+	Types: []string{"bigint", "bigint", "text", "bigint", "bigint"},
+}
+
+// PutAgentCheck implements hub.NudgeTx.
+func (x Statements) PutAgentCheck(c hub.AgentCheck) error {
+	return x.PutAgentChecks([]hub.AgentCheck{c})
+}
+
+// PutAgentChecks implements hub.NudgeTx: one row per agent, the last
+// given (PostgreSQL's upsert may not touch a row twice).
+func (x Statements) PutAgentChecks(cs []hub.AgentCheck) error {
+	at := make(map[int64]int, len(cs)) // agent → its row in rows
+	rows := make([]any, 0, 5*len(cs))
+	for _, c := range cs {
+		i, ok := at[c.AgentID]
+		if !ok {
+			i, at[c.AgentID] = len(rows)/5, len(rows)/5
+			rows = append(rows, c.AgentID, nil, nil, nil, nil)
+		}
+		rows[5*i+1], rows[5*i+2], rows[5*i+3], rows[5*i+4] = row.Nanos(c.NextCheckAt), c.Episode, c.NudgeCount, row.Nanos(c.LastNudgeAt)
+	}
+	return x.DB.ExecRows(agentCheckBatch, rows, nil)
+}
+
+// ScheduleAgentCheck implements hub.NudgeTx.
+func (x Statements) ScheduleAgentCheck(agentID int64, at time.Time) error {
+	return x.ScheduleAgentChecks([]hub.AgentTime{{AgentID: agentID, At: at}})
+}
+
+// ScheduleAgentChecks implements hub.NudgeTx: a check moves only earlier
+// (or from none, 0); an agent named twice keeps the earliest time.
+func (x Statements) ScheduleAgentChecks(cs []hub.AgentTime) error {
+	at := make(map[int64]int, len(cs)) // agent → its row in rows
+	rows := make([]any, 0, 2*len(cs))
+	for _, c := range cs {
+		n := max(row.Nanos(c.At), 1)
+		if i, ok := at[c.AgentID]; ok {
+			rows[2*i+1] = min(rows[2*i+1].(int64), n)
+			continue
+		}
+		at[c.AgentID] = len(rows) / 2
+		rows = append(rows, c.AgentID, n)
+	}
+	return x.DB.ExecRows(Batch{What: "schedule agent checks",
+		Head: `INSERT INTO agent_checks (agent_id, next_check_at) `,
+		Tail: ` ON CONFLICT (agent_id) DO UPDATE SET next_check_at = excluded.next_check_at
+		WHERE agent_checks.next_check_at = 0 OR agent_checks.next_check_at > excluded.next_check_at`,
+		Types: []string{"bigint", "bigint"}}, rows, nil)
+}
+
+// ClaimNudges implements hub.NudgeTx: a conditional update of many checks
+// that returns the agents whose check it changed (a check that is no
+// longer the one the nudge was decided from is left alone, so not
+// returned; under PostgreSQL's READ COMMITTED a row another transaction
+// changed first is checked again in its new version).
+func (x Statements) ClaimNudges(ns []hub.NudgeClaim) ([]bool, error) {
+	fresh := make([]bool, len(ns))
+	rows := make([]any, 0, 8*len(ns))
+	index := make(map[int64]int, len(ns))
+	for i, n := range ns {
+		c, w := n.Check, n.Was
+		rows = append(rows, c.AgentID, row.Nanos(c.NextCheckAt), c.Episode, c.NudgeCount, row.Nanos(c.LastNudgeAt),
+			w.Episode, w.NudgeCount, row.Nanos(w.LastNudgeAt))
+		index[c.AgentID] = i
+	}
+	err := x.DB.ExecRows(Batch{What: "claim nudges",
+		Head: `UPDATE agent_checks SET next_check_at = v.column2, episode = v.column3, nudge_count = v.column4, last_nudge_at = v.column5
+		FROM (`,
+		Tail: `) AS v WHERE agent_checks.agent_id = v.column1
+			AND agent_checks.episode = v.column6 AND agent_checks.nudge_count = v.column7 AND agent_checks.last_nudge_at = v.column8
+		RETURNING agent_checks.agent_id`,
+		Types: []string{"bigint", "bigint", "text", "bigint", "bigint", "text", "bigint", "bigint"}}, rows, func(s row.Scanner) error {
+		var id int64
+		if err := s.Scan(&id); err != nil {
+			return err
+		}
+		if i, ok := index[id]; ok {
+			fresh[i] = true
+		}
+		return nil
+	})
+	return fresh, err
 }

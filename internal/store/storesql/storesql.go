@@ -30,6 +30,28 @@ type DB interface {
 	QueryRow(q string, args ...any) row.Scanner
 	// IsNoRows reports whether err says a row was not found.
 	IsNoRows(err error) bool
+	// ExecRows runs b over rows (len(b.Types) values each, row after row)
+	// and, if scan is not nil, calls it with each row the statement
+	// returns: the rows go in as a multi-row VALUES in SQLite (statements
+	// of up to 100 rows, whose binding costs less than extracting JSON),
+	// as unnest of one array per column in PostgreSQL (one statement).
+	ExecRows(b Batch, rows []any, scan func(row.Scanner) error) error
+}
+
+// Batch is a statement that writes many rows: Head, the rows, then Tail.
+// The rows' columns are named column1, column2 … (as VALUES names them),
+// and an UPDATE reads them FROM ( the rows ) AS v. Head and Tail hold no
+// placeholder.
+type Batch struct {
+	What       string // what it writes, for its errors
+	Head, Tail string
+	// Types are the columns' PostgreSQL types: bigint, integer, text,
+	// boolean, or text[] (its values as Kinds gives them).
+	Types []string
+	// Same marks the columns (a bit each) that often hold one value in
+	// every row (one sender, one time): SQLite binds them once for all the
+	// rows of a statement when they do.
+	Same uint64
 }
 
 // Dialect is what a store's SQL writes its own way.
@@ -47,16 +69,21 @@ type Dialect struct {
 	Bytewise string
 	// True is the literal a flag equals when set: 1 in SQLite, whose
 	// partial indexes say so (a query must say it alike to use them), true
-	// in PostgreSQL.
-	True string
+	// in PostgreSQL; False the one it equals when clear.
+	True, False string
 	// List is a list of texts as a column holds it (a JSON array in
 	// SQLite, a TEXT[] in PostgreSQL); ListDest is where such a column
 	// scans into xs.
 	List     func(xs []string) any
 	ListDest func(xs *[]string) any
-	// KindsDest is where a column of names separated by commas in SQLite,
-	// a TEXT[] in PostgreSQL (a liveness state's health kinds), scans
-	// into xs.
+	// Greatest is the function of the largest of its arguments: MAX in
+	// SQLite, GREATEST in PostgreSQL.
+	Greatest string
+	// Kinds is a list of names as a column of names separated by commas
+	// in SQLite, a TEXT[] in PostgreSQL, holds it (a liveness state's
+	// health kinds, a message's recipients); KindsDest is where such a
+	// column scans into xs.
+	Kinds     func(xs []string) any
 	KindsDest func(xs *[]string) any
 }
 
@@ -80,7 +107,13 @@ type Statements struct {
 	// changes and of each agent it deletes: a store with several processes
 	// tells them there.
 	Changed func(agentID int64, change hub.AgentChange) error
+	// Changes receives what the write transaction's statements change
+	// that parked callers wait for (Record); nil outside a hub's write.
+	Changes *hub.Changes
 }
+
+// Record implements hub.ChangesTx.
+func (s *Statements) Record(c *hub.Changes) { s.Changes = c }
 
 // all runs q and scans each of its rows.
 func all[T any](db DB, scan func(row.Scanner) (T, error), q string, args ...any) ([]T, error) {

@@ -36,6 +36,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"InboxCounts", testInboxCounts},
 		{"InboxCountsMatchFullCount", testInboxCountsMatchFullCount},
 		{"RowLockedWritesLoseNoUpdate", testRowLockedWritesLoseNoUpdate},
+		{"WritesRecordDeliveries", testWritesRecordDeliveries},
 		{"ListMessagesAndRecipients", testListMessagesAndRecipients},
 		{"Channels", testChannels},
 		{"ListChannels", testListChannels},
