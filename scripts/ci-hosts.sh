@@ -4,7 +4,8 @@
 # directory, each set up with `hub setup` against a real hub on loopback
 # and driven by the scripted model (test/hosts/model) in place of the
 # model API. A host that cannot be installed fails the run, with the
-# reason: nothing is skipped. The last line says what passed per host:
+# reason: nothing is skipped. The three hosts run side by side, each its
+# scenarios one after the other. The last line says what passed per host:
 #   hosts: claude-code=V a/b codex=V a/b gemini-cli=V a/b
 #
 # Usage: bash scripts/ci-hosts.sh   (needs go, node >= 20 and npm)
@@ -48,21 +49,31 @@ if [ "$failed" = 1 ]; then
 	echo "hosts: a host could not be installed (above): claude-code=$claude_version codex=$codex_version gemini-cli=$gemini_version" >&2
 	exit 1
 fi
-"$claude" --version
-"$codex" --version
-"$gemini" --version
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Each host says its version while the hub builds (a Node host's start is
+# seconds of CPU: half a minute on a loaded machine).
+pids=()
+for bin in "$claude" "$codex" "$gemini"; do
+	"$bin" --version &
+	pids+=($!)
+done
 go build -o "$work/hub" ./cmd/hub
+for pid in "${pids[@]}"; do
+	wait "$pid" || { echo "ci-hosts: a host installed in $cache does not run (above)" >&2; exit 1; }
+done
 
 status=0
 HUB_TEST_HUB="$work/hub" HUB_TEST_CLAUDE="$claude" HUB_TEST_CODEX="$codex" HUB_TEST_GEMINI="$gemini" \
-	go test -count=1 -timeout 10m -v -run '^(TestClaudeCode|TestCodex|TestGemini)$' ./test/hosts/ >"$work/test.log" 2>&1 || status=$?
+	go test -count=1 -timeout 15m -parallel 3 -v -run '^(TestClaudeCode|TestCodex|TestGemini)$' ./test/hosts/ >"$work/test.log" 2>&1 || status=$?
 grep -v '^=== ' "$work/test.log" | grep -v '^        ' || true
 if [ "$status" != 0 ]; then
+	# What each failed scenario logged: the lines under its name (go test -v
+	# marks whose output follows with === RUN, NAME or CONT).
 	echo "ci-hosts: failures, in full:" >&2
-	grep -B2 -A30 -- '--- FAIL' "$work/test.log" >&2 || tail -50 "$work/test.log" >&2
+	failed=$(grep -oE -- '--- FAIL: [^ ]+' "$work/test.log" | cut -d' ' -f3 | tr '\n' ' ')
+	awk -v failed=" $failed" '/^=== (RUN|NAME|CONT|PAUSE) / { cur = $3 } index(failed, " " cur " ") { print }' "$work/test.log" >&2
+	tail -20 "$work/test.log" >&2
 fi
 
 # count TEST: passed/total of its scenarios (a skipped one is not passed).

@@ -20,8 +20,8 @@ import (
 // the injection and its confirmation), the answer), reported
 // as p50 and p99 in milliseconds, and the CPU the hook process itself
 // used per run (less sensitive to a loaded machine). The goal: p50 ≤ 50 ms,
-// p99 ≤ 200 ms. The runs get a 2 s time-out instead of the default 170 ms,
-// so that a slow run is measured rather than cut short. The last case runs
+// p99 ≤ 200 ms. The runs get a 2 s time-out (the default), so that a
+// slow run is measured rather than cut short. The last case runs
 // the agent's hub mcp beside it, which answers the hook itself.
 //
 //	go test -run '^$' -bench BenchmarkHookRun -benchtime 200x ./cmd/hub/

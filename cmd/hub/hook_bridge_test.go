@@ -73,11 +73,18 @@ func (l *lockedBuffer) String() string {
 // the agent's messages), and returns the process and its stderr.
 func startBridge(t testing.TB, addr, token string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
+	return startBridgeFor(t, addr, token, "claude-code")
+}
+
+// startBridgeFor starts `hub mcp` for token with an MCP client that
+// gives its name as client, and returns the process and its stderr.
+func startBridgeFor(t testing.TB, addr, token, client string) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
 	cmd := exec.Command(builtHub(t), "mcp", "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "HUB_ADDR="+addr, "HUB_TOKEN="+token, "HUB_TOKEN_FILE=")
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("start hub mcp: %v", err)
 	}
@@ -237,4 +244,68 @@ func TestHookAsksTheBridge(t *testing.T) {
 	startBridge(t, addr, ann)
 	bridgeAnswers(t, addr, ann, func() { hook() })
 	quiet("a tool use with nothing new to cost the hub nothing with the new bridge")
+}
+
+// TestHookAsksTheBridgeWithoutChannel: the bridge of a client that shows
+// no channel notification (here one calling itself Codex) follows the
+// agent on a watch stream, so its hooks with nothing new cost the hub no
+// call either; a message arrives, the next hook goes to the hub and shows
+// it, and the ones after are the bridge's again.
+func TestHookAsksTheBridgeWithoutChannel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hub binary")
+	}
+	rt, err := os.MkdirTemp("", "hb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	m := startHTTPHub(t, nil)
+	admin := hubv1.NewAdminServiceClient(m.Conn())
+	adminTok, err := m.AdminToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+adminTok)
+	token := func(name string) string {
+		r, err := admin.CreateAgent(actx, &hubv1.CreateAgentRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetToken()
+	}
+	addr := m.GRPCAddress()
+	ann, bob := token("ann"), token("bob")
+	bobC := agentClient(t, addr, bob)
+	hook := func() hookRun { return runHookBin(t, addr, ann, "claude", "PostToolUse", "claude-PostToolUse.json") }
+	quiet := func(what string) {
+		t.Helper()
+		eventually(t, 10*time.Second, what, func() bool {
+			before := hubRPCs(t, m.HTTPAddress())
+			r := hook()
+			return hubRPCs(t, m.HTTPAddress()) == before && strings.TrimSpace(r.stdout) == "" && r.stderr == ""
+		})
+	}
+
+	_, bridgeErr := startBridgeFor(t, addr, ann, "codex-mcp-client")
+	eventually(t, 10*time.Second, "the bridge to follow ann's messages on a watch stream", func() bool {
+		r, err := admin.GetHubInfo(actx, &hubv1.GetHubInfoRequest{})
+		return err == nil && r.GetParkedWaiters() == 1
+	})
+	quiet("a tool use with nothing new to cost the hub nothing")
+
+	id := post(t, bobC, &hubv1.PostMessageRequest{To: []string{"ann"}, Body: "the build is green"})
+	eventually(t, 10*time.Second, "the hook to go to the hub and show the message", func() bool {
+		before := hubRPCs(t, m.HTTPAddress())
+		r := hook()
+		return hubRPCs(t, m.HTTPAddress()) > before && strings.Contains(contextOf(t, r, "PostToolUse"), "the build is green")
+	})
+	if rc := adminReceipt(t, addr, adminTok, id, "ann"); rc.GetState() != "IN_CONTEXT" || rc.GetVia() != "hook" {
+		t.Errorf("receipt after the hook = %v, want IN_CONTEXT via hook (the watch stream carries nothing)", rc)
+	}
+	quiet("hooks after the message to be the bridge's again")
+	if strings.Contains(bridgeErr.String(), "channel notification") {
+		t.Errorf("the bridge of a client without channels pushed; its log:\n%s", bridgeErr)
+	}
 }

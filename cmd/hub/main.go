@@ -61,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runHook(ctx, args, os.Stdin, stdout, stderr)
 	case "setup":
 		return runSetup(ctx, args, stdout, stderr)
+	case "doctor":
+		return runDoctor(args, stdout, stderr)
 	case "guard":
 		return runGuard(ctx, args, stdout, stderr)
 	case "otel-headers":
@@ -93,6 +95,8 @@ const usage = `Usage:
                         messages, holds a stop while direct mail is unread
   hub setup HOST        write the hub's MCP server, hooks and telemetry export
                         into the config of claude, gemini or codex (hub setup -h)
+  hub doctor            report the hub's hooks an agent host would skip, and the
+                        fix (hub doctor -h)
   hub otel-headers --token-file FILE
                         print the agent's header for a host's telemetry export
                         (what hub setup makes the host run)

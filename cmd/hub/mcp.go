@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 
 	"github.com/agenthub/hub/internal/hooksock"
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/version"
 )
@@ -139,7 +140,7 @@ func joinOnce(ctx context.Context, addr, code, name, tokenFile string, stderr io
 			return "", err
 		}
 	}
-	token, joined, err := mcpbridge.JoinOnce(ctx, addr, code, name, tokenFile)
+	token, joined, err := mcpbridge.JoinOnce(ctx, hub.SystemClock{}, addr, code, name, tokenFile)
 	if err != nil {
 		return "", err
 	}

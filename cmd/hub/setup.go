@@ -16,6 +16,7 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/datadir"
 	"github.com/agenthub/hub/internal/hook"
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/setup"
 )
@@ -256,7 +257,7 @@ func (s *agentSource) obtain(ctx context.Context, addr string, dryRun bool) (nam
 		}
 		// JoinOnce keeps the token in the token file itself, before it
 		// registers, so that a token is never issued that cannot be kept.
-		token, _, err := mcpbridge.JoinOnce(ctx, addr, s.join, s.name, s.tokenFile)
+		token, _, err := mcpbridge.JoinOnce(ctx, hub.SystemClock{}, addr, s.join, s.name, s.tokenFile)
 		if err != nil {
 			return "", "", fmt.Errorf("register agent %s with the join code at the hub at %s: %w", s.name, addr, err)
 		}

@@ -307,8 +307,8 @@ func (a *fleetAgent) waitLoop(ctx context.Context, f *fleet) {
 
 // streamLoop keeps one stream of wake-ups open until ctx ends, opening it
 // again from its cursor when it ends; each frame's messages are matched
-// with their posts (the post → wake latency) and confirmed, as hub mcp
-// confirms what it pushed.
+// with their posts (the post → wake latency) and confirmed on the stream,
+// as hub mcp confirms what it pushed.
 func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 	g := a.api.(*grpcAgent)
 	cursor := ""
@@ -322,7 +322,7 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 	ending := func() bool { return ctx.Err() != nil || !end.IsZero() && time.Until(end) < spellEndMargin }
 	for ctx.Err() == nil {
 		issued := time.Now()
-		err := g.subscribe(ctx, cursor, func(ids []string, c string, at time.Time) {
+		err := g.subscribe(ctx, cursor, func(ids []string, c string, at time.Time, confirm func([]string) error) {
 			if c != "" {
 				cursor = c
 				a.cursor.Store(&c)
@@ -332,7 +332,7 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 			}
 			f.stats.wakes.woke(ids, issued, at, a.transport)
 			t0 := time.Now()
-			err := g.confirm(ctx, ids)
+			err := confirm(ids)
 			if err == nil || !ending() {
 				f.stats.call(opConfirm, time.Since(t0), err)
 			}

@@ -155,16 +155,22 @@ func (g *grpcAgent) wait(ctx context.Context, after string) (w waitReply, err er
 
 // subscribe holds one stream of the agent's wake-ups for the channel path,
 // as hub mcp does, after cursor after, and hands each frame's messages and
-// cursor to frame as they arrive; it returns when the stream ends (nil
-// after a resync frame: subscribe again from its cursor).
-func (g *grpcAgent) subscribe(ctx context.Context, after string, frame func(ids []string, cursor string, at time.Time)) error {
+// cursor to frame as they arrive, with confirm, which says on the stream
+// that messages reached the agent's context, as hub mcp does once it has
+// pushed them; it returns when the stream ends (nil after a resync frame:
+// subscribe again from its cursor).
+func (g *grpcAgent) subscribe(ctx context.Context, after string, frame func(ids []string, cursor string, at time.Time, confirm func([]string) error)) error {
 	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		st, err := c.Subscribe(ctx, &hubv1.SubscribeRequest{AfterId: after, Via: "channel"})
+		st, err := c.Subscribe(ctx)
+		if err == nil {
+			err = st.Send(&hubv1.SubscribeRequest{AfterId: after, Via: "channel"})
+		}
 		if err != nil {
 			return err
 		}
+		confirm := func(ids []string) error { return st.Send(&hubv1.SubscribeRequest{ConfirmIds: ids}) }
 		for {
 			f, err := st.Recv()
 			if err != nil {
@@ -175,20 +181,11 @@ func (g *grpcAgent) subscribe(ctx context.Context, after string, frame func(ids 
 			for _, m := range f.GetMessages() {
 				ids = append(ids, m.GetId())
 			}
-			frame(ids, f.GetCursor(), at)
+			frame(ids, f.GetCursor(), at, confirm)
 			if f.GetResync() {
 				return nil
 			}
 		}
-	})
-}
-
-// confirm says the messages ids reached the agent's context through the
-// channel path, as hub mcp does once it has pushed them.
-func (g *grpcAgent) confirm(ctx context.Context, ids []string) error {
-	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
-		_, err := c.ConfirmDelivery(ctx, &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: "channel"})
-		return err
 	})
 }
 

@@ -336,7 +336,7 @@ func invoke(ctx context.Context, conn *grpc.ClientConn, r rpc, reqJSON, auth str
 	return callRPC(ctx, conn, r, req, newMsg(r.desc.Output()))
 }
 
-// callRPC calls r over gRPC with req; a server stream's first frame (or
+// callRPC calls r over gRPC with req; a stream's first frame (or
 // its refusal) is its reply, and the stream ends there.
 func callRPC(ctx context.Context, conn *grpc.ClientConn, r rpc, req, resp proto.Message) error {
 	method := "/hub.v1." + r.service + "/" + r.name
@@ -345,7 +345,7 @@ func callRPC(ctx context.Context, conn *grpc.ClientConn, r rpc, req, resp proto.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, method)
+	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: r.desc.IsStreamingClient()}, method)
 	if err != nil {
 		return err
 	}

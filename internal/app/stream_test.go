@@ -16,14 +16,26 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// wakeStream is the client's side of a stream of wake-ups.
+type wakeStream = grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame]
+
+// openStream opens a stream of wake-ups with its first request.
+func openStream(ctx context.Context, c hubv1.AgentServiceClient, req *hubv1.SubscribeRequest) (wakeStream, error) {
+	st, err := c.Subscribe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st, st.Send(req)
+}
+
 // subscribe opens alice's stream (via channel) after cursor after, reads
 // its first frame and returns the stream and that frame's cursor; the
 // stream ends with the test.
-func subscribe(t *testing.T, c hubv1.AgentServiceClient, token, after string, limit int32) (grpc.ServerStreamingClient[hubv1.SubscribeFrame], string, context.CancelFunc) {
+func subscribe(t *testing.T, c hubv1.AgentServiceClient, token, after string, limit int32) (wakeStream, string, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(coreBearer(token))
 	t.Cleanup(cancel)
-	st, err := c.Subscribe(ctx, &hubv1.SubscribeRequest{AfterId: after, Via: "channel", Limit: limit})
+	st, err := openStream(ctx, c, &hubv1.SubscribeRequest{AfterId: after, Via: "channel", Limit: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +51,7 @@ func subscribe(t *testing.T, c hubv1.AgentServiceClient, token, after string, li
 
 // recvIDs reads frames until it holds n message IDs, and returns them with
 // the last frame's cursor.
-func recvIDs(t *testing.T, st grpc.ServerStreamingClient[hubv1.SubscribeFrame], n int) ([]string, string) {
+func recvIDs(t *testing.T, st wakeStream, n int) ([]string, string) {
 	t.Helper()
 	var ids []string
 	var cursor string
@@ -121,6 +133,59 @@ func TestSubscribeFramesArriveOnPost(t *testing.T) {
 			t.Fatalf("receipt after the confirmation = %v, want IN_CONTEXT via channel", rc)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// The path confirms on the stream itself what reached the agent's context:
+// the receipts say IN_CONTEXT via channel with no ConfirmDelivery call. A
+// later request naming a message not delivered to the agent, or setting
+// what only the first sets, ends the stream with a clear error.
+func TestSubscribeConfirmsOnTheStream(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	alice, bob := h.newAgent(t, "alice"), h.newAgent(t, "bob")
+	h.newAgent(t, "carol")
+	st, _, _ := subscribe(t, h.agent, alice, "", 0)
+	posted := postN(t, h.agent, bob, 3, "hello")
+	got, _ := recvIDs(t, st, 3)
+	if err := st.Send(&hubv1.SubscribeRequest{ConfirmIds: got}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, id := range posted {
+		for rc := receipt(t, h.agent, bob, id); rc.GetState() != string(hub.StateInContext) || rc.GetVia() != "channel"; rc = receipt(t, h.agent, bob, id) {
+			if time.Now().After(deadline) {
+				t.Fatalf("receipt of %s after the confirmation on the stream = %v, want IN_CONTEXT via channel", id, rc)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	r, err := h.agent.PostMessage(coreBearer(bob), &hubv1.PostMessageRequest{To: []string{"carol"}, Body: "not for alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		req  *hubv1.SubscribeRequest
+		code codes.Code
+		want string
+	}{
+		{&hubv1.SubscribeRequest{ConfirmIds: []string{r.GetMessage().GetId()}}, codes.NotFound, "not among the messages delivered to you"},
+		{&hubv1.SubscribeRequest{ConfirmIds: posted, Via: "channel"}, codes.InvalidArgument, "confirm_ids only"},
+		{&hubv1.SubscribeRequest{}, codes.InvalidArgument, "confirm_ids only"},
+		{&hubv1.SubscribeRequest{ConfirmIds: []string{"x"}}, codes.InvalidArgument, "ids"},
+	} {
+		st, _, _ := subscribe(t, h.agent, alice, "", 0)
+		if err := st.Send(tc.req); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		for err == nil {
+			_, err = st.Recv()
+		}
+		if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("a later request %v: the stream ended with %v, want %v naming %q", tc.req, err, tc.code, tc.want)
+		}
 	}
 }
 
@@ -273,7 +338,7 @@ func TestSubscribeCountsAsParkedWait(t *testing.T) {
 	alice := h.newAgent(t, "alice")
 	subscribe(t, h.agent, alice, "", 0)
 	_, _, cancel := subscribe(t, h.agent, alice, "", 0)
-	st, err := h.agent.Subscribe(coreBearer(alice), &hubv1.SubscribeRequest{Via: "channel"})
+	st, err := openStream(coreBearer(alice), h.agent, &hubv1.SubscribeRequest{Via: "channel"})
 	if err == nil {
 		_, err = st.Recv()
 	}
@@ -301,8 +366,9 @@ func TestSubscribeBadInput(t *testing.T) {
 		{&hubv1.SubscribeRequest{Via: "wait"}, `via "wait" is not one of channel, tmux`},
 		{&hubv1.SubscribeRequest{Via: "channel", AfterId: "x"}, "after_id"},
 		{&hubv1.SubscribeRequest{Via: "channel", AfterId: "99"}, "beyond the newest message"},
+		{&hubv1.SubscribeRequest{Via: "channel", ConfirmIds: []string{"1"}}, "confirm_ids is set in the first request"},
 	} {
-		st, err := h.agent.Subscribe(coreBearer(alice), tc.req)
+		st, err := openStream(coreBearer(alice), h.agent, tc.req)
 		if err == nil {
 			_, err = st.Recv()
 		}

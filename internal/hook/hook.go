@@ -63,12 +63,18 @@ import (
 )
 
 // DefaultTimeout bounds a hook run's wait for the hub: the host waits for
-// the hook, so a slow hub costs the agent at most this much, and with the
-// process start the hook answers within 200 ms. An injection the hook
-// gives up on is, but for a commit that ends right at the deadline, not
-// lost: the hub moves the cursor only while the caller still waits, so the
-// next hook shows those messages.
-const DefaultTimeout = 170 * time.Millisecond
+// the hook, so a hub that hangs costs the agent at most this much at each
+// hook (one that is down refuses the connection at once). It is a wall
+// clock budget, and on a loaded machine the hook's own process waits for
+// a core: a run at load ~25 took 770 ms, and a budget near the fast
+// path's (170 ms) gave up on answers the hub had in time, so a message
+// posted between two tool calls reached the model requests later. Two
+// seconds stays below every host time-out hub setup writes (Codex's
+// SessionEnd allows 3 s). An injection the hook gives up on is, but for a
+// commit that ends right at the deadline, not lost: the hub moves the
+// cursor only while the caller still waits, so the next hook shows those
+// messages.
+const DefaultTimeout = 2 * time.Second
 
 // confirmTimeout bounds the confirmation of the messages an answer showed,
 // once the answer is written.

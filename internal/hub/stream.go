@@ -25,6 +25,10 @@ type SubscribeRequest struct {
 	Via string
 	// Limit is the most messages per frame (0: the default, 20).
 	Limit int
+	// Watch: the frames carry the cursor past what arrived, no message;
+	// the stream feeds no path (Via empty), so it marks and claims
+	// nothing, and a bridge learns from it whether anything is new.
+	Watch bool
 }
 
 // StreamFrame is one frame of a stream.

@@ -14,7 +14,7 @@ import (
 type Stream struct {
 	s      *Waits
 	caller *Agent
-	via    Via
+	via    Via // 0: a watch stream (SubscribeRequest.Watch)
 	limit  int
 	w      *Waiter
 	cursor int64 // after what the stream has queued; owned by run
@@ -25,7 +25,15 @@ type Stream struct {
 	err   error            // why run ended (nil: after a resync frame)
 	once  sync.Once
 	ctx   context.Context // the call's: once it ended, the caller went away
+
+	mu   sync.Mutex
+	sent map[int64]bool // messages of frames sent and not yet confirmed: at most streamSentMax
 }
+
+// streamSentMax bounds the messages a stream remembers having sent until
+// they are confirmed: past it, it forgets them, and their confirmation
+// reads the store as ConfirmDelivery does.
+const streamSentMax = 1024
 
 // Subscribe opens a stream of caller's wake-ups for the path req.Via,
 // whose first frame (Next) holds its cursor and the caller's status; it
@@ -42,8 +50,11 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 	if err != nil {
 		return nil, err
 	}
-	if via == 0 {
-		return nil, Errorf(EINVALID, "via is empty: give the path this stream feeds, channel or tmux")
+	switch {
+	case req.Watch && via != 0:
+		return nil, Errorf(EINVALID, "via is set on a watch stream, which feeds no path: give one or the other")
+	case !req.Watch && via == 0:
+		return nil, Errorf(EINVALID, "via is empty: give the path this stream feeds, channel or tmux (or watch, for frames with the cursor alone)")
 	}
 	limit, err := s.limit(req.Limit, 20)
 	if err != nil {
@@ -83,7 +94,9 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 		w.Close()
 		return nil, err
 	}
-	s.paths.Open(caller.ID, via, s.clock.Now())
+	if via != 0 {
+		s.paths.Open(caller.ID, via, s.clock.Now())
+	}
 	st.queue <- StreamFrame{Cursor: st.cursor, Status: status}
 	go st.run(ctx)
 	return st, nil
@@ -97,6 +110,9 @@ func (st *Stream) run(ctx context.Context) {
 	// On its own stack, as a wait's reads are (onOwnStack): the stream
 	// parks between looks with the small stack it started with.
 	fetch := onOwnStack(func() (look, error) {
+		if st.via == 0 {
+			return s.fetchLatest(ctx, st.caller.ID, st.cursor)
+		}
 		return s.fetchForWait(ctx, st.caller.ID, st.cursor, true, st.limit, st.via)
 	})
 	woken, more := true, false // the first look comes at once
@@ -119,7 +135,7 @@ func (st *Stream) run(ctx context.Context) {
 				continue
 			}
 			st.cursor = lk.cursor
-			if len(lk.msgs) > 0 {
+			if len(lk.msgs) > 0 || st.via == 0 {
 				st.queue <- StreamFrame{Messages: lk.msgs, Cursor: lk.cursor} // fits: decideStream looked below StreamQueue
 			}
 		case streamPark:
@@ -152,6 +168,26 @@ func (st *Stream) run(ctx context.Context) {
 	}
 }
 
+// fetchLatest is a watch stream's look: the cursor past the newest
+// message delivered to agentID, found when it is past after.
+func (s *Waits) fetchLatest(ctx context.Context, agentID, after int64) (look, error) {
+	var lk look
+	err := view(ctx, s.store, func(tx waitsTx) error {
+		a, err := tx.AgentByID(agentID)
+		if err != nil {
+			return err
+		}
+		if a.Disabled() {
+			return Errorf(EPERMISSION, "agent %q was disabled", a.Name)
+		}
+		_, _, latest, err := tx.InboxCounts(agentID, after)
+		lk.cursor = max(after, latest)
+		lk.passed = latest > after
+		return err
+	})
+	return lk, err
+}
+
 // errStreamStopping is the error a stream ends with when the hub stops.
 func errStreamStopping() error {
 	return Errorf(EUNAVAILABLE, "the hub is stopping: subscribe again with after_id set to the last frame's cursor")
@@ -180,10 +216,60 @@ func (st *Stream) Next(ctx context.Context) (*StreamFrame, error) {
 	}
 }
 
+// Sending records that f is about to be sent, so that its messages'
+// confirmation (Confirm) needs no read of the store; Sent follows once it
+// was.
+func (st *Stream) Sending(f *StreamFrame) {
+	if len(f.Messages) == 0 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.sent == nil || len(st.sent)+len(f.Messages) > streamSentMax {
+		st.sent = make(map[int64]bool, len(f.Messages))
+	}
+	for _, m := range f.Messages {
+		st.sent[m.ID] = true
+	}
+}
+
 // Sent records that f was sent: its messages are delivered (the path
 // confirms what reaches the agent's context).
 func (st *Stream) Sent(ctx context.Context, f *StreamFrame) error {
 	return st.s.receipts.markReply(ctx, st.caller.ID, f.Messages, st.via)
+}
+
+// Confirm records that the messages named by ids reached the agent's
+// context through the stream's path, as Receipts.Confirm does: those the
+// stream sent at no cost (a pending mark), others after the store says
+// they were delivered to the caller. Errors: EINVALID (no ID, too many,
+// malformed), ENOTFOUND (an ID not delivered to the caller: nothing is
+// recorded).
+func (st *Stream) Confirm(ctx context.Context, ids []string) error {
+	if st.via == 0 {
+		return Errorf(EINVALID, "confirm_ids on a watch stream, which carries no message: confirm on the stream that carried them")
+	}
+	nums, err := parseIDList(ids, MaxConfirmIDs, "confirm")
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	mine := true
+	for _, id := range nums {
+		mine = mine && st.sent[id]
+	}
+	if mine {
+		for _, id := range nums {
+			delete(st.sent, id)
+		}
+	}
+	st.mu.Unlock()
+	if !mine {
+		return st.s.receipts.Confirm(ctx, st.caller, ids, st.via.String())
+	}
+	now := st.s.clock.Now()
+	st.s.paths.Seen(st.caller.ID, st.via, now)
+	return st.s.receipts.settle(ctx, st.caller.ID, nums, st.via, now)
 }
 
 // Close ends the stream: its reading stops, its wait is unregistered and
@@ -195,6 +281,8 @@ func (st *Stream) Close() {
 		st.w.Close()
 		// A caller that went away leaves no live path behind; one that
 		// ends for a resync or a restart comes back within its window.
-		st.s.paths.Close(st.caller.ID, st.via, st.s.clock.Now(), st.ctx.Err() != nil)
+		if st.via != 0 {
+			st.s.paths.Close(st.caller.ID, st.via, st.s.clock.Now(), st.ctx.Err() != nil)
+		}
 	})
 }

@@ -24,6 +24,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // Defaults for Options.
@@ -80,6 +81,9 @@ type Options struct {
 	// nil lets every token open a session (each tool call is still
 	// checked by the hub). Unused over stdio.
 	Gate *admission.Gate
+	// Clock is the bridge's time: its waits, retries, sessions and what
+	// its agent's hooks are told (nil: the system clock).
+	Clock hub.Clock
 	// Logger receives the bridge's own diagnostics; nil discards them.
 	// Over stdio it must not write to stdout.
 	Logger *slog.Logger
@@ -106,6 +110,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = hub.SystemClock{}
 	}
 	return o
 }

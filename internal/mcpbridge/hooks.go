@@ -46,8 +46,8 @@ type known struct {
 	syncedAt time.Time // and when
 }
 
-func newKnown(ready func() bool) *known {
-	return &known{now: time.Now, ready: ready, seq: 1}
+func newKnown(now func() time.Time, ready func() bool) *known {
+	return &known{now: now, ready: ready, seq: 1}
 }
 
 // watch is the one point that feeds k from the hub: the watch parks after

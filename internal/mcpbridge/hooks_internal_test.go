@@ -23,8 +23,7 @@ func TestHookRefreshKeepsTheHookPathLive(t *testing.T) {
 func TestKnownAnswersOnlyWhenSure(t *testing.T) {
 	now := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
 	up := true
-	k := newKnown(func() bool { return up })
-	k.now = func() time.Time { return now }
+	k := newKnown(func() time.Time { return now }, func() bool { return up })
 	inject := hooksock.Query{Step: hooksock.StepInject, Event: "PostToolUse"}
 	ask := func(what string, want string, q hooksock.Query) func() {
 		t.Helper()

@@ -49,7 +49,7 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 	opts = opts.withDefaults()
 	b := &bridge{client: client, opts: opts, callContext: tokenFromRequest}
 	server := newServer(b)
-	sessions := newSessionTracker(opts.MaxSessionsPerToken, opts.SessionTimeout)
+	sessions := newSessionTracker(opts.MaxSessionsPerToken, opts.SessionTimeout, opts.Clock.Now)
 	server.AddReceivingMiddleware(sessions.middleware)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{
@@ -68,7 +68,7 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 	verify := func(ctx context.Context, token string, req *http.Request) (*auth.TokenInfo, error) {
 		return &auth.TokenInfo{
 			UserID:     tokenUser(token),
-			Expiration: time.Now().Add(24 * time.Hour),
+			Expiration: opts.Clock.Now().Add(24 * time.Hour),
 		}, nil
 	}
 	requireToken := auth.RequireBearerToken(verify, nil)

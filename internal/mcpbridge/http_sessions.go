@@ -36,8 +36,8 @@ type trackedSession struct {
 	calls    map[*context.CancelFunc]struct{} // tool calls in flight
 }
 
-func newSessionTracker(perToken int, idle time.Duration) *sessionTracker {
-	return &sessionTracker{perToken: perToken, idle: idle, now: time.Now,
+func newSessionTracker(perToken int, idle time.Duration, now func() time.Time) *sessionTracker {
+	return &sessionTracker{perToken: perToken, idle: idle, now: now,
 		byID: map[string]*trackedSession{}, byUser: map[string]*list.List{}}
 }
 

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // DefaultTokenFile is where an agent that registered with a join code
@@ -36,7 +37,7 @@ func DefaultTokenFile(name string) (string, error) {
 // over its join budget.
 const joinRetryFor = 30 * time.Second
 
-// JoinOnce returns the token kept in tokenFile. When the file does not
+// JoinOnce returns the token kept in tokenFile (clock times its retries). When the file does not
 // exist yet, it registers agent name at the hub at addr with the join code
 // and keeps the new token there (mode 0600, its directory created 0700)
 // before returning it; joined is then true. So a host may run it at every
@@ -44,7 +45,7 @@ const joinRetryFor = 30 * time.Second
 // so a token is never issued that cannot be kept. A hub that is down or
 // over its join budget is retried for up to 30 seconds; a refused code or
 // a taken name is returned at once with the hub's reason.
-func JoinOnce(ctx context.Context, addr, code, name, tokenFile string) (token string, joined bool, err error) {
+func JoinOnce(ctx context.Context, clock hub.Clock, addr, code, name, tokenFile string) (token string, joined bool, err error) {
 	if b, err := os.ReadFile(tokenFile); err == nil {
 		if token = strings.TrimSpace(string(b)); token == "" {
 			return "", false, fmt.Errorf("token file %s is empty: delete it to register again with the join code", tokenFile)
@@ -69,20 +70,18 @@ func JoinOnce(ctx context.Context, addr, code, name, tokenFile string) (token st
 	}
 	defer conn.Close()
 	client := hubv1.NewAgentServiceClient(conn)
-	deadline := time.Now().Add(joinRetryFor)
+	deadline := clock.Now().Add(joinRetryFor)
 	var r *hubv1.JoinHubResponse
 	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 4*time.Second) {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		r, err = client.JoinHub(cctx, &hubv1.JoinHubRequest{Name: name})
 		cancel()
 		c := status.Code(err)
-		if err == nil || (c != codes.Unavailable && c != codes.ResourceExhausted && c != codes.DeadlineExceeded) || time.Now().Add(wait).After(deadline) {
+		if err == nil || (c != codes.Unavailable && c != codes.ResourceExhausted && c != codes.DeadlineExceeded) || clock.Now().Add(wait).After(deadline) {
 			break
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, clock, wait) {
 			return "", false, ctx.Err()
-		case <-time.After(wait):
 		}
 	}
 	if err != nil {

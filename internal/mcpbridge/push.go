@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // Claude Code channels: a server that declares the experimental
@@ -113,16 +114,26 @@ func (t *pushTransport) notify(ctx context.Context, p channelParams) error {
 // its paths. Once the transport has taken a notification, the messages it
 // shows are confirmed (ConfirmDelivery): in the agent's context. A push
 // marks nothing read.
+//
+// With no send (a client that shows no channel notification) the pusher
+// only follows: it holds a watch stream, whose frames carry the cursor past
+// what arrived and no message, so its agent's hooks know when to ask the
+// hub; against a hub without streams it stops (the hooks ask the hub).
 type pusher struct {
 	client hubv1.AgentServiceClient
-	send   func(context.Context, channelParams) error
+	send   func(context.Context, channelParams) error // nil: follow only
 	opts   Options
 	cursor string
 	// stream is the hub's stream of wake-ups the pusher holds (Subscribe),
 	// with what ends it; a hub without one (Unimplemented) is long-polled.
-	stream   grpc.ServerStreamingClient[hubv1.SubscribeFrame]
+	stream   grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame]
 	end      context.CancelFunc
 	longPoll bool
+	// confirmed holds the last IDs confirmed on the stream (at most
+	// hub.MaxConfirmIDs): the hub may not have read them when the stream
+	// ends, so they are confirmed again then, by a call (a confirmation
+	// counts once).
+	confirmed []string
 	// known learns where the watch of the hub stands (nil: nothing learns).
 	known *known
 }
@@ -130,14 +141,14 @@ type pusher struct {
 // run pushes until ctx ends or a notification cannot be written (the
 // client went away).
 func (p *pusher) run(ctx context.Context) {
-	defer p.drop()
+	defer p.drop(ctx)
 	retry := time.Duration(0)
 	for ctx.Err() == nil {
 		woke := p.known.watch(p.cursor)
 		msgs, cursor, err := p.poll(ctx)
 		woke(len(msgs), cursor, err)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || p.send == nil && status.Code(err) == codes.Unimplemented {
 				return
 			}
 			if status.Code(err) == codes.InvalidArgument && p.cursor != "" {
@@ -148,10 +159,8 @@ func (p *pusher) run(ctx context.Context) {
 			}
 			retry = min(max(2*retry, 100*time.Millisecond), pushRetryMax)
 			p.opts.Logger.Debug("channel long-poll failed; retrying with the same cursor", "cursor", p.cursor, "in", retry, "err", err)
-			select {
-			case <-ctx.Done():
+			if !sleep(ctx, p.opts.Clock, retry) {
 				return
-			case <-time.After(retry):
 			}
 			continue
 		}
@@ -169,16 +178,46 @@ func (p *pusher) run(ctx context.Context) {
 }
 
 // confirm tells the hub that the messages ids, shown by a notification
-// the transport took, are in the agent's context. A failure is logged:
+// the transport took, are in the agent's context: on the stream that
+// carried them, else by a call (ConfirmDelivery). A failure is logged:
 // the messages stay where they were.
 func (p *pusher) confirm(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
+	if p.stream != nil {
+		if err := p.stream.Send(&hubv1.SubscribeRequest{ConfirmIds: ids}); err == nil {
+			p.confirmed = append(p.confirmed, ids...)
+			p.confirmed = p.confirmed[max(0, len(p.confirmed)-maxConfirmIDs):]
+			return
+		}
+		p.drop(ctx) // the stream ended: what it may not have read is confirmed below
+	}
+	p.confirmCall(ctx, ids)
+}
+
+// maxConfirmIDs is how many messages one confirmation may name (the hub's
+// limit).
+const maxConfirmIDs = 200
+
+// confirmCall confirms ids with one call.
+func (p *pusher) confirmCall(ctx context.Context, ids []string) {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := p.client.ConfirmDelivery(rctx, &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: viaChannel}); err != nil {
 		p.opts.Logger.Warn("channel: the hub did not take the confirmation of a push", "ids", strings.Join(ids, ","), "err", err)
+	}
+}
+
+// sleep waits d on clock; false if ctx ended first.
+func sleep(ctx context.Context, clock hub.Clock, d time.Duration) bool {
+	t := clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
 	}
 }
 
@@ -193,9 +232,9 @@ const viaChannel = "channel"
 func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 	if !p.longPoll {
 		f, err := p.next(ctx)
-		if status.Code(err) != codes.Unimplemented {
+		if status.Code(err) != codes.Unimplemented || p.send == nil {
 			if err != nil || f.GetResync() {
-				p.drop()
+				p.drop(ctx)
 			}
 			if err != nil {
 				return nil, "", err
@@ -232,21 +271,47 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 func (p *pusher) next(ctx context.Context) (*hubv1.SubscribeFrame, error) {
 	if p.stream == nil {
 		sctx, end := context.WithCancel(ctx)
-		st, err := p.client.Subscribe(sctx, &hubv1.SubscribeRequest{AfterId: p.cursor, Limit: pushFetch, Via: viaChannel})
+		req := &hubv1.SubscribeRequest{AfterId: p.cursor, Limit: pushFetch, Via: viaChannel}
+		if p.send == nil {
+			req = &hubv1.SubscribeRequest{AfterId: p.cursor, Watch: true}
+		}
+		st, err := p.client.Subscribe(sctx)
+		if err == nil {
+			err = st.Send(req)
+		}
 		if err != nil {
 			end()
 			return nil, err
 		}
 		p.stream, p.end = st, end
+		// A hub whose Subscribe reads one request (a server stream)
+		// waits for the end of the requests before its first frame: it
+		// is served as a hub without streams.
+		late := p.opts.Clock.AfterFunc(firstFrameMax, end)
+		f, err := st.Recv()
+		if !late.Stop() && err != nil && ctx.Err() == nil {
+			return nil, status.Errorf(codes.Unimplemented, "the hub sent no first frame within %v: it serves no stream of wake-ups that takes confirmations", firstFrameMax)
+		}
+		return f, err
 	}
 	return p.stream.Recv()
 }
 
-// drop ends the stream the pusher holds, if any.
-func (p *pusher) drop() {
-	if p.stream != nil {
-		p.end()
-		p.stream, p.end = nil, nil
+// firstFrameMax is how long the first frame of a stream may take: the hub
+// sends it at once, after one read.
+const firstFrameMax = 10 * time.Second
+
+// drop ends the stream the pusher holds, if any, and confirms again by a
+// call what it confirmed last on it (the hub may not have read it).
+func (p *pusher) drop(ctx context.Context) {
+	if p.stream == nil {
+		return
+	}
+	p.end()
+	p.stream, p.end = nil, nil
+	if again := p.confirmed; len(again) > 0 && ctx.Err() == nil {
+		p.confirmed = nil
+		p.confirmCall(ctx, again)
 	}
 }
 

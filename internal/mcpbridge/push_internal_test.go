@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 func TestChannelNotificationNamesKindAndPulse(t *testing.T) {
@@ -106,7 +108,7 @@ func (h *staleCursorHub) ConfirmDelivery(_ context.Context, in *hubv1.ConfirmDel
 }
 
 // Subscribe answers as a hub without streams does: the pusher long-polls.
-func (h *staleCursorHub) Subscribe(context.Context, *hubv1.SubscribeRequest, ...grpc.CallOption) (grpc.ServerStreamingClient[hubv1.SubscribeFrame], error) {
+func (h *staleCursorHub) Subscribe(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame], error) {
 	return nil, status.Error(codes.Unimplemented, "unknown method Subscribe")
 }
 
@@ -144,5 +146,68 @@ func TestPusherRestartsAtTheReadCursorWhenItsCursorIsRefused(t *testing.T) {
 	}
 	if got := <-h.confirmed; !slices.Equal(got, []string{"7"}) {
 		t.Errorf("confirmed %v, want message 7 once pushed", got)
+	}
+}
+
+// silentStreamHub's Subscribe opens a stream that sends nothing, as a hub
+// whose Subscribe reads one request (a server stream) does for a bridge
+// that keeps its side open to confirm on it; its WaitForMessages reports
+// the path it was asked for and parks.
+type silentStreamHub struct {
+	hubv1.AgentServiceClient // nil: any other method panics
+	waits                    chan string
+}
+
+func (h *silentStreamHub) Subscribe(ctx context.Context, _ ...grpc.CallOption) (grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame], error) {
+	return &silentStream{ctx: ctx}, nil
+}
+
+func (h *silentStreamHub) WaitForMessages(ctx context.Context, in *hubv1.WaitForMessagesRequest, _ ...grpc.CallOption) (*hubv1.WaitForMessagesResponse, error) {
+	h.waits <- in.GetVia()
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+type silentStream struct {
+	grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame] // nil: any other method panics
+	ctx                                                                    context.Context
+}
+
+func (s *silentStream) Send(*hubv1.SubscribeRequest) error { return nil }
+
+func (s *silentStream) Recv() (*hubv1.SubscribeFrame, error) {
+	<-s.ctx.Done()
+	return nil, s.ctx.Err()
+}
+
+// A hub that sends no first frame within firstFrameMax is served as one
+// without streams: the pusher long-polls it.
+func TestPusherLongPollsAHubWithoutAFirstFrame(t *testing.T) {
+	clock := hub.NewFakeClock(time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC))
+	h := &silentStreamHub{waits: make(chan string, 1)}
+	p := &pusher{client: h, opts: Options{Clock: clock}.withDefaults(),
+		send: func(context.Context, channelParams) error { return nil }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(5 * time.Second); clock.Timers() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pusher never waited for a first frame")
+		}
+	}
+	select {
+	case via := <-h.waits:
+		t.Fatalf("the pusher long-polled (via %q) before the first frame's time ran out", via)
+	default:
+	}
+	clock.Advance(firstFrameMax)
+	select {
+	case via := <-h.waits:
+		if via != viaChannel {
+			t.Errorf("long-poll via %q, want %q", via, viaChannel)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pusher did not long-poll a hub that sent no first frame")
 	}
 }

@@ -332,14 +332,16 @@ func TestChannelFromTheHubMCPProcess(t *testing.T) {
 		t.Errorf("push = %+v, want message %s", e, id)
 	}
 	cs.Close()
+	eventuallyTrue(t, 10*time.Second, "the first process's push loop to end", func() bool { return h.parked(t) == 0 })
 
-	// HUB_MCP_CHANNEL=off: no capability, no push loop.
+	// HUB_MCP_CHANNEL=off: no capability, no push; the bridge follows bob
+	// on a watch stream, which carries no message.
 	cs, ch = h.mcpChannelProcess(t, bobTok, "HUB_MCP_CHANNEL=off")
 	if _, ok := cs.InitializeResult().Capabilities.Experimental["claude/channel"]; ok {
 		t.Error("HUB_MCP_CHANNEL=off still declares claude/channel")
 	}
 	mustCall(t, cs, "check_hub_status", nil, nil)
-	eventuallyTrue(t, 10*time.Second, "the first process's push loop to end", func() bool { return h.parked(t) == 0 })
+	eventuallyTrue(t, 10*time.Second, "the bridge's watch stream to park", func() bool { return h.parked(t) == 1 })
 	alice.post(t, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "not pushed"})
 	// The post is committed; a wait as bob returns it, and no notification
 	// came before that answer on the same stdio stream.
@@ -358,7 +360,8 @@ func TestChannelFromTheHubMCPProcess(t *testing.T) {
 // TestChannelOnlyToAClientThatReadsIt: a client that is not Claude Code
 // and does not declare claude/channel (Codex, an SDK client) gets no push,
 // so the hub never counts a message in its context through a channel
-// nobody reads: the message stays queued until a path the host confirms.
+// nobody reads: the message stays queued, not even delivered, until a path
+// the host confirms. The bridge follows the agent on a watch stream only.
 func TestChannelOnlyToAClientThatReadsIt(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
@@ -377,24 +380,19 @@ func TestChannelOnlyToAClientThatReadsIt(t *testing.T) {
 	var status mcpbridge.StatusOutput
 	mustCall(t, cs, "check_hub_status", nil, &status) // the session is up
 
+	eventuallyTrue(t, 10*time.Second, "the bridge's watch stream to park", func() bool { return h.parkedWaiters(t) == 1 })
 	id := alice.post(t, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "are you there"})
-	// A push loop would park a wait at once; none does, and no push comes.
-	deadline := time.Now().Add(500 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		if n := h.parkedWaiters(t); n != 0 {
-			t.Fatalf("%d waits parked for a client that reads no channel", n)
-		}
-		select {
-		case e := <-catcher.events:
-			t.Fatalf("a channel notification reached a client that did not declare the channel: %v", e.Meta)
-		case <-time.After(20 * time.Millisecond):
-		}
+	// No push comes.
+	select {
+	case e := <-catcher.events:
+		t.Fatalf("a channel notification reached a client that did not declare the channel: %v", e.Meta)
+	case <-time.After(500 * time.Millisecond):
 	}
 	r, err := alice.client.GetMessageReceipts(alice.ctx, &hubv1.GetMessageReceiptsRequest{Id: id})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc := r.GetReceipts(); len(rc) != 1 || rc[0].GetState() == "IN_CONTEXT" || rc[0].GetVia() != "" {
-		t.Errorf("receipts = %v, want bob's still queued (no path confirmed it)", rc)
+	if rc := r.GetReceipts(); len(rc) != 1 || rc[0].GetState() == "IN_CONTEXT" || rc[0].GetVia() != "" || rc[0].GetDeliveredAt() != nil {
+		t.Errorf("receipts = %v, want bob's still queued and not delivered (the watch stream carries nothing)", rc)
 	}
 }

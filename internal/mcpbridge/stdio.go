@@ -144,7 +144,7 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 		opts.HubAddr = addr
 	}
 	b := &bridge{client: hubv1.NewAgentServiceClient(conn), opts: opts.withDefaults()}
-	b.known = newKnown(func() bool { return conn.GetState() == connectivity.Ready })
+	b.known = newKnown(b.opts.Clock.Now, func() bool { return conn.GetState() == connectivity.Ready })
 	if opts.HookSocket != "" && token != "" {
 		defer b.serveHooks(opts.HookSocket, token)()
 	}
@@ -153,10 +153,16 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 			return nil, ErrNoToken
 		}
 	}
-	if opts.Channel && token != "" {
-		pt := &pushTransport{Transport: t}
-		t = pt
-		p := &pusher{client: b.client, send: pt.notify, opts: b.opts, known: b.known}
+	if token != "" {
+		// The bridge follows the agent's messages for its hooks (known):
+		// pushing them to a client that shows channel notifications,
+		// else on a watch stream, which carries no message.
+		p := &pusher{client: b.client, opts: b.opts, known: b.known}
+		if opts.Channel {
+			pt := &pushTransport{Transport: t}
+			t = pt
+			p.send = pt.notify
+		}
 		pctx, cancel := context.WithCancel(ctx)
 		ready, done := make(chan struct{}), make(chan struct{})
 		var once sync.Once
@@ -165,10 +171,12 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 				// Only a client that shows channel notifications gets
 				// them: another drops them, and the hub would count
 				// the messages in context although no model saw them.
-				if takesChannel(params) {
+				if p.send != nil && takesChannel(params) {
 					b.pushing.Store(true)
-					close(ready)
+				} else {
+					p.send = nil
 				}
+				close(ready)
 			})
 		}
 		go func() {

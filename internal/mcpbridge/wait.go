@@ -64,7 +64,7 @@ func waitForMessagesTool(s *mcp.Server, b *bridge) {
 		secs := int32(timeout / time.Second)
 		rctx, cancel := context.WithTimeout(ctx, timeout+waitGrace)
 		defer cancel()
-		start := time.Now()
+		start := b.opts.Clock.Now()
 		r, err := b.client.WaitForMessages(rctx, &hubv1.WaitForMessagesRequest{
 			TimeoutSeconds: &secs,
 			AfterId:        string(in.After),
@@ -88,7 +88,7 @@ func waitForMessagesTool(s *mcp.Server, b *bridge) {
 			out.Health = h
 		}
 		if out.WaitedMS == 0 {
-			out.WaitedMS = time.Since(start).Milliseconds()
+			out.WaitedMS = b.opts.Clock.Now().Sub(start).Milliseconds()
 		}
 		if out.Cursor == "" {
 			switch {
@@ -146,11 +146,11 @@ func waitText(o WaitOutput) string {
 func (b *bridge) sendProgress(ctx context.Context, ss *mcp.ServerSession, token any, timeout time.Duration) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	start := b.opts.Clock.Now()
+	tick := b.opts.Clock.NewTicker(b.opts.ProgressInterval)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		start := time.Now()
-		tick := time.NewTicker(b.opts.ProgressInterval)
 		defer tick.Stop()
 		for {
 			select {
@@ -158,8 +158,8 @@ func (b *bridge) sendProgress(ctx context.Context, ss *mcp.ServerSession, token 
 				return
 			case <-ctx.Done():
 				return
-			case <-tick.C:
-				waited := time.Since(start)
+			case <-tick.C():
+				waited := b.opts.Clock.Now().Sub(start)
 				err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 					ProgressToken: token,
 					Progress:      waited.Seconds(),

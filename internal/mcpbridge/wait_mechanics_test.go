@@ -8,7 +8,6 @@ package mcpbridge
 import (
 	"context"
 	"io"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // parkingHub implements only WaitForMessages: it parks until released or
@@ -87,16 +87,12 @@ func waitStarted(t *testing.T, hub *parkingHub) {
 
 func TestWaitSendsProgressWhileParked(t *testing.T) {
 	t.Parallel()
-	hub := newParkingHub()
-	var (
-		mu    sync.Mutex
-		notes []*mcp.ProgressNotificationParams
-	)
-	cs, _ := connect(t, hub, Options{ProgressInterval: 40 * time.Millisecond}, &mcp.ClientOptions{
+	h := newParkingHub()
+	clock := hub.NewFakeClock(time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC))
+	got := make(chan *mcp.ProgressNotificationParams, 8)
+	cs, _ := connect(t, h, Options{ProgressInterval: 10 * time.Second, Clock: clock}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			notes = append(notes, req.Params)
-			mu.Unlock()
+			got <- req.Params
 		},
 	})
 
@@ -110,26 +106,29 @@ func TestWaitSendsProgressWhileParked(t *testing.T) {
 		}
 		done <- res
 	}()
-	waitStarted(t, hub)
-	time.Sleep(500 * time.Millisecond)
-	close(hub.release)
+	waitStarted(t, h)
+	var notes []*mcp.ProgressNotificationParams
+	for i := range 3 {
+		clock.Advance(10 * time.Second)
+		select {
+		case n := <-got:
+			notes = append(notes, n)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no progress notification %d after %d intervals", i+1, i+1)
+		}
+	}
+	close(h.release)
 	res := <-done
 	if res == nil || res.IsError {
 		t.Fatalf("result = %+v, want a successful wake-up", res)
 	}
-
-	mu.Lock()
-	got := len(notes)
-	mu.Unlock()
-	if got < 3 {
-		t.Fatalf("got %d progress notifications in 500ms at a 40ms interval, want at least 3", got)
-	}
-	mu.Lock()
-	defer mu.Unlock()
 	last := -1.0
 	for i, n := range notes {
 		if n.ProgressToken != "tok-1" {
 			t.Errorf("notification %d: token = %v, want tok-1", i, n.ProgressToken)
+		}
+		if want := 10 * float64(i+1); n.Progress != want {
+			t.Errorf("notification %d: progress %v, want %v (seconds waited)", i, n.Progress, want)
 		}
 		if n.Progress <= last {
 			t.Errorf("notification %d: progress %v did not increase from %v", i, n.Progress, last)
@@ -143,9 +142,10 @@ func TestWaitSendsProgressWhileParked(t *testing.T) {
 
 func TestWaitWithoutProgressTokenSendsNone(t *testing.T) {
 	t.Parallel()
-	hub := newParkingHub()
+	h := newParkingHub()
+	clock := hub.NewFakeClock(time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC))
 	var count atomic.Int32
-	cs, _ := connect(t, hub, Options{ProgressInterval: 20 * time.Millisecond}, &mcp.ClientOptions{
+	cs, _ := connect(t, h, Options{ProgressInterval: 10 * time.Second, Clock: clock}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { count.Add(1) },
 	})
 	done := make(chan struct{})
@@ -155,9 +155,12 @@ func TestWaitWithoutProgressTokenSendsNone(t *testing.T) {
 			t.Errorf("CallTool: %v", err)
 		}
 	}()
-	waitStarted(t, hub)
-	time.Sleep(150 * time.Millisecond)
-	close(hub.release)
+	waitStarted(t, h)
+	if n := clock.Timers(); n != 0 {
+		t.Fatalf("a wait without a progress token holds %d timers, want none", n)
+	}
+	clock.Advance(time.Minute)
+	close(h.release)
 	<-done
 	if n := count.Load(); n != 0 {
 		t.Fatalf("got %d progress notifications without a progress token, want 0", n)

@@ -34,7 +34,7 @@ func (s *Server) agentServiceDesc() *grpc.ServiceDesc {
 // through the interceptors as any other, which let it through by its
 // admission, and the wait answers (Finish) under them.
 func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-	start := time.Now()
+	start := s.svc.Core.Now()
 	in := new(hubv1.WaitForMessagesRequest)
 	var (
 		decodeErr, err error

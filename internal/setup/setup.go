@@ -171,20 +171,62 @@ func Plan(o Options) ([]Change, error) {
 			return nil, err
 		}
 	case "codex":
-		dir := filepath.Join(base, ".codex")
-		if o.Project == "" && o.ConfigDir != "" {
-			dir = o.ConfigDir
+		userDir := filepath.Join(o.Home, ".codex")
+		if o.ConfigDir != "" {
+			userDir = o.ConfigDir
 		}
-		c, err := editTOML(filepath.Join(dir, "config.toml"), o.Project, o.codexServer(), o.codexTelemetry())
+		dir := userDir
+		if o.Project != "" {
+			dir = filepath.Join(o.Project, ".codex")
+		}
+		hooks, err := editJSON(filepath.Join(dir, "hooks.json"), o.Project, 0o644, func(root *object) error { return o.putHooks(root, 5) })
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, c)
-		if err := edit(filepath.Join(dir, "hooks.json"), 0o644, func(root *object) error { return o.putHooks(root, 5) }); err != nil {
+		drop, trust, err := o.codexTrust(hooks)
+		if err != nil {
 			return nil, err
 		}
+		if o.Project == "" {
+			c, err := editTOML(filepath.Join(dir, "config.toml"), "", drop, o.codexServer(), trust, o.codexTelemetry())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c, hooks)
+			break
+		}
+		c, err := editTOML(filepath.Join(dir, "config.toml"), o.Project, nil, o.codexServer(), o.codexTelemetry())
+		if err != nil {
+			return nil, err
+		}
+		// Codex keeps hook trust in the user's config only.
+		u, err := editTOML(filepath.Join(userDir, "config.toml"), "", drop, trust)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c, hooks, u)
 	}
 	return out, nil
+}
+
+// codexTrust returns the [hooks.state] tables that trust the hub's hooks
+// as the change to hooks.json writes them, and the names of the tables of
+// the hub's hooks the file had before (whose keys may differ), to drop.
+func (o Options) codexTrust(hooks Change) (drop []string, trust string, err error) {
+	ours := func(cmd string) bool { return isHubHook(cmd, o.HubPath) }
+	file := o.codexHooksFile()
+	before, err := parseObject(hooks.Old)
+	if err != nil {
+		return nil, "", err
+	}
+	after, err := parseObject(hooks.New)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, h := range findHubHooks(before, file, ours) {
+		drop = append(drop, "hooks.state."+tomlString(h.Key))
+	}
+	return drop, codexTrustTables(findHubHooks(after, file, ours)), nil
 }
 
 // Steps says what the user must still do for the host to run what setup
@@ -198,13 +240,10 @@ func Steps(o Options) []string {
 				"or see docs/usage.md."}
 		}
 	case "codex":
-		steps := []string{"Codex runs a new or changed hook only once you trust it, and skips it silently until then " +
-			"(codex exec too): start codex and review and trust the hub's hooks with /hooks. " +
-			"Trust is tied to each hook's command and time-out, so a run of hub setup that changes them needs a new review."}
+		// The hooks are trusted in the user's config (codexTrust).
 		if o.Project != "" {
-			steps = append(steps, "Codex reads "+filepath.Join(o.Project, ".codex")+" only in a trusted project: trust it when codex asks.")
+			return []string{"Codex reads " + filepath.Join(o.Project, ".codex") + " only in a trusted project: trust it when codex asks."}
 		}
-		return steps
 	case "gemini":
 		dir := "each folder the agent works in"
 		if o.Project != "" {
@@ -279,7 +318,9 @@ func (o Options) approvalTimeout() int {
 }
 
 // putHooks replaces the hub's hooks in root's "hooks" (timeout in the
-// host's unit) and keeps every other hook.
+// host's unit) and keeps every other hook. An earlier hub hook is
+// replaced where it is, so that no other hook moves: Codex keys a hook's
+// trust by its place in the list.
 func (o Options) putHooks(root *object, timeout int) error {
 	hooks, err := root.child("hooks")
 	if err != nil {
@@ -290,7 +331,6 @@ func (o Options) putHooks(root *object, timeout int) error {
 		if hooks.get(event) != nil && !ok {
 			return fmt.Errorf("hooks.%s is not a list: fix it by hand first", event)
 		}
-		groups = dropHooks(groups, func(cmd string) bool { return isHubHook(cmd, o.HubPath) })
 		h := newObject()
 		if o.Host == "gemini" {
 			h.set("name", "agent-hub")
@@ -305,17 +345,23 @@ func (o Options) putHooks(root *object, timeout int) error {
 			t = codexSessionEndTimeout
 		}
 		h.set("timeout", t)
-		g := newObject()
-		g.set("hooks", []any{h})
-		hooks.set(event, append(groups, g))
+		groups, placed := replaceHooks(groups, func(cmd string) bool { return isHubHook(cmd, o.HubPath) }, h)
+		if !placed {
+			g := newObject()
+			g.set("hooks", []any{h})
+			groups = append(groups, g)
+		}
+		hooks.set(event, groups)
 	}
 	return nil
 }
 
-// dropHooks removes the hooks whose command is ours (an earlier setup's
-// `hub hook …`) and the groups they leave empty.
-func dropHooks(groups []any, ours func(cmd string) bool) []any {
+// replaceHooks puts h in place of the first hook whose command is ours
+// (an earlier setup's `hub hook …`), removes the other such hooks and the
+// groups they leave empty, and reports whether h was placed.
+func replaceHooks(groups []any, ours func(cmd string) bool, h *object) ([]any, bool) {
 	var out []any
+	placed := false
 	for _, g := range groups {
 		gobj, ok := g.(*object)
 		if !ok {
@@ -327,20 +373,32 @@ func dropHooks(groups []any, ours func(cmd string) bool) []any {
 			out = append(out, g)
 			continue
 		}
-		kept := slices.DeleteFunc(slices.Clone(hs), func(h any) bool {
-			ho, ok := h.(*object)
-			cmd, _ := ho.get("command").(string)
-			return ok && ours(cmd)
-		})
+		var kept []any
+		changed := false
+		for _, x := range hs {
+			var cmd string
+			if xo, ok := x.(*object); ok {
+				cmd, _ = xo.get("command").(string)
+			}
+			switch {
+			case !ours(cmd):
+				kept = append(kept, x)
+				continue
+			case !placed:
+				kept = append(kept, h)
+				placed = true
+			}
+			changed = true
+		}
 		if len(kept) == 0 {
 			continue
 		}
-		if len(kept) != len(hs) {
+		if changed {
 			gobj.set("hooks", kept)
 		}
 		out = append(out, g)
 	}
-	return out
+	return out, placed
 }
 
 // isHubHook reports whether a hook command runs `BINARY hook HOST …`

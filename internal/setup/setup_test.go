@@ -383,14 +383,15 @@ func TestSetupFollowsTheHostsConfigDirs(t *testing.T) {
 			if strings.Join(got, " ") != strings.Join(c.want, " ") {
 				t.Errorf("files = %q, want %q under the config dir", got, c.want)
 			}
-			// A project's files are the project's, whatever the variable says.
+			// A project's files are the project's, whatever the variable
+			// says; Codex keeps the trust of its hooks in the user's config.
 			o.Project = t.TempDir()
 			changes, err = Plan(o)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, ch := range changes {
-				if !strings.HasPrefix(ch.Path, o.Project) {
+				if !strings.HasPrefix(ch.Path, o.Project) && (c.host != "codex" || ch.Path != filepath.Join(dir, "config.toml")) {
 					t.Errorf("with --project, %s is outside the project", ch.Path)
 				}
 			}
@@ -405,8 +406,7 @@ func TestSetupSaysWhatTheHostSkips(t *testing.T) {
 		host, project string
 		want          []string
 	}{
-		{"codex", "", []string{"/hooks", "a new review"}},
-		{"codex", "/home/dev/app", []string{"/hooks", "/home/dev/app/.codex only in a trusted project"}},
+		{"codex", "/home/dev/app", []string{"/home/dev/app/.codex only in a trusted project"}},
 		{"gemini", "/home/dev/app", []string{"untrusted folder", "trust /home/dev/app"}},
 		{"gemini", "", []string{"each folder the agent works in"}},
 	} {
@@ -417,7 +417,9 @@ func TestSetupSaysWhatTheHostSkips(t *testing.T) {
 			}
 		}
 	}
-	if s := Steps(Options{Host: "claude"}); len(s) != 0 {
-		t.Errorf("claude steps = %q, want none (Claude Code runs the hooks it reads)", s)
+	for _, host := range []string{"claude", "codex"} {
+		if s := Steps(Options{Host: host}); len(s) != 0 {
+			t.Errorf("%s steps = %q, want none (the host runs the hooks setup wrote)", host, s)
+		}
 	}
 }

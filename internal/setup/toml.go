@@ -45,21 +45,29 @@ const codexHeadersRefresh = 10 * time.Minute
 
 // editTOML replaces the hub's tables (and their subtables) in the TOML file
 // at path with tables, appended at the end; every other line, comments
-// included, is kept as it is. The hub's tables are [mcp_servers.hub] and,
-// when tables has one, [otel].
-func editTOML(path, project string, tables ...string) (Change, error) {
+// included, is kept as it is. The hub's tables are those tables name
+// ([mcp_servers.hub], [otel] when given, [hooks.state."KEY"] of the hub's
+// hooks) and those named in drop (the state of hooks an earlier setup
+// wrote); a key of either written inside [hooks.state] itself goes too,
+// so that no key is left defined twice.
+func editTOML(path, project string, drop []string, tables ...string) (Change, error) {
 	c, err := read(path, project, 0o644)
 	if err != nil {
 		return c, err
 	}
+	norm := func(name string) string { return strings.ReplaceAll(strings.ReplaceAll(name, `"`, ""), " ", "") }
 	var names []string
+	for _, n := range drop {
+		names = append(names, norm(n))
+	}
 	for _, t := range tables {
-		if m := tomlHeaderRE().FindStringSubmatch(strings.SplitN(t, "\n", 2)[0]); m != nil {
-			names = append(names, m[1])
+		for _, line := range lines(t) {
+			if m := tomlHeaderRE().FindStringSubmatch(line); m != nil {
+				names = append(names, norm(m[1]))
+			}
 		}
 	}
 	ours := func(name string) bool {
-		name = strings.ReplaceAll(strings.ReplaceAll(name, `"`, ""), " ", "")
 		for _, n := range names {
 			if name == n || strings.HasPrefix(name, n+".") {
 				return true
@@ -68,10 +76,15 @@ func editTOML(path, project string, tables ...string) (Change, error) {
 		return false
 	}
 	var kept []string
-	skipping := false
+	skipping, table := false, ""
 	for _, line := range lines(string(c.Old)) {
 		if m := tomlHeaderRE().FindStringSubmatch(line); m != nil {
-			skipping = ours(m[1])
+			table = norm(m[1])
+			skipping = ours(table)
+		} else if table == "hooks.state" {
+			if m := tomlKeyRE().FindStringSubmatch(line); m != nil && ours("hooks.state."+m[1]) {
+				continue
+			}
 		}
 		if !skipping {
 			kept = append(kept, line)
@@ -93,3 +106,7 @@ func editTOML(path, project string, tables ...string) (Change, error) {
 	c.New = []byte(text + strings.Join(add, "\n"))
 	return c, nil
 }
+
+// tomlKeyRE matches a line that starts with a quoted key (`"KEY" = …` or
+// `"KEY".field = …`) and captures the key; compiled at first use.
+var tomlKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*"([^"]*)"\s*[.=]`) })

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/test/hosts/model"
@@ -58,7 +57,7 @@ func newClaudeRigIn(t *testing.T, agent string, project bool, setupFlags ...stri
 func (r *claudeRig) run(t *testing.T, prompt string, args ...string) string {
 	t.Helper()
 	args = append([]string{"-p", prompt, "--model", "claude-sonnet-4-5"}, args...)
-	out, err := runHost(t, r.proj, r.env, 90*time.Second, r.bin, args...)
+	out, err := runHost(t, r.proj, r.env, hostRunLimit, r.bin, args...)
 	if err != nil {
 		t.Fatalf("claude -p: %v\n%s\nrequests:\n%s", err, out, describeRequests(r.model.Requests()))
 	}
@@ -81,6 +80,7 @@ func describeRequests(rs []model.Request) string {
 // TestClaudeCode drives the real Claude Code (`claude -p`), set up with
 // `hub setup claude --project`, against a real hub and the scripted model.
 func TestClaudeCode(t *testing.T) {
+	t.Parallel() // the hosts run side by side (scripts/ci-hosts.sh: -parallel 3)
 	t.Run("mcp-tools", func(t *testing.T) {
 		r, _ := newClaudeRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")

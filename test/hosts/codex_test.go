@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/test/hosts/model"
@@ -71,14 +70,13 @@ enabled = false
 	return r, tok
 }
 
-// run runs `codex exec prompt` in the project. Codex runs a new hook only
-// once a person trusted it (/hooks); the rig, which wrote them itself,
-// bypasses that review.
+// run runs `codex exec prompt` in the project. Codex runs a hook only
+// once it is trusted: the hooks run on the trust hub setup wrote.
 func (r *codexRig) run(t *testing.T, prompt string, flags ...string) string {
 	t.Helper()
-	args := append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"}, flags...)
+	args := append([]string{"exec", "--skip-git-repo-check"}, flags...)
 	args = append(args, prompt)
-	out, err := runHost(t, r.proj, r.env, 90*time.Second, r.bin, args...)
+	out, err := runHost(t, r.proj, r.env, hostRunLimit, r.bin, args...)
 	if err != nil {
 		t.Fatalf("codex exec: %v\n%s\nrequests:\n%s", err, out, describeRequests(r.model.Requests()))
 	}
@@ -88,6 +86,7 @@ func (r *codexRig) run(t *testing.T, prompt string, flags ...string) string {
 // TestCodex drives the real Codex (`codex exec`), set up with `hub setup
 // codex` under CODEX_HOME, against a real hub and the scripted model.
 func TestCodex(t *testing.T) {
+	t.Parallel() // the hosts run side by side (scripts/ci-hosts.sh: -parallel 3)
 	t.Run("mcp-tools", func(t *testing.T) {
 		r, _ := newCodexRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/test/hosts/model"
@@ -66,7 +65,7 @@ func newGeminiRig(t *testing.T, agent string, setupFlags ...string) (*geminiRig,
 func (r *geminiRig) run(t *testing.T, prompt string, args ...string) string {
 	t.Helper()
 	args = append([]string{"-p", prompt, "--model", "gemini-2.5-pro"}, args...)
-	out, err := runHost(t, r.proj, r.env, 90*time.Second, r.bin, args...)
+	out, err := runHost(t, r.proj, r.env, hostRunLimit, r.bin, args...)
 	if err != nil {
 		t.Fatalf("gemini -p: %v\n%s\nrequests:\n%s", err, out, describeRequests(r.model.Requests()))
 	}
@@ -77,6 +76,7 @@ func (r *geminiRig) run(t *testing.T, prompt string, args ...string) string {
 // setup gemini` under GEMINI_CLI_HOME, against a real hub and the scripted
 // model.
 func TestGemini(t *testing.T) {
+	t.Parallel() // the hosts run side by side (scripts/ci-hosts.sh: -parallel 3)
 	t.Run("mcp-tools", func(t *testing.T) {
 		r, _ := newGeminiRig(t, "bob")
 		_, ann := r.hub.agent(t, "ann")

@@ -232,6 +232,11 @@ func hostBinary(t *testing.T, env string) string {
 	return bin
 }
 
+// hostRunLimit bounds one run of a host: about 3 s of CPU for Gemini CLI
+// to start, which on a loaded machine (load ~30 on two cores) is half a
+// minute of wall time, and a scenario's run took up to 90 s there.
+const hostRunLimit = 3 * time.Minute
+
 // runHost runs a host's command with a deadline and returns its output.
 func runHost(t *testing.T, dir string, env []string, timeout time.Duration, bin string, args ...string) (string, error) {
 	t.Helper()

@@ -820,11 +820,19 @@ type SubscribeRequest struct {
 	// Frames start after this cursor (the last frame's cursor); empty: after the read cursor.
 	AfterId string `protobuf:"bytes,1,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
 	// The path the stream feeds: "channel" (hub mcp's Claude Code channel push) or "tmux" (hub
-	// deliver). Required: a frame skips what is already in the agent's context or on its way
+	// deliver). Required but on a watch stream: a frame skips what is already in the agent's context or on its way
 	// through another path, and holds low-priority messages during deep work.
 	Via string `protobuf:"bytes,2,opt,name=via,proto3" json:"via,omitempty"`
 	// At most this many messages per frame (default 20, max 500).
-	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// In a later request only (the first opens the stream): the IDs of messages this stream's
+	// frames carried that reached the agent's context through its path (at most 200 per request),
+	// recorded as ConfirmDelivery records them. A later request carries nothing else.
+	ConfirmIds []string `protobuf:"bytes,4,rep,name=confirm_ids,json=confirmIds,proto3" json:"confirm_ids,omitempty"`
+	// A watch stream: its frames carry the cursor past what arrived and no message, and it feeds
+	// no path (via empty), so it marks nothing delivered and claims nothing. A bridge follows with
+	// it whether anything is new for its agent (its hooks then need not ask the hub).
+	Watch         bool `protobuf:"varint,5,opt,name=watch,proto3" json:"watch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -878,6 +886,20 @@ func (x *SubscribeRequest) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *SubscribeRequest) GetConfirmIds() []string {
+	if x != nil {
+		return x.ConfirmIds
+	}
+	return nil
+}
+
+func (x *SubscribeRequest) GetWatch() bool {
+	if x != nil {
+		return x.Watch
+	}
+	return false
 }
 
 type SubscribeFrame struct {
@@ -3686,11 +3708,14 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x1b\n" +
 	"\ttimed_out\x18\x03 \x01(\bR\btimedOut\x12&\n" +
 	"\x06status\x18\x04 \x01(\v2\x0e.hub.v1.StatusR\x06status\x12\x1b\n" +
-	"\twaited_ms\x18\x05 \x01(\x05R\bwaitedMs\"U\n" +
+	"\twaited_ms\x18\x05 \x01(\x05R\bwaitedMs\"\x8c\x01\n" +
 	"\x10SubscribeRequest\x12\x19\n" +
 	"\bafter_id\x18\x01 \x01(\tR\aafterId\x12\x10\n" +
 	"\x03via\x18\x02 \x01(\tR\x03via\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\x05R\x05limit\"\x95\x01\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x1f\n" +
+	"\vconfirm_ids\x18\x04 \x03(\tR\n" +
+	"confirmIds\x12\x14\n" +
+	"\x05watch\x18\x05 \x01(\bR\x05watch\"\x95\x01\n" +
 	"\x0eSubscribeFrame\x12+\n" +
 	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x16\n" +
@@ -3867,7 +3892,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x17ConfirmDeliveryResponse\"%\n" +
 	"\x11EndSessionRequest\x12\x10\n" +
 	"\x03via\x18\x01 \x01(\tR\x03via\"\x14\n" +
-	"\x12EndSessionResponse2\x91\x1c\n" +
+	"\x12EndSessionResponse2\x93\x1c\n" +
 	"\fAgentService\x12M\n" +
 	"\tHeartbeat\x12\x18.hub.v1.HeartbeatRequest\x1a\x19.hub.v1.HeartbeatResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12M\n" +
@@ -3880,9 +3905,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\bMarkRead\x12\x17.hub.v1.MarkReadRequest\x1a\x18.hub.v1.MarkReadResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12a\n" +
 	"\x0fWaitForMessages\x12\x1e.hub.v1.WaitForMessagesRequest\x1a\x1f.hub.v1.WaitForMessagesResponse\"\r\xa2\xb7\x18\t\n" +
-	"\x01\x01\x10\x02\x18\x01 \x01\x12L\n" +
+	"\x01\x01\x10\x02\x18\x01 \x01\x12N\n" +
 	"\tSubscribe\x12\x18.hub.v1.SubscribeRequest\x1a\x16.hub.v1.SubscribeFrame\"\v\xa2\xb7\x18\a\n" +
-	"\x01\x01\x10\x02\x18\x010\x01\x12S\n" +
+	"\x01\x01\x10\x02\x18\x01(\x010\x01\x12S\n" +
 	"\vJoinChannel\x12\x1a.hub.v1.JoinChannelRequest\x1a\x1b.hub.v1.JoinChannelResponse\"\v\xa2\xb7\x18\a\n" +
 	"\x01\x01\x10\x01\x18\x01\x12V\n" +
 	"\fLeaveChannel\x12\x1b.hub.v1.LeaveChannelRequest\x1a\x1c.hub.v1.LeaveChannelResponse\"\v\xa2\xb7\x18\a\n" +

@@ -85,14 +85,17 @@ type AgentServiceClient interface {
 	MarkRead(ctx context.Context, in *MarkReadRequest, opts ...grpc.CallOption) (*MarkReadResponse, error)
 	// WaitForMessages parks until a message arrives or the timeout (0..60 s) ends.
 	WaitForMessages(ctx context.Context, in *WaitForMessagesRequest, opts ...grpc.CallOption) (*WaitForMessagesResponse, error)
-	// Subscribe holds one stream of the caller's wake-ups: a first frame with the cursor and the
-	// caller's status, then a frame per batch of new messages (notices and nudges included) as they
-	// arrive, what a path's WaitForMessages would hand out (via), marked delivered as each frame
-	// is sent; the path confirms what reached the agent's context (ConfirmDelivery). Resume after a
-	// reconnect with after_id = the last frame's cursor. A reader that falls behind gets a frame
-	// with resync set and the stream ends: subscribe again from that cursor. A stream counts as one
-	// of the agent's parked waits (--max-waiters-per-agent) and ends when its token is revoked.
-	Subscribe(ctx context.Context, in *SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeFrame], error)
+	// Subscribe holds one stream of the caller's wake-ups: the first request opens it (after_id,
+	// via, limit), then comes a first frame with the cursor and the caller's status, then a frame
+	// per batch of new messages (notices and nudges included) as they arrive, what a path's
+	// WaitForMessages would hand out (via), marked delivered as each frame is sent. The path
+	// confirms what reached the agent's context on the same stream: each later request names the
+	// messages of frames that did (confirm_ids), as ConfirmDelivery does, with no call. Resume
+	// after a reconnect with after_id = the last frame's cursor. A reader that falls behind gets a
+	// frame with resync set and the stream ends: subscribe again from that cursor. A stream counts
+	// as one of the agent's parked waits (--max-waiters-per-agent) and ends when its token is
+	// revoked.
+	Subscribe(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SubscribeRequest, SubscribeFrame], error)
 	// JoinChannel subscribes the caller to a channel (created on first use).
 	JoinChannel(ctx context.Context, in *JoinChannelRequest, opts ...grpc.CallOption) (*JoinChannelResponse, error)
 	// LeaveChannel unsubscribes the caller from a channel.
@@ -269,24 +272,18 @@ func (c *agentServiceClient) WaitForMessages(ctx context.Context, in *WaitForMes
 	return out, nil
 }
 
-func (c *agentServiceClient) Subscribe(ctx context.Context, in *SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeFrame], error) {
+func (c *agentServiceClient) Subscribe(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SubscribeRequest, SubscribeFrame], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &AgentService_ServiceDesc.Streams[0], AgentService_Subscribe_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	x := &grpc.GenericClientStream[SubscribeRequest, SubscribeFrame]{ClientStream: stream}
-	if err := x.ClientStream.SendMsg(in); err != nil {
-		return nil, err
-	}
-	if err := x.ClientStream.CloseSend(); err != nil {
-		return nil, err
-	}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type AgentService_SubscribeClient = grpc.ServerStreamingClient[SubscribeFrame]
+type AgentService_SubscribeClient = grpc.BidiStreamingClient[SubscribeRequest, SubscribeFrame]
 
 func (c *agentServiceClient) JoinChannel(ctx context.Context, in *JoinChannelRequest, opts ...grpc.CallOption) (*JoinChannelResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -651,14 +648,17 @@ type AgentServiceServer interface {
 	MarkRead(context.Context, *MarkReadRequest) (*MarkReadResponse, error)
 	// WaitForMessages parks until a message arrives or the timeout (0..60 s) ends.
 	WaitForMessages(context.Context, *WaitForMessagesRequest) (*WaitForMessagesResponse, error)
-	// Subscribe holds one stream of the caller's wake-ups: a first frame with the cursor and the
-	// caller's status, then a frame per batch of new messages (notices and nudges included) as they
-	// arrive, what a path's WaitForMessages would hand out (via), marked delivered as each frame
-	// is sent; the path confirms what reached the agent's context (ConfirmDelivery). Resume after a
-	// reconnect with after_id = the last frame's cursor. A reader that falls behind gets a frame
-	// with resync set and the stream ends: subscribe again from that cursor. A stream counts as one
-	// of the agent's parked waits (--max-waiters-per-agent) and ends when its token is revoked.
-	Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscribeFrame]) error
+	// Subscribe holds one stream of the caller's wake-ups: the first request opens it (after_id,
+	// via, limit), then comes a first frame with the cursor and the caller's status, then a frame
+	// per batch of new messages (notices and nudges included) as they arrive, what a path's
+	// WaitForMessages would hand out (via), marked delivered as each frame is sent. The path
+	// confirms what reached the agent's context on the same stream: each later request names the
+	// messages of frames that did (confirm_ids), as ConfirmDelivery does, with no call. Resume
+	// after a reconnect with after_id = the last frame's cursor. A reader that falls behind gets a
+	// frame with resync set and the stream ends: subscribe again from that cursor. A stream counts
+	// as one of the agent's parked waits (--max-waiters-per-agent) and ends when its token is
+	// revoked.
+	Subscribe(grpc.BidiStreamingServer[SubscribeRequest, SubscribeFrame]) error
 	// JoinChannel subscribes the caller to a channel (created on first use).
 	JoinChannel(context.Context, *JoinChannelRequest) (*JoinChannelResponse, error)
 	// LeaveChannel unsubscribes the caller from a channel.
@@ -793,7 +793,7 @@ func (UnimplementedAgentServiceServer) MarkRead(context.Context, *MarkReadReques
 func (UnimplementedAgentServiceServer) WaitForMessages(context.Context, *WaitForMessagesRequest) (*WaitForMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method WaitForMessages not implemented")
 }
-func (UnimplementedAgentServiceServer) Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscribeFrame]) error {
+func (UnimplementedAgentServiceServer) Subscribe(grpc.BidiStreamingServer[SubscribeRequest, SubscribeFrame]) error {
 	return status.Error(codes.Unimplemented, "method Subscribe not implemented")
 }
 func (UnimplementedAgentServiceServer) JoinChannel(context.Context, *JoinChannelRequest) (*JoinChannelResponse, error) {
@@ -1028,15 +1028,11 @@ func _AgentService_WaitForMessages_Handler(srv interface{}, ctx context.Context,
 }
 
 func _AgentService_Subscribe_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(SubscribeRequest)
-	if err := stream.RecvMsg(m); err != nil {
-		return err
-	}
-	return srv.(AgentServiceServer).Subscribe(m, &grpc.GenericServerStream[SubscribeRequest, SubscribeFrame]{ServerStream: stream})
+	return srv.(AgentServiceServer).Subscribe(&grpc.GenericServerStream[SubscribeRequest, SubscribeFrame]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type AgentService_SubscribeServer = grpc.ServerStreamingServer[SubscribeFrame]
+type AgentService_SubscribeServer = grpc.BidiStreamingServer[SubscribeRequest, SubscribeFrame]
 
 func _AgentService_JoinChannel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(JoinChannelRequest)
@@ -1823,6 +1819,7 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Subscribe",
 			Handler:       _AgentService_Subscribe_Handler,
 			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "hub/v1/agent.proto",
