@@ -25,4 +25,4 @@ go build -o "$work/hub" ./cmd/hub
 
 cd test/browser
 npm ci --no-audit --no-fund --loglevel=error
-HUB_BIN="$work/hub" CHROMIUM="$CHROMIUM" node --test --test-concurrency=1 dashboard.test.mjs board.test.mjs inbox.test.mjs
+HUB_BIN="$work/hub" CHROMIUM="$CHROMIUM" node --test --test-concurrency=1 dashboard.test.mjs board.test.mjs inbox.test.mjs spend.test.mjs

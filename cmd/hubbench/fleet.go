@@ -55,6 +55,7 @@ type fleetConfig struct {
 	perSource    int     // agents per loopback source address
 	createConc   int
 	probeEvery   time.Duration
+	otlpEvery    time.Duration // each agent's host exports its telemetry (fleet_otlp.go); 0: none
 
 	// Budgets (0: none): the run fails past them (the CI-sized run).
 	maxRSSPerAgentKiB    float64
@@ -139,6 +140,7 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 	fs.IntVar(&c.perSource, "per-source", 200, "agents per loopback source address (127.1.x.y): the hub limits connections per address")
 	fs.IntVar(&c.createConc, "create-concurrency", 64, "concurrent CreateAgent and JoinChannel calls while the fleet is set up")
 	fs.DurationVar(&c.probeEvery, "probe-every", 2*time.Second, "period of the dashboard probe (a post whose unread count every dashboard watches)")
+	fs.DurationVar(&c.otlpEvery, "otlp-every", 0, "each agent's host posts an OTLP export of metrics and one of events (the recorded Claude Code session) this often (0: no exporters)")
 	fs.Float64Var(&c.maxRSSPerAgentKiB, "max-rss-per-agent", 0, "fail if the hub's peak RSS per agent passes this many KiB (0: no check)")
 	fs.DurationVar(&c.maxCPUPerAgentMinute, "max-cpu-per-agent-minute", 0, "fail if the hub's CPU per agent-minute passes this (0: no check)")
 	fs.BoolVar(&c.soak, "leak-check", soak, "fail if RSS, goroutines or open files grow past --leak-tolerance after the warm-up")
@@ -180,6 +182,8 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 		return nil, errors.New("--stream is a share in [0, 1] and must fit beside --mcp-http and --mcp-stdio")
 	case c.perSource < 1 || c.createConc < 1 || c.probeEvery <= 0:
 		return nil, errors.New("--per-source and --create-concurrency must be at least 1, --probe-every positive")
+	case c.otlpEvery < 0 || c.otlpEvery > 0 && c.otlpEvery < time.Second:
+		return nil, errors.New("--otlp-every must be 0 (no exporters) or at least 1s")
 	case c.leakTolerance <= 0:
 		return nil, errors.New("--leak-tolerance must be positive")
 	}
@@ -220,6 +224,7 @@ type fleet struct {
 	probe    *agentRef
 	channels int
 	stats    *fleetStats
+	otlp     *otlpSession // what the exporters send (--otlp-every)
 
 	bridges     sync.WaitGroup // hub mcp processes
 	bridgeCtx   context.Context
@@ -293,6 +298,11 @@ func (f *fleet) setUp(ctx context.Context) error {
 	if f.tmp, err = os.MkdirTemp("", "hubbench-fleet-"); err != nil {
 		return err
 	}
+	if c.otlpEvery > 0 {
+		if f.otlp, err = loadOTLPSession(); err != nil {
+			return err
+		}
+	}
 	bin := c.hubBin
 	if bin == "" {
 		f.progress("building ./cmd/hub")
@@ -339,6 +349,14 @@ func (f *fleet) run(ctx context.Context) (*fleetResult, error) {
 	for _, a := range f.agents {
 		a.offlineAtStart = rng.Float64() < c.rates.offline
 		wg.Go(func() { a.live(runCtx, f) })
+	}
+	if c.otlpEvery > 0 {
+		f.progress("each agent exports its telemetry every %s", c.otlpEvery)
+		clients := otlpClients{}
+		for _, a := range f.agents {
+			client := clients.get(sourceAddr(a.i, c.perSource))
+			wg.Go(func() { a.exportLoop(runCtx, f, client) })
+		}
 	}
 	err := f.stats.sample(runCtx, c.duration)
 	stop()

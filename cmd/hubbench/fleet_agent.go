@@ -145,10 +145,11 @@ const (
 	opProbe
 	opDashboard
 	opConfirm
+	opExport
 	nOps
 )
 
-var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard", "confirm"}
+var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard", "confirm", "OTLP export"}
 
 // onlineSpell keeps a wait parked and makes the periodic calls until
 // until or ctx ends.

@@ -154,7 +154,7 @@ func TestUsageFromHostTelemetry(t *testing.T) {
 	if cps := act.GetCheckpoints(); len(cps) != 1 || cps[0].GetCurrentActivity() != "tools run (host telemetry): Bash" {
 		t.Errorf("coder's checkpoints = %v, want one naming Bash", cps)
 	}
-	if code, body, _ := h.do(t, "GET", "/v1/admin/usage?group_by=colour", h.token, ""); code != 400 || !strings.Contains(body, "expected agent, project, task, model or day") {
+	if code, body, _ := h.do(t, "GET", "/v1/admin/usage?group_by=colour", h.token, ""); code != 400 || !strings.Contains(body, "expected agent, project, task, model, day or hour") {
 		t.Errorf("bad group_by: %d %s, want 400 naming the fields", code, body)
 	}
 	if code, _, _ := h.do(t, "GET", "/v1/usage", h.token, ""); code != 403 {

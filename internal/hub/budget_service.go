@@ -88,6 +88,7 @@ func (s *BudgetStanding) State() string {
 // budgetsTx is what budgets read and write in one transaction.
 type budgetsTx interface {
 	BudgetTx
+	UsageTx
 	AgentTx
 	ProjectTx
 	EventTx
@@ -126,7 +127,8 @@ func findBudget(tx budgetsTx, agent *Agent, project string) (*Budget, error) {
 
 // Set sets the budget req names, by by, to its limits: a new budget, or
 // new limits for one (a limit no longer reached today releases its
-// agents). Errors: EINVALID, ENOTFOUND (no such agent or project).
+// agents; one already reached holds them at once, the inbox item naming
+// the agent, or the project's agent that spent most today). Errors: EINVALID, ENOTFOUND (no such agent or project).
 func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*BudgetStanding, error) {
 	if err := CheckBudgetLimits(req.USDPerDay, req.TokensPerDay); err != nil {
 		return nil, err
@@ -135,6 +137,7 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 	day := BudgetDay(now)
 	var st *BudgetStanding
 	var project string
+	var news budgetNews
 	err := update(ctx, s.store, func(tx budgetsTx) error {
 		agent, err := scopeOf(tx, req)
 		if err != nil {
@@ -160,6 +163,22 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 		}
 		nb := restandBudget(*b, req.USDPerDay, req.TokensPerDay, spent, day)
 		nb.SetBy, nb.UpdatedAt = by, now
+		// Limits already reached today hold at once, as the next report
+		// would have found.
+		if step, over := budgetStep(nb, spent, day); step == BudgetOver {
+			named := agent
+			if named == nil {
+				if named, err = topSpender(tx, req.Project, day); err != nil {
+					return err
+				}
+			}
+			if named != nil {
+				nb = over
+				if news, err = s.reached(tx, named, &nb, spent, now); err != nil {
+					return err
+				}
+			}
+		}
 		if err := tx.PutBudget(&nb); err != nil {
 			return err
 		}
@@ -169,12 +188,38 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 	if err != nil {
 		return nil, err
 	}
+	s.announce(news)
 	s.tasks.TasksReady(project)
 	return st, nil
 }
 
-// List returns every budget with what it counts today.
-func (s *Budgets) List(ctx context.Context) ([]*BudgetStanding, error) {
+// topSpender is the agent of project that spent most today (dollars, then
+// tokens), nil when none spent anything: the agent a project's budget
+// item names when the budget is set below what the project spent.
+func topSpender(tx budgetsTx, project string, day time.Time) (*Agent, error) {
+	rows, err := tx.UsageReport(UsageQuery{GroupBy: []UsageGroup{UsageByAgent, UsageByProject}, Since: day, Until: day.Add(24 * time.Hour), Days: true})
+	if err != nil {
+		return nil, err
+	}
+	var top *UsageRow
+	for i := range rows {
+		r := &rows[i]
+		if r.Project != project {
+			continue
+		}
+		if top == nil || r.Counts.CostUSD > top.Counts.CostUSD || r.Counts.CostUSD == top.Counts.CostUSD && r.Counts.Tokens() > top.Counts.Tokens() {
+			top = r
+		}
+	}
+	if top == nil {
+		return nil, nil
+	}
+	return tx.AgentByName(top.Agent)
+}
+
+// List returns every budget who sees (nil: the admin, every one) with
+// what it counts today: of the projects who sees and of their agents.
+func (s *Budgets) List(ctx context.Context, who *Person) ([]*BudgetStanding, error) {
 	day := BudgetDay(s.clock.Now())
 	var out []*BudgetStanding
 	err := view(ctx, s.store, func(tx budgetsTx) error {
@@ -182,27 +227,56 @@ func (s *Budgets) List(ctx context.Context) ([]*BudgetStanding, error) {
 		if err != nil {
 			return err
 		}
-		out = make([]*BudgetStanding, len(bs))
-		for i, b := range bs {
+		for _, b := range bs {
+			if ok, err := budgetSeen(tx, who, b); err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			spent, err := tx.DaySpend(b.AgentID, b.Project, day)
 			if err != nil {
 				return err
 			}
-			out[i] = &BudgetStanding{Budget: *b, Day: day, Spent: spent}
+			out = append(out, &BudgetStanding{Budget: *b, Day: day, Spent: spent})
 		}
 		return nil
 	})
 	return out, err
 }
 
-// Get returns the budget req names with what it counts today. Errors:
-// EINVALID, ENOTFOUND (no such agent or project, or no budget).
-func (s *Budgets) Get(ctx context.Context, req BudgetRequest) (*BudgetStanding, error) {
+// budgetSeen reports whether who sees b: a project's budget in a project
+// who sees, an agent's of an agent in one.
+func budgetSeen(tx budgetsTx, who *Person, b *Budget) (bool, error) {
+	if who.SeesAll() {
+		return true, nil
+	}
+	if b.AgentID == 0 {
+		return who.Sees(b.Project), nil
+	}
+	a, err := tx.AgentByID(b.AgentID)
+	if err != nil {
+		return false, err
+	}
+	return who.Sees(a.Project), nil
+}
+
+// Get returns the budget req names with what it counts today, for who
+// (nil: the admin). Errors: EINVALID, ENOTFOUND (no such agent or
+// project, or no budget), EPERMISSION (of a project who does not see).
+func (s *Budgets) Get(ctx context.Context, who *Person, req BudgetRequest) (*BudgetStanding, error) {
 	day := BudgetDay(s.clock.Now())
 	var st *BudgetStanding
 	err := view(ctx, s.store, func(tx budgetsTx) error {
 		agent, err := scopeOf(tx, req)
 		if err != nil {
+			return err
+		}
+		project := req.Project
+		if agent != nil {
+			project = agent.Project
+		}
+		if err := CheckSees(who, project); err != nil {
 			return err
 		}
 		b, err := findBudget(tx, agent, req.Project)
@@ -263,8 +337,9 @@ type budgetNews struct {
 
 // check holds agent's usage, just recorded at now, against its budget
 // and its project's: the notice at BudgetWarnAt, the inbox item and the
-// stop at the limit, each once a day. Only the budgets of the agent that
-// reported are read: usage moves nothing else.
+// stop at the limit (told to every agent the budget holds), each once a
+// day. Only the budgets of the agent that reported are read: usage moves
+// nothing else.
 func (s *Budgets) check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error) {
 	var news budgetNews
 	bs, err := tx.BudgetsOf(agent.ID, ProjectOr(agent.Project))
@@ -278,44 +353,79 @@ func (s *Budgets) check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, 
 			return news, err
 		}
 		step, nb := budgetStep(*b, spent, day)
-		var text string
 		switch step {
 		case BudgetQuiet:
 			continue
 		case BudgetWarn:
-			text = budgetWarnText(agent.Name, &nb, spent)
 			if err := recordEvent(tx, agent.ID, EventBudgetWarned, fmt.Sprintf("budget of %s: %s", nb.Scope(), spentText(&nb, spent)), now); err != nil {
 				return news, err
 			}
+			if err := s.tell(tx, agent, budgetWarnText(agent.Name, &nb, spent), now); err != nil {
+				return news, err
+			}
 		case BudgetOver:
-			it := budgetItem(agent, &nb, spent, now)
-			if err := tx.InsertInboxItem(it); err != nil {
+			n, err := s.reached(tx, agent, &nb, spent, now)
+			if err != nil {
 				return news, err
 			}
-			it.AgentName = agent.Name
-			news.items = append(news.items, it)
-			text = budgetStopText(agent.Name, &nb, spent, it.ID)
-			if err := recordEvent(tx, agent.ID, EventBudgetReached, fmt.Sprintf("budget of %s reached: %s; inbox item %d", nb.Scope(), spentText(&nb, spent), it.ID), now); err != nil {
-				return news, err
-			}
+			news.items = append(news.items, n.items...)
 		}
 		if err := tx.PutBudget(&nb); err != nil {
-			return news, err
-		}
-		m, d, err := s.nudgeMessage(agent, text, now)
-		if err != nil {
-			return news, fmt.Errorf("budget notice to %s: %w", agent.Name, err)
-		}
-		if err := tx.InsertMessage(m, d); err != nil {
 			return news, err
 		}
 	}
 	return news, nil
 }
 
-// announce tells, after the commit, what check did: the people's inbox
-// shows the items (the agent's waits wake to its message at the commit).
-func (s *Budgets) announce(agent *Agent, news budgetNews) {
+// reached does what b reached on the day of now calls for, agent named as
+// the one whose spend reached it: the inbox item, the event, and the stop
+// told to every agent b holds (agent, or every enabled agent of b's
+// project).
+func (s *Budgets) reached(tx budgetsTx, agent *Agent, b *Budget, spent UsageCounts, now time.Time) (budgetNews, error) {
+	var news budgetNews
+	it := budgetItem(agent, b, spent, now)
+	if err := tx.InsertInboxItem(it); err != nil {
+		return news, err
+	}
+	it.AgentName = agent.Name
+	news.items = append(news.items, it)
+	if err := recordEvent(tx, agent.ID, EventBudgetReached, fmt.Sprintf("budget of %s reached: %s; inbox item %d", b.Scope(), spentText(b, spent), it.ID), now); err != nil {
+		return news, err
+	}
+	held := []*Agent{agent}
+	if b.AgentID == 0 {
+		all, err := tx.ListAgents(false)
+		if err != nil {
+			return news, err
+		}
+		held = held[:0]
+		for _, a := range all {
+			if ProjectOr(a.Project) == b.Project {
+				held = append(held, a)
+			}
+		}
+	}
+	for _, a := range held {
+		if err := s.tell(tx, a, budgetStopText(a.Name, b, spent, it.ID), now); err != nil {
+			return news, err
+		}
+	}
+	return news, nil
+}
+
+// tell sends agent a notice from the hub.
+func (s *Budgets) tell(tx budgetsTx, agent *Agent, text string, now time.Time) error {
+	m, d, err := s.nudgeMessage(agent, text, now)
+	if err != nil {
+		return fmt.Errorf("budget notice to %s: %w", agent.Name, err)
+	}
+	return tx.InsertMessage(m, d)
+}
+
+// announce tells, after the commit, what check or Set did: the people's
+// inbox shows the items (the agents' waits wake to their messages at the
+// commit).
+func (s *Budgets) announce(news budgetNews) {
 	if len(news.items) > 0 {
 		s.inbox.opened(news.items...)
 	}

@@ -148,7 +148,7 @@ func TestBudgetWarnsStopsAndIsRaised(t *testing.T) {
 	if items, _, _ := h.Inbox.ListItems(ctx, nil, "open", "", 10, ""); len(items) != 1 {
 		t.Errorf("open items after more spend = %d, want still 1", len(items))
 	}
-	st, err := h.Budgets.Get(ctx, hub.BudgetRequest{Agent: "ann"})
+	st, err := h.Budgets.Get(ctx, nil, hub.BudgetRequest{Agent: "ann"})
 	if err != nil || st.State() != hub.BudgetStateReached || math.Abs(st.Spent.CostUSD-1.55) > 1e-9 {
 		t.Fatalf("Get = %+v (%v), want reached with $1.55 spent", st, err)
 	}
@@ -202,6 +202,10 @@ func TestProjectBudgetLiftedAndNextDay(t *testing.T) {
 		if r, err := h.Tasks.Next(ctx, a, hub.NextRequest{}); err != nil || r.Task != nil {
 			t.Fatalf("next_task of %s over the project's budget = %+v, %v; want nothing", a.Name, r, err)
 		}
+		// Every agent the project's budget holds is told, not only bob.
+		if n := nudges(t, h, a); len(n) == 0 || !strings.Contains(n[len(n)-1], "@"+a.Name+": the budget of project default is spent") {
+			t.Errorf("told %s: %q, want the stop", a.Name, n)
+		}
 	}
 	_, err = h.Inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, items[0].ID, hub.Answer{Decision: hub.DecisionLift, TokensPerDay: 50})
 	wantCode(t, "lift with a limit", err, hub.EINVALID)
@@ -236,7 +240,7 @@ func TestProjectBudgetLiftedAndNextDay(t *testing.T) {
 
 func TestBudgetSetRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	h, _, record := budgetHub(t)
+	h, ann, record := budgetHub(t)
 	ctx := context.Background()
 	for _, tt := range []struct {
 		req  hub.BudgetRequest
@@ -252,22 +256,61 @@ func TestBudgetSetRefusesBadInput(t *testing.T) {
 		_, err := h.Budgets.Set(ctx, "pat", tt.req)
 		wantCode(t, "Set", err, tt.code)
 	}
-	if bs, err := h.Budgets.List(ctx); err != nil || len(bs) != 0 {
+	if bs, err := h.Budgets.List(ctx, nil); err != nil || len(bs) != 0 {
 		t.Fatalf("budgets after bad input = %+v, %v; want none", bs, err)
 	}
-	// A budget set below today's spend holds from the next report; a new
-	// limit above the spend releases the agent.
+	// A budget set below today's spend holds at once, without waiting
+	// for a report; a new limit above the spend releases the agent.
 	record(2)
-	if _, err := h.Budgets.Set(ctx, "pat", hub.BudgetRequest{Agent: "ann", USDPerDay: 1}); err != nil {
-		t.Fatal(err)
+	st, err := h.Budgets.Set(ctx, "pat", hub.BudgetRequest{Agent: "ann", USDPerDay: 1})
+	if err != nil || st.State() != hub.BudgetStateReached {
+		t.Fatalf("set below the spend: %+v (%v), want reached at once", st, err)
 	}
-	record(0.01)
-	st, _ := h.Budgets.Get(ctx, hub.BudgetRequest{Agent: "ann"})
-	if st.State() != hub.BudgetStateReached {
+	if st, _ := h.Budgets.Get(ctx, nil, hub.BudgetRequest{Agent: "ann"}); st.State() != hub.BudgetStateReached {
 		t.Fatalf("state = %s, want reached", st.State())
 	}
-	st, err := h.Budgets.Set(ctx, "lee", hub.BudgetRequest{Agent: "ann", USDPerDay: 5})
+	items, _, err := h.Inbox.ListItems(ctx, nil, "open", "", 10, "")
+	if err != nil || len(items) != 1 || items[0].Kind != hub.KindBudget || items[0].AgentName != "ann" {
+		t.Fatalf("inbox after a budget set below the spend = %+v (%v), want ann's budget item", items, err)
+	}
+	if n := nudges(t, h, ann); len(n) != 1 || !strings.Contains(n[0], "Stop now") {
+		t.Fatalf("told ann: %q, want the stop", n)
+	}
+	st, err = h.Budgets.Set(ctx, "lee", hub.BudgetRequest{Agent: "ann", USDPerDay: 5})
 	if err != nil || st.State() != hub.BudgetStateOK || st.SetBy != "lee" {
 		t.Fatalf("raised: %+v (%v), want ok, set by lee", st, err)
+	}
+}
+
+// TestProjectBudgetSetBelowTheSpend: a project's budget set below what its
+// agents spent today holds every one of them at once; the item names the
+// one that spent most.
+func TestProjectBudgetSetBelowTheSpend(t *testing.T) {
+	t.Parallel()
+	h, ann, record := budgetHub(t)
+	ctx := context.Background()
+	bob, _ := h.agent(t, "bob")
+	record(0.25)
+	if err := h.Usage.Record(ctx, bob, []hub.UsageDelta{{Model: "m", Counts: hub.UsageCounts{Output: 10, Requests: 1, CostUSD: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "work"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.Budgets.Set(ctx, "pat", hub.BudgetRequest{Project: hub.DefaultProject, USDPerDay: 1})
+	if err != nil || st.State() != hub.BudgetStateReached {
+		t.Fatalf("set below the spend: %+v (%v), want reached at once", st, err)
+	}
+	items, _, err := h.Inbox.ListItems(ctx, nil, "open", "", 10, "")
+	if err != nil || len(items) != 1 || items[0].AgentName != "bob" || !strings.Contains(items[0].Title, "project default") {
+		t.Fatalf("inbox = %+v (%v), want the project's item naming bob, who spent most", items, err)
+	}
+	for _, a := range []*hub.Agent{ann, bob} {
+		if n := nudges(t, h, a); len(n) != 1 || !strings.Contains(n[0], "Stop now") {
+			t.Errorf("told %s: %q, want the stop", a.Name, n)
+		}
+		if r, err := h.Tasks.Next(ctx, a, hub.NextRequest{}); err != nil || r.Task != nil {
+			t.Errorf("next_task of %s = %+v, %v; want nothing", a.Name, r, err)
+		}
 	}
 }

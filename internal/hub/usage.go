@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,10 +110,12 @@ const (
 	UsageByTask    UsageGroup = "task"
 	UsageByModel   UsageGroup = "model"
 	UsageByDay     UsageGroup = "day"
+	UsageByHour    UsageGroup = "hour" // from the minutes: a span they still hold
 )
 
 // ParseUsageGroups reads a group_by value: fields among agent, project,
-// task, model and day, separated by commas ("" is agent). Errors: EINVALID.
+// task, model, day and hour, separated by commas ("" is agent). Errors:
+// EINVALID.
 func ParseUsageGroups(s string) ([]UsageGroup, error) {
 	if strings.TrimSpace(s) == "" {
 		return []UsageGroup{UsageByAgent}, nil
@@ -122,9 +125,9 @@ func ParseUsageGroups(s string) ([]UsageGroup, error) {
 	for _, f := range strings.Split(s, ",") {
 		g := UsageGroup(strings.TrimSpace(f))
 		switch g {
-		case UsageByAgent, UsageByProject, UsageByTask, UsageByModel, UsageByDay:
+		case UsageByAgent, UsageByProject, UsageByTask, UsageByModel, UsageByDay, UsageByHour:
 		default:
-			return nil, Errorf(EINVALID, "group_by %q: %q is not a field to group usage by; expected agent, project, task, model or day, several separated by commas", s, f)
+			return nil, Errorf(EINVALID, "group_by %q: %q is not a field to group usage by; expected agent, project, task, model, day or hour, several separated by commas", s, f)
 		}
 		if !seen[g] {
 			seen[g] = true
@@ -144,6 +147,9 @@ type UsageQuery struct {
 	Agent string
 	// Days reads the day rows (whole UTC days) rather than the minutes.
 	Days bool
+	// Projects, when set, keeps only the usage of agents of these
+	// projects (what a person sees).
+	Projects []string
 }
 
 // UsageRow is one group of a usage report: the fields grouped by, set,
@@ -155,6 +161,7 @@ type UsageRow struct {
 	TaskTitle string
 	Model     string
 	Day       time.Time
+	Hour      time.Time
 	Counts    UsageCounts
 }
 
@@ -165,7 +172,8 @@ const usageDefaultSpan = 24 * time.Hour
 // (grouped by agent unless it says otherwise):
 // since defaults to a day before until, until to now; the minutes serve a
 // span they still hold (since after now - keepMinutes, or keepMinutes 0:
-// kept for ever), the days any other, since rounded down to its UTC day.
+// kept for ever), the days any other, since rounded down to its UTC day;
+// usage by hour only from the minutes.
 // Errors: EINVALID.
 func planUsageQuery(q UsageQuery, now time.Time, keepMinutes time.Duration) (UsageQuery, error) {
 	if len(q.GroupBy) == 0 {
@@ -181,6 +189,9 @@ func planUsageQuery(q UsageQuery, now time.Time, keepMinutes time.Duration) (Usa
 		return q, Errorf(EINVALID, "since %s is not before until %s: give a span of time (RFC 3339)", q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
 	}
 	if keepMinutes > 0 && q.Since.Before(now.Add(-keepMinutes)) {
+		if slices.Contains(q.GroupBy, UsageByHour) {
+			return q, Errorf(EINVALID, "since %s is before the minutes kept (%s): usage by hour is there for the last %s; give a later since, or group by day", q.Since.Format(time.RFC3339), now.Add(-keepMinutes).Format(time.RFC3339), keepMinutes)
+		}
 		q.Days = true
 		s := q.Since.UTC()
 		q.Since = time.Date(s.Year(), s.Month(), s.Day(), 0, 0, 0, 0, time.UTC)

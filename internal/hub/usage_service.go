@@ -13,6 +13,11 @@ type UsageTx interface {
 	// AddUsage adds the rows to the minutes' and the days' rollups,
 	// summing with the rows of the same agent, time, task and model.
 	AddUsage(minutes, days []UsageRollup) error
+	// TakeBackUsage subtracts each row's counts (0 or below) from the
+	// rows of its agent, time and model, whatever their task, leaving
+	// none below zero (a row left with nothing goes): what was counted
+	// once and is taken back, whatever task the agent held then.
+	TakeBackUsage(minutes, days []UsageRollup) error
 	// UsageReport sums the rollups q names (usage_days when q.Days),
 	// grouped by q.GroupBy, at most a few thousand groups, ordered by the
 	// fields grouped by.
@@ -42,7 +47,8 @@ type usageTx interface {
 }
 
 // Record adds what agent's host reported to its rollups, under the task
-// it holds now, and holds the agent's spend today against its budgets
+// it holds now (what it takes back comes off the rows that counted it,
+// whatever task they hold, none left below zero), and holds the agent's spend today against its budgets
 // (Budgets.check), in one write transaction. Budgets are checked here,
 // where usage changes, rather than on a tick: only the reporting agent's
 // budgets are read, and a limit is seen the moment it is reached.
@@ -64,9 +70,16 @@ func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta) e
 		if err != nil {
 			return err
 		}
-		minutes, days := usageRollups(agent.ID, agent.Project, task, deltas, now)
+		gains, takeBacks := splitTakeBacks(deltas)
+		minutes, days := usageRollups(agent.ID, agent.Project, task, gains, now)
 		if err := tx.AddUsage(minutes, days); err != nil {
 			return err
+		}
+		if len(takeBacks) > 0 {
+			minutes, days = usageRollups(agent.ID, agent.Project, 0, takeBacks, now)
+			if err := tx.TakeBackUsage(minutes, days); err != nil {
+				return err
+			}
 		}
 		news, err = u.budgets.check(tx, agent, now)
 		return err
@@ -75,14 +88,33 @@ func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta) e
 		return err
 	}
 	u.metrics.UsageRecorded(agent.Name, total)
-	u.budgets.announce(agent, news)
+	u.budgets.announce(news)
 	return nil
 }
 
+// splitTakeBacks parts deltas into what they add and what they take back
+// (a delta with a count below 0: what a session's metrics counted before
+// its events came).
+func splitTakeBacks(deltas []UsageDelta) (gains, takeBacks []UsageDelta) {
+	for _, d := range deltas {
+		c := d.Counts
+		if c.Input < 0 || c.Output < 0 || c.CacheRead < 0 || c.CacheCreation < 0 || c.Requests < 0 || c.CostUSD < 0 {
+			takeBacks = append(takeBacks, d)
+		} else {
+			gains = append(gains, d)
+		}
+	}
+	return gains, takeBacks
+}
+
 // Report sums the usage q names: of one agent when q.AgentID or q.Agent
-// is set. Errors: EINVALID (a span that is not one), ENOTFOUND (no agent
-// q.Agent).
-func (u *Usage) Report(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
+// is set; who (nil: the admin) reads only the projects who sees. Errors:
+// EINVALID (a span that is not one), ENOTFOUND (no agent q.Agent),
+// EPERMISSION (q.Agent in a project who does not see).
+func (u *Usage) Report(ctx context.Context, who *Person, q UsageQuery) ([]UsageRow, error) {
+	if !who.SeesAll() {
+		q.Projects = who.Projects
+	}
 	q, err := planUsageQuery(q, u.clock.Now(), u.cfg.UsageRetention.Minutes)
 	if err != nil {
 		return nil, err
@@ -92,6 +124,9 @@ func (u *Usage) Report(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
 		if q.AgentID == 0 && q.Agent != "" {
 			a, err := tx.AgentByName(q.Agent)
 			if err != nil {
+				return err
+			}
+			if err := CheckSees(who, a.Project); err != nil {
 				return err
 			}
 			q.AgentID = a.ID

@@ -68,11 +68,11 @@ func TestUsageRecordReportPrune(t *testing.T) {
 	if err := h.Usage.Record(ctx, ann, deltas); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := h.Usage.Report(ctx, hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByTask}})
+	rows, err := h.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByTask}})
 	if want := (hub.UsageCounts{Input: 10, Output: 5, Requests: 1, CostUSD: 0.5}); err != nil || len(rows) != 1 || rows[0].TaskID != task.Task.ID || rows[0].Counts != want {
 		t.Fatalf("report = %+v, %v; want task %d with %+v", rows, err, task.Task.ID, want)
 	}
-	if _, err := h.Usage.Report(ctx, hub.UsageQuery{Since: now, Until: now.Add(-time.Hour)}); hub.ErrorCode(err) != hub.EINVALID {
+	if _, err := h.Usage.Report(ctx, nil, hub.UsageQuery{Since: now, Until: now.Add(-time.Hour)}); hub.ErrorCode(err) != hub.EINVALID {
 		t.Errorf("a span backwards: %v, want EINVALID", err)
 	}
 	h.Clock.Advance(2 * time.Hour)
@@ -80,12 +80,56 @@ func TestUsageRecordReportPrune(t *testing.T) {
 		t.Errorf("pruned %d (%v), want the 1 minute past its hour", n, err)
 	}
 	// Since three hours back is past the minutes kept: the days answer.
-	rows, err = h.Usage.Report(ctx, hub.UsageQuery{Since: h.Clock.Now().Add(-3 * time.Hour)})
+	rows, err = h.Usage.Report(ctx, nil, hub.UsageQuery{Since: h.Clock.Now().Add(-3 * time.Hour)})
 	if err != nil || len(rows) != 1 || rows[0].Agent != "ann" || rows[0].Counts.Input != 10 {
 		t.Errorf("report from the days = %+v, %v; want ann's 10 input", rows, err)
+	}
+	// By hour only from the minutes: a span past them is refused.
+	hours := []hub.UsageGroup{hub.UsageByHour}
+	if _, err := h.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: hours, Since: h.Clock.Now().Add(-3 * time.Hour)}); hub.ErrorCode(err) != hub.EINVALID {
+		t.Errorf("by hour past the minutes kept: %v, want EINVALID", err)
+	}
+	if _, err := h.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: hours, Since: h.Clock.Now().Add(-time.Hour)}); err != nil {
+		t.Errorf("by hour within the minutes kept: %v", err)
 	}
 	h.Clock.Advance(72 * time.Hour)
 	if n, err := h.Usage.PruneBatch(ctx, h.Clock.Now(), 100); err != nil || n != 1 {
 		t.Errorf("pruned %d (%v), want the day past its 48 h", n, err)
+	}
+}
+
+// TestUsageTakenBackUnderAnotherTask: what a session's metrics counted
+// while the agent held no task is taken back when its events come, after
+// the agent claimed one: the rows that held it lose it, and no row goes
+// below zero.
+func TestUsageTakenBackUnderAnotherTask(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	ann, _ := h.agent(t, "ann")
+	now := h.Clock.Now()
+	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "parser"}); err != nil {
+		t.Fatal(err)
+	}
+	task, err := h.Tasks.Next(ctx, ann, hub.NextRequest{})
+	if err != nil || task.Task == nil {
+		t.Fatal(task, err)
+	}
+	// The events: the metrics' count taken back, the events' own counted.
+	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{
+		{At: now, Model: "m", Counts: hub.UsageCounts{Input: -10, Requests: -1, CostUSD: -0.5}},
+		{At: now, Model: "m", Counts: hub.UsageCounts{Input: 6, Requests: 1, CostUSD: 0.25}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []hub.UsageQuery{{GroupBy: []hub.UsageGroup{hub.UsageByTask}}, {GroupBy: []hub.UsageGroup{hub.UsageByTask}, Since: now.Add(-30 * 24 * time.Hour)}} {
+		rows, err := h.Usage.Report(ctx, nil, q)
+		want := hub.UsageCounts{Input: 6, Requests: 1, CostUSD: 0.25}
+		if err != nil || len(rows) != 1 || rows[0].TaskID != task.Task.ID || rows[0].Counts != want {
+			t.Errorf("by task (days %v) = %+v, %v; want only task %d with %+v", !q.Since.IsZero(), rows, err, task.Task.ID, want)
+		}
 	}
 }

@@ -42,14 +42,21 @@ type Metrics struct {
 	cost        *prometheus.CounterVec
 	methods     sync.Map  // gRPC method name → *methodMetrics
 	clock       hub.Clock // times the RPCs
+
+	owedMu sync.Mutex
+	owed   map[owedKey]float64 // usage taken back, by agent and counter: paid from the next gains
 }
+
+// owedKey names one usage counter of one agent ("tokens/input",
+// "requests", "cost").
+type owedKey struct{ agent, counter string }
 
 var _ hub.Metrics = (*Metrics)(nil)
 
 // New returns a registry with the hub's metrics, hub_build_info, and the
 // Go runtime and process collectors; RPC durations are read from clock.
 func New(clock hub.Clock) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), clock: clock}
+	m := &Metrics{reg: prometheus.NewRegistry(), clock: clock, owed: map[owedKey]float64{}}
 	// By project: projects are made by the admin, so they are few.
 	m.posts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "messages_posted_total",
@@ -130,22 +137,47 @@ func (m *Metrics) WaitEnded(parked time.Duration, timedOut bool, wakeLatency tim
 	}
 }
 
-// UsageRecorded implements hub.Metrics.
+// UsageRecorded implements hub.Metrics. Usage taken back (a count
+// below 0: what a session's metrics counted before its events came) is
+// owed, and the agent's next gains pay it before a counter moves: a
+// counter never falls, and never counts what was taken back.
 func (m *Metrics) UsageRecorded(agent string, c hub.UsageCounts) {
 	for _, t := range []struct {
 		name string
 		n    int64
 	}{{"input", c.Input}, {"output", c.Output}, {"cache_read", c.CacheRead}, {"cache_creation", c.CacheCreation}} {
-		if t.n > 0 {
-			m.tokens.WithLabelValues(agent, t.name).Add(float64(t.n))
+		if n := m.gain(owedKey{agent, "tokens/" + t.name}, float64(t.n)); n > 0 {
+			m.tokens.WithLabelValues(agent, t.name).Add(n)
 		}
 	}
-	if c.Requests > 0 {
-		m.requests.WithLabelValues(agent).Add(float64(c.Requests))
+	if n := m.gain(owedKey{agent, "requests"}, float64(c.Requests)); n > 0 {
+		m.requests.WithLabelValues(agent).Add(n)
 	}
-	if c.CostUSD > 0 {
-		m.cost.WithLabelValues(agent).Add(c.CostUSD)
+	if n := m.gain(owedKey{agent, "cost"}, c.CostUSD); n > 0 {
+		m.cost.WithLabelValues(agent).Add(n)
 	}
+}
+
+// gain returns what of n the counter k adds: n less what k owes (a
+// negative n is owed, and adds nothing).
+func (m *Metrics) gain(k owedKey, n float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	m.owedMu.Lock()
+	defer m.owedMu.Unlock()
+	owed := m.owed[k]
+	if n < 0 {
+		m.owed[k] = owed - n
+		return 0
+	}
+	paid := min(owed, n)
+	if owed -= paid; owed > 0 {
+		m.owed[k] = owed
+	} else {
+		delete(m.owed, k)
+	}
+	return n - paid
 }
 
 // GaugeFunc registers a gauge read from f at each scrape (hub_NAME).

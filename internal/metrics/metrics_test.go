@@ -135,3 +135,27 @@ func TestSplitMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageTakenBackIsNotCounted: a session's metrics count first, its
+// events then take that back and count again; the counters end at what
+// the events said, not at both.
+func TestUsageTakenBackIsNotCounted(t *testing.T) {
+	t.Parallel()
+	m := New(hub.SystemClock{})
+	m.UsageRecorded("ann", hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5})                // the metrics
+	m.UsageRecorded("ann", hub.UsageCounts{Input: 6 - 10, Requests: 1 - 1, CostUSD: 0.25 - 0.5}) // the first event, the metrics taken back
+	m.UsageRecorded("ann", hub.UsageCounts{Input: 5, Output: 3, Requests: 1, CostUSD: 0.25})     // the next event
+	m.UsageRecorded("bob", hub.UsageCounts{Input: 7})
+	out := scrape(t, m)
+	for _, want := range []string{
+		`hub_usage_tokens_total{agent="ann",type="input"} 11`,
+		`hub_usage_tokens_total{agent="ann",type="output"} 3`,
+		`hub_usage_requests_total{agent="ann"} 2`,
+		`hub_usage_cost_usd_total{agent="ann"} 0.5`,
+		`hub_usage_tokens_total{agent="bob",type="input"} 7`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}

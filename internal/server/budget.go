@@ -18,18 +18,19 @@ func (a *AdminServer) SetBudget(ctx context.Context, req *hubv1.SetBudgetRequest
 	return &hubv1.SetBudgetResponse{Budget: budgetToProto(st)}, nil
 }
 
-// ListBudgets implements hubv1.AdminServiceServer.
+// ListBudgets implements hubv1.AdminServiceServer: a person reads the
+// budgets of the projects the person sees.
 func (a *AdminServer) ListBudgets(ctx context.Context, req *hubv1.ListBudgetsRequest) (*hubv1.ListBudgetsResponse, error) {
 	var sts []*hub.BudgetStanding
 	if req.GetAgent() != "" || req.GetProject() != "" {
-		st, err := a.s.svc.Budgets.Get(ctx, hub.BudgetRequest{Agent: req.GetAgent(), Project: req.GetProject()})
+		st, err := a.s.svc.Budgets.Get(ctx, personOf(ctx), hub.BudgetRequest{Agent: req.GetAgent(), Project: req.GetProject()})
 		if err != nil {
 			return nil, err
 		}
 		sts = append(sts, st)
 	} else {
 		var err error
-		if sts, err = a.s.svc.Budgets.List(ctx); err != nil {
+		if sts, err = a.s.svc.Budgets.List(ctx, personOf(ctx)); err != nil {
 			return nil, err
 		}
 	}

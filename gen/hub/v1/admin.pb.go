@@ -4050,11 +4050,11 @@ const file_hub_v1_admin_proto_rawDesc = "" +
 	"\fRevokePerson\x12\x1b.hub.v1.RevokePersonRequest\x1a\x1c.hub.v1.RevokePersonResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12C\n" +
 	"\tListUsage\x12\x18.hub.v1.ListUsageRequest\x1a\x13.hub.v1.UsageReport\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x03\x12I\n" +
+	"\x01\x02\x12I\n" +
 	"\tSetBudget\x12\x18.hub.v1.SetBudgetRequest\x1a\x19.hub.v1.SetBudgetResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03\x12O\n" +
 	"\vListBudgets\x12\x1a.hub.v1.ListBudgetsRequest\x1a\x1b.hub.v1.ListBudgetsResponse\"\a\xa2\xb7\x18\x03\n" +
-	"\x01\x03\x12R\n" +
+	"\x01\x02\x12R\n" +
 	"\fDeleteBudget\x12\x1b.hub.v1.DeleteBudgetRequest\x1a\x1c.hub.v1.DeleteBudgetResponse\"\a\xa2\xb7\x18\x03\n" +
 	"\x01\x03B*Z(github.com/agenthub/hub/gen/hub/v1;hubv1b\x06proto3"
 

@@ -205,14 +205,16 @@ type AdminServiceClient interface {
 	ListPeople(ctx context.Context, in *ListPeopleRequest, opts ...grpc.CallOption) (*ListPeopleResponse, error)
 	// RevokePerson revokes a person's token.
 	RevokePerson(ctx context.Context, in *RevokePersonRequest, opts ...grpc.CallOption) (*RevokePersonResponse, error)
-	// ListUsage is what agents spent, as their hosts reported it over OTLP, grouped.
+	// ListUsage is what agents spent, as their hosts reported it over OTLP, grouped. A person reads
+	// the usage of the projects the person sees (PermissionDenied for an agent of another).
 	ListUsage(ctx context.Context, in *ListUsageRequest, opts ...grpc.CallOption) (*UsageReport, error)
 	// SetBudget sets the daily budget of an agent or of a project (DailyBudget): a new one, or new
 	// limits (a limit no longer reached today releases its agents). InvalidArgument for bad limits
 	// or not exactly one of agent and project, NotFound for an unknown agent or project.
 	SetBudget(ctx context.Context, in *SetBudgetRequest, opts ...grpc.CallOption) (*SetBudgetResponse, error)
 	// ListBudgets lists the budgets with what each counts today (projects' first); given agent or
-	// project, only that one (NotFound when it has none).
+	// project, only that one (NotFound when it has none). A person reads the budgets of the projects
+	// the person sees (PermissionDenied for one of another).
 	ListBudgets(ctx context.Context, in *ListBudgetsRequest, opts ...grpc.CallOption) (*ListBudgetsResponse, error)
 	// DeleteBudget deletes the budget of an agent or of a project: its agents are bound by it no
 	// more. NotFound when there is none.
@@ -897,14 +899,16 @@ type AdminServiceServer interface {
 	ListPeople(context.Context, *ListPeopleRequest) (*ListPeopleResponse, error)
 	// RevokePerson revokes a person's token.
 	RevokePerson(context.Context, *RevokePersonRequest) (*RevokePersonResponse, error)
-	// ListUsage is what agents spent, as their hosts reported it over OTLP, grouped.
+	// ListUsage is what agents spent, as their hosts reported it over OTLP, grouped. A person reads
+	// the usage of the projects the person sees (PermissionDenied for an agent of another).
 	ListUsage(context.Context, *ListUsageRequest) (*UsageReport, error)
 	// SetBudget sets the daily budget of an agent or of a project (DailyBudget): a new one, or new
 	// limits (a limit no longer reached today releases its agents). InvalidArgument for bad limits
 	// or not exactly one of agent and project, NotFound for an unknown agent or project.
 	SetBudget(context.Context, *SetBudgetRequest) (*SetBudgetResponse, error)
 	// ListBudgets lists the budgets with what each counts today (projects' first); given agent or
-	// project, only that one (NotFound when it has none).
+	// project, only that one (NotFound when it has none). A person reads the budgets of the projects
+	// the person sees (PermissionDenied for one of another).
 	ListBudgets(context.Context, *ListBudgetsRequest) (*ListBudgetsResponse, error)
 	// DeleteBudget deletes the budget of an agent or of a project: its agents are bound by it no
 	// more. NotFound when there is none.

@@ -41,7 +41,9 @@ type UsageRow struct {
 	CacheCreationTokens int64 `protobuf:"varint,10,opt,name=cache_creation_tokens,json=cacheCreationTokens,proto3" json:"cache_creation_tokens,omitempty"`
 	Requests            int64 `protobuf:"varint,11,opt,name=requests,proto3" json:"requests,omitempty"`
 	// cost_usd is the cost as the hosts report it (Claude Code does; Codex and Gemini CLI report none).
-	CostUsd       float64 `protobuf:"fixed64,12,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	CostUsd float64 `protobuf:"fixed64,12,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	// hour is the hour's start (grouped by hour).
+	Hour          *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=hour,proto3" json:"hour,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -160,10 +162,18 @@ func (x *UsageRow) GetCostUsd() float64 {
 	return 0
 }
 
+func (x *UsageRow) GetHour() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Hour
+	}
+	return nil
+}
+
 // GetUsageRequest asks for the caller's own usage.
 type GetUsageRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// group_by: agent, project, task, model or day, several separated by commas (default agent).
+	// group_by: agent, project, task, model, day or hour, several separated by commas (default agent); hour
+	// only over the span the minutes are kept (a week by default).
 	GroupBy string `protobuf:"bytes,1,opt,name=group_by,json=groupBy,proto3" json:"group_by,omitempty"`
 	// since defaults to a day before until; until to now.
 	Since         *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
@@ -226,7 +236,8 @@ func (x *GetUsageRequest) GetUntil() *timestamppb.Timestamp {
 // ListUsageRequest asks for every agent's usage, or one agent's.
 type ListUsageRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// group_by: agent, project, task, model or day, several separated by commas (default agent).
+	// group_by: agent, project, task, model, day or hour, several separated by commas (default agent); hour
+	// only over the span the minutes are kept (a week by default).
 	GroupBy string `protobuf:"bytes,1,opt,name=group_by,json=groupBy,proto3" json:"group_by,omitempty"`
 	// since defaults to a day before until; until to now.
 	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
@@ -344,7 +355,7 @@ var File_hub_v1_usage_proto protoreflect.FileDescriptor
 
 const file_hub_v1_usage_proto_rawDesc = "" +
 	"\n" +
-	"\x12hub/v1/usage.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x03\n" +
+	"\x12hub/v1/usage.proto\x12\x06hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc0\x03\n" +
 	"\bUsageRow\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x18\n" +
 	"\aproject\x18\x02 \x01(\tR\aproject\x12\x12\n" +
@@ -359,7 +370,8 @@ const file_hub_v1_usage_proto_rawDesc = "" +
 	"\x15cache_creation_tokens\x18\n" +
 	" \x01(\x03R\x13cacheCreationTokens\x12\x1a\n" +
 	"\brequests\x18\v \x01(\x03R\brequests\x12\x19\n" +
-	"\bcost_usd\x18\f \x01(\x01R\acostUsd\"\x90\x01\n" +
+	"\bcost_usd\x18\f \x01(\x01R\acostUsd\x12.\n" +
+	"\x04hour\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x04hour\"\x90\x01\n" +
 	"\x0fGetUsageRequest\x12\x19\n" +
 	"\bgroup_by\x18\x01 \x01(\tR\agroupBy\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
@@ -394,16 +406,17 @@ var file_hub_v1_usage_proto_goTypes = []any{
 }
 var file_hub_v1_usage_proto_depIdxs = []int32{
 	4, // 0: hub.v1.UsageRow.day:type_name -> google.protobuf.Timestamp
-	4, // 1: hub.v1.GetUsageRequest.since:type_name -> google.protobuf.Timestamp
-	4, // 2: hub.v1.GetUsageRequest.until:type_name -> google.protobuf.Timestamp
-	4, // 3: hub.v1.ListUsageRequest.since:type_name -> google.protobuf.Timestamp
-	4, // 4: hub.v1.ListUsageRequest.until:type_name -> google.protobuf.Timestamp
-	0, // 5: hub.v1.UsageReport.rows:type_name -> hub.v1.UsageRow
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	4, // 1: hub.v1.UsageRow.hour:type_name -> google.protobuf.Timestamp
+	4, // 2: hub.v1.GetUsageRequest.since:type_name -> google.protobuf.Timestamp
+	4, // 3: hub.v1.GetUsageRequest.until:type_name -> google.protobuf.Timestamp
+	4, // 4: hub.v1.ListUsageRequest.since:type_name -> google.protobuf.Timestamp
+	4, // 5: hub.v1.ListUsageRequest.until:type_name -> google.protobuf.Timestamp
+	0, // 6: hub.v1.UsageReport.rows:type_name -> hub.v1.UsageRow
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_usage_proto_init() }

@@ -86,6 +86,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"People", testPeople},
 		{"Webhooks", testWebhooks},
 		{"Usage", testUsage},
+		{"UsageByHour", testUsageByHour},
 		{"Budgets", testBudgets},
 	}
 	for _, tt := range tests {

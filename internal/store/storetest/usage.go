@@ -94,3 +94,27 @@ func testUsage(t *testing.T, h NewDB) {
 		t.Errorf("after pruning days: deleted %d, left %+v; want 3, none", n, got)
 	}
 }
+
+// testUsageByHour: a report by hour sums an agent's minutes per hour, the
+// hour's start in each row.
+func testUsageByHour(t *testing.T, h NewDB) {
+	db := fresh(t, h)
+	a := createAgent(t, db, "alice")
+	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	minute := func(at time.Time, in int64, cost float64) hub.UsageRollup {
+		return hub.UsageRollup{AgentID: a.ID, Project: hub.DefaultProject, At: at, Model: "sonnet", Counts: hub.UsageCounts{Input: in, Requests: 1, CostUSD: cost}}
+	}
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		return tx.AddUsage([]hub.UsageRollup{minute(day.Add(3*time.Hour), 10, 0.5), minute(day.Add(3*time.Hour+59*time.Minute), 5, 0.25),
+			minute(day.Add(5*time.Hour+time.Minute), 7, 1)}, nil)
+	})
+	var rows []hub.UsageRow
+	mustView(t, db, func(tx hub.Tx) (err error) {
+		rows, err = tx.UsageReport(hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByAgent, hub.UsageByHour}, Since: day, Until: day.Add(24 * time.Hour)})
+		return err
+	})
+	if len(rows) != 2 || rows[0].Agent != "alice" || !rows[0].Hour.Equal(day.Add(3*time.Hour)) || !rows[1].Hour.Equal(day.Add(5*time.Hour)) ||
+		rows[0].Counts != (hub.UsageCounts{Input: 15, Requests: 2, CostUSD: 0.75}) || rows[1].Counts.Input != 7 || !rows[0].Day.IsZero() {
+		t.Errorf("alice by hour = %+v, want 15 input tokens at 03:00 and 7 at 05:00", rows)
+	}
+}

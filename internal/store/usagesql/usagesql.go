@@ -65,18 +65,95 @@ func (x Usage) AddUsage(minutes, days []hub.UsageRollup) error {
 	return nil
 }
 
-// dayNanos is one day in the at column's unit.
-const dayNanos = int64(24 * time.Hour)
+// TakeBackUsage implements hub.UsageTx.
+func (x Usage) TakeBackUsage(minutes, days []hub.UsageRollup) error {
+	for _, set := range []struct {
+		table string
+		rows  []hub.UsageRollup
+	}{{"usage_minutes", minutes}, {"usage_days", days}} {
+		for _, r := range set.rows {
+			if err := x.takeBack(set.table, r); err != nil {
+				return fmt.Errorf("take back usage: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// takeBack subtracts r's counts (each 0 or below) from the rows of table
+// of r's agent, time and model, task by task, none below zero; a row
+// left with nothing goes.
+func (x Usage) takeBack(table string, r hub.UsageRollup) error {
+	rows, closeRows, err := x.DB.Query(`SELECT task_id, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, requests, cost_usd
+	FROM `+table+` WHERE agent_id = ? AND at = ? AND model = ? ORDER BY task_id`, r.AgentID, r.At.UnixNano(), r.Model)
+	if err != nil {
+		return err
+	}
+	type held struct {
+		task int64
+		c    hub.UsageCounts
+	}
+	var hs []held
+	for rows.Next() {
+		var h held
+		if err := rows.Scan(&h.task, &h.c.Input, &h.c.Output, &h.c.CacheRead, &h.c.CacheCreation, &h.c.Requests, &h.c.CostUSD); err != nil {
+			closeRows()
+			return err
+		}
+		hs = append(hs, h)
+	}
+	err = rows.Err()
+	closeRows()
+	if err != nil {
+		return err
+	}
+	owed := r.Counts
+	for _, h := range hs {
+		c := h.c
+		take := func(have, owe *int64) {
+			n := min(*have, -*owe)
+			*have, *owe = *have-n, *owe+n
+		}
+		take(&c.Input, &owed.Input)
+		take(&c.Output, &owed.Output)
+		take(&c.CacheRead, &owed.CacheRead)
+		take(&c.CacheCreation, &owed.CacheCreation)
+		take(&c.Requests, &owed.Requests)
+		n := min(c.CostUSD, -owed.CostUSD)
+		c.CostUSD, owed.CostUSD = c.CostUSD-n, owed.CostUSD+n
+		if c == h.c {
+			continue
+		}
+		if c.IsZero() || c.CostUSD < 1e-12 && c.Tokens() == 0 && c.Requests == 0 {
+			_, err = x.DB.Exec(`DELETE FROM `+table+` WHERE agent_id = ? AND at = ? AND task_id = ? AND model = ?`, r.AgentID, r.At.UnixNano(), h.task, r.Model)
+		} else {
+			_, err = x.DB.Exec(`UPDATE `+table+` SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_creation_tokens = ?, requests = ?, cost_usd = ?
+			WHERE agent_id = ? AND at = ? AND task_id = ? AND model = ?`,
+				c.Input, c.Output, c.CacheRead, c.CacheCreation, c.Requests, c.CostUSD, r.AgentID, r.At.UnixNano(), h.task, r.Model)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dayNanos and hourNanos are a day and an hour in the at column's unit.
+const (
+	dayNanos  = int64(24 * time.Hour)
+	hourNanos = int64(time.Hour)
+)
 
 // groupExprs are the expressions of each field a report groups by, in
 // the order of UsageRow's fields: agent, project, task ID, task title,
-// model, day; and what a field not grouped by reads.
+// model, day, hour; and what a field not grouped by reads.
 var groupExprs = map[hub.UsageGroup][]string{
 	hub.UsageByAgent:   {"a.name"},
 	hub.UsageByProject: {"u.project"},
 	hub.UsageByTask:    {"u.task_id", "COALESCE(t.title, '')"},
 	hub.UsageByModel:   {"u.model"},
 	hub.UsageByDay:     {fmt.Sprintf("(u.at / %d) * %d", dayNanos, dayNanos)},
+	hub.UsageByHour:    {fmt.Sprintf("(u.at / %d) * %d", hourNanos, hourNanos)},
 }
 
 var fieldOrder = []struct {
@@ -89,6 +166,7 @@ var fieldOrder = []struct {
 	{hub.UsageByTask, []string{"0", "''"}, 2},
 	{hub.UsageByModel, []string{"''"}, 1},
 	{hub.UsageByDay, []string{"0"}, 1},
+	{hub.UsageByHour, []string{"0"}, 1},
 }
 
 // ReportMax bounds the rows of one report.
@@ -124,6 +202,12 @@ func (x Usage) UsageReport(q hub.UsageQuery) ([]hub.UsageRow, error) {
 		stmt += ` AND u.agent_id = ?`
 		args = append(args, q.AgentID)
 	}
+	if len(q.Projects) > 0 {
+		stmt += ` AND u.project IN (?` + strings.Repeat(`, ?`, len(q.Projects)-1) + `)`
+		for _, p := range q.Projects {
+			args = append(args, p)
+		}
+	}
 	stmt += ` GROUP BY ` + strings.Join(group, ", ") + ` ORDER BY ` + strings.Join(group, ", ") + ` LIMIT ?`
 	args = append(args, ReportMax)
 	rows, closeRows, err := x.DB.Query(stmt, args...)
@@ -134,14 +218,17 @@ func (x Usage) UsageReport(q hub.UsageQuery) ([]hub.UsageRow, error) {
 	var out []hub.UsageRow
 	for rows.Next() {
 		var r hub.UsageRow
-		var day int64
+		var day, hour int64
 		c := &r.Counts
-		if err := rows.Scan(&r.Agent, &r.Project, &r.TaskID, &r.TaskTitle, &r.Model, &day,
+		if err := rows.Scan(&r.Agent, &r.Project, &r.TaskID, &r.TaskTitle, &r.Model, &day, &hour,
 			&c.Input, &c.Output, &c.CacheRead, &c.CacheCreation, &c.Requests, &c.CostUSD); err != nil {
 			return nil, fmt.Errorf("usage report: %w", err)
 		}
 		if grouped[hub.UsageByDay] {
 			r.Day = row.Time(day).UTC()
+		}
+		if grouped[hub.UsageByHour] {
+			r.Hour = row.Time(hour).UTC()
 		}
 		out = append(out, r)
 	}

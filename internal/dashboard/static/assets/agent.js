@@ -1,10 +1,12 @@
-// One agent: state, actions, an activity chart with health bands, the
-// timeline of its liveness records and events, and its messages.
+// One agent: state, actions, an activity chart with health bands, its
+// spend per hour and per day, the timeline of its liveness records and
+// events, and its messages.
 import { get, messagesTail } from './api.js';
 import { h, svg, ms, ago, time, badge, sender, fail, section, words, keepFocus } from './ui.js';
 import { presenceWord, healthCell, deepWorkText, agentActions } from './agents.js';
 import { reachBadge, pathsList } from './reach.js';
 import * as roster from './roster.js';
+import { agentSpend, spendCharts } from './spend.js';
 
 const HOURS = 6;
 const BUCKET = 10 * 60 * 1000;
@@ -16,12 +18,14 @@ export function agentView(root, name, hub, redo) {
   const err = h('p', { class: 'error', role: 'alert', hidden: true });
   const head = h('div', { class: 'agenthead', 'data-key': 'head:' + name });
   const chart = h('figure', { class: 'chart' });
+  const spend = h('div', { class: 'spendcharts' });
   const timeline = h('ol', { class: 'timeline' });
   const msgs = h('ol', { class: 'feed' });
   root.append(
     h('p', {}, h('a', { href: '#/agents' }, '← All agents')),
     h('h2', {}, name), err, head,
     section(`Activity, last ${HOURS} hours`, chart),
+    section('Spend, as its host reports it', spend),
     h('div', { class: 'cols' }, section('Timeline', timeline), section('Messages', msgs)),
   );
   let data = null;
@@ -102,22 +106,24 @@ export function agentView(root, name, hub, redo) {
 
   async function refresh(topics) {
     if (data && !['all', 'row', 'tick', 'inbox'].some((t) => topics.has(t))) return;
-    const [, act, ev, dw, m, ib] = await Promise.all([
+    const [, act, ev, dw, m, ib, sp] = await Promise.all([
       roster.ensure(),
       get(`/v1/admin/agents/${encodeURIComponent(name)}/activity`, { limit: 200 }),
       get('/v1/admin/events', { agent: name, limit: 200 }),
       get('/v1/admin/deep-work', { agent: name, limit: 50 }),
       messagesTail({ agent: name }, 100),
       get('/v1/admin/inbox', { state: 'open', limit: 100 }),
+      agentSpend(name),
     ]);
     const ov = roster.one(name);
     if (!ov) throw Object.assign(new Error(`no agent named ${name} (or it is disabled)`), { status: 404 });
     data = { ov, logs: act.activity_logs || [], cps: act.checkpoints || [], events: ev.events || [], dws: dw.deep_work || [], messages: m.messages,
-      asks: (ib.items || []).filter((it) => it.agent === name) };
+      asks: (ib.items || []).filter((it) => it.agent === name), spend: sp };
     fail(err, null);
     keepFocus(() => {
       renderHead();
       renderChart();
+      spend.replaceChildren(...spendCharts(data.spend));
       renderTimeline();
       renderMessages();
     });

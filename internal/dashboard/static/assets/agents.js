@@ -6,6 +6,7 @@ import { h, cell, ago, until, badge, fail, dialog, showToken, describe, words, k
 import { reachBadge } from './reach.js';
 import * as roster from './roster.js';
 import { waitingBadge, watchWaiting } from './inbox.js';
+import { spendToday, usd, tokens } from './spend.js';
 
 const rank = { anomaly: 0, warning: 1, healthy: 2 };
 const presenceRank = { offline: 0, idle: 1, active: 2, waiting: 2 };
@@ -108,6 +109,7 @@ export function agentsView(root) {
   const prev = h('button', { type: 'button', class: 'small', onclick: () => { page--; render(); } }, 'Previous');
   const next = h('button', { type: 'button', class: 'small', onclick: () => { page++; render(); } }, 'Next');
   let projects = [];
+  let spent = new Map(); // today's spend by agent (spendToday)
 
   const create = h('form', {
     class: 'inline',
@@ -138,7 +140,7 @@ export function agentsView(root) {
       h('label', { for: 'health-filter', class: 'visually-hidden' }, 'Health'), health),
     err,
     h('div', { class: 'tablewrap' }, h('table', { class: 'agents cards' },
-      h('thead', {}, h('tr', {}, ['Agent', 'Presence', 'Health', 'Last activity', 'Deep work', 'Beats', 'Unread', 'Wait', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ['Agent', 'Presence', 'Health', 'Last activity', 'Deep work', 'Beats', 'Unread', 'Wait', 'Today', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
       body)),
     h('p', { class: 'pager' }, prev, ' ', shown, ' ', next),
   );
@@ -156,12 +158,13 @@ export function agentsView(root) {
     shown.textContent = `rows ${list.length ? page * PAGE + 1 : 0}–${Math.min(list.length, (page + 1) * PAGE)} of ${list.length}`;
     if (!list.length) {
       const none = total ? 'No agent matches these filters.' : (filter.value ? 'No agents in this project yet' : 'No agents yet') + ': create one above, or with hubctl agent add.';
-      body.replaceChildren(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, none)));
+      body.replaceChildren(h('tr', {}, h('td', { colspan: 10, class: 'muted' }, none)));
       return;
     }
     body.replaceChildren(...list.slice(page * PAGE, (page + 1) * PAGE).map((o) => {
       const a = o.agent;
       const hl = o.health || {};
+      const sp = spent.get(a.name);
       return h('tr', { 'data-agent': a.name, 'data-key': 'agent:' + a.name, class: 'row-' + (hl.state || 'healthy') },
         cell('Agent', h('a', { href: '#/agent/' + encodeURIComponent(a.name) }, a.name),
           a.role ? h('span', { class: 'role' }, ' ' + a.role) : '',
@@ -173,6 +176,7 @@ export function agentsView(root) {
         cell('Beats', String(roster.sinceLast(o))),
         cell('Unread', String(o.unread_count || 0), o.mention_count > 0 ? h('span', { class: 'muted' }, ` (${o.mention_count} @)`) : ''),
         cell('Wait', o.parked_waits > 0 ? badge('parked', 'parked') : h('span', { class: 'muted' }, 'no')),
+        cell('Today', sp ? h('span', { title: `${tokens(sp).toLocaleString('en-US')} tokens, ${sp.requests} requests today (UTC)` }, usd(sp.cost_usd)) : h('span', { class: 'muted' }, '—')),
         cell('Actions', agentActions(o, err, () => {})),
       );
     }));
@@ -215,11 +219,23 @@ export function agentsView(root) {
     if (!topics.has('all')) return;
     await loadProjects();
     await roster.ensure();
+    spent = await spendToday();
+    keepFocus(render);
+  }
+
+  // Usage announces nothing on the stream: today's spend is read again
+  // at each tick.
+  async function tick() {
+    try {
+      spent = await spendToday();
+    } catch (e) {
+      fail(err, e);
+    }
     keepFocus(render);
   }
 
   // A row shows whether its agent waits for a person (the inbox's open items).
   const unwaiting = watchWaiting(later);
 
-  return { refresh, tick: () => keepFocus(render), error: (e) => fail(err, e), close: () => { unwatch(); unwaiting(); } };
+  return { refresh, tick, error: (e) => fail(err, e), close: () => { unwatch(); unwaiting(); } };
 }

@@ -2,13 +2,76 @@
 // where each stands, the top spenders of the UTC day, and the fleet's
 // spend per day over the last week.
 import { get } from './api.js';
-import { h, cell, badge, fail, section, keepFocus } from './ui.js';
+import { h, svg, ms, cell, badge, fail, section, keepFocus } from './ui.js';
 
 const stateWords = { ok: 'ok', warned: 'warned (80 %)', reached: 'reached: no tasks', lifted: 'lifted for the day' };
 const stateClass = { ok: 'healthy', warned: 'warning', reached: 'anomaly', lifted: 'warning' };
 
-const usd = (n) => '$' + Number(n || 0).toFixed(2);
+export const usd = (n) => '$' + Number(n || 0).toFixed(2);
 const num = (n) => Number(n || 0).toLocaleString('en-US');
+// tokens is every token a usage row counts.
+export const tokens = (r) => Number(r.input_tokens || 0) + Number(r.output_tokens || 0) + Number(r.cache_read_tokens || 0) + Number(r.cache_creation_tokens || 0);
+
+// utcDay is the start of the UTC day of t (ms).
+const utcDay = (t) => { const d = new Date(t); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()); };
+
+// spendToday reads what each agent spent today (UTC): a Map from the
+// agent's name to its usage row.
+export async function spendToday() {
+  const r = await get('/v1/admin/usage', { group_by: 'agent', since: new Date(utcDay(Date.now())).toISOString() });
+  return new Map((r.rows || []).map((x) => [x.agent, x]));
+}
+
+const HOUR = 3600 * 1000, DAY = 24 * HOUR;
+
+// agentSpend reads one agent's spend per hour over the last day and per
+// UTC day over the last two weeks.
+export async function agentSpend(name) {
+  const now = Date.now();
+  const [hours, days] = await Promise.all([
+    get('/v1/admin/usage', { agent: name, group_by: 'hour', since: new Date(Math.floor(now / HOUR) * HOUR - 23 * HOUR).toISOString() }),
+    get('/v1/admin/usage', { agent: name, group_by: 'day', since: new Date(utcDay(now) - 13 * DAY).toISOString() }),
+  ]);
+  return { now, hours: hours.rows || [], days: days.rows || [] };
+}
+
+// spendCharts draws an agent's spend (agentSpend): dollars and tokens
+// per hour over the last 24 hours, and per UTC day over the last 14.
+export function spendCharts(s) {
+  return [
+    spendChart(s.hours, 'hour', Math.floor(s.now / HOUR) * HOUR - 23 * HOUR, HOUR, 24, (t) => new Date(t).toISOString().slice(11, 16), '24 h ago', 'this hour'),
+    spendChart(s.days, 'day', utcDay(s.now) - 13 * DAY, DAY, 14, (t) => new Date(t).toISOString().slice(0, 10), '14 days ago', 'today'),
+  ];
+}
+
+// spendChart is one chart: n buckets of step from start, dollars above,
+// tokens below, each bar titled with its figures.
+function spendChart(rows, field, start, step, n, label, from, to) {
+  const usdOf = new Array(n).fill(0), tokOf = new Array(n).fill(0);
+  for (const r of rows) {
+    const i = Math.floor((ms(r[field]) - start) / step);
+    if (i >= 0 && i < n) {
+      usdOf[i] += Number(r.cost_usd || 0);
+      tokOf[i] += tokens(r);
+    }
+  }
+  const W = 720, H = 70, gap = 14, bw = W / n;
+  const maxUSD = Math.max(...usdOf) || 1, maxTok = Math.max(...tokOf) || 1;
+  const g = svg('svg', { viewBox: `0 0 ${W} ${2 * H + gap + 16}`, role: 'img',
+    'aria-label': `Dollars (above) and tokens (below) per ${field} over the last ${n} ${field}s` });
+  for (let i = 0; i < n; i++) {
+    const title = `${label(start + i * step)}: ${usd(usdOf[i])}, ${num(tokOf[i])} tokens`;
+    const uh = (usdOf[i] / maxUSD) * (H - 2), th = (tokOf[i] / maxTok) * (H - 2);
+    g.append(svg('g', { class: 'bucket', 'data-at': new Date(start + i * step).toISOString(), 'data-usd': usdOf[i].toFixed(6), 'data-tokens': tokOf[i] },
+      svg('title', {}, title),
+      svg('rect', { x: i * bw + 1, y: H - uh, width: bw - 2, height: uh, class: 'bar usd' }),
+      svg('rect', { x: i * bw + 1, y: H + gap, width: bw - 2, height: th, class: 'bar tokens' })));
+  }
+  g.append(svg('text', { x: 0, y: 2 * H + gap + 15, class: 'axis' }, from), svg('text', { x: W, y: 2 * H + gap + 15, class: 'axis', 'text-anchor': 'end' }, to));
+  const total = usdOf.reduce((a, b) => a + b, 0), totalTok = tokOf.reduce((a, b) => a + b, 0);
+  return h('figure', { class: 'chart spend', 'data-by': field }, g,
+    h('figcaption', {}, `Per ${field}${field === 'day' ? ' (UTC)' : ''}: dollars above (highest ${usd(Math.max(...usdOf))}), tokens below (highest ${num(Math.max(...tokOf))}); ${usd(total)} and ${num(totalTok)} tokens in all.`));
+}
 
 // limit writes a day's spend against a limit ("—": none).
 function limit(spent, max, fmt) {
@@ -39,7 +102,6 @@ export function spendView(root) {
       cell('State', badge(stateWords[x.state] || x.state, stateClass[x.state] || '')),
       cell('Set by', x.set_by || '—'),
     )) : [h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No budgets.'))]));
-    const tokens = (r) => Number(r.input_tokens) + Number(r.output_tokens) + Number(r.cache_read_tokens) + Number(r.cache_creation_tokens);
     top.replaceChildren(...(t.length ? t.map((r) => h('tr', { 'data-agent': r.agent },
       cell('Agent', h('a', { href: '#/agent/' + encodeURIComponent(r.agent) }, r.agent)),
       cell('Dollars', usd(r.cost_usd)),
