@@ -201,7 +201,7 @@ func TestStreamSendsInboxChangesAtOnce(t *testing.T) {
 		t.Fatalf("first event %q, want hello", ev)
 	}
 	r.feed.Publish(hub.TopicAgents)
-	s.next(t) // the gap starts
+	s.next(t)                     // the gap starts
 	r.feed.Publish(hub.TopicTick) // held in the gap
 	r.feed.Publish(hub.TopicInbox)
 	ev, data := s.next(t)
