@@ -17,6 +17,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // HTTPHandler serves MCP over streamable HTTP. Mount it at /mcp.
@@ -42,6 +43,7 @@ type HTTPHandler struct {
 	gate     *admission.Gate
 	client   hubv1.AgentServiceClient
 	log      *slog.Logger
+	clock    hub.Clock
 }
 
 // NewHTTPHandlerWithClient returns a streamable HTTP MCP handler that calls
@@ -78,9 +80,9 @@ func NewHTTPHandlerWithClient(client hubv1.AgentServiceClient, opts Options) *HT
 	// The handler's own DELETEs name the session's user, not a token;
 	// they never come from the network.
 	asUser := auth.RequireBearerToken(func(_ context.Context, user string, _ *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Minute)}, nil
+		return &auth.TokenInfo{UserID: user, Expiration: opts.Clock.Now().Add(time.Minute)}, nil
 	}, nil)
-	return &HTTPHandler{handler: requireToken(mcpHandler), closer: asUser(mcpHandler), sessions: sessions, gate: opts.Gate, client: client, log: opts.Logger}
+	return &HTTPHandler{handler: requireToken(mcpHandler), closer: asUser(mcpHandler), sessions: sessions, gate: opts.Gate, client: client, log: opts.Logger, clock: opts.Clock}
 }
 
 // sessionAdmission is the RPC whose admission a session's opening takes:
@@ -202,7 +204,7 @@ func (h *HTTPHandler) EndAgent(agentID int64) {
 		go h.closeAs(s.id, s.user)
 	}
 	for _, s := range draining {
-		time.AfterFunc(revokedDrain, func() {
+		h.clock.AfterFunc(revokedDrain, func() {
 			if h.sessions.closeRevoked(s) {
 				h.closeAs(s.id, s.user)
 			}

@@ -100,10 +100,11 @@ func withCallStart(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, callStartKey{}, t)
 }
 
-// callStart returns when the call began: before its early park, if it had one.
-func callStart(ctx context.Context) time.Time {
+// callStart returns when the call began: before its early park, if it had
+// one, else now on clock.
+func callStart(ctx context.Context, clock hub.Clock) time.Time {
 	if t, ok := ctx.Value(callStartKey{}).(time.Time); ok {
 		return t
 	}
-	return time.Now()
+	return clock.Now()
 }

@@ -61,7 +61,7 @@ func noteAgent(ctx context.Context, a *hub.Agent) {
 // Durations are read from clock.
 func LoggingInterceptor(log *slog.Logger, refusals *LogSampler, clock hub.Clock) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		start := callStart(ctx) // agent_wait.go
+		start := callStart(ctx, clock) // agent_wait.go
 		ci := &callInfo{requestID: incomingRequestID(ctx)}
 		ctx = context.WithValue(ctx, callInfoKey{}, ci)
 		resp, err := handler(ctx, req)
