@@ -45,7 +45,7 @@ func TestUsageCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &rep); err != nil || len(rep.Rows) != 1 || rep.Rows[0].Agent != "dev" || rep.Rows[0].CacheReadTokens != "9000" || rep.Rows[0].CostUSD != 0.0375 {
 		t.Errorf("usage -o json = %s (%v)", js, err)
 	}
-	if r := h.hubctl(t, nil, "usage", "--by", "colour"); r.code != 1 || !strings.Contains(r.stderr, "expected agent, project, task, model or day") {
+	if r := h.hubctl(t, nil, "usage", "--by", "colour"); r.code != 1 || !strings.Contains(r.stderr, "expected agent, project, task, model, day or hour") {
 		t.Errorf("usage --by colour: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

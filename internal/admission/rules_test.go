@@ -70,7 +70,7 @@ func TestEveryRPCDeclaresAdmission(t *testing.T) {
 var peoplesCalls = map[string]bool{
 	"ListInbox": true, "AnswerInboxItem": true, "ListApprovalRules": true, "RevokeApprovalRule": true,
 	"PostMessage": true, "ListMessages": true, "ListChannels": true, "GetHubInfo": true,
-	"ListAgentOverviews": true, "ListProjects": true,
+	"ListAgentOverviews": true, "ListProjects": true, "ListUsage": true, "ListBudgets": true,
 }
 
 // TestReadRefusesAnUndeclaredRPC: an RPC without the option, or with one

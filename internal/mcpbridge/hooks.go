@@ -39,6 +39,7 @@ type known struct {
 
 	mu       sync.Mutex
 	cursor   string    // the newest message the watch was handed
+	started  bool      // a watch has ended: cursor is where the hub put it
 	watching bool      // the watch is parked at the hub after cursor
 	freshAt  time.Time // when the hub last confirmed cursor: the watch parked
 	seq      uint64    // counts what the hooks have not seen through the hub
@@ -65,10 +66,13 @@ func (k *known) watch(cursor string) func(n int, next string, err error) {
 		defer k.mu.Unlock()
 		k.watching = false
 		// A moved cursor with nothing handed out is what the hub passed
-		// over, and the first watch (after no cursor) starts one.
-		if err != nil || n > 0 || (k.cursor != "" && next != "" && next != k.cursor) {
+		// over (a watch stream's frames carry nothing else), and the first
+		// watch only places it: an agent that never read a message has
+		// no cursor until its first message moves it.
+		if err != nil || n > 0 || (k.started && next != "" && next != k.cursor) {
 			k.seq++
 		}
+		k.started = k.started || err == nil
 	}
 }
 
