@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"sync/atomic"
@@ -167,7 +168,7 @@ func (g *grpcAgent) subscribe(ctx context.Context, after string, frame func(ids 
 		if err == nil {
 			err = st.Send(&hubv1.SubscribeRequest{AfterId: after, Via: "channel"})
 		}
-		if err != nil {
+		if err != nil && err != io.EOF { // io.EOF: the hub ended the stream, Recv says why
 			return err
 		}
 		confirm := func(ids []string) error { return st.Send(&hubv1.SubscribeRequest{ConfirmIds: ids}) }

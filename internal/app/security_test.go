@@ -349,7 +349,9 @@ func callRPC(ctx context.Context, conn *grpc.ClientConn, r rpc, req, resp proto.
 	if err != nil {
 		return err
 	}
-	if err := st.SendMsg(req); err != nil {
+	// A stream the hub already refused answers the send io.EOF; its
+	// status comes with the receive.
+	if err := st.SendMsg(req); err != nil && err != io.EOF {
 		return err
 	}
 	if err := st.CloseSend(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -278,6 +279,9 @@ func (p *pusher) next(ctx context.Context) (*hubv1.SubscribeFrame, error) {
 		st, err := p.client.Subscribe(sctx)
 		if err == nil {
 			err = st.Send(req)
+		}
+		if err == io.EOF {
+			_, err = st.Recv() // the hub ended the stream: why comes with the receive
 		}
 		if err != nil {
 			end()
