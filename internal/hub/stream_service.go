@@ -73,12 +73,9 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 		if after > 0 {
 			return checkCursor(tx, "after_id", after)
 		}
-		a, err := tx.AgentByID(caller.ID)
+		a, err := enabledAgent(tx, caller.ID)
 		if err != nil {
 			return err
-		}
-		if a.Disabled() {
-			return Errorf(EPERMISSION, "agent %q was disabled", a.Name)
 		}
 		st.cursor = a.ReadUpTo
 		return nil
@@ -173,12 +170,8 @@ func (st *Stream) run(ctx context.Context) {
 func (s *Waits) fetchLatest(ctx context.Context, agentID, after int64) (look, error) {
 	var lk look
 	err := view(ctx, s.store, func(tx waitsTx) error {
-		a, err := tx.AgentByID(agentID)
-		if err != nil {
+		if _, err := enabledAgent(tx, agentID); err != nil {
 			return err
-		}
-		if a.Disabled() {
-			return Errorf(EPERMISSION, "agent %q was disabled", a.Name)
 		}
 		_, _, latest, err := tx.InboxCounts(agentID, after)
 		lk.cursor = max(after, latest)

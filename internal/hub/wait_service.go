@@ -545,12 +545,9 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 	var held []int64
 	var more bool
 	err := view(ctx, s.store, func(tx waitsTx) error {
-		a, err := tx.AgentByID(agentID)
+		a, err := enabledAgent(tx, agentID)
 		if err != nil {
 			return err
-		}
-		if a.Disabled() {
-			return Errorf(EPERMISSION, "agent %q was disabled", a.Name)
 		}
 		from := after
 		if !useAfter {
@@ -590,4 +587,17 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 func inDeepWork(tx HealthTx, agentID int64, now time.Time) bool {
 	st, err := tx.LivenessState(agentID)
 	return err == nil && st.ActiveDeepWork.InForce(now)
+}
+
+// enabledAgent reads the agent id inside tx, refusing a disabled one: what
+// a wait's or a stream's look reads first.
+func enabledAgent(tx AgentTx, id int64) (*Agent, error) {
+	a, err := tx.AgentByID(id)
+	if err != nil {
+		return nil, err
+	}
+	if a.Disabled() {
+		return nil, Errorf(EPERMISSION, "agent %q was disabled", a.Name)
+	}
+	return a, nil
 }
