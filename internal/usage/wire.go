@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -33,15 +34,16 @@ const (
 // eventWords are what the name of every event the hub reads contains,
 // whatever the place a host writes it (its event.name attribute, its
 // event_name, its body) and whether or not with the host's prefix: the
-// part of each name of eventRules after the host's prefix.
-var eventWords = func() [][]byte {
+// part of each name of eventRules after the host's prefix. Made at its
+// first use.
+var eventWords = sync.OnceValue(func() [][]byte {
 	var ws [][]byte
 	for name := range eventRules {
 		_, w, _ := strings.Cut(name, ".")
 		ws = append(ws, []byte(w))
 	}
 	return ws
-}()
+})
 
 // Field numbers of what names a log record's event (eventName).
 const (
@@ -91,7 +93,7 @@ func mayName(msg []byte) bool {
 
 // hasEventWord reports whether s holds one of eventWords.
 func hasEventWord(s []byte) bool {
-	for _, w := range eventWords {
+	for _, w := range eventWords() {
 		if bytes.Contains(s, w) {
 			return true
 		}

@@ -98,7 +98,9 @@ func TestPruneMalformed(t *testing.T) {
 // event the hub reads goes, whatever else its attributes say.
 func TestPruneKeepsEveryPlaceOfAName(t *testing.T) {
 	t.Parallel()
-	str := func(s string) *common.AnyValue { return &common.AnyValue{Value: &common.AnyValue_StringValue{StringValue: s}} }
+	str := func(s string) *common.AnyValue {
+		return &common.AnyValue{Value: &common.AnyValue_StringValue{StringValue: s}}
+	}
 	kv := func(k, v string) *common.KeyValue { return &common.KeyValue{Key: k, Value: str(v)} }
 	req := &collogs.ExportLogsServiceRequest{ResourceLogs: []*logs.ResourceLogs{
 		{Resource: &resource.Resource{Attributes: []*common.KeyValue{kv("service.name", "codex")}},
