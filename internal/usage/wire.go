@@ -105,11 +105,11 @@ func hasEventWord(s []byte) bool {
 // records that cannot name an event the hub reads. A resource that may
 // name one itself keeps its records.
 func pruneLogs(body []byte) ([]byte, error) {
-	return prune(make([]byte, 0, len(body)), body, []protowire.Number{fieldResourceLogs}, func(resourceLogs []byte) ([]byte, bool) {
+	return prune(nil, body, []protowire.Number{fieldResourceLogs}, func(resourceLogs []byte) ([]byte, bool) {
 		if mayName(field(resourceLogs, fieldResource)) {
 			return resourceLogs, true
 		}
-		pruned, err := prune(make([]byte, 0, len(resourceLogs)), resourceLogs, []protowire.Number{fieldScopeLogs, fieldLogRecords}, func(record []byte) ([]byte, bool) {
+		pruned, err := prune(nil, resourceLogs, []protowire.Number{fieldScopeLogs, fieldLogRecords}, func(record []byte) ([]byte, bool) {
 			return record, mayName(record)
 		})
 		if err != nil {
@@ -123,7 +123,7 @@ func pruneLogs(body []byte) ([]byte, error) {
 // metrics that count no usage (metricRules) keep only their name (what
 // tells a host's own metrics apart from the gen_ai.* ones it repeats).
 func pruneMetrics(body []byte) ([]byte, error) {
-	return prune(make([]byte, 0, len(body)), body, []protowire.Number{fieldResourceMetrics, fieldScopeMetrics, fieldMetrics}, func(metric []byte) ([]byte, bool) {
+	return prune(nil, body, []protowire.Number{fieldResourceMetrics, fieldScopeMetrics, fieldMetrics}, func(metric []byte) ([]byte, bool) {
 		name := string(field(metric, fieldMetricName))
 		if metricRules[name] != nil {
 			return metric, true
@@ -182,7 +182,7 @@ func prune(dst, msg []byte, path []protowire.Number, leaf func([]byte) ([]byte, 
 		v, _ := protowire.ConsumeBytes(msg[n:])
 		msg = msg[n+m:]
 		if len(path) > 1 {
-			inner, err := prune(make([]byte, 0, len(v)), v, path[1:], leaf)
+			inner, err := prune(nil, v, path[1:], leaf)
 			if err != nil {
 				return nil, err
 			}
