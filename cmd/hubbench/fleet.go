@@ -19,7 +19,9 @@ import (
 // `hubbench fleet` runs a fleet of simulated agents and dashboards against
 // one hub for a while, as a deployment would: every agent parks a wait
 // (over gRPC, over MCP at /mcp, or through a `hub mcp` stdio bridge),
-// heartbeats, logs activity and checkpoints, asks for hook injections,
+// heartbeats, logs activity and checkpoints, asks for hook injections
+// (those of an agent holding a stream answered by its bridge when nothing
+// is new, as hub mcp answers them),
 // posts to peers and channels, declares deep work now and then and goes
 // offline and back; every dashboard holds the admin stream and does what
 // the page does with each event. It prints the hub's figures each
@@ -125,7 +127,7 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 	fs.DurationVar(&r.heartbeat, "heartbeat", 30*time.Second, "an agent's heartbeat period")
 	fs.DurationVar(&r.activity, "activity", 2*time.Minute, "an agent's activity-log period")
 	fs.DurationVar(&r.checkpoint, "checkpoint", 10*time.Minute, "an agent's checkpoint period")
-	fs.DurationVar(&r.hook, "hook", 20*time.Second, "period of an agent's tool uses, each a hook injection call (TakeInjection)")
+	fs.DurationVar(&r.hook, "hook", 20*time.Second, "period of an agent's tool uses, each a hook run: a hook injection call (TakeInjection), unless the agent holds a stream and its bridge answers that nothing is new, as hub mcp does")
 	fs.DurationVar(&r.post, "post", 2*time.Minute, "mean time between an agent's posts (exponential)")
 	fs.Float64Var(&r.jitter, "jitter", 0.2, "each fixed period varies by up to this share either way")
 	fs.Float64Var(&r.direct, "direct", 0.70, "share of posts sent to one other agent")
