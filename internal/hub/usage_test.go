@@ -66,7 +66,7 @@ func TestUsageRecordReportPrune(t *testing.T) {
 		{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5}},
 		{At: now.Add(-48 * time.Hour), Model: "m", Counts: hub.UsageCounts{Output: 5}}, // too old: counted now
 	}
-	if err := h.Usage.Record(ctx, ann, deltas); err != nil {
+	if err := h.Usage.Record(ctx, ann, deltas, ""); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := h.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByTask}})
@@ -109,7 +109,7 @@ func TestUsageTakenBackUnderAnotherTask(t *testing.T) {
 	ctx := context.Background()
 	ann, _ := h.agent(t, "ann")
 	now := h.Clock.Now()
-	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5}}}); err != nil {
+	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5}}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "parser"}); err != nil {
@@ -123,7 +123,7 @@ func TestUsageTakenBackUnderAnotherTask(t *testing.T) {
 	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{
 		{At: now, Model: "m", Counts: hub.UsageCounts{Input: -10, Requests: -1, CostUSD: -0.5}},
 		{At: now, Model: "m", Counts: hub.UsageCounts{Input: 6, Requests: 1, CostUSD: 0.25}},
-	}); err != nil {
+	}, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []hub.UsageQuery{{GroupBy: []hub.UsageGroup{hub.UsageByTask}}, {GroupBy: []hub.UsageGroup{hub.UsageByTask}, Since: now.Add(-30 * 24 * time.Hour)}} {
