@@ -39,6 +39,7 @@ const (
 // held against them (Usage.Record calls check).
 type Budgets struct {
 	*core
+	store txs[budgetsTx] // the store methods it uses
 	inbox *Inbox
 	tasks *Tasks
 }
@@ -46,7 +47,7 @@ type Budgets struct {
 // NewBudgets returns the budgets' service: items it opens are announced
 // through inbox, agents it releases look for tasks again through tasks.
 func NewBudgets(c *Core, inbox *Inbox, tasks *Tasks) *Budgets {
-	return &Budgets{core: c.core, inbox: inbox, tasks: tasks}
+	return &Budgets{core: c.core, store: txsOf[budgetsTx](c.store), inbox: inbox, tasks: tasks}
 }
 
 // BudgetRequest names a budget, of an agent or of a project, and for a
@@ -501,10 +502,15 @@ type budgetAnswerTx interface {
 	MessageTx
 }
 
+// budgetHoldsTx is what next_task's budget gate reads.
+type budgetHoldsTx interface {
+	BudgetHolds(agentID int64, project string, day time.Time) (bool, error)
+}
+
 // budgetHolds reports whether a budget stops agent's work at now.
-func budgetHolds(ctx context.Context, st Store, agent *Agent, now time.Time) (bool, error) {
+func budgetHolds[G budgetHoldsTx](ctx context.Context, st txs[G], agent *Agent, now time.Time) (bool, error) {
 	var held bool
-	err := view(ctx, st, func(tx BudgetTx) (err error) {
+	err := view(ctx, st, func(tx G) (err error) {
 		held, err = tx.BudgetHolds(agent.ID, ProjectOr(agent.Project), BudgetDay(now))
 		return err
 	})

@@ -105,8 +105,9 @@ type InboxOptions struct {
 // waiting for input, answered by people.
 type Inbox struct {
 	*core
-	opts InboxOptions
-	sink ItemSink // nil: nobody hears of new items
+	store txs[inboxTx] // the store methods it uses
+	opts  InboxOptions
+	sink  ItemSink // nil: nobody hears of new items
 	// released hears of a project whose agents a raised or lifted budget
 	// lets take tasks again (Tasks.TasksReady; nil: nobody).
 	released func(project string)
@@ -137,7 +138,7 @@ func NewInbox(c *Core, opts InboxOptions) *Inbox {
 	if opts.MaxOpenPerProject <= 0 {
 		opts.MaxOpenPerProject = 1000
 	}
-	return &Inbox{core: c.core, opts: opts}
+	return &Inbox{core: c.core, store: txsOf[inboxTx](c.store), opts: opts}
 }
 
 // SetSink makes sink hear of every item opened from now on (the webhooks'
@@ -192,7 +193,7 @@ func (in *Inbox) ListItems(ctx context.Context, who *Person, state, project stri
 	}
 	var out []*InboxItem
 	next := ""
-	err = view(ctx, in.store, func(tx InboxTx) error {
+	err = view(ctx, in.store, func(tx inboxTx) error {
 		out, next = nil, ""
 		if at.open && (st == "" || st == ItemOpen) {
 			items, err := tx.ListInboxItems(ItemQuery{State: ItemOpen, Project: project, Projects: projects, ByUrgency: true, AfterRank: at.rank, AfterID: at.id, Limit: limit + 1})
@@ -348,7 +349,7 @@ func (in *Inbox) ExpireDeadApprovals(ctx context.Context, before time.Time) (int
 	n := 0
 	for {
 		var items []*InboxItem
-		err := view(ctx, in.store, func(tx InboxTx) (err error) {
+		err := view(ctx, in.store, func(tx inboxTx) (err error) {
 			items, err = tx.ListInboxItems(ItemQuery{State: ItemOpen, Kind: KindApproval, Before: before, Limit: 500})
 			return err
 		})
@@ -393,7 +394,7 @@ func ids(items []*InboxItem) []int64 {
 // the admin, every project).
 func (in *Inbox) ListRules(ctx context.Context, who *Person, all bool) ([]*ApprovalRule, error) {
 	var out []*ApprovalRule
-	err := view(ctx, in.store, func(tx InboxTx) (err error) {
+	err := view(ctx, in.store, func(tx inboxTx) (err error) {
 		out, err = tx.ListApprovalRules(in.clock.Now(), all)
 		return err
 	})
@@ -459,7 +460,7 @@ func (in *Inbox) Run(ctx context.Context) error {
 			continue
 		}
 		var closed []int64
-		err := view(ctx, in.store, func(tx InboxTx) error {
+		err := view(ctx, in.store, func(tx inboxTx) error {
 			items, err := tx.InboxItemsByID(ids)
 			closed = closed[:0]
 			for _, it := range items {

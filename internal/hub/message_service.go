@@ -12,7 +12,8 @@ import (
 // reading, searching.
 type Messages struct {
 	*core
-	receipts *Receipts // a read marks what it hands out delivered
+	store    txs[messagesTx] // the store methods it uses
+	receipts *Receipts       // a read marks what it hands out delivered
 }
 
 // messagesTx is what the messages service reads and writes in one transaction:
@@ -28,7 +29,7 @@ type messagesTx interface {
 
 // NewMessages returns the messages' service.
 func NewMessages(c *Core, receipts *Receipts) *Messages {
-	return &Messages{core: c.core, receipts: receipts}
+	return &Messages{core: c.core, store: txsOf[messagesTx](c.store), receipts: receipts}
 }
 
 // Post posts a message from sender: an agent (the token's), or nil for a

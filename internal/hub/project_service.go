@@ -8,6 +8,7 @@ import (
 // Projects is the service of projects and the links between them.
 type Projects struct {
 	*core
+	store txs[projectsTx] // the store methods it uses
 }
 
 // projectsTx is what the projects service reads and writes in one transaction:
@@ -17,7 +18,9 @@ type projectsTx interface {
 }
 
 // NewProjects returns the projects' service.
-func NewProjects(c *Core) *Projects { return &Projects{core: c.core} }
+func NewProjects(c *Core) *Projects {
+	return &Projects{core: c.core, store: txsOf[projectsTx](c.store)}
+}
 
 // ProjectTx stores projects and the links between them.
 type ProjectTx interface {
@@ -175,12 +178,12 @@ func (l *lazyReach) visibleAgent(name string) (Addressee, error) {
 }
 
 // visibleOf keeps the items whose project the caller may see.
-func visibleOf[T any](ctx context.Context, s *core, caller *Agent, items []T, project func(T) string) ([]T, error) {
+func visibleOf[T any, G reachTx](ctx context.Context, st txs[G], caller *Agent, items []T, project func(T) string) ([]T, error) {
 	if caller == nil {
 		return items, nil
 	}
 	var r Reach
-	err := view(ctx, s.store, func(tx projectsTx) (err error) {
+	err := view(ctx, st, func(tx G) (err error) {
 		r, err = reachOf(tx, caller)
 		return err
 	})

@@ -12,8 +12,9 @@ import (
 // heartbeat pulses, cron jobs and nudges.
 type Schedule struct {
 	*core
-	messages *Messages // pulses, cron jobs and nudges post messages
-	liveness *Liveness // the health sweep runs with the nudges
+	store    txs[scheduleTx] // the store methods it uses
+	messages *Messages       // pulses, cron jobs and nudges post messages
+	liveness *Liveness       // the health sweep runs with the nudges
 }
 
 // scheduleTx is what the schedule service reads and writes in one transaction:
@@ -36,12 +37,12 @@ type scheduleTx interface {
 
 // NewSchedule returns the schedule's service.
 func NewSchedule(c *Core, messages *Messages, liveness *Liveness) *Schedule {
-	return &Schedule{core: c.core, messages: messages, liveness: liveness}
+	return &Schedule{core: c.core, store: txsOf[scheduleTx](c.store), messages: messages, liveness: liveness}
 }
 
 // anyDue reports whether due, run in a read transaction, finds an agent:
 // a tick with nothing due then takes no write transaction.
-func anyDue[G any](ctx context.Context, st Store, due func(tx G) ([]int64, error)) (bool, error) {
+func anyDue[G any](ctx context.Context, st txs[G], due func(tx G) ([]int64, error)) (bool, error) {
 	var ids []int64
 	err := view(ctx, st, func(tx G) (err error) {
 		ids, err = due(tx)
@@ -89,7 +90,7 @@ func publishedDuration(tx MetaTx, key string, def time.Duration) time.Duration {
 // that the store groups them into few commits; one failing write does not
 // undo the others. It returns the IDs of the agents to wake and the
 // joined errors.
-func updateEach[G any](ctx context.Context, st Store, ids []int64, fn func(tx G, id int64) (wake []int64, err error)) ([]int64, error) {
+func updateEach[G any](ctx context.Context, st txs[G], ids []int64, fn func(tx G, id int64) (wake []int64, err error)) ([]int64, error) {
 	const parallel = 64
 	var (
 		mu    sync.Mutex

@@ -90,6 +90,7 @@ type taskReserver interface {
 // with checkpoints naming them, and complete (task.go has the rules).
 type Tasks struct {
 	*core
+	store   txs[tasksTx] // the store methods it uses
 	reserve taskReserver
 }
 
@@ -98,6 +99,7 @@ type Tasks struct {
 // reservations, events and messages, projects).
 type tasksTx interface {
 	TaskTx
+	budgetHoldsTx
 	AgentTx
 	EventTx
 	HealthTx
@@ -109,7 +111,7 @@ type tasksTx interface {
 // NewTasks returns the task board over c; its claims reserve paths
 // through reserve (the hub's Reservations).
 func NewTasks(c *Core, reserve taskReserver) *Tasks {
-	return &Tasks{core: c.core, reserve: reserve}
+	return &Tasks{core: c.core, store: txsOf[tasksTx](c.store), reserve: reserve}
 }
 
 // changed tells the dashboard's stream that tasks changed and wakes the
@@ -318,7 +320,7 @@ func (ts *Tasks) List(ctx context.Context, q TaskQuery) ([]*Task, int64, error) 
 	}
 	var out []*Task
 	q.Limit++
-	err := view(ctx, ts.store, func(tx TaskTx) (err error) {
+	err := view(ctx, ts.store, func(tx tasksTx) (err error) {
 		out, err = tx.ListTasks(q)
 		return err
 	})
@@ -337,7 +339,7 @@ func (ts *Tasks) List(ctx context.Context, q TaskQuery) ([]*Task, int64, error) 
 // latest checkpoints naming it. Errors: ENOTFOUND.
 func (ts *Tasks) Get(ctx context.Context, project string, id int64) (*Task, error) {
 	var t *Task
-	err := view(ctx, ts.store, func(tx TaskTx) error {
+	err := view(ctx, ts.store, func(tx tasksTx) error {
 		var err error
 		if t, err = inProject(tx, id, project); err != nil {
 			return err
@@ -361,10 +363,7 @@ func (ts *Tasks) SetLease(ctx context.Context, project string, d time.Duration) 
 		return 0, err
 	}
 	var in time.Duration
-	err := update(ctx, ts.store, func(tx interface {
-		TaskTx
-		ProjectTx
-	}) error {
+	err := update(ctx, ts.store, func(tx tasksTx) error {
 		if err := requireProject(tx, project); err != nil {
 			return err
 		}

@@ -32,12 +32,15 @@ type UsageTx interface {
 // hosts report and answers reports of it.
 type Usage struct {
 	*core
+	store   txs[usageTx] // the store methods it uses
 	budgets *Budgets
 }
 
 // NewUsage returns the usage service: what it records is held against
 // budgets.
-func NewUsage(c *Core, budgets *Budgets) *Usage { return &Usage{core: c.core, budgets: budgets} }
+func NewUsage(c *Core, budgets *Budgets) *Usage {
+	return &Usage{core: c.core, store: txsOf[usageTx](c.store), budgets: budgets}
+}
 
 // usageTx is what the usage service reads and writes in one transaction:
 // the rollups, and what holding them against budgets writes.

@@ -10,6 +10,7 @@ import (
 // fallback watcher that wakes waits for writes made outside this process.
 type Waits struct {
 	*core
+	store    txs[waitsTx]  // the store methods it uses
 	liveness *Liveness     // a wait's reply carries the caller's status
 	receipts *Receipts     // and marks what it hands out delivered
 	poke     chan struct{} // Poke: the fallback watcher looks now
@@ -35,7 +36,7 @@ type waitsTx interface {
 
 // NewWaits returns the waits' service.
 func NewWaits(c *Core, liveness *Liveness, receipts *Receipts) *Waits {
-	return &Waits{core: c.core, liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1)}
+	return &Waits{core: c.core, store: txsOf[waitsTx](c.store), liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1)}
 }
 
 // Init reads the newest message ID, from which the fallback watcher starts.
