@@ -40,13 +40,24 @@ const (
 type Budgets struct {
 	*core
 	store txs[budgetsTx] // the store methods it uses
-	inbox *Inbox
-	tasks *Tasks
+	inbox itemOpener
+	tasks taskWaker
+}
+
+// itemOpener announces inbox items just opened (satisfied by *Inbox).
+type itemOpener interface {
+	opened(items ...*InboxItem)
+}
+
+// taskWaker tells a project's parked next_task calls to look again
+// (satisfied by *Tasks).
+type taskWaker interface {
+	TasksReady(project string)
 }
 
 // NewBudgets returns the budgets' service: items it opens are announced
 // through inbox, agents it releases look for tasks again through tasks.
-func NewBudgets(c *Core, inbox *Inbox, tasks *Tasks) *Budgets {
+func NewBudgets(c *Core, inbox itemOpener, tasks taskWaker) *Budgets {
 	return &Budgets{core: c.core, store: txsOf[budgetsTx](c.store), inbox: inbox, tasks: tasks}
 }
 

@@ -7,7 +7,7 @@ import "context"
 type Injections struct {
 	*core
 	store    txs[injectionsTx] // the store methods it uses
-	receipts *Receipts         // what the hook path may carry
+	receipts pathCarrier       // what the hook path may carry
 }
 
 // injectionsTx is what the injections service reads and writes in one transaction:
@@ -21,7 +21,7 @@ type injectionsTx interface {
 }
 
 // NewInjections returns the hooks' service.
-func NewInjections(c *Core, receipts *Receipts) *Injections {
+func NewInjections(c *Core, receipts pathCarrier) *Injections {
 	return &Injections{core: c.core, store: txsOf[injectionsTx](c.store), receipts: receipts}
 }
 

@@ -13,7 +13,7 @@ import (
 type Messages struct {
 	*core
 	store    txs[messagesTx] // the store methods it uses
-	receipts *Receipts       // a read marks what it hands out delivered
+	receipts replyMarker     // a read marks what it hands out delivered
 }
 
 // messagesTx is what the messages service reads and writes in one transaction:
@@ -28,7 +28,7 @@ type messagesTx interface {
 }
 
 // NewMessages returns the messages' service.
-func NewMessages(c *Core, receipts *Receipts) *Messages {
+func NewMessages(c *Core, receipts replyMarker) *Messages {
 	return &Messages{core: c.core, store: txsOf[messagesTx](c.store), receipts: receipts}
 }
 

@@ -13,8 +13,22 @@ import (
 type Schedule struct {
 	*core
 	store    txs[scheduleTx] // the store methods it uses
-	messages *Messages       // pulses, cron jobs and nudges post messages
-	liveness *Liveness       // the health sweep runs with the nudges
+	messages poster          // pulses, cron jobs and nudges post messages
+	liveness sweeper         // the health sweep runs with the nudges
+}
+
+// poster posts a message inside the caller's write (satisfied by
+// *Messages): the request checked, then its recipients routed.
+type poster interface {
+	validatePost(req *PostRequest) error
+	route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) error
+}
+
+// sweeper runs the health sweep (satisfied by *Liveness), alone or inside
+// the caller's write.
+type sweeper interface {
+	SweepHealth(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error)
+	sweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptBatch, error)
 }
 
 // scheduleTx is what the schedule service reads and writes in one transaction:
@@ -36,7 +50,7 @@ type scheduleTx interface {
 }
 
 // NewSchedule returns the schedule's service.
-func NewSchedule(c *Core, messages *Messages, liveness *Liveness) *Schedule {
+func NewSchedule(c *Core, messages poster, liveness sweeper) *Schedule {
 	return &Schedule{core: c.core, store: txsOf[scheduleTx](c.store), messages: messages, liveness: liveness}
 }
 

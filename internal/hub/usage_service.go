@@ -33,12 +33,20 @@ type UsageTx interface {
 type Usage struct {
 	*core
 	store   txs[usageTx] // the store methods it uses
-	budgets *Budgets
+	budgets budgetChecker
+}
+
+// budgetChecker holds usage just recorded against the budgets inside the
+// recording write, and announces what that opened once it has committed
+// (satisfied by *Budgets).
+type budgetChecker interface {
+	check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error)
+	announce(news budgetNews)
 }
 
 // NewUsage returns the usage service: what it records is held against
 // budgets.
-func NewUsage(c *Core, budgets *Budgets) *Usage {
+func NewUsage(c *Core, budgets budgetChecker) *Usage {
 	return &Usage{core: c.core, store: txsOf[usageTx](c.store), budgets: budgets}
 }
 
