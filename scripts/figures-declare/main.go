@@ -7,10 +7,13 @@
 // the registries of parked callers, and the largest set of store methods
 // one of the hub's services can reach. Run it from the module's root:
 //
-//	go run ./scripts/figures-declare
+//	go run ./scripts/figures-declare [-v]
+//
+// With -v it lists the store methods each service can reach.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -24,7 +27,10 @@ import (
 	"strings"
 )
 
+var verbose = flag.Bool("v", false, "list the store methods visible to each service")
+
 func main() {
+	flag.Parse()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "figures-declare:", err)
 		os.Exit(1)
@@ -303,6 +309,13 @@ func storeMethodsSeen(dir string) (int, string, error) {
 		var walk func(n ast.Node)
 		walk = func(n ast.Node) {
 			ast.Inspect(n, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.Field: // its type, not its names
+					walk(n.Type)
+					return false
+				case *ast.SelectorExpr: // another package's
+					return false
+				}
 				id, ok := n.(*ast.Ident)
 				if !ok || visited[id.Name] || types[id.Name] == nil {
 					return true
@@ -323,6 +336,9 @@ func storeMethodsSeen(dir string) (int, string, error) {
 			})
 		}
 		walk(types[name])
+		if *verbose {
+			fmt.Printf("    %-14s %d\n", name, len(seen))
+		}
 		if len(seen) > most {
 			most, mostName = len(seen), name
 		}
