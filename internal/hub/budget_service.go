@@ -15,9 +15,9 @@ type BudgetTx interface {
 	// (agentID 0 or project "": none of that kind), those that exist, the
 	// agent's first, its name filled.
 	BudgetsOf(agentID int64, project string) ([]*Budget, error)
-	// ListBudgets returns every budget: the projects' by name, then the
+	// Budgets returns every budget: the projects' by name, then the
 	// agents' by name, their names filled.
-	ListBudgets() ([]*Budget, error)
+	Budgets() ([]*Budget, error)
 	// DeleteBudget deletes the budget of agentID (of project when agentID
 	// is 0) and reports whether there was one.
 	DeleteBudget(agentID int64, project string) (bool, error)
@@ -235,7 +235,7 @@ func (s *Budgets) List(ctx context.Context, who *Person) ([]*BudgetStanding, err
 	day := BudgetDay(s.clock.Now())
 	var out []*BudgetStanding
 	err := view(ctx, s.store, func(tx budgetsTx) error {
-		bs, err := tx.ListBudgets()
+		bs, err := tx.Budgets()
 		if err != nil {
 			return err
 		}

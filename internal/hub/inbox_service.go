@@ -44,9 +44,9 @@ type InboxTx interface {
 	// ApprovalRulesFor returns the rules of project for tool that are
 	// live at now.
 	ApprovalRulesFor(project, tool string, now time.Time) ([]*ApprovalRule, error)
-	// ListApprovalRules returns the rules live at now (every rule when
+	// ApprovalRules returns the rules live at now (every rule when
 	// all is set), newest first, their agent's name filled.
-	ListApprovalRules(now time.Time, all bool) ([]*ApprovalRule, error)
+	ApprovalRules(now time.Time, all bool) ([]*ApprovalRule, error)
 	// ApprovalRuleByID returns one rule, its agent's name filled. ENOTFOUND.
 	ApprovalRuleByID(id int64) (*ApprovalRule, error)
 	// RevokeApprovalRule sets the rule's revocation time unless it is
@@ -395,7 +395,7 @@ func ids(items []*InboxItem) []int64 {
 func (in *Inbox) ListRules(ctx context.Context, who *Person, all bool) ([]*ApprovalRule, error) {
 	var out []*ApprovalRule
 	err := view(ctx, in.store, func(tx inboxTx) (err error) {
-		out, err = tx.ListApprovalRules(in.clock.Now(), all)
+		out, err = tx.ApprovalRules(in.clock.Now(), all)
 		return err
 	})
 	return SeenBy(out, who, func(r *ApprovalRule) string { return r.Project }), err

@@ -293,7 +293,7 @@ func (s *Messages) postChannel(tx routeTx, reach *lazyReach, m *Message, ref str
 		}
 		id, err := tx.EnsureChannel(c.Project, c.Name, now)
 		if err == nil && sender != nil {
-			err = tx.JoinChannel(id, sender.ID, now)
+			err = tx.InsertChannelMember(id, sender.ID, now)
 		}
 		return id, err
 	}
@@ -429,7 +429,7 @@ func (s *Messages) JoinChannel(ctx context.Context, caller *Agent, channel strin
 		if err != nil {
 			return err
 		}
-		if err := tx.JoinChannel(id, caller.ID, now); err != nil {
+		if err := tx.InsertChannelMember(id, caller.ID, now); err != nil {
 			return err
 		}
 		members, err = tx.ChannelMemberNames(id)
@@ -460,7 +460,7 @@ func (s *Messages) LeaveChannel(ctx context.Context, caller *Agent, channel stri
 		if err != nil {
 			return err
 		}
-		return tx.LeaveChannel(id, caller.ID)
+		return tx.DeleteChannelMember(id, caller.ID)
 	})
 }
 
@@ -559,10 +559,10 @@ type MessageTx interface {
 	EnsureChannel(project, name string, now time.Time) (int64, error)
 	// ChannelByName returns the ID of project's channel named name. ENOTFOUND.
 	ChannelByName(project, name string) (int64, error)
-	// JoinChannel adds an agent to a channel (no-op if already a member).
-	JoinChannel(channelID, agentID int64, now time.Time) error
-	// LeaveChannel removes an agent from a channel (no-op if not a member).
-	LeaveChannel(channelID, agentID int64) error
+	// InsertChannelMember adds an agent to a channel (no-op if already a member).
+	InsertChannelMember(channelID, agentID int64, now time.Time) error
+	// DeleteChannelMember removes an agent from a channel (no-op if not a member).
+	DeleteChannelMember(channelID, agentID int64) error
 	// ChannelMembers returns the member agents' IDs.
 	ChannelMembers(channelID int64) ([]int64, error)
 	// ChannelMemberNames returns the member agents' names, sorted.

@@ -21,8 +21,8 @@ type PersonTx interface {
 	// store should answer it from memory where it can (SQLite's writer
 	// does).
 	ActivePerson(name string) (bool, error)
-	// ListPeople returns every person by name.
-	ListPeople() ([]*Person, error)
+	// People returns every person by name.
+	People() ([]*Person, error)
 	// RevokePerson forgets the person's token hash and sets RevokedAt.
 	// ENOTFOUND.
 	RevokePerson(name string, at time.Time) error
@@ -89,7 +89,7 @@ func (p *People) CreatePerson(ctx context.Context, name string, projects []strin
 func (p *People) ListPeople(ctx context.Context) ([]*Person, error) {
 	var out []*Person
 	err := view(ctx, p.store, func(tx peopleTx) (err error) {
-		out, err = tx.ListPeople()
+		out, err = tx.People()
 		return err
 	})
 	return out, err

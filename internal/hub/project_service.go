@@ -31,11 +31,11 @@ type ProjectTx interface {
 	// ListProjects returns every project by name, with its links and its
 	// number of agents.
 	ListProjects() ([]*Project, error)
-	// LinkProjects links a and b (a < b); a no-op if they are linked.
-	LinkProjects(a, b string, now int64) error
-	// UnlinkProjects removes the link between a and b (a < b) and reports
+	// InsertProjectLink links a and b (a < b); a no-op if they are linked.
+	InsertProjectLink(a, b string, now int64) error
+	// DeleteProjectLink removes the link between a and b (a < b) and reports
 	// whether there was one.
-	UnlinkProjects(a, b string) (bool, error)
+	DeleteProjectLink(a, b string) (bool, error)
 	// LinkedProjects returns the projects linked to name.
 	LinkedProjects(name string) ([]string, error)
 }
@@ -75,7 +75,7 @@ func (s *Projects) LinkProjects(ctx context.Context, a, b string) error {
 				return err
 			}
 		}
-		return tx.LinkProjects(a, b, now)
+		return tx.InsertProjectLink(a, b, now)
 	})
 }
 
@@ -87,7 +87,7 @@ func (s *Projects) UnlinkProjects(ctx context.Context, a, b string) error {
 		return err
 	}
 	return update(ctx, s.store, func(tx projectsTx) error {
-		ok, err := tx.UnlinkProjects(a, b)
+		ok, err := tx.DeleteProjectLink(a, b)
 		if err == nil && !ok {
 			err = Errorf(ENOTFOUND, "projects %q and %q are not linked", a, b)
 		}

@@ -9,16 +9,16 @@ import (
 type WebhookTx interface {
 	// InsertWebhook inserts w and sets w.ID.
 	InsertWebhook(w *Webhook) error
-	// ListWebhooks returns every webhook, oldest first.
-	ListWebhooks() ([]*Webhook, error)
+	// Webhooks returns every webhook, oldest first.
+	Webhooks() ([]*Webhook, error)
 	// DeleteWebhook deletes a webhook and its log. ENOTFOUND.
 	DeleteWebhook(id int64) error
 	// InsertWebhookDelivery logs d and sets d.ID, keeping the webhook's
 	// newest keep entries only.
 	InsertWebhookDelivery(d *WebhookDelivery, keep int) error
-	// ListWebhookDeliveries returns a webhook's log (every webhook's for
+	// WebhookDeliveries returns a webhook's log (every webhook's for
 	// 0), newest first.
-	ListWebhookDeliveries(webhookID int64, limit int) ([]*WebhookDelivery, error)
+	WebhookDeliveries(webhookID int64, limit int) ([]*WebhookDelivery, error)
 }
 
 // deliveriesKept is how many log entries each webhook keeps.
@@ -60,7 +60,7 @@ func (ws *Webhooks) CreateWebhook(ctx context.Context, w *Webhook) (*Webhook, er
 func (ws *Webhooks) ListWebhooks(ctx context.Context) ([]*Webhook, error) {
 	var out []*Webhook
 	err := view(ctx, ws.store, func(tx webhooksTx) (err error) {
-		out, err = tx.ListWebhooks()
+		out, err = tx.Webhooks()
 		return err
 	})
 	return out, err
@@ -102,7 +102,7 @@ func (ws *Webhooks) Deliveries(ctx context.Context, webhookID int64, limit int) 
 	}
 	var out []*WebhookDelivery
 	err := view(ctx, ws.store, func(tx webhooksTx) (err error) {
-		out, err = tx.ListWebhookDeliveries(webhookID, limit)
+		out, err = tx.WebhookDeliveries(webhookID, limit)
 		return err
 	})
 	return out, err
