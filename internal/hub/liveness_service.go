@@ -32,7 +32,7 @@ type livenessTx interface {
 	MessageTx
 	NudgeTx
 	ProjectTx
-	TaskTx // checkpoints and logs naming a task
+	taskByIDTx // checkpoints and logs naming a task
 	RetireTx
 }
 

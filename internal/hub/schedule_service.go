@@ -45,8 +45,8 @@ type scheduleTx interface {
 	NudgeTx
 	ProjectTx
 	PulseTx
-	TaskTx   // nudges name the agent's claimed task
-	PersonTx // route reads the people a message names
+	claimedTasksTx // nudges name the agent's claimed task
+	PersonTx       // route reads the people a message names
 }
 
 // NewSchedule returns the schedule's service.

@@ -142,9 +142,14 @@ func (ts *Tasks) leaseOf(tx TaskTx, project string) (time.Duration, error) {
 	return ts.cfg.TaskLease, nil
 }
 
+// taskByIDTx reads one task.
+type taskByIDTx interface {
+	TaskByID(id int64) (*Task, error)
+}
+
 // inProject returns task id when it belongs to project ("": any, the
 // admin's view). Errors: ENOTFOUND (also for another project's task).
-func inProject(tx TaskTx, id int64, project string) (*Task, error) {
+func inProject(tx taskByIDTx, id int64, project string) (*Task, error) {
 	t, err := tx.TaskByID(id)
 	if ErrorCode(err) == ENOTFOUND || (err == nil && project != "" && t.Project != project) {
 		return nil, taskNotFound(id)
@@ -430,9 +435,14 @@ func tell(tx interface {
 	return tx.InsertMessage(m, ds)
 }
 
+// claimedTasksTx reads the tasks agents hold.
+type claimedTasksTx interface {
+	TasksClaimedBy(agentIDs []int64) (map[int64][]*Task, error)
+}
+
 // claimedTaskNotes returns, for each of agentIDs that holds tasks, the
 // sentence naming them (claimedTaskNote), in one read.
-func claimedTaskNotes(tx TaskTx, agentIDs []int64) (map[int64]string, error) {
+func claimedTaskNotes(tx claimedTasksTx, agentIDs []int64) (map[int64]string, error) {
 	if len(agentIDs) == 0 {
 		return nil, nil
 	}
@@ -450,7 +460,7 @@ func claimedTaskNotes(tx TaskTx, agentIDs []int64) (map[int64]string, error) {
 // CheckTaskNamed returns the task a checkpoint or activity log of caller
 // names (0: none), checking that caller holds it. Errors: ENOTFOUND,
 // EPRECONDITION, EPERMISSION.
-func CheckTaskNamed(tx TaskTx, caller *Agent, id int64) error {
+func CheckTaskNamed(tx taskByIDTx, caller *Agent, id int64) error {
 	if id == 0 {
 		return nil
 	}
