@@ -27,6 +27,10 @@ type BudgetTx interface {
 	// BudgetHolds reports whether a budget of agentID or of project holds
 	// on day (Budget.Holds): reached that day and not lifted.
 	BudgetHolds(agentID int64, project string, day time.Time) (bool, error)
+	// BudgetAgents returns the enabled agents of project (ProjectOr of
+	// theirs), by name, their ID, name and project filled: the agents a
+	// project's budget holds.
+	BudgetAgents(project string) ([]*Agent, error)
 }
 
 // Event kinds of budgets, in the agent's timeline.
@@ -209,7 +213,7 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 // tokens), nil when none spent anything: the agent a project's budget
 // item names when the budget is set below what the project spent.
 func topSpender(tx budgetsTx, project string, day time.Time) (*Agent, error) {
-	rows, err := tx.UsageReport(UsageQuery{GroupBy: []UsageGroup{UsageByAgent, UsageByProject}, Since: day, Until: day.Add(24 * time.Hour), Days: true})
+	rows, err := tx.UsageReport(UsageQuery{GroupBy: []UsageGroup{UsageByAgent, UsageByProject}, Since: day, Until: day.Add(24 * time.Hour), Days: true, Projects: []string{project}})
 	if err != nil {
 		return nil, err
 	}
@@ -406,15 +410,9 @@ func (s *Budgets) reached(tx budgetsTx, agent *Agent, b *Budget, spent UsageCoun
 	}
 	held := []*Agent{agent}
 	if b.AgentID == 0 {
-		all, err := tx.ListAgents(false)
-		if err != nil {
+		var err error
+		if held, err = tx.BudgetAgents(b.Project); err != nil {
 			return news, err
-		}
-		held = held[:0]
-		for _, a := range all {
-			if ProjectOr(a.Project) == b.Project {
-				held = append(held, a)
-			}
 		}
 	}
 	for _, a := range held {

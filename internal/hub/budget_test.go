@@ -182,6 +182,18 @@ func TestProjectBudgetLiftedAndNextDay(t *testing.T) {
 	h, ann, record := budgetHub(t)
 	ctx := context.Background()
 	bob, _ := h.agent(t, "bob")
+	// Neither an agent of another project nor a disabled one is held.
+	if _, err := h.CreateProject(ctx, "web"); err != nil {
+		t.Fatal(err)
+	}
+	cy, _, err := h.CreateAgent(ctx, hub.CreateAgentRequest{Name: "cy", Project: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dee, _ := h.agent(t, "dee")
+	if _, err := h.SetAgentDisabled(ctx, "dee", true); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := h.Budgets.Set(ctx, "pat", hub.BudgetRequest{Project: hub.DefaultProject, TokensPerDay: 20}); err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +217,11 @@ func TestProjectBudgetLiftedAndNextDay(t *testing.T) {
 		// Every agent the project's budget holds is told, not only bob.
 		if n := nudges(t, h, a); len(n) == 0 || !strings.Contains(n[len(n)-1], "@"+a.Name+": the budget of project default is spent") {
 			t.Errorf("told %s: %q, want the stop", a.Name, n)
+		}
+	}
+	for _, a := range []*hub.Agent{cy, dee} {
+		if n := nudges(t, h, a); len(n) != 0 {
+			t.Errorf("told %s, not held by the budget: %q", a.Name, n)
 		}
 	}
 	_, err = h.Inbox.AnswerItem(ctx, &hub.Person{Name: "pat"}, items[0].ID, hub.Answer{Decision: hub.DecisionLift, TokensPerDay: 50})

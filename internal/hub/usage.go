@@ -150,7 +150,13 @@ type UsageQuery struct {
 	// Projects, when set, keeps only the usage of agents of these
 	// projects (what a person sees).
 	Projects []string
+	// Max bounds the rows (0: no bound).
+	Max int
 }
+
+// UsageReportMax bounds the rows of a report grouped by more than the
+// agent: one grouped by the agent alone has a row per agent, every one.
+const UsageReportMax = 5000
 
 // UsageRow is one group of a usage report: the fields grouped by, set,
 // the others zero.
@@ -173,7 +179,11 @@ const usageDefaultSpan = 24 * time.Hour
 // since defaults to a day before until, until to now; the minutes serve a
 // span they still hold (since after now - keepMinutes, or keepMinutes 0:
 // kept for ever), the days any other, since rounded down to its UTC day;
-// usage by hour only from the minutes.
+// the days also serve a span of whole UTC days (since at a day's start,
+// until at one or not before now: today so far is its day's row, however
+// many minutes it holds); usage by hour only from the minutes. A report
+// grouped by the agent alone has every agent's row, any other at most
+// UsageReportMax.
 // Errors: EINVALID.
 func planUsageQuery(q UsageQuery, now time.Time, keepMinutes time.Duration) (UsageQuery, error) {
 	if len(q.GroupBy) == 0 {
@@ -196,7 +206,19 @@ func planUsageQuery(q UsageQuery, now time.Time, keepMinutes time.Duration) (Usa
 		s := q.Since.UTC()
 		q.Since = time.Date(s.Year(), s.Month(), s.Day(), 0, 0, 0, 0, time.UTC)
 	}
+	if !slices.Contains(q.GroupBy, UsageByHour) && dayStart(q.Since) && (dayStart(q.Until) || !q.Until.Before(now)) {
+		q.Days = true
+	}
+	if !slices.Equal(q.GroupBy, []UsageGroup{UsageByAgent}) {
+		q.Max = UsageReportMax
+	}
 	return q, nil
+}
+
+// dayStart reports whether t is the start of a UTC day.
+func dayStart(t time.Time) bool {
+	u := t.UTC()
+	return u.Equal(time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC))
 }
 
 // UsageRetention is how long usage is kept: the minutes (0: for ever), and

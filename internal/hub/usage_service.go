@@ -19,8 +19,8 @@ type UsageTx interface {
 	// once and is taken back, whatever task the agent held then.
 	TakeBackUsage(minutes, days []UsageRollup) error
 	// UsageReport sums the rollups q names (usage_days when q.Days),
-	// grouped by q.GroupBy, at most a few thousand groups, ordered by the
-	// fields grouped by.
+	// grouped by q.GroupBy, at most q.Max groups (0: every one), ordered
+	// by the fields grouped by.
 	UsageReport(q UsageQuery) ([]UsageRow, error)
 	// DeleteUsageBefore deletes about limit of the oldest minutes before
 	// minutesBefore, then of the days before daysBefore (a zero time

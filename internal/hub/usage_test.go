@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -131,5 +132,49 @@ func TestUsageTakenBackUnderAnotherTask(t *testing.T) {
 		if err != nil || len(rows) != 1 || rows[0].TaskID != task.Task.ID || rows[0].Counts != want {
 			t.Errorf("by task (days %v) = %+v, %v; want only task %d with %+v", !q.Since.IsZero(), rows, err, task.Task.ID, want)
 		}
+	}
+}
+
+// TestUsageTodayByAgentEveryAgent: what each agent spent today, as the
+// dashboard's agents list asks it (grouped by agent since the UTC day's
+// start), has a row for every agent that spent, past the rows a report
+// grouped otherwise is bounded to, each read from the agent's day rows
+// (what the minutes sum to, however many there are).
+func TestUsageTodayByAgentEveryAgent(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	now := h.Clock.Now()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	const n = hub.UsageReportMax + 1
+	err := h.DB.Update(ctx, func(tx hub.Tx) error {
+		var days []hub.UsageRollup
+		for i := range n {
+			a := &hub.Agent{Name: fmt.Sprintf("a%05d", i), CreatedAt: now}
+			if err := tx.CreateAgent(a, hub.HashToken(a.Name)); err != nil {
+				return err
+			}
+			days = append(days, hub.UsageRollup{AgentID: a.ID, At: day, Model: "m", Counts: hub.UsageCounts{Input: int64(i), Requests: 1}})
+		}
+		return tx.AddUsage(nil, days) // the day rows alone: the minutes are not read
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := h.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByAgent}, Since: day})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != n {
+		t.Fatalf("today by agent: %d rows, want one per agent, %d", len(rows), n)
+	}
+	for i, r := range rows {
+		if want := (hub.UsageCounts{Input: int64(i), Requests: 1}); r.Agent != fmt.Sprintf("a%05d", i) || r.Counts != want {
+			t.Fatalf("row %d = %s %+v, want a%05d %+v", i, r.Agent, r.Counts, i, want)
+		}
+	}
+	rows, err = h.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByAgent, hub.UsageByModel}, Since: day})
+	if err != nil || len(rows) != hub.UsageReportMax {
+		t.Errorf("today by agent and model: %d rows (%v), want the bound %d", len(rows), err, hub.UsageReportMax)
 	}
 }

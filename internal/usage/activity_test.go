@@ -72,7 +72,7 @@ func TestToolActivityBoundedAndSanitized(t *testing.T) {
 
 func mustLogs(s string) *collogs.ExportLogsServiceRequest {
 	req := &collogs.ExportLogsServiceRequest{}
-	if err := decode([]byte(s), encJSON, req); err != nil {
+	if err := decode([]byte(s), encJSON, nil, req); err != nil {
 		panic(err)
 	}
 	return req

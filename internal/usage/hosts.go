@@ -172,8 +172,16 @@ var (
 // metricRule returns how a data point of metric name with attributes a
 // counts; ok is false for a point that counts nothing of usage.
 func metricRule(name string, a attrs) (p metricPart, ok bool) {
-	switch name {
-	case "claude_code.token.usage":
+	if rule := metricRules[name]; rule != nil {
+		return rule(a)
+	}
+	return metricPart{}, false
+}
+
+// metricRules are the metrics that count usage, by name: how a data point
+// with attributes a counts.
+var metricRules = map[string]func(a attrs) (metricPart, bool){
+	"claude_code.token.usage": func(a attrs) (metricPart, bool) {
 		// type: input, output, cacheRead, cacheCreation.
 		switch a.str("type") {
 		case "input":
@@ -185,9 +193,10 @@ func metricRule(name string, a attrs) (p metricPart, ok bool) {
 		case "cacheCreation":
 			return metricPart{add: toCacheCreation}, true
 		}
-	case "claude_code.cost.usage":
-		return metricPart{add: toCost}, true
-	case "codex.turn.token_usage":
+		return metricPart{}, false
+	},
+	"claude_code.cost.usage": func(attrs) (metricPart, bool) { return metricPart{add: toCost}, true },
+	"codex.turn.token_usage": func(a attrs) (metricPart, bool) {
 		// A histogram per turn; token_type: input (cached included),
 		// cached_input, cache_write_input, output (reasoning included),
 		// reasoning_output, total.
@@ -201,7 +210,9 @@ func metricRule(name string, a attrs) (p metricPart, ok bool) {
 		case "output":
 			return metricPart{add: toOutput}, true
 		}
-	case "gemini_cli.token.usage":
+		return metricPart{}, false
+	},
+	"gemini_cli.token.usage": func(a attrs) (metricPart, bool) {
 		// type: input (cached included), output, thought, cache, tool.
 		switch a.str("type") {
 		case "input", "tool":
@@ -211,9 +222,10 @@ func metricRule(name string, a attrs) (p metricPart, ok bool) {
 		case "cache":
 			return metricPart{add: cachedOfInput}, true
 		}
-	case "gemini_cli.api.request.count":
-		return metricPart{add: toRequests}, true
-	case "gen_ai.client.token.usage":
+		return metricPart{}, false
+	},
+	"gemini_cli.api.request.count": func(attrs) (metricPart, bool) { return metricPart{add: toRequests}, true },
+	"gen_ai.client.token.usage": func(a attrs) (metricPart, bool) {
 		// The OpenTelemetry GenAI convention: a histogram per request,
 		// gen_ai.token.type input or output.
 		switch a.str("gen_ai.token.type") {
@@ -222,8 +234,8 @@ func metricRule(name string, a attrs) (p metricPart, ok bool) {
 		case "output":
 			return metricPart{add: toOutput}, true
 		}
-	}
-	return metricPart{}, false
+		return metricPart{}, false
+	},
 }
 
 // eventKind is what a log event says.
@@ -238,14 +250,24 @@ const (
 
 // eventRule reads a log event of name with attributes a.
 func eventRule(name string, a attrs) (eventKind, hub.UsageCounts) {
-	switch name {
-	case "claude_code.api_request":
+	if rule := eventRules[name]; rule != nil {
+		return rule(a)
+	}
+	return eventNone, hub.UsageCounts{}
+}
+
+// eventRules are the log events that say something of usage, rate limits
+// or tools, by name (with the host's prefix): what an event with
+// attributes a says.
+var eventRules = map[string]func(a attrs) (eventKind, hub.UsageCounts){
+	"claude_code.api_request": func(a attrs) (eventKind, hub.UsageCounts) {
 		return eventUsage, hub.UsageCounts{
 			Input: a.count("input_tokens"), Output: a.count("output_tokens"),
 			CacheRead: a.count("cache_read_tokens"), CacheCreation: a.count("cache_creation_tokens"),
 			Requests: 1, CostUSD: max(a.num("cost_usd"), 0),
 		}
-	case "codex.sse_event":
+	},
+	"codex.sse_event": func(a attrs) (eventKind, hub.UsageCounts) {
 		if a.str("event.kind") != "response.completed" {
 			return eventNone, hub.UsageCounts{}
 		}
@@ -254,7 +276,8 @@ func eventRule(name string, a attrs) (eventKind, hub.UsageCounts) {
 			Input: max(a.count("input_token_count")-cached, 0), CacheRead: cached,
 			Output: a.count("output_token_count"), Requests: 1,
 		}
-	case "gemini_cli.api_response":
+	},
+	"gemini_cli.api_response": func(a attrs) (eventKind, hub.UsageCounts) {
 		cached := a.count("cached_content_token_count")
 		return eventUsage, hub.UsageCounts{
 			Input:     max(a.count("input_token_count")-cached, 0) + a.count("tool_token_count"),
@@ -262,15 +285,27 @@ func eventRule(name string, a attrs) (eventKind, hub.UsageCounts) {
 			Output:    a.count("output_token_count") + a.count("thoughts_token_count"),
 			Requests:  1,
 		}
-	case "claude_code.api_error", "gemini_cli.api_error", "codex.api_request":
-		if rateLimited(a) {
-			return eventRateLimit, hub.UsageCounts{}
-		}
-	case "claude_code.tool_result", "claude_code.tool_decision", "gemini_cli.tool_call", "codex.tool_result", "codex.tool_decision":
-		return eventTool, hub.UsageCounts{}
+	},
+	"claude_code.api_error":     apiError,
+	"gemini_cli.api_error":      apiError,
+	"codex.api_request":         apiError,
+	"claude_code.tool_result":   toolEvent,
+	"claude_code.tool_decision": toolEvent,
+	"gemini_cli.tool_call":      toolEvent,
+	"codex.tool_result":         toolEvent,
+	"codex.tool_decision":       toolEvent,
+}
+
+// apiError reads an API error: rate limiting or overload, or nothing.
+func apiError(a attrs) (eventKind, hub.UsageCounts) {
+	if rateLimited(a) {
+		return eventRateLimit, hub.UsageCounts{}
 	}
 	return eventNone, hub.UsageCounts{}
 }
+
+// toolEvent reads a tool's result or decision: the agent is working.
+func toolEvent(attrs) (eventKind, hub.UsageCounts) { return eventTool, hub.UsageCounts{} }
 
 // rateLimited reports whether an API error's attributes say rate limiting
 // or overload: HTTP 429 (too many requests) or 529 (Anthropic's

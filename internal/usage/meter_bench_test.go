@@ -13,7 +13,7 @@ import (
 func BenchmarkExport(b *testing.B) {
 	js := readFixture(b, "claude_logs.json")
 	req := &collogs.ExportLogsServiceRequest{}
-	if err := decode(js, encJSON, req); err != nil {
+	if err := decode(js, encJSON, nil, req); err != nil {
 		b.Fatal(err)
 	}
 	pb, err := proto.Marshal(req)
@@ -32,7 +32,7 @@ func BenchmarkExport(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				r := &collogs.ExportLogsServiceRequest{}
-				if err := decode(c.body, c.enc, r); err != nil {
+				if err := decode(c.body, c.enc, pruneLogs, r); err != nil {
 					b.Fatal(err)
 				}
 				m.Logs(int64(i%1000), r) // 1,000 agents

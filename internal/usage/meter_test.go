@@ -24,7 +24,7 @@ func readFixture(t testing.TB, name string) []byte {
 func metricsFixture(t *testing.T, name string) *colmetrics.ExportMetricsServiceRequest {
 	t.Helper()
 	req := &colmetrics.ExportMetricsServiceRequest{}
-	if err := decode(readFixture(t, name), encJSON, req); err != nil {
+	if err := decode(readFixture(t, name), encJSON, nil, req); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return req
@@ -33,7 +33,7 @@ func metricsFixture(t *testing.T, name string) *colmetrics.ExportMetricsServiceR
 func logsFixture(t *testing.T, name string) *collogs.ExportLogsServiceRequest {
 	t.Helper()
 	req := &collogs.ExportLogsServiceRequest{}
-	if err := decode(readFixture(t, name), encJSON, req); err != nil {
+	if err := decode(readFixture(t, name), encJSON, nil, req); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return req
@@ -153,7 +153,7 @@ func sumPoint(session string, temporality int, start, at, value int64) *colmetri
 
 func mustMetrics(s string) *colmetrics.ExportMetricsServiceRequest {
 	req := &colmetrics.ExportMetricsServiceRequest{}
-	if err := decode([]byte(s), encJSON, req); err != nil {
+	if err := decode([]byte(s), encJSON, nil, req); err != nil {
 		panic(err)
 	}
 	return req

@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agenthub/hub/internal/admission"
@@ -100,7 +101,9 @@ func (rc *Receiver) handler(sig signal) http.Handler {
 				fmt.Sprintf("Content-Type %q: an OTLP export is application/x-protobuf or application/json", r.Header.Get("Content-Type")))
 			return
 		}
-		body, code, msg := readBody(w, r)
+		buf := buffers.Get().(*buffer)
+		defer buffers.Put(buf)
+		body, code, msg := readBody(w, r, buf)
 		if msg != "" {
 			c := codes.InvalidArgument
 			if code == http.StatusRequestEntityTooLarge {
@@ -114,14 +117,14 @@ func (rc *Receiver) handler(sig signal) http.Handler {
 		switch sig {
 		case signalMetrics:
 			req := &colmetrics.ExportMetricsServiceRequest{}
-			if err := decode(body, enc, req); err != nil {
+			if err := decode(body, enc, pruneMetrics, req); err != nil {
 				writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, malformed(sig, enc, err))
 				return
 			}
 			rep, resp = rc.Meter.Metrics(caller.Agent.ID, req), &colmetrics.ExportMetricsServiceResponse{}
 		case signalLogs:
 			req := &collogs.ExportLogsServiceRequest{}
-			if err := decode(body, enc, req); err != nil {
+			if err := decode(body, enc, pruneLogs, req); err != nil {
 				writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, malformed(sig, enc, err))
 				return
 			}
@@ -171,21 +174,44 @@ func contentType(ct string) (encoding, bool) {
 	return 0, false
 }
 
-// readBody reads an export's body within the limits, gunzipped when its
-// Content-Encoding says gzip; on a refusal it returns the HTTP status and
-// the text to answer.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+// buffer holds an export's body while it is read: the raw body, and the
+// body gunzipped.
+type buffer struct{ raw, body bytes.Buffer }
+
+// buffers are the buffers of the exports being read: an export's body is
+// decoded into values of their own (protobuf and protojson copy what they
+// read), so its buffer serves the next one.
+var buffers = sync.Pool{New: func() any { return new(buffer) }}
+
+// maxKeptBuffer bounds what a buffer keeps for the next export: one that
+// grew past it for a rare large export is let go.
+const maxKeptBuffer = 1 << 20
+
+// readBody reads an export's body into buf within the limits, gunzipped
+// when its Content-Encoding says gzip; on a refusal it returns the HTTP
+// status and the text to answer.
+func readBody(w http.ResponseWriter, r *http.Request, buf *buffer) ([]byte, int, string) {
 	if r.ContentLength > MaxBody {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("export too large: %d bytes, the limit is %d bytes (4 MiB); export more often or in smaller batches", r.ContentLength, MaxBody)
 	}
+	for _, b := range []*bytes.Buffer{&buf.raw, &buf.body} {
+		if b.Cap() > maxKeptBuffer {
+			*b = bytes.Buffer{}
+		}
+		b.Reset()
+	}
+	if r.ContentLength > 0 {
+		buf.raw.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
 	var tooBig *http.MaxBytesError
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	_, err := buf.raw.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBody))
 	switch {
 	case errors.As(err, &tooBig):
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("export too large: the limit is %d bytes (4 MiB); export more often or in smaller batches", MaxBody)
 	case err != nil:
 		return nil, http.StatusBadRequest, "could not read the export: " + err.Error()
 	}
+	raw := buf.raw.Bytes()
 	switch ce := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); ce {
 	case "", "identity":
 		return raw, 0, ""
@@ -194,14 +220,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
 		if err != nil {
 			return nil, http.StatusBadRequest, "Content-Encoding gzip, but the body is not gzip: " + err.Error()
 		}
-		body, err := io.ReadAll(io.LimitReader(zr, MaxDecoded+1))
-		if err != nil {
+		if _, err := buf.body.ReadFrom(io.LimitReader(zr, MaxDecoded+1)); err != nil {
 			return nil, http.StatusBadRequest, "Content-Encoding gzip, but the body does not gunzip: " + err.Error()
 		}
-		if len(body) > MaxDecoded {
+		if buf.body.Len() > MaxDecoded {
 			return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("export too large once gunzipped: over %d bytes (16 MiB); export more often or in smaller batches", MaxDecoded)
 		}
-		return body, 0, ""
+		return buf.body.Bytes(), 0, ""
 	default:
 		return nil, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Encoding %q: an export is sent as it is or gzip", ce)
 	}
@@ -209,10 +234,15 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
 
 var jsonOpts = protojson.UnmarshalOptions{DiscardUnknown: true}
 
-// decode reads an export in its encoding. OTLP's JSON writes trace and
-// span IDs in hex where protojson reads base64: they are rewritten first.
-func decode(body []byte, enc encoding, m proto.Message) error {
+// decode reads an export in its encoding, protobuf pruned by prune first
+// (wire.go). OTLP's JSON writes trace and span IDs in hex where protojson
+// reads base64: they are rewritten first.
+func decode(body []byte, enc encoding, prune func([]byte) ([]byte, error), m proto.Message) error {
 	if enc == encProto {
+		body, err := prune(body)
+		if err != nil {
+			return err
+		}
 		return proto.Unmarshal(body, m)
 	}
 	body, err := hexIDsToBase64(body)

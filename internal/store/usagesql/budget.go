@@ -121,3 +121,26 @@ func (x Usage) BudgetHolds(agentID int64, project string, day time.Time) (bool, 
 	}
 	return err == nil, err
 }
+
+// BudgetAgents implements hub.BudgetTx: through the index of agents by
+// project (agents_project), the default project's being those of none.
+func (x Usage) BudgetAgents(project string) ([]*hub.Agent, error) {
+	also := project
+	if project == hub.DefaultProject {
+		also = ""
+	}
+	rows, closeRows, err := x.DB.Query(`SELECT id, name, project FROM agents WHERE project IN (?, ?) AND disabled_at = 0 ORDER BY name`, project, also)
+	if err != nil {
+		return nil, fmt.Errorf("budget agents: %w", err)
+	}
+	defer closeRows()
+	var out []*hub.Agent
+	for rows.Next() {
+		var a hub.Agent
+		if err := rows.Scan(&a.ID, &a.Name, &a.Project); err != nil {
+			return nil, fmt.Errorf("budget agents: %w", err)
+		}
+		out = append(out, &a)
+	}
+	return out, rows.Err()
+}

@@ -169,9 +169,6 @@ var fieldOrder = []struct {
 	{hub.UsageByHour, []string{"0"}, 1},
 }
 
-// ReportMax bounds the rows of one report.
-const ReportMax = 5000
-
 // UsageReport implements hub.UsageTx.
 func (x Usage) UsageReport(q hub.UsageQuery) ([]hub.UsageRow, error) {
 	grouped := map[hub.UsageGroup]bool{}
@@ -208,8 +205,11 @@ func (x Usage) UsageReport(q hub.UsageQuery) ([]hub.UsageRow, error) {
 			args = append(args, p)
 		}
 	}
-	stmt += ` GROUP BY ` + strings.Join(group, ", ") + ` ORDER BY ` + strings.Join(group, ", ") + ` LIMIT ?`
-	args = append(args, ReportMax)
+	stmt += ` GROUP BY ` + strings.Join(group, ", ") + ` ORDER BY ` + strings.Join(group, ", ")
+	if q.Max > 0 {
+		stmt += ` LIMIT ?`
+		args = append(args, q.Max)
+	}
 	rows, closeRows, err := x.DB.Query(stmt, args...)
 	if err != nil {
 		return nil, fmt.Errorf("usage report: %w", err)

@@ -1,0 +1,198 @@
+package usage
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// A host's export carries far more than usage: Claude Code's events are
+// mostly hooks, plugins and prompts, a few dozen attributes each, of
+// which the hub reads a handful of events (eventRules); its metrics
+// include session counts and active time. Decoding all of it into the
+// OTLP types was most of an export's cost to the hub. So a protobuf
+// export is first pruned on the wire: log records that cannot name an
+// event the hub reads, and the data of metrics it does not count, are cut
+// before the export is decoded; what is left is decoded as before.
+
+// Field numbers of the OTLP messages pruned (opentelemetry-proto:
+// collector/*/v1, logs/v1, metrics/v1).
+const (
+	fieldResourceLogs    protowire.Number = 1 // ExportLogsServiceRequest.resource_logs
+	fieldResource        protowire.Number = 1 // ResourceLogs.resource
+	fieldScopeLogs       protowire.Number = 2 // ResourceLogs.scope_logs
+	fieldLogRecords      protowire.Number = 2 // ScopeLogs.log_records
+	fieldResourceMetrics protowire.Number = 1 // ExportMetricsServiceRequest.resource_metrics
+	fieldScopeMetrics    protowire.Number = 2 // ResourceMetrics.scope_metrics
+	fieldMetrics         protowire.Number = 2 // ScopeMetrics.metrics
+	fieldMetricName      protowire.Number = 1 // Metric.name
+)
+
+// eventWords are what the name of every event the hub reads contains,
+// whatever the place a host writes it (its event.name attribute, its
+// event_name, its body) and whether or not with the host's prefix: the
+// part of each name of eventRules after the host's prefix. Made at its
+// first use.
+var eventWords = sync.OnceValue(func() [][]byte {
+	var ws [][]byte
+	for name := range eventRules {
+		_, w, _ := strings.Cut(name, ".")
+		ws = append(ws, []byte(w))
+	}
+	return ws
+})
+
+// Field numbers of what names a log record's event (eventName).
+const (
+	fieldResourceAttributes protowire.Number = 1  // Resource.attributes
+	fieldRecordBody         protowire.Number = 5  // LogRecord.body
+	fieldRecordAttributes   protowire.Number = 6  // LogRecord.attributes
+	fieldRecordEventName    protowire.Number = 12 // LogRecord.event_name
+	fieldKey                protowire.Number = 1  // KeyValue.key
+	fieldValue              protowire.Number = 2  // KeyValue.value
+	fieldStringValue        protowire.Number = 1  // AnyValue.string_value
+)
+
+// mayName reports whether an encoded log record (or resource: its
+// attributes are every record's) may name an event the hub reads: whether
+// a place eventName reads a name from holds one of eventWords.
+func mayName(msg []byte) bool {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return true // the decoding says what is wrong
+		}
+		m := protowire.ConsumeFieldValue(num, typ, msg[n:])
+		if m < 0 {
+			return true
+		}
+		if typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(msg[n:])
+			switch num {
+			case fieldRecordEventName:
+				if hasEventWord(v) {
+					return true
+				}
+			case fieldRecordBody:
+				if hasEventWord(field(v, fieldStringValue)) {
+					return true
+				}
+			case fieldRecordAttributes, fieldResourceAttributes: // a record's field 1 is no bytes
+				if string(field(v, fieldKey)) == "event.name" && hasEventWord(field(field(v, fieldValue), fieldStringValue)) {
+					return true
+				}
+			}
+		}
+		msg = msg[n+m:]
+	}
+	return false
+}
+
+// hasEventWord reports whether s holds one of eventWords.
+func hasEventWord(s []byte) bool {
+	for _, w := range eventWords() {
+		if bytes.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// pruneLogs returns a protobuf ExportLogsServiceRequest without the log
+// records that cannot name an event the hub reads. A resource that may
+// name one itself keeps its records.
+func pruneLogs(body []byte) ([]byte, error) {
+	return prune(nil, body, []protowire.Number{fieldResourceLogs}, func(resourceLogs []byte) ([]byte, bool) {
+		if mayName(field(resourceLogs, fieldResource)) {
+			return resourceLogs, true
+		}
+		pruned, err := prune(nil, resourceLogs, []protowire.Number{fieldScopeLogs, fieldLogRecords}, func(record []byte) ([]byte, bool) {
+			return record, mayName(record)
+		})
+		if err != nil {
+			return resourceLogs, true // the decoding says what is wrong
+		}
+		return pruned, true
+	})
+}
+
+// pruneMetrics returns a protobuf ExportMetricsServiceRequest whose
+// metrics that count no usage (metricRules) keep only their name (what
+// tells a host's own metrics apart from the gen_ai.* ones it repeats).
+func pruneMetrics(body []byte) ([]byte, error) {
+	return prune(nil, body, []protowire.Number{fieldResourceMetrics, fieldScopeMetrics, fieldMetrics}, func(metric []byte) ([]byte, bool) {
+		name := string(field(metric, fieldMetricName))
+		if metricRules[name] != nil {
+			return metric, true
+		}
+		return protowire.AppendString(protowire.AppendTag(nil, fieldMetricName, protowire.BytesType), name), true
+	})
+}
+
+// field is the first of msg's fields num of the bytes type (nil when it
+// has none or does not parse: the decoding that follows says what is
+// wrong).
+func field(msg []byte, num protowire.Number) []byte {
+	for len(msg) > 0 {
+		n, typ, l := protowire.ConsumeTag(msg)
+		if l < 0 {
+			return nil
+		}
+		if n == num && typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(msg[l:])
+			if m < 0 {
+				return nil
+			}
+			return v
+		}
+		m := protowire.ConsumeFieldValue(n, typ, msg[l:])
+		if m < 0 {
+			return nil
+		}
+		msg = msg[l+m:]
+	}
+	return nil
+}
+
+// errTruncated is a message whose fields do not parse.
+var errTruncated = errors.New("truncated or malformed protobuf")
+
+// prune appends msg to dst with its fields as they are, except the
+// embedded messages of field path[0], which are pruned by path[1:]; at
+// the path's end, leaf decides each embedded message: written as it
+// returns it, or left out (false).
+func prune(dst, msg []byte, path []protowire.Number, leaf func([]byte) ([]byte, bool)) ([]byte, error) {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return nil, errTruncated
+		}
+		m := protowire.ConsumeFieldValue(num, typ, msg[n:])
+		if m < 0 {
+			return nil, errTruncated
+		}
+		if num != path[0] || typ != protowire.BytesType {
+			dst = append(dst, msg[:n+m]...)
+			msg = msg[n+m:]
+			continue
+		}
+		v, _ := protowire.ConsumeBytes(msg[n:])
+		msg = msg[n+m:]
+		if len(path) > 1 {
+			inner, err := prune(nil, v, path[1:], leaf)
+			if err != nil {
+				return nil, err
+			}
+			v = inner
+		} else if kept, ok := leaf(v); ok {
+			v = kept
+		} else {
+			continue
+		}
+		dst = protowire.AppendBytes(protowire.AppendTag(dst, num, protowire.BytesType), v)
+	}
+	return dst, nil
+}

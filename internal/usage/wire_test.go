@@ -1,0 +1,136 @@
+package usage
+
+import (
+	"reflect"
+	"testing"
+
+	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	common "go.opentelemetry.io/proto/otlp/common/v1"
+	logs "go.opentelemetry.io/proto/otlp/logs/v1"
+	resource "go.opentelemetry.io/proto/otlp/resource/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestPrunedExportsReadTheSame: every recorded export of every host, as
+// protobuf, reads the same pruned as whole (the same usage, rate limits
+// and tools), twice in a row (what a resend finds), while the pruning
+// leaves out the events and the metric data the hub does not read.
+func TestPrunedExportsReadTheSame(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"claude_logs.json", "codex_logs.json", "gemini_logs.json", "ratelimit_logs.json"} {
+		pb, err := proto.Marshal(logsFixture(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, pruned := NewMeter(), NewMeter()
+		for i := range 2 {
+			w := &collogs.ExportLogsServiceRequest{}
+			if err := proto.Unmarshal(pb, w); err != nil {
+				t.Fatal(err)
+			}
+			p := &collogs.ExportLogsServiceRequest{}
+			if err := decode(pb, encProto, pruneLogs, p); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if want, got := whole.Logs(1, w), pruned.Logs(1, p); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, export %d: pruned reads %+v, whole %+v", name, i, got, want)
+			}
+			if i == 0 && name == "claude_logs.json" {
+				if n, m := records(p), records(w); n != 4 || m != 29 {
+					t.Errorf("%s: %d of %d records kept, want the 4 that say usage or tools", name, n, m)
+				}
+			}
+		}
+	}
+	for _, name := range []string{"claude_metrics.json", "codex_metrics.json", "gemini_metrics.json", "genai_metrics.json"} {
+		pb, err := proto.Marshal(metricsFixture(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, pruned := NewMeter(), NewMeter()
+		for i := range 2 {
+			w := &colmetrics.ExportMetricsServiceRequest{}
+			if err := proto.Unmarshal(pb, w); err != nil {
+				t.Fatal(err)
+			}
+			p := &colmetrics.ExportMetricsServiceRequest{}
+			if err := decode(pb, encProto, pruneMetrics, p); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if want, got := whole.Metrics(1, w), pruned.Metrics(1, p); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, export %d: pruned reads %+v, whole %+v", name, i, got, want)
+			}
+		}
+	}
+}
+
+func records(req *collogs.ExportLogsServiceRequest) (n int) {
+	for _, rl := range req.GetResourceLogs() {
+		for _, sl := range rl.GetScopeLogs() {
+			n += len(sl.GetLogRecords())
+		}
+	}
+	return n
+}
+
+// TestPruneMalformed: a protobuf export whose fields do not parse is
+// refused, pruned or not.
+func TestPruneMalformed(t *testing.T) {
+	t.Parallel()
+	pb, err := proto.Marshal(logsFixture(t, "claude_logs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range [][]byte{{0xff, 0xff, 0xff}, pb[:len(pb)-3], {0x0a, 0x05, 0x12, 0x10}} {
+		if err := decode(body, encProto, pruneLogs, &collogs.ExportLogsServiceRequest{}); err == nil {
+			t.Errorf("% x…: decoded, want an error", body[:min(len(body), 8)])
+		}
+		if err := decode(body, encProto, pruneMetrics, &colmetrics.ExportMetricsServiceRequest{}); err == nil {
+			t.Errorf("% x… as metrics: decoded, want an error", body[:min(len(body), 8)])
+		}
+	}
+}
+
+// TestPruneKeepsEveryPlaceOfAName: a record keeps whatever place names its
+// event (its event_name, its body, its event.name attribute, its
+// resource's), with or without the host's prefix; a record that names no
+// event the hub reads goes, whatever else its attributes say.
+func TestPruneKeepsEveryPlaceOfAName(t *testing.T) {
+	t.Parallel()
+	str := func(s string) *common.AnyValue {
+		return &common.AnyValue{Value: &common.AnyValue_StringValue{StringValue: s}}
+	}
+	kv := func(k, v string) *common.KeyValue { return &common.KeyValue{Key: k, Value: str(v)} }
+	req := &collogs.ExportLogsServiceRequest{ResourceLogs: []*logs.ResourceLogs{
+		{Resource: &resource.Resource{Attributes: []*common.KeyValue{kv("service.name", "codex")}},
+			ScopeLogs: []*logs.ScopeLogs{{LogRecords: []*logs.LogRecord{
+				{EventName: "codex.tool_result"},
+				{Body: str("claude_code.api_error")},
+				{Attributes: []*common.KeyValue{kv("event.name", "sse_event")}},
+				{Attributes: []*common.KeyValue{kv("event.name", "user_prompt"), kv("prompt", "api_request tool_result")}},
+				{Body: str("hook_registered")},
+			}}}},
+		{Resource: &resource.Resource{Attributes: []*common.KeyValue{kv("event.name", "tool_decision")}},
+			ScopeLogs: []*logs.ScopeLogs{{LogRecords: []*logs.LogRecord{{Body: str("hook_registered")}}}}},
+	}}
+	pb, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &collogs.ExportLogsServiceRequest{}
+	if err := decode(pb, encProto, pruneLogs, got); err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, rl := range got.GetResourceLogs() {
+		for _, sl := range rl.GetScopeLogs() {
+			for _, lr := range sl.GetLogRecords() {
+				kept = append(kept, lr.GetEventName()+lr.GetBody().GetStringValue()+merge(nil, lr.GetAttributes()).str("event.name"))
+			}
+		}
+	}
+	if want := []string{"codex.tool_result", "claude_code.api_error", "sse_event", "hook_registered"}; !reflect.DeepEqual(kept, want) {
+		t.Errorf("kept %q, want %q", kept, want)
+	}
+}
