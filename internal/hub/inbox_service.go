@@ -417,10 +417,11 @@ func (in *Inbox) RevokeRule(ctx context.Context, who *Person, id int64) error {
 
 // Run expires, every minute, the approvals open past the longest wait
 // (their hooks are gone), and is the fallback that finds answers given
-// through another hub process sharing the store (PostgreSQL replicas):
-// every poll interval, while calls are parked, one read of their items
-// wakes those that were answered. Answers given through this process wake
-// their calls at once (AnswerItem).
+// through another hub process sharing the store whose notification was
+// lost (PostgreSQL replicas tell each other of a closed item at its commit:
+// ItemsClosed): every poll interval, while calls are parked, one read of
+// their items wakes those that were answered. Answers given through this
+// process wake their calls at their commit.
 func (in *Inbox) Run(ctx context.Context) error {
 	every := in.cfg.PollInterval
 	if every <= 0 || every > time.Minute {

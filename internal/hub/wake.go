@@ -7,15 +7,15 @@ import "context"
 // a message's deliveries name the agents whose waits wake, an inbox item
 // closed (answered, expired, withdrawn) the calls parked on it, a task
 // left ready the next_task calls it fits. What no one statement says (a
-// budget that lets a project's agents take tasks again)
-// the service records inside the transaction (ChangesTx.Recording). The
-// core's store (committer) hands each write its record and, once the write
-// has committed, turns the record into wake-ups in one place (core.wake); a
+// budget that lets a project's agents take tasks again) the service
+// records inside the transaction (ChangesTx.Recording). The core's store
+// (committer) hands each write its record and, once the write has
+// committed, turns the record into wake-ups in one place (core.wake); a
 // write that rolls back wakes nothing, and no service wakes anyone after
 // its own commit. Across replicas, the PostgreSQL store NOTIFYs in the
 // statements that write the deliveries, close the items and leave the
 // tasks ready, which PostgreSQL delivers only at commit
-// (store/postgres/message.go, task.go); what other replicas report comes
+// (store/postgres/message.go, inbox.go, task.go); what other replicas report comes
 // back through core.wake too (Waits.PostedTo, Inbox.ItemsClosed,
 // Tasks.TasksReady).
 
