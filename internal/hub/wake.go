@@ -127,12 +127,12 @@ func (c *core) wake(ch *Changes) {
 		c.waiters.Notify(ids...)
 	}
 	if len(ch.items) > 0 {
-		c.waiters.WakeAnswer(ch.items...)
+		c.waiters.wakeAnswer(ch.items...)
 	}
 	for _, t := range ch.ready {
-		c.waiters.WakeTask(t)
+		c.waiters.wakeTask(t)
 	}
 	for _, p := range ch.projects {
-		c.waiters.WakeProject(p)
+		c.waiters.wakeProject(p)
 	}
 }

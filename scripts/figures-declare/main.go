@@ -38,9 +38,9 @@ var (
 	rpcRE     = regexp.MustCompile(`(?m)^\s*rpc (\w+)\(`)
 	timeRE    = regexp.MustCompile(`\btime\.(Now|Since|Until|Sleep|After|AfterFunc|NewTimer|NewTicker|Tick)\b`)
 	// A wake-up of parked callers: the waiters' Notify (an agent's waits),
-	// WakeAnswer (calls parked on inbox items), WakeTask and WakeProject
+	// wakeAnswer (calls parked on inbox items), wakeTask and wakeProject
 	// (parked next_task calls).
-	notifyRE = regexp.MustCompile(`\.(Notify\w*|WakeAnswer|WakeTask|WakeProject)\(`)
+	notifyRE = regexp.MustCompile(`\.(Notify\w*|(?i:wakeAnswer|wakeTask|wakeProject))\(`)
 	initRE   = regexp.MustCompile(`(?m)^func init\(\)`)
 	// A registry of parked callers: a struct of internal/hub named for
 	// waits, parking or a feed that keeps them in a map.
