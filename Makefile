@@ -20,6 +20,9 @@ DATE    ?= $(shell TZ=UTC git show -s --date=format-local:%Y-%m-%dT%H:%M:%SZ --f
 LDFLAGS := -X github.com/agenthub/hub/internal/version.version=$(VERSION) \
            -X github.com/agenthub/hub/internal/version.commit=$(COMMIT) \
            -X github.com/agenthub/hub/internal/version.date=$(DATE)
+# grpcnotrace leaves gRPC's request tracing (golang.org/x/net/trace, unused
+# here) out of hub: every hook run and guard check starts that much lighter.
+HUBTAGS := grpcnotrace
 GORELEASER := PATH="$(GOBIN):$$PATH" goreleaser
 BENCHFLAGS ?=
 
@@ -28,7 +31,7 @@ BENCHFLAGS ?=
 all: build test
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/hub ./cmd/hub
+	$(GO) build -tags "$(HUBTAGS)" -ldflags "$(LDFLAGS)" -o bin/hub ./cmd/hub
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/hubctl ./cmd/hubctl
 
 test:

@@ -17,7 +17,8 @@
 #       guard and the version alone (what a binary of their own would start at)
 # Build each hub first, e.g. main against this tree:
 #   git worktree add /tmp/base main && (cd /tmp/base && go build -o /tmp/hub-main ./cmd/hub)
-#   go build -o /tmp/hub-head ./cmd/hub && scripts/bench-hook-start.sh /tmp/hub-main /tmp/hub-head
+#   go build -tags grpcnotrace -o /tmp/hub-head ./cmd/hub && scripts/bench-hook-start.sh /tmp/hub-main /tmp/hub-head
+# (grpcnotrace as `make build` and the release build hub)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

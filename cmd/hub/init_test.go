@@ -54,3 +54,24 @@ func TestOurPackagesInitialiseNothingHeavy(t *testing.T) {
 		t.Fatalf("GODEBUG=inittrace=1 printed no init line:\n%s", stderr.String())
 	}
 }
+
+// TestBuiltHubLeavesRequestTracingOut keeps the cut the grpcnotrace build
+// tag makes (make build, the release): with it, gRPC leaves its request
+// tracing out, and no other package may link golang.org/x/net/trace back
+// into the binary every hook run and guard check starts (about 150
+// allocations and 90 page faults at start, BENCHMARKS.md).
+func TestBuiltHubLeavesRequestTracingOut(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-tags", "grpcnotrace", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) == 0 {
+		t.Fatal("go list -deps listed nothing")
+	}
+	for _, dep := range deps {
+		if dep == "golang.org/x/net/trace" {
+			t.Errorf("hub built with grpcnotrace still links %s: find what imports it (go list -deps -tags grpcnotrace -f '{{.ImportPath}}: {{.Imports}}' ./cmd/hub)", dep)
+		}
+	}
+}

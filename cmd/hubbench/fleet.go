@@ -19,7 +19,9 @@ import (
 // `hubbench fleet` runs a fleet of simulated agents and dashboards against
 // one hub for a while, as a deployment would: every agent parks a wait
 // (over gRPC, over MCP at /mcp, or through a `hub mcp` stdio bridge),
-// heartbeats, logs activity and checkpoints, asks for hook injections,
+// heartbeats, logs activity and checkpoints, asks for hook injections
+// (those of an agent holding a stream answered by its bridge when nothing
+// is new, as hub mcp answers them),
 // posts to peers and channels, declares deep work now and then and goes
 // offline and back; every dashboard holds the admin stream and does what
 // the page does with each event. It prints the hub's figures each
@@ -32,6 +34,11 @@ import (
 // fleet_api.go (the agent API over gRPC), fleet_mcp.go (the same over MCP),
 // fleet_dash.go (dashboards), fleet_stats.go (figures), fleet_report.go
 // (per-interval lines, the end table, the JSON).
+
+// defaultStreamShare is the share of the agents that hold a stream by
+// default: the agents over gRPC model hub mcp, which holds one; the rest
+// of them park WaitForMessages, which stays for every other caller.
+const defaultStreamShare = 0.9
 
 // fleetConfig is the parsed command line of `hubbench fleet`.
 type fleetConfig struct {
@@ -125,7 +132,7 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 	fs.DurationVar(&r.heartbeat, "heartbeat", 30*time.Second, "an agent's heartbeat period")
 	fs.DurationVar(&r.activity, "activity", 2*time.Minute, "an agent's activity-log period")
 	fs.DurationVar(&r.checkpoint, "checkpoint", 10*time.Minute, "an agent's checkpoint period")
-	fs.DurationVar(&r.hook, "hook", 20*time.Second, "period of an agent's tool uses, each a hook injection call (TakeInjection)")
+	fs.DurationVar(&r.hook, "hook", 20*time.Second, "period of an agent's tool uses, each a hook run: a hook injection call (TakeInjection), unless the agent holds a stream and its bridge answers that nothing is new, as hub mcp does")
 	fs.DurationVar(&r.post, "post", 2*time.Minute, "mean time between an agent's posts (exponential)")
 	fs.Float64Var(&r.jitter, "jitter", 0.2, "each fixed period varies by up to this share either way")
 	fs.Float64Var(&r.direct, "direct", 0.70, "share of posts sent to one other agent")
@@ -135,7 +142,7 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 	fs.Float64Var(&r.offline, "offline", 0.05, "share of agents offline at any time (each goes offline and comes back)")
 	fs.DurationVar(&r.offlineFor, "offline-for", 10*time.Minute, "mean length of an offline spell (exponential)")
 	fs.Float64Var(&c.mcpHTTPShare, "mcp-http", 0.05, "share of agents speaking MCP over HTTP (/mcp)")
-	fs.Float64Var(&c.streamShare, "stream", 0, "share of agents over gRPC holding one Subscribe stream (via channel, confirming each frame, as hub mcp will) instead of parking WaitForMessages")
+	fs.Float64Var(&c.streamShare, "stream", defaultStreamShare, "share of agents over gRPC holding one Subscribe stream (via channel, confirming each frame, their hooks answered by their bridge when nothing is new, as hub mcp does) instead of parking WaitForMessages; by default what fits beside --mcp-http and --mcp-stdio up to 0.9")
 	fs.IntVar(&c.stdio, "mcp-stdio", -1, "agents speaking MCP through a `hub mcp` process each (default: 0.5 % of the agents, at most 50)")
 	fs.IntVar(&c.perSource, "per-source", 200, "agents per loopback source address (127.1.x.y): the hub limits connections per address")
 	fs.IntVar(&c.createConc, "create-concurrency", 64, "concurrent CreateAgent and JoinChannel calls while the fleet is set up")
@@ -156,6 +163,11 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 	}
 	if c.maxTime == 0 {
 		c.maxTime = c.duration + 30*time.Minute
+	}
+	streamSet := false
+	fs.Visit(func(f *flag.Flag) { streamSet = streamSet || f.Name == "stream" })
+	if fits := float64(c.agents-c.stdio)/float64(max(c.agents, 1)) - c.mcpHTTPShare; !streamSet && c.streamShare > fits {
+		c.streamShare = max(0, fits) // the default: what fits beside the MCP agents
 	}
 	switch {
 	case c.agents < 2 || c.agents > 100_000:

@@ -23,6 +23,9 @@ type fleetAgent struct {
 	// hooks is the gRPC client its hook calls go over: its own
 	// connection for a gRPC agent, a shared one for the others.
 	hooks func() (hubv1.AgentServiceClient, error)
+	// bridge answers the hooks of an agent holding a stream, as hub mcp
+	// does; nil for the others, whose hooks all go to the hub.
+	bridge *bridgeHooks
 
 	offlineAtStart bool
 	cursor         atomic.Pointer[string] // the newest message the waiter saw
@@ -83,7 +86,7 @@ func (f *fleet) createFleet(ctx context.Context) error {
 			g := &grpcAgent{addr: f.hub.grpcAddr, source: src, ref: a.ref}
 			a.transport, a.api, a.hooks = transportGRPC, g, g.client
 			if i < c.stdio+nHTTP+nStream {
-				a.transport = transportStream
+				a.transport, a.bridge = transportStream, newBridgeHooks()
 			}
 		}
 	}
@@ -146,10 +149,11 @@ const (
 	opDashboard
 	opConfirm
 	opExport
+	opHookBridge // a hook the agent's bridge answered: no call
 	nOps
 )
 
-var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard", "confirm", "OTLP export"}
+var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard", "confirm", "OTLP export", "hook answered by the bridge"}
 
 // onlineSpell keeps a wait parked and makes the periodic calls until
 // until or ctx ends.
@@ -201,11 +205,7 @@ func (a *fleetAgent) onlineSpell(ctx context.Context, f *fleet, rng *rand.Rand, 
 		case evCheckpoint:
 			f.stats.call(opCheckpoint, 0, a.api.checkpoint(cctx, fmt.Sprintf("step %d of the task", logs)))
 		case evHook:
-			c, err := a.hooks()
-			if err == nil {
-				err = takeInjection(cctx, c, a.ref)
-			}
-			f.stats.call(opHook, 0, err)
+			a.hook(cctx, f)
 		case evPost:
 			a.post(cctx, f, rng)
 		case evActivity:
@@ -240,6 +240,27 @@ func (a *fleetAgent) onlineSpell(ctx context.Context, f *fleet, rng *rand.Rand, 
 			next[e] = time.Now().Add(jitter(rng, period[e], r.jitter))
 		}
 	}
+}
+
+// hook runs one hook of the agent's tool use: answered by the bridge when
+// it holds the stream and nothing is new, else a TakeInjection.
+func (a *fleetAgent) hook(ctx context.Context, f *fleet) {
+	var answered func(time.Time)
+	if a.bridge != nil {
+		var toHub bool
+		if toHub, answered = a.bridge.ask(time.Now()); !toHub {
+			f.stats.call(opHookBridge, 0, nil)
+			return
+		}
+	}
+	c, err := a.hooks()
+	if err == nil {
+		err = takeInjection(ctx, c, a.ref)
+	}
+	if err == nil && answered != nil {
+		answered(time.Now())
+	}
+	f.stats.call(opHook, 0, err)
 }
 
 // post sends one message: to one other agent, to the agent's channel, or
@@ -323,6 +344,7 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 	for ctx.Err() == nil {
 		issued := time.Now()
 		err := g.subscribe(ctx, cursor, func(ids []string, c string, at time.Time, confirm func([]string) error) {
+			a.bridge.frame(len(ids))
 			if c != "" {
 				cursor = c
 				a.cursor.Store(&c)
@@ -337,6 +359,7 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 				f.stats.call(opConfirm, time.Since(t0), err)
 			}
 		})
+		a.bridge.ended()
 		if ending() {
 			<-ctx.Done()
 			return

@@ -332,6 +332,9 @@ func (s *fleetStats) sample(ctx context.Context, d time.Duration) error {
 		}
 		var calls, errs int64
 		for o := range nOps {
+			if o == opHookBridge { // answered without the hub
+				continue
+			}
 			calls += s.ok[o].Load()
 			errs += s.errs[o].Load()
 		}

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"hash/fnv"
@@ -41,7 +40,10 @@ const (
 	sinkBuffer = 32
 )
 
-var rowJSON = protojson.MarshalOptions{UseProtoNames: true}
+var (
+	rowJSON   = protojson.MarshalOptions{UseProtoNames: true}
+	rowBinary = proto.MarshalOptions{Deterministic: true} // what a row's hash is of
+)
 
 // sink is one stream's share of the rows.
 type sink struct {
@@ -62,6 +64,8 @@ type rowCaster struct {
 	pass    sync.Mutex
 	sent    map[string]uint64 // agent name → hash of the row last sent (a row not in it is sent)
 	readAll bool              // the next pass reads every row (changes were lost)
+	rowSize int               // bytes per row of the last event, to size the next
+	hashBuf []byte            // a row's encoding, hashed
 }
 
 func newRowCaster(opts Options, closing <-chan struct{}) *rowCaster {
@@ -70,7 +74,7 @@ func newRowCaster(opts Options, closing <-chan struct{}) *rowCaster {
 		<-closing
 		cancel()
 	}()
-	return &rowCaster{opts: opts, closing: closing, ctx: ctx, sinks: map[*sink]struct{}{}, joined: make(chan struct{}, 1), sent: map[string]uint64{}}
+	return &rowCaster{opts: opts, closing: closing, ctx: ctx, sinks: map[*sink]struct{}{}, joined: make(chan struct{}, 1), sent: map[string]uint64{}, rowSize: 1024}
 }
 
 // join adds a stream. Call it after the stream subscribed to the feed and
@@ -167,27 +171,37 @@ func (c *rowCaster) step(scan, full bool) bool {
 // was sent, nil if none does.
 func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 	rows := c.opts.Rows(ch.Rows)
-	var b bytes.Buffer
-	b.WriteString(`event: agents` + "\ndata: {\"beat\":\"" + strconv.FormatInt(ch.Beat, 10) + `","rows":[`)
-	n := 0
-	seen := map[string]bool{}
+	// One allocation for the event most of the time: sized from the rows
+	// of the last one.
+	b := make([]byte, 0, 128+len(rows)*c.rowSize)
+	b = append(b, "event: agents\ndata: {\"beat\":\""...)
+	b = strconv.AppendInt(b, ch.Beat, 10)
+	b = append(b, `","rows":[`...)
+	head, n := len(b), 0
+	seen := make(map[string]bool, len(rows))
 	for _, r := range rows {
 		name := r.GetAgent().GetName()
 		seen[name] = true
-		h, ok := rowHash(r)
+		h, ok := c.rowHash(r)
 		if ok && c.sent[name] == h {
 			continue
 		}
-		j, err := rowJSON.Marshal(r)
+		if n > 0 {
+			b = append(b, ',')
+		}
+		j, err := rowJSON.MarshalAppend(b, r)
 		if err != nil {
+			if n > 0 {
+				b = b[:len(b)-1] // its comma
+			}
 			continue
 		}
+		b = j
 		c.sent[name] = h
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(j)
 		n++
+	}
+	if n > 0 {
+		c.rowSize = (len(b) - head) / n
 	}
 	var gone []string
 	for _, name := range ch.Gone {
@@ -209,26 +223,26 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 	if gone == nil {
 		g = []byte("[]")
 	}
-	b.WriteString(`],"gone":`)
-	b.Write(g)
-	b.WriteString("}\n\n")
-	return b.Bytes()
+	b = append(b, `],"gone":`...)
+	b = append(b, g...)
+	return append(b, "}\n\n"...)
 }
 
 // rowHash hashes a row without its evaluation time (the time of the read).
-func rowHash(r *hubv1.AgentOverview) (uint64, bool) {
+func (c *rowCaster) rowHash(r *hubv1.AgentOverview) (uint64, bool) {
 	h := r.GetHealth()
 	var at = h.GetEvaluatedAt()
 	if h != nil {
 		h.EvaluatedAt = nil
 		defer func() { h.EvaluatedAt = at }()
 	}
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
+	var err error
+	c.hashBuf, err = rowBinary.MarshalAppend(c.hashBuf[:0], r)
 	if err != nil {
 		return 0, false
 	}
 	f := fnv.New64a()
-	f.Write(b)
+	f.Write(c.hashBuf)
 	return f.Sum64(), true
 }
 

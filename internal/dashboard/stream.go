@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -74,7 +73,10 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	clock := d.opts.Clock
-	send := func(s string) bool { return writeWithin(w, clock, pingEvery+10*time.Second, s) }
+	send := func(s string) bool { return writeWithin(w, clock, pingEvery+10*time.Second, []byte(s)) }
+	// An event of rows goes out as the row caster made it, for every stream
+	// alike: not copied per stream.
+	sendRows := func(ev []byte) bool { return writeWithin(w, clock, pingEvery+10*time.Second, ev) }
 	// The page reconnects by itself; "retry" is for EventSource-like clients.
 	hello := map[string]any{"version": version.Version(), "deltas": rows != nil}
 	if !send(fmt.Sprintf("retry: 5000\nevent: hello\ndata: %s\n\n", mustJSON(hello))) {
@@ -104,7 +106,7 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 			}
 			continue
 		case ev := <-rowsC:
-			if !send(string(ev)) {
+			if !sendRows(ev) {
 				return
 			}
 			if rows.lost.Swap(false) && !send("event: resync\ndata: {}\n\n") {
@@ -137,12 +139,12 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeWithin writes s to the stream w and flushes it, and reports whether
+// writeWithin writes b to the stream w and flushes it, and reports whether
 // that worked within limit on clock. Each write has its own limit: the
 // server's WriteTimeout, cleared here, would otherwise end every stream
 // after a minute or so. When the limit passes on clock, the connection's
 // deadline is put in the past, which fails the write under way.
-func writeWithin(w http.ResponseWriter, clock hub.Clock, limit time.Duration, s string) bool {
+func writeWithin(w http.ResponseWriter, clock hub.Clock, limit time.Duration, b []byte) bool {
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Time{})
 	var mu sync.Mutex
@@ -160,7 +162,7 @@ func writeWithin(w http.ResponseWriter, clock hub.Clock, limit time.Duration, s 
 		done = true
 		mu.Unlock()
 	}()
-	if _, err := io.WriteString(w, s); err != nil {
+	if _, err := w.Write(b); err != nil {
 		return false
 	}
 	return rc.Flush() == nil

@@ -45,7 +45,7 @@ func TestStreamWriteEndsAtItsLimitOnTheClock(t *testing.T) {
 	clock := hub.NewFakeClock(time.Unix(1_700_000_000, 0))
 	w := &stuckWriter{deadline: make(chan struct{})}
 	done := make(chan bool)
-	go func() { done <- writeWithin(w, clock, time.Minute, "event: change\n\n") }()
+	go func() { done <- writeWithin(w, clock, time.Minute, []byte("event: change\n\n")) }()
 	for clock.Timers() == 0 {
 		runtime.Gosched()
 	}
@@ -70,7 +70,7 @@ func TestStreamWriteEndsAtItsLimitOnTheClock(t *testing.T) {
 
 	free := &stuckWriter{deadline: make(chan struct{})}
 	close(free.deadline) // its write returns at once
-	writeWithin(free, clock, time.Minute, "x")
+	writeWithin(free, clock, time.Minute, []byte("x"))
 	if n := clock.Timers(); n != 0 {
 		t.Errorf("%d timers pending after the write ended, want 0", n)
 	}

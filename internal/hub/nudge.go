@@ -173,4 +173,8 @@ type AgentCheck struct {
 	Episode     string
 	NudgeCount  int
 	LastNudgeAt time.Time
+	// Notices counts the agent's nudges and notices in the current clock
+	// hour (notice.go): read with the check, and written by ClaimNudges
+	// with the nudge it counts (PutAgentChecks leaves it as stored).
+	Notices NoticeCount
 }

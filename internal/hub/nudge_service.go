@@ -25,12 +25,14 @@ type NudgeTx interface {
 	// AgentCheck returns an agent's check schedule and nudge state; a zero
 	// AgentCheck for the agent if none is stored.
 	AgentCheck(agentID int64) (AgentCheck, error)
-	// PutAgentCheck stores c (insert or replace).
+	// PutAgentCheck stores c (insert or replace), its notice count left
+	// as stored.
 	PutAgentCheck(c AgentCheck) error
 	// ScheduleAgentCheck moves an agent's next check to at if that is
 	// earlier than the stored one (or none is stored).
 	ScheduleAgentCheck(agentID int64, at time.Time) error
-	// PutAgentChecks stores every check of cs (insert or replace).
+	// PutAgentChecks stores every check of cs (insert or replace), their
+	// notice counts left as stored.
 	PutAgentChecks(cs []AgentCheck) error
 	// ScheduleAgentChecks does ScheduleAgentCheck(c.AgentID, c.At) for each
 	// c of cs.
@@ -52,10 +54,11 @@ type NudgeTx interface {
 	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
 	// ClaimNudges stores each nudged check of ns in place of the check it
 	// was decided from, but only where the stored check is still that one
-	// (the same episode, nudge count and last nudge time), and reports for
-	// each whether it was stored: false, with nothing written for it, when
-	// the stored check changed meanwhile (another orchestrator sent that
-	// nudge, after a fail-over) or is gone, so that the nudge is not sent.
+	// (the same episode, nudge count and last nudge time), its notice count
+	// with it, and reports for each whether it was stored: false, with
+	// nothing written for it, when the stored check changed meanwhile
+	// (another orchestrator sent that nudge, after a fail-over) or is gone,
+	// so that the nudge is not sent.
 	ClaimNudges(ns []NudgeClaim) ([]bool, error)
 }
 
@@ -129,9 +132,7 @@ func (s *Schedule) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettin
 		}
 		claims, posts, evs = append(claims, NudgeClaim{Check: c, Was: r.Check}), append(posts, post), append(evs, ev)
 	}
-	if claims, posts, evs, err = capNudges(tx, claims, posts, evs, &checks, now, set); err != nil {
-		return nudgedBatch{}, err
-	}
+	claims, posts, evs = capNudges(claims, posts, evs, &checks, now, set)
 	fresh, err := tx.ClaimNudges(claims)
 	if err != nil {
 		return nudgedBatch{}, err
@@ -279,13 +280,11 @@ func (s *Schedule) checkNudge(tx checkNudgeTx, id int64, now time.Time, set Sche
 	}
 	if post.m != nil {
 		var checks []AgentCheck
-		claims, _, _, err := capNudges(tx, []NudgeClaim{{Check: c, Was: was}}, []nudgePost{post}, []Event{ev}, &checks, now, set)
-		if err != nil {
-			return nil, err
-		}
+		claims, _, _ := capNudges([]NudgeClaim{{Check: c, Was: was}}, []nudgePost{post}, []Event{ev}, &checks, now, set)
 		if len(claims) == 0 {
 			return nil, tx.PutAgentCheck(checks[0])
 		}
+		c = claims[0].Check
 	}
 	if post.m == nil {
 		return nil, tx.PutAgentCheck(c)
@@ -304,30 +303,29 @@ func (s *Schedule) checkNudge(tx checkNudgeTx, id int64, now time.Time, set Sche
 }
 
 // capNudges keeps, of the nudges decided (claims, posts and evs side by
-// side), those the agents' notice cap allows (notice.go). A nudge past
-// the cap is not sent: its agent's check is kept as it was, to be looked
-// at again when the next clock hour begins, and added to checks.
-func capNudges(tx NoticeTx, claims []NudgeClaim, posts []nudgePost, evs []Event, checks *[]AgentCheck, now time.Time, set ScheduleSettings) ([]NudgeClaim, []nudgePost, []Event, error) {
-	ids := make([]int64, len(claims))
-	for i, c := range claims {
-		ids[i] = c.Check.AgentID
-	}
-	ok, err := allowNotices(tx, ids, now, set)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+// side), those the agents' notice cap allows (notice.go), counting each
+// kept one in its claim's check (ClaimNudges stores the count with the
+// nudge). The count is the one read with the check (each agent is claimed
+// once per batch). A nudge past the cap is not sent: its agent's check is
+// kept as it was, to be looked at again when the next clock hour begins,
+// and added to checks.
+func capNudges(claims []NudgeClaim, posts []nudgePost, evs []Event, checks *[]AgentCheck, now time.Time, set ScheduleSettings) ([]NudgeClaim, []nudgePost, []Event) {
 	n := 0
 	for i := range claims {
-		if !ok[i] {
-			c := claims[i].Was
-			c.NextCheckAt = now.Truncate(time.Hour).Add(time.Hour)
-			*checks = append(*checks, c)
-			continue
+		if set.NoticeCap > 0 {
+			ok, count := NoticeAllowed(claims[i].Was.Notices, now, set.NoticeCap)
+			if !ok {
+				c := claims[i].Was
+				c.NextCheckAt = now.Truncate(time.Hour).Add(time.Hour)
+				*checks = append(*checks, c)
+				continue
+			}
+			claims[i].Check.Notices = count
 		}
 		claims[n], posts[n], evs[n] = claims[i], posts[i], evs[i]
 		n++
 	}
-	return claims[:n], posts[:n], evs[:n], nil
+	return claims[:n], posts[:n], evs[:n]
 }
 
 // nudgePost is a nudge message to insert with its deliveries.

@@ -91,7 +91,6 @@ var tables = []table{
 	{name: "webhooks"},
 	{name: "webhook_deliveries"},
 	{name: "agent_paths"},
-	{name: "notice_counts"},
 	{name: "usage_minutes"},
 	{name: "usage_days"},
 	{name: "budgets"},

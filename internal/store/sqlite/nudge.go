@@ -15,7 +15,7 @@ import (
 // DueNudges implements hub.NudgeTx: the due checks first, then the
 // agents and liveness states not known, then every agent's mentions.
 func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLiveness) ([]hub.DueNudge, error) {
-	rows, err := t.query(`SELECT agent_id, next_check_at, episode, nudge_count, last_nudge_at FROM agent_checks
+	rows, err := t.query(`SELECT agent_id, next_check_at, episode, nudge_count, last_nudge_at, notice_window, notices_sent FROM agent_checks
 		WHERE next_check_at > 0 AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`, row.Nanos(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due nudge checks: %w", err)
@@ -24,12 +24,12 @@ func (t *Tx) DueNudges(now time.Time, limit int, known map[int64]hub.AgentLivene
 	var unknown []int64 // the agents to read
 	for rows.Next() {
 		var c hub.AgentCheck
-		var next, last int64
-		if err := rows.Scan(&c.AgentID, &next, &c.Episode, &c.NudgeCount, &last); err != nil {
+		var next, last, window int64
+		if err := rows.Scan(&c.AgentID, &next, &c.Episode, &c.NudgeCount, &last, &window, &c.Notices.Sent); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		c.NextCheckAt, c.LastNudgeAt = row.Time(next), row.Time(last)
+		c.NextCheckAt, c.LastNudgeAt, c.Notices.Window = row.Time(next), row.Time(last), row.Time(window)
 		k := known[c.AgentID]
 		if k.Agent == nil {
 			unknown = append(unknown, c.AgentID)

@@ -77,7 +77,7 @@ func (x Statements) ReleaseHeld(agentID int64, ids []int64) error {
 // NoticeCounts implements hub.NoticeTx.
 func (x Statements) NoticeCounts(agentIDs []int64) (map[int64]hub.NoticeCount, error) {
 	out := make(map[int64]hub.NoticeCount, len(agentIDs))
-	rows, done, err := x.DB.Query(`SELECT agent_id, window_start, sent FROM notice_counts WHERE `+x.Dialect.InIDs("agent_id"), x.Dialect.IDs(agentIDs))
+	rows, done, err := x.DB.Query(`SELECT agent_id, notice_window, notices_sent FROM agent_checks WHERE `+x.Dialect.InIDs("agent_id"), x.Dialect.IDs(agentIDs))
 	if err != nil {
 		return nil, err
 	}
@@ -100,13 +100,14 @@ func (x Statements) MarkQueueChecked(ids []int64) error {
 	return err
 }
 
-// PutNoticeCounts implements hub.NoticeTx.
+// PutNoticeCounts implements hub.NoticeTx: the counts are kept in the
+// agents' check rows (an agent without one gets one with no check due).
 func (x Statements) PutNoticeCounts(cs map[int64]hub.NoticeCount) error {
 	rows := make([]any, 0, 3*len(cs))
 	for id, c := range cs {
 		rows = append(rows, id, row.Nanos(c.Window), c.Sent)
 	}
-	return x.DB.ExecRows(Batch{What: "put notice counts", Head: `INSERT INTO notice_counts (agent_id, window_start, sent) `,
-		Tail:  ` ON CONFLICT (agent_id) DO UPDATE SET window_start = excluded.window_start, sent = excluded.sent`,
+	return x.DB.ExecRows(Batch{What: "put notice counts", Head: `INSERT INTO agent_checks (agent_id, notice_window, notices_sent) `,
+		Tail:  ` ON CONFLICT (agent_id) DO UPDATE SET notice_window = excluded.notice_window, notices_sent = excluded.notices_sent`,
 		Types: []string{"bigint", "bigint", "integer"}}, rows, nil)
 }

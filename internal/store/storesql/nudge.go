@@ -21,15 +21,15 @@ func (x Statements) DueAgentChecks(now time.Time, limit int) ([]int64, error) {
 // AgentCheck implements hub.NudgeTx.
 func (x Statements) AgentCheck(agentID int64) (hub.AgentCheck, error) {
 	c := hub.AgentCheck{AgentID: agentID}
-	var next, last int64
-	err := x.DB.QueryRow(`SELECT next_check_at, episode, nudge_count, last_nudge_at FROM agent_checks WHERE agent_id = ?`, agentID).
-		Scan(&next, &c.Episode, &c.NudgeCount, &last)
+	var next, last, window int64
+	err := x.DB.QueryRow(`SELECT next_check_at, episode, nudge_count, last_nudge_at, notice_window, notices_sent FROM agent_checks WHERE agent_id = ?`, agentID).
+		Scan(&next, &c.Episode, &c.NudgeCount, &last, &window, &c.Notices.Sent)
 	if x.DB.IsNoRows(err) {
 		return c, nil
 	} else if err != nil {
 		return c, err
 	}
-	c.NextCheckAt, c.LastNudgeAt = row.Time(next), row.Time(last)
+	c.NextCheckAt, c.LastNudgeAt, c.Notices.Window = row.Time(next), row.Time(last), row.Time(window)
 	return c, nil
 }
 
@@ -174,21 +174,22 @@ func (x Statements) ScheduleAgentChecks(cs []hub.AgentTime) error {
 // changed first is checked again in its new version).
 func (x Statements) ClaimNudges(ns []hub.NudgeClaim) ([]bool, error) {
 	fresh := make([]bool, len(ns))
-	rows := make([]any, 0, 8*len(ns))
+	rows := make([]any, 0, 10*len(ns))
 	index := make(map[int64]int, len(ns))
 	for i, n := range ns {
 		c, w := n.Check, n.Was
 		rows = append(rows, c.AgentID, row.Nanos(c.NextCheckAt), c.Episode, c.NudgeCount, row.Nanos(c.LastNudgeAt),
-			w.Episode, w.NudgeCount, row.Nanos(w.LastNudgeAt))
+			w.Episode, w.NudgeCount, row.Nanos(w.LastNudgeAt), row.Nanos(c.Notices.Window), c.Notices.Sent)
 		index[c.AgentID] = i
 	}
 	err := x.DB.ExecRows(Batch{What: "claim nudges",
-		Head: `UPDATE agent_checks SET next_check_at = v.column2, episode = v.column3, nudge_count = v.column4, last_nudge_at = v.column5
+		Head: `UPDATE agent_checks SET next_check_at = v.column2, episode = v.column3, nudge_count = v.column4, last_nudge_at = v.column5,
+			notice_window = v.column9, notices_sent = v.column10
 		FROM (`,
 		Tail: `) AS v WHERE agent_checks.agent_id = v.column1
 			AND agent_checks.episode = v.column6 AND agent_checks.nudge_count = v.column7 AND agent_checks.last_nudge_at = v.column8
 		RETURNING agent_checks.agent_id`,
-		Types: []string{"bigint", "bigint", "text", "bigint", "bigint", "text", "bigint", "bigint"}}, rows, func(s row.Scanner) error {
+		Types: []string{"bigint", "bigint", "text", "bigint", "bigint", "text", "bigint", "bigint", "bigint", "bigint"}}, rows, func(s row.Scanner) error {
 		var id int64
 		if err := s.Scan(&id); err != nil {
 			return err

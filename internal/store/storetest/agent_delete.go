@@ -63,7 +63,6 @@ var AgentTables = []struct{ Name, Of string }{
 	{"webhooks", ""},
 	{"webhook_deliveries", ""},
 	{"agent_paths", "agent_id = %[1]d"},
-	{"notice_counts", "agent_id = %[1]d"},
 	{"usage_minutes", "agent_id = %[1]d"},
 	{"usage_days", "agent_id = %[1]d"},
 	{"budgets", "agent_id = %[1]d"},

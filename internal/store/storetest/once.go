@@ -157,6 +157,63 @@ func testClaimNudgesBatch(t *testing.T, h NewDB) {
 	}
 }
 
+// An agent's notice count is kept with its nudge check: a claimed nudge
+// stores the count it was given (a refused one stores nothing), the due
+// checks and AgentCheck read it back, PutAgentChecks leaves it as stored,
+// and NoticeCounts and PutNoticeCounts read and write the same count.
+func testNoticeCountInCheck(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	ann := createAgent(t, db, "ann")
+	w := t0.Truncate(time.Hour)
+	start := hub.AgentCheck{AgentID: ann.ID, NextCheckAt: t0}
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.PutAgentChecks([]hub.AgentCheck{start}) })
+	first := nudged(start, "quiet", 1, t0)
+	first.Notices = hub.NoticeCount{Window: w, Sent: 1}
+	if !claimTo(t, db, []hub.NudgeClaim{{Check: first, Was: start}})[0] {
+		t.Fatal("first nudge not claimed")
+	}
+	stale := nudged(start, "quiet", 1, t0)
+	stale.Notices = hub.NoticeCount{Window: w, Sent: 5}
+	if claimTo(t, db, []hub.NudgeClaim{{Check: stale, Was: start}})[0] {
+		t.Error("a nudge decided from a stale check was claimed")
+	}
+	sent := func(what string, want int) {
+		t.Helper()
+		c := storedCheck(t, db, ann)
+		var due []hub.DueNudge
+		var counts map[int64]hub.NoticeCount
+		mustView(t, db, func(tx hub.Tx) (err error) {
+			if due, err = tx.DueNudges(t0.Add(48*time.Hour), 10, nil); err != nil {
+				return err
+			}
+			counts, err = tx.NoticeCounts([]int64{ann.ID})
+			return err
+		})
+		if c.Notices.Sent != want || !c.Notices.Window.Equal(w) {
+			t.Errorf("%s: ann's check has notice count %+v, want %d in the hour of %s", what, c.Notices, want, w)
+		}
+		if len(due) != 1 || due[0].Check.Notices != c.Notices {
+			t.Errorf("%s: due checks %+v, want ann's with the notice count %+v", what, due, c.Notices)
+		}
+		if counts[ann.ID] != c.Notices {
+			t.Errorf("%s: NoticeCounts = %+v, want %+v", what, counts, c.Notices)
+		}
+	}
+	sent("after the claim", 1)
+	later := first
+	later.NextCheckAt, later.Notices = t0.Add(time.Hour), hub.NoticeCount{}
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.PutAgentChecks([]hub.AgentCheck{later}) })
+	sent("after PutAgentChecks", 1)
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		return tx.PutNoticeCounts(map[int64]hub.NoticeCount{ann.ID: {Window: w, Sent: 3}})
+	})
+	sent("after PutNoticeCounts", 3)
+	if c := storedCheck(t, db, ann); c.Episode != "quiet" || c.NudgeCount != 1 || !c.NextCheckAt.Equal(later.NextCheckAt) {
+		t.Errorf("PutNoticeCounts changed ann's check: %+v", c)
+	}
+}
+
 func testRecordPulseOnce(t *testing.T, h NewDB) {
 	t.Parallel()
 	checkOnce(t, h, "pulse", func(a *hub.Agent) record {

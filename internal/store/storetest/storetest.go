@@ -45,6 +45,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"SwapMeta", testSwapMeta},
 		{"ClaimNudgeOnce", testClaimNudgeOnce},
 		{"ClaimNudgesBatch", testClaimNudgesBatch},
+		{"NoticeCountInCheck", testNoticeCountInCheck},
 		{"RecordPulseOnce", testRecordPulseOnce},
 		{"LivenessStateRoundTrip", testLivenessStateRoundTrip},
 		{"DeepWorkOneActive", testDeepWorkOneActive},
