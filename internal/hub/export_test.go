@@ -32,21 +32,6 @@ func CoversProject(patterns ...string) bool { return coversProject(patterns...) 
 // CheckSuggestedRule is checkSuggestedRule, for the tests of package hub_test.
 func CheckSuggestedRule(tool, rule string) string { return checkSuggestedRule(tool, rule) }
 
-// Queued returns how many frames wait in the stream's queue, for the tests
-// of package hub_test.
-func (st *Stream) Queued() int { return len(st.queue) }
-
-// Ended reports whether the stream stopped reading, for the tests of
-// package hub_test.
-func (st *Stream) Ended() bool {
-	select {
-	case <-st.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // StepBudget is budgetStep, for the tests of package hub_test.
 func StepBudget(b Budget, spent UsageCounts, day time.Time) (BudgetStep, Budget) {
 	return budgetStep(b, spent, day)

@@ -7,25 +7,27 @@ import (
 
 // A Stream is one Subscribe call (stream.go): Subscribe opens it, the
 // caller's handler takes frames with Next, sends each and reports it with
-// Sent, and closes the stream when the call ends. The stream reads on a
-// goroutine of its own, woken as the agent's waits are: it is one of the
-// agent's parked waits (Waiters, bounded by --max-waiters-per-agent and
-// --max-waiters), ended the same way by a revocation.
+// Sent, and closes the stream when the call ends. Next reads and parks on
+// the handler's own goroutine, woken as the agent's waits are: the stream
+// is one of the agent's parked waits (Waiters, bounded by
+// --max-waiters-per-agent and --max-waiters), ended the same way by a
+// revocation.
 type Stream struct {
 	s      *Waits
 	caller *Agent
 	via    Via // 0: a watch stream (SubscribeRequest.Watch)
 	limit  int
 	w      *Waiter
-	cursor int64 // after what the stream has queued; owned by run
+	ctx    context.Context // the call's: once it ended, the caller went away
 
-	queue chan StreamFrame // the frames waiting for the reader: StreamQueue, and a resync
-	stop  chan struct{}    // Close: run ends
-	done  chan struct{}    // run ended, err set
-	err   error            // why run ended (nil: after a resync frame)
-	once  sync.Once
-	ctx   context.Context // the call's: once it ended, the caller went away
+	// Owned by Next's goroutine.
+	cursor      int64        // after what the stream has handed out
+	first       *StreamFrame // the first frame, until Next hands it out
+	woken, more bool         // look at once: a wake-up came, or the last look read a full page
+	idle        Timer        // StreamIdle since the last frame or look
+	fetch       func() (look, error)
 
+	once sync.Once
 	mu   sync.Mutex
 	sent map[int64]bool // messages of frames sent and not yet confirmed: at most streamSentMax
 }
@@ -66,9 +68,7 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 	if err != nil {
 		return nil, err
 	}
-	st := &Stream{s: s, caller: caller, via: via, limit: limit, w: w, cursor: after,
-		queue: make(chan StreamFrame, StreamQueue+1),
-		stop:  make(chan struct{}), done: make(chan struct{}), ctx: ctx}
+	st := &Stream{s: s, caller: caller, via: via, limit: limit, w: w, cursor: after, ctx: ctx, woken: true}
 	err = view(ctx, s.store, func(tx waitsTx) error {
 		if after > 0 {
 			return checkCursor(tx, "after_id", after)
@@ -94,75 +94,17 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 	if via != 0 {
 		s.paths.Open(caller.ID, via, s.clock.Now())
 	}
-	st.queue <- StreamFrame{Cursor: st.cursor, Status: status}
-	go st.run(ctx)
-	return st, nil
-}
-
-// run reads the stream's frames into its queue until ctx ends, Close, a
-// revocation, the hub stopping or a resync.
-func (st *Stream) run(ctx context.Context) {
-	defer close(st.done)
-	s := st.s
+	st.first = &StreamFrame{Cursor: st.cursor, Status: status}
 	// On its own stack, as a wait's reads are (onOwnStack): the stream
-	// parks between looks with the small stack it started with.
-	fetch := onOwnStack(func() (look, error) {
+	// parks between looks with the stack its sends grew, no larger.
+	st.fetch = onOwnStack(func() (look, error) {
 		if st.via == 0 {
 			return s.fetchLatest(ctx, st.caller.ID, st.cursor)
 		}
 		return s.fetchForWait(ctx, st.caller.ID, st.cursor, true, st.limit, st.via)
 	})
-	woken, more := true, false // the first look comes at once
-	idle := s.clock.NewTimer(StreamIdle)
-	defer idle.Stop()
-	for {
-		switch decideStream(len(st.queue), woken, more) {
-		case streamLook:
-			woken = false
-			lk, err := fetch()
-			if err == nil {
-				err = revokedErr(st.w) // nothing read after a revocation is queued
-			}
-			if err != nil {
-				st.err = err
-				return
-			}
-			more = lk.more
-			if !lk.found() {
-				continue
-			}
-			st.cursor = lk.cursor
-			if len(lk.msgs) > 0 || st.via == 0 {
-				st.queue <- StreamFrame{Messages: lk.msgs, Cursor: lk.cursor} // fits: decideStream looked below StreamQueue
-			}
-		case streamPark:
-			if s.stopping() {
-				st.err = errStreamStopping()
-				return
-			}
-			idle.Reset(StreamIdle)
-			select {
-			case <-st.w.c:
-				if err := revokedErr(st.w); err != nil {
-					st.err = err
-					return
-				}
-				woken = true
-			case <-idle.C():
-				if len(st.queue) == 0 {
-					st.queue <- StreamFrame{Cursor: st.cursor} // the stream is live, nothing new
-				}
-			case <-st.stop:
-				return
-			case <-ctx.Done():
-				st.err = ctx.Err()
-				return
-			}
-		case streamResync:
-			st.queue <- StreamFrame{Cursor: st.cursor, Resync: true} // the slot kept for it
-			return
-		}
-	}
+	st.idle = s.clock.NewTimer(StreamIdle)
+	return st, nil
 }
 
 // fetchLatest is a watch stream's look: the cursor past the newest
@@ -186,23 +128,53 @@ func errStreamStopping() error {
 	return Errorf(EUNAVAILABLE, "the hub is stopping: subscribe again with after_id set to the last frame's cursor")
 }
 
-// Next returns the next frame to send, waiting for one; once the stream
-// ended it returns nil and why: nil after a resync frame, EUNAUTHORIZED or
-// EPERMISSION after a revocation (what was queued is dropped),
-// EUNAVAILABLE when the hub stops, ctx's error.
+// Next returns the next frame to send: the first one, then, on the
+// caller's goroutine, what a look finds after the cursor, parking until a
+// wake-up when nothing is new (a frame with the cursor alone after
+// StreamIdle of silence). It returns nil and why once the stream ends:
+// EUNAUTHORIZED or EPERMISSION after a revocation, EUNAVAILABLE when the
+// hub stops, ctx's error.
 func (st *Stream) Next(ctx context.Context) (*StreamFrame, error) {
+	if err := revokedErr(st.w); err != nil {
+		return nil, err
+	}
+	if f := st.first; f != nil {
+		st.first = nil
+		return f, nil
+	}
+	s := st.s
 	for {
-		if err := revokedErr(st.w); err != nil {
-			return nil, err
+		if st.woken || st.more {
+			st.woken = false
+			lk, err := st.fetch()
+			if err == nil {
+				err = revokedErr(st.w) // nothing read after a revocation is handed out
+			}
+			if err != nil {
+				return nil, err
+			}
+			st.more = lk.more
+			if lk.found() {
+				st.cursor = lk.cursor
+				if len(lk.msgs) > 0 || st.via == 0 {
+					st.idle.Reset(StreamIdle)
+					return &StreamFrame{Messages: lk.msgs, Cursor: lk.cursor}, nil
+				}
+			}
+			continue
+		}
+		if s.stopping() {
+			return nil, errStreamStopping()
 		}
 		select {
-		case f := <-st.queue:
-			return &f, nil
-		case <-st.done:
-			if len(st.queue) > 0 {
-				continue // frames queued before it ended are sent first
+		case <-st.w.c:
+			if err := revokedErr(st.w); err != nil {
+				return nil, err
 			}
-			return nil, st.err
+			st.woken = true
+		case <-st.idle.C():
+			st.idle.Reset(StreamIdle)
+			return &StreamFrame{Cursor: st.cursor}, nil // the stream is live, nothing new
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -265,12 +237,11 @@ func (st *Stream) Confirm(ctx context.Context, ids []string) error {
 	return st.s.receipts.settle(ctx, st.caller.ID, nums, st.via, now)
 }
 
-// Close ends the stream: its reading stops, its wait is unregistered and
-// its path closed. It is idempotent.
+// Close ends the stream: its wait is unregistered and its path closed.
+// It is idempotent; Next is not called after it.
 func (st *Stream) Close() {
 	st.once.Do(func() {
-		close(st.stop)
-		<-st.done
+		st.idle.Stop()
 		st.w.Close()
 		// A caller that went away leaves no live path behind; one that
 		// ends for a resync or a restart comes back within its window.

@@ -9,60 +9,40 @@ import (
 	"github.com/agenthub/hub/internal/hub"
 )
 
-// A reader that takes nothing holds the hub to StreamQueue frames and a
-// resync at the cursor after them; a new stream from that cursor gets the
-// rest, and a frame counts as delivered only once it was sent.
-func TestStreamQueueIsBounded(t *testing.T) {
+// A reader that takes nothing costs the hub nothing past the frame it
+// holds: the stream reads a frame only when its reader asks for one, so
+// what arrives meanwhile stays unread and unmarked, and comes, each
+// message once and in order, when the reader asks again; a frame counts as
+// delivered only once it was sent.
+func TestStreamReadsOnlyWhatItsReaderTakes(t *testing.T) {
 	h := newTestHub(t)
 	ags := h.agents(t, "alice", "bob")
 	alice, bob := ags[0], ags[1]
 	ctx := context.Background()
+	st, err := h.Subscribe(ctx, bob, hub.SubscribeRequest{Via: "channel", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Next(ctx); err != nil { // the first frame
+		t.Fatal(err)
+	}
 	var posted []int64
-	for range hub.StreamQueue + 3 {
+	for range 7 {
 		posted = append(posted, h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "one of many"}).ID)
 	}
-	st, err := h.Subscribe(ctx, bob, hub.SubscribeRequest{Via: "channel", Limit: 1})
+	held, err := st.Next(ctx) // taken, never sent
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	waitFor(t, "the stream to stop reading", st.Ended)
-	if n := st.Queued(); n != hub.StreamQueue+1 {
-		t.Fatalf("queued frames = %d, want %d (the queue and its resync)", n, hub.StreamQueue+1)
+	if got := msgIDs(held.Messages); !slices.Equal(got, posted[:2]) {
+		t.Fatalf("first frame carried %v, want %v", got, posted[:2])
 	}
-	var got []int64
-	var cursor int64
-	for {
-		f, err := st.Next(ctx)
-		if f == nil {
-			if err != nil {
-				t.Fatalf("the stream ended with %v, want nil after its resync", err)
-			}
-			break
-		}
-		if f.Resync {
-			if f.Cursor != cursor {
-				t.Fatalf("resync at %d, want %d", f.Cursor, cursor)
-			}
-			continue
-		}
-		got = append(got, msgIDs(f.Messages)...)
-		cursor = f.Cursor
-	}
-	if len(got) != hub.StreamQueue-1 { // the first frame holds the status
-		t.Fatalf("frames carried %d messages, want %d", len(got), hub.StreamQueue-1)
-	}
-	st.Close()
-
-	st, err = h.Subscribe(ctx, bob, hub.SubscribeRequest{Via: "channel", AfterID: hub.FormatMessageID(cursor)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	got := msgIDs(held.Messages)
 	for len(got) < len(posted) {
 		f, err := st.Next(ctx)
-		if err != nil || f.Resync {
-			t.Fatalf("Next = %+v, %v", f, err)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if err := st.Sent(ctx, f); err != nil {
 			t.Fatal(err)
@@ -70,7 +50,7 @@ func TestStreamQueueIsBounded(t *testing.T) {
 		got = append(got, msgIDs(f.Messages)...)
 	}
 	if !slices.Equal(got, posted) {
-		t.Fatalf("frames carried %v, want %v", got, posted)
+		t.Fatalf("frames carried %v, want %v (each once, in order)", got, posted)
 	}
 	if err := h.FlushDeliveries(ctx); err != nil {
 		t.Fatal(err)
@@ -80,7 +60,7 @@ func TestStreamQueueIsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sent := i >= hub.StreamQueue-1 // only the second stream's frames were sent
+		sent := i >= 2 // the first frame was taken and never sent
 		if delivered := !rs[0].DeliveredAt.IsZero(); delivered != sent || !rs[0].InContextAt.IsZero() {
 			t.Errorf("message %d: receipt %+v, want delivered %v and not in context", id, rs[0], sent)
 		}
@@ -103,19 +83,25 @@ func TestStreamSaysItIsLiveWhenIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The stream parks on its own goroutine: advance the clock until it
+	// The stream parks in Next: advance the clock until the parked Next
 	// hears of it (an advance before it parked is spent before its wait).
+	frames := make(chan *hub.StreamFrame, 1)
+	go func() {
+		f, _ := st.Next(ctx)
+		frames <- f
+	}()
 	var idle *hub.StreamFrame
 	for try := 0; idle == nil; try++ {
 		if try == 200 {
 			t.Fatal("no frame after 200 idle periods")
 		}
 		h.Clock.Advance(hub.StreamIdle)
-		nctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		idle, _ = st.Next(nctx)
-		cancel()
+		select {
+		case idle = <-frames:
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	if len(idle.Messages) != 0 || idle.Resync || idle.Cursor != first.Cursor {
+	if len(idle.Messages) != 0 || idle.Cursor != first.Cursor {
 		t.Fatalf("idle frame = %+v, want the cursor %d alone", idle, first.Cursor)
 	}
 	id := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "after the quiet"}).ID

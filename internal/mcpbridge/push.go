@@ -135,6 +135,9 @@ type pusher struct {
 	// ends, so they are confirmed again then, by a call (a confirmation
 	// counts once).
 	confirmed []string
+	// unsent holds confirmations no call could take (the hub was down):
+	// they are made again once the hub answers.
+	unsent []string
 	// known learns where the watch of the hub stands (nil: nothing learns).
 	known *known
 }
@@ -166,6 +169,10 @@ func (p *pusher) run(ctx context.Context) {
 			continue
 		}
 		retry = 0
+		if again := p.unsent; len(again) > 0 {
+			p.unsent = nil
+			p.confirmCall(ctx, again)
+		}
 		if len(msgs) > 0 {
 			params, shown := channelNotification(msgs)
 			if err := p.send(ctx, params); err != nil {
@@ -201,12 +208,26 @@ func (p *pusher) confirm(ctx context.Context, ids []string) {
 // limit).
 const maxConfirmIDs = 200
 
-// confirmCall confirms ids with one call.
+// confirmCall confirms ids with a call per maxConfirmIDs of them; those
+// the hub could not take because it was unreachable are kept (unsent) and
+// confirmed again once it answers (run), so a hub restart leaves no push
+// unconfirmed.
 func (p *pusher) confirmCall(ctx context.Context, ids []string) {
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := p.client.ConfirmDelivery(rctx, &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: viaChannel}); err != nil {
-		p.opts.Logger.Warn("channel: the hub did not take the confirmation of a push", "ids", strings.Join(ids, ","), "err", err)
+	for len(ids) > 0 {
+		n := min(len(ids), maxConfirmIDs)
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := p.client.ConfirmDelivery(rctx, &hubv1.ConfirmDeliveryRequest{Ids: ids[:n], Via: viaChannel})
+		cancel()
+		switch status.Code(err) {
+		case codes.OK:
+		case codes.Unavailable, codes.DeadlineExceeded:
+			p.opts.Logger.Debug("channel: the hub is unreachable; the confirmation of a push waits for it", "ids", strings.Join(ids, ","), "err", err)
+			p.unsent = append(p.unsent, ids...)
+			return
+		default:
+			p.opts.Logger.Warn("channel: the hub did not take the confirmation of a push", "ids", strings.Join(ids[:n], ","), "err", err)
+		}
+		ids = ids[n:]
 	}
 }
 

@@ -298,6 +298,15 @@ func TestChannelLosesAndRepeatsNothingAcrossAHubRestart(t *testing.T) {
 	if e := ch.next(t); !slices.Equal(e.ids(), []string{marker}) {
 		t.Errorf("push after the burst = %v, want only the marker %s", e.ids(), marker)
 	}
+	// Every push was confirmed, on the stream or, for what the stopped
+	// hub may not have read, by a call: each message is in bob's context
+	// through the channel, none left queued by the restart.
+	for _, id := range append(posted, marker) {
+		eventuallyTrue(t, 10*time.Second, "message "+id+" in bob's context", func() bool { return h.receipt(t, id, "bob").GetState() == "IN_CONTEXT" })
+		if r := h.receipt(t, id, "bob"); r.GetVia() != "channel" {
+			t.Errorf("message %s: receipt %v, want in context via channel", id, r)
+		}
+	}
 }
 
 // mcpChannelProcess starts `hub mcp` with extra environment and connects

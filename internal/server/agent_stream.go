@@ -12,9 +12,11 @@ import (
 
 // Subscribe implements hubv1.AgentServiceServer: the stream of the
 // caller's wake-ups (hub.Waits.Subscribe), opened by the first request.
-// Each frame is sent, then marked delivered; the later requests confirm
-// what reached the agent's context, read on a goroutine of their own
-// (confirmations). The stream interceptor admitted the call.
+// The call's goroutine reads each frame (parking between them), sends it,
+// then marks it delivered, so a reader that does not read holds up the
+// next read; the later requests confirm what reached the agent's context,
+// read on the one other goroutine the stream holds (confirmations). The
+// stream interceptor admitted the call.
 func (a *AgentServer) Subscribe(ss grpc.BidiStreamingServer[hubv1.SubscribeRequest, hubv1.SubscribeFrame]) error {
 	req, err := ss.Recv()
 	if err != nil {
@@ -47,7 +49,6 @@ func (a *AgentServer) Subscribe(ss grpc.BidiStreamingServer[hubv1.SubscribeReque
 		if err := ss.Send(&hubv1.SubscribeFrame{
 			Messages: messagesToProto(f.Messages),
 			Cursor:   hub.FormatMessageID(f.Cursor),
-			Resync:   f.Resync,
 			Status:   statusToProto(f.Status),
 		}); err != nil {
 			return err

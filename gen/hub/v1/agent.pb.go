@@ -908,8 +908,9 @@ type SubscribeFrame struct {
 	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
 	// Pass as after_id to resume after this frame.
 	Cursor string `protobuf:"bytes,2,opt,name=cursor,proto3" json:"cursor,omitempty"`
-	// The stream fell behind its bounded send queue and ends after this frame: subscribe again
-	// with after_id = cursor. Nothing after cursor was marked delivered by this stream.
+	// The stream ends after this frame: subscribe again with after_id = cursor. Nothing after
+	// cursor was marked delivered by this stream. This hub holds up a slow reader's frames
+	// instead and does not set it; a reader still honours it.
 	Resync bool `protobuf:"varint,3,opt,name=resync,proto3" json:"resync,omitempty"`
 	// The caller's status, in the first frame only.
 	Status        *Status `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`

@@ -91,10 +91,10 @@ type AgentServiceClient interface {
 	// WaitForMessages would hand out (via), marked delivered as each frame is sent. The path
 	// confirms what reached the agent's context on the same stream: each later request names the
 	// messages of frames that did (confirm_ids), as ConfirmDelivery does, with no call. Resume
-	// after a reconnect with after_id = the last frame's cursor. A reader that falls behind gets a
-	// frame with resync set and the stream ends: subscribe again from that cursor. A stream counts
-	// as one of the agent's parked waits (--max-waiters-per-agent) and ends when its token is
-	// revoked.
+	// after a reconnect with after_id = the last frame's cursor. The hub reads a frame once the
+	// last one was sent: a reader that falls behind holds up the frames after it (gRPC's flow
+	// control), which then carry what arrived meanwhile. A stream counts as one of the agent's
+	// parked waits (--max-waiters-per-agent) and ends when its token is revoked.
 	Subscribe(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SubscribeRequest, SubscribeFrame], error)
 	// JoinChannel subscribes the caller to a channel (created on first use).
 	JoinChannel(ctx context.Context, in *JoinChannelRequest, opts ...grpc.CallOption) (*JoinChannelResponse, error)
@@ -654,10 +654,10 @@ type AgentServiceServer interface {
 	// WaitForMessages would hand out (via), marked delivered as each frame is sent. The path
 	// confirms what reached the agent's context on the same stream: each later request names the
 	// messages of frames that did (confirm_ids), as ConfirmDelivery does, with no call. Resume
-	// after a reconnect with after_id = the last frame's cursor. A reader that falls behind gets a
-	// frame with resync set and the stream ends: subscribe again from that cursor. A stream counts
-	// as one of the agent's parked waits (--max-waiters-per-agent) and ends when its token is
-	// revoked.
+	// after a reconnect with after_id = the last frame's cursor. The hub reads a frame once the
+	// last one was sent: a reader that falls behind holds up the frames after it (gRPC's flow
+	// control), which then carry what arrived meanwhile. A stream counts as one of the agent's
+	// parked waits (--max-waiters-per-agent) and ends when its token is revoked.
 	Subscribe(grpc.BidiStreamingServer[SubscribeRequest, SubscribeFrame]) error
 	// JoinChannel subscribes the caller to a channel (created on first use).
 	JoinChannel(context.Context, *JoinChannelRequest) (*JoinChannelResponse, error)
