@@ -44,13 +44,13 @@ const (
 type Budgets struct {
 	*core
 	inbox *Inbox
-	tasks *Tasks
 }
 
 // NewBudgets returns the budgets' service: items it opens are announced
-// through inbox, agents it releases look for tasks again through tasks.
-func NewBudgets(c *Core, inbox *Inbox, tasks *Tasks) *Budgets {
-	return &Budgets{core: c.core, inbox: inbox, tasks: tasks}
+// through inbox; a budget set or deleted wakes the parked next_task calls
+// of its project at the commit.
+func NewBudgets(c *Core, inbox *Inbox) *Budgets {
+	return &Budgets{core: c.core, inbox: inbox}
 }
 
 // BudgetRequest names a budget, of an agent or of a project, and for a
@@ -98,6 +98,7 @@ type budgetsTx interface {
 	EventTx
 	MessageTx
 	InboxTx
+	ChangesTx
 }
 
 // scope checks req names one agent or one project and resolves it:
@@ -140,7 +141,6 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 	now := s.clock.Now()
 	day := BudgetDay(now)
 	var st *BudgetStanding
-	var project string
 	var news budgetNews
 	err := update(ctx, s.store, func(tx budgetsTx) error {
 		agent, err := scopeOf(tx, req)
@@ -157,7 +157,7 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 				b.AgentID, b.Agent, b.Project = agent.ID, agent.Name, ""
 			}
 		}
-		project = req.Project
+		project := req.Project
 		if agent != nil {
 			project = ProjectOr(agent.Project)
 		}
@@ -186,6 +186,7 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 		if err := tx.PutBudget(&nb); err != nil {
 			return err
 		}
+		tx.Recording().TasksChanged(project)
 		st = &BudgetStanding{Budget: nb, Day: day, Spent: spent}
 		return nil
 	})
@@ -193,7 +194,6 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 		return nil, err
 	}
 	s.announce(news)
-	s.tasks.TasksReady(project)
 	return st, nil
 }
 
@@ -308,14 +308,13 @@ func noBudget(agent *Agent, project string) error {
 // more. Errors: EINVALID, ENOTFOUND (no such agent or project, or no
 // budget).
 func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
-	var project string
-	err := update(ctx, s.store, func(tx budgetsTx) error {
+	return update(ctx, s.store, func(tx budgetsTx) error {
 		agent, err := scopeOf(tx, req)
 		if err != nil {
 			return err
 		}
 		var ok bool
-		project = req.Project
+		project := req.Project
 		if agent != nil {
 			project = ProjectOr(agent.Project)
 			ok, err = tx.DeleteBudget(agent.ID, "")
@@ -325,12 +324,9 @@ func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
 		if err == nil && !ok {
 			err = noBudget(agent, req.Project)
 		}
+		tx.Recording().TasksChanged(project)
 		return err
 	})
-	if err == nil {
-		s.tasks.TasksReady(project)
-	}
-	return err
 }
 
 // budgetNews is what holding usage against budgets did, announced after
