@@ -45,7 +45,6 @@ type Budgets struct {
 	*core
 	store txs[budgetsTx] // the store methods it uses
 	inbox itemOpener
-	tasks taskWaker
 }
 
 // itemOpener announces inbox items just opened (satisfied by *Inbox).
@@ -53,16 +52,11 @@ type itemOpener interface {
 	opened(items ...*InboxItem)
 }
 
-// taskWaker tells a project's parked next_task calls to look again
-// (satisfied by *Tasks).
-type taskWaker interface {
-	TasksReady(project string)
-}
-
 // NewBudgets returns the budgets' service: items it opens are announced
-// through inbox, agents it releases look for tasks again through tasks.
-func NewBudgets(c *Core, inbox itemOpener, tasks taskWaker) *Budgets {
-	return &Budgets{core: c.core, store: txsOf[budgetsTx](c.store), inbox: inbox, tasks: tasks}
+// through inbox; a budget set or deleted wakes the parked next_task calls
+// of its project at the commit.
+func NewBudgets(c *Core, inbox itemOpener) *Budgets {
+	return &Budgets{core: c.core, store: txsOf[budgetsTx](c.store), inbox: inbox}
 }
 
 // BudgetRequest names a budget, of an agent or of a project, and for a
@@ -110,6 +104,7 @@ type budgetsTx interface {
 	EventTx
 	MessageTx
 	InboxTx
+	ChangesTx
 }
 
 // scope checks req names one agent or one project and resolves it:
@@ -152,7 +147,6 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 	now := s.clock.Now()
 	day := BudgetDay(now)
 	var st *BudgetStanding
-	var project string
 	var news budgetNews
 	err := update(ctx, s.store, func(tx budgetsTx) error {
 		agent, err := scopeOf(tx, req)
@@ -169,7 +163,7 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 				b.AgentID, b.Agent, b.Project = agent.ID, agent.Name, ""
 			}
 		}
-		project = req.Project
+		project := req.Project
 		if agent != nil {
 			project = ProjectOr(agent.Project)
 		}
@@ -198,6 +192,7 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 		if err := tx.PutBudget(&nb); err != nil {
 			return err
 		}
+		tx.Recording().TasksChanged(project)
 		st = &BudgetStanding{Budget: nb, Day: day, Spent: spent}
 		return nil
 	})
@@ -205,7 +200,6 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 		return nil, err
 	}
 	s.announce(news)
-	s.tasks.TasksReady(project)
 	return st, nil
 }
 
@@ -320,14 +314,13 @@ func noBudget(agent *Agent, project string) error {
 // more. Errors: EINVALID, ENOTFOUND (no such agent or project, or no
 // budget).
 func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
-	var project string
-	err := update(ctx, s.store, func(tx budgetsTx) error {
+	return update(ctx, s.store, func(tx budgetsTx) error {
 		agent, err := scopeOf(tx, req)
 		if err != nil {
 			return err
 		}
 		var ok bool
-		project = req.Project
+		project := req.Project
 		if agent != nil {
 			project = ProjectOr(agent.Project)
 			ok, err = tx.DeleteBudget(agent.ID, "")
@@ -337,12 +330,9 @@ func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
 		if err == nil && !ok {
 			err = noBudget(agent, req.Project)
 		}
+		tx.Recording().TasksChanged(project)
 		return err
 	})
-	if err == nil {
-		s.tasks.TasksReady(project)
-	}
-	return err
 }
 
 // budgetNews is what holding usage against budgets did, announced after

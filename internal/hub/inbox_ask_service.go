@@ -350,9 +350,6 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 	if err != nil {
 		return err
 	}
-	if asked != nil {
-		in.waiters.WakeAnswer(asked.ID)
-	}
 	if made != nil {
 		in.opened(made)
 	} else {

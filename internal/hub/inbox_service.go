@@ -108,9 +108,6 @@ type Inbox struct {
 	store txs[inboxTx] // the store methods it uses
 	opts  InboxOptions
 	sink  ItemSink // nil: nobody hears of new items
-	// released hears of a project whose agents a raised or lifted budget
-	// lets take tasks again (Tasks.TasksReady; nil: nobody).
-	released func(project string)
 }
 
 // inboxTx is what the inbox reads and writes in one transaction: its
@@ -121,6 +118,7 @@ type inboxTx interface {
 	EventTx
 	MessageTx
 	BudgetTx
+	ChangesTx
 }
 
 // NewInbox returns the inbox's service. A question's answer wakes the
@@ -259,10 +257,8 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 	}
 	now := in.clock.Now()
 	var it *InboxItem
-	var released string
 	err := update(ctx, in.store, func(tx inboxTx) error {
 		var err error
-		released = ""
 		if it, err = tx.InboxItemByID(id); err != nil {
 			return err
 		}
@@ -288,9 +284,11 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 		detail := fmt.Sprintf("%s %d: %s answered by %s", strings.ReplaceAll(string(it.Kind), "_", " "), id, it.Title, by)
 		switch {
 		case it.Kind == KindBudget:
+			var released string
 			if released, detail, err = answerBudget(tx, it, decision, a, by, now); err != nil {
 				return err
 			}
+			tx.Recording().TasksChanged(released)
 		case decision != "":
 			detail = fmt.Sprintf("approval %d: %s %s by %s", id, it.Title, map[string]string{DecisionAllow: "allowed", DecisionDeny: "denied"}[decision], by)
 		}
@@ -323,10 +321,6 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 	})
 	if err != nil {
 		return nil, err
-	}
-	in.waiters.WakeAnswer(id)
-	if released != "" && in.released != nil {
-		in.released(released)
 	}
 	in.changed()
 	return it, nil
@@ -377,16 +371,7 @@ func (in *Inbox) ExpireDeadApprovals(ctx context.Context, before time.Time) (int
 		if err != nil {
 			return n, err
 		}
-		in.waiters.WakeAnswer(ids(items)...)
 	}
-}
-
-func ids(items []*InboxItem) []int64 {
-	out := make([]int64, len(items))
-	for i, it := range items {
-		out[i] = it.ID
-	}
-	return out
 }
 
 // ListRules returns the remembered allows live now (all of them, revoked
@@ -433,10 +418,11 @@ func (in *Inbox) RevokeRule(ctx context.Context, who *Person, id int64) error {
 
 // Run expires, every minute, the approvals open past the longest wait
 // (their hooks are gone), and is the fallback that finds answers given
-// through another hub process sharing the store (PostgreSQL replicas):
-// every poll interval, while calls are parked, one read of their items
-// wakes those that were answered. Answers given through this process wake
-// their calls at once (AnswerItem).
+// through another hub process sharing the store whose notification was
+// lost (PostgreSQL replicas tell each other of a closed item at its commit:
+// ItemsClosed): every poll interval, while calls are parked, one read of
+// their items wakes those that were answered. Answers given through this
+// process wake their calls at their commit.
 func (in *Inbox) Run(ctx context.Context) error {
 	every := in.cfg.PollInterval
 	if every <= 0 || every > time.Minute {
@@ -471,7 +457,13 @@ func (in *Inbox) Run(ctx context.Context) error {
 			return err
 		})
 		if err == nil {
-			in.waiters.WakeAnswer(closed...)
+			in.ItemsClosed(closed...)
 		}
 	}
+}
+
+// ItemsClosed wakes the calls parked on the inbox items ids, closed by
+// another hub process sharing the store (a replica on the same database).
+func (in *Inbox) ItemsClosed(ids ...int64) {
+	in.wake(&Changes{items: ids})
 }

@@ -140,7 +140,7 @@ func (ts *Tasks) tryNext(ctx context.Context, caller *Agent, labels []string, ro
 		if err != nil {
 			return nil, nil, err
 		}
-		ts.changed(nil)
+		ts.changed()
 		return won, cs, nil
 	}
 	return nil, nil, nil

@@ -114,19 +114,17 @@ func NewTasks(c *Core, reserve taskReserver) *Tasks {
 	return &Tasks{core: c.core, store: txsOf[tasksTx](c.store), reserve: reserve}
 }
 
-// changed tells the dashboard's stream that tasks changed and wakes the
-// parked next_task calls that a ready task fits.
-func (ts *Tasks) changed(ready []*Task) {
+// changed tells the dashboard's stream that tasks changed. The parked
+// next_task calls that a task left ready fits wake at the commit that
+// left it so (Changes.Ready).
+func (ts *Tasks) changed() {
 	ts.waiters.feed.Publish(TopicTasks)
-	for _, t := range ready {
-		ts.waiters.WakeTask(t)
-	}
 }
 
 // TasksReady wakes the parked next_task calls of project: tasks became
 // ready there in another process (a replica on the same database).
 func (ts *Tasks) TasksReady(project string) {
-	ts.waiters.WakeProject(project)
+	ts.wake(&Changes{projects: []string{project}})
 	ts.waiters.feed.Publish(TopicTasks)
 }
 
@@ -248,19 +246,8 @@ func (ts *Tasks) Import(ctx context.Context, caller *Agent, project string, item
 	if err != nil {
 		return nil, err
 	}
-	ts.changed(readyOf(out))
+	ts.changed()
 	return out, nil
-}
-
-// readyOf returns the ready tasks of ts.
-func readyOf(ts []*Task) []*Task {
-	var out []*Task
-	for _, t := range ts {
-		if t.Ready() {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // waitingOn checks that deps are tasks of project and returns how many of

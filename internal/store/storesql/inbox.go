@@ -109,14 +109,19 @@ func (x Statements) OpenItemOf(agentID int64, kind hub.ItemKind) (*hub.InboxItem
 	return it, err
 }
 
-// CloseInboxItem implements hub.InboxTx.
+// CloseInboxItem implements hub.InboxTx; the item closed is recorded
+// (hub.Changes.Closed), so that the calls parked on it wake at the commit.
 func (x Statements) CloseInboxItem(id int64, state hub.ItemState, c hub.ItemClose) (bool, error) {
 	n, err := x.DB.Exec(`UPDATE inbox_items SET state = ?, answered_at = ?, answered_by = ?, decision = ?, answer = ?, remember = ?
 		WHERE id = ? AND state = 'open'`, string(state), row.Nanos(c.At), c.By, c.Decision, c.Answer, c.Remember, id)
 	if err != nil {
 		return false, fmt.Errorf("close inbox item: %w", err)
 	}
-	return n == 1, nil
+	if n != 1 {
+		return false, nil
+	}
+	x.Changes.Closed(id)
+	return true, nil
 }
 
 // MarkItemRan implements hub.InboxTx.
