@@ -119,12 +119,9 @@ func (in *Inbox) park(ctx context.Context, it *InboxItem, d time.Duration) (*Inb
 	if d <= 0 {
 		return it, nil
 	}
-	first := true
+	// Every look reads the item, the first too: the item committed before
+	// the call registered, so an answer may have come in between.
 	return in.waiters.parkOnItem(ctx, it.ID, it.AgentID, in.clock, d, in.shutdown, func() (*InboxItem, error) {
-		if first { // just written: nothing to read yet
-			first = false
-			return it, nil
-		}
 		rctx, cancel := detachedRead(ctx)
 		defer cancel()
 		var got *InboxItem
