@@ -125,7 +125,7 @@ func (in *Inbox) park(ctx context.Context, it *InboxItem, d time.Duration) (*Inb
 		rctx, cancel := detachedRead(ctx)
 		defer cancel()
 		var got *InboxItem
-		err := view(rctx, in.store, func(tx InboxTx) (err error) {
+		err := view(rctx, in.store, func(tx inboxTx) (err error) {
 			got, err = tx.InboxItemByID(it.ID)
 			return err
 		})
@@ -273,7 +273,7 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 	text = cutText(strings.TrimSpace(oneLine(text)), maxItemTitle)
 	var open, asked *InboxItem
 	var ran bool
-	err := view(ctx, in.store, func(tx InboxTx) error {
+	err := view(ctx, in.store, func(tx inboxTx) error {
 		it, err := tx.OpenItemOf(caller.ID, KindNeedsInput)
 		if err == nil {
 			open = it

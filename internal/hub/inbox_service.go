@@ -44,9 +44,9 @@ type InboxTx interface {
 	// ApprovalRulesFor returns the rules of project for tool that are
 	// live at now.
 	ApprovalRulesFor(project, tool string, now time.Time) ([]*ApprovalRule, error)
-	// ListApprovalRules returns the rules live at now (every rule when
+	// ApprovalRules returns the rules live at now (every rule when
 	// all is set), newest first, their agent's name filled.
-	ListApprovalRules(now time.Time, all bool) ([]*ApprovalRule, error)
+	ApprovalRules(now time.Time, all bool) ([]*ApprovalRule, error)
 	// ApprovalRuleByID returns one rule, its agent's name filled. ENOTFOUND.
 	ApprovalRuleByID(id int64) (*ApprovalRule, error)
 	// RevokeApprovalRule sets the rule's revocation time unless it is
@@ -105,8 +105,9 @@ type InboxOptions struct {
 // waiting for input, answered by people.
 type Inbox struct {
 	*core
-	opts InboxOptions
-	sink ItemSink // nil: nobody hears of new items
+	store txs[inboxTx] // the store methods it uses
+	opts  InboxOptions
+	sink  ItemSink // nil: nobody hears of new items
 }
 
 // inboxTx is what the inbox reads and writes in one transaction: its
@@ -135,7 +136,7 @@ func NewInbox(c *Core, opts InboxOptions) *Inbox {
 	if opts.MaxOpenPerProject <= 0 {
 		opts.MaxOpenPerProject = 1000
 	}
-	return &Inbox{core: c.core, opts: opts}
+	return &Inbox{core: c.core, store: txsOf[inboxTx](c.store), opts: opts}
 }
 
 // SetSink makes sink hear of every item opened from now on (the webhooks'
@@ -190,7 +191,7 @@ func (in *Inbox) ListItems(ctx context.Context, who *Person, state, project stri
 	}
 	var out []*InboxItem
 	next := ""
-	err = view(ctx, in.store, func(tx InboxTx) error {
+	err = view(ctx, in.store, func(tx inboxTx) error {
 		out, next = nil, ""
 		if at.open && (st == "" || st == ItemOpen) {
 			items, err := tx.ListInboxItems(ItemQuery{State: ItemOpen, Project: project, Projects: projects, ByUrgency: true, AfterRank: at.rank, AfterID: at.id, Limit: limit + 1})
@@ -342,7 +343,7 @@ func (in *Inbox) ExpireDeadApprovals(ctx context.Context, before time.Time) (int
 	n := 0
 	for {
 		var items []*InboxItem
-		err := view(ctx, in.store, func(tx InboxTx) (err error) {
+		err := view(ctx, in.store, func(tx inboxTx) (err error) {
 			items, err = tx.ListInboxItems(ItemQuery{State: ItemOpen, Kind: KindApproval, Before: before, Limit: 500})
 			return err
 		})
@@ -378,8 +379,8 @@ func (in *Inbox) ExpireDeadApprovals(ctx context.Context, before time.Time) (int
 // the admin, every project).
 func (in *Inbox) ListRules(ctx context.Context, who *Person, all bool) ([]*ApprovalRule, error) {
 	var out []*ApprovalRule
-	err := view(ctx, in.store, func(tx InboxTx) (err error) {
-		out, err = tx.ListApprovalRules(in.clock.Now(), all)
+	err := view(ctx, in.store, func(tx inboxTx) (err error) {
+		out, err = tx.ApprovalRules(in.clock.Now(), all)
 		return err
 	})
 	return SeenBy(out, who, func(r *ApprovalRule) string { return r.Project }), err
@@ -445,7 +446,7 @@ func (in *Inbox) Run(ctx context.Context) error {
 			continue
 		}
 		var closed []int64
-		err := view(ctx, in.store, func(tx InboxTx) error {
+		err := view(ctx, in.store, func(tx inboxTx) error {
 			items, err := tx.InboxItemsByID(ids)
 			closed = closed[:0]
 			for _, it := range items {

@@ -32,12 +32,23 @@ type UsageTx interface {
 // hosts report and answers reports of it.
 type Usage struct {
 	*core
-	budgets *Budgets
+	store   txs[usageTx] // the store methods it uses
+	budgets budgetChecker
+}
+
+// budgetChecker holds usage just recorded against the budgets inside the
+// recording write, and announces what that opened once it has committed
+// (satisfied by *Budgets).
+type budgetChecker interface {
+	check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error)
+	announce(news budgetNews)
 }
 
 // NewUsage returns the usage service: what it records is held against
 // budgets.
-func NewUsage(c *Core, budgets *Budgets) *Usage { return &Usage{core: c.core, budgets: budgets} }
+func NewUsage(c *Core, budgets budgetChecker) *Usage {
+	return &Usage{core: c.core, store: txsOf[usageTx](c.store), budgets: budgets}
+}
 
 // usageTx is what the usage service reads and writes in one transaction:
 // the rollups, and what holding them against budgets writes.

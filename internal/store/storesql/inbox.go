@@ -152,8 +152,8 @@ func (x Statements) ApprovalRulesFor(project, tool string, now time.Time) ([]*hu
 		WHERE r.project = ? AND r.tool = ? AND r.revoked_at = 0 AND r.expires_at > ?`, project, tool, now.UnixNano())
 }
 
-// ListApprovalRules implements hub.InboxTx.
-func (x Statements) ListApprovalRules(now time.Time, includeEnded bool) ([]*hub.ApprovalRule, error) {
+// ApprovalRules implements hub.InboxTx.
+func (x Statements) ApprovalRules(now time.Time, includeEnded bool) ([]*hub.ApprovalRule, error) {
 	if includeEnded {
 		return all(x.DB, row.ApprovalRule, `SELECT `+row.ApprovalRuleColumns+row.ApprovalRuleFrom+` ORDER BY r.id DESC`)
 	}
@@ -217,8 +217,8 @@ func (x Statements) ActivePerson(name string) (bool, error) {
 	return active, err
 }
 
-// ListPeople implements hub.PersonTx.
-func (x Statements) ListPeople() ([]*hub.Person, error) {
+// People implements hub.PersonTx.
+func (x Statements) People() ([]*hub.Person, error) {
 	return all(x.DB, row.Person, `SELECT `+row.PersonColumns+` FROM people ORDER BY name`)
 }
 
@@ -244,8 +244,8 @@ func (x Statements) InsertWebhook(w *hub.Webhook) error {
 	return nil
 }
 
-// ListWebhooks implements hub.WebhookTx.
-func (x Statements) ListWebhooks() ([]*hub.Webhook, error) {
+// Webhooks implements hub.WebhookTx.
+func (x Statements) Webhooks() ([]*hub.Webhook, error) {
 	return all(x.DB, row.Webhook, `SELECT `+row.WebhookColumns+` FROM webhooks ORDER BY id`)
 }
 
@@ -274,8 +274,8 @@ func (x Statements) InsertWebhookDelivery(d *hub.WebhookDelivery, keep int) erro
 	return err
 }
 
-// ListWebhookDeliveries implements hub.WebhookTx.
-func (x Statements) ListWebhookDeliveries(webhookID int64, limit int) ([]*hub.WebhookDelivery, error) {
+// WebhookDeliveries implements hub.WebhookTx.
+func (x Statements) WebhookDeliveries(webhookID int64, limit int) ([]*hub.WebhookDelivery, error) {
 	if webhookID == 0 {
 		return all(x.DB, row.WebhookDelivery, `SELECT `+row.WebhookDeliveryColumns+` FROM webhook_deliveries ORDER BY id DESC LIMIT ?`, limit)
 	}
