@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestDeliveryOverREST: over the real HTTP listener, a post to an agent
@@ -31,10 +30,7 @@ func TestDeliveryOverREST(t *testing.T) {
 		_, _, w := h.do(t, "POST", "/v1/messages:wait", bob, `{"timeout_seconds":30,"after_id":"`+first+`"}`)
 		done <- w
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for h.m.Services.Core.ParkedWaits() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	h.parked(t, 1)
 	_, raw, _ = h.do(t, "GET", "/v1/peers", alice, "")
 	var peers struct {
 		Peers []struct {

@@ -243,15 +243,23 @@ func TestJoinsGoThroughAGarbageFlood(t *testing.T) {
 	floodCtx, stopFlood := context.WithCancel(ctx)
 	var flood sync.WaitGroup
 	var attempts atomic.Int64
+	spent := make(chan struct{}) // closed at the flood's first refusal for its address's budget
+	var refused sync.Once
 	for range 4 {
 		flood.Go(func() {
 			garbage := bearer(floodCtx, "ahj_"+strings.Repeat("g", 32))
 			for floodCtx.Err() == nil && attempts.Add(1) < 50_000 {
-				flooder.JoinHub(garbage, &hubv1.JoinHubRequest{Name: "flood"})
+				if _, err := flooder.JoinHub(garbage, &hubv1.JoinHubRequest{Name: "flood"}); status.Code(err) == codes.ResourceExhausted {
+					refused.Do(func() { close(spent) })
+				}
 			}
 		})
 	}
-	time.Sleep(500 * time.Millisecond) // the flood has spent what it can
+	select { // the flood has spent what it can
+	case <-spent:
+	case <-ctx.Done():
+		t.Fatalf("the flood's %d garbage attempts were never refused for their address's budget", attempts.Load())
+	}
 
 	var joined atomic.Int64
 	var wg sync.WaitGroup

@@ -59,12 +59,8 @@ func leaderGauge(tb testing.TB, m *app.Main) string {
 
 func within(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: not within 30 s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !eventually(30*time.Second, cond) {
+		tb.Fatalf("%s: not within 30 s", what)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
@@ -115,10 +114,7 @@ func TestRepliesStayInReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	go agent.WaitForMessages(waitCtx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(30)})
-	deadline := time.Now().Add(5 * time.Second)
-	for m.Services.Core.ParkedWaits() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	within(t, "bob's wait parked", func() bool { return m.Services.Core.ParkedWaits() > 0 })
 	if _, err := agent.GetStatus(alice, &hubv1.GetStatusRequest{}); err != nil {
 		t.Fatal(err)
 	}

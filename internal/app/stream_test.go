@@ -114,26 +114,17 @@ func TestSubscribeFramesArriveOnPost(t *testing.T) {
 		t.Fatalf("frames carried %v, want %v", got, posted)
 	}
 	// The delivery marks are written just after the frame is sent.
-	deadline := time.Now().Add(10 * time.Second)
-	for receipt(t, h.agent, bob, posted[0]).GetDeliveredAt() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the message sent on the stream was never marked delivered")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	within(t, "the message sent on the stream marked delivered", func() bool { return receipt(t, h.agent, bob, posted[0]).GetDeliveredAt() != nil })
 	if rc := receipt(t, h.agent, bob, posted[0]); rc.GetState() != string(hub.StateQueued) || rc.GetInContextAt() != nil {
 		t.Fatalf("receipt before the confirmation = %v, want delivered and QUEUED", rc)
 	}
 	if _, err := h.agent.ConfirmDelivery(coreBearer(alice), &hubv1.ConfirmDeliveryRequest{Ids: posted, Via: "channel"}); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for rc := receipt(t, h.agent, bob, posted[2]); rc.GetState() != string(hub.StateInContext) || rc.GetVia() != "channel"; rc = receipt(t, h.agent, bob, posted[2]) {
-		if time.Now().After(deadline) {
-			t.Fatalf("receipt after the confirmation = %v, want IN_CONTEXT via channel", rc)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	within(t, "the receipt IN_CONTEXT via channel after the confirmation", func() bool {
+		rc := receipt(t, h.agent, bob, posted[2])
+		return rc.GetState() == string(hub.StateInContext) && rc.GetVia() == "channel"
+	})
 }
 
 // The path confirms on the stream itself what reached the agent's context:
@@ -151,14 +142,11 @@ func TestSubscribeConfirmsOnTheStream(t *testing.T) {
 	if err := st.Send(&hubv1.SubscribeRequest{ConfirmIds: got}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	for _, id := range posted {
-		for rc := receipt(t, h.agent, bob, id); rc.GetState() != string(hub.StateInContext) || rc.GetVia() != "channel"; rc = receipt(t, h.agent, bob, id) {
-			if time.Now().After(deadline) {
-				t.Fatalf("receipt of %s after the confirmation on the stream = %v, want IN_CONTEXT via channel", id, rc)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		within(t, "the receipt of "+id+" IN_CONTEXT via channel after the confirmation on the stream", func() bool {
+			rc := receipt(t, h.agent, bob, id)
+			return rc.GetState() == string(hub.StateInContext) && rc.GetVia() == "channel"
+		})
 	}
 
 	r, err := h.agent.PostMessage(coreBearer(bob), &hubv1.PostMessageRequest{To: []string{"carol"}, Body: "not for alice"})

@@ -104,6 +104,18 @@ func (r *gwRig) call(tb testing.TB, ctx context.Context, method, path, token, bo
 	return res.StatusCode, res.Header, v
 }
 
+// parked waits until the hub holds n parked waits.
+func (r *gwRig) parked(tb testing.TB, n int) {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for r.svc.Core.ParkedWaits() != n {
+		if time.Now().After(deadline) {
+			tb.Fatalf("parked waits = %d, want %d", r.svc.Core.ParkedWaits(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // newAgent creates an agent through REST and returns its token.
 func (r *gwRig) newAgent(tb testing.TB, name string) string {
 	tb.Helper()
@@ -194,26 +206,14 @@ func TestErrorStatuses(t *testing.T) {
 		defer close(done)
 		r.call(t, waitCtx, "POST", "/v1/messages:wait", alice, `{"timeout_seconds":30}`)
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for r.svc.Core.ParkedWaits() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first wait never parked")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	r.parked(t, 1)
 	code, hdr, v := r.call(t, ctx, "POST", "/v1/messages:wait", alice, `{"timeout_seconds":30}`)
 	if code != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" || !strings.Contains(v["message"].(string), "limit") {
 		t.Errorf("second wait = HTTP %d, Retry-After %q, %v; want 429 with Retry-After", code, hdr.Get("Retry-After"), v)
 	}
 	cancel()
 	<-done
-	// A client that goes away frees its waiter.
-	for r.svc.Core.ParkedWaits() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the wait of a disconnected HTTP client is still parked")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	r.parked(t, 0) // a client that goes away frees its waiter
 }
 
 // JSON uses the proto field names and emits every field.
@@ -281,13 +281,7 @@ func TestWaitOverREST(t *testing.T) {
 		code, _, v := r.call(t, context.Background(), "POST", "/v1/messages:wait", bob, `{"timeout_seconds":30}`)
 		c <- reply{code, v}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for r.svc.Core.ParkedWaits() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the wait never parked")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	r.parked(t, 1)
 	code, _, v := r.call(t, context.Background(), "POST", "/v1/messages", alice, `{"to":["bob"],"body":"wake"}`)
 	if code != 200 {
 		t.Fatalf("post: HTTP %d %v", code, v)

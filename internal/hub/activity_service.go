@@ -114,12 +114,10 @@ func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivit
 
 // checkpointTx is what filing a checkpoint reads and writes.
 type checkpointTx interface {
-	ActivityTx
-	AgentTx
-	DeepWorkTx
-	EventTx
-	HealthTx
-	TaskTx
+	callerLivenessTx
+	persistLivenessTx
+	taskByIDTx
+	InsertCheckpoint(c *Checkpoint) error
 }
 
 // checkpoint files c, normalized, as caller's checkpoint at now in tx.

@@ -157,7 +157,7 @@ func (s *Agents) forgetAgent(id int64) {
 // missed (a PostgreSQL listener reconnecting), they would fail every
 // flush. A look that fails is made again after the next failed flush.
 func (s *Liveness) forgetDeleted(ctx context.Context, touches []Touch) {
-	_ = view(ctx, s.store, func(tx agentsTx) error { //nolint:errcheck // see above
+	_ = view(ctx, s.store, func(tx livenessTx) error { //nolint:errcheck // see above
 		for _, t := range touches {
 			if _, err := tx.AgentByID(t.AgentID); ErrorCode(err) == ENOTFOUND {
 				s.presence.Forget(t.AgentID)

@@ -9,7 +9,8 @@ import (
 // authenticating, changing and deleting agents.
 type Agents struct {
 	*core
-	auth authCache // token hash → agent, cleared on every token or state change
+	store txs[agentsTx] // the store methods it uses
+	auth  authCache     // token hash → agent, cleared on every token or state change
 }
 
 // agentsTx is what the agents service reads and writes in one transaction:
@@ -26,7 +27,9 @@ type agentsTx interface {
 }
 
 // NewAgents returns the agents' service.
-func NewAgents(c *Core) *Agents { return &Agents{core: c.core, auth: authCache{clock: c.clock}} }
+func NewAgents(c *Core) *Agents {
+	return &Agents{core: c.core, store: txsOf[agentsTx](c.store), auth: authCache{clock: c.clock}}
+}
 
 // CreateAgentRequest is the input of Service.CreateAgent.
 type CreateAgentRequest struct {

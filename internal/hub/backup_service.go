@@ -9,6 +9,8 @@ import (
 // retention.
 type Ops struct {
 	*core
+	store    txs[opsTx] // the store methods it uses
+	backuper Backuper   // nil: the store cannot back up
 }
 
 // opsTx is what the ops service reads and writes in one transaction:
@@ -18,7 +20,10 @@ type opsTx interface {
 }
 
 // NewOps returns the upkeep service.
-func NewOps(c *Core) *Ops { return &Ops{core: c.core} }
+func NewOps(c *Core) *Ops {
+	b, _ := c.store.Store.(Backuper)
+	return &Ops{core: c.core, store: txsOf[opsTx](c.store), backuper: b}
+}
 
 // Backuper is a Store that can write a consistent copy of itself to a new
 // file (internal/store/sqlite does). Errors: ECONFLICT if the file exists.
@@ -36,8 +41,8 @@ func (s *Ops) Backup(ctx context.Context, path string) (int64, error) {
 	if !filepath.IsAbs(path) {
 		return 0, Errorf(EINVALID, "path %q is relative: give an absolute path on the hub's machine (hubctl backup makes a relative path absolute against its own directory)", path)
 	}
-	b, ok := s.store.Store.(Backuper)
-	if !ok {
+	b := s.backuper
+	if b == nil {
 		return 0, Errorf(EPRECONDITION, "this hub's store does not support backups")
 	}
 	return b.Backup(ctx, path)

@@ -15,9 +15,9 @@ type BudgetTx interface {
 	// (agentID 0 or project "": none of that kind), those that exist, the
 	// agent's first, its name filled.
 	BudgetsOf(agentID int64, project string) ([]*Budget, error)
-	// ListBudgets returns every budget: the projects' by name, then the
+	// Budgets returns every budget: the projects' by name, then the
 	// agents' by name, their names filled.
-	ListBudgets() ([]*Budget, error)
+	Budgets() ([]*Budget, error)
 	// DeleteBudget deletes the budget of agentID (of project when agentID
 	// is 0) and reports whether there was one.
 	DeleteBudget(agentID int64, project string) (bool, error)
@@ -43,14 +43,20 @@ const (
 // held against them (Usage.Record calls check).
 type Budgets struct {
 	*core
-	inbox *Inbox
-	tasks *Tasks
+	store txs[budgetsTx] // the store methods it uses
+	inbox itemOpener
+}
+
+// itemOpener announces inbox items just opened (satisfied by *Inbox).
+type itemOpener interface {
+	opened(items ...*InboxItem)
 }
 
 // NewBudgets returns the budgets' service: items it opens are announced
-// through inbox, agents it releases look for tasks again through tasks.
-func NewBudgets(c *Core, inbox *Inbox, tasks *Tasks) *Budgets {
-	return &Budgets{core: c.core, inbox: inbox, tasks: tasks}
+// through inbox; a budget set or deleted wakes the parked next_task calls
+// of its project at the commit.
+func NewBudgets(c *Core, inbox itemOpener) *Budgets {
+	return &Budgets{core: c.core, store: txsOf[budgetsTx](c.store), inbox: inbox}
 }
 
 // BudgetRequest names a budget, of an agent or of a project, and for a
@@ -98,6 +104,7 @@ type budgetsTx interface {
 	EventTx
 	MessageTx
 	InboxTx
+	ChangesTx
 }
 
 // scope checks req names one agent or one project and resolves it:
@@ -140,7 +147,6 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 	now := s.clock.Now()
 	day := BudgetDay(now)
 	var st *BudgetStanding
-	var project string
 	var news budgetNews
 	err := update(ctx, s.store, func(tx budgetsTx) error {
 		agent, err := scopeOf(tx, req)
@@ -157,7 +163,7 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 				b.AgentID, b.Agent, b.Project = agent.ID, agent.Name, ""
 			}
 		}
-		project = req.Project
+		project := req.Project
 		if agent != nil {
 			project = ProjectOr(agent.Project)
 		}
@@ -186,6 +192,7 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 		if err := tx.PutBudget(&nb); err != nil {
 			return err
 		}
+		tx.Recording().TasksChanged(project)
 		st = &BudgetStanding{Budget: nb, Day: day, Spent: spent}
 		return nil
 	})
@@ -193,7 +200,6 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 		return nil, err
 	}
 	s.announce(news)
-	s.tasks.TasksReady(project)
 	return st, nil
 }
 
@@ -227,7 +233,7 @@ func (s *Budgets) List(ctx context.Context, who *Person) ([]*BudgetStanding, err
 	day := BudgetDay(s.clock.Now())
 	var out []*BudgetStanding
 	err := view(ctx, s.store, func(tx budgetsTx) error {
-		bs, err := tx.ListBudgets()
+		bs, err := tx.Budgets()
 		if err != nil {
 			return err
 		}
@@ -308,14 +314,13 @@ func noBudget(agent *Agent, project string) error {
 // more. Errors: EINVALID, ENOTFOUND (no such agent or project, or no
 // budget).
 func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
-	var project string
-	err := update(ctx, s.store, func(tx budgetsTx) error {
+	return update(ctx, s.store, func(tx budgetsTx) error {
 		agent, err := scopeOf(tx, req)
 		if err != nil {
 			return err
 		}
 		var ok bool
-		project = req.Project
+		project := req.Project
 		if agent != nil {
 			project = ProjectOr(agent.Project)
 			ok, err = tx.DeleteBudget(agent.ID, "")
@@ -325,12 +330,9 @@ func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
 		if err == nil && !ok {
 			err = noBudget(agent, req.Project)
 		}
+		tx.Recording().TasksChanged(project)
 		return err
 	})
-	if err == nil {
-		s.tasks.TasksReady(project)
-	}
-	return err
 }
 
 // budgetNews is what holding usage against budgets did, announced after
@@ -499,10 +501,15 @@ type budgetAnswerTx interface {
 	MessageTx
 }
 
+// budgetHoldsTx is what next_task's budget gate reads.
+type budgetHoldsTx interface {
+	BudgetHolds(agentID int64, project string, day time.Time) (bool, error)
+}
+
 // budgetHolds reports whether a budget stops agent's work at now.
-func budgetHolds(ctx context.Context, st Store, agent *Agent, now time.Time) (bool, error) {
+func budgetHolds[G budgetHoldsTx](ctx context.Context, st txs[G], agent *Agent, now time.Time) (bool, error) {
 	var held bool
-	err := view(ctx, st, func(tx BudgetTx) (err error) {
+	err := view(ctx, st, func(tx G) (err error) {
 		held, err = tx.BudgetHolds(agent.ID, ProjectOr(agent.Project), BudgetDay(now))
 		return err
 	})

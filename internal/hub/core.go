@@ -83,10 +83,12 @@ func (noMetrics) UsageRecorded(string, UsageCounts) {}
 // feeds), the presence of agents in memory and the beat. Build it with
 // NewCore, build each service from it (NewAgents, NewMessages, …, wired in
 // internal/app), call Init before serving.
-type Core struct{ *core }
+type Core struct {
+	*core
+	store committer // wakes parked callers after each commit (wake.go); each service holds its own view of it (txs)
+}
 
 type core struct {
-	store    committer // wakes parked callers after each commit (wake.go)
 	clock    Clock
 	cfg      Config
 	waiters  *Waiters
@@ -121,18 +123,20 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),
 	}
-	c.store = committer{Store: store, wake: c.wake}
 	if cfg.Metrics != nil {
 		c.metrics = cfg.Metrics
 	}
-	return &Core{c}
+	return &Core{core: c, store: committer{Store: store, wake: c.wake}}
 }
 
 // Init loads what the core keeps in memory from the store: agents'
 // last-seen times and paths, so that presence and reachability survive a
 // restart.
 func (c *Core) Init(ctx context.Context) error {
-	return view(ctx, c.store, func(tx interface {
+	return view(ctx, txsOf[interface {
+		AgentTx
+		AgentPathTx
+	}](c.store), func(tx interface {
 		AgentTx
 		AgentPathTx
 	}) error {
@@ -225,14 +229,32 @@ func detachedRead(ctx context.Context) (_ context.Context, cancel context.Cancel
 	return rctx, cancel
 }
 
-// view runs fn in a read transaction of st, which fn sees as the store
-// groups it names (G, an interface that Tx implements): a function takes
-// the groups of its nouns, never the whole Tx.
-func view[G any](ctx context.Context, st Store, fn func(tx G) error) error {
-	return st.View(ctx, func(tx Tx) error { return fn(any(tx).(G)) })
+// txs is what a service holds of the store: read and write transactions
+// that it sees as G, an interface of the store methods it uses (each
+// service declares its own: agentsTx, tasksTx, …), never the whole Tx.
+type txs[G any] struct {
+	view, update func(ctx context.Context, fn func(tx G) error) error
 }
 
-// update runs fn in a write transaction of st, as view does.
-func update[G any](ctx context.Context, st Store, fn func(tx G) error) error {
-	return st.Update(ctx, func(tx Tx) error { return fn(any(tx).(G)) })
+// txsOf returns the transactions of st seen as G (an interface that Tx
+// implements).
+func txsOf[G any](st Store) txs[G] {
+	return txs[G]{
+		view: func(ctx context.Context, fn func(tx G) error) error {
+			return st.View(ctx, func(tx Tx) error { return fn(any(tx).(G)) })
+		},
+		update: func(ctx context.Context, fn func(tx G) error) error {
+			return st.Update(ctx, func(tx Tx) error { return fn(any(tx).(G)) })
+		},
+	}
+}
+
+// view runs fn in a read transaction of st.
+func view[G any](ctx context.Context, st txs[G], fn func(tx G) error) error {
+	return st.view(ctx, fn)
+}
+
+// update runs fn in a write transaction of st.
+func update[G any](ctx context.Context, st txs[G], fn func(tx G) error) error {
+	return st.update(ctx, fn)
 }

@@ -17,8 +17,8 @@ type CronTx interface {
 	CronJobByName(name string) (*CronJob, error)
 	// CronJobByID returns one job. ENOTFOUND.
 	CronJobByID(id int64) (*CronJob, error)
-	// ListCronJobs returns every job by name.
-	ListCronJobs() ([]*CronJob, error)
+	// CronJobs returns every job by name.
+	CronJobs() ([]*CronJob, error)
 	// UpdateCronJob writes every mutable field of j. ENOTFOUND.
 	UpdateCronJob(j *CronJob) error
 	// DeleteCronJob deletes a job (its runs stay as history). ENOTFOUND.
@@ -29,9 +29,9 @@ type CronTx interface {
 	// InsertCronRun stores r and sets r.ID; it keeps the newest
 	// MaxCronRunsKept runs of the job and drops older ones.
 	InsertCronRun(r *CronRun) error
-	// ListCronRuns returns the newest runs, of one job when jobID > 0,
+	// CronRuns returns the newest runs, of one job when jobID > 0,
 	// newest first.
-	ListCronRuns(jobID int64, limit int) ([]*CronRun, error)
+	CronRuns(jobID int64, limit int) ([]*CronRun, error)
 }
 
 // errNotDue is returned inside a run's transaction when the job changed
@@ -113,7 +113,7 @@ func targetNotice(tx targetNoticeTx, project, target string) string {
 func (s *Schedule) ListCronJobs(ctx context.Context) ([]*CronJob, error) {
 	var js []*CronJob
 	err := view(ctx, s.store, func(tx scheduleTx) (err error) {
-		js, err = tx.ListCronJobs()
+		js, err = tx.CronJobs()
 		return err
 	})
 	return js, err
@@ -218,7 +218,7 @@ func (s *Schedule) ListCronRuns(ctx context.Context, job string, limit int) ([]*
 				return err
 			}
 		}
-		rs, err = tx.ListCronRuns(id, limit)
+		rs, err = tx.CronRuns(id, limit)
 		return err
 	})
 	return rs, err

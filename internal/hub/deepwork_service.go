@@ -11,8 +11,8 @@ type DeepWorkTx interface {
 	InsertDeepWork(d *DeepWork) error
 	// UpdateDeepWork writes d's state, ended_at and end reason. ENOTFOUND.
 	UpdateDeepWork(d *DeepWork) error
-	// ListDeepWork returns declarations matching q, newest first.
-	ListDeepWork(q DeepWorkQuery) ([]*DeepWork, error)
+	// DeepWorkDeclarations returns declarations matching q, newest first.
+	DeepWorkDeclarations(q DeepWorkQuery) ([]*DeepWork, error)
 }
 
 func (s *Liveness) deepWorkMax() time.Duration {
@@ -103,7 +103,7 @@ func (s *Liveness) DeepWork(ctx context.Context, caller *Agent, limit int) (*Dee
 			return err
 		}
 		current = deepWorkView(st.ActiveDeepWork, now)
-		all, err := tx.ListDeepWork(DeepWorkQuery{AgentID: caller.ID, Limit: limit + 1})
+		all, err := tx.DeepWorkDeclarations(DeepWorkQuery{AgentID: caller.ID, Limit: limit + 1})
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (s *Liveness) ListDeepWork(ctx context.Context, req ListDeepWorkRequest) ([
 			}
 			q.AgentID = a.ID
 		}
-		ds, err := tx.ListDeepWork(q)
+		ds, err := tx.DeepWorkDeclarations(q)
 		for _, d := range ds {
 			out = append(out, deepWorkView(d, now))
 		}

@@ -13,7 +13,7 @@ func (s *Messages) ListPeers(ctx context.Context, caller *Agent) ([]Peer, error)
 	if err != nil {
 		return nil, err
 	}
-	if as, err = visibleOf(ctx, s.core, caller, as, AgentProject); err != nil {
+	if as, err = visibleOf(ctx, s.store, caller, as, AgentProject); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
@@ -48,5 +48,5 @@ func (s *Messages) ListChannels(ctx context.Context, caller *Agent) ([]ChannelSu
 	if err != nil {
 		return nil, err
 	}
-	return visibleOf(ctx, s.core, caller, out, ChannelProject)
+	return visibleOf(ctx, s.store, caller, out, ChannelProject)
 }

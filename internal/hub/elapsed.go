@@ -59,8 +59,8 @@ type ElapsedThresholds struct {
 	Warning time.Duration
 }
 
-// Elapsed is the answer of GetHeartbeatElapsedTime and the elapsed part of
-// activity-log and checkpoint responses.
+// Elapsed is the time since the agent's current heartbeat ID began: read
+// alone (Liveness.HeartbeatElapsed) and as part of activity logs and checkpoints.
 type Elapsed struct {
 	Seconds   int64        // whole seconds since the start, never negative
 	Formatted string       // Seconds formatted by FormatElapsed

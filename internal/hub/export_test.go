@@ -43,3 +43,21 @@ func StepBudget(b Budget, spent UsageCounts, day time.Time) (BudgetStep, Budget)
 func (c *Core) Update(ctx context.Context, fn func(tx Tx) error) error {
 	return c.store.Update(ctx, fn)
 }
+
+// ParkOnItem parks a call of agentID on inbox item id (parkItem), for the
+// tests of package hub_test: the channel receives its wake-ups, and the
+// function ends it.
+func (ws *Waiters) ParkOnItem(id, agentID int64) (<-chan struct{}, func(), error) {
+	p, done, err := ws.parkItem(id, agentID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.c, done, nil
+}
+
+// ParkTask keeps w as a next_task call of project that any task fits
+// (parkTask), for the tests of package hub_test: w's channel receives its
+// wake-ups, and the function ends it.
+func (ws *Waiters) ParkTask(w *Waiter, project string) func() {
+	return ws.parkTask(&taskWait{project: project, w: w})
+}

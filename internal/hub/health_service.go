@@ -132,7 +132,7 @@ func (s *Liveness) sweepAgent(tx sweepAgentTx, a *Agent, now time.Time) (int, er
 	return s.persistLiveness(tx, st, now, s.locale(a), nil)
 }
 
-// AgentHealth is an agent's health report (GetAgentHealth, hubctl health).
+// AgentHealth is an agent's health report, as the admin reads it.
 type AgentHealth struct {
 	Agent             string
 	Health            Health

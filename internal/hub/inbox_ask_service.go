@@ -119,16 +119,13 @@ func (in *Inbox) park(ctx context.Context, it *InboxItem, d time.Duration) (*Inb
 	if d <= 0 {
 		return it, nil
 	}
-	first := true
+	// Every look reads the item, the first too: the item committed before
+	// the call registered, so an answer may have come in between.
 	return in.waiters.parkOnItem(ctx, it.ID, it.AgentID, in.clock, d, in.shutdown, func() (*InboxItem, error) {
-		if first { // just written: nothing to read yet
-			first = false
-			return it, nil
-		}
 		rctx, cancel := detachedRead(ctx)
 		defer cancel()
 		var got *InboxItem
-		err := view(rctx, in.store, func(tx InboxTx) (err error) {
+		err := view(rctx, in.store, func(tx inboxTx) (err error) {
 			got, err = tx.InboxItemByID(it.ID)
 			return err
 		})
@@ -276,7 +273,7 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 	text = cutText(strings.TrimSpace(oneLine(text)), maxItemTitle)
 	var open, asked *InboxItem
 	var ran bool
-	err := view(ctx, in.store, func(tx InboxTx) error {
+	err := view(ctx, in.store, func(tx inboxTx) error {
 		it, err := tx.OpenItemOf(caller.ID, KindNeedsInput)
 		if err == nil {
 			open = it
@@ -349,9 +346,6 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 	})
 	if err != nil {
 		return err
-	}
-	if asked != nil {
-		in.waiters.WakeAnswer(asked.ID)
 	}
 	if made != nil {
 		in.opened(made)

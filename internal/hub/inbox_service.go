@@ -44,9 +44,9 @@ type InboxTx interface {
 	// ApprovalRulesFor returns the rules of project for tool that are
 	// live at now.
 	ApprovalRulesFor(project, tool string, now time.Time) ([]*ApprovalRule, error)
-	// ListApprovalRules returns the rules live at now (every rule when
+	// ApprovalRules returns the rules live at now (every rule when
 	// all is set), newest first, their agent's name filled.
-	ListApprovalRules(now time.Time, all bool) ([]*ApprovalRule, error)
+	ApprovalRules(now time.Time, all bool) ([]*ApprovalRule, error)
 	// ApprovalRuleByID returns one rule, its agent's name filled. ENOTFOUND.
 	ApprovalRuleByID(id int64) (*ApprovalRule, error)
 	// RevokeApprovalRule sets the rule's revocation time unless it is
@@ -105,11 +105,9 @@ type InboxOptions struct {
 // waiting for input, answered by people.
 type Inbox struct {
 	*core
-	opts InboxOptions
-	sink ItemSink // nil: nobody hears of new items
-	// released hears of a project whose agents a raised or lifted budget
-	// lets take tasks again (Tasks.TasksReady; nil: nobody).
-	released func(project string)
+	store txs[inboxTx] // the store methods it uses
+	opts  InboxOptions
+	sink  ItemSink // nil: nobody hears of new items
 }
 
 // inboxTx is what the inbox reads and writes in one transaction: its
@@ -120,6 +118,7 @@ type inboxTx interface {
 	EventTx
 	MessageTx
 	BudgetTx
+	ChangesTx
 }
 
 // NewInbox returns the inbox's service. A question's answer wakes the
@@ -137,7 +136,7 @@ func NewInbox(c *Core, opts InboxOptions) *Inbox {
 	if opts.MaxOpenPerProject <= 0 {
 		opts.MaxOpenPerProject = 1000
 	}
-	return &Inbox{core: c.core, opts: opts}
+	return &Inbox{core: c.core, store: txsOf[inboxTx](c.store), opts: opts}
 }
 
 // SetSink makes sink hear of every item opened from now on (the webhooks'
@@ -192,7 +191,7 @@ func (in *Inbox) ListItems(ctx context.Context, who *Person, state, project stri
 	}
 	var out []*InboxItem
 	next := ""
-	err = view(ctx, in.store, func(tx InboxTx) error {
+	err = view(ctx, in.store, func(tx inboxTx) error {
 		out, next = nil, ""
 		if at.open && (st == "" || st == ItemOpen) {
 			items, err := tx.ListInboxItems(ItemQuery{State: ItemOpen, Project: project, Projects: projects, ByUrgency: true, AfterRank: at.rank, AfterID: at.id, Limit: limit + 1})
@@ -258,10 +257,8 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 	}
 	now := in.clock.Now()
 	var it *InboxItem
-	var released string
 	err := update(ctx, in.store, func(tx inboxTx) error {
 		var err error
-		released = ""
 		if it, err = tx.InboxItemByID(id); err != nil {
 			return err
 		}
@@ -287,9 +284,11 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 		detail := fmt.Sprintf("%s %d: %s answered by %s", strings.ReplaceAll(string(it.Kind), "_", " "), id, it.Title, by)
 		switch {
 		case it.Kind == KindBudget:
+			var released string
 			if released, detail, err = answerBudget(tx, it, decision, a, by, now); err != nil {
 				return err
 			}
+			tx.Recording().TasksChanged(released)
 		case decision != "":
 			detail = fmt.Sprintf("approval %d: %s %s by %s", id, it.Title, map[string]string{DecisionAllow: "allowed", DecisionDeny: "denied"}[decision], by)
 		}
@@ -323,10 +322,6 @@ func (in *Inbox) AnswerItem(ctx context.Context, who *Person, id int64, a Answer
 	if err != nil {
 		return nil, err
 	}
-	in.waiters.WakeAnswer(id)
-	if released != "" && in.released != nil {
-		in.released(released)
-	}
 	in.changed()
 	return it, nil
 }
@@ -348,7 +343,7 @@ func (in *Inbox) ExpireDeadApprovals(ctx context.Context, before time.Time) (int
 	n := 0
 	for {
 		var items []*InboxItem
-		err := view(ctx, in.store, func(tx InboxTx) (err error) {
+		err := view(ctx, in.store, func(tx inboxTx) (err error) {
 			items, err = tx.ListInboxItems(ItemQuery{State: ItemOpen, Kind: KindApproval, Before: before, Limit: 500})
 			return err
 		})
@@ -376,16 +371,7 @@ func (in *Inbox) ExpireDeadApprovals(ctx context.Context, before time.Time) (int
 		if err != nil {
 			return n, err
 		}
-		in.waiters.WakeAnswer(ids(items)...)
 	}
-}
-
-func ids(items []*InboxItem) []int64 {
-	out := make([]int64, len(items))
-	for i, it := range items {
-		out[i] = it.ID
-	}
-	return out
 }
 
 // ListRules returns the remembered allows live now (all of them, revoked
@@ -393,8 +379,8 @@ func ids(items []*InboxItem) []int64 {
 // the admin, every project).
 func (in *Inbox) ListRules(ctx context.Context, who *Person, all bool) ([]*ApprovalRule, error) {
 	var out []*ApprovalRule
-	err := view(ctx, in.store, func(tx InboxTx) (err error) {
-		out, err = tx.ListApprovalRules(in.clock.Now(), all)
+	err := view(ctx, in.store, func(tx inboxTx) (err error) {
+		out, err = tx.ApprovalRules(in.clock.Now(), all)
 		return err
 	})
 	return SeenBy(out, who, func(r *ApprovalRule) string { return r.Project }), err
@@ -432,10 +418,11 @@ func (in *Inbox) RevokeRule(ctx context.Context, who *Person, id int64) error {
 
 // Run expires, every minute, the approvals open past the longest wait
 // (their hooks are gone), and is the fallback that finds answers given
-// through another hub process sharing the store (PostgreSQL replicas):
-// every poll interval, while calls are parked, one read of their items
-// wakes those that were answered. Answers given through this process wake
-// their calls at once (AnswerItem).
+// through another hub process sharing the store whose notification was
+// lost (PostgreSQL replicas tell each other of a closed item at its commit:
+// ItemsClosed): every poll interval, while calls are parked, one read of
+// their items wakes those that were answered. Answers given through this
+// process wake their calls at their commit.
 func (in *Inbox) Run(ctx context.Context) error {
 	every := in.cfg.PollInterval
 	if every <= 0 || every > time.Minute {
@@ -459,7 +446,7 @@ func (in *Inbox) Run(ctx context.Context) error {
 			continue
 		}
 		var closed []int64
-		err := view(ctx, in.store, func(tx InboxTx) error {
+		err := view(ctx, in.store, func(tx inboxTx) error {
 			items, err := tx.InboxItemsByID(ids)
 			closed = closed[:0]
 			for _, it := range items {
@@ -470,7 +457,13 @@ func (in *Inbox) Run(ctx context.Context) error {
 			return err
 		})
 		if err == nil {
-			in.waiters.WakeAnswer(closed...)
+			in.ItemsClosed(closed...)
 		}
 	}
+}
+
+// ItemsClosed wakes the calls parked on the inbox items ids, closed by
+// another hub process sharing the store (a replica on the same database).
+func (in *Inbox) ItemsClosed(ids ...int64) {
+	in.wake(&Changes{items: ids})
 }

@@ -9,8 +9,8 @@ import (
 // held by the hub's registry of parked callers (park.go) like waits: a
 // call registers before it looks at its item, so an answer committed
 // between the look and the park still finds the wake-up pending (the
-// channel is buffered), and WakeAnswer wakes the item's calls right after
-// its commit.
+// channel is buffered), and wakeAnswer wakes the item's calls at the commit
+// that closed it (core.wake).
 
 // itemPark is one call parked on an item.
 type itemPark struct {
@@ -67,9 +67,9 @@ func (ws *Waiters) itemRevoked(p *itemPark) bool {
 	return p.revoked
 }
 
-// WakeAnswer wakes the calls parked on the inbox items ids (answered,
+// wakeAnswer wakes the calls parked on the inbox items ids (answered,
 // expired or withdrawn).
-func (ws *Waiters) WakeAnswer(ids ...int64) {
+func (ws *Waiters) wakeAnswer(ids ...int64) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, id := range ids {

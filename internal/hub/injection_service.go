@@ -6,7 +6,8 @@ import "context"
 // agent's context, and whether it holds a stop.
 type Injections struct {
 	*core
-	receipts *Receipts // what the hook path may carry
+	store    txs[injectionsTx] // the store methods it uses
+	receipts pathCarrier       // what the hook path may carry
 }
 
 // injectionsTx is what the injections service reads and writes in one transaction:
@@ -20,8 +21,8 @@ type injectionsTx interface {
 }
 
 // NewInjections returns the hooks' service.
-func NewInjections(c *Core, receipts *Receipts) *Injections {
-	return &Injections{core: c.core, receipts: receipts}
+func NewInjections(c *Core, receipts pathCarrier) *Injections {
+	return &Injections{core: c.core, store: txsOf[injectionsTx](c.store), receipts: receipts}
 }
 
 // Injection is what a host hook injects into an agent's session: the

@@ -22,8 +22,8 @@ type JoinCodeTx interface {
 	JoinCodeByHash(hash []byte) (*JoinCode, error)
 	// JoinCodeByID returns the code with that ID. ENOTFOUND.
 	JoinCodeByID(id int64) (*JoinCode, error)
-	// ListJoinCodes returns every code, newest first.
-	ListJoinCodes() ([]*JoinCode, error)
+	// JoinCodes returns every code, newest first.
+	JoinCodes() ([]*JoinCode, error)
 	// UseJoinCode counts one use of code id if, at now, it is neither
 	// revoked nor expired nor used up, in one conditional write: of two
 	// transactions racing for its last use, exactly one gets true.
@@ -98,7 +98,7 @@ func (s *Agents) CreateJoinCode(ctx context.Context, req CreateJoinCodeRequest) 
 func (s *Agents) ListJoinCodes(ctx context.Context) ([]*JoinCode, error) {
 	var cs []*JoinCode
 	err := view(ctx, s.store, func(tx agentsTx) (err error) {
-		cs, err = tx.ListJoinCodes()
+		cs, err = tx.JoinCodes()
 		return err
 	})
 	return cs, err

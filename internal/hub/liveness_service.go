@@ -10,6 +10,7 @@ import (
 // presence, status and events.
 type Liveness struct {
 	*core
+	store txs[livenessTx] // the store methods it uses
 
 	onlineMu sync.Mutex
 	onlineAt time.Time
@@ -31,9 +32,11 @@ type livenessTx interface {
 	MessageTx
 	NudgeTx
 	ProjectTx
-	TaskTx // checkpoints and logs naming a task
+	taskByIDTx // checkpoints and logs naming a task
 	RetireTx
 }
 
 // NewLiveness returns the liveness service.
-func NewLiveness(c *Core) *Liveness { return &Liveness{core: c.core} }
+func NewLiveness(c *Core) *Liveness {
+	return &Liveness{core: c.core, store: txsOf[livenessTx](c.store)}
+}

@@ -12,7 +12,8 @@ import (
 // reading, searching.
 type Messages struct {
 	*core
-	receipts *Receipts // a read marks what it hands out delivered
+	store    txs[messagesTx] // the store methods it uses
+	receipts replyMarker     // a read marks what it hands out delivered
 }
 
 // messagesTx is what the messages service reads and writes in one transaction:
@@ -27,8 +28,8 @@ type messagesTx interface {
 }
 
 // NewMessages returns the messages' service.
-func NewMessages(c *Core, receipts *Receipts) *Messages {
-	return &Messages{core: c.core, receipts: receipts}
+func NewMessages(c *Core, receipts replyMarker) *Messages {
+	return &Messages{core: c.core, store: txsOf[messagesTx](c.store), receipts: receipts}
 }
 
 // Post posts a message from sender: an agent (the token's), or nil for a
@@ -292,7 +293,7 @@ func (s *Messages) postChannel(tx routeTx, reach *lazyReach, m *Message, ref str
 		}
 		id, err := tx.EnsureChannel(c.Project, c.Name, now)
 		if err == nil && sender != nil {
-			err = tx.JoinChannel(id, sender.ID, now)
+			err = tx.InsertChannelMember(id, sender.ID, now)
 		}
 		return id, err
 	}
@@ -428,7 +429,7 @@ func (s *Messages) JoinChannel(ctx context.Context, caller *Agent, channel strin
 		if err != nil {
 			return err
 		}
-		if err := tx.JoinChannel(id, caller.ID, now); err != nil {
+		if err := tx.InsertChannelMember(id, caller.ID, now); err != nil {
 			return err
 		}
 		members, err = tx.ChannelMemberNames(id)
@@ -459,7 +460,7 @@ func (s *Messages) LeaveChannel(ctx context.Context, caller *Agent, channel stri
 		if err != nil {
 			return err
 		}
-		return tx.LeaveChannel(id, caller.ID)
+		return tx.DeleteChannelMember(id, caller.ID)
 	})
 }
 
@@ -558,10 +559,10 @@ type MessageTx interface {
 	EnsureChannel(project, name string, now time.Time) (int64, error)
 	// ChannelByName returns the ID of project's channel named name. ENOTFOUND.
 	ChannelByName(project, name string) (int64, error)
-	// JoinChannel adds an agent to a channel (no-op if already a member).
-	JoinChannel(channelID, agentID int64, now time.Time) error
-	// LeaveChannel removes an agent from a channel (no-op if not a member).
-	LeaveChannel(channelID, agentID int64) error
+	// InsertChannelMember adds an agent to a channel (no-op if already a member).
+	InsertChannelMember(channelID, agentID int64, now time.Time) error
+	// DeleteChannelMember removes an agent from a channel (no-op if not a member).
+	DeleteChannelMember(channelID, agentID int64) error
 	// ChannelMembers returns the member agents' IDs.
 	ChannelMembers(channelID int64) ([]int64, error)
 	// ChannelMemberNames returns the member agents' names, sorted.

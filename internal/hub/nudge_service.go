@@ -103,7 +103,7 @@ type nudgeBatchTx interface {
 	MessageTx
 	NoticeTx
 	NudgeTx
-	TaskTx // a nudge names the agent's claimed task
+	claimedTasksTx // a nudge names the agent's claimed task
 }
 
 // nudgeBatch is CheckNudges' work inside tx: it looks at up to
@@ -250,7 +250,7 @@ type checkNudgeTx interface {
 	MessageTx
 	NoticeTx
 	NudgeTx
-	TaskTx // a nudge names the agent's claimed task
+	claimedTasksTx // a nudge names the agent's claimed task
 }
 
 // checkNudge looks at one agent inside tx and returns the agents to wake
@@ -337,7 +337,7 @@ type nudgePost struct {
 // nameTasks adds to each nudge of ms, to the agent of the same index of
 // agentIDs, the tasks its agent holds (claimedTaskNote), in one read for
 // the batch.
-func nameTasks(tx TaskTx, ms []*Message, agentIDs []int64) error {
+func nameTasks(tx claimedTasksTx, ms []*Message, agentIDs []int64) error {
 	notes, err := claimedTaskNotes(tx, agentIDs)
 	if err != nil {
 		return err

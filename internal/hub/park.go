@@ -25,9 +25,10 @@ import "fmt"
 // waits, ended by the same revocation (mcpbridge also closes the agent's
 // sessions then, after their parked calls have answered).
 //
-// Wake-ups come by key, after a commit: Notify (an agent's waits),
-// WakeTask and WakeProject (parked next_task calls), WakeAnswer (calls
-// parked on inbox items) and Feed.Publish (streams).
+// Wake-ups come by key, after a commit, from the write's record
+// (wake.go: core.wake): Notify (an agent's waits), wakeTask and wakeProject
+// (parked next_task calls), wakeAnswer (calls parked on inbox items); and
+// Feed.Publish (streams).
 
 // Principal names who holds a parked caller: an agent (AgentID), a person
 // (Person), or the admin (the zero Principal).

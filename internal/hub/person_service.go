@@ -21,8 +21,8 @@ type PersonTx interface {
 	// store should answer it from memory where it can (SQLite's writer
 	// does).
 	ActivePerson(name string) (bool, error)
-	// ListPeople returns every person by name.
-	ListPeople() ([]*Person, error)
+	// People returns every person by name.
+	People() ([]*Person, error)
 	// RevokePerson forgets the person's token hash and sets RevokedAt.
 	// ENOTFOUND.
 	RevokePerson(name string, at time.Time) error
@@ -34,11 +34,20 @@ type personCreateTx interface {
 	ProjectTx
 }
 
+// peopleTx is what the people's service reads and writes in one
+// transaction.
+type peopleTx interface {
+	personCreateTx
+}
+
 // People is the service of people and their tokens.
-type People struct{ *core }
+type People struct {
+	*core
+	store txs[peopleTx] // the store methods it uses
+}
 
 // NewPeople returns the people's service.
-func NewPeople(c *Core) *People { return &People{core: c.core} }
+func NewPeople(c *Core) *People { return &People{core: c.core, store: txsOf[peopleTx](c.store)} }
 
 // CreatePerson names a person who may act in projects (none: every
 // project) and returns its token, shown once. Errors: EINVALID (name, a
@@ -59,7 +68,7 @@ func (p *People) CreatePerson(ctx context.Context, name string, projects []strin
 	tok, _ := NewToken()
 	tok = personTokenPrefix + tok[len(tokenPrefix):]
 	per := &Person{Name: name, CreatedAt: p.clock.Now(), Projects: slices.Compact(slices.Sorted(slices.Values(projects)))}
-	err := update(ctx, p.store, func(tx personCreateTx) error {
+	err := update(ctx, p.store, func(tx peopleTx) error {
 		if err := claimName(tx, name); err != nil {
 			return err
 		}
@@ -79,8 +88,8 @@ func (p *People) CreatePerson(ctx context.Context, name string, projects []strin
 // ListPeople returns every person by name.
 func (p *People) ListPeople(ctx context.Context) ([]*Person, error) {
 	var out []*Person
-	err := view(ctx, p.store, func(tx PersonTx) (err error) {
-		out, err = tx.ListPeople()
+	err := view(ctx, p.store, func(tx peopleTx) (err error) {
+		out, err = tx.People()
 		return err
 	})
 	return out, err
@@ -89,7 +98,7 @@ func (p *People) ListPeople(ctx context.Context) ([]*Person, error) {
 // RevokePerson revokes the person's token: its calls are refused from
 // now on; what it answered stays. Errors: ENOTFOUND.
 func (p *People) RevokePerson(ctx context.Context, name string) error {
-	if err := update(ctx, p.store, func(tx PersonTx) error { return tx.RevokePerson(name, p.clock.Now()) }); err != nil {
+	if err := update(ctx, p.store, func(tx peopleTx) error { return tx.RevokePerson(name, p.clock.Now()) }); err != nil {
 		return err
 	}
 	p.PersonRevoked(name) // the person's streams end now (park.go)
@@ -111,7 +120,7 @@ func (p *People) AuthenticatePerson(ctx context.Context, token string) (*Person,
 	var per *Person
 	rctx, cancel := detachedRead(ctx)
 	defer cancel()
-	err := view(rctx, p.store, func(tx PersonTx) (err error) {
+	err := view(rctx, p.store, func(tx peopleTx) (err error) {
 		per, err = tx.PersonByTokenHash(HashToken(token))
 		return err
 	})

@@ -43,12 +43,12 @@ func (p *projectsInMemory) ListProjects() ([]*Project, error) {
 	return out, nil
 }
 
-func (p *projectsInMemory) LinkProjects(a, b string, _ int64) error {
+func (p *projectsInMemory) InsertProjectLink(a, b string, _ int64) error {
 	p.links[[2]string{a, b}] = true
 	return nil
 }
 
-func (p *projectsInMemory) UnlinkProjects(a, b string) (bool, error) {
+func (p *projectsInMemory) DeleteProjectLink(a, b string) (bool, error) {
 	ok := p.links[[2]string{a, b}]
 	delete(p.links, [2]string{a, b})
 	return ok, nil
@@ -76,7 +76,7 @@ func TestReachOf(t *testing.T) {
 	t.Parallel()
 	tx := newProjectsInMemory(DefaultProject, "red", "blue", "green")
 	a, b, _ := OrderedLink("red", "blue")
-	tx.LinkProjects(a, b, time.Now().UnixNano())
+	tx.InsertProjectLink(a, b, time.Now().UnixNano())
 	for _, tt := range []struct {
 		caller       *Agent
 		sees, hidden []string

@@ -8,6 +8,7 @@ import (
 // Projects is the service of projects and the links between them.
 type Projects struct {
 	*core
+	store txs[projectsTx] // the store methods it uses
 }
 
 // projectsTx is what the projects service reads and writes in one transaction:
@@ -17,7 +18,9 @@ type projectsTx interface {
 }
 
 // NewProjects returns the projects' service.
-func NewProjects(c *Core) *Projects { return &Projects{core: c.core} }
+func NewProjects(c *Core) *Projects {
+	return &Projects{core: c.core, store: txsOf[projectsTx](c.store)}
+}
 
 // ProjectTx stores projects and the links between them.
 type ProjectTx interface {
@@ -28,11 +31,11 @@ type ProjectTx interface {
 	// ListProjects returns every project by name, with its links and its
 	// number of agents.
 	ListProjects() ([]*Project, error)
-	// LinkProjects links a and b (a < b); a no-op if they are linked.
-	LinkProjects(a, b string, now int64) error
-	// UnlinkProjects removes the link between a and b (a < b) and reports
+	// InsertProjectLink links a and b (a < b); a no-op if they are linked.
+	InsertProjectLink(a, b string, now int64) error
+	// DeleteProjectLink removes the link between a and b (a < b) and reports
 	// whether there was one.
-	UnlinkProjects(a, b string) (bool, error)
+	DeleteProjectLink(a, b string) (bool, error)
 	// LinkedProjects returns the projects linked to name.
 	LinkedProjects(name string) ([]string, error)
 }
@@ -72,7 +75,7 @@ func (s *Projects) LinkProjects(ctx context.Context, a, b string) error {
 				return err
 			}
 		}
-		return tx.LinkProjects(a, b, now)
+		return tx.InsertProjectLink(a, b, now)
 	})
 }
 
@@ -84,7 +87,7 @@ func (s *Projects) UnlinkProjects(ctx context.Context, a, b string) error {
 		return err
 	}
 	return update(ctx, s.store, func(tx projectsTx) error {
-		ok, err := tx.UnlinkProjects(a, b)
+		ok, err := tx.DeleteProjectLink(a, b)
 		if err == nil && !ok {
 			err = Errorf(ENOTFOUND, "projects %q and %q are not linked", a, b)
 		}
@@ -175,12 +178,12 @@ func (l *lazyReach) visibleAgent(name string) (Addressee, error) {
 }
 
 // visibleOf keeps the items whose project the caller may see.
-func visibleOf[T any](ctx context.Context, s *core, caller *Agent, items []T, project func(T) string) ([]T, error) {
+func visibleOf[T any, G reachTx](ctx context.Context, st txs[G], caller *Agent, items []T, project func(T) string) ([]T, error) {
 	if caller == nil {
 		return items, nil
 	}
 	var r Reach
-	err := view(ctx, s.store, func(tx projectsTx) (err error) {
+	err := view(ctx, st, func(tx G) (err error) {
 		r, err = reachOf(tx, caller)
 		return err
 	})

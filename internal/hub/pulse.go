@@ -10,7 +10,7 @@ import (
 
 // Heartbeat pulses: an agent opts in to be woken on a schedule with a
 // standing instruction, like HEARTBEAT.md. The orchestrator checks
-// ShouldPulse each tick; the agent answers with RespondToPulse and
+// ShouldPulse each tick; the agent answers the pulse and
 // PulseResponseOutcome decides what is shown.
 
 // Pulse defaults and limits.
@@ -31,7 +31,7 @@ const (
 	PulseInstructionsEmpty  = "no_instructions"      // nothing to tell the agent
 	PulseIntervalNotElapsed = "not_due"              // the previous pulse is too recent
 	PulseOutsideActiveHours = "outside_active_hours" // now is outside the configured window
-	PulseUnanswered         = "unanswered"           // the previous pulse awaits RespondToPulse
+	PulseUnanswered         = "unanswered"           // the previous pulse awaits the agent's answer
 	PulseAgentBusy          = "busy"                 // the agent made a call within the busy window
 )
 
@@ -58,7 +58,7 @@ type PulseConfig struct {
 type PulseState struct {
 	AgentID       int64
 	LastPulseAt   time.Time // zero: never pulsed
-	Unanswered    bool      // the last pulse awaits RespondToPulse
+	Unanswered    bool      // the last pulse awaits the agent's answer
 	LastOutput    string    // the last meaningful reply posted, for duplicate suppression
 	LastOutcome   string    // PulseOutcome* of the last reply
 	LastRespondAt time.Time

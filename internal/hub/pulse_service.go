@@ -16,8 +16,8 @@ type PulseTx interface {
 	// Pulse returns an agent's pulse config and state. ENOTFOUND when the
 	// agent has none.
 	Pulse(agentID int64) (*Pulse, error)
-	// ListPulses returns every pulse config with its state, by agent name.
-	ListPulses() ([]*Pulse, error)
+	// Pulses returns every pulse config with its state, by agent name.
+	Pulses() ([]*Pulse, error)
 	// DuePulses returns up to limit agent IDs of enabled pulses whose next
 	// check is due at now.
 	DuePulses(now time.Time, limit int) ([]int64, error)
@@ -117,7 +117,7 @@ func (s *Schedule) ListPulses(ctx context.Context) ([]PulseStatus, error) {
 	now := s.clock.Now()
 	var out []PulseStatus
 	err := view(ctx, s.store, func(tx scheduleTx) error {
-		ps, err := tx.ListPulses()
+		ps, err := tx.Pulses()
 		if err != nil {
 			return err
 		}

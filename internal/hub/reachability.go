@@ -18,8 +18,8 @@ import (
 //     long-poll (a wait with via "channel") is parked;
 //   - tmux: hub deliver, the sidecar typing into the agent's pane, whose
 //     long-poll (a wait with via "tmux") is parked;
-//   - hook: a host's hooks, seen when they call (TakeInjection, CheckStop,
-//     ConfirmDelivery through "hook").
+//   - hook: a host's hooks, seen when they call (taking the agent's
+//     injection, asking whether it may stop, confirming through "hook").
 //
 // A path is live while it is open (a parked wait) and for a window after
 // it was last seen: a wait that ended normally is followed by the next

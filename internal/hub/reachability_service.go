@@ -37,7 +37,7 @@ func (s *Liveness) loadPaths(ctx context.Context) error {
 		since = s.pathsSeen.Add(-pathLoadMargin)
 	}
 	var rows []PathRow
-	err := view(ctx, s.store, func(tx AgentPathTx) (err error) { rows, err = tx.PathsSince(since); return err })
+	err := view(ctx, s.store, func(tx livenessTx) (err error) { rows, err = tx.PathsSince(since); return err })
 	if err != nil {
 		return err
 	}

@@ -19,13 +19,13 @@ import (
 //   - in context: the first time the message reached the recipient's
 //     context, and through which path (Via): the reply of its own wait or
 //     read, or a host hook's injection, a channel notification or a tmux
-//     paste that the path confirmed (ConfirmDelivery) once the host took
+//     paste that the path confirmed (Receipts.Confirm) once the host took
 //     it. Written once per delivery: the first path wins.
-//   - read: the recipient's read cursor passed the message (MarkRead). It is
+//   - read: the recipient's read cursor passed the message. It is
 //     derived from the cursor, never written per message: each move of the
 //     cursor records one (agent, up to, time) mark, and a message's read
 //     time is that of the first mark at or above it.
-//   - acknowledged: the recipient called AcknowledgeMessage on it.
+//   - acknowledged: the recipient acknowledged it (Receipts.Acknowledge).
 //
 // Within one reply of a wait or a list, urgent messages come first, then
 // high, normal and low; the cursor is still the newest ID the reply covers,
@@ -133,7 +133,7 @@ type Via uint8
 
 // The paths. Wait and Read are the agent's own calls, recorded by the hub
 // as it answers them; Hook, Channel and Tmux carry messages outside them
-// and confirm what the host took (ConfirmDelivery).
+// and confirm what the host took (Receipts.Confirm).
 const (
 	ViaWait    Via = iota + 1 // the reply of its own WaitForMessages
 	ViaRead                   // the reply of its own ListMessages
@@ -154,7 +154,7 @@ func (v Via) String() string {
 }
 
 // Confirmed reports whether the path confirms what the host took
-// (ConfirmDelivery) rather than being recorded as the hub answers.
+// (Receipts.Confirm) rather than being recorded as the hub answers.
 func (v Via) Confirmed() bool { return v == ViaHook || v == ViaChannel || v == ViaTmux }
 
 // ParseVia returns the path named s ("" is none) among allowed, or
@@ -173,7 +173,7 @@ func ParseVia(field, s string, allowed ...Via) (Via, error) {
 	return 0, Errorf(EINVALID, "%s %q is not one of %s", field, s, strings.Join(names, ", "))
 }
 
-// MaxConfirmIDs is how many messages one ConfirmDelivery call may name.
+// MaxConfirmIDs is how many messages one confirmation may name.
 const MaxConfirmIDs = 200
 
 // Ack is one acknowledged message.
@@ -183,7 +183,7 @@ type Ack struct {
 	First     bool      // this call acknowledged it
 }
 
-// MaxAckIDs is how many messages one AcknowledgeMessage call may name.
+// MaxAckIDs is how many messages one acknowledgement may name.
 const MaxAckIDs = 100
 
 // PendingAck is one delivery that asked for an acknowledgement, got none

@@ -58,6 +58,19 @@ const maxClaims = 1 << 16
 // adds one writes them all itself (Run is not keeping up, or not running).
 const maxPendingMarks = 4096
 
+// marksPending is ready when marks wait to be written (flushDeliveries).
+func (s *Receipts) marksPending() <-chan struct{} { return s.deliveries.kick }
+
+// replyMarker marks what a reply handed out (satisfied by *Receipts).
+type replyMarker interface {
+	markReply(ctx context.Context, agentID int64, msgs []*Message, via Via) error
+}
+
+// pathCarrier decides what a path may carry (satisfied by *Receipts).
+type pathCarrier interface {
+	handOut(agentID int64, via Via, msgs []*Message, inDeepWork func() bool, now time.Time) (carry []*Message, held []int64)
+}
+
 // markReply records what a reply just handed to agentID carried: for the
 // agent's own wait or read (via), the messages not yet in its context are
 // now; for a path's wait (a via that confirms), the messages not yet

@@ -12,7 +12,8 @@ import (
 // digests of deep work.
 type Receipts struct {
 	*core
-	deliveries deliveryLog // delivery marks of replies sent, written by Waits.Run; the paths' claims
+	store      txs[receiptsTx] // the store methods it uses
+	deliveries deliveryLog     // delivery marks of replies sent, written by Waits.Run; the paths' claims
 }
 
 // receiptsTx is what the receipts service reads and writes in one transaction:
@@ -28,7 +29,7 @@ type receiptsTx interface {
 
 // NewReceipts returns the receipts' service.
 func NewReceipts(c *Core) *Receipts {
-	r := &Receipts{core: c.core}
+	r := &Receipts{core: c.core, store: txsOf[receiptsTx](c.store)}
 	r.deliveries.kick = make(chan struct{}, 1)
 	return r
 }

@@ -308,11 +308,7 @@ func TestDeliveryMarksWrittenByRun(t *testing.T) {
 	}
 	m1 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "one"})
 	h.mustWait(t, context.Background(), bob, hub.WaitRequest{TimeoutSeconds: &zero})
-	for deadline := time.Now().Add(10 * time.Second); !stored(m1.ID); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the delivery mark of a reply was not written by Run")
-		}
-	}
+	waitFor(t, "Run writes the delivery mark of a reply", func() bool { return stored(m1.ID) })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)

@@ -12,7 +12,8 @@ import (
 // Reservations is the service of path reservations.
 type Reservations struct {
 	*core
-	matchSlots chan struct{} // pattern matching under way (matching)
+	store      txs[reservationsTx] // the store methods it uses
+	matchSlots chan struct{}       // pattern matching under way (matching)
 }
 
 // reservationsTx is what the reservations service reads and writes in one transaction:
@@ -25,7 +26,7 @@ type reservationsTx interface {
 
 // NewReservations returns the reservations' service.
 func NewReservations(c *Core) *Reservations {
-	return &Reservations{core: c.core, matchSlots: make(chan struct{}, matchingSlots())}
+	return &Reservations{core: c.core, store: txsOf[reservationsTx](c.store), matchSlots: make(chan struct{}, matchingSlots())}
 }
 
 // ReservationTx stores path reservations.

@@ -40,7 +40,7 @@ func (s *Liveness) RetireAgents(ctx context.Context, now time.Time, set Schedule
 	}
 	cutoff := now.Add(-set.RetireAfter)
 	var cands []RetireCandidate
-	err := view(ctx, s.store, func(tx retireTx) (err error) {
+	err := view(ctx, s.store, func(tx livenessTx) (err error) {
 		cands, err = tx.RetireCandidates(cutoff, now, set.BatchLimit)
 		return err
 	})
@@ -61,7 +61,7 @@ func (s *Liveness) RetireAgents(ctx context.Context, now time.Time, set Schedule
 		return 0, false, nil
 	}
 	var done []int64
-	err = update(ctx, s.store, func(tx retireTx) (err error) {
+	err = update(ctx, s.store, func(tx livenessTx) (err error) {
 		if done, err = tx.RetireAgents(ids, cutoff, now); err != nil {
 			return err
 		}

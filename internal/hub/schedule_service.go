@@ -12,8 +12,23 @@ import (
 // heartbeat pulses, cron jobs and nudges.
 type Schedule struct {
 	*core
-	messages *Messages // pulses, cron jobs and nudges post messages
-	liveness *Liveness // the health sweep runs with the nudges
+	store    txs[scheduleTx] // the store methods it uses
+	messages poster          // pulses, cron jobs and nudges post messages
+	liveness sweeper         // the health sweep runs with the nudges
+}
+
+// poster posts a message inside the caller's write (satisfied by
+// *Messages): the request checked, then its recipients routed.
+type poster interface {
+	validatePost(req *PostRequest) error
+	route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) error
+}
+
+// sweeper runs the health sweep (satisfied by *Liveness), alone or inside
+// the caller's write.
+type sweeper interface {
+	SweepHealth(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error)
+	sweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptBatch, error)
 }
 
 // scheduleTx is what the schedule service reads and writes in one transaction:
@@ -30,18 +45,18 @@ type scheduleTx interface {
 	NudgeTx
 	ProjectTx
 	PulseTx
-	TaskTx   // nudges name the agent's claimed task
-	PersonTx // route reads the people a message names
+	claimedTasksTx // nudges name the agent's claimed task
+	PersonTx       // route reads the people a message names
 }
 
 // NewSchedule returns the schedule's service.
-func NewSchedule(c *Core, messages *Messages, liveness *Liveness) *Schedule {
-	return &Schedule{core: c.core, messages: messages, liveness: liveness}
+func NewSchedule(c *Core, messages poster, liveness sweeper) *Schedule {
+	return &Schedule{core: c.core, store: txsOf[scheduleTx](c.store), messages: messages, liveness: liveness}
 }
 
 // anyDue reports whether due, run in a read transaction, finds an agent:
 // a tick with nothing due then takes no write transaction.
-func anyDue[G any](ctx context.Context, st Store, due func(tx G) ([]int64, error)) (bool, error) {
+func anyDue[G any](ctx context.Context, st txs[G], due func(tx G) ([]int64, error)) (bool, error) {
 	var ids []int64
 	err := view(ctx, st, func(tx G) (err error) {
 		ids, err = due(tx)
@@ -89,7 +104,7 @@ func publishedDuration(tx MetaTx, key string, def time.Duration) time.Duration {
 // that the store groups them into few commits; one failing write does not
 // undo the others. It returns the IDs of the agents to wake and the
 // joined errors.
-func updateEach[G any](ctx context.Context, st Store, ids []int64, fn func(tx G, id int64) (wake []int64, err error)) ([]int64, error) {
+func updateEach[G any](ctx context.Context, st txs[G], ids []int64, fn func(tx G, id int64) (wake []int64, err error)) ([]int64, error) {
 	const parallel = 64
 	var (
 		mu    sync.Mutex

@@ -34,8 +34,7 @@ func NewServices(c *Core) *Services {
 	reservations := NewReservations(c)
 	tasks := NewTasks(c, reservations)
 	inbox := NewInbox(c, InboxOptions{})
-	inbox.released = tasks.TasksReady
-	budgets := NewBudgets(c, inbox, tasks)
+	budgets := NewBudgets(c, inbox)
 	return &Services{
 		Core:         c,
 		Agents:       NewAgents(c),

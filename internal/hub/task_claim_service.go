@@ -41,7 +41,7 @@ func (ts *Tasks) Claim(ctx context.Context, caller *Agent, id int64) (*Task, []C
 	if err != nil {
 		return nil, nil, err
 	}
-	ts.changed(nil)
+	ts.changed()
 	return t, cs, nil
 }
 
@@ -79,7 +79,7 @@ func (ts *Tasks) Complete(ctx context.Context, caller *Agent, id int64, note str
 	if err != nil {
 		return nil, nil, err
 	}
-	ts.changed(ready)
+	ts.changed()
 	return t, ready, nil
 }
 
@@ -139,7 +139,7 @@ func (ts *Tasks) Block(ctx context.Context, caller *Agent, id int64, reason stri
 	if err != nil {
 		return nil, err
 	}
-	ts.changed(nil)
+	ts.changed()
 	return t, nil
 }
 
@@ -208,10 +208,9 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 	now := ts.clock.Now()
 	var t *Task
 	var assignee *Agent
-	var ready []*Task
 	err := update(ctx, ts.store, func(tx tasksTx) error {
 		var err error
-		assignee, ready = nil, nil
+		assignee = nil
 		if t, err = inProject(tx, id, project); err != nil {
 			return err
 		}
@@ -221,23 +220,16 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 		if t.State.Final() {
 			return Errorf(EPRECONDITION, "task %s is %s, which is final: create a new task instead", t, t.State)
 		}
-		wasReady := t.Ready()
 		if err := applySpec(tx, t, spec, p.Fields, graph); err != nil {
 			return err
 		}
 		if caller == nil {
-			if assignee, ready, err = ts.adminApply(tx, t, p, now); err != nil {
+			if assignee, err = ts.adminApply(tx, t, p, now); err != nil {
 				return err
 			}
 		}
 		t.UpdatedAt = now
-		if err := tx.UpdateTask(t); err != nil {
-			return err
-		}
-		if !wasReady && t.Ready() {
-			ready = append(ready, t)
-		}
-		return nil
+		return tx.UpdateTask(t)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -248,7 +240,7 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 			return nil, nil, err
 		}
 	}
-	ts.changed(ready)
+	ts.changed()
 	return t, cs, nil
 }
 
@@ -353,10 +345,9 @@ func recheckDependencies(tx TaskTx, graph map[int64][]int64) error {
 
 // adminApply applies the admin's assignee and state changes of p to t. It
 // returns the agent t is now claimed for (its paths to reserve after the
-// write), and the tasks made ready.
-func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Agent, []*Task, error) {
+// write).
+func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Agent, error) {
 	var assignee *Agent
-	var ready []*Task
 	tellHolder := func(how string) error {
 		return tell(tx, t.Project, []int64{t.AssigneeID}, 0, taskEndedText(t, how), now)
 	}
@@ -364,44 +355,44 @@ func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Age
 		switch {
 		case p.Assignee == "" && t.State == TaskClaimed:
 			if err := tellHolder("was returned to the board by the admin"); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if err := releaseTaskPaths(tx, t, t.AssigneeID, now); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			returnToOpen(t)
 		case p.Assignee != "":
 			a, err := tx.AgentByName(p.Assignee)
 			if ErrorCode(err) == ENOTFOUND || (err == nil && ProjectOr(a.Project) != t.Project) {
-				return nil, nil, Errorf(ENOTFOUND, "no agent named %q in project %s: a task is assigned within its project", p.Assignee, t.Project)
+				return nil, Errorf(ENOTFOUND, "no agent named %q in project %s: a task is assigned within its project", p.Assignee, t.Project)
 			} else if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if a.Disabled() {
-				return nil, nil, Errorf(EPRECONDITION, "agent %q is disabled: enable it first (hubctl agent enable %s)", a.Name, a.Name)
+				return nil, Errorf(EPRECONDITION, "agent %q is disabled: enable it first (hubctl agent enable %s)", a.Name, a.Name)
 			}
 			if t.State != TaskClaimed && t.State != TaskOpen && t.State != TaskBlocked {
-				return nil, nil, Errorf(EPRECONDITION, "task %s is %s: only an open, blocked or claimed task is assigned", t, t.State)
+				return nil, Errorf(EPRECONDITION, "task %s is %s: only an open, blocked or claimed task is assigned", t, t.State)
 			}
 			if t.State == TaskClaimed && t.AssigneeID != a.ID {
 				if err := tellHolder("was reassigned to " + a.Name + " by the admin"); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				if err := releaseTaskPaths(tx, t, t.AssigneeID, now); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 			}
 			if t.AssigneeID != a.ID || t.State != TaskClaimed {
 				lease, err := ts.leaseOf(tx, t.Project)
 				if err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				t.State, t.AssigneeID, t.Assignee, t.ClaimedAt, t.LeaseDue = TaskClaimed, a.ID, a.Name, now, now.Add(lease)
 				if err := tx.AddTaskWatcher(t.ID, a.ID); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				if err := tell(tx, t.Project, []int64{a.ID}, 0, fmt.Sprintf("The admin assigned you task %s: checkpoint naming it as you work, then complete_task %d.", t, t.ID), now); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				assignee = a
 			}
@@ -409,25 +400,23 @@ func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Age
 	}
 	if slices.Contains(p.Fields, "state") {
 		if err := adminTransition(t, p.State); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if t.State != p.State {
 			holder := t.AssigneeID
 			if t.State == TaskClaimed {
 				if err := tellHolder(fmt.Sprintf("was set %s by the admin", p.State)); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				if err := releaseTaskPaths(tx, t, holder, now); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 			}
 			switch p.State {
 			case TaskDone:
-				r, err := finish(tx, t, p.Result, SenderAdmin, now)
-				if err != nil {
-					return nil, nil, err
+				if _, err := finish(tx, t, p.Result, SenderAdmin, now); err != nil {
+					return nil, err
 				}
-				ready = append(ready, r...)
 			case TaskOpen:
 				returnToOpen(t)
 			default:
@@ -436,7 +425,7 @@ func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Age
 			assignee = nil
 		}
 	}
-	return assignee, ready, nil
+	return assignee, nil
 }
 
 // leaseTx is what judging claims reads and writes: tasks, their holders
@@ -455,9 +444,8 @@ type leaseTx interface {
 // and moves the others' next look to when their lease can lapse. It
 // returns how many it returned and whether more claims are due.
 func (ts *Tasks) ExpireLeases(ctx context.Context, now time.Time, limit int) (returned int, more bool, err error) {
-	var ready []*Task
 	err = update(ctx, ts.store, func(tx tasksTx) error {
-		returned, ready = 0, nil
+		returned = 0
 		due, err := tx.DueTaskLeases(now, limit)
 		if err != nil {
 			return err
@@ -470,9 +458,6 @@ func (ts *Tasks) ExpireLeases(ctx context.Context, now time.Time, limit int) (re
 			}
 			if back {
 				returned++
-				if t.Ready() {
-					ready = append(ready, t)
-				}
 			}
 		}
 		return nil
@@ -481,7 +466,7 @@ func (ts *Tasks) ExpireLeases(ctx context.Context, now time.Time, limit int) (re
 		return 0, false, fmt.Errorf("expire task leases: %w", err)
 	}
 	if returned > 0 {
-		ts.changed(ready)
+		ts.changed()
 	}
 	return returned, more, nil
 }

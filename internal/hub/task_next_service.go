@@ -104,7 +104,7 @@ func (ts *Tasks) tryNext(ctx context.Context, caller *Agent, labels []string, ro
 	for round := 0; round < 3; round++ {
 		now := ts.clock.Now()
 		var won *Task
-		err := update(ctx, ts.store, func(tx TaskTx) error {
+		err := update(ctx, ts.store, func(tx tasksTx) error {
 			won = nil
 			cands, err := tx.ReadyTasks(project, labels, role, nextCandidates+len(skip))
 			if err != nil {
@@ -140,7 +140,7 @@ func (ts *Tasks) tryNext(ctx context.Context, caller *Agent, labels []string, ro
 		if err != nil {
 			return nil, nil, err
 		}
-		ts.changed(nil)
+		ts.changed()
 		return won, cs, nil
 	}
 	return nil, nil, nil
@@ -167,7 +167,7 @@ func (ts *Tasks) reservePaths(ctx context.Context, holder *Agent, t *Task) ([]Co
 	if err == nil {
 		return cs, nil
 	}
-	undo := update(context.WithoutCancel(ctx), ts.store, func(tx TaskTx) error {
+	undo := update(context.WithoutCancel(ctx), ts.store, func(tx tasksTx) error {
 		cur, err := tx.TaskByID(t.ID)
 		if err != nil || cur.State != TaskClaimed || cur.AssigneeID != holder.ID || !cur.ClaimedAt.Equal(t.ClaimedAt) {
 			return err

@@ -90,6 +90,7 @@ type taskReserver interface {
 // with checkpoints naming them, and complete (task.go has the rules).
 type Tasks struct {
 	*core
+	store   txs[tasksTx] // the store methods it uses
 	reserve taskReserver
 }
 
@@ -98,6 +99,7 @@ type Tasks struct {
 // reservations, events and messages, projects).
 type tasksTx interface {
 	TaskTx
+	budgetHoldsTx
 	AgentTx
 	EventTx
 	HealthTx
@@ -109,22 +111,20 @@ type tasksTx interface {
 // NewTasks returns the task board over c; its claims reserve paths
 // through reserve (the hub's Reservations).
 func NewTasks(c *Core, reserve taskReserver) *Tasks {
-	return &Tasks{core: c.core, reserve: reserve}
+	return &Tasks{core: c.core, store: txsOf[tasksTx](c.store), reserve: reserve}
 }
 
-// changed tells the dashboard's stream that tasks changed and wakes the
-// parked next_task calls that a ready task fits.
-func (ts *Tasks) changed(ready []*Task) {
+// changed tells the dashboard's stream that tasks changed. The parked
+// next_task calls that a task left ready fits wake at the commit that
+// left it so (Changes.Ready).
+func (ts *Tasks) changed() {
 	ts.waiters.feed.Publish(TopicTasks)
-	for _, t := range ready {
-		ts.waiters.WakeTask(t)
-	}
 }
 
 // TasksReady wakes the parked next_task calls of project: tasks became
 // ready there in another process (a replica on the same database).
 func (ts *Tasks) TasksReady(project string) {
-	ts.waiters.WakeProject(project)
+	ts.wake(&Changes{projects: []string{project}})
 	ts.waiters.feed.Publish(TopicTasks)
 }
 
@@ -140,9 +140,14 @@ func (ts *Tasks) leaseOf(tx TaskTx, project string) (time.Duration, error) {
 	return ts.cfg.TaskLease, nil
 }
 
+// taskByIDTx reads one task.
+type taskByIDTx interface {
+	TaskByID(id int64) (*Task, error)
+}
+
 // inProject returns task id when it belongs to project ("": any, the
 // admin's view). Errors: ENOTFOUND (also for another project's task).
-func inProject(tx TaskTx, id int64, project string) (*Task, error) {
+func inProject(tx taskByIDTx, id int64, project string) (*Task, error) {
 	t, err := tx.TaskByID(id)
 	if ErrorCode(err) == ENOTFOUND || (err == nil && project != "" && t.Project != project) {
 		return nil, taskNotFound(id)
@@ -241,19 +246,8 @@ func (ts *Tasks) Import(ctx context.Context, caller *Agent, project string, item
 	if err != nil {
 		return nil, err
 	}
-	ts.changed(readyOf(out))
+	ts.changed()
 	return out, nil
-}
-
-// readyOf returns the ready tasks of ts.
-func readyOf(ts []*Task) []*Task {
-	var out []*Task
-	for _, t := range ts {
-		if t.Ready() {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // waitingOn checks that deps are tasks of project and returns how many of
@@ -318,7 +312,7 @@ func (ts *Tasks) List(ctx context.Context, q TaskQuery) ([]*Task, int64, error) 
 	}
 	var out []*Task
 	q.Limit++
-	err := view(ctx, ts.store, func(tx TaskTx) (err error) {
+	err := view(ctx, ts.store, func(tx tasksTx) (err error) {
 		out, err = tx.ListTasks(q)
 		return err
 	})
@@ -337,7 +331,7 @@ func (ts *Tasks) List(ctx context.Context, q TaskQuery) ([]*Task, int64, error) 
 // latest checkpoints naming it. Errors: ENOTFOUND.
 func (ts *Tasks) Get(ctx context.Context, project string, id int64) (*Task, error) {
 	var t *Task
-	err := view(ctx, ts.store, func(tx TaskTx) error {
+	err := view(ctx, ts.store, func(tx tasksTx) error {
 		var err error
 		if t, err = inProject(tx, id, project); err != nil {
 			return err
@@ -361,10 +355,7 @@ func (ts *Tasks) SetLease(ctx context.Context, project string, d time.Duration) 
 		return 0, err
 	}
 	var in time.Duration
-	err := update(ctx, ts.store, func(tx interface {
-		TaskTx
-		ProjectTx
-	}) error {
+	err := update(ctx, ts.store, func(tx tasksTx) error {
 		if err := requireProject(tx, project); err != nil {
 			return err
 		}
@@ -431,9 +422,14 @@ func tell(tx interface {
 	return tx.InsertMessage(m, ds)
 }
 
+// claimedTasksTx reads the tasks agents hold.
+type claimedTasksTx interface {
+	TasksClaimedBy(agentIDs []int64) (map[int64][]*Task, error)
+}
+
 // claimedTaskNotes returns, for each of agentIDs that holds tasks, the
 // sentence naming them (claimedTaskNote), in one read.
-func claimedTaskNotes(tx TaskTx, agentIDs []int64) (map[int64]string, error) {
+func claimedTaskNotes(tx claimedTasksTx, agentIDs []int64) (map[int64]string, error) {
 	if len(agentIDs) == 0 {
 		return nil, nil
 	}
@@ -451,7 +447,7 @@ func claimedTaskNotes(tx TaskTx, agentIDs []int64) (map[int64]string, error) {
 // CheckTaskNamed returns the task a checkpoint or activity log of caller
 // names (0: none), checking that caller holds it. Errors: ENOTFOUND,
 // EPRECONDITION, EPERMISSION.
-func CheckTaskNamed(tx TaskTx, caller *Agent, id int64) error {
+func CheckTaskNamed(tx taskByIDTx, caller *Agent, id int64) error {
 	if id == 0 {
 		return nil
 	}

@@ -26,9 +26,7 @@ func TestNextTaskParksUntilAFittingTaskIsReady(t *testing.T) {
 		}
 		got <- r
 	}()
-	for h.Waiters.AgentCount(ann.ID) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "ann's next_task parked", func() bool { return h.Waiters.AgentCount(ann.ID) > 0 })
 	if _, err := tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "docs only", Labels: []string{"docs"}}); err != nil {
 		t.Fatal(err)
 	}

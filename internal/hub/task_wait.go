@@ -3,7 +3,7 @@ package hub
 // taskWait is one parked next_task call. It holds a Waiter of the hub's
 // registry (so it counts against the waits' limits and shows its agent as
 // waiting), whose channel a ready task that fits it signals; the registry
-// also keeps it by project (WakeTask, WakeProject).
+// also keeps it by project (wakeTask, wakeProject).
 type taskWait struct {
 	project string
 	labels  []string
@@ -32,9 +32,9 @@ func (ws *Waiters) parkTask(tw *taskWait) func() {
 	}
 }
 
-// WakeTask wakes the parked next_task calls that ready task t fits: each
+// wakeTask wakes the parked next_task calls that ready task t fits: each
 // looks again, one claims it, the others park again.
-func (ws *Waiters) WakeTask(t *Task) {
+func (ws *Waiters) wakeTask(t *Task) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for tw := range ws.tasks[t.Project] {
@@ -44,8 +44,8 @@ func (ws *Waiters) WakeTask(t *Task) {
 	}
 }
 
-// WakeProject wakes every parked next_task call of project.
-func (ws *Waiters) WakeProject(project string) {
+// wakeProject wakes every parked next_task call of project.
+func (ws *Waiters) wakeProject(project string) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for tw := range ws.tasks[project] {

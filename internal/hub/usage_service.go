@@ -32,15 +32,30 @@ type UsageTx interface {
 // hosts report and answers reports of it.
 type Usage struct {
 	*core
-	budgets  *Budgets
-	liveness *Liveness
+	store    txs[usageTx] // the store methods it uses
+	budgets  budgetChecker
+	liveness checkpointer
+}
+
+// budgetChecker holds usage just recorded against the budgets inside the
+// recording write, and announces what that opened once it has committed
+// (satisfied by *Budgets).
+type budgetChecker interface {
+	check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error)
+	announce(news budgetNews)
+}
+
+// checkpointer files an agent's checkpoint inside a write (satisfied by
+// *Liveness).
+type checkpointer interface {
+	checkpoint(tx checkpointTx, caller *Agent, c Checkpoint, now time.Time) (*CheckpointReply, error)
 }
 
 // NewUsage returns the usage service: what it records is held against
 // budgets, and the tools a host reports its agent ran are filed as the
 // agent's checkpoints.
-func NewUsage(c *Core, budgets *Budgets, liveness *Liveness) *Usage {
-	return &Usage{core: c.core, budgets: budgets, liveness: liveness}
+func NewUsage(c *Core, budgets budgetChecker, liveness checkpointer) *Usage {
+	return &Usage{core: c.core, store: txsOf[usageTx](c.store), budgets: budgets, liveness: liveness}
 }
 
 // usageTx is what the usage service reads and writes in one transaction:

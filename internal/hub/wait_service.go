@@ -10,8 +10,9 @@ import (
 // fallback watcher that wakes waits for writes made outside this process.
 type Waits struct {
 	*core
-	liveness *Liveness     // a wait's reply carries the caller's status
-	receipts *Receipts     // and marks what it hands out delivered
+	store    txs[waitsTx]  // the store methods it uses
+	liveness statusReader  // a wait's reply carries the caller's status
+	receipts waitReceipts  // and marks what it hands out delivered
 	poke     chan struct{} // Poke: the fallback watcher looks now
 
 	// watchFrom is the newest message ID when Init ran: the fallback
@@ -33,9 +34,28 @@ type waitsTx interface {
 	MessageTx
 }
 
+// statusReader reads an agent's status (satisfied by *Liveness).
+type statusReader interface {
+	Status(ctx context.Context, caller *Agent) (*Status, error)
+}
+
+// waitReceipts is what waits and streams need of the receipts (satisfied
+// by *Receipts; receipt_log_service.go): the marks of what a reply handed
+// out, written in batches by Run when marksPending says so, what each
+// path may carry, and a path's confirmations.
+type waitReceipts interface {
+	replyMarker
+	pathCarrier
+	flushDeliveries(ctx context.Context) error
+	marksPending() <-chan struct{}
+	hold(ctx context.Context, agentID int64, ids []int64) error
+	settle(ctx context.Context, agentID int64, ids []int64, via Via, now time.Time) error
+	Confirm(ctx context.Context, caller *Agent, ids []string, via string) error
+}
+
 // NewWaits returns the waits' service.
-func NewWaits(c *Core, liveness *Liveness, receipts *Receipts) *Waits {
-	return &Waits{core: c.core, liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1)}
+func NewWaits(c *Core, liveness statusReader, receipts waitReceipts) *Waits {
+	return &Waits{core: c.core, store: txsOf[waitsTx](c.store), liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1)}
 }
 
 // Init reads the newest message ID, from which the fallback watcher starts.
@@ -63,7 +83,7 @@ func (s *Waits) Run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-s.receipts.deliveries.kick:
+			case <-s.receipts.marksPending():
 				s.receipts.flushDeliveries(ctx)
 			}
 		}
@@ -92,7 +112,7 @@ func (s *Waits) Run(ctx context.Context) error {
 			return nil
 		case <-tick:
 		case <-s.poke:
-		case <-s.receipts.deliveries.kick:
+		case <-s.receipts.marksPending():
 			s.receipts.flushDeliveries(ctx) // on failure the marks wait for the next kick
 			continue
 		}

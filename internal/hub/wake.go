@@ -4,20 +4,29 @@ import "context"
 
 // Wake-ups from the commit. A write transaction records what it changed
 // that parked callers wait for (Changes), where the store writes the rows:
-// a message's deliveries name the agents whose waits wake. The core's
-// store (committer) hands each write its record and, once the write has
+// a message's deliveries name the agents whose waits wake, an inbox item
+// closed (answered, expired, withdrawn) the calls parked on it, a task
+// left ready the next_task calls it fits. What no one statement says (a
+// budget that lets a project's agents take tasks again) the service
+// records inside the transaction (ChangesTx.Recording). The core's store
+// (committer) hands each write its record and, once the write has
 // committed, turns the record into wake-ups in one place (core.wake); a
 // write that rolls back wakes nothing, and no service wakes anyone after
 // its own commit. Across replicas, the PostgreSQL store NOTIFYs in the
-// statement that writes the deliveries, which PostgreSQL delivers only at
-// commit (store/postgres/message.go); what other replicas report comes
-// back through core.wake too (Waits.PostedTo).
+// statements that write the deliveries, close the items and leave the
+// tasks ready, which PostgreSQL delivers only at commit
+// (store/postgres/message.go, inbox.go, task.go); what other replicas report comes
+// back through core.wake too (Waits.PostedTo, Inbox.ItemsClosed,
+// Tasks.TasksReady).
 
 // Changes is what one write transaction changed that parked callers wait
 // for. The store's statements fill it (ChangesTx); its zero value records
 // nothing yet, and a nil *Changes records nothing at all.
 type Changes struct {
-	agents []int64 // agents delivered new messages
+	agents   []int64  // agents delivered new messages
+	items    []int64  // inbox items closed
+	ready    []*Task  // tasks left ready
+	projects []string // projects whose agents may take tasks again
 }
 
 // Delivered records that a message was delivered to each agent of ds: their
@@ -31,15 +40,55 @@ func (c *Changes) Delivered(ds []Delivery) {
 	}
 }
 
+// Closed records that inbox item id left the open state: the calls parked
+// on it (an approval's hook, ask_human) wake at the commit.
+func (c *Changes) Closed(id int64) {
+	if c != nil {
+		c.items = append(c.items, id)
+	}
+}
+
+// Ready records that task t is left ready: the parked next_task calls it
+// fits wake at the commit.
+func (c *Changes) Ready(t *Task) {
+	if c != nil {
+		c.ready = append(c.ready, t)
+	}
+}
+
+// TasksChanged records that project's agents may take tasks they could
+// not before (a budget raised or removed): every parked next_task call of
+// project wakes at the commit.
+func (c *Changes) TasksChanged(project string) {
+	if c != nil {
+		c.projects = append(c.projects, project)
+	}
+}
+
 // Agents returns the agents delivered new messages, in the order recorded
 // (an agent may appear more than once).
 func (c *Changes) Agents() []int64 { return c.agents }
+
+// Items returns the inbox items closed, in the order recorded.
+func (c *Changes) Items() []int64 { return c.items }
+
+// ReadyTasks returns the tasks left ready, in the order recorded (a task
+// may appear more than once).
+func (c *Changes) ReadyTasks() []*Task { return c.ready }
+
+// reset empties c for a run of a write's fn, keeping its storage.
+func (c *Changes) reset() {
+	*c = Changes{agents: c.agents[:0], items: c.items[:0], ready: c.ready[:0], projects: c.projects[:0]}
+}
 
 // ChangesTx is how a write transaction records what it changes.
 type ChangesTx interface {
 	// Record makes the statements that follow record into c what they
 	// change for parked callers (nil: record nothing).
 	Record(c *Changes)
+	// Recording returns the record the statements fill (nil: none), for
+	// what a service records itself.
+	Recording() *Changes
 }
 
 // committer is the store as the services see it: every Update records what
@@ -55,7 +104,7 @@ type committer struct {
 func (s committer) Update(ctx context.Context, fn func(tx Tx) error) error {
 	var ch Changes
 	err := s.Store.Update(ctx, func(tx Tx) error {
-		ch.agents = ch.agents[:0]
+		ch.reset()
 		tx.Record(&ch)
 		defer tx.Record(nil)
 		return fn(tx)
@@ -68,11 +117,22 @@ func (s committer) Update(ctx context.Context, fn func(tx Tx) error) error {
 }
 
 // wake wakes the parked callers that ch concerns: the waits (and streams
-// and next_task calls) of the agents delivered new messages. It is the one
-// place that wakes parked callers for a change, after the commit of a
-// local write or on another replica's report.
+// and next_task calls) of the agents delivered new messages, the calls
+// parked on the inbox items closed, the next_task calls a ready task fits
+// or whose project changed.
+// It is the one place that wakes parked callers for a change, after the
+// commit of a local write or on another replica's report.
 func (c *core) wake(ch *Changes) {
 	if ids := ch.Agents(); len(ids) > 0 {
 		c.waiters.Notify(ids...)
+	}
+	if len(ch.items) > 0 {
+		c.waiters.wakeAnswer(ch.items...)
+	}
+	for _, t := range ch.ready {
+		c.waiters.wakeTask(t)
+	}
+	for _, p := range ch.projects {
+		c.waiters.wakeProject(p)
 	}
 }

@@ -3,7 +3,9 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agenthub/hub/internal/hub"
 )
@@ -64,5 +66,114 @@ func TestWakeFromCommit(t *testing.T) {
 	r := <-got // the fake clock stands still: only the wake-up ends the wait
 	if r == nil || r.TimedOut || len(r.Messages) != 1 || r.Messages[0].ID != m.ID {
 		t.Fatalf("bob's parked wait returned %+v, want the post %d alone", r, m.ID)
+	}
+}
+
+// An answer and a ready task wake the calls parked for them only once the
+// write has committed: a write that closes bob's approval, or creates a
+// ready task, and then rolls back wakes neither the call parked on the
+// approval nor the next_task call parked on the project; the committed
+// answer wakes them and ends bob's parked approval with the decision, and
+// the committed task wakes them and hands bob's parked next_task the task.
+// The fake clock stands still: only the wake-ups end the parked calls.
+func TestWakeFromCommitAnswersAndReadyTasks(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	_, tok := h.agent(t, "bob")
+	bob := h.auth(t, tok)
+	project := hub.ProjectOr(bob.Project)
+	changedMind := errors.New("changed my mind")
+	rollback := func(what string, fn func(tx hub.Tx) error) {
+		t.Helper()
+		err := h.Core.Update(ctx, func(tx hub.Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return changedMind
+		})
+		if !errors.Is(err, changedMind) {
+			t.Fatalf("the rolled-back write that %s returned %v, want its own error", what, err)
+		}
+	}
+
+	timers := h.Clock.Timers()
+	approval := make(chan *hub.ApprovalResult, 1)
+	go func() {
+		r, err := h.Inbox.RequestApproval(ctx, bob, hub.ApprovalRequest{Tool: "Bash", Wait: 20 * time.Second})
+		if err != nil {
+			t.Error(err)
+		}
+		approval <- r
+	}()
+	waitFor(t, "bob's approval parked", func() bool { return h.Clock.Timers() > timers })
+	items, _, err := h.Inbox.ListItems(ctx, nil, "open", "", 10, "")
+	if err != nil || len(items) != 1 {
+		t.Fatalf("open items = %v, %v; want bob's approval", items, err)
+	}
+	id := items[0].ID
+	onItem, done, err := h.Waiters.ParkOnItem(id, bob.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	rollback("answers the approval", func(tx hub.Tx) error {
+		ok, err := tx.CloseInboxItem(id, hub.ItemAnswered, hub.ItemClose{At: h.Clock.Now(), By: "pat", Decision: hub.DecisionAllow})
+		if err == nil && !ok {
+			err = fmt.Errorf("approval %d was not open", id)
+		}
+		return err
+	})
+	select {
+	case <-onItem:
+		t.Fatal("a write that rolled back its answer woke the call parked on the approval")
+	case r := <-approval:
+		t.Fatalf("a write that rolled back its answer ended bob's approval: %+v", r)
+	default:
+	}
+	if _, err := h.Inbox.AnswerItem(ctx, nil, id, hub.Answer{Decision: hub.DecisionAllow}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-onItem:
+	default:
+		t.Fatal("a committed answer did not wake the call parked on the approval")
+	}
+	if r := <-approval; r == nil || r.TimedOut || r.Item.Decision != hub.DecisionAllow {
+		t.Fatalf("bob's parked approval returned %+v, want it allowed", r)
+	}
+
+	w := h.register(t, bob.ID)
+	defer h.Waiters.ParkTask(w, project)()
+	next := make(chan *hub.NextResult, 1)
+	go func() {
+		r, err := h.Tasks.Next(ctx, bob, hub.NextRequest{Wait: 30 * time.Second})
+		if err != nil {
+			t.Error(err)
+		}
+		next <- r
+	}()
+	waitFor(t, "bob's next_task parked", func() bool { return h.Waiters.AgentCount(bob.ID) == 2 })
+	rollback("creates a ready task", func(tx hub.Tx) error {
+		return tx.InsertTask(&hub.Task{Project: project, Title: "never made", State: hub.TaskOpen, Creator: hub.SenderAdmin, CreatedAt: h.Clock.Now(), UpdatedAt: h.Clock.Now()})
+	})
+	select {
+	case <-w.C():
+		t.Fatal("a write that rolled back its ready task woke a parked next_task call")
+	case r := <-next:
+		t.Fatalf("a write that rolled back its ready task ended bob's parked next_task: %+v", r)
+	default:
+	}
+	task, err := h.Tasks.Create(ctx, nil, project, hub.TaskSpec{Title: "work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.C():
+	default:
+		t.Fatal("a committed ready task did not wake a parked next_task call")
+	}
+	if r := <-next; r == nil || r.Task == nil || r.Task.ID != task.ID {
+		t.Fatalf("bob's parked next_task returned %+v, want task %d", r, task.ID)
 	}
 }

@@ -9,26 +9,37 @@ import (
 type WebhookTx interface {
 	// InsertWebhook inserts w and sets w.ID.
 	InsertWebhook(w *Webhook) error
-	// ListWebhooks returns every webhook, oldest first.
-	ListWebhooks() ([]*Webhook, error)
+	// Webhooks returns every webhook, oldest first.
+	Webhooks() ([]*Webhook, error)
 	// DeleteWebhook deletes a webhook and its log. ENOTFOUND.
 	DeleteWebhook(id int64) error
 	// InsertWebhookDelivery logs d and sets d.ID, keeping the webhook's
 	// newest keep entries only.
 	InsertWebhookDelivery(d *WebhookDelivery, keep int) error
-	// ListWebhookDeliveries returns a webhook's log (every webhook's for
+	// WebhookDeliveries returns a webhook's log (every webhook's for
 	// 0), newest first.
-	ListWebhookDeliveries(webhookID int64, limit int) ([]*WebhookDelivery, error)
+	WebhookDeliveries(webhookID int64, limit int) ([]*WebhookDelivery, error)
 }
 
 // deliveriesKept is how many log entries each webhook keeps.
 const deliveriesKept = 200
 
 // Webhooks is the service of webhooks: the admin's list and the delivery log.
-type Webhooks struct{ *core }
+type Webhooks struct {
+	*core
+	store txs[webhooksTx] // the store methods it uses
+}
+
+// webhooksTx is what the webhooks' service reads and writes in one
+// transaction.
+type webhooksTx interface {
+	WebhookTx
+}
 
 // NewWebhooks returns the webhooks' service.
-func NewWebhooks(c *Core) *Webhooks { return &Webhooks{core: c.core} }
+func NewWebhooks(c *Core) *Webhooks {
+	return &Webhooks{core: c.core, store: txsOf[webhooksTx](c.store)}
+}
 
 // CreateWebhook adds a webhook and returns it; without a secret, the hub
 // makes one (shown in the reply once). Errors: EINVALID.
@@ -41,15 +52,15 @@ func (ws *Webhooks) CreateWebhook(ctx context.Context, w *Webhook) (*Webhook, er
 		return nil, err
 	}
 	w.CreatedAt = ws.clock.Now()
-	err := update(ctx, ws.store, func(tx WebhookTx) error { return tx.InsertWebhook(w) })
+	err := update(ctx, ws.store, func(tx webhooksTx) error { return tx.InsertWebhook(w) })
 	return w, err
 }
 
 // ListWebhooks returns every webhook, oldest first.
 func (ws *Webhooks) ListWebhooks(ctx context.Context) ([]*Webhook, error) {
 	var out []*Webhook
-	err := view(ctx, ws.store, func(tx WebhookTx) (err error) {
-		out, err = tx.ListWebhooks()
+	err := view(ctx, ws.store, func(tx webhooksTx) (err error) {
+		out, err = tx.Webhooks()
 		return err
 	})
 	return out, err
@@ -57,7 +68,7 @@ func (ws *Webhooks) ListWebhooks(ctx context.Context) ([]*Webhook, error) {
 
 // DeleteWebhook deletes a webhook and its log. Errors: ENOTFOUND.
 func (ws *Webhooks) DeleteWebhook(ctx context.Context, id int64) error {
-	return update(ctx, ws.store, func(tx WebhookTx) error { return tx.DeleteWebhook(id) })
+	return update(ctx, ws.store, func(tx webhooksTx) error { return tx.DeleteWebhook(id) })
 }
 
 // Targets returns the webhooks that hear of it.
@@ -77,7 +88,7 @@ func (ws *Webhooks) LogDelivery(ctx context.Context, d *WebhookDelivery) error {
 	if d.DoneAt.IsZero() {
 		d.DoneAt = ws.clock.Now()
 	}
-	return update(ctx, ws.store, func(tx WebhookTx) error { return tx.InsertWebhookDelivery(d, deliveriesKept) })
+	return update(ctx, ws.store, func(tx webhooksTx) error { return tx.InsertWebhookDelivery(d, deliveriesKept) })
 }
 
 // Deliveries returns a webhook's delivery log (every webhook's for 0),
@@ -90,8 +101,8 @@ func (ws *Webhooks) Deliveries(ctx context.Context, webhookID int64, limit int) 
 		limit = 50
 	}
 	var out []*WebhookDelivery
-	err := view(ctx, ws.store, func(tx WebhookTx) (err error) {
-		out, err = tx.ListWebhookDeliveries(webhookID, limit)
+	err := view(ctx, ws.store, func(tx webhooksTx) (err error) {
+		out, err = tx.WebhookDeliveries(webhookID, limit)
 		return err
 	})
 	return out, err

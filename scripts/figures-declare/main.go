@@ -4,13 +4,20 @@
 // package's code holds, how many operations two services both define,
 // how many Go files name an RPC, who wakes parked callers, the direct
 // uses of package time outside the hub's clock, the init functions, and
-// the registries of parked callers. Run it from the module's root:
+// the registries of parked callers, and the largest set of store methods
+// one of the hub's services can reach. Run it from the module's root:
 //
-//	go run ./scripts/figures-declare
+//	go run ./scripts/figures-declare [-v]
+//
+// With -v it lists the store methods each service can reach.
 package main
 
 import (
+	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,7 +27,10 @@ import (
 	"strings"
 )
 
+var verbose = flag.Bool("v", false, "list the store methods visible to each service")
+
 func main() {
+	flag.Parse()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "figures-declare:", err)
 		os.Exit(1)
@@ -37,8 +47,11 @@ var (
 	serviceRE = regexp.MustCompile(`(?m)^service (\w+) \{`)
 	rpcRE     = regexp.MustCompile(`(?m)^\s*rpc (\w+)\(`)
 	timeRE    = regexp.MustCompile(`\btime\.(Now|Since|Until|Sleep|After|AfterFunc|NewTimer|NewTicker|Tick)\b`)
-	notifyRE  = regexp.MustCompile(`\.Notify\w*\(`)
-	initRE    = regexp.MustCompile(`(?m)^func init\(\)`)
+	// A wake-up of parked callers: the waiters' Notify (an agent's waits),
+	// wakeAnswer (calls parked on inbox items), wakeTask and wakeProject
+	// (parked next_task calls).
+	notifyRE = regexp.MustCompile(`\.(Notify\w*|(?i:wakeAnswer|wakeTask|wakeProject))\(`)
+	initRE   = regexp.MustCompile(`(?m)^func init\(\)`)
 	// A registry of parked callers: a struct of internal/hub named for
 	// waits, parking or a feed that keeps them in a map.
 	registryRE = regexp.MustCompile(`(?ms)^type (\w*(?i:wait|park|feed)\w*) struct \{(.*?)^\}`)
@@ -149,11 +162,17 @@ func run() error {
 			inits += len(initRE.FindAllString(src, -1))
 		}
 	}
-	row("hub files waking parked callers after a commit (.Notify)", fmt.Sprintf("%d files, %d calls", notifyFiles, notifyCalls), "≤ 1")
+	row("hub files waking parked callers after a commit", fmt.Sprintf("%d files, %d calls", notifyFiles, notifyCalls), "≤ 1")
 	row("direct `time` uses in internal/ outside the clock", fmt.Sprintf("%d in %d files", timeUses, timeFiles), "≤ 5")
 	row("`func init()` outside gen/", fmt.Sprint(inits), "0")
 	slices.Sort(registries)
 	row("registries of parked callers", fmt.Sprintf("%d (%s)", len(registries), strings.Join(registries, ", ")), "1")
+
+	most, mostName, err = storeMethodsSeen("internal/hub")
+	if err != nil {
+		return err
+	}
+	row("largest set of store methods visible to one service", fmt.Sprintf("%d (%s)", most, mostName), "≤ 40")
 	return nil
 }
 
@@ -222,4 +241,110 @@ func median(v []int) float64 {
 		return float64(v[len(v)/2])
 	}
 	return float64(v[len(v)/2-1]+v[len(v)/2]) / 2
+}
+
+// storeMethodsSeen returns the largest number of store methods (those of
+// the hub's Tx) that one service of the hub package in dir can reach
+// through what it holds, and that service's name. A service is a field of
+// the Services struct. What a type holds is walked through the package's
+// own types: an interface counts its methods that are Tx's and whatever
+// its methods' signatures name (the Store, whose transactions are the
+// whole Tx), a struct whatever its fields hold (the core it embeds,
+// another service), a generic type its type arguments too.
+func storeMethodsSeen(dir string) (int, string, error) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return 0, "", err
+	}
+	types := map[string]ast.Expr{}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, d := range f.Decls {
+				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+					for _, spec := range g.Specs {
+						ts := spec.(*ast.TypeSpec)
+						types[ts.Name.Name] = ts.Type
+					}
+				}
+			}
+		}
+	}
+	// methods returns the methods an interface type declares, with those
+	// of the interfaces it embeds.
+	var methods func(name string, seen map[string]bool) []string
+	methods = func(name string, seen map[string]bool) []string {
+		it, ok := types[name].(*ast.InterfaceType)
+		if !ok || seen[name] {
+			return nil
+		}
+		seen[name] = true
+		var out []string
+		for _, m := range it.Methods.List {
+			if len(m.Names) > 0 {
+				out = append(out, m.Names[0].Name)
+			} else if id, ok := m.Type.(*ast.Ident); ok {
+				out = append(out, methods(id.Name, seen)...)
+			}
+		}
+		return out
+	}
+	tx := map[string]bool{}
+	for _, m := range methods("Tx", map[string]bool{}) {
+		tx[m] = true
+	}
+	services, ok := types["Services"].(*ast.StructType)
+	if !ok {
+		return 0, "", fmt.Errorf("%s: no Services struct", dir)
+	}
+	most, mostName := 0, ""
+	for _, f := range services.Fields.List {
+		star, ok := f.Type.(*ast.StarExpr)
+		if !ok {
+			continue
+		}
+		name := star.X.(*ast.Ident).Name
+		if name == "Core" {
+			continue
+		}
+		seen := map[string]bool{}
+		visited := map[string]bool{}
+		var walk func(n ast.Node)
+		walk = func(n ast.Node) {
+			ast.Inspect(n, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.Field: // its type, not its names
+					walk(n.Type)
+					return false
+				case *ast.SelectorExpr: // another package's
+					return false
+				}
+				id, ok := n.(*ast.Ident)
+				if !ok || visited[id.Name] || types[id.Name] == nil {
+					return true
+				}
+				visited[id.Name] = true
+				switch t := types[id.Name].(type) {
+				case *ast.InterfaceType:
+					for _, m := range methods(id.Name, map[string]bool{}) {
+						if tx[m] {
+							seen[m] = true
+						}
+					}
+					walk(t)
+				default:
+					walk(t)
+				}
+				return true
+			})
+		}
+		walk(types[name])
+		if *verbose {
+			fmt.Printf("    %-14s %d\n", name, len(seen))
+		}
+		if len(seen) > most {
+			most, mostName = len(seen), name
+		}
+	}
+	return most, mostName, nil
 }

@@ -31,6 +31,10 @@ type Reports struct {
 	// PersonRevoked, if set, is called with the name of a person revoked
 	// on any replica (hub.People.PersonRevoked).
 	PersonRevoked func(name string)
+	// ItemsClosed, if set, is called with an inbox item closed (answered,
+	// expired, withdrawn) on any replica (hub.Inbox.ItemsClosed). After a
+	// reconnect the inbox's poll finds the answers given meanwhile.
+	ItemsClosed func(ids ...int64)
 	// ForgetAgents is called when changes to agents may have been missed:
 	// after a reconnect, or for a notification it cannot read
 	// (hub.Service.ForgetAgents).
@@ -49,7 +53,8 @@ var changeNames = map[hub.AgentChange]string{hub.TokenChanged: "token", hub.Agen
 // one dedicated connection (not from the pool) to two channels: posts (the
 // payload is the messages' IDs and their recipients' agent IDs, never the
 // messages: postedPayload) and changed agents ("token:ID", "disabled:ID",
-// "enabled:ID", "deleted:ID"; and "person:NAME", a revoked person). When the connection drops, Watch reconnects with a
+// "enabled:ID", "deleted:ID"; "person:NAME", a revoked person; and
+// "item:ID", a closed inbox item). When the connection drops, Watch reconnects with a
 // growing pause (up to 5 s), says so in the log, and once listening again
 // forgets the cached agents and resyncs, since the notifications sent
 // meanwhile are lost. It also reports a post after the first LISTEN, for
@@ -148,6 +153,12 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 				r.PostedTo(first, last, agents)
 			} else {
 				r.Posted()
+			}
+			continue
+		}
+		if idText, ok := strings.CutPrefix(n.Payload, itemClosed+":"); ok {
+			if id, err := strconv.ParseInt(idText, 10, 64); err == nil && r.ItemsClosed != nil {
+				r.ItemsClosed(id)
 			}
 			continue
 		}

@@ -229,8 +229,8 @@ func (t *Tx) EnsureChannel(project, name string, now time.Time) (int64, error) {
 	return t.ChannelByName(project, name)
 }
 
-// JoinChannel implements hub.MessageTx.
-func (t *Tx) JoinChannel(channelID, agentID int64, now time.Time) error {
+// InsertChannelMember implements hub.MessageTx.
+func (t *Tx) InsertChannelMember(channelID, agentID int64, now time.Time) error {
 	_, err := t.execAs(sharedSafe, `INSERT INTO channel_members (channel_id, agent_id, joined_at) VALUES ($1, $2, $3)
 		ON CONFLICT DO NOTHING`, channelID, agentID, row.Nanos(now))
 	return err

@@ -241,7 +241,7 @@ var _ hub.Tx = (*Tx)(nil)
 //     deliveries' counter rows (inbox_counts) move only under that lock;
 //     the read cursors those counters depend on move only under the
 //     exclusive lock (UpdateAgent);
-//   - a channel created or joined on the way (EnsureChannel, JoinChannel):
+//   - a channel created or joined on the way (EnsureChannel, InsertChannelMember):
 //     inserts that do nothing when the row exists;
 //   - an agent's own row, read with its row lock by AgentByID and written
 //     back by UpdateAgent (a heartbeat): the lock makes the

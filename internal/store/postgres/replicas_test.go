@@ -58,7 +58,8 @@ func newReplica(tb testing.TB, u string, listen bool) *replica {
 	wg.Go(func() { r.svc.Waits.Run(ctx) })
 	if listen {
 		wg.Go(func() {
-			db.Watch(ctx, Reports{PostedTo: r.svc.Waits.PostedTo, Posted: r.svc.Waits.Poke, Resync: r.svc.Waits.RecheckWaits, AgentChanged: r.svc.Agents.AgentChanged, ForgetAgents: r.svc.Agents.ForgetAgents, PersonRevoked: r.svc.People.PersonRevoked})
+			db.Watch(ctx, Reports{PostedTo: r.svc.Waits.PostedTo, Posted: r.svc.Waits.Poke, Resync: r.svc.Waits.RecheckWaits, AgentChanged: r.svc.Agents.AgentChanged, ForgetAgents: r.svc.Agents.ForgetAgents, PersonRevoked: r.svc.People.PersonRevoked,
+				TasksReady: r.svc.Tasks.TasksReady, ItemsClosed: r.svc.Inbox.ItemsClosed})
 		})
 	}
 	tb.Cleanup(func() { cancel(); wg.Wait(); db.Close() })
@@ -136,6 +137,67 @@ func TestWatchWakesWaiterOnOtherReplica(t *testing.T) {
 			t.Fatalf("round %d: B's wait = %+v, %v; want message %d", i, res, err, m.ID)
 		}
 		w.Close()
+	}
+}
+
+// An answer committed through replica A ends the approval that waits for
+// it parked on replica B, and a task created ready through A hands it to
+// the next_task call parked on B, both at A's commit: B polls only every
+// hour, and its parked calls wait far longer than the test.
+func TestWatchWakesApprovalAndNextTaskOnOtherReplica(t *testing.T) {
+	t.Parallel()
+	u := pgtest.Schema(t)
+	a, b := newReplica(t, u, false), newReplica(t, u, true)
+	bob := b.agent(t, "bob")
+	eventually(t, "B listening", func() bool { return backends(t, "hub listen "+b.db.schema) == 1 })
+	ctx := context.Background()
+
+	approval := make(chan *hub.ApprovalResult, 1)
+	go func() {
+		r, err := b.svc.Inbox.RequestApproval(ctx, bob, hub.ApprovalRequest{Tool: "Bash", Wait: 10 * time.Minute})
+		if err != nil {
+			t.Error(err)
+		}
+		approval <- r
+	}()
+	var items []*hub.InboxItem
+	eventually(t, "bob's approval open", func() bool {
+		var err error
+		items, _, err = a.svc.Inbox.ListItems(ctx, nil, "open", "", 10, "")
+		return err == nil && len(items) == 1
+	})
+	if _, err := a.svc.Inbox.AnswerItem(ctx, nil, items[0].ID, hub.Answer{Decision: hub.DecisionAllow}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-approval:
+		if r == nil || r.TimedOut || r.Item.Decision != hub.DecisionAllow {
+			t.Fatalf("bob's approval on B returned %+v, want it allowed", r)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("bob's approval parked on B still waits 30 s after A committed its answer")
+	}
+
+	next := make(chan *hub.NextResult, 1)
+	go func() {
+		r, err := b.svc.Tasks.Next(ctx, bob, hub.NextRequest{Wait: 10 * time.Minute})
+		if err != nil {
+			t.Error(err)
+		}
+		next <- r
+	}()
+	eventually(t, "bob's next_task parked on B", func() bool { return b.waiters.AgentCount(bob.ID) == 1 })
+	task, err := a.svc.Tasks.Create(ctx, nil, hub.ProjectOr(bob.Project), hub.TaskSpec{Title: "work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-next:
+		if r == nil || r.Task == nil || r.Task.ID != task.ID {
+			t.Fatalf("bob's next_task on B returned %+v, want task %d", r, task.ID)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("bob's next_task parked on B still waits 30 s after A committed a ready task")
 	}
 }
 

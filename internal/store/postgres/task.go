@@ -86,7 +86,7 @@ func (taskDB) IsNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 // next_task calls look again (Reports.TasksReady).
 func newTx(t *Tx) *Tx {
 	t.Statements = storesql.Statements{DB: taskDB{t}, Dialect: dialect, Changed: t.agentChanged}
-	t.Tx = tasksql.Tx{DB: taskDB{t}, Ready: func(project string) error {
+	t.Tx = tasksql.Tx{DB: taskDB{t}, Recorder: &t.Statements, Ready: func(project string) error {
 		_, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.tasks, project)
 		return err
 	}}

@@ -71,7 +71,7 @@ func TestProjectsMigration(t *testing.T) {
 		if id == 7 {
 			t.Errorf("EnsureChannel(other, #general) = the default project's channel 7")
 		}
-		return tx.JoinChannel(id, 1, t0)
+		return tx.InsertChannelMember(id, 1, t0)
 	})
 	var schema string
 	if err := raw.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'channel_members'`).Scan(&schema); err != nil {

@@ -40,7 +40,7 @@ func (taskDB) IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 // newTx returns t with its shared and its task statements set.
 func newTx(t *Tx) *Tx {
 	t.Statements = storesql.Statements{DB: taskDB{t}, Dialect: dialect}
-	t.Tx = tasksql.Tx{DB: taskDB{t}}
+	t.Tx = tasksql.Tx{DB: taskDB{t}, Recorder: &t.Statements}
 	t.Usage = usagesql.Usage{DB: taskDB{t}}
 	return t
 }

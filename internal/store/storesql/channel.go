@@ -7,7 +7,7 @@ import (
 
 // This file implements the reads of hub.MessageTx that need no message
 // column, and leaving a channel; posts, inboxes and what a post creates
-// on its way (EnsureChannel, JoinChannel) are each store's.
+// on its way (EnsureChannel, InsertChannelMember) are each store's.
 
 // MaxMessageID implements hub.MessageTx.
 func (x Statements) MaxMessageID() (int64, error) {
@@ -31,8 +31,8 @@ func (x Statements) ChannelByName(project, name string) (int64, error) {
 	return id, err
 }
 
-// LeaveChannel implements hub.MessageTx.
-func (x Statements) LeaveChannel(channelID, agentID int64) error {
+// DeleteChannelMember implements hub.MessageTx.
+func (x Statements) DeleteChannelMember(channelID, agentID int64) error {
 	_, err := x.DB.Exec(`DELETE FROM channel_members WHERE channel_id = ? AND agent_id = ?`, channelID, agentID)
 	return err
 }

@@ -43,8 +43,8 @@ func (x Statements) CronJobByID(id int64) (*hub.CronJob, error) {
 	return j, err
 }
 
-// ListCronJobs implements hub.CronTx.
-func (x Statements) ListCronJobs() ([]*hub.CronJob, error) {
+// CronJobs implements hub.CronTx.
+func (x Statements) CronJobs() ([]*hub.CronJob, error) {
 	return all(x.DB, row.CronJob, cronJobFrom+`ORDER BY name`)
 }
 
@@ -96,8 +96,8 @@ func (x Statements) InsertCronRun(r *hub.CronRun) error {
 	return err
 }
 
-// ListCronRuns implements hub.CronTx.
-func (x Statements) ListCronRuns(jobID int64, limit int) ([]*hub.CronRun, error) {
+// CronRuns implements hub.CronTx.
+func (x Statements) CronRuns(jobID int64, limit int) ([]*hub.CronRun, error) {
 	q := `SELECT id, job_id, job_name, scheduled_at, ran_at, status, error, duration_ns, manual FROM cron_runs`
 	var args []any
 	if jobID > 0 {

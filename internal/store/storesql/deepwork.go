@@ -50,8 +50,8 @@ func (x Statements) UpdateDeepWork(d *hub.DeepWork) error {
 	return nil
 }
 
-// ListDeepWork implements hub.DeepWorkTx.
-func (x Statements) ListDeepWork(q hub.DeepWorkQuery) ([]*hub.DeepWork, error) {
+// DeepWorkDeclarations implements hub.DeepWorkTx.
+func (x Statements) DeepWorkDeclarations(q hub.DeepWorkQuery) ([]*hub.DeepWork, error) {
 	var where []string
 	var args []any
 	if q.AgentID != 0 {

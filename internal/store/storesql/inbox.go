@@ -109,14 +109,19 @@ func (x Statements) OpenItemOf(agentID int64, kind hub.ItemKind) (*hub.InboxItem
 	return it, err
 }
 
-// CloseInboxItem implements hub.InboxTx.
+// CloseInboxItem implements hub.InboxTx; the item closed is recorded
+// (hub.Changes.Closed), so that the calls parked on it wake at the commit.
 func (x Statements) CloseInboxItem(id int64, state hub.ItemState, c hub.ItemClose) (bool, error) {
 	n, err := x.DB.Exec(`UPDATE inbox_items SET state = ?, answered_at = ?, answered_by = ?, decision = ?, answer = ?, remember = ?
 		WHERE id = ? AND state = 'open'`, string(state), row.Nanos(c.At), c.By, c.Decision, c.Answer, c.Remember, id)
 	if err != nil {
 		return false, fmt.Errorf("close inbox item: %w", err)
 	}
-	return n == 1, nil
+	if n != 1 {
+		return false, nil
+	}
+	x.Changes.Closed(id)
+	return true, nil
 }
 
 // MarkItemRan implements hub.InboxTx.
@@ -147,8 +152,8 @@ func (x Statements) ApprovalRulesFor(project, tool string, now time.Time) ([]*hu
 		WHERE r.project = ? AND r.tool = ? AND r.revoked_at = 0 AND r.expires_at > ?`, project, tool, now.UnixNano())
 }
 
-// ListApprovalRules implements hub.InboxTx.
-func (x Statements) ListApprovalRules(now time.Time, includeEnded bool) ([]*hub.ApprovalRule, error) {
+// ApprovalRules implements hub.InboxTx.
+func (x Statements) ApprovalRules(now time.Time, includeEnded bool) ([]*hub.ApprovalRule, error) {
 	if includeEnded {
 		return all(x.DB, row.ApprovalRule, `SELECT `+row.ApprovalRuleColumns+row.ApprovalRuleFrom+` ORDER BY r.id DESC`)
 	}
@@ -212,8 +217,8 @@ func (x Statements) ActivePerson(name string) (bool, error) {
 	return active, err
 }
 
-// ListPeople implements hub.PersonTx.
-func (x Statements) ListPeople() ([]*hub.Person, error) {
+// People implements hub.PersonTx.
+func (x Statements) People() ([]*hub.Person, error) {
 	return all(x.DB, row.Person, `SELECT `+row.PersonColumns+` FROM people ORDER BY name`)
 }
 
@@ -239,8 +244,8 @@ func (x Statements) InsertWebhook(w *hub.Webhook) error {
 	return nil
 }
 
-// ListWebhooks implements hub.WebhookTx.
-func (x Statements) ListWebhooks() ([]*hub.Webhook, error) {
+// Webhooks implements hub.WebhookTx.
+func (x Statements) Webhooks() ([]*hub.Webhook, error) {
 	return all(x.DB, row.Webhook, `SELECT `+row.WebhookColumns+` FROM webhooks ORDER BY id`)
 }
 
@@ -269,8 +274,8 @@ func (x Statements) InsertWebhookDelivery(d *hub.WebhookDelivery, keep int) erro
 	return err
 }
 
-// ListWebhookDeliveries implements hub.WebhookTx.
-func (x Statements) ListWebhookDeliveries(webhookID int64, limit int) ([]*hub.WebhookDelivery, error) {
+// WebhookDeliveries implements hub.WebhookTx.
+func (x Statements) WebhookDeliveries(webhookID int64, limit int) ([]*hub.WebhookDelivery, error) {
 	if webhookID == 0 {
 		return all(x.DB, row.WebhookDelivery, `SELECT `+row.WebhookDeliveryColumns+` FROM webhook_deliveries ORDER BY id DESC LIMIT ?`, limit)
 	}

@@ -44,8 +44,8 @@ func (x Statements) JoinCodeByID(id int64) (*hub.JoinCode, error) {
 	return c, err
 }
 
-// ListJoinCodes implements hub.JoinCodeTx.
-func (x Statements) ListJoinCodes() ([]*hub.JoinCode, error) {
+// JoinCodes implements hub.JoinCodeTx.
+func (x Statements) JoinCodes() ([]*hub.JoinCode, error) {
 	cs, err := all(x.DB, row.JoinCode, joinCodeFrom+`ORDER BY id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("list join codes: %w", err)

@@ -11,7 +11,7 @@ import (
 
 // This file implements the reads of messages of hub.MessageTx and
 // hub.NoticeTx; posts and what a post creates on its way (EnsureChannel,
-// JoinChannel) are each store's.
+// InsertChannelMember) are each store's.
 
 // MessageColumns are the columns ScanMessage reads, of messages m.
 const MessageColumns = `m.id, m.sender, m.recipients, m.channel, m.body, m.mentions, m.reply_to, m.kind, m.created_at, m.priority, m.ack_required, m.project, m.sender_kind`

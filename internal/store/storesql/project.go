@@ -47,14 +47,14 @@ func (x Statements) ListProjects() ([]*hub.Project, error) {
 	return ps, nil
 }
 
-// LinkProjects implements hub.ProjectTx.
-func (x Statements) LinkProjects(a, b string, now int64) error {
+// InsertProjectLink implements hub.ProjectTx.
+func (x Statements) InsertProjectLink(a, b string, now int64) error {
 	_, err := x.DB.Exec(`INSERT INTO project_links (a, b, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, a, b, now)
 	return err
 }
 
-// UnlinkProjects implements hub.ProjectTx.
-func (x Statements) UnlinkProjects(a, b string) (bool, error) {
+// DeleteProjectLink implements hub.ProjectTx.
+func (x Statements) DeleteProjectLink(a, b string) (bool, error) {
 	n, err := x.DB.Exec(`DELETE FROM project_links WHERE a = ? AND b = ?`, a, b)
 	return n > 0, err
 }

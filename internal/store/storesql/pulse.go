@@ -44,8 +44,8 @@ func (x Statements) Pulse(agentID int64) (*hub.Pulse, error) {
 	return p, err
 }
 
-// ListPulses implements hub.PulseTx.
-func (x Statements) ListPulses() ([]*hub.Pulse, error) {
+// Pulses implements hub.PulseTx.
+func (x Statements) Pulses() ([]*hub.Pulse, error) {
 	return all(x.DB, row.Pulse, pulseFrom+`ORDER BY a.name`)
 }
 

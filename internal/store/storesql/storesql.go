@@ -115,6 +115,9 @@ type Statements struct {
 // Record implements hub.ChangesTx.
 func (s *Statements) Record(c *hub.Changes) { s.Changes = c }
 
+// Recording implements hub.ChangesTx.
+func (s *Statements) Recording() *hub.Changes { return s.Changes }
+
 // all runs q and scans each of its rows.
 func all[T any](db DB, scan func(row.Scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, done, err := db.Query(q, args...)

@@ -98,8 +98,8 @@ func testConstraintErrors(t *testing.T, h NewDB) {
 			}
 			return tx.SetAgentToken(b.ID, hub.HashToken("token-alice"))
 		}, hub.ECONFLICT},
-		{"member of a missing channel", func(tx hub.Tx) error { return tx.JoinChannel(999, alice.ID, t0) }, hub.ENOTFOUND},
-		{"missing member of a channel", func(tx hub.Tx) error { return tx.JoinChannel(ch, 999, t0) }, hub.ENOTFOUND},
+		{"member of a missing channel", func(tx hub.Tx) error { return tx.InsertChannelMember(999, alice.ID, t0) }, hub.ENOTFOUND},
+		{"missing member of a channel", func(tx hub.Tx) error { return tx.InsertChannelMember(ch, 999, t0) }, hub.ENOTFOUND},
 		{"delivery to a missing agent", func(tx hub.Tx) error {
 			return tx.InsertMessage(&hub.Message{From: "alice", Body: "x", Kind: hub.KindMessage, CreatedAt: t0}, []hub.Delivery{{AgentID: 999}})
 		}, hub.ENOTFOUND},

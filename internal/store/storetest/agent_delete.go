@@ -116,7 +116,7 @@ func seedAgent(t *testing.T, db hub.Store, a *hub.Agent, ops int64, peers ...*hu
 		if err := tx.InsertReservations([]*hub.Reservation{{AgentID: a.ID, Pattern: "src/" + a.Name, Mode: hub.ReservationExclusive, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}}); err != nil {
 			return err
 		}
-		if err := tx.JoinChannel(ops, a.ID, at); err != nil {
+		if err := tx.InsertChannelMember(ops, a.ID, at); err != nil {
 			return err
 		}
 		if err := tx.PutInjectionState(hub.InjectionState{AgentID: a.ID, UpTo: 1, UpdatedAt: at}); err != nil {

@@ -28,7 +28,7 @@ func testBudgets(t *testing.T, h NewDB) {
 	})
 	var list, ofA, ofB []*hub.Budget
 	mustView(t, db, func(tx hub.Tx) (err error) {
-		if list, err = tx.ListBudgets(); err != nil {
+		if list, err = tx.Budgets(); err != nil {
 			return err
 		}
 		if ofA, err = tx.BudgetsOf(a.ID, hub.DefaultProject); err != nil {
@@ -107,7 +107,7 @@ func testBudgets(t *testing.T, h NewDB) {
 		again, err = tx.DeleteBudget(0, hub.DefaultProject)
 		return err
 	})
-	mustView(t, db, func(tx hub.Tx) (err error) { list, err = tx.ListBudgets(); return err })
+	mustView(t, db, func(tx hub.Tx) (err error) { list, err = tx.Budgets(); return err })
 	if !gone || again || len(list) != 1 || list[0].AgentID != a.ID {
 		t.Errorf("delete = %v then %v, left %+v; want true, false and alice's", gone, again, list)
 	}

@@ -174,7 +174,7 @@ func testApprovalRules(t *testing.T, h NewDB) {
 		t.Errorf("rules after revoking the project's = %+v, want ann's", rs)
 	}
 	mustView(t, db, func(tx hub.Tx) error {
-		live, err := tx.ListApprovalRules(t0.Add(2*time.Minute), false)
+		live, err := tx.ApprovalRules(t0.Add(2*time.Minute), false)
 		if err != nil || len(live) != 2 {
 			t.Errorf("live rules = %d, %v; want 2", len(live), err)
 		}
@@ -184,7 +184,7 @@ func testApprovalRules(t *testing.T, h NewDB) {
 		if _, err := tx.ApprovalRuleByID(999); hub.ErrorCode(err) != hub.ENOTFOUND {
 			t.Errorf("ApprovalRuleByID(999): %v, want ENOTFOUND", err)
 		}
-		every, err := tx.ListApprovalRules(t0, true)
+		every, err := tx.ApprovalRules(t0, true)
 		if err != nil || len(every) != 3 || every[1].RevokedAt.IsZero() {
 			t.Errorf("all rules = %d, %v; want 3 with the revoked one", len(every), err)
 		}
@@ -223,7 +223,7 @@ func testPeople(t *testing.T, h NewDB) {
 		if err != nil || !got.RevokedAt.Equal(t0.Add(time.Minute)) {
 			t.Errorf("revoked person = %+v, %v", got, err)
 		}
-		ps, err := tx.ListPeople()
+		ps, err := tx.People()
 		if err != nil || len(ps) != 2 {
 			t.Errorf("people = %v, %v", ps, err)
 		}
@@ -255,15 +255,15 @@ func testWebhooks(t *testing.T, h NewDB) {
 		return tx.InsertWebhookDelivery(&hub.WebhookDelivery{WebhookID: v.ID, ItemID: 9, Status: hub.DeliveryFailed, Attempts: 4, Code: 500, Error: "500 Internal Server Error", CreatedAt: t0, DoneAt: t0}, 3)
 	})
 	mustView(t, db, func(tx hub.Tx) error {
-		ws, err := tx.ListWebhooks()
+		ws, err := tx.Webhooks()
 		if err != nil || len(ws) != 2 || fmt.Sprint(ws[0].Kinds) != "[approval question]" || fmt.Sprint(ws[0].Projects) != "[red]" || ws[0].Secret != w.Secret || len(ws[1].Kinds) != 0 {
 			t.Errorf("webhooks = %+v, %v", ws, err)
 		}
-		ds, err := tx.ListWebhookDeliveries(w.ID, 10)
+		ds, err := tx.WebhookDeliveries(w.ID, 10)
 		if err != nil || len(ds) != 3 || ds[0].ItemID != 5 {
 			t.Errorf("w's log = %+v, %v; want the newest 3 (items 5, 4, 3)", ds, err)
 		}
-		all, err := tx.ListWebhookDeliveries(0, 10)
+		all, err := tx.WebhookDeliveries(0, 10)
 		if err != nil || len(all) != 4 || all[0].Error == "" {
 			t.Errorf("the whole log = %+v, %v; want 4 entries", all, err)
 		}
@@ -274,7 +274,7 @@ func testWebhooks(t *testing.T, h NewDB) {
 		t.Errorf("delete twice: %v, want ENOTFOUND", err)
 	}
 	mustView(t, db, func(tx hub.Tx) error {
-		ds, err := tx.ListWebhookDeliveries(0, 10)
+		ds, err := tx.WebhookDeliveries(0, 10)
 		if err != nil || len(ds) != 1 {
 			t.Errorf("log after deleting w = %d entries, %v; want v's 1", len(ds), err)
 		}

@@ -71,12 +71,12 @@ func testJoinCodes(t *testing.T, h NewDB) {
 		if !gotB.RevokedAt.Equal(t0.Add(time.Second)) || gotB.Uses != 0 {
 			t.Errorf("code b read back %+v, want revoked at t0+1s and unused", gotB)
 		}
-		list, err := tx.ListJoinCodes()
+		list, err := tx.JoinCodes()
 		if err != nil {
 			return err
 		}
 		if len(list) != 2 || list[0].ID != b.ID || list[1].ID != a.ID {
-			t.Errorf("ListJoinCodes = %+v, want b then a (newest first)", list)
+			t.Errorf("JoinCodes = %+v, want b then a (newest first)", list)
 		}
 		if _, err := tx.JoinCodeByHash(hub.HashToken("nope")); hub.ErrorCode(err) != hub.ENOTFOUND {
 			t.Errorf("JoinCodeByHash(unknown) = %v, want ENOTFOUND", err)

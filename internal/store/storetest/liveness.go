@@ -159,14 +159,14 @@ func testListDeepWorkAndEvents(t *testing.T, h NewDB) {
 		return nil
 	})
 	mustView(t, db, func(tx hub.Tx) error {
-		ds, err := tx.ListDeepWork(hub.DeepWorkQuery{AgentID: a.ID})
+		ds, err := tx.DeepWorkDeclarations(hub.DeepWorkQuery{AgentID: a.ID})
 		if err != nil {
 			return err
 		}
 		if len(ds) != 2 || ds[0].ID < ds[1].ID || ds[0].AgentName != "ada" {
-			t.Errorf("ListDeepWork(ada) = %+v, want 2 newest first", ds)
+			t.Errorf("DeepWorkDeclarations(ada) = %+v, want 2 newest first", ds)
 		}
-		if ds, _ := tx.ListDeepWork(hub.DeepWorkQuery{State: hub.DeepWorkActive}); len(ds) != 0 {
+		if ds, _ := tx.DeepWorkDeclarations(hub.DeepWorkQuery{State: hub.DeepWorkActive}); len(ds) != 0 {
 			t.Errorf("active declarations = %d, want 0", len(ds))
 		}
 

@@ -186,14 +186,14 @@ func testChannels(t *testing.T, h NewDB) {
 			t.Errorf("EnsureChannel twice: IDs %d and %d, want the same", ops, again)
 		}
 		for _, a := range []*hub.Agent{carol, alice, bob, alice} { // joining twice is a no-op
-			if err := tx.JoinChannel(ops, a.ID, t0); err != nil {
+			if err := tx.InsertChannelMember(ops, a.ID, t0); err != nil {
 				return err
 			}
 		}
-		if err := tx.LeaveChannel(ops, bob.ID); err != nil {
+		if err := tx.DeleteChannelMember(ops, bob.ID); err != nil {
 			return err
 		}
-		if err := tx.LeaveChannel(ops, bob.ID); err != nil { // leaving twice too
+		if err := tx.DeleteChannelMember(ops, bob.ID); err != nil { // leaving twice too
 			return err
 		}
 		carol.DisabledAt = t0
@@ -230,7 +230,7 @@ func testListChannels(t *testing.T, h NewDB) {
 			return err
 		}
 		for _, a := range []*hub.Agent{alice, bob} {
-			if err := tx.JoinChannel(ops, a.ID, t0); err != nil {
+			if err := tx.InsertChannelMember(ops, a.ID, t0); err != nil {
 				return err
 			}
 		}

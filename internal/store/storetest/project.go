@@ -28,7 +28,7 @@ func testProjects(t *testing.T, h NewDB) {
 			t.Errorf("CreateProject(default) = %v, want ECONFLICT: the schema creates it", err)
 		}
 		for _, l := range [][2]string{{"blue", "red"}, {"blue", "red"}, {"green", "red"}} { // linking twice is a no-op
-			if err := tx.LinkProjects(l[0], l[1], t0.UnixNano()); err != nil {
+			if err := tx.InsertProjectLink(l[0], l[1], t0.UnixNano()); err != nil {
 				return err
 			}
 		}
@@ -84,11 +84,11 @@ func testProjects(t *testing.T, h NewDB) {
 		return nil
 	})
 	mustUpdate(t, db, func(tx hub.Tx) error {
-		if ok, err := tx.UnlinkProjects("green", "red"); err != nil || !ok {
-			t.Errorf("UnlinkProjects(green, red) = %v, %v; want true", ok, err)
+		if ok, err := tx.DeleteProjectLink("green", "red"); err != nil || !ok {
+			t.Errorf("DeleteProjectLink(green, red) = %v, %v; want true", ok, err)
 		}
-		if ok, err := tx.UnlinkProjects("green", "red"); err != nil || ok {
-			t.Errorf("UnlinkProjects again = %v, %v; want false", ok, err)
+		if ok, err := tx.DeleteProjectLink("green", "red"); err != nil || ok {
+			t.Errorf("DeleteProjectLink again = %v, %v; want false", ok, err)
 		}
 		return nil
 	})
@@ -105,10 +105,10 @@ func testProjects(t *testing.T, h NewDB) {
 		if again, err := tx.EnsureChannel("red", "#general", t0); err != nil || again != redGeneral {
 			t.Errorf("EnsureChannel(red, #general) again = %d, %v; want %d", again, err, redGeneral)
 		}
-		if err := tx.JoinChannel(redGeneral, red.ID, t0); err != nil {
+		if err := tx.InsertChannelMember(redGeneral, red.ID, t0); err != nil {
 			return err
 		}
-		return tx.JoinChannel(blueGeneral, blue.ID, t0)
+		return tx.InsertChannelMember(blueGeneral, blue.ID, t0)
 	})
 	if redGeneral == blueGeneral {
 		t.Fatalf("#general of red and of blue are one channel (%d)", redGeneral)

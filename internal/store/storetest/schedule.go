@@ -96,9 +96,9 @@ func testSchedule(t *testing.T, h NewDB) {
 			p.State.LastOutput != "out" || !p.NextCheckAt.Equal(t0.Add(time.Hour)) {
 			t.Errorf("Pulse = %+v, want config %+v and state %+v", p, cfg, st)
 		}
-		ps, err := tx.ListPulses()
+		ps, err := tx.Pulses()
 		if len(ps) != 1 {
-			t.Errorf("ListPulses = %d pulses, %v; want 1", len(ps), err)
+			t.Errorf("Pulses = %d pulses, %v; want 1", len(ps), err)
 		}
 		for _, tc := range []struct {
 			at   time.Time
@@ -151,9 +151,9 @@ func testSchedule(t *testing.T, h NewDB) {
 				return err
 			}
 		}
-		runs, err := tx.ListCronRuns(job.ID, 2)
+		runs, err := tx.CronRuns(job.ID, 2)
 		if len(runs) != 2 || !runs[0].Manual || runs[0].ID <= runs[1].ID || runs[1].Duration != time.Millisecond {
-			t.Errorf("ListCronRuns(job, 2) = %+v, %v; want the newest 2, newest first", runs, err)
+			t.Errorf("CronRuns(job, 2) = %+v, %v; want the newest 2, newest first", runs, err)
 		}
 		if err := tx.DeleteCronJob(job.ID); err != nil {
 			return err
@@ -161,12 +161,12 @@ func testSchedule(t *testing.T, h NewDB) {
 		if err := tx.DeleteCronJob(job.ID); hub.ErrorCode(err) != hub.ENOTFOUND {
 			t.Errorf("DeleteCronJob twice = %v, want ENOTFOUND", err)
 		}
-		if runs, _ := tx.ListCronRuns(0, 10); len(runs) != 3 {
+		if runs, _ := tx.CronRuns(0, 10); len(runs) != 3 {
 			t.Errorf("runs after deleting the job = %d, want 3 (history stays)", len(runs))
 		}
-		jobs, err := tx.ListCronJobs()
+		jobs, err := tx.CronJobs()
 		if len(jobs) != 0 {
-			t.Errorf("ListCronJobs after delete = %v", jobs)
+			t.Errorf("CronJobs after delete = %v", jobs)
 		}
 		return err
 	})

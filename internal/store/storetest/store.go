@@ -104,7 +104,7 @@ func testDataSurvivesReopen(t *testing.T, h NewDB) {
 		if err != nil {
 			return err
 		}
-		if err := tx.JoinChannel(ch, alice.ID, t0); err != nil {
+		if err := tx.InsertChannelMember(ch, alice.ID, t0); err != nil {
 			return err
 		}
 		if err := tx.SetMeta("beat", "42"); err != nil {

@@ -37,6 +37,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"InboxCountsMatchFullCount", testInboxCountsMatchFullCount},
 		{"RowLockedWritesLoseNoUpdate", testRowLockedWritesLoseNoUpdate},
 		{"WritesRecordDeliveries", testWritesRecordDeliveries},
+		{"WritesRecordClosedItemsAndReadyTasks", testWritesRecordClosedItemsAndReadyTasks},
 		{"ListMessagesAndRecipients", testListMessagesAndRecipients},
 		{"Channels", testChannels},
 		{"ListChannels", testListChannels},

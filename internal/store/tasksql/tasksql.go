@@ -27,18 +27,25 @@ type DB = storesql.DB
 // Tx implements hub.TaskTx over a DB.
 type Tx struct {
 	DB DB
+	// Recorder is the write transaction's record (hub.ChangesTx): each
+	// task the transaction leaves ready (inserted or updated so, or
+	// released by a completed dependency) is recorded there, so that the
+	// parked next_task calls it fits wake at the commit.
+	Recorder hub.ChangesTx
 	// Ready, if set, is told the project of each task the transaction
-	// leaves ready (inserted or updated so, or released by a completed
-	// dependency): a store with several processes tells them there.
+	// leaves ready: a store with several processes tells them there.
 	Ready func(project string) error
 }
 
 func (x Tx) ready(ts ...*hub.Task) error {
-	if x.Ready == nil {
-		return nil
-	}
 	for _, t := range ts {
-		if t.Ready() {
+		if !t.Ready() {
+			continue
+		}
+		if x.Recorder != nil {
+			x.Recorder.Recording().Ready(t)
+		}
+		if x.Ready != nil {
 			if err := x.Ready(t.Project); err != nil {
 				return err
 			}

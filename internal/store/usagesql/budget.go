@@ -64,8 +64,8 @@ func (x Usage) BudgetsOf(agentID int64, project string) ([]*hub.Budget, error) {
 		ORDER BY b.agent_id IS NULL`, agentID, project)
 }
 
-// ListBudgets implements hub.BudgetTx.
-func (x Usage) ListBudgets() ([]*hub.Budget, error) {
+// Budgets implements hub.BudgetTx.
+func (x Usage) Budgets() ([]*hub.Budget, error) {
 	return x.budgets(`ORDER BY b.agent_id IS NOT NULL, b.project, a.name`)
 }
 
