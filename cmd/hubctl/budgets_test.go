@@ -36,7 +36,7 @@ func TestBudgetsCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.m.Services.Usage.Record(ctx, a, []hub.UsageDelta{{Model: "m", Counts: hub.UsageCounts{Input: 100, Requests: 1, CostUSD: 1.25}}}); err != nil {
+	if err := h.m.Services.Usage.Record(ctx, a, []hub.UsageDelta{{Model: "m", Counts: hub.UsageCounts{Input: 100, Requests: 1, CostUSD: 1.25}}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	list := h.hubctl(t, nil, "budgets", "list").must(t).stdout

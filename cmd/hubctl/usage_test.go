@@ -24,7 +24,8 @@ func TestUsageCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = h.m.Services.Usage.Record(ctx, a, []hub.UsageDelta{{Model: "claude-sonnet-4-5",
-		Counts: hub.UsageCounts{Input: 120, Output: 45, CacheRead: 9000, CacheCreation: 300, Requests: 2, CostUSD: 0.0375}}})
+		Counts: hub.UsageCounts{Input: 120, Output: 45, CacheRead: 9000, CacheCreation: 300, Requests: 2, CostUSD: 0.0375}}}, "")
+
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -405,7 +405,7 @@ func (m *Main) serveHTTP(runCtx context.Context, tlsCfg *tls.Config) error {
 	}
 	// The hosts' own telemetry (OTLP/HTTP): what each agent spends, and
 	// the tools it runs as its activity.
-	otlp := &usage.Receiver{Gate: m.Gate, Usage: m.Services.Usage, Activity: m.Services.Liveness, Meter: usage.NewMeter()}
+	otlp := &usage.Receiver{Gate: m.Gate, Usage: m.Services.Usage, Meter: usage.NewMeter()}
 	for pattern, h := range otlp.Routes() {
 		extra[pattern] = h
 	}

@@ -102,29 +102,43 @@ func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivit
 	now := s.clock.Now()
 	var res *CheckpointReply
 	err := update(ctx, s.store, func(tx livenessTx) error {
-		a, st, loc, err := s.callerLiveness(tx, caller.ID)
-		if err != nil {
-			return err
-		}
-		if err := CheckTaskNamed(tx, a, c.TaskID); err != nil {
-			return err
-		}
-		cp := c
-		cp.AgentID, cp.HeartbeatID, cp.CreatedAt = a.ID, a.CurrentHeartbeatID, now
-		r := ApplyCheckpoint(st, cp.HeartbeatID, now, loc, s.cfg.Health.Elapsed())
-		if err := tx.InsertCheckpoint(&cp); err != nil {
-			return err
-		}
-		if _, err := s.persistLiveness(tx, st, now, loc, nil); err != nil {
-			return err
-		}
-		res = &CheckpointReply{Checkpoint: &cp, HeartbeatID: cp.HeartbeatID, CheckpointResult: r}
-		return nil
+		var err error
+		res, err = s.checkpoint(tx, caller, c, now)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// checkpointTx is what filing a checkpoint reads and writes.
+type checkpointTx interface {
+	callerLivenessTx
+	persistLivenessTx
+	taskByIDTx
+	InsertCheckpoint(c *Checkpoint) error
+}
+
+// checkpoint files c, normalized, as caller's checkpoint at now in tx.
+func (s *Liveness) checkpoint(tx checkpointTx, caller *Agent, c Checkpoint, now time.Time) (*CheckpointReply, error) {
+	a, st, loc, err := s.callerLiveness(tx, caller.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckTaskNamed(tx, a, c.TaskID); err != nil {
+		return nil, err
+	}
+	cp := c
+	cp.AgentID, cp.HeartbeatID, cp.CreatedAt = a.ID, a.CurrentHeartbeatID, now
+	r := ApplyCheckpoint(st, cp.HeartbeatID, now, loc, s.cfg.Health.Elapsed())
+	if err := tx.InsertCheckpoint(&cp); err != nil {
+		return nil, err
+	}
+	if _, err := s.persistLiveness(tx, st, now, loc, nil); err != nil {
+		return nil, err
+	}
+	return &CheckpointReply{Checkpoint: &cp, HeartbeatID: cp.HeartbeatID, CheckpointResult: r}, nil
 }
 
 // HeartbeatElapsed returns the time since heartbeat ID id began (the

@@ -94,7 +94,7 @@ func budgetHub(t *testing.T) (*testHub, *hub.Agent, func(cost float64)) {
 	ann, _ := h.agent(t, "ann")
 	record := func(cost float64) {
 		t.Helper()
-		if err := h.Usage.Record(context.Background(), ann, []hub.UsageDelta{{At: h.Clock.Now(), Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: cost}}}); err != nil {
+		if err := h.Usage.Record(context.Background(), ann, []hub.UsageDelta{{At: h.Clock.Now(), Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: cost}}}, ""); err != nil {
 			t.Fatalf("Record: %v", err)
 		}
 	}
@@ -203,7 +203,7 @@ func TestProjectBudgetLiftedAndNextDay(t *testing.T) {
 		}
 	}
 	record(0) // 10 of 20 tokens
-	if err := h.Usage.Record(ctx, bob, []hub.UsageDelta{{Model: "m", Counts: hub.UsageCounts{Output: 10, Requests: 1}}}); err != nil {
+	if err := h.Usage.Record(ctx, bob, []hub.UsageDelta{{Model: "m", Counts: hub.UsageCounts{Output: 10, Requests: 1}}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	items, _, err := h.Inbox.ListItems(ctx, nil, "open", "", 10, "")
@@ -308,7 +308,7 @@ func TestProjectBudgetSetBelowTheSpend(t *testing.T) {
 	ctx := context.Background()
 	bob, _ := h.agent(t, "bob")
 	record(0.25)
-	if err := h.Usage.Record(ctx, bob, []hub.UsageDelta{{Model: "m", Counts: hub.UsageCounts{Output: 10, Requests: 1, CostUSD: 2}}}); err != nil {
+	if err := h.Usage.Record(ctx, bob, []hub.UsageDelta{{Model: "m", Counts: hub.UsageCounts{Output: 10, Requests: 1, CostUSD: 2}}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "work"}); err != nil {

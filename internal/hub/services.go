@@ -51,7 +51,7 @@ func NewServices(c *Core) *Services {
 		Inbox:        inbox,
 		People:       NewPeople(c),
 		Webhooks:     NewWebhooks(c),
-		Usage:        NewUsage(c, budgets),
+		Usage:        NewUsage(c, budgets, liveness),
 		Budgets:      budgets,
 	}
 }

@@ -32,8 +32,9 @@ type UsageTx interface {
 // hosts report and answers reports of it.
 type Usage struct {
 	*core
-	store   txs[usageTx] // the store methods it uses
-	budgets budgetChecker
+	store    txs[usageTx] // the store methods it uses
+	budgets  budgetChecker
+	liveness checkpointer
 }
 
 // budgetChecker holds usage just recorded against the budgets inside the
@@ -44,39 +45,64 @@ type budgetChecker interface {
 	announce(news budgetNews)
 }
 
+// checkpointer files an agent's checkpoint inside a write (satisfied by
+// *Liveness).
+type checkpointer interface {
+	checkpoint(tx checkpointTx, caller *Agent, c Checkpoint, now time.Time) (*CheckpointReply, error)
+}
+
 // NewUsage returns the usage service: what it records is held against
-// budgets.
-func NewUsage(c *Core, budgets budgetChecker) *Usage {
-	return &Usage{core: c.core, store: txsOf[usageTx](c.store), budgets: budgets}
+// budgets, and the tools a host reports its agent ran are filed as the
+// agent's checkpoints.
+func NewUsage(c *Core, budgets budgetChecker, liveness checkpointer) *Usage {
+	return &Usage{core: c.core, store: txsOf[usageTx](c.store), budgets: budgets, liveness: liveness}
 }
 
 // usageTx is what the usage service reads and writes in one transaction:
-// the rollups, and what holding them against budgets writes.
+// the rollups, what holding them against budgets writes, and the
+// checkpoint of the agent's tool activity.
 type usageTx interface {
 	UsageTx
 	budgetsTx
+	checkpointTx
 }
 
-// Record adds what agent's host reported to its rollups, under the task
-// it holds now (what it takes back comes off the rows that counted it,
-// whatever task they hold, none left below zero), and holds the agent's spend today against its budgets
-// (Budgets.check), in one write transaction. Budgets are checked here,
-// where usage changes, rather than on a tick: only the reporting agent's
-// budgets are read, and a limit is seen the moment it is reached.
-func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta) error {
-	if len(deltas) == 0 {
-		return nil
-	}
-	now := u.clock.Now()
+// Record keeps what agent's host reported in one export, in one write
+// transaction: the usage deltas added to its rollups, under the task it
+// holds now (what it takes back comes off the rows that counted it,
+// whatever task they hold, none left below zero), its spend today held
+// against its budgets (Budgets.check), and activity, the line of the
+// tools the host reports it ran (empty: none), filed as its checkpoint
+// (Liveness.Checkpoint) so that they count for its health and the leases
+// of its tasks. Budgets are checked here, where usage changes, rather
+// than on a tick: only the reporting agent's budgets are read, and a
+// limit is seen the moment it is reached. Errors: those of Checkpoint.
+func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta, activity string) error {
 	var total UsageCounts
 	for _, d := range deltas {
 		total.Add(d.Counts)
 	}
-	if total.IsZero() {
+	var cp Checkpoint
+	if activity != "" {
+		cp.CurrentActivity = activity
+		if err := NormalizeCheckpoint(&cp); err != nil {
+			return err
+		}
+	}
+	if total.IsZero() && activity == "" {
 		return nil
 	}
+	now := u.clock.Now()
 	var news budgetNews
 	err := update(ctx, u.store, func(tx usageTx) error {
+		if activity != "" {
+			if _, err := u.liveness.checkpoint(tx, agent, cp, now); err != nil {
+				return err
+			}
+		}
+		if total.IsZero() {
+			return nil
+		}
 		task, err := tx.HeldTask(agent.ID)
 		if err != nil {
 			return err
@@ -98,7 +124,9 @@ func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta) e
 	if err != nil {
 		return err
 	}
-	u.metrics.UsageRecorded(agent.Name, total)
+	if !total.IsZero() {
+		u.metrics.UsageRecorded(agent.Name, total)
+	}
 	u.budgets.announce(news)
 	return nil
 }

@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,7 +67,7 @@ func TestUsageRecordReportPrune(t *testing.T) {
 		{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5}},
 		{At: now.Add(-48 * time.Hour), Model: "m", Counts: hub.UsageCounts{Output: 5}}, // too old: counted now
 	}
-	if err := h.Usage.Record(ctx, ann, deltas); err != nil {
+	if err := h.Usage.Record(ctx, ann, deltas, ""); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := h.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByTask}})
@@ -109,7 +110,7 @@ func TestUsageTakenBackUnderAnotherTask(t *testing.T) {
 	ctx := context.Background()
 	ann, _ := h.agent(t, "ann")
 	now := h.Clock.Now()
-	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5}}}); err != nil {
+	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.5}}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "parser"}); err != nil {
@@ -123,7 +124,7 @@ func TestUsageTakenBackUnderAnotherTask(t *testing.T) {
 	if err := h.Usage.Record(ctx, ann, []hub.UsageDelta{
 		{At: now, Model: "m", Counts: hub.UsageCounts{Input: -10, Requests: -1, CostUSD: -0.5}},
 		{At: now, Model: "m", Counts: hub.UsageCounts{Input: 6, Requests: 1, CostUSD: 0.25}},
-	}); err != nil {
+	}, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []hub.UsageQuery{{GroupBy: []hub.UsageGroup{hub.UsageByTask}}, {GroupBy: []hub.UsageGroup{hub.UsageByTask}, Since: now.Add(-30 * 24 * time.Hour)}} {
@@ -176,5 +177,73 @@ func TestUsageTodayByAgentEveryAgent(t *testing.T) {
 	rows, err = h.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByAgent, hub.UsageByModel}, Since: day})
 	if err != nil || len(rows) != hub.UsageReportMax {
 		t.Errorf("today by agent and model: %d rows (%v), want the bound %d", len(rows), err, hub.UsageReportMax)
+	}
+}
+
+// updateCounter is a store that counts its write transactions.
+type updateCounter struct {
+	hub.Store
+	updates atomic.Int32
+}
+
+func (s *updateCounter) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	s.updates.Add(1)
+	return s.Store.Update(ctx, fn)
+}
+
+// TestUsageRecordIsOneWrite: what one export reports (usage under the
+// task held, held against the agent's budget, and the tools its host ran
+// as its activity) is kept in one write transaction; tools alone are
+// filed as the agent's checkpoint too, and an export of nothing writes
+// nothing.
+func TestUsageRecordIsOneWrite(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	ann, _ := h.agent(t, "ann")
+	if _, err := h.Tasks.Create(ctx, nil, "", hub.TaskSpec{Title: "parser"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := h.Tasks.Next(ctx, ann, hub.NextRequest{}); err != nil || r.Task == nil {
+		t.Fatal(r, err)
+	}
+	if _, err := h.Budgets.Set(ctx, "pat", hub.BudgetRequest{Agent: "ann", USDPerDay: 1}); err != nil {
+		t.Fatal(err)
+	}
+	st := &updateCounter{Store: h.DB}
+	svc := h.over(t, st)
+	now := h.Clock.Now()
+	deltas := []hub.UsageDelta{{At: now, Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: 0.9}}}
+	if err := svc.Usage.Record(ctx, ann, deltas, "tools run (host telemetry): Bash"); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.updates.Load(); n != 1 {
+		t.Errorf("an export of usage and tools took %d write transactions, want 1", n)
+	}
+	rows, err := h.Usage.Report(ctx, nil, hub.UsageQuery{GroupBy: []hub.UsageGroup{hub.UsageByTask}})
+	if err != nil || len(rows) != 1 || rows[0].TaskID == 0 || rows[0].Counts.CostUSD != 0.9 || rows[0].Counts.Input != 10 {
+		t.Errorf("usage by task = %+v, %v; want $0.90 and 10 input under the task held", rows, err)
+	}
+	b, err := h.Budgets.Get(ctx, nil, hub.BudgetRequest{Agent: "ann"})
+	if err != nil || b.State() != hub.BudgetStateWarned {
+		t.Errorf("budget after $0.90 of $1.00: %+v, %v; want warned", b, err)
+	}
+	_, cps, err := h.ListActivity(ctx, "ann", 10)
+	if err != nil || len(cps) != 1 || cps[0].CurrentActivity != "tools run (host telemetry): Bash" {
+		t.Fatalf("checkpoints = %+v, %v; want the tools line", cps, err)
+	}
+
+	st.updates.Store(0)
+	if err := svc.Usage.Record(ctx, ann, nil, "tools run (host telemetry): Edit"); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Usage.Record(ctx, ann, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.updates.Load(); n != 1 {
+		t.Errorf("tools alone, then nothing: %d write transactions, want 1", n)
+	}
+	if _, cps, err = h.ListActivity(ctx, "ann", 10); err != nil || len(cps) != 2 || cps[0].CurrentActivity != "tools run (host telemetry): Edit" {
+		t.Errorf("checkpoints = %+v, %v; want the Edit line newest", cps, err)
 	}
 }

@@ -33,17 +33,14 @@ const (
 	MaxDecoded = 16 << 20
 )
 
-// Recorder keeps what an export says (hub.Usage).
+// Recorder keeps what an export says (hub.Usage): its usage, and the
+// tools the host reports the agent ran (activity: their line, empty for
+// none), which count as the agent's activity, for its health and the
+// leases of the tasks it holds, as a checkpoint of its own would; both in
+// one write.
 type Recorder interface {
-	Record(ctx context.Context, agent *hub.Agent, deltas []hub.UsageDelta) error
+	Record(ctx context.Context, agent *hub.Agent, deltas []hub.UsageDelta, activity string) error
 	NoteRateLimit(agent *hub.Agent, at, reset time.Time)
-}
-
-// Activity files what an agent is doing (hub.Liveness): the tools its
-// host reports it ran count as the agent's activity, for its health and
-// the leases of the tasks it holds, as a checkpoint of its own would.
-type Activity interface {
-	Checkpoint(ctx context.Context, caller *hub.Agent, currentActivity string, taskID int64) (*hub.CheckpointReply, error)
 }
 
 // Receiver is the hub's OTLP/HTTP receiver of the agents' hosts' own
@@ -51,10 +48,9 @@ type Activity interface {
 // activity, traces accepted and dropped. The caller is the agent whose
 // token is in Authorization.
 type Receiver struct {
-	Gate     *admission.Gate
-	Usage    Recorder
-	Activity Activity
-	Meter    *Meter
+	Gate  *admission.Gate
+	Usage Recorder
+	Meter *Meter
 }
 
 // Routes are the receiver's handlers by pattern, for the hub's HTTP mux.
@@ -136,15 +132,14 @@ func (rc *Receiver) handler(sig signal) http.Handler {
 		if !rep.RateLimited.IsZero() {
 			rc.Usage.NoteRateLimit(caller.Agent, rep.RateLimited, time.Time{})
 		}
-		if err := rc.Usage.Record(r.Context(), caller.Agent, rep.Deltas); err != nil {
+		var activity string
+		if !rep.ToolActive.IsZero() {
+			activity = rep.Tools
+		}
+		// Answered once committed: an export answered 200 is kept.
+		if err := rc.Usage.Record(r.Context(), caller.Agent, rep.Deltas, activity); err != nil {
 			admission.WriteHTTP(w, admission.Status(err), true)
 			return
-		}
-		if !rep.ToolActive.IsZero() {
-			if _, err := rc.Activity.Checkpoint(r.Context(), caller.Agent, rep.Tools, 0); err != nil {
-				admission.WriteHTTP(w, admission.Status(err), true)
-				return
-			}
 		}
 		write(w, enc, http.StatusOK, resp)
 	})

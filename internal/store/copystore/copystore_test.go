@@ -186,7 +186,7 @@ func fill(t *testing.T) filled {
 	must(err)
 	_, err = s.Budgets.Set(ctx, "pat", hub.BudgetRequest{Project: hub.DefaultProject, TokensPerDay: 1_000_000})
 	must(err)
-	must(s.Usage.Record(ctx, agents["alice"], []hub.UsageDelta{{At: clock.Now(), Model: "claude-test", Counts: hub.UsageCounts{Input: 120, Output: 30, CacheRead: 5, CacheCreation: 2, Requests: 1, CostUSD: 0.25}}}))
+	must(s.Usage.Record(ctx, agents["alice"], []hub.UsageDelta{{At: clock.Now(), Model: "claude-test", Counts: hub.UsageCounts{Input: 120, Output: 30, CacheRead: 5, CacheCreation: 2, Requests: 1, CostUSD: 0.25}}}, ""))
 	clock.Advance(3 * time.Hour)
 	_, _, err = s.Schedule.AdvanceBeat(ctx, clock.Now(), time.Hour)
 	must(err)
