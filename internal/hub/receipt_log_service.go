@@ -33,6 +33,10 @@ type deliveryLog struct {
 	claims  map[int64]map[int64]claim
 	nclaims int
 	kick    chan struct{} // Run writes the pending marks
+	// unattended is set once Run has ended (the hub is stopping): a mark
+	// recorded after it, by a call the servers still finish, is written
+	// by the call that records it.
+	unattended bool
 	// flushing is held by a flush from taking the marks until they are
 	// written: a read that flushes first (receipts, acknowledgements) then
 	// waits for marks another flush took and is still writing.
@@ -97,7 +101,7 @@ func (s *Receipts) record(ctx context.Context, mark deliveryMark) error {
 	l := &s.deliveries
 	l.mu.Lock()
 	l.pending = append(l.pending, mark)
-	full := len(l.pending) >= maxPendingMarks
+	full := len(l.pending) >= maxPendingMarks || l.unattended
 	l.mu.Unlock()
 	if full {
 		return s.flushDeliveries(ctx)
@@ -107,6 +111,18 @@ func (s *Receipts) record(ctx context.Context, mark deliveryMark) error {
 	default: // a write is already due
 	}
 	return nil
+}
+
+// flushLast writes the pending delivery marks for the last time from
+// Run, which is ending: the marks recorded after it are written by the
+// call that records them, so no confirmation a call acknowledges while the
+// hub stops is lost.
+func (s *Receipts) flushLast(ctx context.Context) error {
+	l := &s.deliveries
+	l.mu.Lock()
+	l.unattended = true
+	l.mu.Unlock()
+	return s.flushDeliveries(ctx)
 }
 
 // flushDeliveries writes the pending delivery marks in one transaction,

@@ -288,14 +288,55 @@ func BenchmarkReadReceipts(b *testing.B) {
 }
 
 // TestDeliveryMarksWrittenByRun: a reply's delivery marks reach the store
-// through the fallback watcher's loop, without a receipts read, and those
-// still pending when it stops are written before Run returns.
+// through the fallback watcher's loop, without a receipts read; once Run
+// has returned (the hub stops while its servers finish their calls), a mark
+// is written by the call that records it, and a confirmation acknowledged
+// then is in the store.
 func TestDeliveryMarksWrittenByRun(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
+	as := h.agents(t, "alice", "bob")
+	alice, bob := as[0], as[1]
+	zero := int32(0)
+	stored := func(id int64) hub.Receipt {
+		var rs []hub.Receipt
+		if err := h.DB.View(context.Background(), func(tx hub.Tx) (err error) { rs, err = tx.Receipts(id); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 1 {
+			t.Fatalf("message %d has %d receipts, want 1", id, len(rs))
+		}
+		return rs[0]
+	}
+	m1 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "one"})
+	h.mustWait(t, context.Background(), bob, hub.WaitRequest{TimeoutSeconds: &zero})
+	waitFor(t, "Run writes the delivery mark of a reply", func() bool { return !stored(m1.ID).DeliveredAt.IsZero() })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	m2 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "two"})
+	h.mustWait(t, context.Background(), bob, hub.WaitRequest{TimeoutSeconds: &zero, AfterID: strconv.FormatInt(m1.ID, 10)})
+	if r := stored(m2.ID); r.InContextAt.IsZero() {
+		t.Errorf("a reply after Run returned: receipt %+v, want in context as the reply returned", r)
+	}
+	m3 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "three"})
+	if err := h.Receipts.Confirm(context.Background(), bob, []string{strconv.FormatInt(m3.ID, 10)}, "channel"); err != nil {
+		t.Fatal(err)
+	}
+	if r := stored(m3.ID); r.InContextAt.IsZero() || r.Via != hub.ViaChannel {
+		t.Errorf("a confirmation acknowledged after Run returned: receipt %+v, want in context via channel", r)
+	}
+}
+
+// TestReceiptsReadWritesPendingMarks: a receipts read writes the delivery
+// marks still pending first (here no Run writes them).
+func TestReceiptsReadWritesPendingMarks(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
 	as := h.agents(t, "alice", "bob")
 	alice, bob := as[0], as[1]
 	zero := int32(0)
@@ -306,24 +347,15 @@ func TestDeliveryMarksWrittenByRun(t *testing.T) {
 		}
 		return len(rs) == 1 && !rs[0].DeliveredAt.IsZero()
 	}
-	m1 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "one"})
+	m := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "one"})
 	h.mustWait(t, context.Background(), bob, hub.WaitRequest{TimeoutSeconds: &zero})
-	waitFor(t, "Run writes the delivery mark of a reply", func() bool { return stored(m1.ID) })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("Run: %v", err)
+	if stored(m.ID) {
+		t.Fatal("a mark was written with no Run: the test does not see the buffer")
 	}
-	// Run is stopped: this reply's mark stays pending until a receipts read
-	// (or a full buffer) writes it.
-	m2 := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "two"})
-	h.mustWait(t, context.Background(), bob, hub.WaitRequest{TimeoutSeconds: &zero, AfterID: strconv.FormatInt(m1.ID, 10)})
-	if stored(m2.ID) {
-		t.Fatal("a mark was written with Run stopped: the test does not see the buffer")
-	}
-	if _, rs, err := h.Receipts.Get(context.Background(), alice, strconv.FormatInt(m2.ID, 10)); err != nil || rs[0].DeliveredAt.IsZero() {
+	if _, rs, err := h.Receipts.Get(context.Background(), alice, strconv.FormatInt(m.ID, 10)); err != nil || rs[0].DeliveredAt.IsZero() {
 		t.Fatalf("receipts read: %+v, %v; want the pending mark written first", rs, err)
 	}
-	if !stored(m2.ID) {
+	if !stored(m.ID) {
 		t.Error("the receipts read did not write the pending mark")
 	}
 }

@@ -47,6 +47,7 @@ type waitReceipts interface {
 	replyMarker
 	pathCarrier
 	flushDeliveries(ctx context.Context) error
+	flushLast(ctx context.Context) error
 	marksPending() <-chan struct{}
 	hold(ctx context.Context, agentID int64, ids []int64) error
 	settle(ctx context.Context, agentID int64, ids []int64, via Via, now time.Time) error
@@ -75,9 +76,10 @@ func (s *Waits) Init(ctx context.Context) error {
 // this process sent (markDelivered), in one transaction per batch.
 func (s *Waits) Run(ctx context.Context) error {
 	// The delivery marks of the replies sent are written here too, and
-	// those still pending when ctx ends are written before Run returns
-	// (the store closes after).
-	defer s.receipts.flushDeliveries(context.WithoutCancel(ctx))
+	// those still pending when ctx ends are written before Run returns;
+	// after it each is written by the call that records it (the servers
+	// finish their calls before the store closes).
+	defer s.receipts.flushLast(context.WithoutCancel(ctx))
 	if s.cfg.PollOnly {
 		for {
 			select {
