@@ -114,10 +114,19 @@ func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivit
 
 // checkpointTx is what filing a checkpoint reads and writes.
 type checkpointTx interface {
-	callerLivenessTx
-	persistLivenessTx
-	taskByIDTx
+	// ActivityTx
 	InsertCheckpoint(c *Checkpoint) error
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	// DeepWorkTx
+	UpdateDeepWork(d *DeepWork) error
+	// EventTx
+	InsertEvent(e *Event) error
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
+	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
+	// TaskTx
+	TaskByID(id int64) (*Task, error)
 }
 
 // checkpoint files c, normalized, as caller's checkpoint at now in tx.

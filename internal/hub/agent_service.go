@@ -14,16 +14,38 @@ type Agents struct {
 }
 
 // agentsTx is what the agents service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type agentsTx interface {
-	AgentDeleteTx
-	AgentTx
-	EventTx
-	HealthTx
-	JoinCodeTx
-	NudgeTx
-	PersonTx
-	ProjectTx
+	// AgentDeleteTx
+	DeleteAgent(a *Agent, after int64) (int64, error)
+	DeleteAgentRows(agentID int64, limit int) (int64, error)
+	DeleteSentMessages(sender string, after int64, scan, limit int) (SentBatch, error)
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	AgentByTokenHash(hash []byte) (*Agent, error)
+	CountAgents() (int64, error)
+	CreateAgent(a *Agent, tokenHash []byte) error
+	ListAgents(includeDisabled bool) ([]*Agent, error)
+	SetAgentToken(agentID int64, hash []byte) error
+	UpdateAgent(a *Agent) error
+	// EventTx
+	InsertEvent(e *Event) error
+	// HealthTx
+	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
+	// JoinCodeTx
+	InsertJoinCode(c *JoinCode, hash []byte) error
+	JoinCodeByHash(hash []byte) (*JoinCode, error)
+	JoinCodeByID(id int64) (*JoinCode, error)
+	JoinCodes() ([]*JoinCode, error)
+	RevokeJoinCode(id int64, at time.Time) error
+	UseJoinCode(id int64, now time.Time) (bool, error)
+	// NudgeTx
+	ScheduleAgentCheck(agentID int64, at time.Time) error
+	// PersonTx
+	PersonByName(name string) (*Person, error)
+	// ProjectTx
+	ProjectExists(name string) (bool, error)
 }
 
 // NewAgents returns the agents' service.
@@ -96,10 +118,17 @@ func (s *Agents) newAgent(req CreateAgentRequest) (*Agent, string, []byte, error
 
 // insertAgentTx is what insertAgent reads and writes.
 type insertAgentTx interface {
-	HealthTx
-	NudgeTx
-	ProjectTx
-	principalTx
+	// AgentTx
+	AgentByName(name string) (*Agent, error)
+	CreateAgent(a *Agent, tokenHash []byte) error
+	// HealthTx
+	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
+	// NudgeTx
+	ScheduleAgentCheck(agentID int64, at time.Time) error
+	// PersonTx
+	PersonByName(name string) (*Person, error)
+	// ProjectTx
+	ProjectExists(name string) (bool, error)
 }
 
 // insertAgent stores a new agent with its liveness state and its place in

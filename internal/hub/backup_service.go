@@ -14,7 +14,7 @@ type Ops struct {
 }
 
 // opsTx is what the ops service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type opsTx interface {
 	RetentionTx
 }

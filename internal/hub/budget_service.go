@@ -97,14 +97,28 @@ func (s *BudgetStanding) State() string {
 
 // budgetsTx is what budgets read and write in one transaction.
 type budgetsTx interface {
-	BudgetTx
-	UsageTx
-	AgentTx
-	ProjectTx
-	EventTx
-	MessageTx
-	InboxTx
-	ChangesTx
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	// BudgetTx
+	BudgetAgents(project string) ([]*Agent, error)
+	Budgets() ([]*Budget, error)
+	BudgetsOf(agentID int64, project string) ([]*Budget, error)
+	DaySpend(agentID int64, project string, day time.Time) (UsageCounts, error)
+	DeleteBudget(agentID int64, project string) (bool, error)
+	PutBudget(b *Budget) error
+	// ChangesTx
+	Recording() *Changes
+	// EventTx
+	InsertEvent(e *Event) error
+	// InboxTx
+	InsertInboxItem(it *InboxItem) error
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
+	// ProjectTx
+	ProjectExists(name string) (bool, error)
+	// UsageTx
+	UsageReport(q UsageQuery) ([]UsageRow, error)
 }
 
 // scope checks req names one agent or one project and resolves it:
@@ -497,8 +511,12 @@ func answerBudget(tx budgetAnswerTx, it *InboxItem, decision string, a Answer, b
 
 // budgetAnswerTx is what answering a budget item writes besides the item.
 type budgetAnswerTx interface {
-	BudgetTx
-	MessageTx
+	// BudgetTx
+	BudgetsOf(agentID int64, project string) ([]*Budget, error)
+	DaySpend(agentID int64, project string, day time.Time) (UsageCounts, error)
+	PutBudget(b *Budget) error
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
 }
 
 // budgetHoldsTx is what next_task's budget gate reads.

@@ -85,8 +85,10 @@ func tickNotice(j CronJob, tick time.Duration) string {
 
 // targetNoticeTx is what targetNotice reads and writes.
 type targetNoticeTx interface {
-	AgentTx
-	MessageTx
+	// AgentTx
+	AgentByName(name string) (*Agent, error)
+	// MessageTx
+	ChannelByName(project, name string) (int64, error)
 }
 
 // targetNotice says when a job's target cannot receive messages now.
@@ -140,8 +142,10 @@ const metaRemovedCronJob = "cron_removed:"
 
 // cronJobIDTx is what cronJobID reads and writes.
 type cronJobIDTx interface {
-	CronTx
-	MetaTx
+	// CronTx
+	CronJobByName(name string) (*CronJob, error)
+	// MetaTx
+	Meta(key string) (string, error)
 }
 
 // cronJobID returns the ID of the job named name, or of the job of that
@@ -317,9 +321,13 @@ func (s *Schedule) runCronJob(ctx context.Context, id int64, scheduledAt, now ti
 
 // recordCronRunTx is what recordCronRun reads and writes.
 type recordCronRunTx interface {
-	AgentTx
-	CronTx
-	EventTx
+	// AgentTx
+	AgentByName(name string) (*Agent, error)
+	// CronTx
+	InsertCronRun(r *CronRun) error
+	UpdateCronJob(j *CronJob) error
+	// EventTx
+	InsertEvent(e *Event) error
 }
 
 // recordCronRun applies run to j (error policy, next slot) and stores both.
@@ -347,10 +355,21 @@ func (s *Schedule) recordCronRun(tx recordCronRunTx, j *CronJob, run *CronRun) e
 
 // postCronTx is what postCron reads and writes.
 type postCronTx interface {
-	AgentTx
-	MessageTx
-	ProjectTx
-	PersonTx // route reads the people a message names
+	// AgentTx
+	AddresseeByName(name string) (Addressee, error)
+	AgentByName(name string) (*Agent, error)
+	// MessageTx
+	ChannelByName(project, name string) (int64, error)
+	ChannelMembers(channelID int64) ([]int64, error)
+	EnsureChannel(project, name string, now time.Time) (int64, error)
+	InsertChannelMember(channelID, agentID int64, now time.Time) error
+	InsertMessage(m *Message, deliveries []Delivery) error
+	MessageByID(id int64) (*Message, error)
+	// PersonTx
+	ActivePerson(name string) (bool, error)
+	// ProjectTx
+	LinkedProjects(name string) ([]string, error)
+	ProjectExists(name string) (bool, error)
 }
 
 // postCron posts job j's message to its target inside tx. The target must

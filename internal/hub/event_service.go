@@ -63,8 +63,13 @@ func (s *Liveness) ListEvents(ctx context.Context, req ListEventsRequest) ([]*Ev
 	return evs, err
 }
 
+// insertEventTx writes one event of an agent's timeline.
+type insertEventTx interface {
+	InsertEvent(e *Event) error
+}
+
 // recordEvent stores an event in tx (for nudges, pulses,
 // cron). agentID 0 makes it hub-wide.
-func recordEvent(tx EventTx, agentID int64, kind EventKind, detail string, at time.Time) error {
+func recordEvent(tx insertEventTx, agentID int64, kind EventKind, detail string, at time.Time) error {
 	return tx.InsertEvent(&Event{AgentID: agentID, Kind: kind, Detail: detail, CreatedAt: at})
 }

@@ -22,8 +22,10 @@ import (
 
 // callerLivenessTx is what callerLiveness reads and writes.
 type callerLivenessTx interface {
-	AgentTx
-	HealthTx
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
 }
 
 // callerLiveness loads an agent, its liveness state and its locale: the
@@ -68,8 +70,13 @@ type HealthTx interface {
 	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
 }
 
+// saveLivenessStateTx writes an agent's liveness state.
+type saveLivenessStateTx interface {
+	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
+}
+
 // createHealth stores a new agent's liveness state.
-func (s *core) createHealth(tx HealthTx, a *Agent) error {
+func (s *core) createHealth(tx saveLivenessStateTx, a *Agent) error {
 	st := NewLivenessState(a.ID, a.CreatedAt)
 	_, next := EvaluateHealth(st, a.CreatedAt, s.cfg.Health, s.locale(a))
 	return tx.SaveLivenessState(&st, next)
@@ -77,9 +84,12 @@ func (s *core) createHealth(tx HealthTx, a *Agent) error {
 
 // persistLivenessTx is what persistLiveness reads and writes.
 type persistLivenessTx interface {
-	DeepWorkTx
-	EventTx
-	HealthTx
+	// DeepWorkTx
+	UpdateDeepWork(d *DeepWork) error
+	// EventTx
+	InsertEvent(e *Event) error
+	// HealthTx
+	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
 }
 
 // persistLiveness finishes every liveness write: it expires a strict
@@ -114,9 +124,13 @@ func (s *Liveness) persistLiveness(tx persistLivenessTx, st *LivenessState, now 
 
 // sweepAgentTx is what sweepAgent reads and writes.
 type sweepAgentTx interface {
-	DeepWorkTx
-	EventTx
-	HealthTx
+	// DeepWorkTx
+	UpdateDeepWork(d *DeepWork) error
+	// EventTx
+	InsertEvent(e *Event) error
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
+	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
 }
 
 // sweepAgent re-evaluates agent a's liveness at now inside tx, as
@@ -175,7 +189,7 @@ func (s *Liveness) AgentHealthOf(ctx context.Context, a *Agent) (*AgentHealth, e
 	return r, err
 }
 
-func (s *Liveness) agentHealth(tx HealthTx, a *Agent) (*AgentHealth, error) {
+func (s *Liveness) agentHealth(tx livenessStateTx, a *Agent) (*AgentHealth, error) {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return nil, err
@@ -234,9 +248,14 @@ type sweptBatch struct {
 
 // sweepBatchTx is what sweepBatch reads and writes.
 type sweepBatchTx interface {
-	DeepWorkTx
-	EventTx
-	HealthTx
+	// DeepWorkTx
+	UpdateDeepWork(d *DeepWork) error
+	// EventTx
+	InsertEvents(es []Event) error
+	// HealthTx
+	DueHealth(now time.Time, limit int) ([]AgentLiveness, error)
+	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
+	SetNextEvals(evals []AgentTime) error
 }
 
 // sweepBatch is SweepHealth's work inside tx: it re-evaluates up to limit
@@ -274,11 +293,16 @@ func (s *Liveness) sweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptB
 	return b, nil
 }
 
+// updateDeepWorkTx writes a deep work declaration.
+type updateDeepWorkTx interface {
+	UpdateDeepWork(d *DeepWork) error
+}
+
 // sweepState is sweepAgent on a state already read (r), except that
 // it writes nothing but an expired declaration: the events are appended to
 // evs, and n is the state's next evaluation instant; changed is true when
 // the state must be saved, false when only that instant changes.
-func (s *Liveness) sweepState(tx DeepWorkTx, r AgentLiveness, now time.Time, evs *[]Event) (n AgentTime, changed bool, err error) {
+func (s *Liveness) sweepState(tx updateDeepWorkTx, r AgentLiveness, now time.Time, evs *[]Event) (n AgentTime, changed bool, err error) {
 	loc, st := s.locale(r.Agent), r.State
 	exp, expEvents := ExpireDeepWork(st, now, loc)
 	if exp != nil {

@@ -114,11 +114,30 @@ type Inbox struct {
 // items and rules, the events of the agents' timelines, and the message
 // that carries a question's answer.
 type inboxTx interface {
-	InboxTx
-	EventTx
-	MessageTx
-	BudgetTx
-	ChangesTx
+	// BudgetTx
+	BudgetsOf(agentID int64, project string) ([]*Budget, error)
+	DaySpend(agentID int64, project string, day time.Time) (UsageCounts, error)
+	PutBudget(b *Budget) error
+	// ChangesTx
+	Recording() *Changes
+	// EventTx
+	InsertEvent(e *Event) error
+	// InboxTx
+	ApprovalRuleByID(id int64) (*ApprovalRule, error)
+	ApprovalRules(now time.Time, all bool) ([]*ApprovalRule, error)
+	ApprovalRulesFor(project, tool string, now time.Time) ([]*ApprovalRule, error)
+	CloseInboxItem(id int64, state ItemState, c ItemClose) (bool, error)
+	CountOpenItems(agentID int64, project string) (agent, inProject int, err error)
+	InboxItemByID(id int64) (*InboxItem, error)
+	InboxItemsByID(ids []int64) ([]*InboxItem, error)
+	InsertApprovalRule(r *ApprovalRule) error
+	InsertInboxItem(it *InboxItem) error
+	ListInboxItems(q ItemQuery) ([]*InboxItem, error)
+	MarkItemRan(agentID int64, callKey string, at time.Time) (bool, error)
+	OpenItemOf(agentID int64, kind ItemKind) (*InboxItem, error)
+	RevokeApprovalRule(id int64, at time.Time) error
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
 }
 
 // NewInbox returns the inbox's service. A question's answer wakes the
@@ -228,9 +247,14 @@ func (in *Inbox) ListItems(ctx context.Context, who *Person, state, project stri
 	return out, next, err
 }
 
+// countOpenItemsTx counts the open inbox items of an agent and its project.
+type countOpenItemsTx interface {
+	CountOpenItems(agentID int64, project string) (agent, inProject int, err error)
+}
+
 // checkOpenRoom returns EEXHAUSTED when the agent or its project holds as
 // many open items as it may: one agent cannot bury the others' items.
-func (in *Inbox) checkOpenRoom(tx InboxTx, caller *Agent) error {
+func (in *Inbox) checkOpenRoom(tx countOpenItemsTx, caller *Agent) error {
 	agent, inProject, err := tx.CountOpenItems(caller.ID, ProjectOr(caller.Project))
 	switch {
 	case err != nil:

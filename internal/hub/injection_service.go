@@ -1,6 +1,9 @@
 package hub
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Injections is the service of host hooks: what a hook injects into an
 // agent's context, and whether it holds a stop.
@@ -11,13 +14,21 @@ type Injections struct {
 }
 
 // injectionsTx is what the injections service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type injectionsTx interface {
-	AgentTx
-	HealthTx
-	InjectionTx
-	MessageTx
-	ReceiptTx
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
+	// InjectionTx
+	InjectionState(agentID int64) (*InjectionState, error)
+	PutInjectionState(st InjectionState) error
+	// MessageTx
+	Inbox(agentID int64, q InboxQuery) ([]*Message, error)
+	InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error)
+	// ReceiptTx
+	HoldDeliveries(agentID int64, ids []int64) error
+	MarkDelivered(agentID int64, ids []int64, at time.Time) error
 }
 
 // NewInjections returns the hooks' service.

@@ -21,19 +21,49 @@ type Liveness struct {
 }
 
 // livenessTx is what the liveness service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type livenessTx interface {
-	ActivityTx
-	AgentPathTx
-	AgentTx
-	DeepWorkTx
-	EventTx
-	HealthTx
-	MessageTx
-	NudgeTx
-	ProjectTx
-	taskByIDTx // checkpoints and logs naming a task
-	RetireTx
+	// ActivityTx
+	InsertActivityLog(l *ActivityLog) error
+	InsertCheckpoint(c *Checkpoint) error
+	RecentActivityLogs(agentID int64, limit int) ([]*ActivityLog, error)
+	RecentCheckpoints(agentID int64, limit int) ([]*Checkpoint, error)
+	// AgentPathTx
+	PathsSince(since time.Time) ([]PathRow, error)
+	PutPaths(rows []PathRow, now time.Time) error
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	ListAgents(includeDisabled bool) ([]*Agent, error)
+	TouchAgents(touches []Touch) error
+	UpdateAgent(a *Agent) error
+	// DeepWorkTx
+	DeepWorkDeclarations(q DeepWorkQuery) ([]*DeepWork, error)
+	InsertDeepWork(d *DeepWork) error
+	UpdateDeepWork(d *DeepWork) error
+	// EventTx
+	InsertEvent(e *Event) error
+	InsertEvents(es []Event) error
+	ListEvents(q EventQuery) ([]*Event, error)
+	// HealthTx
+	DueHealth(now time.Time, limit int) ([]AgentLiveness, error)
+	DueLiveness(now time.Time, limit int) ([]int64, error)
+	LivenessState(agentID int64) (*LivenessState, error)
+	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
+	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
+	SetNextEvals(evals []AgentTime) error
+	// MessageTx
+	InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error)
+	// NudgeTx
+	ScheduleAgentChecks(cs []AgentTime) error
+	// ProjectTx
+	LinkedProjects(name string) ([]string, error)
+	// RetireTx
+	RetireAgents(ids []int64, cutoff, at time.Time) ([]int64, error)
+	RetireCandidates(cutoff, now time.Time, limit int) ([]RetireCandidate, error)
+	ReturnAgents(ids []int64) ([]int64, error)
+	// TaskTx
+	TaskByID(id int64) (*Task, error)
 }
 
 // NewLiveness returns the liveness service.

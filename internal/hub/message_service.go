@@ -17,14 +17,37 @@ type Messages struct {
 }
 
 // messagesTx is what the messages service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type messagesTx interface {
-	AgentTx
-	MessageTx
-	ProjectTx
-	ReceiptTx
-	SearchTx
-	PersonTx
+	// AgentTx
+	AddresseeByName(name string) (Addressee, error)
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	ListAgents(includeDisabled bool) ([]*Agent, error)
+	UpdateAgent(a *Agent) error
+	// MessageTx
+	ChannelByName(project, name string) (int64, error)
+	ChannelMemberNames(channelID int64) ([]string, error)
+	ChannelMembers(channelID int64) ([]int64, error)
+	DeleteChannelMember(channelID, agentID int64) error
+	EnsureChannel(project, name string, now time.Time) (int64, error)
+	Inbox(agentID int64, q InboxQuery) ([]*Message, error)
+	InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error)
+	InsertChannelMember(channelID, agentID int64, now time.Time) error
+	InsertMessage(m *Message, deliveries []Delivery) error
+	ListChannels(agentID int64) ([]ChannelSummary, error)
+	ListMessages(q MessageQuery) ([]*Message, error)
+	MaxMessageID() (int64, error)
+	MessageByID(id int64) (*Message, error)
+	// PersonTx
+	ActivePerson(name string) (bool, error)
+	// ProjectTx
+	LinkedProjects(name string) ([]string, error)
+	ProjectExists(name string) (bool, error)
+	// ReceiptTx
+	RecordRead(agentID, upTo int64, at time.Time) error
+	// SearchTx
+	SearchMessages(q SearchQuery) ([]SearchHit, error)
 }
 
 // NewMessages returns the messages' service.
@@ -131,10 +154,18 @@ func (s *core) checkPost(req *PostRequest) error {
 // routeTx is what routing a message reads and writes: its recipients,
 // their projects, its channel, the message.
 type routeTx interface {
-	AgentTx
-	MessageTx
-	ProjectTx
-	PersonTx // people named in to or mentioned
+	reachTx // the post's reach, read as it is needed (lazyReach)
+	// MessageTx
+	ChannelByName(project, name string) (int64, error)
+	ChannelMembers(channelID int64) ([]int64, error)
+	EnsureChannel(project, name string, now time.Time) (int64, error)
+	InsertChannelMember(channelID, agentID int64, now time.Time) error
+	InsertMessage(m *Message, deliveries []Delivery) error
+	MessageByID(id int64) (*Message, error)
+	// PersonTx
+	ActivePerson(name string) (bool, error)
+	// ProjectTx
+	ProjectExists(name string) (bool, error)
 }
 
 // route resolves the recipients of m inside tx and inserts it (their
@@ -572,9 +603,14 @@ type MessageTx interface {
 	ListChannels(agentID int64) ([]ChannelSummary, error)
 }
 
+// maxMessageIDTx reads the newest message ID.
+type maxMessageIDTx interface {
+	MaxMessageID() (int64, error)
+}
+
 // checkCursor refuses a cursor beyond the newest message: a client that
 // passed one would silently miss every message up to it.
-func checkCursor(tx MessageTx, field string, after int64) error {
+func checkCursor(tx maxMessageIDTx, field string, after int64) error {
 	if after == 0 {
 		return nil
 	}

@@ -30,10 +30,16 @@ type NoticeTx interface {
 // notices for the hour being reached.
 const EventNoticeDropped EventKind = "notice_dropped"
 
+// noticeCountsTx reads and writes agents' notice counts.
+type noticeCountsTx interface {
+	NoticeCounts(agentIDs []int64) (map[int64]NoticeCount, error)
+	PutNoticeCounts(cs map[int64]NoticeCount) error
+}
+
 // allowNotices decides, in order, whether one more nudge or notice may go
 // to each agent of ids at now under set.NoticeCap (an agent may appear
 // more than once), and stores the counts of those allowed.
-func allowNotices(tx NoticeTx, ids []int64, now time.Time, set ScheduleSettings) ([]bool, error) {
+func allowNotices(tx noticeCountsTx, ids []int64, now time.Time, set ScheduleSettings) ([]bool, error) {
 	ok := make([]bool, len(ids))
 	if set.NoticeCap <= 0 {
 		for i := range ok {

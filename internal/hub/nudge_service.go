@@ -99,11 +99,16 @@ type nudgedBatch struct {
 
 // nudgeBatchTx is what nudgeBatch reads and writes.
 type nudgeBatchTx interface {
-	EventTx
-	MessageTx
-	NoticeTx
-	NudgeTx
-	claimedTasksTx // a nudge names the agent's claimed task
+	// EventTx
+	InsertEvents(es []Event) error
+	// MessageTx
+	InsertMessages(ms []*Message, ds [][]Delivery) error
+	// NudgeTx
+	ClaimNudges(ns []NudgeClaim) ([]bool, error)
+	DueNudges(now time.Time, limit int, known map[int64]AgentLiveness) ([]DueNudge, error)
+	PutAgentChecks(cs []AgentCheck) error
+	// TaskTx
+	TasksClaimedBy(agentIDs []int64) (map[int64][]*Task, error)
 }
 
 // nudgeBatch is CheckNudges' work inside tx: it looks at up to
@@ -195,11 +200,16 @@ func (s *Schedule) Nudge(ctx context.Context, name, text string) (*Message, erro
 	return m, nil
 }
 
+// insertMessageTx writes one message.
+type insertMessageTx interface {
+	InsertMessage(m *Message, deliveries []Delivery) error
+}
+
 // postNudge posts a nudge to a inside tx: a message from the orchestrator
 // to a that mentions it. The recipient is known, so the message is inserted
 // directly rather than routed (no name lookups: the sweep does this for
 // many agents per tick).
-func (s *Schedule) postNudge(tx MessageTx, a *Agent, body string, now time.Time) (*Message, error) {
+func (s *Schedule) postNudge(tx insertMessageTx, a *Agent, body string, now time.Time) (*Message, error) {
 	m, ds, err := s.nudgeMessage(a, body, now)
 	if err != nil {
 		return nil, err
@@ -244,13 +254,21 @@ func (s *Schedule) checkNudgesEach(ctx context.Context, now time.Time, set Sched
 
 // checkNudgeTx is what checkNudge reads and writes.
 type checkNudgeTx interface {
-	AgentTx
-	EventTx
-	HealthTx
-	MessageTx
-	NoticeTx
-	NudgeTx
-	claimedTasksTx // a nudge names the agent's claimed task
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	// EventTx
+	InsertEvent(e *Event) error
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
+	// NudgeTx
+	AgentCheck(agentID int64) (AgentCheck, error)
+	ClaimNudges(ns []NudgeClaim) ([]bool, error)
+	PutAgentCheck(c AgentCheck) error
+	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
+	// TaskTx
+	TasksClaimedBy(agentIDs []int64) (map[int64][]*Task, error)
 }
 
 // checkNudge looks at one agent inside tx and returns the agents to wake
@@ -382,8 +400,10 @@ func (s *Schedule) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Ti
 
 // nudgeInputTx is what nudgeInput reads and writes.
 type nudgeInputTx interface {
-	HealthTx
-	NudgeTx
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
+	// NudgeTx
+	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
 }
 
 // nudgeInput returns what DecideNudge needs about agent a at now, read

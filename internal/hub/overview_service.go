@@ -184,9 +184,14 @@ func (w *OverviewWatch) Next(ctx context.Context, all, scan bool) (OverviewChang
 	return out, nil
 }
 
+// listEventsTx reads the event log.
+type listEventsTx interface {
+	ListEvents(q EventQuery) ([]*Event, error)
+}
+
 // newEvents returns the events recorded since the last call (the first
 // call only finds where the log ends).
-func (w *OverviewWatch) newEvents(tx EventTx) ([]*Event, error) {
+func (w *OverviewWatch) newEvents(tx listEventsTx) ([]*Event, error) {
 	if !w.started {
 		last, err := tx.ListEvents(EventQuery{Limit: 1})
 		if err != nil {

@@ -28,16 +28,19 @@ type PersonTx interface {
 	RevokePerson(name string, at time.Time) error
 }
 
-// personCreateTx is what making a person reads and writes.
-type personCreateTx interface {
-	principalTx
-	ProjectTx
-}
-
 // peopleTx is what the people's service reads and writes in one
 // transaction.
 type peopleTx interface {
-	personCreateTx
+	// AgentTx
+	AgentByName(name string) (*Agent, error)
+	// PersonTx
+	InsertPerson(p *Person, tokenHash []byte) error
+	People() ([]*Person, error)
+	PersonByName(name string) (*Person, error)
+	PersonByTokenHash(hash []byte) (*Person, error)
+	RevokePerson(name string, at time.Time) error
+	// ProjectTx
+	ProjectExists(name string) (bool, error)
 }
 
 // People is the service of people and their tokens.
@@ -130,9 +133,14 @@ func (p *People) AuthenticatePerson(ctx context.Context, token string) (*Person,
 	return per, err
 }
 
+// activePersonTx reads whether a name is an active person's.
+type activePersonTx interface {
+	ActivePerson(name string) (bool, error)
+}
+
 // isPerson reports whether name is a person's (the operator's included),
 // for routing a message to people.
-func isPerson(tx PersonTx, name string) (bool, error) {
+func isPerson(tx activePersonTx, name string) (bool, error) {
 	if name == Operator {
 		return true, nil
 	}

@@ -142,7 +142,7 @@ func firstNames(names []string) []string {
 // onlineNamesFor returns who caller may see active or waiting: the agents
 // of its project and of the projects linked to it (the links are read
 // only when someone of another project is online).
-func (s *Liveness) onlineNamesFor(tx ProjectTx, caller *Agent) (online, waiting []string, err error) {
+func (s *Liveness) onlineNamesFor(tx linkedProjectsTx, caller *Agent) (online, waiting []string, err error) {
 	by := s.onlineByProject()
 	home := ProjectOr(caller.Project)
 	projects := []string{home}

@@ -2,8 +2,10 @@ package hub
 
 // principalTx is what claiming a principal's name reads: agents and people.
 type principalTx interface {
-	AgentTx
-	PersonTx
+	// AgentTx
+	AgentByName(name string) (*Agent, error)
+	// PersonTx
+	PersonByName(name string) (*Person, error)
 }
 
 // claimName is the one check every door that creates a principal (an

@@ -12,9 +12,14 @@ type Projects struct {
 }
 
 // projectsTx is what the projects service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type projectsTx interface {
-	ProjectTx
+	// ProjectTx
+	CreateProject(p *Project) error
+	DeleteProjectLink(a, b string) (bool, error)
+	InsertProjectLink(a, b string, now int64) error
+	ListProjects() ([]*Project, error)
+	ProjectExists(name string) (bool, error)
 }
 
 // NewProjects returns the projects' service.
@@ -95,8 +100,13 @@ func (s *Projects) UnlinkProjects(ctx context.Context, a, b string) error {
 	})
 }
 
+// projectExistsTx reads whether a project exists.
+type projectExistsTx interface {
+	ProjectExists(name string) (bool, error)
+}
+
 // requireProject returns ENOTFOUND unless project name exists.
-func requireProject(tx ProjectTx, name string) error {
+func requireProject(tx projectExistsTx, name string) error {
 	ok, err := tx.ProjectExists(name)
 	if err == nil && !ok {
 		err = Errorf(ENOTFOUND, "no project named %q: create it with `hubctl projects create %s`", name, name)
@@ -104,9 +114,14 @@ func requireProject(tx ProjectTx, name string) error {
 	return err
 }
 
+// linkedProjectsTx reads a project's links.
+type linkedProjectsTx interface {
+	LinkedProjects(name string) ([]string, error)
+}
+
 // reachOf returns what caller may reach: everything for nil (the admin
 // or the hub itself), else its project and the projects linked to it.
-func reachOf(tx ProjectTx, caller *Agent) (Reach, error) {
+func reachOf(tx linkedProjectsTx, caller *Agent) (Reach, error) {
 	if caller == nil {
 		return Reach{Admin: true}, nil
 	}
@@ -126,8 +141,10 @@ func reachOf(tx ProjectTx, caller *Agent) (Reach, error) {
 
 // reachTx is what deciding a caller's reach reads: agents and projects.
 type reachTx interface {
-	AgentTx
-	ProjectTx
+	// AgentTx
+	AddresseeByName(name string) (Addressee, error)
+	// ProjectTx
+	LinkedProjects(name string) ([]string, error)
 }
 
 // lazyReach loads a caller's reach the first time a decision needs more

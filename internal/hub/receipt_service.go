@@ -17,14 +17,32 @@ type Receipts struct {
 }
 
 // receiptsTx is what the receipts service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type receiptsTx interface {
-	AgentTx
-	DigestTx
-	EventTx
-	MessageTx
-	NoticeTx
-	ReceiptTx
+	// AgentTx
+	AgentByName(name string) (*Agent, error)
+	// DigestTx
+	HeldDue(now time.Time, limit int) ([]HeldMessage, error)
+	ReleaseHeld(agentID int64, ids []int64) error
+	// EventTx
+	InsertEvents(es []Event) error
+	// MessageTx
+	InsertMessages(ms []*Message, ds [][]Delivery) error
+	MessageByID(id int64) (*Message, error)
+	// NoticeTx
+	MarkQueueChecked(ids []int64) error
+	NoticeCounts(agentIDs []int64) (map[int64]NoticeCount, error)
+	PutNoticeCounts(cs map[int64]NoticeCount) error
+	QueuedDue(cutoff time.Time, limit int) ([]*Message, error)
+	// ReceiptTx
+	Acknowledge(agentID, messageID int64, at time.Time) (time.Time, bool, error)
+	DeliveredTo(agentID int64, ids []int64) ([]int64, error)
+	HoldDeliveries(agentID int64, ids []int64) error
+	MarkDelivered(agentID int64, ids []int64, at time.Time) error
+	MarkInContext(agentID int64, ids []int64, at time.Time, via Via) error
+	OverdueAcks(cutoff, now time.Time, limit int) ([]PendingAck, error)
+	Receipts(messageID int64) ([]Receipt, error)
+	RecordAckNudges(agentID int64, ids []int64, at time.Time) error
 }
 
 // NewReceipts returns the receipts' service.

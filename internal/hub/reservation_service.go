@@ -17,11 +17,23 @@ type Reservations struct {
 }
 
 // reservationsTx is what the reservations service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type reservationsTx interface {
-	AgentTx
-	EventTx
-	ReservationTx
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	// EventTx
+	InsertEvent(e *Event) error
+	// ReservationTx
+	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
+	DeleteExpiredReservations(now time.Time, limit int) (int, error)
+	DeleteReservations(ids []int64) (int, error)
+	InsertReservations(rs []*Reservation) error
+	MaxReservationID() (int64, error)
+	RecheckReservations(now time.Time, agentID int64, ids []int64, afterID int64) ([]*Reservation, error)
+	ReservationByID(id int64) (*Reservation, error)
+	ReservationHolders(now time.Time) ([]int64, error)
+	UpdateReservation(r *Reservation) error
 }
 
 // NewReservations returns the reservations' service.

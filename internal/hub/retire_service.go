@@ -24,8 +24,10 @@ type RetireTx interface {
 
 // retireTx is what retiring agents reads and writes.
 type retireTx interface {
-	EventTx
-	RetireTx
+	// EventTx
+	InsertEvents(es []Event) error
+	// RetireTx
+	ReturnAgents(ids []int64) ([]int64, error)
 }
 
 // RetireAgents retires up to set.BatchLimit agents that have made no call

@@ -32,21 +32,72 @@ type sweeper interface {
 }
 
 // scheduleTx is what the schedule service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type scheduleTx interface {
-	AgentTx
-	CronTx
-	DeepWorkTx
-	EventTx
-	HealthTx
-	MessageTx
-	MetaTx
-	NoticeTx
-	NudgeTx
-	ProjectTx
-	PulseTx
-	claimedTasksTx // nudges name the agent's claimed task
-	PersonTx       // route reads the people a message names
+	// AgentTx
+	AddresseeByName(name string) (Addressee, error)
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	ListAgents(includeDisabled bool) ([]*Agent, error)
+	UpdateAgent(a *Agent) error
+	// CronTx
+	CreateCronJob(j *CronJob) error
+	CronJobByID(id int64) (*CronJob, error)
+	CronJobByName(name string) (*CronJob, error)
+	CronJobs() ([]*CronJob, error)
+	CronRuns(jobID int64, limit int) ([]*CronRun, error)
+	DeleteCronJob(id int64) error
+	DueCronJobs(now time.Time, limit int) ([]*CronJob, error)
+	InsertCronRun(r *CronRun) error
+	UpdateCronJob(j *CronJob) error
+	// DeepWorkTx
+	UpdateDeepWork(d *DeepWork) error
+	// EventTx
+	InsertEvent(e *Event) error
+	InsertEvents(es []Event) error
+	// HealthTx
+	DueHealth(now time.Time, limit int) ([]AgentLiveness, error)
+	DueLiveness(now time.Time, limit int) ([]int64, error)
+	LivenessState(agentID int64) (*LivenessState, error)
+	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
+	SetNextEvals(evals []AgentTime) error
+	// MessageTx
+	ChannelByName(project, name string) (int64, error)
+	ChannelMembers(channelID int64) ([]int64, error)
+	EnsureChannel(project, name string, now time.Time) (int64, error)
+	InsertChannelMember(channelID, agentID int64, now time.Time) error
+	InsertMessage(m *Message, deliveries []Delivery) error
+	InsertMessages(ms []*Message, ds [][]Delivery) error
+	MaxMessageID() (int64, error)
+	MessageByID(id int64) (*Message, error)
+	// MetaTx
+	Meta(key string) (string, error)
+	SetMeta(key, value string) error
+	SwapMeta(key, old, value string) (bool, error)
+	// NudgeTx
+	AgentCheck(agentID int64) (AgentCheck, error)
+	ClaimNudges(ns []NudgeClaim) ([]bool, error)
+	DueAgentChecks(now time.Time, limit int) ([]int64, error)
+	DueNudges(now time.Time, limit int, known map[int64]AgentLiveness) ([]DueNudge, error)
+	MentionsAfter(afterID int64, limit int) ([]MentionDelivery, error)
+	PutAgentCheck(c AgentCheck) error
+	PutAgentChecks(cs []AgentCheck) error
+	ScheduleAgentCheck(agentID int64, at time.Time) error
+	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
+	// PersonTx
+	ActivePerson(name string) (bool, error)
+	// ProjectTx
+	LinkedProjects(name string) ([]string, error)
+	ProjectExists(name string) (bool, error)
+	// PulseTx
+	DuePulses(now time.Time, limit int) ([]int64, error)
+	Pulse(agentID int64) (*Pulse, error)
+	Pulses() ([]*Pulse, error)
+	PutPulseConfig(cfg PulseConfig, nextCheckAt time.Time) error
+	PutPulseState(st PulseState, nextCheckAt time.Time) error
+	RecordPulse(agentID, n int64, at time.Time) (bool, error)
+	// TaskTx
+	TasksClaimedBy(agentIDs []int64) (map[int64][]*Task, error)
 }
 
 // NewSchedule returns the schedule's service.

@@ -5,7 +5,7 @@ import (
 )
 
 // statusHealth fills the health and deep work of a status.
-func (s *Liveness) statusHealth(tx HealthTx, a *Agent, out *Status) error {
+func (s *Liveness) statusHealth(tx livenessStateTx, a *Agent, out *Status) error {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return err

@@ -48,10 +48,20 @@ func (ts *Tasks) Claim(ctx context.Context, caller *Agent, id int64) (*Task, []C
 // endTx is what ending a claim writes: the task, the holder's reservations
 // of its paths, and the messages to those told.
 type endTx interface {
-	TaskTx
-	ReservationTx
-	MessageTx
-	AgentTx
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
+	// ReservationTx
+	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
+	DeleteReservations(ids []int64) (int, error)
+	// TaskTx
+	AddTaskWatcher(taskID, agentID int64) error
+	ReleaseDependents(id int64, now time.Time) ([]*Task, error)
+	TaskLease(project string) (time.Duration, error)
+	TaskWatchers(taskID int64) ([]int64, error)
+	UpdateTask(t *Task) error
 }
 
 // Complete marks caller's claimed task id done with note, releases its
@@ -244,11 +254,17 @@ func (ts *Tasks) Update(ctx context.Context, caller *Agent, id int64, p TaskPatc
 	return t, cs, nil
 }
 
+// specTx is what applying a task spec reads: the tasks it depends on.
+type specTx interface {
+	taskByIDTx
+	taskDependenciesTx
+}
+
 // applySpec sets the fields of t that fields names from spec, checking a
 // change of dependencies: tasks of t's project, no cycle, the graph the
 // dependencies reach walked before (graph, from walkDependencies) and
 // brought up to date here.
-func applySpec(tx TaskTx, t *Task, spec TaskSpec, fields []string, graph map[int64][]int64) error {
+func applySpec(tx specTx, t *Task, spec TaskSpec, fields []string, graph map[int64][]int64) error {
 	for _, f := range fields {
 		switch f {
 		case "title":
@@ -283,11 +299,16 @@ func applySpec(tx TaskTx, t *Task, spec TaskSpec, fields []string, graph map[int
 	return nil
 }
 
+// taskDependenciesTx reads the dependencies of tasks.
+type taskDependenciesTx interface {
+	TaskDependencies(ids []int64) (map[int64][]int64, error)
+}
+
 // walkDependencies adds to graph the dependencies of every task reachable
 // from roots that graph does not hold yet, breadth first, a layer per
 // query. Errors: EINVALID when graph would hold more than
 // maxDependencyWalk tasks (see there).
-func walkDependencies(tx TaskTx, graph map[int64][]int64, roots []int64) error {
+func walkDependencies(tx taskDependenciesTx, graph map[int64][]int64, roots []int64) error {
 	layer := roots
 	for len(layer) > 0 {
 		var ask []int64
@@ -321,7 +342,7 @@ func walkDependencies(tx TaskTx, graph map[int64][]int64, roots []int64) error {
 // inside it: one read of the dependencies of the tasks it holds, and a
 // walk from only those that changed since. Errors: those of
 // walkDependencies.
-func recheckDependencies(tx TaskTx, graph map[int64][]int64) error {
+func recheckDependencies(tx taskDependenciesTx, graph map[int64][]int64) error {
 	if len(graph) == 0 {
 		return nil
 	}
@@ -432,9 +453,21 @@ func (ts *Tasks) adminApply(tx endTx, t *Task, p TaskPatch, now time.Time) (*Age
 // and the holders' liveness, their reservations, the events and messages
 // it records.
 type leaseTx interface {
-	endTx
-	HealthTx
-	EventTx
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	// EventTx
+	InsertEvent(e *Event) error
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
+	// ReservationTx
+	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
+	DeleteReservations(ids []int64) (int, error)
+	// TaskTx
+	SetTaskLeaseDue(id int64, at time.Time) error
+	TaskLease(project string) (time.Duration, error)
+	UpdateTask(t *Task) error
 }
 
 // ExpireLeases is the orchestrator's task job at now: it looks at up to

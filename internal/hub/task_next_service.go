@@ -146,9 +146,15 @@ func (ts *Tasks) tryNext(ctx context.Context, caller *Agent, labels []string, ro
 	return nil, nil, nil
 }
 
+// claimedTx reads a claimed task and adds its watcher.
+type claimedTx interface {
+	TaskByID(id int64) (*Task, error)
+	AddTaskWatcher(taskID, agentID int64) error
+}
+
 // claimed reads back task id just claimed by agentID and makes agentID a
 // watcher of it.
-func claimed(tx TaskTx, id, agentID int64) (*Task, error) {
+func claimed(tx claimedTx, id, agentID int64) (*Task, error) {
 	if err := tx.AddTaskWatcher(id, agentID); err != nil {
 		return nil, err
 	}

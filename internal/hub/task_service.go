@@ -98,14 +98,39 @@ type Tasks struct {
 // and the nouns a task touches (its holder and watchers, their liveness,
 // reservations, events and messages, projects).
 type tasksTx interface {
-	TaskTx
-	budgetHoldsTx
-	AgentTx
-	EventTx
-	HealthTx
-	MessageTx
-	ProjectTx
-	ReservationTx
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	// BudgetTx
+	BudgetHolds(agentID int64, project string, day time.Time) (bool, error)
+	// EventTx
+	InsertEvent(e *Event) error
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
+	// ProjectTx
+	ProjectExists(name string) (bool, error)
+	// ReservationTx
+	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
+	DeleteReservations(ids []int64) (int, error)
+	// TaskTx
+	AddTaskWatcher(taskID, agentID int64) error
+	ClaimTask(id, agentID int64, now, leaseDue time.Time) (bool, error)
+	DueTaskLeases(now time.Time, limit int) ([]*Task, error)
+	InsertTask(t *Task) error
+	ListTasks(q TaskQuery) ([]*Task, error)
+	ReadyTasks(project string, labels []string, role string, limit int) ([]*Task, error)
+	ReleaseDependents(id int64, now time.Time) ([]*Task, error)
+	SetTaskLease(project string, d time.Duration) error
+	SetTaskLeaseDue(id int64, at time.Time) error
+	TaskByID(id int64) (*Task, error)
+	TaskCheckpoints(id int64, limit int) ([]*Checkpoint, error)
+	TaskDependencies(ids []int64) (map[int64][]int64, error)
+	TaskDependents(id int64) ([]int64, error)
+	TaskLease(project string) (time.Duration, error)
+	TaskWatchers(taskID int64) ([]int64, error)
+	UpdateTask(t *Task) error
 }
 
 // NewTasks returns the task board over c; its claims reserve paths
@@ -128,8 +153,13 @@ func (ts *Tasks) TasksReady(project string) {
 	ts.waiters.feed.Publish(TopicTasks)
 }
 
+// taskLeaseTx reads a project's task lease.
+type taskLeaseTx interface {
+	TaskLease(project string) (time.Duration, error)
+}
+
 // leaseOf returns project's task lease: its own, else the hub's.
-func (ts *Tasks) leaseOf(tx TaskTx, project string) (time.Duration, error) {
+func (ts *Tasks) leaseOf(tx taskLeaseTx, project string) (time.Duration, error) {
 	d, err := tx.TaskLease(project)
 	if err != nil || d > 0 {
 		return d, err
@@ -252,7 +282,7 @@ func (ts *Tasks) Import(ctx context.Context, caller *Agent, project string, item
 
 // waitingOn checks that deps are tasks of project and returns how many of
 // them are not done. Errors: ENOTFOUND.
-func waitingOn(tx TaskTx, project string, deps []int64) (int, error) {
+func waitingOn(tx taskByIDTx, project string, deps []int64) (int, error) {
 	n := 0
 	for _, d := range deps {
 		dt, err := inProject(tx, d, project)
@@ -274,13 +304,17 @@ func taskCreatorKind(t *Task) SenderKind {
 	return ByAgent
 }
 
+// insertTaskTx writes a task with its thread.
+type insertTaskTx interface {
+	insertMessageTx
+	InsertTask(t *Task) error
+	AddTaskWatcher(taskID, agentID int64) error
+}
+
 // insertTask writes a new task t: its thread (a message from its creator,
 // delivered to nobody, that discussions reply to), its row, and its
 // creator as a watcher.
-func insertTask(tx interface {
-	TaskTx
-	MessageTx
-}, t *Task) error {
+func insertTask(tx insertTaskTx, t *Task) error {
 	m := &Message{Project: t.Project, From: t.Creator, SenderKind: taskCreatorKind(t), Body: "Task: " + t.Title + " (reply here to discuss it)",
 		Kind: KindSystem, CreatedAt: t.CreatedAt, Priority: PriorityLow}
 	if err := tx.InsertMessage(m, nil); err != nil {
@@ -369,10 +403,16 @@ func (ts *Tasks) SetLease(ctx context.Context, project string, d time.Duration) 
 	return in, err
 }
 
+// releasePathsTx reads and deletes an agent's path reservations.
+type releasePathsTx interface {
+	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
+	DeleteReservations(ids []int64) (int, error)
+}
+
 // releaseTaskPaths releases holder's reservations of t's paths (a task's
 // paths are reserved while it is claimed; they go when it leaves its
 // claim).
-func releaseTaskPaths(tx ReservationTx, t *Task, holder int64, now time.Time) error {
+func releaseTaskPaths(tx releasePathsTx, t *Task, holder int64, now time.Time) error {
 	if len(t.Paths) == 0 || holder == 0 {
 		return nil
 	}
@@ -390,12 +430,15 @@ func releaseTaskPaths(tx ReservationTx, t *Task, holder int64, now time.Time) er
 	return err
 }
 
+// tellTx is what telling agents about a task reads and writes.
+type tellTx interface {
+	agentByIDTx
+	insertMessageTx
+}
+
 // tell inserts a message from the orchestrator to agents (the IDs not 0,
 // not skip), about a task.
-func tell(tx interface {
-	MessageTx
-	AgentTx
-}, project string, agents []int64, skip int64, body string, now time.Time) error {
+func tell(tx tellTx, project string, agents []int64, skip int64, body string, now time.Time) error {
 	var ds []Delivery
 	var names []string
 	seen := map[int64]bool{}

@@ -62,9 +62,41 @@ func NewUsage(c *Core, budgets budgetChecker, liveness checkpointer) *Usage {
 // the rollups, what holding them against budgets writes, and the
 // checkpoint of the agent's tool activity.
 type usageTx interface {
-	UsageTx
-	budgetsTx
-	checkpointTx
+	// ActivityTx
+	InsertCheckpoint(c *Checkpoint) error
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	// BudgetTx
+	BudgetAgents(project string) ([]*Agent, error)
+	Budgets() ([]*Budget, error)
+	BudgetsOf(agentID int64, project string) ([]*Budget, error)
+	DaySpend(agentID int64, project string, day time.Time) (UsageCounts, error)
+	DeleteBudget(agentID int64, project string) (bool, error)
+	PutBudget(b *Budget) error
+	// ChangesTx
+	Recording() *Changes
+	// DeepWorkTx
+	UpdateDeepWork(d *DeepWork) error
+	// EventTx
+	InsertEvent(e *Event) error
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
+	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
+	// InboxTx
+	InsertInboxItem(it *InboxItem) error
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
+	// ProjectTx
+	ProjectExists(name string) (bool, error)
+	// TaskTx
+	TaskByID(id int64) (*Task, error)
+	// UsageTx
+	AddUsage(minutes, days []UsageRollup) error
+	DeleteUsageBefore(minutesBefore, daysBefore time.Time, limit int) (int64, error)
+	HeldTask(agentID int64) (int64, error)
+	TakeBackUsage(minutes, days []UsageRollup) error
+	UsageReport(q UsageQuery) ([]UsageRow, error)
 }
 
 // Record keeps what agent's host reported in one export, in one write

@@ -27,11 +27,18 @@ type Waits struct {
 }
 
 // waitsTx is what the waits service reads and writes in one transaction:
-// the store groups of its nouns.
+// the store methods it uses, by their group.
 type waitsTx interface {
-	AgentTx
-	HealthTx
-	MessageTx
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	AgentByTokenHash(hash []byte) (*Agent, error)
+	// HealthTx
+	LivenessState(agentID int64) (*LivenessState, error)
+	// MessageTx
+	Inbox(agentID int64, q InboxQuery) ([]*Message, error)
+	InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error)
+	MaxMessageID() (int64, error)
+	RecipientsAfter(after int64) ([]int64, error)
 }
 
 // statusReader reads an agent's status (satisfied by *Liveness).
@@ -604,16 +611,26 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 	return look{msgs: carry, cursor: cursor, passed: len(msgs) > 0 && len(carry) == 0, more: more}, nil
 }
 
+// livenessStateTx reads an agent's liveness state.
+type livenessStateTx interface {
+	LivenessState(agentID int64) (*LivenessState, error)
+}
+
 // inDeepWork reports whether agentID's deep work is in force at now (a
 // read that fails counts as none: nothing is held).
-func inDeepWork(tx HealthTx, agentID int64, now time.Time) bool {
+func inDeepWork(tx livenessStateTx, agentID int64, now time.Time) bool {
 	st, err := tx.LivenessState(agentID)
 	return err == nil && st.ActiveDeepWork.InForce(now)
 }
 
+// agentByIDTx reads one agent.
+type agentByIDTx interface {
+	AgentByID(id int64) (*Agent, error)
+}
+
 // enabledAgent reads the agent id inside tx, refusing a disabled one: what
 // a wait's or a stream's look reads first.
-func enabledAgent(tx AgentTx, id int64) (*Agent, error) {
+func enabledAgent(tx agentByIDTx, id int64) (*Agent, error) {
 	a, err := tx.AgentByID(id)
 	if err != nil {
 		return nil, err
