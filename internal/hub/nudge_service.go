@@ -62,6 +62,66 @@ type NudgeTx interface {
 	ClaimNudges(ns []NudgeClaim) ([]bool, error)
 }
 
+// Nudges is the service of nudges: the checks of agents that may need
+// one (CheckNudges, with the health sweep they run after:
+// SweepHealthAndNudge), the mentions that make a check due (ScanMentions)
+// and the admin's own nudge (Nudge).
+type Nudges struct {
+	*core
+	store    txs[nudgesTx] // the store methods it uses
+	liveness sweeper       // the health sweep runs with the nudges
+}
+
+// sweeper runs the health sweep (satisfied by *Liveness), alone or inside
+// the caller's write.
+type sweeper interface {
+	SweepHealth(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error)
+	sweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptBatch, error)
+}
+
+// nudgesTx is what the nudges service reads and writes in one transaction:
+// the store methods it uses, by their group.
+type nudgesTx interface {
+	// AgentTx
+	AgentByID(id int64) (*Agent, error)
+	AgentByName(name string) (*Agent, error)
+	// DeepWorkTx
+	UpdateDeepWork(d *DeepWork) error
+	// EventTx
+	InsertEvent(e *Event) error
+	InsertEvents(es []Event) error
+	// HealthTx
+	DueHealth(now time.Time, limit int) ([]AgentLiveness, error)
+	DueLiveness(now time.Time, limit int) ([]int64, error)
+	LivenessState(agentID int64) (*LivenessState, error)
+	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
+	SetNextEvals(evals []AgentTime) error
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
+	InsertMessages(ms []*Message, ds [][]Delivery) error
+	MaxMessageID() (int64, error)
+	// MetaTx
+	Meta(key string) (string, error)
+	SetMeta(key, value string) error
+	// NudgeTx
+	AgentCheck(agentID int64) (AgentCheck, error)
+	ClaimNudges(ns []NudgeClaim) ([]bool, error)
+	DueAgentChecks(now time.Time, limit int) ([]int64, error)
+	DueNudges(now time.Time, limit int, known map[int64]AgentLiveness) ([]DueNudge, error)
+	MentionsAfter(afterID int64, limit int) ([]MentionDelivery, error)
+	PutAgentCheck(c AgentCheck) error
+	PutAgentChecks(cs []AgentCheck) error
+	ScheduleAgentCheck(agentID int64, at time.Time) error
+	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
+	// TaskTx
+	TasksClaimedBy(agentIDs []int64) (map[int64][]*Task, error)
+}
+
+// NewNudges returns the nudges' service.
+func NewNudges(c *Core, liveness sweeper) *Nudges {
+	return &Nudges{core: c.core, store: txsOf[nudgesTx](c.store), liveness: liveness}
+}
+
 // NudgeClaim is a check that records a nudge (Check, with its new nudge
 // count and time) and the check it was decided from (Was).
 type NudgeClaim struct {
@@ -72,12 +132,12 @@ type NudgeClaim struct {
 // CheckNudges looks at up to set.BatchLimit agents whose nudge check is due
 // at now and nudges those that need it, waking them. more is true when the
 // batch was full.
-func (s *Schedule) CheckNudges(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
-	if ok, err := anyDue(ctx, s.store, func(tx scheduleTx) ([]int64, error) { return tx.DueAgentChecks(now, 1) }); !ok || err != nil {
+func (s *Nudges) CheckNudges(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
+	if ok, err := anyDue(ctx, s.store, func(tx nudgesTx) ([]int64, error) { return tx.DueAgentChecks(now, 1) }); !ok || err != nil {
 		return NudgeResult{}, false, err
 	}
 	var b nudgedBatch
-	err := update(ctx, s.store, func(tx scheduleTx) (err error) {
+	err := update(ctx, s.store, func(tx nudgesTx) (err error) {
 		b, err = s.nudgeBatch(tx, now, set, nil)
 		return err
 	})
@@ -115,7 +175,7 @@ type nudgeBatchTx interface {
 // set.BatchLimit agents whose nudge check is due at now and nudges those
 // that need it. known holds agents already read in tx with their liveness
 // state, by ID (DueNudges reads the others).
-func (s *Schedule) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettings, known map[int64]AgentLiveness) (nudgedBatch, error) {
+func (s *Nudges) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettings, known map[int64]AgentLiveness) (nudgedBatch, error) {
 	rows, err := tx.DueNudges(now, set.BatchLimit, known)
 	if err != nil {
 		return nudgedBatch{}, err
@@ -168,10 +228,10 @@ func (s *Schedule) nudgeBatch(tx nudgeBatchTx, now time.Time, set ScheduleSettin
 // the orchestrator mentioning it, with text or, when text is empty, a
 // default that says how long the agent has been quiet. It wakes the agent's
 // parked waits. Errors: ENOTFOUND, EPRECONDITION (disabled agent), EINVALID.
-func (s *Schedule) Nudge(ctx context.Context, name, text string) (*Message, error) {
+func (s *Nudges) Nudge(ctx context.Context, name, text string) (*Message, error) {
 	now := s.clock.Now()
 	var m *Message
-	err := update(ctx, s.store, func(tx scheduleTx) error {
+	err := update(ctx, s.store, func(tx nudgesTx) error {
 		a, err := tx.AgentByName(name)
 		if err != nil {
 			return err
@@ -209,7 +269,7 @@ type insertMessageTx interface {
 // to a that mentions it. The recipient is known, so the message is inserted
 // directly rather than routed (no name lookups: the sweep does this for
 // many agents per tick).
-func (s *Schedule) postNudge(tx insertMessageTx, a *Agent, body string, now time.Time) (*Message, error) {
+func (s *Nudges) postNudge(tx insertMessageTx, a *Agent, body string, now time.Time) (*Message, error) {
 	m, ds, err := s.nudgeMessage(a, body, now)
 	if err != nil {
 		return nil, err
@@ -237,16 +297,16 @@ const metaMentionCursor = "nudge_mention_cursor"
 
 // checkNudgesEach is CheckNudges one agent at a time, each in its own
 // write: the fallback when the batch fails.
-func (s *Schedule) checkNudgesEach(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
+func (s *Nudges) checkNudgesEach(ctx context.Context, now time.Time, set ScheduleSettings) (_ NudgeResult, more bool, _ error) {
 	var ids []int64
-	err := view(ctx, s.store, func(tx scheduleTx) (err error) {
+	err := view(ctx, s.store, func(tx nudgesTx) (err error) {
 		ids, err = tx.DueAgentChecks(now, set.BatchLimit)
 		return err
 	})
 	if err != nil || len(ids) == 0 {
 		return NudgeResult{}, false, err
 	}
-	wake, err := updateEach(ctx, s.store, ids, func(tx scheduleTx, id int64) ([]int64, error) {
+	wake, err := updateEach(ctx, s.store, ids, func(tx nudgesTx, id int64) ([]int64, error) {
 		return s.checkNudge(tx, id, now, set)
 	})
 	return NudgeResult{Checked: len(ids), Nudged: len(wake)}, len(ids) == set.BatchLimit, err
@@ -273,7 +333,7 @@ type checkNudgeTx interface {
 
 // checkNudge looks at one agent inside tx and returns the agents to wake
 // (the agent itself when it was nudged).
-func (s *Schedule) checkNudge(tx checkNudgeTx, id int64, now time.Time, set ScheduleSettings) ([]int64, error) {
+func (s *Nudges) checkNudge(tx checkNudgeTx, id int64, now time.Time, set ScheduleSettings) ([]int64, error) {
 	a, err := tx.AgentByID(id)
 	if ErrorCode(err) == ENOTFOUND {
 		return nil, nil // removed meanwhile; its check row went with it
@@ -371,7 +431,7 @@ func nameTasks(tx claimedTasksTx, ms []*Message, agentIDs []int64) error {
 // nudge message to post (its message nil when none; when there is one, a
 // is to be woken) and the event to record with it; the caller writes them,
 // so that it may batch them.
-func (s *Schedule) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Time, set ScheduleSettings) (AgentCheck, nudgePost, Event, error) {
+func (s *Nudges) applyNudge(a *Agent, c AgentCheck, in NudgeInput, now time.Time, set ScheduleSettings) (AgentCheck, nudgePost, Event, error) {
 	if a.Disabled() {
 		c.NextCheckAt = now.Add(idleRecheck)
 		return c, nudgePost{}, Event{}, nil
@@ -409,7 +469,7 @@ type nudgeInputTx interface {
 // nudgeInput returns what DecideNudge needs about agent a at now, read
 // inside tx: its last conscious activity, the strict deep work in force and
 // its unread mentions.
-func (s *Schedule) nudgeInput(tx nudgeInputTx, a *Agent, now time.Time) (NudgeInput, error) {
+func (s *Nudges) nudgeInput(tx nudgeInputTx, a *Agent, now time.Time) (NudgeInput, error) {
 	st, err := tx.LivenessState(a.ID)
 	if err != nil {
 		return NudgeInput{}, err
@@ -423,7 +483,7 @@ func (s *Schedule) nudgeInput(tx nudgeInputTx, a *Agent, now time.Time) (NudgeIn
 
 // makeNudgeInput returns what DecideNudge needs about agent a at now from
 // its liveness state st and its unread mentions (n, the oldest at oldest).
-func (s *Schedule) makeNudgeInput(a *Agent, st *LivenessState, n int64, oldest time.Time, now time.Time) NudgeInput {
+func (s *Nudges) makeNudgeInput(a *Agent, st *LivenessState, n int64, oldest time.Time, now time.Time) NudgeInput {
 	in := NudgeInput{AgentName: a.Name, LastActivity: st.LastConsciousActivity(), Locale: s.locale(a), Location: s.cfg.Location,
 		UnreadMentions: n, OldestMention: oldest}
 	if dw := st.ActiveDeepWork; dw != nil && dw.Mode == DeepWorkStrict && dw.InForce(now) {
@@ -437,12 +497,12 @@ func (s *Schedule) makeNudgeInput(a *Agent, st *LivenessState, n int64, oldest t
 // The cursor moves past every message the scan covered, nudges included
 // (they are not mentions to schedule), so each scan reads only what was
 // posted since the last one, however many nudges came before.
-func (s *Schedule) ScanMentions(ctx context.Context, set ScheduleSettings) error {
+func (s *Nudges) ScanMentions(ctx context.Context, set ScheduleSettings) error {
 	var cursor, next int64
 	var ds []MentionDelivery
 	fresh := false
 	limit := 10 * set.BatchLimit
-	err := view(ctx, s.store, func(tx scheduleTx) error {
+	err := view(ctx, s.store, func(tx nudgesTx) error {
 		v, err := tx.Meta(metaMentionCursor)
 		if err != nil {
 			return err
@@ -473,7 +533,7 @@ func (s *Schedule) ScanMentions(ctx context.Context, set ScheduleSettings) error
 	if err != nil || (!fresh && next == cursor) {
 		return err
 	}
-	return update(ctx, s.store, func(tx scheduleTx) error {
+	return update(ctx, s.store, func(tx nudgesTx) error {
 		for _, d := range ds {
 			if err := tx.ScheduleAgentCheck(d.AgentID, d.CreatedAt.Add(set.MentionAge)); err != nil {
 				return err
@@ -513,8 +573,8 @@ type SweepResult struct {
 // of reading them again. When that transaction fails, it runs SweepHealth and
 // CheckNudges, each with its own fallback, so that one failing does not
 // hold the other. more is true when either batch was full.
-func (s *Schedule) SweepHealthAndNudge(ctx context.Context, now time.Time, set ScheduleSettings) (_ SweepResult, more bool, _ error) {
-	health, err := anyDue(ctx, s.store, func(tx scheduleTx) ([]int64, error) { return tx.DueLiveness(now, 1) })
+func (s *Nudges) SweepHealthAndNudge(ctx context.Context, now time.Time, set ScheduleSettings) (_ SweepResult, more bool, _ error) {
+	health, err := anyDue(ctx, s.store, func(tx nudgesTx) ([]int64, error) { return tx.DueLiveness(now, 1) })
 	if err != nil {
 		return SweepResult{}, false, err
 	}
@@ -524,7 +584,7 @@ func (s *Schedule) SweepHealthAndNudge(ctx context.Context, now time.Time, set S
 	}
 	var sw sweptBatch
 	var nu nudgedBatch
-	err = update(ctx, s.store, func(tx scheduleTx) (err error) {
+	err = update(ctx, s.store, func(tx nudgesTx) (err error) {
 		if sw, err = s.liveness.sweepBatch(tx, now, set.BatchLimit); err != nil {
 			return err
 		}

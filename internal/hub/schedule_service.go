@@ -9,12 +9,11 @@ import (
 )
 
 // Schedule is the service of the orchestrator's timed work: the beat,
-// heartbeat pulses, cron jobs and nudges.
+// heartbeat pulses and cron jobs.
 type Schedule struct {
 	*core
 	store    txs[scheduleTx] // the store methods it uses
 	messages poster          // pulses, cron jobs and nudges post messages
-	liveness sweeper         // the health sweep runs with the nudges
 }
 
 // poster posts a message inside the caller's write (satisfied by
@@ -22,13 +21,6 @@ type Schedule struct {
 type poster interface {
 	validatePost(req *PostRequest) error
 	route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) error
-}
-
-// sweeper runs the health sweep (satisfied by *Liveness), alone or inside
-// the caller's write.
-type sweeper interface {
-	SweepHealth(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error)
-	sweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptBatch, error)
 }
 
 // scheduleTx is what the schedule service reads and writes in one transaction:
@@ -50,40 +42,19 @@ type scheduleTx interface {
 	DueCronJobs(now time.Time, limit int) ([]*CronJob, error)
 	InsertCronRun(r *CronRun) error
 	UpdateCronJob(j *CronJob) error
-	// DeepWorkTx
-	UpdateDeepWork(d *DeepWork) error
 	// EventTx
 	InsertEvent(e *Event) error
-	InsertEvents(es []Event) error
-	// HealthTx
-	DueHealth(now time.Time, limit int) ([]AgentLiveness, error)
-	DueLiveness(now time.Time, limit int) ([]int64, error)
-	LivenessState(agentID int64) (*LivenessState, error)
-	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
-	SetNextEvals(evals []AgentTime) error
 	// MessageTx
 	ChannelByName(project, name string) (int64, error)
 	ChannelMembers(channelID int64) ([]int64, error)
 	EnsureChannel(project, name string, now time.Time) (int64, error)
 	InsertChannelMember(channelID, agentID int64, now time.Time) error
 	InsertMessage(m *Message, deliveries []Delivery) error
-	InsertMessages(ms []*Message, ds [][]Delivery) error
-	MaxMessageID() (int64, error)
 	MessageByID(id int64) (*Message, error)
 	// MetaTx
 	Meta(key string) (string, error)
 	SetMeta(key, value string) error
 	SwapMeta(key, old, value string) (bool, error)
-	// NudgeTx
-	AgentCheck(agentID int64) (AgentCheck, error)
-	ClaimNudges(ns []NudgeClaim) ([]bool, error)
-	DueAgentChecks(now time.Time, limit int) ([]int64, error)
-	DueNudges(now time.Time, limit int, known map[int64]AgentLiveness) ([]DueNudge, error)
-	MentionsAfter(afterID int64, limit int) ([]MentionDelivery, error)
-	PutAgentCheck(c AgentCheck) error
-	PutAgentChecks(cs []AgentCheck) error
-	ScheduleAgentCheck(agentID int64, at time.Time) error
-	UnreadMentions(agentID, readUpTo int64) (n int64, oldest time.Time, err error)
 	// PersonTx
 	ActivePerson(name string) (bool, error)
 	// ProjectTx
@@ -96,13 +67,11 @@ type scheduleTx interface {
 	PutPulseConfig(cfg PulseConfig, nextCheckAt time.Time) error
 	PutPulseState(st PulseState, nextCheckAt time.Time) error
 	RecordPulse(agentID, n int64, at time.Time) (bool, error)
-	// TaskTx
-	TasksClaimedBy(agentIDs []int64) (map[int64][]*Task, error)
 }
 
 // NewSchedule returns the schedule's service.
-func NewSchedule(c *Core, messages poster, liveness sweeper) *Schedule {
-	return &Schedule{core: c.core, store: txsOf[scheduleTx](c.store), messages: messages, liveness: liveness}
+func NewSchedule(c *Core, messages poster) *Schedule {
+	return &Schedule{core: c.core, store: txsOf[scheduleTx](c.store), messages: messages}
 }
 
 // anyDue reports whether due, run in a read transaction, finds an agent:

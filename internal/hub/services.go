@@ -14,6 +14,7 @@ type Services struct {
 	Waits        *Waits
 	Liveness     *Liveness
 	Schedule     *Schedule
+	Nudges       *Nudges
 	Reservations *Reservations
 	Projects     *Projects
 	Injections   *Injections
@@ -42,7 +43,8 @@ func NewServices(c *Core) *Services {
 		Receipts:     receipts,
 		Waits:        NewWaits(c, liveness, receipts),
 		Liveness:     liveness,
-		Schedule:     NewSchedule(c, messages, liveness),
+		Schedule:     NewSchedule(c, messages),
+		Nudges:       NewNudges(c, liveness),
 		Reservations: reservations,
 		Projects:     NewProjects(c),
 		Injections:   NewInjections(c, receipts),

@@ -25,6 +25,7 @@ type services struct {
 	*hub.Waits
 	*hub.Liveness
 	*hub.Schedule
+	*hub.Nudges
 	*hub.Reservations
 	*hub.Projects
 	*hub.Injections
@@ -45,7 +46,7 @@ func newServices(tb testing.TB, st hub.Store, clock hub.Clock, cfg hub.Config) *
 	}
 	return &services{
 		Core: all.Core, Waiters: waiters, Agents: all.Agents, Messages: all.Messages, Receipts: all.Receipts,
-		Waits: all.Waits, Liveness: all.Liveness, Schedule: all.Schedule,
+		Waits: all.Waits, Liveness: all.Liveness, Schedule: all.Schedule, Nudges: all.Nudges,
 		Reservations: all.Reservations, Projects: all.Projects, Injections: all.Injections, Ops: all.Ops,
 		Tasks: all.Tasks, Usage: all.Usage, Inbox: all.Inbox, Budgets: all.Budgets,
 	}

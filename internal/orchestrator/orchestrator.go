@@ -112,7 +112,8 @@ type step struct {
 // one noun's due work (served by an index), and the feed a finished tick
 // is announced on.
 type Jobs struct {
-	Schedule     *hub.Schedule     // the beat, settings, nudges and the health sweep with them, pulses, cron
+	Schedule     *hub.Schedule     // the beat, settings, pulses, cron
+	Nudges       *hub.Nudges       // mentions scanned, nudges and the health sweep with them
 	Liveness     *hub.Liveness     // presence and paths written, health swept, agents retired
 	Receipts     *hub.Receipts     // overdue acknowledgements, digests, queued notices
 	Reservations *hub.Reservations // expired reservations
@@ -124,7 +125,7 @@ type Jobs struct {
 
 // JobsOf returns the jobs of the hub's services.
 func JobsOf(s *hub.Services) *Jobs {
-	return &Jobs{Schedule: s.Schedule, Liveness: s.Liveness, Receipts: s.Receipts, Reservations: s.Reservations, Ops: s.Ops, Usage: s.Usage, Tasks: s.Tasks, Feed: s.Core.Feed()}
+	return &Jobs{Schedule: s.Schedule, Nudges: s.Nudges, Liveness: s.Liveness, Receipts: s.Receipts, Reservations: s.Reservations, Ops: s.Ops, Usage: s.Usage, Tasks: s.Tasks, Feed: s.Core.Feed()}
 }
 
 // New returns an Orchestrator running jobs with the given settings; it
@@ -343,7 +344,7 @@ func (o *Orchestrator) stepBeat(ctx context.Context, now time.Time) error {
 // scan. A failed scan holds nothing: the sweep and the checks already
 // scheduled go on, and the next tick scans again.
 func (o *Orchestrator) stepMentions(ctx context.Context, _ time.Time) error {
-	return o.jobs.Schedule.ScanMentions(ctx, o.set)
+	return o.jobs.Nudges.ScanMentions(ctx, o.set)
 }
 
 // stepHealthAndNudges re-evaluates the agents whose health can have
@@ -352,7 +353,7 @@ func (o *Orchestrator) stepMentions(ctx context.Context, _ time.Time) error {
 // transaction.
 func (o *Orchestrator) stepHealthAndNudges(ctx context.Context, now time.Time) error {
 	return o.batches(func() (bool, error) {
-		r, more, err := o.jobs.Schedule.SweepHealthAndNudge(ctx, now, o.set)
+		r, more, err := o.jobs.Nudges.SweepHealthAndNudge(ctx, now, o.set)
 		o.report.Evaluated += r.Evaluated
 		o.report.Events += r.Events
 		o.report.Checked += r.Checked

@@ -478,7 +478,7 @@ func TestNudgeManual(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	_, token := r.agent("claude")
-	m, err := r.svc.Schedule.Nudge(r.ctx, "claude", "please post your status")
+	m, err := r.svc.Nudges.Nudge(r.ctx, "claude", "please post your status")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,10 +488,10 @@ func TestNudgeManual(t *testing.T) {
 	if ns := r.inbox(token, hub.KindNudge); len(ns) != 1 || !ns[0].MentionsYou {
 		t.Errorf("inbox = %+v", ns)
 	}
-	if _, err := r.svc.Schedule.Nudge(r.ctx, "nobody", ""); hub.ErrorCode(err) != hub.ENOTFOUND {
+	if _, err := r.svc.Nudges.Nudge(r.ctx, "nobody", ""); hub.ErrorCode(err) != hub.ENOTFOUND {
 		t.Errorf("nudge unknown agent: %v, want ENOTFOUND", err)
 	}
-	m, err = r.svc.Schedule.Nudge(r.ctx, "claude", "")
+	m, err = r.svc.Nudges.Nudge(r.ctx, "claude", "")
 	if err != nil || !contains(m.Body, "no activity for") {
 		t.Errorf("default nudge = %+v, %v", m, err)
 	}

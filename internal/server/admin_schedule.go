@@ -33,7 +33,7 @@ func (a *AdminServer) Nudge(ctx context.Context, req *hubv1.NudgeRequest) (*hubv
 	if err := hub.ValidateAgentName(req.GetName()); err != nil {
 		return nil, err
 	}
-	m, err := a.s.svc.Schedule.Nudge(ctx, req.GetName(), req.GetText())
+	m, err := a.s.svc.Nudges.Nudge(ctx, req.GetName(), req.GetText())
 	if err != nil {
 		return nil, err
 	}

@@ -193,7 +193,7 @@ func fill(t *testing.T) filled {
 	_, _, _, err = s.Liveness.SweepHealth(ctx, clock.Now(), 100)
 	must(err)
 	set := hub.DefaultScheduleSettings()
-	_, _, err = s.Schedule.CheckNudges(ctx, clock.Now(), set)
+	_, _, err = s.Nudges.CheckNudges(ctx, clock.Now(), set)
 	must(err)
 	_, err = s.Liveness.FlushPresence(ctx, clock.Now(), set)
 	must(err)
