@@ -103,7 +103,7 @@ func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivit
 	var res *CheckpointReply
 	err := update(ctx, s.store, func(tx livenessTx) error {
 		var err error
-		res, err = s.checkpoint(tx, caller, c, now)
+		res, err = s.FileCheckpoint(tx, caller, c, now)
 		return err
 	})
 	if err != nil {
@@ -129,8 +129,8 @@ type checkpointTx interface {
 	TaskByID(id int64) (*Task, error)
 }
 
-// checkpoint files c, normalized, as caller's checkpoint at now in tx.
-func (s *Liveness) checkpoint(tx checkpointTx, caller *Agent, c Checkpoint, now time.Time) (*CheckpointReply, error) {
+// FileCheckpoint files c, normalized, as caller's checkpoint at now in tx.
+func (s *Liveness) FileCheckpoint(tx checkpointTx, caller *Agent, c Checkpoint, now time.Time) (*CheckpointReply, error) {
 	a, st, loc, err := s.callerLiveness(tx, caller.ID)
 	if err != nil {
 		return nil, err

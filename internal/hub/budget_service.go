@@ -49,7 +49,7 @@ type Budgets struct {
 
 // itemOpener announces inbox items just opened (satisfied by *Inbox).
 type itemOpener interface {
-	opened(items ...*InboxItem)
+	Opened(items ...*InboxItem)
 }
 
 // NewBudgets returns the budgets' service: items it opens are announced
@@ -213,7 +213,7 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 	if err != nil {
 		return nil, err
 	}
-	s.announce(news)
+	s.Announce(news)
 	return st, nil
 }
 
@@ -355,12 +355,12 @@ type budgetNews struct {
 	items []*InboxItem // opened
 }
 
-// check holds agent's usage, just recorded at now, against its budget
+// CheckSpend holds agent's usage, just recorded at now, against its budget
 // and its project's: the notice at BudgetWarnAt, the inbox item and the
 // stop at the limit (told to every agent the budget holds), each once a
 // day. Only the budgets of the agent that reported are read: usage moves
 // nothing else.
-func (s *Budgets) check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error) {
+func (s *Budgets) CheckSpend(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error) {
 	var news budgetNews
 	bs, err := tx.BudgetsOf(agent.ID, ProjectOr(agent.Project))
 	if err != nil || len(bs) == 0 {
@@ -436,12 +436,12 @@ func (s *Budgets) tell(tx budgetsTx, agent *Agent, text string, now time.Time) e
 	return tx.InsertMessage(m, d)
 }
 
-// announce tells, after the commit, what check or Set did: the people's
+// Announce tells, after the commit, what CheckSpend or Set did: the people's
 // inbox shows the items (the agents' waits wake to their messages at the
 // commit).
-func (s *Budgets) announce(news budgetNews) {
+func (s *Budgets) Announce(news budgetNews) {
 	if len(news.items) > 0 {
-		s.inbox.opened(news.items...)
+		s.inbox.Opened(news.items...)
 	}
 }
 

@@ -399,11 +399,11 @@ func (s *Schedule) postCron(tx postCronTx, j *CronJob, now time.Time) error {
 		}
 		req.To = []string{a.Name}
 	}
-	if err := s.messages.validatePost(&req); err != nil {
+	if err := s.messages.ValidatePost(&req); err != nil {
 		return err
 	}
 	m := &Message{Project: ProjectOr(j.Project), From: SenderOrchestrator, SenderKind: ByHub, Channel: req.Channel, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
-	return s.messages.route(tx, nil, m, req, now)
+	return s.messages.Route(tx, nil, m, req, now)
 }
 
 // MaxCronRunsKept is how many runs of each job the store keeps.

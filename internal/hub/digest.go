@@ -7,7 +7,7 @@ import (
 
 // Digests. While an agent is in deep work (flexible or strict), its paths
 // that interrupt it (hooks, channel pushes, the tmux sidecar) pass over
-// its low-priority messages and hold them (Receipts.handOut); when the
+// its low-priority messages and hold them (Receipts.HandOut); when the
 // deep work ends, the orchestrator sends it one digest naming those it has
 // not taken in meanwhile (SendDigests). Its own waits and reads still
 // return them: the agent asked. The messages stay unread in its inbox.

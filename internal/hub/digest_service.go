@@ -24,7 +24,7 @@ type DigestTx interface {
 // counted against the notice cap: it stands for many messages. It returns
 // how many digests it sent; more is true when the batch was full.
 func (s *Receipts) SendDigests(ctx context.Context, now time.Time, set ScheduleSettings) (sent int, more bool, _ error) {
-	if err := s.flushDeliveries(ctx); err != nil { // the holds and in-context marks of replies sent
+	if err := s.FlushDeliveries(ctx); err != nil { // the holds and in-context marks of replies sent
 		return 0, false, err
 	}
 	var due []HeldMessage

@@ -14,16 +14,6 @@ func PatternsOverlap(a, b string) bool {
 	return o.overlap(compileGlob(a), compileGlob(b))
 }
 
-// MarkReply records what a reply handed to agentID carried (markReply),
-// for the benchmarks of package hub_test.
-func (s *Receipts) MarkReply(ctx context.Context, agentID int64, msgs []*Message, via Via) error {
-	return s.markReply(ctx, agentID, msgs, via)
-}
-
-// FlushDeliveries writes the pending delivery marks (flushDeliveries), as
-// the fallback watcher's loop does, for the benchmarks of package hub_test.
-func (s *Receipts) FlushDeliveries(ctx context.Context) error { return s.flushDeliveries(ctx) }
-
 // CoversProject reports whether the normalised patterns together cover
 // every path of a project (coversProject), for the tests of package
 // hub_test.

@@ -226,7 +226,7 @@ func (s *Liveness) SweepHealth(ctx context.Context, now time.Time, limit int) (e
 	}
 	var b sweptBatch
 	err = update(ctx, s.store, func(tx livenessTx) (err error) {
-		b, err = s.sweepBatch(tx, now, limit)
+		b, err = s.SweepBatch(tx, now, limit)
 		return err
 	})
 	if err == nil {
@@ -238,7 +238,7 @@ func (s *Liveness) SweepHealth(ctx context.Context, now time.Time, limit int) (e
 	return s.sweepHealthEach(ctx, now, limit)
 }
 
-// sweptBatch is what sweepBatch did: the agents evaluated, the events
+// sweptBatch is what SweepBatch did: the agents evaluated, the events
 // recorded, and each agent evaluated with its liveness state as it now
 // stands in the transaction, by agent ID.
 type sweptBatch struct {
@@ -246,7 +246,7 @@ type sweptBatch struct {
 	agents            map[int64]AgentLiveness
 }
 
-// sweepBatchTx is what sweepBatch reads and writes.
+// sweepBatchTx is what SweepBatch reads and writes.
 type sweepBatchTx interface {
 	// DeepWorkTx
 	UpdateDeepWork(d *DeepWork) error
@@ -258,9 +258,9 @@ type sweepBatchTx interface {
 	SetNextEvals(evals []AgentTime) error
 }
 
-// sweepBatch is SweepHealth's work inside tx: it re-evaluates up to limit
+// SweepBatch is SweepHealth's work inside tx: it re-evaluates up to limit
 // agents whose next health evaluation is due at now.
-func (s *Liveness) sweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptBatch, error) {
+func (s *Liveness) SweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptBatch, error) {
 	rows, err := tx.DueHealth(now, limit)
 	if err != nil {
 		return sweptBatch{}, err

@@ -97,7 +97,7 @@ func (in *Inbox) RequestApproval(ctx context.Context, caller *Agent, req Approva
 		in.changed()
 		return &ApprovalResult{Item: it}, nil
 	}
-	in.opened(it)
+	in.Opened(it)
 	got, perr := in.park(ctx, it, wait)
 	if perr == nil && !got.Open() {
 		return &ApprovalResult{Item: got}, nil
@@ -223,7 +223,7 @@ func (in *Inbox) AskHuman(ctx context.Context, caller *Agent, req QuestionReques
 	if err != nil {
 		return nil, err
 	}
-	in.opened(it)
+	in.Opened(it)
 	got, err := in.park(ctx, it, wait)
 	if ErrorCode(err) == EEXHAUSTED {
 		// Too many calls wait for people: the question is asked all the
@@ -348,7 +348,7 @@ func (in *Inbox) NoteHost(ctx context.Context, caller *Agent, ev HostEvent, text
 		return err
 	}
 	if made != nil {
-		in.opened(made)
+		in.Opened(made)
 	} else {
 		in.changed()
 	}

@@ -162,8 +162,8 @@ func NewInbox(c *Core, opts InboxOptions) *Inbox {
 // dispatcher; wired by internal/app before serving).
 func (in *Inbox) SetSink(sink ItemSink) { in.sink = sink }
 
-// opened announces new items: the live stream, the sink.
-func (in *Inbox) opened(items ...*InboxItem) {
+// Opened announces new items: the live stream, the sink.
+func (in *Inbox) Opened(items ...*InboxItem) {
 	in.changed()
 	if in.sink != nil {
 		for _, it := range items {

@@ -53,7 +53,7 @@ type Injection struct {
 // in one transaction: two hooks racing never inject the same message.
 // Those already in the caller's context, or on their way through another
 // of its paths, are passed over, and so are low-priority ones while it is
-// in deep work (held for its digest: Receipts.handOut). It marks nothing
+// in deep work (held for its digest: Receipts.HandOut). It marks nothing
 // read, and nothing in context: the hook confirms what it printed
 // (Receipts.Confirm). limit 0 means DefaultInjection. Errors: EINVALID.
 func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int) (*Injection, error) {
@@ -120,7 +120,7 @@ func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID
 	}
 	st.UpTo, st.UpdatedAt = out.Cursor, s.clock.Now()
 	var held []int64
-	out.Messages, held = s.receipts.handOut(agentID, ViaHook, msgs, func() bool { return inDeepWork(tx, agentID, st.UpdatedAt) }, st.UpdatedAt)
+	out.Messages, held = s.receipts.HandOut(agentID, ViaHook, msgs, func() bool { return inDeepWork(tx, agentID, st.UpdatedAt) }, st.UpdatedAt)
 	if len(held) > 0 {
 		if err := tx.HoldDeliveries(agentID, held); err != nil {
 			return nil, err

@@ -178,7 +178,7 @@ type PostRequest struct {
 	// is theirs, and it may reach only the projects the person sees.
 	Person *Person
 
-	// bodyMentions are the @names of Body, parsed by validatePost outside
+	// bodyMentions are the @names of Body, parsed by ValidatePost outside
 	// the write transaction (parsing a large body must not hold the writer).
 	bodyMentions []string
 	parsed       bool

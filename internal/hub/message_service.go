@@ -65,7 +65,7 @@ func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req Pos
 	} else if req.Person != nil {
 		from = req.Person.Name
 	}
-	if err := s.validatePost(&req); err != nil {
+	if err := s.ValidatePost(&req); err != nil {
 		return nil, err
 	}
 	replyTo, err := ParseMessageID("reply_to", req.ReplyTo)
@@ -86,7 +86,7 @@ func (s *Messages) Post(ctx context.Context, sender *Agent, from string, req Pos
 	// so replicas on one database may post side by side.
 	err = update(RowLocked(ctx), s.store, func(tx messagesTx) error {
 		m.To, m.Mentions, m.addressed = nil, nil, nil // route appends; fn may run twice
-		return s.route(tx, sender, m, req, now)
+		return s.Route(tx, sender, m, req, now)
 	})
 	if err != nil {
 		return nil, err
@@ -105,7 +105,9 @@ func (s *Messages) Unreachable(sender *Agent, m *Message) ([]Unreachable, string
 	return us, UnreachableNote(us, s.locale(sender), s.cfg.Location, now)
 }
 
-func (s *Messages) validatePost(req *PostRequest) error {
+// ValidatePost checks req before its write (EINVALID saying what is
+// expected) and parses the body's @mentions into it, for Route.
+func (s *Messages) ValidatePost(req *PostRequest) error {
 	if err := s.checkPost(req); err != nil {
 		return err
 	}
@@ -113,7 +115,7 @@ func (s *Messages) validatePost(req *PostRequest) error {
 	return s.checkMentions(req)
 }
 
-// checkPost is validatePost without parsing the body's @mentions (for
+// checkPost is ValidatePost without parsing the body's @mentions (for
 // system messages whose recipients and mentions are given, such as nudges).
 func (s *core) checkPost(req *PostRequest) error {
 	if req.Kind == "" {
@@ -168,9 +170,9 @@ type routeTx interface {
 	ProjectExists(name string) (bool, error)
 }
 
-// route resolves the recipients of m inside tx and inserts it (their
+// Route resolves the recipients of m inside tx and inserts it (their
 // parked waits wake at the commit: wake.go).
-func (s *Messages) route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) error {
+func (s *Messages) Route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) error {
 	reach := &lazyReach{tx: tx, caller: sender, person: req.Person}
 	if sender == nil && req.Project == "" && req.Channel == "" && req.Person != nil && len(req.Person.Projects) > 1 {
 		var projects []string // of the agents in to: the message's, if one
@@ -368,7 +370,7 @@ func (s *Messages) List(ctx context.Context, caller *Agent, req ListRequest) ([]
 		return nil, 0, false, err
 	}
 	msgs, cursor, more := page(msgs, limit, after)
-	if err := s.receipts.markReply(ctx, caller.ID, msgs, ViaRead); err != nil {
+	if err := s.receipts.MarkReply(ctx, caller.ID, msgs, ViaRead); err != nil {
 		return nil, 0, false, err
 	}
 	SortByPriority(msgs)

@@ -83,7 +83,7 @@ func (s *Receipts) CheckQueued(ctx context.Context, now time.Time, set ScheduleS
 	if err := view(ctx, s.store, func(tx receiptsTx) (err error) { due, err = tx.QueuedDue(cutoff, 1); return err }); len(due) == 0 || err != nil {
 		return 0, false, err
 	}
-	if err := s.flushDeliveries(ctx); err != nil { // receipts as replies sent left them
+	if err := s.FlushDeliveries(ctx); err != nil { // receipts as replies sent left them
 		return 0, false, err
 	}
 	var wake []int64

@@ -76,7 +76,7 @@ type Nudges struct {
 // the caller's write.
 type sweeper interface {
 	SweepHealth(ctx context.Context, now time.Time, limit int) (evaluated, events int, more bool, err error)
-	sweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptBatch, error)
+	SweepBatch(tx sweepBatchTx, now time.Time, limit int) (sweptBatch, error)
 }
 
 // nudgesTx is what the nudges service reads and writes in one transaction:
@@ -585,7 +585,7 @@ func (s *Nudges) SweepHealthAndNudge(ctx context.Context, now time.Time, set Sch
 	var sw sweptBatch
 	var nu nudgedBatch
 	err = update(ctx, s.store, func(tx nudgesTx) (err error) {
-		if sw, err = s.liveness.sweepBatch(tx, now, set.BatchLimit); err != nil {
+		if sw, err = s.liveness.SweepBatch(tx, now, set.BatchLimit); err != nil {
 			return err
 		}
 		nu, err = s.nudgeBatch(tx, now, set, sw.agents)

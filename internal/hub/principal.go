@@ -10,7 +10,7 @@ package hub
 //
 // A hub made before names were shared may hold an agent and a person of
 // one name. Then the person keeps the name: a message to it, or an
-// @mention of it, goes to the person (route), and the agent is reached by
+// @mention of it, goes to the person (Messages.Route), and the agent is reached by
 // none; its own messages still say kind agent.
 
 // SenderKind is the kind of principal a message came from.

@@ -182,11 +182,11 @@ func (s *Schedule) deliverPulse(ctx context.Context, tx deliverPulseTx, a *Agent
 		channel = DefaultPulseChannel(a.Name)
 	}
 	req := PostRequest{To: []string{a.Name}, Body: pulseBody(p.Config.Instructions, hbID, channel, s.locale(a)), Kind: KindHeartbeat}
-	if err := s.messages.validatePost(&req); err != nil {
+	if err := s.messages.ValidatePost(&req); err != nil {
 		return nil, err
 	}
 	m := &Message{Project: ProjectOr(a.Project), From: SenderOrchestrator, SenderKind: ByHub, Body: req.Body, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
-	if err := s.messages.route(tx, nil, m, req, now); err != nil {
+	if err := s.messages.Route(tx, nil, m, req, now); err != nil {
 		return nil, err
 	}
 	st := p.State
@@ -327,11 +327,11 @@ func (s *Schedule) RespondToPulse(ctx context.Context, caller *Agent, text strin
 			}
 			out := PulseMeaningfulText(text)
 			req := PostRequest{Channel: channel, Body: out, Kind: KindMessage}
-			if err := s.messages.validatePost(&req); err != nil {
+			if err := s.messages.ValidatePost(&req); err != nil {
 				return err
 			}
 			m := &Message{Project: ProjectOr(caller.Project), From: caller.Name, SenderKind: ByAgent, Channel: channel, Body: out, Kind: req.Kind, CreatedAt: now, Priority: req.Priority}
-			if err := s.messages.route(tx, caller, m, req, now); err != nil {
+			if err := s.messages.Route(tx, caller, m, req, now); err != nil {
 				return err
 			}
 			r.Message, st.LastOutput = m, out

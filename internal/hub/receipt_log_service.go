@@ -62,24 +62,24 @@ const maxClaims = 1 << 16
 // adds one writes them all itself (Run is not keeping up, or not running).
 const maxPendingMarks = 4096
 
-// marksPending is ready when marks wait to be written (flushDeliveries).
-func (s *Receipts) marksPending() <-chan struct{} { return s.deliveries.kick }
+// MarksPending is ready when marks wait to be written (FlushDeliveries).
+func (s *Receipts) MarksPending() <-chan struct{} { return s.deliveries.kick }
 
 // replyMarker marks what a reply handed out (satisfied by *Receipts).
 type replyMarker interface {
-	markReply(ctx context.Context, agentID int64, msgs []*Message, via Via) error
+	MarkReply(ctx context.Context, agentID int64, msgs []*Message, via Via) error
 }
 
 // pathCarrier decides what a path may carry (satisfied by *Receipts).
 type pathCarrier interface {
-	handOut(agentID int64, via Via, msgs []*Message, inDeepWork func() bool, now time.Time) (carry []*Message, held []int64)
+	HandOut(agentID int64, via Via, msgs []*Message, inDeepWork func() bool, now time.Time) (carry []*Message, held []int64)
 }
 
-// markReply records what a reply just handed to agentID carried: for the
+// MarkReply records what a reply just handed to agentID carried: for the
 // agent's own wait or read (via), the messages not yet in its context are
 // now; for a path's wait (a via that confirms), the messages not yet
 // delivered are delivered (the path confirms what the host took).
-func (s *Receipts) markReply(ctx context.Context, agentID int64, msgs []*Message, via Via) error {
+func (s *Receipts) MarkReply(ctx context.Context, agentID int64, msgs []*Message, via Via) error {
 	var ids []int64
 	for _, m := range msgs {
 		if via.Confirmed() && !m.Delivered || !via.Confirmed() && !m.InContext {
@@ -104,7 +104,7 @@ func (s *Receipts) record(ctx context.Context, mark deliveryMark) error {
 	full := len(l.pending) >= maxPendingMarks || l.unattended
 	l.mu.Unlock()
 	if full {
-		return s.flushDeliveries(ctx)
+		return s.FlushDeliveries(ctx)
 	}
 	select {
 	case l.kick <- struct{}{}:
@@ -113,22 +113,22 @@ func (s *Receipts) record(ctx context.Context, mark deliveryMark) error {
 	return nil
 }
 
-// flushLast writes the pending delivery marks for the last time from
+// FlushLast writes the pending delivery marks for the last time from
 // Run, which is ending: the marks recorded after it are written by the
 // call that records them, so no confirmation a call acknowledges while the
 // hub stops is lost.
-func (s *Receipts) flushLast(ctx context.Context) error {
+func (s *Receipts) FlushLast(ctx context.Context) error {
 	l := &s.deliveries
 	l.mu.Lock()
 	l.unattended = true
 	l.mu.Unlock()
-	return s.flushDeliveries(ctx)
+	return s.FlushDeliveries(ctx)
 }
 
-// flushDeliveries writes the pending delivery marks in one transaction,
+// FlushDeliveries writes the pending delivery marks in one transaction,
 // and returns once every mark recorded before it was called is written.
 // On failure they stay pending for the next attempt.
-func (s *Receipts) flushDeliveries(ctx context.Context) error {
+func (s *Receipts) FlushDeliveries(ctx context.Context) error {
 	l := &s.deliveries
 	l.flushing.Lock()
 	defer l.flushing.Unlock()
@@ -188,7 +188,7 @@ func (l *deliveryLog) inContextLocked(agentID int64) map[int64]bool {
 	return in
 }
 
-// handOut decides which of msgs, just read for agentID's path via (a path
+// HandOut decides which of msgs, just read for agentID's path via (a path
 // that confirms: hook, channel, tmux), the path carries: not those already
 // in the agent's context (written, or marked and not yet written), nor
 // those another path was handed and has not confirmed or let lapse
@@ -200,7 +200,7 @@ func (l *deliveryLog) inContextLocked(agentID int64) map[int64]bool {
 // a hook that comes first carries the message, and the sidecar, looking
 // again just before it pastes, passes over what they took. It returns the
 // messages carried, in order, and the held ones' IDs.
-func (s *Receipts) handOut(agentID int64, via Via, msgs []*Message, inDeepWork func() bool, now time.Time) (carry []*Message, held []int64) {
+func (s *Receipts) HandOut(agentID int64, via Via, msgs []*Message, inDeepWork func() bool, now time.Time) (carry []*Message, held []int64) {
 	deep, asked := false, false
 	l := &s.deliveries
 	l.mu.Lock()
@@ -271,9 +271,9 @@ func (l *deliveryLog) dropExpiredLocked(now time.Time) {
 	}
 }
 
-// settle records that agentID's messages ids reached its context through
+// Settle records that agentID's messages ids reached its context through
 // via at now: their claims end and an in-context mark is pending.
-func (s *Receipts) settle(ctx context.Context, agentID int64, ids []int64, via Via, now time.Time) error {
+func (s *Receipts) Settle(ctx context.Context, agentID int64, ids []int64, via Via, now time.Time) error {
 	l := &s.deliveries
 	l.mu.Lock()
 	if claims := l.claims[agentID]; claims != nil {
@@ -291,9 +291,9 @@ func (s *Receipts) settle(ctx context.Context, agentID int64, ids []int64, via V
 	return s.record(ctx, deliveryMark{agentID: agentID, ids: ids, at: now, via: via})
 }
 
-// hold records that agentID's messages ids were held for the digest of its
+// Hold records that agentID's messages ids were held for the digest of its
 // deep work.
-func (s *Receipts) hold(ctx context.Context, agentID int64, ids []int64) error {
+func (s *Receipts) Hold(ctx context.Context, agentID int64, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}

@@ -125,7 +125,7 @@ func (s *Receipts) Confirm(ctx context.Context, caller *Agent, ids []string, via
 	}
 	now := s.clock.Now()
 	s.paths.Seen(caller.ID, v, now)
-	return s.settle(ctx, caller.ID, nums, v, now)
+	return s.Settle(ctx, caller.ID, nums, v, now)
 }
 
 // parseIDList parses the message IDs of a call that takes 1 to limit of
@@ -166,7 +166,7 @@ func (s *Receipts) Acknowledge(ctx context.Context, caller *Agent, ids []string)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.flushDeliveries(ctx); err != nil { // an earlier delivery keeps its time
+	if err := s.FlushDeliveries(ctx); err != nil { // an earlier delivery keeps its time
 		return nil, err
 	}
 	now := s.clock.Now()
@@ -203,7 +203,7 @@ func (s *Receipts) Get(ctx context.Context, caller *Agent, id string) (*Message,
 	if n == 0 {
 		return nil, nil, Errorf(EINVALID, "id is empty: give the ID of a message")
 	}
-	if err := s.flushDeliveries(ctx); err != nil { // the replies this process already sent
+	if err := s.FlushDeliveries(ctx); err != nil { // the replies this process already sent
 		return nil, nil, err
 	}
 	var m *Message

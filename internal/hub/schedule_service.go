@@ -19,8 +19,8 @@ type Schedule struct {
 // poster posts a message inside the caller's write (satisfied by
 // *Messages): the request checked, then its recipients routed.
 type poster interface {
-	validatePost(req *PostRequest) error
-	route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) error
+	ValidatePost(req *PostRequest) error
+	Route(tx routeTx, sender *Agent, m *Message, req PostRequest, now time.Time) error
 }
 
 // scheduleTx is what the schedule service reads and writes in one transaction:

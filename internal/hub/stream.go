@@ -5,7 +5,7 @@ import "time"
 // Streams of wake-ups (Subscribe): one call holds a stream on which the hub
 // sends each batch of new messages as a frame. The stream feeds a path
 // (channel, tmux) as a path's wait does: a frame carries what the path
-// should carry (Receipts.handOut), is marked delivered once it is sent, and
+// should carry (Receipts.HandOut), is marked delivered once it is sent, and
 // the path confirms what reached the agent's context (Receipts.Confirm).
 //
 // Flow control: the stream reads its next frame only once the last one

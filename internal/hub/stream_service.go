@@ -201,7 +201,7 @@ func (st *Stream) Sending(f *StreamFrame) {
 // Sent records that f was sent: its messages are delivered (the path
 // confirms what reaches the agent's context).
 func (st *Stream) Sent(ctx context.Context, f *StreamFrame) error {
-	return st.s.receipts.markReply(ctx, st.caller.ID, f.Messages, st.via)
+	return st.s.receipts.MarkReply(ctx, st.caller.ID, f.Messages, st.via)
 }
 
 // Confirm records that the messages named by ids reached the agent's
@@ -234,7 +234,7 @@ func (st *Stream) Confirm(ctx context.Context, ids []string) error {
 	}
 	now := st.s.clock.Now()
 	st.s.paths.Seen(st.caller.ID, st.via, now)
-	return st.s.receipts.settle(ctx, st.caller.ID, nums, st.via, now)
+	return st.s.receipts.Settle(ctx, st.caller.ID, nums, st.via, now)
 }
 
 // Close ends the stream: its wait is unregistered and its path closed.

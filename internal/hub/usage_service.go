@@ -41,14 +41,14 @@ type Usage struct {
 // recording write, and announces what that opened once it has committed
 // (satisfied by *Budgets).
 type budgetChecker interface {
-	check(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error)
-	announce(news budgetNews)
+	CheckSpend(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error)
+	Announce(news budgetNews)
 }
 
 // checkpointer files an agent's checkpoint inside a write (satisfied by
 // *Liveness).
 type checkpointer interface {
-	checkpoint(tx checkpointTx, caller *Agent, c Checkpoint, now time.Time) (*CheckpointReply, error)
+	FileCheckpoint(tx checkpointTx, caller *Agent, c Checkpoint, now time.Time) (*CheckpointReply, error)
 }
 
 // NewUsage returns the usage service: what it records is held against
@@ -103,7 +103,7 @@ type usageTx interface {
 // transaction: the usage deltas added to its rollups, under the task it
 // holds now (what it takes back comes off the rows that counted it,
 // whatever task they hold, none left below zero), its spend today held
-// against its budgets (Budgets.check), and activity, the line of the
+// against its budgets (Budgets.CheckSpend), and activity, the line of the
 // tools the host reports it ran (empty: none), filed as its checkpoint
 // (Liveness.Checkpoint) so that they count for its health and the leases
 // of its tasks. Budgets are checked here, where usage changes, rather
@@ -128,7 +128,7 @@ func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta, a
 	var news budgetNews
 	err := update(ctx, u.store, func(tx usageTx) error {
 		if activity != "" {
-			if _, err := u.liveness.checkpoint(tx, agent, cp, now); err != nil {
+			if _, err := u.liveness.FileCheckpoint(tx, agent, cp, now); err != nil {
 				return err
 			}
 		}
@@ -150,7 +150,7 @@ func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta, a
 				return err
 			}
 		}
-		news, err = u.budgets.check(tx, agent, now)
+		news, err = u.budgets.CheckSpend(tx, agent, now)
 		return err
 	})
 	if err != nil {
@@ -159,7 +159,7 @@ func (u *Usage) Record(ctx context.Context, agent *Agent, deltas []UsageDelta, a
 	if !total.IsZero() {
 		u.metrics.UsageRecorded(agent.Name, total)
 	}
-	u.budgets.announce(news)
+	u.budgets.Announce(news)
 	return nil
 }
 

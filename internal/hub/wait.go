@@ -12,7 +12,7 @@ type WaitRequest struct {
 	Limit   int
 	// Via is "" for the agent's own wait, or the path the wait feeds:
 	// "channel" (hub mcp's channel push) or "tmux" (hub deliver). A path's
-	// wait hands out only what the path should carry (Receipts.handOut)
+	// wait hands out only what the path should carry (Receipts.HandOut)
 	// and records nothing in context: the path confirms (Receipts.Confirm).
 	Via string
 }

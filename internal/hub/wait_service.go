@@ -48,16 +48,16 @@ type statusReader interface {
 
 // waitReceipts is what waits and streams need of the receipts (satisfied
 // by *Receipts; receipt_log_service.go): the marks of what a reply handed
-// out, written in batches by Run when marksPending says so, what each
+// out, written in batches by Run when MarksPending says so, what each
 // path may carry, and a path's confirmations.
 type waitReceipts interface {
 	replyMarker
 	pathCarrier
-	flushDeliveries(ctx context.Context) error
-	flushLast(ctx context.Context) error
-	marksPending() <-chan struct{}
-	hold(ctx context.Context, agentID int64, ids []int64) error
-	settle(ctx context.Context, agentID int64, ids []int64, via Via, now time.Time) error
+	FlushDeliveries(ctx context.Context) error
+	FlushLast(ctx context.Context) error
+	MarksPending() <-chan struct{}
+	Hold(ctx context.Context, agentID int64, ids []int64) error
+	Settle(ctx context.Context, agentID int64, ids []int64, via Via, now time.Time) error
 	Confirm(ctx context.Context, caller *Agent, ids []string, via string) error
 }
 
@@ -86,14 +86,14 @@ func (s *Waits) Run(ctx context.Context) error {
 	// those still pending when ctx ends are written before Run returns;
 	// after it each is written by the call that records it (the servers
 	// finish their calls before the store closes).
-	defer s.receipts.flushLast(context.WithoutCancel(ctx))
+	defer s.receipts.FlushLast(context.WithoutCancel(ctx))
 	if s.cfg.PollOnly {
 		for {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-s.receipts.marksPending():
-				s.receipts.flushDeliveries(ctx)
+			case <-s.receipts.MarksPending():
+				s.receipts.FlushDeliveries(ctx)
 			}
 		}
 	}
@@ -121,12 +121,12 @@ func (s *Waits) Run(ctx context.Context) error {
 			return nil
 		case <-tick:
 		case <-s.poke:
-		case <-s.receipts.marksPending():
-			s.receipts.flushDeliveries(ctx) // on failure the marks wait for the next kick
+		case <-s.receipts.MarksPending():
+			s.receipts.FlushDeliveries(ctx) // on failure the marks wait for the next kick
 			continue
 		}
 		s.pollOnce(ctx)
-		s.receipts.flushDeliveries(ctx) // marks left by a failed write (none: no store call)
+		s.receipts.FlushDeliveries(ctx) // marks left by a failed write (none: no store call)
 	}
 }
 
@@ -370,7 +370,7 @@ func (wt *Wait) Finish(ctx context.Context) (*WaitResult, error) {
 			wokenAt = woken
 		}
 	}
-	if err := s.receipts.markReply(ctx, wt.caller.ID, res.Messages, wt.plan.via); err != nil {
+	if err := s.receipts.MarkReply(ctx, wt.caller.ID, res.Messages, wt.plan.via); err != nil {
 		return nil, err
 	}
 	SortByPriority(res.Messages)
@@ -412,7 +412,7 @@ func (p waitPlan) path() Via { return p.via }
 
 // look is what one look of a wait found: the messages to hand out and the
 // cursor past what it read; passed: it read messages that its path passes
-// over (Receipts.handOut), so the wait answers, moving its cursor past
+// over (Receipts.HandOut), so the wait answers, moving its cursor past
 // them, rather than parking.
 type look struct {
 	msgs   []*Message
@@ -566,7 +566,7 @@ func (s *Waits) parkUntil(ctx context.Context, w *Waiter, poll <-chan time.Time)
 // fetchForWait returns the caller's messages after its cursor (or its read
 // cursor, when useAfter is false) and the cursor to hand back; for a path's
 // wait (via a path that confirms), only those the path carries
-// (Receipts.handOut), the low-priority ones held in deep work recorded.
+// (Receipts.HandOut), the low-priority ones held in deep work recorded.
 func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter bool, limit int, via Via) (look, error) {
 	var msgs []*Message
 	var cursor int64
@@ -594,7 +594,7 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 			carry = msgs
 			if via.Confirmed() {
 				now := s.clock.Now()
-				carry, held = s.receipts.handOut(agentID, via, msgs, func() bool { return inDeepWork(tx, agentID, now) }, now)
+				carry, held = s.receipts.HandOut(agentID, via, msgs, func() bool { return inDeepWork(tx, agentID, now) }, now)
 			}
 			return nil
 		}
@@ -605,7 +605,7 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 	if err != nil {
 		return look{}, err
 	}
-	if err := s.receipts.hold(ctx, agentID, held); err != nil {
+	if err := s.receipts.Hold(ctx, agentID, held); err != nil {
 		return look{}, err
 	}
 	return look{msgs: carry, cursor: cursor, passed: len(msgs) > 0 && len(carry) == 0, more: more}, nil

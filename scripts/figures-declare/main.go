@@ -4,8 +4,9 @@
 // package's code holds, how many operations two services both define,
 // how many Go files name an RPC, who wakes parked callers, the direct
 // uses of package time outside the hub's clock, the init functions, and
-// the registries of parked callers, and the largest set of store methods
-// one of the hub's services can reach. Run it from the module's root:
+// the registries of parked callers, the largest set of store methods
+// one of the hub's services can reach, and the calls one service makes of
+// another's unexported methods. Run it from the module's root:
 //
 //	go run ./scripts/figures-declare [-v]
 //
@@ -173,7 +174,156 @@ func run() error {
 		return err
 	}
 	row("largest set of store methods visible to one service", fmt.Sprintf("%d (%s)", most, mostName), "≤ 40")
+
+	calls, err := unexportedCalls("internal/hub")
+	if err != nil {
+		return err
+	}
+	row("calls of another service's unexported method", fmt.Sprint(len(calls)), "0")
+	if *verbose {
+		for _, c := range calls {
+			fmt.Printf("    %s\n", c)
+		}
+	}
 	return nil
+}
+
+// unexportedCalls returns the places in the hub package in dir where an
+// unexported method of one service is called through what another service
+// holds of it (a field of that service typed as the other service, or as an
+// interface of the package declaring the method), each as "file:line
+// caller → Callee.method".
+func unexportedCalls(dir string) ([]string, error) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return nil, err
+	}
+	types := map[string]ast.Expr{}
+	var funcs []*ast.FuncDecl
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.GenDecl:
+					if d.Tok == token.TYPE {
+						for _, spec := range d.Specs {
+							ts := spec.(*ast.TypeSpec)
+							types[ts.Name.Name] = ts.Type
+						}
+					}
+				case *ast.FuncDecl:
+					funcs = append(funcs, d)
+				}
+			}
+		}
+	}
+	services := map[string]bool{}
+	if st, ok := types["Services"].(*ast.StructType); ok {
+		for _, f := range st.Fields.List {
+			if star, ok := f.Type.(*ast.StarExpr); ok {
+				if id, ok := star.X.(*ast.Ident); ok && id.Name != "Core" {
+					services[id.Name] = true
+				}
+			}
+		}
+	}
+	// methods: service → its methods' names.
+	methods := map[string]map[string]bool{}
+	recvOf := func(fd *ast.FuncDecl) (recv, typ string) {
+		if fd.Recv == nil || len(fd.Recv.List) == 0 {
+			return "", ""
+		}
+		r := fd.Recv.List[0]
+		if star, ok := r.Type.(*ast.StarExpr); ok {
+			if id, ok := star.X.(*ast.Ident); ok {
+				typ = id.Name
+			}
+		}
+		if len(r.Names) > 0 {
+			recv = r.Names[0].Name
+		}
+		return recv, typ
+	}
+	for _, fd := range funcs {
+		if _, typ := recvOf(fd); services[typ] {
+			if methods[typ] == nil {
+				methods[typ] = map[string]bool{}
+			}
+			methods[typ][fd.Name.Name] = true
+		}
+	}
+	// holds returns the services a field's type may stand for, and
+	// whether it declares method m: another service itself, or an
+	// interface of the package naming m.
+	declares := func(t ast.Expr, m string) bool {
+		switch t := t.(type) {
+		case *ast.StarExpr:
+			if id, ok := t.X.(*ast.Ident); ok {
+				return services[id.Name] && methods[id.Name][m]
+			}
+		case *ast.Ident:
+			if it, ok := types[t.Name].(*ast.InterfaceType); ok {
+				for _, f := range it.Methods.List {
+					for _, n := range f.Names {
+						if n.Name == m {
+							return true
+						}
+					}
+				}
+			}
+		}
+		return false
+	}
+	// held: a field name of a service → the service and the field's type.
+	type field struct {
+		service string
+		typ     ast.Expr
+	}
+	held := map[string][]field{}
+	for svc := range services {
+		if st, ok := types[svc].(*ast.StructType); ok {
+			for _, f := range st.Fields.List {
+				for _, n := range f.Names {
+					held[n.Name] = append(held[n.Name], field{svc, f.Type})
+				}
+			}
+		}
+	}
+	var out []string
+	for _, fd := range funcs {
+		if fd.Body == nil {
+			continue
+		}
+		caller := fd.Name.Name
+		if _, typ := recvOf(fd); typ != "" {
+			caller = typ + "." + caller
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok || ast.IsExported(sel.Sel.Name) {
+				return true
+			}
+			inner, ok := sel.X.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			for _, f := range held[inner.Sel.Name] {
+				if !declares(f.typ, sel.Sel.Name) {
+					continue
+				}
+				for other := range methods {
+					if other != f.service && methods[other][sel.Sel.Name] {
+						pos := fset.Position(sel.Pos())
+						out = append(out, fmt.Sprintf("%s:%d %s → %s.%s", filepath.ToSlash(pos.Filename), pos.Line, caller, other, sel.Sel.Name))
+					}
+				}
+			}
+			return true
+		})
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // readRPCs returns the RPCs of the .proto files in dir, with whether each
