@@ -87,8 +87,7 @@ func (s *Agents) DeleteAgent(ctx context.Context, name string) (AgentDeletion, e
 			return d, err
 		}
 	}
-	s.auth.clear()
-	defer s.auth.clear()
+	s.auth.clear() // no read begun before the deletion is cached; the commit clears it again
 	now := s.clock.Now()
 	var tail int64 // the messages it sent after the batches' last window
 	err = update(ctx, s.store, func(tx agentsTx) error {
@@ -108,13 +107,16 @@ func (s *Agents) DeleteAgent(ctx context.Context, name string) (AgentDeletion, e
 		last := d
 		last.MessagesDeleted += tail
 		e := newEvent(0, EventAgentDeleted, now, deletedDetail(last))
-		return tx.InsertEvent(&e)
+		if err := tx.InsertEvent(&e); err != nil {
+			return err
+		}
+		tx.Recording().AgentChanged(cur.ID, AgentDeleted) // its parked calls end at the commit
+		return nil
 	})
 	if err != nil {
 		return d, err
 	}
 	d.MessagesDeleted += tail
-	s.forgetAgent(a.ID)
 	return d, nil
 }
 
@@ -140,16 +142,6 @@ func (s *Agents) deleteSentMessages(ctx context.Context, d *AgentDeletion) (int6
 			return after, err
 		}
 	}
-}
-
-// forgetAgent drops what this process holds in memory of a deleted agent:
-// its parked waits end, its unflushed presence and paths are dropped (its
-// row is gone: nothing is left to write them to).
-func (s *Agents) forgetAgent(id int64) {
-	s.auth.clear()
-	s.waiters.Revoke(AgentPrincipal(id), errRevoked())
-	s.presence.Forget(id)
-	s.paths.Forget(id)
 }
 
 // forgetDeleted forgets the presence of the agents among touches that are

@@ -10,7 +10,6 @@ import (
 type Agents struct {
 	*core
 	store txs[agentsTx] // the store methods it uses
-	auth  authCache     // token hash → agent, cleared on every token or state change
 }
 
 // agentsTx is what the agents service reads and writes in one transaction:
@@ -29,6 +28,8 @@ type agentsTx interface {
 	ListAgents(includeDisabled bool) ([]*Agent, error)
 	SetAgentToken(agentID int64, hash []byte) error
 	UpdateAgent(a *Agent) error
+	// ChangesTx
+	Recording() *Changes
 	// EventTx
 	InsertEvent(e *Event) error
 	// HealthTx
@@ -50,7 +51,7 @@ type agentsTx interface {
 
 // NewAgents returns the agents' service.
 func NewAgents(c *Core) *Agents {
-	return &Agents{core: c.core, store: txsOf[agentsTx](c.store), auth: authCache{clock: c.clock}}
+	return &Agents{core: c.core, store: txsOf[agentsTx](c.store)}
 }
 
 // CreateAgentRequest is the input of Service.CreateAgent.
@@ -231,7 +232,7 @@ func (s *Agents) UpdateAgent(ctx context.Context, req UpdateAgentRequest) (*Agen
 			}
 		}
 	}
-	return s.modifyAgent(ctx, req.Name, func(tx agentsTx, a *Agent) error {
+	return s.modifyAgent(ctx, req.Name, 0, func(tx agentsTx, a *Agent) error {
 		set := func(dst *string, src *string) {
 			if src != nil {
 				*dst = *src
@@ -252,7 +253,11 @@ func (s *Agents) SetAgentDisabled(ctx context.Context, name string, disabled boo
 		return nil, err
 	}
 	now := s.clock.Now()
-	a, err := s.modifyAgent(ctx, name, func(tx agentsTx, a *Agent) error {
+	change := AgentEnabled
+	if disabled {
+		change = AgentDisabled // its parked calls end at the commit
+	}
+	return s.modifyAgent(ctx, name, change, func(tx agentsTx, a *Agent) error {
 		switch {
 		case disabled && a.DisabledAt.IsZero():
 			a.DisabledAt = now
@@ -261,10 +266,6 @@ func (s *Agents) SetAgentDisabled(ctx context.Context, name string, disabled boo
 		}
 		return tx.UpdateAgent(a)
 	})
-	if err == nil && disabled {
-		s.waiters.Revoke(AgentPrincipal(a.ID), Errorf(EPERMISSION, "agent %q was disabled", a.Name)) // parked waits end now
-	}
-	return a, err
 }
 
 // RotateToken gives an agent a new token; the old one stops working at once.
@@ -277,13 +278,13 @@ func (s *Agents) RotateToken(ctx context.Context, name string, revoke bool) (*Ag
 	if revoke {
 		token, hash = "", nil
 	}
-	a, err := s.modifyAgent(ctx, name, func(tx agentsTx, a *Agent) error {
+	// Calls parked with the old token end at the commit.
+	a, err := s.modifyAgent(ctx, name, TokenChanged, func(tx agentsTx, a *Agent) error {
 		return tx.SetAgentToken(a.ID, hash)
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	s.waiters.Revoke(AgentPrincipal(a.ID), errRevoked()) // waits parked with the old token end now
 	return a, token, nil
 }
 
@@ -300,39 +301,38 @@ const (
 )
 
 // AgentChanged is told by the store that another process changed agent id.
-// It forgets the agents cached for authentication, so an old token or a
-// disabled agent is refused at its next call, and, for a token change or a
-// disable, ends the agent's parked waits as RotateToken and
-// SetAgentDisabled do in this process; for a deletion, it ends them and
-// forgets the agent's unflushed presence, as DeleteAgent does.
+// The change goes through the commit's wake-ups (wake.go) as this
+// process's own changes do: the agents cached for authentication are
+// forgotten, so an old token or a disabled agent is refused at its next
+// call, and for a token change, a disable or a deletion the agent's parked
+// calls end (a deletion also drops its unflushed presence).
 func (s *Agents) AgentChanged(id int64, change AgentChange) {
-	s.auth.clear()
-	switch change {
-	case TokenChanged:
-		s.waiters.Revoke(AgentPrincipal(id), errRevoked())
-	case AgentDisabled:
-		s.waiters.Revoke(AgentPrincipal(id), errDisabledWhileWaiting())
-	case AgentDeleted:
-		s.forgetAgent(id)
-	}
+	var ch Changes
+	ch.AgentChanged(id, change)
+	s.wake(&ch)
 }
 
 // ForgetAgents forgets the agents cached for authentication; the store
 // calls it when changes made by other processes may have been missed.
 func (s *Agents) ForgetAgents() { s.auth.clear() }
 
-// modifyAgent loads an agent by name in a write transaction and applies fn.
-func (s *Agents) modifyAgent(ctx context.Context, name string, fn func(agentsTx, *Agent) error) (*Agent, error) {
-	// Authentication trusts cached agents: forget them before and after the
-	// change, so no call in between is let in on the old state.
+// modifyAgent loads an agent by name in a write transaction, applies fn
+// and records the agent's change (0: its profile alone) for the commit.
+func (s *Agents) modifyAgent(ctx context.Context, name string, change AgentChange, fn func(agentsTx, *Agent) error) (*Agent, error) {
+	// Authentication trusts cached agents: forget them before the change,
+	// so that no read begun before it is cached, and again at its commit
+	// (the record's wake-up), so no call after it is let in on the old state.
 	s.auth.clear()
-	defer s.auth.clear()
 	var a *Agent
 	err := update(ctx, s.store, func(tx agentsTx) (err error) {
 		if a, err = tx.AgentByName(name); err != nil {
 			return err
 		}
-		return fn(tx, a)
+		if err := fn(tx, a); err != nil {
+			return err
+		}
+		tx.Recording().AgentChanged(a.ID, change)
+		return nil
 	})
 	return a, err
 }

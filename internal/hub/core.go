@@ -95,6 +95,7 @@ type core struct {
 	presence *PresenceTracker
 	paths    *PathTracker // the agents' paths (reachability.go)
 	limits   *rateLimits  // agents whose hosts report rate limiting (usage.go)
+	auth     *authCache   // token hash → agent, cleared by every change of an agent's token or state (wake.go)
 	metrics  Metrics
 	beat     atomic.Int64
 	started  time.Time
@@ -119,6 +120,7 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		presence: NewPresenceTracker(),
 		paths:    NewPathTracker(newReplicaID()),
 		limits:   &rateLimits{held: map[int64]time.Time{}},
+		auth:     &authCache{clock: clock},
 		metrics:  noMetrics{},
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),

@@ -33,6 +33,8 @@ type PersonTx interface {
 type peopleTx interface {
 	// AgentTx
 	AgentByName(name string) (*Agent, error)
+	// ChangesTx
+	Recording() *Changes
 	// PersonTx
 	InsertPerson(p *Person, tokenHash []byte) error
 	People() ([]*Person, error)
@@ -101,17 +103,22 @@ func (p *People) ListPeople(ctx context.Context) ([]*Person, error) {
 // RevokePerson revokes the person's token: its calls are refused from
 // now on; what it answered stays. Errors: ENOTFOUND.
 func (p *People) RevokePerson(ctx context.Context, name string) error {
-	if err := update(ctx, p.store, func(tx peopleTx) error { return tx.RevokePerson(name, p.clock.Now()) }); err != nil {
-		return err
-	}
-	p.PersonRevoked(name) // the person's streams end now (park.go)
-	return nil
+	return update(ctx, p.store, func(tx peopleTx) error {
+		if err := tx.RevokePerson(name, p.clock.Now()); err != nil {
+			return err
+		}
+		tx.Recording().PersonRevoked(name) // the person's streams end at the commit (park.go)
+		return nil
+	})
 }
 
 // PersonRevoked ends the open change streams of the person named name,
-// revoked in this process or, on a shared database, another replica.
+// revoked on another replica sharing the database, through the commit's
+// wake-ups as this process's own revocations (wake.go).
 func (p *People) PersonRevoked(name string) {
-	p.waiters.Revoke(PersonPrincipal(name), errRevoked())
+	var ch Changes
+	ch.PersonRevoked(name)
+	p.wake(&ch)
 }
 
 // AuthenticatePerson returns the person holding token. Errors:

@@ -27,6 +27,14 @@ type Changes struct {
 	items    []int64  // inbox items closed
 	ready    []*Task  // tasks left ready
 	projects []string // projects whose agents may take tasks again
+	changed  []agentChange
+	people   []string // people whose token was revoked
+}
+
+// agentChange is a change of an agent's token or state.
+type agentChange struct {
+	id     int64
+	change AgentChange
 }
 
 // Delivered records that a message was delivered to each agent of ds: their
@@ -65,6 +73,26 @@ func (c *Changes) TasksChanged(project string) {
 	}
 }
 
+// AgentChanged records that agent id changed (change; 0: its profile
+// alone): at the commit the agents cached for authentication are
+// forgotten, so the next call reads the agent as committed, and a token
+// changed or revoked, an agent disabled or deleted ends the agent's parked
+// calls (Waiters.Revoke); a deleted agent's presence and paths in memory
+// are dropped.
+func (c *Changes) AgentChanged(id int64, change AgentChange) {
+	if c != nil {
+		c.changed = append(c.changed, agentChange{id, change})
+	}
+}
+
+// PersonRevoked records that the token of the person named name was
+// revoked: the person's open change streams end at the commit.
+func (c *Changes) PersonRevoked(name string) {
+	if c != nil {
+		c.people = append(c.people, name)
+	}
+}
+
 // Agents returns the agents delivered new messages, in the order recorded
 // (an agent may appear more than once).
 func (c *Changes) Agents() []int64 { return c.agents }
@@ -78,7 +106,7 @@ func (c *Changes) ReadyTasks() []*Task { return c.ready }
 
 // reset empties c for a run of a write's fn, keeping its storage.
 func (c *Changes) reset() {
-	*c = Changes{agents: c.agents[:0], items: c.items[:0], ready: c.ready[:0], projects: c.projects[:0]}
+	*c = Changes{agents: c.agents[:0], items: c.items[:0], ready: c.ready[:0], projects: c.projects[:0], changed: c.changed[:0], people: c.people[:0]}
 }
 
 // ChangesTx is how a write transaction records what it changes.
@@ -119,10 +147,22 @@ func (s committer) Update(ctx context.Context, fn func(tx Tx) error) error {
 // wake wakes the parked callers that ch concerns: the waits (and streams
 // and next_task calls) of the agents delivered new messages, the calls
 // parked on the inbox items closed, the next_task calls a ready task fits
-// or whose project changed.
+// or whose project changed; and it ends the parked calls of the agents
+// whose token was changed or revoked, or who were disabled or deleted,
+// once the agents cached for authentication are forgotten, and those of
+// the people whose token was revoked.
 // It is the one place that wakes parked callers for a change, after the
 // commit of a local write or on another replica's report.
 func (c *core) wake(ch *Changes) {
+	if len(ch.changed) > 0 {
+		c.auth.clear()
+		for _, a := range ch.changed {
+			c.agentChanged(a.id, a.change)
+		}
+	}
+	for _, name := range ch.people {
+		c.waiters.Revoke(PersonPrincipal(name), errRevoked())
+	}
 	if ids := ch.Agents(); len(ids) > 0 {
 		c.waiters.Notify(ids...)
 	}
@@ -134,5 +174,22 @@ func (c *core) wake(ch *Changes) {
 	}
 	for _, p := range ch.projects {
 		c.waiters.wakeProject(p)
+	}
+}
+
+// agentChanged ends what agent id holds that its change revokes: the
+// parked calls of a token changed or revoked, of an agent disabled or
+// deleted, and for a deletion its presence and paths in memory (its row is
+// gone: nothing is left to write them to).
+func (c *core) agentChanged(id int64, change AgentChange) {
+	switch change {
+	case TokenChanged:
+		c.waiters.Revoke(AgentPrincipal(id), errRevoked())
+	case AgentDisabled:
+		c.waiters.Revoke(AgentPrincipal(id), errDisabledWhileWaiting())
+	case AgentDeleted:
+		c.waiters.Revoke(AgentPrincipal(id), errRevoked())
+		c.presence.Forget(id)
+		c.paths.Forget(id)
 	}
 }

@@ -177,3 +177,49 @@ func TestWakeFromCommitAnswersAndReadyTasks(t *testing.T) {
 		t.Fatalf("bob's parked next_task returned %+v, want task %d", r, task.ID)
 	}
 }
+
+// A token's revocation is made from the write's record at the commit: a
+// write that changes bob's token and records it, then rolls back, leaves
+// bob's parked wait parked and his cached token working; the same write
+// committed ends the wait with EUNAUTHORIZED and refuses the old token at
+// once, although it was cached and the fake clock stands still (the cache
+// would trust it for its whole lifetime).
+func TestRevocationFromCommit(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	_, tok := h.agent(t, "bob")
+	bob := h.auth(t, tok) // cached from now on
+	c := h.parkedWait(t, ctx, bob, hub.WaitRequest{TimeoutSeconds: longWait})
+
+	rotate := func(tx hub.Tx) error {
+		_, hash := hub.NewToken()
+		if err := tx.SetAgentToken(bob.ID, hash); err != nil {
+			return err
+		}
+		tx.Recording().AgentChanged(bob.ID, hub.TokenChanged)
+		return nil
+	}
+	changedMind := errors.New("changed my mind")
+	err := h.Core.Update(ctx, func(tx hub.Tx) error {
+		if err := rotate(tx); err != nil {
+			return err
+		}
+		return changedMind
+	})
+	if !errors.Is(err, changedMind) {
+		t.Fatalf("the rolled-back write returned %v, want its own error", err)
+	}
+	if n := h.Waiters.AgentCount(bob.ID); n != 1 {
+		t.Fatalf("after a rotation rolled back bob has %d parked waits, want 1", n)
+	}
+	h.auth(t, tok) // still bob's token
+
+	if err := h.Core.Update(ctx, rotate); err != nil {
+		t.Fatal(err)
+	}
+	r := result(t, c)
+	wantCode(t, "parked wait after the committed rotation", r.err, hub.EUNAUTHORIZED)
+	_, err = h.Authenticate(ctx, tok)
+	wantCode(t, "the old token after the committed rotation", err, hub.EUNAUTHORIZED)
+}
