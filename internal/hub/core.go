@@ -80,7 +80,8 @@ func (noMetrics) UsageRecorded(string, UsageCounts) {}
 
 // Core is what the services share: the store, the clock, the
 // configuration, the registry of parked waits (with the change feed it
-// feeds), the presence of agents in memory and the beat. Build it with
+// feeds), the presence of agents in memory, the agents cached for
+// authentication and the beat. Build it with
 // NewCore, build each service from it (NewAgents, NewMessages, …, wired in
 // internal/app), call Init before serving.
 type Core struct {
