@@ -168,3 +168,16 @@ func HashToken(token string) []byte {
 func TokenHashEqual(a, b []byte) bool {
 	return len(a) == len(b) && subtle.ConstantTimeCompare(a, b) == 1
 }
+
+// AgentChange is what changed about an agent's token or state: recorded by
+// a write for its commit (Changes.AgentChanged), or reported by another hub
+// process sharing the store (Agents.AgentChanged).
+type AgentChange uint8
+
+// The changes of an agent's token or state.
+const (
+	TokenChanged  AgentChange = iota + 1 // the token was rotated or revoked
+	AgentDisabled                        // the agent was disabled
+	AgentEnabled                         // the agent was enabled again
+	AgentDeleted                         // the agent was deleted
+)

@@ -288,18 +288,6 @@ func (s *Agents) RotateToken(ctx context.Context, name string, revoke bool) (*Ag
 	return a, token, nil
 }
 
-// AgentChange is what another hub process sharing the store changed about
-// an agent (Service.AgentChanged).
-type AgentChange uint8
-
-// The changes that another process reports.
-const (
-	TokenChanged  AgentChange = iota + 1 // the token was rotated or revoked
-	AgentDisabled                        // the agent was disabled
-	AgentEnabled                         // the agent was enabled again
-	AgentDeleted                         // the agent was deleted
-)
-
 // AgentChanged is told by the store that another process changed agent id.
 // The change goes through the commit's wake-ups (wake.go) as this
 // process's own changes do: the agents cached for authentication are
