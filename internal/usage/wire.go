@@ -102,33 +102,47 @@ func hasEventWord(s []byte) bool {
 }
 
 // pruneLogs returns a protobuf ExportLogsServiceRequest without the log
-// records that cannot name an event the hub reads. A resource that may
-// name one itself keeps its records.
+// records that cannot name an event the hub reads, nor the resources left
+// with no record (which say nothing: a resource's attributes count only
+// with its records). A resource that may name one itself keeps its
+// records.
 func pruneLogs(body []byte) ([]byte, error) {
 	return prune(nil, body, []protowire.Number{fieldResourceLogs}, func(resourceLogs []byte) ([]byte, bool) {
 		if mayName(field(resourceLogs, fieldResource)) {
 			return resourceLogs, true
 		}
+		kept := false
 		pruned, err := prune(nil, resourceLogs, []protowire.Number{fieldScopeLogs, fieldLogRecords}, func(record []byte) ([]byte, bool) {
-			return record, mayName(record)
+			named := mayName(record)
+			kept = kept || named
+			return record, named
 		})
 		if err != nil {
 			return resourceLogs, true // the decoding says what is wrong
 		}
-		return pruned, true
+		return pruned, kept
 	})
 }
 
 // pruneMetrics returns a protobuf ExportMetricsServiceRequest whose
 // metrics that count no usage (metricRules) keep only their name (what
-// tells a host's own metrics apart from the gen_ai.* ones it repeats).
+// tells a host's own metrics apart from the gen_ai.* ones it repeats),
+// without the resources none of whose metrics counts usage.
 func pruneMetrics(body []byte) ([]byte, error) {
-	return prune(nil, body, []protowire.Number{fieldResourceMetrics, fieldScopeMetrics, fieldMetrics}, func(metric []byte) ([]byte, bool) {
-		name := string(field(metric, fieldMetricName))
-		if metricRules[name] != nil {
-			return metric, true
+	return prune(nil, body, []protowire.Number{fieldResourceMetrics}, func(resourceMetrics []byte) ([]byte, bool) {
+		counts := false
+		pruned, err := prune(nil, resourceMetrics, []protowire.Number{fieldScopeMetrics, fieldMetrics}, func(metric []byte) ([]byte, bool) {
+			name := string(field(metric, fieldMetricName))
+			if metricRules[name] != nil {
+				counts = true
+				return metric, true
+			}
+			return protowire.AppendString(protowire.AppendTag(nil, fieldMetricName, protowire.BytesType), name), true
+		})
+		if err != nil {
+			return resourceMetrics, true // the decoding says what is wrong
 		}
-		return protowire.AppendString(protowire.AppendTag(nil, fieldMetricName, protowire.BytesType), name), true
+		return pruned, counts
 	})
 }
 

@@ -15,7 +15,8 @@ import (
 // TestPrunedExportsReadTheSame: every recorded export of every host, as
 // protobuf, reads the same pruned as whole (the same usage, rate limits
 // and tools), twice in a row (what a resend finds), while the pruning
-// leaves out the events and the metric data the hub does not read.
+// leaves out the events and the metric data the hub does not read, and
+// the resources left with nothing it reads.
 func TestPrunedExportsReadTheSame(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"claude_logs.json", "codex_logs.json", "gemini_logs.json", "ratelimit_logs.json"} {
@@ -40,6 +41,9 @@ func TestPrunedExportsReadTheSame(t *testing.T) {
 				if n, m := records(p), records(w); n != 4 || m != 29 {
 					t.Errorf("%s: %d of %d records kept, want the 4 that say usage or tools", name, n, m)
 				}
+				if n, m := len(p.GetResourceLogs()), len(w.GetResourceLogs()); n != 3 || m != 7 {
+					t.Errorf("%s: %d of %d resources kept, want the 3 with records kept", name, n, m)
+				}
 			}
 		}
 	}
@@ -60,6 +64,11 @@ func TestPrunedExportsReadTheSame(t *testing.T) {
 			}
 			if want, got := whole.Metrics(1, w), pruned.Metrics(1, p); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s, export %d: pruned reads %+v, whole %+v", name, i, got, want)
+			}
+			if i == 0 && name == "claude_metrics.json" {
+				if n, m := len(p.GetResourceMetrics()), len(w.GetResourceMetrics()); n != 2 || m != 4 {
+					t.Errorf("%s: %d of %d resources kept, want the 2 with metrics of usage", name, n, m)
+				}
 			}
 		}
 	}
