@@ -20,11 +20,16 @@ type Usage struct {
 	DB tasksql.DB
 }
 
+// heldTask is HeldTask's query, the state written out: bound, it would
+// not let the planner use the index of claimed tasks by assignee
+// (tasks_assignee, partial), and every report would scan every task.
+const heldTask = `SELECT id FROM tasks WHERE assignee_id = ? AND state = '` + string(hub.TaskClaimed) + `'
+	ORDER BY claimed_at DESC, id DESC LIMIT 1`
+
 // HeldTask implements hub.UsageTx.
 func (x Usage) HeldTask(agentID int64) (int64, error) {
 	var id int64
-	err := x.DB.QueryRow(`SELECT id FROM tasks WHERE assignee_id = ? AND state = ? ORDER BY claimed_at DESC, id DESC LIMIT 1`,
-		agentID, string(hub.TaskClaimed)).Scan(&id)
+	err := x.DB.QueryRow(heldTask, agentID).Scan(&id)
 	if x.DB.IsNoRows(err) {
 		return 0, nil
 	}
