@@ -158,8 +158,22 @@ func (a *agentMeter) session(id string) *sessionState {
 	return s
 }
 
-// anyEvents reports whether a session of the agent sends events: a metric
-// point that names no session is then not counted.
+// eventsCount reports whether the events of session sid count its usage
+// rather than its metrics: it sends usage events, or, for a metric point
+// that names no session, a session of the agent does.
+func (a *agentMeter) eventsCount(sid string) bool {
+	if sid == "" {
+		return a.anyEvents()
+	}
+	s := a.sessions[sid]
+	if s == nil {
+		return false
+	}
+	s.used = a.tick
+	return s.events
+}
+
+// anyEvents reports whether a session of the agent sends events.
 func (a *agentMeter) anyEvents() bool {
 	for _, s := range a.sessions {
 		if s.events {
@@ -238,14 +252,14 @@ func (a *agentMeter) metric(mt *metrics.Metric, res attrs, rep *Report) {
 		if !ok {
 			continue
 		}
-		value, count, fresh := a.delta(mt.GetName(), p)
-		if !fresh || value < 0 {
+		// Events win: a session that sends usage events is counted by
+		// them, its metrics not, and its series need no state.
+		sid := p.at.session()
+		if a.eventsCount(sid) {
 			continue
 		}
-		// Events win: a session that sends usage events is counted by
-		// them, its metrics not.
-		sid := p.at.session()
-		if (sid != "" && a.session(sid).events) || (sid == "" && a.anyEvents()) {
+		value, count, fresh := a.delta(mt.GetName(), p)
+		if !fresh || value < 0 {
 			continue
 		}
 		var c hub.UsageCounts
