@@ -104,8 +104,9 @@ func hasEventWord(s []byte) bool {
 // pruneLogs returns a protobuf ExportLogsServiceRequest without the log
 // records that cannot name an event the hub reads, nor the resources left
 // with no record (which say nothing: a resource's attributes count only
-// with its records). A resource that may name one itself keeps its
-// records.
+// with its records); the records and resources kept keep only the
+// attributes the hub reads (readKeys). A resource that may name an event
+// itself keeps its records whole.
 func pruneLogs(body []byte) ([]byte, error) {
 	return prune(nil, body, []protowire.Number{fieldResourceLogs}, func(resourceLogs []byte) ([]byte, bool) {
 		if mayName(field(resourceLogs, fieldResource)) {
@@ -113,15 +114,34 @@ func pruneLogs(body []byte) ([]byte, error) {
 		}
 		kept := false
 		pruned, err := prune(nil, resourceLogs, []protowire.Number{fieldScopeLogs, fieldLogRecords}, func(record []byte) ([]byte, bool) {
-			named := mayName(record)
-			kept = kept || named
-			return record, named
+			if !mayName(record) {
+				return nil, false
+			}
+			kept = true
+			return readAttributes(record, fieldRecordAttributes), true
 		})
+		if err == nil && kept {
+			pruned, err = prune(nil, pruned, []protowire.Number{fieldResource}, func(resource []byte) ([]byte, bool) {
+				return readAttributes(resource, fieldResourceAttributes), true
+			})
+		}
 		if err != nil {
 			return resourceLogs, true // the decoding says what is wrong
 		}
 		return pruned, kept
 	})
+}
+
+// readAttributes returns an encoded message without those of its
+// attributes (KeyValues of field num) that the hub does not read.
+func readAttributes(msg []byte, num protowire.Number) []byte {
+	out, err := prune(nil, msg, []protowire.Number{num}, func(kv []byte) ([]byte, bool) {
+		return kv, readKeys[string(field(kv, fieldKey))]
+	})
+	if err != nil {
+		return msg // the decoding says what is wrong
+	}
+	return out
 }
 
 // pruneMetrics returns a protobuf ExportMetricsServiceRequest whose

@@ -15,8 +15,8 @@ import (
 // TestPrunedExportsReadTheSame: every recorded export of every host, as
 // protobuf, reads the same pruned as whole (the same usage, rate limits
 // and tools), twice in a row (what a resend finds), while the pruning
-// leaves out the events and the metric data the hub does not read, and
-// the resources left with nothing it reads.
+// leaves out the events, the attributes of events and the metric data
+// the hub does not read, and the resources left with nothing it reads.
 func TestPrunedExportsReadTheSame(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"claude_logs.json", "codex_logs.json", "gemini_logs.json", "ratelimit_logs.json"} {
@@ -43,6 +43,19 @@ func TestPrunedExportsReadTheSame(t *testing.T) {
 				}
 				if n, m := len(p.GetResourceLogs()), len(w.GetResourceLogs()); n != 3 || m != 7 {
 					t.Errorf("%s: %d of %d resources kept, want the 3 with records kept", name, n, m)
+				}
+				for _, rl := range p.GetResourceLogs() {
+					kvs := rl.GetResource().GetAttributes()
+					for _, sl := range rl.GetScopeLogs() {
+						for _, lr := range sl.GetLogRecords() {
+							kvs = append(kvs, lr.GetAttributes()...)
+						}
+					}
+					for _, kv := range kvs {
+						if !readKeys[kv.GetKey()] {
+							t.Errorf("%s: attribute %q kept, want only those the hub reads", name, kv.GetKey())
+						}
+					}
 				}
 			}
 		}
