@@ -190,11 +190,68 @@ func unixNano(ns uint64) time.Time {
 	return time.Unix(0, int64(ns))
 }
 
+// eventSessions are an agent's sessions whose events count their usage,
+// as the Meter knew them at one moment (Meter.eventSessions), and those
+// of them an export's data points named (seen).
+type eventSessions struct {
+	ids, seen []string
+}
+
+// none reports whether no session of the agent sends events.
+func (e *eventSessions) none() bool { return e == nil || len(e.ids) == 0 }
+
+// byEvents reports whether the events of session sid count its usage
+// rather than its metrics, as agentMeter.eventsCount does.
+func (e *eventSessions) byEvents(sid string) bool {
+	if sid == "" {
+		return !e.none()
+	}
+	if e == nil || !slices.Contains(e.ids, sid) {
+		return false
+	}
+	if !slices.Contains(e.seen, sid) {
+		e.seen = append(e.seen, sid)
+	}
+	return true
+}
+
+// eventSessions returns agentID's sessions whose events count their
+// usage (nil: none yet): what pruneMetrics passes over.
+func (m *Meter) eventSessions(agentID int64) *eventSessions {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agents[agentID]
+	if a == nil {
+		return nil
+	}
+	var e eventSessions
+	for id, s := range a.sessions {
+		if s.events {
+			e.ids = append(e.ids, id)
+		}
+	}
+	return &e
+}
+
 // Metrics reads an export of metrics from agentID's host.
 func (m *Meter) Metrics(agentID int64, req *colmetrics.ExportMetricsServiceRequest) Report {
+	return m.metrics(agentID, req, nil)
+}
+
+// metrics is Metrics of an export pruned of the data points of pruned's
+// sessions (pruneMetrics): those are remembered as used, as the points
+// would have made them.
+func (m *Meter) metrics(agentID int64, req *colmetrics.ExportMetricsServiceRequest, pruned *eventSessions) Report {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.agent(agentID)
+	if pruned != nil {
+		for _, sid := range pruned.seen {
+			if s := a.sessions[sid]; s != nil {
+				s.used = a.tick
+			}
+		}
+	}
 	var rep Report
 	for _, rm := range req.GetResourceMetrics() {
 		res := merge(nil, rm.GetResource().GetAttributes())

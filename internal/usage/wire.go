@@ -144,26 +144,122 @@ func readAttributes(msg []byte, num protowire.Number) []byte {
 	return out
 }
 
+// Field numbers of what a metric's data points are (metrics/v1): the
+// kinds the Meter reads.
+const (
+	fieldMetricSum                protowire.Number = 7 // Metric.sum
+	fieldMetricHistogram          protowire.Number = 9 // Metric.histogram
+	fieldDataPoints               protowire.Number = 1 // Sum.data_points, Histogram.data_points
+	fieldNumberPointAttributes    protowire.Number = 7 // NumberDataPoint.attributes
+	fieldHistogramPointAttributes protowire.Number = 9 // HistogramDataPoint.attributes
+	fieldMetricsResource          protowire.Number = 1 // ResourceMetrics.resource
+)
+
 // pruneMetrics returns a protobuf ExportMetricsServiceRequest whose
 // metrics that count no usage (metricRules) keep only their name (what
 // tells a host's own metrics apart from the gen_ai.* ones it repeats),
-// without the resources none of whose metrics counts usage.
-func pruneMetrics(body []byte) ([]byte, error) {
+// without the resources none of whose metrics counts usage, and without
+// the data points of the sessions whose events count their usage
+// (events: the agent's sessions that send events, as the Meter knew them
+// before; nil: none), which the Meter passes over.
+func pruneMetrics(body []byte, events *eventSessions) ([]byte, error) {
 	return prune(nil, body, []protowire.Number{fieldResourceMetrics}, func(resourceMetrics []byte) ([]byte, bool) {
+		res := field(resourceMetrics, fieldMetricsResource)
 		counts := false
 		pruned, err := prune(nil, resourceMetrics, []protowire.Number{fieldScopeMetrics, fieldMetrics}, func(metric []byte) ([]byte, bool) {
 			name := string(field(metric, fieldMetricName))
-			if metricRules[name] != nil {
-				counts = true
+			if metricRules[name] == nil {
+				return protowire.AppendString(protowire.AppendTag(nil, fieldMetricName, protowire.BytesType), name), true
+			}
+			counts = true
+			if events.none() {
 				return metric, true
 			}
-			return protowire.AppendString(protowire.AppendTag(nil, fieldMetricName, protowire.BytesType), name), true
+			for _, kind := range []struct{ data, attributes protowire.Number }{
+				{fieldMetricSum, fieldNumberPointAttributes}, {fieldMetricHistogram, fieldHistogramPointAttributes},
+			} {
+				kept, err := prune(nil, metric, []protowire.Number{kind.data, fieldDataPoints}, func(point []byte) ([]byte, bool) {
+					sid, known := pointSession(res, point, kind.attributes)
+					return point, !known || !events.byEvents(sid)
+				})
+				if err != nil {
+					return metric, true // the decoding says what is wrong
+				}
+				metric = kept
+			}
+			return metric, true
 		})
 		if err != nil {
 			return resourceMetrics, true // the decoding says what is wrong
 		}
 		return pruned, counts
 	})
+}
+
+// pointSession is the session of an encoded data point whose attributes
+// are its fields num, over those of its encoded resource (attrs.session
+// of the two merged); known is false when an attribute it reads is not a
+// string.
+func pointSession(resource, point []byte, num protowire.Number) (sid string, known bool) {
+	for _, key := range []string{"session.id", "conversation.id"} {
+		v, ok := stringAttribute(point, num, key)
+		if !ok {
+			return "", false
+		}
+		if v == nil {
+			if v, ok = stringAttribute(resource, fieldResourceAttributes, key); !ok {
+				return "", false
+			}
+		}
+		if len(v) > 0 {
+			return string(v), true
+		}
+	}
+	return "", true
+}
+
+// stringAttribute returns the value of the last attribute key among the
+// fields num of an encoded message (nil: none; an empty string is not
+// nil); ok is false when the value is not a string.
+func stringAttribute(msg []byte, num protowire.Number, key string) (v []byte, ok bool) {
+	ok = true
+	for len(msg) > 0 {
+		n, typ, l := protowire.ConsumeTag(msg)
+		if l < 0 {
+			return nil, false
+		}
+		m := protowire.ConsumeFieldValue(n, typ, msg[l:])
+		if m < 0 {
+			return nil, false
+		}
+		if n == num && typ == protowire.BytesType {
+			kv, _ := protowire.ConsumeBytes(msg[l:])
+			if string(field(kv, fieldKey)) == key {
+				v, ok = stringValue(field(kv, fieldValue))
+			}
+		}
+		msg = msg[l+m:]
+	}
+	return v, ok
+}
+
+// stringValue returns an encoded AnyValue's string (never nil); ok is
+// false for a value of another kind.
+func stringValue(any []byte) (s []byte, ok bool) {
+	s = []byte{}
+	for len(any) > 0 {
+		n, typ, l := protowire.ConsumeTag(any)
+		if l < 0 || n != fieldStringValue || typ != protowire.BytesType {
+			return nil, false
+		}
+		v, m := protowire.ConsumeBytes(any[l:])
+		if m < 0 {
+			return nil, false
+		}
+		s = v
+		any = any[l+m:]
+	}
+	return s, true
 }
 
 // field is the first of msg's fields num of the bytes type (nil when it
