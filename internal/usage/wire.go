@@ -245,19 +245,19 @@ func stringAttribute(msg []byte, num protowire.Number, key string) (v []byte, ok
 
 // stringValue returns an encoded AnyValue's string (never nil); ok is
 // false for a value of another kind.
-func stringValue(any []byte) (s []byte, ok bool) {
+func stringValue(value []byte) (s []byte, ok bool) {
 	s = []byte{}
-	for len(any) > 0 {
-		n, typ, l := protowire.ConsumeTag(any)
+	for len(value) > 0 {
+		n, typ, l := protowire.ConsumeTag(value)
 		if l < 0 || n != fieldStringValue || typ != protowire.BytesType {
 			return nil, false
 		}
-		v, m := protowire.ConsumeBytes(any[l:])
+		v, m := protowire.ConsumeBytes(value[l:])
 		if m < 0 {
 			return nil, false
 		}
 		s = v
-		any = any[l+m:]
+		value = value[l+m:]
 	}
 	return s, true
 }
