@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agenthub/hub/internal/usage/replay"
 )
 
 // `hubbench fleet` runs a fleet of simulated agents and dashboards against
@@ -236,7 +238,7 @@ type fleet struct {
 	probe    *agentRef
 	channels int
 	stats    *fleetStats
-	otlp     *otlpSession // what the exporters send (--otlp-every)
+	otlp     *replay.Session // what the exporters send (--otlp-every)
 
 	bridges     sync.WaitGroup // hub mcp processes
 	bridgeCtx   context.Context

@@ -8,16 +8,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
-	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	common "go.opentelemetry.io/proto/otlp/common/v1"
-	metrics "go.opentelemetry.io/proto/otlp/metrics/v1"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
+	"github.com/agenthub/hub/internal/usage/replay"
 )
 
 // The exporters of `hubbench fleet --otlp-every`: each agent's host sends
@@ -35,91 +29,12 @@ const (
 	otlpLogsFixture    = "internal/usage/testdata/claude_logs.json"
 )
 
-// otlpSession is the recorded session, parsed once.
-type otlpSession struct {
-	metrics *colmetrics.ExportMetricsServiceRequest
-	logs    *collogs.ExportLogsServiceRequest
-	start   uint64 // the earliest time in it (Unix ns)
-	events  int64  // its events' sequence numbers run from 0 below this
-}
-
-func loadOTLPSession() (*otlpSession, error) {
-	s := &otlpSession{metrics: &colmetrics.ExportMetricsServiceRequest{}, logs: &collogs.ExportLogsServiceRequest{}}
-	for _, x := range []struct {
-		path string
-		m    proto.Message
-	}{{otlpMetricsFixture, s.metrics}, {otlpLogsFixture, s.logs}} {
-		b, err := os.ReadFile(x.path)
-		if err != nil {
-			return nil, fmt.Errorf("--otlp-every reads the recorded exports from the repository (run hubbench from its root): %w", err)
-		}
-		if err := protojson.Unmarshal(b, x.m); err != nil {
-			return nil, fmt.Errorf("%s: %w", x.path, err)
-		}
+func loadOTLPSession() (*replay.Session, error) {
+	s, err := replay.Load(otlpMetricsFixture, otlpLogsFixture)
+	if err != nil {
+		return nil, fmt.Errorf("--otlp-every reads the recorded exports from the repository (run hubbench from its root): %w", err)
 	}
-	s.start = ^uint64(0)
-	s.shift(func(t *uint64) {
-		if *t != 0 {
-			s.start = min(s.start, *t)
-		}
-	}, func(seq *common.AnyValue) { s.events = max(s.events, seq.GetIntValue()+1) })
 	return s, nil
-}
-
-// shift calls onTime with every timestamp of the session and onSeq with
-// every event's sequence number.
-func (s *otlpSession) shift(onTime func(*uint64), onSeq func(*common.AnyValue)) {
-	for _, rm := range s.metrics.GetResourceMetrics() {
-		for _, sm := range rm.GetScopeMetrics() {
-			for _, m := range sm.GetMetrics() {
-				switch d := m.GetData().(type) {
-				case *metrics.Metric_Sum:
-					for _, p := range d.Sum.GetDataPoints() {
-						onTime(&p.StartTimeUnixNano)
-						onTime(&p.TimeUnixNano)
-					}
-				case *metrics.Metric_Histogram:
-					for _, p := range d.Histogram.GetDataPoints() {
-						onTime(&p.StartTimeUnixNano)
-						onTime(&p.TimeUnixNano)
-					}
-				}
-			}
-		}
-	}
-	for _, rl := range s.logs.GetResourceLogs() {
-		for _, sl := range rl.GetScopeLogs() {
-			for _, lr := range sl.GetLogRecords() {
-				onTime(&lr.TimeUnixNano)
-				onTime(&lr.ObservedTimeUnixNano)
-				for _, kv := range lr.GetAttributes() {
-					if kv.GetKey() == "event.sequence" {
-						onSeq(kv.GetValue())
-					}
-				}
-			}
-		}
-	}
-}
-
-// export returns the n-th export (from 0) of the session made at now, in
-// protobuf: its times moved so that the session ends at now, its events
-// numbered after the previous export's.
-func (s *otlpSession) export(n int64, now time.Time) (metricsBody, logsBody []byte, err error) {
-	c := &otlpSession{metrics: proto.Clone(s.metrics).(*colmetrics.ExportMetricsServiceRequest), logs: proto.Clone(s.logs).(*collogs.ExportLogsServiceRequest)}
-	offset := uint64(now.UnixNano()) - s.start - uint64(time.Minute/2)
-	c.shift(func(t *uint64) {
-		if *t != 0 {
-			*t += offset
-		}
-	}, func(seq *common.AnyValue) {
-		seq.Value = &common.AnyValue_IntValue{IntValue: seq.GetIntValue() + n*s.events}
-	})
-	if metricsBody, err = proto.Marshal(c.metrics); err != nil {
-		return nil, nil, err
-	}
-	logsBody, err = proto.Marshal(c.logs)
-	return metricsBody, logsBody, err
 }
 
 // otlpClients are the exporters' HTTP clients, one per loopback source
@@ -144,7 +59,7 @@ func (a *fleetAgent) exportLoop(ctx context.Context, f *fleet, client *http.Clie
 	next := time.Now().Add(time.Duration(rng.Float64() * float64(every)))
 	base := "http://" + f.hub.httpAddr + "/otlp/v1/"
 	for n := int64(0); sleepUntil(ctx, next); n++ {
-		m, l, err := f.otlp.export(n, time.Now())
+		m, l, err := f.otlp.Export(n, time.Now())
 		if err == nil {
 			err = postOTLP(ctx, client, base+"metrics", a.ref.token, m)
 		}

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -31,6 +32,8 @@ type BudgetTx interface {
 	// theirs), by name, their ID, name and project filled: the agents a
 	// project's budget holds.
 	BudgetAgents(project string) ([]*Agent, error)
+	// AnyBudgets reports whether any budget exists at all.
+	AnyBudgets() (bool, error)
 }
 
 // Event kinds of budgets, in the agent's timeline.
@@ -45,6 +48,7 @@ type Budgets struct {
 	*core
 	store txs[budgetsTx] // the store methods it uses
 	inbox itemOpener
+	none  noBudgets // that no budget exists, known in memory
 }
 
 // itemOpener announces inbox items just opened (satisfied by *Inbox).
@@ -101,6 +105,7 @@ type budgetsTx interface {
 	AgentByID(id int64) (*Agent, error)
 	AgentByName(name string) (*Agent, error)
 	// BudgetTx
+	AnyBudgets() (bool, error)
 	BudgetAgents(project string) ([]*Agent, error)
 	Budgets() ([]*Budget, error)
 	BudgetsOf(agentID int64, project string) ([]*Budget, error)
@@ -203,6 +208,9 @@ func (s *Budgets) Set(ctx context.Context, by string, req BudgetRequest) (*Budge
 				}
 			}
 		}
+		// Before the write: a check that knew of no budget reads again
+		// from here on.
+		s.none.forget()
 		if err := tx.PutBudget(&nb); err != nil {
 			return err
 		}
@@ -359,11 +367,22 @@ type budgetNews struct {
 // and its project's: the notice at BudgetWarnAt, the inbox item and the
 // stop at the limit (told to every agent the budget holds), each once a
 // day. Only the budgets of the agent that reported are read: usage moves
-// nothing else.
+// nothing else; while no budget exists at all (noBudgets), nothing is.
 func (s *Budgets) CheckSpend(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error) {
 	var news budgetNews
+	if s.none.known(now) {
+		return news, nil
+	}
+	gen := s.none.generation()
 	bs, err := tx.BudgetsOf(agent.ID, ProjectOr(agent.Project))
-	if err != nil || len(bs) == 0 {
+	if err != nil {
+		return news, err
+	}
+	if len(bs) == 0 {
+		some, err := tx.AnyBudgets()
+		if err == nil && !some {
+			s.none.seen(gen, now)
+		}
 		return news, err
 	}
 	day := BudgetDay(now)
@@ -532,4 +551,52 @@ func budgetHolds[G budgetHoldsTx](ctx context.Context, st txs[G], agent *Agent, 
 		return err
 	})
 	return held, err
+}
+
+// noBudgetsFor bounds how long the knowledge that no budget exists is
+// trusted without reading the store. A budget set through this process
+// ends it at once (Budgets.Set, inside its write, so no check that follows
+// the write misses the budget); one set through another process sharing
+// the store is seen by the checks from noBudgetsFor after it at most.
+const noBudgetsFor = 2 * time.Second
+
+// noBudgets knows, in memory, that no budget exists at all, so that
+// holding each usage report against budgets (Budgets.check) reads nothing
+// on a hub that has none, as most have.
+type noBudgets struct {
+	mu    sync.Mutex
+	until time.Time // known until then; zero: not known
+	gen   uint64    // bumped by forget: a read from before it is not kept
+}
+
+// known reports whether no budget exists at now, as last read.
+func (n *noBudgets) known(now time.Time) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return now.Before(n.until)
+}
+
+// generation returns the value to pass to seen for a read starting now.
+func (n *noBudgets) generation() uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.gen
+}
+
+// seen records that a read at now that started at generation gen found no
+// budget, unless a budget was set since.
+func (n *noBudgets) seen(gen uint64, now time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if gen == n.gen {
+		n.until = now.Add(noBudgetsFor)
+	}
+}
+
+// forget ends what is known: a budget is being set.
+func (n *noBudgets) forget() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.until = time.Time{}
+	n.gen++
 }

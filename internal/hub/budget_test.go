@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -329,5 +330,82 @@ func TestProjectBudgetSetBelowTheSpend(t *testing.T) {
 		if r, err := h.Tasks.Next(ctx, a, hub.NextRequest{}); err != nil || r.Task != nil {
 			t.Errorf("next_task of %s = %+v, %v; want nothing", a.Name, r, err)
 		}
+	}
+}
+
+// budgetReads is a store that counts the budget reads of its writes.
+type budgetReads struct {
+	hub.Store
+	reads atomic.Int32
+}
+
+func (s *budgetReads) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	return s.Store.Update(ctx, func(tx hub.Tx) error { return fn(budgetReadsTx{tx, &s.reads}) })
+}
+
+type budgetReadsTx struct {
+	hub.Tx
+	reads *atomic.Int32
+}
+
+func (tx budgetReadsTx) BudgetsOf(agentID int64, project string) ([]*hub.Budget, error) {
+	tx.reads.Add(1)
+	return tx.Tx.BudgetsOf(agentID, project)
+}
+
+func (tx budgetReadsTx) AnyBudgets() (bool, error) {
+	tx.reads.Add(1)
+	return tx.Tx.AnyBudgets()
+}
+
+// While no budget exists, a report reads none (the hub knows it in
+// memory); a budget set through the hub is held against the very next
+// report, and one set through another process sharing the store within
+// two seconds.
+func TestNoBudgetsReadNothing(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	ann, _ := h.agent(t, "ann")
+	st := &budgetReads{Store: h.DB}
+	svc := h.over(t, st)
+	record := func(cost float64) {
+		t.Helper()
+		if err := svc.Usage.Record(ctx, ann, []hub.UsageDelta{{At: h.Clock.Now(), Model: "m", Counts: hub.UsageCounts{Input: 10, Requests: 1, CostUSD: cost}}}, ""); err != nil {
+			t.Fatalf("Record: %v", err)
+		}
+	}
+	record(0.1)
+	first := st.reads.Load()
+	record(0.1)
+	record(0.1)
+	if n := st.reads.Load() - first; n != 0 {
+		t.Errorf("with no budget at all, two reports read budgets %d times, want 0", n)
+	}
+
+	// Set through this hub: the next report is held against it ($0.40 of
+	// $0.45 is over 80 %).
+	if _, err := svc.Budgets.Set(ctx, "pat", hub.BudgetRequest{Agent: "ann", USDPerDay: 0.45}); err != nil {
+		t.Fatal(err)
+	}
+	record(0.1)
+	if n := nudges(t, h, ann); len(n) != 1 || !strings.Contains(n[0], "89% spent") {
+		t.Fatalf("after a budget set with none before: %q, want the warning at 89%%", n)
+	}
+
+	// Set through another process (h.Budgets stands for it): seen once
+	// what this one knew has run out.
+	if err := h.Budgets.Delete(ctx, hub.BudgetRequest{Agent: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	h.Clock.Advance(3 * time.Second)
+	record(0.1) // knows there is none again
+	if _, err := h.Budgets.Set(ctx, "pat", hub.BudgetRequest{Agent: "ann", USDPerDay: 0.55}); err != nil {
+		t.Fatal(err)
+	}
+	h.Clock.Advance(3 * time.Second)
+	record(0.1)
+	if n := nudges(t, h, ann); len(n) != 2 || !strings.Contains(n[1], "Stop now") {
+		t.Fatalf("after a budget set by another process: %q, want the stop at $0.55", n)
 	}
 }

@@ -68,6 +68,7 @@ type usageTx interface {
 	AgentByID(id int64) (*Agent, error)
 	AgentByName(name string) (*Agent, error)
 	// BudgetTx
+	AnyBudgets() (bool, error)
 	BudgetAgents(project string) ([]*Agent, error)
 	Budgets() ([]*Budget, error)
 	BudgetsOf(agentID int64, project string) ([]*Budget, error)

@@ -11,6 +11,7 @@
 package usage
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,12 +88,23 @@ func (a attrs) session() string {
 
 // model is the model an attribute set names.
 func (a attrs) model() string {
-	for _, k := range []string{"model", "gen_ai.response.model", "gen_ai.request.model"} {
-		if s := a.str(k); s != "" {
-			return s
-		}
-	}
-	return ""
+	return cmp.Or(a.str("model"), a.str("gen_ai.response.model"), a.str("gen_ai.request.model"))
+}
+
+// readKeys are the attributes the hub reads, of a record or of its
+// resource: a log record kept on the wire keeps these only (pruneLogs).
+// Each is read by a literal key (attrs.str, num, count) in this package,
+// and TestReadKeysDeclared finds every such key here.
+var readKeys = map[string]bool{
+	"service.name": true, "event.name": true, "event.sequence": true, "event.kind": true,
+	"session.id": true, "conversation.id": true,
+	"model": true, "gen_ai.response.model": true, "gen_ai.request.model": true,
+	"type": true, "token_type": true, "gen_ai.token.type": true,
+	"input_tokens": true, "output_tokens": true, "cache_read_tokens": true, "cache_creation_tokens": true, "cost_usd": true,
+	"input_token_count": true, "output_token_count": true, "cached_token_count": true,
+	"cached_content_token_count": true, "tool_token_count": true, "thoughts_token_count": true,
+	"status_code": true, "http.response.status_code": true, "error": true, "error.message": true,
+	"tool_name": true, "function_name": true,
 }
 
 // Hosts' service names (resource attribute service.name) and the prefix
@@ -311,8 +323,8 @@ func toolEvent(attrs) (eventKind, hub.UsageCounts) { return eventTool, hub.Usage
 // or overload: HTTP 429 (too many requests) or 529 (Anthropic's
 // overloaded), or an error text saying so.
 func rateLimited(a attrs) bool {
-	for _, k := range []string{"status_code", "http.response.status_code"} {
-		switch a.str(k) {
+	for _, code := range []string{a.str("status_code"), a.str("http.response.status_code")} {
+		switch code {
 		case "429", "529":
 			return true
 		}

@@ -158,8 +158,22 @@ func (a *agentMeter) session(id string) *sessionState {
 	return s
 }
 
-// anyEvents reports whether a session of the agent sends events: a metric
-// point that names no session is then not counted.
+// eventsCount reports whether the events of session sid count its usage
+// rather than its metrics: it sends usage events, or, for a metric point
+// that names no session, a session of the agent does.
+func (a *agentMeter) eventsCount(sid string) bool {
+	if sid == "" {
+		return a.anyEvents()
+	}
+	s := a.sessions[sid]
+	if s == nil {
+		return false
+	}
+	s.used = a.tick
+	return s.events
+}
+
+// anyEvents reports whether a session of the agent sends events.
 func (a *agentMeter) anyEvents() bool {
 	for _, s := range a.sessions {
 		if s.events {
@@ -176,11 +190,68 @@ func unixNano(ns uint64) time.Time {
 	return time.Unix(0, int64(ns))
 }
 
+// eventSessions are an agent's sessions whose events count their usage,
+// as the Meter knew them at one moment (Meter.eventSessions), and those
+// of them an export's data points named (seen).
+type eventSessions struct {
+	ids, seen []string
+}
+
+// none reports whether no session of the agent sends events.
+func (e *eventSessions) none() bool { return e == nil || len(e.ids) == 0 }
+
+// byEvents reports whether the events of session sid count its usage
+// rather than its metrics, as agentMeter.eventsCount does.
+func (e *eventSessions) byEvents(sid string) bool {
+	if sid == "" {
+		return !e.none()
+	}
+	if e == nil || !slices.Contains(e.ids, sid) {
+		return false
+	}
+	if !slices.Contains(e.seen, sid) {
+		e.seen = append(e.seen, sid)
+	}
+	return true
+}
+
+// eventSessions returns agentID's sessions whose events count their
+// usage (nil: none yet): what pruneMetrics passes over.
+func (m *Meter) eventSessions(agentID int64) *eventSessions {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agents[agentID]
+	if a == nil {
+		return nil
+	}
+	var e eventSessions
+	for id, s := range a.sessions {
+		if s.events {
+			e.ids = append(e.ids, id)
+		}
+	}
+	return &e
+}
+
 // Metrics reads an export of metrics from agentID's host.
 func (m *Meter) Metrics(agentID int64, req *colmetrics.ExportMetricsServiceRequest) Report {
+	return m.metrics(agentID, req, nil)
+}
+
+// metrics is Metrics of an export pruned of the data points of pruned's
+// sessions (pruneMetrics): those are remembered as used, as the points
+// would have made them.
+func (m *Meter) metrics(agentID int64, req *colmetrics.ExportMetricsServiceRequest, pruned *eventSessions) Report {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a := m.agent(agentID)
+	if pruned != nil {
+		for _, sid := range pruned.seen {
+			if s := a.sessions[sid]; s != nil {
+				s.used = a.tick
+			}
+		}
+	}
 	var rep Report
 	for _, rm := range req.GetResourceMetrics() {
 		res := merge(nil, rm.GetResource().GetAttributes())
@@ -238,14 +309,14 @@ func (a *agentMeter) metric(mt *metrics.Metric, res attrs, rep *Report) {
 		if !ok {
 			continue
 		}
-		value, count, fresh := a.delta(mt.GetName(), p)
-		if !fresh || value < 0 {
+		// Events win: a session that sends usage events is counted by
+		// them, its metrics not, and its series need no state.
+		sid := p.at.session()
+		if a.eventsCount(sid) {
 			continue
 		}
-		// Events win: a session that sends usage events is counted by
-		// them, its metrics not.
-		sid := p.at.session()
-		if (sid != "" && a.session(sid).events) || (sid == "" && a.anyEvents()) {
+		value, count, fresh := a.delta(mt.GetName(), p)
+		if !fresh || value < 0 {
 			continue
 		}
 		var c hub.UsageCounts

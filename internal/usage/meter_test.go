@@ -203,7 +203,8 @@ func TestTemporality(t *testing.T) {
 // In a session that sends events, the events count and its metrics do
 // not, whichever export arrives first (the real hosts send their metrics
 // first in a short session: Claude Code's every second, its events in
-// batches); a session with metrics only is counted by them.
+// batches), and its metrics' series cost no memory; a session with
+// metrics only is counted by them.
 func TestEventsWinOverMetrics(t *testing.T) {
 	t.Parallel()
 	for _, host := range []string{"claude", "codex", "gemini"} {
@@ -213,6 +214,9 @@ func TestEventsWinOverMetrics(t *testing.T) {
 		m.Logs(1, logsFixture(t, host+"_logs.json"))
 		if got := m.Metrics(1, metricsFixture(t, host+"_metrics.json")); len(got.Deltas) != 0 {
 			t.Errorf("%s: metrics after the session's events counted %+v, want nothing", host, total(got))
+		}
+		if n := len(m.agents[1].series); n != 0 {
+			t.Errorf("%s: %d metric series remembered of a session its events count, want none", host, n)
 		}
 
 		m = NewMeter()

@@ -113,11 +113,13 @@ func (rc *Receiver) handler(sig signal) http.Handler {
 		switch sig {
 		case signalMetrics:
 			req := &colmetrics.ExportMetricsServiceRequest{}
-			if err := decode(body, enc, pruneMetrics, req); err != nil {
+			events := rc.Meter.eventSessions(caller.Agent.ID)
+			prune := func(b []byte) ([]byte, error) { return pruneMetrics(b, events) }
+			if err := decode(body, enc, prune, req); err != nil {
 				writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, malformed(sig, enc, err))
 				return
 			}
-			rep, resp = rc.Meter.Metrics(caller.Agent.ID, req), &colmetrics.ExportMetricsServiceResponse{}
+			rep, resp = rc.Meter.metrics(caller.Agent.ID, req, events), &colmetrics.ExportMetricsServiceResponse{}
 		case signalLogs:
 			req := &collogs.ExportLogsServiceRequest{}
 			if err := decode(body, enc, pruneLogs, req); err != nil {

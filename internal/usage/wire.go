@@ -102,34 +102,164 @@ func hasEventWord(s []byte) bool {
 }
 
 // pruneLogs returns a protobuf ExportLogsServiceRequest without the log
-// records that cannot name an event the hub reads. A resource that may
-// name one itself keeps its records.
+// records that cannot name an event the hub reads, nor the resources left
+// with no record (which say nothing: a resource's attributes count only
+// with its records); the records and resources kept keep only the
+// attributes the hub reads (readKeys). A resource that may name an event
+// itself keeps its records whole.
 func pruneLogs(body []byte) ([]byte, error) {
 	return prune(nil, body, []protowire.Number{fieldResourceLogs}, func(resourceLogs []byte) ([]byte, bool) {
 		if mayName(field(resourceLogs, fieldResource)) {
 			return resourceLogs, true
 		}
+		kept := false
 		pruned, err := prune(nil, resourceLogs, []protowire.Number{fieldScopeLogs, fieldLogRecords}, func(record []byte) ([]byte, bool) {
-			return record, mayName(record)
+			if !mayName(record) {
+				return nil, false
+			}
+			kept = true
+			return readAttributes(record, fieldRecordAttributes), true
 		})
+		if err == nil && kept {
+			pruned, err = prune(nil, pruned, []protowire.Number{fieldResource}, func(resource []byte) ([]byte, bool) {
+				return readAttributes(resource, fieldResourceAttributes), true
+			})
+		}
 		if err != nil {
 			return resourceLogs, true // the decoding says what is wrong
 		}
-		return pruned, true
+		return pruned, kept
 	})
 }
 
+// readAttributes returns an encoded message without those of its
+// attributes (KeyValues of field num) that the hub does not read.
+func readAttributes(msg []byte, num protowire.Number) []byte {
+	out, err := prune(nil, msg, []protowire.Number{num}, func(kv []byte) ([]byte, bool) {
+		return kv, readKeys[string(field(kv, fieldKey))]
+	})
+	if err != nil {
+		return msg // the decoding says what is wrong
+	}
+	return out
+}
+
+// Field numbers of what a metric's data points are (metrics/v1): the
+// kinds the Meter reads.
+const (
+	fieldMetricSum                protowire.Number = 7 // Metric.sum
+	fieldMetricHistogram          protowire.Number = 9 // Metric.histogram
+	fieldDataPoints               protowire.Number = 1 // Sum.data_points, Histogram.data_points
+	fieldNumberPointAttributes    protowire.Number = 7 // NumberDataPoint.attributes
+	fieldHistogramPointAttributes protowire.Number = 9 // HistogramDataPoint.attributes
+	fieldMetricsResource          protowire.Number = 1 // ResourceMetrics.resource
+)
+
 // pruneMetrics returns a protobuf ExportMetricsServiceRequest whose
 // metrics that count no usage (metricRules) keep only their name (what
-// tells a host's own metrics apart from the gen_ai.* ones it repeats).
-func pruneMetrics(body []byte) ([]byte, error) {
-	return prune(nil, body, []protowire.Number{fieldResourceMetrics, fieldScopeMetrics, fieldMetrics}, func(metric []byte) ([]byte, bool) {
-		name := string(field(metric, fieldMetricName))
-		if metricRules[name] != nil {
+// tells a host's own metrics apart from the gen_ai.* ones it repeats),
+// without the resources none of whose metrics counts usage, and without
+// the data points of the sessions whose events count their usage
+// (events: the agent's sessions that send events, as the Meter knew them
+// before; nil: none), which the Meter passes over.
+func pruneMetrics(body []byte, events *eventSessions) ([]byte, error) {
+	return prune(nil, body, []protowire.Number{fieldResourceMetrics}, func(resourceMetrics []byte) ([]byte, bool) {
+		res := field(resourceMetrics, fieldMetricsResource)
+		counts := false
+		pruned, err := prune(nil, resourceMetrics, []protowire.Number{fieldScopeMetrics, fieldMetrics}, func(metric []byte) ([]byte, bool) {
+			name := string(field(metric, fieldMetricName))
+			if metricRules[name] == nil {
+				return protowire.AppendString(protowire.AppendTag(nil, fieldMetricName, protowire.BytesType), name), true
+			}
+			counts = true
+			if events.none() {
+				return metric, true
+			}
+			for _, kind := range []struct{ data, attributes protowire.Number }{
+				{fieldMetricSum, fieldNumberPointAttributes}, {fieldMetricHistogram, fieldHistogramPointAttributes},
+			} {
+				kept, err := prune(nil, metric, []protowire.Number{kind.data, fieldDataPoints}, func(point []byte) ([]byte, bool) {
+					sid, known := pointSession(res, point, kind.attributes)
+					return point, !known || !events.byEvents(sid)
+				})
+				if err != nil {
+					return metric, true // the decoding says what is wrong
+				}
+				metric = kept
+			}
 			return metric, true
+		})
+		if err != nil {
+			return resourceMetrics, true // the decoding says what is wrong
 		}
-		return protowire.AppendString(protowire.AppendTag(nil, fieldMetricName, protowire.BytesType), name), true
+		return pruned, counts
 	})
+}
+
+// pointSession is the session of an encoded data point whose attributes
+// are its fields num, over those of its encoded resource (attrs.session
+// of the two merged); known is false when an attribute it reads is not a
+// string.
+func pointSession(resource, point []byte, num protowire.Number) (sid string, known bool) {
+	for _, key := range []string{"session.id", "conversation.id"} {
+		v, ok := stringAttribute(point, num, key)
+		if !ok {
+			return "", false
+		}
+		if v == nil {
+			if v, ok = stringAttribute(resource, fieldResourceAttributes, key); !ok {
+				return "", false
+			}
+		}
+		if len(v) > 0 {
+			return string(v), true
+		}
+	}
+	return "", true
+}
+
+// stringAttribute returns the value of the last attribute key among the
+// fields num of an encoded message (nil: none; an empty string is not
+// nil); ok is false when the value is not a string.
+func stringAttribute(msg []byte, num protowire.Number, key string) (v []byte, ok bool) {
+	ok = true
+	for len(msg) > 0 {
+		n, typ, l := protowire.ConsumeTag(msg)
+		if l < 0 {
+			return nil, false
+		}
+		m := protowire.ConsumeFieldValue(n, typ, msg[l:])
+		if m < 0 {
+			return nil, false
+		}
+		if n == num && typ == protowire.BytesType {
+			kv, _ := protowire.ConsumeBytes(msg[l:])
+			if string(field(kv, fieldKey)) == key {
+				v, ok = stringValue(field(kv, fieldValue))
+			}
+		}
+		msg = msg[l+m:]
+	}
+	return v, ok
+}
+
+// stringValue returns an encoded AnyValue's string (never nil); ok is
+// false for a value of another kind.
+func stringValue(value []byte) (s []byte, ok bool) {
+	s = []byte{}
+	for len(value) > 0 {
+		n, typ, l := protowire.ConsumeTag(value)
+		if l < 0 || n != fieldStringValue || typ != protowire.BytesType {
+			return nil, false
+		}
+		v, m := protowire.ConsumeBytes(value[l:])
+		if m < 0 {
+			return nil, false
+		}
+		s = v
+		value = value[l+m:]
+	}
+	return s, true
 }
 
 // field is the first of msg's fields num of the bytes type (nil when it

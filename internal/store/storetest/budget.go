@@ -9,11 +9,22 @@ import (
 
 // testBudgets: a budget per agent and one per project, each replaced in
 // place; the day's spend sums the agent's or the project's day rows;
-// a budget holds on the day it was reached unless lifted; deletion.
+// a budget holds on the day it was reached unless lifted; deletion;
+// whether any exists.
 func testBudgets(t *testing.T, h NewDB) {
 	db := fresh(t, h)
 	a, b := createAgent(t, db, "alice"), createAgent(t, db, "bob")
 	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	anyBudgets := func() (some bool) {
+		mustView(t, db, func(tx hub.Tx) (err error) {
+			some, err = tx.AnyBudgets()
+			return err
+		})
+		return some
+	}
+	if anyBudgets() {
+		t.Fatal("AnyBudgets with none = true")
+	}
 	mustUpdate(t, db, func(tx hub.Tx) error {
 		for _, bu := range []*hub.Budget{
 			{AgentID: a.ID, USDPerDay: 10, SetBy: "pat", UpdatedAt: t0},
@@ -37,6 +48,9 @@ func testBudgets(t *testing.T, h NewDB) {
 		ofB, err = tx.BudgetsOf(b.ID, hub.DefaultProject)
 		return err
 	})
+	if !anyBudgets() {
+		t.Error("AnyBudgets with two = false")
+	}
 	if len(list) != 2 || list[0].Project != hub.DefaultProject || list[0].AgentID != 0 || list[1].Agent != "alice" {
 		t.Fatalf("budgets = %+v, want the project's, then alice's", list)
 	}

@@ -8,8 +8,8 @@ import (
 )
 
 // testUsage: rollups sum by agent, time, task and model; a report groups
-// and filters them; the held task is the claimed one; old rows go in
-// batches.
+// and filters them; the held task is the claimed one (the latest claimed
+// of several); old rows go in batches.
 func testUsage(t *testing.T, h NewDB) {
 	db := fresh(t, h)
 	a, b := createAgent(t, db, "alice"), createAgent(t, db, "bob")
@@ -17,15 +17,32 @@ func testUsage(t *testing.T, h NewDB) {
 		AssigneeID: a.ID, CreatedAt: t0, ClaimedAt: t0, UpdatedAt: t0}
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.InsertTask(task) })
 	var held, none int64
-	mustView(t, db, func(tx hub.Tx) (err error) {
-		if held, err = tx.HeldTask(a.ID); err != nil {
+	readHeld := func() {
+		mustView(t, db, func(tx hub.Tx) (err error) {
+			if held, err = tx.HeldTask(a.ID); err != nil {
+				return err
+			}
+			none, err = tx.HeldTask(b.ID)
 			return err
-		}
-		none, err = tx.HeldTask(b.ID)
-		return err
-	})
+		})
+	}
+	readHeld()
 	if held != task.ID || none != 0 {
 		t.Fatalf("held tasks = %d, %d; want %d, 0", held, none, task.ID)
+	}
+	// Of several, the latest claimed; a task done is held no more.
+	later, done := *task, *task
+	later.Title, later.ClaimedAt = "port the lexer", t0.Add(time.Hour)
+	done.Title, done.State, done.ClaimedAt = "port the printer", hub.TaskDone, t0.Add(2*time.Hour)
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		if err := tx.InsertTask(&later); err != nil {
+			return err
+		}
+		return tx.InsertTask(&done)
+	})
+	readHeld()
+	if held != later.ID || none != 0 {
+		t.Fatalf("held tasks of several = %d, %d; want the latest claimed %d, 0", held, none, later.ID)
 	}
 	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	m1, m2 := day.Add(3*time.Hour), day.Add(3*time.Hour+time.Minute)

@@ -144,3 +144,13 @@ func (x Usage) BudgetAgents(project string) ([]*hub.Agent, error) {
 	}
 	return out, rows.Err()
 }
+
+// AnyBudgets implements hub.BudgetTx.
+func (x Usage) AnyBudgets() (bool, error) {
+	var one int
+	err := x.DB.QueryRow(`SELECT 1 FROM budgets LIMIT 1`).Scan(&one)
+	if x.DB.IsNoRows(err) {
+		return false, nil
+	}
+	return err == nil, err
+}

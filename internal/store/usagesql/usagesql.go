@@ -20,15 +20,31 @@ type Usage struct {
 	DB tasksql.DB
 }
 
+// heldTask is HeldTask's query, the state written out: bound, it would
+// not let the planner use the index of claimed tasks by assignee
+// (tasks_assignee, partial), and every report would scan every task. The
+// latest is chosen here rather than sorted by the statement: an agent
+// holds a task or two at most.
+const heldTask = `SELECT id, claimed_at FROM tasks WHERE assignee_id = ? AND state = '` + string(hub.TaskClaimed) + `'`
+
 // HeldTask implements hub.UsageTx.
 func (x Usage) HeldTask(agentID int64) (int64, error) {
-	var id int64
-	err := x.DB.QueryRow(`SELECT id FROM tasks WHERE assignee_id = ? AND state = ? ORDER BY claimed_at DESC, id DESC LIMIT 1`,
-		agentID, string(hub.TaskClaimed)).Scan(&id)
-	if x.DB.IsNoRows(err) {
-		return 0, nil
+	rows, closeRows, err := x.DB.Query(heldTask, agentID)
+	if err != nil {
+		return 0, fmt.Errorf("held task: %w", err)
 	}
-	return id, err
+	defer closeRows()
+	var held, latest int64
+	for rows.Next() {
+		var id, claimed int64
+		if err := rows.Scan(&id, &claimed); err != nil {
+			return 0, fmt.Errorf("held task: %w", err)
+		}
+		if claimed > latest || (claimed == latest && id > held) {
+			held, latest = id, claimed
+		}
+	}
+	return held, rows.Err()
 }
 
 // add is the upsert of one rollup row into table.
