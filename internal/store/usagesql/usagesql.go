@@ -23,8 +23,10 @@ type Usage struct {
 // HeldTask implements hub.UsageTx.
 func (x Usage) HeldTask(agentID int64) (int64, error) {
 	var id int64
-	err := x.DB.QueryRow(`SELECT id FROM tasks WHERE assignee_id = ? AND state = ? ORDER BY claimed_at DESC, id DESC LIMIT 1`,
-		agentID, string(hub.TaskClaimed)).Scan(&id)
+	// The state is a literal: the plan (tasks_assignee, an index of
+	// claimed tasks only) is made without the values bound.
+	err := x.DB.QueryRow(`SELECT id FROM tasks WHERE assignee_id = ? AND state = 'claimed' ORDER BY claimed_at DESC, id DESC LIMIT 1`,
+		agentID).Scan(&id)
 	if x.DB.IsNoRows(err) {
 		return 0, nil
 	}
