@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -60,4 +61,39 @@ func TestStatementsAreNotCompiledAgainPerRun(t *testing.T) {
 	if again := compiles.Load() - first; again != 0 {
 		t.Errorf("5 more runs of the same reads with other values compiled %d SELECTs again, want 0 (the first run compiled %d)", again, first)
 	}
+}
+
+// BenchmarkWakeRead is the store's share of a wake-up: the new messages
+// after the agent's cursor and its unread counts, in one read, the cursor
+// moving on each time (so that each run binds other values):
+//
+//	go test ./internal/store/sqlite -run '^$' -bench WakeRead -benchtime 20000x -count 3
+func BenchmarkWakeRead(b *testing.B) {
+	db := newDB(b)
+	ann := createAgent(b, db, "ann")
+	createAgent(b, db, "bob")
+	const messages = 200
+	for i := range messages {
+		mustUpdate(b, db, func(tx hub.Tx) error {
+			m := &hub.Message{From: "bob", To: []string{"ann"}, Body: fmt.Sprintf("message %d", i), Kind: hub.KindMessage, CreatedAt: t0}
+			return tx.InsertMessage(m, []hub.Delivery{{AgentID: ann.ID}})
+		})
+	}
+	ctx := context.Background()
+	cpu0 := cpuTime(b)
+	b.ResetTimer()
+	for i := range b.N {
+		err := db.View(ctx, func(tx hub.Tx) error {
+			after := int64(i % messages)
+			if _, err := tx.Inbox(ann.ID, hub.InboxQuery{After: after, Limit: 1 + i%50, ReadUpTo: after}); err != nil {
+				return err
+			}
+			_, _, _, err := tx.InboxCounts(ann.ID, ann.ReadUpTo)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/read")
 }
