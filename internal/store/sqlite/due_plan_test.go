@@ -11,6 +11,7 @@ import (
 	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
+	"github.com/agenthub/hub/internal/store/usagesql"
 )
 
 // planDB is a storesql.DB that runs no statement: it records the query
@@ -68,7 +69,10 @@ func (noRows) Err() error        { return nil }
 // the two stores share search an index for what is due rather than scan a
 // table: the retirement candidates (by the time each agent has been silent
 // since; by its last call alone, every agent that never called was read at
-// every tick) and the tasks the nudged agents hold (one read per batch).
+// every tick) and the tasks the nudged agents hold (one read per batch);
+// and so does an export's read of the task its agent holds. The plans are
+// made as the hub's connections make them, without the values bound
+// (plans.go): an index of claimed tasks only is found from a literal.
 func TestTickReadsFromAnIndex(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "hub.db")
@@ -92,6 +96,10 @@ func TestTickReadsFromAnIndex(t *testing.T) {
 		}, "SEARCH a USING INDEX agents_silence"},
 		{"tasks the nudged agents hold", func(db planDB) error {
 			_, err := tasksql.Tx{DB: db}.TasksClaimedBy([]int64{1, 2, 3})
+			return err
+		}, "USING INDEX tasks_assignee"},
+		{"the task an exporting agent holds", func(db planDB) error {
+			_, err := usagesql.Usage{DB: db}.HeldTask(1)
 			return err
 		}, "USING INDEX tasks_assignee"},
 	} {
