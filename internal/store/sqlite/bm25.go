@@ -79,5 +79,11 @@ var registered = sync.OnceValue(func() error {
 // hub's SQL functions: hub_bm25, the ranking of a full-text match, which
 // FTS4 leaves to its user. It is C, called by SQLite itself: a Go function
 // costs a cgo call back per matching row (3 µs; 1 s for a word found in
-// 300,000 messages).
-func register() error { return registered() }
+// 300,000 messages). The connections' plans are made stable too
+// (plans.go).
+func register() error {
+	if err := registered(); err != nil {
+		return err
+	}
+	return stablePlans()
+}
