@@ -827,7 +827,8 @@ type SubscribeRequest struct {
 	Limit int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	// In a later request only (the first opens the stream): the IDs of messages this stream's
 	// frames carried that reached the agent's context through its path (at most 200 per request),
-	// recorded as ConfirmDelivery records them. A later request carries nothing else.
+	// recorded as ConfirmDelivery records them. A later request carries one of confirm_ids, call
+	// and cancel_id, and nothing else.
 	ConfirmIds []string `protobuf:"bytes,4,rep,name=confirm_ids,json=confirmIds,proto3" json:"confirm_ids,omitempty"`
 	// A watch stream: its frames carry the cursor past what arrived and no message, and it feeds
 	// no path (via empty), so it marks nothing delivered and claims nothing. A bridge follows with
