@@ -33,9 +33,9 @@ func (a *AgentServer) Subscribe(ss subscribeStream) error {
 	if err := a.s.codec.check(req); err != nil {
 		return err
 	}
-	for name, set := range map[string]bool{"confirm_ids": len(req.GetConfirmIds()) > 0, "call": req.GetCall() != nil, "cancel_id": req.GetCancelId() != 0} {
-		if set {
-			return hub.Errorf(hub.EINVALID, "%s is set in the first request, which opens the stream: give it in a later request", name)
+	for _, f := range laterFields(req) {
+		if f.set {
+			return hub.Errorf(hub.EINVALID, "%s is set in the first request, which opens the stream: give it in a later request", f.name)
 		}
 	}
 	ctx, cancel := context.WithCancelCause(ss.Context())
@@ -115,8 +115,8 @@ func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *st
 			return
 		}
 		given := 0
-		for _, set := range []bool{len(req.GetConfirmIds()) > 0, req.GetCall() != nil, req.GetCancelId() != 0} {
-			if set {
+		for _, f := range laterFields(req) {
+			if f.set {
 				given++
 			}
 		}
@@ -136,6 +136,22 @@ func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *st
 			end(err)
 			return
 		}
+	}
+}
+
+// laterFields says which of the fields of a stream's later requests req
+// sets: one of them in each later request, none in the first.
+func laterFields(req *hubv1.SubscribeRequest) []struct {
+	name string
+	set  bool
+} {
+	return []struct {
+		name string
+		set  bool
+	}{
+		{"confirm_ids", len(req.GetConfirmIds()) > 0},
+		{"call", req.GetCall() != nil},
+		{"cancel_id", req.GetCancelId() != 0},
 	}
 }
 
