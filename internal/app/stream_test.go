@@ -159,8 +159,8 @@ func TestSubscribeConfirmsOnTheStream(t *testing.T) {
 		want string
 	}{
 		{&hubv1.SubscribeRequest{ConfirmIds: []string{r.GetMessage().GetId()}}, codes.NotFound, "not among the messages delivered to you"},
-		{&hubv1.SubscribeRequest{ConfirmIds: posted, Via: "channel"}, codes.InvalidArgument, "confirm_ids only"},
-		{&hubv1.SubscribeRequest{}, codes.InvalidArgument, "confirm_ids only"},
+		{&hubv1.SubscribeRequest{ConfirmIds: posted, Via: "channel"}, codes.InvalidArgument, "and nothing else"},
+		{&hubv1.SubscribeRequest{}, codes.InvalidArgument, "and nothing else"},
 		{&hubv1.SubscribeRequest{ConfirmIds: []string{"x"}}, codes.InvalidArgument, "ids"},
 	} {
 		st, _, _ := subscribe(t, h.agent, alice, "", 0)

@@ -16,6 +16,7 @@ package mcpbridge
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -133,6 +134,27 @@ type bridge struct {
 	// known is what the bridge knows of the agent at the hub, for its
 	// hooks; nil over HTTP.
 	known *known
+	// calls carries waits, reads and heartbeats on the stream of
+	// wake-ups the bridge holds; nil over HTTP, whose calls are in process.
+	calls *streamCalls
+}
+
+// carried makes call on the bridge's stream of wake-ups (streamCalls) and
+// returns its reply (reply picks it out); without a stream that carries
+// it to its end, the call is made alone (alone).
+func carried[R any](ctx context.Context, b *bridge, call *hubv1.StreamCall, reply func(*hubv1.StreamReply) R, alone func() (R, error)) (R, error) {
+	if b.calls == nil {
+		return alone()
+	}
+	r, err := b.calls.call(ctx, call)
+	switch {
+	case errors.Is(err, errNoStream):
+		return alone()
+	case err != nil:
+		var none R
+		return none, err
+	}
+	return reply(r), nil
 }
 
 // NewServer returns an MCP server whose tools call the hub through client.

@@ -127,12 +127,15 @@ func readMessagesTool(s *mcp.Server, b *bridge) {
 	}
 	shape := func(p map[string]*jsonschema.Schema) { bounds(p["limit"], 1, 100, 20) }
 	addTool(s, b, t, shape, func(ctx context.Context, _ *mcp.CallToolRequest, in ReadMessagesInput) (string, ReadMessagesOutput, error) {
-		r, err := b.client.ListMessages(ctx, &hubv1.ListMessagesRequest{
+		lreq := &hubv1.ListMessagesRequest{
 			AfterId:    string(in.After),
 			UnreadOnly: !in.All,
 			Limit:      int32(in.Limit),
 			Channel:    channelName(in.Channel),
-		})
+		}
+		r, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_ListMessages{ListMessages: lreq}},
+			(*hubv1.StreamReply).GetListMessages,
+			func() (*hubv1.ListMessagesResponse, error) { return b.client.ListMessages(ctx, lreq) })
 		if err != nil {
 			return "", ReadMessagesOutput{}, err
 		}
@@ -150,7 +153,10 @@ func readMessagesTool(s *mcp.Server, b *bridge) {
 		if in.MarkRead && len(out.Messages) > 0 {
 			// Up to the cursor, not the last message: a reply puts urgent
 			// messages first, so its last one need not be its newest.
-			mr, err := b.client.MarkRead(ctx, &hubv1.MarkReadRequest{UpToId: out.Cursor})
+			mreq := &hubv1.MarkReadRequest{UpToId: out.Cursor}
+			mr, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_MarkRead{MarkRead: mreq}},
+				(*hubv1.StreamReply).GetMarkRead,
+				func() (*hubv1.MarkReadResponse, error) { return b.client.MarkRead(ctx, mreq) })
 			if err != nil {
 				return "", ReadMessagesOutput{}, err
 			}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -127,9 +126,12 @@ type pusher struct {
 	cursor string
 	// stream is the hub's stream of wake-ups the pusher holds (Subscribe),
 	// with what ends it; a hub without one (Unimplemented) is long-polled.
-	stream   grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame]
+	stream   wakeStream
 	end      context.CancelFunc
 	longPoll bool
+	// calls carries the bridge's calls on the stream, on a hub that takes
+	// them (its first frame says so).
+	calls streamCalls
 	// confirmed holds the last IDs confirmed on the stream (at most
 	// hub.MaxConfirmIDs): the hub may not have read them when the stream
 	// ends, so they are confirmed again then, by a call (a confirmation
@@ -194,7 +196,7 @@ func (p *pusher) confirm(ctx context.Context, ids []string) {
 		return
 	}
 	if p.stream != nil {
-		if err := p.stream.Send(&hubv1.SubscribeRequest{ConfirmIds: ids}); err == nil {
+		if err := p.calls.sendOn(p.stream, &hubv1.SubscribeRequest{ConfirmIds: ids}); err == nil {
 			p.confirmed = append(p.confirmed, ids...)
 			p.confirmed = p.confirmed[max(0, len(p.confirmed)-maxConfirmIDs):]
 			return
@@ -289,8 +291,22 @@ func (p *pusher) poll(ctx context.Context) ([]Message, string, error) {
 }
 
 // next returns the next frame of the pusher's stream, opening it first
-// when it holds none.
+// when it holds none; the replies to calls it carries go to their callers
+// (calls) on the way.
 func (p *pusher) next(ctx context.Context) (*hubv1.SubscribeFrame, error) {
+	for {
+		f, err := p.nextFrame(ctx)
+		if r := f.GetReply(); r != nil && err == nil {
+			p.calls.deliver(r)
+			continue
+		}
+		return f, err
+	}
+}
+
+// nextFrame returns the next frame of the pusher's stream, opening it
+// first when it holds none.
+func (p *pusher) nextFrame(ctx context.Context) (*hubv1.SubscribeFrame, error) {
 	if p.stream == nil {
 		sctx, end := context.WithCancel(ctx)
 		req := &hubv1.SubscribeRequest{AfterId: p.cursor, Limit: pushFetch, Via: viaChannel}
@@ -317,6 +333,9 @@ func (p *pusher) next(ctx context.Context) (*hubv1.SubscribeFrame, error) {
 		if !late.Stop() && err != nil && ctx.Err() == nil {
 			return nil, status.Errorf(codes.Unimplemented, "the hub sent no first frame within %v: it serves no stream of wake-ups that takes confirmations", firstFrameMax)
 		}
+		if f.GetCalls() {
+			p.calls.attach(st)
+		}
 		return f, err
 	}
 	return p.stream.Recv()
@@ -332,6 +351,7 @@ func (p *pusher) drop(ctx context.Context) {
 	if p.stream == nil {
 		return
 	}
+	p.calls.detach(p.stream)
 	p.end()
 	p.stream, p.end = nil, nil
 	if again := p.confirmed; len(again) > 0 && ctx.Err() == nil {

@@ -30,7 +30,9 @@ func heartbeatTool(s *mcp.Server, b *bridge) {
 		Description: "Start a unit of work (session start, new task): sets the heartbeat ID your logs go under; returns unread and time away.",
 	}
 	addTool(s, b, t, nil, func(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (string, HeartbeatOutput, error) {
-		r, err := b.client.Heartbeat(ctx, &hubv1.HeartbeatRequest{})
+		r, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_Heartbeat{Heartbeat: &hubv1.HeartbeatRequest{}}},
+			(*hubv1.StreamReply).GetHeartbeat,
+			func() (*hubv1.HeartbeatResponse, error) { return b.client.Heartbeat(ctx, &hubv1.HeartbeatRequest{}) })
 		if err != nil {
 			return "", HeartbeatOutput{}, err
 		}

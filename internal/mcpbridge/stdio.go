@@ -158,6 +158,7 @@ func Run(ctx context.Context, t mcp.Transport, addr, token string, opts Options)
 		// pushing them to a client that shows channel notifications,
 		// else on a watch stream, which carries no message.
 		p := &pusher{client: b.client, opts: b.opts, known: b.known}
+		b.calls = &p.calls
 		if opts.Channel {
 			pt := &pushTransport{Transport: t}
 			t = pt

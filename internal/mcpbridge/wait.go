@@ -65,11 +65,20 @@ func waitForMessagesTool(s *mcp.Server, b *bridge) {
 		rctx, cancel := context.WithTimeout(ctx, timeout+waitGrace)
 		defer cancel()
 		start := b.opts.Clock.Now()
-		r, err := b.client.WaitForMessages(rctx, &hubv1.WaitForMessagesRequest{
+		wreq := &hubv1.WaitForMessagesRequest{
 			TimeoutSeconds: &secs,
 			AfterId:        string(in.After),
 			Limit:          int32(in.Limit),
-		})
+		}
+		r, err := carried(rctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_WaitForMessages{WaitForMessages: wreq}},
+			(*hubv1.StreamReply).GetWaitForMessages,
+			func() (*hubv1.WaitForMessagesResponse, error) {
+				// What a stream that ended under the wait took of it is
+				// not waited again.
+				left := max(0, secs-int32(b.opts.Clock.Now().Sub(start)/time.Second))
+				wreq.TimeoutSeconds = &left
+				return b.client.WaitForMessages(rctx, wreq)
+			})
 		if err != nil {
 			return "", WaitOutput{}, err
 		}

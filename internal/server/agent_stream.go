@@ -4,20 +4,28 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
+
+// subscribeStream is the server side of a Subscribe call.
+type subscribeStream = grpc.BidiStreamingServer[hubv1.SubscribeRequest, hubv1.SubscribeFrame]
 
 // Subscribe implements hubv1.AgentServiceServer: the stream of the
 // caller's wake-ups (hub.Waits.Subscribe), opened by the first request.
 // The call's goroutine reads each frame (parking between them), sends it,
 // then marks it delivered, so a reader that does not read holds up the
-// next read; the later requests confirm what reached the agent's context,
-// read on the one other goroutine the stream holds (confirmations). The
-// stream interceptor admitted the call.
-func (a *AgentServer) Subscribe(ss grpc.BidiStreamingServer[hubv1.SubscribeRequest, hubv1.SubscribeFrame]) error {
+// next read; the later requests confirm what reached the agent's context
+// or carry calls (streamCalls), read on one other goroutine (requests).
+// The stream interceptor admitted the call; each call it carries is
+// admitted as that call.
+func (a *AgentServer) Subscribe(ss subscribeStream) error {
 	req, err := ss.Recv()
 	if err != nil {
 		return err
@@ -25,8 +33,10 @@ func (a *AgentServer) Subscribe(ss grpc.BidiStreamingServer[hubv1.SubscribeReque
 	if err := a.s.codec.check(req); err != nil {
 		return err
 	}
-	if len(req.GetConfirmIds()) > 0 {
-		return hub.Errorf(hub.EINVALID, "confirm_ids is set in the first request, which opens the stream: confirm in later requests the messages of frames the stream sent")
+	for _, f := range laterFields(req) {
+		if f.set {
+			return hub.Errorf(hub.EINVALID, "%s is set in the first request, which opens the stream: give it in a later request", f.name)
+		}
 	}
 	ctx, cancel := context.WithCancelCause(ss.Context())
 	defer cancel(nil)
@@ -36,33 +46,66 @@ func (a *AgentServer) Subscribe(ss grpc.BidiStreamingServer[hubv1.SubscribeReque
 		return err
 	}
 	defer st.Close()
-	go confirmations(ctx, ss, st, cancel)
+	out := &frameSender{ss: ss}
+	calls := &streamCalls{a: a, ctx: ctx, out: out, slots: make(chan struct{}, maxStreamCalls), open: map[uint64]context.CancelFunc{}}
+	defer calls.end(out)
+	go requests(ctx, ss, st, calls, cancel)
+	first := true
 	for {
 		f, err := st.Next(ctx)
 		if f == nil {
 			if c := context.Cause(ctx); c != nil && !errors.Is(c, ctx.Err()) {
-				return c // a confirmation refused
+				return c // a request refused
 			}
 			return err
 		}
 		st.Sending(f)
-		if err := ss.Send(&hubv1.SubscribeFrame{
+		if err := out.send(&hubv1.SubscribeFrame{
 			Messages: messagesToProto(f.Messages),
 			Cursor:   hub.FormatMessageID(f.Cursor),
 			Status:   statusToProto(f.Status),
+			Calls:    first,
 		}); err != nil {
 			return err
 		}
+		first = false
 		if err := st.Sent(ctx, f); err != nil {
 			return err
 		}
 	}
 }
 
-// confirmations reads the stream's later requests, each confirming
-// messages its frames carried, until the stream ends or its reader closes
-// its side; a refused one ends the stream with its error (end).
-func confirmations(ctx context.Context, ss grpc.BidiStreamingServer[hubv1.SubscribeRequest, hubv1.SubscribeFrame], st *hub.Stream, end context.CancelCauseFunc) {
+// frameSender sends a stream's frames: those of the call's goroutine and
+// the replies of the calls it carries, one at a time, none once the call
+// ended (gRPC sends on a stream from one goroutine at a time, and not after
+// its handler returned).
+type frameSender struct {
+	ss     subscribeStream
+	mu     sync.Mutex
+	closed bool
+}
+
+func (o *frameSender) send(f *hubv1.SubscribeFrame) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return io.EOF
+	}
+	return o.ss.Send(f)
+}
+
+// close stops the sending; it waits for a send under way.
+func (o *frameSender) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+}
+
+// requests reads the stream's later requests until the stream ends or its
+// reader closes its side: each confirms messages its frames carried,
+// carries a call or ends one. A refused one ends the stream with its
+// error (end).
+func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *streamCalls, end context.CancelCauseFunc) {
 	for {
 		req, err := ss.Recv()
 		if err != nil {
@@ -71,13 +114,190 @@ func confirmations(ctx context.Context, ss grpc.BidiStreamingServer[hubv1.Subscr
 			}
 			return
 		}
-		if len(req.GetConfirmIds()) == 0 || req.GetAfterId() != "" || req.GetVia() != "" || req.GetLimit() != 0 || req.GetWatch() {
-			end(hub.Errorf(hub.EINVALID, "a later request of the stream carries confirm_ids only, at least one (it sets after_id, via, limit or watch, or names no message): subscribe again to start elsewhere"))
+		given := 0
+		for _, f := range laterFields(req) {
+			if f.set {
+				given++
+			}
+		}
+		if given != 1 || req.GetAfterId() != "" || req.GetVia() != "" || req.GetLimit() != 0 || req.GetWatch() {
+			end(hub.Errorf(hub.EINVALID, "a later request of the stream carries one of confirm_ids, call or cancel_id, and nothing else (it sets after_id, via, limit or watch, none of them, or more than one): subscribe again to start elsewhere"))
 			return
 		}
-		if err := st.Confirm(ctx, req.GetConfirmIds()); err != nil {
+		switch {
+		case req.GetCall() != nil:
+			err = calls.start(req.GetCall())
+		case req.GetCancelId() != 0:
+			calls.cancel(req.GetCancelId())
+		default:
+			err = st.Confirm(ctx, req.GetConfirmIds())
+		}
+		if err != nil {
 			end(err)
 			return
 		}
 	}
+}
+
+// laterFields says which of the fields of a stream's later requests req
+// sets: one of them in each later request, none in the first.
+func laterFields(req *hubv1.SubscribeRequest) []struct {
+	name string
+	set  bool
+} {
+	return []struct {
+		name string
+		set  bool
+	}{
+		{"confirm_ids", len(req.GetConfirmIds()) > 0},
+		{"call", req.GetCall() != nil},
+		{"cancel_id", req.GetCancelId() != 0},
+	}
+}
+
+// maxStreamCalls bounds the calls one stream runs at once: past it the
+// stream reads no further request until one ends (gRPC's flow control
+// then holds up its caller). A wait among them is also one of the agent's
+// parked waits (--max-waiters-per-agent).
+const maxStreamCalls = 8
+
+// streamCalls runs the calls a stream carries, each on a goroutine of its
+// own, admitted as the call made alone (its method's rule: the caller's
+// token and budget) and answered with its reply, or its error as the call
+// alone would have ended, in a frame. They end with the stream.
+type streamCalls struct {
+	a     *AgentServer
+	ctx   context.Context // the stream's
+	out   *frameSender
+	slots chan struct{} // one per call running
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	open  map[uint64]context.CancelFunc // by id, the calls running
+	ended bool                          // the stream's call is returning: no call starts
+}
+
+// start runs call. Errors: EINVALID (no id, the id of a call still
+// running, no call named), which end the stream.
+func (c *streamCalls) start(call *hubv1.StreamCall) error {
+	id := call.GetId()
+	if id == 0 {
+		return hub.Errorf(hub.EINVALID, "call.id is 0: give each call of the stream an id other than 0, which its reply carries")
+	}
+	if call.GetCall() == nil {
+		return hub.Errorf(hub.EINVALID, "call %d names no call: set one of wait_for_messages, list_messages, mark_read or heartbeat", id)
+	}
+	select {
+	case c.slots <- struct{}{}:
+	case <-c.ctx.Done():
+		return nil
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	_, dup := c.open[id]
+	ended := c.ended
+	if !dup && !ended {
+		c.open[id] = cancel
+		c.wg.Add(1)
+	}
+	c.mu.Unlock()
+	if dup || ended {
+		cancel()
+		<-c.slots
+		if ended {
+			return nil
+		}
+		return hub.Errorf(hub.EINVALID, "call.id %d is the id of a call of the stream still running: give each running call its own id", id)
+	}
+	go func() {
+		defer c.wg.Done()
+		reply := c.a.streamCall(ctx, call)
+		c.mu.Lock()
+		delete(c.open, id)
+		c.mu.Unlock()
+		cancel()
+		<-c.slots
+		// A reply the stream can no longer carry is lost with it: its
+		// caller makes the call again.
+		_ = c.out.send(&hubv1.SubscribeFrame{Reply: reply})
+	}()
+	return nil
+}
+
+// cancel ends the call id if it still runs (its reply is its error); an
+// id of no running call is passed over: the call ended meanwhile.
+func (c *streamCalls) cancel(id uint64) {
+	c.mu.Lock()
+	stop := c.open[id]
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// end ends the calls still running and waits for them, then stops out's
+// sending: the stream's call is returning.
+func (c *streamCalls) end(out *frameSender) {
+	c.mu.Lock()
+	c.ended = true
+	for _, stop := range c.open {
+		stop()
+	}
+	c.mu.Unlock()
+	out.close()
+	c.wg.Wait()
+}
+
+// streamCall runs one call a stream carries, as the call of its method
+// made alone: admitted by the method's rule, answered by its handler.
+func (a *AgentServer) streamCall(ctx context.Context, call *hubv1.StreamCall) *hubv1.StreamReply {
+	reply := &hubv1.StreamReply{Id: call.GetId()}
+	var err error
+	switch k := call.GetCall().(type) {
+	case *hubv1.StreamCall_WaitForMessages:
+		err = a.admitted(ctx, k.WaitForMessages, hubv1.AgentService_WaitForMessages_FullMethodName, func(ctx context.Context) error {
+			r, err := a.s.svc.Waits.Wait(ctx, Caller(ctx), waitRequest(k.WaitForMessages))
+			if err == nil {
+				reply.Reply = &hubv1.StreamReply_WaitForMessages{WaitForMessages: waitResponse(r)}
+			}
+			return err
+		})
+	case *hubv1.StreamCall_ListMessages:
+		err = a.admitted(ctx, k.ListMessages, hubv1.AgentService_ListMessages_FullMethodName, func(ctx context.Context) error {
+			r, err := a.ListMessages(ctx, k.ListMessages)
+			reply.Reply = &hubv1.StreamReply_ListMessages{ListMessages: r}
+			return err
+		})
+	case *hubv1.StreamCall_MarkRead:
+		err = a.admitted(ctx, k.MarkRead, hubv1.AgentService_MarkRead_FullMethodName, func(ctx context.Context) error {
+			r, err := a.MarkRead(ctx, k.MarkRead)
+			reply.Reply = &hubv1.StreamReply_MarkRead{MarkRead: r}
+			return err
+		})
+	case *hubv1.StreamCall_Heartbeat:
+		err = a.admitted(ctx, k.Heartbeat, hubv1.AgentService_Heartbeat_FullMethodName, func(ctx context.Context) error {
+			r, err := a.Heartbeat(ctx, k.Heartbeat)
+			reply.Reply = &hubv1.StreamReply_Heartbeat{Heartbeat: r}
+			return err
+		})
+	}
+	if err != nil {
+		st := status.Convert(admission.Status(err))
+		if st.Code() == codes.Internal {
+			a.s.log.Error("internal error", "method", hubv1.AgentService_Subscribe_FullMethodName, "request_id", RequestID(ctx), "err", err)
+		}
+		reply.Reply = &hubv1.StreamReply_Error{Error: &hubv1.StreamError{Code: int32(st.Code()), Message: st.Message()}}
+	}
+	return reply
+}
+
+// admitted runs handle for req under the admission of method, as its
+// call made alone would run (admitCall): the codec's mark, the caller's
+// token and budget.
+func (a *AgentServer) admitted(ctx context.Context, req any, method string, handle func(context.Context) error) error {
+	ctx, release, err := a.s.admitCall(ctx, req, method)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return handle(ctx)
 }

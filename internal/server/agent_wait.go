@@ -77,19 +77,24 @@ func (s *Server) waitForMessages(srv any, ctx context.Context, dec func(any) err
 		if err != nil {
 			return nil, err
 		}
-		return &hubv1.WaitForMessagesResponse{
-			Messages: messagesToProto(r.Messages),
-			Cursor:   hub.FormatMessageID(r.Cursor),
-			TimedOut: r.TimedOut,
-			Status:   statusToProto(r.Status),
-			WaitedMs: int32(r.Waited.Milliseconds()),
-		}, nil
+		return waitResponse(r), nil
 	}
 	if interceptor == nil {
 		return handler(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: hubv1.AgentService_WaitForMessages_FullMethodName}
 	return interceptor(ctx, in, info, handler)
+}
+
+// waitResponse is the reply of a wait, alone or on a stream.
+func waitResponse(r *hub.WaitResult) *hubv1.WaitForMessagesResponse {
+	return &hubv1.WaitForMessagesResponse{
+		Messages: messagesToProto(r.Messages),
+		Cursor:   hub.FormatMessageID(r.Cursor),
+		TimedOut: r.TimedOut,
+		Status:   statusToProto(r.Status),
+		WaitedMs: int32(r.Waited.Milliseconds()),
+	}
 }
 
 type callStartKey struct{}

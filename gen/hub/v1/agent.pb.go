@@ -827,12 +827,21 @@ type SubscribeRequest struct {
 	Limit int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	// In a later request only (the first opens the stream): the IDs of messages this stream's
 	// frames carried that reached the agent's context through its path (at most 200 per request),
-	// recorded as ConfirmDelivery records them. A later request carries nothing else.
+	// recorded as ConfirmDelivery records them. A later request carries one of confirm_ids, call
+	// and cancel_id, and nothing else.
 	ConfirmIds []string `protobuf:"bytes,4,rep,name=confirm_ids,json=confirmIds,proto3" json:"confirm_ids,omitempty"`
 	// A watch stream: its frames carry the cursor past what arrived and no message, and it feeds
 	// no path (via empty), so it marks nothing delivered and claims nothing. A bridge follows with
 	// it whether anything is new for its agent (its hooks then need not ask the hub).
-	Watch         bool `protobuf:"varint,5,opt,name=watch,proto3" json:"watch,omitempty"`
+	Watch bool `protobuf:"varint,5,opt,name=watch,proto3" json:"watch,omitempty"`
+	// In a later request only, alone: a call the stream carries, on a hub whose first frame says
+	// it takes them (SubscribeFrame.calls). It is the call its field names, admitted and answered
+	// as that call is (the caller's budget, the same reply and delivery marks), and its reply
+	// comes as a frame with the call's id.
+	Call *StreamCall `protobuf:"bytes,6,opt,name=call,proto3" json:"call,omitempty"`
+	// In a later request only, alone: the id of a call of this stream to end (its caller gave up);
+	// its reply, if it comes, is the call's error.
+	CancelId      uint64 `protobuf:"varint,7,opt,name=cancel_id,json=cancelId,proto3" json:"cancel_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -902,6 +911,343 @@ func (x *SubscribeRequest) GetWatch() bool {
 	return false
 }
 
+func (x *SubscribeRequest) GetCall() *StreamCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *SubscribeRequest) GetCancelId() uint64 {
+	if x != nil {
+		return x.CancelId
+	}
+	return 0
+}
+
+// StreamCall is a call a stream of wake-ups carries (SubscribeRequest.call).
+type StreamCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Chosen by the caller, not 0, not the id of a call of the stream still open: its reply carries it.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Call:
+	//
+	//	*StreamCall_WaitForMessages
+	//	*StreamCall_ListMessages
+	//	*StreamCall_MarkRead
+	//	*StreamCall_Heartbeat
+	Call          isStreamCall_Call `protobuf_oneof:"call"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamCall) Reset() {
+	*x = StreamCall{}
+	mi := &file_hub_v1_agent_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamCall) ProtoMessage() {}
+
+func (x *StreamCall) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamCall.ProtoReflect.Descriptor instead.
+func (*StreamCall) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *StreamCall) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *StreamCall) GetCall() isStreamCall_Call {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *StreamCall) GetWaitForMessages() *WaitForMessagesRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_WaitForMessages); ok {
+			return x.WaitForMessages
+		}
+	}
+	return nil
+}
+
+func (x *StreamCall) GetListMessages() *ListMessagesRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_ListMessages); ok {
+			return x.ListMessages
+		}
+	}
+	return nil
+}
+
+func (x *StreamCall) GetMarkRead() *MarkReadRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_MarkRead); ok {
+			return x.MarkRead
+		}
+	}
+	return nil
+}
+
+func (x *StreamCall) GetHeartbeat() *HeartbeatRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_Heartbeat); ok {
+			return x.Heartbeat
+		}
+	}
+	return nil
+}
+
+type isStreamCall_Call interface {
+	isStreamCall_Call()
+}
+
+type StreamCall_WaitForMessages struct {
+	// The agent's own wait (via empty) or a path's, as WaitForMessages.
+	WaitForMessages *WaitForMessagesRequest `protobuf:"bytes,2,opt,name=wait_for_messages,json=waitForMessages,proto3,oneof"`
+}
+
+type StreamCall_ListMessages struct {
+	// As ListMessages (read_messages).
+	ListMessages *ListMessagesRequest `protobuf:"bytes,3,opt,name=list_messages,json=listMessages,proto3,oneof"`
+}
+
+type StreamCall_MarkRead struct {
+	// As MarkRead.
+	MarkRead *MarkReadRequest `protobuf:"bytes,4,opt,name=mark_read,json=markRead,proto3,oneof"`
+}
+
+type StreamCall_Heartbeat struct {
+	// As Heartbeat.
+	Heartbeat *HeartbeatRequest `protobuf:"bytes,5,opt,name=heartbeat,proto3,oneof"`
+}
+
+func (*StreamCall_WaitForMessages) isStreamCall_Call() {}
+
+func (*StreamCall_ListMessages) isStreamCall_Call() {}
+
+func (*StreamCall_MarkRead) isStreamCall_Call() {}
+
+func (*StreamCall_Heartbeat) isStreamCall_Call() {}
+
+// StreamReply is the reply to a call a stream carried (SubscribeFrame.reply).
+type StreamReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call's id.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Reply:
+	//
+	//	*StreamReply_WaitForMessages
+	//	*StreamReply_ListMessages
+	//	*StreamReply_MarkRead
+	//	*StreamReply_Heartbeat
+	//	*StreamReply_Error
+	Reply         isStreamReply_Reply `protobuf_oneof:"reply"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamReply) Reset() {
+	*x = StreamReply{}
+	mi := &file_hub_v1_agent_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamReply) ProtoMessage() {}
+
+func (x *StreamReply) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamReply.ProtoReflect.Descriptor instead.
+func (*StreamReply) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *StreamReply) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *StreamReply) GetReply() isStreamReply_Reply {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
+func (x *StreamReply) GetWaitForMessages() *WaitForMessagesResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_WaitForMessages); ok {
+			return x.WaitForMessages
+		}
+	}
+	return nil
+}
+
+func (x *StreamReply) GetListMessages() *ListMessagesResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_ListMessages); ok {
+			return x.ListMessages
+		}
+	}
+	return nil
+}
+
+func (x *StreamReply) GetMarkRead() *MarkReadResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_MarkRead); ok {
+			return x.MarkRead
+		}
+	}
+	return nil
+}
+
+func (x *StreamReply) GetHeartbeat() *HeartbeatResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_Heartbeat); ok {
+			return x.Heartbeat
+		}
+	}
+	return nil
+}
+
+func (x *StreamReply) GetError() *StreamError {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+type isStreamReply_Reply interface {
+	isStreamReply_Reply()
+}
+
+type StreamReply_WaitForMessages struct {
+	WaitForMessages *WaitForMessagesResponse `protobuf:"bytes,2,opt,name=wait_for_messages,json=waitForMessages,proto3,oneof"`
+}
+
+type StreamReply_ListMessages struct {
+	ListMessages *ListMessagesResponse `protobuf:"bytes,3,opt,name=list_messages,json=listMessages,proto3,oneof"`
+}
+
+type StreamReply_MarkRead struct {
+	MarkRead *MarkReadResponse `protobuf:"bytes,4,opt,name=mark_read,json=markRead,proto3,oneof"`
+}
+
+type StreamReply_Heartbeat struct {
+	Heartbeat *HeartbeatResponse `protobuf:"bytes,5,opt,name=heartbeat,proto3,oneof"`
+}
+
+type StreamReply_Error struct {
+	// The call failed, as the call made alone would have.
+	Error *StreamError `protobuf:"bytes,6,opt,name=error,proto3,oneof"`
+}
+
+func (*StreamReply_WaitForMessages) isStreamReply_Reply() {}
+
+func (*StreamReply_ListMessages) isStreamReply_Reply() {}
+
+func (*StreamReply_MarkRead) isStreamReply_Reply() {}
+
+func (*StreamReply_Heartbeat) isStreamReply_Reply() {}
+
+func (*StreamReply_Error) isStreamReply_Reply() {}
+
+// StreamError is why a call a stream carried failed.
+type StreamError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The gRPC status code (google.rpc.Code) the call made alone would have ended with.
+	Code          int32  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamError) Reset() {
+	*x = StreamError{}
+	mi := &file_hub_v1_agent_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamError) ProtoMessage() {}
+
+func (x *StreamError) ProtoReflect() protoreflect.Message {
+	mi := &file_hub_v1_agent_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamError.ProtoReflect.Descriptor instead.
+func (*StreamError) Descriptor() ([]byte, []int) {
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *StreamError) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *StreamError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type SubscribeFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// New messages, oldest first (none in the first frame and in a resync frame).
@@ -913,14 +1259,20 @@ type SubscribeFrame struct {
 	// instead and does not set it; a reader still honours it.
 	Resync bool `protobuf:"varint,3,opt,name=resync,proto3" json:"resync,omitempty"`
 	// The caller's status, in the first frame only.
-	Status        *Status `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	Status *Status `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// The reply to a call the stream carried (SubscribeRequest.call); such a frame carries nothing
+	// else.
+	Reply *StreamReply `protobuf:"bytes,5,opt,name=reply,proto3" json:"reply,omitempty"`
+	// In the first frame: this hub takes calls on the stream (SubscribeRequest.call, cancel_id). A
+	// hub that does not leaves it unset; its caller makes them as calls of their own.
+	Calls         bool `protobuf:"varint,6,opt,name=calls,proto3" json:"calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubscribeFrame) Reset() {
 	*x = SubscribeFrame{}
-	mi := &file_hub_v1_agent_proto_msgTypes[13]
+	mi := &file_hub_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -932,7 +1284,7 @@ func (x *SubscribeFrame) String() string {
 func (*SubscribeFrame) ProtoMessage() {}
 
 func (x *SubscribeFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[13]
+	mi := &file_hub_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -945,7 +1297,7 @@ func (x *SubscribeFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeFrame.ProtoReflect.Descriptor instead.
 func (*SubscribeFrame) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubscribeFrame) GetMessages() []*Message {
@@ -976,6 +1328,20 @@ func (x *SubscribeFrame) GetStatus() *Status {
 	return nil
 }
 
+func (x *SubscribeFrame) GetReply() *StreamReply {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
+func (x *SubscribeFrame) GetCalls() bool {
+	if x != nil {
+		return x.Calls
+	}
+	return false
+}
+
 type JoinChannelRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Channel       string                 `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
@@ -985,7 +1351,7 @@ type JoinChannelRequest struct {
 
 func (x *JoinChannelRequest) Reset() {
 	*x = JoinChannelRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[14]
+	mi := &file_hub_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -997,7 +1363,7 @@ func (x *JoinChannelRequest) String() string {
 func (*JoinChannelRequest) ProtoMessage() {}
 
 func (x *JoinChannelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[14]
+	mi := &file_hub_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1010,7 +1376,7 @@ func (x *JoinChannelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinChannelRequest.ProtoReflect.Descriptor instead.
 func (*JoinChannelRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JoinChannelRequest) GetChannel() string {
@@ -1030,7 +1396,7 @@ type JoinChannelResponse struct {
 
 func (x *JoinChannelResponse) Reset() {
 	*x = JoinChannelResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[15]
+	mi := &file_hub_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1408,7 @@ func (x *JoinChannelResponse) String() string {
 func (*JoinChannelResponse) ProtoMessage() {}
 
 func (x *JoinChannelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[15]
+	mi := &file_hub_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1421,7 @@ func (x *JoinChannelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinChannelResponse.ProtoReflect.Descriptor instead.
 func (*JoinChannelResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JoinChannelResponse) GetChannel() string {
@@ -1081,7 +1447,7 @@ type LeaveChannelRequest struct {
 
 func (x *LeaveChannelRequest) Reset() {
 	*x = LeaveChannelRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[16]
+	mi := &file_hub_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1093,7 +1459,7 @@ func (x *LeaveChannelRequest) String() string {
 func (*LeaveChannelRequest) ProtoMessage() {}
 
 func (x *LeaveChannelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[16]
+	mi := &file_hub_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1106,7 +1472,7 @@ func (x *LeaveChannelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveChannelRequest.ProtoReflect.Descriptor instead.
 func (*LeaveChannelRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LeaveChannelRequest) GetChannel() string {
@@ -1125,7 +1491,7 @@ type LeaveChannelResponse struct {
 
 func (x *LeaveChannelResponse) Reset() {
 	*x = LeaveChannelResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[17]
+	mi := &file_hub_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1137,7 +1503,7 @@ func (x *LeaveChannelResponse) String() string {
 func (*LeaveChannelResponse) ProtoMessage() {}
 
 func (x *LeaveChannelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[17]
+	mi := &file_hub_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1150,7 +1516,7 @@ func (x *LeaveChannelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveChannelResponse.ProtoReflect.Descriptor instead.
 func (*LeaveChannelResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LeaveChannelResponse) GetChannel() string {
@@ -1177,7 +1543,7 @@ type CreateActivityLogRequest struct {
 
 func (x *CreateActivityLogRequest) Reset() {
 	*x = CreateActivityLogRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[18]
+	mi := &file_hub_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1189,7 +1555,7 @@ func (x *CreateActivityLogRequest) String() string {
 func (*CreateActivityLogRequest) ProtoMessage() {}
 
 func (x *CreateActivityLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[18]
+	mi := &file_hub_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1202,7 +1568,7 @@ func (x *CreateActivityLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateActivityLogRequest.ProtoReflect.Descriptor instead.
 func (*CreateActivityLogRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateActivityLogRequest) GetType() string {
@@ -1263,7 +1629,7 @@ type CreateActivityLogResponse struct {
 
 func (x *CreateActivityLogResponse) Reset() {
 	*x = CreateActivityLogResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[19]
+	mi := &file_hub_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1641,7 @@ func (x *CreateActivityLogResponse) String() string {
 func (*CreateActivityLogResponse) ProtoMessage() {}
 
 func (x *CreateActivityLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[19]
+	mi := &file_hub_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1654,7 @@ func (x *CreateActivityLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateActivityLogResponse.ProtoReflect.Descriptor instead.
 func (*CreateActivityLogResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreateActivityLogResponse) GetLog() *ActivityLog {
@@ -1344,7 +1710,7 @@ type CheckpointRequest struct {
 
 func (x *CheckpointRequest) Reset() {
 	*x = CheckpointRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[20]
+	mi := &file_hub_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1356,7 +1722,7 @@ func (x *CheckpointRequest) String() string {
 func (*CheckpointRequest) ProtoMessage() {}
 
 func (x *CheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[20]
+	mi := &file_hub_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1369,7 +1735,7 @@ func (x *CheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointRequest.ProtoReflect.Descriptor instead.
 func (*CheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CheckpointRequest) GetCurrentActivity() string {
@@ -1401,7 +1767,7 @@ type CheckpointResponse struct {
 
 func (x *CheckpointResponse) Reset() {
 	*x = CheckpointResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[21]
+	mi := &file_hub_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1413,7 +1779,7 @@ func (x *CheckpointResponse) String() string {
 func (*CheckpointResponse) ProtoMessage() {}
 
 func (x *CheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[21]
+	mi := &file_hub_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1426,7 +1792,7 @@ func (x *CheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointResponse.ProtoReflect.Descriptor instead.
 func (*CheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CheckpointResponse) GetCheckpoint() *Checkpoint {
@@ -1479,7 +1845,7 @@ type StartDeepWorkRequest struct {
 
 func (x *StartDeepWorkRequest) Reset() {
 	*x = StartDeepWorkRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[22]
+	mi := &file_hub_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1857,7 @@ func (x *StartDeepWorkRequest) String() string {
 func (*StartDeepWorkRequest) ProtoMessage() {}
 
 func (x *StartDeepWorkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[22]
+	mi := &file_hub_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1870,7 @@ func (x *StartDeepWorkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDeepWorkRequest.ProtoReflect.Descriptor instead.
 func (*StartDeepWorkRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StartDeepWorkRequest) GetMode() string {
@@ -1547,7 +1913,7 @@ type StartDeepWorkResponse struct {
 
 func (x *StartDeepWorkResponse) Reset() {
 	*x = StartDeepWorkResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[23]
+	mi := &file_hub_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1925,7 @@ func (x *StartDeepWorkResponse) String() string {
 func (*StartDeepWorkResponse) ProtoMessage() {}
 
 func (x *StartDeepWorkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[23]
+	mi := &file_hub_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1938,7 @@ func (x *StartDeepWorkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDeepWorkResponse.ProtoReflect.Descriptor instead.
 func (*StartDeepWorkResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StartDeepWorkResponse) GetDeepWork() *DeepWork {
@@ -1606,7 +1972,7 @@ type GetDeepWorkRequest struct {
 
 func (x *GetDeepWorkRequest) Reset() {
 	*x = GetDeepWorkRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[24]
+	mi := &file_hub_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +1984,7 @@ func (x *GetDeepWorkRequest) String() string {
 func (*GetDeepWorkRequest) ProtoMessage() {}
 
 func (x *GetDeepWorkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[24]
+	mi := &file_hub_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +1997,7 @@ func (x *GetDeepWorkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDeepWorkRequest.ProtoReflect.Descriptor instead.
 func (*GetDeepWorkRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetDeepWorkRequest) GetLimit() int32 {
@@ -1651,7 +2017,7 @@ type GetDeepWorkResponse struct {
 
 func (x *GetDeepWorkResponse) Reset() {
 	*x = GetDeepWorkResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[25]
+	mi := &file_hub_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +2029,7 @@ func (x *GetDeepWorkResponse) String() string {
 func (*GetDeepWorkResponse) ProtoMessage() {}
 
 func (x *GetDeepWorkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[25]
+	mi := &file_hub_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +2042,7 @@ func (x *GetDeepWorkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDeepWorkResponse.ProtoReflect.Descriptor instead.
 func (*GetDeepWorkResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetDeepWorkResponse) GetCurrent() *DeepWork {
@@ -1703,7 +2069,7 @@ type GetHeartbeatElapsedTimeRequest struct {
 
 func (x *GetHeartbeatElapsedTimeRequest) Reset() {
 	*x = GetHeartbeatElapsedTimeRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[26]
+	mi := &file_hub_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +2081,7 @@ func (x *GetHeartbeatElapsedTimeRequest) String() string {
 func (*GetHeartbeatElapsedTimeRequest) ProtoMessage() {}
 
 func (x *GetHeartbeatElapsedTimeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[26]
+	mi := &file_hub_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +2094,7 @@ func (x *GetHeartbeatElapsedTimeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeartbeatElapsedTimeRequest.ProtoReflect.Descriptor instead.
 func (*GetHeartbeatElapsedTimeRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetHeartbeatElapsedTimeRequest) GetHeartbeatId() string {
@@ -1748,7 +2114,7 @@ type GetHeartbeatElapsedTimeResponse struct {
 
 func (x *GetHeartbeatElapsedTimeResponse) Reset() {
 	*x = GetHeartbeatElapsedTimeResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[27]
+	mi := &file_hub_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +2126,7 @@ func (x *GetHeartbeatElapsedTimeResponse) String() string {
 func (*GetHeartbeatElapsedTimeResponse) ProtoMessage() {}
 
 func (x *GetHeartbeatElapsedTimeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[27]
+	mi := &file_hub_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +2139,7 @@ func (x *GetHeartbeatElapsedTimeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeartbeatElapsedTimeResponse.ProtoReflect.Descriptor instead.
 func (*GetHeartbeatElapsedTimeResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetHeartbeatElapsedTimeResponse) GetHeartbeatId() string {
@@ -1800,7 +2166,7 @@ type RespondToPulseRequest struct {
 
 func (x *RespondToPulseRequest) Reset() {
 	*x = RespondToPulseRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[28]
+	mi := &file_hub_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1812,7 +2178,7 @@ func (x *RespondToPulseRequest) String() string {
 func (*RespondToPulseRequest) ProtoMessage() {}
 
 func (x *RespondToPulseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[28]
+	mi := &file_hub_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1825,7 +2191,7 @@ func (x *RespondToPulseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToPulseRequest.ProtoReflect.Descriptor instead.
 func (*RespondToPulseRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RespondToPulseRequest) GetText() string {
@@ -1849,7 +2215,7 @@ type RespondToPulseResponse struct {
 
 func (x *RespondToPulseResponse) Reset() {
 	*x = RespondToPulseResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[29]
+	mi := &file_hub_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +2227,7 @@ func (x *RespondToPulseResponse) String() string {
 func (*RespondToPulseResponse) ProtoMessage() {}
 
 func (x *RespondToPulseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[29]
+	mi := &file_hub_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1874,7 +2240,7 @@ func (x *RespondToPulseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToPulseResponse.ProtoReflect.Descriptor instead.
 func (*RespondToPulseResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RespondToPulseResponse) GetOutcome() string {
@@ -1906,7 +2272,7 @@ type ListPeersRequest struct {
 
 func (x *ListPeersRequest) Reset() {
 	*x = ListPeersRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[30]
+	mi := &file_hub_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1918,7 +2284,7 @@ func (x *ListPeersRequest) String() string {
 func (*ListPeersRequest) ProtoMessage() {}
 
 func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[30]
+	mi := &file_hub_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1931,7 +2297,7 @@ func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersRequest.ProtoReflect.Descriptor instead.
 func (*ListPeersRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 type ListPeersResponse struct {
@@ -1943,7 +2309,7 @@ type ListPeersResponse struct {
 
 func (x *ListPeersResponse) Reset() {
 	*x = ListPeersResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[31]
+	mi := &file_hub_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2321,7 @@ func (x *ListPeersResponse) String() string {
 func (*ListPeersResponse) ProtoMessage() {}
 
 func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[31]
+	mi := &file_hub_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2334,7 @@ func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersResponse.ProtoReflect.Descriptor instead.
 func (*ListPeersResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListPeersResponse) GetPeers() []*Peer {
@@ -2000,7 +2366,7 @@ type Peer struct {
 
 func (x *Peer) Reset() {
 	*x = Peer{}
-	mi := &file_hub_v1_agent_proto_msgTypes[32]
+	mi := &file_hub_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2378,7 @@ func (x *Peer) String() string {
 func (*Peer) ProtoMessage() {}
 
 func (x *Peer) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[32]
+	mi := &file_hub_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2391,7 @@ func (x *Peer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Peer.ProtoReflect.Descriptor instead.
 func (*Peer) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Peer) GetName() string {
@@ -2102,7 +2468,7 @@ type ListChannelsRequest struct {
 
 func (x *ListChannelsRequest) Reset() {
 	*x = ListChannelsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[33]
+	mi := &file_hub_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2114,7 +2480,7 @@ func (x *ListChannelsRequest) String() string {
 func (*ListChannelsRequest) ProtoMessage() {}
 
 func (x *ListChannelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[33]
+	mi := &file_hub_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2127,7 +2493,7 @@ func (x *ListChannelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChannelsRequest.ProtoReflect.Descriptor instead.
 func (*ListChannelsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListChannelsRequest) GetProject() string {
@@ -2146,7 +2512,7 @@ type ListChannelsResponse struct {
 
 func (x *ListChannelsResponse) Reset() {
 	*x = ListChannelsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[34]
+	mi := &file_hub_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2158,7 +2524,7 @@ func (x *ListChannelsResponse) String() string {
 func (*ListChannelsResponse) ProtoMessage() {}
 
 func (x *ListChannelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[34]
+	mi := &file_hub_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2171,7 +2537,7 @@ func (x *ListChannelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChannelsResponse.ProtoReflect.Descriptor instead.
 func (*ListChannelsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListChannelsResponse) GetChannels() []*Channel {
@@ -2197,7 +2563,7 @@ type Channel struct {
 
 func (x *Channel) Reset() {
 	*x = Channel{}
-	mi := &file_hub_v1_agent_proto_msgTypes[35]
+	mi := &file_hub_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2209,7 +2575,7 @@ func (x *Channel) String() string {
 func (*Channel) ProtoMessage() {}
 
 func (x *Channel) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[35]
+	mi := &file_hub_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2222,7 +2588,7 @@ func (x *Channel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Channel.ProtoReflect.Descriptor instead.
 func (*Channel) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Channel) GetName() string {
@@ -2271,7 +2637,7 @@ type ReservePathsRequest struct {
 
 func (x *ReservePathsRequest) Reset() {
 	*x = ReservePathsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[36]
+	mi := &file_hub_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2283,7 +2649,7 @@ func (x *ReservePathsRequest) String() string {
 func (*ReservePathsRequest) ProtoMessage() {}
 
 func (x *ReservePathsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[36]
+	mi := &file_hub_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2296,7 +2662,7 @@ func (x *ReservePathsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservePathsRequest.ProtoReflect.Descriptor instead.
 func (*ReservePathsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ReservePathsRequest) GetPaths() []string {
@@ -2346,7 +2712,7 @@ type ReservePathsResponse struct {
 
 func (x *ReservePathsResponse) Reset() {
 	*x = ReservePathsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[37]
+	mi := &file_hub_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2358,7 +2724,7 @@ func (x *ReservePathsResponse) String() string {
 func (*ReservePathsResponse) ProtoMessage() {}
 
 func (x *ReservePathsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[37]
+	mi := &file_hub_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2371,7 +2737,7 @@ func (x *ReservePathsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservePathsResponse.ProtoReflect.Descriptor instead.
 func (*ReservePathsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReservePathsResponse) GetReservations() []*Reservation {
@@ -2400,7 +2766,7 @@ type RenewReservationsRequest struct {
 
 func (x *RenewReservationsRequest) Reset() {
 	*x = RenewReservationsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[38]
+	mi := &file_hub_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2778,7 @@ func (x *RenewReservationsRequest) String() string {
 func (*RenewReservationsRequest) ProtoMessage() {}
 
 func (x *RenewReservationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[38]
+	mi := &file_hub_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2791,7 @@ func (x *RenewReservationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewReservationsRequest.ProtoReflect.Descriptor instead.
 func (*RenewReservationsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RenewReservationsRequest) GetIds() []string {
@@ -2451,7 +2817,7 @@ type RenewReservationsResponse struct {
 
 func (x *RenewReservationsResponse) Reset() {
 	*x = RenewReservationsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[39]
+	mi := &file_hub_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2463,7 +2829,7 @@ func (x *RenewReservationsResponse) String() string {
 func (*RenewReservationsResponse) ProtoMessage() {}
 
 func (x *RenewReservationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[39]
+	mi := &file_hub_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2476,7 +2842,7 @@ func (x *RenewReservationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewReservationsResponse.ProtoReflect.Descriptor instead.
 func (*RenewReservationsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RenewReservationsResponse) GetReservations() []*Reservation {
@@ -2497,7 +2863,7 @@ type ReleasePathsRequest struct {
 
 func (x *ReleasePathsRequest) Reset() {
 	*x = ReleasePathsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[40]
+	mi := &file_hub_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2875,7 @@ func (x *ReleasePathsRequest) String() string {
 func (*ReleasePathsRequest) ProtoMessage() {}
 
 func (x *ReleasePathsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[40]
+	mi := &file_hub_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2888,7 @@ func (x *ReleasePathsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleasePathsRequest.ProtoReflect.Descriptor instead.
 func (*ReleasePathsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReleasePathsRequest) GetIds() []string {
@@ -2549,7 +2915,7 @@ type ReleasePathsResponse struct {
 
 func (x *ReleasePathsResponse) Reset() {
 	*x = ReleasePathsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[41]
+	mi := &file_hub_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2561,7 +2927,7 @@ func (x *ReleasePathsResponse) String() string {
 func (*ReleasePathsResponse) ProtoMessage() {}
 
 func (x *ReleasePathsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[41]
+	mi := &file_hub_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2574,7 +2940,7 @@ func (x *ReleasePathsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleasePathsResponse.ProtoReflect.Descriptor instead.
 func (*ReleasePathsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ReleasePathsResponse) GetReleased() []*Reservation {
@@ -2599,7 +2965,7 @@ type ListReservationsRequest struct {
 
 func (x *ListReservationsRequest) Reset() {
 	*x = ListReservationsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[42]
+	mi := &file_hub_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2611,7 +2977,7 @@ func (x *ListReservationsRequest) String() string {
 func (*ListReservationsRequest) ProtoMessage() {}
 
 func (x *ListReservationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[42]
+	mi := &file_hub_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2624,7 +2990,7 @@ func (x *ListReservationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReservationsRequest.ProtoReflect.Descriptor instead.
 func (*ListReservationsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListReservationsRequest) GetAgent() string {
@@ -2657,7 +3023,7 @@ type ListReservationsResponse struct {
 
 func (x *ListReservationsResponse) Reset() {
 	*x = ListReservationsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[43]
+	mi := &file_hub_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2669,7 +3035,7 @@ func (x *ListReservationsResponse) String() string {
 func (*ListReservationsResponse) ProtoMessage() {}
 
 func (x *ListReservationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[43]
+	mi := &file_hub_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2682,7 +3048,7 @@ func (x *ListReservationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReservationsResponse.ProtoReflect.Descriptor instead.
 func (*ListReservationsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListReservationsResponse) GetReservations() []*Reservation {
@@ -2704,7 +3070,7 @@ type JoinHubRequest struct {
 
 func (x *JoinHubRequest) Reset() {
 	*x = JoinHubRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[44]
+	mi := &file_hub_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2716,7 +3082,7 @@ func (x *JoinHubRequest) String() string {
 func (*JoinHubRequest) ProtoMessage() {}
 
 func (x *JoinHubRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[44]
+	mi := &file_hub_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2729,7 +3095,7 @@ func (x *JoinHubRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinHubRequest.ProtoReflect.Descriptor instead.
 func (*JoinHubRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *JoinHubRequest) GetName() string {
@@ -2764,7 +3130,7 @@ type JoinHubResponse struct {
 
 func (x *JoinHubResponse) Reset() {
 	*x = JoinHubResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[45]
+	mi := &file_hub_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2776,7 +3142,7 @@ func (x *JoinHubResponse) String() string {
 func (*JoinHubResponse) ProtoMessage() {}
 
 func (x *JoinHubResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[45]
+	mi := &file_hub_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2789,7 +3155,7 @@ func (x *JoinHubResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinHubResponse.ProtoReflect.Descriptor instead.
 func (*JoinHubResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *JoinHubResponse) GetAgent() *Agent {
@@ -2816,7 +3182,7 @@ type TakeInjectionRequest struct {
 
 func (x *TakeInjectionRequest) Reset() {
 	*x = TakeInjectionRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[46]
+	mi := &file_hub_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2828,7 +3194,7 @@ func (x *TakeInjectionRequest) String() string {
 func (*TakeInjectionRequest) ProtoMessage() {}
 
 func (x *TakeInjectionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[46]
+	mi := &file_hub_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2841,7 +3207,7 @@ func (x *TakeInjectionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TakeInjectionRequest.ProtoReflect.Descriptor instead.
 func (*TakeInjectionRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TakeInjectionRequest) GetLimit() int32 {
@@ -2867,7 +3233,7 @@ type TakeInjectionResponse struct {
 
 func (x *TakeInjectionResponse) Reset() {
 	*x = TakeInjectionResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[47]
+	mi := &file_hub_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2879,7 +3245,7 @@ func (x *TakeInjectionResponse) String() string {
 func (*TakeInjectionResponse) ProtoMessage() {}
 
 func (x *TakeInjectionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[47]
+	mi := &file_hub_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2892,7 +3258,7 @@ func (x *TakeInjectionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TakeInjectionResponse.ProtoReflect.Descriptor instead.
 func (*TakeInjectionResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TakeInjectionResponse) GetMessages() []*Message {
@@ -2927,7 +3293,7 @@ type CheckStopRequest struct {
 
 func (x *CheckStopRequest) Reset() {
 	*x = CheckStopRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[48]
+	mi := &file_hub_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2939,7 +3305,7 @@ func (x *CheckStopRequest) String() string {
 func (*CheckStopRequest) ProtoMessage() {}
 
 func (x *CheckStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[48]
+	mi := &file_hub_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2952,7 +3318,7 @@ func (x *CheckStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStopRequest.ProtoReflect.Descriptor instead.
 func (*CheckStopRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CheckStopRequest) GetContinuing() bool {
@@ -2978,7 +3344,7 @@ type CheckStopResponse struct {
 
 func (x *CheckStopResponse) Reset() {
 	*x = CheckStopResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[49]
+	mi := &file_hub_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2990,7 +3356,7 @@ func (x *CheckStopResponse) String() string {
 func (*CheckStopResponse) ProtoMessage() {}
 
 func (x *CheckStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[49]
+	mi := &file_hub_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3003,7 +3369,7 @@ func (x *CheckStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStopResponse.ProtoReflect.Descriptor instead.
 func (*CheckStopResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CheckStopResponse) GetHold() bool {
@@ -3067,7 +3433,7 @@ type SearchMessagesRequest struct {
 
 func (x *SearchMessagesRequest) Reset() {
 	*x = SearchMessagesRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[50]
+	mi := &file_hub_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3079,7 +3445,7 @@ func (x *SearchMessagesRequest) String() string {
 func (*SearchMessagesRequest) ProtoMessage() {}
 
 func (x *SearchMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[50]
+	mi := &file_hub_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3092,7 +3458,7 @@ func (x *SearchMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMessagesRequest.ProtoReflect.Descriptor instead.
 func (*SearchMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SearchMessagesRequest) GetQuery() string {
@@ -3184,7 +3550,7 @@ type SearchMessagesResponse struct {
 
 func (x *SearchMessagesResponse) Reset() {
 	*x = SearchMessagesResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[51]
+	mi := &file_hub_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3196,7 +3562,7 @@ func (x *SearchMessagesResponse) String() string {
 func (*SearchMessagesResponse) ProtoMessage() {}
 
 func (x *SearchMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[51]
+	mi := &file_hub_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3209,7 +3575,7 @@ func (x *SearchMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMessagesResponse.ProtoReflect.Descriptor instead.
 func (*SearchMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SearchMessagesResponse) GetHits() []*SearchHit {
@@ -3236,7 +3602,7 @@ type AcknowledgeMessageRequest struct {
 
 func (x *AcknowledgeMessageRequest) Reset() {
 	*x = AcknowledgeMessageRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[52]
+	mi := &file_hub_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3248,7 +3614,7 @@ func (x *AcknowledgeMessageRequest) String() string {
 func (*AcknowledgeMessageRequest) ProtoMessage() {}
 
 func (x *AcknowledgeMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[52]
+	mi := &file_hub_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3261,7 +3627,7 @@ func (x *AcknowledgeMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcknowledgeMessageRequest.ProtoReflect.Descriptor instead.
 func (*AcknowledgeMessageRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *AcknowledgeMessageRequest) GetIds() []string {
@@ -3280,7 +3646,7 @@ type AcknowledgeMessageResponse struct {
 
 func (x *AcknowledgeMessageResponse) Reset() {
 	*x = AcknowledgeMessageResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[53]
+	mi := &file_hub_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3292,7 +3658,7 @@ func (x *AcknowledgeMessageResponse) String() string {
 func (*AcknowledgeMessageResponse) ProtoMessage() {}
 
 func (x *AcknowledgeMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[53]
+	mi := &file_hub_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3305,7 +3671,7 @@ func (x *AcknowledgeMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcknowledgeMessageResponse.ProtoReflect.Descriptor instead.
 func (*AcknowledgeMessageResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *AcknowledgeMessageResponse) GetAcks() []*Acknowledgement {
@@ -3329,7 +3695,7 @@ type Acknowledgement struct {
 
 func (x *Acknowledgement) Reset() {
 	*x = Acknowledgement{}
-	mi := &file_hub_v1_agent_proto_msgTypes[54]
+	mi := &file_hub_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3341,7 +3707,7 @@ func (x *Acknowledgement) String() string {
 func (*Acknowledgement) ProtoMessage() {}
 
 func (x *Acknowledgement) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[54]
+	mi := &file_hub_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3354,7 +3720,7 @@ func (x *Acknowledgement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acknowledgement.ProtoReflect.Descriptor instead.
 func (*Acknowledgement) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Acknowledgement) GetMessageId() string {
@@ -3387,7 +3753,7 @@ type GetMessageReceiptsRequest struct {
 
 func (x *GetMessageReceiptsRequest) Reset() {
 	*x = GetMessageReceiptsRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[55]
+	mi := &file_hub_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3399,7 +3765,7 @@ func (x *GetMessageReceiptsRequest) String() string {
 func (*GetMessageReceiptsRequest) ProtoMessage() {}
 
 func (x *GetMessageReceiptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[55]
+	mi := &file_hub_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3412,7 +3778,7 @@ func (x *GetMessageReceiptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMessageReceiptsRequest.ProtoReflect.Descriptor instead.
 func (*GetMessageReceiptsRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetMessageReceiptsRequest) GetId() string {
@@ -3433,7 +3799,7 @@ type GetMessageReceiptsResponse struct {
 
 func (x *GetMessageReceiptsResponse) Reset() {
 	*x = GetMessageReceiptsResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[56]
+	mi := &file_hub_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3811,7 @@ func (x *GetMessageReceiptsResponse) String() string {
 func (*GetMessageReceiptsResponse) ProtoMessage() {}
 
 func (x *GetMessageReceiptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[56]
+	mi := &file_hub_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3824,7 @@ func (x *GetMessageReceiptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMessageReceiptsResponse.ProtoReflect.Descriptor instead.
 func (*GetMessageReceiptsResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetMessageReceiptsResponse) GetMessage() *Message {
@@ -3487,7 +3853,7 @@ type ConfirmDeliveryRequest struct {
 
 func (x *ConfirmDeliveryRequest) Reset() {
 	*x = ConfirmDeliveryRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[57]
+	mi := &file_hub_v1_agent_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3499,7 +3865,7 @@ func (x *ConfirmDeliveryRequest) String() string {
 func (*ConfirmDeliveryRequest) ProtoMessage() {}
 
 func (x *ConfirmDeliveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[57]
+	mi := &file_hub_v1_agent_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3512,7 +3878,7 @@ func (x *ConfirmDeliveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmDeliveryRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmDeliveryRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ConfirmDeliveryRequest) GetIds() []string {
@@ -3537,7 +3903,7 @@ type ConfirmDeliveryResponse struct {
 
 func (x *ConfirmDeliveryResponse) Reset() {
 	*x = ConfirmDeliveryResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[58]
+	mi := &file_hub_v1_agent_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3549,7 +3915,7 @@ func (x *ConfirmDeliveryResponse) String() string {
 func (*ConfirmDeliveryResponse) ProtoMessage() {}
 
 func (x *ConfirmDeliveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[58]
+	mi := &file_hub_v1_agent_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3562,7 +3928,7 @@ func (x *ConfirmDeliveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmDeliveryResponse.ProtoReflect.Descriptor instead.
 func (*ConfirmDeliveryResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{61}
 }
 
 type EndSessionRequest struct {
@@ -3576,7 +3942,7 @@ type EndSessionRequest struct {
 
 func (x *EndSessionRequest) Reset() {
 	*x = EndSessionRequest{}
-	mi := &file_hub_v1_agent_proto_msgTypes[59]
+	mi := &file_hub_v1_agent_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3588,7 +3954,7 @@ func (x *EndSessionRequest) String() string {
 func (*EndSessionRequest) ProtoMessage() {}
 
 func (x *EndSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[59]
+	mi := &file_hub_v1_agent_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3601,7 +3967,7 @@ func (x *EndSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndSessionRequest.ProtoReflect.Descriptor instead.
 func (*EndSessionRequest) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{59}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *EndSessionRequest) GetVia() string {
@@ -3619,7 +3985,7 @@ type EndSessionResponse struct {
 
 func (x *EndSessionResponse) Reset() {
 	*x = EndSessionResponse{}
-	mi := &file_hub_v1_agent_proto_msgTypes[60]
+	mi := &file_hub_v1_agent_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3631,7 +3997,7 @@ func (x *EndSessionResponse) String() string {
 func (*EndSessionResponse) ProtoMessage() {}
 
 func (x *EndSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hub_v1_agent_proto_msgTypes[60]
+	mi := &file_hub_v1_agent_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3644,7 +4010,7 @@ func (x *EndSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndSessionResponse.ProtoReflect.Descriptor instead.
 func (*EndSessionResponse) Descriptor() ([]byte, []int) {
-	return file_hub_v1_agent_proto_rawDescGZIP(), []int{60}
+	return file_hub_v1_agent_proto_rawDescGZIP(), []int{63}
 }
 
 var File_hub_v1_agent_proto protoreflect.FileDescriptor
@@ -3709,19 +4075,42 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x1b\n" +
 	"\ttimed_out\x18\x03 \x01(\bR\btimedOut\x12&\n" +
 	"\x06status\x18\x04 \x01(\v2\x0e.hub.v1.StatusR\x06status\x12\x1b\n" +
-	"\twaited_ms\x18\x05 \x01(\x05R\bwaitedMs\"\x8c\x01\n" +
+	"\twaited_ms\x18\x05 \x01(\x05R\bwaitedMs\"\xd1\x01\n" +
 	"\x10SubscribeRequest\x12\x19\n" +
 	"\bafter_id\x18\x01 \x01(\tR\aafterId\x12\x10\n" +
 	"\x03via\x18\x02 \x01(\tR\x03via\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x1f\n" +
 	"\vconfirm_ids\x18\x04 \x03(\tR\n" +
 	"confirmIds\x12\x14\n" +
-	"\x05watch\x18\x05 \x01(\bR\x05watch\"\x95\x01\n" +
+	"\x05watch\x18\x05 \x01(\bR\x05watch\x12&\n" +
+	"\x04call\x18\x06 \x01(\v2\x12.hub.v1.StreamCallR\x04call\x12\x1b\n" +
+	"\tcancel_id\x18\a \x01(\x04R\bcancelId\"\xa8\x02\n" +
+	"\n" +
+	"StreamCall\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12L\n" +
+	"\x11wait_for_messages\x18\x02 \x01(\v2\x1e.hub.v1.WaitForMessagesRequestH\x00R\x0fwaitForMessages\x12B\n" +
+	"\rlist_messages\x18\x03 \x01(\v2\x1b.hub.v1.ListMessagesRequestH\x00R\flistMessages\x126\n" +
+	"\tmark_read\x18\x04 \x01(\v2\x17.hub.v1.MarkReadRequestH\x00R\bmarkRead\x128\n" +
+	"\theartbeat\x18\x05 \x01(\v2\x18.hub.v1.HeartbeatRequestH\x00R\theartbeatB\x06\n" +
+	"\x04call\"\xdb\x02\n" +
+	"\vStreamReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12M\n" +
+	"\x11wait_for_messages\x18\x02 \x01(\v2\x1f.hub.v1.WaitForMessagesResponseH\x00R\x0fwaitForMessages\x12C\n" +
+	"\rlist_messages\x18\x03 \x01(\v2\x1c.hub.v1.ListMessagesResponseH\x00R\flistMessages\x127\n" +
+	"\tmark_read\x18\x04 \x01(\v2\x18.hub.v1.MarkReadResponseH\x00R\bmarkRead\x129\n" +
+	"\theartbeat\x18\x05 \x01(\v2\x19.hub.v1.HeartbeatResponseH\x00R\theartbeat\x12+\n" +
+	"\x05error\x18\x06 \x01(\v2\x13.hub.v1.StreamErrorH\x00R\x05errorB\a\n" +
+	"\x05reply\";\n" +
+	"\vStreamError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xd6\x01\n" +
 	"\x0eSubscribeFrame\x12+\n" +
 	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x16\n" +
 	"\x06resync\x18\x03 \x01(\bR\x06resync\x12&\n" +
-	"\x06status\x18\x04 \x01(\v2\x0e.hub.v1.StatusR\x06status\".\n" +
+	"\x06status\x18\x04 \x01(\v2\x0e.hub.v1.StatusR\x06status\x12)\n" +
+	"\x05reply\x18\x05 \x01(\v2\x13.hub.v1.StreamReplyR\x05reply\x12\x14\n" +
+	"\x05calls\x18\x06 \x01(\bR\x05calls\".\n" +
 	"\x12JoinChannelRequest\x12\x18\n" +
 	"\achannel\x18\x01 \x01(\tR\achannel\"I\n" +
 	"\x13JoinChannelResponse\x12\x18\n" +
@@ -3994,7 +4383,7 @@ func file_hub_v1_agent_proto_rawDescGZIP() []byte {
 	return file_hub_v1_agent_proto_rawDescData
 }
 
-var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_hub_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_hub_v1_agent_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),                // 0: hub.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),               // 1: hub.v1.HeartbeatResponse
@@ -4009,222 +4398,236 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*WaitForMessagesRequest)(nil),          // 10: hub.v1.WaitForMessagesRequest
 	(*WaitForMessagesResponse)(nil),         // 11: hub.v1.WaitForMessagesResponse
 	(*SubscribeRequest)(nil),                // 12: hub.v1.SubscribeRequest
-	(*SubscribeFrame)(nil),                  // 13: hub.v1.SubscribeFrame
-	(*JoinChannelRequest)(nil),              // 14: hub.v1.JoinChannelRequest
-	(*JoinChannelResponse)(nil),             // 15: hub.v1.JoinChannelResponse
-	(*LeaveChannelRequest)(nil),             // 16: hub.v1.LeaveChannelRequest
-	(*LeaveChannelResponse)(nil),            // 17: hub.v1.LeaveChannelResponse
-	(*CreateActivityLogRequest)(nil),        // 18: hub.v1.CreateActivityLogRequest
-	(*CreateActivityLogResponse)(nil),       // 19: hub.v1.CreateActivityLogResponse
-	(*CheckpointRequest)(nil),               // 20: hub.v1.CheckpointRequest
-	(*CheckpointResponse)(nil),              // 21: hub.v1.CheckpointResponse
-	(*StartDeepWorkRequest)(nil),            // 22: hub.v1.StartDeepWorkRequest
-	(*StartDeepWorkResponse)(nil),           // 23: hub.v1.StartDeepWorkResponse
-	(*GetDeepWorkRequest)(nil),              // 24: hub.v1.GetDeepWorkRequest
-	(*GetDeepWorkResponse)(nil),             // 25: hub.v1.GetDeepWorkResponse
-	(*GetHeartbeatElapsedTimeRequest)(nil),  // 26: hub.v1.GetHeartbeatElapsedTimeRequest
-	(*GetHeartbeatElapsedTimeResponse)(nil), // 27: hub.v1.GetHeartbeatElapsedTimeResponse
-	(*RespondToPulseRequest)(nil),           // 28: hub.v1.RespondToPulseRequest
-	(*RespondToPulseResponse)(nil),          // 29: hub.v1.RespondToPulseResponse
-	(*ListPeersRequest)(nil),                // 30: hub.v1.ListPeersRequest
-	(*ListPeersResponse)(nil),               // 31: hub.v1.ListPeersResponse
-	(*Peer)(nil),                            // 32: hub.v1.Peer
-	(*ListChannelsRequest)(nil),             // 33: hub.v1.ListChannelsRequest
-	(*ListChannelsResponse)(nil),            // 34: hub.v1.ListChannelsResponse
-	(*Channel)(nil),                         // 35: hub.v1.Channel
-	(*ReservePathsRequest)(nil),             // 36: hub.v1.ReservePathsRequest
-	(*ReservePathsResponse)(nil),            // 37: hub.v1.ReservePathsResponse
-	(*RenewReservationsRequest)(nil),        // 38: hub.v1.RenewReservationsRequest
-	(*RenewReservationsResponse)(nil),       // 39: hub.v1.RenewReservationsResponse
-	(*ReleasePathsRequest)(nil),             // 40: hub.v1.ReleasePathsRequest
-	(*ReleasePathsResponse)(nil),            // 41: hub.v1.ReleasePathsResponse
-	(*ListReservationsRequest)(nil),         // 42: hub.v1.ListReservationsRequest
-	(*ListReservationsResponse)(nil),        // 43: hub.v1.ListReservationsResponse
-	(*JoinHubRequest)(nil),                  // 44: hub.v1.JoinHubRequest
-	(*JoinHubResponse)(nil),                 // 45: hub.v1.JoinHubResponse
-	(*TakeInjectionRequest)(nil),            // 46: hub.v1.TakeInjectionRequest
-	(*TakeInjectionResponse)(nil),           // 47: hub.v1.TakeInjectionResponse
-	(*CheckStopRequest)(nil),                // 48: hub.v1.CheckStopRequest
-	(*CheckStopResponse)(nil),               // 49: hub.v1.CheckStopResponse
-	(*SearchMessagesRequest)(nil),           // 50: hub.v1.SearchMessagesRequest
-	(*SearchMessagesResponse)(nil),          // 51: hub.v1.SearchMessagesResponse
-	(*AcknowledgeMessageRequest)(nil),       // 52: hub.v1.AcknowledgeMessageRequest
-	(*AcknowledgeMessageResponse)(nil),      // 53: hub.v1.AcknowledgeMessageResponse
-	(*Acknowledgement)(nil),                 // 54: hub.v1.Acknowledgement
-	(*GetMessageReceiptsRequest)(nil),       // 55: hub.v1.GetMessageReceiptsRequest
-	(*GetMessageReceiptsResponse)(nil),      // 56: hub.v1.GetMessageReceiptsResponse
-	(*ConfirmDeliveryRequest)(nil),          // 57: hub.v1.ConfirmDeliveryRequest
-	(*ConfirmDeliveryResponse)(nil),         // 58: hub.v1.ConfirmDeliveryResponse
-	(*EndSessionRequest)(nil),               // 59: hub.v1.EndSessionRequest
-	(*EndSessionResponse)(nil),              // 60: hub.v1.EndSessionResponse
-	(*timestamppb.Timestamp)(nil),           // 61: google.protobuf.Timestamp
-	(*Status)(nil),                          // 62: hub.v1.Status
-	(Priority)(0),                           // 63: hub.v1.Priority
-	(*Message)(nil),                         // 64: hub.v1.Message
-	(*ActivityLog)(nil),                     // 65: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 66: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 67: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 68: hub.v1.Checkpoint
-	(*DeliveryPath)(nil),                    // 69: hub.v1.DeliveryPath
-	(*Reservation)(nil),                     // 70: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 71: hub.v1.ReservationConflict
-	(*Agent)(nil),                           // 72: hub.v1.Agent
-	(*SearchHit)(nil),                       // 73: hub.v1.SearchHit
-	(*Receipt)(nil),                         // 74: hub.v1.Receipt
-	(*CreateTaskRequest)(nil),               // 75: hub.v1.CreateTaskRequest
-	(*ListTasksRequest)(nil),                // 76: hub.v1.ListTasksRequest
-	(*GetTaskRequest)(nil),                  // 77: hub.v1.GetTaskRequest
-	(*UpdateTaskRequest)(nil),               // 78: hub.v1.UpdateTaskRequest
-	(*ClaimTaskRequest)(nil),                // 79: hub.v1.ClaimTaskRequest
-	(*NextTaskRequest)(nil),                 // 80: hub.v1.NextTaskRequest
-	(*CompleteTaskRequest)(nil),             // 81: hub.v1.CompleteTaskRequest
-	(*BlockTaskRequest)(nil),                // 82: hub.v1.BlockTaskRequest
-	(*RequestApprovalRequest)(nil),          // 83: hub.v1.RequestApprovalRequest
-	(*AskHumanRequest)(nil),                 // 84: hub.v1.AskHumanRequest
-	(*NoteHostEventRequest)(nil),            // 85: hub.v1.NoteHostEventRequest
-	(*GetUsageRequest)(nil),                 // 86: hub.v1.GetUsageRequest
-	(*CreateTaskResponse)(nil),              // 87: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 88: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 89: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 90: hub.v1.UpdateTaskResponse
-	(*ClaimTaskResponse)(nil),               // 91: hub.v1.ClaimTaskResponse
-	(*NextTaskResponse)(nil),                // 92: hub.v1.NextTaskResponse
-	(*CompleteTaskResponse)(nil),            // 93: hub.v1.CompleteTaskResponse
-	(*BlockTaskResponse)(nil),               // 94: hub.v1.BlockTaskResponse
-	(*RequestApprovalResponse)(nil),         // 95: hub.v1.RequestApprovalResponse
-	(*AskHumanResponse)(nil),                // 96: hub.v1.AskHumanResponse
-	(*NoteHostEventResponse)(nil),           // 97: hub.v1.NoteHostEventResponse
-	(*UsageReport)(nil),                     // 98: hub.v1.UsageReport
+	(*StreamCall)(nil),                      // 13: hub.v1.StreamCall
+	(*StreamReply)(nil),                     // 14: hub.v1.StreamReply
+	(*StreamError)(nil),                     // 15: hub.v1.StreamError
+	(*SubscribeFrame)(nil),                  // 16: hub.v1.SubscribeFrame
+	(*JoinChannelRequest)(nil),              // 17: hub.v1.JoinChannelRequest
+	(*JoinChannelResponse)(nil),             // 18: hub.v1.JoinChannelResponse
+	(*LeaveChannelRequest)(nil),             // 19: hub.v1.LeaveChannelRequest
+	(*LeaveChannelResponse)(nil),            // 20: hub.v1.LeaveChannelResponse
+	(*CreateActivityLogRequest)(nil),        // 21: hub.v1.CreateActivityLogRequest
+	(*CreateActivityLogResponse)(nil),       // 22: hub.v1.CreateActivityLogResponse
+	(*CheckpointRequest)(nil),               // 23: hub.v1.CheckpointRequest
+	(*CheckpointResponse)(nil),              // 24: hub.v1.CheckpointResponse
+	(*StartDeepWorkRequest)(nil),            // 25: hub.v1.StartDeepWorkRequest
+	(*StartDeepWorkResponse)(nil),           // 26: hub.v1.StartDeepWorkResponse
+	(*GetDeepWorkRequest)(nil),              // 27: hub.v1.GetDeepWorkRequest
+	(*GetDeepWorkResponse)(nil),             // 28: hub.v1.GetDeepWorkResponse
+	(*GetHeartbeatElapsedTimeRequest)(nil),  // 29: hub.v1.GetHeartbeatElapsedTimeRequest
+	(*GetHeartbeatElapsedTimeResponse)(nil), // 30: hub.v1.GetHeartbeatElapsedTimeResponse
+	(*RespondToPulseRequest)(nil),           // 31: hub.v1.RespondToPulseRequest
+	(*RespondToPulseResponse)(nil),          // 32: hub.v1.RespondToPulseResponse
+	(*ListPeersRequest)(nil),                // 33: hub.v1.ListPeersRequest
+	(*ListPeersResponse)(nil),               // 34: hub.v1.ListPeersResponse
+	(*Peer)(nil),                            // 35: hub.v1.Peer
+	(*ListChannelsRequest)(nil),             // 36: hub.v1.ListChannelsRequest
+	(*ListChannelsResponse)(nil),            // 37: hub.v1.ListChannelsResponse
+	(*Channel)(nil),                         // 38: hub.v1.Channel
+	(*ReservePathsRequest)(nil),             // 39: hub.v1.ReservePathsRequest
+	(*ReservePathsResponse)(nil),            // 40: hub.v1.ReservePathsResponse
+	(*RenewReservationsRequest)(nil),        // 41: hub.v1.RenewReservationsRequest
+	(*RenewReservationsResponse)(nil),       // 42: hub.v1.RenewReservationsResponse
+	(*ReleasePathsRequest)(nil),             // 43: hub.v1.ReleasePathsRequest
+	(*ReleasePathsResponse)(nil),            // 44: hub.v1.ReleasePathsResponse
+	(*ListReservationsRequest)(nil),         // 45: hub.v1.ListReservationsRequest
+	(*ListReservationsResponse)(nil),        // 46: hub.v1.ListReservationsResponse
+	(*JoinHubRequest)(nil),                  // 47: hub.v1.JoinHubRequest
+	(*JoinHubResponse)(nil),                 // 48: hub.v1.JoinHubResponse
+	(*TakeInjectionRequest)(nil),            // 49: hub.v1.TakeInjectionRequest
+	(*TakeInjectionResponse)(nil),           // 50: hub.v1.TakeInjectionResponse
+	(*CheckStopRequest)(nil),                // 51: hub.v1.CheckStopRequest
+	(*CheckStopResponse)(nil),               // 52: hub.v1.CheckStopResponse
+	(*SearchMessagesRequest)(nil),           // 53: hub.v1.SearchMessagesRequest
+	(*SearchMessagesResponse)(nil),          // 54: hub.v1.SearchMessagesResponse
+	(*AcknowledgeMessageRequest)(nil),       // 55: hub.v1.AcknowledgeMessageRequest
+	(*AcknowledgeMessageResponse)(nil),      // 56: hub.v1.AcknowledgeMessageResponse
+	(*Acknowledgement)(nil),                 // 57: hub.v1.Acknowledgement
+	(*GetMessageReceiptsRequest)(nil),       // 58: hub.v1.GetMessageReceiptsRequest
+	(*GetMessageReceiptsResponse)(nil),      // 59: hub.v1.GetMessageReceiptsResponse
+	(*ConfirmDeliveryRequest)(nil),          // 60: hub.v1.ConfirmDeliveryRequest
+	(*ConfirmDeliveryResponse)(nil),         // 61: hub.v1.ConfirmDeliveryResponse
+	(*EndSessionRequest)(nil),               // 62: hub.v1.EndSessionRequest
+	(*EndSessionResponse)(nil),              // 63: hub.v1.EndSessionResponse
+	(*timestamppb.Timestamp)(nil),           // 64: google.protobuf.Timestamp
+	(*Status)(nil),                          // 65: hub.v1.Status
+	(Priority)(0),                           // 66: hub.v1.Priority
+	(*Message)(nil),                         // 67: hub.v1.Message
+	(*ActivityLog)(nil),                     // 68: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 69: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 70: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 71: hub.v1.Checkpoint
+	(*DeliveryPath)(nil),                    // 72: hub.v1.DeliveryPath
+	(*Reservation)(nil),                     // 73: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 74: hub.v1.ReservationConflict
+	(*Agent)(nil),                           // 75: hub.v1.Agent
+	(*SearchHit)(nil),                       // 76: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 77: hub.v1.Receipt
+	(*CreateTaskRequest)(nil),               // 78: hub.v1.CreateTaskRequest
+	(*ListTasksRequest)(nil),                // 79: hub.v1.ListTasksRequest
+	(*GetTaskRequest)(nil),                  // 80: hub.v1.GetTaskRequest
+	(*UpdateTaskRequest)(nil),               // 81: hub.v1.UpdateTaskRequest
+	(*ClaimTaskRequest)(nil),                // 82: hub.v1.ClaimTaskRequest
+	(*NextTaskRequest)(nil),                 // 83: hub.v1.NextTaskRequest
+	(*CompleteTaskRequest)(nil),             // 84: hub.v1.CompleteTaskRequest
+	(*BlockTaskRequest)(nil),                // 85: hub.v1.BlockTaskRequest
+	(*RequestApprovalRequest)(nil),          // 86: hub.v1.RequestApprovalRequest
+	(*AskHumanRequest)(nil),                 // 87: hub.v1.AskHumanRequest
+	(*NoteHostEventRequest)(nil),            // 88: hub.v1.NoteHostEventRequest
+	(*GetUsageRequest)(nil),                 // 89: hub.v1.GetUsageRequest
+	(*CreateTaskResponse)(nil),              // 90: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 91: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 92: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 93: hub.v1.UpdateTaskResponse
+	(*ClaimTaskResponse)(nil),               // 94: hub.v1.ClaimTaskResponse
+	(*NextTaskResponse)(nil),                // 95: hub.v1.NextTaskResponse
+	(*CompleteTaskResponse)(nil),            // 96: hub.v1.CompleteTaskResponse
+	(*BlockTaskResponse)(nil),               // 97: hub.v1.BlockTaskResponse
+	(*RequestApprovalResponse)(nil),         // 98: hub.v1.RequestApprovalResponse
+	(*AskHumanResponse)(nil),                // 99: hub.v1.AskHumanResponse
+	(*NoteHostEventResponse)(nil),           // 100: hub.v1.NoteHostEventResponse
+	(*UsageReport)(nil),                     // 101: hub.v1.UsageReport
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
-	61, // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
-	62, // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
-	63, // 2: hub.v1.PostMessageRequest.priority:type_name -> hub.v1.Priority
-	64, // 3: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
-	64, // 4: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
-	64, // 5: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
-	62, // 6: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
-	64, // 7: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
-	62, // 8: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
-	65, // 9: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	66, // 10: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	67, // 11: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	68, // 12: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	66, // 13: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	61, // 14: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	67, // 15: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	67, // 16: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	67, // 17: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	67, // 18: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	66, // 19: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	64, // 20: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
-	32, // 21: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	61, // 22: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
-	69, // 23: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
-	35, // 24: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	70, // 25: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	71, // 26: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	70, // 27: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	70, // 28: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	70, // 29: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	72, // 30: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	64, // 31: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
-	64, // 32: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
-	61, // 33: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
-	61, // 34: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
-	63, // 35: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
-	73, // 36: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	54, // 37: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
-	61, // 38: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
-	64, // 39: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	74, // 40: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	0,  // 41: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,  // 42: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,  // 43: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,  // 44: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,  // 45: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10, // 46: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12, // 47: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
-	14, // 48: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	16, // 49: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	18, // 50: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	20, // 51: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	22, // 52: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	24, // 53: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	26, // 54: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	28, // 55: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	30, // 56: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	33, // 57: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	36, // 58: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	38, // 59: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	40, // 60: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	42, // 61: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	44, // 62: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	46, // 63: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
-	48, // 64: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
-	50, // 65: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
-	52, // 66: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
-	55, // 67: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
-	75, // 68: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
-	76, // 69: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
-	77, // 70: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
-	78, // 71: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
-	79, // 72: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
-	80, // 73: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
-	81, // 74: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
-	82, // 75: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
-	83, // 76: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
-	84, // 77: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
-	85, // 78: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
-	86, // 79: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
-	57, // 80: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
-	59, // 81: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
-	1,  // 82: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,  // 83: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,  // 84: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,  // 85: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,  // 86: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11, // 87: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	13, // 88: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
-	15, // 89: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	17, // 90: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	19, // 91: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	21, // 92: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	23, // 93: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	25, // 94: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	27, // 95: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	29, // 96: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	31, // 97: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	34, // 98: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	37, // 99: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	39, // 100: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	41, // 101: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	43, // 102: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	45, // 103: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	47, // 104: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	49, // 105: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	51, // 106: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	53, // 107: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	56, // 108: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	87, // 109: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	88, // 110: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	89, // 111: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
-	90, // 112: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	91, // 113: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
-	92, // 114: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
-	93, // 115: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
-	94, // 116: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
-	95, // 117: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
-	96, // 118: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
-	97, // 119: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
-	98, // 120: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
-	58, // 121: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
-	60, // 122: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
-	82, // [82:123] is the sub-list for method output_type
-	41, // [41:82] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	64,  // 0: hub.v1.HeartbeatResponse.started_at:type_name -> google.protobuf.Timestamp
+	65,  // 1: hub.v1.GetStatusResponse.status:type_name -> hub.v1.Status
+	66,  // 2: hub.v1.PostMessageRequest.priority:type_name -> hub.v1.Priority
+	67,  // 3: hub.v1.PostMessageResponse.message:type_name -> hub.v1.Message
+	67,  // 4: hub.v1.ListMessagesResponse.messages:type_name -> hub.v1.Message
+	67,  // 5: hub.v1.WaitForMessagesResponse.messages:type_name -> hub.v1.Message
+	65,  // 6: hub.v1.WaitForMessagesResponse.status:type_name -> hub.v1.Status
+	13,  // 7: hub.v1.SubscribeRequest.call:type_name -> hub.v1.StreamCall
+	10,  // 8: hub.v1.StreamCall.wait_for_messages:type_name -> hub.v1.WaitForMessagesRequest
+	6,   // 9: hub.v1.StreamCall.list_messages:type_name -> hub.v1.ListMessagesRequest
+	8,   // 10: hub.v1.StreamCall.mark_read:type_name -> hub.v1.MarkReadRequest
+	0,   // 11: hub.v1.StreamCall.heartbeat:type_name -> hub.v1.HeartbeatRequest
+	11,  // 12: hub.v1.StreamReply.wait_for_messages:type_name -> hub.v1.WaitForMessagesResponse
+	7,   // 13: hub.v1.StreamReply.list_messages:type_name -> hub.v1.ListMessagesResponse
+	9,   // 14: hub.v1.StreamReply.mark_read:type_name -> hub.v1.MarkReadResponse
+	1,   // 15: hub.v1.StreamReply.heartbeat:type_name -> hub.v1.HeartbeatResponse
+	15,  // 16: hub.v1.StreamReply.error:type_name -> hub.v1.StreamError
+	67,  // 17: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
+	65,  // 18: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
+	14,  // 19: hub.v1.SubscribeFrame.reply:type_name -> hub.v1.StreamReply
+	68,  // 20: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	69,  // 21: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	70,  // 22: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	71,  // 23: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	69,  // 24: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	64,  // 25: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	70,  // 26: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	70,  // 27: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	70,  // 28: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	70,  // 29: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	69,  // 30: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	67,  // 31: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	35,  // 32: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
+	64,  // 33: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	72,  // 34: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
+	38,  // 35: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
+	73,  // 36: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	74,  // 37: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	73,  // 38: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	73,  // 39: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	73,  // 40: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	75,  // 41: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	67,  // 42: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	67,  // 43: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	64,  // 44: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
+	64,  // 45: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
+	66,  // 46: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
+	76,  // 47: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	57,  // 48: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
+	64,  // 49: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
+	67,  // 50: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	77,  // 51: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	0,   // 52: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,   // 53: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,   // 54: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,   // 55: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,   // 56: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10,  // 57: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12,  // 58: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
+	17,  // 59: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	19,  // 60: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	21,  // 61: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	23,  // 62: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	25,  // 63: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	27,  // 64: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	29,  // 65: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	31,  // 66: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	33,  // 67: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	36,  // 68: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	39,  // 69: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	41,  // 70: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	43,  // 71: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	45,  // 72: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	47,  // 73: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	49,  // 74: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	51,  // 75: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	53,  // 76: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
+	55,  // 77: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
+	58,  // 78: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
+	78,  // 79: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
+	79,  // 80: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
+	80,  // 81: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
+	81,  // 82: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
+	82,  // 83: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
+	83,  // 84: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
+	84,  // 85: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
+	85,  // 86: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
+	86,  // 87: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
+	87,  // 88: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
+	88,  // 89: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
+	89,  // 90: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
+	60,  // 91: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
+	62,  // 92: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
+	1,   // 93: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,   // 94: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,   // 95: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,   // 96: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,   // 97: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11,  // 98: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	16,  // 99: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
+	18,  // 100: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	20,  // 101: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	22,  // 102: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	24,  // 103: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	26,  // 104: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	28,  // 105: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	30,  // 106: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	32,  // 107: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	34,  // 108: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	37,  // 109: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	40,  // 110: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	42,  // 111: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	44,  // 112: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	46,  // 113: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	48,  // 114: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	50,  // 115: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	52,  // 116: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	54,  // 117: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	56,  // 118: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	59,  // 119: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	90,  // 120: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	91,  // 121: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	92,  // 122: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	93,  // 123: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	94,  // 124: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	95,  // 125: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	96,  // 126: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	97,  // 127: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	98,  // 128: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
+	99,  // 129: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
+	100, // 130: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
+	101, // 131: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
+	61,  // 132: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
+	63,  // 133: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
+	93,  // [93:134] is the sub-list for method output_type
+	52,  // [52:93] is the sub-list for method input_type
+	52,  // [52:52] is the sub-list for extension type_name
+	52,  // [52:52] is the sub-list for extension extendee
+	0,   // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -4238,13 +4641,26 @@ func file_hub_v1_agent_proto_init() {
 	file_hub_v1_types_proto_init()
 	file_hub_v1_usage_proto_init()
 	file_hub_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
+	file_hub_v1_agent_proto_msgTypes[13].OneofWrappers = []any{
+		(*StreamCall_WaitForMessages)(nil),
+		(*StreamCall_ListMessages)(nil),
+		(*StreamCall_MarkRead)(nil),
+		(*StreamCall_Heartbeat)(nil),
+	}
+	file_hub_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
+		(*StreamReply_WaitForMessages)(nil),
+		(*StreamReply_ListMessages)(nil),
+		(*StreamReply_MarkRead)(nil),
+		(*StreamReply_Heartbeat)(nil),
+		(*StreamReply_Error)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hub_v1_agent_proto_rawDesc), len(file_hub_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   61,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -94,7 +94,10 @@ type AgentServiceClient interface {
 	// after a reconnect with after_id = the last frame's cursor. The hub reads a frame once the
 	// last one was sent: a reader that falls behind holds up the frames after it (gRPC's flow
 	// control), which then carry what arrived meanwhile. A stream counts as one of the agent's
-	// parked waits (--max-waiters-per-agent) and ends when its token is revoked.
+	// parked waits (--max-waiters-per-agent) and ends when its token is revoked. A later request
+	// may carry a call instead (call: a wait, a read, a heartbeat), answered by a frame with its
+	// reply: a bridge that holds the stream makes its agent's waits and heartbeats on it, with no
+	// call of their own.
 	Subscribe(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SubscribeRequest, SubscribeFrame], error)
 	// JoinChannel subscribes the caller to a channel (created on first use).
 	JoinChannel(ctx context.Context, in *JoinChannelRequest, opts ...grpc.CallOption) (*JoinChannelResponse, error)
@@ -657,7 +660,10 @@ type AgentServiceServer interface {
 	// after a reconnect with after_id = the last frame's cursor. The hub reads a frame once the
 	// last one was sent: a reader that falls behind holds up the frames after it (gRPC's flow
 	// control), which then carry what arrived meanwhile. A stream counts as one of the agent's
-	// parked waits (--max-waiters-per-agent) and ends when its token is revoked.
+	// parked waits (--max-waiters-per-agent) and ends when its token is revoked. A later request
+	// may carry a call instead (call: a wait, a read, a heartbeat), answered by a frame with its
+	// reply: a bridge that holds the stream makes its agent's waits and heartbeats on it, with no
+	// call of their own.
 	Subscribe(grpc.BidiStreamingServer[SubscribeRequest, SubscribeFrame]) error
 	// JoinChannel subscribes the caller to a channel (created on first use).
 	JoinChannel(context.Context, *JoinChannelRequest) (*JoinChannelResponse, error)
