@@ -15,7 +15,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/datadir"
-	"github.com/agenthub/hub/internal/hook"
+	"github.com/agenthub/hub/internal/hooklocal"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/setup"
@@ -82,7 +82,7 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dryRun := fs.Bool("dry-run", false, "print the changes (a diff per file) and write nothing")
 	caFingerprint := fs.String("ca-fingerprint", "", "the fingerprint of the hub's own CA (sha256:…, in the line hubctl join-codes create prints): fetch the CA over TLS, check it and keep it for --addr, so that hub mcp and hub hook talk TLS to that hub")
 	otlp := fs.String("otlp", "", `the hub's OTLP/HTTP endpoint the host exports its telemetry to (tokens, cost, tool results; docs/usage.md): default http://HOST:PORT/otlp for a hub on loopback, HOST of --addr and PORT one above its port (the hub's default listeners); "off": no telemetry settings`)
-	approvalWait := fs.Duration("approval-wait", hook.DefaultApprovalWait, "claude, codex: how long a permission request waits for a person in the hub's inbox before the host asks in the terminal (0: do not relay); the host's hook time-out is set above it")
+	approvalWait := fs.Duration("approval-wait", hooklocal.DefaultApprovalWait, "claude, codex: how long a permission request waits for a person in the hub's inbox before the host asks in the terminal (0: do not relay); the host's hook time-out is set above it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
