@@ -23,11 +23,13 @@ import (
 	"syscall"
 
 	"github.com/agenthub/hub/internal/hooklocal"
+	"github.com/agenthub/hub/internal/version"
 )
 
 const usage = `Usage:
   hub-hook hook HOST EVENT [flags]   as hub hook (hub hook -h)
   hub-hook guard check               as hub guard check (hub guard help)
+  hub-hook version                   its version, commit and build date
 
 What the agent hosts' hooks and the git pre-commit guard run (hub setup and
 hub guard install write it when it is installed beside hub). A tool use or a
@@ -65,6 +67,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err := handOff(args)
 		fmt.Fprintf(stderr, "hub guard: warning: %v; commit allowed without checking reservations\n", err)
 		return 0 // as when the hub cannot be asked
+	case len(args) == 1 && args[0] == "version":
+		fmt.Fprint(stdout, version.Long("hub-hook"))
+		return 0
 	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help"):
 		fmt.Fprint(stdout, usage)
 		return 0

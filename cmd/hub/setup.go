@@ -131,6 +131,7 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.HubPath, err = filepath.Abs(o.HubPath); err != nil {
 		return err
 	}
+	o.HookPath = hookBinary(o.HubPath)
 
 	if *caFingerprint != "" {
 		if err := pinCA(ctx, *addr, *caFingerprint, *dryRun, stdout); err != nil {
@@ -296,4 +297,15 @@ func (s *agentSource) obtain(ctx context.Context, addr string, dryRun bool) (nam
 		return r.GetAgent().GetName(), r.GetToken(), nil
 	}
 	return "", "", fmt.Errorf("no agent: give --token (or env HUB_TOKEN), or --name to create one with the admin token")
+}
+
+// hookBinary returns hub-hook beside the hub binary hubPath, which the
+// hosts' hooks and the guard then run (it starts in a few milliseconds),
+// or "" when it is not there (they run the hub itself).
+func hookBinary(hubPath string) string {
+	p, err := hooklocal.Sibling(hubPath, "hub-hook")
+	if err != nil {
+		return ""
+	}
+	return p
 }

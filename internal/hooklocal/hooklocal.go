@@ -337,7 +337,13 @@ func Beside(name string) (string, error) {
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return "", fmt.Errorf("find this binary: %w", err)
 	}
-	p := filepath.Join(filepath.Dir(exe), name)
+	return Sibling(exe, name)
+}
+
+// Sibling returns the path of the executable file name in the directory
+// of the file path.
+func Sibling(path, name string) (string, error) {
+	p := filepath.Join(filepath.Dir(path), name)
 	fi, err := os.Stat(p)
 	if err != nil {
 		return "", err

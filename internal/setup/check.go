@@ -61,7 +61,7 @@ func Check(o Options, getenv func(string) string) []Finding {
 		if o.Host == "codex" {
 			name = o.codexHooksFileAt(f)
 		}
-		hubHooks = append(hubHooks, findHubHooks(root, name, func(cmd string) bool { return isHubHook(cmd, o.HubPath) })...)
+		hubHooks = append(hubHooks, findHubHooks(root, name, func(cmd string) bool { return isHubHook(cmd, o.HubPath, o.HookPath) })...)
 	}
 	if len(hubHooks) == 0 {
 		return found
