@@ -22,7 +22,8 @@ var (
 	buildErr  error
 )
 
-// builtHub builds cmd/hub once per test binary: the hook runs the binary.
+// builtHub builds cmd/hub once per test binary, and cmd/hub-hook beside
+// it: the hook runs the binary.
 func builtHub(tb testing.TB) string {
 	tb.Helper()
 	buildOnce.Do(func() {
@@ -33,6 +34,11 @@ func builtHub(tb testing.TB) string {
 		}
 		hubBin = filepath.Join(dir, "hub")
 		if out, err := exec.Command("go", "build", "-o", hubBin, ".").CombinedOutput(); err != nil {
+			buildErr = err
+			hubBin = string(out)
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "hub-hook"), "../hub-hook").CombinedOutput(); err != nil {
 			buildErr = err
 			hubBin = string(out)
 		}
