@@ -18,13 +18,24 @@ func expiredSoon(t *testing.T, w *Waiter) {
 	}
 }
 
+// notExpired fails the test if any of ws has expired.
+func notExpired(t *testing.T, when string, ws ...*Waiter) {
+	t.Helper()
+	for i, w := range ws {
+		if w.expired.Load() {
+			t.Errorf("%s: wait %d expired, want it still parked", when, i)
+		}
+	}
+}
+
 // The waits' timeouts share one heap and one timer: each wait expires at its
 // own deadline whatever the order they were given in, a closed wait leaves
 // the heap and never expires, and the timer is stopped when no wait has a
-// deadline. Only the order is checked, never how long anything took.
+// deadline. The hub's clock is a fake one the test moves.
 func TestWaitersTimeoutsShareOneTimer(t *testing.T) {
 	t.Parallel()
-	ws := NewWaiters(WaitLimits{PerAgent: 8, Total: 8}, SystemClock{})
+	clock := NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ws := NewWaiters(WaitLimits{PerAgent: 8, Total: 8}, clock)
 	register := func(agent int64) *Waiter {
 		t.Helper()
 		w, err := ws.Register(agent, 0, nil)
@@ -40,11 +51,11 @@ func TestWaitersTimeoutsShareOneTimer(t *testing.T) {
 	early.expireAfter(time.Hour) // the first deadline counts
 	closed.Close()               // the earliest deadline: the timer fires, finds nothing, re-arms
 
+	clock.Advance(19 * time.Millisecond)
+	notExpired(t, "19 ms on", late, closed, early, never)
+	clock.Advance(time.Millisecond)
 	expiredSoon(t, early)
-	if late.expired.Load() || closed.expired.Load() || never.expired.Load() {
-		t.Errorf("expired: late %v, closed %v, never %v; want none of them",
-			late.expired.Load(), closed.expired.Load(), never.expired.Load())
-	}
+	notExpired(t, "20 ms on", late, closed, never)
 	ws.mu.Lock()
 	n := len(ws.expiries)
 	ws.mu.Unlock()
@@ -59,18 +70,31 @@ func TestWaitersTimeoutsShareOneTimer(t *testing.T) {
 		w.expireAfter(d * time.Millisecond)
 		ordered = append(ordered, w)
 	}
-	for _, i := range []int{1, 2, 0} {
-		expiredSoon(t, ordered[i])
-	}
+	clock.Advance(10 * time.Millisecond)
+	expiredSoon(t, ordered[1])
+	notExpired(t, "10 ms after the three", ordered[0], ordered[2])
+	clock.Advance(10 * time.Millisecond)
+	expiredSoon(t, ordered[2])
+	notExpired(t, "20 ms after the three", ordered[0])
+	clock.Advance(10 * time.Millisecond)
+	expiredSoon(t, ordered[0])
+	notExpired(t, "after the three", late, never)
 	for _, w := range []*Waiter{early, ordered[0], ordered[1], ordered[2]} {
 		w.Close()
 	}
 	late.Close()
 	never.Close()
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
 	if len(ws.expiries) != 0 || ws.totals[parkWait] != 0 {
 		t.Errorf("after closing every wait: %d deadlines, %d waits; want none", len(ws.expiries), ws.totals[parkWait])
+	}
+	ws.mu.Unlock()
+	// The timer still set for late's deadline fires, finds nothing and stops.
+	clock.Advance(time.Hour)
+	for deadline := time.Now().Add(10 * time.Second); clock.Timers() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d timers pending on the clock an hour after the last wait closed, want the one timer stopped", clock.Timers())
+		}
 	}
 }
 
