@@ -28,7 +28,7 @@ import (
 
 const usage = `Usage:
   hub-hook hook HOST EVENT [flags]   as hub hook (hub hook -h)
-  hub-hook guard check               as hub guard check (hub guard help)
+  hub-hook guard check [flags]       as hub guard check (hub guard help)
   hub-hook version                   its version, commit and build date
 
 What the agent hosts' hooks and the git pre-commit guard run (hub setup and
@@ -60,11 +60,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = handOff(args)
 		hooklocal.Fail(stdout, stderr, "%v; nothing injected", err)
 		return 0 // a hook never breaks its host
-	case len(args) == 2 && args[0] == "guard" && args[1] == "check":
-		if _, settled := hooklocal.CommitSettled(".", os.Getenv, stderr); settled {
-			return 0
+	case len(args) > 0 && args[0] == "guard":
+		check := len(args) == 2 && args[1] == "check"
+		if check {
+			if _, settled := hooklocal.CommitSettled(".", os.Getenv, stderr); settled {
+				return 0
+			}
 		}
-		err := handOff(args)
+		err := handOff(args) // a check with staged paths, or another guard command
+		if !check {
+			fmt.Fprintf(stderr, "hub-hook: %v\n", err)
+			return 1
+		}
 		fmt.Fprintf(stderr, "hub guard: warning: %v; commit allowed without checking reservations\n", err)
 		return 0 // as when the hub cannot be asked
 	case len(args) == 1 && args[0] == "version":

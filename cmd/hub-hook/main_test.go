@@ -161,10 +161,10 @@ func TestToolUseWithNothingNewStaysHere(t *testing.T) {
 func TestEverythingElseGoesToTheHub(t *testing.T) {
 	r := newRig(t, true)
 	for _, args := range [][]string{
-		{"hook", "claude", "PostToolUse"},                      // no bridge
-		{"hook", "claude", "PostToolUse", "--no-bridge"},       // turned off
-		{"hook", "claude", "Stop", "--timeout", "1s"},          // not a tool use
-		{"hook", "codex", "PermissionRequest"},                 // a person's answer
+		{"hook", "claude", "PostToolUse"},                       // no bridge
+		{"hook", "claude", "PostToolUse", "--no-bridge"},        // turned off
+		{"hook", "claude", "Stop", "--timeout", "1s"},           // not a tool use
+		{"hook", "codex", "PermissionRequest"},                  // a person's answer
 		{"hook", "gemini", "SessionStart", "--addr", "[::1]:9"}, // another hub
 	} {
 		code, stdout, stderr := r.run(t, "", postToolUse, args...)
@@ -233,6 +233,12 @@ func TestGuardCheckWithNothingStagedStaysHere(t *testing.T) {
 	git("add", "a.go")
 	if code, _, _ := r.run(t, repo, "", "guard", "check"); code != 0 || r.handedOff(t) != "guard check\n" {
 		t.Errorf("a.go staged: exit %d; want the hub's guard check run", code)
+	}
+	if code, _, _ := r.run(t, repo, "", "guard", "check", "--timeout", "5s"); code != 0 || r.handedOff(t) != "guard check --timeout 5s\n" {
+		t.Errorf("a check with flags: exit %d; want the hub's guard check run with them", code)
+	}
+	if code, _, _ := r.run(t, repo, "", "guard", "install"); code != 0 || r.handedOff(t) != "guard install\n" {
+		t.Errorf("guard install: exit %d; want the hub's guard install run", code)
 	}
 	r.env = append(r.env, "HUB_GUARD=off")
 	if code, _, _ := r.run(t, repo, "", "guard", "check"); code != 0 || r.handedOff(t) != "" {

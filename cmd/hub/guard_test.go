@@ -130,6 +130,11 @@ func TestGuardInARealRepository(t *testing.T) {
 		t.Fatalf("the existing hook was not kept: %v", err)
 	}
 	sh(t, repo, nil, bin, "guard", "install", "--repo", repo) // again: rewrites, keeps the chained hook
+	// The hook runs hub-hook beside the hub: a commit with nothing staged
+	// is settled without starting the hub, the others run hub guard check.
+	if b, err := os.ReadFile(filepath.Join(repo, ".git", "hooks", "pre-commit")); err != nil || !strings.Contains(string(b), "'"+filepath.Join(filepath.Dir(bin), "hub-hook")+"' guard check") {
+		t.Errorf("the pre-commit hook (%v):\n%s\nwant it to run hub-hook beside the hub", err, b)
+	}
 	hookRuns := func() int {
 		b, _ := os.ReadFile(filepath.Join(repo, ".git", "old-hook-ran"))
 		return strings.Count(string(b), "ran")

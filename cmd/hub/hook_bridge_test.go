@@ -157,7 +157,9 @@ func TestHookAsksTheBridge(t *testing.T) {
 		}
 	}
 	hubHook := filepath.Join(filepath.Dir(builtHub(t)), "hub-hook")
-	hook := func() hookRun { return runHookWith(t, hubHook, addr, ann, "claude", "PostToolUse", "claude-PostToolUse.json") }
+	hook := func() hookRun {
+		return runHookWith(t, hubHook, addr, ann, "claude", "PostToolUse", "claude-PostToolUse.json")
+	}
 	// quiet runs hooks until one costs the hub no call, and fails if none does.
 	quiet := func(what string) {
 		t.Helper()
