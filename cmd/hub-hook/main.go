@@ -39,13 +39,12 @@ this one with the same arguments.
 `
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, execHub))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run runs hub-hook with args and returns its exit status; handOff runs
-// the hub with args in place of this process (it returns only when it
-// could not).
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, handOff func([]string) error) int {
+// run runs hub-hook with args and returns its exit status, unless it hands
+// the run to the hub (execHub).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) > 0 && args[0] == "hook":
 		h, event, o, ok, err := hooklocal.ParseHook(args[1:], stdout, stderr)
@@ -57,7 +56,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case hooklocal.Quiet(ctx, h, event, stdin, stdout, o):
 			return 0
 		}
-		err = handOff(args)
+		err = execHub(args)
 		hooklocal.Fail(stdout, stderr, "%v; nothing injected", err)
 		return 0 // a hook never breaks its host
 	case len(args) > 0 && args[0] == "guard":
@@ -67,7 +66,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				return 0
 			}
 		}
-		err := handOff(args) // a check with staged paths, or another guard command
+		err := execHub(args) // a check with staged paths, or another guard command
 		if !check {
 			fmt.Fprintf(stderr, "hub-hook: %v\n", err)
 			return 1
@@ -86,7 +85,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // execHub runs the hub binary beside this one with args in place of this
-// process: same standard input, output and environment.
+// process: same standard input, output and environment. It returns only
+// when it could not.
 func execHub(args []string) error {
 	hub, err := hooklocal.Beside("hub")
 	if err != nil {
