@@ -2,7 +2,7 @@
 #   go run ./cmd/hub        # run the hub
 #   go test -race ./...     # run the tests
 # Targets:
-#   make build           bin/hub and bin/hubctl, version, commit and date stamped from git
+#   make build           bin/hub, bin/hub-hook and bin/hubctl, version, commit and date stamped from git
 #   make test            go test -race ./...
 #   make bench           the benchmark of BENCHMARKS.md (go run ./cmd/hubbench; BENCHFLAGS=... to pass flags)
 #   make generate        install the pinned generators, format, lint and regenerate gen/ and the OpenAPI
@@ -32,6 +32,7 @@ all: build test
 
 build:
 	$(GO) build -tags "$(HUBTAGS)" -ldflags "$(LDFLAGS)" -o bin/hub ./cmd/hub
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/hub-hook ./cmd/hub-hook
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/hubctl ./cmd/hubctl
 
 test:

@@ -1,86 +1,93 @@
 #!/usr/bin/env bash
-# Start to exit of what agents run on every tool call and every commit:
-# `hub hook claude PostToolUse` with nothing to inject, `hub guard check`
-# with nothing staged, and `hub version`, for each hub binary in turn, round
-# after round. The hook and the guard are given a hub address where nothing
-# listens, so they start, find nothing to do and exit 0 without the network
-# (the time of a hub's answer is BenchmarkHookRun's). Prints per binary and
-# command the median wall time (hyperfine, else a loop of /usr/bin/time), the
-# CPU time (user + system, perf stat's task-clock when it works), and the
+# Start to exit of what agents run on every tool call and every commit, for
+# each binary in turn, round after round:
+#   hook    `BIN hook claude PostToolUse` with no bridge and a hub address
+#           where nothing listens: it starts, finds no hub and exits 0
+#           without the network (the time of a hub's answer is
+#           BenchmarkHookRun's);
+#   bridge  the same with the agent's bridge answering "nothing new" on its
+#           socket (a stand-in serving internal/hooksock, as hub mcp does):
+#           what nearly every tool call of an agent with hub mcp costs;
+#   guard   `BIN guard check` with nothing staged;
+#   version `BIN version`.
+# BIN is a hub binary or a hub-hook (which runs the hub beside it for what
+# it does not answer itself: the hook row). Prints per binary and command
+# the median wall time (hyperfine, else a loop of /usr/bin/time), the CPU
+# time (user + system, perf stat's task-clock when it works), and the
 # package initialisation from GODEBUG=inittrace=1: its clock and its
-# allocations, the one figure the machine's load does not move.
+# allocations, the one figure the machine's load does not move (summed over
+# hub-hook and the hub it runs, where it runs one).
 #
-# Usage: scripts/bench-hook-start.sh [-s] [-r ROUNDS] [-n RUNS] HUB_BINARY...
+# Usage: scripts/bench-hook-start.sh [-r ROUNDS] [-n RUNS] BINARY...
 #   -r  rounds (default 2)
 #   -n  runs per command, binary and round (default 20)
-#   -s  also build and measure, from this tree, a binary of the hook, the
-#       guard and the version alone (what a binary of their own would start at)
-# Build each hub first, e.g. main against this tree:
-#   git worktree add /tmp/base main && (cd /tmp/base && go build -o /tmp/hub-main ./cmd/hub)
-#   go build -tags grpcnotrace -o /tmp/hub-head ./cmd/hub && scripts/bench-hook-start.sh /tmp/hub-main /tmp/hub-head
+# Build each first, e.g. main against this tree:
+#   git worktree add /tmp/base main && (cd /tmp/base && go build -tags grpcnotrace -o /tmp/hub-main ./cmd/hub)
+#   mkdir -p /tmp/head && go build -tags grpcnotrace -o /tmp/head/hub ./cmd/hub && go build -o /tmp/head/hub-hook ./cmd/hub-hook
+#   scripts/bench-hook-start.sh /tmp/hub-main /tmp/head/hub /tmp/head/hub-hook
 # (grpcnotrace as `make build` and the release build hub)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-rounds=2 runs=20 small=
-while getopts "sr:n:" opt; do
+rounds=2 runs=20
+while getopts "r:n:" opt; do
 	case $opt in
-	s) small=1 ;;
 	r) rounds=$OPTARG ;;
 	n) runs=$OPTARG ;;
-	*) echo "usage: $0 [-s] [-r ROUNDS] [-n RUNS] HUB_BINARY..." >&2; exit 2 ;;
+	*) echo "usage: $0 [-r ROUNDS] [-n RUNS] BINARY..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -lt 1 ]; then
-	echo "usage: $0 [-r ROUNDS] [-n RUNS] HUB_BINARY... (build each hub first: go build -o /tmp/hub-X ./cmd/hub)" >&2
+	echo "usage: $0 [-r ROUNDS] [-n RUNS] BINARY... (build each first: go build -o /tmp/hub-X ./cmd/hub; hub-hook beside its hub)" >&2
 	exit 2
 fi
 
 work=$(mktemp -d)
-trap 'rm -rf "$work" ${src:+"$src"}' EXIT
-bins=("$@")
-if [ -n "$small" ]; then
-	src=$(mktemp -d "$root/cmd/_hookonly.XXXXXX")
-	cat >"$src/main.go" <<'GO'
+src=$(mktemp -d "$root/cmd/_quietbridge.XXXXXX")
+bridge=
+trap '[ -n "$bridge" ] && kill "$bridge" 2>/dev/null; rm -rf "$work" "$src"' EXIT
+bins=()
+for b in "$@"; do
+	bins+=("$(realpath "$b")")
+done
+# The stand-in bridge: the agent's socket, every hook answered "nothing new".
+cat >"$src/main.go" <<'GO'
 package main
 
 import (
-	"context"
-	"fmt"
+	"log/slog"
 	"os"
 
-	"github.com/agenthub/hub/internal/guard"
-	"github.com/agenthub/hub/internal/hook"
-	"github.com/agenthub/hub/internal/version"
+	"github.com/agenthub/hub/internal/hooksock"
 )
 
 func main() {
-	addr, tok := os.Getenv("HUB_ADDR"), os.Getenv("HUB_TOKEN")
-	switch {
-	case len(os.Args) == 4 && os.Args[1] == "hook":
-		hook.Run(context.Background(), hook.Hosts[os.Args[2]], os.Args[3], os.Stdin, os.Stdout, os.Stderr,
-			hook.Options{Addr: addr, Token: tok, Timeout: hook.DefaultTimeout, ApprovalWait: hook.DefaultApprovalWait})
-	case len(os.Args) == 3 && os.Args[1] == "guard":
-		if !guard.Check(context.Background(), guard.Options{Dir: ".", Addr: addr, Token: tok, Timeout: guard.DefaultTimeout, Getenv: os.Getenv}, os.Stderr) {
-			os.Exit(1)
-		}
-	default:
-		fmt.Print(version.Long("hub"))
+	ln, err := hooksock.Listen(hooksock.Path(os.Getenv("HUB_ADDR"), os.Getenv("HUB_TOKEN")))
+	if err != nil {
+		panic(err)
 	}
+	os.Stdout.WriteString("ready\n")
+	hooksock.Serve(ln, os.Getenv("HUB_TOKEN"), func(hooksock.Query) (hooksock.Reply, func()) {
+		return hooksock.Reply{Answer: hooksock.AnswerQuiet}, nil
+	}, slog.New(slog.DiscardHandler))
 }
 GO
-	(cd "$root" && go build -o "$work/hub-hookonly" "./cmd/$(basename "$src")")
-	bins+=("$work/hub-hookonly")
-fi
+(cd "$root" && go build -o "$work/quiet-bridge" "./cmd/$(basename "$src")")
 git -C "$work" init -q # a repository with nothing staged, for the guard
 echo '{"hook_event_name":"PostToolUse","session_id":"bench","tool_name":"Bash","tool_input":{"command":"true"}}' >"$work/post.json"
-export HUB_ADDR=127.0.0.1:9 HUB_TOKEN=bench-token
+export HUB_ADDR=127.0.0.1:9 HUB_TOKEN=bench-token HUB_TOKEN_FILE= HUB_HOOK_BRIDGE= HUB_GUARD=
+mkdir -m 0700 "$work/run-none" "$work/run-bridge"
+XDG_RUNTIME_DIR=$work/run-bridge "$work/quiet-bridge" >"$work/bridge.out" &
+bridge=$!
+for _ in $(seq 500); do grep -q ready "$work/bridge.out" 2>/dev/null && break; sleep 0.01; done
+grep -q ready "$work/bridge.out" || { echo "the stand-in bridge did not start" >&2; exit 1; }
 
 # cmdline BINARY NAME: the shell command of one run.
 cmdline() {
 	case $2 in
-	hook) echo "$1 hook claude PostToolUse <$work/post.json 2>/dev/null" ;;
+	hook) echo "XDG_RUNTIME_DIR=$work/run-none $1 hook claude PostToolUse <$work/post.json 2>/dev/null" ;;
+	bridge) echo "XDG_RUNTIME_DIR=$work/run-bridge $1 hook claude PostToolUse <$work/post.json 2>/dev/null" ;;
 	guard) echo "cd $work && $1 guard check" ;;
 	version) echo "$1 version" ;;
 	esac
@@ -122,7 +129,7 @@ init_figures() {
 echo "| round | binary | command | wall median ms | CPU ms (incl. bash) | init clock ms | init allocs |"
 echo "|---|---|---|---|---|---|---|"
 for round in $(seq "$rounds"); do
-	for name in hook guard version; do
+	for name in hook bridge guard version; do
 		for bin in "${bins[@]}"; do
 			c=$(cmdline "$bin" "$name")
 			read -r iclock iallocs < <(init_figures "$bin" "$name")

@@ -59,6 +59,7 @@ for bin in "$claude" "$codex" "$gemini"; do
 	pids+=($!)
 done
 go build -o "$work/hub" ./cmd/hub
+go build -o "$work/hub-hook" ./cmd/hub-hook # hub setup points the hosts' hooks at it
 for pid in "${pids[@]}"; do
 	wait "$pid" || { echo "ci-hosts: a host installed in $cache does not run (above)" >&2; exit 1; }
 done

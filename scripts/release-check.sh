@@ -11,10 +11,10 @@
 # 2. builds the snapshot (goreleaser release --snapshot --clean) into dist/;
 # 3. verifies the checksums, checks the archives' content and that every
 #    binary is static and stamped with this commit;
-# 4. smoke-tests the amd64 archive's hub and hubctl (a temporary data dir,
-#    free loopback ports: /readyz, hub health, an agent created with hubctl,
-#    a post and a wait over REST, a message from the admin, hub_build_info,
-#    SIGTERM) and times start to ready; the arm64 ones the same way under
+# 4. smoke-tests the amd64 archive's hub, hub-hook and hubctl (a temporary
+#    data dir, free loopback ports: /readyz, hub health, an agent created
+#    with hubctl, a post and a wait over REST, a message from the admin, a
+#    message injected by hub-hook's tool-use hook, hub_build_info, SIGTERM) and times start to ready; the arm64 ones the same way under
 #    qemu-aarch64-static;
 # 5. builds the image (deploy/build-image.sh), unpacks the exported archive
 #    and checks its configuration; as root, runs the smoke test on the hub
@@ -131,16 +131,16 @@ for arch in "${arches[@]}"; do
 	mkdir -p "$work/$arch"
 	tar -xzf "$tarball" -C "$work/$arch"
 	dir=$work/$arch/hub_${version}_linux_${arch}
-	for f in hub hubctl README.md hub.service; do
+	for f in hub hub-hook hubctl README.md hub.service; do
 		[ -e "$dir/$f" ] || fail "$tarball lacks $f"
 	done
-	for b in hub hubctl; do
+	for b in hub hub-hook hubctl; do
 		elf=$(readelf -lW -dW "$dir/$b")
 		if grep -q 'program interpreter' <<<"$elf" || grep -q NEEDED <<<"$elf"; then
 			fail "$arch $b is dynamically linked"
 		fi
 	done
-	echo "$tarball: hub, hubctl (static), README.md, hub.service"
+	echo "$tarball: hub, hub-hook, hubctl (static), README.md, hub.service"
 done
 
 # start_hub LABEL DATA_DIR: starts ${hub[@]} on free loopback ports with
@@ -195,12 +195,20 @@ smoke() {
 	"${ctl[@]}" send --to bob "smoke test from the admin" >/dev/null
 	reply=$("${ctl[@]}" messages --agent bob)
 	grep -q 'smoke test from the admin' <<<"$reply" || fail "$label: hubctl messages printed $reply"
+	if [ -n "${hubhook:-}" ]; then
+		# What a host runs at a tool use: hub-hook hands it to hub beside it.
+		curl -fsS -X POST "http://$http/v1/messages" -H "Authorization: Bearer $bob" \
+			-d '{"to": ["alice"], "body": "smoke test of the hook"}' >/dev/null || fail "$label: post to alice"
+		reply=$(echo '{"hook_event_name":"PostToolUse","session_id":"smoke","tool_name":"Bash","tool_input":{"command":"true"}}' |
+			HUB_ADDR=$grpc HUB_TOKEN=$alice HUB_HOOK_BRIDGE=off "$hubhook" hook claude PostToolUse)
+		grep -q 'smoke test of the hook' <<<"$reply" || fail "$label: hub-hook hook claude PostToolUse printed $reply"
+	fi
 	local metrics
 	metrics=$(curl -fsS "http://$http/metrics") || fail "$label: GET /metrics"
 	grep -q "^hub_build_info{commit=\"$commit\",goversion=\"[^\"]*\",version=\"v$version\"} 1\$" <<<"$metrics" ||
 		fail "$label: /metrics lacks hub_build_info for v$version at $commit"
 	stop_hub "$label"
-	echo "$label: ready in ${ready_ms} ms; health, agents, post, wait, admin message, build info, SIGTERM: ok"
+	echo "$label: ready in ${ready_ms} ms; health, agents, post, wait, admin message,${hubhook:+ hook,} build info, SIGTERM: ok"
 }
 
 # json_array KEY FILE: the strings of the first "KEY":[…] in FILE, one a
@@ -215,17 +223,19 @@ median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int(
 check_version() {
 	local out
 	out=$("$@" version)
-	grep -q "^[a-z]* v$version\$" <<<"$out" && grep -q "^  commit  $commit\$" <<<"$out" ||
+	grep -q "^[a-z-]* v$version\$" <<<"$out" && grep -q "^  commit  $commit\$" <<<"$out" ||
 		fail "$* version printed: $out (want v$version, commit $commit)"
 }
 
 step "smoke test: linux/amd64 archive"
 dir=$work/amd64/hub_${version}_linux_amd64
-hub=("$dir/hub") hubctl=("$dir/hubctl")
+hub=("$dir/hub") hubctl=("$dir/hubctl") hubhook=$dir/hub-hook
 check_version "${hub[@]}"
 check_version "${hubctl[@]}"
+check_version "$hubhook"
 "${hub[@]}" version
 smoke amd64 "$work/data-amd64" "$work/data-amd64"
+hubhook="" # the other smoke tests run a hub without hub-hook beside it
 # Start to ready, five times each: on an empty data dir (the database
 # created and migrated) and again on the same one.
 fresh=() again=()

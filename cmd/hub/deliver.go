@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenthub/hub/internal/deliver"
+	"github.com/agenthub/hub/internal/hooklocal"
 	"github.com/agenthub/hub/internal/mcpbridge"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
@@ -65,7 +66,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	tok, err := agentToken(*token, *tokenFile)
+	tok, err := hooklocal.AgentToken(*token, *tokenFile)
 	if err != nil {
 		return err
 	}

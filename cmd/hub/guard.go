@@ -47,6 +47,9 @@ func runGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if exe, err = filepath.EvalSymlinks(exe); err != nil {
 			return fmt.Errorf("find the hub binary: %w", err)
 		}
+		if p := hookBinary(exe); p != "" {
+			exe = p // hub-hook: the same check, started in a few milliseconds
+		}
 		hook, err := guard.Install(*repo, exe)
 		if err != nil {
 			return err

@@ -22,7 +22,8 @@ var (
 	buildErr  error
 )
 
-// builtHub builds cmd/hub once per test binary: the hook runs the binary.
+// builtHub builds cmd/hub once per test binary, and cmd/hub-hook beside
+// it: the hook runs the binary.
 func builtHub(tb testing.TB) string {
 	tb.Helper()
 	buildOnce.Do(func() {
@@ -33,6 +34,11 @@ func builtHub(tb testing.TB) string {
 		}
 		hubBin = filepath.Join(dir, "hub")
 		if out, err := exec.Command("go", "build", "-o", hubBin, ".").CombinedOutput(); err != nil {
+			buildErr = err
+			hubBin = string(out)
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "hub-hook"), "../hub-hook").CombinedOutput(); err != nil {
 			buildErr = err
 			hubBin = string(out)
 		}
@@ -124,6 +130,11 @@ func TestGuardInARealRepository(t *testing.T) {
 		t.Fatalf("the existing hook was not kept: %v", err)
 	}
 	sh(t, repo, nil, bin, "guard", "install", "--repo", repo) // again: rewrites, keeps the chained hook
+	// The hook runs hub-hook beside the hub: a commit with nothing staged
+	// is settled without starting the hub, the others run hub guard check.
+	if b, err := os.ReadFile(filepath.Join(repo, ".git", "hooks", "pre-commit")); err != nil || !strings.Contains(string(b), "'"+filepath.Join(filepath.Dir(bin), "hub-hook")+"' guard check") {
+		t.Errorf("the pre-commit hook (%v):\n%s\nwant it to run hub-hook beside the hub", err, b)
+	}
 	hookRuns := func() int {
 		b, _ := os.ReadFile(filepath.Join(repo, ".git", "old-hook-ran"))
 		return strings.Count(string(b), "ran")

@@ -116,7 +116,8 @@ func bridgeAnswers(tb testing.TB, addr, token string, hook func()) {
 }
 
 // TestHookAsksTheBridge runs the real hub, the real `hub mcp` of agent ann
-// and the real `hub hook`: with the bridge following ann's messages, a tool
+// and the real hook as hosts run it, hub-hook (which hands what needs the
+// hub to `hub hook` beside it): with the bridge following ann's messages, a tool
 // use with nothing new costs the hub no call; a message arrives (on the
 // channel) and the next hook goes to the hub, the ones after are answered
 // by the bridge again; another agent's token is refused; with the bridge
@@ -155,7 +156,10 @@ func TestHookAsksTheBridge(t *testing.T) {
 			return err == nil && r.GetParkedWaiters() == n
 		}
 	}
-	hook := func() hookRun { return runHookBin(t, addr, ann, "claude", "PostToolUse", "claude-PostToolUse.json") }
+	hubHook := filepath.Join(filepath.Dir(builtHub(t)), "hub-hook")
+	hook := func() hookRun {
+		return runHookWith(t, hubHook, addr, ann, "claude", "PostToolUse", "claude-PostToolUse.json")
+	}
 	// quiet runs hooks until one costs the hub no call, and fails if none does.
 	quiet := func(what string) {
 		t.Helper()

@@ -95,17 +95,23 @@ type hookRun struct {
 // and fails the test unless it exits 0.
 func runHookBin(tb testing.TB, addr, token, host, event, payload string) hookRun {
 	tb.Helper()
+	return runHookWith(tb, builtHub(tb), addr, token, host, event, payload)
+}
+
+// runHookWith is runHookBin with the binary bin: hub, or hub-hook beside it.
+func runHookWith(tb testing.TB, bin, addr, token, host, event, payload string) hookRun {
+	tb.Helper()
 	in, err := os.ReadFile(filepath.Join("testdata", "hooks", payload))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(builtHub(tb), "hook", host, event, "--timeout", "5s")
+	cmd := exec.Command(bin, "hook", host, event, "--timeout", "5s")
 	cmd.Env = append(os.Environ(), "HUB_ADDR="+addr, "HUB_TOKEN="+token, "HUB_TOKEN_FILE=")
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		tb.Fatalf("hub hook %s %s: %v (a hook must always exit 0)\nstderr: %s", host, event, err, errb.String())
+		tb.Fatalf("%s hook %s %s: %v (a hook must always exit 0)\nstderr: %s", filepath.Base(bin), host, event, err, errb.String())
 	}
 	return hookRun{stdout: out.String(), stderr: errb.String()}
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/agenthub/hub/internal/hooklocal"
 	"github.com/agenthub/hub/internal/hooksock"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
@@ -87,7 +88,7 @@ Flags:
 		}
 		tok, err = joinOnce(ctx, *addr, *join, *name, *tokenFile, stderr)
 	} else {
-		tok, err = agentToken(*token, *tokenFile)
+		tok, err = hooklocal.AgentToken(*token, *tokenFile)
 	}
 	if err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/agenthub/hub/internal/hooklocal"
 )
 
 // runOtelHeaders runs `hub otel-headers`: the header with which a host's
@@ -33,7 +35,7 @@ Flags:
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: hub otel-headers takes flags only", fs.Args())
 	}
-	tok, err := agentToken("", *tokenFile)
+	tok, err := hooklocal.AgentToken("", *tokenFile)
 	if err != nil {
 		return err
 	}

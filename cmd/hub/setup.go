@@ -15,7 +15,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/datadir"
-	"github.com/agenthub/hub/internal/hook"
+	"github.com/agenthub/hub/internal/hooklocal"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/setup"
@@ -82,7 +82,7 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dryRun := fs.Bool("dry-run", false, "print the changes (a diff per file) and write nothing")
 	caFingerprint := fs.String("ca-fingerprint", "", "the fingerprint of the hub's own CA (sha256:…, in the line hubctl join-codes create prints): fetch the CA over TLS, check it and keep it for --addr, so that hub mcp and hub hook talk TLS to that hub")
 	otlp := fs.String("otlp", "", `the hub's OTLP/HTTP endpoint the host exports its telemetry to (tokens, cost, tool results; docs/usage.md): default http://HOST:PORT/otlp for a hub on loopback, HOST of --addr and PORT one above its port (the hub's default listeners); "off": no telemetry settings`)
-	approvalWait := fs.Duration("approval-wait", hook.DefaultApprovalWait, "claude, codex: how long a permission request waits for a person in the hub's inbox before the host asks in the terminal (0: do not relay); the host's hook time-out is set above it")
+	approvalWait := fs.Duration("approval-wait", hooklocal.DefaultApprovalWait, "claude, codex: how long a permission request waits for a person in the hub's inbox before the host asks in the terminal (0: do not relay); the host's hook time-out is set above it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -131,6 +131,7 @@ func runSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.HubPath, err = filepath.Abs(o.HubPath); err != nil {
 		return err
 	}
+	o.HookPath = hookBinary(o.HubPath)
 
 	if *caFingerprint != "" {
 		if err := pinCA(ctx, *addr, *caFingerprint, *dryRun, stdout); err != nil {
@@ -296,4 +297,15 @@ func (s *agentSource) obtain(ctx context.Context, addr string, dryRun bool) (nam
 		return r.GetAgent().GetName(), r.GetToken(), nil
 	}
 	return "", "", fmt.Errorf("no agent: give --token (or env HUB_TOKEN), or --name to create one with the admin token")
+}
+
+// hookBinary returns hub-hook beside the hub binary hubPath, which the
+// hosts' hooks and the guard then run (it starts in a few milliseconds),
+// or "" when it is not there (they run the hub itself).
+func hookBinary(hubPath string) string {
+	p, err := hooklocal.Sibling(hubPath, "hub-hook")
+	if err != nil {
+		return ""
+	}
+	return p
 }

@@ -111,7 +111,11 @@ func TestSetupClaudeEndToEnd(t *testing.T) {
 		}
 	}
 
-	// The hook written into the settings works as the host runs it.
+	// The hook written into the settings runs hub-hook beside the hub, and
+	// works as the host runs it.
+	if hook, want := settingsHook(t, settings, "Stop"), filepath.Join(filepath.Dir(builtHub(t)), "hub-hook")+" hook claude Stop "; !strings.HasPrefix(hook, want) {
+		t.Errorf("the Stop hook runs %q; want hub-hook beside the hub: %q…", hook, want)
+	}
 	carol := agentClient(t, h.addr, strings.TrimSpace(string(token)))
 	post(t, h.annC, &hubv1.PostMessageRequest{To: []string{"carol"}, Body: "welcome, carol"})
 	payload, err := os.ReadFile(filepath.Join("testdata", "hooks", "claude-Stop.json"))

@@ -12,20 +12,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hooklocal"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/termtext"
 )
-
-// Override is the environment variable that turns the check off for one
-// commit: HUB_GUARD=off git commit … (git commit --no-verify skips every hook).
-const Override = "HUB_GUARD"
 
 // DefaultTimeout bounds how long the check waits for the hub.
 const DefaultTimeout = 2 * time.Second
@@ -43,7 +39,7 @@ const chainedName = "pre-commit.chained"
 // pre-commit.chained and run after the check. Installing again rewrites
 // the hook in place. It returns the hook's path.
 func Install(repo, hubPath string) (string, error) {
-	out, err := git(repo, "rev-parse", "--git-path", "hooks")
+	out, err := hooklocal.Git(repo, "rev-parse", "--git-path", "hooks")
 	if err != nil {
 		return "", fmt.Errorf("%s is not inside a git repository (%w): give --repo DIR", repo, err)
 	}
@@ -92,35 +88,6 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// git runs git in dir and returns its standard output.
-func git(dir string, args ...string) ([]byte, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
-}
-
-// StagedPaths returns the paths staged for commit in the repository at dir
-// (added, changed, deleted and renamed: `git diff --cached --name-only`).
-func StagedPaths(dir string) ([]string, error) {
-	out, err := git(dir, "diff", "--cached", "--name-only", "-z")
-	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	return paths, nil
-}
-
 // Blocked is a staged path covered by another agent's exclusive reservation.
 type Blocked struct {
 	Path        string
@@ -157,18 +124,12 @@ type Options struct {
 // token, hub down, slow or refusing) lets the commit through with a
 // one-line warning.
 func Check(ctx context.Context, o Options, stderr io.Writer) bool {
-	if v := strings.ToLower(o.Getenv(Override)); v == "off" || v == "0" || v == "false" {
+	paths, settled := hooklocal.CommitSettled(o.Dir, o.Getenv, stderr)
+	if settled {
 		return true
 	}
 	warn := func(format string, args ...any) bool {
 		fmt.Fprintf(stderr, "hub guard: warning: "+format+"; commit allowed without checking reservations\n", args...)
-		return true
-	}
-	paths, err := StagedPaths(o.Dir)
-	if err != nil {
-		return warn("%v", err)
-	}
-	if len(paths) == 0 {
 		return true
 	}
 	if o.Token == "" {
@@ -216,7 +177,7 @@ func refuse(stderr io.Writer, blocked []Blocked) {
 		}
 		fmt.Fprintln(stderr)
 	}
-	fmt.Fprintf(stderr, "Ask the holder to release, wait for the expiry, or override: %s=off git commit ... (or git commit --no-verify)\n", Override)
+	fmt.Fprintf(stderr, "Ask the holder to release, wait for the expiry, or override: %s=off git commit ... (or git commit --no-verify)\n", hooklocal.Override)
 }
 
 // hubErr shortens a gRPC error to its message.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hooklocal"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/termtext"
@@ -51,7 +52,7 @@ func allow(event string) *decisionOut {
 // askApproval relays a permission request to the people's inbox and waits
 // for the answer. It returns nil, with no error, when nobody answered in
 // time: the host then shows its own prompt, as if the hub were not there.
-func askApproval(ctx context.Context, event string, in input, o Options) (*decisionOut, error) {
+func askApproval(ctx context.Context, event string, in input, o hooklocal.Options) (*decisionOut, error) {
 	if in.ToolName == "" {
 		return nil, nil // nothing to ask about
 	}

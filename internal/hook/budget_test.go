@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hooklocal"
 )
 
 // slowHub answers an injection after a delay, as a hook sees a hub when
@@ -55,7 +56,7 @@ func TestHookDefaultBudgetOutlastsALoadedMachine(t *testing.T) {
 
 	var stdout, stderr bytes.Buffer
 	in := strings.NewReader(`{"session_id":"s1","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"echo two"}}`)
-	Run(t.Context(), Hosts["gemini"], "AfterTool", in, &stdout, &stderr, Options{Addr: ln.Addr().String(), Token: "tok"})
+	Run(t.Context(), hooklocal.Hosts["gemini"], "AfterTool", in, &stdout, &stderr, hooklocal.Options{Addr: ln.Addr().String(), Token: "tok"})
 	if !strings.Contains(stdout.String(), "mid-turn news") {
 		t.Errorf("stdout = %q, stderr = %q: want the late answer injected", stdout.String(), stderr.String())
 	}

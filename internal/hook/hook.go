@@ -56,100 +56,15 @@ import (
 	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
-	"github.com/agenthub/hub/internal/hooksock"
+	"github.com/agenthub/hub/internal/hooklocal"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/termtext"
 )
 
-// DefaultTimeout bounds a hook run's wait for the hub: the host waits for
-// the hook, so a hub that hangs costs the agent at most this much at each
-// hook (one that is down refuses the connection at once). It is a wall
-// clock budget, and on a loaded machine the hook's own process waits for
-// a core: a run at load ~25 took 770 ms, and a budget near the fast
-// path's (170 ms) gave up on answers the hub had in time, so a message
-// posted between two tool calls reached the model requests later. Two
-// seconds stays below every host time-out hub setup writes (Codex's
-// SessionEnd allows 3 s). An injection the hook gives up on is, but for a
-// commit that ends right at the deadline, not lost: the hub moves the
-// cursor only while the caller still waits, so the next hook shows those
-// messages.
-const DefaultTimeout = 2 * time.Second
-
 // confirmTimeout bounds the confirmation of the messages an answer showed,
 // once the answer is written.
 const confirmTimeout = 150 * time.Millisecond
-
-// maxInput bounds what is read of the host's JSON (a tool's output can be
-// large; the hook needs a few fields).
-const maxInput = 4 << 20
-
-// Step is what the hub is asked at an event.
-type Step int
-
-// The steps.
-const (
-	SessionStart Step = iota + 1 // who am I, unread counts, deep work
-	Inject                       // what is new since the last injection
-	Stop                         // may the turn end
-	Approval                     // a person's allow or deny (approval.go)
-	NeedsInput                   // the agent waits at its prompt
-	SessionEnd                   // the session ended: offline at once
-)
-
-// Host is an agent host's hook dialect: its event names and how it takes
-// additional context and a held stop.
-type Host struct {
-	Name   string
-	Events map[string]Step
-	// Block is the decision value that holds a stop.
-	Block string
-	// Quiet is printed when there is nothing to say ("" prints nothing).
-	Quiet string
-}
-
-// Hosts are the hosts `hub hook` speaks to, by name.
-var Hosts = map[string]Host{
-	"claude": {Name: "claude", Block: "block", Events: claudeEvents},
-	"codex":  {Name: "codex", Block: "block", Events: claudeEvents},
-	"gemini": {Name: "gemini", Block: "deny", Quiet: "{}", Events: map[string]Step{
-		"SessionStart": SessionStart,
-		"BeforeAgent":  Inject,
-		"AfterTool":    Inject,
-		"AfterAgent":   Stop,
-		"SessionEnd":   SessionEnd,
-	}},
-}
-
-var claudeEvents = map[string]Step{
-	"SessionStart":       SessionStart,
-	"UserPromptSubmit":   Inject,
-	"PostToolUse":        Inject,
-	"PostToolUseFailure": Inject, // Claude Code: the call ran and failed
-	"Stop":               Stop,
-	"PermissionRequest":  Approval,
-	"Notification":       NeedsInput,
-	"SessionEnd":         SessionEnd,
-}
-
-// Options configure one hook run.
-type Options struct {
-	Addr    string        // the hub's gRPC address
-	Token   string        // the agent's token
-	Timeout time.Duration // DefaultTimeout if zero
-	// ApprovalWait is how long a permission request waits for a person
-	// (0: it is not relayed, and the host asks at once).
-	ApprovalWait time.Duration
-	// Socket is where the agent's bridge (hub mcp) answers its hooks on
-	// this machine (hooksock.Path); the hook asks it first and the hub
-	// only when the bridge sends it there or does not answer. "": the hub
-	// alone.
-	Socket string
-}
-
-// DefaultApprovalWait is how long a permission request waits for a
-// person's answer before the host shows its own prompt.
-const DefaultApprovalWait = 60 * time.Second
 
 // input is what the hook reads of the host's JSON.
 type input struct {
@@ -178,11 +93,11 @@ type specificOut struct {
 // Run runs the hook of host h for event, reading the host's JSON from
 // stdin and writing its answer to stdout. It never fails: a problem is one
 // line on stderr, and the host goes on as if there were no hook.
-func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, stderr io.Writer, o Options) {
-	warn := func(format string, args ...any) { Fail(stdout, stderr, format, args...) }
+func Run(ctx context.Context, h hooklocal.Host, event string, stdin io.Reader, stdout, stderr io.Writer, o hooklocal.Options) {
+	warn := func(format string, args ...any) { hooklocal.Fail(stdout, stderr, format, args...) }
 	step, ok := h.Events[event]
 	if !ok {
-		warn("%s has no hook event %q (known: %s); nothing done", h.Name, event, eventNames(h))
+		warn("%s has no hook event %q (known: %s); nothing done", h.Name, event, hooklocal.EventNames(h))
 		return
 	}
 	if o.Token == "" {
@@ -191,15 +106,15 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = hooklocal.DefaultTimeout
 	}
-	if step == Approval {
+	if step == hooklocal.Approval {
 		timeout += o.ApprovalWait + approvalMargin
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	in := readInput(ctx, stdin)
-	if step == Approval {
+	if step == hooklocal.Approval {
 		if ownTool(in.ToolName) {
 			// The hub's own tools act only as this agent: never a
 			// person's question.
@@ -210,7 +125,7 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 			return // not relayed: the host asks at once
 		}
 	}
-	bridge, quiet := askBridge(ctx, step, event, o)
+	bridge, quiet := hooklocal.AskBridge(ctx, step, event, o)
 	if quiet {
 		if h.Quiet != "" {
 			fmt.Fprintln(stdout, h.Quiet)
@@ -224,7 +139,7 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 	var shown []string // the messages the answer shows
 	var client hubv1.AgentServiceClient
 	var err error
-	if step == Approval {
+	if step == hooklocal.Approval {
 		var d *decisionOut
 		if d, err = askApproval(ctx, event, in, o); d != nil {
 			out = d
@@ -273,32 +188,6 @@ func Run(ctx context.Context, h Host, event string, stdin io.Reader, stdout, std
 	}
 }
 
-// askBridge asks the agent's bridge on this machine about the hook run of
-// step, when o names its socket: quiet reports that nothing is new (the
-// hook says nothing and the hub is not asked); else the hook asks the hub
-// and, once the hub has answered, tells the session it returns (nil when
-// no bridge answered).
-func askBridge(ctx context.Context, step Step, event string, o Options) (s *hooksock.Session, quiet bool) {
-	if o.Socket == "" {
-		return nil, false
-	}
-	q := hooksock.Query{Token: o.Token, Step: hooksock.StepOther, Event: event}
-	if step == Inject {
-		q.Step = hooksock.StepInject
-	}
-	actx, cancel := context.WithTimeout(ctx, hooksock.ConnectTimeout)
-	defer cancel()
-	rep, s, err := hooksock.Ask(actx, o.Socket, q)
-	if err != nil {
-		return nil, false
-	}
-	if rep.Answer == hooksock.AnswerQuiet {
-		s.Close()
-		return nil, true
-	}
-	return s, false
-}
-
 // write prints the answer out as one line of JSON and reports whether it
 // was written.
 func write(stdout, stderr io.Writer, out any) bool {
@@ -312,18 +201,9 @@ func write(stdout, stderr io.Writer, out any) bool {
 	return true
 }
 
-// Fail is a hook run that cannot start (bad flags, no host, an unreadable
-// token file): one warning line on stderr and an empty JSON object on
-// stdout, which every host reads as "nothing to say" (Gemini CLI turns
-// stderr into a system message when stdout is empty).
-func Fail(stdout, stderr io.Writer, format string, args ...any) {
-	fmt.Fprintf(stderr, "hub hook: warning: "+format+"\n", args...)
-	fmt.Fprintln(stdout, "{}")
-}
-
 // ask asks the hub what the step needs and returns the answer to print
 // (nil: nothing to say) and the IDs of the messages it shows.
-func ask(ctx context.Context, client hubv1.AgentServiceClient, step Step, event string, in input, h Host) (*output, []string, error) {
+func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.Step, event string, in input, h hooklocal.Host) (*output, []string, error) {
 	inject := func(text string) *output {
 		if text == "" {
 			return nil
@@ -336,13 +216,13 @@ func ask(ctx context.Context, client hubv1.AgentServiceClient, step Step, event 
 		return err
 	}
 	switch step {
-	case SessionStart:
+	case hooklocal.SessionStart:
 		r, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
 		if err != nil {
 			return nil, nil, err
 		}
 		return inject(sessionText(r.GetStatus())), nil, nil
-	case Inject:
+	case hooklocal.Inject:
 		// The agent works again: it no longer waits for a person, and a
 		// tool call a person left to the terminal is seen to run.
 		ev, key := hub.HostActive, ""
@@ -358,12 +238,12 @@ func ask(ctx context.Context, client hubv1.AgentServiceClient, step Step, event 
 		}
 		text, shown := mcpbridge.FrameMessages(r.GetMessages(), r.GetMore())
 		return inject(text), shown, nil
-	case NeedsInput:
+	case hooklocal.NeedsInput:
 		if text, ok := needsInput(in); ok {
 			return nil, nil, note(hub.HostNeedsInput, text, "")
 		}
 		return nil, nil, nil
-	case SessionEnd:
+	case hooklocal.SessionEnd:
 		if err := note(hub.HostSessionEnd, "", ""); err != nil {
 			return nil, nil, err
 		}
@@ -412,7 +292,7 @@ func readInput(ctx context.Context, stdin io.Reader) input {
 	done := make(chan input, 1)
 	go func() {
 		var in input
-		_ = json.NewDecoder(io.LimitReader(stdin, maxInput)).Decode(&in)
+		_ = json.NewDecoder(io.LimitReader(stdin, hooklocal.MaxInput)).Decode(&in)
 		done <- in
 	}()
 	select {
@@ -441,14 +321,4 @@ func describe(err error, addr string) string {
 		msg = s.Message()
 	}
 	return fmt.Sprintf("hub at %s: %s; nothing injected", addr, strings.ReplaceAll(msg, "\n", " "))
-}
-
-func eventNames(h Host) string {
-	var names []string
-	for _, n := range []string{"SessionStart", "UserPromptSubmit", "BeforeAgent", "PostToolUse", "PostToolUseFailure", "AfterTool", "Stop", "AfterAgent", "PermissionRequest", "Notification", "SessionEnd"} {
-		if _, ok := h.Events[n]; ok {
-			names = append(names, n)
-		}
-	}
-	return strings.Join(names, ", ")
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agenthub/hub/internal/hooklocal"
 )
 
 // Finding is what Check found of the hub's hooks in one host's config:
@@ -61,7 +63,7 @@ func Check(o Options, getenv func(string) string) []Finding {
 		if o.Host == "codex" {
 			name = o.codexHooksFileAt(f)
 		}
-		hubHooks = append(hubHooks, findHubHooks(root, name, func(cmd string) bool { return isHubHook(cmd, o.HubPath) })...)
+		hubHooks = append(hubHooks, findHubHooks(root, name, func(cmd string) bool { return isHubHook(cmd, o.HubPath, o.HookPath) })...)
 	}
 	if len(hubHooks) == 0 {
 		return found
@@ -85,6 +87,12 @@ func Check(o Options, getenv func(string) string) []Finding {
 			missing[bin] = true
 			found = append(found, Finding{Host: o.Host, Problem: fmt.Sprintf("the hub's hooks run %s, which is not an executable file here: the host's hooks fail", bin),
 				Fix: "run " + fix + " with the hub binary you use now (it writes its own path)"})
+		} else if filepath.Base(bin) == "hub-hook" {
+			if _, err := hooklocal.Sibling(bin, "hub"); err != nil {
+				missing[bin] = true
+				found = append(found, Finding{Host: o.Host, Problem: fmt.Sprintf("the hub's hooks run %s, with no hub binary beside it (%v): every hook that needs the hub fails", bin, err),
+					Fix: "install hub and hub-hook in one directory, then run " + fix + " with that hub"})
+			}
 		}
 	}
 	switch o.Host {

@@ -77,6 +77,22 @@ func TestCheckClaude(t *testing.T) {
 	wantProblem(t, problems(t, o, nil), o.HubPath+", which is not an executable file", "fix: run hub setup claude --project "+o.Project)
 }
 
+// Hooks that run hub-hook need the hub beside it.
+func TestCheckHubHookNeedsTheHub(t *testing.T) {
+	o := checkRig(t, "claude")
+	o.HookPath = filepath.Join(filepath.Dir(o.HubPath), "hub-hook")
+	writeFile(t, o.HookPath, "#!/bin/sh\n")
+	if err := os.Chmod(o.HookPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, o)
+	if got := problems(t, o, nil); got != "" {
+		t.Fatalf("hub-hook beside the hub: %s", got)
+	}
+	os.Remove(o.HubPath)
+	wantProblem(t, problems(t, o, nil), o.HookPath+", with no hub binary beside it", "fix: install hub and hub-hook in one directory")
+}
+
 func TestCheckGemini(t *testing.T) {
 	o := checkRig(t, "gemini")
 	trust := filepath.Join(o.Home, ".gemini", "trustedFolders.json")

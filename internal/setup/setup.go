@@ -54,6 +54,10 @@ type Options struct {
 	// A project's files stay in the project.
 	ConfigDir string
 	HubPath   string // absolute path of the hub binary the host runs
+	// HookPath is the absolute path of the binary the host's hooks run:
+	// hub-hook beside the hub binary (it starts in a few milliseconds,
+	// and the host runs a hook at every tool call), "" for the hub itself.
+	HookPath string
 	// Addr is the hub's gRPC address; TokenFile the agent's token file.
 	Addr      string
 	TokenFile string
@@ -213,7 +217,7 @@ func Plan(o Options) ([]Change, error) {
 // as the change to hooks.json writes them, and the names of the tables of
 // the hub's hooks the file had before (whose keys may differ), to drop.
 func (o Options) codexTrust(hooks Change) (drop []string, trust string, err error) {
-	ours := func(cmd string) bool { return isHubHook(cmd, o.HubPath) }
+	ours := func(cmd string) bool { return isHubHook(cmd, o.HubPath, o.HookPath) }
 	file := o.codexHooksFile()
 	before, err := parseObject(hooks.Old)
 	if err != nil {
@@ -297,8 +301,12 @@ func approveServer(root *object) {
 
 // hookCommand is the shell command a host runs for event.
 func (o Options) hookCommand(event string) string {
+	bin := o.HookPath
+	if bin == "" {
+		bin = o.HubPath
+	}
 	cmd := fmt.Sprintf("%s hook %s %s --addr %s --token-file %s",
-		shellQuote(o.HubPath), o.Host, event, shellQuote(o.Addr), shellQuote(o.TokenFile))
+		shellQuote(bin), o.Host, event, shellQuote(o.Addr), shellQuote(o.TokenFile))
 	if event == "PermissionRequest" {
 		cmd += " --approval-wait " + o.ApprovalWait.String()
 	}
@@ -345,7 +353,7 @@ func (o Options) putHooks(root *object, timeout int) error {
 			t = codexSessionEndTimeout
 		}
 		h.set("timeout", t)
-		groups, placed := replaceHooks(groups, func(cmd string) bool { return isHubHook(cmd, o.HubPath) }, h)
+		groups, placed := replaceHooks(groups, func(cmd string) bool { return isHubHook(cmd, o.HubPath, o.HookPath) }, h)
 		if !placed {
 			g := newObject()
 			g.set("hooks", []any{h})
@@ -402,14 +410,15 @@ func replaceHooks(groups []any, ours func(cmd string) bool, h *object) ([]any, b
 }
 
 // isHubHook reports whether a hook command runs `BINARY hook HOST …`
-// with BINARY hubPath or any binary named hub.
-func isHubHook(cmd, hubPath string) bool {
+// with BINARY one of paths or any binary named hub or hub-hook.
+func isHubHook(cmd string, paths ...string) bool {
 	m := hubHookRE().FindStringSubmatch(cmd)
 	if m == nil {
 		return false
 	}
 	bin := strings.Trim(m[1], `'"`)
-	return bin == hubPath || strings.TrimSuffix(filepath.Base(bin), ".exe") == "hub"
+	name := strings.TrimSuffix(filepath.Base(bin), ".exe")
+	return slices.Contains(paths, bin) || name == "hub" || name == "hub-hook"
 }
 
 // hubHookRE matches `BINARY hook HOST …`, BINARY maybe quoted; compiled at

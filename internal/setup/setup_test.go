@@ -423,3 +423,45 @@ func TestSetupSaysWhatTheHostSkips(t *testing.T) {
 		}
 	}
 }
+
+// With hub-hook beside the hub, every hook runs it (the MCP server and the
+// telemetry's headers stay the hub's), and it takes the place of the hooks
+// an earlier setup wrote with the hub itself, none doubled; a setup back
+// without it returns them to the hub.
+func TestSetupHooksRunHubHook(t *testing.T) {
+	for _, host := range []string{"claude", "codex", "gemini"} {
+		t.Run(host, func(t *testing.T) {
+			dir := t.TempDir()
+			o := Options{Host: host, Project: dir, Home: t.TempDir(), HubPath: "/opt/hub/bin/hub", Addr: "127.0.0.1:7700", TokenFile: "/t/dev.token"}
+			path := filepath.Join(dir, "."+host, "settings.json")
+			if host == "codex" {
+				path = filepath.Join(dir, ".codex", "hooks.json")
+			}
+			events := []string{"SessionStart", "Stop", "PostToolUse"}
+			if host == "gemini" {
+				events = []string{"SessionStart", "AfterAgent", "AfterTool"}
+			}
+			apply(t, o)
+			o.HookPath = "/opt/hub/bin/hub-hook"
+			apply(t, o)
+			settings := readJSON(t, path)
+			for _, e := range events {
+				want := "/opt/hub/bin/hub-hook hook " + host + " " + e + " --addr 127.0.0.1:7700 --token-file /t/dev.token"
+				if c := hookCommands(settings, e); len(c) != 1 || c[0] != want {
+					t.Errorf("%s hooks = %q, want [%q]", e, c, want)
+				}
+			}
+			if host != "codex" {
+				if s := settings["mcpServers"]; s != nil && s.(map[string]any)["hub"].(map[string]any)["command"] != o.HubPath {
+					t.Errorf("the MCP server runs %v, want the hub %s", s.(map[string]any)["hub"], o.HubPath)
+				}
+			}
+			checkIdempotent(t, o)
+			o.HookPath = ""
+			apply(t, o)
+			if c := hookCommands(readJSON(t, path), events[1]); len(c) != 1 || !strings.HasPrefix(c[0], "/opt/hub/bin/hub hook ") {
+				t.Errorf("after a setup without hub-hook, %s hooks = %q, want the hub's one", events[1], c)
+			}
+		})
+	}
+}

@@ -20,9 +20,9 @@ import (
 )
 
 // binaries are the built hub and hubctl.
-type binaries struct{ hub, hubctl string }
+type binaries struct{ hub, hubHook, hubctl string }
 
-// buildBinaries builds cmd/hub and cmd/hubctl into t.TempDir().
+// buildBinaries builds cmd/hub, cmd/hub-hook and cmd/hubctl into t.TempDir().
 func buildBinaries(t *testing.T) binaries {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
@@ -33,10 +33,10 @@ func buildBinaries(t *testing.T) binaries {
 		}
 	}
 	dir := t.TempDir()
-	b := binaries{hub: filepath.Join(dir, "hub"), hubctl: filepath.Join(dir, "hubctl")}
+	b := binaries{hub: filepath.Join(dir, "hub"), hubHook: filepath.Join(dir, "hub-hook"), hubctl: filepath.Join(dir, "hubctl")}
 	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i, p := range []struct{ out, pkg string }{{b.hub, "github.com/agenthub/hub/cmd/hub"}, {b.hubctl, "github.com/agenthub/hub/cmd/hubctl"}} {
+	errs := make([]error, 3)
+	for i, p := range []struct{ out, pkg string }{{b.hub, "github.com/agenthub/hub/cmd/hub"}, {b.hubHook, "github.com/agenthub/hub/cmd/hub-hook"}, {b.hubctl, "github.com/agenthub/hub/cmd/hubctl"}} {
 		wg.Go(func() {
 			cmd := exec.Command(goBin, "build", "-o", p.out, p.pkg)
 			if out, err := cmd.CombinedOutput(); err != nil {

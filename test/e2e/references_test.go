@@ -63,6 +63,8 @@ func TestReferences(t *testing.T) {
 		fmt.Fprintf(&hub, "\n### hub %s\n\n```text\n%s```\n", sub[0], text)
 	}
 
+	fmt.Fprintf(&hub, "\n### hub-hook\n\n```text\n%s```\n", help(bin.hubHook, "help"))
+
 	flags := flagTable(t, help(bin.hub, "serve", "-h"))
 
 	checkGenerated(t, filepath.Join("..", "..", "docs", "cli.md"), "hubctl help", ctl.String())

@@ -24,8 +24,9 @@ import (
 	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
-// hubBinary is the hub binary the hosts run (`hub mcp`, `hub hook`):
-// HUB_TEST_HUB (scripts/ci-hosts.sh builds it), else built once per run.
+// hubBinary is the hub binary the hosts run (`hub mcp`, and through
+// hub-hook beside it `hub hook`): HUB_TEST_HUB (scripts/ci-hosts.sh builds
+// it and hub-hook), else both built once per run.
 var hubBinary = sync.OnceValues(func() (string, error) {
 	if bin := os.Getenv("HUB_TEST_HUB"); bin != "" {
 		return filepath.Abs(bin)
@@ -35,9 +36,11 @@ var hubBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "hub")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/agenthub/hub/cmd/hub").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build cmd/hub: %v\n%s", err, out)
+	for _, cmd := range []string{"hub", "hub-hook"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "github.com/agenthub/hub/cmd/"+cmd).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("go build cmd/%s: %v\n%s", cmd, err, out)
+		}
 	}
 	return bin, nil
 })

@@ -1,0 +1,99 @@
+// Command hub-hook is what agent hosts run at every hook and git at every
+// commit, in place of the hub binary: `hub-hook hook HOST EVENT [flags]`
+// and `hub-hook guard check`, with the flags, environment and answers of
+// `hub hook` and `hub guard check`.
+//
+// It answers on this machine what needs no hub (a tool use or a prompt
+// the agent's bridge says brings nothing new, a commit with nothing staged
+// or the guard turned off) and runs the hub binary installed beside it,
+// with the same arguments and the host's input unread, for everything
+// else. It links none of the hub's server, gRPC or generated API, whose
+// package initialisation is most of a hub command's start, so the runs
+// that are nearly all of an agent's hooks end in a few milliseconds
+// (scripts/bench-hook-start.sh).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/agenthub/hub/internal/hooklocal"
+	"github.com/agenthub/hub/internal/version"
+)
+
+const usage = `Usage:
+  hub-hook hook HOST EVENT [flags]   as hub hook (hub hook -h)
+  hub-hook guard check [flags]       as hub guard check (hub guard help)
+  hub-hook version                   its version, commit and build date
+
+What the agent hosts' hooks and the git pre-commit guard run (hub setup and
+hub guard install write it when it is installed beside hub). A tool use or a
+prompt with nothing new (the agent's hub mcp says so) and a commit with
+nothing staged are answered here; anything else runs the hub binary beside
+this one with the same arguments.
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run runs hub-hook with args and returns its exit status, unless it hands
+// the run to the hub (execHub).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) > 0 && args[0] == "hook":
+		h, event, o, ok, err := hooklocal.ParseHook(args[1:], stdout, stderr)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case !ok:
+			return 0 // the failure is written; the host goes on
+		case hooklocal.Quiet(ctx, h, event, stdin, stdout, o):
+			return 0
+		}
+		err = execHub(args)
+		hooklocal.Fail(stdout, stderr, "%v; nothing injected", err)
+		return 0 // a hook never breaks its host
+	case len(args) > 0 && args[0] == "guard":
+		check := len(args) == 2 && args[1] == "check"
+		if check {
+			if _, settled := hooklocal.CommitSettled(".", os.Getenv, stderr); settled {
+				return 0
+			}
+		}
+		err := execHub(args) // a check with staged paths, or another guard command
+		if !check {
+			fmt.Fprintf(stderr, "hub-hook: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "hub guard: warning: %v; commit allowed without checking reservations\n", err)
+		return 0 // as when the hub cannot be asked
+	case len(args) == 1 && args[0] == "version":
+		fmt.Fprint(stdout, version.Long("hub-hook"))
+		return 0
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help"):
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprint(stderr, usage)
+	return 2
+}
+
+// execHub runs the hub binary beside this one with args in place of this
+// process: same standard input, output and environment. It returns only
+// when it could not.
+func execHub(args []string) error {
+	hub, err := hooklocal.Beside("hub")
+	if err != nil {
+		return fmt.Errorf("cannot run the hub binary beside hub-hook (%v): install hub and hub-hook in one directory", err)
+	}
+	if err := syscall.Exec(hub, append([]string{hub}, args...), os.Environ()); err != nil {
+		return fmt.Errorf("run %s: %w", hub, err)
+	}
+	return nil
+}
