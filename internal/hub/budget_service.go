@@ -357,6 +357,23 @@ func (s *Budgets) Delete(ctx context.Context, req BudgetRequest) error {
 	})
 }
 
+// spendTx is what holding usage against budgets (CheckSpend) reads and
+// writes, in the transaction that records the usage.
+type spendTx interface {
+	// BudgetTx
+	AnyBudgets() (bool, error)
+	BudgetAgents(project string) ([]*Agent, error)
+	BudgetsOf(agentID int64, project string) ([]*Budget, error)
+	DaySpend(agentID int64, project string, day time.Time) (UsageCounts, error)
+	PutBudget(b *Budget) error
+	// EventTx
+	InsertEvent(e *Event) error
+	// InboxTx
+	InsertInboxItem(it *InboxItem) error
+	// MessageTx
+	InsertMessage(m *Message, deliveries []Delivery) error
+}
+
 // budgetNews is what holding usage against budgets did, announced after
 // the commit.
 type budgetNews struct {
@@ -368,7 +385,7 @@ type budgetNews struct {
 // stop at the limit (told to every agent the budget holds), each once a
 // day. Only the budgets of the agent that reported are read: usage moves
 // nothing else; while no budget exists at all (noBudgets), nothing is.
-func (s *Budgets) CheckSpend(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error) {
+func (s *Budgets) CheckSpend(tx spendTx, agent *Agent, now time.Time) (budgetNews, error) {
 	var news budgetNews
 	if s.none.known(now) {
 		return news, nil
@@ -420,7 +437,7 @@ func (s *Budgets) CheckSpend(tx budgetsTx, agent *Agent, now time.Time) (budgetN
 // the one whose spend reached it: the inbox item, the event, and the stop
 // told to every agent b holds (agent, or every enabled agent of b's
 // project).
-func (s *Budgets) reached(tx budgetsTx, agent *Agent, b *Budget, spent UsageCounts, now time.Time) (budgetNews, error) {
+func (s *Budgets) reached(tx spendTx, agent *Agent, b *Budget, spent UsageCounts, now time.Time) (budgetNews, error) {
 	var news budgetNews
 	it := budgetItem(agent, b, spent, now)
 	if err := tx.InsertInboxItem(it); err != nil {
@@ -447,7 +464,7 @@ func (s *Budgets) reached(tx budgetsTx, agent *Agent, b *Budget, spent UsageCoun
 }
 
 // tell sends agent a notice from the hub.
-func (s *Budgets) tell(tx budgetsTx, agent *Agent, text string, now time.Time) error {
+func (s *Budgets) tell(tx spendTx, agent *Agent, text string, now time.Time) error {
 	m, d, err := s.nudgeMessage(agent, text, now)
 	if err != nil {
 		return fmt.Errorf("budget notice to %s: %w", agent.Name, err)

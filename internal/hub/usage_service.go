@@ -41,7 +41,7 @@ type Usage struct {
 // recording write, and announces what that opened once it has committed
 // (satisfied by *Budgets).
 type budgetChecker interface {
-	CheckSpend(tx budgetsTx, agent *Agent, now time.Time) (budgetNews, error)
+	CheckSpend(tx spendTx, agent *Agent, now time.Time) (budgetNews, error)
 	Announce(news budgetNews)
 }
 
@@ -62,19 +62,12 @@ func NewUsage(c *Core, budgets budgetChecker, liveness checkpointer) *Usage {
 // the rollups, what holding them against budgets writes, and the
 // checkpoint of the agent's tool activity.
 type usageTx interface {
+	spendTx // holding the usage against budgets (Budgets.CheckSpend)
 	// ActivityTx
 	InsertCheckpoint(c *Checkpoint) error
 	// AgentTx
 	AgentByID(id int64) (*Agent, error)
 	AgentByName(name string) (*Agent, error)
-	// BudgetTx
-	AnyBudgets() (bool, error)
-	BudgetAgents(project string) ([]*Agent, error)
-	Budgets() ([]*Budget, error)
-	BudgetsOf(agentID int64, project string) ([]*Budget, error)
-	DaySpend(agentID int64, project string, day time.Time) (UsageCounts, error)
-	DeleteBudget(agentID int64, project string) (bool, error)
-	PutBudget(b *Budget) error
 	// ChangesTx
 	Recording() *Changes
 	// DeepWorkTx
