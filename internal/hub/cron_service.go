@@ -355,21 +355,9 @@ func (s *Schedule) recordCronRun(tx recordCronRunTx, j *CronJob, run *CronRun) e
 
 // postCronTx is what postCron reads and writes.
 type postCronTx interface {
+	routeTx // the post (Messages.Route)
 	// AgentTx
-	AddresseeByName(name string) (Addressee, error)
 	AgentByName(name string) (*Agent, error)
-	// MessageTx
-	ChannelByName(project, name string) (int64, error)
-	ChannelMembers(channelID int64) ([]int64, error)
-	EnsureChannel(project, name string, now time.Time) (int64, error)
-	InsertChannelMember(channelID, agentID int64, now time.Time) error
-	InsertMessage(m *Message, deliveries []Delivery) error
-	MessageByID(id int64) (*Message, error)
-	// PersonTx
-	ActivePerson(name string) (bool, error)
-	// ProjectTx
-	LinkedProjects(name string) ([]string, error)
-	ProjectExists(name string) (bool, error)
 }
 
 // postCron posts job j's message to its target inside tx. The target must

@@ -142,23 +142,11 @@ func pulseBody(instructions, heartbeatID, channel string, loc Locale) string {
 
 // deliverPulseTx is what deliverPulse reads and writes.
 type deliverPulseTx interface {
+	routeTx // the pulse's post (Messages.Route)
 	// AgentTx
-	AddresseeByName(name string) (Addressee, error)
 	UpdateAgent(a *Agent) error
 	// EventTx
 	InsertEvent(e *Event) error
-	// MessageTx
-	ChannelByName(project, name string) (int64, error)
-	ChannelMembers(channelID int64) ([]int64, error)
-	EnsureChannel(project, name string, now time.Time) (int64, error)
-	InsertChannelMember(channelID, agentID int64, now time.Time) error
-	InsertMessage(m *Message, deliveries []Delivery) error
-	MessageByID(id int64) (*Message, error)
-	// PersonTx
-	ActivePerson(name string) (bool, error)
-	// ProjectTx
-	LinkedProjects(name string) ([]string, error)
-	ProjectExists(name string) (bool, error)
 	// PulseTx
 	PutPulseState(st PulseState, nextCheckAt time.Time) error
 	RecordPulse(agentID, n int64, at time.Time) (bool, error)
