@@ -34,8 +34,9 @@ const usage = `Usage:
 What the agent hosts' hooks and the git pre-commit guard run (hub setup and
 hub guard install write it when it is installed beside hub). A tool use or a
 prompt with nothing new (the agent's hub mcp says so) and a commit with
-nothing staged are answered here; anything else runs the hub binary beside
-this one with the same arguments.
+nothing staged (the index and HEAD say so, else git diff --cached) are
+answered here; anything else runs the hub binary beside this one with the
+same arguments, a guard check handed the staged paths (--staged).
 `
 
 func main() {
