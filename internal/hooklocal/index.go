@@ -72,8 +72,10 @@ func IndexStaged(dir string, getenv func(string) string) (staged, known bool) {
 // repository (GIT_COMMON_DIR, else the one a linked worktree's commondir
 // file names, else the git directory itself).
 func findGitDir(dir string, getenv func(string) string) (gitDir, common string, ok bool) {
-	if getenv("GIT_CEILING_DIRECTORIES") != "" || getenv("GIT_DISCOVERY_ACROSS_FILESYSTEM") != "" {
-		return "", "", false // git's discovery rules: let git apply them
+	for _, v := range []string{"GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"} {
+		if getenv(v) != "" {
+			return "", "", false // git's discovery rules or objects elsewhere: let git apply them
+		}
 	}
 	if gitDir = getenv("GIT_DIR"); gitDir != "" {
 		if !filepath.IsAbs(gitDir) {
@@ -147,8 +149,8 @@ func headCommit(gitDir, common string) (id []byte, unborn, ok bool) {
 			id, err := hex.DecodeString(s)
 			return id, false, err == nil && len(id) == 20
 		}
-		if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
-			return nil, false, false // refs/heads/.invalid: a reftable
+		if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") || ref == "refs/heads/.invalid" {
+			return nil, false, false // the last: the refs are in a reftable
 		}
 		b, err = os.ReadFile(filepath.Join(common, ref))
 		if err == nil {

@@ -117,4 +117,38 @@ func TestIndexStagedAgreesWithGit(t *testing.T) {
 	check("a file added in a linked worktree", false, "e.go")
 	r.dir = main
 	check("the main worktree beside it", true)
+
+	// Another index (GIT_INDEX_FILE, as git commit -a and git commit PATH
+	// give their hooks), its cache-tree written as git commit does.
+	other := filepath.Join(t.TempDir(), "index")
+	withIndex := func(k string) string {
+		if k == "GIT_INDEX_FILE" {
+			return other
+		}
+		return ""
+	}
+	r.env = append(r.env, "GIT_INDEX_FILE="+other)
+	r.git("read-tree", "HEAD")
+	if staged, known := IndexStaged(r.dir, withIndex); staged || !known {
+		t.Errorf("another index read from HEAD: staged %v, known %v; want nothing staged, known", staged, known)
+	}
+	r.write("f.go", "package f\n")
+	r.git("add", "f.go")
+	r.git("write-tree")
+	if staged, known := IndexStaged(r.dir, withIndex); !staged || !known {
+		t.Errorf("another index with f.go added: staged %v, known %v; want staged, known", staged, known)
+	}
+	if staged, known := IndexStaged(r.dir, getenv); staged || !known {
+		t.Errorf("the repository's index beside it: staged %v, known %v; want nothing staged, known", staged, known)
+	}
+	r.env = r.env[:len(r.env)-1]
+
+	r.git("update-index", "--split-index")
+	check("a split index", false)
+	if _, known := IndexStaged(r.dir, getenv); known {
+		t.Error("a split index: IndexStaged knows; want git asked (the entries are in the shared index)")
+	}
+	r.write("g.go", "package g\n")
+	r.git("add", "-N", "g.go")
+	check("a file to be added (intent to add)", false)
 }
