@@ -16,12 +16,12 @@ const Override = "HUB_GUARD"
 // off (Override), nothing staged, or git failing (allowed, with a warning
 // on stderr). settled false: paths are the staged paths, and the hub must
 // say whether another agent holds them. Git is asked for them only when
-// the index does not show that nothing is staged (IndexStaged).
+// the index does not show that nothing is staged (indexStaged).
 func CommitSettled(dir string, getenv func(string) string, stderr io.Writer) (paths []string, settled bool) {
 	if GuardOff(getenv) {
 		return nil, true
 	}
-	if staged, known := IndexStaged(dir, getenv); known && !staged {
+	if staged, known := indexStaged(dir, getenv); known && !staged {
 		return nil, true
 	}
 	paths, err := StagedPaths(dir)

@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// IndexStaged tells, from the repository's files alone and without
+// indexStaged tells, from the repository's files alone and without
 // starting git, whether a commit in the repository at dir has anything
 // staged: known false when the files do not say for sure, and git must be
 // asked (`git diff --cached`). Starting git is most of a guard check with
@@ -28,7 +28,7 @@ import (
 // that is not up to date, unmerged or intent-to-add entries, a HEAD held
 // in a reftable, in a pack as a delta or behind alternates, a SHA-256
 // repository: all leave it to git.
-func IndexStaged(dir string, getenv func(string) string) (staged, known bool) {
+func indexStaged(dir string, getenv func(string) string) (staged, known bool) {
 	gitDir, common, ok := findGitDir(dir, getenv)
 	if !ok {
 		return false, false

@@ -72,12 +72,12 @@ func TestIndexStagedAgreesWithGit(t *testing.T) {
 		if !slices.Equal(append([]string{}, paths...), want) {
 			t.Errorf("%s: git lists %q staged; the test wants %q", what, paths, want)
 		}
-		staged, known := IndexStaged(r.dir, getenv)
+		staged, known := indexStaged(r.dir, getenv)
 		if mustKnow && !known {
-			t.Errorf("%s: IndexStaged does not know; want it told by the index", what)
+			t.Errorf("%s: indexStaged does not know; want it told by the index", what)
 		}
 		if known && staged != (len(paths) > 0) {
-			t.Errorf("%s: IndexStaged says staged %v; git lists %q", what, staged, paths)
+			t.Errorf("%s: indexStaged says staged %v; git lists %q", what, staged, paths)
 		}
 	}
 	check("a new repository", true)
@@ -129,24 +129,24 @@ func TestIndexStagedAgreesWithGit(t *testing.T) {
 	}
 	r.env = append(r.env, "GIT_INDEX_FILE="+other)
 	r.git("read-tree", "HEAD")
-	if staged, known := IndexStaged(r.dir, withIndex); staged || !known {
+	if staged, known := indexStaged(r.dir, withIndex); staged || !known {
 		t.Errorf("another index read from HEAD: staged %v, known %v; want nothing staged, known", staged, known)
 	}
 	r.write("f.go", "package f\n")
 	r.git("add", "f.go")
 	r.git("write-tree")
-	if staged, known := IndexStaged(r.dir, withIndex); !staged || !known {
+	if staged, known := indexStaged(r.dir, withIndex); !staged || !known {
 		t.Errorf("another index with f.go added: staged %v, known %v; want staged, known", staged, known)
 	}
-	if staged, known := IndexStaged(r.dir, getenv); staged || !known {
+	if staged, known := indexStaged(r.dir, getenv); staged || !known {
 		t.Errorf("the repository's index beside it: staged %v, known %v; want nothing staged, known", staged, known)
 	}
 	r.env = r.env[:len(r.env)-1]
 
 	r.git("update-index", "--split-index")
 	check("a split index", false)
-	if _, known := IndexStaged(r.dir, getenv); known {
-		t.Error("a split index: IndexStaged knows; want git asked (the entries are in the shared index)")
+	if _, known := indexStaged(r.dir, getenv); known {
+		t.Error("a split index: indexStaged knows; want git asked (the entries are in the shared index)")
 	}
 	r.write("g.go", "package g\n")
 	r.git("add", "-N", "g.go")
