@@ -34,8 +34,9 @@ const usage = `Usage:
 What the agent hosts' hooks and the git pre-commit guard run (hub setup and
 hub guard install write it when it is installed beside hub). A tool use or a
 prompt with nothing new (the agent's hub mcp says so) and a commit with
-nothing staged are answered here; anything else runs the hub binary beside
-this one with the same arguments.
+nothing staged (the index and HEAD say so, else git diff --cached) are
+answered here; anything else runs the hub binary beside this one with the
+same arguments, a guard check handed the staged paths (--staged).
 `
 
 func main() {
@@ -62,9 +63,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case len(args) > 0 && args[0] == "guard":
 		check := len(args) == 2 && args[1] == "check"
 		if check {
-			if _, settled := hooklocal.CommitSettled(".", os.Getenv, stderr); settled {
+			paths, settled := hooklocal.CommitSettled(".", os.Getenv, stderr)
+			if settled {
 				return 0
 			}
+			args = handStaged(args, paths)
 		}
 		err := execHub(args) // a check with staged paths, or another guard command
 		if !check {
@@ -82,6 +85,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprint(stderr, usage)
 	return 2
+}
+
+// maxHanded bounds the staged paths handed to the hub on its command line,
+// well below the system's limit on arguments (ARG_MAX, with the
+// environment); beyond it the hub asks git again.
+const maxHanded = 256 << 10
+
+// handStaged returns the hub's command line of a guard check (args) that
+// hands it the staged paths hub-hook found: `guard check --staged --
+// PATH...`, so the hub does not ask git for them again.
+func handStaged(args, paths []string) []string {
+	size := 0
+	for _, p := range paths {
+		size += len(p) + 1
+	}
+	if size > maxHanded {
+		return args
+	}
+	return append(append(args[:len(args):len(args)], "--staged", "--"), paths...)
 }
 
 // execHub runs the hub binary beside this one with args in place of this

@@ -231,8 +231,8 @@ func TestGuardCheckWithNothingStagedStaysHere(t *testing.T) {
 		t.Fatal(err)
 	}
 	git("add", "a.go")
-	if code, _, _ := r.run(t, repo, "", "guard", "check"); code != 0 || r.handedOff(t) != "guard check\n" {
-		t.Errorf("a.go staged: exit %d; want the hub's guard check run", code)
+	if code, _, _ := r.run(t, repo, "", "guard", "check"); code != 0 || r.handedOff(t) != "guard check --staged -- a.go\n" {
+		t.Errorf("a.go staged: exit %d; want the hub's guard check run, handed the staged path", code)
 	}
 	if code, _, _ := r.run(t, repo, "", "guard", "check", "--timeout", "5s"); code != 0 || r.handedOff(t) != "guard check --timeout 5s\n" {
 		t.Errorf("a check with flags: exit %d; want the hub's guard check run with them", code)
@@ -248,6 +248,77 @@ func TestGuardCheckWithNothingStagedStaysHere(t *testing.T) {
 	code, _, stderr := alone.run(t, repo, "", "guard", "check")
 	if code != 0 || !strings.Contains(stderr, "hub guard: warning: cannot run the hub binary beside hub-hook") || !strings.Contains(stderr, "commit allowed") {
 		t.Errorf("no hub beside: exit %d, stderr %q; want 0 and a warning", code, stderr)
+	}
+}
+
+// TestGuardInTheCommitsHook: as git's pre-commit hook, hub-hook settles
+// a commit with nothing staged from the index, starting neither git nor
+// the hub; a commit with paths staged (git commit -a's own index too)
+// asks git once, and the hub gets the paths, renames' both.
+func TestGuardInTheCommitsHook(t *testing.T) {
+	r := newRig(t, true)
+	repo := t.TempDir()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	// A git in front of the real one that notes each run of the hook's.
+	bin := t.TempDir()
+	gitRan := filepath.Join(bin, "ran")
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte("#!/bin/sh\necho \"$@\" >>"+gitRan+"\nexec "+real+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(real, args...)
+		cmd.Dir = repo
+		cmd.Env = append(r.env, "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@x")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q", ".")
+	hook := "#!/bin/sh\nPATH=" + bin + ":$PATH exec " + r.bin + " guard check\n"
+	if err := os.WriteFile(filepath.Join(repo, ".git", "hooks", "pre-commit"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ranGit := func() string {
+		b, _ := os.ReadFile(gitRan)
+		os.Remove(gitRan)
+		return string(b)
+	}
+	write("a.go", "package a\n")
+	write("b.go", "package b\n")
+	git("add", ".")
+	git("commit", "-q", "-m", "first")
+	if got, ran := r.handedOff(t), ranGit(); got != "guard check --staged -- a.go b.go\n" || ran != "diff --cached --name-only --no-renames -z\n" {
+		t.Errorf("a first commit of two files: the hub ran %q, git %q; want git asked once and the hub handed both paths", got, ran)
+	}
+	git("commit", "-q", "--allow-empty", "-m", "empty")
+	if got, ran := r.handedOff(t), ranGit(); got != "" || ran != "" {
+		t.Errorf("an empty commit: the hub ran %q, git %q; want neither", got, ran)
+	}
+	write("a.go", "package a // changed\n")
+	git("commit", "-q", "-a", "-m", "all")
+	if got, ran := r.handedOff(t), ranGit(); got != "guard check --staged -- a.go\n" || ran != "diff --cached --name-only --no-renames -z\n" {
+		t.Errorf("git commit -a: the hub ran %q, git %q; want git asked once and the hub handed a.go", got, ran)
+	}
+	git("mv", "b.go", "c.go")
+	git("commit", "-q", "-m", "rename")
+	if got := r.handedOff(t); got != "guard check --staged -- b.go c.go\n" {
+		t.Errorf("a rename: the hub ran %q; want it handed the path left and the path made", got)
+	}
+	ranGit()
+	git("rm", "-q", "a.go")
+	git("commit", "-q", "-m", "delete")
+	if got, ran := r.handedOff(t), ranGit(); got != "guard check --staged -- a.go\n" || ran != "diff --cached --name-only --no-renames -z\n" {
+		t.Errorf("a deletion: the hub ran %q, git %q; want git asked once and the hub handed a.go", got, ran)
 	}
 }
 

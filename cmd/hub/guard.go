@@ -20,6 +20,9 @@ const guardUsage = `Usage:
                                    (an existing hook is kept and run after it)
   hub guard check [--timeout 2s]   refuse the staged commit if another agent holds an
                                    exclusive reservation over a staged path
+  hub guard check --staged [--] PATH...
+                                   the same for these paths, taken as the staged ones
+                                   (hub-hook passes those it found, so git is asked once)
 
 The check asks the hub at HUB_ADDR (default 127.0.0.1:7700) with HUB_TOKEN, the same
 environment as hub mcp. When the hub cannot be asked, the commit goes through with a
@@ -60,13 +63,18 @@ func runGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs := flag.NewFlagSet("hub guard check", flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		timeout := fs.Duration("timeout", guard.DefaultTimeout, "how long to wait for the hub before letting the commit through")
+		staged := fs.Bool("staged", false, "the staged paths are the arguments (hub-hook passes those it found); else git is asked")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		if !guard.Check(ctx, guard.Options{
+		o := guard.Options{
 			Dir: ".", Addr: mcpEnvOr("HUB_ADDR", "127.0.0.1:7700"), Token: os.Getenv("HUB_TOKEN"),
 			Timeout: *timeout, Getenv: os.Getenv,
-		}, stderr) {
+		}
+		if *staged {
+			o.Staged = append([]string{}, fs.Args()...)
+		}
+		if !guard.Check(ctx, o, stderr) {
 			return errCommitRefused
 		}
 		return nil

@@ -116,6 +116,9 @@ type Options struct {
 	Token   string        // this agent's token
 	Timeout time.Duration // how long to wait for the hub; DefaultTimeout if zero
 	Getenv  func(string) string
+	// Staged are the staged paths when the caller knows them (hub-hook
+	// found them: `hub guard check --staged -- PATH...`); nil: git is asked.
+	Staged []string
 }
 
 // Check decides whether the staged commit in o.Dir may go on. It writes
@@ -124,8 +127,13 @@ type Options struct {
 // token, hub down, slow or refusing) lets the commit through with a
 // one-line warning.
 func Check(ctx context.Context, o Options, stderr io.Writer) bool {
-	paths, settled := hooklocal.CommitSettled(o.Dir, o.Getenv, stderr)
-	if settled {
+	paths := o.Staged
+	if paths == nil {
+		var settled bool
+		if paths, settled = hooklocal.CommitSettled(o.Dir, o.Getenv, stderr); settled {
+			return true
+		}
+	} else if len(paths) == 0 || hooklocal.GuardOff(o.Getenv) {
 		return true
 	}
 	warn := func(format string, args ...any) bool {

@@ -15,9 +15,13 @@ const Override = "HUB_GUARD"
 // CommitSettled decides a guard check that needs no hub: the guard turned
 // off (Override), nothing staged, or git failing (allowed, with a warning
 // on stderr). settled false: paths are the staged paths, and the hub must
-// say whether another agent holds them.
+// say whether another agent holds them. Git is asked for them only when
+// the index does not show that nothing is staged (indexStaged).
 func CommitSettled(dir string, getenv func(string) string, stderr io.Writer) (paths []string, settled bool) {
-	if v := strings.ToLower(getenv(Override)); v == "off" || v == "0" || v == "false" {
+	if GuardOff(getenv) {
+		return nil, true
+	}
+	if staged, known := indexStaged(dir, getenv); known && !staged {
 		return nil, true
 	}
 	paths, err := StagedPaths(dir)
@@ -28,10 +32,19 @@ func CommitSettled(dir string, getenv func(string) string, stderr io.Writer) (pa
 	return paths, len(paths) == 0
 }
 
+// GuardOff reports whether the environment turns the guard off
+// (Override: off, 0 or false, any case).
+func GuardOff(getenv func(string) string) bool {
+	v := strings.ToLower(getenv(Override))
+	return v == "off" || v == "0" || v == "false"
+}
+
 // StagedPaths returns the paths staged for commit in the repository at dir
-// (added, changed, deleted and renamed: `git diff --cached --name-only`).
+// (added, changed and deleted; a rename as both its paths, the one it
+// leaves and the one it makes: `git diff --cached --name-only
+// --no-renames`).
 func StagedPaths(dir string) ([]string, error) {
-	out, err := Git(dir, "diff", "--cached", "--name-only", "-z")
+	out, err := Git(dir, "diff", "--cached", "--name-only", "--no-renames", "-z")
 	if err != nil {
 		return nil, err
 	}
