@@ -150,7 +150,10 @@ func TestSubscribeHookCallErrors(t *testing.T) {
 	}{
 		{
 			&hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: &hubv1.TakeInjectionRequest{Limit: -1}}},
-			func() error { _, err := c.TakeInjection(coreBearer(alice), &hubv1.TakeInjectionRequest{Limit: -1}); return err },
+			func() error {
+				_, err := c.TakeInjection(coreBearer(alice), &hubv1.TakeInjectionRequest{Limit: -1})
+				return err
+			},
 			codes.InvalidArgument,
 		},
 		{
