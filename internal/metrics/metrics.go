@@ -42,6 +42,7 @@ type Metrics struct {
 	requests    *prometheus.CounterVec
 	cost        *prometheus.CounterVec
 	methods     sync.Map  // gRPC method name → *methodMetrics
+	carriedOKs  sync.Map  // gRPC method name → its stream_calls_total with code OK
 	clock       hub.Clock // times the RPCs
 
 	owedMu sync.Mutex
@@ -258,9 +259,24 @@ func (m *Metrics) UnaryInterceptor(ctx context.Context, req any, info *grpc.Unar
 // they run through (server.CarryThrough), which counts them in rpcs_total.
 func (m *Metrics) CarriedInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	resp, err := handler(ctx, req)
-	service, name := splitMethod(info.FullMethod)
-	m.carried.WithLabelValues(service, name, status.Code(err).String()).Inc()
+	if code := status.Code(err); code == codes.OK {
+		m.carriedOK(info.FullMethod).Inc()
+	} else {
+		service, name := splitMethod(info.FullMethod)
+		m.carried.WithLabelValues(service, name, code.String()).Inc()
+	}
 	return resp, err
+}
+
+// carriedOK returns the series of the calls of the method named full a
+// stream carried that succeeded, looked up once.
+func (m *Metrics) carriedOK(full string) prometheus.Counter {
+	if v, ok := m.carriedOKs.Load(full); ok {
+		return v.(prometheus.Counter)
+	}
+	service, name := splitMethod(full)
+	v, _ := m.carriedOKs.LoadOrStore(full, m.carried.WithLabelValues(service, name, codes.OK.String()))
+	return v.(prometheus.Counter)
 }
 
 // methodMetrics are one method's series, looked up once (a label lookup
