@@ -54,8 +54,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 0
 		case !ok:
 			return 0 // the failure is written; the host goes on
-		case hooklocal.Quiet(ctx, h, event, stdin, stdout, o):
-			return 0
+		}
+		if exit, answered := hooklocal.Answered(ctx, h, event, stdin, stdout, o); answered {
+			return exit
 		}
 		err = execHub(args)
 		hooklocal.Fail(stdout, stderr, "%v; nothing injected", err)

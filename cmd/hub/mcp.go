@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/agenthub/hub/internal/hook"
 	"github.com/agenthub/hub/internal/hooklocal"
 	"github.com/agenthub/hub/internal/hooksock"
 	"github.com/agenthub/hub/internal/hub"
@@ -108,6 +109,7 @@ Flags:
 		ProgressInterval: *progress,
 		Channel:          !*noChannel,
 		HookSocket:       hookSocket(*addr, tok),
+		HookOutput:       hook.InjectOutput,
 		Logger:           logger,
 	})
 }

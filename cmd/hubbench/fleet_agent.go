@@ -150,10 +150,11 @@ const (
 	opConfirm
 	opExport
 	opHookBridge // a hook the agent's bridge answered: no call
+	opHookStream // a hook the agent's bridge answered with the injection it took on its stream
 	nOps
 )
 
-var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard", "confirm", "OTLP export", "hook answered by the bridge"}
+var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard", "confirm", "OTLP export", "hook answered by the bridge", "hook answered by the bridge, injection on its stream"}
 
 // onlineSpell keeps a wait parked and makes the periodic calls until
 // until or ctx ends.
@@ -243,13 +244,22 @@ func (a *fleetAgent) onlineSpell(ctx context.Context, f *fleet, rng *rand.Rand, 
 }
 
 // hook runs one hook of the agent's tool use: answered by the bridge when
-// it holds the stream and nothing is new, else a TakeInjection.
+// it holds the stream, with nothing new alone, else with the injection it
+// takes on its stream (hub mcp on a hub that takes it there); else a
+// TakeInjection of its own.
 func (a *fleetAgent) hook(ctx context.Context, f *fleet) {
 	var answered func(time.Time)
 	if a.bridge != nil {
 		var toHub bool
 		if toHub, answered = a.bridge.ask(time.Now()); !toHub {
 			f.stats.call(opHookBridge, 0, nil)
+			return
+		}
+		if carried, err := a.api.(*grpcAgent).hookOnStream(ctx); carried {
+			if err == nil {
+				answered(time.Now())
+			}
+			f.stats.call(opHookStream, 0, err)
 			return
 		}
 	}

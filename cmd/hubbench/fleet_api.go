@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -63,6 +64,9 @@ type grpcAgent struct {
 	source net.IP
 	ref    *agentRef
 	conn   atomic.Pointer[grpc.ClientConn]
+	// calls carries the agent's heartbeats, marks and hooks' injections on
+	// the stream it holds (subscribe), as hub mcp does.
+	calls streamCalls
 }
 
 func (g *grpcAgent) connect(context.Context) error {
@@ -102,10 +106,20 @@ func (g *grpcAgent) do(ctx context.Context, f func(context.Context, hubv1.AgentS
 }
 
 func (g *grpcAgent) heartbeat(ctx context.Context) error {
-	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
-		_, err := c.Heartbeat(ctx, &hubv1.HeartbeatRequest{})
+	req := &hubv1.HeartbeatRequest{}
+	return g.carried(ctx, &hubv1.StreamCall{Call: &hubv1.StreamCall_Heartbeat{Heartbeat: req}}, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		_, err := c.Heartbeat(ctx, req)
 		return err
 	})
+}
+
+// carried makes call on the agent's stream, or alone (by the agent's
+// connection) when its stream does not take it, as hub mcp does.
+func (g *grpcAgent) carried(ctx context.Context, call *hubv1.StreamCall, alone func(context.Context, hubv1.AgentServiceClient) error) error {
+	if _, err := g.calls.call(ctx, call); !errors.Is(err, errNoStream) {
+		return err
+	}
+	return g.do(ctx, alone)
 }
 
 func (g *grpcAgent) activityLog(ctx context.Context, typ, title string) error {
@@ -171,11 +185,19 @@ func (g *grpcAgent) subscribe(ctx context.Context, after string, frame func(ids 
 		if err != nil && err != io.EOF { // io.EOF: the hub ended the stream, Recv says why
 			return err
 		}
-		confirm := func(ids []string) error { return st.Send(&hubv1.SubscribeRequest{ConfirmIds: ids}) }
-		for {
+		defer g.calls.detach(st)
+		confirm := func(ids []string) error { return g.calls.sendOn(st, &hubv1.SubscribeRequest{ConfirmIds: ids}) }
+		for first := true; ; first = false {
 			f, err := st.Recv()
 			if err != nil {
 				return err
+			}
+			if first && f.GetCalls() {
+				g.calls.attach(st, f.GetMoreCalls())
+			}
+			if r := f.GetReply(); r != nil {
+				g.calls.deliver(r)
+				continue
 			}
 			at := time.Now()
 			var ids []string
@@ -191,8 +213,33 @@ func (g *grpcAgent) subscribe(ctx context.Context, after string, frame func(ids 
 }
 
 func (g *grpcAgent) markRead(ctx context.Context, upTo string) error {
-	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
-		_, err := c.MarkRead(ctx, &hubv1.MarkReadRequest{UpToId: upTo})
+	req := &hubv1.MarkReadRequest{UpToId: upTo}
+	return g.carried(ctx, &hubv1.StreamCall{Call: &hubv1.StreamCall_MarkRead{MarkRead: req}}, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		_, err := c.MarkRead(ctx, req)
+		return err
+	})
+}
+
+// hookOnStream is a hook of the agent's tool use with something new, as
+// its bridge answers it (internal/mcpbridge/hooks.go): the injection taken
+// on the agent's stream and what it shows confirmed there (via hook);
+// carried false when the stream takes no injection (a hub without the
+// call, or no stream): the hook then goes to the hub.
+func (g *grpcAgent) hookOnStream(ctx context.Context) (carried bool, err error) {
+	r, err := g.calls.call(ctx, &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: &hubv1.TakeInjectionRequest{}}})
+	if errors.Is(err, errNoStream) {
+		return false, nil
+	}
+	if err != nil || len(r.GetTakeInjection().GetMessages()) == 0 {
+		return true, err
+	}
+	var ids []string
+	for _, m := range r.GetTakeInjection().GetMessages() {
+		ids = append(ids, m.GetId())
+	}
+	req := &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: "hook"}
+	return true, g.carried(ctx, &hubv1.StreamCall{Call: &hubv1.StreamCall_ConfirmDelivery{ConfirmDelivery: req}}, func(ctx context.Context, c hubv1.AgentServiceClient) error {
+		_, err := c.ConfirmDelivery(ctx, req)
 		return err
 	})
 }

@@ -15,8 +15,9 @@ const bridgeHookRefresh = 2 * time.Minute
 // of its session, which holds the stream, and the bridge answers "nothing
 // new" itself while the stream is open, no frame brought a message since
 // the last hook it sent to the hub, and that hook is less than
-// bridgeHookRefresh old. Anything else goes to the hub (TakeInjection), as
-// a hook without a bridge does.
+// bridgeHookRefresh old. Anything else is the hub's injection, which the
+// bridge takes on its stream (grpcAgent.hookOnStream) on a hub that takes
+// it there, and which goes to the hub (TakeInjection) on one that does not.
 type bridgeHooks struct {
 	mu       sync.Mutex
 	open     bool      // the stream's first frame came and it has not ended

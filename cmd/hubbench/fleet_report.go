@@ -197,7 +197,7 @@ func (s *fleetStats) result() *fleetResult {
 	r.DashMBPerMinute = float64(bytes) / 1e6 / measured.Minutes()
 	r.DashRowsPerMinute = float64(rows) / measured.Minutes()
 	r.CallsPerSecond = float64(calls) / measured.Seconds()
-	if atBridge, all := s.ok[opHookBridge].Load(), s.ok[opHookBridge].Load()+s.ok[opHook].Load(); all > 0 {
+	if atBridge, all := s.ok[opHookBridge].Load()+s.ok[opHookStream].Load(), s.ok[opHookBridge].Load()+s.ok[opHookStream].Load()+s.ok[opHook].Load(); all > 0 {
 		r.HooksAtBridgeShare = float64(atBridge) / float64(all)
 	}
 	last := ivs[len(ivs)-1]
@@ -280,7 +280,7 @@ func (r *fleetResult) write(w io.Writer) {
 	row("dashboards: first full read p50 · data received (all dashboards) · rows on the stream", fmt.Sprintf("%.0f ms · %.1f MB/min · %.0f/min", r.DashFirstLoadP50MS, r.DashMBPerMinute, r.DashRowsPerMinute), "—")
 	row("store", fmt.Sprintf("%s, growing %s/hour; %.1f writes per commit", mib(r.StoreBytes), mib(int64(r.StoreGrowthPerHour)), r.WritesPerCommit), "—")
 	row("calls · errors", fmt.Sprintf("%.0f/s · %d%s", r.CallsPerSecond, r.Errors, r.errorNote()), "0 errors")
-	row("hooks answered by the agent's bridge (stream agents', the whole run)", fmt.Sprintf("%.0f %%", 100*r.HooksAtBridgeShare), "—")
+	row("hooks answered by the agent's bridge, alone or with the injection on its stream (stream agents', the whole run)", fmt.Sprintf("%.0f %%", 100*r.HooksAtBridgeShare), "—")
 	if l := r.Leak; l != nil {
 		row("leak check: growth, last quarter ÷ first after warm-up", fmt.Sprintf("RSS %+.1f %% · goroutines %+.1f %% · open files %+.1f %%; store %s/h then %s/h",
 			100*l.RSSGrowth, 100*l.GoroutineGrowth, 100*l.FDGrowth, mib(int64(l.StoreGrowthFirst)), mib(int64(l.StoreGrowthLast))), fmt.Sprintf("≤ %.0f %%", 100*l.Tolerance))

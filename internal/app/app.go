@@ -340,6 +340,9 @@ func (m *Main) newServer() {
 		TickStats:     m.tickStats,
 		CAFingerprint: m.caFingerprint(),
 	}, m.Logger)
+	// A call a stream carries is the call: logged, counted and admitted as
+	// the call alone, and counted apart as carried.
+	m.Server.CarryThrough(append([]grpc.UnaryServerInterceptor{m.metrics.CarriedInterceptor}, m.unaryInterceptors()...)...)
 }
 
 // unaryInterceptors are what every unary call goes through, over gRPC and

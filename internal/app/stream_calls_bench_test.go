@@ -12,9 +12,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// BenchmarkStreamCalls compares an agent's heartbeat and its peek at its
-// messages (a wait of 0 s: a read and the reply's status) made as calls of
-// their own and carried by its stream of wake-ups, one after the other
+// BenchmarkStreamCalls compares an agent's heartbeat, its peek at its
+// messages (a wait of 0 s: a read and the reply's status) and a hook's
+// injection with nothing new made as calls of their own and carried by
+// its stream of wake-ups, one after the other
 // over real loopback gRPC, and reports the process's CPU time per call
 // (cpu-µs/call: the hub and the client, which run in this process).
 //
@@ -42,6 +43,12 @@ func BenchmarkStreamCalls(b *testing.B) {
 				return &hubv1.StreamCall{Call: &hubv1.StreamCall_Heartbeat{Heartbeat: &hubv1.HeartbeatRequest{}}}
 			},
 		},
+		"take_injection": {
+			alone: func() error { _, err := client.TakeInjection(ctx, &hubv1.TakeInjectionRequest{}); return err },
+			call: func() *hubv1.StreamCall {
+				return &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: &hubv1.TakeInjectionRequest{}}}
+			},
+		},
 		"peek": {
 			alone: func() error {
 				_, err := client.WaitForMessages(ctx, &hubv1.WaitForMessagesRequest{TimeoutSeconds: proto.Int32(0)})
@@ -52,7 +59,7 @@ func BenchmarkStreamCalls(b *testing.B) {
 			},
 		},
 	}
-	for _, name := range []string{"heartbeat", "peek"} {
+	for _, name := range []string{"heartbeat", "peek", "take_injection"} {
 		c := calls[name]
 		b.Run(name+"/alone", func(b *testing.B) {
 			if err := c.alone(); err != nil { // a warm path

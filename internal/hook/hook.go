@@ -57,6 +57,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hooklocal"
+	"github.com/agenthub/hub/internal/hooksock"
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 	"github.com/agenthub/hub/internal/termtext"
@@ -125,10 +126,18 @@ func Run(ctx context.Context, h hooklocal.Host, event string, stdin io.Reader, s
 			return // not relayed: the host asks at once
 		}
 	}
-	bridge, quiet := hooklocal.AskBridge(ctx, step, event, o)
-	if quiet {
+	bridge, rep := hooklocal.AskBridge(ctx, h, step, event, o)
+	switch rep.Answer {
+	case hooksock.AnswerQuiet:
 		if h.Quiet != "" {
 			fmt.Fprintln(stdout, h.Quiet)
+		}
+		return
+	case hooksock.AnswerPrint:
+		// The bridge took the injection from the hub (InjectOutput).
+		defer bridge.Close()
+		if _, err := io.WriteString(stdout, rep.Output); err == nil {
+			bridge.Synced()
 		}
 		return
 	}
@@ -191,10 +200,7 @@ func Run(ctx context.Context, h hooklocal.Host, event string, stdin io.Reader, s
 // write prints the answer out as one line of JSON and reports whether it
 // was written.
 func write(stdout, stderr io.Writer, out any) bool {
-	// stdout is sanitized (termtext.Writer); escaping what it would remove
-	// keeps the JSON the host parses exact.
-	b, _ := json.Marshal(out)
-	if _, err := fmt.Fprintf(stdout, "%s\n", termtext.EscapeJSON(b)); err != nil {
+	if _, err := io.WriteString(stdout, line(out)); err != nil {
 		fmt.Fprintf(stderr, "hub hook: warning: the answer could not be written (%v); nothing confirmed\n", err)
 		return false
 	}
@@ -233,11 +239,11 @@ func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.St
 			return nil, nil, err
 		}
 		r, err := client.TakeInjection(ctx, &hubv1.TakeInjectionRequest{})
-		if err != nil || len(r.GetMessages()) == 0 {
+		if err != nil {
 			return nil, nil, err
 		}
-		text, shown := mcpbridge.FrameMessages(r.GetMessages(), r.GetMore())
-		return inject(text), shown, nil
+		out, shown := injection(event, r)
+		return out, shown, nil
 	case hooklocal.NeedsInput:
 		if text, ok := needsInput(in); ok {
 			return nil, nil, note(hub.HostNeedsInput, text, "")
@@ -260,6 +266,46 @@ func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.St
 		}
 		return &output{Decision: h.Block, Reason: termtext.Clean(stopReason(r))}, messageIDs(r.GetMessages()), nil
 	}
+}
+
+// injection is the answer to a prompt or a tool use at event given the
+// hub's injection r (nil: nothing to say), and the IDs of the messages it
+// shows.
+func injection(event string, r *hubv1.TakeInjectionResponse) (*output, []string) {
+	if len(r.GetMessages()) == 0 {
+		return nil, nil
+	}
+	text, shown := mcpbridge.FrameMessages(r.GetMessages(), r.GetMore())
+	// Hosts may show the context to a person: nothing in it drives a terminal.
+	return &output{HookSpecificOutput: &specificOut{HookEventName: event, AdditionalContext: termtext.Clean(text)}}, shown
+}
+
+// InjectOutput is what `hub hook HOST EVENT` prints for a prompt or a tool
+// use (an Inject event of host) given the hub's injection r, and the IDs of
+// the messages it shows, which the hook confirms once printed: the agent's
+// bridge answers such a hook with it (hooksock.AnswerPrint,
+// mcpbridge.Options.HookOutput). ok false: host has no such event.
+func InjectOutput(host, event string, r *hubv1.TakeInjectionResponse) (stdout string, shown []string, ok bool) {
+	h, known := hooklocal.Hosts[host]
+	if !known || h.Events[event] != hooklocal.Inject {
+		return "", nil, false
+	}
+	out, shown := injection(event, r)
+	if out == nil {
+		if h.Quiet == "" {
+			return "", nil, true
+		}
+		return h.Quiet + "\n", nil, true
+	}
+	return line(out), shown, true
+}
+
+// line is the answer out as the one line of JSON the hook prints.
+func line(out any) string {
+	// stdout is sanitized (termtext.Writer); escaping what it would remove
+	// keeps the JSON the host parses exact.
+	b, _ := json.Marshal(out)
+	return string(termtext.EscapeJSON(b)) + "\n"
 }
 
 // messageIDs returns the IDs of ms.

@@ -261,39 +261,44 @@ func AgentToken(token, tokenFile string) (string, error) {
 }
 
 // AskBridge asks the agent's bridge on this machine about the hook run of
-// step, when o names its socket: quiet reports that nothing is new (the
-// hook says nothing and the hub is not asked); else the hook asks the hub
-// and, once the hub has answered, tells the session it returns (nil when
-// no bridge answered).
-func AskBridge(ctx context.Context, step Step, event string, o Options) (s *hooksock.Session, quiet bool) {
+// step of host h, when o names its socket, and returns its reply (Answer
+// "" when no bridge answered). After AnswerHub the hook asks the hub and,
+// once the hub has answered, tells the session Synced; after AnswerPrint
+// (a prompt or a tool use with something new, which the bridge took from
+// the hub) it prints Output and then tells the session Synced. The
+// session is nil for AnswerQuiet and no answer.
+func AskBridge(ctx context.Context, h Host, step Step, event string, o Options) (*hooksock.Session, hooksock.Reply) {
 	if o.Socket == "" {
-		return nil, false
+		return nil, hooksock.Reply{}
 	}
 	q := hooksock.Query{Token: o.Token, Step: hooksock.StepOther, Event: event}
+	wait := hooksock.ConnectTimeout
 	if step == Inject {
-		q.Step = hooksock.StepInject
+		q.Step, q.Print, q.Host = hooksock.StepInject, true, h.Name
+		wait += hooksock.PrintWait
 	}
-	actx, cancel := context.WithTimeout(ctx, hooksock.ConnectTimeout)
+	actx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	rep, s, err := hooksock.Ask(actx, o.Socket, q)
 	if err != nil {
-		return nil, false
+		return nil, hooksock.Reply{}
 	}
 	if rep.Answer == hooksock.AnswerQuiet {
 		s.Close()
-		return nil, true
+		return nil, rep
 	}
-	return s, false
+	return s, rep
 }
 
-// Quiet answers the hook run of host h for event when the agent's bridge
-// says that nothing is new: it prints the host's quiet answer, reads the
-// host's JSON through (the host writes it whole) and reports true. False:
-// only the hub can answer the run (any other event, no bridge, something
-// new), and nothing of stdin was read.
-func Quiet(ctx context.Context, h Host, event string, stdin io.Reader, stdout io.Writer, o Options) bool {
+// Answered answers the hook run of host h for event when the agent's
+// bridge can: nothing new (it prints the host's quiet answer), or the
+// hook's output the bridge gives (AnswerPrint: printed as it is). It reads
+// the host's JSON through (the host writes it whole) and reports true with
+// the run's exit status. False: only the hub can answer the run (any other
+// event, no bridge, a bridge not sure), and nothing of stdin was read.
+func Answered(ctx context.Context, h Host, event string, stdin io.Reader, stdout io.Writer, o Options) (exit int, ok bool) {
 	if h.Events[event] != Inject || o.Token == "" {
-		return false
+		return 0, false
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -301,14 +306,25 @@ func Quiet(ctx context.Context, h Host, event string, stdin io.Reader, stdout io
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if _, quiet := AskBridge(ctx, Inject, event, o); !quiet {
-		return false
+	s, rep := AskBridge(ctx, h, Inject, event, o)
+	switch rep.Answer {
+	case hooksock.AnswerQuiet:
+		drain(ctx, stdin)
+		if h.Quiet != "" {
+			fmt.Fprintln(stdout, h.Quiet)
+		}
+		return 0, true
+	case hooksock.AnswerPrint:
+		defer s.Close()
+		drain(ctx, stdin)
+		if _, err := io.WriteString(stdout, rep.Output); err == nil {
+			s.Synced() // printed: the bridge confirms what it shows
+		}
+		return rep.Exit, true
+	case hooksock.AnswerHub:
+		s.Close()
 	}
-	drain(ctx, stdin)
-	if h.Quiet != "" {
-		fmt.Fprintln(stdout, h.Quiet)
-	}
-	return true
+	return 0, false
 }
 
 // drain reads the host's JSON through, so that a host writing a large

@@ -16,6 +16,18 @@
 // bridge's Reply; after a Reply that sends it to the hub, the hook writes
 // one more line once the hub has answered it (Session.Synced), which is how
 // the bridge learns that the hub has seen the hook.
+//
+// A hook that can print the bridge's answer says so in its Query (print,
+// with its host): for a prompt or a tool use with something new, the bridge
+// then takes the injection from the hub itself, as a call on the stream it
+// holds (no connection or process of the hook's own), and answers
+// AnswerPrint with the hook's whole output (what `hub hook` would print for
+// that host and event) and exit status; the hook prints it, exits, and
+// writes the same Synced line once printed, upon which the bridge confirms
+// the messages shown (IN_CONTEXT via hook). Such a hook waits up to
+// PrintWait for the answer. A hook that does not say so (an older one)
+// gets AnswerQuiet or AnswerHub only, and an older bridge ignores print and
+// answers those too.
 package hooksock
 
 import (
@@ -27,6 +39,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -40,12 +53,21 @@ import (
 // bridge slower than this is no bridge, and the hook asks the hub.
 const ConnectTimeout = 30 * time.Millisecond
 
+// PrintWait bounds how long a hook that takes AnswerPrint waits for the
+// bridge's answer once connected: the bridge takes the injection from the
+// hub in that time, else it sends the hook to the hub.
+const PrintWait = time.Second
+
 // syncedWait bounds how long the bridge waits for a hook it sent to the
 // hub to say that the hub answered (the hook's own time-outs are shorter).
 const syncedWait = 5 * time.Second
 
-// maxLine bounds one line of the exchange.
+// maxLine bounds one line of the exchange, but the bridge's reply.
 const maxLine = 4 << 10
+
+// maxReply bounds the bridge's reply line: a printed answer carries up to
+// an injection's messages.
+const maxReply = 4 << 20
 
 // The steps a hook asks about.
 const (
@@ -62,6 +84,9 @@ const (
 	AnswerQuiet = "quiet"
 	// AnswerHub: the hook asks the hub, as it would without a bridge.
 	AnswerHub = "hub"
+	// AnswerPrint: the bridge asked the hub; the hook prints Reply.Output,
+	// writes Synced and exits with Reply.Exit. Only to a Query with Print.
+	AnswerPrint = "print"
 )
 
 // Query is what a hook run asks its bridge.
@@ -69,13 +94,19 @@ type Query struct {
 	Token string `json:"token"`
 	Step  string `json:"step"`
 	Event string `json:"event"`
+	// Print: the hook takes AnswerPrint, for Host (claude, codex, gemini).
+	Print bool   `json:"print,omitempty"`
+	Host  string `json:"host,omitempty"`
 }
 
 // Reply is the bridge's answer; Why says, for AnswerHub, what the bridge
-// is not sure of.
+// is not sure of. Output and Exit are AnswerPrint's: what the hook prints
+// on stdout, as it is, and its exit status.
 type Reply struct {
 	Answer string `json:"answer"`
 	Why    string `json:"why,omitempty"`
+	Output string `json:"output,omitempty"`
+	Exit   int    `json:"exit,omitempty"`
 }
 
 // synced is the line a hook writes once the hub has answered it.
@@ -195,7 +226,8 @@ func serveOne(c net.Conn, want [32]byte, answer func(Query) (Reply, func()), log
 		logger.Warn("hooks: a hook presented another token; refused")
 		return
 	}
-	rep, synced := answer(q)
+	rep, synced := answer(q) // with Print, it may ask the hub (PrintWait)
+	_ = c.SetDeadline(time.Now().Add(ConnectTimeout * 10))
 	b, _ := json.Marshal(rep)
 	if _, err := c.Write(append(b, '\n')); err != nil || synced == nil {
 		return
@@ -213,10 +245,11 @@ type Session struct{ c net.Conn }
 var ErrNoBridge = errors.New("no bridge of this agent answers on this machine")
 
 // Ask asks the bridge at path until ctx ends (a hook gives it
-// ConnectTimeout). It returns ErrNoBridge (wrapped) when no bridge answers,
-// the socket's directory or its peer is not this user's alone, or the
-// bridge refused the token. The caller closes the session, after Synced
-// when the reply sent it to the hub and the hub answered.
+// ConnectTimeout, and PrintWait more with Print). It returns ErrNoBridge
+// (wrapped) when no bridge answers, the socket's directory or its peer is
+// not this user's alone, or the bridge refused the token. The caller
+// closes the session, after Synced when the reply sent it to the hub and
+// the hub answered, or when it printed an AnswerPrint.
 func Ask(ctx context.Context, path string, q Query) (Reply, *Session, error) {
 	if err := checkDir(filepath.Dir(path)); err != nil {
 		return Reply{}, nil, fmt.Errorf("%w: %v", ErrNoBridge, err)
@@ -240,7 +273,7 @@ func Ask(ctx context.Context, path string, q Query) (Reply, *Session, error) {
 	if _, err := c.Write(append(b, '\n')); err != nil {
 		return fail(err)
 	}
-	line, err := bufio.NewReaderSize(c, maxLine).ReadSlice('\n')
+	line, err := bufio.NewReader(io.LimitReader(c, maxReply)).ReadBytes('\n')
 	if err != nil {
 		return fail(err)
 	}
@@ -248,14 +281,15 @@ func Ask(ctx context.Context, path string, q Query) (Reply, *Session, error) {
 	if err := json.Unmarshal(line, &rep); err != nil {
 		return fail(err)
 	}
-	if rep.Answer != AnswerQuiet && rep.Answer != AnswerHub {
+	if rep.Answer != AnswerQuiet && rep.Answer != AnswerHub && (rep.Answer != AnswerPrint || !q.Print) {
 		return fail(fmt.Errorf("unknown answer %q", rep.Answer))
 	}
 	_ = c.SetDeadline(time.Time{})
 	return rep, &Session{c: c}, nil
 }
 
-// Synced tells the bridge that the hub answered the hook it sent there.
+// Synced tells the bridge that the hub answered the hook it sent there, or
+// that the hook printed the bridge's AnswerPrint.
 func (s *Session) Synced() {
 	_ = s.c.SetWriteDeadline(time.Now().Add(ConnectTimeout))
 	_, _ = s.c.Write([]byte(syncedLine + "\n"))

@@ -223,3 +223,30 @@ func TestOtherUsersClient(t *testing.T) {
 	}
 	t.Log("no answer")
 }
+
+// TestPrintedAnswer: a hook that takes a printed answer gets the bridge's
+// output whole, however long (an injection's messages), and tells the
+// bridge once it printed it; a hook that does not say so (an older one)
+// never takes such an answer for one it knows.
+func TestPrintedAnswer(t *testing.T) {
+	path := filepath.Join(shortDir(t), "agent-hub", "a.sock")
+	out := `{"hookSpecificOutput":{"additionalContext":"` + strings.Repeat("news ", 4000) + `"}}` + "\n"
+	printed := serve(t, path, "tok-ann", Reply{Answer: AnswerPrint, Output: out, Exit: 0})
+	rep, s, err := ask(path, Query{Token: "tok-ann", Step: StepInject, Event: "PostToolUse", Print: true, Host: "claude"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Answer != AnswerPrint || rep.Output != out {
+		t.Fatalf("answer %q with %d bytes of output, want %q with %d", rep.Answer, len(rep.Output), AnswerPrint, len(out))
+	}
+	s.Synced()
+	s.Close()
+	select {
+	case <-printed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the bridge did not learn that the hook printed its answer")
+	}
+	if _, _, err := ask(path, Query{Token: "tok-ann", Step: StepInject, Event: "PostToolUse"}); !errors.Is(err, ErrNoBridge) {
+		t.Errorf("a printed answer to a hook that did not ask for one: %v, want no answer", err)
+	}
+}

@@ -69,7 +69,7 @@ var (
 // New returns a Conn that runs interceptors around every call, the first
 // outermost, as grpc.ChainUnaryInterceptor does.
 func New(interceptors ...grpc.UnaryServerInterceptor) *Conn {
-	return &Conn{intercept: chain(interceptors), methods: map[string]method{}}
+	return &Conn{intercept: Chain(interceptors...), methods: map[string]method{}}
 }
 
 // RegisterService implements grpc.ServiceRegistrar: impl serves the unary
@@ -213,8 +213,9 @@ func (s *stream) deliver(opts []grpc.CallOption) {
 	}
 }
 
-// chain makes one interceptor of several, the first outermost.
-func chain(interceptors []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+// Chain makes one interceptor of several, the first outermost, as
+// grpc.ChainUnaryInterceptor does (nil for none).
+func Chain(interceptors ...grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
 	switch len(interceptors) {
 	case 0:
 		return nil

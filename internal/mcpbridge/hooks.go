@@ -1,11 +1,14 @@
 package mcpbridge
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
 
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hooksock"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // hookRefresh is how long the bridge answers its agent's hooks without
@@ -32,7 +35,12 @@ const watchStale = pushPoll + waitGrace
 // arrived, no event of the host (a stop, a notification, a permission
 // request, which may leave the agent marked waiting for a person or an
 // approval open, that only the hub closes), no failed watch. Anything else
-// sends the hook to the hub, as without a bridge.
+// sends the hook to the hub, as without a bridge; but a prompt or a tool
+// use of a hook that takes a printed answer, with no event of the host
+// since the last hook the hub answered, is the hub's injection alone: the
+// bridge takes it (bridge.takeInjection, on its stream) and answers with
+// the hook's output. The hub sees that hook (TakeInjection: the hook path
+// is live), so it counts as one that came back from the hub.
 type known struct {
 	now   func() time.Time
 	ready func() bool // the connection to the hub is up
@@ -45,6 +53,10 @@ type known struct {
 	seq      uint64    // counts what the hooks have not seen through the hub
 	synced   uint64    // seq when a hook last came back from the hub
 	syncedAt time.Time // and when
+	// host counts the events of the host the hub has not seen through a
+	// prompt or a tool use (they are in seq too); hostSynced is host when
+	// one last came back from the hub.
+	host, hostSynced uint64
 }
 
 func newKnown(now func() time.Time, ready func() bool) *known {
@@ -78,16 +90,22 @@ func (k *known) watch(cursor string) func(n int, next string, err error) {
 
 // answer answers one hook run (hooksock.Serve): quiet when nothing is new,
 // else to the hub, with what to run once the hub has answered that hook.
-func (k *known) answer(q hooksock.Query) (hooksock.Reply, func()) {
+// take reports that the hook's question is the hub's injection alone: no
+// event of the host waits for the hub (a prompt or a tool use, the event
+// noted by the hub's hook path, clears what those leave).
+func (k *known) answer(q hooksock.Query) (rep hooksock.Reply, synced func(), take bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := k.now()
-	seq := k.seq
-	synced := func() {
+	seq, host := k.seq, k.host
+	synced = func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		if seq >= k.synced {
 			k.synced, k.syncedAt = seq, k.now()
+		}
+		if host >= k.hostSynced {
+			k.hostSynced = host
 		}
 	}
 	var why string
@@ -98,12 +116,14 @@ func (k *known) answer(q hooksock.Query) (hooksock.Reply, func()) {
 		// reaches it clears: the next one goes there too, and so does
 		// one that came back from the hub before the hub recorded this.
 		k.seq++
+		k.host++
 		again := func() {
 			k.mu.Lock()
 			defer k.mu.Unlock()
 			k.seq++
+			k.host++
 		}
-		return hooksock.Reply{Answer: hooksock.AnswerHub, Why: fmt.Sprintf("%s is the hub's to answer", q.Event)}, again
+		return hooksock.Reply{Answer: hooksock.AnswerHub, Why: fmt.Sprintf("%s is the hub's to answer", q.Event)}, again, false
 	case !k.watching:
 		why = "the bridge does not follow the agent's messages now (no channel push, or between two polls)"
 	case now.Sub(k.freshAt) > watchStale:
@@ -115,9 +135,9 @@ func (k *known) answer(q hooksock.Query) (hooksock.Reply, func()) {
 	case now.Sub(k.syncedAt) >= hookRefresh:
 		why = "the hub has not seen a hook of this agent for a while"
 	default:
-		return hooksock.Reply{Answer: hooksock.AnswerQuiet}, nil
+		return hooksock.Reply{Answer: hooksock.AnswerQuiet}, nil, false
 	}
-	return hooksock.Reply{Answer: hooksock.AnswerHub, Why: why}, synced
+	return hooksock.Reply{Answer: hooksock.AnswerHub, Why: why}, synced, k.host == k.hostSynced
 }
 
 // serveHooks answers the agent's hooks at path until the returned function
@@ -135,10 +155,64 @@ func (b *bridge) serveHooks(path, token string) (stop func()) {
 	go func() {
 		defer close(done)
 		hooksock.Serve(ln, token, func(q hooksock.Query) (hooksock.Reply, func()) {
-			rep, synced := b.known.answer(q)
+			rep, synced, take := b.known.answer(q)
+			if take && q.Print && b.opts.HookOutput != nil {
+				printed, confirm, err := b.takeInjection(q)
+				if err == nil {
+					synced()
+					logger.Debug("hooks: answered", "event", q.Event, "answer", printed.Answer, "why", "took the injection from the hub")
+					return printed, confirm
+				}
+				rep.Why += "; the bridge could not take the injection: " + err.Error()
+			}
 			logger.Debug("hooks: answered", "event", q.Event, "answer", rep.Answer, "why", rep.Why)
 			return rep, synced
 		}, logger)
 	}()
 	return func() { ln.Close(); <-done }
+}
+
+// takeWait bounds the bridge's injection for a hook: within the hook's
+// wait for the answer (hooksock.PrintWait), so that a bridge that gives up
+// leaves the hook time to ask the hub.
+const takeWait = hooksock.PrintWait / 2
+
+// confirmWait bounds the confirmation of what a hook printed.
+const confirmWait = 2 * time.Second
+
+// takeInjection answers the hook q, a prompt or a tool use, with its
+// output (AnswerPrint): the injection taken from the hub on the bridge's
+// stream (else by a call on the bridge's connection), as the hook's
+// output shows it (Options.HookOutput). confirm, run once the hook printed
+// it, confirms the messages shown (IN_CONTEXT via hook), on the stream too.
+func (b *bridge) takeInjection(q hooksock.Query) (rep hooksock.Reply, confirm func(), err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), takeWait)
+	defer cancel()
+	req := &hubv1.TakeInjectionRequest{}
+	r, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: req}},
+		(*hubv1.StreamReply).GetTakeInjection,
+		func() (*hubv1.TakeInjectionResponse, error) { return b.client.TakeInjection(ctx, req) })
+	if err != nil {
+		return rep, nil, err
+	}
+	out, shown, ok := b.opts.HookOutput(q.Host, q.Event, r)
+	if !ok {
+		// The hub moved the injection's cursor: what it handed out is
+		// not shown by this hook but stays unread.
+		return rep, nil, fmt.Errorf("%s has no prompt or tool use %q", q.Host, q.Event)
+	}
+	confirm = func() {
+		if len(shown) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), confirmWait)
+		defer cancel()
+		req := &hubv1.ConfirmDeliveryRequest{Ids: shown, Via: hub.ViaHook.String()}
+		if _, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_ConfirmDelivery{ConfirmDelivery: req}},
+			(*hubv1.StreamReply).GetConfirmDelivery,
+			func() (*hubv1.ConfirmDeliveryResponse, error) { return b.client.ConfirmDelivery(ctx, req) }); err != nil {
+			b.opts.Logger.Warn("hooks: the messages a hook showed are not marked in context", "err", err)
+		}
+	}
+	return hooksock.Reply{Answer: hooksock.AnswerPrint, Output: out}, confirm, nil
 }

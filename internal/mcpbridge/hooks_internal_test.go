@@ -25,11 +25,17 @@ func TestKnownAnswersOnlyWhenSure(t *testing.T) {
 	up := true
 	k := newKnown(func() time.Time { return now }, func() bool { return up })
 	inject := hooksock.Query{Step: hooksock.StepInject, Event: "PostToolUse"}
+	// A hook sent to the hub that asks the injection alone the bridge may
+	// take itself (take): all but those after an event of the host.
+	noTake := false
 	ask := func(what string, want string, q hooksock.Query) func() {
 		t.Helper()
-		rep, synced := k.answer(q)
+		rep, synced, take := k.answer(q)
 		if rep.Answer != want {
 			t.Errorf("%s: answer %q (%s), want %q", what, rep.Answer, rep.Why, want)
+		}
+		if wantTake := want == hooksock.AnswerHub && q.Step == hooksock.StepInject && !noTake; take != wantTake {
+			t.Errorf("%s: take %v, want %v", what, take, wantTake)
 		}
 		if want == hooksock.AnswerHub && synced == nil {
 			t.Errorf("%s: sent to the hub with nothing to learn when it comes back", what)
@@ -61,12 +67,14 @@ func TestKnownAnswersOnlyWhenSure(t *testing.T) {
 	// A stop or a permission request is the hub's, and so is the next
 	// tool use, even one whose hub call came back before the hub recorded
 	// the stop.
+	noTake = true // until a tool use's hook has been to the hub
 	stopped := ask("a stop", hooksock.AnswerHub, hooksock.Query{Step: hooksock.StepOther, Event: "Stop"})
 	tool := ask("a tool use while the stop is at the hub", hooksock.AnswerHub, inject)
 	tool()
 	stopped()
 	next := ask("the tool use after the hub recorded the stop", hooksock.AnswerHub, inject)
 	next()
+	noTake = false
 	ask("nothing new after the stop was cleared", hooksock.AnswerQuiet, inject)
 
 	// The connection drops: the hub is not heard.

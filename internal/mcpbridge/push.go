@@ -334,7 +334,7 @@ func (p *pusher) nextFrame(ctx context.Context) (*hubv1.SubscribeFrame, error) {
 			return nil, status.Errorf(codes.Unimplemented, "the hub sent no first frame within %v: it serves no stream of wake-ups that takes confirmations", firstFrameMax)
 		}
 		if f.GetCalls() {
-			p.calls.attach(st)
+			p.calls.attach(st, f.GetMoreCalls())
 		}
 		return f, err
 	}

@@ -15,8 +15,8 @@ import (
 // wakeStream is the bridge's side of the hub's stream of wake-ups.
 type wakeStream = grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame]
 
-// streamCalls carries the bridge's waits, reads and heartbeats on the
-// stream of wake-ups its pusher holds, when the hub takes calls on it
+// streamCalls carries the bridge's waits, reads and heartbeats, and its
+// hooks' injections, on the stream of wake-ups its pusher holds, when the hub takes calls on it
 // (SubscribeFrame.calls): a call is a request and a frame, not a call of
 // its own. Without such a stream (a hub without it, the stream down
 // between two hubs, before the client initialized), or when the stream
@@ -28,8 +28,9 @@ type streamCalls struct {
 	send sync.Mutex
 
 	mu      sync.Mutex
-	st      wakeStream // the stream that takes calls; nil: none
-	last    uint64     // the last call's id
+	st      wakeStream      // the stream that takes calls; nil: none
+	more    map[string]bool // the calls it takes beyond the first four (SubscribeFrame.more_calls)
+	last    uint64          // the last call's id
 	waiting map[uint64]chan *hubv1.StreamReply
 }
 
@@ -43,11 +44,32 @@ func (c *streamCalls) sendOn(st wakeStream, req *hubv1.SubscribeRequest) error {
 	return st.Send(req)
 }
 
-// attach makes st the stream calls ride on.
-func (c *streamCalls) attach(st wakeStream) {
+// attach makes st the stream calls ride on; its first frame listed more,
+// the calls it takes beyond the first four.
+func (c *streamCalls) attach(st wakeStream, more []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.st = st
+	c.more = map[string]bool{}
+	for _, name := range more {
+		c.more[name] = true
+	}
+}
+
+// firstCalls are the calls every stream that takes calls takes, by their
+// StreamCall field names.
+var firstCalls = map[string]bool{"wait_for_messages": true, "list_messages": true, "mark_read": true, "heartbeat": true}
+
+// takes reports whether st takes call: a hub ends the stream on a call it
+// does not know.
+func (c *streamCalls) takes(call *hubv1.StreamCall) bool {
+	m := call.ProtoReflect()
+	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("call"))
+	if fd == nil {
+		return false
+	}
+	name := string(fd.Name())
+	return firstCalls[name] || c.more[name]
 }
 
 // detach ends the calls on st, if it is the stream calls ride on: those
@@ -90,7 +112,7 @@ func (c *streamCalls) forget(id uint64) {
 func (c *streamCalls) call(ctx context.Context, call *hubv1.StreamCall) (*hubv1.StreamReply, error) {
 	c.mu.Lock()
 	st := c.st
-	if st == nil {
+	if st == nil || !c.takes(call) {
 		c.mu.Unlock()
 		return nil, errNoStream
 	}

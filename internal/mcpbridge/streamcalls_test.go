@@ -24,29 +24,42 @@ import (
 )
 
 // rpcCount returns how many calls of the AgentService method the hub at
-// httpAddr answered (hub_rpcs_total on /metrics): calls made alone, not
-// those a stream carried.
+// httpAddr answered as calls of their own ("": of every method): its
+// hub_rpcs_total less the calls a stream carried (hub_stream_calls_total).
 func rpcCount(t *testing.T, httpAddr, method string) int64 {
+	alone, _ := rpcCounts(t, httpAddr, method)
+	return alone
+}
+
+// rpcCounts returns how many calls of the AgentService method ("": of
+// every method) the hub at httpAddr answered as calls of their own, and
+// how many a stream carried (/metrics).
+func rpcCounts(t *testing.T, httpAddr, method string) (alone, carried int64) {
 	t.Helper()
 	resp, err := http.Get("http://" + httpAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var n int64
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "hub_rpcs_total{") || !strings.Contains(line, `method="`+method+`",service="AgentService"`) {
+		all, stream := strings.HasPrefix(line, "hub_rpcs_total{"), strings.HasPrefix(line, "hub_stream_calls_total{")
+		if !all && !stream || method != "" && !strings.Contains(line, `method="`+method+`"`) {
 			continue
 		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
 		if err != nil {
 			t.Fatalf("metrics line %q: %v", line, err)
 		}
-		n += int64(v)
+		if all {
+			alone += int64(v)
+		} else {
+			alone -= int64(v)
+			carried += int64(v)
+		}
 	}
-	return n
+	return alone, carried
 }
 
 // streamBridge runs the stdio bridge for token, opened as the hosts open

@@ -36,11 +36,13 @@ type Metrics struct {
 	wakeLatency prometheus.Histogram
 	parked      prometheus.Histogram
 	rpcs        *prometheus.CounterVec
+	carried     *prometheus.CounterVec
 	rpcDuration *prometheus.HistogramVec
 	tokens      *prometheus.CounterVec
 	requests    *prometheus.CounterVec
 	cost        *prometheus.CounterVec
 	methods     sync.Map  // gRPC method name → *methodMetrics
+	carriedOKs  sync.Map  // gRPC method name → its stream_calls_total with code OK
 	clock       hub.Clock // times the RPCs
 
 	owedMu sync.Mutex
@@ -81,6 +83,10 @@ func New(clock hub.Clock) *Metrics {
 		Namespace: Namespace, Name: "rpcs_total",
 		Help: "Unary RPCs handled, by service, method and status code.",
 	}, []string{"service", "method", "code"})
+	m.carried = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "stream_calls_total",
+		Help: "Of rpcs_total, the calls a Subscribe stream carried (SubscribeRequest.call) rather than calls of their own, by service, method and status code.",
+	}, []string{"service", "method", "code"})
 	m.rpcDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "rpc_duration_seconds",
 		Help:    "Duration of unary RPCs other than WaitForMessages (see wait_parked_seconds), by service and method.",
@@ -99,7 +105,7 @@ func New(clock hub.Clock) *Metrics {
 		Namespace: Namespace, Name: "usage_cost_usd_total",
 		Help: "Cost in US dollars agents' hosts reported, by agent.",
 	}, []string{"agent"})
-	m.reg.MustRegister(m.posts, m.waits, m.wakeLatency, m.parked, m.rpcs, m.rpcDuration, m.tokens, m.requests, m.cost,
+	m.reg.MustRegister(m.posts, m.waits, m.wakeLatency, m.parked, m.rpcs, m.carried, m.rpcDuration, m.tokens, m.requests, m.cost,
 		buildInfo(version.Version(), version.Commit(), runtime.Version()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -246,6 +252,31 @@ func (m *Metrics) UnaryInterceptor(ctx context.Context, req any, info *grpc.Unar
 		mm.duration.Observe(m.clock.Now().Sub(start).Seconds())
 	}
 	return resp, err
+}
+
+// CarriedInterceptor counts the calls a stream carries (hub_stream_calls_total),
+// by method and status code: put it before UnaryInterceptor in the chain
+// they run through (server.CarryThrough), which counts them in rpcs_total.
+func (m *Metrics) CarriedInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if code := status.Code(err); code == codes.OK {
+		m.carriedOK(info.FullMethod).Inc()
+	} else {
+		service, name := splitMethod(info.FullMethod)
+		m.carried.WithLabelValues(service, name, code.String()).Inc()
+	}
+	return resp, err
+}
+
+// carriedOK returns the series of the calls of the method named full a
+// stream carried that succeeded, looked up once.
+func (m *Metrics) carriedOK(full string) prometheus.Counter {
+	if v, ok := m.carriedOKs.Load(full); ok {
+		return v.(prometheus.Counter)
+	}
+	service, name := splitMethod(full)
+	v, _ := m.carriedOKs.LoadOrStore(full, m.carried.WithLabelValues(service, name, codes.OK.String()))
+	return v.(prometheus.Counter)
 }
 
 // methodMetrics are one method's series, looked up once (a label lookup

@@ -10,7 +10,7 @@ import (
 	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -60,12 +60,16 @@ func (a *AgentServer) Subscribe(ss subscribeStream) error {
 			return err
 		}
 		st.Sending(f)
-		if err := out.send(&hubv1.SubscribeFrame{
+		frame := &hubv1.SubscribeFrame{
 			Messages: messagesToProto(f.Messages),
 			Cursor:   hub.FormatMessageID(f.Cursor),
 			Status:   statusToProto(f.Status),
 			Calls:    first,
-		}); err != nil {
+		}
+		if first {
+			frame.MoreCalls = moreStreamCalls
+		}
+		if err := out.send(frame); err != nil {
 			return err
 		}
 		first = false
@@ -184,7 +188,7 @@ func (c *streamCalls) start(call *hubv1.StreamCall) error {
 		return hub.Errorf(hub.EINVALID, "call.id is 0: give each call of the stream an id other than 0, which its reply carries")
 	}
 	if call.GetCall() == nil {
-		return hub.Errorf(hub.EINVALID, "call %d names no call: set one of wait_for_messages, list_messages, mark_read or heartbeat", id)
+		return hub.Errorf(hub.EINVALID, "call %d names no call: set one of wait_for_messages, list_messages, mark_read, heartbeat, take_injection or confirm_delivery", id)
 	}
 	select {
 	case c.slots <- struct{}{}:
@@ -247,47 +251,95 @@ func (c *streamCalls) end(out *frameSender) {
 	c.wg.Wait()
 }
 
+// moreStreamCalls are the calls a stream carries beyond its first four,
+// by their StreamCall field names (SubscribeFrame.more_calls): a caller
+// sends them only to a hub that lists them.
+var moreStreamCalls = []string{"take_injection", "confirm_delivery"}
+
 // streamCall runs one call a stream carries, as the call of its method
-// made alone: admitted by the method's rule, answered by its handler.
+// made alone: through the interceptors of the calls alone (s.carry:
+// logged, counted, admitted by the method's rule), answered by its
+// handler.
 func (a *AgentServer) streamCall(ctx context.Context, call *hubv1.StreamCall) *hubv1.StreamReply {
 	reply := &hubv1.StreamReply{Id: call.GetId()}
-	var err error
+	var (
+		method string
+		req    any
+		handle grpc.UnaryHandler
+	)
 	switch k := call.GetCall().(type) {
 	case *hubv1.StreamCall_WaitForMessages:
-		err = a.admitted(ctx, k.WaitForMessages, hubv1.AgentService_WaitForMessages_FullMethodName, func(ctx context.Context) error {
-			r, err := a.s.svc.Waits.Wait(ctx, Caller(ctx), waitRequest(k.WaitForMessages))
-			if err == nil {
-				reply.Reply = &hubv1.StreamReply_WaitForMessages{WaitForMessages: waitResponse(r)}
-			}
-			return err
-		})
+		// Its admission parks: the interceptors let it through, and it is
+		// admitted here, as its method handler admits the call alone.
+		method, req = hubv1.AgentService_WaitForMessages_FullMethodName, k.WaitForMessages
+		handle = func(ctx context.Context, _ any) (any, error) {
+			err := a.admitted(ctx, k.WaitForMessages, method, func(ctx context.Context) error {
+				r, err := a.s.svc.Waits.Wait(ctx, Caller(ctx), waitRequest(k.WaitForMessages))
+				if err == nil {
+					reply.Reply = &hubv1.StreamReply_WaitForMessages{WaitForMessages: waitResponse(r)}
+				}
+				return err
+			})
+			return reply, err
+		}
 	case *hubv1.StreamCall_ListMessages:
-		err = a.admitted(ctx, k.ListMessages, hubv1.AgentService_ListMessages_FullMethodName, func(ctx context.Context) error {
+		method, req = hubv1.AgentService_ListMessages_FullMethodName, k.ListMessages
+		handle = func(ctx context.Context, _ any) (any, error) {
 			r, err := a.ListMessages(ctx, k.ListMessages)
 			reply.Reply = &hubv1.StreamReply_ListMessages{ListMessages: r}
-			return err
-		})
+			return r, err
+		}
 	case *hubv1.StreamCall_MarkRead:
-		err = a.admitted(ctx, k.MarkRead, hubv1.AgentService_MarkRead_FullMethodName, func(ctx context.Context) error {
+		method, req = hubv1.AgentService_MarkRead_FullMethodName, k.MarkRead
+		handle = func(ctx context.Context, _ any) (any, error) {
 			r, err := a.MarkRead(ctx, k.MarkRead)
 			reply.Reply = &hubv1.StreamReply_MarkRead{MarkRead: r}
-			return err
-		})
+			return r, err
+		}
 	case *hubv1.StreamCall_Heartbeat:
-		err = a.admitted(ctx, k.Heartbeat, hubv1.AgentService_Heartbeat_FullMethodName, func(ctx context.Context) error {
+		method, req = hubv1.AgentService_Heartbeat_FullMethodName, k.Heartbeat
+		handle = func(ctx context.Context, _ any) (any, error) {
 			r, err := a.Heartbeat(ctx, k.Heartbeat)
 			reply.Reply = &hubv1.StreamReply_Heartbeat{Heartbeat: r}
-			return err
-		})
-	}
-	if err != nil {
-		st := status.Convert(admission.Status(err))
-		if st.Code() == codes.Internal {
-			a.s.log.Error("internal error", "method", hubv1.AgentService_Subscribe_FullMethodName, "request_id", RequestID(ctx), "err", err)
+			return r, err
 		}
+	case *hubv1.StreamCall_TakeInjection:
+		method, req = hubv1.AgentService_TakeInjection_FullMethodName, k.TakeInjection
+		handle = func(ctx context.Context, _ any) (any, error) {
+			r, err := a.TakeInjection(ctx, k.TakeInjection)
+			reply.Reply = &hubv1.StreamReply_TakeInjection{TakeInjection: r}
+			return r, err
+		}
+	case *hubv1.StreamCall_ConfirmDelivery:
+		method, req = hubv1.AgentService_ConfirmDelivery_FullMethodName, k.ConfirmDelivery
+		handle = func(ctx context.Context, _ any) (any, error) {
+			r, err := a.ConfirmDelivery(ctx, k.ConfirmDelivery)
+			reply.Reply = &hubv1.StreamReply_ConfirmDelivery{ConfirmDelivery: r}
+			return r, err
+		}
+	}
+	ctx = grpc.NewContextWithServerTransportStream(ctx, carriedCall(method))
+	if _, err := a.s.carry(ctx, req, &grpc.UnaryServerInfo{Server: a, FullMethod: method}, handle); err != nil {
+		st := status.Convert(admission.Status(err))
 		reply.Reply = &hubv1.StreamReply_Error{Error: &hubv1.StreamError{Code: int32(st.Code()), Message: st.Message()}}
 	}
 	return reply
+}
+
+// carriedCall is the grpc.ServerTransportStream of a call a stream
+// carries, its method: the headers and trailers its interceptors set go
+// nowhere (the stream's own were sent with its first frame).
+type carriedCall string
+
+func (c carriedCall) Method() string             { return string(c) }
+func (carriedCall) SetHeader(metadata.MD) error  { return nil }
+func (carriedCall) SendHeader(metadata.MD) error { return nil }
+func (carriedCall) SetTrailer(metadata.MD) error { return nil }
+
+// streamCarried reports whether ctx is that of a call a stream carries.
+func streamCarried(ctx context.Context) bool {
+	_, ok := grpc.ServerTransportStreamFromContext(ctx).(carriedCall)
+	return ok
 }
 
 // admitted runs handle for req under the admission of method, as its

@@ -53,7 +53,7 @@ func noteAgent(ctx context.Context, a *hub.Agent) {
 // LoggingInterceptor logs every unary call once it ends: method, status
 // code, duration, request ID, the caller's agent name when authenticated,
 // the peer address, and via=inproc for a call made in process (REST, MCP
-// over HTTP). Successful calls are logged at debug level, failed ones at
+// over HTTP), via=stream for one a stream carried (Subscribe). Successful calls are logged at debug level, failed ones at
 // warn (a cancelled call, such as a wait whose client went away, at
 // debug). Chain it before UnaryInterceptor so that refused calls are logged
 // too; their lines (Unauthenticated, PermissionDenied, ResourceExhausted)
@@ -93,8 +93,11 @@ func LoggingInterceptor(log *slog.Logger, refusals *LogSampler, clock hub.Clock)
 			if addr := peerAddr(ctx); addr != "" {
 				attrs = append(attrs, slog.String("peer", addr))
 			}
-			if calledInProcess(ctx) {
+			switch {
+			case calledInProcess(ctx):
 				attrs = append(attrs, slog.String("via", inproc.Network))
+			case streamCarried(ctx):
+				attrs = append(attrs, slog.String("via", "stream"))
 			}
 			if err != nil {
 				attrs = append(attrs, slog.String("error", status.Convert(err).Message()))

@@ -10,6 +10,7 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/admission"
 	"github.com/agenthub/hub/internal/hub"
+	"github.com/agenthub/hub/internal/inproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -47,6 +48,9 @@ type Server struct {
 	gate     *admission.Gate // who may call, and the budgets
 	refusals *LogSampler     // samples the log lines of refused calls (logsample.go)
 	codec    *Codec          // marks requests with invalid UTF-8 (codec.go)
+	// carry runs the calls a stream carries (agent_stream.go): the
+	// interceptors of the calls alone (CarryThrough), else UnaryInterceptor.
+	carry grpc.UnaryServerInterceptor
 }
 
 // New returns a Server over svc whose calls gate admits.
@@ -57,7 +61,16 @@ func New(svc *hub.Services, gate *admission.Gate, info Info, log *slog.Logger) *
 	s := &Server{svc: svc, gate: gate, info: info, log: log, refusals: NewLogSampler(refusalLogPerSecond, refusalLogBurst, svc.Core.Now), codec: NewCodec()}
 	s.Agent = &AgentServer{s: s}
 	s.Admin = &AdminServer{s: s}
+	s.carry = s.UnaryInterceptor
 	return s
+}
+
+// CarryThrough makes the calls a stream carries (SubscribeRequest.call) run
+// through interceptors, the first outermost, as each call made alone runs
+// through the gRPC server's: logged, counted and admitted as that call.
+// Without it they run through UnaryInterceptor alone. Set it before serving.
+func (s *Server) CarryThrough(interceptors ...grpc.UnaryServerInterceptor) {
+	s.carry = inproc.Chain(interceptors...)
 }
 
 // Register registers both services on g (a grpc.Server or the in-process

@@ -936,6 +936,8 @@ type StreamCall struct {
 	//	*StreamCall_ListMessages
 	//	*StreamCall_MarkRead
 	//	*StreamCall_Heartbeat
+	//	*StreamCall_TakeInjection
+	//	*StreamCall_ConfirmDelivery
 	Call          isStreamCall_Call `protobuf_oneof:"call"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1021,6 +1023,24 @@ func (x *StreamCall) GetHeartbeat() *HeartbeatRequest {
 	return nil
 }
 
+func (x *StreamCall) GetTakeInjection() *TakeInjectionRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_TakeInjection); ok {
+			return x.TakeInjection
+		}
+	}
+	return nil
+}
+
+func (x *StreamCall) GetConfirmDelivery() *ConfirmDeliveryRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_ConfirmDelivery); ok {
+			return x.ConfirmDelivery
+		}
+	}
+	return nil
+}
+
 type isStreamCall_Call interface {
 	isStreamCall_Call()
 }
@@ -1045,6 +1065,18 @@ type StreamCall_Heartbeat struct {
 	Heartbeat *HeartbeatRequest `protobuf:"bytes,5,opt,name=heartbeat,proto3,oneof"`
 }
 
+type StreamCall_TakeInjection struct {
+	// As TakeInjection: a bridge answering its agent's hook (the hook path is seen, as when the
+	// hook calls). Only on a hub whose first frame lists it (SubscribeFrame.more_calls).
+	TakeInjection *TakeInjectionRequest `protobuf:"bytes,6,opt,name=take_injection,json=takeInjection,proto3,oneof"`
+}
+
+type StreamCall_ConfirmDelivery struct {
+	// As ConfirmDelivery: what that hook printed reached the host. Only on a hub whose first
+	// frame lists it (SubscribeFrame.more_calls).
+	ConfirmDelivery *ConfirmDeliveryRequest `protobuf:"bytes,7,opt,name=confirm_delivery,json=confirmDelivery,proto3,oneof"`
+}
+
 func (*StreamCall_WaitForMessages) isStreamCall_Call() {}
 
 func (*StreamCall_ListMessages) isStreamCall_Call() {}
@@ -1052,6 +1084,10 @@ func (*StreamCall_ListMessages) isStreamCall_Call() {}
 func (*StreamCall_MarkRead) isStreamCall_Call() {}
 
 func (*StreamCall_Heartbeat) isStreamCall_Call() {}
+
+func (*StreamCall_TakeInjection) isStreamCall_Call() {}
+
+func (*StreamCall_ConfirmDelivery) isStreamCall_Call() {}
 
 // StreamReply is the reply to a call a stream carried (SubscribeFrame.reply).
 type StreamReply struct {
@@ -1065,6 +1101,8 @@ type StreamReply struct {
 	//	*StreamReply_MarkRead
 	//	*StreamReply_Heartbeat
 	//	*StreamReply_Error
+	//	*StreamReply_TakeInjection
+	//	*StreamReply_ConfirmDelivery
 	Reply         isStreamReply_Reply `protobuf_oneof:"reply"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1159,6 +1197,24 @@ func (x *StreamReply) GetError() *StreamError {
 	return nil
 }
 
+func (x *StreamReply) GetTakeInjection() *TakeInjectionResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_TakeInjection); ok {
+			return x.TakeInjection
+		}
+	}
+	return nil
+}
+
+func (x *StreamReply) GetConfirmDelivery() *ConfirmDeliveryResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_ConfirmDelivery); ok {
+			return x.ConfirmDelivery
+		}
+	}
+	return nil
+}
+
 type isStreamReply_Reply interface {
 	isStreamReply_Reply()
 }
@@ -1184,6 +1240,14 @@ type StreamReply_Error struct {
 	Error *StreamError `protobuf:"bytes,6,opt,name=error,proto3,oneof"`
 }
 
+type StreamReply_TakeInjection struct {
+	TakeInjection *TakeInjectionResponse `protobuf:"bytes,7,opt,name=take_injection,json=takeInjection,proto3,oneof"`
+}
+
+type StreamReply_ConfirmDelivery struct {
+	ConfirmDelivery *ConfirmDeliveryResponse `protobuf:"bytes,8,opt,name=confirm_delivery,json=confirmDelivery,proto3,oneof"`
+}
+
 func (*StreamReply_WaitForMessages) isStreamReply_Reply() {}
 
 func (*StreamReply_ListMessages) isStreamReply_Reply() {}
@@ -1193,6 +1257,10 @@ func (*StreamReply_MarkRead) isStreamReply_Reply() {}
 func (*StreamReply_Heartbeat) isStreamReply_Reply() {}
 
 func (*StreamReply_Error) isStreamReply_Reply() {}
+
+func (*StreamReply_TakeInjection) isStreamReply_Reply() {}
+
+func (*StreamReply_ConfirmDelivery) isStreamReply_Reply() {}
 
 // StreamError is why a call a stream carried failed.
 type StreamError struct {
@@ -1265,7 +1333,12 @@ type SubscribeFrame struct {
 	Reply *StreamReply `protobuf:"bytes,5,opt,name=reply,proto3" json:"reply,omitempty"`
 	// In the first frame: this hub takes calls on the stream (SubscribeRequest.call, cancel_id). A
 	// hub that does not leaves it unset; its caller makes them as calls of their own.
-	Calls         bool `protobuf:"varint,6,opt,name=calls,proto3" json:"calls,omitempty"`
+	Calls bool `protobuf:"varint,6,opt,name=calls,proto3" json:"calls,omitempty"`
+	// In the first frame: the calls this hub takes on the stream beyond wait_for_messages,
+	// list_messages, mark_read and heartbeat, by their StreamCall field names ("take_injection",
+	// "confirm_delivery"). A hub ends the stream on a call it does not take: its caller makes the
+	// others as calls of their own.
+	MoreCalls     []string `protobuf:"bytes,7,rep,name=more_calls,json=moreCalls,proto3" json:"more_calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1340,6 +1413,13 @@ func (x *SubscribeFrame) GetCalls() bool {
 		return x.Calls
 	}
 	return false
+}
+
+func (x *SubscribeFrame) GetMoreCalls() []string {
+	if x != nil {
+		return x.MoreCalls
+	}
+	return nil
 }
 
 type JoinChannelRequest struct {
@@ -4084,33 +4164,39 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"confirmIds\x12\x14\n" +
 	"\x05watch\x18\x05 \x01(\bR\x05watch\x12&\n" +
 	"\x04call\x18\x06 \x01(\v2\x12.hub.v1.StreamCallR\x04call\x12\x1b\n" +
-	"\tcancel_id\x18\a \x01(\x04R\bcancelId\"\xa8\x02\n" +
+	"\tcancel_id\x18\a \x01(\x04R\bcancelId\"\xbc\x03\n" +
 	"\n" +
 	"StreamCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12L\n" +
 	"\x11wait_for_messages\x18\x02 \x01(\v2\x1e.hub.v1.WaitForMessagesRequestH\x00R\x0fwaitForMessages\x12B\n" +
 	"\rlist_messages\x18\x03 \x01(\v2\x1b.hub.v1.ListMessagesRequestH\x00R\flistMessages\x126\n" +
 	"\tmark_read\x18\x04 \x01(\v2\x17.hub.v1.MarkReadRequestH\x00R\bmarkRead\x128\n" +
-	"\theartbeat\x18\x05 \x01(\v2\x18.hub.v1.HeartbeatRequestH\x00R\theartbeatB\x06\n" +
-	"\x04call\"\xdb\x02\n" +
+	"\theartbeat\x18\x05 \x01(\v2\x18.hub.v1.HeartbeatRequestH\x00R\theartbeat\x12E\n" +
+	"\x0etake_injection\x18\x06 \x01(\v2\x1c.hub.v1.TakeInjectionRequestH\x00R\rtakeInjection\x12K\n" +
+	"\x10confirm_delivery\x18\a \x01(\v2\x1e.hub.v1.ConfirmDeliveryRequestH\x00R\x0fconfirmDeliveryB\x06\n" +
+	"\x04call\"\xf1\x03\n" +
 	"\vStreamReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12M\n" +
 	"\x11wait_for_messages\x18\x02 \x01(\v2\x1f.hub.v1.WaitForMessagesResponseH\x00R\x0fwaitForMessages\x12C\n" +
 	"\rlist_messages\x18\x03 \x01(\v2\x1c.hub.v1.ListMessagesResponseH\x00R\flistMessages\x127\n" +
 	"\tmark_read\x18\x04 \x01(\v2\x18.hub.v1.MarkReadResponseH\x00R\bmarkRead\x129\n" +
 	"\theartbeat\x18\x05 \x01(\v2\x19.hub.v1.HeartbeatResponseH\x00R\theartbeat\x12+\n" +
-	"\x05error\x18\x06 \x01(\v2\x13.hub.v1.StreamErrorH\x00R\x05errorB\a\n" +
+	"\x05error\x18\x06 \x01(\v2\x13.hub.v1.StreamErrorH\x00R\x05error\x12F\n" +
+	"\x0etake_injection\x18\a \x01(\v2\x1d.hub.v1.TakeInjectionResponseH\x00R\rtakeInjection\x12L\n" +
+	"\x10confirm_delivery\x18\b \x01(\v2\x1f.hub.v1.ConfirmDeliveryResponseH\x00R\x0fconfirmDeliveryB\a\n" +
 	"\x05reply\";\n" +
 	"\vStreamError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xd6\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xf5\x01\n" +
 	"\x0eSubscribeFrame\x12+\n" +
 	"\bmessages\x18\x01 \x03(\v2\x0f.hub.v1.MessageR\bmessages\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x16\n" +
 	"\x06resync\x18\x03 \x01(\bR\x06resync\x12&\n" +
 	"\x06status\x18\x04 \x01(\v2\x0e.hub.v1.StatusR\x06status\x12)\n" +
 	"\x05reply\x18\x05 \x01(\v2\x13.hub.v1.StreamReplyR\x05reply\x12\x14\n" +
-	"\x05calls\x18\x06 \x01(\bR\x05calls\".\n" +
+	"\x05calls\x18\x06 \x01(\bR\x05calls\x12\x1d\n" +
+	"\n" +
+	"more_calls\x18\a \x03(\tR\tmoreCalls\".\n" +
 	"\x12JoinChannelRequest\x12\x18\n" +
 	"\achannel\x18\x01 \x01(\tR\achannel\"I\n" +
 	"\x13JoinChannelResponse\x12\x18\n" +
@@ -4501,133 +4587,137 @@ var file_hub_v1_agent_proto_depIdxs = []int32{
 	6,   // 9: hub.v1.StreamCall.list_messages:type_name -> hub.v1.ListMessagesRequest
 	8,   // 10: hub.v1.StreamCall.mark_read:type_name -> hub.v1.MarkReadRequest
 	0,   // 11: hub.v1.StreamCall.heartbeat:type_name -> hub.v1.HeartbeatRequest
-	11,  // 12: hub.v1.StreamReply.wait_for_messages:type_name -> hub.v1.WaitForMessagesResponse
-	7,   // 13: hub.v1.StreamReply.list_messages:type_name -> hub.v1.ListMessagesResponse
-	9,   // 14: hub.v1.StreamReply.mark_read:type_name -> hub.v1.MarkReadResponse
-	1,   // 15: hub.v1.StreamReply.heartbeat:type_name -> hub.v1.HeartbeatResponse
-	15,  // 16: hub.v1.StreamReply.error:type_name -> hub.v1.StreamError
-	67,  // 17: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
-	65,  // 18: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
-	14,  // 19: hub.v1.SubscribeFrame.reply:type_name -> hub.v1.StreamReply
-	68,  // 20: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	69,  // 21: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	70,  // 22: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	71,  // 23: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	69,  // 24: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	64,  // 25: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	70,  // 26: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	70,  // 27: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	70,  // 28: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	70,  // 29: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	69,  // 30: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	67,  // 31: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
-	35,  // 32: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	64,  // 33: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
-	72,  // 34: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
-	38,  // 35: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	73,  // 36: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	74,  // 37: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	73,  // 38: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	73,  // 39: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	73,  // 40: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	75,  // 41: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	67,  // 42: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
-	67,  // 43: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
-	64,  // 44: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
-	64,  // 45: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
-	66,  // 46: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
-	76,  // 47: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	57,  // 48: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
-	64,  // 49: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
-	67,  // 50: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	77,  // 51: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	0,   // 52: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,   // 53: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,   // 54: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,   // 55: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,   // 56: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10,  // 57: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12,  // 58: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
-	17,  // 59: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	19,  // 60: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	21,  // 61: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	23,  // 62: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	25,  // 63: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	27,  // 64: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	29,  // 65: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	31,  // 66: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	33,  // 67: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	36,  // 68: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	39,  // 69: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	41,  // 70: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	43,  // 71: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	45,  // 72: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	47,  // 73: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	49,  // 74: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
-	51,  // 75: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
-	53,  // 76: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
-	55,  // 77: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
-	58,  // 78: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
-	78,  // 79: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
-	79,  // 80: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
-	80,  // 81: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
-	81,  // 82: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
-	82,  // 83: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
-	83,  // 84: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
-	84,  // 85: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
-	85,  // 86: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
-	86,  // 87: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
-	87,  // 88: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
-	88,  // 89: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
-	89,  // 90: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
-	60,  // 91: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
-	62,  // 92: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
-	1,   // 93: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,   // 94: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,   // 95: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,   // 96: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,   // 97: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11,  // 98: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	16,  // 99: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
-	18,  // 100: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	20,  // 101: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	22,  // 102: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	24,  // 103: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	26,  // 104: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	28,  // 105: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	30,  // 106: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	32,  // 107: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	34,  // 108: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	37,  // 109: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	40,  // 110: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	42,  // 111: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	44,  // 112: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	46,  // 113: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	48,  // 114: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	50,  // 115: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	52,  // 116: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	54,  // 117: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	56,  // 118: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	59,  // 119: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	90,  // 120: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	91,  // 121: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	92,  // 122: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
-	93,  // 123: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	94,  // 124: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
-	95,  // 125: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
-	96,  // 126: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
-	97,  // 127: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
-	98,  // 128: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
-	99,  // 129: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
-	100, // 130: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
-	101, // 131: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
-	61,  // 132: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
-	63,  // 133: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
-	93,  // [93:134] is the sub-list for method output_type
-	52,  // [52:93] is the sub-list for method input_type
-	52,  // [52:52] is the sub-list for extension type_name
-	52,  // [52:52] is the sub-list for extension extendee
-	0,   // [0:52] is the sub-list for field type_name
+	49,  // 12: hub.v1.StreamCall.take_injection:type_name -> hub.v1.TakeInjectionRequest
+	60,  // 13: hub.v1.StreamCall.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryRequest
+	11,  // 14: hub.v1.StreamReply.wait_for_messages:type_name -> hub.v1.WaitForMessagesResponse
+	7,   // 15: hub.v1.StreamReply.list_messages:type_name -> hub.v1.ListMessagesResponse
+	9,   // 16: hub.v1.StreamReply.mark_read:type_name -> hub.v1.MarkReadResponse
+	1,   // 17: hub.v1.StreamReply.heartbeat:type_name -> hub.v1.HeartbeatResponse
+	15,  // 18: hub.v1.StreamReply.error:type_name -> hub.v1.StreamError
+	50,  // 19: hub.v1.StreamReply.take_injection:type_name -> hub.v1.TakeInjectionResponse
+	61,  // 20: hub.v1.StreamReply.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryResponse
+	67,  // 21: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
+	65,  // 22: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
+	14,  // 23: hub.v1.SubscribeFrame.reply:type_name -> hub.v1.StreamReply
+	68,  // 24: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	69,  // 25: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	70,  // 26: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	71,  // 27: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	69,  // 28: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	64,  // 29: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	70,  // 30: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	70,  // 31: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	70,  // 32: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	70,  // 33: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	69,  // 34: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	67,  // 35: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	35,  // 36: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
+	64,  // 37: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	72,  // 38: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
+	38,  // 39: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
+	73,  // 40: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	74,  // 41: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	73,  // 42: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	73,  // 43: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	73,  // 44: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	75,  // 45: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	67,  // 46: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	67,  // 47: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	64,  // 48: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
+	64,  // 49: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
+	66,  // 50: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
+	76,  // 51: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	57,  // 52: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
+	64,  // 53: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
+	67,  // 54: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	77,  // 55: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	0,   // 56: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,   // 57: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,   // 58: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,   // 59: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,   // 60: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10,  // 61: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12,  // 62: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
+	17,  // 63: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	19,  // 64: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	21,  // 65: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	23,  // 66: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	25,  // 67: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	27,  // 68: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	29,  // 69: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	31,  // 70: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	33,  // 71: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	36,  // 72: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	39,  // 73: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	41,  // 74: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	43,  // 75: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	45,  // 76: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	47,  // 77: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	49,  // 78: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	51,  // 79: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	53,  // 80: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
+	55,  // 81: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
+	58,  // 82: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
+	78,  // 83: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
+	79,  // 84: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
+	80,  // 85: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
+	81,  // 86: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
+	82,  // 87: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
+	83,  // 88: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
+	84,  // 89: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
+	85,  // 90: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
+	86,  // 91: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
+	87,  // 92: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
+	88,  // 93: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
+	89,  // 94: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
+	60,  // 95: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
+	62,  // 96: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
+	1,   // 97: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,   // 98: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,   // 99: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,   // 100: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,   // 101: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11,  // 102: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	16,  // 103: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
+	18,  // 104: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	20,  // 105: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	22,  // 106: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	24,  // 107: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	26,  // 108: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	28,  // 109: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	30,  // 110: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	32,  // 111: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	34,  // 112: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	37,  // 113: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	40,  // 114: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	42,  // 115: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	44,  // 116: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	46,  // 117: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	48,  // 118: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	50,  // 119: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	52,  // 120: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	54,  // 121: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	56,  // 122: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	59,  // 123: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	90,  // 124: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	91,  // 125: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	92,  // 126: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	93,  // 127: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	94,  // 128: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	95,  // 129: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	96,  // 130: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	97,  // 131: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	98,  // 132: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
+	99,  // 133: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
+	100, // 134: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
+	101, // 135: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
+	61,  // 136: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
+	63,  // 137: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
+	97,  // [97:138] is the sub-list for method output_type
+	56,  // [56:97] is the sub-list for method input_type
+	56,  // [56:56] is the sub-list for extension type_name
+	56,  // [56:56] is the sub-list for extension extendee
+	0,   // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -4646,6 +4736,8 @@ func file_hub_v1_agent_proto_init() {
 		(*StreamCall_ListMessages)(nil),
 		(*StreamCall_MarkRead)(nil),
 		(*StreamCall_Heartbeat)(nil),
+		(*StreamCall_TakeInjection)(nil),
+		(*StreamCall_ConfirmDelivery)(nil),
 	}
 	file_hub_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
 		(*StreamReply_WaitForMessages)(nil),
@@ -4653,6 +4745,8 @@ func file_hub_v1_agent_proto_init() {
 		(*StreamReply_MarkRead)(nil),
 		(*StreamReply_Heartbeat)(nil),
 		(*StreamReply_Error)(nil),
+		(*StreamReply_TakeInjection)(nil),
+		(*StreamReply_ConfirmDelivery)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

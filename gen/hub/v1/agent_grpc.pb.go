@@ -95,9 +95,10 @@ type AgentServiceClient interface {
 	// last one was sent: a reader that falls behind holds up the frames after it (gRPC's flow
 	// control), which then carry what arrived meanwhile. A stream counts as one of the agent's
 	// parked waits (--max-waiters-per-agent) and ends when its token is revoked. A later request
-	// may carry a call instead (call: a wait, a read, a heartbeat), answered by a frame with its
-	// reply: a bridge that holds the stream makes its agent's waits and heartbeats on it, with no
-	// call of their own.
+	// may carry a call instead (call: a wait, a read, a heartbeat, a hook's injection and its
+	// confirmation), answered by a frame with its reply: a bridge that holds the stream makes its
+	// agent's waits, heartbeats and hook injections on it, with no call of their own. A carried call
+	// is admitted, counted (hub_rpcs_total, and hub_stream_calls_total) and logged as that call.
 	Subscribe(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SubscribeRequest, SubscribeFrame], error)
 	// JoinChannel subscribes the caller to a channel (created on first use).
 	JoinChannel(ctx context.Context, in *JoinChannelRequest, opts ...grpc.CallOption) (*JoinChannelResponse, error)
@@ -661,9 +662,10 @@ type AgentServiceServer interface {
 	// last one was sent: a reader that falls behind holds up the frames after it (gRPC's flow
 	// control), which then carry what arrived meanwhile. A stream counts as one of the agent's
 	// parked waits (--max-waiters-per-agent) and ends when its token is revoked. A later request
-	// may carry a call instead (call: a wait, a read, a heartbeat), answered by a frame with its
-	// reply: a bridge that holds the stream makes its agent's waits and heartbeats on it, with no
-	// call of their own.
+	// may carry a call instead (call: a wait, a read, a heartbeat, a hook's injection and its
+	// confirmation), answered by a frame with its reply: a bridge that holds the stream makes its
+	// agent's waits, heartbeats and hook injections on it, with no call of their own. A carried call
+	// is admitted, counted (hub_rpcs_total, and hub_stream_calls_total) and logged as that call.
 	Subscribe(grpc.BidiStreamingServer[SubscribeRequest, SubscribeFrame]) error
 	// JoinChannel subscribes the caller to a channel (created on first use).
 	JoinChannel(context.Context, *JoinChannelRequest) (*JoinChannelResponse, error)
