@@ -95,8 +95,10 @@ profile_hub() {
 echo "| round | binary | hub CPU cores | RSS MiB | post → wake p50 / p99 ms | tick p50 / p99 ms | errors | load |"
 echo "|---|---|---|---|---|---|---|---|"
 for round in $(seq "$rounds"); do
+	n=0
 	for bin in "$@"; do
-		tag="r$round-$(basename "$bin")"
+		n=$((n + 1)) # two binaries may share a name (…/main/hub, …/head/hub)
+		tag="r$round-b$n-$(basename "$bin")"
 		"$out/hubbench" fleet --hub-bin "$bin" --agents "$agents" --dashboards "$dashboards" \
 			--duration "$duration" --warmup "$warmup" --report-every 20s --stream "$stream" \
 			--nice "$nice" --json "$out/$tag.json" >"$out/$tag.log" 2>&1 &
@@ -108,10 +110,10 @@ for round in $(seq "$rounds"); do
 		wait "$hb" || status=$?
 		wait # the profile
 		if [ "$status" -ne 0 ] || [ ! -s "$out/$tag.json" ]; then
-			echo "| $round | $(basename "$bin") | failed ($status): $out/$tag.log | | | | | |"
+			echo "| $round | $bin | failed ($status): $out/$tag.log | | | | | |"
 			continue
 		fi
-		python3 - "$out/$tag.json" "$round" "$(basename "$bin")" <<'PY'
+		python3 - "$out/$tag.json" "$round" "$bin" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 print("| %s | %s | %.3f | %.0f | %.1f / %.1f | %.1f / %.1f | %d | %s |" % (
