@@ -92,6 +92,9 @@ type Orchestrator struct {
 	Leader Leader
 	// Logger receives tick errors and overruns; slog.Default if nil.
 	Logger *slog.Logger
+	// Timed, if set, is told of each tick this process ran: how long it
+	// took and how long each of its steps did (for the metrics).
+	Timed func(tick time.Duration, steps map[string]time.Duration)
 
 	jobs  *Jobs
 	set   hub.ScheduleSettings
@@ -241,7 +244,11 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 	// The tick's writes are made only while this process still leads
 	// (hub.LeaderWork: a store shared by replicas fences them).
 	err = o.Tick(hub.LeaderWork(ctx), start)
-	o.record(start, clock.Now().Sub(began), true, err)
+	d := clock.Now().Sub(began)
+	o.record(start, d, true, err)
+	if o.Timed != nil {
+		o.Timed(d, o.report.Steps)
+	}
 	if o.jobs != nil { // tests of the loop alone have no service
 		o.jobs.Feed.Publish(hub.TopicTick)
 	}
