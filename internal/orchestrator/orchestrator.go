@@ -338,13 +338,20 @@ func (o *Orchestrator) batches(fn func() (more bool, err error)) error {
 }
 
 // stepBeat writes the presence recorded since the last tick (last-seen
-// times, interaction beats) and advances the global beat.
+// times, interaction beats) and advances the global beat. The delivery
+// marks of the replies sent meanwhile are written beside the presence, so
+// that both writes wait for the store's writer once (they commit in one
+// batch) and the later steps find the marks written (digests, notices).
 func (o *Orchestrator) stepBeat(ctx context.Context, now time.Time) error {
+	var derr error
+	var wg sync.WaitGroup
+	wg.Go(func() { derr = o.jobs.Receipts.FlushDeliveries(ctx) })
 	n, err := o.jobs.Liveness.FlushPresence(ctx, now, o.set)
 	o.report.Flushed = n
 	st, beats, berr := o.jobs.Schedule.AdvanceBeat(ctx, now, o.set.BeatInterval)
 	o.report.Beat, o.report.Beats = st.Beat, beats
-	return errors.Join(err, berr)
+	wg.Wait()
+	return errors.Join(err, berr, derr)
 }
 
 // stepMentions schedules checks for the mentions posted since the last
