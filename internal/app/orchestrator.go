@@ -51,6 +51,7 @@ func (m *Main) startOrchestrator(ctx context.Context) error {
 	}
 	o.Logger = m.Logger
 	o.Leader = m.leader
+	o.Timed = m.metrics.TickRan
 	if err := o.Init(ctx); err != nil {
 		return err
 	}

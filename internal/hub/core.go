@@ -150,7 +150,7 @@ func (c *Core) Init(ctx context.Context) error {
 		for _, a := range as {
 			c.presence.Seed(a)
 		}
-		rows, err := tx.PathsSince(time.Time{})
+		rows, _, err := tx.PathsSince(time.Time{}, c.paths.id)
 		c.paths.Load(rows)
 		return err
 	})

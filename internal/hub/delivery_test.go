@@ -294,6 +294,9 @@ func TestDeepWorkHoldsLowPriority(t *testing.T) {
 	if _, err := h.CreateActivityLog(ctx, bob, hub.ActivityLog{Type: hub.ActivityCreation, Title: "parser done"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := h.FlushDeliveries(ctx); err != nil { // the holds, as the orchestrator's beat step writes them
+		t.Fatal(err)
+	}
 	if n, _, err := h.SendDigests(ctx, h.Clock.Now(), set); err != nil || n != 1 {
 		t.Fatalf("digests once deep work ended = %d, %v; want 1", n, err)
 	}

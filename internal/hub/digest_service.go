@@ -22,13 +22,16 @@ type DigestTx interface {
 // low-priority messages its paths held meanwhile and it has not taken in
 // since (digest.go), from the orchestrator, and wakes it. A digest is not
 // counted against the notice cap: it stands for many messages. It returns
-// how many digests it sent; more is true when the batch was full.
+// how many digests it sent; more is true when the batch was full. It looks
+// for due holds in a read first and writes only when there are some: a
+// hold still in memory (FlushDeliveries) is seen once written, by the
+// fallback watcher or the orchestrator's beat step before this one.
 func (s *Receipts) SendDigests(ctx context.Context, now time.Time, set ScheduleSettings) (sent int, more bool, _ error) {
-	if err := s.FlushDeliveries(ctx); err != nil { // the holds and in-context marks of replies sent
-		return 0, false, err
-	}
 	var due []HeldMessage
 	if err := view(ctx, s.store, func(tx receiptsTx) (err error) { due, err = tx.HeldDue(now, 1); return err }); len(due) == 0 || err != nil {
+		return 0, false, err
+	}
+	if err := s.FlushDeliveries(ctx); err != nil { // the holds and in-context marks of replies sent
 		return 0, false, err
 	}
 	var wake []int64

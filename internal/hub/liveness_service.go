@@ -29,7 +29,7 @@ type livenessTx interface {
 	RecentActivityLogs(agentID int64, limit int) ([]*ActivityLog, error)
 	RecentCheckpoints(agentID int64, limit int) ([]*Checkpoint, error)
 	// AgentPathTx
-	PathsSince(since time.Time) ([]PathRow, error)
+	PathsSince(since time.Time, except string) ([]PathRow, time.Time, error)
 	PutPaths(rows []PathRow, now time.Time) error
 	// AgentTx
 	AgentByID(id int64) (*Agent, error)

@@ -17,8 +17,10 @@ type AgentPathTx interface {
 	// last-seen time only moves forward.
 	PutPaths(rows []PathRow, now time.Time) error
 	// PathsSince returns the rows written after since (every row for the
-	// zero time), with their WrittenAt.
-	PathsSince(since time.Time) ([]PathRow, error)
+	// zero time) by replicas other than except, with their WrittenAt, and
+	// the newest WrittenAt of every row stored, this replica's included
+	// (zero when there is none): the mark the next read starts from.
+	PathsSince(since time.Time, except string) (rows []PathRow, newest time.Time, err error)
 }
 
 // pathLoadMargin is how far before the newest row it read the next read
@@ -26,9 +28,10 @@ type AgentPathTx interface {
 // commits, so one stamped earlier may become visible later.
 const pathLoadMargin = 30 * time.Second
 
-// loadPaths reads the paths written since the newest row the last read
-// saw (by every process: PathTracker.Load skips this one's own). The
-// rows' stamps are the store's, so replicas whose clocks differ miss none.
+// loadPaths reads the paths the other processes wrote since the newest
+// row stored at the last read (this process's own rows, rewritten at each
+// of its ticks, are not read back). The rows' stamps are the store's, so
+// replicas whose clocks differ miss none.
 func (s *Liveness) loadPaths(ctx context.Context) error {
 	s.pathsMu.Lock()
 	defer s.pathsMu.Unlock()
@@ -37,14 +40,13 @@ func (s *Liveness) loadPaths(ctx context.Context) error {
 		since = s.pathsSeen.Add(-pathLoadMargin)
 	}
 	var rows []PathRow
-	err := view(ctx, s.store, func(tx livenessTx) (err error) { rows, err = tx.PathsSince(since); return err })
+	var newest time.Time
+	err := view(ctx, s.store, func(tx livenessTx) (err error) { rows, newest, err = tx.PathsSince(since, s.paths.id); return err })
 	if err != nil {
 		return err
 	}
 	s.paths.Load(rows)
-	for _, r := range rows {
-		s.pathsSeen = later(s.pathsSeen, r.WrittenAt)
-	}
+	s.pathsSeen = later(s.pathsSeen, newest)
 	return nil
 }
 

@@ -28,6 +28,7 @@ type reservationsTx interface {
 	ActiveReservations(now time.Time, agentID int64) ([]*Reservation, error)
 	DeleteExpiredReservations(now time.Time, limit int) (int, error)
 	DeleteReservations(ids []int64) (int, error)
+	ExpiredReservations(now time.Time, limit int) ([]int64, error)
 	InsertReservations(rs []*Reservation) error
 	MaxReservationID() (int64, error)
 	RecheckReservations(now time.Time, agentID int64, ids []int64, afterID int64) ([]*Reservation, error)
@@ -72,6 +73,10 @@ type ReservationTx interface {
 	// expired at or before now, the oldest expiry first, and returns how
 	// many it deleted.
 	DeleteExpiredReservations(now time.Time, limit int) (int, error)
+	// ExpiredReservations returns the IDs of up to limit reservations
+	// that expired at or before now, the oldest expiry first (an index
+	// read: the orchestrator's look for due work before it writes).
+	ExpiredReservations(now time.Time, limit int) ([]int64, error)
 	// ReservationHolders returns the IDs of the agents holding a
 	// reservation that expires after now.
 	ReservationHolders(now time.Time) ([]int64, error)
@@ -421,27 +426,38 @@ func (s *Reservations) ForceReleaseReservation(ctx context.Context, id int64, re
 // deletes up to limit expired reservations, and releases every reservation
 // of an agent that is disabled or made no call for releaseAfter (recording
 // a reservation_released event for each such agent). It returns how many
-// reservations went.
+// reservations went. It looks for due work in a read first, and takes a
+// turn of the writer only when it found some.
 func (s *Reservations) ExpireReservations(ctx context.Context, now time.Time, releaseAfter time.Duration, limit int) (expired, released int, err error) {
+	var due bool
+	err = view(ctx, s.store, func(tx reservationsTx) error {
+		ids, err := tx.ExpiredReservations(now, 1)
+		if err != nil || len(ids) > 0 {
+			due = len(ids) > 0
+			return err
+		}
+		abandoned, err := s.abandonedHolders(tx, now, releaseAfter)
+		due = len(abandoned) > 0
+		return err
+	})
+	if err != nil || !due {
+		if err != nil {
+			err = fmt.Errorf("expire reservations: %w", err)
+		}
+		return 0, 0, err
+	}
 	err = update(ctx, s.store, func(tx reservationsTx) error {
 		expired, released = 0, 0
 		var err error
 		if expired, err = tx.DeleteExpiredReservations(now, limit); err != nil {
 			return err
 		}
-		holders, err := tx.ReservationHolders(now)
+		abandoned, err := s.abandonedHolders(tx, now, releaseAfter)
 		if err != nil {
 			return err
 		}
-		for _, id := range holders {
-			a, err := tx.AgentByID(id)
-			if err != nil {
-				return err
-			}
-			p := s.presenceAt(a, now)
-			if !ReleaseAbandoned(a.Disabled(), p.LastSeenAt, s.waiters.AgentCount(a.ID), now, releaseAfter) {
-				continue
-			}
+		for _, h := range abandoned {
+			a, p := h.agent, h.presence
 			rs, err := tx.ActiveReservations(now, a.ID)
 			if err != nil {
 				return err
@@ -469,4 +485,33 @@ func (s *Reservations) ExpireReservations(ctx context.Context, now time.Time, re
 		return 0, 0, fmt.Errorf("expire reservations: %w", err)
 	}
 	return expired, released, nil
+}
+
+// abandonedHolder is an agent whose reservations are to be released, and
+// its presence at the time of the decision.
+type abandonedHolder struct {
+	agent    *Agent
+	presence AgentPresence
+}
+
+// abandonedHolders returns the agents holding a reservation that expires
+// after now whose reservations are to be released: disabled, or silent
+// for releaseAfter (ReleaseAbandoned).
+func (s *Reservations) abandonedHolders(tx reservationsTx, now time.Time, releaseAfter time.Duration) ([]abandonedHolder, error) {
+	holders, err := tx.ReservationHolders(now)
+	if err != nil {
+		return nil, err
+	}
+	var out []abandonedHolder
+	for _, id := range holders {
+		a, err := tx.AgentByID(id)
+		if err != nil {
+			return nil, err
+		}
+		p := s.presenceAt(a, now)
+		if ReleaseAbandoned(a.Disabled(), p.LastSeenAt, s.waiters.AgentCount(a.ID), now, releaseAfter) {
+			out = append(out, abandonedHolder{a, p})
+		}
+	}
+	return out, nil
 }

@@ -475,8 +475,17 @@ type leaseTx interface {
 // holder showed no activity within the project's lease (or is disabled),
 // recording a task_returned event and telling the holder and the creator,
 // and moves the others' next look to when their lease can lapse. It
-// returns how many it returned and whether more claims are due.
+// returns how many it returned and whether more claims are due. It looks
+// for a due claim in a read first, and takes a turn of the writer only
+// when it found one.
 func (ts *Tasks) ExpireLeases(ctx context.Context, now time.Time, limit int) (returned int, more bool, err error) {
+	var due []*Task
+	if err := view(ctx, ts.store, func(tx tasksTx) (err error) { due, err = tx.DueTaskLeases(now, 1); return err }); len(due) == 0 || err != nil {
+		if err != nil {
+			err = fmt.Errorf("expire task leases: %w", err)
+		}
+		return 0, false, err
+	}
 	err = update(ctx, ts.store, func(tx tasksTx) error {
 		returned = 0
 		due, err := tx.DueTaskLeases(now, limit)

@@ -26,6 +26,10 @@ type UsageTx interface {
 	// minutesBefore, then of the days before daysBefore (a zero time
 	// deletes none), and returns how many rows it deleted.
 	DeleteUsageBefore(minutesBefore, daysBefore time.Time, limit int) (int64, error)
+	// UsageBefore reports whether a minute before minutesBefore or a day
+	// before daysBefore is stored (a zero time: none looked for), from
+	// the tables' index on their time.
+	UsageBefore(minutesBefore, daysBefore time.Time) (bool, error)
 }
 
 // Usage is the service of what agents spend: it records the usage their
@@ -90,6 +94,7 @@ type usageTx interface {
 	DeleteUsageBefore(minutesBefore, daysBefore time.Time, limit int) (int64, error)
 	HeldTask(agentID int64) (int64, error)
 	TakeBackUsage(minutes, days []UsageRollup) error
+	UsageBefore(minutesBefore, daysBefore time.Time) (bool, error)
 	UsageReport(q UsageQuery) ([]UsageRow, error)
 }
 
@@ -203,7 +208,9 @@ func (u *Usage) Report(ctx context.Context, who *Person, q UsageQuery) ([]UsageR
 }
 
 // PruneBatch deletes up to about limit rows of usage older than the
-// retention (UsageRetention) at now, and returns how many.
+// retention (UsageRetention) at now, and returns how many. It looks for
+// such rows in a read first, and takes a turn of the writer only when
+// there are some.
 func (u *Usage) PruneBatch(ctx context.Context, now time.Time, limit int) (int64, error) {
 	keep := u.cfg.UsageRetention
 	var minutes, days time.Time
@@ -215,6 +222,10 @@ func (u *Usage) PruneBatch(ctx context.Context, now time.Time, limit int) (int64
 	}
 	if minutes.IsZero() && days.IsZero() {
 		return 0, nil
+	}
+	var due bool
+	if err := view(ctx, u.store, func(tx usageTx) (err error) { due, err = tx.UsageBefore(minutes, days); return err }); !due || err != nil {
+		return 0, err
 	}
 	var n int64
 	err := update(ctx, u.store, func(tx usageTx) error {

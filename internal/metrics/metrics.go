@@ -41,6 +41,8 @@ type Metrics struct {
 	tokens      *prometheus.CounterVec
 	requests    *prometheus.CounterVec
 	cost        *prometheus.CounterVec
+	tick        prometheus.Histogram
+	tickSteps   *prometheus.HistogramVec
 	methods     sync.Map  // gRPC method name → *methodMetrics
 	carriedOKs  sync.Map  // gRPC method name → its stream_calls_total with code OK
 	clock       hub.Clock // times the RPCs
@@ -105,7 +107,19 @@ func New(clock hub.Clock) *Metrics {
 		Namespace: Namespace, Name: "usage_cost_usd_total",
 		Help: "Cost in US dollars agents' hosts reported, by agent.",
 	}, []string{"agent"})
-	m.reg.MustRegister(m.posts, m.waits, m.wakeLatency, m.parked, m.rpcs, m.carried, m.rpcDuration, m.tokens, m.requests, m.cost,
+	// 1 ms … ~4 s: a tick's budget is its interval (5 s by default).
+	tickBuckets := prometheus.ExponentialBuckets(1e-3, 2, 13)
+	m.tick = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "orchestrator_tick_seconds",
+		Help:    "Duration of the orchestrator's ticks run by this process.",
+		Buckets: tickBuckets,
+	})
+	m.tickSteps = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "orchestrator_step_seconds",
+		Help:    "Duration of each step of the orchestrator's ticks (beat, mentions, health+nudges, pulses, cron, …), by step.",
+		Buckets: tickBuckets,
+	}, []string{"step"})
+	m.reg.MustRegister(m.posts, m.waits, m.wakeLatency, m.parked, m.rpcs, m.carried, m.rpcDuration, m.tokens, m.requests, m.cost, m.tick, m.tickSteps,
 		buildInfo(version.Version(), version.Commit(), runtime.Version()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -125,6 +139,14 @@ func buildInfo(version, commit, goVersion string) prometheus.Collector {
 	})
 	g.Set(1)
 	return g
+}
+
+// TickRan records one orchestrator tick: its duration and its steps'.
+func (m *Metrics) TickRan(tick time.Duration, steps map[string]time.Duration) {
+	m.tick.Observe(tick.Seconds())
+	for name, d := range steps {
+		m.tickSteps.WithLabelValues(name).Observe(d.Seconds())
+	}
 }
 
 // MessagePosted implements hub.Metrics.

@@ -43,6 +43,7 @@ func TestMetrics(t *testing.T) {
 	n := 7.0
 	m.GaugeFunc("parked_waiters", "parked", func() float64 { return n })
 	m.CounterFunc("orchestrator_ticks_total", "ticks", func() float64 { return 3 })
+	m.TickRan(300*time.Millisecond, map[string]time.Duration{"beat": 200 * time.Millisecond, "mentions": 100 * time.Millisecond})
 
 	ok := func(context.Context, any) (any, error) { clock.Advance(time.Second); return "ok", nil }
 	bad := func(context.Context, any) (any, error) {
@@ -68,6 +69,10 @@ func TestMetrics(t *testing.T) {
 		"hub_wait_parked_seconds_count 2",
 		"hub_parked_waiters 7",
 		"hub_orchestrator_ticks_total 3",
+		"hub_orchestrator_tick_seconds_count 1",
+		`hub_orchestrator_tick_seconds_bucket{le="0.512"} 1`,
+		`hub_orchestrator_step_seconds_sum{step="beat"} 0.2`,
+		`hub_orchestrator_step_seconds_count{step="mentions"} 1`,
 		`hub_rpcs_total{code="OK",method="PostMessage",service="AgentService"} 1`,
 		`hub_rpcs_total{code="InvalidArgument",method="PostMessage",service="AgentService"} 1`,
 		`hub_rpcs_total{code="OK",method="WaitForMessages",service="AgentService"} 1`,

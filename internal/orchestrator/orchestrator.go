@@ -92,6 +92,9 @@ type Orchestrator struct {
 	Leader Leader
 	// Logger receives tick errors and overruns; slog.Default if nil.
 	Logger *slog.Logger
+	// Timed, if set, is told of each tick this process ran: how long it
+	// took and how long each of its steps did (for the metrics).
+	Timed func(tick time.Duration, steps map[string]time.Duration)
 
 	jobs  *Jobs
 	set   hub.ScheduleSettings
@@ -241,7 +244,11 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 	// The tick's writes are made only while this process still leads
 	// (hub.LeaderWork: a store shared by replicas fences them).
 	err = o.Tick(hub.LeaderWork(ctx), start)
-	o.record(start, clock.Now().Sub(began), true, err)
+	d := clock.Now().Sub(began)
+	o.record(start, d, true, err)
+	if o.Timed != nil {
+		o.Timed(d, o.report.Steps)
+	}
 	if o.jobs != nil { // tests of the loop alone have no service
 		o.jobs.Feed.Publish(hub.TopicTick)
 	}
@@ -331,13 +338,20 @@ func (o *Orchestrator) batches(fn func() (more bool, err error)) error {
 }
 
 // stepBeat writes the presence recorded since the last tick (last-seen
-// times, interaction beats) and advances the global beat.
+// times, interaction beats) and advances the global beat. The delivery
+// marks of the replies sent meanwhile are written beside the presence, so
+// that both writes wait for the store's writer once (they commit in one
+// batch) and the later steps find the marks written (digests, notices).
 func (o *Orchestrator) stepBeat(ctx context.Context, now time.Time) error {
+	var derr error
+	var wg sync.WaitGroup
+	wg.Go(func() { derr = o.jobs.Receipts.FlushDeliveries(ctx) })
 	n, err := o.jobs.Liveness.FlushPresence(ctx, now, o.set)
 	o.report.Flushed = n
 	st, beats, berr := o.jobs.Schedule.AdvanceBeat(ctx, now, o.set.BeatInterval)
 	o.report.Beat, o.report.Beats = st.Beat, beats
-	return errors.Join(err, berr)
+	wg.Wait()
+	return errors.Join(err, berr, derr)
 }
 
 // stepMentions schedules checks for the mentions posted since the last

@@ -141,3 +141,29 @@ func TestAlwaysLeader(t *testing.T) {
 		t.Errorf("Lead = %v, %v", ok, err)
 	}
 }
+
+// TestTimedIsToldOfEachLeadingTick: the hub's metrics learn each tick's
+// duration and its steps', on the clock, and nothing of a tick another
+// replica runs.
+func TestTimedIsToldOfEachLeadingTick(t *testing.T) {
+	t.Parallel()
+	clock := hub.NewFakeClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+	l := &fakeLeader{}
+	o := &Orchestrator{Interval: time.Second, Clock: clock, Leader: l, Logger: slog.New(slog.DiscardHandler)}
+	o.steps = []step{
+		{"beat", func(context.Context, time.Time) error { clock.Advance(30 * time.Millisecond); return nil }},
+		{"mentions", func(context.Context, time.Time) error { clock.Advance(20 * time.Millisecond); return nil }},
+	}
+	var ticks []time.Duration
+	var steps map[string]time.Duration
+	o.Timed = func(d time.Duration, s map[string]time.Duration) { ticks, steps = append(ticks, d), s }
+	o.runTick(context.Background())
+	if len(ticks) != 0 {
+		t.Fatalf("told of a tick this process did not run: %v", ticks)
+	}
+	l.lead = true
+	o.runTick(context.Background())
+	if len(ticks) != 1 || ticks[0] != 50*time.Millisecond || steps["beat"] != 30*time.Millisecond || steps["mentions"] != 20*time.Millisecond || len(steps) != 2 {
+		t.Errorf("told of ticks %v, steps %v; want one of 50ms: beat 30ms, mentions 20ms", ticks, steps)
+	}
+}

@@ -13,9 +13,17 @@ import (
 // stamps with its own clock, and QueuedDue (message.go).
 
 // PathsSince implements hub.AgentPathTx.
-func (x Statements) PathsSince(since time.Time) ([]hub.PathRow, error) {
-	return all(x.DB, row.PathRow, `SELECT agent_id, via, last_seen_at, live_until, replica, written_at FROM agent_paths
-		WHERE written_at > ? ORDER BY written_at`, row.Nanos(since))
+func (x Statements) PathsSince(since time.Time, except string) ([]hub.PathRow, time.Time, error) {
+	var newest int64
+	if err := x.DB.QueryRow(`SELECT COALESCE(MAX(written_at), 0) FROM agent_paths`).Scan(&newest); err != nil {
+		return nil, time.Time{}, fmt.Errorf("newest path: %w", err)
+	}
+	rows, err := all(x.DB, row.PathRow, `SELECT agent_id, via, last_seen_at, live_until, replica, written_at FROM agent_paths
+		WHERE written_at > ? AND replica <> ? ORDER BY written_at`, row.Nanos(since), except)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return rows, row.Time(newest), nil
 }
 
 // silence is the time an agent has been silent since: its last call, or

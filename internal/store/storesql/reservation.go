@@ -114,6 +114,15 @@ func (x Statements) DeleteExpiredReservations(now time.Time, limit int) (int, er
 	return int(n), nil
 }
 
+// ExpiredReservations implements hub.ReservationTx.
+func (x Statements) ExpiredReservations(now time.Time, limit int) ([]int64, error) {
+	ids, err := column[int64](x.DB, `SELECT id FROM reservations WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`, now.UnixNano(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("expired reservations: %w", err)
+	}
+	return ids, nil
+}
+
 // ReservationHolders implements hub.ReservationTx.
 func (x Statements) ReservationHolders(now time.Time) ([]int64, error) {
 	return column[int64](x.DB, `SELECT DISTINCT agent_id FROM reservations WHERE expires_at > ? ORDER BY agent_id`, now.UnixNano())

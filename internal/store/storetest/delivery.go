@@ -130,7 +130,8 @@ func testHeldDigests(t *testing.T, h NewDB) {
 // testPaths: a path row replaces the stored one of the same replica, or
 // one that runs out sooner or has run out; last-seen only moves forward;
 // rows of unknown agents are skipped; PathsSince returns what was written
-// after a stamp it gave (the store's write time).
+// after a stamp it gave (the store's write time), but for the rows of the
+// replica it is told to leave out, and the newest stamp of all.
 func testPaths(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)
@@ -144,7 +145,8 @@ func testPaths(t *testing.T, h NewDB) {
 	get := func(since time.Time) []hub.PathRow {
 		t.Helper()
 		var rows []hub.PathRow
-		mustView(t, db, func(tx hub.Tx) (err error) { rows, err = tx.PathsSince(since); return err })
+		var newest time.Time
+		mustView(t, db, func(tx hub.Tx) (err error) { rows, newest, err = tx.PathsSince(since, ""); return err })
 		for i, r := range rows {
 			if r.WrittenAt.IsZero() || r.WrittenAt.Before(since) {
 				t.Errorf("row %+v stamped %v, read since %v", r, r.WrittenAt, since)
@@ -153,6 +155,9 @@ func testPaths(t *testing.T, h NewDB) {
 				mark = r.WrittenAt
 			}
 			rows[i].WrittenAt = time.Time{}
+		}
+		if len(rows) > 0 && !newest.Equal(mark) {
+			t.Errorf("newest stamp %v, want %v (the newest row's)", newest, mark)
 		}
 		return rows
 	}
@@ -175,6 +180,13 @@ func testPaths(t *testing.T, h NewDB) {
 	put(at(300), row(hub.ViaWait, 300, 305, "a")) // b's ran out at 200: replaced
 	if got, want := get(since), []hub.PathRow{row(hub.ViaWait, 300, 305, "a")}; !slices.Equal(got, want) {
 		t.Fatalf("paths written since the second read = %v, want %v", got, want)
+	}
+	// Replica a reads only b's rows, and the newest stamp of all, its own included.
+	var rows []hub.PathRow
+	var newest time.Time
+	mustView(t, db, func(tx hub.Tx) (err error) { rows, newest, err = tx.PathsSince(time.Time{}, "a"); return err })
+	if len(rows) != 1 || rows[0].Replica != "b" || rows[0].Via != hub.ViaHook || !newest.Equal(mark) {
+		t.Errorf("PathsSince(every row, except a) = %v, newest %v; want b's hook path, newest %v", rows, newest, mark)
 	}
 }
 

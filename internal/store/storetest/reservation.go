@@ -123,6 +123,16 @@ func testReservations(t *testing.T, h NewDB) {
 		t.Errorf("UpdateReservation(999) = %v, want ENOTFOUND", err)
 	}
 
+	mustView(t, db, func(tx hub.Tx) error {
+		ids, err := tx.ExpiredReservations(t0.Add(3*time.Hour), 10)
+		if err != nil || len(ids) != 2 { // Lib (2h) and docs (3h, at the instant)
+			t.Errorf("ExpiredReservations(3h) = %v, %v; want 2", ids, err)
+		}
+		if ids, err = tx.ExpiredReservations(t0.Add(3*time.Hour), 1); err != nil || len(ids) != 1 {
+			t.Errorf("ExpiredReservations(3h, limit 1) = %v, %v; want 1", ids, err)
+		}
+		return err
+	})
 	var expired, deleted int
 	mustUpdate(t, db, func(tx hub.Tx) (err error) {
 		if expired, err = tx.DeleteExpiredReservations(t0.Add(3*time.Hour), 10); err != nil {

@@ -92,10 +92,22 @@ func testUsage(t *testing.T, h NewDB) {
 		t.Errorf("since the second minute = %+v, want alice's 1 input", got)
 	}
 	// Retention: minutes before m2 go, days stay.
+	usageBefore := func(minutes, days time.Time) (due bool) {
+		mustView(t, db, func(tx hub.Tx) (err error) { due, err = tx.UsageBefore(minutes, days); return err })
+		return due
+	}
+	if !usageBefore(m2, time.Time{}) || usageBefore(time.Time{}, time.Time{}) || usageBefore(time.Time{}, day) {
+		t.Errorf("UsageBefore(m2, none), (none, none), (none, the first day) = %v, %v, %v; want true, false, false",
+			usageBefore(m2, time.Time{}), usageBefore(time.Time{}, time.Time{}), usageBefore(time.Time{}, day))
+	}
 	var n int64
 	mustUpdate(t, db, func(tx hub.Tx) (err error) { n, err = tx.DeleteUsageBefore(m2, time.Time{}, 100); return err })
 	if n != 2 {
 		t.Errorf("deleted %d minutes, want 2", n)
+	}
+	if usageBefore(m2, time.Time{}) || !usageBefore(time.Time{}, day.Add(time.Hour)) {
+		t.Errorf("after pruning minutes, UsageBefore(m2, none), (none, after the first day) = %v, %v; want false, true",
+			usageBefore(m2, time.Time{}), usageBefore(time.Time{}, day.Add(time.Hour)))
 	}
 	if got := report(byAgent); len(got) != 1 {
 		t.Errorf("after pruning minutes = %+v, want alice's last minute", got)

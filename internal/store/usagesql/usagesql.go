@@ -274,3 +274,24 @@ func (x Usage) DeleteUsageBefore(minutesBefore, daysBefore time.Time, limit int)
 	}
 	return n, nil
 }
+
+// UsageBefore implements hub.UsageTx.
+func (x Usage) UsageBefore(minutesBefore, daysBefore time.Time) (bool, error) {
+	for _, t := range []struct {
+		table  string
+		before time.Time
+	}{{"usage_minutes", minutesBefore}, {"usage_days", daysBefore}} {
+		if t.before.IsZero() {
+			continue
+		}
+		var one int
+		err := x.DB.QueryRow(`SELECT 1 FROM `+t.table+` WHERE at < ? LIMIT 1`, t.before.UnixNano()).Scan(&one)
+		if err == nil {
+			return true, nil
+		}
+		if !x.DB.IsNoRows(err) {
+			return false, fmt.Errorf("usage before: %w", err)
+		}
+	}
+	return false, nil
+}
