@@ -49,6 +49,7 @@ type livenessTx interface {
 	DueHealth(now time.Time, limit int) ([]AgentLiveness, error)
 	DueLiveness(now time.Time, limit int) ([]int64, error)
 	LivenessState(agentID int64) (*LivenessState, error)
+	OverviewRows(all bool, ids []int64) ([]OverviewRow, error)
 	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
 	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
 	SetNextEvals(evals []AgentTime) error
