@@ -34,7 +34,6 @@ type livenessTx interface {
 	// AgentTx
 	AgentByID(id int64) (*Agent, error)
 	AgentByName(name string) (*Agent, error)
-	ListAgents(includeDisabled bool) ([]*Agent, error)
 	TouchAgents(touches []Touch) error
 	UpdateAgent(a *Agent) error
 	// DeepWorkTx
