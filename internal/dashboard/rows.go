@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hub"
@@ -26,7 +27,8 @@ import (
 // One rowCaster per dashboard reads the changed rows once (hub.OverviewWatch)
 // and writes the same event to every stream, so what the hub does for live
 // pages follows the changes, not agents × pages. A row goes out only when
-// its content (its evaluation time aside) differs from what was last sent.
+// what it shows differs from what was last sent (rowHash: its last-seen
+// times count to the minute).
 // A stream that cannot keep up loses events; it is then told "resync" and
 // its page reads everything again.
 
@@ -36,6 +38,12 @@ const (
 	// rowScan is how often time-driven changes are looked for (presence,
 	// the orchestrator's events) when nothing else happens.
 	rowScan = time.Second
+	// seenGrain is the grain of a row's last-seen times in what it shows:
+	// a call that only moves them within it (a heartbeat, a hook's poll)
+	// sends no row, so a page may show a last-seen time up to about a
+	// minute old; the presence the hub derives from it goes out when it
+	// moves.
+	seenGrain = time.Minute
 	// sinkBuffer is how many events a stream may lag behind.
 	sinkBuffer = 32
 )
@@ -228,13 +236,26 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 	return append(b, "}\n\n"...)
 }
 
-// rowHash hashes a row without its evaluation time (the time of the read).
+// rowHash hashes what a row shows: without its evaluation time (the time
+// of the read) and its beats since the last call (the page counts them
+// from the beat of the event), its last-seen times to the seenGrain. The
+// row is put back as it was.
 func (c *rowCaster) rowHash(r *hubv1.AgentOverview) (uint64, bool) {
-	h := r.GetHealth()
-	var at = h.GetEvaluatedAt()
+	a, h := r.GetAgent(), r.GetHealth()
 	if h != nil {
+		at := h.EvaluatedAt
 		h.EvaluatedAt = nil
 		defer func() { h.EvaluatedAt = at }()
+		defer coarse(h.LastSeenAt)()
+	}
+	if a != nil {
+		since := a.SinceLast
+		a.SinceLast = 0
+		defer func() { a.SinceLast = since }()
+		defer coarse(a.LastSeenAt)()
+		for _, p := range a.Paths {
+			defer coarse(p.LastSeenAt)()
+		}
 	}
 	var err error
 	c.hashBuf, err = rowBinary.MarshalAppend(c.hashBuf[:0], r)
@@ -244,6 +265,16 @@ func (c *rowCaster) rowHash(r *hubv1.AgentOverview) (uint64, bool) {
 	f := fnv.New64a()
 	f.Write(c.hashBuf)
 	return f.Sum64(), true
+}
+
+// coarse cuts t to the seenGrain and returns what puts it back.
+func coarse(t *timestamppb.Timestamp) func() {
+	if t == nil {
+		return func() {}
+	}
+	sec, nanos := t.Seconds, t.Nanos
+	t.Seconds, t.Nanos = sec-sec%int64(seenGrain/time.Second), 0
+	return func() { t.Seconds, t.Nanos = sec, nanos }
 }
 
 // fanOut hands ev to every stream; one whose buffer is full loses it.

@@ -68,6 +68,20 @@ type HealthTx interface {
 	SetNextEvals(evals []AgentTime) error
 	// SaveLivenessStates does SaveLivenessState(sts[i], next[i]) for each i.
 	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
+	// OverviewRows returns agents with what their overviews are made of,
+	// in one read whatever their number: with all, every agent (disabled
+	// ones too) by name; otherwise those of ids that exist, in no set
+	// order.
+	OverviewRows(all bool, ids []int64) ([]OverviewRow, error)
+}
+
+// OverviewRow is an agent with its stored liveness state, as LivenessState
+// returns it, and its inbox counters for its own read cursor, as
+// InboxCounts(ID, ReadUpTo) returns them (HealthTx.OverviewRows).
+type OverviewRow struct {
+	Agent            *Agent
+	State            *LivenessState
+	Unread, Mentions int64
 }
 
 // saveLivenessStateTx writes an agent's liveness state.
@@ -194,7 +208,11 @@ func (s *Liveness) agentHealth(tx livenessStateTx, a *Agent) (*AgentHealth, erro
 	if err != nil {
 		return nil, err
 	}
-	now := s.clock.Now()
+	return s.healthOf(a, st, s.clock.Now()), nil
+}
+
+// healthOf evaluates agent a's health at now from its liveness state st.
+func (s *Liveness) healthOf(a *Agent, st *LivenessState, now time.Time) *AgentHealth {
 	h, _ := EvaluateHealth(*st, now, s.cfg.Health, s.locale(a))
 	pr := s.presenceAt(a, now)
 	r := &AgentHealth{
@@ -212,7 +230,7 @@ func (s *Liveness) agentHealth(tx livenessStateTx, a *Agent) (*AgentHealth, erro
 	if !st.LastActivityLogAt.IsZero() || !st.LastCheckpointAt.IsZero() {
 		r.LastActivityAt = st.LastConsciousActivity()
 	}
-	return r, nil
+	return r
 }
 
 // SweepHealth re-evaluates up to limit agents whose next health evaluation

@@ -34,7 +34,6 @@ type livenessTx interface {
 	// AgentTx
 	AgentByID(id int64) (*Agent, error)
 	AgentByName(name string) (*Agent, error)
-	ListAgents(includeDisabled bool) ([]*Agent, error)
 	TouchAgents(touches []Touch) error
 	UpdateAgent(a *Agent) error
 	// DeepWorkTx
@@ -49,6 +48,7 @@ type livenessTx interface {
 	DueHealth(now time.Time, limit int) ([]AgentLiveness, error)
 	DueLiveness(now time.Time, limit int) ([]int64, error)
 	LivenessState(agentID int64) (*LivenessState, error)
+	OverviewRows(all bool, ids []int64) ([]OverviewRow, error)
 	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
 	SaveLivenessStates(sts []*LivenessState, next []time.Time) error
 	SetNextEvals(evals []AgentTime) error

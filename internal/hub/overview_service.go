@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 )
 
 // AgentOverview is one agent with what a watcher needs at a glance.
@@ -15,36 +17,33 @@ type AgentOverview struct {
 }
 
 // AgentOverviews returns every agent (disabled ones too when asked) with its
-// health, unread counts and parked waits, read in one snapshot.
+// health, unread counts and parked waits, read in one snapshot by one query
+// (HealthTx.OverviewRows), whatever the number of agents.
 func (s *Liveness) AgentOverviews(ctx context.Context, includeDisabled bool) ([]AgentOverview, error) {
-	var out []AgentOverview
-	err := view(ctx, s.store, func(tx livenessTx) error {
-		as, err := tx.ListAgents(includeDisabled)
-		if err != nil {
-			return err
-		}
-		out = make([]AgentOverview, 0, len(as))
-		for _, a := range as {
-			o, err := s.overviewOf(tx, a)
-			if err != nil {
-				return err
-			}
-			out = append(out, o)
-		}
-		return nil
+	var rows []OverviewRow
+	var now time.Time
+	err := view(ctx, s.store, func(tx livenessTx) (err error) {
+		now = s.clock.Now() // the time of the snapshot: pages order rows by it
+		rows, err = tx.OverviewRows(true, nil)
+		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, fmt.Errorf("read overviews: %w", err)
+	}
+	if !includeDisabled {
+		rows = slices.DeleteFunc(rows, func(r OverviewRow) bool { return r.Agent.Disabled() })
+	}
+	return s.overviews(rows, now), nil
 }
 
-func (s *Liveness) overviewOf(tx livenessTx, a *Agent) (o AgentOverview, err error) {
-	o = AgentOverview{Agent: a, ParkedWaits: s.waiters.AgentCount(a.ID)}
-	if o.Health, err = s.agentHealth(tx, a); err != nil {
-		return o, fmt.Errorf("health of %s: %w", a.Name, err)
+// overviews makes the overviews of rows, evaluated at now.
+func (s *Liveness) overviews(rows []OverviewRow, now time.Time) []AgentOverview {
+	out := make([]AgentOverview, len(rows))
+	for i, r := range rows {
+		out[i] = AgentOverview{Agent: r.Agent, Health: s.healthOf(r.Agent, r.State, now), Unread: r.Unread, Mentions: r.Mentions,
+			ParkedWaits: s.waiters.AgentCount(r.Agent.ID)}
 	}
-	if o.Unread, o.Mentions, _, err = tx.InboxCounts(a.ID, a.ReadUpTo); err != nil {
-		return o, fmt.Errorf("unread of %s: %w", a.Name, err)
-	}
-	return o, nil
+	return out
 }
 
 // OverviewWatch follows what changes the agents' overviews, for a live view
@@ -113,6 +112,8 @@ func (w *OverviewWatch) Next(ctx context.Context, all, scan bool) (OverviewChang
 		ids = append(ids, s.presence.moved(w.shown, parked, reachable, now, s.cfg.Health, all || !w.started)...)
 	}
 	out := OverviewChanges{All: all, Beat: s.beat.Load()}
+	var rows []OverviewRow
+	var now time.Time
 	err := view(ctx, s.store, func(tx livenessTx) error {
 		if scan {
 			evs, err := w.newEvents(tx)
@@ -128,58 +129,33 @@ func (w *OverviewWatch) Next(ctx context.Context, all, scan bool) (OverviewChang
 				}
 			}
 		}
-		if out.All {
-			as, err := tx.ListAgents(true)
-			if err != nil {
-				return err
-			}
-			for _, a := range as {
-				o, err := s.overviewOf(tx, a)
-				if err != nil {
+		if !out.All {
+			for _, n := range names { // admin calls: few
+				a, err := tx.AgentByName(n)
+				if ErrorCode(err) == ENOTFOUND {
+					out.Gone = append(out.Gone, n)
+					continue
+				} else if err != nil {
 					return err
 				}
-				out.Rows = append(out.Rows, o)
+				ids = append(ids, a.ID)
 			}
-			return nil
-		}
-		seen := map[int64]bool{}
-		add := func(a *Agent) error {
-			if seen[a.ID] {
+			slices.Sort(ids)
+			if ids = slices.Compact(ids); len(ids) == 0 {
 				return nil
 			}
-			seen[a.ID] = true
-			o, err := s.overviewOf(tx, a)
-			out.Rows = append(out.Rows, o)
-			return err
 		}
-		for _, id := range ids {
-			a, err := tx.AgentByID(id)
-			if ErrorCode(err) == ENOTFOUND {
-				continue // deleted: its name, if a view showed it, comes from the admin call
-			} else if err != nil {
-				return err
-			}
-			if err := add(a); err != nil {
-				return err
-			}
-		}
-		for _, n := range names {
-			a, err := tx.AgentByName(n)
-			if ErrorCode(err) == ENOTFOUND {
-				out.Gone = append(out.Gone, n)
-				continue
-			} else if err != nil {
-				return err
-			}
-			if err := add(a); err != nil {
-				return err
-			}
-		}
-		return nil
+		// An ID not found is an agent deleted: its name, if a view showed
+		// it, comes from the admin call.
+		var err error
+		now = s.clock.Now()
+		rows, err = tx.OverviewRows(out.All, ids)
+		return err
 	})
 	if err != nil {
 		return OverviewChanges{}, err
 	}
+	out.Rows = s.overviews(rows, now)
 	w.started = true
 	return out, nil
 }

@@ -2,7 +2,9 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,5 +174,103 @@ func TestOverviewWatchSeesReachability(t *testing.T) {
 	}
 	if got := scan(); !slices.Equal(got, []string{"bob"}) {
 		t.Errorf("bob's hook path ran out: rows %v, want bob (unreachable now)", got)
+	}
+}
+
+// overviewReads is a store that counts the reads of agents' rows of its
+// snapshots: one agent at a time, or in one go (OverviewRows).
+type overviewReads struct {
+	hub.Store
+	one, batched atomic.Int32
+}
+
+func (s *overviewReads) View(ctx context.Context, fn func(hub.Tx) error) error {
+	return s.Store.View(ctx, func(tx hub.Tx) error { return fn(overviewReadsTx{tx, s}) })
+}
+
+type overviewReadsTx struct {
+	hub.Tx
+	s *overviewReads
+}
+
+func (tx overviewReadsTx) AgentByID(id int64) (*hub.Agent, error) {
+	tx.s.one.Add(1)
+	return tx.Tx.AgentByID(id)
+}
+
+func (tx overviewReadsTx) LivenessState(id int64) (*hub.LivenessState, error) {
+	tx.s.one.Add(1)
+	return tx.Tx.LivenessState(id)
+}
+
+func (tx overviewReadsTx) InboxCounts(id, after int64) (int64, int64, int64, error) {
+	tx.s.one.Add(1)
+	return tx.Tx.InboxCounts(id, after)
+}
+
+func (tx overviewReadsTx) OverviewRows(all bool, ids []int64) ([]hub.OverviewRow, error) {
+	tx.s.batched.Add(1)
+	return tx.Tx.OverviewRows(all, ids)
+}
+
+// The rows that changed, however many and however often each changed, are
+// read in one go, as is every row of the overviews; what the rows say is
+// what the reads of one agent say.
+func TestOverviewWatchReadsChangedRowsInOneRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newTestHub(t)
+	st := &overviewReads{Store: h.DB}
+	svc := h.over(t, st)
+	sender, _ := h.agent(t, "sender")
+	var to []string
+	for i := range 20 {
+		name := fmt.Sprintf("agent-%02d", i)
+		h.agent(t, name)
+		to = append(to, name)
+	}
+	sub, err := svc.Feed().Subscribe(hub.Principal{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	w := svc.WatchOverviews()
+	if _, err := w.Next(ctx, false, false); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // three posts to each: every row changes three times
+		if _, err := svc.Post(ctx, sender, "", hub.PostRequest{To: to, Body: "news"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.one.Store(0)
+	st.batched.Store(0)
+	ch, err := w.Next(ctx, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one, batched := st.one.Load(), st.batched.Load(); one != 0 || batched != 1 {
+		t.Errorf("20 rows changed 3 times each: %d reads of one agent and %d of many, want 0 and 1", one, batched)
+	}
+	if got := names(ch.Rows); !slices.Equal(got, to) {
+		t.Fatalf("rows %v, want the 20 recipients once each", got)
+	}
+	for _, o := range ch.Rows {
+		if o.Unread != 3 || o.Health == nil || o.Health.Health.State != hub.HealthHealthy {
+			t.Errorf("%s: %d unread, health %+v; want 3 and healthy", o.Agent.Name, o.Unread, o.Health)
+		}
+	}
+
+	st.one.Store(0)
+	st.batched.Store(0)
+	all, err := svc.AgentOverviews(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one, batched := st.one.Load(), st.batched.Load(); one != 0 || batched != 1 {
+		t.Errorf("every overview: %d reads of one agent and %d of many, want 0 and 1", one, batched)
+	}
+	if len(all) != 21 || all[0].Agent.Name != "agent-00" || all[20].Agent.Name != "sender" || all[0].Unread != 3 {
+		t.Errorf("every overview: %d rows, first %s with %d unread; want 21 by name", len(all), all[0].Agent.Name, all[0].Unread)
 	}
 }

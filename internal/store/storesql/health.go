@@ -231,3 +231,62 @@ func (x Statements) SetNextEvals(evals []hub.AgentTime) error {
 		Tail:  `) AS v WHERE liveness.agent_id = v.column1`,
 		Types: []string{"bigint", "bigint"}}, rows, nil)
 }
+
+// overviewLiveness is livenessColumns of a liveness row that may be missing
+// (LEFT JOIN liveness l): then the state NewLivenessState gives, from the
+// agent's registration; its last column takes the empty kinds as an
+// argument.
+const overviewLiveness = `COALESCE(l.created_at, a.created_at), COALESCE(l.last_activity_log_at, 0),
+	COALESCE(l.last_checkpoint_at, 0), COALESCE(l.last_reflection_at, 0), COALESCE(l.reflection_due, %[1]s),
+	COALESCE(l.reflection_due_since, 0), COALESCE(l.reflection_skipped_at, 0), COALESCE(l.active_deep_work_id, 0),
+	COALESCE(l.expired_deep_work_id, 0), COALESCE(l.deep_work_ended_at, 0), COALESCE(l.health_state, 'healthy'),
+	COALESCE(l.health_kinds, ?)`
+
+// OverviewRows implements hub.HealthTx: one query of the agents, their
+// inbox counters and their liveness rows, then one of the declarations
+// those rows name.
+func (x Statements) OverviewRows(all bool, ids []int64) ([]hub.OverviewRow, error) {
+	d := x.Dialect
+	q := `SELECT ` + row.AgentColumnsA + `, COALESCE(c.unread, 0), COALESCE(c.mentions, 0), ` + fmt.Sprintf(overviewLiveness, d.False) + `
+		FROM agents a LEFT JOIN inbox_counts c ON c.agent_id = a.id LEFT JOIN liveness l ON l.agent_id = a.id`
+	args := []any{d.Kinds(nil)}
+	if all {
+		q += ` ORDER BY a.name`
+	} else if len(ids) == 0 {
+		return nil, nil
+	} else {
+		q += ` WHERE ` + d.InIDs("a.id")
+		args = append(args, d.IDs(ids))
+	}
+	rows, done, err := x.DB.Query(q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read overview rows: %w", err)
+	}
+	n := len(ids)
+	if all {
+		n = 0
+	}
+	out, ls := make([]hub.OverviewRow, 0, n), make([]*row.Declared, 0, n)
+	var unread, mentions int64
+	var r livenessRow
+	scan := row.NewAgentScan(append([]any{&unread, &mentions}, r.dest(d)...)...)
+	for rows.Next() {
+		a, err := scan.Scan(rows)
+		if err != nil {
+			done()
+			return nil, fmt.Errorf("read overview rows: %w", err)
+		}
+		out, ls = append(out, hub.OverviewRow{Agent: a, Unread: unread, Mentions: mentions}), append(ls, r.declared(a.ID))
+	}
+	done()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read overview rows: %w", err)
+	}
+	if err := x.loadDeclarations(ls); err != nil {
+		return nil, err
+	}
+	for i, l := range ls {
+		out[i].State = l.State
+	}
+	return out, nil
+}

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"context"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -259,5 +261,99 @@ func testActivityLogsAndCheckpoints(t *testing.T, h NewDB) {
 	})
 	if hub.ErrorCode(err) != hub.ENOTFOUND {
 		t.Errorf("activity log of a missing agent: %v, want ENOTFOUND", err)
+	}
+}
+
+// OverviewRows reads, in one go, what LivenessState and InboxCounts at the
+// agent's own cursor read one agent at a time: for an agent without a
+// stored state, one with declarations, a disabled one; every agent by
+// name, or those of some IDs (an unknown ID left out).
+func testOverviewRows(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	ada := lvAgent(t, db, "ada") // no liveness row
+	cid, bob := lvAgent(t, db, "cid"), lvAgent(t, db, "bob")
+	dw := hub.DeepWork{AgentID: bob.ID, Mode: hub.DeepWorkStrict, PlannedActivity: "render", HeartbeatID: "20260301090000",
+		StartedAt: lvT0, EndsAt: lvT0.Add(20 * time.Minute), State: hub.DeepWorkActive}
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		if err := tx.InsertDeepWork(&dw); err != nil {
+			return err
+		}
+		st := hub.NewLivenessState(bob.ID, lvT0)
+		st.ActiveDeepWork, st.LastCheckpointAt, st.ReflectionDue = &dw, lvT0.Add(time.Minute), true
+		st.HealthState, st.HealthKinds = hub.HealthAnomaly, []hub.FindingKind{hub.FindingInactivityAnomaly}
+		if err := tx.SaveLivenessState(&st, lvT0.Add(time.Hour)); err != nil {
+			return err
+		}
+		cst := hub.NewLivenessState(cid.ID, lvT0)
+		if err := tx.SaveLivenessState(&cst, time.Time{}); err != nil {
+			return err
+		}
+		cid.DisabledAt = lvT0.Add(time.Minute)
+		return tx.UpdateAgent(cid)
+	})
+	m1 := insertMessage(t, db, "", []*hub.Agent{bob, ada}, bob)
+	insertMessage(t, db, "", []*hub.Agent{bob})
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		ada.ReadUpTo = m1
+		return tx.UpdateAgent(ada)
+	})
+
+	// want is each agent's row as the reads of one agent give it.
+	want := func(tx hub.Tx, id int64) hub.OverviewRow {
+		a, err := tx.AgentByID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := tx.LivenessState(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, m, _, err := tx.InboxCounts(id, a.ReadUpTo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hub.OverviewRow{Agent: a, State: st, Unread: u, Mentions: m}
+	}
+	check := func(what string, got []hub.OverviewRow, ids ...int64) {
+		t.Helper()
+		mustView(t, db, func(tx hub.Tx) error {
+			if len(got) != len(ids) {
+				t.Fatalf("%s: %d rows, want %d", what, len(got), len(ids))
+			}
+			for i, id := range ids {
+				w := want(tx, id)
+				g := got[i]
+				if !reflect.DeepEqual(g.Agent, w.Agent) || !reflect.DeepEqual(g.State, w.State) || g.Unread != w.Unread || g.Mentions != w.Mentions {
+					t.Errorf("%s: row of %s = %+v %+v %d %d\nwant %+v %+v %d %d", what, w.Agent.Name,
+						g.Agent, g.State, g.Unread, g.Mentions, w.Agent, w.State, w.Unread, w.Mentions)
+				}
+			}
+			return nil
+		})
+	}
+	var all, some, none []hub.OverviewRow
+	mustView(t, db, func(tx hub.Tx) (err error) {
+		if all, err = tx.OverviewRows(true, nil); err != nil {
+			return err
+		}
+		if some, err = tx.OverviewRows(false, []int64{bob.ID, 999, ada.ID}); err != nil {
+			return err
+		}
+		none, err = tx.OverviewRows(false, nil)
+		return err
+	})
+	check("every agent, by name", all, ada.ID, bob.ID, cid.ID)
+	slices.SortFunc(some, func(a, b hub.OverviewRow) int { return strings.Compare(a.Agent.Name, b.Agent.Name) })
+	check("bob, ada and an unknown ID", some, ada.ID, bob.ID)
+	check("no ID", none)
+	if r := all[1]; r.Unread != 2 || r.Mentions != 1 || r.State.ActiveDeepWork == nil || r.State.ActiveDeepWork.ID != dw.ID {
+		t.Errorf("bob: %d unread, %d mentions, deep work %+v; want 2, 1 and the declaration", r.Unread, r.Mentions, r.State.ActiveDeepWork)
+	}
+	if r := all[0]; r.Unread != 0 || r.State.HealthState != hub.HealthHealthy || !r.State.CreatedAt.Equal(lvT0) {
+		t.Errorf("ada (read up to her message, no stored state): %d unread, state %+v", r.Unread, r.State)
+	}
+	if !all[2].Agent.Disabled() {
+		t.Error("cid: not disabled")
 	}
 }

@@ -48,6 +48,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"NoticeCountInCheck", testNoticeCountInCheck},
 		{"RecordPulseOnce", testRecordPulseOnce},
 		{"LivenessStateRoundTrip", testLivenessStateRoundTrip},
+		{"OverviewRows", testOverviewRows},
 		{"DeepWorkOneActive", testDeepWorkOneActive},
 		{"ListDeepWorkAndEvents", testListDeepWorkAndEvents},
 		{"ActivityLogsAndCheckpoints", testActivityLogsAndCheckpoints},
