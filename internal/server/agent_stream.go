@@ -283,40 +283,22 @@ func (a *AgentServer) streamCall(ctx context.Context, call *hubv1.StreamCall) *h
 			return reply, err
 		}
 	case *hubv1.StreamCall_ListMessages:
-		method, req = hubv1.AgentService_ListMessages_FullMethodName, k.ListMessages
-		handle = func(ctx context.Context, _ any) (any, error) {
-			r, err := a.ListMessages(ctx, k.ListMessages)
-			reply.Reply = &hubv1.StreamReply_ListMessages{ListMessages: r}
-			return r, err
-		}
+		method, req, handle = carriedUnary(hubv1.AgentService_ListMessages_FullMethodName, k.ListMessages, a.ListMessages,
+			func(r *hubv1.ListMessagesResponse) { reply.Reply = &hubv1.StreamReply_ListMessages{ListMessages: r} })
 	case *hubv1.StreamCall_MarkRead:
-		method, req = hubv1.AgentService_MarkRead_FullMethodName, k.MarkRead
-		handle = func(ctx context.Context, _ any) (any, error) {
-			r, err := a.MarkRead(ctx, k.MarkRead)
-			reply.Reply = &hubv1.StreamReply_MarkRead{MarkRead: r}
-			return r, err
-		}
+		method, req, handle = carriedUnary(hubv1.AgentService_MarkRead_FullMethodName, k.MarkRead, a.MarkRead,
+			func(r *hubv1.MarkReadResponse) { reply.Reply = &hubv1.StreamReply_MarkRead{MarkRead: r} })
 	case *hubv1.StreamCall_Heartbeat:
-		method, req = hubv1.AgentService_Heartbeat_FullMethodName, k.Heartbeat
-		handle = func(ctx context.Context, _ any) (any, error) {
-			r, err := a.Heartbeat(ctx, k.Heartbeat)
-			reply.Reply = &hubv1.StreamReply_Heartbeat{Heartbeat: r}
-			return r, err
-		}
+		method, req, handle = carriedUnary(hubv1.AgentService_Heartbeat_FullMethodName, k.Heartbeat, a.Heartbeat,
+			func(r *hubv1.HeartbeatResponse) { reply.Reply = &hubv1.StreamReply_Heartbeat{Heartbeat: r} })
 	case *hubv1.StreamCall_TakeInjection:
-		method, req = hubv1.AgentService_TakeInjection_FullMethodName, k.TakeInjection
-		handle = func(ctx context.Context, _ any) (any, error) {
-			r, err := a.TakeInjection(ctx, k.TakeInjection)
-			reply.Reply = &hubv1.StreamReply_TakeInjection{TakeInjection: r}
-			return r, err
-		}
+		method, req, handle = carriedUnary(hubv1.AgentService_TakeInjection_FullMethodName, k.TakeInjection, a.TakeInjection,
+			func(r *hubv1.TakeInjectionResponse) { reply.Reply = &hubv1.StreamReply_TakeInjection{TakeInjection: r} })
 	case *hubv1.StreamCall_ConfirmDelivery:
-		method, req = hubv1.AgentService_ConfirmDelivery_FullMethodName, k.ConfirmDelivery
-		handle = func(ctx context.Context, _ any) (any, error) {
-			r, err := a.ConfirmDelivery(ctx, k.ConfirmDelivery)
-			reply.Reply = &hubv1.StreamReply_ConfirmDelivery{ConfirmDelivery: r}
-			return r, err
-		}
+		method, req, handle = carriedUnary(hubv1.AgentService_ConfirmDelivery_FullMethodName, k.ConfirmDelivery, a.ConfirmDelivery,
+			func(r *hubv1.ConfirmDeliveryResponse) {
+				reply.Reply = &hubv1.StreamReply_ConfirmDelivery{ConfirmDelivery: r}
+			})
 	}
 	ctx = grpc.NewContextWithServerTransportStream(ctx, carriedCall(method))
 	if _, err := a.s.carry(ctx, req, &grpc.UnaryServerInfo{Server: a, FullMethod: method}, handle); err != nil {
@@ -324,6 +306,16 @@ func (a *AgentServer) streamCall(ctx context.Context, call *hubv1.StreamCall) *h
 		reply.Reply = &hubv1.StreamReply_Error{Error: &hubv1.StreamError{Code: int32(st.Code()), Message: st.Message()}}
 	}
 	return reply
+}
+
+// carriedUnary is a carried call answered by its method's handler alone
+// (call), whose reply set puts into the stream's reply, error or not.
+func carriedUnary[Req, Resp any](method string, req Req, call func(context.Context, Req) (Resp, error), set func(Resp)) (string, any, grpc.UnaryHandler) {
+	return method, req, func(ctx context.Context, _ any) (any, error) {
+		r, err := call(ctx, req)
+		set(r)
+		return r, err
+	}
 }
 
 // carriedCall is the grpc.ServerTransportStream of a call a stream
