@@ -71,7 +71,10 @@ type grpcAgent struct {
 
 func (g *grpcAgent) connect(context.Context) error {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: g.source}, Timeout: 10 * time.Second}
+	// Fixed windows, as hub mcp's (mcpbridge.Dial): no bandwidth
+	// estimation's ping after each wake.
 	conn, err := grpc.NewClient(g.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(4<<20), grpc.WithInitialConnWindowSize(4<<20),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }))
 	if err != nil {
 		return err

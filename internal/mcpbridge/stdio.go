@@ -20,6 +20,10 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
 
+// replyWindow is the bridge's flow-control window per call and per
+// connection: gRPC's default largest message.
+const replyWindow = 4 << 20
+
 // Dial returns a lazily connecting gRPC client connection to the hub at
 // addr. It does not wait for the hub: calls made while the hub is down fail
 // with Unavailable, and the connection recovers on its own (within about a
@@ -43,6 +47,13 @@ func Dial(addr, token string) (*grpc.ClientConn, error) {
 			MinConnectTimeout: 2 * time.Second,
 		}),
 		grpc.WithUserAgent("hub-mcp"),
+		// Fixed windows turn off gRPC's bandwidth estimation, which answers
+		// each frame received after a quiet spell (a wake-up) with a window
+		// update and a ping: a read and a write more for the hub per wake.
+		// A window of the largest reply gRPC takes (4 MiB) lets any reply
+		// flow without waiting for an update.
+		grpc.WithInitialWindowSize(replyWindow),
+		grpc.WithInitialConnWindowSize(replyWindow),
 		grpc.WithChainUnaryInterceptor(markUnreachable),
 	}
 	if token != "" {
