@@ -3,10 +3,10 @@
 // and `hub-hook guard check`, with the flags, environment and answers of
 // `hub hook` and `hub guard check`.
 //
-// It answers on this machine what needs no hub (a tool use or a prompt
-// the agent's bridge says brings nothing new, a commit with nothing staged
+// It answers on this machine what needs no hub (a tool use, a prompt or a
+// notification the agent's bridge answers, a commit with nothing staged
 // or the guard turned off) and runs the hub binary installed beside it,
-// with the same arguments and the host's input unread, for everything
+// with the same arguments and the host's input whole, for everything
 // else. It links none of the hub's server, gRPC or generated API, whose
 // package initialisation is most of a hub command's start, so the runs
 // that are nearly all of an agent's hooks end in a few milliseconds
@@ -32,8 +32,8 @@ const usage = `Usage:
   hub-hook version                   its version, commit and build date
 
 What the agent hosts' hooks and the git pre-commit guard run (hub setup and
-hub guard install write it when it is installed beside hub). A tool use or a
-prompt with nothing new (the agent's hub mcp says so) and a commit with
+hub guard install write it when it is installed beside hub). A tool use, a
+prompt or a notification the agent's hub mcp answers and a commit with
 nothing staged (the index and HEAD say so, else git diff --cached) are
 answered here; anything else runs the hub binary beside this one with the
 same arguments, a guard check handed the staged paths (--staged).
@@ -55,10 +55,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case !ok:
 			return 0 // the failure is written; the host goes on
 		}
-		if exit, answered := hooklocal.Answered(ctx, h, event, stdin, stdout, o); answered {
+		exit, answered, read := hooklocal.Answered(ctx, h, event, stdin, stdout, o)
+		if answered {
 			return exit
 		}
-		err = execHub(args)
+		if read != nil {
+			err = giveBack(read)
+		}
+		if err == nil {
+			err = execHub(args)
+		}
 		hooklocal.Fail(stdout, stderr, "%v; nothing injected", err)
 		return 0 // a hook never breaks its host
 	case len(args) > 0 && args[0] == "guard":

@@ -41,7 +41,7 @@ func TestBridgeTakesItsHooksInjectionOnItsStream(t *testing.T) {
 	// whether the bridge answered it, and what it printed.
 	hook := func() (string, bool) {
 		var out bytes.Buffer
-		exit, ok := hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "PostToolUse",
+		exit, ok, _ := hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "PostToolUse",
 			strings.NewReader(`{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"ls"}}`), &out,
 			hooklocal.Options{Addr: addr, Token: bob, Socket: sock})
 		if exit != 0 {
