@@ -14,12 +14,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"syscall"
 
 	"github.com/agenthub/hub/internal/hooklocal"
@@ -74,9 +76,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if settled {
 				return 0
 			}
-			args = handStaged(args, paths)
+			if handed := handStaged(args, paths); len(handed) > len(args) {
+				if code, ran := checkStaged(handed, stdin, stdout, stderr); ran {
+					return code
+				}
+				// A hub older than --staged: it asks git for the paths.
+			}
 		}
-		err := execHub(args) // a check with staged paths, or another guard command
+		err := execHub(args) // a check, or another guard command
 		if !check {
 			fmt.Fprintf(stderr, "hub-hook: %v\n", err)
 			return 1
@@ -111,6 +118,68 @@ func handStaged(args, paths []string) []string {
 		return args
 	}
 	return append(append(args[:len(args):len(args)], "--staged", "--"), paths...)
+}
+
+// refusedStaged is what a hub older than `guard check --staged` says of
+// the flag (Go's flag package) before it exits 1.
+const refusedStaged = "flag provided but not defined: -staged"
+
+// checkStaged runs the hub binary beside this one for the guard check
+// args, which hand it the staged paths (handStaged), and returns its exit
+// status. ran false: no hub ran, or one older than --staged refused the
+// flag (what it wrote is dropped): the caller runs the check without it.
+// The hub's standard error is held until it exits, or past its first
+// lines, to tell its refusal of the flag from its answer.
+func checkStaged(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, ran bool) {
+	hub, err := hooklocal.Beside("hub")
+	if err != nil {
+		return 0, false
+	}
+	held := &heldWriter{w: stderr}
+	cmd := exec.Command(hub, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, held
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		return 0, false
+	}
+	if code == 1 && !held.passed && bytes.Contains(held.buf.Bytes(), []byte(refusedStaged)) {
+		return 0, false
+	}
+	held.flush()
+	return code, true
+}
+
+// heldWriter holds what is written to w up to maxHeld bytes, then writes
+// it and the rest through.
+type heldWriter struct {
+	w      io.Writer
+	buf    bytes.Buffer
+	passed bool
+}
+
+// maxHeld bounds what a heldWriter holds: a hub refusing a flag says so
+// in its first lines.
+const maxHeld = 4 << 10
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	if !h.passed && h.buf.Len()+len(p) <= maxHeld {
+		return h.buf.Write(p)
+	}
+	h.flush()
+	return h.w.Write(p)
+}
+
+// flush writes what h holds and passes the rest through.
+func (h *heldWriter) flush() {
+	if !h.passed {
+		h.passed = true
+		_, _ = h.w.Write(h.buf.Bytes())
+	}
 }
 
 // execHub runs the hub binary beside this one with args in place of this
