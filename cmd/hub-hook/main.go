@@ -38,7 +38,8 @@ hub guard install write it when it is installed beside hub). A tool use, a
 prompt or a notification the agent's hub mcp answers and a commit with
 nothing staged (the index and HEAD say so, else git diff --cached) are
 answered here; anything else runs the hub binary beside this one with the
-same arguments, a guard check handed the staged paths (--staged).
+same arguments and the host's input, a guard check handed the staged paths
+(--staged; a hub older than that flag asks git).
 `
 
 func main() {

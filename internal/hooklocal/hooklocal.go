@@ -157,9 +157,11 @@ the host goes on.
 
 When the agent's hub mcp runs on this machine, the hook asks it first, over a
 user-only Unix socket ($XDG_RUNTIME_DIR/agent-hub): a prompt or a tool use
-with nothing new is answered there and costs the hub nothing; anything else
-(something arrived, a stop, a permission request, a bridge not sure) goes to
-the hub as without a bridge.
+with nothing new is answered there and costs the hub nothing; one with
+something new, a notification and the prompt or tool use after a host event
+are answered there too, the bridge asking the hub on the stream it holds;
+anything else (a stop, a permission request, a session's start or end, a
+bridge not sure) goes to the hub as without a bridge.
 
 The hub and the agent: HUB_ADDR, and HUB_TOKEN or a token file, as hub mcp.
 
