@@ -190,7 +190,8 @@ func hookSocket(t *testing.T) string {
 // Against a hub whose stream does not take note_host_event (it lists only
 // the injection's calls), the bridge still answers its agent's
 // notification hook: it reports the event as a call of its own, on its
-// connection, and never sends the hub a call its stream does not take.
+// connection, and never sends the hub a call its stream does not take. A
+// report the hub refuses sends the hook to the hub.
 func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
 	t.Parallel()
 	past := &injectionOnlyHub{framed: make(chan struct{})}
@@ -222,6 +223,17 @@ func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
 	}
 	if n := past.ended.Load(); n != 0 {
 		t.Errorf("the hub ended %d streams for a call it does not take, want none", n)
+	}
+
+	// The hub refuses the report: the bridge does not answer for it, and
+	// the hook goes to the hub with the host's input whole, to meet the
+	// same refusal and say so as hub hook does.
+	const refused = `{"notification_type":"idle_prompt","message":"refuse this"}`
+	out.Reset()
+	exit, ok, read := hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "Notification",
+		strings.NewReader(refused), &out, hooklocal.Options{Addr: l.Addr().String(), Token: "tok", Socket: sock})
+	if ok || exit != 0 || out.String() != "" || string(read) != refused {
+		t.Errorf("a notification the hub refuses: answered %v, exit %d, printed %q, read %q; want the hook sent to the hub with the input %q", ok, exit, out.String(), read, refused)
 	}
 }
 
@@ -264,6 +276,9 @@ func (p *injectionOnlyHub) WaitForMessages(ctx context.Context, _ *hubv1.WaitFor
 }
 
 func (p *injectionOnlyHub) NoteHostEvent(_ context.Context, req *hubv1.NoteHostEventRequest) (*hubv1.NoteHostEventResponse, error) {
+	if req.GetText() == "refuse this" {
+		return nil, status.Error(codes.InvalidArgument, "refused")
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.notes = append(p.notes, req.GetEvent()+" "+req.GetText())
