@@ -3,10 +3,10 @@
 // and `hub-hook guard check`, with the flags, environment and answers of
 // `hub hook` and `hub guard check`.
 //
-// It answers on this machine what needs no hub (a tool use or a prompt
-// the agent's bridge says brings nothing new, a commit with nothing staged
+// It answers on this machine what needs no hub (a tool use, a prompt or a
+// notification the agent's bridge answers, a commit with nothing staged
 // or the guard turned off) and runs the hub binary installed beside it,
-// with the same arguments and the host's input unread, for everything
+// with the same arguments and the host's input whole, for everything
 // else. It links none of the hub's server, gRPC or generated API, whose
 // package initialisation is most of a hub command's start, so the runs
 // that are nearly all of an agent's hooks end in a few milliseconds
@@ -14,12 +14,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"syscall"
 
 	"github.com/agenthub/hub/internal/hooklocal"
@@ -32,11 +34,12 @@ const usage = `Usage:
   hub-hook version                   its version, commit and build date
 
 What the agent hosts' hooks and the git pre-commit guard run (hub setup and
-hub guard install write it when it is installed beside hub). A tool use or a
-prompt with nothing new (the agent's hub mcp says so) and a commit with
+hub guard install write it when it is installed beside hub). A tool use, a
+prompt or a notification the agent's hub mcp answers and a commit with
 nothing staged (the index and HEAD say so, else git diff --cached) are
 answered here; anything else runs the hub binary beside this one with the
-same arguments, a guard check handed the staged paths (--staged).
+same arguments and the host's input, a guard check handed the staged paths
+(--staged; a hub older than that flag asks git).
 `
 
 func main() {
@@ -55,10 +58,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case !ok:
 			return 0 // the failure is written; the host goes on
 		}
-		if exit, answered := hooklocal.Answered(ctx, h, event, stdin, stdout, o); answered {
+		exit, answered, read := hooklocal.Answered(ctx, h, event, stdin, stdout, o)
+		if answered {
 			return exit
 		}
-		err = execHub(args)
+		if read != nil {
+			err = giveBack(read)
+		}
+		if err == nil {
+			err = execHub(args)
+		}
 		hooklocal.Fail(stdout, stderr, "%v; nothing injected", err)
 		return 0 // a hook never breaks its host
 	case len(args) > 0 && args[0] == "guard":
@@ -68,9 +77,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if settled {
 				return 0
 			}
-			args = handStaged(args, paths)
+			if handed := handStaged(args, paths); len(handed) > len(args) {
+				if code, ran := checkStaged(handed, stdin, stdout, stderr); ran {
+					return code
+				}
+				// A hub older than --staged: it asks git for the paths.
+			}
 		}
-		err := execHub(args) // a check with staged paths, or another guard command
+		err := execHub(args) // a check, or another guard command
 		if !check {
 			fmt.Fprintf(stderr, "hub-hook: %v\n", err)
 			return 1
@@ -105,6 +119,68 @@ func handStaged(args, paths []string) []string {
 		return args
 	}
 	return append(append(args[:len(args):len(args)], "--staged", "--"), paths...)
+}
+
+// refusedStaged is what a hub older than `guard check --staged` says of
+// the flag (Go's flag package) before it exits 1.
+const refusedStaged = "flag provided but not defined: -staged"
+
+// checkStaged runs the hub binary beside this one for the guard check
+// args, which hand it the staged paths (handStaged), and returns its exit
+// status. ran false: no hub ran, or one older than --staged refused the
+// flag (what it wrote is dropped): the caller runs the check without it.
+// The hub's standard error is held until it exits, or past its first
+// lines, to tell its refusal of the flag from its answer.
+func checkStaged(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, ran bool) {
+	hub, err := hooklocal.Beside("hub")
+	if err != nil {
+		return 0, false
+	}
+	held := &heldWriter{w: stderr}
+	cmd := exec.Command(hub, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, held
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		return 0, false
+	}
+	if code == 1 && !held.passed && bytes.Contains(held.buf.Bytes(), []byte(refusedStaged)) {
+		return 0, false
+	}
+	held.flush()
+	return code, true
+}
+
+// heldWriter holds what is written to w up to maxHeld bytes, then writes
+// it and the rest through.
+type heldWriter struct {
+	w      io.Writer
+	buf    bytes.Buffer
+	passed bool
+}
+
+// maxHeld bounds what a heldWriter holds: a hub refusing a flag says so
+// in its first lines.
+const maxHeld = 4 << 10
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	if !h.passed && h.buf.Len()+len(p) <= maxHeld {
+		return h.buf.Write(p)
+	}
+	h.flush()
+	return h.w.Write(p)
+}
+
+// flush writes what h holds and passes the rest through.
+func (h *heldWriter) flush() {
+	if !h.passed {
+		h.passed = true
+		_, _ = h.w.Write(h.buf.Bytes())
+	}
 }
 
 // execHub runs the hub binary beside this one with args in place of this

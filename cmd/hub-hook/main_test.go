@@ -335,3 +335,45 @@ func TestTheRealHubAnswersWhatIsHandedOff(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0, {} and hub hook's warning that the hub is not reachable", code, stdout, stderr)
 	}
 }
+
+// TestGuardCheckBesideAnOlderHub: a hub older than `guard check --staged`
+// refuses the flag (exit 1, as it refuses a commit); hub-hook then runs
+// the check as before the flag, the hub asking git, and the commit goes
+// on with nothing of the refusal shown. A hub that knows the flag is run
+// once, and its refusal of the commit is the commit's, with its words.
+func TestGuardCheckBesideAnOlderHub(t *testing.T) {
+	r := newRig(t, false)
+	repo := t.TempDir()
+	cmd := exec.Command("git", "init", "-q", ".")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "a.go"), []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command("git", "add", "a.go")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v\n%s", err, out)
+	}
+	hub := func(script string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(r.dir, "hub"), []byte("#!/bin/sh\necho \"$@\" >>"+r.record+"\n"+script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// As Go's flag package refuses a flag it does not know.
+	hub(`case "$3" in --staged) printf 'flag provided but not defined: -staged\nUsage of hub guard check:\n  -timeout duration\n' >&2; echo 'hub: flag provided but not defined: -staged' >&2; exit 1;; esac` + "\nexit 0\n")
+	code, _, stderr := r.run(t, repo, "", "guard", "check")
+	if got, want := r.handedOff(t), "guard check --staged -- a.go\nguard check\n"; code != 0 || stderr != "" || got != want {
+		t.Errorf("beside an older hub: exit %d, stderr %q, the hub ran %q; want 0, nothing on stderr and %q", code, stderr, got, want)
+	}
+
+	hub("echo 'hub guard: commit refused: 1 staged path(s) reserved exclusively by other agents:' >&2\nexit 1\n")
+	code, _, stderr = r.run(t, repo, "", "guard", "check")
+	if got, want := r.handedOff(t), "guard check --staged -- a.go\n"; code != 1 || !strings.Contains(stderr, "commit refused") || got != want {
+		t.Errorf("a commit refused by the hub: exit %d, stderr %q, the hub ran %q; want 1, its refusal, and %q", code, stderr, got, want)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,5 +42,59 @@ func TestToolUseWithSomethingNewPrintsTheBridgesAnswer(t *testing.T) {
 	case <-printed:
 	case <-time.After(10 * time.Second):
 		t.Error("hub-hook did not tell the bridge it printed the answer")
+	}
+}
+
+// TestHostEventsGiveTheBridgeTheirNote: hub-hook reads the host's input
+// and hands the bridge what the run reports to the hub (Query.Note): a
+// notification that the agent waits for a person, in the host's words,
+// which a bridge that reports it answers (AnswerPrint) without the hub; a
+// tool use, that the agent works again and which call ran. A bridge that
+// does not know notes (an older one) sends the run to the hub, which gets
+// the host's input whole. A notification that asks nothing of a person
+// reports nothing and is answered here.
+func TestHostEventsGiveTheBridgeTheirNote(t *testing.T) {
+	r := newRig(t, true)
+	ln, err := hooksock.Listen(filepath.Join(r.dir, "agent-hub", filepath.Base(hooksock.Path("127.0.0.1:9", "tok-ann"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	queries := make(chan hooksock.Query, 10)
+	var older atomic.Bool
+	go hooksock.Serve(ln, "tok-ann", func(q hooksock.Query) (hooksock.Reply, func()) {
+		queries <- q
+		if older.Load() || q.Note == nil {
+			return hooksock.Reply{Answer: hooksock.AnswerHub}, nil
+		}
+		return hooksock.Reply{Answer: hooksock.AnswerPrint}, nil
+	}, slog.New(slog.DiscardHandler))
+
+	const idle = `{"hook_event_name":"Notification","session_id":"s1","notification_type":"idle_prompt","message":"Claude is waiting for your input"}`
+	code, stdout, stderr := r.run(t, "", idle, "hook", "claude", "Notification")
+	if hub := r.handedOff(t); code != 0 || stdout != "" || stderr != "" || hub != "" {
+		t.Errorf("a notification the bridge reports: exit %d, stdout %q, stderr %q, the hub got %q; want 0, nothing and no hub", code, stdout, stderr, hub)
+	}
+	want := hooksock.Note{Event: "needs_input", Text: "Claude is waiting for your input"}
+	if q := <-queries; !q.Print || q.Host != "claude" || q.Step != hooksock.StepOther || q.Note == nil || *q.Note != want {
+		t.Errorf("the notification's hook asked %+v (note %+v); want a printed answer for claude with the note %+v", q, q.Note, want)
+	}
+
+	r.run(t, "", postToolUse, "hook", "claude", "PostToolUse")
+	if q := <-queries; q.Note == nil || q.Note.Event != "tool_ran" || len(q.Note.CallKey) != 32 {
+		t.Errorf("the tool use's hook gave the note %+v; want tool_ran with the call's key", q.Note)
+	}
+
+	older.Store(true)
+	code, stdout, _ = r.run(t, "", idle, "hook", "claude", "Notification")
+	if got, want := r.handedOff(t), "hook claude Notification\n"+idle; code != 0 || stdout != "{}\n" || got != want {
+		t.Errorf("a bridge that sends the notification to the hub: exit %d, stdout %q, the hub got %q; want the hub run with %q", code, stdout, got, want)
+	}
+	<-queries
+
+	const signedIn = `{"hook_event_name":"Notification","notification_type":"auth_success","message":"signed in"}`
+	code, stdout, stderr = r.run(t, "", signedIn, "hook", "claude", "Notification")
+	if hub := r.handedOff(t); code != 0 || stdout != "" || stderr != "" || hub != "" || len(queries) != 0 {
+		t.Errorf("a notification that asks nothing: exit %d, stdout %q, stderr %q, the hub got %q, the bridge asked %d times; want 0, nothing, no hub, no bridge", code, stdout, stderr, hub, len(queries))
 	}
 }

@@ -2,9 +2,6 @@ package hook
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -65,7 +62,7 @@ func askApproval(ctx context.Context, event string, in input, o hooklocal.Option
 		return nil, err
 	}
 	defer conn.Close()
-	key := callKey(in)
+	key := hooklocal.CallKey(in.Input)
 	r, err := hubv1.NewAgentServiceClient(conn).RequestApproval(ctx, &hubv1.RequestApprovalRequest{
 		Tool: in.ToolName, Input: string(in.ToolInput), CallKey: key, SuggestedRule: suggestedRule(in),
 		WaitSeconds: int32(max(1, o.ApprovalWait/time.Second)),
@@ -96,25 +93,6 @@ func askApproval(ctx context.Context, event string, in input, o hooklocal.Option
 		return nil, nil
 	}
 	return out, nil
-}
-
-// callKey names a host's tool call the same way in its PermissionRequest
-// and its PostToolUse: the session, the tool and its input (a
-// description, which a host may add or reword between the two, left out).
-func callKey(in input) string {
-	var v any
-	if len(in.ToolInput) > 0 && json.Unmarshal(in.ToolInput, &v) == nil {
-		if m, ok := v.(map[string]any); ok {
-			delete(m, "description")
-		}
-	}
-	canon, _ := json.Marshal(v) // sorted keys: the same input gives the same bytes
-	h := sha256.New()
-	for _, part := range [][]byte{[]byte(in.SessionID), []byte(in.ToolName), canon} {
-		h.Write(part)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // permissionSuggestion is one of the rules a host offers with its

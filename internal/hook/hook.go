@@ -69,14 +69,9 @@ const confirmTimeout = 150 * time.Millisecond
 
 // input is what the hook reads of the host's JSON.
 type input struct {
-	StopHookActive bool            `json:"stop_hook_active"`
-	SessionID      string          `json:"session_id"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
+	hooklocal.Input
 	// PermissionSuggestions: a PermissionRequest's rules the host offers (approval.go).
 	PermissionSuggestions []permissionSuggestion `json:"permission_suggestions"`
-	Message               string                 `json:"message"`
-	NotificationType      string                 `json:"notification_type"`
 }
 
 // output is the JSON the hook prints.
@@ -126,7 +121,11 @@ func Run(ctx context.Context, h hooklocal.Host, event string, stdin io.Reader, s
 			return // not relayed: the host asks at once
 		}
 	}
-	bridge, rep := hooklocal.AskBridge(ctx, h, step, event, o)
+	var note *hooksock.Note
+	if n, ok := hooklocal.HostNote(step, in.Input); ok {
+		note = &n
+	}
+	bridge, rep := hooklocal.AskBridge(ctx, h, step, event, note, o)
 	switch rep.Answer {
 	case hooksock.AnswerQuiet:
 		if h.Quiet != "" {
@@ -221,6 +220,12 @@ func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.St
 		_, err := client.NoteHostEvent(ctx, &hubv1.NoteHostEventRequest{Event: string(ev), Text: text, CallKey: key})
 		return err
 	}
+	hostNote := func() error {
+		if n, ok := hooklocal.HostNote(step, in.Input); ok {
+			return note(hub.HostEvent(n.Event), n.Text, n.CallKey)
+		}
+		return nil
+	}
 	switch step {
 	case hooklocal.SessionStart:
 		r, err := client.GetStatus(ctx, &hubv1.GetStatusRequest{})
@@ -231,11 +236,7 @@ func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.St
 	case hooklocal.Inject:
 		// The agent works again: it no longer waits for a person, and a
 		// tool call a person left to the terminal is seen to run.
-		ev, key := hub.HostActive, ""
-		if in.ToolName != "" {
-			ev, key = hub.HostToolRan, callKey(in)
-		}
-		if err := note(ev, "", key); err != nil {
+		if err := hostNote(); err != nil {
 			return nil, nil, err
 		}
 		r, err := client.TakeInjection(ctx, &hubv1.TakeInjectionRequest{})
@@ -245,10 +246,7 @@ func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.St
 		out, shown := injection(event, r)
 		return out, shown, nil
 	case hooklocal.NeedsInput:
-		if text, ok := needsInput(in); ok {
-			return nil, nil, note(hub.HostNeedsInput, text, "")
-		}
-		return nil, nil, nil
+		return nil, nil, hostNote() // a notification that asks nothing of a person reports nothing
 	case hooklocal.SessionEnd:
 		if err := note(hub.HostSessionEnd, "", ""); err != nil {
 			return nil, nil, err
@@ -282,12 +280,14 @@ func injection(event string, r *hubv1.TakeInjectionResponse) (*output, []string)
 
 // InjectOutput is what `hub hook HOST EVENT` prints for a prompt or a tool
 // use (an Inject event of host) given the hub's injection r, and the IDs of
-// the messages it shows, which the hook confirms once printed: the agent's
-// bridge answers such a hook with it (hooksock.AnswerPrint,
-// mcpbridge.Options.HookOutput). ok false: host has no such event.
+// the messages it shows, which the hook confirms once printed, or for a
+// notification (r nil) once reported: the agent's bridge answers such a
+// hook with it (hooksock.AnswerPrint, mcpbridge.Options.HookOutput). ok
+// false: host has no such event.
 func InjectOutput(host, event string, r *hubv1.TakeInjectionResponse) (stdout string, shown []string, ok bool) {
 	h, known := hooklocal.Hosts[host]
-	if !known || h.Events[event] != hooklocal.Inject {
+	switch step := h.Events[event]; {
+	case !known, step != hooklocal.Inject && step != hooklocal.NeedsInput, (step == hooklocal.NeedsInput) != (r == nil):
 		return "", nil, false
 	}
 	out, shown := injection(event, r)
@@ -317,36 +317,14 @@ func messageIDs(ms []*hubv1.Message) []string {
 	return out
 }
 
-// needsInput says whether a host's notification means the agent waits for
-// a person, and in what words: an idle prompt, the host's own permission
-// prompt, a dialog asking for input. Others (a sign-in that worked) do not.
-func needsInput(in input) (string, bool) {
-	switch in.NotificationType {
-	case "", "idle_prompt", "permission_prompt", "elicitation_dialog":
-		text := strings.TrimSpace(in.Message)
-		if text == "" {
-			text = "waiting for your input"
-		}
-		return text, true
-	}
-	return "", false
-}
-
 // readInput reads the host's JSON; a host that sends none, or bad JSON,
 // gets the defaults (a stop counts as a new one). It gives up when ctx ends.
 func readInput(ctx context.Context, stdin io.Reader) input {
-	done := make(chan input, 1)
-	go func() {
-		var in input
-		_ = json.NewDecoder(io.LimitReader(stdin, hooklocal.MaxInput)).Decode(&in)
-		done <- in
-	}()
-	select {
-	case in := <-done:
-		return in
-	case <-ctx.Done():
+	var in input
+	if _, complete := hooklocal.ReadInput(ctx, stdin, &in); !complete {
 		return input{}
 	}
+	return in
 }
 
 // describe says in one line why the hub could not answer.

@@ -12,7 +12,6 @@ package hooklocal
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -158,9 +157,11 @@ the host goes on.
 
 When the agent's hub mcp runs on this machine, the hook asks it first, over a
 user-only Unix socket ($XDG_RUNTIME_DIR/agent-hub): a prompt or a tool use
-with nothing new is answered there and costs the hub nothing; anything else
-(something arrived, a stop, a permission request, a bridge not sure) goes to
-the hub as without a bridge.
+with nothing new is answered there and costs the hub nothing; one with
+something new, a notification and the prompt or tool use after a host event
+are answered there too, the bridge asking the hub on the stream it holds;
+anything else (a stop, a permission request, a session's start or end, a
+bridge not sure) goes to the hub as without a bridge.
 
 The hub and the agent: HUB_ADDR, and HUB_TOKEN or a token file, as hub mcp.
 
@@ -262,19 +263,25 @@ func AgentToken(token, tokenFile string) (string, error) {
 
 // AskBridge asks the agent's bridge on this machine about the hook run of
 // step of host h, when o names its socket, and returns its reply (Answer
-// "" when no bridge answered). After AnswerHub the hook asks the hub and,
-// once the hub has answered, tells the session Synced; after AnswerPrint
-// (a prompt or a tool use with something new, which the bridge took from
-// the hub) it prints Output and then tells the session Synced. The
-// session is nil for AnswerQuiet and no answer.
-func AskBridge(ctx context.Context, h Host, step Step, event string, o Options) (*hooksock.Session, hooksock.Reply) {
+// "" when no bridge answered). note is what the run reports to the hub
+// (HostNote; nil: nothing, or not read): a prompt, a tool use or a
+// notification with its note takes a printed answer, which the bridge
+// gives when it reported the note and took the injection on its stream.
+// After AnswerHub the hook asks the hub and, once the hub has answered,
+// tells the session Synced; after AnswerPrint it prints Output and then
+// tells the session Synced. The session is nil for AnswerQuiet and no
+// answer.
+func AskBridge(ctx context.Context, h Host, step Step, event string, note *hooksock.Note, o Options) (*hooksock.Session, hooksock.Reply) {
 	if o.Socket == "" {
 		return nil, hooksock.Reply{}
 	}
-	q := hooksock.Query{Token: o.Token, Step: hooksock.StepOther, Event: event}
-	wait := hooksock.ConnectTimeout
+	q := hooksock.Query{Token: o.Token, Step: hooksock.StepOther, Event: event, Note: note}
 	if step == Inject {
-		q.Step, q.Print, q.Host = hooksock.StepInject, true, h.Name
+		q.Step = hooksock.StepInject
+	}
+	wait := hooksock.ConnectTimeout
+	if step == Inject || note != nil {
+		q.Print, q.Host = true, h.Name
 		wait += hooksock.PrintWait
 	}
 	actx, cancel := context.WithTimeout(ctx, wait)
@@ -290,15 +297,19 @@ func AskBridge(ctx context.Context, h Host, step Step, event string, o Options) 
 	return s, rep
 }
 
-// Answered answers the hook run of host h for event when the agent's
-// bridge can: nothing new (it prints the host's quiet answer), or the
-// hook's output the bridge gives (AnswerPrint: printed as it is). It reads
-// the host's JSON through (the host writes it whole) and reports true with
-// the run's exit status. False: only the hub can answer the run (any other
-// event, no bridge, a bridge not sure), and nothing of stdin was read.
-func Answered(ctx context.Context, h Host, event string, stdin io.Reader, stdout io.Writer, o Options) (exit int, ok bool) {
-	if h.Events[event] != Inject || o.Token == "" {
-		return 0, false
+// Answered answers the hook run of host h for event when it can without
+// the hub: a notification that asks nothing of a person (the host's quiet
+// answer), or a prompt, a tool use or a notification the agent's bridge
+// answers: nothing new (quiet), or the output it gives (AnswerPrint:
+// printed as it is). It reads the host's JSON first (the host writes it
+// whole) and reports true with the run's exit status. False: only the hub
+// can answer the run (any other event, no bridge, a bridge not sure); read
+// is then what was read of stdin (nil: nothing), which the hub run in
+// this process's place is to read first.
+func Answered(ctx context.Context, h Host, event string, stdin io.Reader, stdout io.Writer, o Options) (exit int, ok bool, read []byte) {
+	step := h.Events[event]
+	if step != Inject && step != NeedsInput || o.Token == "" || o.Socket == "" {
+		return 0, false, nil
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -306,40 +317,38 @@ func Answered(ctx context.Context, h Host, event string, stdin io.Reader, stdout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	s, rep := AskBridge(ctx, h, Inject, event, o)
+	var in Input
+	read, complete := ReadInput(ctx, stdin, &in)
+	if !complete {
+		return 0, false, nil // out of time: the hub reads what is left, and gives up too
+	}
+	note, noted := HostNote(step, in)
+	if !noted && step == NeedsInput {
+		return quiet(h, stdout), true, nil
+	}
+	s, rep := AskBridge(ctx, h, step, event, &note, o)
 	switch rep.Answer {
 	case hooksock.AnswerQuiet:
-		drain(ctx, stdin)
-		if h.Quiet != "" {
-			fmt.Fprintln(stdout, h.Quiet)
-		}
-		return 0, true
+		return quiet(h, stdout), true, nil
 	case hooksock.AnswerPrint:
 		defer s.Close()
-		drain(ctx, stdin)
 		if _, err := io.WriteString(stdout, rep.Output); err == nil {
 			s.Synced() // printed: the bridge confirms what it shows
 		}
-		return rep.Exit, true
+		return rep.Exit, true, nil
 	case hooksock.AnswerHub:
 		s.Close()
 	}
-	return 0, false
+	return 0, false, read
 }
 
-// drain reads the host's JSON through, so that a host writing a large
-// one is not cut off; it gives up when ctx ends.
-func drain(ctx context.Context, stdin io.Reader) {
-	done := make(chan struct{})
-	go func() {
-		var skip json.RawMessage
-		_ = json.NewDecoder(io.LimitReader(stdin, MaxInput)).Decode(&skip)
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
+// quiet prints h's answer when there is nothing to say, and returns the
+// run's exit status.
+func quiet(h Host, stdout io.Writer) int {
+	if h.Quiet != "" {
+		fmt.Fprintln(stdout, h.Quiet)
 	}
+	return 0
 }
 
 // Beside returns the path of the executable file name in the directory of

@@ -28,6 +28,13 @@
 // PrintWait for the answer. A hook that does not say so (an older one)
 // gets AnswerQuiet or AnswerHub only, and an older bridge ignores print and
 // answers those too.
+//
+// A hook that gives its host event (Query.Note, read from the host's
+// input) lets the bridge report it too, on the same stream: a notification
+// that the agent waits for a person is then answered AnswerPrint, and so
+// is the prompt or tool use after an event of the host, which the bridge
+// reports (the agent works again) before it takes the injection. An older
+// bridge ignores the note and answers AnswerHub: the hook asks the hub.
 package hooksock
 
 import (
@@ -97,6 +104,20 @@ type Query struct {
 	// Print: the hook takes AnswerPrint, for Host (claude, codex, gemini).
 	Print bool   `json:"print,omitempty"`
 	Host  string `json:"host,omitempty"`
+	// Note is what the hook run reports of the agent's state to the hub
+	// (NoteHostEvent) before anything else, from the host's input: a
+	// notification that the agent waits for a person, a prompt or a tool
+	// use (the agent works again). With Print, the bridge may report it
+	// and answer the run.
+	Note *Note `json:"note,omitempty"`
+}
+
+// Note is a hook run's NoteHostEvent: the hub's host event (needs_input,
+// active, tool_ran), its text and the tool call's key.
+type Note struct {
+	Event   string `json:"event"`
+	Text    string `json:"text,omitempty"`
+	CallKey string `json:"call_key,omitempty"`
 }
 
 // Reply is the bridge's answer; Why says, for AnswerHub, what the bridge

@@ -78,10 +78,12 @@ type Options struct {
 	// open; "" opens none. Unused over HTTP.
 	HookSocket string
 	// HookOutput is what a hook of the agent prints for a prompt or a tool
-	// use (event) of host given the hub's injection r, and the IDs of the
-	// messages it shows (hook.InjectOutput; ok false: no such event). With
-	// it the bridge answers such a hook with something new itself, the
-	// injection taken on its stream; nil: those hooks ask the hub.
+	// use (event) of host given the hub's injection r, or for a
+	// notification (r nil), and the IDs of the messages it shows
+	// (hook.InjectOutput; ok false: no such event). With it the bridge
+	// answers such a hook with something new itself, the injection taken
+	// and the host's event reported on its stream; nil: those hooks ask
+	// the hub.
 	HookOutput func(host, event string, r *hubv1.TakeInjectionResponse) (stdout string, shown []string, ok bool)
 	// Gate checks the agent token of each streamable HTTP request that
 	// opens a session or carries no token, with the hub's refusal texts;

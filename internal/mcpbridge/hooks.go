@@ -38,9 +38,15 @@ const watchStale = pushPoll + waitGrace
 // sends the hook to the hub, as without a bridge; but a prompt or a tool
 // use of a hook that takes a printed answer, with no event of the host
 // since the last hook the hub answered, is the hub's injection alone: the
-// bridge takes it (bridge.takeInjection, on its stream) and answers with
+// bridge takes it (bridge.answerHook, on its stream) and answers with
 // the hook's output. The hub sees that hook (TakeInjection: the hook path
-// is live), so it counts as one that came back from the hub.
+// is live), so it counts as one that came back from the hub. After an
+// event of the host, a hook that gives its note (hooksock.Query.Note:
+// the agent works again) is the note and the injection: the bridge
+// reports the one and takes the other, as the hook would at the hub, and
+// that clears the event as a hook of the hub would. A notification with
+// its note is that note alone: the bridge reports it, and it is an event
+// of the host as one the hub answered.
 type known struct {
 	now   func() time.Time
 	ready func() bool // the connection to the hub is up
@@ -88,12 +94,24 @@ func (k *known) watch(cursor string) func(n int, next string, err error) {
 	}
 }
 
+// hookAct is what the bridge does itself for a hook it would send to the
+// hub, when the hook takes a printed answer.
+type hookAct int
+
+const (
+	actNone     hookAct = iota // nothing: the hook asks the hub
+	actTake                    // the injection
+	actNoteTake                // the hook's note, then the injection
+	actNote                    // the hook's note (a notification)
+)
+
 // answer answers one hook run (hooksock.Serve): quiet when nothing is new,
 // else to the hub, with what to run once the hub has answered that hook.
-// take reports that the hook's question is the hub's injection alone: no
-// event of the host waits for the hub (a prompt or a tool use, the event
-// noted by the hub's hook path, clears what those leave).
-func (k *known) answer(q hooksock.Query) (rep hooksock.Reply, synced func(), take bool) {
+// act is what the bridge may do in the hub's place: the injection alone
+// when no event of the host waits for the hub (a prompt or a tool use,
+// the event noted by the hub's hook path, clears what those leave), else
+// the hook's note first; a notification's note alone.
+func (k *known) answer(q hooksock.Query) (rep hooksock.Reply, synced func(), act hookAct) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := k.now()
@@ -123,7 +141,10 @@ func (k *known) answer(q hooksock.Query) (rep hooksock.Reply, synced func(), tak
 			k.seq++
 			k.host++
 		}
-		return hooksock.Reply{Answer: hooksock.AnswerHub, Why: fmt.Sprintf("%s is the hub's to answer", q.Event)}, again, false
+		if q.Note != nil {
+			act = actNote
+		}
+		return hooksock.Reply{Answer: hooksock.AnswerHub, Why: fmt.Sprintf("%s is the hub's to answer", q.Event)}, again, act
 	case !k.watching:
 		why = "the bridge does not follow the agent's messages now (no channel push, or between two polls)"
 	case now.Sub(k.freshAt) > watchStale:
@@ -135,9 +156,15 @@ func (k *known) answer(q hooksock.Query) (rep hooksock.Reply, synced func(), tak
 	case now.Sub(k.syncedAt) >= hookRefresh:
 		why = "the hub has not seen a hook of this agent for a while"
 	default:
-		return hooksock.Reply{Answer: hooksock.AnswerQuiet}, nil, false
+		return hooksock.Reply{Answer: hooksock.AnswerQuiet}, nil, actNone
 	}
-	return hooksock.Reply{Answer: hooksock.AnswerHub, Why: why}, synced, k.host == k.hostSynced
+	switch {
+	case k.host == k.hostSynced:
+		act = actTake
+	case q.Note != nil:
+		act = actNoteTake
+	}
+	return hooksock.Reply{Answer: hooksock.AnswerHub, Why: why}, synced, act
 }
 
 // serveHooks answers the agent's hooks at path until the returned function
@@ -155,15 +182,15 @@ func (b *bridge) serveHooks(path, token string) (stop func()) {
 	go func() {
 		defer close(done)
 		hooksock.Serve(ln, token, func(q hooksock.Query) (hooksock.Reply, func()) {
-			rep, synced, take := b.known.answer(q)
-			if take && q.Print && b.opts.HookOutput != nil {
-				printed, confirm, err := b.takeInjection(q)
+			rep, synced, act := b.known.answer(q)
+			if act != actNone && q.Print && b.opts.HookOutput != nil {
+				printed, confirm, err := b.answerHook(q, act)
 				if err == nil {
 					synced()
-					logger.Debug("hooks: answered", "event", q.Event, "answer", printed.Answer, "why", "took the injection from the hub")
+					logger.Debug("hooks: answered", "event", q.Event, "answer", printed.Answer, "why", "asked the hub on its stream")
 					return printed, confirm
 				}
-				rep.Why += "; the bridge could not take the injection: " + err.Error()
+				rep.Why += "; the bridge could not ask the hub: " + err.Error()
 			}
 			logger.Debug("hooks: answered", "event", q.Event, "answer", rep.Answer, "why", rep.Why)
 			return rep, synced
@@ -172,34 +199,46 @@ func (b *bridge) serveHooks(path, token string) (stop func()) {
 	return func() { ln.Close(); <-done }
 }
 
-// takeWait bounds the bridge's injection for a hook: within the hook's
-// wait for the answer (hooksock.PrintWait), so that a bridge that gives up
+// takeWait bounds the bridge's calls for a hook: within the hook's wait
+// for the answer (hooksock.PrintWait), so that a bridge that gives up
 // leaves the hook time to ask the hub.
 const takeWait = hooksock.PrintWait / 2
 
 // confirmWait bounds the confirmation of what a hook printed.
 const confirmWait = 2 * time.Second
 
-// takeInjection answers the hook q, a prompt or a tool use, with its
-// output (AnswerPrint): the injection taken from the hub on the bridge's
-// stream (else by a call on the bridge's connection), as the hook's
-// output shows it (Options.HookOutput). confirm, run once the hook printed
-// it, confirms the messages shown (IN_CONTEXT via hook), on the stream too.
-func (b *bridge) takeInjection(q hooksock.Query) (rep hooksock.Reply, confirm func(), err error) {
+// answerHook answers the hook q with its output (AnswerPrint), making what
+// act says on the bridge's stream (else by calls on the bridge's
+// connection): the hook's note (NoteHostEvent), then for a prompt or a
+// tool use the injection, as the hook's output shows it
+// (Options.HookOutput). confirm, run once the hook printed it, confirms
+// the messages shown (IN_CONTEXT via hook), on the stream too. An error is
+// the call's as the hook would have met it: the hook then asks the hub.
+func (b *bridge) answerHook(q hooksock.Query, act hookAct) (rep hooksock.Reply, confirm func(), err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), takeWait)
 	defer cancel()
-	req := &hubv1.TakeInjectionRequest{}
-	r, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: req}},
-		(*hubv1.StreamReply).GetTakeInjection,
-		func() (*hubv1.TakeInjectionResponse, error) { return b.client.TakeInjection(ctx, req) })
-	if err != nil {
-		return rep, nil, err
+	if act == actNote || act == actNoteTake {
+		req := &hubv1.NoteHostEventRequest{Event: q.Note.Event, Text: q.Note.Text, CallKey: q.Note.CallKey}
+		if _, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_NoteHostEvent{NoteHostEvent: req}},
+			(*hubv1.StreamReply).GetNoteHostEvent,
+			func() (*hubv1.NoteHostEventResponse, error) { return b.client.NoteHostEvent(ctx, req) }); err != nil {
+			return rep, nil, err
+		}
+	}
+	var r *hubv1.TakeInjectionResponse
+	if act != actNote {
+		req := &hubv1.TakeInjectionRequest{}
+		if r, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: req}},
+			(*hubv1.StreamReply).GetTakeInjection,
+			func() (*hubv1.TakeInjectionResponse, error) { return b.client.TakeInjection(ctx, req) }); err != nil {
+			return rep, nil, err
+		}
 	}
 	out, shown, ok := b.opts.HookOutput(q.Host, q.Event, r)
 	if !ok {
 		// The hub moved the injection's cursor: what it handed out is
 		// not shown by this hook but stays unread.
-		return rep, nil, fmt.Errorf("%s has no prompt or tool use %q", q.Host, q.Event)
+		return rep, nil, fmt.Errorf("%s has no prompt, tool use or notification %q", q.Host, q.Event)
 	}
 	confirm = func() {
 		if len(shown) == 0 {

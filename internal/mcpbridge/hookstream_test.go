@@ -3,13 +3,20 @@ package mcpbridge_test
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hook"
@@ -41,7 +48,7 @@ func TestBridgeTakesItsHooksInjectionOnItsStream(t *testing.T) {
 	// whether the bridge answered it, and what it printed.
 	hook := func() (string, bool) {
 		var out bytes.Buffer
-		exit, ok := hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "PostToolUse",
+		exit, ok, _ := hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "PostToolUse",
 			strings.NewReader(`{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"ls"}}`), &out,
 			hooklocal.Options{Addr: addr, Token: bob, Socket: sock})
 		if exit != 0 {
@@ -86,4 +93,200 @@ func TestBridgeTakesItsHooksInjectionOnItsStream(t *testing.T) {
 		a, c := rpcCounts(t, web, "")
 		return ok && o == "" && a == alone && c == carried
 	})
+}
+
+// With hub mcp holding its stream, the hooks of a host's events cost the
+// hub no call of their own either: a notification that the agent waits
+// for a person is reported by the bridge on its stream (the person's inbox
+// shows it), and the next prompt, after a message arrived, reports that
+// the agent works again and takes the injection there too, with the
+// output hub hook would print; the hook's code (hooklocal.Answered, as
+// hub-hook runs it) only prints.
+func TestBridgeReportsItsHooksHostEventsOnItsStream(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	addr, web := h.GRPCAddress(), h.HTTPAddress()
+	alice := newPoster(t, addr, h.createAgent(t, "alice"))
+	bob := h.createAgent(t, "bob")
+	sock := hookSocket(t)
+	bridgeOver(t, addr, bob, mcpbridge.Options{HookSocket: sock, HookOutput: hook.InjectOutput}, nil,
+		func(t mcp.Transport) mcp.Transport { return t }, legacyHandshake)
+	eventuallyTrue(t, 10*time.Second, "the bridge's watch stream", func() bool { return h.parkedWaiters(t) == 1 })
+	run := func(event, input string) string {
+		t.Helper()
+		var out bytes.Buffer
+		exit, ok, _ := hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], event, strings.NewReader(input), &out,
+			hooklocal.Options{Addr: addr, Token: bob, Socket: sock})
+		if !ok || exit != 0 {
+			t.Fatalf("%s: answered %v, exit %d, printed %q; want the bridge's answer, exit 0", event, ok, exit, out.String())
+		}
+		return out.String()
+	}
+	openItems := func() []string {
+		t.Helper()
+		r, err := h.admin.ListInbox(h.adminCtx(), &hubv1.ListInboxRequest{State: "open"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, it := range r.GetItems() {
+			out = append(out, it.GetAgent()+" "+it.GetKind()+" "+it.GetTitle())
+		}
+		return out
+	}
+
+	alone, carried := rpcCounts(t, web, "")
+	if out := run("Notification", `{"session_id":"s1","notification_type":"idle_prompt","message":"Claude is waiting for your input"}`); out != "" {
+		t.Errorf("the notification printed %q, want nothing (Claude Code's quiet answer)", out)
+	}
+	if a, c := rpcCounts(t, web, ""); a != alone || c != carried+1 {
+		t.Errorf("during the notification the hub answered %d calls of their own and %d carried, want none and 1", a-alone, c-carried)
+	}
+	if got, want := openItems(), []string{"bob needs_input Claude is waiting for your input"}; !slices.Equal(got, want) {
+		t.Errorf("the open inbox after the notification = %q, want %q", got, want)
+	}
+
+	id := alice.post(t, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "the build is green"})
+	alone, carried = rpcCounts(t, web, "")
+	receipts := rpcCount(t, web, "GetMessageReceipts") // the test's own
+	out := run("UserPromptSubmit", `{"session_id":"s1","prompt":"go on"}`)
+	if !strings.Contains(out, `"hookEventName":"UserPromptSubmit"`) || !strings.Contains(out, "["+id+"]") || !strings.Contains(out, "the build is green") {
+		t.Errorf("the prompt printed %q, want the host's additional context with message %s", out, id)
+	}
+	eventuallyTrue(t, 10*time.Second, "the message in bob's context via hook", func() bool {
+		return h.receipt(t, id, "bob").GetState() == "IN_CONTEXT"
+	})
+	// The prompt's note, its injection, its confirmation.
+	if a, c := rpcCounts(t, web, ""); a-(rpcCount(t, web, "GetMessageReceipts")-receipts) != alone || c != carried+3 {
+		t.Errorf("during the prompt the hub answered %d calls of their own (the test's reads of the receipt among them) and %d carried, want none and 3", a-alone, c-carried)
+	}
+	if got := openItems(); len(got) != 0 {
+		t.Errorf("the open inbox once bob works again = %q, want nothing", got)
+	}
+	if a, c := rpcCounts(t, web, "NoteHostEvent"); a != 0 || c != 2 {
+		t.Errorf("NoteHostEvent: %d calls of their own, %d carried; want 0 and 2", a, c)
+	}
+
+	// The event cleared, nothing new: the bridge answers alone.
+	eventuallyTrue(t, 10*time.Second, "a prompt with nothing new answered by the bridge alone", func() bool {
+		alone, carried := rpcCounts(t, web, "")
+		o := run("UserPromptSubmit", `{"session_id":"s1","prompt":"and then"}`)
+		a, c := rpcCounts(t, web, "")
+		return o == "" && a == alone && c == carried
+	})
+}
+
+// hookSocket returns the path of a hook socket in a new directory.
+func hookSocket(t *testing.T) string {
+	t.Helper()
+	rt, err := os.MkdirTemp("", "hb") // short: a socket's path is bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	return filepath.Join(rt, "agent-hub", "bob.sock")
+}
+
+// Against a hub whose stream does not take note_host_event (it lists only
+// the injection's calls), the bridge still answers its agent's
+// notification hook: it reports the event as a call of its own, on its
+// connection, and never sends the hub a call its stream does not take. A
+// report the hub refuses sends the hook to the hub.
+func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
+	t.Parallel()
+	past := &injectionOnlyHub{framed: make(chan struct{})}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	hubv1.RegisterAgentServiceServer(srv, past)
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
+	sock := hookSocket(t)
+	bridgeOver(t, l.Addr().String(), "tok", mcpbridge.Options{HookSocket: sock, HookOutput: hook.InjectOutput}, nil,
+		func(t mcp.Transport) mcp.Transport { return t }, legacyHandshake)
+	select {
+	case <-past.framed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bridge opened no stream")
+	}
+	var out bytes.Buffer
+	exit, ok, _ := hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "Notification",
+		strings.NewReader(`{"notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}`), &out,
+		hooklocal.Options{Addr: l.Addr().String(), Token: "tok", Socket: sock})
+	if !ok || exit != 0 || out.String() != "" {
+		t.Fatalf("the notification: answered %v, exit %d, printed %q; want the bridge's quiet answer", ok, exit, out.String())
+	}
+	if got := past.noted(); got != "needs_input Claude needs your permission to use Bash" {
+		t.Errorf("the hub was told %q as a call of its own, want the notification's needs_input", got)
+	}
+	if n := past.ended.Load(); n != 0 {
+		t.Errorf("the hub ended %d streams for a call it does not take, want none", n)
+	}
+
+	// The hub refuses the report: the bridge does not answer for it, and
+	// the hook goes to the hub with the host's input whole, to meet the
+	// same refusal and say so as hub hook does.
+	const refused = `{"notification_type":"idle_prompt","message":"refuse this"}`
+	out.Reset()
+	exit, ok, read := hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "Notification",
+		strings.NewReader(refused), &out, hooklocal.Options{Addr: l.Addr().String(), Token: "tok", Socket: sock})
+	if ok || exit != 0 || out.String() != "" || string(read) != refused {
+		t.Errorf("a notification the hub refuses: answered %v, exit %d, printed %q, read %q; want the hook sent to the hub with the input %q", ok, exit, out.String(), read, refused)
+	}
+}
+
+// injectionOnlyHub is a hub from before streams carried host events: its
+// first frame lists the injection's calls only, it ends a stream that
+// carries another, and it records the NoteHostEvent calls it answers.
+type injectionOnlyHub struct {
+	hubv1.UnimplementedAgentServiceServer
+	framed chan struct{}
+	once   sync.Once
+	ended  atomic.Int32
+	mu     sync.Mutex
+	notes  []string
+}
+
+func (p *injectionOnlyHub) Subscribe(ss grpc.BidiStreamingServer[hubv1.SubscribeRequest, hubv1.SubscribeFrame]) error {
+	if _, err := ss.Recv(); err != nil {
+		return err
+	}
+	err := ss.Send(&hubv1.SubscribeFrame{Cursor: "0", Status: &hubv1.Status{}, Calls: true, MoreCalls: []string{"take_injection", "confirm_delivery"}})
+	p.once.Do(func() { close(p.framed) })
+	if err != nil {
+		return err
+	}
+	for {
+		req, err := ss.Recv()
+		if err != nil {
+			return nil
+		}
+		if req.GetCall().GetNoteHostEvent() != nil {
+			p.ended.Add(1)
+			return status.Error(codes.InvalidArgument, "a call this stream does not take")
+		}
+	}
+}
+
+func (p *injectionOnlyHub) WaitForMessages(ctx context.Context, _ *hubv1.WaitForMessagesRequest) (*hubv1.WaitForMessagesResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (p *injectionOnlyHub) NoteHostEvent(_ context.Context, req *hubv1.NoteHostEventRequest) (*hubv1.NoteHostEventResponse, error) {
+	if req.GetText() == "refuse this" {
+		return nil, status.Error(codes.InvalidArgument, "refused")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notes = append(p.notes, req.GetEvent()+" "+req.GetText())
+	return &hubv1.NoteHostEventResponse{}, nil
+}
+
+func (p *injectionOnlyHub) noted() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.notes, "; ")
 }

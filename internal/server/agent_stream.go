@@ -254,7 +254,7 @@ func (c *streamCalls) end(out *frameSender) {
 // moreStreamCalls are the calls a stream carries beyond its first four,
 // by their StreamCall field names (SubscribeFrame.more_calls): a caller
 // sends them only to a hub that lists them.
-var moreStreamCalls = []string{"take_injection", "confirm_delivery"}
+var moreStreamCalls = []string{"take_injection", "confirm_delivery", "note_host_event"}
 
 // streamCall runs one call a stream carries, as the call of its method
 // made alone: through the interceptors of the calls alone (s.carry:
@@ -299,6 +299,9 @@ func (a *AgentServer) streamCall(ctx context.Context, call *hubv1.StreamCall) *h
 			func(r *hubv1.ConfirmDeliveryResponse) {
 				reply.Reply = &hubv1.StreamReply_ConfirmDelivery{ConfirmDelivery: r}
 			})
+	case *hubv1.StreamCall_NoteHostEvent:
+		method, req, handle = carriedUnary(hubv1.AgentService_NoteHostEvent_FullMethodName, k.NoteHostEvent, a.NoteHostEvent,
+			func(r *hubv1.NoteHostEventResponse) { reply.Reply = &hubv1.StreamReply_NoteHostEvent{NoteHostEvent: r} })
 	}
 	ctx = grpc.NewContextWithServerTransportStream(ctx, carriedCall(method))
 	if _, err := a.s.carry(ctx, req, &grpc.UnaryServerInfo{Server: a, FullMethod: method}, handle); err != nil {

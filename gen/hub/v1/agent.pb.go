@@ -938,6 +938,7 @@ type StreamCall struct {
 	//	*StreamCall_Heartbeat
 	//	*StreamCall_TakeInjection
 	//	*StreamCall_ConfirmDelivery
+	//	*StreamCall_NoteHostEvent
 	Call          isStreamCall_Call `protobuf_oneof:"call"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1041,6 +1042,15 @@ func (x *StreamCall) GetConfirmDelivery() *ConfirmDeliveryRequest {
 	return nil
 }
 
+func (x *StreamCall) GetNoteHostEvent() *NoteHostEventRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_NoteHostEvent); ok {
+			return x.NoteHostEvent
+		}
+	}
+	return nil
+}
+
 type isStreamCall_Call interface {
 	isStreamCall_Call()
 }
@@ -1077,6 +1087,13 @@ type StreamCall_ConfirmDelivery struct {
 	ConfirmDelivery *ConfirmDeliveryRequest `protobuf:"bytes,7,opt,name=confirm_delivery,json=confirmDelivery,proto3,oneof"`
 }
 
+type StreamCall_NoteHostEvent struct {
+	// As NoteHostEvent: a bridge answering its agent's hook at an event of the host (a
+	// notification, the next prompt or tool use). Only on a hub whose first frame lists it
+	// (SubscribeFrame.more_calls).
+	NoteHostEvent *NoteHostEventRequest `protobuf:"bytes,8,opt,name=note_host_event,json=noteHostEvent,proto3,oneof"`
+}
+
 func (*StreamCall_WaitForMessages) isStreamCall_Call() {}
 
 func (*StreamCall_ListMessages) isStreamCall_Call() {}
@@ -1088,6 +1105,8 @@ func (*StreamCall_Heartbeat) isStreamCall_Call() {}
 func (*StreamCall_TakeInjection) isStreamCall_Call() {}
 
 func (*StreamCall_ConfirmDelivery) isStreamCall_Call() {}
+
+func (*StreamCall_NoteHostEvent) isStreamCall_Call() {}
 
 // StreamReply is the reply to a call a stream carried (SubscribeFrame.reply).
 type StreamReply struct {
@@ -1103,6 +1122,7 @@ type StreamReply struct {
 	//	*StreamReply_Error
 	//	*StreamReply_TakeInjection
 	//	*StreamReply_ConfirmDelivery
+	//	*StreamReply_NoteHostEvent
 	Reply         isStreamReply_Reply `protobuf_oneof:"reply"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1215,6 +1235,15 @@ func (x *StreamReply) GetConfirmDelivery() *ConfirmDeliveryResponse {
 	return nil
 }
 
+func (x *StreamReply) GetNoteHostEvent() *NoteHostEventResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_NoteHostEvent); ok {
+			return x.NoteHostEvent
+		}
+	}
+	return nil
+}
+
 type isStreamReply_Reply interface {
 	isStreamReply_Reply()
 }
@@ -1248,6 +1277,10 @@ type StreamReply_ConfirmDelivery struct {
 	ConfirmDelivery *ConfirmDeliveryResponse `protobuf:"bytes,8,opt,name=confirm_delivery,json=confirmDelivery,proto3,oneof"`
 }
 
+type StreamReply_NoteHostEvent struct {
+	NoteHostEvent *NoteHostEventResponse `protobuf:"bytes,9,opt,name=note_host_event,json=noteHostEvent,proto3,oneof"`
+}
+
 func (*StreamReply_WaitForMessages) isStreamReply_Reply() {}
 
 func (*StreamReply_ListMessages) isStreamReply_Reply() {}
@@ -1261,6 +1294,8 @@ func (*StreamReply_Error) isStreamReply_Reply() {}
 func (*StreamReply_TakeInjection) isStreamReply_Reply() {}
 
 func (*StreamReply_ConfirmDelivery) isStreamReply_Reply() {}
+
+func (*StreamReply_NoteHostEvent) isStreamReply_Reply() {}
 
 // StreamError is why a call a stream carried failed.
 type StreamError struct {
@@ -4164,7 +4199,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"confirmIds\x12\x14\n" +
 	"\x05watch\x18\x05 \x01(\bR\x05watch\x12&\n" +
 	"\x04call\x18\x06 \x01(\v2\x12.hub.v1.StreamCallR\x04call\x12\x1b\n" +
-	"\tcancel_id\x18\a \x01(\x04R\bcancelId\"\xbc\x03\n" +
+	"\tcancel_id\x18\a \x01(\x04R\bcancelId\"\x84\x04\n" +
 	"\n" +
 	"StreamCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12L\n" +
@@ -4173,8 +4208,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\tmark_read\x18\x04 \x01(\v2\x17.hub.v1.MarkReadRequestH\x00R\bmarkRead\x128\n" +
 	"\theartbeat\x18\x05 \x01(\v2\x18.hub.v1.HeartbeatRequestH\x00R\theartbeat\x12E\n" +
 	"\x0etake_injection\x18\x06 \x01(\v2\x1c.hub.v1.TakeInjectionRequestH\x00R\rtakeInjection\x12K\n" +
-	"\x10confirm_delivery\x18\a \x01(\v2\x1e.hub.v1.ConfirmDeliveryRequestH\x00R\x0fconfirmDeliveryB\x06\n" +
-	"\x04call\"\xf1\x03\n" +
+	"\x10confirm_delivery\x18\a \x01(\v2\x1e.hub.v1.ConfirmDeliveryRequestH\x00R\x0fconfirmDelivery\x12F\n" +
+	"\x0fnote_host_event\x18\b \x01(\v2\x1c.hub.v1.NoteHostEventRequestH\x00R\rnoteHostEventB\x06\n" +
+	"\x04call\"\xba\x04\n" +
 	"\vStreamReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12M\n" +
 	"\x11wait_for_messages\x18\x02 \x01(\v2\x1f.hub.v1.WaitForMessagesResponseH\x00R\x0fwaitForMessages\x12C\n" +
@@ -4183,7 +4219,8 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\theartbeat\x18\x05 \x01(\v2\x19.hub.v1.HeartbeatResponseH\x00R\theartbeat\x12+\n" +
 	"\x05error\x18\x06 \x01(\v2\x13.hub.v1.StreamErrorH\x00R\x05error\x12F\n" +
 	"\x0etake_injection\x18\a \x01(\v2\x1d.hub.v1.TakeInjectionResponseH\x00R\rtakeInjection\x12L\n" +
-	"\x10confirm_delivery\x18\b \x01(\v2\x1f.hub.v1.ConfirmDeliveryResponseH\x00R\x0fconfirmDeliveryB\a\n" +
+	"\x10confirm_delivery\x18\b \x01(\v2\x1f.hub.v1.ConfirmDeliveryResponseH\x00R\x0fconfirmDelivery\x12G\n" +
+	"\x0fnote_host_event\x18\t \x01(\v2\x1d.hub.v1.NoteHostEventResponseH\x00R\rnoteHostEventB\a\n" +
 	"\x05reply\";\n" +
 	"\vStreamError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
@@ -4539,39 +4576,39 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(*Status)(nil),                          // 65: hub.v1.Status
 	(Priority)(0),                           // 66: hub.v1.Priority
 	(*Message)(nil),                         // 67: hub.v1.Message
-	(*ActivityLog)(nil),                     // 68: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 69: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 70: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 71: hub.v1.Checkpoint
-	(*DeliveryPath)(nil),                    // 72: hub.v1.DeliveryPath
-	(*Reservation)(nil),                     // 73: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 74: hub.v1.ReservationConflict
-	(*Agent)(nil),                           // 75: hub.v1.Agent
-	(*SearchHit)(nil),                       // 76: hub.v1.SearchHit
-	(*Receipt)(nil),                         // 77: hub.v1.Receipt
-	(*CreateTaskRequest)(nil),               // 78: hub.v1.CreateTaskRequest
-	(*ListTasksRequest)(nil),                // 79: hub.v1.ListTasksRequest
-	(*GetTaskRequest)(nil),                  // 80: hub.v1.GetTaskRequest
-	(*UpdateTaskRequest)(nil),               // 81: hub.v1.UpdateTaskRequest
-	(*ClaimTaskRequest)(nil),                // 82: hub.v1.ClaimTaskRequest
-	(*NextTaskRequest)(nil),                 // 83: hub.v1.NextTaskRequest
-	(*CompleteTaskRequest)(nil),             // 84: hub.v1.CompleteTaskRequest
-	(*BlockTaskRequest)(nil),                // 85: hub.v1.BlockTaskRequest
-	(*RequestApprovalRequest)(nil),          // 86: hub.v1.RequestApprovalRequest
-	(*AskHumanRequest)(nil),                 // 87: hub.v1.AskHumanRequest
-	(*NoteHostEventRequest)(nil),            // 88: hub.v1.NoteHostEventRequest
-	(*GetUsageRequest)(nil),                 // 89: hub.v1.GetUsageRequest
-	(*CreateTaskResponse)(nil),              // 90: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 91: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 92: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 93: hub.v1.UpdateTaskResponse
-	(*ClaimTaskResponse)(nil),               // 94: hub.v1.ClaimTaskResponse
-	(*NextTaskResponse)(nil),                // 95: hub.v1.NextTaskResponse
-	(*CompleteTaskResponse)(nil),            // 96: hub.v1.CompleteTaskResponse
-	(*BlockTaskResponse)(nil),               // 97: hub.v1.BlockTaskResponse
-	(*RequestApprovalResponse)(nil),         // 98: hub.v1.RequestApprovalResponse
-	(*AskHumanResponse)(nil),                // 99: hub.v1.AskHumanResponse
-	(*NoteHostEventResponse)(nil),           // 100: hub.v1.NoteHostEventResponse
+	(*NoteHostEventRequest)(nil),            // 68: hub.v1.NoteHostEventRequest
+	(*NoteHostEventResponse)(nil),           // 69: hub.v1.NoteHostEventResponse
+	(*ActivityLog)(nil),                     // 70: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 71: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 72: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 73: hub.v1.Checkpoint
+	(*DeliveryPath)(nil),                    // 74: hub.v1.DeliveryPath
+	(*Reservation)(nil),                     // 75: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 76: hub.v1.ReservationConflict
+	(*Agent)(nil),                           // 77: hub.v1.Agent
+	(*SearchHit)(nil),                       // 78: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 79: hub.v1.Receipt
+	(*CreateTaskRequest)(nil),               // 80: hub.v1.CreateTaskRequest
+	(*ListTasksRequest)(nil),                // 81: hub.v1.ListTasksRequest
+	(*GetTaskRequest)(nil),                  // 82: hub.v1.GetTaskRequest
+	(*UpdateTaskRequest)(nil),               // 83: hub.v1.UpdateTaskRequest
+	(*ClaimTaskRequest)(nil),                // 84: hub.v1.ClaimTaskRequest
+	(*NextTaskRequest)(nil),                 // 85: hub.v1.NextTaskRequest
+	(*CompleteTaskRequest)(nil),             // 86: hub.v1.CompleteTaskRequest
+	(*BlockTaskRequest)(nil),                // 87: hub.v1.BlockTaskRequest
+	(*RequestApprovalRequest)(nil),          // 88: hub.v1.RequestApprovalRequest
+	(*AskHumanRequest)(nil),                 // 89: hub.v1.AskHumanRequest
+	(*GetUsageRequest)(nil),                 // 90: hub.v1.GetUsageRequest
+	(*CreateTaskResponse)(nil),              // 91: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 92: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 93: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 94: hub.v1.UpdateTaskResponse
+	(*ClaimTaskResponse)(nil),               // 95: hub.v1.ClaimTaskResponse
+	(*NextTaskResponse)(nil),                // 96: hub.v1.NextTaskResponse
+	(*CompleteTaskResponse)(nil),            // 97: hub.v1.CompleteTaskResponse
+	(*BlockTaskResponse)(nil),               // 98: hub.v1.BlockTaskResponse
+	(*RequestApprovalResponse)(nil),         // 99: hub.v1.RequestApprovalResponse
+	(*AskHumanResponse)(nil),                // 100: hub.v1.AskHumanResponse
 	(*UsageReport)(nil),                     // 101: hub.v1.UsageReport
 }
 var file_hub_v1_agent_proto_depIdxs = []int32{
@@ -4589,135 +4626,137 @@ var file_hub_v1_agent_proto_depIdxs = []int32{
 	0,   // 11: hub.v1.StreamCall.heartbeat:type_name -> hub.v1.HeartbeatRequest
 	49,  // 12: hub.v1.StreamCall.take_injection:type_name -> hub.v1.TakeInjectionRequest
 	60,  // 13: hub.v1.StreamCall.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryRequest
-	11,  // 14: hub.v1.StreamReply.wait_for_messages:type_name -> hub.v1.WaitForMessagesResponse
-	7,   // 15: hub.v1.StreamReply.list_messages:type_name -> hub.v1.ListMessagesResponse
-	9,   // 16: hub.v1.StreamReply.mark_read:type_name -> hub.v1.MarkReadResponse
-	1,   // 17: hub.v1.StreamReply.heartbeat:type_name -> hub.v1.HeartbeatResponse
-	15,  // 18: hub.v1.StreamReply.error:type_name -> hub.v1.StreamError
-	50,  // 19: hub.v1.StreamReply.take_injection:type_name -> hub.v1.TakeInjectionResponse
-	61,  // 20: hub.v1.StreamReply.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryResponse
-	67,  // 21: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
-	65,  // 22: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
-	14,  // 23: hub.v1.SubscribeFrame.reply:type_name -> hub.v1.StreamReply
-	68,  // 24: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	69,  // 25: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	70,  // 26: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	71,  // 27: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	69,  // 28: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	64,  // 29: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	70,  // 30: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	70,  // 31: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	70,  // 32: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	70,  // 33: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	69,  // 34: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	67,  // 35: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
-	35,  // 36: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	64,  // 37: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
-	72,  // 38: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
-	38,  // 39: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	73,  // 40: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	74,  // 41: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	73,  // 42: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	73,  // 43: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	73,  // 44: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	75,  // 45: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	67,  // 46: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
-	67,  // 47: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
-	64,  // 48: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
-	64,  // 49: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
-	66,  // 50: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
-	76,  // 51: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	57,  // 52: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
-	64,  // 53: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
-	67,  // 54: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	77,  // 55: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	0,   // 56: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,   // 57: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,   // 58: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,   // 59: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,   // 60: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10,  // 61: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12,  // 62: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
-	17,  // 63: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	19,  // 64: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	21,  // 65: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	23,  // 66: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	25,  // 67: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	27,  // 68: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	29,  // 69: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	31,  // 70: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	33,  // 71: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	36,  // 72: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	39,  // 73: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	41,  // 74: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	43,  // 75: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	45,  // 76: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	47,  // 77: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	49,  // 78: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
-	51,  // 79: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
-	53,  // 80: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
-	55,  // 81: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
-	58,  // 82: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
-	78,  // 83: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
-	79,  // 84: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
-	80,  // 85: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
-	81,  // 86: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
-	82,  // 87: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
-	83,  // 88: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
-	84,  // 89: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
-	85,  // 90: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
-	86,  // 91: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
-	87,  // 92: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
-	88,  // 93: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
-	89,  // 94: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
-	60,  // 95: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
-	62,  // 96: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
-	1,   // 97: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,   // 98: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,   // 99: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,   // 100: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,   // 101: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11,  // 102: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	16,  // 103: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
-	18,  // 104: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	20,  // 105: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	22,  // 106: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	24,  // 107: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	26,  // 108: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	28,  // 109: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	30,  // 110: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	32,  // 111: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	34,  // 112: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	37,  // 113: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	40,  // 114: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	42,  // 115: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	44,  // 116: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	46,  // 117: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	48,  // 118: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	50,  // 119: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	52,  // 120: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	54,  // 121: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	56,  // 122: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	59,  // 123: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	90,  // 124: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	91,  // 125: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	92,  // 126: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
-	93,  // 127: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	94,  // 128: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
-	95,  // 129: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
-	96,  // 130: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
-	97,  // 131: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
-	98,  // 132: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
-	99,  // 133: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
-	100, // 134: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
-	101, // 135: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
-	61,  // 136: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
-	63,  // 137: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
-	97,  // [97:138] is the sub-list for method output_type
-	56,  // [56:97] is the sub-list for method input_type
-	56,  // [56:56] is the sub-list for extension type_name
-	56,  // [56:56] is the sub-list for extension extendee
-	0,   // [0:56] is the sub-list for field type_name
+	68,  // 14: hub.v1.StreamCall.note_host_event:type_name -> hub.v1.NoteHostEventRequest
+	11,  // 15: hub.v1.StreamReply.wait_for_messages:type_name -> hub.v1.WaitForMessagesResponse
+	7,   // 16: hub.v1.StreamReply.list_messages:type_name -> hub.v1.ListMessagesResponse
+	9,   // 17: hub.v1.StreamReply.mark_read:type_name -> hub.v1.MarkReadResponse
+	1,   // 18: hub.v1.StreamReply.heartbeat:type_name -> hub.v1.HeartbeatResponse
+	15,  // 19: hub.v1.StreamReply.error:type_name -> hub.v1.StreamError
+	50,  // 20: hub.v1.StreamReply.take_injection:type_name -> hub.v1.TakeInjectionResponse
+	61,  // 21: hub.v1.StreamReply.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryResponse
+	69,  // 22: hub.v1.StreamReply.note_host_event:type_name -> hub.v1.NoteHostEventResponse
+	67,  // 23: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
+	65,  // 24: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
+	14,  // 25: hub.v1.SubscribeFrame.reply:type_name -> hub.v1.StreamReply
+	70,  // 26: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	71,  // 27: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	72,  // 28: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	73,  // 29: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	71,  // 30: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	64,  // 31: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	72,  // 32: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	72,  // 33: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	72,  // 34: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	72,  // 35: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	71,  // 36: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	67,  // 37: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	35,  // 38: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
+	64,  // 39: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	74,  // 40: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
+	38,  // 41: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
+	75,  // 42: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	76,  // 43: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	75,  // 44: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	75,  // 45: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	75,  // 46: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	77,  // 47: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	67,  // 48: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	67,  // 49: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	64,  // 50: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
+	64,  // 51: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
+	66,  // 52: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
+	78,  // 53: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	57,  // 54: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
+	64,  // 55: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
+	67,  // 56: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	79,  // 57: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	0,   // 58: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,   // 59: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,   // 60: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,   // 61: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,   // 62: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10,  // 63: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12,  // 64: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
+	17,  // 65: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	19,  // 66: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	21,  // 67: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	23,  // 68: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	25,  // 69: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	27,  // 70: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	29,  // 71: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	31,  // 72: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	33,  // 73: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	36,  // 74: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	39,  // 75: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	41,  // 76: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	43,  // 77: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	45,  // 78: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	47,  // 79: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	49,  // 80: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	51,  // 81: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	53,  // 82: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
+	55,  // 83: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
+	58,  // 84: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
+	80,  // 85: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
+	81,  // 86: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
+	82,  // 87: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
+	83,  // 88: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
+	84,  // 89: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
+	85,  // 90: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
+	86,  // 91: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
+	87,  // 92: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
+	88,  // 93: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
+	89,  // 94: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
+	68,  // 95: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
+	90,  // 96: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
+	60,  // 97: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
+	62,  // 98: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
+	1,   // 99: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,   // 100: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,   // 101: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,   // 102: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,   // 103: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11,  // 104: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	16,  // 105: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
+	18,  // 106: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	20,  // 107: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	22,  // 108: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	24,  // 109: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	26,  // 110: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	28,  // 111: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	30,  // 112: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	32,  // 113: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	34,  // 114: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	37,  // 115: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	40,  // 116: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	42,  // 117: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	44,  // 118: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	46,  // 119: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	48,  // 120: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	50,  // 121: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	52,  // 122: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	54,  // 123: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	56,  // 124: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	59,  // 125: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	91,  // 126: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	92,  // 127: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	93,  // 128: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	94,  // 129: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	95,  // 130: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	96,  // 131: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	97,  // 132: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	98,  // 133: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	99,  // 134: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
+	100, // 135: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
+	69,  // 136: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
+	101, // 137: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
+	61,  // 138: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
+	63,  // 139: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
+	99,  // [99:140] is the sub-list for method output_type
+	58,  // [58:99] is the sub-list for method input_type
+	58,  // [58:58] is the sub-list for extension type_name
+	58,  // [58:58] is the sub-list for extension extendee
+	0,   // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -4738,6 +4777,7 @@ func file_hub_v1_agent_proto_init() {
 		(*StreamCall_Heartbeat)(nil),
 		(*StreamCall_TakeInjection)(nil),
 		(*StreamCall_ConfirmDelivery)(nil),
+		(*StreamCall_NoteHostEvent)(nil),
 	}
 	file_hub_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
 		(*StreamReply_WaitForMessages)(nil),
@@ -4747,6 +4787,7 @@ func file_hub_v1_agent_proto_init() {
 		(*StreamReply_Error)(nil),
 		(*StreamReply_TakeInjection)(nil),
 		(*StreamReply_ConfirmDelivery)(nil),
+		(*StreamReply_NoteHostEvent)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -1,0 +1,122 @@
+package app_test
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+
+	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/app"
+)
+
+// A host's event carried by the stream (a bridge answering its agent's
+// notification hook) is NoteHostEvent: waiting for a person opens the
+// needs-input item once, working again withdraws it. It is counted in
+// hub_rpcs_total under its own name (and in hub_stream_calls_total) and
+// logged as the call alone, via=stream; a bad one fails as the call alone
+// fails, and the stream goes on.
+func TestSubscribeCarriesHostEvents(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	m := relHub(t, func(m *app.Main) {
+		m.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	adminTok, err := m.AdminToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(m.GRPCAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := &coreHub{m: m, token: adminTok, admin: hubv1.NewAdminServiceClient(conn), agent: hubv1.NewAgentServiceClient(conn), adm: coreBearer(adminTok), base: "http://" + m.HTTPAddress()}
+	alice := h.newAgent(t, "alice")
+
+	ctx, cancel := context.WithCancel(coreBearer(alice))
+	defer cancel()
+	st, err := openStream(ctx, h.agent, &hubv1.SubscribeRequest{Watch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Recv()
+	if err != nil {
+		t.Fatalf("first frame: %v", err)
+	}
+	if !first.GetCalls() || !slices.Contains(first.GetMoreCalls(), "note_host_event") {
+		t.Fatalf("first frame = %v, want calls set and more_calls naming note_host_event", first)
+	}
+	note := func(id uint64, req *hubv1.NoteHostEventRequest) *hubv1.StreamReply {
+		t.Helper()
+		return callOn(t, st, &hubv1.StreamCall{Id: id, Call: &hubv1.StreamCall_NoteHostEvent{NoteHostEvent: req}})
+	}
+	open := func() []string {
+		t.Helper()
+		r, err := h.admin.ListInbox(h.adm, &hubv1.ListInboxRequest{State: "open"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, it := range r.GetItems() {
+			out = append(out, it.GetAgent()+" "+it.GetKind()+" "+it.GetTitle())
+		}
+		return out
+	}
+
+	for id := uint64(1); id <= 2; id++ {
+		if r := note(id, &hubv1.NoteHostEventRequest{Event: "needs_input", Text: "Claude is waiting for your input"}); r.GetNoteHostEvent() == nil {
+			t.Fatalf("needs_input on the stream = %v, want its reply", r)
+		}
+	}
+	if got, want := open(), []string{"alice needs_input Claude is waiting for your input"}; !slices.Equal(got, want) {
+		t.Fatalf("the open inbox after two notifications = %q, want %q", got, want)
+	}
+	if r := note(3, &hubv1.NoteHostEventRequest{Event: "active"}); r.GetNoteHostEvent() == nil {
+		t.Fatalf("active on the stream = %v, want its reply", r)
+	}
+	if got := open(); len(got) != 0 {
+		t.Fatalf("the open inbox once alice works again = %q, want nothing", got)
+	}
+
+	for i, req := range []*hubv1.NoteHostEventRequest{
+		{Event: "sleeping"},
+		{Event: "tool_ran", CallKey: strings.Repeat("k", 1000)},
+	} {
+		got := note(uint64(10+i), req).GetError()
+		_, alone := h.agent.NoteHostEvent(coreBearer(alice), req)
+		if codes.Code(got.GetCode()) != codes.InvalidArgument || alone == nil || !strings.Contains(alone.Error(), got.GetMessage()) {
+			t.Errorf("%v on the stream: %v; want InvalidArgument as alone: %v", req, got, alone)
+		}
+	}
+	if r := note(12, &hubv1.NoteHostEventRequest{Event: "active"}); r.GetNoteHostEvent() == nil {
+		t.Fatalf("the stream after the errors: %v", r)
+	}
+
+	_, metrics, _ := h.do(t, "GET", "/metrics", "", "")
+	for _, want := range []string{
+		`hub_rpcs_total{code="OK",method="NoteHostEvent",service="AgentService"} 4`,
+		`hub_stream_calls_total{code="OK",method="NoteHostEvent",service="AgentService"} 4`,
+		`hub_rpcs_total{code="InvalidArgument",method="NoteHostEvent",service="AgentService"} 4`,
+		`hub_stream_calls_total{code="InvalidArgument",method="NoteHostEvent",service="AgentService"} 2`,
+	} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics has no line %q", want)
+		}
+	}
+	var logged int
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "method=/hub.v1.AgentService/NoteHostEvent") && strings.Contains(line, "code=OK") &&
+			strings.Contains(line, "agent=alice") && strings.Contains(line, "via=stream") {
+			logged++
+		}
+	}
+	if logged != 4 {
+		t.Errorf("the log has %d lines of alice's NoteHostEvent via=stream, want 4", logged)
+	}
+}
