@@ -50,6 +50,22 @@ const streamSentMax = 1024
 // parked waits), EUNAUTHORIZED (the token was revoked), EPERMISSION
 // (agent disabled), the store's.
 func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeRequest) (*Stream, error) {
+	// On a goroutine of its own, as a wait's reads are (onOwnStack): the
+	// store reads grow a stack past 8 KiB, which the call's goroutine,
+	// parked reading the stream's requests for as long as it lasts, would
+	// keep.
+	var st *Stream
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		st, err = s.subscribe(ctx, caller, req)
+	}()
+	<-done
+	return st, err
+}
+
+func (s *Waits) subscribe(ctx context.Context, caller *Agent, req SubscribeRequest) (*Stream, error) {
 	after, err := ParseMessageID("after_id", req.AfterID)
 	if err != nil {
 		return nil, err
