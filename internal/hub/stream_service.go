@@ -27,11 +27,11 @@ type Stream struct {
 	more   bool         // the last look read a full page: look again
 	idle   Timer        // StreamIdle since the last frame sent
 
-	pmu     sync.Mutex
-	woken   bool // a wake-up came since the pump last looked
-	idleDue bool // StreamIdle passed since the last frame sent
-	running bool // a pump runs
-	stopped bool // the stream ended or was closed: no pump starts
+	pmu     sync.Mutex // guards the four below; a wake-up takes it with the registry's lock held
+	woken   bool       // a wake-up came since the pump last looked
+	idleDue bool       // StreamIdle passed since the last frame sent
+	running bool       // a pump runs
+	stopped bool       // the stream ended or was closed: no pump starts
 	pumps   sync.WaitGroup
 	once    sync.Once
 	mu      sync.Mutex
@@ -154,8 +154,8 @@ func errStreamStopping() error {
 // or EPERMISSION after a revocation, EUNAVAILABLE when the hub stops,
 // send's error or the store's; nothing is sent after it.
 func (st *Stream) Serve(send func(*StreamFrame) error, end func(error)) {
-	st.send, st.end = send, end
 	st.pmu.Lock()
+	st.send, st.end = send, end
 	st.idle = st.s.clock.AfterFunc(StreamIdle, st.idleFired)
 	st.startLocked()
 	st.pmu.Unlock()
@@ -322,11 +322,11 @@ func (st *Stream) Close() {
 	st.once.Do(func() {
 		st.pmu.Lock()
 		st.stopped = true
+		st.pmu.Unlock()
+		st.pumps.Wait()
 		if st.idle != nil {
 			st.idle.Stop()
 		}
-		st.pmu.Unlock()
-		st.pumps.Wait()
 		st.w.Close()
 		// A caller that went away leaves no live path behind; one that
 		// ends for a resync or a restart comes back within its window.
