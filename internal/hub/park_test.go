@@ -115,10 +115,8 @@ func TestRevokeEndsEveryKindOfPark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if _, err := st.Next(ctx); err != nil { // its first frame
-		t.Fatal(err)
-	}
+	rd := serveStream(t, st)
+	rd.take(t, nil) // its first frame
 	alices := h.parkedWait(t, ctx, alice, hub.WaitRequest{TimeoutSeconds: longWait})
 	feed := h.Feed()
 	patStream, err := feed.Subscribe(hub.PersonPrincipal("pat"), feed.Epoch())
@@ -138,8 +136,7 @@ func TestRevokeEndsEveryKindOfPark(t *testing.T) {
 	if err := <-approval; err != nil {
 		t.Errorf("bob's parked approval: %v, want it ended unanswered", err)
 	}
-	_, err = st.Next(ctx)
-	wantCode(t, "bob's stream of wake-ups", err, hub.EUNAUTHORIZED)
+	wantCode(t, "bob's stream of wake-ups", <-rd.ended, hub.EUNAUTHORIZED)
 	for what, s := range map[string]*hub.Subscription{"pat's stream": patStream, "the admin's stream": adminStream} {
 		select {
 		case <-s.Done():

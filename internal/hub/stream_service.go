@@ -6,12 +6,11 @@ import (
 )
 
 // A Stream is one Subscribe call (stream.go): Subscribe opens it, the
-// caller's handler takes frames with Next, sends each and reports it with
-// Sent, and closes the stream when the call ends. Next reads and parks on
-// the handler's own goroutine, woken as the agent's waits are: the stream
-// is one of the agent's parked waits (Waiters, bounded by
-// --max-waiters-per-agent and --max-waiters), ended the same way by a
-// revocation.
+// caller's handler starts it with Serve, which sends its frames, and
+// closes it when the call ends. A stream is one of the agent's parked
+// waits (Waiters, bounded by --max-waiters-per-agent and --max-waiters),
+// woken and ended by a revocation as they are; between wake-ups it holds
+// no goroutine.
 type Stream struct {
 	s      *Waits
 	caller *Agent
@@ -19,17 +18,24 @@ type Stream struct {
 	limit  int
 	w      *Waiter
 	ctx    context.Context // the call's: once it ended, the caller went away
+	send   func(*StreamFrame) error
+	end    func(error)
 
-	// Owned by Next's goroutine.
-	cursor      int64        // after what the stream has handed out
-	first       *StreamFrame // the first frame, until Next hands it out
-	woken, more bool         // look at once: a wake-up came, or the last look read a full page
-	idle        Timer        // StreamIdle since the last frame or look
-	fetch       func() (look, error)
+	// Owned by the running pump.
+	cursor int64        // after what the stream has handed out
+	first  *StreamFrame // the first frame, until it is sent
+	more   bool         // the last look read a full page: look again
+	idle   Timer        // StreamIdle since the last frame sent
 
-	once sync.Once
-	mu   sync.Mutex
-	sent map[int64]bool // messages of frames sent and not yet confirmed: at most streamSentMax
+	pmu     sync.Mutex // guards the four below; a wake-up takes it with the registry's lock held
+	woken   bool       // a wake-up came since the pump last looked
+	idleDue bool       // StreamIdle passed since the last frame sent
+	running bool       // a pump runs
+	stopped bool       // the stream ended or was closed: no pump starts
+	pumps   sync.WaitGroup
+	once    sync.Once
+	mu      sync.Mutex
+	sent    map[int64]bool // messages of frames sent and not yet confirmed: at most streamSentMax
 }
 
 // streamSentMax bounds the messages a stream remembers having sent until
@@ -44,6 +50,22 @@ const streamSentMax = 1024
 // parked waits), EUNAUTHORIZED (the token was revoked), EPERMISSION
 // (agent disabled), the store's.
 func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeRequest) (*Stream, error) {
+	// On a goroutine of its own, as a wait's reads are (onOwnStack): the
+	// store reads grow a stack past 8 KiB, which the call's goroutine,
+	// parked reading the stream's requests for as long as it lasts, would
+	// keep.
+	var st *Stream
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		st, err = s.subscribe(ctx, caller, req)
+	}()
+	<-done
+	return st, err
+}
+
+func (s *Waits) subscribe(ctx context.Context, caller *Agent, req SubscribeRequest) (*Stream, error) {
 	after, err := ParseMessageID("after_id", req.AfterID)
 	if err != nil {
 		return nil, err
@@ -64,11 +86,12 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 	}
 	// Registered before the cursor is placed: a message committed after
 	// that wakes the stream.
-	w, err := s.waiters.Register(caller.ID, caller.authEpoch, caller.authHash)
+	st := &Stream{s: s, caller: caller, via: via, limit: limit, cursor: after, ctx: ctx, woken: true}
+	w, err := s.waiters.register(caller.ID, caller.authEpoch, caller.authHash, st.wake)
 	if err != nil {
 		return nil, err
 	}
-	st := &Stream{s: s, caller: caller, via: via, limit: limit, w: w, cursor: after, ctx: ctx, woken: true}
+	st.w = w
 	err = view(ctx, s.store, func(tx waitsTx) error {
 		if after > 0 {
 			return checkCursor(tx, "after_id", after)
@@ -95,15 +118,6 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 		s.paths.Open(caller.ID, via, s.clock.Now())
 	}
 	st.first = &StreamFrame{Cursor: st.cursor, Status: status}
-	// On its own stack, as a wait's reads are (onOwnStack): the stream
-	// parks between looks with the stack its sends grew, no larger.
-	st.fetch = onOwnStack(func() (look, error) {
-		if st.via == 0 {
-			return s.fetchLatest(ctx, st.caller.ID, st.cursor)
-		}
-		return s.fetchForWait(ctx, st.caller.ID, st.cursor, true, st.limit, st.via)
-	})
-	st.idle = s.clock.NewTimer(StreamIdle)
 	return st, nil
 }
 
@@ -128,80 +142,144 @@ func errStreamStopping() error {
 	return Errorf(EUNAVAILABLE, "the hub is stopping: subscribe again with after_id set to the last frame's cursor")
 }
 
-// Next returns the next frame to send: the first one, then, on the
-// caller's goroutine, what a look finds after the cursor, parking until a
-// wake-up when nothing is new (a frame with the cursor alone after
-// StreamIdle of silence). It returns nil and why once the stream ends:
-// EUNAUTHORIZED or EPERMISSION after a revocation, EUNAVAILABLE when the
-// hub stops, ctx's error.
-func (st *Stream) Next(ctx context.Context) (*StreamFrame, error) {
+// Serve starts the stream: it sends the first frame with send, then a
+// frame with what a look after the cursor finds each time the agent's
+// waits are woken (or the cursor alone after StreamIdle of silence), each
+// message once and in order, and marks a frame's messages delivered once
+// send returned. The looks and sends run on a goroutine a wake-up starts
+// (pump), which ends when a look finds nothing new: a parked stream holds
+// no goroutine. Sends are one at a time, so a reader that does not read
+// holds up the next look, and the wake-ups meanwhile count as one. end is
+// called once, on that goroutine, with why the stream ended: EUNAUTHORIZED
+// or EPERMISSION after a revocation, EUNAVAILABLE when the hub stops,
+// send's error or the store's; nothing is sent after it.
+func (st *Stream) Serve(send func(*StreamFrame) error, end func(error)) {
+	st.pmu.Lock()
+	st.send, st.end = send, end
+	st.idle = st.s.clock.AfterFunc(StreamIdle, st.idleFired)
+	st.startLocked()
+	st.pmu.Unlock()
+}
+
+// wake is the stream's wait's wake-up (Waiter.wake): look again.
+func (st *Stream) wake() {
+	st.pmu.Lock()
+	st.woken = true
+	st.startLocked()
+	st.pmu.Unlock()
+}
+
+// idleFired is the idle timer's: send the cursor alone.
+func (st *Stream) idleFired() {
+	st.pmu.Lock()
+	st.idleDue = true
+	st.startLocked()
+	st.pmu.Unlock()
+}
+
+// startLocked starts a pump unless one runs (it sees what was asked) or
+// the stream ended; Serve must have been called.
+func (st *Stream) startLocked() {
+	if st.running || st.stopped || st.send == nil {
+		return
+	}
+	st.running = true
+	st.pumps.Add(1)
+	go st.pump()
+}
+
+// pump looks and sends until nothing was asked since its last look.
+func (st *Stream) pump() {
+	defer st.pumps.Done()
+	for {
+		st.pmu.Lock()
+		woken, idle := st.woken, st.idleDue
+		st.woken, st.idleDue = false, false
+		if !woken && !idle && st.first == nil {
+			st.running = false
+			st.pmu.Unlock()
+			return
+		}
+		st.pmu.Unlock()
+		if err := st.step(woken, idle); err != nil {
+			st.pmu.Lock()
+			st.running, st.stopped = false, true
+			st.pmu.Unlock()
+			st.end(err)
+			return
+		}
+	}
+}
+
+// step sends the first frame if it was not, then what looks after the
+// cursor find (woken: something may have arrived), then, idle and nothing
+// sent, the cursor alone.
+func (st *Stream) step(woken, idle bool) error {
 	if err := revokedErr(st.w); err != nil {
-		return nil, err
+		return err
 	}
 	if f := st.first; f != nil {
 		st.first = nil
-		return f, nil
+		if err := st.deliver(f); err != nil {
+			return err
+		}
 	}
-	s := st.s
-	for {
-		if st.woken || st.more {
-			st.woken = false
-			lk, err := st.fetch()
-			if err == nil {
-				err = revokedErr(st.w) // nothing read after a revocation is handed out
-			}
-			if err != nil {
-				return nil, err
-			}
-			st.more = lk.more
-			if lk.found() {
-				st.cursor = lk.cursor
-				if len(lk.msgs) > 0 || st.via == 0 {
-					st.idle.Reset(StreamIdle)
-					return &StreamFrame{Messages: lk.msgs, Cursor: lk.cursor}, nil
+	for woken || st.more {
+		woken = false
+		lk, err := st.look()
+		if err == nil {
+			err = revokedErr(st.w) // nothing read after a revocation is handed out
+		}
+		if err != nil {
+			return err
+		}
+		st.more = lk.more
+		if lk.found() {
+			st.cursor = lk.cursor
+			if len(lk.msgs) > 0 || st.via == 0 {
+				idle = false
+				if err := st.deliver(&StreamFrame{Messages: lk.msgs, Cursor: lk.cursor}); err != nil {
+					return err
 				}
 			}
-			continue
-		}
-		if s.stopping() {
-			return nil, errStreamStopping()
-		}
-		select {
-		case <-st.w.c:
-			if err := revokedErr(st.w); err != nil {
-				return nil, err
-			}
-			st.woken = true
-		case <-st.idle.C():
-			st.idle.Reset(StreamIdle)
-			return &StreamFrame{Cursor: st.cursor}, nil // the stream is live, nothing new
-		case <-ctx.Done():
-			return nil, ctx.Err()
 		}
 	}
+	if st.s.stopping() {
+		return errStreamStopping()
+	}
+	if idle {
+		return st.deliver(&StreamFrame{Cursor: st.cursor}) // the stream is live, nothing new
+	}
+	return nil
 }
 
-// Sending records that f is about to be sent, so that its messages'
-// confirmation (Confirm) needs no read of the store; Sent follows once it
-// was.
-func (st *Stream) Sending(f *StreamFrame) {
-	if len(f.Messages) == 0 {
-		return
+// look reads what is new after the cursor.
+func (st *Stream) look() (look, error) {
+	if st.via == 0 {
+		return st.s.fetchLatest(st.ctx, st.caller.ID, st.cursor)
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.sent == nil || len(st.sent)+len(f.Messages) > streamSentMax {
-		st.sent = make(map[int64]bool, len(f.Messages))
-	}
-	for _, m := range f.Messages {
-		st.sent[m.ID] = true
-	}
+	return st.s.fetchForWait(st.ctx, st.caller.ID, st.cursor, true, st.limit, st.via)
 }
 
-// Sent records that f was sent: its messages are delivered (the path
-// confirms what reaches the agent's context).
-func (st *Stream) Sent(ctx context.Context, f *StreamFrame) error {
-	return st.s.receipts.MarkReply(ctx, st.caller.ID, f.Messages, st.via)
+// deliver sends f and marks its messages delivered (the path confirms
+// what reaches the agent's context); it records them first, so that their
+// confirmation (Confirm) needs no read of the store.
+func (st *Stream) deliver(f *StreamFrame) error {
+	if len(f.Messages) > 0 {
+		st.mu.Lock()
+		if st.sent == nil || len(st.sent)+len(f.Messages) > streamSentMax {
+			st.sent = make(map[int64]bool, len(f.Messages))
+		}
+		for _, m := range f.Messages {
+			st.sent[m.ID] = true
+		}
+		st.mu.Unlock()
+	}
+	if err := st.send(f); err != nil {
+		return err
+	}
+	st.idle.Reset(StreamIdle)
+	return st.s.receipts.MarkReply(st.ctx, st.caller.ID, f.Messages, st.via)
 }
 
 // Confirm records that the messages named by ids reached the agent's
@@ -237,11 +315,18 @@ func (st *Stream) Confirm(ctx context.Context, ids []string) error {
 	return st.s.receipts.Settle(ctx, st.caller.ID, nums, st.via, now)
 }
 
-// Close ends the stream: its wait is unregistered and its path closed.
-// It is idempotent; Next is not called after it.
+// Close ends the stream: it waits for a look or send under way (the
+// caller unblocks send first: its stream's context ended), then its wait
+// is unregistered and its path closed. It is idempotent.
 func (st *Stream) Close() {
 	st.once.Do(func() {
-		st.idle.Stop()
+		st.pmu.Lock()
+		st.stopped = true
+		st.pmu.Unlock()
+		st.pumps.Wait()
+		if st.idle != nil {
+			st.idle.Stop()
+		}
 		st.w.Close()
 		// A caller that went away leaves no live path behind; one that
 		// ends for a resync or a restart comes back within its window.

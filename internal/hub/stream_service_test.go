@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -10,10 +11,11 @@ import (
 )
 
 // A reader that takes nothing costs the hub nothing past the frame it
-// holds: the stream reads a frame only when its reader asks for one, so
+// holds: the stream looks again only once its reader took its frame, so
 // what arrives meanwhile stays unread and unmarked, and comes, each
-// message once and in order, when the reader asks again; a frame counts as
-// delivered only once it was sent.
+// message once and in order, when the reader takes again; a frame counts
+// as delivered only once it was sent, and a send that fails ends the
+// stream.
 func TestStreamReadsOnlyWhatItsReaderTakes(t *testing.T) {
 	h := newTestHub(t)
 	ags := h.agents(t, "alice", "bob")
@@ -23,44 +25,36 @@ func TestStreamReadsOnlyWhatItsReaderTakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if _, err := st.Next(ctx); err != nil { // the first frame
-		t.Fatal(err)
-	}
+	rd := serveStream(t, st)
+	rd.take(t, nil) // the first frame
 	var posted []int64
 	for range 7 {
 		posted = append(posted, h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "one of many"}).ID)
 	}
-	held, err := st.Next(ctx) // taken, never sent
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := msgIDs(held.Messages); !slices.Equal(got, posted[:2]) {
-		t.Fatalf("first frame carried %v, want %v", got, posted[:2])
-	}
-	got := msgIDs(held.Messages)
+	var got []int64
 	for len(got) < len(posted) {
-		f, err := st.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Sent(ctx, f); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, msgIDs(f.Messages)...)
+		got = append(got, msgIDs(rd.take(t, nil).Messages)...)
 	}
 	if !slices.Equal(got, posted) {
 		t.Fatalf("frames carried %v, want %v (each once, in order)", got, posted)
 	}
+	lost := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "never sent"}).ID
+	refused := errors.New("the reader went away")
+	if f := rd.take(t, refused); !slices.Equal(msgIDs(f.Messages), []int64{lost}) {
+		t.Fatalf("last frame carried %v, want [%d]", msgIDs(f.Messages), lost)
+	}
+	if err := <-rd.ended; !errors.Is(err, refused) {
+		t.Fatalf("stream ended with %v, want the send's error", err)
+	}
 	if err := h.FlushDeliveries(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for i, id := range posted {
+	for _, id := range append(posted, lost) {
 		_, rs, err := h.Receipts.Get(ctx, alice, hub.FormatMessageID(id))
 		if err != nil {
 			t.Fatal(err)
 		}
-		sent := i >= 2 // the first frame was taken and never sent
+		sent := id != lost
 		if delivered := !rs[0].DeliveredAt.IsZero(); delivered != sent || !rs[0].InContextAt.IsZero() {
 			t.Errorf("message %d: receipt %+v, want delivered %v and not in context", id, rs[0], sent)
 		}
@@ -78,38 +72,16 @@ func TestStreamSaysItIsLiveWhenIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	first, err := st.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The stream parks in Next: advance the clock until the parked Next
-	// hears of it (an advance before it parked is spent before its wait).
-	frames := make(chan *hub.StreamFrame, 1)
-	go func() {
-		f, _ := st.Next(ctx)
-		frames <- f
-	}()
-	var idle *hub.StreamFrame
-	for try := 0; idle == nil; try++ {
-		if try == 200 {
-			t.Fatal("no frame after 200 idle periods")
-		}
-		h.Clock.Advance(hub.StreamIdle)
-		select {
-		case idle = <-frames:
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	rd := serveStream(t, st)
+	first := rd.take(t, nil)
+	h.Clock.Advance(hub.StreamIdle)
+	idle := rd.take(t, nil)
 	if len(idle.Messages) != 0 || idle.Cursor != first.Cursor {
 		t.Fatalf("idle frame = %+v, want the cursor %d alone", idle, first.Cursor)
 	}
 	id := h.post(t, alice, hub.PostRequest{To: []string{"bob"}, Body: "after the quiet"}).ID
 	for {
-		f, err := st.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := rd.take(t, nil)
 		if len(f.Messages) > 0 {
 			if got := msgIDs(f.Messages); !slices.Equal(got, []int64{id}) {
 				t.Fatalf("frame after the quiet carried %v, want [%d]", got, id)
@@ -117,4 +89,45 @@ func TestStreamSaysItIsLiveWhenIdle(t *testing.T) {
 			break
 		}
 	}
+}
+
+// streamReader reads a served stream: each send waits for the test to
+// take its frame (take), and the stream's end comes on ended.
+type streamReader struct {
+	frames chan *hub.StreamFrame
+	sends  chan error // what the send taken returns
+	ended  chan error
+}
+
+// serveStream serves st to a streamReader; the test's end closes st
+// (a send under way returns an error first).
+func serveStream(t *testing.T, st *hub.Stream) *streamReader {
+	rd := &streamReader{frames: make(chan *hub.StreamFrame), sends: make(chan error), ended: make(chan error, 1)}
+	gone := make(chan struct{})
+	st.Serve(func(f *hub.StreamFrame) error {
+		select {
+		case rd.frames <- f:
+			return <-rd.sends
+		case <-gone:
+			return errors.New("the test ended")
+		}
+	}, func(err error) { rd.ended <- err })
+	t.Cleanup(st.Close)
+	t.Cleanup(func() { close(gone) })
+	return rd
+}
+
+// take takes the stream's next frame, whose send returns err.
+func (rd *streamReader) take(t *testing.T, err error) *hub.StreamFrame {
+	t.Helper()
+	select {
+	case f := <-rd.frames:
+		rd.sends <- err
+		return f
+	case err := <-rd.ended:
+		t.Fatalf("the stream ended: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no frame in 10s")
+	}
+	return nil
 }

@@ -51,6 +51,7 @@ type Waiter struct {
 	ws         *Waiters
 	agentID    int64
 	c          chan struct{}
+	wake       func()                // also called at each wake-up, if not nil (a stream's: Stream.wake)
 	next, prev *Waiter               // the agent's other waits; guarded by ws.mu
 	closed     bool                  // guarded by ws.mu
 	err        atomic.Pointer[error] // why the wait was revoked; set before c is signalled
@@ -79,6 +80,12 @@ func (ws *Waiters) Feed() *Feed { return ws.feed }
 // Errors: EEXHAUSTED past a limit, EUNAUTHORIZED when the agent's token
 // changed since epoch.
 func (ws *Waiters) Register(agentID int64, epoch uint64, token []byte) (*Waiter, error) {
+	return ws.register(agentID, epoch, token, nil)
+}
+
+// register is Register whose wait also calls wake, if not nil, at each
+// wake-up (with the registry's lock held: wake must not block).
+func (ws *Waiters) register(agentID int64, epoch uint64, token []byte, wake func()) (*Waiter, error) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.revokedAt[AgentPrincipal(agentID)] > epoch {
@@ -88,7 +95,7 @@ func (ws *Waiters) Register(agentID int64, epoch uint64, token []byte) (*Waiter,
 		return nil, err
 	}
 	first := ws.byAgent[agentID]
-	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), next: first, token: token, expiryIdx: -1}
+	w := &Waiter{ws: ws, agentID: agentID, c: make(chan struct{}, 1), wake: wake, next: first, token: token, expiryIdx: -1}
 	if first != nil {
 		first.prev = w
 	}
@@ -137,6 +144,9 @@ func (w *Waiter) signal() {
 	select {
 	case w.c <- struct{}{}:
 	default: // a wake-up is already pending
+	}
+	if w.wake != nil {
+		w.wake()
 	}
 }
 

@@ -19,13 +19,21 @@ type subscribeStream = grpc.BidiStreamingServer[hubv1.SubscribeRequest, hubv1.Su
 
 // Subscribe implements hubv1.AgentServiceServer: the stream of the
 // caller's wake-ups (hub.Waits.Subscribe), opened by the first request.
-// The call's goroutine reads each frame (parking between them), sends it,
-// then marks it delivered, so a reader that does not read holds up the
-// next read; the later requests confirm what reached the agent's context
-// or carry calls (streamCalls), read on one other goroutine (requests).
-// The stream interceptor admitted the call; each call it carries is
-// admitted as that call.
+// Its frames are sent by the stream (hub.Stream.Serve), on a goroutine
+// that runs only while a wake-up has something to look at or send; the
+// call's goroutine reads the later requests, which confirm what reached
+// the agent's context or carry calls (streamCalls). A stream that ends
+// on its side (a revocation, the hub stopping, a send that failed) ends
+// the call through its context (endableStream), which the call's reads
+// hear. The stream interceptor admitted the call; each call it carries
+// is admitted as that call.
 func (a *AgentServer) Subscribe(ss subscribeStream) error {
+	ctx := ss.Context()
+	end, ok := ctx.Value(streamEndKey{}).(context.CancelCauseFunc)
+	if !ok {
+		return hub.Errorf(hub.EINTERNAL, "the stream's context cannot be ended: the server is not served with TapHandle")
+	}
+	defer end(nil)
 	req, err := ss.Recv()
 	if err != nil {
 		return err
@@ -38,28 +46,25 @@ func (a *AgentServer) Subscribe(ss subscribeStream) error {
 			return hub.Errorf(hub.EINVALID, "%s is set in the first request, which opens the stream: give it in a later request", f.name)
 		}
 	}
-	ctx, cancel := context.WithCancelCause(ss.Context())
-	defer cancel(nil)
 	caller := Caller(ctx)
 	st, err := a.s.svc.Waits.Subscribe(ctx, caller, hub.SubscribeRequest{AfterID: req.GetAfterId(), Via: req.GetVia(), Limit: int(req.GetLimit()), Watch: req.GetWatch()})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	// stop ends the stream with err: its status first, as the call
+	// returning err would write it, so that a read or send its end
+	// interrupts does not answer for it (gRPC writes the status of a
+	// failed read or send at once).
+	stop := func(err error) {
+		if w, ok := grpc.ServerTransportStreamFromContext(ctx).(statusWriter); ok {
+			_ = w.WriteStatus(status.Convert(admission.Status(err)))
+		}
+		end(err)
+	}
 	out := &frameSender{ss: ss}
 	calls := &streamCalls{a: a, ctx: ctx, out: out, slots: make(chan struct{}, maxStreamCalls), open: map[uint64]context.CancelFunc{}}
-	defer calls.end(out)
-	go requests(ctx, ss, st, calls, cancel)
 	first := true
-	for {
-		f, err := st.Next(ctx)
-		if f == nil {
-			if c := context.Cause(ctx); c != nil && !errors.Is(c, ctx.Err()) {
-				return c // a request refused
-			}
-			return err
-		}
-		st.Sending(f)
+	st.Serve(func(f *hub.StreamFrame) error {
 		frame := &hubv1.SubscribeFrame{
 			Messages: messagesToProto(f.Messages),
 			Cursor:   hub.FormatMessageID(f.Cursor),
@@ -69,14 +74,43 @@ func (a *AgentServer) Subscribe(ss subscribeStream) error {
 		if first {
 			frame.MoreCalls = moreStreamCalls
 		}
-		if err := out.send(frame); err != nil {
-			return err
-		}
 		first = false
-		if err := st.Sent(ctx, f); err != nil {
-			return err
-		}
+		return out.send(frame)
+	}, stop)
+	err = requests(ctx, ss, st, calls)
+	if err == nil {
+		<-ctx.Done() // the reader closed its side: its frames still come
+	} else {
+		stop(err) // a send under way returns
 	}
+	calls.end(out)
+	st.Close()
+	if c := context.Cause(ctx); c != nil && c != ctx.Err() {
+		return c // a request refused, or why the stream ended
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// statusWriter is gRPC's side of a call (its grpc.ServerTransportStream),
+// which writes the call's status.
+type statusWriter interface {
+	WriteStatus(*status.Status) error
+}
+
+// streamEndKey is the context key of a Subscribe call's end: its cancel
+// function, with which the call's side ends it (endableStream).
+type streamEndKey struct{}
+
+// endableStream returns the context of a Subscribe call, ctx, which its
+// side can end (Subscribe): gRPC makes the call's reads from the context
+// TapHandle returns, and nothing else ends a read waiting on a silent
+// reader.
+func endableStream(ctx context.Context) context.Context {
+	ctx, end := context.WithCancelCause(ctx)
+	return context.WithValue(ctx, streamEndKey{}, end)
 }
 
 // frameSender sends a stream's frames: those of the call's goroutine and
@@ -106,17 +140,17 @@ func (o *frameSender) close() {
 }
 
 // requests reads the stream's later requests until the stream ends or its
-// reader closes its side: each confirms messages its frames carried,
-// carries a call or ends one. A refused one ends the stream with its
-// error (end).
-func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *streamCalls, end context.CancelCauseFunc) {
+// reader closes its side (nil): each confirms messages its frames
+// carried, carries a call or ends one. It returns the error of a refused
+// one, which ends the stream.
+func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *streamCalls) error {
 	for {
 		req, err := ss.Recv()
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				end(err)
+			if errors.Is(err, io.EOF) {
+				return nil
 			}
-			return
+			return err
 		}
 		given := 0
 		for _, f := range laterFields(req) {
@@ -125,8 +159,7 @@ func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *st
 			}
 		}
 		if given != 1 || req.GetAfterId() != "" || req.GetVia() != "" || req.GetLimit() != 0 || req.GetWatch() {
-			end(hub.Errorf(hub.EINVALID, "a later request of the stream carries one of confirm_ids, call or cancel_id, and nothing else (it sets after_id, via, limit or watch, none of them, or more than one): subscribe again to start elsewhere"))
-			return
+			return hub.Errorf(hub.EINVALID, "a later request of the stream carries one of confirm_ids, call or cancel_id, and nothing else (it sets after_id, via, limit or watch, none of them, or more than one): subscribe again to start elsewhere")
 		}
 		switch {
 		case req.GetCall() != nil:
@@ -137,8 +170,7 @@ func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *st
 			err = st.Confirm(ctx, req.GetConfirmIds())
 		}
 		if err != nil {
-			end(err)
-			return
+			return err
 		}
 	}
 }
