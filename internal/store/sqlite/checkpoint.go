@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -163,25 +162,14 @@ func (c *checkpointer) close() error {
 	return c.conn.Close()
 }
 
-// writerConnector opens the writer's connections: dsn's connection with the
-// automatic checkpoint turned off (the checkpointer does it) and the
-// function the addressee cache's triggers call (addressees.go).
-type writerConnector struct {
-	dsn    string
-	driver *sqlite3.SQLiteDriver
-}
-
-func newWriterConnector(dsn string, names *addressees) *writerConnector {
-	return &writerConnector{dsn: dsn, driver: &sqlite3.SQLiteDriver{ConnectHook: func(conn *sqlite3.SQLiteConn) error {
+// writerHook prepares the writer's connection: the automatic checkpoint
+// turned off (the checkpointer does it) and the function the addressee
+// cache's triggers call (addressees.go).
+func writerHook(names *addressees) func(*sqlite3.SQLiteConn) error {
+	return func(conn *sqlite3.SQLiteConn) error {
 		if _, err := conn.Exec(`PRAGMA wal_autocheckpoint = 0`, nil); err != nil {
 			return err
 		}
 		return names.connect(conn)
-	}}}
+	}
 }
-
-// Connect implements driver.Connector.
-func (w *writerConnector) Connect(context.Context) (driver.Conn, error) { return w.driver.Open(w.dsn) }
-
-// Driver implements driver.Connector.
-func (w *writerConnector) Driver() driver.Driver { return w.driver }
