@@ -67,7 +67,7 @@ func TestWokenStreamsCarryWhatTheirOwnReadGives(t *testing.T) {
 		for i, st := range streams {
 			wg.Add(1)
 			target := len(want[i]) + 1 // and the post below
-			go func() { // woken by the post below, with the other streams
+			go func() {                // woken by the post below, with the other streams
 				defer wg.Done()
 				for len(got[i]) < target {
 					f, err := st.Next(ctx)
