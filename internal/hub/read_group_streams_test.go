@@ -67,7 +67,8 @@ func TestWokenStreamsCarryWhatTheirOwnReadGives(t *testing.T) {
 		for i, st := range streams {
 			wg.Add(1)
 			target := len(want[i]) + 1 // and the post below
-			go func() {                // woken by the post below, with the other streams
+			// Woken by the post below, with the other streams.
+			go func() {
 				defer wg.Done()
 				for len(got[i]) < target {
 					f, err := st.Next(ctx)
