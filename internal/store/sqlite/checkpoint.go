@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agenthub/hub/internal/hub"
-	"github.com/mattn/go-sqlite3"
 )
 
 // The write-ahead log is copied into the database file (a checkpoint) by a
@@ -160,16 +159,4 @@ func (c *checkpointer) close() error {
 	close(c.stop)
 	<-c.done
 	return c.conn.Close()
-}
-
-// writerHook prepares the writer's connection: the automatic checkpoint
-// turned off (the checkpointer does it) and the function the addressee
-// cache's triggers call (addressees.go).
-func writerHook(names *addressees) func(*sqlite3.SQLiteConn) error {
-	return func(conn *sqlite3.SQLiteConn) error {
-		if _, err := conn.Exec(`PRAGMA wal_autocheckpoint = 0`, nil); err != nil {
-			return err
-		}
-		return names.connect(conn)
-	}
 }

@@ -129,7 +129,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	names := &addressees{}
-	mmap := mapSize(opts.MaxSize) // mmap.go
+	mmap := mapSize(opts.MaxSize) // connect.go
 	w := sql.OpenDB(newConnector(dsn("_txlock", "immediate", "_mutex", "no"), mmap, writerHook(names)))
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)

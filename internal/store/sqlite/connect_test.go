@@ -7,7 +7,8 @@ import (
 )
 
 // Every connection that reads the database file maps it: each reader of a
-// full pool and the writer, at the size the store's cap allows.
+// full pool and the writer, at the size the store's cap allows. The
+// writer keeps its statement journal in memory.
 func TestConnectionsMapTheFile(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -26,6 +27,13 @@ func TestConnectionsMapTheFile(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("max size %d: the writer's mmap_size = %d, want %d", c.maxSize, got, c.want)
+		}
+		var temp int
+		if err := db.wc.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&temp); err != nil {
+			t.Fatal(err)
+		}
+		if temp != 2 {
+			t.Errorf("the writer's temp_store = %d, want 2 (memory)", temp)
 		}
 		var held []*sql.Conn // held at once: each is a connection of its own
 		for range readers {
