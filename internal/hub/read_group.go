@@ -13,9 +13,11 @@ import (
 // an fcntl system call) and, as anything was committed since that
 // connection's last transaction, reading again every page it needs
 // (SQLite empties the page cache then). Woken looks therefore share read
-// transactions, as writes share commits: a look that comes while another
-// reads joins the next group, which starts when that read ends and reads
-// in one transaction, each look in turn on its own goroutine.
+// transactions, as writes share commits: a look that comes while as many
+// reads are under way as the hub has processors (GOMAXPROCS: more would
+// not read sooner) joins the next group, which starts when one of them
+// ends and reads in one transaction, each look in turn on its own
+// goroutine.
 //
 // What a look sees is what a transaction of its own would give it: a look
 // never joins a group whose transaction has begun, so its snapshot is at
@@ -32,10 +34,11 @@ const maxReadGroup = 64
 
 // readGroups runs looks in shared read transactions of view.
 type readGroups[G any] struct {
-	view func(ctx context.Context, fn func(tx G) error) error
+	view     func(ctx context.Context, fn func(tx G) error) error
+	parallel int // the most reads under way at once (0: one)
 
 	mu      sync.Mutex
-	reading bool            // a look or a group is reading
+	reading int             // looks reading alone and groups, under way
 	next    []*groupLook[G] // the looks that came meanwhile: the next group
 }
 
@@ -54,12 +57,12 @@ type groupTurn[G any] struct {
 	tx    G               // else: read in this transaction, then answer on done
 }
 
-// do runs fn in a read transaction: its own when nothing else reads, else
-// the next group's.
+// do runs fn in a read transaction: its own when fewer than parallel reads
+// are under way, else the next group's.
 func (g *readGroups[G]) do(ctx context.Context, fn func(tx G) error) error {
 	g.mu.Lock()
-	if !g.reading {
-		g.reading = true
+	if g.reading < max(g.parallel, 1) {
+		g.reading++
 		g.mu.Unlock()
 		defer g.startNext()
 		return g.view(ctx, fn)
@@ -89,13 +92,15 @@ func (g *readGroups[G]) do(ctx context.Context, fn func(tx G) error) error {
 // errReadPanicked is a look's answer to its group when it panicked.
 var errReadPanicked = errors.New("a look panicked")
 
-// startNext hands the next group, if any, to its first look; the reading
-// ends when there is none.
+// startNext is called when a read ends: it hands the next group, if any,
+// to its first look.
 func (g *readGroups[G]) startNext() {
 	g.mu.Lock()
 	group := g.next
 	g.next = nil
-	g.reading = len(group) > 0
+	if len(group) == 0 {
+		g.reading--
+	}
 	g.mu.Unlock()
 	if len(group) > 0 {
 		group[0].turn <- groupTurn[G]{lead: group}

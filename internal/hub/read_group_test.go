@@ -162,3 +162,34 @@ func TestACancelledLookDoesNotRead(t *testing.T) {
 	}
 	<-other
 }
+
+// As many looks as the hub has processors read at once, each alone; the
+// next one waits for a group.
+func TestLooksReadAloneUpToTheProcessors(t *testing.T) {
+	ctx := context.Background()
+	st := &snapshots{}
+	g := &readGroups[int64]{view: st.view, parallel: 2}
+	hold := make(chan struct{})
+	held := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.do(ctx, func(int64) error { held <- struct{}{}; <-hold; return nil })
+		}()
+	}
+	<-held
+	<-held // both read at once
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		g.do(ctx, func(int64) error { return nil })
+	}()
+	queued(g, 1)
+	close(hold)
+	wg.Wait()
+	if n := st.views.Load(); n != 3 {
+		t.Errorf("%d read transactions, want 3", n)
+	}
+}

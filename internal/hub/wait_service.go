@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -67,7 +68,7 @@ type waitReceipts interface {
 // NewWaits returns the waits' service.
 func NewWaits(c *Core, liveness statusReader, receipts waitReceipts) *Waits {
 	store := txsOf[waitsTx](c.store)
-	return &Waits{core: c.core, store: store, liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1), looks: &readGroups[waitsTx]{view: store.view}}
+	return &Waits{core: c.core, store: store, liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1), looks: &readGroups[waitsTx]{view: store.view, parallel: runtime.GOMAXPROCS(0)}}
 }
 
 // Init reads the newest message ID, from which the fallback watcher starts.
