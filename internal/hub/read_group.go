@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"sync"
 )
 
@@ -16,8 +15,9 @@ import (
 // transactions, as writes share commits: a look that comes while as many
 // reads are under way as the hub has processors (GOMAXPROCS: more would
 // not read sooner) joins the next group, which starts when one of them
-// ends and reads in one transaction, each look in turn on its own
-// goroutine.
+// ends and reads in one transaction, each look in turn, all on the first
+// look's goroutine (handing the transaction from goroutine to goroutine
+// would wait for the scheduler at each look).
 //
 // What a look sees is what a transaction of its own would give it: a look
 // never joins a group whose transaction has begun, so its snapshot is at
@@ -46,15 +46,15 @@ type readGroups[G any] struct {
 type groupLook[G any] struct {
 	ctx  context.Context
 	fn   func(tx G) error
-	turn chan groupTurn[G] // what the look does: lead, read in tx, or read alone
-	done chan error        // fn's error, once it has read in another look's tx
+	turn chan groupTurn[G] // what became of the look
 }
 
-// groupTurn is what a look of a group is told to do.
+// groupTurn is what a look of a group is told.
 type groupTurn[G any] struct {
-	lead  []*groupLook[G] // run this group's transaction (the look is its first)
-	alone bool            // read in a transaction of its own
-	tx    G               // else: read in this transaction, then answer on done
+	lead     []*groupLook[G] // run this group's transaction (the look is its first)
+	alone    bool            // read in a transaction of its own
+	err      error           // else: it has read, in the group's transaction: fn's error
+	panicked any             // or what fn panicked with
 }
 
 // do runs fn in a read transaction: its own when fewer than parallel reads
@@ -71,7 +71,7 @@ func (g *readGroups[G]) do(ctx context.Context, fn func(tx G) error) error {
 		g.mu.Unlock()
 		return g.view(ctx, fn)
 	}
-	l := &groupLook[G]{ctx: ctx, fn: fn, turn: make(chan groupTurn[G], 1), done: make(chan error, 1)}
+	l := &groupLook[G]{ctx: ctx, fn: fn, turn: make(chan groupTurn[G], 1)}
 	g.next = append(g.next, l)
 	g.mu.Unlock()
 	t := <-l.turn // bounded by the reads before it: not abandoned on ctx
@@ -80,17 +80,11 @@ func (g *readGroups[G]) do(ctx context.Context, fn func(tx G) error) error {
 		return g.lead(t.lead)
 	case t.alone:
 		return g.view(ctx, fn)
+	case t.panicked != nil:
+		panic(t.panicked)
 	}
-	err := errReadPanicked // what the leader hears if fn panics
-	defer func() { l.done <- err }()
-	if err = ctx.Err(); err == nil {
-		err = fn(t.tx)
-	}
-	return err
+	return t.err
 }
-
-// errReadPanicked is a look's answer to its group when it panicked.
-var errReadPanicked = errors.New("a look panicked")
 
 // startNext is called when a read ends: it hands the next group, if any,
 // to its first look.
@@ -110,11 +104,11 @@ func (g *readGroups[G]) startNext() {
 // lead runs group, whose first look is the caller's: one transaction in
 // which each look reads in turn until one fails; the looks not served then
 // read alone. It returns the first look's error.
-func (g *readGroups[G]) lead(group []*groupLook[G]) (err error) {
+func (g *readGroups[G]) lead(group []*groupLook[G]) error {
 	first := group[0]
-	served := 0
-	defer func() { // also when the first look panics
-		for _, l := range group[max(served, 1):] {
+	served := 1    // the looks told what became of them; the first is the caller's
+	defer func() { // also when a look panics
+		for _, l := range group[served:] {
 			l.turn <- groupTurn[G]{alone: true}
 		}
 		g.startNext()
@@ -122,25 +116,38 @@ func (g *readGroups[G]) lead(group []*groupLook[G]) (err error) {
 	// Not the first look's cancellation: the others read in it too.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(first.ctx), maxDetachedRead)
 	defer cancel()
+	var err error
+	var panicked any
+	began := false
 	g.view(ctx, func(tx G) error {
-		if err = first.ctx.Err(); err == nil {
-			err = first.fn(tx)
-		}
-		served = 1
-		for _, l := range group[1:] {
-			if err != nil {
-				break
-			}
-			l.turn <- groupTurn[G]{tx: tx}
+		began = true
+		panicked, err = readIn(first, tx)
+		for err == nil && panicked == nil && served < len(group) {
+			l := group[served]
+			p, e := readIn(l, tx)
+			l.turn <- groupTurn[G]{err: e, panicked: p}
 			served++
-			if <-l.done != nil {
+			if e != nil || p != nil {
 				break
 			}
 		}
 		return nil
 	})
-	if served == 0 { // the transaction did not begin
-		err = g.view(first.ctx, first.fn)
+	if panicked != nil {
+		panic(panicked)
+	}
+	if !began { // the transaction did not begin
+		return g.view(first.ctx, first.fn)
 	}
 	return err
+}
+
+// readIn runs l's read in tx, unless l's call has ended, and returns its
+// error or what it panicked with.
+func readIn[G any](l *groupLook[G], tx G) (panicked any, err error) {
+	defer func() { panicked = recover() }()
+	if err = l.ctx.Err(); err == nil {
+		err = l.fn(tx)
+	}
+	return nil, err
 }
