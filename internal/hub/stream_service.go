@@ -111,7 +111,7 @@ func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeReque
 // message delivered to agentID, found when it is past after.
 func (s *Waits) fetchLatest(ctx context.Context, agentID, after int64) (look, error) {
 	var lk look
-	err := s.looks.do(ctx, func(tx waitsTx) error {
+	err := view(ctx, s.store, func(tx waitsTx) error {
 		if _, err := enabledAgent(tx, agentID); err != nil {
 			return err
 		}

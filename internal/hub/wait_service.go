@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"time"
 )
@@ -15,9 +14,6 @@ type Waits struct {
 	liveness statusReader  // a wait's reply carries the caller's status
 	receipts waitReceipts  // and marks what it hands out delivered
 	poke     chan struct{} // Poke: the fallback watcher looks now
-	// looks runs the looks of woken waits and streams in shared read
-	// transactions (read_group.go).
-	looks *readGroups[waitsTx]
 
 	// watchFrom is the newest message ID when Init ran: the fallback
 	// watcher's starting point (see Run). Set before Run starts.
@@ -67,8 +63,7 @@ type waitReceipts interface {
 
 // NewWaits returns the waits' service.
 func NewWaits(c *Core, liveness statusReader, receipts waitReceipts) *Waits {
-	store := txsOf[waitsTx](c.store)
-	return &Waits{core: c.core, store: store, liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1), looks: &readGroups[waitsTx]{view: store.view, parallel: runtime.GOMAXPROCS(0)}}
+	return &Waits{core: c.core, store: txsOf[waitsTx](c.store), liveness: liveness, receipts: receipts, poke: make(chan struct{}, 1)}
 }
 
 // Init reads the newest message ID, from which the fallback watcher starts.
@@ -578,7 +573,7 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 	var carry []*Message
 	var held []int64
 	var more bool
-	err := s.looks.do(ctx, func(tx waitsTx) error {
+	err := view(ctx, s.store, func(tx waitsTx) error {
 		a, err := enabledAgent(tx, agentID)
 		if err != nil {
 			return err
