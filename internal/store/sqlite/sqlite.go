@@ -129,8 +129,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	names := &addressees{}
-	mmap := mapSize(opts.MaxSize) // connect.go
-	w := sql.OpenDB(newConnector(dsn("_txlock", "immediate", "_mutex", "no"), mmap, writerHook(names)))
+	w := sql.OpenDB(newWriterConnector(dsn("_txlock", "immediate", "_mutex", "no"), names))
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -179,7 +178,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store: prepare PRAGMA data_version: %w", err)
 	}
 	db.version = st.(driver.StmtQueryContext)
-	r := sql.OpenDB(newConnector(dsn("_txlock", "deferred", "_query_only", "1"), mmap, nil))
+	r, err := sql.Open("sqlite3", dsn("_txlock", "deferred", "_query_only", "1"))
+	if err != nil {
+		wc.Close()
+		w.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	r.SetMaxOpenConns(opts.Readers)
 	r.SetMaxIdleConns(opts.Readers)
 	db.r = r
