@@ -120,3 +120,16 @@ func TestCheckpointerKeepsTheLogBounded(t *testing.T) {
 		t.Errorf("%d rows after %d writes", n, writers*perWriter)
 	}
 }
+
+// The writer keeps its statement journal (what a savepoint rolls back) in
+// memory, not in a temporary file.
+func TestWriterJournalsInMemory(t *testing.T) {
+	db := openDB(t, tempPath(t))
+	var temp int
+	if err := db.wc.QueryRowContext(context.Background(), `PRAGMA temp_store`).Scan(&temp); err != nil {
+		t.Fatal(err)
+	}
+	if temp != 2 {
+		t.Errorf("the writer's temp_store = %d, want 2 (memory)", temp)
+	}
+}
