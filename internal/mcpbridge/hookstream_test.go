@@ -272,8 +272,9 @@ func hookSocket(t *testing.T) string {
 // Against a hub whose stream does not take note_host_event (it lists only
 // the injection's calls), the bridge still answers its agent's
 // notification hook: it reports the event as a call of its own, on its
-// connection, and never sends the hub a call its stream does not take. A
-// report the hub refuses sends the hook to the hub.
+// connection, and never sends the hub a call its stream does not take; so
+// does it a stop's and a session end's calls. A call the hub refuses sends
+// the hook to the hub.
 func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
 	t.Parallel()
 	past := &injectionOnlyHub{framed: make(chan struct{})}
@@ -317,6 +318,28 @@ func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
 	if ok || exit != 0 || out.String() != "" || string(read) != refused {
 		t.Errorf("a notification the hub refuses: answered %v, exit %d, printed %q, read %q; want the hook sent to the hub with the input %q", ok, exit, out.String(), read, refused)
 	}
+
+	// A stop: its check, then the note that the turn ended, as calls of
+	// their own. A session's end the hub refuses sends the hook there.
+	out.Reset()
+	exit, ok, _ = hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "Stop",
+		strings.NewReader(`{"stop_hook_active":false}`), &out, hooklocal.Options{Addr: l.Addr().String(), Token: "tok", Socket: sock})
+	if !ok || exit != 0 || out.String() != "" {
+		t.Errorf("the stop: answered %v, exit %d, printed %q; want the bridge's quiet answer", ok, exit, out.String())
+	}
+	if got, want := past.noted(), "needs_input Claude needs your permission to use Bash; check stop; needs_input "+hub.TurnEnded; got != want {
+		t.Errorf("the hub was told %q as calls of their own, want %q", got, want)
+	}
+	const end = `{"session_id":"s1","reason":"exit"}`
+	out.Reset()
+	exit, ok, read = hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "SessionEnd",
+		strings.NewReader(end), &out, hooklocal.Options{Addr: l.Addr().String(), Token: "tok", Socket: sock})
+	if ok || exit != 0 || out.String() != "" || string(read) != end {
+		t.Errorf("a session's end the hub refuses: answered %v, exit %d, printed %q, read %q; want the hook sent to the hub with the input %q", ok, exit, out.String(), read, end)
+	}
+	if n := past.ended.Load(); n != 0 {
+		t.Errorf("the hub ended %d streams for a call it does not take, want none", n)
+	}
 }
 
 // injectionOnlyHub is a hub from before streams carried host events: its
@@ -345,7 +368,7 @@ func (p *injectionOnlyHub) Subscribe(ss grpc.BidiStreamingServer[hubv1.Subscribe
 		if err != nil {
 			return nil
 		}
-		if req.GetCall().GetNoteHostEvent() != nil {
+		if c := req.GetCall(); c.GetNoteHostEvent() != nil || c.GetCheckStop() != nil || c.GetEndSession() != nil {
 			p.ended.Add(1)
 			return status.Error(codes.InvalidArgument, "a call this stream does not take")
 		}
@@ -365,6 +388,17 @@ func (p *injectionOnlyHub) NoteHostEvent(_ context.Context, req *hubv1.NoteHostE
 	defer p.mu.Unlock()
 	p.notes = append(p.notes, req.GetEvent()+" "+req.GetText())
 	return &hubv1.NoteHostEventResponse{}, nil
+}
+
+func (p *injectionOnlyHub) CheckStop(context.Context, *hubv1.CheckStopRequest) (*hubv1.CheckStopResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notes = append(p.notes, "check stop")
+	return &hubv1.CheckStopResponse{}, nil
+}
+
+func (p *injectionOnlyHub) EndSession(context.Context, *hubv1.EndSessionRequest) (*hubv1.EndSessionResponse, error) {
+	return nil, status.Error(codes.InvalidArgument, "refused")
 }
 
 func (p *injectionOnlyHub) noted() string {
