@@ -98,3 +98,69 @@ func TestHostEventsGiveTheBridgeTheirNote(t *testing.T) {
 		t.Errorf("a notification that asks nothing: exit %d, stdout %q, stderr %q, the hub got %q, the bridge asked %d times; want 0, nothing, no hub, no bridge", code, stdout, stderr, hub, len(queries))
 	}
 }
+
+// TestStopAndSessionEndGiveTheBridgeTheirQuestion: hub-hook reads the
+// host's input of a stop and hands the bridge the stop's question
+// (Query.Stop: whether the host goes on after a held stop), and a session's
+// end says so (Query.End); a bridge that asks the hub on its stream
+// answers them (AnswerPrint: hub-hook prints the held stop's decision as
+// it is, without the hub). A bridge that does not know them (an older
+// one) sends the run to the hub, which gets the host's input whole.
+func TestStopAndSessionEndGiveTheBridgeTheirQuestion(t *testing.T) {
+	r := newRig(t, true)
+	ln, err := hooksock.Listen(filepath.Join(r.dir, "agent-hub", filepath.Base(hooksock.Path("127.0.0.1:9", "tok-ann"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	const held = `{"decision":"block","reason":"Agent Hub: 1 message for you from other agents (not from the user) is unread"}` + "\n"
+	queries := make(chan hooksock.Query, 10)
+	var older atomic.Bool
+	go hooksock.Serve(ln, "tok-ann", func(q hooksock.Query) (hooksock.Reply, func()) {
+		queries <- q
+		switch {
+		case older.Load(), q.Stop == nil && !q.End:
+			return hooksock.Reply{Answer: hooksock.AnswerHub}, nil
+		case q.Stop != nil:
+			return hooksock.Reply{Answer: hooksock.AnswerPrint, Output: held}, nil
+		}
+		return hooksock.Reply{Answer: hooksock.AnswerPrint}, nil
+	}, slog.New(slog.DiscardHandler))
+	asked := func() hooksock.Query {
+		t.Helper()
+		select {
+		case q := <-queries:
+			return q
+		case <-time.After(10 * time.Second):
+			t.Fatal("hub-hook did not ask the bridge")
+			return hooksock.Query{}
+		}
+	}
+
+	const stop = `{"hook_event_name":"Stop","session_id":"s1","stop_hook_active":true}`
+	code, stdout, stderr := r.run(t, "", stop, "hook", "claude", "Stop")
+	if hub := r.handedOff(t); code != 0 || stdout != held || stderr != "" || hub != "" {
+		t.Errorf("a stop the bridge answers: exit %d, stdout %q, stderr %q, the hub got %q; want 0, the bridge's output and no hub", code, stdout, stderr, hub)
+	}
+	if q := asked(); !q.Print || q.Host != "claude" || q.Step != hooksock.StepOther || q.Stop == nil || !q.Stop.Continuing || q.Note != nil || q.End {
+		t.Errorf("the stop's hook asked %+v (stop %+v); want a printed answer for claude with the stop, continuing", q, q.Stop)
+	}
+
+	const end = `{"hook_event_name":"SessionEnd","session_id":"s1","reason":"exit"}`
+	code, stdout, stderr = r.run(t, "", end, "hook", "codex", "SessionEnd")
+	if hub := r.handedOff(t); code != 0 || stdout != "" || stderr != "" || hub != "" {
+		t.Errorf("a session's end the bridge answers: exit %d, stdout %q, stderr %q, the hub got %q; want 0, nothing and no hub", code, stdout, stderr, hub)
+	}
+	if q := asked(); !q.Print || q.Host != "codex" || !q.End || q.Stop != nil || q.Note != nil {
+		t.Errorf("the session end's hook asked %+v; want a printed answer for codex with the end", q)
+	}
+
+	older.Store(true)
+	for _, c := range []struct{ event, input string }{{"Stop", stop}, {"SessionEnd", end}} {
+		code, stdout, _ = r.run(t, "", c.input, "hook", "claude", c.event)
+		if got, want := r.handedOff(t), "hook claude "+c.event+"\n"+c.input; code != 0 || stdout != "{}\n" || got != want {
+			t.Errorf("a bridge that sends the %s to the hub: exit %d, stdout %q, the hub got %q; want the hub run with %q", c.event, code, stdout, got, want)
+		}
+		asked()
+	}
+}

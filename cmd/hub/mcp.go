@@ -109,7 +109,7 @@ Flags:
 		ProgressInterval: *progress,
 		Channel:          !*noChannel,
 		HookSocket:       hookSocket(*addr, tok),
-		HookOutput:       hook.InjectOutput,
+		HookOutput:       hook.Output,
 		Logger:           logger,
 	})
 }

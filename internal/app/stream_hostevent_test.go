@@ -120,3 +120,101 @@ func TestSubscribeCarriesHostEvents(t *testing.T) {
 		t.Errorf("the log has %d lines of alice's NoteHostEvent via=stream, want 4", logged)
 	}
 }
+
+// A stop and a session's end carried by the stream (a bridge answering
+// its agent's Stop and SessionEnd hooks) are CheckStop and EndSession: the
+// stop is held while a direct message is unread, the end takes the agent
+// offline. Each is counted under its own name (and in
+// hub_stream_calls_total) and logged as the call alone, via=stream; a bad
+// one fails as the call alone fails, and the stream goes on.
+func TestSubscribeCarriesStopAndSessionEnd(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	m := relHub(t, func(m *app.Main) {
+		m.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	adminTok, err := m.AdminToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(m.GRPCAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := &coreHub{m: m, token: adminTok, admin: hubv1.NewAdminServiceClient(conn), agent: hubv1.NewAgentServiceClient(conn), adm: coreBearer(adminTok), base: "http://" + m.HTTPAddress()}
+	alice := h.newAgent(t, "alice")
+	bob := h.newAgent(t, "bob")
+
+	ctx, cancel := context.WithCancel(coreBearer(alice))
+	defer cancel()
+	st, err := openStream(ctx, h.agent, &hubv1.SubscribeRequest{Watch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Recv()
+	if err != nil {
+		t.Fatalf("first frame: %v", err)
+	}
+	if more := first.GetMoreCalls(); !first.GetCalls() || !slices.Contains(more, "check_stop") || !slices.Contains(more, "end_session") {
+		t.Fatalf("first frame = %v, want calls set and more_calls naming check_stop and end_session", first)
+	}
+	stop := func(id uint64) *hubv1.CheckStopResponse {
+		t.Helper()
+		r := callOn(t, st, &hubv1.StreamCall{Id: id, Call: &hubv1.StreamCall_CheckStop{CheckStop: &hubv1.CheckStopRequest{}}})
+		if r.GetCheckStop() == nil {
+			t.Fatalf("check_stop on the stream = %v, want its reply", r)
+		}
+		return r.GetCheckStop()
+	}
+	if r := stop(1); r.GetHold() {
+		t.Fatalf("a stop with nothing unread on the stream = %v, want it let go", r)
+	}
+	posted, err := h.agent.PostMessage(coreBearer(bob), &hubv1.PostMessageRequest{To: []string{"alice"}, Body: "a question"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := stop(2); !r.GetHold() || len(r.GetMessages()) != 1 || r.GetMessages()[0].GetId() != posted.GetMessage().GetId() {
+		t.Fatalf("a stop with bob's message unread on the stream = %v, want it held by that message", r)
+	}
+
+	end := func(id uint64, via string) *hubv1.StreamReply {
+		t.Helper()
+		return callOn(t, st, &hubv1.StreamCall{Id: id, Call: &hubv1.StreamCall_EndSession{EndSession: &hubv1.EndSessionRequest{Via: via}}})
+	}
+	req := &hubv1.EndSessionRequest{Via: "carrier pigeon"}
+	got := end(3, req.GetVia()).GetError()
+	_, alone := h.agent.EndSession(coreBearer(alice), req)
+	if codes.Code(got.GetCode()) != codes.InvalidArgument || alone == nil || !strings.Contains(alone.Error(), got.GetMessage()) {
+		t.Errorf("%v on the stream: %v; want InvalidArgument as alone: %v", req, got, alone)
+	}
+	if r := end(4, "hook"); r.GetEndSession() == nil {
+		t.Fatalf("end_session on the stream after the error = %v, want its reply", r)
+	}
+
+	_, metrics, _ := h.do(t, "GET", "/metrics", "", "")
+	for _, want := range []string{
+		`hub_rpcs_total{code="OK",method="CheckStop",service="AgentService"} 2`,
+		`hub_stream_calls_total{code="OK",method="CheckStop",service="AgentService"} 2`,
+		`hub_rpcs_total{code="OK",method="EndSession",service="AgentService"} 1`,
+		`hub_stream_calls_total{code="OK",method="EndSession",service="AgentService"} 1`,
+		`hub_rpcs_total{code="InvalidArgument",method="EndSession",service="AgentService"} 2`,
+		`hub_stream_calls_total{code="InvalidArgument",method="EndSession",service="AgentService"} 1`,
+	} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics has no line %q", want)
+		}
+	}
+	logged := map[string]int{}
+	for _, line := range strings.Split(log.String(), "\n") {
+		for _, method := range []string{"CheckStop", "EndSession"} {
+			if strings.Contains(line, "method=/hub.v1.AgentService/"+method+" ") && strings.Contains(line, "code=OK") &&
+				strings.Contains(line, "agent=alice") && strings.Contains(line, "via=stream") {
+				logged[method]++
+			}
+		}
+	}
+	if logged["CheckStop"] != 2 || logged["EndSession"] != 1 {
+		t.Errorf("the log has %v lines of alice's calls via=stream, want CheckStop 2 and EndSession 1", logged)
+	}
+}

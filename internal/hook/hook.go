@@ -121,11 +121,7 @@ func Run(ctx context.Context, h hooklocal.Host, event string, stdin io.Reader, s
 			return // not relayed: the host asks at once
 		}
 	}
-	var note *hooksock.Note
-	if n, ok := hooklocal.HostNote(step, in.Input); ok {
-		note = &n
-	}
-	bridge, rep := hooklocal.AskBridge(ctx, h, step, event, note, o)
+	bridge, rep := hooklocal.AskBridge(ctx, h, step, event, &in.Input, o)
 	switch rep.Answer {
 	case hooksock.AnswerQuiet:
 		if h.Quiet != "" {
@@ -133,7 +129,7 @@ func Run(ctx context.Context, h hooklocal.Host, event string, stdin io.Reader, s
 		}
 		return
 	case hooksock.AnswerPrint:
-		// The bridge took the injection from the hub (InjectOutput).
+		// The bridge asked the hub what this run would (Output).
 		defer bridge.Close()
 		if _, err := io.WriteString(stdout, rep.Output); err == nil {
 			bridge.Synced()
@@ -260,10 +256,17 @@ func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.St
 		}
 		if !r.GetHold() {
 			// The turn ends with nothing unread: the agent waits at its prompt.
-			return nil, nil, note(hub.HostNeedsInput, "finished its turn: waiting for your input", "")
+			return nil, nil, note(hub.HostNeedsInput, hub.TurnEnded, "")
 		}
-		return &output{Decision: h.Block, Reason: termtext.Clean(stopReason(r))}, messageIDs(r.GetMessages()), nil
+		out, shown := held(h, r)
+		return out, shown, nil
 	}
+}
+
+// held is the answer to a stop of host h the hub holds (r), and the IDs of
+// the messages it shows.
+func held(h hooklocal.Host, r *hubv1.CheckStopResponse) (*output, []string) {
+	return &output{Decision: h.Block, Reason: termtext.Clean(stopReason(r))}, messageIDs(r.GetMessages())
 }
 
 // injection is the answer to a prompt or a tool use at event given the
@@ -278,19 +281,30 @@ func injection(event string, r *hubv1.TakeInjectionResponse) (*output, []string)
 	return &output{HookSpecificOutput: &specificOut{HookEventName: event, AdditionalContext: termtext.Clean(text)}}, shown
 }
 
-// InjectOutput is what `hub hook HOST EVENT` prints for a prompt or a tool
-// use (an Inject event of host) given the hub's injection r, and the IDs of
-// the messages it shows, which the hook confirms once printed, or for a
-// notification (r nil) once reported: the agent's bridge answers such a
-// hook with it (hooksock.AnswerPrint, mcpbridge.Options.HookOutput). ok
-// false: host has no such event.
-func InjectOutput(host, event string, r *hubv1.TakeInjectionResponse) (stdout string, shown []string, ok bool) {
+// Output is what `hub hook HOST EVENT` prints for the run of event of
+// host given what the hub answered it, and the IDs of the messages it
+// shows, which the hook confirms once printed: for a prompt or a tool use
+// the injection inj, for a stop its check stop, for a notification or a
+// session's end nothing (both nil). The agent's bridge answers such a hook
+// with it (hooksock.AnswerPrint, mcpbridge.Options.HookOutput). ok false:
+// host has no such event, or it takes another answer.
+func Output(host, event string, inj *hubv1.TakeInjectionResponse, stop *hubv1.CheckStopResponse) (stdout string, shown []string, ok bool) {
 	h, known := hooklocal.Hosts[host]
-	switch step := h.Events[event]; {
-	case !known, step != hooklocal.Inject && step != hooklocal.NeedsInput, (step == hooklocal.NeedsInput) != (r == nil):
+	if !known {
 		return "", nil, false
 	}
-	out, shown := injection(event, r)
+	var out *output
+	switch step := h.Events[event]; {
+	case step == hooklocal.Inject && inj != nil && stop == nil:
+		out, shown = injection(event, inj)
+	case step == hooklocal.Stop && inj == nil && stop != nil:
+		if stop.GetHold() {
+			out, shown = held(h, stop)
+		}
+	case (step == hooklocal.NeedsInput || step == hooklocal.SessionEnd) && inj == nil && stop == nil:
+	default:
+		return "", nil, false
+	}
 	if out == nil {
 		if h.Quiet == "" {
 			return "", nil, true

@@ -158,10 +158,10 @@ the host goes on.
 When the agent's hub mcp runs on this machine, the hook asks it first, over a
 user-only Unix socket ($XDG_RUNTIME_DIR/agent-hub): a prompt or a tool use
 with nothing new is answered there and costs the hub nothing; one with
-something new, a notification and the prompt or tool use after a host event
-are answered there too, the bridge asking the hub on the stream it holds;
-anything else (a stop, a permission request, a session's start or end, a
-bridge not sure) goes to the hub as without a bridge.
+something new, a notification, a stop, a session's end and the prompt or tool
+use after a host event are answered there too, the bridge asking the hub on
+the stream it holds; anything else (a permission request, a session's start,
+a bridge not sure) goes to the hub as without a bridge.
 
 The hub and the agent: HUB_ADDR, and HUB_TOKEN or a token file, as hub mcp.
 
@@ -263,24 +263,35 @@ func AgentToken(token, tokenFile string) (string, error) {
 
 // AskBridge asks the agent's bridge on this machine about the hook run of
 // step of host h, when o names its socket, and returns its reply (Answer
-// "" when no bridge answered). note is what the run reports to the hub
-// (HostNote; nil: nothing, or not read): a prompt, a tool use or a
-// notification with its note takes a printed answer, which the bridge
-// gives when it reported the note and took the injection on its stream.
-// After AnswerHub the hook asks the hub and, once the hub has answered,
-// tells the session Synced; after AnswerPrint it prints Output and then
-// tells the session Synced. The session is nil for AnswerQuiet and no
-// answer.
-func AskBridge(ctx context.Context, h Host, step Step, event string, note *hooksock.Note, o Options) (*hooksock.Session, hooksock.Reply) {
+// "" when no bridge answered). in is the host's input (nil: not read): a
+// prompt, a tool use, a notification with its note (HostNote), a stop and
+// a session's end take a printed answer, which the bridge gives when it
+// asked the hub what the hook would (the note and the injection, the
+// stop's check, the end) on its stream. After AnswerHub the hook asks the
+// hub and, once the hub has answered, tells the session Synced; after
+// AnswerPrint it prints Output and then tells the session Synced. The
+// session is nil for AnswerQuiet and no answer.
+func AskBridge(ctx context.Context, h Host, step Step, event string, in *Input, o Options) (*hooksock.Session, hooksock.Reply) {
 	if o.Socket == "" {
 		return nil, hooksock.Reply{}
 	}
-	q := hooksock.Query{Token: o.Token, Step: hooksock.StepOther, Event: event, Note: note}
+	q := hooksock.Query{Token: o.Token, Step: hooksock.StepOther, Event: event}
 	if step == Inject {
 		q.Step = hooksock.StepInject
 	}
+	if in != nil {
+		if n, ok := HostNote(step, *in); ok {
+			q.Note = &n
+		}
+		switch step {
+		case Stop:
+			q.Stop = &hooksock.Stop{Continuing: in.StopHookActive}
+		case SessionEnd:
+			q.End = true
+		}
+	}
 	wait := hooksock.ConnectTimeout
-	if step == Inject || note != nil {
+	if step == Inject || q.Note != nil || q.Stop != nil || q.End {
 		q.Print, q.Host = true, h.Name
 		wait += hooksock.PrintWait
 	}
@@ -299,16 +310,16 @@ func AskBridge(ctx context.Context, h Host, step Step, event string, note *hooks
 
 // Answered answers the hook run of host h for event when it can without
 // the hub: a notification that asks nothing of a person (the host's quiet
-// answer), or a prompt, a tool use or a notification the agent's bridge
-// answers: nothing new (quiet), or the output it gives (AnswerPrint:
-// printed as it is). It reads the host's JSON first (the host writes it
-// whole) and reports true with the run's exit status. False: only the hub
-// can answer the run (any other event, no bridge, a bridge not sure); read
-// is then what was read of stdin (nil: nothing), which the hub run in
-// this process's place is to read first.
+// answer), or a prompt, a tool use, a notification, a stop or a session's
+// end the agent's bridge answers: nothing new (quiet), or the output it
+// gives (AnswerPrint: printed as it is). It reads the host's JSON first
+// (the host writes it whole) and reports true with the run's exit status.
+// False: only the hub can answer the run (any other event, no bridge, a
+// bridge not sure); read is then what was read of stdin (nil: nothing),
+// which the hub run in this process's place is to read first.
 func Answered(ctx context.Context, h Host, event string, stdin io.Reader, stdout io.Writer, o Options) (exit int, ok bool, read []byte) {
 	step := h.Events[event]
-	if step != Inject && step != NeedsInput || o.Token == "" || o.Socket == "" {
+	if step != Inject && step != NeedsInput && step != Stop && step != SessionEnd || o.Token == "" || o.Socket == "" {
 		return 0, false, nil
 	}
 	timeout := o.Timeout
@@ -322,11 +333,10 @@ func Answered(ctx context.Context, h Host, event string, stdin io.Reader, stdout
 	if !complete {
 		return 0, false, nil // out of time: the hub reads what is left, and gives up too
 	}
-	note, noted := HostNote(step, in)
-	if !noted && step == NeedsInput {
+	if _, noted := HostNote(step, in); !noted && step == NeedsInput {
 		return quiet(h, stdout), true, nil
 	}
-	s, rep := AskBridge(ctx, h, step, event, &note, o)
+	s, rep := AskBridge(ctx, h, step, event, &in, o)
 	switch rep.Answer {
 	case hooksock.AnswerQuiet:
 		return quiet(h, stdout), true, nil

@@ -35,6 +35,11 @@
 // is the prompt or tool use after an event of the host, which the bridge
 // reports (the agent works again) before it takes the injection. An older
 // bridge ignores the note and answers AnswerHub: the hook asks the hub.
+// So does a stop (Query.Stop) and a session's end (Query.End): the bridge
+// asks the hub what the hook would (CheckStop, then NoteHostEvent when the
+// stop is let go; NoteHostEvent and EndSession) and answers AnswerPrint
+// with the hook's output; a bridge older than these fields answers
+// AnswerHub.
 package hooksock
 
 import (
@@ -81,7 +86,8 @@ const (
 	// StepInject: a prompt or a tool use; what is new since the last injection.
 	StepInject = "inject"
 	// StepOther: any other event the hook takes to the hub (session start,
-	// stop, permission request, notification, session end).
+	// stop, permission request, notification, session end), which the
+	// bridge answers only with a note, a stop or an end the hook gives.
 	StepOther = "other"
 )
 
@@ -110,6 +116,18 @@ type Query struct {
 	// use (the agent works again). With Print, the bridge may report it
 	// and answer the run.
 	Note *Note `json:"note,omitempty"`
+	// Stop is a stop's question to the hub (CheckStop), from the host's
+	// input; End says the host's session ended (NoteHostEvent
+	// session_end, then EndSession). With Print, the bridge may ask the
+	// hub and answer the run.
+	Stop *Stop `json:"stop,omitempty"`
+	End  bool  `json:"end,omitempty"`
+}
+
+// Stop is a stop hook run's CheckStop: whether the host goes on after a
+// stop this hook held (the host's stop_hook_active).
+type Stop struct {
+	Continuing bool `json:"continuing,omitempty"`
 }
 
 // Note is a hook run's NoteHostEvent: the hub's host event (needs_input,

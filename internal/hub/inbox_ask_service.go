@@ -251,6 +251,10 @@ const (
 	HostSessionEnd HostEvent = "session_end"
 )
 
+// TurnEnded is HostNeedsInput's text when a stop the hub lets go ends the
+// agent's turn (a stop hook's CheckStop, then NoteHostEvent).
+const TurnEnded = "finished its turn: waiting for your input"
+
 // AnsweredAtTerminal is who answered an approval that a person settled in
 // the host's own prompt, seen when the call ran while the item was open.
 const AnsweredAtTerminal = "terminal"

@@ -45,8 +45,9 @@ const watchStale = pushPoll + waitGrace
 // the agent works again) is the note and the injection: the bridge
 // reports the one and takes the other, as the hook would at the hub, and
 // that clears the event as a hook of the hub would. A notification with
-// its note is that note alone: the bridge reports it, and it is an event
-// of the host as one the hub answered.
+// its note is that note alone, a stop its check (hooksock.Query.Stop) and a
+// session's end its note and EndSession (hooksock.Query.End): the bridge
+// makes them, and each is an event of the host as one the hub answered.
 type known struct {
 	now   func() time.Time
 	ready func() bool // the connection to the hub is up
@@ -103,6 +104,8 @@ const (
 	actTake                    // the injection
 	actNoteTake                // the hook's note, then the injection
 	actNote                    // the hook's note (a notification)
+	actStop                    // the stop's check, then the note of a turn ended when the hub lets it go
+	actEnd                     // the session's end: its note, then EndSession
 )
 
 // answer answers one hook run (hooksock.Serve): quiet when nothing is new,
@@ -110,7 +113,8 @@ const (
 // act is what the bridge may do in the hub's place: the injection alone
 // when no event of the host waits for the hub (a prompt or a tool use,
 // the event noted by the hub's hook path, clears what those leave), else
-// the hook's note first; a notification's note alone.
+// the hook's note first; a notification's note alone; a stop's check, a
+// session's end.
 func (k *known) answer(q hooksock.Query) (rep hooksock.Reply, synced func(), act hookAct) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -141,8 +145,13 @@ func (k *known) answer(q hooksock.Query) (rep hooksock.Reply, synced func(), act
 			k.seq++
 			k.host++
 		}
-		if q.Note != nil {
+		switch {
+		case q.Note != nil:
 			act = actNote
+		case q.Stop != nil:
+			act = actStop
+		case q.End:
+			act = actEnd
 		}
 		return hooksock.Reply{Answer: hooksock.AnswerHub, Why: fmt.Sprintf("%s is the hub's to answer", q.Event)}, again, act
 	case !k.watching:
@@ -209,36 +218,70 @@ const confirmWait = 2 * time.Second
 
 // answerHook answers the hook q with its output (AnswerPrint), making what
 // act says on the bridge's stream (else by calls on the bridge's
-// connection): the hook's note (NoteHostEvent), then for a prompt or a
-// tool use the injection, as the hook's output shows it
-// (Options.HookOutput). confirm, run once the hook printed it, confirms
-// the messages shown (IN_CONTEXT via hook), on the stream too. An error is
-// the call's as the hook would have met it: the hook then asks the hub.
+// connection), the calls the hook would make at the hub in the same order:
+// the hook's note (NoteHostEvent), then for a prompt or a tool use the
+// injection; for a stop its check (CheckStop), then, let go, the note that
+// the turn ended; for a session's end its note, then EndSession. The
+// output is the hook's for what the hub answered (Options.HookOutput).
+// confirm, run once the hook printed it, confirms the messages shown
+// (IN_CONTEXT via hook), on the stream too. An error is the call's as the
+// hook would have met it: the hook then asks the hub, which makes the
+// calls again (each repeated call is one the hub takes twice alike).
 func (b *bridge) answerHook(q hooksock.Query, act hookAct) (rep hooksock.Reply, confirm func(), err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), takeWait)
 	defer cancel()
-	if act == actNote || act == actNoteTake {
-		req := &hubv1.NoteHostEventRequest{Event: q.Note.Event, Text: q.Note.Text, CallKey: q.Note.CallKey}
-		if _, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_NoteHostEvent{NoteHostEvent: req}},
+	note := func(n hooksock.Note) error {
+		req := &hubv1.NoteHostEventRequest{Event: n.Event, Text: n.Text, CallKey: n.CallKey}
+		_, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_NoteHostEvent{NoteHostEvent: req}},
 			(*hubv1.StreamReply).GetNoteHostEvent,
-			func() (*hubv1.NoteHostEventResponse, error) { return b.client.NoteHostEvent(ctx, req) }); err != nil {
+			func() (*hubv1.NoteHostEventResponse, error) { return b.client.NoteHostEvent(ctx, req) })
+		return err
+	}
+	var (
+		inj  *hubv1.TakeInjectionResponse
+		stop *hubv1.CheckStopResponse
+	)
+	switch act {
+	case actNote, actNoteTake:
+		if err := note(*q.Note); err != nil {
+			return rep, nil, err
+		}
+	case actStop:
+		req := &hubv1.CheckStopRequest{Continuing: q.Stop.Continuing}
+		if stop, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_CheckStop{CheckStop: req}},
+			(*hubv1.StreamReply).GetCheckStop,
+			func() (*hubv1.CheckStopResponse, error) { return b.client.CheckStop(ctx, req) }); err != nil {
+			return rep, nil, err
+		}
+		if !stop.GetHold() {
+			if err := note(hooksock.Note{Event: string(hub.HostNeedsInput), Text: hub.TurnEnded}); err != nil {
+				return rep, nil, err
+			}
+		}
+	case actEnd:
+		if err := note(hooksock.Note{Event: string(hub.HostSessionEnd)}); err != nil {
+			return rep, nil, err
+		}
+		req := &hubv1.EndSessionRequest{Via: hub.ViaHook.String()}
+		if _, err := carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_EndSession{EndSession: req}},
+			(*hubv1.StreamReply).GetEndSession,
+			func() (*hubv1.EndSessionResponse, error) { return b.client.EndSession(ctx, req) }); err != nil {
 			return rep, nil, err
 		}
 	}
-	var r *hubv1.TakeInjectionResponse
-	if act != actNote {
+	if act == actTake || act == actNoteTake {
 		req := &hubv1.TakeInjectionRequest{}
-		if r, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: req}},
+		if inj, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: req}},
 			(*hubv1.StreamReply).GetTakeInjection,
 			func() (*hubv1.TakeInjectionResponse, error) { return b.client.TakeInjection(ctx, req) }); err != nil {
 			return rep, nil, err
 		}
 	}
-	out, shown, ok := b.opts.HookOutput(q.Host, q.Event, r)
+	out, shown, ok := b.opts.HookOutput(q.Host, q.Event, inj, stop)
 	if !ok {
 		// The hub moved the injection's cursor: what it handed out is
 		// not shown by this hook but stays unread.
-		return rep, nil, fmt.Errorf("%s has no prompt, tool use or notification %q", q.Host, q.Event)
+		return rep, nil, fmt.Errorf("%s has no hook event %q answered so", q.Host, q.Event)
 	}
 	confirm = func() {
 		if len(shown) == 0 {

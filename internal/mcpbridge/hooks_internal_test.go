@@ -43,6 +43,10 @@ func TestKnownAnswersOnlyWhenSure(t *testing.T) {
 			wantAct = actNoteTake
 		case q.Step != hooksock.StepInject && q.Note != nil:
 			wantAct = actNote
+		case q.Step != hooksock.StepInject && q.Stop != nil:
+			wantAct = actStop
+		case q.Step != hooksock.StepInject && q.End:
+			wantAct = actEnd
 		}
 		if act != wantAct {
 			t.Errorf("%s: the bridge may do %v, want %v", what, act, wantAct)
@@ -100,6 +104,17 @@ func TestKnownAnswersOnlyWhenSure(t *testing.T) {
 	ask("a tool use with its note after the notification", hooksock.AnswerHub, noted)()
 	noTake = false
 	ask("nothing new once the noted tool use came back", hooksock.AnswerQuiet, noted)
+
+	// A stop that gives its question, a session's end that says so: the
+	// bridge may ask the hub, and each is an event of the host.
+	ask("a stop with its question", hooksock.AnswerHub, hooksock.Query{Step: hooksock.StepOther, Event: "Stop", Stop: &hooksock.Stop{}})()
+	noTake = true
+	ask("a tool use without its note after the stop", hooksock.AnswerHub, inject)
+	ask("a tool use with its note after the stop", hooksock.AnswerHub, noted)()
+	ask("a session's end", hooksock.AnswerHub, hooksock.Query{Step: hooksock.StepOther, Event: "SessionEnd", End: true})()
+	ask("a tool use with its note after the end", hooksock.AnswerHub, noted)()
+	noTake = false
+	ask("nothing new once the noted tool use came back after the end", hooksock.AnswerQuiet, noted)
 
 	// The connection drops: the hub is not heard.
 	up = false

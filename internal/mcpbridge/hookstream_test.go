@@ -3,6 +3,7 @@ package mcpbridge_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/hook"
 	"github.com/agenthub/hub/internal/hooklocal"
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/mcpbridge"
 )
 
@@ -41,7 +43,7 @@ func TestBridgeTakesItsHooksInjectionOnItsStream(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(rt) })
 	sock := filepath.Join(rt, "agent-hub", "bob.sock")
-	bridgeOver(t, addr, bob, mcpbridge.Options{HookSocket: sock, HookOutput: hook.InjectOutput}, nil,
+	bridgeOver(t, addr, bob, mcpbridge.Options{HookSocket: sock, HookOutput: hook.Output}, nil,
 		func(t mcp.Transport) mcp.Transport { return t }, legacyHandshake)
 	eventuallyTrue(t, 10*time.Second, "the bridge's watch stream", func() bool { return h.parkedWaiters(t) == 1 })
 	// hook runs bob's hook of a tool use as hub-hook does, and reports
@@ -109,7 +111,7 @@ func TestBridgeReportsItsHooksHostEventsOnItsStream(t *testing.T) {
 	alice := newPoster(t, addr, h.createAgent(t, "alice"))
 	bob := h.createAgent(t, "bob")
 	sock := hookSocket(t)
-	bridgeOver(t, addr, bob, mcpbridge.Options{HookSocket: sock, HookOutput: hook.InjectOutput}, nil,
+	bridgeOver(t, addr, bob, mcpbridge.Options{HookSocket: sock, HookOutput: hook.Output}, nil,
 		func(t mcp.Transport) mcp.Transport { return t }, legacyHandshake)
 	eventuallyTrue(t, 10*time.Second, "the bridge's watch stream", func() bool { return h.parkedWaiters(t) == 1 })
 	run := func(event, input string) string {
@@ -176,6 +178,86 @@ func TestBridgeReportsItsHooksHostEventsOnItsStream(t *testing.T) {
 	})
 }
 
+// With hub mcp holding its stream, a stop and a session's end cost the hub
+// no call of their own either: the bridge makes the calls hub hook would,
+// in its order, on its stream, and hands the hook hub hook's output. A stop
+// with nothing unread is let go (CheckStop), and the agent waits for a
+// person (NoteHostEvent: the inbox shows it); one with a direct message
+// unread is held, the hook printing the host's decision and the message,
+// which the bridge then confirms (IN_CONTEXT via hook); a session's end
+// is its note and EndSession.
+func TestBridgeAnswersItsHooksStopAndSessionEndOnItsStream(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	addr, web := h.GRPCAddress(), h.HTTPAddress()
+	alice := newPoster(t, addr, h.createAgent(t, "alice"))
+	bob := h.createAgent(t, "bob")
+	sock := hookSocket(t)
+	bridgeOver(t, addr, bob, mcpbridge.Options{HookSocket: sock, HookOutput: hook.Output}, nil,
+		func(t mcp.Transport) mcp.Transport { return t }, legacyHandshake)
+	eventuallyTrue(t, 10*time.Second, "the bridge's watch stream", func() bool { return h.parkedWaiters(t) == 1 })
+	run := func(host, event, input string) string {
+		t.Helper()
+		var out bytes.Buffer
+		exit, ok, _ := hooklocal.Answered(context.Background(), hooklocal.Hosts[host], event, strings.NewReader(input), &out,
+			hooklocal.Options{Addr: addr, Token: bob, Socket: sock})
+		if !ok || exit != 0 {
+			t.Fatalf("%s %s: answered %v, exit %d, printed %q; want the bridge's answer, exit 0", host, event, ok, exit, out.String())
+		}
+		return out.String()
+	}
+	// calls says how many calls of each method the hub answered since
+	// the last time, as calls of their own and carried.
+	methods := []string{"CheckStop", "NoteHostEvent", "ConfirmDelivery", "EndSession", "TakeInjection"}
+	last := map[string][2]int64{}
+	calls := func() string {
+		var parts []string
+		for _, m := range methods {
+			a, c := rpcCounts(t, web, m)
+			if d := [2]int64{a - last[m][0], c - last[m][1]}; d != [2]int64{} {
+				parts = append(parts, fmt.Sprintf("%s %d+%d", m, d[0], d[1]))
+			}
+			last[m] = [2]int64{a, c}
+		}
+		return strings.Join(parts, ", ")
+	}
+	calls()
+
+	if out := run("claude", "Stop", `{"session_id":"s1","stop_hook_active":false}`); out != "" {
+		t.Errorf("a stop with nothing unread printed %q, want nothing (Claude Code's quiet answer)", out)
+	}
+	if got, want := calls(), "CheckStop 0+1, NoteHostEvent 0+1"; got != want {
+		t.Errorf("the stop let go: the hub answered %q (alone+carried), want %q", got, want)
+	}
+	r, err := h.admin.ListInbox(h.adminCtx(), &hubv1.ListInboxRequest{State: "open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items := r.GetItems(); len(items) != 1 || items[0].GetAgent() != "bob" || items[0].GetKind() != "needs_input" || items[0].GetTitle() != hub.TurnEnded {
+		t.Errorf("the open inbox after the stop = %v, want bob's needs_input %q", items, hub.TurnEnded)
+	}
+
+	id := alice.post(t, &hubv1.PostMessageRequest{To: []string{"bob"}, Body: "the build is green"})
+	out := run("gemini", "AfterAgent", `{"session_id":"s1","stop_hook_active":false}`)
+	if !strings.HasPrefix(out, `{"decision":"deny","reason":"Agent Hub: 1 message for you`) || !strings.Contains(out, "["+id+"]") || !strings.Contains(out, "the build is green") {
+		t.Errorf("a stop with a message unread printed %q, want Gemini CLI's deny naming message %s", out, id)
+	}
+	eventuallyTrue(t, 10*time.Second, "the message in bob's context via hook", func() bool {
+		r := h.receipt(t, id, "bob")
+		return r.GetState() == "IN_CONTEXT" && r.GetVia() == "hook"
+	})
+	if got, want := calls(), "CheckStop 0+1, ConfirmDelivery 0+1"; got != want {
+		t.Errorf("the stop held: the hub answered %q (alone+carried), want %q", got, want)
+	}
+
+	if out := run("gemini", "SessionEnd", `{"session_id":"s1","reason":"exit"}`); out != "{}\n" {
+		t.Errorf("the session's end printed %q, want Gemini CLI's quiet {}", out)
+	}
+	if got, want := calls(), "NoteHostEvent 0+1, EndSession 0+1"; got != want {
+		t.Errorf("the session's end: the hub answered %q (alone+carried), want %q", got, want)
+	}
+}
+
 // hookSocket returns the path of a hook socket in a new directory.
 func hookSocket(t *testing.T) string {
 	t.Helper()
@@ -190,8 +272,9 @@ func hookSocket(t *testing.T) string {
 // Against a hub whose stream does not take note_host_event (it lists only
 // the injection's calls), the bridge still answers its agent's
 // notification hook: it reports the event as a call of its own, on its
-// connection, and never sends the hub a call its stream does not take. A
-// report the hub refuses sends the hook to the hub.
+// connection, and never sends the hub a call its stream does not take; so
+// does it a stop's and a session end's calls. A call the hub refuses sends
+// the hook to the hub.
 func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
 	t.Parallel()
 	past := &injectionOnlyHub{framed: make(chan struct{})}
@@ -204,7 +287,7 @@ func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
 	go srv.Serve(l)
 	t.Cleanup(srv.Stop)
 	sock := hookSocket(t)
-	bridgeOver(t, l.Addr().String(), "tok", mcpbridge.Options{HookSocket: sock, HookOutput: hook.InjectOutput}, nil,
+	bridgeOver(t, l.Addr().String(), "tok", mcpbridge.Options{HookSocket: sock, HookOutput: hook.Output}, nil,
 		func(t mcp.Transport) mcp.Transport { return t }, legacyHandshake)
 	select {
 	case <-past.framed:
@@ -235,6 +318,28 @@ func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
 	if ok || exit != 0 || out.String() != "" || string(read) != refused {
 		t.Errorf("a notification the hub refuses: answered %v, exit %d, printed %q, read %q; want the hook sent to the hub with the input %q", ok, exit, out.String(), read, refused)
 	}
+
+	// A stop: its check, then the note that the turn ended, as calls of
+	// their own. A session's end the hub refuses sends the hook there.
+	out.Reset()
+	exit, ok, _ = hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "Stop",
+		strings.NewReader(`{"stop_hook_active":false}`), &out, hooklocal.Options{Addr: l.Addr().String(), Token: "tok", Socket: sock})
+	if !ok || exit != 0 || out.String() != "" {
+		t.Errorf("the stop: answered %v, exit %d, printed %q; want the bridge's quiet answer", ok, exit, out.String())
+	}
+	if got, want := past.noted(), "needs_input Claude needs your permission to use Bash; check stop; needs_input "+hub.TurnEnded; got != want {
+		t.Errorf("the hub was told %q as calls of their own, want %q", got, want)
+	}
+	const end = `{"session_id":"s1","reason":"exit"}`
+	out.Reset()
+	exit, ok, read = hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "SessionEnd",
+		strings.NewReader(end), &out, hooklocal.Options{Addr: l.Addr().String(), Token: "tok", Socket: sock})
+	if ok || exit != 0 || out.String() != "" || string(read) != end {
+		t.Errorf("a session's end the hub refuses: answered %v, exit %d, printed %q, read %q; want the hook sent to the hub with the input %q", ok, exit, out.String(), read, end)
+	}
+	if n := past.ended.Load(); n != 0 {
+		t.Errorf("the hub ended %d streams for a call it does not take, want none", n)
+	}
 }
 
 // injectionOnlyHub is a hub from before streams carried host events: its
@@ -263,7 +368,7 @@ func (p *injectionOnlyHub) Subscribe(ss grpc.BidiStreamingServer[hubv1.Subscribe
 		if err != nil {
 			return nil
 		}
-		if req.GetCall().GetNoteHostEvent() != nil {
+		if c := req.GetCall(); c.GetNoteHostEvent() != nil || c.GetCheckStop() != nil || c.GetEndSession() != nil {
 			p.ended.Add(1)
 			return status.Error(codes.InvalidArgument, "a call this stream does not take")
 		}
@@ -283,6 +388,17 @@ func (p *injectionOnlyHub) NoteHostEvent(_ context.Context, req *hubv1.NoteHostE
 	defer p.mu.Unlock()
 	p.notes = append(p.notes, req.GetEvent()+" "+req.GetText())
 	return &hubv1.NoteHostEventResponse{}, nil
+}
+
+func (p *injectionOnlyHub) CheckStop(context.Context, *hubv1.CheckStopRequest) (*hubv1.CheckStopResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notes = append(p.notes, "check stop")
+	return &hubv1.CheckStopResponse{}, nil
+}
+
+func (p *injectionOnlyHub) EndSession(context.Context, *hubv1.EndSessionRequest) (*hubv1.EndSessionResponse, error) {
+	return nil, status.Error(codes.InvalidArgument, "refused")
 }
 
 func (p *injectionOnlyHub) noted() string {

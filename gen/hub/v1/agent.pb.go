@@ -939,6 +939,8 @@ type StreamCall struct {
 	//	*StreamCall_TakeInjection
 	//	*StreamCall_ConfirmDelivery
 	//	*StreamCall_NoteHostEvent
+	//	*StreamCall_CheckStop
+	//	*StreamCall_EndSession
 	Call          isStreamCall_Call `protobuf_oneof:"call"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1051,6 +1053,24 @@ func (x *StreamCall) GetNoteHostEvent() *NoteHostEventRequest {
 	return nil
 }
 
+func (x *StreamCall) GetCheckStop() *CheckStopRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_CheckStop); ok {
+			return x.CheckStop
+		}
+	}
+	return nil
+}
+
+func (x *StreamCall) GetEndSession() *EndSessionRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_EndSession); ok {
+			return x.EndSession
+		}
+	}
+	return nil
+}
+
 type isStreamCall_Call interface {
 	isStreamCall_Call()
 }
@@ -1094,6 +1114,18 @@ type StreamCall_NoteHostEvent struct {
 	NoteHostEvent *NoteHostEventRequest `protobuf:"bytes,8,opt,name=note_host_event,json=noteHostEvent,proto3,oneof"`
 }
 
+type StreamCall_CheckStop struct {
+	// As CheckStop: a bridge answering its agent's hook at a stop. Only on a hub whose first frame
+	// lists it (SubscribeFrame.more_calls).
+	CheckStop *CheckStopRequest `protobuf:"bytes,9,opt,name=check_stop,json=checkStop,proto3,oneof"`
+}
+
+type StreamCall_EndSession struct {
+	// As EndSession: a bridge answering its agent's hook at the end of the host's session. Only on
+	// a hub whose first frame lists it (SubscribeFrame.more_calls).
+	EndSession *EndSessionRequest `protobuf:"bytes,10,opt,name=end_session,json=endSession,proto3,oneof"`
+}
+
 func (*StreamCall_WaitForMessages) isStreamCall_Call() {}
 
 func (*StreamCall_ListMessages) isStreamCall_Call() {}
@@ -1107,6 +1139,10 @@ func (*StreamCall_TakeInjection) isStreamCall_Call() {}
 func (*StreamCall_ConfirmDelivery) isStreamCall_Call() {}
 
 func (*StreamCall_NoteHostEvent) isStreamCall_Call() {}
+
+func (*StreamCall_CheckStop) isStreamCall_Call() {}
+
+func (*StreamCall_EndSession) isStreamCall_Call() {}
 
 // StreamReply is the reply to a call a stream carried (SubscribeFrame.reply).
 type StreamReply struct {
@@ -1123,6 +1159,8 @@ type StreamReply struct {
 	//	*StreamReply_TakeInjection
 	//	*StreamReply_ConfirmDelivery
 	//	*StreamReply_NoteHostEvent
+	//	*StreamReply_CheckStop
+	//	*StreamReply_EndSession
 	Reply         isStreamReply_Reply `protobuf_oneof:"reply"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1244,6 +1282,24 @@ func (x *StreamReply) GetNoteHostEvent() *NoteHostEventResponse {
 	return nil
 }
 
+func (x *StreamReply) GetCheckStop() *CheckStopResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_CheckStop); ok {
+			return x.CheckStop
+		}
+	}
+	return nil
+}
+
+func (x *StreamReply) GetEndSession() *EndSessionResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_EndSession); ok {
+			return x.EndSession
+		}
+	}
+	return nil
+}
+
 type isStreamReply_Reply interface {
 	isStreamReply_Reply()
 }
@@ -1281,6 +1337,14 @@ type StreamReply_NoteHostEvent struct {
 	NoteHostEvent *NoteHostEventResponse `protobuf:"bytes,9,opt,name=note_host_event,json=noteHostEvent,proto3,oneof"`
 }
 
+type StreamReply_CheckStop struct {
+	CheckStop *CheckStopResponse `protobuf:"bytes,10,opt,name=check_stop,json=checkStop,proto3,oneof"`
+}
+
+type StreamReply_EndSession struct {
+	EndSession *EndSessionResponse `protobuf:"bytes,11,opt,name=end_session,json=endSession,proto3,oneof"`
+}
+
 func (*StreamReply_WaitForMessages) isStreamReply_Reply() {}
 
 func (*StreamReply_ListMessages) isStreamReply_Reply() {}
@@ -1296,6 +1360,10 @@ func (*StreamReply_TakeInjection) isStreamReply_Reply() {}
 func (*StreamReply_ConfirmDelivery) isStreamReply_Reply() {}
 
 func (*StreamReply_NoteHostEvent) isStreamReply_Reply() {}
+
+func (*StreamReply_CheckStop) isStreamReply_Reply() {}
+
+func (*StreamReply_EndSession) isStreamReply_Reply() {}
 
 // StreamError is why a call a stream carried failed.
 type StreamError struct {
@@ -4199,7 +4267,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"confirmIds\x12\x14\n" +
 	"\x05watch\x18\x05 \x01(\bR\x05watch\x12&\n" +
 	"\x04call\x18\x06 \x01(\v2\x12.hub.v1.StreamCallR\x04call\x12\x1b\n" +
-	"\tcancel_id\x18\a \x01(\x04R\bcancelId\"\x84\x04\n" +
+	"\tcancel_id\x18\a \x01(\x04R\bcancelId\"\xfd\x04\n" +
 	"\n" +
 	"StreamCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12L\n" +
@@ -4209,8 +4277,13 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\theartbeat\x18\x05 \x01(\v2\x18.hub.v1.HeartbeatRequestH\x00R\theartbeat\x12E\n" +
 	"\x0etake_injection\x18\x06 \x01(\v2\x1c.hub.v1.TakeInjectionRequestH\x00R\rtakeInjection\x12K\n" +
 	"\x10confirm_delivery\x18\a \x01(\v2\x1e.hub.v1.ConfirmDeliveryRequestH\x00R\x0fconfirmDelivery\x12F\n" +
-	"\x0fnote_host_event\x18\b \x01(\v2\x1c.hub.v1.NoteHostEventRequestH\x00R\rnoteHostEventB\x06\n" +
-	"\x04call\"\xba\x04\n" +
+	"\x0fnote_host_event\x18\b \x01(\v2\x1c.hub.v1.NoteHostEventRequestH\x00R\rnoteHostEvent\x129\n" +
+	"\n" +
+	"check_stop\x18\t \x01(\v2\x18.hub.v1.CheckStopRequestH\x00R\tcheckStop\x12<\n" +
+	"\vend_session\x18\n" +
+	" \x01(\v2\x19.hub.v1.EndSessionRequestH\x00R\n" +
+	"endSessionB\x06\n" +
+	"\x04call\"\xb5\x05\n" +
 	"\vStreamReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12M\n" +
 	"\x11wait_for_messages\x18\x02 \x01(\v2\x1f.hub.v1.WaitForMessagesResponseH\x00R\x0fwaitForMessages\x12C\n" +
@@ -4220,7 +4293,12 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"\x05error\x18\x06 \x01(\v2\x13.hub.v1.StreamErrorH\x00R\x05error\x12F\n" +
 	"\x0etake_injection\x18\a \x01(\v2\x1d.hub.v1.TakeInjectionResponseH\x00R\rtakeInjection\x12L\n" +
 	"\x10confirm_delivery\x18\b \x01(\v2\x1f.hub.v1.ConfirmDeliveryResponseH\x00R\x0fconfirmDelivery\x12G\n" +
-	"\x0fnote_host_event\x18\t \x01(\v2\x1d.hub.v1.NoteHostEventResponseH\x00R\rnoteHostEventB\a\n" +
+	"\x0fnote_host_event\x18\t \x01(\v2\x1d.hub.v1.NoteHostEventResponseH\x00R\rnoteHostEvent\x12:\n" +
+	"\n" +
+	"check_stop\x18\n" +
+	" \x01(\v2\x19.hub.v1.CheckStopResponseH\x00R\tcheckStop\x12=\n" +
+	"\vend_session\x18\v \x01(\v2\x1a.hub.v1.EndSessionResponseH\x00R\n" +
+	"endSessionB\a\n" +
 	"\x05reply\";\n" +
 	"\vStreamError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
@@ -4627,136 +4705,140 @@ var file_hub_v1_agent_proto_depIdxs = []int32{
 	49,  // 12: hub.v1.StreamCall.take_injection:type_name -> hub.v1.TakeInjectionRequest
 	60,  // 13: hub.v1.StreamCall.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryRequest
 	68,  // 14: hub.v1.StreamCall.note_host_event:type_name -> hub.v1.NoteHostEventRequest
-	11,  // 15: hub.v1.StreamReply.wait_for_messages:type_name -> hub.v1.WaitForMessagesResponse
-	7,   // 16: hub.v1.StreamReply.list_messages:type_name -> hub.v1.ListMessagesResponse
-	9,   // 17: hub.v1.StreamReply.mark_read:type_name -> hub.v1.MarkReadResponse
-	1,   // 18: hub.v1.StreamReply.heartbeat:type_name -> hub.v1.HeartbeatResponse
-	15,  // 19: hub.v1.StreamReply.error:type_name -> hub.v1.StreamError
-	50,  // 20: hub.v1.StreamReply.take_injection:type_name -> hub.v1.TakeInjectionResponse
-	61,  // 21: hub.v1.StreamReply.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryResponse
-	69,  // 22: hub.v1.StreamReply.note_host_event:type_name -> hub.v1.NoteHostEventResponse
-	67,  // 23: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
-	65,  // 24: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
-	14,  // 25: hub.v1.SubscribeFrame.reply:type_name -> hub.v1.StreamReply
-	70,  // 26: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	71,  // 27: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	72,  // 28: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	73,  // 29: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	71,  // 30: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	64,  // 31: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	72,  // 32: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	72,  // 33: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	72,  // 34: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	72,  // 35: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	71,  // 36: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	67,  // 37: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
-	35,  // 38: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	64,  // 39: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
-	74,  // 40: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
-	38,  // 41: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	75,  // 42: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	76,  // 43: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	75,  // 44: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	75,  // 45: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	75,  // 46: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	77,  // 47: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	67,  // 48: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
-	67,  // 49: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
-	64,  // 50: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
-	64,  // 51: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
-	66,  // 52: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
-	78,  // 53: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	57,  // 54: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
-	64,  // 55: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
-	67,  // 56: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	79,  // 57: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	0,   // 58: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,   // 59: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,   // 60: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,   // 61: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,   // 62: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10,  // 63: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12,  // 64: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
-	17,  // 65: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	19,  // 66: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	21,  // 67: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	23,  // 68: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	25,  // 69: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	27,  // 70: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	29,  // 71: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	31,  // 72: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	33,  // 73: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	36,  // 74: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	39,  // 75: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	41,  // 76: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	43,  // 77: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	45,  // 78: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	47,  // 79: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	49,  // 80: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
-	51,  // 81: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
-	53,  // 82: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
-	55,  // 83: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
-	58,  // 84: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
-	80,  // 85: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
-	81,  // 86: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
-	82,  // 87: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
-	83,  // 88: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
-	84,  // 89: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
-	85,  // 90: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
-	86,  // 91: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
-	87,  // 92: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
-	88,  // 93: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
-	89,  // 94: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
-	68,  // 95: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
-	90,  // 96: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
-	60,  // 97: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
-	62,  // 98: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
-	1,   // 99: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,   // 100: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,   // 101: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,   // 102: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,   // 103: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11,  // 104: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	16,  // 105: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
-	18,  // 106: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	20,  // 107: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	22,  // 108: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	24,  // 109: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	26,  // 110: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	28,  // 111: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	30,  // 112: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	32,  // 113: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	34,  // 114: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	37,  // 115: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	40,  // 116: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	42,  // 117: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	44,  // 118: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	46,  // 119: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	48,  // 120: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	50,  // 121: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	52,  // 122: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	54,  // 123: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	56,  // 124: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	59,  // 125: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	91,  // 126: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	92,  // 127: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	93,  // 128: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
-	94,  // 129: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	95,  // 130: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
-	96,  // 131: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
-	97,  // 132: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
-	98,  // 133: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
-	99,  // 134: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
-	100, // 135: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
-	69,  // 136: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
-	101, // 137: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
-	61,  // 138: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
-	63,  // 139: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
-	99,  // [99:140] is the sub-list for method output_type
-	58,  // [58:99] is the sub-list for method input_type
-	58,  // [58:58] is the sub-list for extension type_name
-	58,  // [58:58] is the sub-list for extension extendee
-	0,   // [0:58] is the sub-list for field type_name
+	51,  // 15: hub.v1.StreamCall.check_stop:type_name -> hub.v1.CheckStopRequest
+	62,  // 16: hub.v1.StreamCall.end_session:type_name -> hub.v1.EndSessionRequest
+	11,  // 17: hub.v1.StreamReply.wait_for_messages:type_name -> hub.v1.WaitForMessagesResponse
+	7,   // 18: hub.v1.StreamReply.list_messages:type_name -> hub.v1.ListMessagesResponse
+	9,   // 19: hub.v1.StreamReply.mark_read:type_name -> hub.v1.MarkReadResponse
+	1,   // 20: hub.v1.StreamReply.heartbeat:type_name -> hub.v1.HeartbeatResponse
+	15,  // 21: hub.v1.StreamReply.error:type_name -> hub.v1.StreamError
+	50,  // 22: hub.v1.StreamReply.take_injection:type_name -> hub.v1.TakeInjectionResponse
+	61,  // 23: hub.v1.StreamReply.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryResponse
+	69,  // 24: hub.v1.StreamReply.note_host_event:type_name -> hub.v1.NoteHostEventResponse
+	52,  // 25: hub.v1.StreamReply.check_stop:type_name -> hub.v1.CheckStopResponse
+	63,  // 26: hub.v1.StreamReply.end_session:type_name -> hub.v1.EndSessionResponse
+	67,  // 27: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
+	65,  // 28: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
+	14,  // 29: hub.v1.SubscribeFrame.reply:type_name -> hub.v1.StreamReply
+	70,  // 30: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	71,  // 31: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	72,  // 32: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	73,  // 33: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	71,  // 34: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	64,  // 35: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	72,  // 36: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	72,  // 37: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	72,  // 38: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	72,  // 39: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	71,  // 40: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	67,  // 41: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	35,  // 42: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
+	64,  // 43: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	74,  // 44: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
+	38,  // 45: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
+	75,  // 46: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	76,  // 47: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	75,  // 48: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	75,  // 49: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	75,  // 50: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	77,  // 51: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	67,  // 52: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	67,  // 53: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	64,  // 54: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
+	64,  // 55: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
+	66,  // 56: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
+	78,  // 57: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	57,  // 58: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
+	64,  // 59: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
+	67,  // 60: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	79,  // 61: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	0,   // 62: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,   // 63: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,   // 64: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,   // 65: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,   // 66: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10,  // 67: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12,  // 68: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
+	17,  // 69: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	19,  // 70: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	21,  // 71: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	23,  // 72: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	25,  // 73: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	27,  // 74: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	29,  // 75: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	31,  // 76: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	33,  // 77: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	36,  // 78: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	39,  // 79: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	41,  // 80: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	43,  // 81: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	45,  // 82: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	47,  // 83: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	49,  // 84: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	51,  // 85: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	53,  // 86: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
+	55,  // 87: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
+	58,  // 88: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
+	80,  // 89: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
+	81,  // 90: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
+	82,  // 91: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
+	83,  // 92: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
+	84,  // 93: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
+	85,  // 94: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
+	86,  // 95: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
+	87,  // 96: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
+	88,  // 97: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
+	89,  // 98: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
+	68,  // 99: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
+	90,  // 100: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
+	60,  // 101: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
+	62,  // 102: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
+	1,   // 103: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,   // 104: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,   // 105: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,   // 106: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,   // 107: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11,  // 108: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	16,  // 109: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
+	18,  // 110: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	20,  // 111: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	22,  // 112: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	24,  // 113: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	26,  // 114: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	28,  // 115: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	30,  // 116: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	32,  // 117: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	34,  // 118: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	37,  // 119: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	40,  // 120: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	42,  // 121: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	44,  // 122: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	46,  // 123: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	48,  // 124: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	50,  // 125: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	52,  // 126: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	54,  // 127: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	56,  // 128: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	59,  // 129: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	91,  // 130: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	92,  // 131: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	93,  // 132: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	94,  // 133: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	95,  // 134: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	96,  // 135: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	97,  // 136: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	98,  // 137: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	99,  // 138: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
+	100, // 139: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
+	69,  // 140: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
+	101, // 141: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
+	61,  // 142: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
+	63,  // 143: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
+	103, // [103:144] is the sub-list for method output_type
+	62,  // [62:103] is the sub-list for method input_type
+	62,  // [62:62] is the sub-list for extension type_name
+	62,  // [62:62] is the sub-list for extension extendee
+	0,   // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -4778,6 +4860,8 @@ func file_hub_v1_agent_proto_init() {
 		(*StreamCall_TakeInjection)(nil),
 		(*StreamCall_ConfirmDelivery)(nil),
 		(*StreamCall_NoteHostEvent)(nil),
+		(*StreamCall_CheckStop)(nil),
+		(*StreamCall_EndSession)(nil),
 	}
 	file_hub_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
 		(*StreamReply_WaitForMessages)(nil),
@@ -4788,6 +4872,8 @@ func file_hub_v1_agent_proto_init() {
 		(*StreamReply_TakeInjection)(nil),
 		(*StreamReply_ConfirmDelivery)(nil),
 		(*StreamReply_NoteHostEvent)(nil),
+		(*StreamReply_CheckStop)(nil),
+		(*StreamReply_EndSession)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
