@@ -5,9 +5,9 @@
 //
 // It answers on this machine what needs no hub (a tool use, a prompt, a
 // notification, a stop or a session's end the agent's bridge answers, a
-// commit with nothing staged or the guard turned off) and runs the hub binary installed beside it,
-// with the same arguments and the host's input whole, for everything
-// else. It links none of the hub's server, gRPC or generated API, whose
+// commit with nothing staged or the guard turned off) and runs the hub
+// binary installed beside it, with the same arguments and the host's
+// input whole, for everything else. It links none of the hub's server, gRPC or generated API, whose
 // package initialisation is most of a hub command's start, so the runs
 // that are nearly all of an agent's hooks end in a few milliseconds
 // (scripts/bench-hook-start.sh).

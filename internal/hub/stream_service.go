@@ -44,25 +44,15 @@ type Stream struct {
 const streamSentMax = 1024
 
 // Subscribe opens a stream of caller's wake-ups for the path req.Via,
-// whose first frame (Next) holds its cursor and the caller's status; it
+// whose first frame (Serve) holds its cursor and the caller's status; it
 // reads until ctx ends or Close. Errors: EINVALID (no via, a path the
 // stream cannot feed, a bad after_id or limit), EEXHAUSTED (too many
 // parked waits), EUNAUTHORIZED (the token was revoked), EPERMISSION
 // (agent disabled), the store's.
 func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeRequest) (*Stream, error) {
-	// On a goroutine of its own, as a wait's reads are (onOwnStack): the
-	// store reads grow a stack past 8 KiB, which the call's goroutine,
-	// parked reading the stream's requests for as long as it lasts, would
-	// keep.
-	var st *Stream
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		st, err = s.subscribe(ctx, caller, req)
-	}()
-	<-done
-	return st, err
+	// On a goroutine of its own (onOwnStack): the call's goroutine parks
+	// reading the stream's requests for as long as it lasts.
+	return onOwnStack(func() (*Stream, error) { return s.subscribe(ctx, caller, req) })()
 }
 
 func (s *Waits) subscribe(ctx context.Context, caller *Agent, req SubscribeRequest) (*Stream, error) {

@@ -470,24 +470,24 @@ func (s *Waits) planWait(ctx context.Context, caller *Agent, req WaitRequest, st
 	return waitPlan{timeout: timeout, via: via, fetch: onOwnStack(fetch)}, nil
 }
 
-// onOwnStack returns fetch run on a goroutine of its own. A parked wait
-// keeps its goroutine's stack at whatever size the call grew it to, and a
-// store read (database/sql and the SQLite driver) grows it past 8 KiB: run
-// on the call's goroutine, it would leave every parked wait holding 16 KiB
-// of stack instead of 8 (hubbench's memory scenario, 10,000 parked: 18.7
-// against 10.7 KiB of stacks per waiter). The extra goroutine costs about a
-// microsecond per look.
-func onOwnStack(fetch func() (look, error)) func() (look, error) {
-	return func() (look, error) {
-		var lk look
+// onOwnStack returns read run on a goroutine of its own. A parked wait
+// (or stream) keeps its goroutine's stack at whatever size the call grew
+// it to, and a store read (database/sql and the SQLite driver) grows it
+// past 8 KiB: run on the call's goroutine, it would leave every parked
+// wait holding 16 KiB of stack instead of 8 (hubbench's memory scenario,
+// 10,000 parked: 18.7 against 10.7 KiB of stacks per waiter). The extra
+// goroutine costs about a microsecond per read.
+func onOwnStack[T any](read func() (T, error)) func() (T, error) {
+	return func() (T, error) {
+		var v T
 		var err error
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			lk, err = fetch()
+			v, err = read()
 		}()
 		<-done
-		return lk, err
+		return v, err
 	}
 }
 
