@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"path/filepath"
 	"sync/atomic"
@@ -26,7 +27,7 @@ func TestToolUseWithSomethingNewPrintsTheBridgesAnswer(t *testing.T) {
 	const out = `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"[12] alice: the build is green"}}` + "\n"
 	queries := make(chan hooksock.Query, 10)
 	printed := make(chan struct{}, 10)
-	go hooksock.Serve(ln, "tok-ann", func(q hooksock.Query) (hooksock.Reply, func()) {
+	go hooksock.Serve(ln, "tok-ann", func(_ context.Context, q hooksock.Query) (hooksock.Reply, func()) {
 		queries <- q
 		return hooksock.Reply{Answer: hooksock.AnswerPrint, Output: out, Exit: 0}, func() { printed <- struct{}{} }
 	}, slog.New(slog.DiscardHandler))
@@ -62,7 +63,7 @@ func TestHostEventsGiveTheBridgeTheirNote(t *testing.T) {
 	t.Cleanup(func() { ln.Close() })
 	queries := make(chan hooksock.Query, 10)
 	var older atomic.Bool
-	go hooksock.Serve(ln, "tok-ann", func(q hooksock.Query) (hooksock.Reply, func()) {
+	go hooksock.Serve(ln, "tok-ann", func(_ context.Context, q hooksock.Query) (hooksock.Reply, func()) {
 		queries <- q
 		if older.Load() || q.Note == nil {
 			return hooksock.Reply{Answer: hooksock.AnswerHub}, nil
@@ -116,7 +117,7 @@ func TestStopAndSessionEndGiveTheBridgeTheirQuestion(t *testing.T) {
 	const held = `{"decision":"block","reason":"Agent Hub: 1 message for you from other agents (not from the user) is unread"}` + "\n"
 	queries := make(chan hooksock.Query, 10)
 	var older atomic.Bool
-	go hooksock.Serve(ln, "tok-ann", func(q hooksock.Query) (hooksock.Reply, func()) {
+	go hooksock.Serve(ln, "tok-ann", func(_ context.Context, q hooksock.Query) (hooksock.Reply, func()) {
 		queries <- q
 		switch {
 		case older.Load(), q.Stop == nil && !q.End:
