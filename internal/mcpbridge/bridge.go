@@ -143,6 +143,9 @@ type bridge struct {
 	// calls carries waits, reads and heartbeats on the stream of
 	// wake-ups the bridge holds; nil over HTTP, whose calls are in process.
 	calls *streamCalls
+	// approvals holds a place for each of its hooks' approvals the stream
+	// carries (carriedApprovals); nil: none is carried.
+	approvals chan struct{}
 }
 
 // carried makes call on the bridge's stream of wake-ups (streamCalls) and

@@ -192,6 +192,7 @@ func (b *bridge) serveHooks(path, token string) (stop func()) {
 		return func() {}
 	}
 	b.opts.Logger.Info("hooks: the agent's hooks ask this bridge first", "socket", path)
+	b.approvals = make(chan struct{}, carriedApprovals)
 	logger := b.opts.Logger
 	done := make(chan struct{})
 	go func() {
@@ -218,6 +219,12 @@ func (b *bridge) serveHooks(path, token string) (stop func()) {
 // for the answer (hooksock.PrintWait), so that a bridge that gives up
 // leaves the hook time to ask the hub.
 const takeWait = hooksock.PrintWait / 2
+
+// carriedApprovals bounds the approvals the bridge's stream carries at
+// once, each parked until a person answers: the hub runs a few calls of a
+// stream at a time (8), and the agent's waits and its other hooks' calls
+// keep room there. An approval past them is a call of its own.
+const carriedApprovals = 2
 
 // approvalGrace is what the bridge waits for a permission request's
 // answer beyond the wait for a person: the hub answers by then (a time-out
@@ -309,9 +316,15 @@ func (b *bridge) answerHook(ctx context.Context, q hooksock.Query, act hookAct) 
 			return rep, nil, fmt.Errorf("the call's input is %d bytes, over what an approval holds", n)
 		}
 		a.Asked = ApprovalRequest(*q.Approval)
-		a.Approval, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_RequestApproval{RequestApproval: a.Asked}},
-			(*hubv1.StreamReply).GetRequestApproval,
-			func() (*hubv1.RequestApprovalResponse, error) { return b.client.RequestApproval(ctx, a.Asked) })
+		alone := func() (*hubv1.RequestApprovalResponse, error) { return b.client.RequestApproval(ctx, a.Asked) }
+		select {
+		case b.approvals <- struct{}{}:
+			a.Approval, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_RequestApproval{RequestApproval: a.Asked}},
+				(*hubv1.StreamReply).GetRequestApproval, alone)
+			<-b.approvals
+		default:
+			a.Approval, err = alone()
+		}
 		if err != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return rep, nil, err
 		}

@@ -435,7 +435,8 @@ const permissionRequest = `{"session_id":"s1","hook_event_name":"PermissionReque
 // its stream, the approval waits in the people's inbox (with the host's
 // suggested rule), and the person's decision reaches the host as the hook
 // alone (hub hook, asking the hub) prints it, allow or deny; the hook's
-// code (hooklocal.Answered, as hub-hook runs it) only prints. A hook that
+// code (hooklocal.Answered, as hub-hook runs it) only prints. The stream
+// carries two at once; a third is a call of the bridge's own. A hook that
 // goes while it waits (its host killed it, or it gave up) ends the call
 // there: the approval is left to the terminal at once.
 func TestBridgeAsksItsHooksApprovalOnItsStream(t *testing.T) {
@@ -522,6 +523,37 @@ func TestBridgeAsksItsHooksApprovalOnItsStream(t *testing.T) {
 		if !got.ok || got.exit != 0 || got.out != want.out || !strings.Contains(got.out, `"behavior":"`+c.decision+`"`) || !strings.Contains(got.out, c.message) {
 			t.Errorf("%s through the bridge: answered %v, exit %d, printed %q; want exit 0 and what hub hook prints asking the hub, %q", c.decision, got.ok, got.exit, got.out, want.out)
 		}
+	}
+
+	// Three at once: the stream carries two, and leaves room for the
+	// agent's waits and other hooks; the third is a call of the bridge's own.
+	alone, carried := hookCalls()
+	var runs []chan run
+	for range 3 {
+		runs = append(runs, ask(context.Background(), false))
+	}
+	eventuallyTrue(t, 10*time.Second, "three open approvals", func() bool {
+		r, err := h.admin.ListInbox(h.adminCtx(), &hubv1.ListInboxRequest{State: "open"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.GetItems()) < 3 {
+			return false
+		}
+		for _, it := range r.GetItems() {
+			if _, err := h.admin.AnswerInboxItem(h.adminCtx(), &hubv1.AnswerInboxItemRequest{Id: it.GetId(), Decision: "allow"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return true
+	})
+	for _, r := range runs {
+		if got := <-r; !got.ok || !strings.Contains(got.out, `"behavior":"allow"`) {
+			t.Errorf("one of three at once: answered %v, printed %q; want the allow", got.ok, got.out)
+		}
+	}
+	if a, c := hookCalls(); a != alone+1 || c != carried+2 {
+		t.Errorf("three at once: the hub answered %d calls of their own and %d approvals carried, want 1 and 2", a-alone, c-carried)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
