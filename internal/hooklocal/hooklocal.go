@@ -158,10 +158,12 @@ the host goes on.
 When the agent's hub mcp runs on this machine, the hook asks it first, over a
 user-only Unix socket ($XDG_RUNTIME_DIR/agent-hub): a prompt or a tool use
 with nothing new is answered there and costs the hub nothing; one with
-something new, a notification, a stop, a session's end and the prompt or tool
-use after a host event are answered there too, the bridge asking the hub on
-the stream it holds; anything else (a permission request, a session's start,
-a bridge not sure) goes to the hub as without a bridge.
+something new, a notification, a stop, a session's end, a permission request
+and the prompt or tool use after a host event are answered there too, the
+bridge asking the hub on the stream it holds (a permission request's hook
+waiting for it as for a person; killed meanwhile, the approval is left to the
+terminal); anything else (a session's start, a bridge not sure) goes to the
+hub as without a bridge.
 
 The hub and the agent: HUB_ADDR, and HUB_TOKEN or a token file, as hub mcp.
 
