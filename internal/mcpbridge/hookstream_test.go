@@ -435,7 +435,8 @@ const permissionRequest = `{"session_id":"s1","hook_event_name":"PermissionReque
 // its stream, the approval waits in the people's inbox (with the host's
 // suggested rule), and the person's decision reaches the host as the hook
 // alone (hub hook, asking the hub) prints it, allow or deny; the hook's
-// code (hooklocal.Answered, as hub-hook runs it) only prints. The stream
+// code (hooklocal.Answered, as hub-hook runs it, and hub hook's own) only
+// prints. The stream
 // carries two at once; a third is a call of the bridge's own. A hook that
 // goes while it waits (its host killed it, or it gave up) ends the call
 // there: the approval is left to the terminal at once.
@@ -455,14 +456,16 @@ func TestBridgeAsksItsHooksApprovalOnItsStream(t *testing.T) {
 		ok   bool
 	}
 	// ask runs the permission request's hook as hub-hook does until ctx
-	// ends, or as hub hook does without a bridge (direct).
-	ask := func(ctx context.Context, direct bool) chan run {
+	// ends, or as hub hook does (hub), without a bridge (direct) or with.
+	ask := func(ctx context.Context, hub, direct bool) chan run {
 		done := make(chan run, 1)
 		go func() {
 			var out bytes.Buffer
-			if direct {
+			if hub {
 				ho := o
-				ho.Socket = ""
+				if direct {
+					ho.Socket = ""
+				}
 				hook.Run(ctx, hooklocal.Hosts["claude"], "PermissionRequest", strings.NewReader(permissionRequest), &out, io.Discard, ho)
 				done <- run{out: out.String(), ok: true}
 				return
@@ -511,17 +514,20 @@ func TestBridgeAsksItsHooksApprovalOnItsStream(t *testing.T) {
 			}
 		}
 		alone, carried := hookCalls()
-		bridged := ask(context.Background(), false)
+		bridged := ask(context.Background(), false, false)
 		decide()
 		got := <-bridged
-		if a, c := hookCalls(); a != alone || c != carried+1 {
-			t.Errorf("%s through the bridge: the hub answered %d calls of their own and %d approvals carried, want none and 1", got.out, a-alone, c-carried)
+		hubBridged := ask(context.Background(), true, false)
+		decide()
+		gotHub := <-hubBridged
+		if a, c := hookCalls(); a != alone || c != carried+2 {
+			t.Errorf("%s through the bridge (hub-hook's code, then hub hook's): the hub answered %d calls of their own and %d approvals carried, want none and 2", got.out, a-alone, c-carried)
 		}
-		direct := ask(context.Background(), true)
+		direct := ask(context.Background(), true, true)
 		decide()
 		want := <-direct
-		if !got.ok || got.exit != 0 || got.out != want.out || !strings.Contains(got.out, `"behavior":"`+c.decision+`"`) || !strings.Contains(got.out, c.message) {
-			t.Errorf("%s through the bridge: answered %v, exit %d, printed %q; want exit 0 and what hub hook prints asking the hub, %q", c.decision, got.ok, got.exit, got.out, want.out)
+		if !got.ok || got.exit != 0 || got.out != want.out || gotHub.out != want.out || !strings.Contains(got.out, `"behavior":"`+c.decision+`"`) || !strings.Contains(got.out, c.message) {
+			t.Errorf("%s through the bridge: answered %v, exit %d, printed %q (hub hook %q); want exit 0 and what hub hook prints asking the hub, %q", c.decision, got.ok, got.exit, got.out, gotHub.out, want.out)
 		}
 	}
 
@@ -530,7 +536,7 @@ func TestBridgeAsksItsHooksApprovalOnItsStream(t *testing.T) {
 	alone, carried := hookCalls()
 	var runs []chan run
 	for range 3 {
-		runs = append(runs, ask(context.Background(), false))
+		runs = append(runs, ask(context.Background(), false, false))
 	}
 	eventuallyTrue(t, 10*time.Second, "three open approvals", func() bool {
 		r, err := h.admin.ListInbox(h.adminCtx(), &hubv1.ListInboxRequest{State: "open"})
@@ -557,7 +563,7 @@ func TestBridgeAsksItsHooksApprovalOnItsStream(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	gone := ask(ctx, false)
+	gone := ask(ctx, false, false)
 	it := openApproval()
 	cancel()
 	<-gone
