@@ -103,7 +103,8 @@ const (
 	StepInject = "inject"
 	// StepOther: any other event the hook takes to the hub (session start,
 	// stop, permission request, notification, session end), which the
-	// bridge answers only with a note, a stop or an end the hook gives.
+	// bridge answers only with a note, a stop, an end or an approval the
+	// hook gives.
 	StepOther = "other"
 )
 
