@@ -4,12 +4,13 @@
 // `hub hook` and `hub guard check`.
 //
 // It answers on this machine what needs no hub (a tool use, a prompt, a
-// notification, a stop or a session's end the agent's bridge answers, a
-// commit with nothing staged or the guard turned off) and runs the hub
-// binary installed beside it, with the same arguments and the host's
-// input whole, for everything else. It links none of the hub's server, gRPC or generated API, whose
-// package initialisation is most of a hub command's start, so the runs
-// that are nearly all of an agent's hooks end in a few milliseconds
+// notification, a stop, a session's end or a permission request the
+// agent's bridge answers, a commit with nothing staged or the guard turned
+// off) and runs the hub binary installed beside it, with the same
+// arguments and the host's input whole, for everything else. It links
+// none of the hub's server, gRPC or generated API, whose package
+// initialisation is most of a hub command's start, so the runs that are
+// nearly all of an agent's hooks end in a few milliseconds
 // (scripts/bench-hook-start.sh).
 package main
 
@@ -35,8 +36,8 @@ const usage = `Usage:
 
 What the agent hosts' hooks and the git pre-commit guard run (hub setup and
 hub guard install write it when it is installed beside hub). A tool use, a
-prompt, a notification, a stop or a session's end the agent's hub mcp
-answers and a commit with nothing staged (the index and HEAD say so, else
+prompt, a notification, a stop, a session's end or a permission request the
+agent's hub mcp answers and a commit with nothing staged (the index and HEAD say so, else
 git diff --cached) are answered here; anything else runs the hub binary
 beside this one with the same arguments and the host's input, a guard check
 handed the staged paths (--staged; a hub older than that flag asks git).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -118,7 +119,7 @@ func (r rig) bridge(t *testing.T, answer string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go hooksock.Serve(ln, "tok-ann", func(hooksock.Query) (hooksock.Reply, func()) {
+	go hooksock.Serve(ln, "tok-ann", func(context.Context, hooksock.Query) (hooksock.Reply, func()) {
 		return hooksock.Reply{Answer: answer}, nil
 	}, slog.New(slog.DiscardHandler))
 }

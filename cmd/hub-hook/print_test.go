@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,7 +28,7 @@ func TestToolUseWithSomethingNewPrintsTheBridgesAnswer(t *testing.T) {
 	const out = `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"[12] alice: the build is green"}}` + "\n"
 	queries := make(chan hooksock.Query, 10)
 	printed := make(chan struct{}, 10)
-	go hooksock.Serve(ln, "tok-ann", func(q hooksock.Query) (hooksock.Reply, func()) {
+	go hooksock.Serve(ln, "tok-ann", func(_ context.Context, q hooksock.Query) (hooksock.Reply, func()) {
 		queries <- q
 		return hooksock.Reply{Answer: hooksock.AnswerPrint, Output: out, Exit: 0}, func() { printed <- struct{}{} }
 	}, slog.New(slog.DiscardHandler))
@@ -62,7 +64,7 @@ func TestHostEventsGiveTheBridgeTheirNote(t *testing.T) {
 	t.Cleanup(func() { ln.Close() })
 	queries := make(chan hooksock.Query, 10)
 	var older atomic.Bool
-	go hooksock.Serve(ln, "tok-ann", func(q hooksock.Query) (hooksock.Reply, func()) {
+	go hooksock.Serve(ln, "tok-ann", func(_ context.Context, q hooksock.Query) (hooksock.Reply, func()) {
 		queries <- q
 		if older.Load() || q.Note == nil {
 			return hooksock.Reply{Answer: hooksock.AnswerHub}, nil
@@ -116,7 +118,7 @@ func TestStopAndSessionEndGiveTheBridgeTheirQuestion(t *testing.T) {
 	const held = `{"decision":"block","reason":"Agent Hub: 1 message for you from other agents (not from the user) is unread"}` + "\n"
 	queries := make(chan hooksock.Query, 10)
 	var older atomic.Bool
-	go hooksock.Serve(ln, "tok-ann", func(q hooksock.Query) (hooksock.Reply, func()) {
+	go hooksock.Serve(ln, "tok-ann", func(_ context.Context, q hooksock.Query) (hooksock.Reply, func()) {
 		queries <- q
 		switch {
 		case older.Load(), q.Stop == nil && !q.End:
@@ -162,5 +164,67 @@ func TestStopAndSessionEndGiveTheBridgeTheirQuestion(t *testing.T) {
 			t.Errorf("a bridge that sends the %s to the hub: exit %d, stdout %q, the hub got %q; want the hub run with %q", c.event, code, stdout, got, want)
 		}
 		asked()
+	}
+}
+
+// TestPermissionRequestGivesTheBridgeItsApproval: hub-hook reads the
+// host's permission request and hands the bridge the approval to ask
+// (Query.Approval: the tool, its input as the host gave it, the call's
+// key, the host's suggested rule and the wait for a person), then prints
+// the decision the bridge gives, without the hub. A bridge that does not
+// know approvals (an older one) sends the run to the hub, which gets the
+// host's input whole; so does a request for one of the hub's own tools
+// (allowed there at once) and a request not relayed (--approval-wait 0).
+func TestPermissionRequestGivesTheBridgeItsApproval(t *testing.T) {
+	r := newRig(t, true)
+	ln, err := hooksock.Listen(filepath.Join(r.dir, "agent-hub", filepath.Base(hooksock.Path("127.0.0.1:9", "tok-ann"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	const allowed = `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"
+	queries := make(chan hooksock.Query, 10)
+	var older atomic.Bool
+	go hooksock.Serve(ln, "tok-ann", func(_ context.Context, q hooksock.Query) (hooksock.Reply, func()) {
+		queries <- q
+		if older.Load() || q.Approval == nil {
+			return hooksock.Reply{Answer: hooksock.AnswerHub}, nil
+		}
+		return hooksock.Reply{Answer: hooksock.AnswerPrint, Output: allowed}, nil
+	}, slog.New(slog.DiscardHandler))
+
+	const request = `{"hook_event_name":"PermissionRequest","session_id":"s1","tool_name":"Bash","tool_input":{"command":"go test ./...", "description":"Run the tests"},` +
+		`"permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"go test:*"}],"behavior":"allow"}]}`
+	code, stdout, stderr := r.run(t, "", request, "hook", "claude", "PermissionRequest", "--approval-wait", "90s")
+	if hub := r.handedOff(t); code != 0 || stdout != allowed || stderr != "" || hub != "" {
+		t.Errorf("a permission request the bridge answers: exit %d, stdout %q, stderr %q, the hub got %q; want 0, the bridge's decision and no hub", code, stdout, stderr, hub)
+	}
+	q := <-queries
+	want := hooksock.Approval{Tool: "Bash", Input: `{"command":"go test ./...", "description":"Run the tests"}`, SuggestedRule: "go test:*", WaitSeconds: 90}
+	if a := q.Approval; !q.Print || q.Host != "claude" || q.Step != hooksock.StepOther || a == nil || len(a.CallKey) != 32 {
+		t.Fatalf("the permission request's hook asked %+v (approval %+v); want a printed answer for claude with the approval and the call's key", q, a)
+	}
+	got := *q.Approval
+	got.CallKey = ""
+	if got != want {
+		t.Errorf("the approval asked = %+v, want %+v", got, want)
+	}
+
+	older.Store(true)
+	code, stdout, _ = r.run(t, "", request, "hook", "claude", "PermissionRequest")
+	if got, want := r.handedOff(t), "hook claude PermissionRequest\n"+request; code != 0 || stdout != "{}\n" || got != want {
+		t.Errorf("a bridge that sends the permission request to the hub: exit %d, stdout %q, the hub got %q; want the hub run with %q", code, stdout, got, want)
+	}
+	<-queries
+
+	const own = `{"hook_event_name":"PermissionRequest","session_id":"s1","tool_name":"mcp__hub__send_message","tool_input":{"to":["bob"]}}`
+	for _, c := range []struct{ input, wait string }{{own, "60s"}, {request, "0"}} {
+		code, stdout, _ = r.run(t, "", c.input, "hook", "claude", "PermissionRequest", "--approval-wait", c.wait)
+		if got := r.handedOff(t); code != 0 || stdout != "{}\n" || !strings.HasPrefix(got, "hook claude PermissionRequest") {
+			t.Errorf("%s with --approval-wait %s: exit %d, stdout %q, the hub got %q; want the hub run", c.input, c.wait, code, stdout, got)
+		}
+	}
+	if len(queries) != 0 {
+		t.Errorf("the bridge was asked %d times about requests the hub answers alone, want none", len(queries))
 	}
 }

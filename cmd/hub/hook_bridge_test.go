@@ -316,3 +316,134 @@ func TestHookAsksTheBridgeWithoutChannel(t *testing.T) {
 		t.Errorf("the bridge of a client without channels pushed; its log:\n%s", bridgeErr)
 	}
 }
+
+// approvalCalls returns how many RequestApproval calls the hub at httpAddr
+// answered as calls of their own and carried by streams (its counters on
+// /metrics).
+func approvalCalls(t *testing.T, httpAddr string) (alone, carried int64) {
+	t.Helper()
+	resp, err := http.Get("http://" + httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		all, stream := strings.HasPrefix(line, "hub_rpcs_total{"), strings.HasPrefix(line, "hub_stream_calls_total{")
+		if !all && !stream || !strings.Contains(line, `method="RequestApproval"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		if all {
+			alone += int64(v)
+		} else {
+			alone -= int64(v)
+			carried += int64(v)
+		}
+	}
+	return alone, carried
+}
+
+// TestPermissionRequestAsksTheBridge runs the real hub, the real `hub
+// mcp` of agent ann and the real hook as hosts run it (hub-hook): a
+// permission request makes no call of the hook's own at the hub, the
+// bridge asks on its stream, and the person's decision, allow or deny,
+// reaches the host as the hook prints it without a bridge (same output,
+// exit 0). The hook killed by its host while it waits ends the bridge's
+// call: the approval is left to the terminal at once, not after its
+// wait.
+func TestPermissionRequestAsksTheBridge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hub binary")
+	}
+	rt, err := os.MkdirTemp("", "hb") // short: a socket's path is bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	m := startHTTPHub(t, nil)
+	adminTok, err := m.AdminToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &loopHub{addr: m.GRPCAddress(), admin: hubv1.NewAdminServiceClient(m.Conn()),
+		actx: metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+adminTok)}
+	r, err := h.admin.CreateAgent(h.actx, &hubv1.CreateAgentRequest{Name: "ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ann = r.GetToken()
+	in, err := os.ReadFile(filepath.Join("testdata", "hooks", "claude-PermissionRequest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubHook := filepath.Join(filepath.Dir(builtHub(t)), "hub-hook")
+	// start starts hub-hook's permission request with a minute's wait
+	// (--no-bridge: as without a bridge).
+	start := func(args ...string) (*exec.Cmd, func() (hookRun, int)) {
+		cmd := exec.Command(hubHook, append([]string{"hook", "claude", "PermissionRequest", "--approval-wait", "60s"}, args...)...)
+		cmd.Env = append(os.Environ(), "HUB_ADDR="+h.addr, "HUB_TOKEN="+h.ann, "HUB_TOKEN_FILE=", "HUB_APPROVAL_WAIT=", "HUB_HOOK_BRIDGE=")
+		cmd.Stdin = bytes.NewReader(in)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, func() (hookRun, int) {
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				t.Fatal(err)
+			}
+			return hookRun{stdout: out.String(), stderr: errb.String()}, cmd.ProcessState.ExitCode()
+		}
+	}
+
+	_, bridgeErr := startBridge(t, h.addr, h.ann)
+	eventually(t, 10*time.Second, "the bridge to follow ann's messages", func() bool {
+		r, err := h.admin.GetHubInfo(h.actx, &hubv1.GetHubInfoRequest{})
+		return err == nil && r.GetParkedWaiters() == 1
+	})
+	bridgeAnswers(t, h.addr, h.ann, func() { runHookWith(t, hubHook, h.addr, h.ann, "claude", "PostToolUse", "claude-PostToolUse.json") })
+
+	for _, c := range []struct{ decision, message string }{{"allow", ""}, {"deny", "not on the shared runner"}} {
+		decide := func() {
+			it := h.openItem(t, "approval")
+			if it.GetAgent() != "ann" || it.GetTool() != "Bash" || it.GetSuggestedRule() != "go test:*" {
+				t.Fatalf("the open item = %v, want ann's Bash approval with the host's rule", it)
+			}
+			if _, err := h.admin.AnswerInboxItem(h.actx, &hubv1.AnswerInboxItemRequest{Id: it.GetId(), Decision: c.decision, Message: c.message}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		alone, carried := approvalCalls(t, m.HTTPAddress())
+		_, bridged := start()
+		decide()
+		got, exit := bridged()
+		if a, c := approvalCalls(t, m.HTTPAddress()); a != alone || c != carried+1 {
+			t.Errorf("the hook through the bridge: the hub answered %d approvals of their own and %d carried, want none and 1; the bridge's log:\n%s", a-alone, c-carried, bridgeErr)
+		}
+		_, direct := start("--no-bridge")
+		decide()
+		want, wantExit := direct()
+		if d := parseDecision(t, got); exit != wantExit || got != want || d.HookSpecificOutput.Decision.Behavior != c.decision {
+			t.Errorf("the %s through the bridge: exit %d, %+v; want exit %d and what the hook prints without a bridge, %+v", c.decision, exit, got, wantExit, want)
+		}
+	}
+
+	// The host kills the hook while it waits.
+	hook, wait := start()
+	it := h.openItem(t, "approval")
+	if err := hook.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	wait()
+	eventually(t, 20*time.Second, "the killed hook's approval to be left to the terminal", func() bool {
+		return h.item(t, it.GetId()).GetState() == "expired"
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -216,5 +217,103 @@ func TestSubscribeCarriesStopAndSessionEnd(t *testing.T) {
 	}
 	if logged["CheckStop"] != 2 || logged["EndSession"] != 1 {
 		t.Errorf("the log has %v lines of alice's calls via=stream, want CheckStop 2 and EndSession 1", logged)
+	}
+}
+
+// A permission request carried by the stream (a bridge answering its
+// agent's PermissionRequest hook) is RequestApproval: it waits for a
+// person as the call alone does, and the person's answer is its reply;
+// one its caller ends (cancel_id: the hook is gone) stops waiting at once
+// and is left to the terminal (expired, timed out), as the call alone
+// its caller gave up on. Each is counted under its own name (and in
+// hub_stream_calls_total).
+func TestSubscribeCarriesApprovals(t *testing.T) {
+	t.Parallel()
+	m := relHub(t, nil)
+	adminTok, err := m.AdminToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(m.GRPCAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := &coreHub{m: m, token: adminTok, admin: hubv1.NewAdminServiceClient(conn), agent: hubv1.NewAgentServiceClient(conn), adm: coreBearer(adminTok), base: "http://" + m.HTTPAddress()}
+	alice := h.newAgent(t, "alice")
+
+	ctx, cancel := context.WithCancel(coreBearer(alice))
+	defer cancel()
+	st, err := openStream(ctx, h.agent, &hubv1.SubscribeRequest{Watch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Recv()
+	if err != nil {
+		t.Fatalf("first frame: %v", err)
+	}
+	if !first.GetCalls() || !slices.Contains(first.GetMoreCalls(), "request_approval") {
+		t.Fatalf("first frame = %v, want calls set and more_calls naming request_approval", first)
+	}
+	ask := func(id uint64) {
+		t.Helper()
+		req := &hubv1.RequestApprovalRequest{Tool: "Bash", Input: `{"command":"make deploy"}`, CallKey: "k1", WaitSeconds: 60}
+		if err := st.Send(&hubv1.SubscribeRequest{Call: &hubv1.StreamCall{Id: id, Call: &hubv1.StreamCall_RequestApproval{RequestApproval: req}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	openItem := func() *hubv1.InboxItem {
+		t.Helper()
+		for range 1000 {
+			r, err := h.admin.ListInbox(h.adm, &hubv1.ListInboxRequest{State: "open"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if items := r.GetItems(); len(items) == 1 {
+				return items[0]
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatal("no open approval within 10 s")
+		return nil
+	}
+
+	ask(1)
+	it := openItem()
+	if it.GetKind() != "approval" || it.GetAgent() != "alice" || it.GetTool() != "Bash" {
+		t.Fatalf("the open item = %v, want alice's Bash approval", it)
+	}
+	if _, err := h.admin.AnswerInboxItem(h.adm, &hubv1.AnswerInboxItemRequest{Id: it.GetId(), Decision: "deny", Message: "not today"}); err != nil {
+		t.Fatal(err)
+	}
+	r := replyOf(t, st, 1).GetRequestApproval()
+	if got := r.GetItem(); r.GetTimedOut() || got.GetId() != it.GetId() || got.GetDecision() != "deny" || got.GetAnswer() != "not today" {
+		t.Fatalf("the reply to the approval answered = %v, want the item denied with the message", r)
+	}
+
+	ask(2)
+	it = openItem()
+	if err := st.Send(&hubv1.SubscribeRequest{CancelId: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if r := replyOf(t, st, 2).GetRequestApproval(); !r.GetTimedOut() || r.GetItem().GetId() != it.GetId() || r.GetItem().GetState() != "expired" {
+		t.Fatalf("the reply to the approval ended by its caller = %v, want it timed out, the item expired", r)
+	}
+	r2, err := h.admin.ListInbox(h.adm, &hubv1.ListInboxRequest{State: "expired"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items := r2.GetItems(); len(items) != 1 || items[0].GetId() != it.GetId() {
+		t.Fatalf("the expired items once the call ended = %v, want approval %s (left to the terminal)", items, it.GetId())
+	}
+
+	_, metrics, _ := h.do(t, "GET", "/metrics", "", "")
+	for _, want := range []string{
+		`hub_rpcs_total{code="OK",method="RequestApproval",service="AgentService"} 2`,
+		`hub_stream_calls_total{code="OK",method="RequestApproval",service="AgentService"} 2`,
+	} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics has no line %q", want)
+		}
 	}
 }

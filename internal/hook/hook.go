@@ -67,13 +67,6 @@ import (
 // once the answer is written.
 const confirmTimeout = 150 * time.Millisecond
 
-// input is what the hook reads of the host's JSON.
-type input struct {
-	hooklocal.Input
-	// PermissionSuggestions: a PermissionRequest's rules the host offers (approval.go).
-	PermissionSuggestions []permissionSuggestion `json:"permission_suggestions"`
-}
-
 // output is the JSON the hook prints.
 type output struct {
 	Decision           string       `json:"decision,omitempty"`
@@ -105,13 +98,13 @@ func Run(ctx context.Context, h hooklocal.Host, event string, stdin io.Reader, s
 		timeout = hooklocal.DefaultTimeout
 	}
 	if step == hooklocal.Approval {
-		timeout += o.ApprovalWait + approvalMargin
+		timeout += o.ApprovalWait + hooklocal.ApprovalMargin
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	in := readInput(ctx, stdin)
 	if step == hooklocal.Approval {
-		if ownTool(in.ToolName) {
+		if hooklocal.OwnTool(in.ToolName) {
 			// The hub's own tools act only as this agent: never a
 			// person's question.
 			write(stdout, stderr, allow(event))
@@ -120,8 +113,12 @@ func Run(ctx context.Context, h hooklocal.Host, event string, stdin io.Reader, s
 		if o.ApprovalWait <= 0 {
 			return // not relayed: the host asks at once
 		}
+		if err := tooLarge(in); err != nil {
+			warn("%s", describe(err, o.Addr))
+			return
+		}
 	}
-	bridge, rep := hooklocal.AskBridge(ctx, h, step, event, &in.Input, o)
+	bridge, rep := hooklocal.AskBridge(ctx, h, step, event, &in, o)
 	switch rep.Answer {
 	case hooksock.AnswerQuiet:
 		if h.Quiet != "" {
@@ -204,7 +201,7 @@ func write(stdout, stderr io.Writer, out any) bool {
 
 // ask asks the hub what the step needs and returns the answer to print
 // (nil: nothing to say) and the IDs of the messages it shows.
-func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.Step, event string, in input, h hooklocal.Host) (*output, []string, error) {
+func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.Step, event string, in hooklocal.Input, h hooklocal.Host) (*output, []string, error) {
 	inject := func(text string) *output {
 		if text == "" {
 			return nil
@@ -217,7 +214,7 @@ func ask(ctx context.Context, client hubv1.AgentServiceClient, step hooklocal.St
 		return err
 	}
 	hostNote := func() error {
-		if n, ok := hooklocal.HostNote(step, in.Input); ok {
+		if n, ok := hooklocal.HostNote(step, in); ok {
 			return note(hub.HostEvent(n.Event), n.Text, n.CallKey)
 		}
 		return nil
@@ -282,26 +279,35 @@ func injection(event string, r *hubv1.TakeInjectionResponse) (*output, []string)
 }
 
 // Output is what `hub hook HOST EVENT` prints for the run of event of
-// host given what the hub answered it, and the IDs of the messages it
+// host given what the hub answered it (a), and the IDs of the messages it
 // shows, which the hook confirms once printed: for a prompt or a tool use
-// the injection inj, for a stop its check stop, for a notification or a
-// session's end nothing (both nil). The agent's bridge answers such a hook
-// with it (hooksock.AnswerPrint, mcpbridge.Options.HookOutput). ok false:
-// host has no such event, or it takes another answer.
-func Output(host, event string, inj *hubv1.TakeInjectionResponse, stop *hubv1.CheckStopResponse) (stdout string, shown []string, ok bool) {
+// the injection, for a stop its check, for a permission request the
+// person's decision on the approval asked (none: nobody answered in
+// time), for a notification or a session's end nothing. The agent's
+// bridge answers such a hook with it (hooksock.AnswerPrint,
+// mcpbridge.Options.HookOutput). ok false: host has no such event, or it
+// takes another answer.
+func Output(host, event string, a mcpbridge.HookAnswer) (stdout string, shown []string, ok bool) {
 	h, known := hooklocal.Hosts[host]
 	if !known {
 		return "", nil, false
 	}
-	var out *output
+	var out any
+	inj, stop, asked := a.Injection, a.Stop, a.Asked
 	switch step := h.Events[event]; {
-	case step == hooklocal.Inject && inj != nil && stop == nil:
-		out, shown = injection(event, inj)
-	case step == hooklocal.Stop && inj == nil && stop != nil:
+	case step == hooklocal.Inject && inj != nil && stop == nil && asked == nil:
+		if o, ids := injection(event, inj); o != nil {
+			out, shown = o, ids
+		}
+	case step == hooklocal.Stop && inj == nil && stop != nil && asked == nil:
 		if stop.GetHold() {
 			out, shown = held(h, stop)
 		}
-	case (step == hooklocal.NeedsInput || step == hooklocal.SessionEnd) && inj == nil && stop == nil:
+	case step == hooklocal.Approval && inj == nil && stop == nil && asked != nil:
+		if d := decided(event, asked, a.Approval); d != nil {
+			out = d
+		}
+	case (step == hooklocal.NeedsInput || step == hooklocal.SessionEnd) && inj == nil && stop == nil && asked == nil:
 	default:
 		return "", nil, false
 	}
@@ -333,10 +339,10 @@ func messageIDs(ms []*hubv1.Message) []string {
 
 // readInput reads the host's JSON; a host that sends none, or bad JSON,
 // gets the defaults (a stop counts as a new one). It gives up when ctx ends.
-func readInput(ctx context.Context, stdin io.Reader) input {
-	var in input
+func readInput(ctx context.Context, stdin io.Reader) hooklocal.Input {
+	var in hooklocal.Input
 	if _, complete := hooklocal.ReadInput(ctx, stdin, &in); !complete {
-		return input{}
+		return hooklocal.Input{}
 	}
 	return in
 }

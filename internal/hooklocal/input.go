@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/agenthub/hub/internal/hooksock"
 )
@@ -20,6 +21,56 @@ type Input struct {
 	ToolInput        json.RawMessage `json:"tool_input"`
 	Message          string          `json:"message"`
 	NotificationType string          `json:"notification_type"`
+	// PermissionSuggestions: a PermissionRequest's rules the host offers.
+	PermissionSuggestions []PermissionSuggestion `json:"permission_suggestions"`
+}
+
+// PermissionSuggestion is one of the rules a host offers with its
+// permission prompt (Claude Code's permission_suggestions: type addRules,
+// behavior allow, rules of toolName and ruleContent such as "npm test:*").
+type PermissionSuggestion struct {
+	Type     string `json:"type"`
+	Behavior string `json:"behavior"`
+	Rules    []struct {
+		ToolName    string `json:"toolName"`
+		RuleContent string `json:"ruleContent"`
+	} `json:"rules"`
+}
+
+// suggestedRule returns the host's first suggested allow rule for the
+// call's own tool, "" when it gave none: what an "always allow" covers.
+func suggestedRule(in Input) string {
+	for _, s := range in.PermissionSuggestions {
+		if s.Type != "addRules" || s.Behavior != "allow" {
+			continue
+		}
+		for _, r := range s.Rules {
+			if r.ToolName == in.ToolName && strings.TrimSpace(r.RuleContent) != "" {
+				return r.RuleContent
+			}
+		}
+	}
+	return ""
+}
+
+// ApprovalMargin is what a permission request's hook waits beyond its wait
+// for a person, for the answer of the hub or of the agent's bridge: the
+// hub answers a little before the call's deadline, so the hook hears a
+// time-out as an answer rather than cutting the call.
+const ApprovalMargin = 3 * time.Second
+
+// OwnTool reports whether tool is one of the hub's own MCP tools as Claude
+// Code and Codex name them (mcp__SERVER__TOOL, the server named by hub
+// setup): they act only as the agent, so no person is asked about them.
+func OwnTool(tool string) bool { return strings.HasPrefix(tool, "mcp__hub__") }
+
+// ApprovalRequest is the RequestApproval of a permission request with the host's
+// input in, waiting up to wait for a person (a second at least): the
+// tool, its input as the host gave it, the call's key (CallKey) and the
+// host's suggested rule.
+func ApprovalRequest(in Input, wait time.Duration) hooksock.Approval {
+	return hooksock.Approval{Tool: in.ToolName, Input: string(in.ToolInput), CallKey: CallKey(in), SuggestedRule: suggestedRule(in),
+		WaitSeconds: int(max(1, wait/time.Second))}
 }
 
 // ReadInput decodes the host's JSON from stdin into v (a host that sends

@@ -40,6 +40,16 @@
 // stop is let go; NoteHostEvent and EndSession) and answers AnswerPrint
 // with the hook's output; a bridge older than these fields answers
 // AnswerHub.
+//
+// A permission request (Query.Approval: the tool, its input, the call's
+// key, the host's suggested rule and how long to wait for a person) is
+// asked the same way: the bridge makes the hook's RequestApproval on its
+// stream and answers AnswerPrint with the hook's output for the person's
+// decision, or its quiet answer when nobody answered in time. Such a hook
+// waits for the answer as long as it waits for a person, and a margin
+// more. The bridge's call lasts while the hook's connection is open: a
+// hook that ends (killed by its host, or given up) ends it, and the
+// approval is left to the terminal.
 package hooksock
 
 import (
@@ -74,8 +84,14 @@ const PrintWait = time.Second
 // hub to say that the hub answered (the hook's own time-outs are shorter).
 const syncedWait = 5 * time.Second
 
-// maxLine bounds one line of the exchange, but the bridge's reply.
+// maxLine bounds one line of the exchange, but the bridge's reply and a
+// query with an approval.
 const maxLine = 4 << 10
+
+// maxQuery bounds a query with an approval: it carries the tool's input,
+// which the hub takes up to 64 KiB, escaped in a JSON string (up to six
+// bytes a byte).
+const maxQuery = 1 << 20
 
 // maxReply bounds the bridge's reply line: a printed answer carries up to
 // an injection's messages.
@@ -87,7 +103,8 @@ const (
 	StepInject = "inject"
 	// StepOther: any other event the hook takes to the hub (session start,
 	// stop, permission request, notification, session end), which the
-	// bridge answers only with a note, a stop or an end the hook gives.
+	// bridge answers only with a note, a stop, an end or an approval the
+	// hook gives.
 	StepOther = "other"
 )
 
@@ -122,6 +139,21 @@ type Query struct {
 	// hub and answer the run.
 	Stop *Stop `json:"stop,omitempty"`
 	End  bool  `json:"end,omitempty"`
+	// Approval is a permission request's RequestApproval, from the host's
+	// input. With Print, the bridge may ask the hub and answer the run
+	// with the person's decision.
+	Approval *Approval `json:"approval,omitempty"`
+}
+
+// Approval is a permission request hook run's RequestApproval: the host's
+// tool and its input as the host gave it (JSON), the call's key, the
+// host's suggested rule, and how long to wait for a person.
+type Approval struct {
+	Tool          string `json:"tool"`
+	Input         string `json:"input,omitempty"`
+	CallKey       string `json:"call_key,omitempty"`
+	SuggestedRule string `json:"suggested_rule,omitempty"`
+	WaitSeconds   int    `json:"wait_seconds"`
 }
 
 // Stop is a stop hook run's CheckStop: whether the host goes on after a
@@ -228,8 +260,9 @@ func Listen(path string) (net.Listener, error) {
 // Serve answers the hook runs that connect to ln until ln is closed. A
 // connection from another user, or whose token is not token, is closed
 // unanswered. answer gives the reply and, for a hook sent to the hub, what
-// to run once the hook says the hub answered it (nil: nothing).
-func Serve(ln net.Listener, token string, answer func(Query) (Reply, func()), logger *slog.Logger) {
+// to run once the hook says the hub answered it (nil: nothing); its
+// context ends when the hook's connection closes first (the hook is gone).
+func Serve(ln net.Listener, token string, answer func(context.Context, Query) (Reply, func()), logger *slog.Logger) {
 	want := sha256.Sum256([]byte(token))
 	for {
 		c, err := ln.Accept()
@@ -243,7 +276,7 @@ func Serve(ln net.Listener, token string, answer func(Query) (Reply, func()), lo
 	}
 }
 
-func serveOne(c net.Conn, want [32]byte, answer func(Query) (Reply, func()), logger *slog.Logger) {
+func serveOne(c net.Conn, want [32]byte, answer func(context.Context, Query) (Reply, func()), logger *slog.Logger) {
 	defer c.Close()
 	if uid, ok := peerUID(c); ok && uid != os.Getuid() {
 		logger.Warn("hooks: a process of another user connected; refused", "uid", uid)
@@ -251,7 +284,7 @@ func serveOne(c net.Conn, want [32]byte, answer func(Query) (Reply, func()), log
 	}
 	_ = c.SetDeadline(time.Now().Add(ConnectTimeout * 10))
 	r := bufio.NewReaderSize(c, maxLine)
-	line, err := r.ReadSlice('\n')
+	line, err := readQuery(r)
 	if err != nil {
 		return
 	}
@@ -265,7 +298,7 @@ func serveOne(c net.Conn, want [32]byte, answer func(Query) (Reply, func()), log
 		logger.Warn("hooks: a hook presented another token; refused")
 		return
 	}
-	rep, synced := answer(q) // with Print, it may ask the hub (PrintWait)
+	rep, synced := answerWhileOpen(c, r, q, answer) // with Print, it may ask the hub
 	_ = c.SetDeadline(time.Now().Add(ConnectTimeout * 10))
 	b, _ := json.Marshal(rep)
 	if _, err := c.Write(append(b, '\n')); err != nil || synced == nil {
@@ -275,6 +308,49 @@ func serveOne(c net.Conn, want [32]byte, answer func(Query) (Reply, func()), log
 	if line, err := r.ReadSlice('\n'); err == nil && string(line[:len(line)-1]) == syncedLine {
 		synced()
 	}
+}
+
+// readQuery reads a hook's query from r: a line of up to maxLine bytes, or
+// of up to maxQuery for one that carries an approval.
+func readQuery(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	long := append([]byte(nil), line...)
+	for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxQuery {
+		line, err = r.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(long) > maxQuery {
+		return nil, fmt.Errorf("a query of over %d bytes", maxQuery)
+	}
+	return long, nil
+}
+
+// answerWhileOpen runs answer for q with a context that ends when the
+// hook's connection c closes (read through r, which it leaves as it was:
+// what the hook writes next, its Synced line, is read after).
+func answerWhileOpen(c net.Conn, r *bufio.Reader, q Query, answer func(context.Context, Query) (Reply, func())) (Reply, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_ = c.SetReadDeadline(time.Time{}) // the answer may wait for a person
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		// The hook writes nothing before the reply: the peek ends when its
+		// connection closes, or when the answer is done (the deadline below).
+		if _, err := r.Peek(1); err != nil {
+			cancel()
+		}
+	}()
+	rep, synced := answer(ctx, q)
+	_ = c.SetReadDeadline(time.Now())
+	<-watched
+	return rep, synced
 }
 
 // Session is a hook's open exchange with its bridge.
@@ -308,6 +384,10 @@ func Ask(ctx context.Context, path string, q Query) (Reply, *Session, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.SetDeadline(dl)
 	}
+	// A hook that gives up closes the connection: the bridge's calls for
+	// it end.
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
 	b, _ := json.Marshal(q)
 	if _, err := c.Write(append(b, '\n')); err != nil {
 		return fail(err)

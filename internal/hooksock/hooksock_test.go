@@ -45,7 +45,7 @@ func serve(t *testing.T, path, token string, rep Reply) (synced chan struct{}) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Serve(ln, token, func(Query) (Reply, func()) {
+		Serve(ln, token, func(context.Context, Query) (Reply, func()) {
 			return rep, func() { synced <- struct{}{} }
 		}, slog.New(slog.DiscardHandler))
 	}()
@@ -170,7 +170,7 @@ func TestAnotherUserIsRefused(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Serve(ln, "tok-ann", func(Query) (Reply, func()) {
+		Serve(ln, "tok-ann", func(context.Context, Query) (Reply, func()) {
 			answered <- struct{}{}
 			return Reply{Answer: AnswerQuiet}, nil
 		}, slog.New(slog.DiscardHandler))
@@ -248,5 +248,91 @@ func TestPrintedAnswer(t *testing.T) {
 	}
 	if _, _, err := ask(path, Query{Token: "tok-ann", Step: StepInject, Event: "PostToolUse"}); !errors.Is(err, ErrNoBridge) {
 		t.Errorf("a printed answer to a hook that did not ask for one: %v, want no answer", err)
+	}
+}
+
+// TestApprovalWhileTheHookWaits: a permission request's query carries the
+// tool's input whole, however it escapes (64 KiB of characters JSON
+// escapes); the bridge's answer runs while the hook waits, and the hook
+// that waited still tells the bridge once it printed the answer; a hook
+// that goes while the bridge answers (its host killed it, or it gave up)
+// ends the answer's context.
+func TestApprovalWhileTheHookWaits(t *testing.T) {
+	path := filepath.Join(shortDir(t), "agent-hub", "a.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := make(chan Query, 2)
+	ended := make(chan error, 2)
+	printed := make(chan struct{}, 2)
+	release := make(chan struct{}, 1) // a person answers
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Serve(ln, "tok-ann", func(ctx context.Context, q Query) (Reply, func()) {
+			queries <- q
+			select {
+			case <-ctx.Done():
+				ended <- ctx.Err()
+			case <-release:
+			}
+			return Reply{Answer: AnswerPrint, Output: "allowed\n"}, func() { printed <- struct{}{} }
+		}, slog.New(slog.DiscardHandler))
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+
+	input := `{"command":"echo ` + strings.Repeat(`<"\`, (64<<10)/3) + `"}`
+	want := Approval{Tool: "Bash", Input: input, CallKey: "k1", SuggestedRule: "echo:*", WaitSeconds: 60}
+	q := Query{Token: "tok-ann", Step: StepOther, Event: "PermissionRequest", Print: true, Host: "claude", Approval: &want}
+	type answer struct {
+		rep Reply
+		s   *Session
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		rep, s, err := ask(path, q)
+		got <- answer{rep, s, err}
+	}()
+	if q := <-queries; q.Approval == nil || *q.Approval != want {
+		t.Fatalf("the bridge got the approval %+v, want the hook's whole", q.Approval)
+	}
+	release <- struct{}{}
+	a := <-got
+	if a.err != nil || a.rep.Answer != AnswerPrint || a.rep.Output != "allowed\n" {
+		t.Fatalf("the hook got %+v, %v; want the bridge's printed answer", a.rep, a.err)
+	}
+	a.s.Synced()
+	a.s.Close()
+	select {
+	case <-printed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the bridge did not learn that the hook printed its answer")
+	}
+	select {
+	case err := <-ended:
+		t.Fatalf("the answer's context ended (%v) though the hook waited", err)
+	default:
+	}
+
+	// The hook goes while the bridge answers.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, _, err := Ask(ctx, path, q)
+		got <- answer{err: err}
+	}()
+	<-queries
+	cancel()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the answer's context ended with %v, want canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer's context did not end when the hook went")
+	}
+	if a := <-got; !errors.Is(a.err, ErrNoBridge) {
+		t.Errorf("the hook that gave up got %v, want no answer", a.err)
 	}
 }

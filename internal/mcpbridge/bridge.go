@@ -78,13 +78,11 @@ type Options struct {
 	// open; "" opens none. Unused over HTTP.
 	HookSocket string
 	// HookOutput is what a hook of the agent prints for event of host given
-	// what the hub answered it: for a prompt or a tool use the injection
-	// inj, for a stop its check stop, for a notification or a session's end
-	// nothing; and the IDs of the messages it shows (hook.Output; ok false:
-	// no such event). With it the bridge answers such a hook itself, what
-	// the hook would ask the hub asked on its stream; nil: those hooks ask
-	// the hub.
-	HookOutput func(host, event string, inj *hubv1.TakeInjectionResponse, stop *hubv1.CheckStopResponse) (stdout string, shown []string, ok bool)
+	// what the hub answered it (HookAnswer), and the IDs of the messages it
+	// shows (hook.Output; ok false: no such event). With it the bridge
+	// answers such a hook itself, what the hook would ask the hub asked on
+	// its stream; nil: those hooks ask the hub.
+	HookOutput func(host, event string, a HookAnswer) (stdout string, shown []string, ok bool)
 	// Gate checks the agent token of each streamable HTTP request that
 	// opens a session or carries no token, with the hub's refusal texts;
 	// nil lets every token open a session (each tool call is still
@@ -145,6 +143,9 @@ type bridge struct {
 	// calls carries waits, reads and heartbeats on the stream of
 	// wake-ups the bridge holds; nil over HTTP, whose calls are in process.
 	calls *streamCalls
+	// approvals holds a place for each of its hooks' approvals the stream
+	// carries (carriedApprovals); nil: none is carried.
+	approvals chan struct{}
 }
 
 // carried makes call on the bridge's stream of wake-ups (streamCalls) and

@@ -2,7 +2,9 @@ package mcpbridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -45,8 +47,9 @@ const watchStale = pushPoll + waitGrace
 // the agent works again) is the note and the injection: the bridge
 // reports the one and takes the other, as the hook would at the hub, and
 // that clears the event as a hook of the hub would. A notification with
-// its note is that note alone, a stop its check (hooksock.Query.Stop) and a
-// session's end its note and EndSession (hooksock.Query.End): the bridge
+// its note is that note alone, a stop its check (hooksock.Query.Stop), a
+// session's end its note and EndSession (hooksock.Query.End) and a
+// permission request its approval (hooksock.Query.Approval): the bridge
 // makes them, and each is an event of the host as one the hub answered.
 type known struct {
 	now   func() time.Time
@@ -106,6 +109,7 @@ const (
 	actNote                    // the hook's note (a notification)
 	actStop                    // the stop's check, then the note of a turn ended when the hub lets it go
 	actEnd                     // the session's end: its note, then EndSession
+	actApproval                // the permission request's approval: a person's decision
 )
 
 // answer answers one hook run (hooksock.Serve): quiet when nothing is new,
@@ -114,7 +118,7 @@ const (
 // when no event of the host waits for the hub (a prompt or a tool use,
 // the event noted by the hub's hook path, clears what those leave), else
 // the hook's note first; a notification's note alone; a stop's check, a
-// session's end.
+// session's end, a permission request's approval.
 func (k *known) answer(q hooksock.Query) (rep hooksock.Reply, synced func(), act hookAct) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -152,6 +156,8 @@ func (k *known) answer(q hooksock.Query) (rep hooksock.Reply, synced func(), act
 			act = actStop
 		case q.End:
 			act = actEnd
+		case q.Approval != nil:
+			act = actApproval
 		}
 		return hooksock.Reply{Answer: hooksock.AnswerHub, Why: fmt.Sprintf("%s is the hub's to answer", q.Event)}, again, act
 	case !k.watching:
@@ -186,14 +192,15 @@ func (b *bridge) serveHooks(path, token string) (stop func()) {
 		return func() {}
 	}
 	b.opts.Logger.Info("hooks: the agent's hooks ask this bridge first", "socket", path)
+	b.approvals = make(chan struct{}, carriedApprovals)
 	logger := b.opts.Logger
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		hooksock.Serve(ln, token, func(q hooksock.Query) (hooksock.Reply, func()) {
+		hooksock.Serve(ln, token, func(ctx context.Context, q hooksock.Query) (hooksock.Reply, func()) {
 			rep, synced, act := b.known.answer(q)
 			if act != actNone && q.Print && b.opts.HookOutput != nil {
-				printed, confirm, err := b.answerHook(q, act)
+				printed, confirm, err := b.answerHook(ctx, q, act)
 				if err == nil {
 					synced()
 					logger.Debug("hooks: answered", "event", q.Event, "answer", printed.Answer, "why", "asked the hub on its stream")
@@ -213,6 +220,36 @@ func (b *bridge) serveHooks(path, token string) (stop func()) {
 // leaves the hook time to ask the hub.
 const takeWait = hooksock.PrintWait / 2
 
+// carriedApprovals bounds the approvals the bridge's stream carries at
+// once, each parked until a person answers: the hub runs a few calls of a
+// stream at a time (8), and the agent's waits and its other hooks' calls
+// keep room there. An approval past them is a call of its own.
+const carriedApprovals = 2
+
+// approvalGrace is what the bridge waits for a permission request's
+// answer beyond the wait for a person: the hub answers by then (a time-out
+// too), and the hook waits longer still (hooklocal.ApprovalMargin).
+const approvalGrace = hooksock.PrintWait
+
+// ApprovalRequest is the RequestApproval of a permission request's hook,
+// made by the hook or by its bridge (hooksock.Query.Approval).
+func ApprovalRequest(a hooksock.Approval) *hubv1.RequestApprovalRequest {
+	return &hubv1.RequestApprovalRequest{Tool: a.Tool, Input: a.Input, CallKey: a.CallKey, SuggestedRule: a.SuggestedRule,
+		WaitSeconds: int32(min(a.WaitSeconds, math.MaxInt32))}
+}
+
+// HookAnswer is what the hub answered a hook run's calls, which its
+// output shows (Options.HookOutput): for a prompt or a tool use the
+// injection, for a stop its check, for a permission request the approval
+// asked and, unless nobody answered in time, its reply; nothing for a
+// notification or a session's end.
+type HookAnswer struct {
+	Injection *hubv1.TakeInjectionResponse
+	Stop      *hubv1.CheckStopResponse
+	Asked     *hubv1.RequestApprovalRequest
+	Approval  *hubv1.RequestApprovalResponse
+}
+
 // confirmWait bounds the confirmation of what a hook printed.
 const confirmWait = 2 * time.Second
 
@@ -221,14 +258,23 @@ const confirmWait = 2 * time.Second
 // connection), the calls the hook would make at the hub in the same order:
 // the hook's note (NoteHostEvent), then for a prompt or a tool use the
 // injection; for a stop its check (CheckStop), then, let go, the note that
-// the turn ended; for a session's end its note, then EndSession. The
-// output is the hook's for what the hub answered (Options.HookOutput).
-// confirm, run once the hook printed it, confirms the messages shown
-// (IN_CONTEXT via hook), on the stream too. An error is the call's as the
-// hook would have met it: the hook then asks the hub, which makes the
-// calls again (each repeated call is one the hub takes twice alike).
-func (b *bridge) answerHook(q hooksock.Query, act hookAct) (rep hooksock.Reply, confirm func(), err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), takeWait)
+// the turn ended; for a session's end its note, then EndSession; for a
+// permission request its approval (RequestApproval), which waits for a
+// person. The output is the hook's for what the hub answered
+// (Options.HookOutput). confirm, run once the hook printed it, confirms
+// the messages shown (IN_CONTEXT via hook), on the stream too. The calls
+// end with ctx (the hook is gone): an approval's is then left to the
+// terminal. An error is the call's as the hook would have met it: the hook
+// then asks the hub, which makes the calls again (each repeated call is
+// one the hub takes twice alike; an approval refused); but an approval
+// the hub did not answer within its wait is the hook's quiet answer, as
+// when nobody answered in time, not a second question to a person.
+func (b *bridge) answerHook(ctx context.Context, q hooksock.Query, act hookAct) (rep hooksock.Reply, confirm func(), err error) {
+	wait := takeWait
+	if act == actApproval {
+		wait = time.Duration(q.Approval.WaitSeconds)*time.Second + approvalGrace
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	note := func(n hooksock.Note) error {
 		req := &hubv1.NoteHostEventRequest{Event: n.Event, Text: n.Text, CallKey: n.CallKey}
@@ -237,10 +283,7 @@ func (b *bridge) answerHook(q hooksock.Query, act hookAct) (rep hooksock.Reply, 
 			func() (*hubv1.NoteHostEventResponse, error) { return b.client.NoteHostEvent(ctx, req) })
 		return err
 	}
-	var (
-		inj  *hubv1.TakeInjectionResponse
-		stop *hubv1.CheckStopResponse
-	)
+	var a HookAnswer
 	switch act {
 	case actNote, actNoteTake:
 		if err := note(*q.Note); err != nil {
@@ -248,12 +291,12 @@ func (b *bridge) answerHook(q hooksock.Query, act hookAct) (rep hooksock.Reply, 
 		}
 	case actStop:
 		req := &hubv1.CheckStopRequest{Continuing: q.Stop.Continuing}
-		if stop, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_CheckStop{CheckStop: req}},
+		if a.Stop, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_CheckStop{CheckStop: req}},
 			(*hubv1.StreamReply).GetCheckStop,
 			func() (*hubv1.CheckStopResponse, error) { return b.client.CheckStop(ctx, req) }); err != nil {
 			return rep, nil, err
 		}
-		if !stop.GetHold() {
+		if !a.Stop.GetHold() {
 			if err := note(hooksock.Note{Event: string(hub.HostNeedsInput), Text: hub.TurnEnded}); err != nil {
 				return rep, nil, err
 			}
@@ -268,16 +311,33 @@ func (b *bridge) answerHook(q hooksock.Query, act hookAct) (rep hooksock.Reply, 
 			func() (*hubv1.EndSessionResponse, error) { return b.client.EndSession(ctx, req) }); err != nil {
 			return rep, nil, err
 		}
+	case actApproval:
+		if n := len(q.Approval.Input); n > hub.MaxApprovalInput {
+			return rep, nil, fmt.Errorf("the call's input is %d bytes, over what an approval holds", n)
+		}
+		a.Asked = ApprovalRequest(*q.Approval)
+		alone := func() (*hubv1.RequestApprovalResponse, error) { return b.client.RequestApproval(ctx, a.Asked) }
+		select {
+		case b.approvals <- struct{}{}:
+			a.Approval, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_RequestApproval{RequestApproval: a.Asked}},
+				(*hubv1.StreamReply).GetRequestApproval, alone)
+			<-b.approvals
+		default:
+			a.Approval, err = alone()
+		}
+		if err != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return rep, nil, err
+		}
 	}
 	if act == actTake || act == actNoteTake {
 		req := &hubv1.TakeInjectionRequest{}
-		if inj, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: req}},
+		if a.Injection, err = carried(ctx, b, &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: req}},
 			(*hubv1.StreamReply).GetTakeInjection,
 			func() (*hubv1.TakeInjectionResponse, error) { return b.client.TakeInjection(ctx, req) }); err != nil {
 			return rep, nil, err
 		}
 	}
-	out, shown, ok := b.opts.HookOutput(q.Host, q.Event, inj, stop)
+	out, shown, ok := b.opts.HookOutput(q.Host, q.Event, a)
 	if !ok {
 		// The hub moved the injection's cursor: what it handed out is
 		// not shown by this hook but stays unread.

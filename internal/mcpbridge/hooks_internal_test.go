@@ -47,6 +47,8 @@ func TestKnownAnswersOnlyWhenSure(t *testing.T) {
 			wantAct = actStop
 		case q.Step != hooksock.StepInject && q.End:
 			wantAct = actEnd
+		case q.Step != hooksock.StepInject && q.Approval != nil:
+			wantAct = actApproval
 		}
 		if act != wantAct {
 			t.Errorf("%s: the bridge may do %v, want %v", what, act, wantAct)
@@ -115,6 +117,16 @@ func TestKnownAnswersOnlyWhenSure(t *testing.T) {
 	ask("a tool use with its note after the end", hooksock.AnswerHub, noted)()
 	noTake = false
 	ask("nothing new once the noted tool use came back after the end", hooksock.AnswerQuiet, noted)
+
+	// A permission request that gives its approval: the bridge may ask the
+	// hub, and it is an event of the host (the call's tool use says it ran).
+	ask("a permission request with its approval", hooksock.AnswerHub,
+		hooksock.Query{Step: hooksock.StepOther, Event: "PermissionRequest", Approval: &hooksock.Approval{Tool: "Bash", WaitSeconds: 60}})()
+	noTake = true
+	ask("a tool use without its note after the permission request", hooksock.AnswerHub, inject)
+	ask("a tool use with its note after the permission request", hooksock.AnswerHub, noted)()
+	noTake = false
+	ask("nothing new once the noted tool use came back after the permission request", hooksock.AnswerQuiet, noted)
 
 	// The connection drops: the hub is not heard.
 	up = false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -273,8 +274,8 @@ func hookSocket(t *testing.T) string {
 // the injection's calls), the bridge still answers its agent's
 // notification hook: it reports the event as a call of its own, on its
 // connection, and never sends the hub a call its stream does not take; so
-// does it a stop's and a session end's calls. A call the hub refuses sends
-// the hook to the hub.
+// does it a stop's, a session end's and a permission request's calls. A
+// call the hub refuses sends the hook to the hub.
 func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
 	t.Parallel()
 	past := &injectionOnlyHub{framed: make(chan struct{})}
@@ -337,6 +338,15 @@ func TestBridgeReportsHostEventsAloneToAHubWithoutTheCall(t *testing.T) {
 	if ok || exit != 0 || out.String() != "" || string(read) != end {
 		t.Errorf("a session's end the hub refuses: answered %v, exit %d, printed %q, read %q; want the hook sent to the hub with the input %q", ok, exit, out.String(), read, end)
 	}
+
+	// A permission request: its approval as a call of its own, whose
+	// decision the hook prints.
+	out.Reset()
+	exit, ok, _ = hooklocal.Answered(context.Background(), hooklocal.Hosts["claude"], "PermissionRequest",
+		strings.NewReader(permissionRequest), &out, hooklocal.Options{Addr: l.Addr().String(), Token: "tok", Socket: sock, ApprovalWait: time.Minute})
+	if !ok || exit != 0 || !strings.Contains(out.String(), `"behavior":"allow"`) || !strings.HasSuffix(past.noted(), "; approval Bash") {
+		t.Errorf("the permission request: answered %v, exit %d, printed %q, the hub was told %q; want the approval as a call of its own and its allow printed", ok, exit, out.String(), past.noted())
+	}
 	if n := past.ended.Load(); n != 0 {
 		t.Errorf("the hub ended %d streams for a call it does not take, want none", n)
 	}
@@ -368,7 +378,7 @@ func (p *injectionOnlyHub) Subscribe(ss grpc.BidiStreamingServer[hubv1.Subscribe
 		if err != nil {
 			return nil
 		}
-		if c := req.GetCall(); c.GetNoteHostEvent() != nil || c.GetCheckStop() != nil || c.GetEndSession() != nil {
+		if c := req.GetCall(); c.GetNoteHostEvent() != nil || c.GetCheckStop() != nil || c.GetEndSession() != nil || c.GetRequestApproval() != nil {
 			p.ended.Add(1)
 			return status.Error(codes.InvalidArgument, "a call this stream does not take")
 		}
@@ -401,8 +411,168 @@ func (p *injectionOnlyHub) EndSession(context.Context, *hubv1.EndSessionRequest)
 	return nil, status.Error(codes.InvalidArgument, "refused")
 }
 
+// RequestApproval allows at once, as a person would.
+func (p *injectionOnlyHub) RequestApproval(_ context.Context, req *hubv1.RequestApprovalRequest) (*hubv1.RequestApprovalResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notes = append(p.notes, "approval "+req.GetTool())
+	return &hubv1.RequestApprovalResponse{Item: &hubv1.InboxItem{Kind: "approval", State: "answered", Tool: req.GetTool(), Decision: "allow", AnsweredBy: "ann"}}, nil
+}
+
 func (p *injectionOnlyHub) noted() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return strings.Join(p.notes, "; ")
+}
+
+// permissionRequest is Claude Code's PermissionRequest hook input for a
+// Bash call, with the rule it suggests.
+const permissionRequest = `{"session_id":"s1","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"Run the tests"},` +
+	`"permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"go test:*"}],"behavior":"allow","destination":"localSettings"}]}`
+
+// With hub mcp holding its stream, a permission request costs the hub no
+// call of its own either: the bridge makes the hook's RequestApproval on
+// its stream, the approval waits in the people's inbox (with the host's
+// suggested rule), and the person's decision reaches the host as the hook
+// alone (hub hook, asking the hub) prints it, allow or deny; the hook's
+// code (hooklocal.Answered, as hub-hook runs it, and hub hook's own) only
+// prints. The stream
+// carries two at once; a third is a call of the bridge's own. A hook that
+// goes while it waits (its host killed it, or it gave up) ends the call
+// there: the approval is left to the terminal at once.
+func TestBridgeAsksItsHooksApprovalOnItsStream(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	addr, web := h.GRPCAddress(), h.HTTPAddress()
+	bob := h.createAgent(t, "bob")
+	sock := hookSocket(t)
+	bridgeOver(t, addr, bob, mcpbridge.Options{HookSocket: sock, HookOutput: hook.Output}, nil,
+		func(t mcp.Transport) mcp.Transport { return t }, legacyHandshake)
+	eventuallyTrue(t, 10*time.Second, "the bridge's watch stream", func() bool { return h.parkedWaiters(t) == 1 })
+	o := hooklocal.Options{Addr: addr, Token: bob, Socket: sock, ApprovalWait: time.Minute}
+	type run struct {
+		out  string
+		exit int
+		ok   bool
+	}
+	// ask runs the permission request's hook as hub-hook does until ctx
+	// ends, or as hub hook does (hub), without a bridge (direct) or with.
+	ask := func(ctx context.Context, hub, direct bool) chan run {
+		done := make(chan run, 1)
+		go func() {
+			var out bytes.Buffer
+			if hub {
+				ho := o
+				if direct {
+					ho.Socket = ""
+				}
+				hook.Run(ctx, hooklocal.Hosts["claude"], "PermissionRequest", strings.NewReader(permissionRequest), &out, io.Discard, ho)
+				done <- run{out: out.String(), ok: true}
+				return
+			}
+			exit, ok, _ := hooklocal.Answered(ctx, hooklocal.Hosts["claude"], "PermissionRequest", strings.NewReader(permissionRequest), &out, o)
+			done <- run{out.String(), exit, ok}
+		}()
+		return done
+	}
+	openApproval := func() *hubv1.InboxItem {
+		t.Helper()
+		var it *hubv1.InboxItem
+		eventuallyTrue(t, 10*time.Second, "an open approval", func() bool {
+			r, err := h.admin.ListInbox(h.adminCtx(), &hubv1.ListInboxRequest{State: "open"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if items := r.GetItems(); len(items) == 1 {
+				it = items[0]
+			}
+			return it != nil
+		})
+		return it
+	}
+	// hookCalls is the hub's count of AgentService calls of their own
+	// (the test's are the admin's), and the RequestApproval calls carried.
+	hookCalls := func() (alone, carried int64) {
+		alone, _ = rpcCounts(t, web, "")
+		for _, m := range []string{"ListInbox", "AnswerInboxItem", "GetHubInfo"} { // the test's own
+			a, _ := rpcCounts(t, web, m)
+			alone -= a
+		}
+		_, carried = rpcCounts(t, web, "RequestApproval")
+		return alone, carried
+	}
+
+	for _, c := range []struct{ decision, message string }{{"allow", ""}, {"deny", "not on the shared runner"}} {
+		decide := func() {
+			it := openApproval()
+			if it.GetKind() != "approval" || it.GetAgent() != "bob" || it.GetTool() != "Bash" || it.GetSuggestedRule() != "go test:*" ||
+				!strings.Contains(it.GetBody(), `"go test ./..."`) {
+				t.Fatalf("the open item = %v, want bob's Bash approval with its input and the host's rule", it)
+			}
+			if _, err := h.admin.AnswerInboxItem(h.adminCtx(), &hubv1.AnswerInboxItemRequest{Id: it.GetId(), Decision: c.decision, Message: c.message}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		alone, carried := hookCalls()
+		bridged := ask(context.Background(), false, false)
+		decide()
+		got := <-bridged
+		hubBridged := ask(context.Background(), true, false)
+		decide()
+		gotHub := <-hubBridged
+		if a, c := hookCalls(); a != alone || c != carried+2 {
+			t.Errorf("%s through the bridge (hub-hook's code, then hub hook's): the hub answered %d calls of their own and %d approvals carried, want none and 2", got.out, a-alone, c-carried)
+		}
+		direct := ask(context.Background(), true, true)
+		decide()
+		want := <-direct
+		if !got.ok || got.exit != 0 || got.out != want.out || gotHub.out != want.out || !strings.Contains(got.out, `"behavior":"`+c.decision+`"`) || !strings.Contains(got.out, c.message) {
+			t.Errorf("%s through the bridge: answered %v, exit %d, printed %q (hub hook %q); want exit 0 and what hub hook prints asking the hub, %q", c.decision, got.ok, got.exit, got.out, gotHub.out, want.out)
+		}
+	}
+
+	// Three at once: the stream carries two, and leaves room for the
+	// agent's waits and other hooks; the third is a call of the bridge's own.
+	alone, carried := hookCalls()
+	var runs []chan run
+	for range 3 {
+		runs = append(runs, ask(context.Background(), false, false))
+	}
+	eventuallyTrue(t, 10*time.Second, "three open approvals", func() bool {
+		r, err := h.admin.ListInbox(h.adminCtx(), &hubv1.ListInboxRequest{State: "open"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.GetItems()) < 3 {
+			return false
+		}
+		for _, it := range r.GetItems() {
+			if _, err := h.admin.AnswerInboxItem(h.adminCtx(), &hubv1.AnswerInboxItemRequest{Id: it.GetId(), Decision: "allow"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return true
+	})
+	for _, r := range runs {
+		if got := <-r; !got.ok || !strings.Contains(got.out, `"behavior":"allow"`) {
+			t.Errorf("one of three at once: answered %v, printed %q; want the allow", got.ok, got.out)
+		}
+	}
+	if a, c := hookCalls(); a != alone+1 || c != carried+2 {
+		t.Errorf("three at once: the hub answered %d calls of their own and %d approvals carried, want 1 and 2", a-alone, c-carried)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := ask(ctx, false, false)
+	it := openApproval()
+	cancel()
+	<-gone
+	eventuallyTrue(t, 10*time.Second, "the approval of the hook gone left to the terminal", func() bool {
+		r, err := h.admin.ListInbox(h.adminCtx(), &hubv1.ListInboxRequest{State: "expired"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := r.GetItems()
+		return len(items) == 1 && items[0].GetId() == it.GetId()
+	})
 }

@@ -16,7 +16,7 @@ import (
 type wakeStream = grpc.BidiStreamingClient[hubv1.SubscribeRequest, hubv1.SubscribeFrame]
 
 // streamCalls carries the bridge's waits, reads and heartbeats, and its
-// hooks' injections, host events, stops and session ends, on the stream of wake-ups its pusher holds, when the hub takes calls on it
+// hooks' injections, host events, stops, session ends and approvals, on the stream of wake-ups its pusher holds, when the hub takes calls on it
 // (SubscribeFrame.calls): a call is a request and a frame, not a call of
 // its own. Without such a stream (a hub without it, the stream down
 // between two hubs, before the client initialized), or when the stream

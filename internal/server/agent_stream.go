@@ -286,7 +286,7 @@ func (c *streamCalls) end(out *frameSender) {
 // moreStreamCalls are the calls a stream carries beyond its first four,
 // by their StreamCall field names (SubscribeFrame.more_calls): a caller
 // sends them only to a hub that lists them.
-var moreStreamCalls = []string{"take_injection", "confirm_delivery", "note_host_event", "check_stop", "end_session"}
+var moreStreamCalls = []string{"take_injection", "confirm_delivery", "note_host_event", "check_stop", "end_session", "request_approval"}
 
 // streamCall runs one call a stream carries, as the call of its method
 // made alone: through the interceptors of the calls alone (s.carry:
@@ -340,6 +340,11 @@ func (a *AgentServer) streamCall(ctx context.Context, call *hubv1.StreamCall) *h
 	case *hubv1.StreamCall_EndSession:
 		method, req, handle = carriedUnary(hubv1.AgentService_EndSession_FullMethodName, k.EndSession, a.EndSession,
 			func(r *hubv1.EndSessionResponse) { reply.Reply = &hubv1.StreamReply_EndSession{EndSession: r} })
+	case *hubv1.StreamCall_RequestApproval:
+		method, req, handle = carriedUnary(hubv1.AgentService_RequestApproval_FullMethodName, k.RequestApproval, a.RequestApproval,
+			func(r *hubv1.RequestApprovalResponse) {
+				reply.Reply = &hubv1.StreamReply_RequestApproval{RequestApproval: r}
+			})
 	}
 	ctx = grpc.NewContextWithServerTransportStream(ctx, carriedCall(method))
 	if _, err := a.s.carry(ctx, req, &grpc.UnaryServerInfo{Server: a, FullMethod: method}, handle); err != nil {

@@ -941,6 +941,7 @@ type StreamCall struct {
 	//	*StreamCall_NoteHostEvent
 	//	*StreamCall_CheckStop
 	//	*StreamCall_EndSession
+	//	*StreamCall_RequestApproval
 	Call          isStreamCall_Call `protobuf_oneof:"call"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1071,6 +1072,15 @@ func (x *StreamCall) GetEndSession() *EndSessionRequest {
 	return nil
 }
 
+func (x *StreamCall) GetRequestApproval() *RequestApprovalRequest {
+	if x != nil {
+		if x, ok := x.Call.(*StreamCall_RequestApproval); ok {
+			return x.RequestApproval
+		}
+	}
+	return nil
+}
+
 type isStreamCall_Call interface {
 	isStreamCall_Call()
 }
@@ -1126,6 +1136,14 @@ type StreamCall_EndSession struct {
 	EndSession *EndSessionRequest `protobuf:"bytes,10,opt,name=end_session,json=endSession,proto3,oneof"`
 }
 
+type StreamCall_RequestApproval struct {
+	// As RequestApproval: a bridge answering its agent's hook at a permission request. It waits for
+	// a person as the call alone does, until wait_seconds end or the caller ends it (cancel_id: the
+	// hook is gone); the approval is then left to the terminal. Only on a hub whose first frame
+	// lists it (SubscribeFrame.more_calls).
+	RequestApproval *RequestApprovalRequest `protobuf:"bytes,11,opt,name=request_approval,json=requestApproval,proto3,oneof"`
+}
+
 func (*StreamCall_WaitForMessages) isStreamCall_Call() {}
 
 func (*StreamCall_ListMessages) isStreamCall_Call() {}
@@ -1144,6 +1162,8 @@ func (*StreamCall_CheckStop) isStreamCall_Call() {}
 
 func (*StreamCall_EndSession) isStreamCall_Call() {}
 
+func (*StreamCall_RequestApproval) isStreamCall_Call() {}
+
 // StreamReply is the reply to a call a stream carried (SubscribeFrame.reply).
 type StreamReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1161,6 +1181,7 @@ type StreamReply struct {
 	//	*StreamReply_NoteHostEvent
 	//	*StreamReply_CheckStop
 	//	*StreamReply_EndSession
+	//	*StreamReply_RequestApproval
 	Reply         isStreamReply_Reply `protobuf_oneof:"reply"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1300,6 +1321,15 @@ func (x *StreamReply) GetEndSession() *EndSessionResponse {
 	return nil
 }
 
+func (x *StreamReply) GetRequestApproval() *RequestApprovalResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*StreamReply_RequestApproval); ok {
+			return x.RequestApproval
+		}
+	}
+	return nil
+}
+
 type isStreamReply_Reply interface {
 	isStreamReply_Reply()
 }
@@ -1345,6 +1375,10 @@ type StreamReply_EndSession struct {
 	EndSession *EndSessionResponse `protobuf:"bytes,11,opt,name=end_session,json=endSession,proto3,oneof"`
 }
 
+type StreamReply_RequestApproval struct {
+	RequestApproval *RequestApprovalResponse `protobuf:"bytes,12,opt,name=request_approval,json=requestApproval,proto3,oneof"`
+}
+
 func (*StreamReply_WaitForMessages) isStreamReply_Reply() {}
 
 func (*StreamReply_ListMessages) isStreamReply_Reply() {}
@@ -1364,6 +1398,8 @@ func (*StreamReply_NoteHostEvent) isStreamReply_Reply() {}
 func (*StreamReply_CheckStop) isStreamReply_Reply() {}
 
 func (*StreamReply_EndSession) isStreamReply_Reply() {}
+
+func (*StreamReply_RequestApproval) isStreamReply_Reply() {}
 
 // StreamError is why a call a stream carried failed.
 type StreamError struct {
@@ -4267,7 +4303,7 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"confirmIds\x12\x14\n" +
 	"\x05watch\x18\x05 \x01(\bR\x05watch\x12&\n" +
 	"\x04call\x18\x06 \x01(\v2\x12.hub.v1.StreamCallR\x04call\x12\x1b\n" +
-	"\tcancel_id\x18\a \x01(\x04R\bcancelId\"\xfd\x04\n" +
+	"\tcancel_id\x18\a \x01(\x04R\bcancelId\"\xca\x05\n" +
 	"\n" +
 	"StreamCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12L\n" +
@@ -4282,8 +4318,9 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"check_stop\x18\t \x01(\v2\x18.hub.v1.CheckStopRequestH\x00R\tcheckStop\x12<\n" +
 	"\vend_session\x18\n" +
 	" \x01(\v2\x19.hub.v1.EndSessionRequestH\x00R\n" +
-	"endSessionB\x06\n" +
-	"\x04call\"\xb5\x05\n" +
+	"endSession\x12K\n" +
+	"\x10request_approval\x18\v \x01(\v2\x1e.hub.v1.RequestApprovalRequestH\x00R\x0frequestApprovalB\x06\n" +
+	"\x04call\"\x83\x06\n" +
 	"\vStreamReply\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12M\n" +
 	"\x11wait_for_messages\x18\x02 \x01(\v2\x1f.hub.v1.WaitForMessagesResponseH\x00R\x0fwaitForMessages\x12C\n" +
@@ -4298,7 +4335,8 @@ const file_hub_v1_agent_proto_rawDesc = "" +
 	"check_stop\x18\n" +
 	" \x01(\v2\x19.hub.v1.CheckStopResponseH\x00R\tcheckStop\x12=\n" +
 	"\vend_session\x18\v \x01(\v2\x1a.hub.v1.EndSessionResponseH\x00R\n" +
-	"endSessionB\a\n" +
+	"endSession\x12L\n" +
+	"\x10request_approval\x18\f \x01(\v2\x1f.hub.v1.RequestApprovalResponseH\x00R\x0frequestApprovalB\a\n" +
 	"\x05reply\";\n" +
 	"\vStreamError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
@@ -4655,37 +4693,37 @@ var file_hub_v1_agent_proto_goTypes = []any{
 	(Priority)(0),                           // 66: hub.v1.Priority
 	(*Message)(nil),                         // 67: hub.v1.Message
 	(*NoteHostEventRequest)(nil),            // 68: hub.v1.NoteHostEventRequest
-	(*NoteHostEventResponse)(nil),           // 69: hub.v1.NoteHostEventResponse
-	(*ActivityLog)(nil),                     // 70: hub.v1.ActivityLog
-	(*Elapsed)(nil),                         // 71: hub.v1.Elapsed
-	(*DeepWork)(nil),                        // 72: hub.v1.DeepWork
-	(*Checkpoint)(nil),                      // 73: hub.v1.Checkpoint
-	(*DeliveryPath)(nil),                    // 74: hub.v1.DeliveryPath
-	(*Reservation)(nil),                     // 75: hub.v1.Reservation
-	(*ReservationConflict)(nil),             // 76: hub.v1.ReservationConflict
-	(*Agent)(nil),                           // 77: hub.v1.Agent
-	(*SearchHit)(nil),                       // 78: hub.v1.SearchHit
-	(*Receipt)(nil),                         // 79: hub.v1.Receipt
-	(*CreateTaskRequest)(nil),               // 80: hub.v1.CreateTaskRequest
-	(*ListTasksRequest)(nil),                // 81: hub.v1.ListTasksRequest
-	(*GetTaskRequest)(nil),                  // 82: hub.v1.GetTaskRequest
-	(*UpdateTaskRequest)(nil),               // 83: hub.v1.UpdateTaskRequest
-	(*ClaimTaskRequest)(nil),                // 84: hub.v1.ClaimTaskRequest
-	(*NextTaskRequest)(nil),                 // 85: hub.v1.NextTaskRequest
-	(*CompleteTaskRequest)(nil),             // 86: hub.v1.CompleteTaskRequest
-	(*BlockTaskRequest)(nil),                // 87: hub.v1.BlockTaskRequest
-	(*RequestApprovalRequest)(nil),          // 88: hub.v1.RequestApprovalRequest
-	(*AskHumanRequest)(nil),                 // 89: hub.v1.AskHumanRequest
-	(*GetUsageRequest)(nil),                 // 90: hub.v1.GetUsageRequest
-	(*CreateTaskResponse)(nil),              // 91: hub.v1.CreateTaskResponse
-	(*ListTasksResponse)(nil),               // 92: hub.v1.ListTasksResponse
-	(*GetTaskResponse)(nil),                 // 93: hub.v1.GetTaskResponse
-	(*UpdateTaskResponse)(nil),              // 94: hub.v1.UpdateTaskResponse
-	(*ClaimTaskResponse)(nil),               // 95: hub.v1.ClaimTaskResponse
-	(*NextTaskResponse)(nil),                // 96: hub.v1.NextTaskResponse
-	(*CompleteTaskResponse)(nil),            // 97: hub.v1.CompleteTaskResponse
-	(*BlockTaskResponse)(nil),               // 98: hub.v1.BlockTaskResponse
-	(*RequestApprovalResponse)(nil),         // 99: hub.v1.RequestApprovalResponse
+	(*RequestApprovalRequest)(nil),          // 69: hub.v1.RequestApprovalRequest
+	(*NoteHostEventResponse)(nil),           // 70: hub.v1.NoteHostEventResponse
+	(*RequestApprovalResponse)(nil),         // 71: hub.v1.RequestApprovalResponse
+	(*ActivityLog)(nil),                     // 72: hub.v1.ActivityLog
+	(*Elapsed)(nil),                         // 73: hub.v1.Elapsed
+	(*DeepWork)(nil),                        // 74: hub.v1.DeepWork
+	(*Checkpoint)(nil),                      // 75: hub.v1.Checkpoint
+	(*DeliveryPath)(nil),                    // 76: hub.v1.DeliveryPath
+	(*Reservation)(nil),                     // 77: hub.v1.Reservation
+	(*ReservationConflict)(nil),             // 78: hub.v1.ReservationConflict
+	(*Agent)(nil),                           // 79: hub.v1.Agent
+	(*SearchHit)(nil),                       // 80: hub.v1.SearchHit
+	(*Receipt)(nil),                         // 81: hub.v1.Receipt
+	(*CreateTaskRequest)(nil),               // 82: hub.v1.CreateTaskRequest
+	(*ListTasksRequest)(nil),                // 83: hub.v1.ListTasksRequest
+	(*GetTaskRequest)(nil),                  // 84: hub.v1.GetTaskRequest
+	(*UpdateTaskRequest)(nil),               // 85: hub.v1.UpdateTaskRequest
+	(*ClaimTaskRequest)(nil),                // 86: hub.v1.ClaimTaskRequest
+	(*NextTaskRequest)(nil),                 // 87: hub.v1.NextTaskRequest
+	(*CompleteTaskRequest)(nil),             // 88: hub.v1.CompleteTaskRequest
+	(*BlockTaskRequest)(nil),                // 89: hub.v1.BlockTaskRequest
+	(*AskHumanRequest)(nil),                 // 90: hub.v1.AskHumanRequest
+	(*GetUsageRequest)(nil),                 // 91: hub.v1.GetUsageRequest
+	(*CreateTaskResponse)(nil),              // 92: hub.v1.CreateTaskResponse
+	(*ListTasksResponse)(nil),               // 93: hub.v1.ListTasksResponse
+	(*GetTaskResponse)(nil),                 // 94: hub.v1.GetTaskResponse
+	(*UpdateTaskResponse)(nil),              // 95: hub.v1.UpdateTaskResponse
+	(*ClaimTaskResponse)(nil),               // 96: hub.v1.ClaimTaskResponse
+	(*NextTaskResponse)(nil),                // 97: hub.v1.NextTaskResponse
+	(*CompleteTaskResponse)(nil),            // 98: hub.v1.CompleteTaskResponse
+	(*BlockTaskResponse)(nil),               // 99: hub.v1.BlockTaskResponse
 	(*AskHumanResponse)(nil),                // 100: hub.v1.AskHumanResponse
 	(*UsageReport)(nil),                     // 101: hub.v1.UsageReport
 }
@@ -4707,138 +4745,140 @@ var file_hub_v1_agent_proto_depIdxs = []int32{
 	68,  // 14: hub.v1.StreamCall.note_host_event:type_name -> hub.v1.NoteHostEventRequest
 	51,  // 15: hub.v1.StreamCall.check_stop:type_name -> hub.v1.CheckStopRequest
 	62,  // 16: hub.v1.StreamCall.end_session:type_name -> hub.v1.EndSessionRequest
-	11,  // 17: hub.v1.StreamReply.wait_for_messages:type_name -> hub.v1.WaitForMessagesResponse
-	7,   // 18: hub.v1.StreamReply.list_messages:type_name -> hub.v1.ListMessagesResponse
-	9,   // 19: hub.v1.StreamReply.mark_read:type_name -> hub.v1.MarkReadResponse
-	1,   // 20: hub.v1.StreamReply.heartbeat:type_name -> hub.v1.HeartbeatResponse
-	15,  // 21: hub.v1.StreamReply.error:type_name -> hub.v1.StreamError
-	50,  // 22: hub.v1.StreamReply.take_injection:type_name -> hub.v1.TakeInjectionResponse
-	61,  // 23: hub.v1.StreamReply.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryResponse
-	69,  // 24: hub.v1.StreamReply.note_host_event:type_name -> hub.v1.NoteHostEventResponse
-	52,  // 25: hub.v1.StreamReply.check_stop:type_name -> hub.v1.CheckStopResponse
-	63,  // 26: hub.v1.StreamReply.end_session:type_name -> hub.v1.EndSessionResponse
-	67,  // 27: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
-	65,  // 28: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
-	14,  // 29: hub.v1.SubscribeFrame.reply:type_name -> hub.v1.StreamReply
-	70,  // 30: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
-	71,  // 31: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
-	72,  // 32: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
-	73,  // 33: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
-	71,  // 34: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
-	64,  // 35: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
-	72,  // 36: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
-	72,  // 37: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
-	72,  // 38: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
-	72,  // 39: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
-	71,  // 40: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
-	67,  // 41: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
-	35,  // 42: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
-	64,  // 43: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
-	74,  // 44: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
-	38,  // 45: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
-	75,  // 46: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
-	76,  // 47: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
-	75,  // 48: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	75,  // 49: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
-	75,  // 50: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
-	77,  // 51: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
-	67,  // 52: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
-	67,  // 53: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
-	64,  // 54: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
-	64,  // 55: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
-	66,  // 56: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
-	78,  // 57: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
-	57,  // 58: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
-	64,  // 59: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
-	67,  // 60: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
-	79,  // 61: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
-	0,   // 62: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
-	2,   // 63: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
-	4,   // 64: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
-	6,   // 65: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
-	8,   // 66: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
-	10,  // 67: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
-	12,  // 68: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
-	17,  // 69: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
-	19,  // 70: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
-	21,  // 71: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
-	23,  // 72: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
-	25,  // 73: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
-	27,  // 74: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
-	29,  // 75: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
-	31,  // 76: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
-	33,  // 77: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
-	36,  // 78: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
-	39,  // 79: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
-	41,  // 80: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
-	43,  // 81: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
-	45,  // 82: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
-	47,  // 83: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
-	49,  // 84: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
-	51,  // 85: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
-	53,  // 86: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
-	55,  // 87: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
-	58,  // 88: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
-	80,  // 89: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
-	81,  // 90: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
-	82,  // 91: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
-	83,  // 92: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
-	84,  // 93: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
-	85,  // 94: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
-	86,  // 95: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
-	87,  // 96: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
-	88,  // 97: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
-	89,  // 98: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
-	68,  // 99: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
-	90,  // 100: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
-	60,  // 101: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
-	62,  // 102: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
-	1,   // 103: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
-	3,   // 104: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
-	5,   // 105: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
-	7,   // 106: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
-	9,   // 107: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
-	11,  // 108: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
-	16,  // 109: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
-	18,  // 110: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
-	20,  // 111: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
-	22,  // 112: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
-	24,  // 113: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
-	26,  // 114: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
-	28,  // 115: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
-	30,  // 116: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
-	32,  // 117: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
-	34,  // 118: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
-	37,  // 119: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
-	40,  // 120: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
-	42,  // 121: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
-	44,  // 122: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
-	46,  // 123: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
-	48,  // 124: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
-	50,  // 125: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
-	52,  // 126: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
-	54,  // 127: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
-	56,  // 128: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
-	59,  // 129: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
-	91,  // 130: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
-	92,  // 131: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
-	93,  // 132: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
-	94,  // 133: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
-	95,  // 134: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
-	96,  // 135: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
-	97,  // 136: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
-	98,  // 137: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
-	99,  // 138: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
-	100, // 139: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
-	69,  // 140: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
-	101, // 141: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
-	61,  // 142: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
-	63,  // 143: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
-	103, // [103:144] is the sub-list for method output_type
-	62,  // [62:103] is the sub-list for method input_type
-	62,  // [62:62] is the sub-list for extension type_name
-	62,  // [62:62] is the sub-list for extension extendee
-	0,   // [0:62] is the sub-list for field type_name
+	69,  // 17: hub.v1.StreamCall.request_approval:type_name -> hub.v1.RequestApprovalRequest
+	11,  // 18: hub.v1.StreamReply.wait_for_messages:type_name -> hub.v1.WaitForMessagesResponse
+	7,   // 19: hub.v1.StreamReply.list_messages:type_name -> hub.v1.ListMessagesResponse
+	9,   // 20: hub.v1.StreamReply.mark_read:type_name -> hub.v1.MarkReadResponse
+	1,   // 21: hub.v1.StreamReply.heartbeat:type_name -> hub.v1.HeartbeatResponse
+	15,  // 22: hub.v1.StreamReply.error:type_name -> hub.v1.StreamError
+	50,  // 23: hub.v1.StreamReply.take_injection:type_name -> hub.v1.TakeInjectionResponse
+	61,  // 24: hub.v1.StreamReply.confirm_delivery:type_name -> hub.v1.ConfirmDeliveryResponse
+	70,  // 25: hub.v1.StreamReply.note_host_event:type_name -> hub.v1.NoteHostEventResponse
+	52,  // 26: hub.v1.StreamReply.check_stop:type_name -> hub.v1.CheckStopResponse
+	63,  // 27: hub.v1.StreamReply.end_session:type_name -> hub.v1.EndSessionResponse
+	71,  // 28: hub.v1.StreamReply.request_approval:type_name -> hub.v1.RequestApprovalResponse
+	67,  // 29: hub.v1.SubscribeFrame.messages:type_name -> hub.v1.Message
+	65,  // 30: hub.v1.SubscribeFrame.status:type_name -> hub.v1.Status
+	14,  // 31: hub.v1.SubscribeFrame.reply:type_name -> hub.v1.StreamReply
+	72,  // 32: hub.v1.CreateActivityLogResponse.log:type_name -> hub.v1.ActivityLog
+	73,  // 33: hub.v1.CreateActivityLogResponse.elapsed:type_name -> hub.v1.Elapsed
+	74,  // 34: hub.v1.CreateActivityLogResponse.completed_deep_work:type_name -> hub.v1.DeepWork
+	75,  // 35: hub.v1.CheckpointResponse.checkpoint:type_name -> hub.v1.Checkpoint
+	73,  // 36: hub.v1.CheckpointResponse.since_last_activity_log:type_name -> hub.v1.Elapsed
+	64,  // 37: hub.v1.StartDeepWorkRequest.until:type_name -> google.protobuf.Timestamp
+	74,  // 38: hub.v1.StartDeepWorkResponse.deep_work:type_name -> hub.v1.DeepWork
+	74,  // 39: hub.v1.StartDeepWorkResponse.replaced:type_name -> hub.v1.DeepWork
+	74,  // 40: hub.v1.GetDeepWorkResponse.current:type_name -> hub.v1.DeepWork
+	74,  // 41: hub.v1.GetDeepWorkResponse.recent:type_name -> hub.v1.DeepWork
+	73,  // 42: hub.v1.GetHeartbeatElapsedTimeResponse.elapsed:type_name -> hub.v1.Elapsed
+	67,  // 43: hub.v1.RespondToPulseResponse.message:type_name -> hub.v1.Message
+	35,  // 44: hub.v1.ListPeersResponse.peers:type_name -> hub.v1.Peer
+	64,  // 45: hub.v1.Peer.last_seen_at:type_name -> google.protobuf.Timestamp
+	76,  // 46: hub.v1.Peer.paths:type_name -> hub.v1.DeliveryPath
+	38,  // 47: hub.v1.ListChannelsResponse.channels:type_name -> hub.v1.Channel
+	77,  // 48: hub.v1.ReservePathsResponse.reservations:type_name -> hub.v1.Reservation
+	78,  // 49: hub.v1.ReservePathsResponse.conflicts:type_name -> hub.v1.ReservationConflict
+	77,  // 50: hub.v1.RenewReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	77,  // 51: hub.v1.ReleasePathsResponse.released:type_name -> hub.v1.Reservation
+	77,  // 52: hub.v1.ListReservationsResponse.reservations:type_name -> hub.v1.Reservation
+	79,  // 53: hub.v1.JoinHubResponse.agent:type_name -> hub.v1.Agent
+	67,  // 54: hub.v1.TakeInjectionResponse.messages:type_name -> hub.v1.Message
+	67,  // 55: hub.v1.CheckStopResponse.messages:type_name -> hub.v1.Message
+	64,  // 56: hub.v1.SearchMessagesRequest.since:type_name -> google.protobuf.Timestamp
+	64,  // 57: hub.v1.SearchMessagesRequest.until:type_name -> google.protobuf.Timestamp
+	66,  // 58: hub.v1.SearchMessagesRequest.min_priority:type_name -> hub.v1.Priority
+	80,  // 59: hub.v1.SearchMessagesResponse.hits:type_name -> hub.v1.SearchHit
+	57,  // 60: hub.v1.AcknowledgeMessageResponse.acks:type_name -> hub.v1.Acknowledgement
+	64,  // 61: hub.v1.Acknowledgement.acked_at:type_name -> google.protobuf.Timestamp
+	67,  // 62: hub.v1.GetMessageReceiptsResponse.message:type_name -> hub.v1.Message
+	81,  // 63: hub.v1.GetMessageReceiptsResponse.receipts:type_name -> hub.v1.Receipt
+	0,   // 64: hub.v1.AgentService.Heartbeat:input_type -> hub.v1.HeartbeatRequest
+	2,   // 65: hub.v1.AgentService.GetStatus:input_type -> hub.v1.GetStatusRequest
+	4,   // 66: hub.v1.AgentService.PostMessage:input_type -> hub.v1.PostMessageRequest
+	6,   // 67: hub.v1.AgentService.ListMessages:input_type -> hub.v1.ListMessagesRequest
+	8,   // 68: hub.v1.AgentService.MarkRead:input_type -> hub.v1.MarkReadRequest
+	10,  // 69: hub.v1.AgentService.WaitForMessages:input_type -> hub.v1.WaitForMessagesRequest
+	12,  // 70: hub.v1.AgentService.Subscribe:input_type -> hub.v1.SubscribeRequest
+	17,  // 71: hub.v1.AgentService.JoinChannel:input_type -> hub.v1.JoinChannelRequest
+	19,  // 72: hub.v1.AgentService.LeaveChannel:input_type -> hub.v1.LeaveChannelRequest
+	21,  // 73: hub.v1.AgentService.CreateActivityLog:input_type -> hub.v1.CreateActivityLogRequest
+	23,  // 74: hub.v1.AgentService.Checkpoint:input_type -> hub.v1.CheckpointRequest
+	25,  // 75: hub.v1.AgentService.StartDeepWork:input_type -> hub.v1.StartDeepWorkRequest
+	27,  // 76: hub.v1.AgentService.GetDeepWork:input_type -> hub.v1.GetDeepWorkRequest
+	29,  // 77: hub.v1.AgentService.GetHeartbeatElapsedTime:input_type -> hub.v1.GetHeartbeatElapsedTimeRequest
+	31,  // 78: hub.v1.AgentService.RespondToPulse:input_type -> hub.v1.RespondToPulseRequest
+	33,  // 79: hub.v1.AgentService.ListPeers:input_type -> hub.v1.ListPeersRequest
+	36,  // 80: hub.v1.AgentService.ListChannels:input_type -> hub.v1.ListChannelsRequest
+	39,  // 81: hub.v1.AgentService.ReservePaths:input_type -> hub.v1.ReservePathsRequest
+	41,  // 82: hub.v1.AgentService.RenewReservations:input_type -> hub.v1.RenewReservationsRequest
+	43,  // 83: hub.v1.AgentService.ReleasePaths:input_type -> hub.v1.ReleasePathsRequest
+	45,  // 84: hub.v1.AgentService.ListReservations:input_type -> hub.v1.ListReservationsRequest
+	47,  // 85: hub.v1.AgentService.JoinHub:input_type -> hub.v1.JoinHubRequest
+	49,  // 86: hub.v1.AgentService.TakeInjection:input_type -> hub.v1.TakeInjectionRequest
+	51,  // 87: hub.v1.AgentService.CheckStop:input_type -> hub.v1.CheckStopRequest
+	53,  // 88: hub.v1.AgentService.SearchMessages:input_type -> hub.v1.SearchMessagesRequest
+	55,  // 89: hub.v1.AgentService.AcknowledgeMessage:input_type -> hub.v1.AcknowledgeMessageRequest
+	58,  // 90: hub.v1.AgentService.GetMessageReceipts:input_type -> hub.v1.GetMessageReceiptsRequest
+	82,  // 91: hub.v1.AgentService.CreateTask:input_type -> hub.v1.CreateTaskRequest
+	83,  // 92: hub.v1.AgentService.ListTasks:input_type -> hub.v1.ListTasksRequest
+	84,  // 93: hub.v1.AgentService.GetTask:input_type -> hub.v1.GetTaskRequest
+	85,  // 94: hub.v1.AgentService.UpdateTask:input_type -> hub.v1.UpdateTaskRequest
+	86,  // 95: hub.v1.AgentService.ClaimTask:input_type -> hub.v1.ClaimTaskRequest
+	87,  // 96: hub.v1.AgentService.NextTask:input_type -> hub.v1.NextTaskRequest
+	88,  // 97: hub.v1.AgentService.CompleteTask:input_type -> hub.v1.CompleteTaskRequest
+	89,  // 98: hub.v1.AgentService.BlockTask:input_type -> hub.v1.BlockTaskRequest
+	69,  // 99: hub.v1.AgentService.RequestApproval:input_type -> hub.v1.RequestApprovalRequest
+	90,  // 100: hub.v1.AgentService.AskHuman:input_type -> hub.v1.AskHumanRequest
+	68,  // 101: hub.v1.AgentService.NoteHostEvent:input_type -> hub.v1.NoteHostEventRequest
+	91,  // 102: hub.v1.AgentService.GetUsage:input_type -> hub.v1.GetUsageRequest
+	60,  // 103: hub.v1.AgentService.ConfirmDelivery:input_type -> hub.v1.ConfirmDeliveryRequest
+	62,  // 104: hub.v1.AgentService.EndSession:input_type -> hub.v1.EndSessionRequest
+	1,   // 105: hub.v1.AgentService.Heartbeat:output_type -> hub.v1.HeartbeatResponse
+	3,   // 106: hub.v1.AgentService.GetStatus:output_type -> hub.v1.GetStatusResponse
+	5,   // 107: hub.v1.AgentService.PostMessage:output_type -> hub.v1.PostMessageResponse
+	7,   // 108: hub.v1.AgentService.ListMessages:output_type -> hub.v1.ListMessagesResponse
+	9,   // 109: hub.v1.AgentService.MarkRead:output_type -> hub.v1.MarkReadResponse
+	11,  // 110: hub.v1.AgentService.WaitForMessages:output_type -> hub.v1.WaitForMessagesResponse
+	16,  // 111: hub.v1.AgentService.Subscribe:output_type -> hub.v1.SubscribeFrame
+	18,  // 112: hub.v1.AgentService.JoinChannel:output_type -> hub.v1.JoinChannelResponse
+	20,  // 113: hub.v1.AgentService.LeaveChannel:output_type -> hub.v1.LeaveChannelResponse
+	22,  // 114: hub.v1.AgentService.CreateActivityLog:output_type -> hub.v1.CreateActivityLogResponse
+	24,  // 115: hub.v1.AgentService.Checkpoint:output_type -> hub.v1.CheckpointResponse
+	26,  // 116: hub.v1.AgentService.StartDeepWork:output_type -> hub.v1.StartDeepWorkResponse
+	28,  // 117: hub.v1.AgentService.GetDeepWork:output_type -> hub.v1.GetDeepWorkResponse
+	30,  // 118: hub.v1.AgentService.GetHeartbeatElapsedTime:output_type -> hub.v1.GetHeartbeatElapsedTimeResponse
+	32,  // 119: hub.v1.AgentService.RespondToPulse:output_type -> hub.v1.RespondToPulseResponse
+	34,  // 120: hub.v1.AgentService.ListPeers:output_type -> hub.v1.ListPeersResponse
+	37,  // 121: hub.v1.AgentService.ListChannels:output_type -> hub.v1.ListChannelsResponse
+	40,  // 122: hub.v1.AgentService.ReservePaths:output_type -> hub.v1.ReservePathsResponse
+	42,  // 123: hub.v1.AgentService.RenewReservations:output_type -> hub.v1.RenewReservationsResponse
+	44,  // 124: hub.v1.AgentService.ReleasePaths:output_type -> hub.v1.ReleasePathsResponse
+	46,  // 125: hub.v1.AgentService.ListReservations:output_type -> hub.v1.ListReservationsResponse
+	48,  // 126: hub.v1.AgentService.JoinHub:output_type -> hub.v1.JoinHubResponse
+	50,  // 127: hub.v1.AgentService.TakeInjection:output_type -> hub.v1.TakeInjectionResponse
+	52,  // 128: hub.v1.AgentService.CheckStop:output_type -> hub.v1.CheckStopResponse
+	54,  // 129: hub.v1.AgentService.SearchMessages:output_type -> hub.v1.SearchMessagesResponse
+	56,  // 130: hub.v1.AgentService.AcknowledgeMessage:output_type -> hub.v1.AcknowledgeMessageResponse
+	59,  // 131: hub.v1.AgentService.GetMessageReceipts:output_type -> hub.v1.GetMessageReceiptsResponse
+	92,  // 132: hub.v1.AgentService.CreateTask:output_type -> hub.v1.CreateTaskResponse
+	93,  // 133: hub.v1.AgentService.ListTasks:output_type -> hub.v1.ListTasksResponse
+	94,  // 134: hub.v1.AgentService.GetTask:output_type -> hub.v1.GetTaskResponse
+	95,  // 135: hub.v1.AgentService.UpdateTask:output_type -> hub.v1.UpdateTaskResponse
+	96,  // 136: hub.v1.AgentService.ClaimTask:output_type -> hub.v1.ClaimTaskResponse
+	97,  // 137: hub.v1.AgentService.NextTask:output_type -> hub.v1.NextTaskResponse
+	98,  // 138: hub.v1.AgentService.CompleteTask:output_type -> hub.v1.CompleteTaskResponse
+	99,  // 139: hub.v1.AgentService.BlockTask:output_type -> hub.v1.BlockTaskResponse
+	71,  // 140: hub.v1.AgentService.RequestApproval:output_type -> hub.v1.RequestApprovalResponse
+	100, // 141: hub.v1.AgentService.AskHuman:output_type -> hub.v1.AskHumanResponse
+	70,  // 142: hub.v1.AgentService.NoteHostEvent:output_type -> hub.v1.NoteHostEventResponse
+	101, // 143: hub.v1.AgentService.GetUsage:output_type -> hub.v1.UsageReport
+	61,  // 144: hub.v1.AgentService.ConfirmDelivery:output_type -> hub.v1.ConfirmDeliveryResponse
+	63,  // 145: hub.v1.AgentService.EndSession:output_type -> hub.v1.EndSessionResponse
+	105, // [105:146] is the sub-list for method output_type
+	64,  // [64:105] is the sub-list for method input_type
+	64,  // [64:64] is the sub-list for extension type_name
+	64,  // [64:64] is the sub-list for extension extendee
+	0,   // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_hub_v1_agent_proto_init() }
@@ -4862,6 +4902,7 @@ func file_hub_v1_agent_proto_init() {
 		(*StreamCall_NoteHostEvent)(nil),
 		(*StreamCall_CheckStop)(nil),
 		(*StreamCall_EndSession)(nil),
+		(*StreamCall_RequestApproval)(nil),
 	}
 	file_hub_v1_agent_proto_msgTypes[14].OneofWrappers = []any{
 		(*StreamReply_WaitForMessages)(nil),
@@ -4874,6 +4915,7 @@ func file_hub_v1_agent_proto_init() {
 		(*StreamReply_NoteHostEvent)(nil),
 		(*StreamReply_CheckStop)(nil),
 		(*StreamReply_EndSession)(nil),
+		(*StreamReply_RequestApproval)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
