@@ -237,8 +237,17 @@ func (db *DB) QueuedWrites() int { return db.writes.Queued() }
 // together, and how many writes they held.
 func (db *DB) WriteBatches() (batches, writes int64) { return db.writes.Batches() }
 
-// View runs fn in a read-only transaction on a pooled connection.
+// View runs fn in a read-only transaction on a pooled connection. A ctx
+// that ended keeps it from beginning; once begun, it runs to its end
+// whatever ctx does: watching ctx, database/sql and the driver would start
+// a goroutine per transaction and per statement (four for a stream's
+// look: most of the goroutines a busy hub started), and a read takes
+// microseconds to milliseconds.
 func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	ctx = context.WithoutCancel(ctx)
 	tx, err := db.r.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin read: %w", err)
