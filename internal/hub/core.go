@@ -123,7 +123,7 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		paths:    NewPathTracker(newReplicaID()),
 		limits:   &rateLimits{held: map[int64]time.Time{}},
 		auth:     &authCache{clock: clock},
-		warm:     newWarmSet(),
+		warm:     newWarmSet(clock),
 		metrics:  noMetrics{},
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),

@@ -18,9 +18,9 @@ import (
 // to run ends: a hub at rest holds none, and none belongs to a parked
 // stream or wait.
 type warmSet struct {
-	idle time.Duration // warmIdle; shorter in tests
-	work chan func()   // unbuffered: a send succeeds when a warm goroutine waits
-	n    atomic.Int32  // warm goroutines, busy or waiting
+	clock Clock
+	work  chan func()  // unbuffered: a send succeeds when a warm goroutine waits
+	n     atomic.Int32 // warm goroutines, busy or waiting
 }
 
 const (
@@ -28,8 +28,8 @@ const (
 	warmIdle = 500 * time.Millisecond
 )
 
-func newWarmSet() *warmSet {
-	return &warmSet{idle: warmIdle, work: make(chan func())}
+func newWarmSet(clock Clock) *warmSet {
+	return &warmSet{clock: clock, work: make(chan func())}
 }
 
 // Go runs f on a warm goroutine that waits for work, or on a new one.
@@ -47,18 +47,18 @@ func (w *warmSet) Go(f func()) {
 	go w.run(f)
 }
 
-// run runs f, then what Go hands it, until it waited w.idle for nothing.
+// run runs f, then what Go hands it, until it waited warmIdle for nothing.
 func (w *warmSet) run(f func()) {
 	defer w.n.Add(-1)
-	idle := time.NewTimer(w.idle)
+	idle := w.clock.NewTimer(warmIdle)
 	defer idle.Stop()
 	for {
 		f()
 		f = nil // what it holds is not kept while waiting
-		idle.Reset(w.idle)
+		idle.Reset(warmIdle)
 		select {
 		case f = <-w.work:
-		case <-idle.C:
+		case <-idle.C():
 			return
 		}
 	}

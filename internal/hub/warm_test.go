@@ -10,8 +10,8 @@ import (
 // past warmMax on a goroutine of its own, and a warm goroutine with
 // nothing to run ends.
 func TestWarmSetRunsOnWaitingGoroutinesBoundedAndEndsIdleOnes(t *testing.T) {
-	w := newWarmSet()
-	w.idle = time.Hour
+	clock := NewFakeClock(time.Unix(0, 0))
+	w := newWarmSet(clock)
 
 	// warmMax functions that block, then one more: all run.
 	release := make(chan struct{})
@@ -46,18 +46,12 @@ func TestWarmSetRunsOnWaitingGoroutinesBoundedAndEndsIdleOnes(t *testing.T) {
 	}
 
 	// Idle ones end.
-	w = newWarmSet()
-	w.idle = time.Millisecond
-	for range warmMax {
-		done := make(chan struct{})
-		w.Go(func() { close(done) })
-		<-done
-	}
 	deadline := time.Now().Add(30 * time.Second)
 	for w.n.Load() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d warm goroutines still there, idle", w.n.Load())
 		}
+		clock.Advance(warmIdle) // again: one may have been between its function and its wait
 		time.Sleep(time.Millisecond)
 	}
 }
