@@ -138,8 +138,9 @@ func errStreamStopping() error {
 // message once and in order, and marks a frame's messages delivered once
 // send returned. The looks and sends run on a goroutine a wake-up starts
 // or wakes (pump, on a warm goroutine of the hub: warmSet), which it gives
-// back when a look finds nothing new: a parked stream holds no goroutine. Sends are one at a time, so a reader that does not read
-// holds up the next look, and the wake-ups meanwhile count as one. end is
+// back when a look finds nothing new: a parked stream holds no goroutine.
+// Sends are one at a time, so a reader that does not read holds up the
+// next look, and the wake-ups meanwhile count as one. end is
 // called once, on that goroutine, with why the stream ended: EUNAUTHORIZED
 // or EPERMISSION after a revocation, EUNAVAILABLE when the hub stops,
 // send's error or the store's; nothing is sent after it.
