@@ -97,6 +97,7 @@ type core struct {
 	paths    *PathTracker // the agents' paths (reachability.go)
 	limits   *rateLimits  // agents whose hosts report rate limiting (usage.go)
 	auth     *authCache   // token hash → agent, cleared by every change of an agent's token or state (wake.go)
+	warm     *warmSet     // runs the streams' pumps, their carried calls and the waits' reads (warm.go)
 	metrics  Metrics
 	beat     atomic.Int64
 	started  time.Time
@@ -122,6 +123,7 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		paths:    NewPathTracker(newReplicaID()),
 		limits:   &rateLimits{held: map[int64]time.Time{}},
 		auth:     &authCache{clock: clock},
+		warm:     newWarmSet(clock),
 		metrics:  noMetrics{},
 		started:  clock.Now(),
 		shutdown: make(chan struct{}),

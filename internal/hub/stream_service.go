@@ -52,7 +52,7 @@ const streamSentMax = 1024
 func (s *Waits) Subscribe(ctx context.Context, caller *Agent, req SubscribeRequest) (*Stream, error) {
 	// On a goroutine of its own (onOwnStack): the call's goroutine parks
 	// reading the stream's requests for as long as it lasts.
-	return onOwnStack(func() (*Stream, error) { return s.subscribe(ctx, caller, req) })()
+	return onOwnStack(s.warm, func() (*Stream, error) { return s.subscribe(ctx, caller, req) })()
 }
 
 func (s *Waits) subscribe(ctx context.Context, caller *Agent, req SubscribeRequest) (*Stream, error) {
@@ -137,9 +137,10 @@ func errStreamStopping() error {
 // waits are woken (or the cursor alone after StreamIdle of silence), each
 // message once and in order, and marks a frame's messages delivered once
 // send returned. The looks and sends run on a goroutine a wake-up starts
-// (pump), which ends when a look finds nothing new: a parked stream holds
-// no goroutine. Sends are one at a time, so a reader that does not read
-// holds up the next look, and the wake-ups meanwhile count as one. end is
+// or wakes (pump, on a warm goroutine of the hub: warmSet), which it gives
+// back when a look finds nothing new: a parked stream holds no goroutine.
+// Sends are one at a time, so a reader that does not read holds up the
+// next look, and the wake-ups meanwhile count as one. end is
 // called once, on that goroutine, with why the stream ended: EUNAUTHORIZED
 // or EPERMISSION after a revocation, EUNAVAILABLE when the hub stops,
 // send's error or the store's; nothing is sent after it.
@@ -175,7 +176,13 @@ func (st *Stream) startLocked() {
 	}
 	st.running = true
 	st.pumps.Add(1)
-	go st.pump()
+	st.s.warm.Go(st.pump)
+}
+
+// Carry runs f, a call the stream carries, on a warm goroutine of the
+// hub (warmSet), as its pump runs: it may be one that just ran a pump.
+func (st *Stream) Carry(f func()) {
+	st.s.warm.Go(f)
 }
 
 // pump looks and sends until nothing was asked since its last look.

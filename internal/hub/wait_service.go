@@ -447,7 +447,7 @@ func (s *Waits) planWait(ctx context.Context, caller *Agent, req WaitRequest, st
 	// wait itself still ends at once when ctx ends (parkUntil).
 	if after > 0 {
 		// On its own stack like every store read of a wait (onOwnStack).
-		check := onOwnStack(func() (look, error) {
+		check := onOwnStack(s.warm, func() (look, error) {
 			rctx, cancel := detachedRead(ctx)
 			defer cancel()
 			return look{}, view(rctx, s.store, func(tx waitsTx) error { return checkCursor(tx, "after_id", after) })
@@ -467,25 +467,25 @@ func (s *Waits) planWait(ctx context.Context, caller *Agent, req WaitRequest, st
 		defer cancel()
 		return s.fetchForWait(rctx, caller.ID, after, req.AfterID != "", limit, via)
 	}
-	return waitPlan{timeout: timeout, via: via, fetch: onOwnStack(fetch)}, nil
+	return waitPlan{timeout: timeout, via: via, fetch: onOwnStack(s.warm, fetch)}, nil
 }
 
-// onOwnStack returns read run on a goroutine of its own. A parked wait
-// (or stream) keeps its goroutine's stack at whatever size the call grew
-// it to, and a store read (database/sql and the SQLite driver) grows it
-// past 8 KiB: run on the call's goroutine, it would leave every parked
-// wait holding 16 KiB of stack instead of 8 (hubbench's memory scenario,
-// 10,000 parked: 18.7 against 10.7 KiB of stacks per waiter). The extra
-// goroutine costs about a microsecond per read.
-func onOwnStack[T any](read func() (T, error)) func() (T, error) {
+// onOwnStack returns read run on another goroutine, a warm one of w. A
+// parked wait (or stream) keeps its goroutine's stack at whatever size the
+// call grew it to, and a store read (database/sql and the SQLite driver)
+// grows it past 8 KiB: run on the call's goroutine, it would leave every
+// parked wait holding 16 KiB of stack instead of 8 (hubbench's memory
+// scenario, 10,000 parked: 18.7 against 10.7 KiB of stacks per waiter).
+// The hand-over costs about a microsecond per read.
+func onOwnStack[T any](w *warmSet, read func() (T, error)) func() (T, error) {
 	return func() (T, error) {
 		var v T
 		var err error
 		done := make(chan struct{})
-		go func() {
+		w.Go(func() {
 			defer close(done)
 			v, err = read()
-		}()
+		})
 		<-done
 		return v, err
 	}

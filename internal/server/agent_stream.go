@@ -62,7 +62,7 @@ func (a *AgentServer) Subscribe(ss subscribeStream) error {
 		end(err)
 	}
 	out := &frameSender{ss: ss}
-	calls := &streamCalls{a: a, ctx: ctx, out: out, slots: make(chan struct{}, maxStreamCalls), open: map[uint64]context.CancelFunc{}}
+	calls := &streamCalls{a: a, ctx: ctx, st: st, out: out, slots: make(chan struct{}, maxStreamCalls), open: map[uint64]context.CancelFunc{}}
 	first := true
 	st.Serve(func(f *hub.StreamFrame) error {
 		frame := &hubv1.SubscribeFrame{
@@ -198,12 +198,14 @@ func laterFields(req *hubv1.SubscribeRequest) []struct {
 const maxStreamCalls = 8
 
 // streamCalls runs the calls a stream carries, each on a goroutine of its
-// own, admitted as the call made alone (its method's rule: the caller's
+// own (a warm one of the hub's, hub.Stream.Carry, unless it parks),
+// admitted as the call made alone (its method's rule: the caller's
 // token and budget) and answered with its reply, or its error as the call
 // alone would have ended, in a frame. They end with the stream.
 type streamCalls struct {
 	a     *AgentServer
 	ctx   context.Context // the stream's
+	st    *hub.Stream
 	out   *frameSender
 	slots chan struct{} // one per call running
 	wg    sync.WaitGroup
@@ -244,7 +246,7 @@ func (c *streamCalls) start(call *hubv1.StreamCall) error {
 		}
 		return hub.Errorf(hub.EINVALID, "call.id %d is the id of a call of the stream still running: give each running call its own id", id)
 	}
-	go func() {
+	run := func() {
 		defer c.wg.Done()
 		reply := c.a.streamCall(ctx, call)
 		c.mu.Lock()
@@ -255,8 +257,19 @@ func (c *streamCalls) start(call *hubv1.StreamCall) error {
 		// A reply the stream can no longer carry is lost with it: its
 		// caller makes the call again.
 		_ = c.out.send(&hubv1.SubscribeFrame{Reply: reply})
-	}()
+	}
+	if parks(call) {
+		go run() // it would hold a warm goroutine for as long as it waits
+	} else {
+		c.st.Carry(run)
+	}
 	return nil
+}
+
+// parks reports whether call may wait for something else to happen, for
+// longer than the hub takes to answer it.
+func parks(call *hubv1.StreamCall) bool {
+	return call.GetWaitForMessages() != nil
 }
 
 // cancel ends the call id if it still runs (its reply is its error); an

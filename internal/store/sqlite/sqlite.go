@@ -237,14 +237,35 @@ func (db *DB) QueuedWrites() int { return db.writes.Queued() }
 // together, and how many writes they held.
 func (db *DB) WriteBatches() (batches, writes int64) { return db.writes.Batches() }
 
-// View runs fn in a read-only transaction on a pooled connection.
-func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) error {
-	tx, err := db.r.BeginTx(ctx, nil)
+// View runs fn in a read-only transaction on a pooled connection. A ctx
+// that ended keeps it from beginning; once begun, it runs to its end
+// whatever ctx does, a read taking microseconds to milliseconds. The
+// transaction is the connection's own BEGIN … ROLLBACK, not a database/sql
+// transaction, and its statements watch no context: database/sql and the
+// driver would start a goroutine per transaction and per statement to
+// watch one (four for a stream's look: most of the goroutines a busy hub
+// started).
+func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) (err error) {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	ctx = context.WithoutCancel(ctx)
+	c, err := db.r.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("begin read: %w", err)
 	}
-	defer tx.Rollback()
-	return fn(newTx(&Tx{ctx: ctx, tx: tx}))
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer func() {
+		if _, rerr := c.ExecContext(ctx, "ROLLBACK"); rerr != nil {
+			// A connection whose transaction may still be open goes.
+			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+			err = errors.Join(err, fmt.Errorf("end read: %w", rerr))
+		}
+	}()
+	return fn(newTx(&Tx{ctx: ctx, tx: c}))
 }
 
 // commit runs a batch of writes in one transaction. A batch of one runs

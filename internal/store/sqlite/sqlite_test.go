@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -433,5 +434,34 @@ func TestCloseWaitsForPendingWrites(t *testing.T) {
 
 	if got := len(agentNames(t, openDB(t, path))); got != n {
 		t.Errorf("after reopen: %d agents, want %d", got, n)
+	}
+}
+
+// A read transaction whose context can end starts no goroutine to watch
+// it (database/sql's and the driver's, one per transaction and statement);
+// a context that ended keeps it from beginning.
+func TestViewStartsNoGoroutineForItsContext(t *testing.T) {
+	db := newDB(t)
+	mustView(t, db, func(tx hub.Tx) error { _, err := tx.MaxMessageID(); return err }) // a pooled connection
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := runtime.NumGoroutine()
+	var during int
+	if err := db.View(ctx, func(tx hub.Tx) error {
+		if _, err := tx.MaxMessageID(); err != nil {
+			return err
+		}
+		during = runtime.NumGoroutine()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if during != before {
+		t.Errorf("%d goroutines during a read, %d before: the read started %d", during, before, during-before)
+	}
+	cancel()
+	ran := false
+	if err := db.View(ctx, func(hub.Tx) error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
+		t.Errorf("View with an ended context: ran %v, err %v, want not run and context.Canceled", ran, err)
 	}
 }
