@@ -267,9 +267,10 @@ func (c *streamCalls) start(call *hubv1.StreamCall) error {
 }
 
 // parks reports whether call may wait for something else to happen, for
-// longer than the hub takes to answer it.
+// longer than the hub takes to answer it: a wait, or an approval a
+// person decides.
 func parks(call *hubv1.StreamCall) bool {
-	return call.GetWaitForMessages() != nil
+	return call.GetWaitForMessages() != nil || call.GetRequestApproval() != nil
 }
 
 // cancel ends the call id if it still runs (its reply is its error); an
