@@ -16,12 +16,10 @@ type Injections struct {
 // injectionsTx is what the injections service reads and writes in one transaction:
 // the store methods it uses, by their group.
 type injectionsTx interface {
-	// AgentTx
-	AgentByID(id int64) (*Agent, error)
 	// HealthTx
 	LivenessState(agentID int64) (*LivenessState, error)
 	// InjectionTx
-	InjectionState(agentID int64) (*InjectionState, error)
+	InjectionState(agentID int64) (*InjectionState, int64, error)
 	PutInjectionState(st InjectionState) error
 	// MessageTx
 	Inbox(agentID int64, q InboxQuery) ([]*Message, error)
@@ -89,16 +87,12 @@ func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int
 // meanwhile (a hook past its time-out): then nothing moves, and the next
 // injection shows these messages instead of none.
 func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID int64, limit int, write bool) (*Injection, error) {
-	a, err := tx.AgentByID(agentID)
+	st, readUpTo, err := tx.InjectionState(agentID)
 	if err != nil {
 		return nil, err
 	}
-	st, err := tx.InjectionState(agentID)
-	if err != nil {
-		return nil, err
-	}
-	from := InjectionStart(*st, a.ReadUpTo)
-	msgs, err := tx.Inbox(agentID, InboxQuery{After: from, Limit: limit, ReadUpTo: a.ReadUpTo})
+	from := InjectionStart(*st, readUpTo)
+	msgs, err := tx.Inbox(agentID, InboxQuery{After: from, Limit: limit, ReadUpTo: readUpTo})
 	if err != nil {
 		return nil, err
 	}
@@ -161,15 +155,11 @@ func (s *Injections) CheckStop(ctx context.Context, caller *Agent, continuing bo
 	s.paths.Seen(caller.ID, ViaHook, s.clock.Now())
 	out := &StopCheck{}
 	err := update(ctx, s.store, func(tx injectionsTx) error {
-		a, err := tx.AgentByID(caller.ID)
+		st, readUpTo, err := tx.InjectionState(caller.ID)
 		if err != nil {
 			return err
 		}
-		st, err := tx.InjectionState(a.ID)
-		if err != nil {
-			return err
-		}
-		unread, err := tx.Inbox(a.ID, InboxQuery{After: a.ReadUpTo, Limit: stopScan, ReadUpTo: a.ReadUpTo})
+		unread, err := tx.Inbox(caller.ID, InboxQuery{After: readUpTo, Limit: stopScan, ReadUpTo: readUpTo})
 		if err != nil {
 			return err
 		}
@@ -200,9 +190,10 @@ func (s *Injections) CheckStop(ctx context.Context, caller *Agent, continuing bo
 
 // InjectionTx stores where each agent's host hooks stand.
 type InjectionTx interface {
-	// InjectionState returns agentID's state; the zero state (with AgentID
-	// set) when none was stored.
-	InjectionState(agentID int64) (*InjectionState, error)
+	// InjectionState returns agentID's state, the zero state (with AgentID
+	// set) when none was stored, and the agent's read cursor (where an
+	// injection starts: InjectionStart). ENOTFOUND (no such agent).
+	InjectionState(agentID int64) (st *InjectionState, readUpTo int64, err error)
 	// PutInjectionState stores st, replacing the agent's earlier state.
 	PutInjectionState(st InjectionState) error
 }

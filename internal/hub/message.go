@@ -70,6 +70,16 @@ type InboxQuery struct {
 	ReadUpTo int64  // the reader's cursor, to fill Message.Unread
 }
 
+// InboxLook is what one look of a wait or a stream reads of an agent's
+// inbox (MessageTx.LookInbox). An agent disabled reads as Disabled alone:
+// nothing of its inbox is read.
+type InboxLook struct {
+	Disabled bool
+	From     int64      // the cursor the messages follow
+	Messages []*Message // delivered after From, oldest first, at most the limit
+	Latest   int64      // without Messages: the newest message delivered to the agent (0 if none)
+}
+
 // MessageQuery selects messages for the admin view.
 type MessageQuery struct {
 	After   int64

@@ -579,6 +579,14 @@ type MessageTx interface {
 	// answers that case from counters kept with the deliveries and the
 	// cursor, without counting the backlog.
 	InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error)
+	// LookInbox reads, in one statement when it finds messages, what a
+	// wait's look hands out to agentID if it is enabled: as Inbox, the
+	// messages after after (fromReadCursor: after the agent's read
+	// cursor), Unread by its read cursor; and, when there are none, the
+	// newest message delivered to it. A disabled agent reads as Disabled,
+	// in the same snapshot as the messages would be: a look that began
+	// after the agent's disabling committed hands out nothing. ENOTFOUND.
+	LookInbox(agentID, after int64, fromReadCursor bool, limit int) (InboxLook, error)
 	// ListMessages returns messages for an admin view, oldest first.
 	ListMessages(q MessageQuery) ([]*Message, error)
 	// MaxMessageID returns the newest message ID (0 if none).

@@ -35,7 +35,7 @@ type waitsTx interface {
 	// HealthTx
 	LivenessState(agentID int64) (*LivenessState, error)
 	// MessageTx
-	Inbox(agentID int64, q InboxQuery) ([]*Message, error)
+	LookInbox(agentID, after int64, fromReadCursor bool, limit int) (InboxLook, error)
 	InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error)
 	MaxMessageID() (int64, error)
 	RecipientsAfter(after int64) ([]int64, error)
@@ -574,18 +574,18 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 	var held []int64
 	var more bool
 	err := view(ctx, s.store, func(tx waitsTx) error {
-		a, err := enabledAgent(tx, agentID)
+		// The agent's state is read with its messages, in one statement
+		// when there are some, so that nothing is handed out once its
+		// disabling has committed, though the commit's wake-up, which ends
+		// its waits and streams, may not have come yet.
+		in, err := tx.LookInbox(agentID, after, !useAfter, limit)
 		if err != nil {
 			return err
 		}
-		from := after
-		if !useAfter {
-			from = a.ReadUpTo
+		if in.Disabled {
+			return errDisabledWhileWaiting()
 		}
-		msgs, err = tx.Inbox(agentID, InboxQuery{After: from, Limit: limit, ReadUpTo: a.ReadUpTo})
-		if err != nil {
-			return err
-		}
+		msgs = in.Messages
 		read := len(msgs)
 		msgs = msgs[:fitPage(msgs)]
 		more = read == limit || len(msgs) < read
@@ -598,9 +598,8 @@ func (s *Waits) fetchForWait(ctx context.Context, agentID, after int64, useAfter
 			}
 			return nil
 		}
-		_, _, latest, err := tx.InboxCounts(agentID, from)
-		cursor = max(from, latest)
-		return err
+		cursor = max(in.From, in.Latest)
+		return nil
 	})
 	if err != nil {
 		return look{}, err
@@ -629,7 +628,7 @@ type agentByIDTx interface {
 }
 
 // enabledAgent reads the agent id inside tx, refusing a disabled one: what
-// a wait's or a stream's look reads first.
+// a stream's opening and a watch stream's look read first.
 func enabledAgent(tx agentByIDTx, id int64) (*Agent, error) {
 	a, err := tx.AgentByID(id)
 	if err != nil {

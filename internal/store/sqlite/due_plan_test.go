@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
 	"github.com/agenthub/hub/internal/store/storesql"
 	"github.com/agenthub/hub/internal/store/tasksql"
@@ -120,6 +121,39 @@ func TestTickReadsFromAnIndex(t *testing.T) {
 		}
 		if !strings.Contains(plans[0], c.index) || strings.Contains(plans[0], "SCAN a") || strings.Contains(plans[0], "SCAN t") {
 			t.Errorf("%s: plan %q, want a search of %q and no scan", c.name, plans[0], c.index)
+		}
+	}
+}
+
+// TestWaitLookReadsFromTheInbox checks that a wait's look (LookInbox)
+// reads the agent by its key and its deliveries from the inbox's own key,
+// after the cursor given or the agent's read cursor, already in order:
+// no scan, no sort.
+func TestWaitLookReadsFromTheInbox(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.db")
+	db, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, fromReadCursor := range []bool{false, true} {
+		var plans []string
+		x := storesql.Statements{DB: planDB{t, raw, &plans, true}, Dialect: dialect}
+		if _, err := x.LookInbox(1, 5, fromReadCursor, 20); hub.ErrorCode(err) != hub.ENOTFOUND {
+			t.Fatalf("LookInbox with no rows: %v, want ENOTFOUND", err)
+		}
+		if len(plans) != 2 {
+			t.Fatalf("%d statements %q, want the look's and, finding none, the agent's", len(plans), plans)
+		}
+		for _, want := range []string{"SEARCH a USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH d USING PRIMARY KEY (agent_id=? AND message_id>?)"} {
+			if !strings.Contains(plans[0], want) || strings.Contains(plans[0], "SCAN ") || strings.Contains(plans[0], "TEMP B-TREE") {
+				t.Errorf("from the read cursor %v: plan %q, want %q, no scan and no sort", fromReadCursor, plans[0], want)
+			}
 		}
 	}
 }

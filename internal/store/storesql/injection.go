@@ -7,17 +7,21 @@ import (
 
 // This file implements hub.InjectionTx.
 
-// InjectionState implements hub.InjectionTx.
-func (x Statements) InjectionState(agentID int64) (*hub.InjectionState, error) {
+// InjectionState implements hub.InjectionTx: the agent's row and its
+// state, in one statement.
+func (x Statements) InjectionState(agentID int64) (*hub.InjectionState, int64, error) {
 	st := &hub.InjectionState{AgentID: agentID}
-	var updated int64
-	err := x.DB.QueryRow(`SELECT up_to, stop_holds, updated_at FROM injections WHERE agent_id = ?`, agentID).
-		Scan(&st.UpTo, &st.StopHolds, &updated)
+	var readUpTo, updated int64
+	err := x.DB.QueryRow(`SELECT a.read_up_to, COALESCE(i.up_to, 0), COALESCE(i.stop_holds, 0), COALESCE(i.updated_at, 0)
+		FROM agents a LEFT JOIN injections i ON i.agent_id = a.id WHERE a.id = ?`, agentID).
+		Scan(&readUpTo, &st.UpTo, &st.StopHolds, &updated)
 	if x.DB.IsNoRows(err) {
-		return st, nil
+		return nil, 0, hub.NoAgentWithID()
+	} else if err != nil {
+		return nil, 0, err
 	}
 	st.UpdatedAt = row.Time(updated)
-	return st, err
+	return st, readUpTo, nil
 }
 
 // PutInjectionState implements hub.InjectionTx.

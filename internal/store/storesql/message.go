@@ -64,6 +64,55 @@ func (x Statements) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, erro
 	}, sqlq+` ORDER BY d.message_id LIMIT ?`, args...)
 }
 
+// LookInbox implements hub.MessageTx: Inbox's statement joined to the
+// agent's row, which says whether it is enabled and where its read cursor
+// stands; only when it finds no message, a second statement reads the
+// agent's state and its newest delivery (inbox_counts).
+func (x Statements) LookInbox(agentID, after int64, fromReadCursor bool, limit int) (hub.InboxLook, error) {
+	lk := hub.InboxLook{From: after}
+	from, args := `?`, []any{agentID, after, limit}
+	if fromReadCursor {
+		from, args = `a.read_up_to`, []any{agentID, limit}
+	}
+	var readUpTo int64
+	msgs, err := all(x.DB, func(s row.Scanner) (*hub.Message, error) {
+		var mention, delivered, inContext bool
+		m, err := x.Dialect.ScanMessage(s, &mention, &delivered, &inContext, &readUpTo)
+		if err != nil {
+			return nil, err
+		}
+		m.MentionsYou, m.Unread, m.Delivered, m.InContext = mention, m.ID > readUpTo, delivered, inContext
+		return m, nil
+	}, `SELECT `+MessageColumns+`, d.mention, d.delivered_at <> 0, d.in_context_at <> 0, a.read_up_to
+		FROM agents a JOIN deliveries d ON d.agent_id = a.id JOIN messages m ON m.id = d.message_id
+		WHERE a.id = ? AND a.disabled_at = 0 AND d.message_id > `+from+` ORDER BY d.message_id LIMIT ?`, args...)
+	if err != nil {
+		return lk, err
+	}
+	if len(msgs) > 0 {
+		if fromReadCursor {
+			lk.From = readUpTo
+		}
+		lk.Messages = msgs
+		return lk, nil
+	}
+	var disabledAt int64
+	err = x.DB.QueryRow(`SELECT a.disabled_at, a.read_up_to, COALESCE(c.latest, 0) FROM agents a LEFT JOIN inbox_counts c ON c.agent_id = a.id
+		WHERE a.id = ?`, agentID).Scan(&disabledAt, &readUpTo, &lk.Latest)
+	if x.DB.IsNoRows(err) {
+		return lk, hub.NoAgentWithID()
+	} else if err != nil {
+		return lk, err
+	}
+	if disabledAt != 0 {
+		return hub.InboxLook{Disabled: true}, nil
+	}
+	if fromReadCursor {
+		lk.From = readUpTo
+	}
+	return lk, nil
+}
+
 // InboxCounts implements hub.MessageTx. For the agent's own read cursor,
 // which is what every reply that reports a count passes, it reads the
 // counters the triggers of inbox_counts keep (0004_inbox_counts.sql), so

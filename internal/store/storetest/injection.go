@@ -9,33 +9,43 @@ import (
 )
 
 // testInjectionState stores and reads back an agent's injection state: the
-// zero state before any write, then what was put, per agent.
+// zero state before any write, then what was put, per agent, each with the
+// agent's read cursor; an unknown agent's is not found.
 func testInjectionState(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)
 	ann, bob := createAgent(t, db, "ann"), createAgent(t, db, "bob")
 	mustView(t, db, func(tx hub.Tx) error {
-		st, err := tx.InjectionState(ann.ID)
+		st, _, err := tx.InjectionState(ann.ID)
 		if err == nil && (*st != hub.InjectionState{AgentID: ann.ID}) {
 			t.Errorf("InjectionState before any write = %+v, want the zero state of agent %d", *st, ann.ID)
+		}
+		if _, _, err := tx.InjectionState(9999); hub.ErrorCode(err) != hub.ENOTFOUND {
+			t.Errorf("an unknown agent's InjectionState: %v, want ENOTFOUND", err)
 		}
 		return err
 	})
 	want := hub.InjectionState{AgentID: ann.ID, UpTo: 42, StopHolds: 2, UpdatedAt: t0}
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.PutInjectionState(want) })
 	want.UpTo, want.StopHolds = 43, 0
-	mustUpdate(t, db, func(tx hub.Tx) error { return tx.PutInjectionState(want) })
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		if err := tx.PutInjectionState(want); err != nil {
+			return err
+		}
+		bob.ReadUpTo = 7
+		return tx.UpdateAgent(bob)
+	})
 	mustView(t, db, func(tx hub.Tx) error {
-		got, err := tx.InjectionState(ann.ID)
+		got, readUpTo, err := tx.InjectionState(ann.ID)
 		if err != nil {
 			return err
 		}
-		if !got.UpdatedAt.Equal(want.UpdatedAt) || got.UpTo != want.UpTo || got.StopHolds != want.StopHolds || got.AgentID != want.AgentID {
-			t.Errorf("InjectionState = %+v, want %+v", *got, want)
+		if !got.UpdatedAt.Equal(want.UpdatedAt) || got.UpTo != want.UpTo || got.StopHolds != want.StopHolds || got.AgentID != want.AgentID || readUpTo != 0 {
+			t.Errorf("InjectionState = %+v, read cursor %d; want %+v, 0", *got, readUpTo, want)
 		}
-		other, err := tx.InjectionState(bob.ID)
-		if err == nil && other.UpTo != 0 {
-			t.Errorf("bob's InjectionState = %+v, want zero: states are per agent", *other)
+		other, readUpTo, err := tx.InjectionState(bob.ID)
+		if err == nil && (other.UpTo != 0 || readUpTo != 7) {
+			t.Errorf("bob's InjectionState = %+v, read cursor %d; want zero, 7: states are per agent", *other, readUpTo)
 		}
 		return err
 	})
@@ -101,7 +111,7 @@ func testTakeInjectionRace(t *testing.T, h NewDB) {
 		t.Errorf("%d injected + %d passed over = %d, want every one of the %d posts exactly once", shown, seen[-1], shown+seen[-1], posts)
 	}
 	mustView(t, dbs[1], func(tx hub.Tx) error {
-		st, err := tx.InjectionState(bob.ID)
+		st, _, err := tx.InjectionState(bob.ID)
 		if err == nil && st.UpTo != ids[len(ids)-1] {
 			t.Errorf("stored injection cursor = %d, want the newest message %d", st.UpTo, ids[len(ids)-1])
 		}

@@ -80,6 +80,73 @@ func testInbox(t *testing.T, h NewDB) {
 	}
 }
 
+// testLookInbox: a wait's look reads the messages after a cursor, or
+// after the agent's read cursor, Unread by that cursor; without messages
+// the newest delivered; of a disabled agent, nothing but that it is.
+func testLookInbox(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	bob, carol := createAgent(t, db, "bob"), createAgent(t, db, "carol")
+	m1 := insertMessage(t, db, "", []*hub.Agent{bob})
+	m2 := insertMessage(t, db, "#ops", []*hub.Agent{bob, carol}, bob)
+	m3 := insertMessage(t, db, "", []*hub.Agent{bob})
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		bob.ReadUpTo = m1
+		return tx.UpdateAgent(bob)
+	})
+	tests := []struct {
+		name           string
+		agent          *hub.Agent
+		after          int64
+		fromReadCursor bool
+		limit          int
+		want           hub.InboxLook
+		unread         []bool
+	}{
+		{"after a cursor", bob, 0, false, 10, hub.InboxLook{From: 0}, []bool{false, true, true}},
+		{"after the read cursor", bob, 0, true, 10, hub.InboxLook{From: m1}, []bool{true, true}},
+		{"a page", bob, m1, false, 1, hub.InboxLook{From: m1}, []bool{true}},
+		{"nothing after a cursor", bob, m3, false, 10, hub.InboxLook{From: m3, Latest: m3}, nil},
+		{"carol's, after her read cursor", carol, 0, true, 10, hub.InboxLook{From: 0}, []bool{true}},
+	}
+	want := map[string][]int64{"after a cursor": {m1, m2, m3}, "after the read cursor": {m2, m3}, "a page": {m2},
+		"nothing after a cursor": {}, "carol's, after her read cursor": {m2}}
+	for _, tt := range tests {
+		mustView(t, db, func(tx hub.Tx) error {
+			lk, err := tx.LookInbox(tt.agent.ID, tt.after, tt.fromReadCursor, tt.limit)
+			if err != nil {
+				return err
+			}
+			if got := ids(lk.Messages); !slices.Equal(got, want[tt.name]) || lk.From != tt.want.From || lk.Latest != tt.want.Latest || lk.Disabled {
+				t.Errorf("%s: look = %v from %d, latest %d, disabled %v; want %v from %d, latest %d", tt.name, got, lk.From, lk.Latest, lk.Disabled,
+					want[tt.name], tt.want.From, tt.want.Latest)
+			}
+			for i, m := range lk.Messages {
+				if m.Unread != tt.unread[i] || m.MentionsYou != (tt.agent == bob && m.ID == m2) {
+					t.Errorf("%s: message %d: Unread %v, MentionsYou %v", tt.name, m.ID, m.Unread, m.MentionsYou)
+				}
+			}
+			return nil
+		})
+	}
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		bob.DisabledAt = t0
+		return tx.UpdateAgent(bob)
+	})
+	mustView(t, db, func(tx hub.Tx) error {
+		for _, fromReadCursor := range []bool{false, true} {
+			lk, err := tx.LookInbox(bob.ID, 0, fromReadCursor, 10)
+			if err != nil || !lk.Disabled || len(lk.Messages) != 0 {
+				t.Errorf("disabled bob's look = %+v, %v; want disabled and nothing else", lk, err)
+			}
+		}
+		if _, err := tx.LookInbox(9999, 0, true, 10); hub.ErrorCode(err) != hub.ENOTFOUND {
+			t.Errorf("an unknown agent's look: %v, want ENOTFOUND", err)
+		}
+		return nil
+	})
+}
+
 func testInboxCounts(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)

@@ -34,6 +34,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"TouchAgents", testTouchAgents},
 		{"Inbox", testInbox},
 		{"InboxCounts", testInboxCounts},
+		{"LookInbox", testLookInbox},
 		{"InboxCountsMatchFullCount", testInboxCountsMatchFullCount},
 		{"RowLockedWritesLoseNoUpdate", testRowLockedWritesLoseNoUpdate},
 		{"WritesRecordDeliveries", testWritesRecordDeliveries},
