@@ -23,7 +23,8 @@ import (
 // (over gRPC, over MCP at /mcp, or through a `hub mcp` stdio bridge),
 // heartbeats, logs activity and checkpoints, asks for hook injections
 // (those of an agent holding a stream answered by its bridge when nothing
-// is new, as hub mcp answers them),
+// is new, as hub mcp answers them), reports its host's notifications,
+// stops and session ends (fleet_hooks.go),
 // posts to peers and channels, declares deep work now and then and goes
 // offline and back; every dashboard holds the admin stream and does what
 // the page does with each event. It prints the hub's figures each
@@ -33,6 +34,7 @@ import (
 //	go run ./cmd/hubbench soak                 # 1,000 agents for 2 h, with a leak check
 //
 // Files: fleet.go (flags, the run), fleet_agent.go (an agent's life),
+// fleet_hooks.go (its hooks, through its bridge or alone),
 // fleet_api.go (the agent API over gRPC), fleet_mcp.go (the same over MCP),
 // fleet_dash.go (dashboards), fleet_stats.go (figures), fleet_report.go
 // (per-interval lines, the end table, the JSON).
@@ -78,8 +80,9 @@ type fleetConfig struct {
 // fleetRates is how often an agent does each thing, on average.
 type fleetRates struct {
 	heartbeat, activity, checkpoint, hook, post time.Duration
-	jitter                                      float64 // ± share of each fixed interval
-	direct, channel                             float64 // shares of posts; mentions take the rest
+	notify, stop                                time.Duration // events of the host, each a hook run
+	jitter                                      float64       // ± share of each fixed interval
+	direct, channel                             float64       // shares of posts; mentions take the rest
 	channelSize                                 int
 	deepWork                                    float64 // share of activity logs followed by a deep work declaration
 	offline                                     float64 // share of agents offline at any time
@@ -135,13 +138,15 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 	fs.DurationVar(&r.activity, "activity", 2*time.Minute, "an agent's activity-log period")
 	fs.DurationVar(&r.checkpoint, "checkpoint", 10*time.Minute, "an agent's checkpoint period")
 	fs.DurationVar(&r.hook, "hook", 20*time.Second, "period of an agent's tool uses, each a hook run: a hook injection call (TakeInjection), unless the agent holds a stream and its bridge answers that nothing is new, as hub mcp does")
+	fs.DurationVar(&r.notify, "notify", 15*time.Minute, "period of an agent's notifications (the host waits for a person: a permission or idle prompt), each a hook run noting it (NoteHostEvent needs_input): on the agent's stream when it holds one, as hub mcp makes it, else alone, as hub hook does")
+	fs.DurationVar(&r.stop, "stop", 5*time.Minute, "period of an agent's stops (the end of a turn), each a hook run: CheckStop, then the note that the turn ended when the hub lets it go, or the messages it holds the stop for confirmed and another stop a tool use later; on the stream or alone as --notify")
 	fs.DurationVar(&r.post, "post", 2*time.Minute, "mean time between an agent's posts (exponential)")
 	fs.Float64Var(&r.jitter, "jitter", 0.2, "each fixed period varies by up to this share either way")
 	fs.Float64Var(&r.direct, "direct", 0.70, "share of posts sent to one other agent")
 	fs.Float64Var(&r.channel, "channel", 0.25, "share of posts sent to the agent's channel; the rest mention an agent in it")
 	fs.IntVar(&r.channelSize, "channel-size", 50, "agents per channel")
 	fs.Float64Var(&r.deepWork, "deep-work", 0.1, "share of activity logs followed by a deep work declaration")
-	fs.Float64Var(&r.offline, "offline", 0.05, "share of agents offline at any time (each goes offline and comes back)")
+	fs.Float64Var(&r.offline, "offline", 0.05, "share of agents offline at any time (each goes offline and comes back; its host's session ends first, a hook run: NoteHostEvent session_end and EndSession, on the stream or alone as --notify)")
 	fs.DurationVar(&r.offlineFor, "offline-for", 10*time.Minute, "mean length of an offline spell (exponential)")
 	fs.Float64Var(&c.mcpHTTPShare, "mcp-http", 0.05, "share of agents speaking MCP over HTTP (/mcp)")
 	fs.Float64Var(&c.streamShare, "stream", defaultStreamShare, "share of agents over gRPC holding one Subscribe stream (via channel, confirming each frame, their hooks answered by their bridge when nothing is new, as hub mcp does) instead of parking WaitForMessages; by default what fits beside --mcp-http and --mcp-stdio up to 0.9")
@@ -180,8 +185,8 @@ func parseFleetFlags(name string, args []string, stderr io.Writer) (*fleetConfig
 		return nil, errors.New("--duration must be positive and --warmup shorter than it")
 	case c.reportEvery < time.Second:
 		return nil, errors.New("--report-every must be at least 1s")
-	case r.heartbeat <= 0 || r.activity <= 0 || r.checkpoint <= 0 || r.hook <= 0 || r.post <= 0 || r.offlineFor <= 0:
-		return nil, errors.New("every period (--heartbeat, --activity, --checkpoint, --hook, --post, --offline-for) must be positive")
+	case r.heartbeat <= 0 || r.activity <= 0 || r.checkpoint <= 0 || r.hook <= 0 || r.post <= 0 || r.notify <= 0 || r.stop <= 0 || r.offlineFor <= 0:
+		return nil, errors.New("every period (--heartbeat, --activity, --checkpoint, --hook, --notify, --stop, --post, --offline-for) must be positive")
 	case r.jitter < 0 || r.jitter >= 1:
 		return nil, errors.New("--jitter must be in [0, 1)")
 	case r.direct < 0 || r.channel < 0 || r.direct+r.channel > 1:

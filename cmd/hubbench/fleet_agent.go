@@ -151,10 +151,13 @@ const (
 	opExport
 	opHookBridge // a hook the agent's bridge answered: no call
 	opHookStream // a hook the agent's bridge answered with the injection it took on its stream
+	opNotify     // a notification's hook run (the host waits for a person)
+	opStop       // a stop's hook run (the end of a turn)
+	opSessionEnd // a session end's hook run (the agent goes offline)
 	nOps
 )
 
-var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard", "confirm", "OTLP export", "hook answered by the bridge", "hook answered by the bridge, injection on its stream"}
+var opNames = [nOps]string{"heartbeat", "activity log", "checkpoint", "hook", "post", "wait", "deep work", "mark read", "connect", "probe", "dashboard", "confirm", "OTLP export", "hook answered by the bridge", "hook answered by the bridge, injection on its stream", "notification", "stop", "session end"}
 
 // onlineSpell keeps a wait parked and makes the periodic calls until
 // until or ctx ends.
@@ -178,15 +181,21 @@ func (a *fleetAgent) onlineSpell(ctx context.Context, f *fleet, rng *rand.Rand, 
 		evCheckpoint
 		evHook
 		evPost
+		evNotify
+		evStop
+		evSessionEnd
 		nEvents
 	)
-	period := [nEvents]time.Duration{r.heartbeat, r.activity, r.checkpoint, r.hook, r.post}
+	period := [nEvents]time.Duration{r.heartbeat, r.activity, r.checkpoint, r.hook, r.post, r.notify, r.stop}
 	next := [nEvents]time.Time{}
 	now := time.Now()
 	for e := range next { // a random phase: the fleet does not call in step
 		next[e] = now.Add(time.Duration(rng.Float64() * float64(period[e])))
 	}
-	logs, deepWork := 0, false
+	// The spell ends with the host's session, whose end the hook reports
+	// while the stream is still open (the bridge ends with the host).
+	next[evSessionEnd] = until.Add(-sessionEndLead)
+	logs, deepWork, continuing := 0, false, false
 	for {
 		e := 0
 		for i := range next {
@@ -207,6 +216,22 @@ func (a *fleetAgent) onlineSpell(ctx context.Context, f *fleet, rng *rand.Rand, 
 			f.stats.call(opCheckpoint, 0, a.api.checkpoint(cctx, fmt.Sprintf("step %d of the task", logs)))
 		case evHook:
 			a.hook(cctx, f)
+		case evNotify:
+			a.notify(cctx, f)
+		case evStop:
+			held := a.stop(cctx, f, continuing)
+			// A held stop shows the agent its messages: the host goes on,
+			// and stops again a tool use later, continuing.
+			continuing = held
+			if held {
+				next[e] = time.Now().Add(jitter(rng, r.hook, r.jitter))
+				ccancel()
+				continue
+			}
+		case evSessionEnd:
+			a.endSession(cctx, f)
+			ccancel()
+			return
 		case evPost:
 			a.post(cctx, f, rng)
 		case evActivity:
@@ -241,36 +266,6 @@ func (a *fleetAgent) onlineSpell(ctx context.Context, f *fleet, rng *rand.Rand, 
 			next[e] = time.Now().Add(jitter(rng, period[e], r.jitter))
 		}
 	}
-}
-
-// hook runs one hook of the agent's tool use: answered by the bridge when
-// it holds the stream, with nothing new alone, else with the injection it
-// takes on its stream (hub mcp on a hub that takes it there); else a
-// TakeInjection of its own.
-func (a *fleetAgent) hook(ctx context.Context, f *fleet) {
-	var answered func(time.Time)
-	if a.bridge != nil {
-		var toHub bool
-		if toHub, answered = a.bridge.ask(time.Now()); !toHub {
-			f.stats.call(opHookBridge, 0, nil)
-			return
-		}
-		if carried, err := a.api.(*grpcAgent).hookOnStream(ctx); carried {
-			if err == nil {
-				answered(time.Now())
-			}
-			f.stats.call(opHookStream, 0, err)
-			return
-		}
-	}
-	c, err := a.hooks()
-	if err == nil {
-		err = takeInjection(ctx, c, a.ref)
-	}
-	if err == nil && answered != nil {
-		answered(time.Now())
-	}
-	f.stats.call(opHook, 0, err)
 }
 
 // post sends one message: to one other agent, to the agent's channel, or
@@ -346,9 +341,8 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 	if c := a.cursor.Load(); c != nil {
 		cursor = *c
 	}
-	// The hub ends a stream at its caller's deadline, the spell's end,
-	// a moment before the caller's context does: what fails within
-	// spellEndMargin of it is the spell ending, not an error.
+	// The stream ends with the spell: what fails within spellEndMargin
+	// of its end is the spell ending, not an error.
 	end, _ := ctx.Deadline()
 	ending := func() bool { return ctx.Err() != nil || !end.IsZero() && time.Until(end) < spellEndMargin }
 	for ctx.Err() == nil {
@@ -380,6 +374,10 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 		}
 	}
 }
+
+// sessionEndLead is how long before the end of its online spell an agent's
+// host ends its session: before spellEndMargin, while its stream is open.
+const sessionEndLead = 2 * spellEndMargin
 
 // spellEndMargin is how close to the end of its online spell an agent
 // stops waiting: above the hub's deadline margin (500 ms), within which a

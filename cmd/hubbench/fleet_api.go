@@ -179,9 +179,12 @@ func (g *grpcAgent) wait(ctx context.Context, after string) (w waitReply, err er
 // subscribe again from its cursor).
 func (g *grpcAgent) subscribe(ctx context.Context, after string, frame func(ids []string, cursor string, at time.Time, confirm func([]string) error)) error {
 	return g.do(ctx, func(ctx context.Context, c hubv1.AgentServiceClient) error {
-		ctx, cancel := context.WithCancel(ctx)
+		// As hub mcp's, the stream has no deadline (the hub would hold a
+		// timer for it): it ends when ctx does.
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		defer cancel()
-		st, err := c.Subscribe(ctx)
+		defer context.AfterFunc(ctx, cancel)()
+		st, err := c.Subscribe(sctx)
 		if err == nil {
 			err = st.Send(&hubv1.SubscribeRequest{AfterId: after, Via: "channel"})
 		}
@@ -221,36 +224,6 @@ func (g *grpcAgent) markRead(ctx context.Context, upTo string) error {
 		_, err := c.MarkRead(ctx, req)
 		return err
 	})
-}
-
-// hookOnStream is a hook of the agent's tool use with something new, as
-// its bridge answers it (internal/mcpbridge/hooks.go): the injection taken
-// on the agent's stream and what it shows confirmed there (via hook);
-// carried false when the stream takes no injection (a hub without the
-// call, or no stream): the hook then goes to the hub.
-func (g *grpcAgent) hookOnStream(ctx context.Context) (carried bool, err error) {
-	r, err := g.calls.call(ctx, &hubv1.StreamCall{Call: &hubv1.StreamCall_TakeInjection{TakeInjection: &hubv1.TakeInjectionRequest{}}})
-	if errors.Is(err, errNoStream) {
-		return false, nil
-	}
-	if err != nil || len(r.GetTakeInjection().GetMessages()) == 0 {
-		return true, err
-	}
-	var ids []string
-	for _, m := range r.GetTakeInjection().GetMessages() {
-		ids = append(ids, m.GetId())
-	}
-	req := &hubv1.ConfirmDeliveryRequest{Ids: ids, Via: "hook"}
-	return true, g.carried(ctx, &hubv1.StreamCall{Call: &hubv1.StreamCall_ConfirmDelivery{ConfirmDelivery: req}}, func(ctx context.Context, c hubv1.AgentServiceClient) error {
-		_, err := c.ConfirmDelivery(ctx, req)
-		return err
-	})
-}
-
-// takeInjection is what `hub hook` asks at each tool use.
-func takeInjection(ctx context.Context, c hubv1.AgentServiceClient, a *agentRef) error {
-	_, err := c.TakeInjection(a.authed(ctx), &hubv1.TakeInjectionRequest{})
-	return err
 }
 
 func checkpointReq(text string) *hubv1.CheckpointRequest {

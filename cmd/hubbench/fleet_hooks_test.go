@@ -13,7 +13,7 @@ func TestBridgeHooksAskTheHubOnlyWhenSomethingIsNew(t *testing.T) {
 	h := newBridgeHooks()
 	t0 := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
 	hook := func(at time.Time) bool {
-		toHub, answered := h.ask(at)
+		toHub, _, answered := h.ask(at)
 		if toHub {
 			answered(at)
 		}
@@ -53,13 +53,43 @@ func TestBridgeHooksAMessageDuringAHookSendsTheNextToo(t *testing.T) {
 	h := newBridgeHooks()
 	h.frame(0)
 	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
-	toHub, answered := h.ask(now)
+	toHub, _, answered := h.ask(now)
 	if !toHub {
 		t.Fatal("the first hook was answered without the hub")
 	}
 	h.frame(2)
 	answered(now)
-	if toHub, _ := h.ask(now.Add(time.Second)); !toHub {
+	if toHub, _, _ := h.ask(now.Add(time.Second)); !toHub {
 		t.Error("a hook after a message that came during the last one was answered without the hub")
+	}
+}
+
+// TestBridgeHooksAfterAnEventOfTheHost: after a notification or a stop,
+// which the hub answers, the next tool use goes to the hub with its note,
+// as does one that was at the hub meanwhile; the one after it is quiet.
+func TestBridgeHooksAfterAnEventOfTheHost(t *testing.T) {
+	h := newBridgeHooks()
+	h.frame(0)
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	_, note, answered := h.ask(now)
+	if note {
+		t.Error("the first hook notes an event of the host that never came")
+	}
+	answered(now)
+	if toHub, _, _ := h.ask(now.Add(time.Second)); toHub {
+		t.Fatal("a hook with nothing new went to the hub")
+	}
+	t2 := now.Add(bridgeHookRefresh)
+	_, _, during := h.ask(t2) // a refresh, at the hub during the event
+	eventAnswered := h.event()
+	during(t2)
+	eventAnswered()
+	toHub, note, answered := h.ask(t2.Add(time.Second))
+	if !toHub || !note {
+		t.Fatalf("the tool use after a stop: to the hub %v with its note %v, want both", toHub, note)
+	}
+	answered(t2.Add(time.Second))
+	if toHub, note, _ := h.ask(t2.Add(2 * time.Second)); toHub || note {
+		t.Errorf("the tool use after that: to the hub %v, note %v; want quiet", toHub, note)
 	}
 }

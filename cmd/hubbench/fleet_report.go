@@ -99,9 +99,16 @@ type fleetResult struct {
 	WritesPerCommit       float64               `json:"writes_per_commit"`
 	CallsPerSecond        float64               `json:"calls_per_second"`
 	HooksAtBridgeShare    float64               `json:"hooks_answered_by_bridge_share"`
-	Errors                int64                 `json:"errors"`
-	ErrorKinds            map[string]int64      `json:"error_kinds,omitempty"`
-	Leak                  *leakCheck            `json:"leak_check,omitempty"`
+	// The hook runs of the hosts' events, the whole run: each a call or
+	// two (fleet_hooks.go).
+	Notifications     int64            `json:"host_notifications"`
+	Stops             int64            `json:"host_stops"`
+	StopsHeld         int64            `json:"host_stops_held"`
+	SessionEnds       int64            `json:"host_session_ends"`
+	HostOnStreamShare float64          `json:"host_events_on_stream_share"`
+	Errors            int64            `json:"errors"`
+	ErrorKinds        map[string]int64 `json:"error_kinds,omitempty"`
+	Leak              *leakCheck       `json:"leak_check,omitempty"`
 
 	budget   *fleetConfig
 	lastErrs map[string]string
@@ -200,6 +207,10 @@ func (s *fleetStats) result() *fleetResult {
 	if atBridge, all := s.ok[opHookBridge].Load()+s.ok[opHookStream].Load(), s.ok[opHookBridge].Load()+s.ok[opHookStream].Load()+s.ok[opHook].Load(); all > 0 {
 		r.HooksAtBridgeShare = float64(atBridge) / float64(all)
 	}
+	r.Notifications, r.Stops, r.StopsHeld, r.SessionEnds = s.ok[opNotify].Load(), s.ok[opStop].Load(), s.stopsHeld.Load(), s.ok[opSessionEnd].Load()
+	if n := r.Notifications + r.Stops + r.SessionEnds; n > 0 {
+		r.HostOnStreamShare = float64(s.hostOnStream.Load()) / float64(n)
+	}
 	last := ivs[len(ivs)-1]
 	r.StoreBytes = last.storeBytes
 	r.StoreGrowthPerHour = float64(last.storeBytes-storeAt(s, first)) / measured.Hours()
@@ -281,6 +292,8 @@ func (r *fleetResult) write(w io.Writer) {
 	row("store", fmt.Sprintf("%s, growing %s/hour; %.1f writes per commit", mib(r.StoreBytes), mib(int64(r.StoreGrowthPerHour)), r.WritesPerCommit), "—")
 	row("calls · errors", fmt.Sprintf("%.0f/s · %d%s", r.CallsPerSecond, r.Errors, r.errorNote()), "0 errors")
 	row("hooks answered by the agent's bridge, alone or with the injection on its stream (stream agents', the whole run)", fmt.Sprintf("%.0f %%", 100*r.HooksAtBridgeShare), "—")
+	row("events of the hosts, each a hook run (the whole run): notifications · stops (held) · session ends; on the agent's stream", fmt.Sprintf("%s · %s (%s) · %s; %.0f %%",
+		num(int(r.Notifications)), num(int(r.Stops)), num(int(r.StopsHeld)), num(int(r.SessionEnds)), 100*r.HostOnStreamShare), "—")
 	if l := r.Leak; l != nil {
 		row("leak check: growth, last quarter ÷ first after warm-up", fmt.Sprintf("RSS %+.1f %% · goroutines %+.1f %% · open files %+.1f %%; store %s/h then %s/h",
 			100*l.RSSGrowth, 100*l.GoroutineGrowth, 100*l.FDGrowth, mib(int64(l.StoreGrowthFirst)), mib(int64(l.StoreGrowthLast))), fmt.Sprintf("≤ %.0f %%", 100*l.Tolerance))

@@ -227,7 +227,10 @@ type fleetStats struct {
 	firstLoad recorder // a dashboard's first full read of the agents
 	dashRows  atomic.Int64
 	dashBytes atomic.Int64
-	missTicks int64
+	// stopsHeld counts the stops the hub held; hostOnStream the hook runs
+	// of the host's events whose calls went on the agent's stream.
+	stopsHeld, hostOnStream atomic.Int64
+	missTicks               int64
 
 	intervals []*interval
 }

@@ -3,12 +3,15 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -96,5 +99,41 @@ func TestGRPCRefusesUnauthenticatedFromHeaders(t *testing.T) {
 		if id := hdr.Get("x-request-id"); len(id) > 0 {
 			t.Errorf("unauthenticated 3 MiB call reached the interceptors (x-request-id %q): its message was read", id)
 		}
+	}
+}
+
+// TestGRPCLetsClientsIndexNoHeaders: the hub's first SETTINGS give its
+// clients no dynamic HPACK table (SETTINGS_HEADER_TABLE_SIZE 0), so a
+// connection's headers (its token, user agent and paths) are not kept by
+// the hub for the connection's life.
+func TestGRPCLetsClientsIndexNoHeaders(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	conn, err := net.DialTimeout("tcp", h.m.GRPCAddress(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, conn)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("no SETTINGS from the hub: %v", err)
+		}
+		s, ok := f.(*http2.SettingsFrame)
+		if !ok || s.IsAck() {
+			continue
+		}
+		if v, ok := s.Value(http2.SettingHeaderTableSize); !ok || v != 0 {
+			t.Fatalf("the hub's SETTINGS_HEADER_TABLE_SIZE: %d (given %v), want 0", v, ok)
+		}
+		return
 	}
 }
