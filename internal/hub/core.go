@@ -219,9 +219,10 @@ const maxDetachedRead = 30 * time.Second
 // cancellation. A read that ctx could cancel registers itself on ctx (its
 // transaction is a child context), and the call's context then keeps that
 // record, an empty map of ~200 bytes, for as long as the call lasts: for a
-// parked wait, as long as it is parked. The read still ends at the call's
-// deadline, or at the bound if a store hangs. Call cancel when the read is
-// done.
+// parked wait, as long as it is parked. On PostgreSQL the read still ends
+// at the call's deadline, or at the bound if the server hangs; a SQLite
+// read, once begun, runs to its end (sqlite.DB.View). Call cancel when
+// the read is done.
 func detachedRead(ctx context.Context) (_ context.Context, cancel context.CancelFunc) {
 	detached := context.WithoutCancel(ctx)
 	rctx, cancel := context.WithTimeout(detached, maxDetachedRead)
