@@ -45,7 +45,7 @@ func (x Statements) MessageByID(id int64) (*hub.Message, error) {
 
 // Inbox implements hub.MessageTx.
 func (x Statements) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, error) {
-	sqlq := `SELECT ` + MessageColumns + `, d.mention, d.delivered_at <> 0, d.in_context_at <> 0 FROM deliveries d JOIN messages m ON m.id = d.message_id
+	sqlq := `SELECT ` + inboxColumns + ` FROM deliveries d JOIN messages m ON m.id = d.message_id
 		WHERE d.agent_id = ? AND d.message_id > ?`
 	args := []any{agentID, q.After}
 	if q.Channel != "" {
@@ -53,15 +53,25 @@ func (x Statements) Inbox(agentID int64, q hub.InboxQuery) ([]*hub.Message, erro
 		args = append(args, q.Channel)
 	}
 	args = append(args, q.Limit)
-	return all(x.DB, func(s row.Scanner) (*hub.Message, error) {
-		var mention, delivered, inContext bool
-		m, err := x.Dialect.ScanMessage(s, &mention, &delivered, &inContext)
-		if err != nil {
-			return nil, err
-		}
-		m.MentionsYou, m.Unread, m.Delivered, m.InContext = mention, m.ID > q.ReadUpTo, delivered, inContext
-		return m, nil
-	}, sqlq+` ORDER BY d.message_id LIMIT ?`, args...)
+	return all(x.DB, func(s row.Scanner) (*hub.Message, error) { return x.inboxRow(s, &q.ReadUpTo) },
+		sqlq+` ORDER BY d.message_id LIMIT ?`, args...)
+}
+
+// inboxColumns are an inbox's row: the message and its delivery to the
+// reader (inboxRow).
+const inboxColumns = MessageColumns + `, d.mention, d.delivered_at <> 0, d.in_context_at <> 0`
+
+// inboxRow scans a row of inboxColumns, then the statement's further
+// columns into also, as a message of the reader whose cursor readUpTo
+// holds once the row is scanned.
+func (x Statements) inboxRow(s row.Scanner, readUpTo *int64, also ...any) (*hub.Message, error) {
+	var mention, delivered, inContext bool
+	m, err := x.Dialect.ScanMessage(s, append([]any{&mention, &delivered, &inContext}, also...)...)
+	if err != nil {
+		return nil, err
+	}
+	m.MentionsYou, m.Unread, m.Delivered, m.InContext = mention, m.ID > *readUpTo, delivered, inContext
+	return m, nil
 }
 
 // LookInbox implements hub.MessageTx: Inbox's statement joined to the
@@ -75,15 +85,8 @@ func (x Statements) LookInbox(agentID, after int64, fromReadCursor bool, limit i
 		from, args = `a.read_up_to`, []any{agentID, limit}
 	}
 	var readUpTo int64
-	msgs, err := all(x.DB, func(s row.Scanner) (*hub.Message, error) {
-		var mention, delivered, inContext bool
-		m, err := x.Dialect.ScanMessage(s, &mention, &delivered, &inContext, &readUpTo)
-		if err != nil {
-			return nil, err
-		}
-		m.MentionsYou, m.Unread, m.Delivered, m.InContext = mention, m.ID > readUpTo, delivered, inContext
-		return m, nil
-	}, `SELECT `+MessageColumns+`, d.mention, d.delivered_at <> 0, d.in_context_at <> 0, a.read_up_to
+	msgs, err := all(x.DB, func(s row.Scanner) (*hub.Message, error) { return x.inboxRow(s, &readUpTo, &readUpTo) },
+		`SELECT `+inboxColumns+`, a.read_up_to
 		FROM agents a JOIN deliveries d ON d.agent_id = a.id JOIN messages m ON m.id = d.message_id
 		WHERE a.id = ? AND a.disabled_at = 0 AND d.message_id > `+from+` ORDER BY d.message_id LIMIT ?`, args...)
 	if err != nil {
