@@ -40,6 +40,12 @@ const checkpointPages = 1000
 // the next write start the log again.
 const logCapPages = 4 * checkpointPages
 
+// restartWait is how long catchUp's RESTART checkpoint waits for the reads
+// that hold a mark in the log: those that began while it copied, which
+// take milliseconds unless one is long (a backup), whose end the writer
+// should not wait for.
+const restartWait = 100 * time.Millisecond
+
 // checkpointGap is the least time between two looks at the log's size, so
 // that a stream of small commits costs at most 40 looks a second (at 5 ms,
 // up to 200: 0.7 % of the hub's CPU in a fleet of 2,000 agents). What the
@@ -50,9 +56,12 @@ const checkpointGap = 25 * time.Millisecond
 type checkpointer struct {
 	conn  *sql.DB // one read-write connection of its own
 	clock hub.Clock
-	poke  chan struct{} // a commit happened (buffered 1: pokes coalesce)
-	stop  chan struct{} // closed by close
-	done  chan struct{} // closed when the loop has returned
+	// busyTimeout is the writer's busy timeout, which catchUp lowers to
+	// restartWait for its RESTART checkpoint.
+	busyTimeout time.Duration
+	poke        chan struct{} // a commit happened (buffered 1: pokes coalesce)
+	stop        chan struct{} // closed by close
+	done        chan struct{} // closed when the loop has returned
 
 	behind atomic.Bool // the log passed logCapPages: the writer should checkpoint
 
@@ -74,8 +83,8 @@ func (db *DB) Checkpoints() CheckpointStats {
 }
 
 // startCheckpointer opens the checkpointer's connection with dsn and starts
-// its goroutine.
-func startCheckpointer(dsn string, clock hub.Clock) (*checkpointer, error) {
+// its goroutine; busyTimeout is the writer's.
+func startCheckpointer(dsn string, busyTimeout time.Duration, clock hub.Clock) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open the checkpointer's connection: %w", err)
@@ -84,7 +93,7 @@ func startCheckpointer(dsn string, clock hub.Clock) (*checkpointer, error) {
 	conn.SetMaxIdleConns(1)
 	conn.SetConnMaxLifetime(0)
 	conn.SetConnMaxIdleTime(0)
-	c := &checkpointer{conn: conn, clock: clock, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	c := &checkpointer{conn: conn, clock: clock, busyTimeout: busyTimeout, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.loop()
 	return c, nil
 }
@@ -138,13 +147,30 @@ func (c *checkpointer) run() error {
 
 // catchUp is called by the writer after a commit: if the log has grown past
 // logCapPages, it checkpoints on the writer's connection, before the next
-// write can append to the log. A checkpoint that cannot finish (a reader
-// still needs the old frames, or the checkpointer holds the lock) is no
-// error; the checkpointer asks again.
+// write can append to the log. The log starts again only if no read holds
+// a mark in it when the next write begins, and the reads that begin while
+// the checkpoint copies take one (the newest frame's) though the file then
+// holds all they need: reads in a tight loop kept the log growing past
+// three times logCapPages. So once every frame is copied, a RESTART
+// checkpoint waits (restartWait at most) for those reads to end and starts
+// the log again itself; the reads that begin meanwhile read the file alone
+// and hold no mark. A checkpoint that cannot finish (a reader still needs
+// the old frames, or the checkpointer holds the lock) is no error; the
+// checkpointer asks again.
 func (c *checkpointer) catchUp(ctx context.Context, w *sql.Conn) {
-	if c.behind.CompareAndSwap(true, false) {
-		w.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+	if !c.behind.CompareAndSwap(true, false) {
+		return
 	}
+	var busy bool
+	var frames, copied int
+	if err := w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied); err != nil || busy || copied < frames {
+		return
+	}
+	if _, err := w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, restartWait.Milliseconds())); err != nil {
+		return
+	}
+	w.ExecContext(ctx, `PRAGMA wal_checkpoint(RESTART)`)
+	w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, c.busyTimeout.Milliseconds()))
 }
 
 // checkpoint runs PRAGMA wal_checkpoint(mode) and returns its row: whether

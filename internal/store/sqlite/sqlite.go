@@ -187,7 +187,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetMaxOpenConns(opts.Readers)
 	r.SetMaxIdleConns(opts.Readers)
 	db.r = r
-	if db.ckpt, err = startCheckpointer(dsn(), opts.Clock); err != nil {
+	if db.ckpt, err = startCheckpointer(dsn(), opts.BusyTimeout, opts.Clock); err != nil {
 		r.Close()
 		wc.Close()
 		w.Close()
