@@ -94,7 +94,7 @@ func relCreateAgent(tb testing.TB, m *app.Main, name string) string {
 // nothing was written in between.
 func dbFingerprint(t *testing.T, m *app.Main) string {
 	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(m.DataDir, "hub.db")+"?mode=ro")
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(m.DataDir, "hub.db")+"?vfs=unix-excl&_query_only=1") // the store's VFS: the file is the hub process's alone
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestTickBatchFallsBackPerAgent(t *testing.T) {
 	r.agent("broken")
 	r.agent("gemini")
 	r.tick()
-	raw, err := sql.Open("sqlite3", "file:"+r.path+"?_busy_timeout=5000")
+	raw, err := sql.Open("sqlite3", "file:"+r.path+"?vfs=unix-excl&_busy_timeout=5000") // the store's VFS: the file is this process's alone
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestTickFailedMentionScanHoldsNoSweep(t *testing.T) {
 	r := newRig(t)
 	r.agent("claude")
 	r.tick()
-	raw, err := sql.Open("sqlite3", "file:"+r.path+"?_busy_timeout=5000")
+	raw, err := sql.Open("sqlite3", "file:"+r.path+"?vfs=unix-excl&_busy_timeout=5000") // the store's VFS: the file is this process's alone
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -324,7 +324,7 @@ func TestLivenessRESTBadInput(t *testing.T) {
 	h := newLvHub(t)
 	agentTok := h.restAgent(t, "dee")
 	adminTok, _ := h.m.AdminToken()
-	raw, err := sql.Open("sqlite3", "file:"+filepath.Join(h.m.DataDir, "hub.db")+"?mode=ro&_query_only=1")
+	raw, err := sql.Open("sqlite3", "file:"+filepath.Join(h.m.DataDir, "hub.db")+"?vfs=unix-excl&_query_only=1") // the store's VFS: the file is the hub process's alone
 	if err != nil {
 		t.Fatal(err)
 	}

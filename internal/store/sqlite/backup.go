@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,7 @@ import (
 )
 
 // Backup writes a consistent copy of the database to path and returns its
-// size. It runs VACUUM INTO on a separate, short-lived read-only
+// size. It runs VACUUM INTO on a separate, short-lived
 // connection: in WAL mode that is a read transaction on a snapshot, so the
 // writer connection and its group commits go on meanwhile (running it on
 // the writer would hold every write for the whole copy). The copy is a
@@ -35,10 +34,11 @@ func (db *DB) Backup(ctx context.Context, path string) (int64, error) {
 		return 0, hub.Errorf(hub.EINVALID, "backup to %s: %v", path, err)
 	}
 	f.Close()
-	v := url.Values{}
-	v.Set("mode", "ro")
-	v.Set("_busy_timeout", "5000")
-	conn, err := sql.Open("sqlite3", "file:"+db.path+"?"+v.Encode())
+	// Not a read-only open (mode=ro): SQLite would lock a read-only file
+	// with fcntl, which in this process would release the store's lock on
+	// the file (files.go); nor query_only, which refuses to write the copy.
+	// VACUUM INTO only reads the database.
+	conn, err := sql.Open("sqlite3", db.plainDSN)
 	if err != nil {
 		return 0, fmt.Errorf("backup: open a reader: %w", err)
 	}

@@ -77,6 +77,10 @@ type DB struct {
 	// (dataVersion), prepared with control.
 	version driver.StmtQueryContext
 
+	// plainDSN opens a connection with the store's settings (the
+	// checkpointer's; Backup's own).
+	plainDSN string
+
 	schemaVersion int
 	full          atomic.Bool // the last write failed for want of space (diskfull.go)
 }
@@ -115,6 +119,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	dsn := func(params ...string) string {
 		v := url.Values{}
+		// The file is this process's alone: SQLite's locks in memory, the
+		// log's index in the heap (files.go).
+		v.Set("vfs", "unix-excl")
 		v.Set("_journal_mode", "WAL")
 		v.Set("_synchronous", opts.Synchronous)
 		v.Set("_foreign_keys", "on")
@@ -136,6 +143,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetConnMaxIdleTime(0)
 	if err := pingBusy(ctx, w, opts.BusyTimeout, opts.Clock); err != nil {
 		w.Close()
+		if isBusy(err) {
+			return nil, errElsewhere(path, err) // files.go
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	db := &DB{path: path, w: w, names: names}
@@ -187,7 +197,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetMaxOpenConns(opts.Readers)
 	r.SetMaxIdleConns(opts.Readers)
 	db.r = r
-	if db.ckpt, err = startCheckpointer(dsn(), opts.BusyTimeout, opts.Clock); err != nil {
+	db.plainDSN = dsn()
+	if db.ckpt, err = startCheckpointer(db.plainDSN, opts.BusyTimeout, opts.Clock); err != nil {
 		r.Close()
 		wc.Close()
 		w.Close()
@@ -515,8 +526,7 @@ func pingBusy(ctx context.Context, w *sql.DB, patience time.Duration, clock hub.
 	}()
 	for {
 		err := w.PingContext(ctx)
-		var se sqlite3.Error
-		if err == nil || !errors.As(err, &se) || se.Code != sqlite3.ErrBusy || clock.Now().After(deadline) {
+		if !isBusy(err) || clock.Now().After(deadline) {
 			return err
 		}
 		if retry == nil {
@@ -530,4 +540,10 @@ func pingBusy(ctx context.Context, w *sql.DB, patience time.Duration, clock hub.
 		case <-retry.C():
 		}
 	}
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrBusy
 }
