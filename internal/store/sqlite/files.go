@@ -45,6 +45,14 @@ func createPrivate(path string) error {
 // SQLite locks a read-only one (mode=ro), or one of the default VFS, with
 // fcntl, and POSIX locks belong to the process, so releasing its lock
 // would release the store's too.
+//
+// The readers read pages with pread (their page cache is dropped whenever
+// another connection committed), and no mmap_size is set: SQLite also
+// unmaps a connection's whole mapping then (pagerBeginReadTransaction), so
+// in a fleet of 2,000 agents mmap_size = 256 MiB on the readers turned
+// 5,500 preads a second into 1,450 mmap and munmap calls (each munmap a
+// TLB shootdown across the hub's threads) and page faults, for no less
+// CPU (0.270 → 0.309 cores, one run each) and 3 MiB more file RSS.
 
 // errElsewhere explains why Open found path locked.
 func errElsewhere(path string, err error) error {
