@@ -150,8 +150,8 @@ func (t *Tx) execRows(what, head, tail string, cols int, args []any, done func(f
 // column; values comparable), when equal in every row of a statement,
 // are bound once for all its rows (numbered parameters) rather than in
 // each: a batch of nudges has one sender, kind and time, and binding
-// fewer values saves their conversion and copy in database/sql and in
-// the driver.
+// fewer values saves their conversion and copy in bind and in the
+// driver.
 func (t *Tx) execRowsShared(what, head, tail string, cols int, shared uint64, args []any, done func(first, n int, res driver.Result) error) error {
 	rows := len(args) / cols
 	defer func() { clear(t.args) }() // the values are not kept past the call
@@ -196,12 +196,12 @@ func (t *Tx) execOnce(q string, args ...any) (driver.Result, error) {
 // queryRows is execRows for statements that return rows (RETURNING): scan
 // is called for each row returned.
 func (t *Tx) queryRows(what, head, tail string, cols int, args []any, scan func(*driverRows) error) error {
-	n := len(args) / cols
-	for first := 0; first < n; first += valuesChunk {
-		k := min(valuesChunk, n-first)
-		q, chunk := valuesText(head, tail, cols, k, 0), args[first*cols:(first+k)*cols]
+	rows := len(args) / cols
+	for first := 0; first < rows; first += valuesChunk {
+		n := min(valuesChunk, rows-first)
+		q, chunk := valuesText(head, tail, cols, n, 0), args[first*cols:(first+n)*cols]
 		var err error
-		if k == valuesChunk || k == 1 {
+		if n == valuesChunk || n == 1 {
 			err = scanRows(t.query(q, chunk...))(scan)
 		} else {
 			err = t.queryOnce(q, chunk, scan)

@@ -69,8 +69,9 @@ func (t *Tx) control(q string) error {
 	return r.Close()
 }
 
-// driverRows is a query's rows on the driver's connection (storesql.Rows); its
-// Close returns its statement to the connection's cache.
+// driverRows is a query's rows on the driver's connection
+// (storesql.Rows); its Close returns its statement to the connection's
+// cache.
 type driverRows struct {
 	r      driver.Rows
 	values []driver.Value // the current row's
