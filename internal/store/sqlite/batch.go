@@ -1,7 +1,7 @@
 package sqlite
 
 import (
-	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -142,7 +142,7 @@ func (t *Tx) sharedArgs(rows []any, cols int, shared uint64) ([]any, uint64) {
 // texts per kind), any other partial one prepared for this call only, so
 // that the cache does not fill with one text per row count. done, if not nil, is called after each
 // statement with the index of its first row and its row count.
-func (t *Tx) execRows(what, head, tail string, cols int, args []any, done func(first, n int, res sql.Result) error) error {
+func (t *Tx) execRows(what, head, tail string, cols int, args []any, done func(first, n int, res driver.Result) error) error {
 	return t.execRowsShared(what, head, tail, cols, 0, args, done)
 }
 
@@ -150,15 +150,15 @@ func (t *Tx) execRows(what, head, tail string, cols int, args []any, done func(f
 // column; values comparable), when equal in every row of a statement,
 // are bound once for all its rows (numbered parameters) rather than in
 // each: a batch of nudges has one sender, kind and time, and binding
-// fewer values saves their conversion and copy in database/sql and in
-// the driver.
-func (t *Tx) execRowsShared(what, head, tail string, cols int, shared uint64, args []any, done func(first, n int, res sql.Result) error) error {
+// fewer values saves their conversion and copy in bind and in the
+// driver.
+func (t *Tx) execRowsShared(what, head, tail string, cols int, shared uint64, args []any, done func(first, n int, res driver.Result) error) error {
 	rows := len(args) / cols
 	defer func() { clear(t.args) }() // the values are not kept past the call
 	for first := 0; first < rows; first += valuesChunk {
 		n := min(valuesChunk, rows-first)
 		chunk, same := t.sharedArgs(args[first*cols:(first+n)*cols], cols, shared)
-		var res sql.Result
+		var res driver.Result
 		var err error
 		if q := valuesText(head, tail, cols, n, same); n == valuesChunk || n == 1 {
 			res, err = t.exec(q, chunk...)
@@ -179,26 +179,30 @@ func (t *Tx) execRowsShared(what, head, tail string, cols int, shared uint64, ar
 
 // execOnce runs q as a statement prepared for this call only (outside the
 // connection's statement cache).
-func (t *Tx) execOnce(q string, args ...any) (sql.Result, error) {
-	st, err := t.tx.PrepareContext(t.ctx, q)
+func (t *Tx) execOnce(q string, args ...any) (driver.Result, error) {
+	values, err := t.bind(args)
 	if err != nil {
 		return nil, err
 	}
+	st, err := t.raw.Prepare(q)
+	if err != nil {
+		return nil, mapErr(err)
+	}
 	defer st.Close()
-	res, err := st.ExecContext(t.ctx, args...)
+	res, err := st.(driver.StmtExecContext).ExecContext(t.ctx, values)
 	return res, mapErr(err)
 }
 
 // queryRows is execRows for statements that return rows (RETURNING): scan
 // is called for each row returned.
-func (t *Tx) queryRows(what, head, tail string, cols int, args []any, scan func(*sql.Rows) error) error {
+func (t *Tx) queryRows(what, head, tail string, cols int, args []any, scan func(*driverRows) error) error {
 	rows := len(args) / cols
 	for first := 0; first < rows; first += valuesChunk {
 		n := min(valuesChunk, rows-first)
 		q, chunk := valuesText(head, tail, cols, n, 0), args[first*cols:(first+n)*cols]
 		var err error
 		if n == valuesChunk || n == 1 {
-			err = scanRows(t.tx.QueryContext(t.ctx, q, chunk...))(scan)
+			err = scanRows(t.query(q, chunk...))(scan)
 		} else {
 			err = t.queryOnce(q, chunk, scan)
 		}
@@ -211,28 +215,36 @@ func (t *Tx) queryRows(what, head, tail string, cols int, args []any, scan func(
 
 // queryOnce runs q as a statement prepared for this call only and calls
 // scan for each row.
-func (t *Tx) queryOnce(q string, args []any, scan func(*sql.Rows) error) error {
-	st, err := t.tx.PrepareContext(t.ctx, q)
+func (t *Tx) queryOnce(q string, args []any, scan func(*driverRows) error) error {
+	values, err := t.bind(args)
+	if err != nil {
+		return err
+	}
+	st, err := t.raw.Prepare(q)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	return scanRows(st.QueryContext(t.ctx, args...))(scan)
+	dr, err := st.(driver.StmtQueryContext).QueryContext(t.ctx, values)
+	if err != nil {
+		return err
+	}
+	return scanRows(newRows(dr), nil)(scan)
 }
 
-// scanRows returns a function that calls scan for each of rows and closes
-// them (or returns err).
-func scanRows(rows *sql.Rows, err error) func(scan func(*sql.Rows) error) error {
-	return func(scan func(*sql.Rows) error) error {
+// scanRows returns a function that calls scan for each of r's rows and
+// closes them (or returns err).
+func scanRows(r *driverRows, err error) func(scan func(*driverRows) error) error {
+	return func(scan func(*driverRows) error) error {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
+		defer r.Close()
+		for r.Next() {
+			if err := scan(r); err != nil {
 				return err
 			}
 		}
-		return rows.Err()
+		return r.Err()
 	}
 }

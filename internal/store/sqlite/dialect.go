@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
 	"encoding/json"
 	"strings"
 
@@ -58,13 +57,6 @@ func text(src any) string {
 	}
 	return ""
 }
-
-// mappedRow is a row whose Scan reports a broken constraint as the domain
-// does (mapErr), as exec does.
-type mappedRow struct{ *sql.Row }
-
-// Scan implements row.Scanner.
-func (r mappedRow) Scan(dest ...any) error { return mapErr(r.Row.Scan(dest...)) }
 
 // jsonList returns xs as a JSON array.
 func jsonList(xs []string) (string, error) {

@@ -58,7 +58,7 @@ func (d planDB) Query(q string, args ...any) (storesql.Rows, func(), error) {
 
 func (d planDB) QueryRow(q string, args ...any) row.Scanner {
 	d.plan(q, args...)
-	return mappedRow{d.raw.QueryRow(`SELECT 1 WHERE 0`)}
+	return d.raw.QueryRow(`SELECT 1 WHERE 0`)
 }
 
 func (planDB) IsNoRows(err error) bool { return err == sql.ErrNoRows }

@@ -1,7 +1,7 @@
 package sqlite
 
 import (
-	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -152,7 +152,7 @@ func (t *Tx) InsertMessages(ms []*hub.Message, ds [][]hub.Delivery) error {
 		args = append(args, m.From, joinNames(m.To), m.Channel, m.Body, joinNames(m.Mentions), m.ReplyTo, m.Kind, row.Nanos(m.CreatedAt), m.Priority, m.AckRequired, hub.ProjectOr(m.Project), string(m.SenderKind))
 	}
 	err := t.execRowsShared("insert messages", `INSERT INTO messages (sender, recipients, channel, body, mentions, reply_to, kind, created_at, priority, ack_required, project, sender_kind) VALUES `,
-		``, 12, messageShared, args, func(first, n int, res sql.Result) error {
+		``, 12, messageShared, args, func(first, n int, res driver.Result) error {
 			last, err := res.LastInsertId()
 			if err != nil {
 				return err

@@ -76,6 +76,9 @@ type DB struct {
 	// version reads PRAGMA data_version on the writer's connection
 	// (dataVersion), prepared with control.
 	version driver.StmtQueryContext
+	// values is the writer's transactions' buffer of statement
+	// arguments (Tx.values), kept from one commit to the next.
+	values []driver.NamedValue
 
 	// plainDSN opens a connection with the store's settings (the
 	// checkpointer's; Backup's own).
@@ -252,10 +255,10 @@ func (db *DB) WriteBatches() (batches, writes int64) { return db.writes.Batches(
 // that ended keeps it from beginning; once begun, it runs to its end
 // whatever ctx does, a read taking microseconds to milliseconds. The
 // transaction is the connection's own BEGIN … ROLLBACK, not a database/sql
-// transaction, and its statements watch no context: database/sql and the
-// driver would start a goroutine per transaction and per statement to
-// watch one (four for a stream's look: most of the goroutines a busy hub
-// started).
+// transaction, its statements run on the driver connection (driver.go),
+// and they watch no context: database/sql and the driver would start a
+// goroutine per transaction and per statement to watch one (four for a
+// stream's look: most of the goroutines a busy hub started).
 func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("begin read: %w", err)
@@ -266,17 +269,27 @@ func (db *DB) View(ctx context.Context, fn func(hub.Tx) error) (err error) {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
-		return fmt.Errorf("begin read: %w", err)
-	}
-	defer func() {
-		if _, rerr := c.ExecContext(ctx, "ROLLBACK"); rerr != nil {
-			// A connection whose transaction may still be open goes.
-			_ = c.Raw(func(any) error { return driver.ErrBadConn })
-			err = errors.Join(err, fmt.Errorf("end read: %w", rerr))
+	// The transaction runs inside Raw, which holds the connection for it;
+	// database/sql closes a connection whose callback returns
+	// driver.ErrBadConn (or panics).
+	berr := c.Raw(func(dc any) error {
+		t := newTx(&Tx{ctx: ctx, raw: dc.(*sqlite3.SQLiteConn)})
+		if err = t.control("BEGIN"); err != nil {
+			err = fmt.Errorf("begin read: %w", err)
+			return nil
 		}
-	}()
-	return fn(newTx(&Tx{ctx: ctx, tx: c}))
+		err = fn(t)
+		if rerr := t.control("ROLLBACK"); rerr != nil {
+			// A connection whose transaction may still be open goes.
+			err = errors.Join(err, fmt.Errorf("end read: %w", rerr))
+			return driver.ErrBadConn
+		}
+		return nil
+	})
+	if berr != nil && !errors.Is(berr, driver.ErrBadConn) {
+		return fmt.Errorf("begin read: %w", berr)
+	}
+	return err
 }
 
 // commit runs a batch of writes in one transaction. A batch of one runs
@@ -300,7 +313,12 @@ func (db *DB) commit(batch []*writer.Request) {
 		}
 		return
 	}
-	t := newTx(&Tx{ctx: ctx, tx: db.wc, names: db.names, raw: db.raw})
+	t := newTx(&Tx{ctx: ctx, names: db.names, raw: db.raw, values: db.values})
+	defer func() {
+		v := t.values[:cap(t.values)]
+		clear(v) // the values are not kept past the commit
+		db.values = v[:0]
+	}()
 	if err := db.names.begin(db.dataVersion); err != nil {
 		tx(rollback)
 		for _, r := range batch {
@@ -409,7 +427,6 @@ type Tx struct {
 	// hub.UsageTx (set by newTx).
 	usagesql.Usage
 	ctx context.Context
-	tx  conn
 	// unindexed are the messages this transaction wrote that the
 	// full-text index does not hold yet (indexMessage).
 	unindexed []indexEntry
@@ -417,33 +434,17 @@ type Tx struct {
 	names *addressees
 	// args is the arguments of execRowsShared's statements, reused.
 	args []any
-	// raw is the writer's driver connection (insert); nil in read
-	// transactions.
+	// raw is the driver connection the statements run on (driver.go): the
+	// writer's, or a pooled reader's held for View.
 	raw *sqlite3.SQLiteConn
-	// values is insert's arguments, reused.
+	// values is the arguments of the statement being run, reused.
 	values []driver.NamedValue
 }
 
 var _ hub.Tx = (*Tx)(nil)
 
-// conn is what a Tx runs its statements on: a read's *sql.Tx, or the
-// writer's *sql.Conn inside the transaction commit began.
-type conn interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
-}
-
-func (t *Tx) exec(q string, args ...any) (sql.Result, error) {
-	res, err := t.tx.ExecContext(t.ctx, q, args...)
-	return res, mapErr(err)
-}
-
-// insert runs an INSERT of the writer's transaction on the driver's
-// connection, past database/sql (its locks, its conversion of every value,
-// its result), and returns the row's ID. The values are of the driver's
-// types (int64, string, bool).
+// insert runs an INSERT of the writer's transaction and returns the
+// row's ID. The values are of the driver's types (int64, string, bool).
 func (t *Tx) insert(q string, args ...driver.Value) (int64, error) {
 	t.values = t.values[:0]
 	for _, a := range args {
@@ -461,38 +462,10 @@ func (t *Tx) arg(v driver.Value) {
 	t.values = append(t.values, driver.NamedValue{Ordinal: len(t.values) + 1, Value: v})
 }
 
-// execValues runs q with the arguments in values on the writer's driver
-// connection, past database/sql (insert).
+// execValues runs q with the arguments in values (driver.go).
 func (t *Tx) execValues(q string) (driver.Result, error) {
 	res, err := t.raw.ExecContext(t.ctx, q, t.values)
 	return res, mapErr(err)
-}
-
-func (t *Tx) query(q string, args ...any) (*sql.Rows, error) {
-	rows, err := t.tx.QueryContext(t.ctx, q, args...)
-	return rows, mapErr(err)
-}
-
-// queryColumn runs a query of one column and returns its values.
-func queryColumn[T any](t *Tx, q string, args ...any) ([]T, error) {
-	rows, err := t.query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		var v T
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-func (t *Tx) queryRow(q string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(t.ctx, q, args...)
 }
 
 // mapErr turns constraint violations into hub errors.

@@ -32,7 +32,7 @@ func (d taskDB) Query(q string, args ...any) (tasksql.Rows, func(), error) {
 }
 
 func (d taskDB) QueryRow(q string, args ...any) row.Scanner {
-	return mappedRow{d.t.queryRow(q, args...)}
+	return d.t.queryRow(q, args...)
 }
 
 func (taskDB) IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
@@ -47,7 +47,7 @@ func newTx(t *Tx) *Tx {
 
 func (d taskDB) ExecRows(b storesql.Batch, rows []any, scan func(row.Scanner) error) error {
 	if scan != nil {
-		return d.t.queryRows(b.What, b.Head+"VALUES ", b.Tail, len(b.Types), rows, func(r *sql.Rows) error { return scan(r) })
+		return d.t.queryRows(b.What, b.Head+"VALUES ", b.Tail, len(b.Types), rows, func(r *driverRows) error { return scan(r) })
 	}
 	return d.t.execRowsShared(b.What, b.Head+"VALUES ", b.Tail, len(b.Types), b.Same, rows, nil)
 }
