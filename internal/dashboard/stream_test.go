@@ -213,6 +213,37 @@ func TestStreamSendsInboxChangesAtOnce(t *testing.T) {
 	}
 }
 
+// The changes within the gap go in one event at its end, whether they came
+// before or after an inbox change sent at once.
+func TestStreamMergesChangesWithinTheGap(t *testing.T) {
+	t.Parallel()
+	clock := hub.NewFakeClock(time.Now())
+	r := newClockRig(t, 4, clock)
+	s, _ := r.open(t, adminToken)
+	if ev, _ := s.next(t); ev != "hello" {
+		t.Fatalf("first event %q, want hello", ev)
+	}
+	timers := clock.Timers()
+	r.feed.Publish(hub.TopicAgents)
+	s.next(t) // the gap starts
+	for clock.Timers() == timers {
+		time.Sleep(time.Millisecond)
+	}
+	r.feed.Publish(hub.TopicTick)
+	r.feed.Publish(hub.TopicInbox)
+	if ev, data := s.next(t); ev != "change" || data != `{"topics":["tick","inbox"]}` {
+		t.Errorf("got %s %s within the gap, want the inbox change at once, with the tick", ev, data)
+	}
+	for range 3 {
+		r.feed.Publish(hub.TopicMessages)
+		r.feed.Publish(hub.TopicAgents)
+	}
+	clock.Advance(time.Second) // past the gap
+	if ev, data := s.next(t); ev != "change" || data != `{"topics":["messages","agents"]}` {
+		t.Errorf("got %s %s at the gap's end, want one change with messages and agents", ev, data)
+	}
+}
+
 // Pages that close free their subscriptions and goroutines; a page that
 // reconnects gets a fresh stream; the limit answers 429, not a hang.
 func TestStreamFreesClosedPagesAndReconnects(t *testing.T) {
