@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,34 +90,43 @@ func (d *dashSim) readAgents(ctx context.Context) error {
 		return err
 	}
 	d.f.stats.dashBytes.Add(int64(len(b)))
-	d.sawProbe(b, time.Now())
+	if n, ok := probeCount(b, d.f.probe.name); ok {
+		d.sawProbe(n, time.Now())
+	}
 	return nil
 }
 
-// sawProbe finds the probe's row in b (rows as the REST API writes them)
-// and records its unread count.
-func (d *dashSim) sawProbe(b []byte, at time.Time) {
-	n, ok := probeCount(b, d.f.probe.name)
-	if !ok {
-		return
-	}
+// sawProbe records the probe's unread count n, seen at.
+func (d *dashSim) sawProbe(n int64, at time.Time) {
 	d.mu.Lock()
 	d.probeSeen = d.f.stats.probe.seen(d.probeSeen, n, at)
 	d.mu.Unlock()
 }
 
-// probeCount returns the unread_count of the row of agent name in b.
+// probeCount returns the unread_count of the row of agent name in b, rows
+// as the REST API writes them: 0 when its row has none (the API leaves
+// zeros out).
 func probeCount(b []byte, name string) (int64, bool) {
 	i := bytes.Index(b, []byte(`"name":"`+name+`"`))
 	if i < 0 {
 		return 0, false
 	}
+	row := b[i:]
+	if j := bytes.Index(row, []byte(`{"agent":{`)); j >= 0 { // the next row
+		row = row[:j]
+	}
+	n, ok := unreadIn(row)
+	return n, ok || !bytes.Contains(row, []byte(`"unread_count"`))
+}
+
+// unreadIn returns the value of the first unread_count in b.
+func unreadIn(b []byte) (int64, bool) {
 	const key = `"unread_count":`
-	j := bytes.Index(b[i:], []byte(key))
+	j := bytes.Index(b, []byte(key))
 	if j < 0 {
 		return 0, false
 	}
-	v := b[i+j+len(key):]
+	v := b[j+len(key):]
 	v = bytes.TrimLeft(v, ` "`)
 	k := bytes.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
 	if k <= 0 {
@@ -124,6 +134,38 @@ func probeCount(b []byte, name string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(string(v[:k]), 10, 64)
 	return n, err == nil
+}
+
+// agentsEvent is an "agents" event of the stream: whole rows, and changes
+// that hold only a row's fields that changed and name those that became
+// empty (internal/dashboard/rows.go).
+type agentsEvent struct {
+	Rows    []json.RawMessage `json:"rows"`
+	Changes []struct {
+		Row     json.RawMessage `json:"row"`
+		Cleared []string        `json:"cleared"`
+	} `json:"changes"`
+}
+
+// probeIn returns the unread count of agent name that ev says, if it says
+// one: a whole row's (0 when it has none), or a change's (its count, 0
+// when it clears it; none when the count did not change).
+func (ev *agentsEvent) probeIn(name string) (int64, bool) {
+	key := []byte(`"name":"` + name + `"`)
+	for _, r := range ev.Rows {
+		if bytes.Contains(r, key) {
+			return probeCount(r, name)
+		}
+	}
+	for _, c := range ev.Changes {
+		if bytes.Contains(c.Row, key) {
+			if n, ok := unreadIn(c.Row); ok {
+				return n, true
+			}
+			return 0, slices.Contains(c.Cleared, "unread_count")
+		}
+	}
+	return 0, false
 }
 
 // session is one sign-in and one stream, until the stream ends.
@@ -245,15 +287,15 @@ func (d *dashSim) session(ctx context.Context) error {
 				refresh(at)
 			}
 		case "agents":
-			var ev struct {
-				Rows []json.RawMessage `json:"rows"`
-			}
+			var ev agentsEvent
 			if err := json.Unmarshal(data, &ev); err != nil {
 				return fmt.Errorf("agents event: %w", err)
 			}
-			d.f.stats.dashRows.Add(int64(len(ev.Rows)))
+			d.f.stats.dashRows.Add(int64(len(ev.Rows) + len(ev.Changes)))
 			d.f.stats.dashBytes.Add(int64(len(data)))
-			d.sawProbe(data, at)
+			if n, ok := ev.probeIn(d.f.probe.name); ok {
+				d.sawProbe(n, at)
+			}
 		}
 		return nil
 	})

@@ -153,6 +153,28 @@ func TestProbeCount(t *testing.T) {
 	if _, ok := probeCount(rows, "nobody"); ok {
 		t.Error("found a row that is not there")
 	}
+	if n, ok := probeCount([]byte(`{"agents":[{"agent":{"name":"probe-x"}},{"agent":{"name":"b"},"unread_count":"7"}]}`), "probe-x"); !ok || n != 0 {
+		t.Errorf("probeCount of a row without a count = %d, %v; want 0 (not the next row's 7)", n, ok)
+	}
+	for _, c := range []struct {
+		data string
+		n    int64
+		ok   bool
+	}{
+		{`{"rows":[{"agent":{"name":"probe-x"},"unread_count":"3"}],"changes":[]}`, 3, true},
+		{`{"rows":[{"agent":{"name":"probe-x"}}],"changes":[]}`, 0, true},
+		{`{"rows":[],"changes":[{"row":{"agent":{"name":"a"},"unread_count":"9"}},{"row":{"agent":{"name":"probe-x"},"unread_count":"5"}}]}`, 5, true},
+		{`{"rows":[],"changes":[{"row":{"agent":{"name":"probe-x"}},"cleared":["unread_count"]},{"row":{"agent":{"name":"a"},"unread_count":"9"}}]}`, 0, true},
+		{`{"rows":[],"changes":[{"row":{"agent":{"name":"probe-x"},"health":{"state":"warning"}}},{"row":{"agent":{"name":"a"},"unread_count":"9"}}]}`, 0, false},
+	} {
+		var ev agentsEvent
+		if err := json.Unmarshal([]byte(c.data), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := ev.probeIn("probe-x"); n != c.n || ok != c.ok {
+			t.Errorf("probeIn(%s) = %d, %v; want %d, %v", c.data, n, ok, c.n, c.ok)
+		}
+	}
 	p := &probeMatcher{acked: map[int64]time.Time{}}
 	t0 := time.Now()
 	p.posted(1, t0)

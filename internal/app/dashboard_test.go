@@ -137,12 +137,13 @@ func TestDashboardRESTCalls(t *testing.T) {
 // The stream carries the agents' rows that changed, in the REST API's
 // shape: a post's recipient with its unread count (not the sender, whose
 // row did not change), an agent's checkpoint, an agent the admin creates,
-// and the name of one the admin deletes.
+// and the name of one the admin deletes; a row sent before goes as a
+// change, with the fields that changed only, or the count it clears.
 func TestDashboardStreamRows(t *testing.T) {
 	t.Parallel()
 	h := startCoreHub(t, "", nil)
 	senderTok := h.newAgent(t, "sender")
-	h.newAgent(t, "reader")
+	readerTok := h.newAgent(t, "reader")
 	if _, err := h.agent.Heartbeat(coreBearer(senderTok), &hubv1.HeartbeatRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,13 +178,20 @@ func TestDashboardStreamRows(t *testing.T) {
 		} `json:"agent"`
 		Unread string `json:"unread_count"`
 	}
-	// rows returns the next agents event's rows by name and its gone names.
+	type change struct {
+		Row     row      `json:"row"`
+		Cleared []string `json:"cleared"`
+	}
+	var changes map[string]change // the last event's changes by name
+	// rows returns the next agents event's whole rows by name and its gone
+	// names; its changes go to changes.
 	rows := func() (map[string]row, []string) {
 		t.Helper()
 		var ev struct {
-			Beat string   `json:"beat"`
-			Rows []row    `json:"rows"`
-			Gone []string `json:"gone"`
+			Beat    string   `json:"beat"`
+			Rows    []row    `json:"rows"`
+			Changes []change `json:"changes"`
+			Gone    []string `json:"gone"`
 		}
 		if err := json.Unmarshal([]byte(next("agents")), &ev); err != nil {
 			t.Fatal(err)
@@ -194,6 +202,10 @@ func TestDashboardStreamRows(t *testing.T) {
 		by := map[string]row{}
 		for _, r := range ev.Rows {
 			by[r.Agent.Name] = r
+		}
+		changes = map[string]change{}
+		for _, c := range ev.Changes {
+			changes[c.Row.Agent.Name] = c
 		}
 		return by, ev.Gone
 	}
@@ -210,6 +222,18 @@ func TestDashboardStreamRows(t *testing.T) {
 	}
 	if _, ok := by["sender"]; ok {
 		t.Errorf("the sender's row was sent: %v", by)
+	}
+	if _, err := h.agent.PostMessage(coreBearer(senderTok), &hubv1.PostMessageRequest{To: []string{"reader"}, Body: "more"}); err != nil {
+		t.Fatal(err)
+	}
+	if by, _ = rows(); len(by) != 0 || changes["reader"].Row.Unread != "2" || len(changes) != 1 {
+		t.Errorf("after a second post to reader: rows %v, changes %v; want reader's change to 2 unread only", by, changes)
+	}
+	if _, err := h.agent.MarkRead(coreBearer(readerTok), &hubv1.MarkReadRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if by, _ = rows(); len(by) != 0 || !slices.Contains(changes["reader"].Cleared, "unread_count") || changes["reader"].Row.Unread != "" {
+		t.Errorf("after reader marked all read: rows %v, changes %v; want reader's change clearing unread_count", by, changes)
 	}
 
 	// A row marked again but unchanged is not sent again.

@@ -3,7 +3,8 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
-	"hash/fnv"
+	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -19,16 +20,25 @@ import (
 
 // The rows on the stream: a page reads every agent's overview once per
 // connection (GET /v1/admin/agent-overviews), then takes from its stream
-// the rows that changed, as "agents" events:
+// what changed, as "agents" events:
 //
 //	event: agents
-//	data: {"beat":"42","rows":[<AgentOverview as the REST API writes it>…],"gone":["name"…]}
+//	data: {"beat":"42","rows":[<AgentOverview>…],"changes":[{"row":<part of an AgentOverview>,"cleared":["unread_count"…]}…],"gone":["name"…]}
+//
+// "rows" are whole rows as the REST API writes them, for agents the stream
+// has not sent yet (and disabled ones, which the page drops). "changes" are
+// the rows sent before, in the same shape but with only the fields that
+// differ from what was sent, besides agent.name and health.evaluated_at,
+// which a change always has; "cleared" names the fields ("unread_count",
+// "health.deep_work") that became empty, which the REST API leaves out.
+// The page merges a change into the row it holds (roster.js): most changes
+// are a count or a time, a tenth of a whole row or less.
 //
 // One rowCaster per dashboard reads the changed rows once (hub.OverviewWatch)
 // and writes the same event to every stream, so what the hub does for live
-// pages follows the changes, not agents × pages. A row goes out only when
-// what it shows differs from what was last sent (rowHash: its last-seen
-// times count to the minute).
+// pages follows the changes, not agents × pages. A field goes out only when
+// what it shows differs from what was last sent (rowDiff: last-seen times
+// count to the minute).
 // A stream that cannot keep up loses events; it is then told "resync" and
 // its page reads everything again.
 
@@ -48,10 +58,7 @@ const (
 	sinkBuffer = 32
 )
 
-var (
-	rowJSON   = protojson.MarshalOptions{UseProtoNames: true}
-	rowBinary = proto.MarshalOptions{Deterministic: true} // what a row's hash is of
-)
+var rowJSON = protojson.MarshalOptions{UseProtoNames: true}
 
 // sink is one stream's share of the rows.
 type sink struct {
@@ -70,10 +77,9 @@ type rowCaster struct {
 
 	// pass is held while the watch is read and sent updated.
 	pass    sync.Mutex
-	sent    map[string]uint64 // agent name → hash of the row last sent (a row not in it is sent)
-	readAll bool              // the next pass reads every row (changes were lost)
-	rowSize int               // bytes per row of the last event, to size the next
-	hashBuf []byte            // a row's encoding, hashed
+	sent    map[string]*hubv1.AgentOverview // agent name → its row as the pages hold it (a row not in it is sent whole)
+	readAll bool                            // the next pass reads every row (changes were lost)
+	rowSize int                             // bytes per row of the last event, to size the next
 }
 
 func newRowCaster(opts Options, closing <-chan struct{}) *rowCaster {
@@ -82,14 +88,14 @@ func newRowCaster(opts Options, closing <-chan struct{}) *rowCaster {
 		<-closing
 		cancel()
 	}()
-	return &rowCaster{opts: opts, closing: closing, ctx: ctx, sinks: map[*sink]struct{}{}, joined: make(chan struct{}, 1), sent: map[string]uint64{}, rowSize: 1024}
+	return &rowCaster{opts: opts, closing: closing, ctx: ctx, sinks: map[*sink]struct{}{}, joined: make(chan struct{}, 1), sent: map[string]*hubv1.AgentOverview{}, rowSize: 1024}
 }
 
 // join adds a stream. Call it after the stream subscribed to the feed and
 // before its page reads every row. The first stream after none forgets
-// what was sent: while no page was open nothing was marked, so a row sent
-// then may have changed and changed back, and a page that reads it now
-// must get its next change whatever the old hash says.
+// what was sent: while no page was open nothing was marked, so a field
+// sent then may have changed unseen, and a change against it would leave
+// out a field that changes back to it; the next rows go whole.
 func (c *rowCaster) join() *sink {
 	s := &sink{c: make(chan []byte, sinkBuffer)}
 	c.mu.Lock()
@@ -187,26 +193,59 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 	b = append(b, `","rows":[`...)
 	head, n := len(b), 0
 	seen := make(map[string]bool, len(rows))
+	type change struct {
+		name    string
+		part    *hubv1.AgentOverview
+		cleared []string
+	}
+	var changes []change
 	for _, r := range rows {
 		name := r.GetAgent().GetName()
 		seen[name] = true
-		h, ok := c.rowHash(r)
-		if ok && c.sent[name] == h {
-			continue
-		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		j, err := rowJSON.MarshalAppend(b, r)
-		if err != nil {
-			if n > 0 {
-				b = b[:len(b)-1] // its comma
+		held := c.sent[name]
+		// A page holds no disabled agent's row: one that is or was
+		// disabled goes whole.
+		whole := held == nil || held.GetAgent().GetDisabled() || r.GetAgent().GetDisabled()
+		if held != nil {
+			part, cleared, differs := rowDiff(held, r)
+			if !differs {
+				continue
 			}
+			if !whole {
+				changes = append(changes, change{name, part, cleared})
+				continue
+			}
+		}
+		j, err := rowJSON.MarshalAppend(append(b, ','), r)
+		if err != nil {
+			delete(c.sent, name)
 			continue
 		}
 		b = j
-		c.sent[name] = h
+		c.sent[name] = r
 		n++
+	}
+	if n > 0 {
+		b = slices.Delete(b, head, head+1) // the first row's comma
+	}
+	b = append(b, `],"changes":[`...)
+	first := len(b)
+	for _, x := range changes {
+		j, err := rowJSON.MarshalAppend(append(b, `,{"row":`...), x.part)
+		if err != nil {
+			delete(c.sent, x.name) // what the pages hold is unknown: the next read sends it whole
+			continue
+		}
+		b = j
+		if len(x.cleared) > 0 {
+			g, _ := json.Marshal(x.cleared) // strings always marshal
+			b = append(append(b, `,"cleared":`...), g...)
+		}
+		b = append(b, '}')
+		n++
+	}
+	if len(b) > first {
+		b = slices.Delete(b, first, first+1)
 	}
 	if n > 0 {
 		c.rowSize = (len(b) - head) / n
@@ -236,45 +275,137 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 	return append(b, "}\n\n"...)
 }
 
-// rowHash hashes what a row shows: without its evaluation time (the time
-// of the read) and its beats since the last call (the page counts them
-// from the beat of the event), its last-seen times to the seenGrain. The
-// row is put back as it was.
-func (c *rowCaster) rowHash(r *hubv1.AgentOverview) (uint64, bool) {
-	a, h := r.GetAgent(), r.GetHealth()
-	if h != nil {
-		at := h.EvaluatedAt
-		h.EvaluatedAt = nil
-		defer func() { h.EvaluatedAt = at }()
-		defer coarse(h.LastSeenAt)()
+// rowDiff compares cur, a row read now, with held, the row as the pages
+// hold it, field by field (the agent's and its health's each): part has
+// the fields of cur that show something else than held's, cleared names
+// those that became empty, and held becomes what the pages hold after the
+// change. differs is false when nothing shown changed, such as a call
+// that moves a last-seen time within the minute: last-seen times count to
+// the seenGrain. The agent's name is the row's key, in every part; its
+// since_last is left out (the page counts it from last_interaction_beat
+// and the event's beat); the health's evaluated_at (the time of the read)
+// goes with every change, for the page to keep the newer of two rows.
+// Every field of the three messages is here: TestRowDiffSeesEveryField
+// fails on one that is not.
+func rowDiff(held, cur *hubv1.AgentOverview) (part *hubv1.AgentOverview, cleared []string, differs bool) {
+	d := &differ{}
+	part = &hubv1.AgentOverview{Agent: &hubv1.Agent{Name: cur.GetAgent().GetName()}}
+	if h := cur.GetHealth(); h != nil {
+		part.Health = &hubv1.AgentHealth{EvaluatedAt: h.EvaluatedAt}
 	}
-	if a != nil {
-		since := a.SinceLast
-		a.SinceLast = 0
-		defer func() { a.SinceLast = since }()
-		defer coarse(a.LastSeenAt)()
-		for _, p := range a.Paths {
-			defer coarse(p.LastSeenAt)()
-		}
+	switch {
+	case held.Agent != nil && cur.Agent != nil:
+		d.prefix = "agent."
+		diffAgent(d, held.Agent, cur.Agent, part.Agent)
+	case held.Agent != cur.Agent: // never: a row has its agent
+		d.note("agent", cur.Agent == nil)
+		held.Agent, part.Agent = cur.Agent, cur.Agent
 	}
-	var err error
-	c.hashBuf, err = rowBinary.MarshalAppend(c.hashBuf[:0], r)
-	if err != nil {
-		return 0, false
+	switch {
+	case held.Health != nil && cur.Health != nil:
+		d.prefix = "health."
+		diffHealth(d, held.Health, cur.Health, part.Health)
+	case held.Health != cur.Health:
+		d.prefix = ""
+		d.note("health", cur.Health == nil)
+		held.Health, part.Health = cur.Health, cur.Health
 	}
-	f := fnv.New64a()
-	f.Write(c.hashBuf)
-	return f.Sum64(), true
+	d.prefix = ""
+	scalar(d, "unread_count", &held.UnreadCount, cur.UnreadCount, &part.UnreadCount)
+	scalar(d, "mention_count", &held.MentionCount, cur.MentionCount, &part.MentionCount)
+	scalar(d, "parked_waits", &held.ParkedWaits, cur.ParkedWaits, &part.ParkedWaits)
+	return part, d.cleared, d.differs
 }
 
-// coarse cuts t to the seenGrain and returns what puts it back.
-func coarse(t *timestamppb.Timestamp) func() {
-	if t == nil {
-		return func() {}
+func diffAgent(d *differ, h, c, p *hubv1.Agent) {
+	scalar(d, "display_name", &h.DisplayName, c.DisplayName, &p.DisplayName)
+	scalar(d, "role", &h.Role, c.Role, &p.Role)
+	scalar(d, "description", &h.Description, c.Description, &p.Description)
+	other(d, "created_at", &h.CreatedAt, c.CreatedAt, &p.CreatedAt, sameTime)
+	other(d, "disabled_at", &h.DisabledAt, c.DisabledAt, &p.DisabledAt, sameTime)
+	scalar(d, "disabled", &h.Disabled, c.Disabled, &p.Disabled)
+	scalar(d, "current_heartbeat_id", &h.CurrentHeartbeatId, c.CurrentHeartbeatId, &p.CurrentHeartbeatId)
+	other(d, "last_seen_at", &h.LastSeenAt, c.LastSeenAt, &p.LastSeenAt, sameSeen)
+	scalar(d, "locale", &h.Locale, c.Locale, &p.Locale)
+	scalar(d, "presence", &h.Presence, c.Presence, &p.Presence)
+	scalar(d, "health", &h.Health, c.Health, &p.Health)
+	scalar(d, "last_interaction_beat", &h.LastInteractionBeat, c.LastInteractionBeat, &p.LastInteractionBeat)
+	scalar(d, "project", &h.Project, c.Project, &p.Project)
+	scalar(d, "reachable", &h.Reachable, c.Reachable, &p.Reachable)
+	other(d, "paths", &h.Paths, c.Paths, &p.Paths, samePaths)
+	other(d, "retired_at", &h.RetiredAt, c.RetiredAt, &p.RetiredAt, sameTime)
+}
+
+func diffHealth(d *differ, h, c, p *hubv1.AgentHealth) {
+	scalar(d, "agent", &h.Agent, c.Agent, &p.Agent)
+	scalar(d, "state", &h.State, c.State, &p.State)
+	other(d, "findings", &h.Findings, c.Findings, &p.Findings, sameFindings)
+	scalar(d, "presence", &h.Presence, c.Presence, &p.Presence)
+	other(d, "last_activity_at", &h.LastActivityAt, c.LastActivityAt, &p.LastActivityAt, sameTime)
+	other(d, "last_activity_log_at", &h.LastActivityLogAt, c.LastActivityLogAt, &p.LastActivityLogAt, sameTime)
+	other(d, "last_checkpoint_at", &h.LastCheckpointAt, c.LastCheckpointAt, &p.LastCheckpointAt, sameTime)
+	other(d, "last_reflection_at", &h.LastReflectionAt, c.LastReflectionAt, &p.LastReflectionAt, sameTime)
+	other(d, "last_seen_at", &h.LastSeenAt, c.LastSeenAt, &p.LastSeenAt, sameSeen)
+	other(d, "deep_work", &h.DeepWork, c.DeepWork, &p.DeepWork, func(a, b *hubv1.DeepWork) bool { return proto.Equal(a, b) })
+	scalar(d, "reflection_due", &h.ReflectionDue, c.ReflectionDue, &p.ReflectionDue)
+}
+
+// differ gathers what rowDiff finds.
+type differ struct {
+	prefix  string // of the fields' names: "agent.", "health." or none
+	cleared []string
+	differs bool
+}
+
+// note records that the field name differs; empty when it became empty,
+// which the REST API leaves out.
+func (d *differ) note(name string, empty bool) {
+	d.differs = true
+	if empty {
+		d.cleared = append(d.cleared, d.prefix+name)
 	}
-	sec, nanos := t.Seconds, t.Nanos
-	t.Seconds, t.Nanos = sec-sec%int64(seenGrain/time.Second), 0
-	return func() { t.Seconds, t.Nanos = sec, nanos }
+}
+
+// scalar compares a field of a comparable type; a different value goes
+// into held and part.
+func scalar[T comparable](d *differ, name string, held *T, cur T, part *T) {
+	if *held == cur {
+		return
+	}
+	var zero T
+	d.note(name, cur == zero)
+	*held, *part = cur, cur
+}
+
+// other compares a field of a message or list type with same; a nil one
+// and an empty list are empty.
+func other[T any](d *differ, name string, held *T, cur T, part *T, same func(a, b T) bool) {
+	if same(*held, cur) {
+		return
+	}
+	v := reflect.ValueOf(cur)
+	d.note(name, v.IsNil() || v.Kind() == reflect.Slice && v.Len() == 0)
+	*held, *part = cur, cur
+}
+
+func sameTime(a, b *timestamppb.Timestamp) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Seconds == b.Seconds && a.Nanos == b.Nanos
+}
+
+// sameSeen compares last-seen times, which count to the seenGrain.
+func sameSeen(a, b *timestamppb.Timestamp) bool {
+	grain := int64(seenGrain / time.Second)
+	return a == nil && b == nil || a != nil && b != nil && a.Seconds-a.Seconds%grain == b.Seconds-b.Seconds%grain
+}
+
+func samePaths(a, b []*hubv1.DeliveryPath) bool {
+	return slices.EqualFunc(a, b, func(x, y *hubv1.DeliveryPath) bool {
+		return x.Kind == y.Kind && x.Live == y.Live && sameSeen(x.LastSeenAt, y.LastSeenAt)
+	})
+}
+
+func sameFindings(a, b []*hubv1.Finding) bool {
+	return slices.EqualFunc(a, b, func(x, y *hubv1.Finding) bool { return proto.Equal(x, y) })
 }
 
 // fanOut hands ev to every stream; one whose buffer is full loses it.

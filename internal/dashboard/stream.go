@@ -93,6 +93,14 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	for {
+		// Within the gap only an inbox change, for which a person (and
+		// maybe a hook) waits, wakes the stream: the others stay pending in
+		// the subscription until the gap ends, instead of waking the stream
+		// at each of the hundreds of changes a second of a busy hub.
+		topics := sub.C()
+		if gap != nil {
+			topics = nil
+		}
 		select {
 		case <-r.Context().Done():
 			return
@@ -113,16 +121,21 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			continue
-		case <-sub.C():
-			held |= sub.Take()
-			// Within the gap changes are merged into one event at its end;
-			// an inbox change, for which a person waits, goes at once.
-			if held == 0 || gap != nil && !held.Has(hub.TopicInbox) {
+		case <-topics:
+			select {
+			case <-sub.Inbox(): // an inbox change among them: taken now
+			default:
+			}
+			if held |= sub.Take(); held == 0 {
+				continue
+			}
+		case <-sub.Inbox():
+			if held |= sub.Take(); held == 0 {
 				continue
 			}
 		case <-gap:
 			gap = nil
-			if held == 0 {
+			if held |= sub.Take(); held == 0 {
 				continue
 			}
 		}

@@ -213,6 +213,50 @@ func TestStreamSendsInboxChangesAtOnce(t *testing.T) {
 	}
 }
 
+// The changes within the gap go in one event at its end, whether they came
+// before or after an inbox change sent at once.
+func TestStreamMergesChangesWithinTheGap(t *testing.T) {
+	t.Parallel()
+	clock := hub.NewFakeClock(time.Now())
+	r := newClockRig(t, 4, clock)
+	s, _ := r.open(t, adminToken)
+	if ev, _ := s.next(t); ev != "hello" {
+		t.Fatalf("first event %q, want hello", ev)
+	}
+	r.feed.Publish(hub.TopicAgents)
+	s.next(t) // the gap starts; the clock stands still
+	r.feed.Publish(hub.TopicTick)
+	r.feed.Publish(hub.TopicInbox)
+	if ev, data := s.next(t); ev != "change" || data != `{"topics":["tick","inbox"]}` {
+		t.Errorf("got %s %s within the gap, want the inbox change at once, with the tick", ev, data)
+	}
+	for range 3 {
+		r.feed.Publish(hub.TopicMessages)
+		r.feed.Publish(hub.TopicAgents)
+	}
+	// The gap ends when the clock moves past it (again and again: the
+	// stream may start it after this test's first move).
+	got := make(chan [2]string, 1)
+	go func() {
+		ev, data := s.next(t)
+		got <- [2]string{ev, data}
+	}()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case <-deadline:
+			t.Fatal("no event at the gap's end")
+		case e := <-got:
+			if e != [2]string{"change", `{"topics":["messages","agents"]}`} {
+				t.Errorf("got %s %s at the gap's end, want one change with messages and agents", e[0], e[1])
+			}
+			return
+		case <-time.After(10 * time.Millisecond):
+			clock.Advance(time.Second)
+		}
+	}
+}
+
 // Pages that close free their subscriptions and goroutines; a page that
 // reconnects gets a fresh stream; the limit answers 429, not a hang.
 func TestStreamFreesClosedPagesAndReconnects(t *testing.T) {

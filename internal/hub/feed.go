@@ -70,6 +70,7 @@ type agentChanges struct {
 type Subscription struct {
 	ws      *Waiters
 	c       chan struct{}
+	inbox   chan struct{} // signalled on inbox changes only (Inbox)
 	owner   Principal
 	done    chan struct{} // closed when the stream must end
 	ended   bool          // guarded by ws.mu
@@ -98,7 +99,7 @@ func (f *Feed) Subscribe(who Principal, epoch uint64) (*Subscription, error) {
 	if err := ws.admitLocked(who, parkStream); err != nil {
 		return nil, err
 	}
-	sub := &Subscription{ws: ws, c: make(chan struct{}, 1), owner: who, done: make(chan struct{})}
+	sub := &Subscription{ws: ws, c: make(chan struct{}, 1), inbox: make(chan struct{}, 1), owner: who, done: make(chan struct{})}
 	ws.streams[sub] = struct{}{}
 	if ws.stopped {
 		ws.endStreamLocked(sub)
@@ -138,6 +139,12 @@ func (ws *Waiters) publishLocked(topic Topic) {
 		select {
 		case sub.c <- struct{}{}:
 		default: // already signalled; the topic joined the pending set
+		}
+		if topic == TopicInbox {
+			select {
+			case sub.inbox <- struct{}{}:
+			default:
+			}
 		}
 	}
 }
@@ -229,6 +236,11 @@ func (f *Feed) Count() int {
 
 // C receives a value when topics are pending; read them with Take.
 func (sub *Subscription) C() <-chan struct{} { return sub.c }
+
+// Inbox receives a value when an inbox change was published (C receives
+// one too): a subscriber that holds the other changes for a while listens
+// to it alone meanwhile, and is not woken by every change it holds.
+func (sub *Subscription) Inbox() <-chan struct{} { return sub.inbox }
 
 // Take returns the pending topics and clears them.
 func (sub *Subscription) Take() Topics {

@@ -139,6 +139,24 @@ test('an agent\'s health changes live after it goes quiet', async () => {
   await shots('agents-trouble');
 });
 
+// The stream sends a row once whole, then only the fields that changed:
+// a count that goes up, and one that goes back to zero (which the REST API
+// leaves out, and the change names as cleared).
+test('an agent\'s unread count follows posts and mark-read, live', async () => {
+  const teller = await hub.agent('teller');
+  const listener = await hub.agent('listener');
+  await listener.call('POST', '/v1/heartbeat', {});
+  const unread = row('listener').locator('td.unread');
+  await unread.getByText('0', { exact: true }).waitFor({ timeout: WAIT });
+  await teller.call('POST', '/v1/messages', { to: ['listener'], body: 'one' });
+  await unread.getByText('1', { exact: true }).waitFor({ timeout: WAIT });
+  await teller.call('POST', '/v1/messages', { to: ['listener'], body: 'two, for @listener' });
+  await unread.getByText(/^2/).waitFor({ timeout: WAIT });
+  await listener.call('POST', '/v1/messages:markRead', {});
+  await unread.getByText('0', { exact: true }).waitFor({ timeout: WAIT });
+  assert.equal((await unread.textContent()).trim(), '0', 'no mention left either');
+});
+
 test('a nudge sent from the page wakes the agent\'s parked WaitForMessages', async () => {
   const a = await hub.agent('sleeper');
   await a.call('POST', '/v1/checkpoints', { current_activity: 'waiting for work' });

@@ -1,7 +1,9 @@
 // The agents' rows, kept current for every view: one full read of the
-// overviews after each (re)connection of the stream, then the rows the
-// stream sends as they change ("agents" events), so that a page watching
-// 10,000 agents costs the hub the changes, not a re-read of everything.
+// overviews after each (re)connection of the stream, then what the stream
+// sends as they change ("agents" events: whole rows, and changes that hold
+// only the fields that changed, internal/dashboard/rows.go), so that a
+// page watching 10,000 agents costs the hub the changes, not a re-read of
+// everything.
 import { get } from './api.js';
 
 const rows = new Map(); // name → overview, as GET /v1/admin/agent-overviews gives it
@@ -31,22 +33,53 @@ function put(r) {
   return true;
 }
 
+// change merges a change into the held row: its fields, the agent's and
+// the health's field by field, and the removal of those it names as
+// cleared (the REST API leaves empty fields out). It returns false when
+// the held row is newer, null when no row is held: a change of a row the
+// page never read calls for a full read.
+function change(c) {
+  const r = c.row;
+  const name = r.agent?.name;
+  const held = name && rows.get(name);
+  if (!held) return null;
+  if (stamp(held.health?.evaluated_at) > stamp(r.health?.evaluated_at)) return false;
+  const next = { ...held, ...r, agent: { ...held.agent, ...r.agent } };
+  if (held.health || r.health) next.health = { ...held.health, ...r.health };
+  for (const f of c.cleared || []) {
+    const [a, b] = f.split('.');
+    if (b === undefined) delete next[a];
+    else if (next[a]) delete next[a][b];
+  }
+  rows.set(name, next);
+  return true;
+}
+
 function emit(names) {
   for (const fn of listeners) fn(names);
 }
 
+// applyEvent takes an "agents" event into the held rows; it returns the
+// names of the rows that changed, null when a full read is due.
 function applyEvent(ev) {
   if (ev.beat !== undefined) beat = Number(ev.beat);
   const names = new Set();
+  let lost = false;
   for (const r of ev.rows || []) if (put(r)) names.add(r.agent.name);
+  for (const c of ev.changes || []) {
+    const ok = change(c);
+    if (ok) names.add(c.row.agent.name);
+    if (ok === null) lost = true;
+  }
   for (const n of ev.gone || []) if (rows.delete(n)) names.add(n);
-  return names;
+  return lost ? null : names;
 }
 
 // ensure reads every overview when the held rows may be out of date.
 export async function ensure() {
   if (!stale) return;
   if (!loading) {
+    let lost = false; // an event that came during the read changes a row it does not have
     loading = (async () => {
       const r = await get('/v1/admin/agent-overviews');
       rows.clear();
@@ -54,11 +87,26 @@ export async function ensure() {
       stale = false;
       const held = early;
       early = [];
-      for (const ev of held) applyEvent(ev);
+      for (const ev of held) if (!applyEvent(ev)) lost = true;
       emit(null);
-    })().finally(() => { loading = null; });
+    })().finally(() => {
+      loading = null;
+      if (lost) again();
+    });
   }
   await loading;
+}
+
+// again reads every overview anew, now: a change came for a row the page
+// does not hold. At most once in 5 s, so that whatever made it cannot have
+// the page read everything at each event; a failed read waits for the next
+// full read (the stream's reconnection, or its resync).
+let lastAgain = 0;
+function again() {
+  if (Date.now() - lastAgain < 5000) return;
+  lastAgain = Date.now();
+  stale = true;
+  ensure().catch(() => {});
 }
 
 // invalidate asks for a full read at the next ensure (after the stream
@@ -75,6 +123,10 @@ export function apply(ev) {
   }
   if (stale) return; // the next full read has them
   const names = applyEvent(ev);
+  if (!names) {
+    again();
+    return;
+  }
   if (names.size) emit(names);
 }
 
