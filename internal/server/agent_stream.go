@@ -142,7 +142,8 @@ func (o *frameSender) close() {
 // requests reads the stream's later requests until the stream ends or its
 // reader closes its side (nil): each confirms messages its frames
 // carried, carries a call or ends one. It returns the error of a refused
-// one, which ends the stream.
+// one, which ends the stream: one the codec marked too (invalid UTF-8),
+// as the first request is refused, whose mark goes with it.
 func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *streamCalls) error {
 	for {
 		req, err := ss.Recv()
@@ -150,6 +151,9 @@ func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *st
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
+			return err
+		}
+		if err := calls.a.s.codec.check(req); err != nil {
 			return err
 		}
 		given := 0
