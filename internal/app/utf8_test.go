@@ -65,3 +65,63 @@ func TestInvalidUTF8IsInvalidArgument(t *testing.T) {
 		t.Error("the refused post wrote to the database")
 	}
 }
+
+// A call a stream carries with invalid UTF-8 in a string field is refused
+// as the call alone and the stream's first request are (InvalidArgument
+// naming the field; it ends the stream), not run with the text as it came.
+func TestInvalidUTF8InACarriedCall(t *testing.T) {
+	t.Parallel()
+	m := relHub(t, nil)
+	tok := relCreateAgent(t, m, "alice")
+	conn := relDial(t, m)
+	ctx, cancel := context.WithCancel(bearer(context.Background(), tok))
+	defer cancel()
+	st, err := conn.NewStream(ctx, &hubv1.AgentService_ServiceDesc.Streams[0], hubv1.AgentService_Subscribe_FullMethodName, grpc.ForceCodecV2(rawCodec{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := proto.Marshal(&hubv1.SubscribeRequest{Watch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SendMsg(first); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecvMsg(&hubv1.SubscribeFrame{}); err != nil {
+		t.Fatalf("the stream's first frame: %v", err)
+	}
+	// call {id: 1, note_host_event: {event, text: invalid}}, by hand: a
+	// client's encoder refuses to write it.
+	callFields := (&hubv1.StreamCall{}).ProtoReflect().Descriptor().Fields()
+	noteFields := (&hubv1.NoteHostEventRequest{}).ProtoReflect().Descriptor().Fields()
+	var note []byte
+	note = protowire.AppendTag(note, noteFields.ByName("event").Number(), protowire.BytesType)
+	note = protowire.AppendString(note, "notification")
+	note = protowire.AppendTag(note, noteFields.ByName("text").Number(), protowire.BytesType)
+	note = protowire.AppendBytes(note, []byte("caf\xe9 \xff"))
+	var call []byte
+	call = protowire.AppendTag(call, callFields.ByName("id").Number(), protowire.VarintType)
+	call = protowire.AppendVarint(call, 1)
+	call = protowire.AppendTag(call, callFields.ByName("note_host_event").Number(), protowire.BytesType)
+	call = protowire.AppendBytes(call, note)
+	var later []byte
+	later = protowire.AppendTag(later, (&hubv1.SubscribeRequest{}).ProtoReflect().Descriptor().Fields().ByName("call").Number(), protowire.BytesType)
+	later = protowire.AppendBytes(later, call)
+	if err := st.SendMsg(later); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var f hubv1.SubscribeFrame
+		err := st.RecvMsg(&f)
+		if err == nil {
+			if r := f.GetReply(); r != nil {
+				t.Fatalf("the call was answered %v; want the stream ended with InvalidArgument", r)
+			}
+			continue
+		}
+		if s := status.Convert(err); s.Code() != codes.InvalidArgument || !strings.Contains(s.Message(), "call.note_host_event.text is not valid UTF-8") {
+			t.Errorf("the stream ended with %v; want InvalidArgument naming call.note_host_event.text", err)
+		}
+		return
+	}
+}

@@ -366,13 +366,12 @@ func (s *Agents) Authenticate(ctx context.Context, token string) (*Agent, error)
 	}
 	// The agent as returned carries its previous interaction (since_last is
 	// the gap before this call); then this call is recorded.
-	prevCall, prevBeat := s.presence.LastCall(a.ID)
+	prevCall, prevBeat := s.presence.Touch(a, s.clock.Now(), s.beat.Load())
 	if prevCall.After(a.LastSeenAt) {
 		a.LastSeenAt = prevCall
 	}
 	a.LastInteractionBeat = max(a.LastInteractionBeat, prevBeat)
 	a.authEpoch, a.authHash = epoch, hash
-	s.presence.Touch(a, s.clock.Now(), s.beat.Load())
 	return a, nil
 }
 

@@ -19,7 +19,7 @@ type injectionsTx interface {
 	// HealthTx
 	LivenessState(agentID int64) (*LivenessState, error)
 	// InjectionTx
-	InjectionState(agentID int64) (*InjectionState, int64, error)
+	InjectionState(agentID int64) (*InjectionState, int64, int64, error)
 	PutInjectionState(st InjectionState) error
 	// MessageTx
 	Inbox(agentID int64, q InboxQuery) ([]*Message, error)
@@ -87,16 +87,20 @@ func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int
 // meanwhile (a hook past its time-out): then nothing moves, and the next
 // injection shows these messages instead of none.
 func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID int64, limit int, write bool) (*Injection, error) {
-	st, readUpTo, err := tx.InjectionState(agentID)
+	st, readUpTo, latest, err := tx.InjectionState(agentID)
 	if err != nil {
 		return nil, err
 	}
 	from := InjectionStart(*st, readUpTo)
+	out := &Injection{Cursor: from}
+	if latest <= from {
+		return out, nil // nothing delivered since: most injections, one statement
+	}
 	msgs, err := tx.Inbox(agentID, InboxQuery{After: from, Limit: limit, ReadUpTo: readUpTo})
 	if err != nil {
 		return nil, err
 	}
-	out := &Injection{Messages: msgs, Cursor: from}
+	out.Messages = msgs
 	if len(msgs) == 0 {
 		return out, nil
 	}
@@ -155,13 +159,15 @@ func (s *Injections) CheckStop(ctx context.Context, caller *Agent, continuing bo
 	s.paths.Seen(caller.ID, ViaHook, s.clock.Now())
 	out := &StopCheck{}
 	err := update(ctx, s.store, func(tx injectionsTx) error {
-		st, readUpTo, err := tx.InjectionState(caller.ID)
+		st, readUpTo, latest, err := tx.InjectionState(caller.ID)
 		if err != nil {
 			return err
 		}
-		unread, err := tx.Inbox(caller.ID, InboxQuery{After: readUpTo, Limit: stopScan, ReadUpTo: readUpTo})
-		if err != nil {
-			return err
+		var unread []*Message
+		if latest > readUpTo { // else nothing is unread
+			if unread, err = tx.Inbox(caller.ID, InboxQuery{After: readUpTo, Limit: stopScan, ReadUpTo: readUpTo}); err != nil {
+				return err
+			}
 		}
 		for _, m := range unread {
 			if HoldsStop(m) {
@@ -191,9 +197,12 @@ func (s *Injections) CheckStop(ctx context.Context, caller *Agent, continuing bo
 // InjectionTx stores where each agent's host hooks stand.
 type InjectionTx interface {
 	// InjectionState returns agentID's state, the zero state (with AgentID
-	// set) when none was stored, and the agent's read cursor (where an
-	// injection starts: InjectionStart). ENOTFOUND (no such agent).
-	InjectionState(agentID int64) (st *InjectionState, readUpTo int64, err error)
+	// set) when none was stored, the agent's read cursor (where an
+	// injection starts: InjectionStart) and the ID of its newest delivery
+	// (0 if none; MessageTx.InboxCounts' latest): when that is not past
+	// where a read starts, there is nothing to read. ENOTFOUND (no such
+	// agent).
+	InjectionState(agentID int64) (st *InjectionState, readUpTo, latest int64, err error)
 	// PutInjectionState stores st, replacing the agent's earlier state.
 	PutInjectionState(st InjectionState) error
 }

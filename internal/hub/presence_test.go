@@ -17,11 +17,16 @@ func TestPresenceFlushReturnsEachChangedEntryOnce(t *testing.T) {
 	p.Touch(&Agent{ID: 1}, t0, 3)
 	p.Touch(&Agent{ID: 2}, t0, 3)
 	p.Touch(&Agent{ID: 1}, t0.Add(time.Second), 4)
-	p.Touch(&Agent{ID: 1}, t0, 2) // an older call moves nothing back
+	if call, beat := p.Touch(&Agent{ID: 1}, t0, 2); !call.Equal(t0.Add(time.Second)) || beat != 4 { // an older call moves nothing back
+		t.Errorf("Touch returned the call before it at %v, beat %d; want %v, 4", call, beat, t0.Add(time.Second))
+	}
+	if call, beat := p.Touch(&Agent{ID: 9, Name: "a9"}, t0, 5); !call.Equal(t0.Add(-time.Hour)) || beat != 1 {
+		t.Errorf("Touch of a seeded agent returned %v, beat %d; want its seed, %v, 1", call, beat, t0.Add(-time.Hour))
+	}
 	byAgent := func(ts []Touch) []Touch {
 		return slices.SortedFunc(slices.Values(ts), func(a, b Touch) int { return int(a.AgentID - b.AgentID) })
 	}
-	want := []Touch{{1, t0.Add(time.Second), 4, time.Time{}}, {2, t0, 3, time.Time{}}}
+	want := []Touch{{1, t0.Add(time.Second), 4, time.Time{}}, {2, t0, 3, time.Time{}}, {9, t0, 5, time.Time{}}}
 	got := byAgent(p.Flush())
 	if !slices.Equal(got, want) {
 		t.Fatalf("first flush = %v, want %v", got, want)

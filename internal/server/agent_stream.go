@@ -142,7 +142,8 @@ func (o *frameSender) close() {
 // requests reads the stream's later requests until the stream ends or its
 // reader closes its side (nil): each confirms messages its frames
 // carried, carries a call or ends one. It returns the error of a refused
-// one, which ends the stream.
+// one, which ends the stream: one the codec marked too (invalid UTF-8),
+// as the first request is refused, whose mark goes with it.
 func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *streamCalls) error {
 	for {
 		req, err := ss.Recv()
@@ -150,6 +151,9 @@ func requests(ctx context.Context, ss subscribeStream, st *hub.Stream, calls *st
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
+			return err
+		}
+		if err := calls.a.s.codec.check(req); err != nil {
 			return err
 		}
 		given := 0
@@ -308,18 +312,19 @@ var moreStreamCalls = []string{"take_injection", "confirm_delivery", "note_host_
 // handler.
 func (a *AgentServer) streamCall(ctx context.Context, call *hubv1.StreamCall) *hubv1.StreamReply {
 	reply := &hubv1.StreamReply{Id: call.GetId()}
-	var (
-		method string
-		req    any
-		handle grpc.UnaryHandler
-	)
+	// One value per call is its transport stream, its server info and its
+	// handler, which replies into reply: a carried call is the hub's most
+	// frequent one, and each value allocated per call is garbage to collect.
+	c := &carriedCall{reply: reply}
+	c.info.Server = a
+	var req any
 	switch k := call.GetCall().(type) {
 	case *hubv1.StreamCall_WaitForMessages:
 		// Its admission parks: the interceptors let it through, and it is
 		// admitted here, as its method handler admits the call alone.
-		method, req = hubv1.AgentService_WaitForMessages_FullMethodName, k.WaitForMessages
-		handle = func(ctx context.Context, _ any) (any, error) {
-			err := a.admitted(ctx, k.WaitForMessages, method, func(ctx context.Context) error {
+		c.info.FullMethod, req = hubv1.AgentService_WaitForMessages_FullMethodName, k.WaitForMessages
+		c.handle = func(ctx context.Context, _ any) (any, error) {
+			err := a.admitted(ctx, k.WaitForMessages, hubv1.AgentService_WaitForMessages_FullMethodName, func(ctx context.Context) error {
 				r, err := a.s.svc.Waits.Wait(ctx, Caller(ctx), waitRequest(k.WaitForMessages))
 				if err == nil {
 					reply.Reply = &hubv1.StreamReply_WaitForMessages{WaitForMessages: waitResponse(r)}
@@ -329,68 +334,91 @@ func (a *AgentServer) streamCall(ctx context.Context, call *hubv1.StreamCall) *h
 			return reply, err
 		}
 	case *hubv1.StreamCall_ListMessages:
-		method, req, handle = carriedUnary(hubv1.AgentService_ListMessages_FullMethodName, k.ListMessages, a.ListMessages,
-			func(r *hubv1.ListMessagesResponse) { reply.Reply = &hubv1.StreamReply_ListMessages{ListMessages: r} })
+		req = carriedUnary(a, c, hubv1.AgentService_ListMessages_FullMethodName, k.ListMessages, (*AgentServer).ListMessages,
+			func(s *hubv1.StreamReply, r *hubv1.ListMessagesResponse) {
+				s.Reply = &hubv1.StreamReply_ListMessages{ListMessages: r}
+			})
 	case *hubv1.StreamCall_MarkRead:
-		method, req, handle = carriedUnary(hubv1.AgentService_MarkRead_FullMethodName, k.MarkRead, a.MarkRead,
-			func(r *hubv1.MarkReadResponse) { reply.Reply = &hubv1.StreamReply_MarkRead{MarkRead: r} })
+		req = carriedUnary(a, c, hubv1.AgentService_MarkRead_FullMethodName, k.MarkRead, (*AgentServer).MarkRead,
+			func(s *hubv1.StreamReply, r *hubv1.MarkReadResponse) {
+				s.Reply = &hubv1.StreamReply_MarkRead{MarkRead: r}
+			})
 	case *hubv1.StreamCall_Heartbeat:
-		method, req, handle = carriedUnary(hubv1.AgentService_Heartbeat_FullMethodName, k.Heartbeat, a.Heartbeat,
-			func(r *hubv1.HeartbeatResponse) { reply.Reply = &hubv1.StreamReply_Heartbeat{Heartbeat: r} })
+		req = carriedUnary(a, c, hubv1.AgentService_Heartbeat_FullMethodName, k.Heartbeat, (*AgentServer).Heartbeat,
+			func(s *hubv1.StreamReply, r *hubv1.HeartbeatResponse) {
+				s.Reply = &hubv1.StreamReply_Heartbeat{Heartbeat: r}
+			})
 	case *hubv1.StreamCall_TakeInjection:
-		method, req, handle = carriedUnary(hubv1.AgentService_TakeInjection_FullMethodName, k.TakeInjection, a.TakeInjection,
-			func(r *hubv1.TakeInjectionResponse) { reply.Reply = &hubv1.StreamReply_TakeInjection{TakeInjection: r} })
+		req = carriedUnary(a, c, hubv1.AgentService_TakeInjection_FullMethodName, k.TakeInjection, (*AgentServer).TakeInjection,
+			func(s *hubv1.StreamReply, r *hubv1.TakeInjectionResponse) {
+				s.Reply = &hubv1.StreamReply_TakeInjection{TakeInjection: r}
+			})
 	case *hubv1.StreamCall_ConfirmDelivery:
-		method, req, handle = carriedUnary(hubv1.AgentService_ConfirmDelivery_FullMethodName, k.ConfirmDelivery, a.ConfirmDelivery,
-			func(r *hubv1.ConfirmDeliveryResponse) {
-				reply.Reply = &hubv1.StreamReply_ConfirmDelivery{ConfirmDelivery: r}
+		req = carriedUnary(a, c, hubv1.AgentService_ConfirmDelivery_FullMethodName, k.ConfirmDelivery, (*AgentServer).ConfirmDelivery,
+			func(s *hubv1.StreamReply, r *hubv1.ConfirmDeliveryResponse) {
+				s.Reply = &hubv1.StreamReply_ConfirmDelivery{ConfirmDelivery: r}
 			})
 	case *hubv1.StreamCall_NoteHostEvent:
-		method, req, handle = carriedUnary(hubv1.AgentService_NoteHostEvent_FullMethodName, k.NoteHostEvent, a.NoteHostEvent,
-			func(r *hubv1.NoteHostEventResponse) { reply.Reply = &hubv1.StreamReply_NoteHostEvent{NoteHostEvent: r} })
+		req = carriedUnary(a, c, hubv1.AgentService_NoteHostEvent_FullMethodName, k.NoteHostEvent, (*AgentServer).NoteHostEvent,
+			func(s *hubv1.StreamReply, r *hubv1.NoteHostEventResponse) {
+				s.Reply = &hubv1.StreamReply_NoteHostEvent{NoteHostEvent: r}
+			})
 	case *hubv1.StreamCall_CheckStop:
-		method, req, handle = carriedUnary(hubv1.AgentService_CheckStop_FullMethodName, k.CheckStop, a.CheckStop,
-			func(r *hubv1.CheckStopResponse) { reply.Reply = &hubv1.StreamReply_CheckStop{CheckStop: r} })
+		req = carriedUnary(a, c, hubv1.AgentService_CheckStop_FullMethodName, k.CheckStop, (*AgentServer).CheckStop,
+			func(s *hubv1.StreamReply, r *hubv1.CheckStopResponse) {
+				s.Reply = &hubv1.StreamReply_CheckStop{CheckStop: r}
+			})
 	case *hubv1.StreamCall_EndSession:
-		method, req, handle = carriedUnary(hubv1.AgentService_EndSession_FullMethodName, k.EndSession, a.EndSession,
-			func(r *hubv1.EndSessionResponse) { reply.Reply = &hubv1.StreamReply_EndSession{EndSession: r} })
+		req = carriedUnary(a, c, hubv1.AgentService_EndSession_FullMethodName, k.EndSession, (*AgentServer).EndSession,
+			func(s *hubv1.StreamReply, r *hubv1.EndSessionResponse) {
+				s.Reply = &hubv1.StreamReply_EndSession{EndSession: r}
+			})
 	case *hubv1.StreamCall_RequestApproval:
-		method, req, handle = carriedUnary(hubv1.AgentService_RequestApproval_FullMethodName, k.RequestApproval, a.RequestApproval,
-			func(r *hubv1.RequestApprovalResponse) {
-				reply.Reply = &hubv1.StreamReply_RequestApproval{RequestApproval: r}
+		req = carriedUnary(a, c, hubv1.AgentService_RequestApproval_FullMethodName, k.RequestApproval, (*AgentServer).RequestApproval,
+			func(s *hubv1.StreamReply, r *hubv1.RequestApprovalResponse) {
+				s.Reply = &hubv1.StreamReply_RequestApproval{RequestApproval: r}
 			})
 	}
-	ctx = grpc.NewContextWithServerTransportStream(ctx, carriedCall(method))
-	if _, err := a.s.carry(ctx, req, &grpc.UnaryServerInfo{Server: a, FullMethod: method}, handle); err != nil {
+	ctx = grpc.NewContextWithServerTransportStream(ctx, c)
+	if _, err := a.s.carry(ctx, req, &c.info, c.handle); err != nil {
 		st := status.Convert(admission.Status(err))
 		reply.Reply = &hubv1.StreamReply_Error{Error: &hubv1.StreamError{Code: int32(st.Code()), Message: st.Message()}}
 	}
 	return reply
 }
 
-// carriedUnary is a carried call answered by its method's handler alone
-// (call), whose reply set puts into the stream's reply, error or not.
-func carriedUnary[Req, Resp any](method string, req Req, call func(context.Context, Req) (Resp, error), set func(Resp)) (string, any, grpc.UnaryHandler) {
-	return method, req, func(ctx context.Context, _ any) (any, error) {
-		r, err := call(ctx, req)
-		set(r)
+// carriedUnary makes c the call of method, answered by a's handler of the
+// method alone (call), whose reply set puts into the stream's reply,
+// error or not; it returns the request, req. call (a method expression)
+// and set capture nothing, so that they cost no allocation.
+func carriedUnary[Req, Resp any](a *AgentServer, c *carriedCall, method string, req Req, call func(*AgentServer, context.Context, Req) (Resp, error), set func(*hubv1.StreamReply, Resp)) any {
+	c.info.FullMethod = method
+	c.handle = func(ctx context.Context, _ any) (any, error) {
+		r, err := call(a, ctx, req)
+		set(c.reply, r)
 		return r, err
 	}
+	return req
 }
 
-// carriedCall is the grpc.ServerTransportStream of a call a stream
-// carries, its method: the headers and trailers its interceptors set go
-// nowhere (the stream's own were sent with its first frame).
-type carriedCall string
+// carriedCall is one call a stream carries: its grpc.ServerTransportStream
+// (its method: the headers and trailers its interceptors set go nowhere,
+// the stream's own were sent with its first frame), the info its
+// interceptors see, and its handler, which answers into reply.
+type carriedCall struct {
+	info   grpc.UnaryServerInfo
+	handle grpc.UnaryHandler
+	reply  *hubv1.StreamReply
+}
 
-func (c carriedCall) Method() string             { return string(c) }
-func (carriedCall) SetHeader(metadata.MD) error  { return nil }
-func (carriedCall) SendHeader(metadata.MD) error { return nil }
-func (carriedCall) SetTrailer(metadata.MD) error { return nil }
+func (c *carriedCall) Method() string             { return c.info.FullMethod }
+func (*carriedCall) SetHeader(metadata.MD) error  { return nil }
+func (*carriedCall) SendHeader(metadata.MD) error { return nil }
+func (*carriedCall) SetTrailer(metadata.MD) error { return nil }
 
 // streamCarried reports whether ctx is that of a call a stream carries.
 func streamCarried(ctx context.Context) bool {
-	_, ok := grpc.ServerTransportStreamFromContext(ctx).(carriedCall)
+	_, ok := grpc.ServerTransportStreamFromContext(ctx).(*carriedCall)
 	return ok
 }
 

@@ -10,17 +10,18 @@ import (
 
 // testInjectionState stores and reads back an agent's injection state: the
 // zero state before any write, then what was put, per agent, each with the
-// agent's read cursor; an unknown agent's is not found.
+// agent's read cursor and its newest delivery; an unknown agent's is not
+// found.
 func testInjectionState(t *testing.T, h NewDB) {
 	t.Parallel()
 	db := fresh(t, h)
 	ann, bob := createAgent(t, db, "ann"), createAgent(t, db, "bob")
 	mustView(t, db, func(tx hub.Tx) error {
-		st, _, err := tx.InjectionState(ann.ID)
-		if err == nil && (*st != hub.InjectionState{AgentID: ann.ID}) {
-			t.Errorf("InjectionState before any write = %+v, want the zero state of agent %d", *st, ann.ID)
+		st, _, latest, err := tx.InjectionState(ann.ID)
+		if err == nil && (*st != hub.InjectionState{AgentID: ann.ID} || latest != 0) {
+			t.Errorf("InjectionState before any write = %+v, newest delivery %d; want the zero state of agent %d, 0", *st, latest, ann.ID)
 		}
-		if _, _, err := tx.InjectionState(9999); hub.ErrorCode(err) != hub.ENOTFOUND {
+		if _, _, _, err := tx.InjectionState(9999); hub.ErrorCode(err) != hub.ENOTFOUND {
 			t.Errorf("an unknown agent's InjectionState: %v, want ENOTFOUND", err)
 		}
 		return err
@@ -35,17 +36,19 @@ func testInjectionState(t *testing.T, h NewDB) {
 		bob.ReadUpTo = 7
 		return tx.UpdateAgent(bob)
 	})
+	first := insertMessage(t, db, "", []*hub.Agent{ann, bob})
+	newest := insertMessage(t, db, "", []*hub.Agent{bob})
 	mustView(t, db, func(tx hub.Tx) error {
-		got, readUpTo, err := tx.InjectionState(ann.ID)
+		got, readUpTo, latest, err := tx.InjectionState(ann.ID)
 		if err != nil {
 			return err
 		}
-		if !got.UpdatedAt.Equal(want.UpdatedAt) || got.UpTo != want.UpTo || got.StopHolds != want.StopHolds || got.AgentID != want.AgentID || readUpTo != 0 {
-			t.Errorf("InjectionState = %+v, read cursor %d; want %+v, 0", *got, readUpTo, want)
+		if !got.UpdatedAt.Equal(want.UpdatedAt) || got.UpTo != want.UpTo || got.StopHolds != want.StopHolds || got.AgentID != want.AgentID || readUpTo != 0 || latest != first {
+			t.Errorf("InjectionState = %+v, read cursor %d, newest delivery %d; want %+v, 0, %d", *got, readUpTo, latest, want, first)
 		}
-		other, readUpTo, err := tx.InjectionState(bob.ID)
-		if err == nil && (other.UpTo != 0 || readUpTo != 7) {
-			t.Errorf("bob's InjectionState = %+v, read cursor %d; want zero, 7: states are per agent", *other, readUpTo)
+		other, readUpTo, latest, err := tx.InjectionState(bob.ID)
+		if err == nil && (other.UpTo != 0 || readUpTo != 7 || latest != newest) {
+			t.Errorf("bob's InjectionState = %+v, read cursor %d, newest delivery %d; want zero, 7, %d: states are per agent", *other, readUpTo, latest, newest)
 		}
 		return err
 	})
@@ -111,7 +114,7 @@ func testTakeInjectionRace(t *testing.T, h NewDB) {
 		t.Errorf("%d injected + %d passed over = %d, want every one of the %d posts exactly once", shown, seen[-1], shown+seen[-1], posts)
 	}
 	mustView(t, dbs[1], func(tx hub.Tx) error {
-		st, _, err := tx.InjectionState(bob.ID)
+		st, _, _, err := tx.InjectionState(bob.ID)
 		if err == nil && st.UpTo != ids[len(ids)-1] {
 			t.Errorf("stored injection cursor = %d, want the newest message %d", st.UpTo, ids[len(ids)-1])
 		}
