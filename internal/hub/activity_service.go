@@ -194,20 +194,13 @@ type HeartbeatResult struct {
 func (s *Liveness) Heartbeat(ctx context.Context, caller *Agent) (*HeartbeatResult, error) {
 	now := s.clock.Now()
 	r := &HeartbeatResult{HeartbeatID: FormatHeartbeatID(now, s.cfg.Location), StartedAt: now.Truncate(time.Second), Beat: s.beat.Load()}
-	// RowLocked: a heartbeat writes only the caller's own row, read by ID,
-	// so replicas on one database may take heartbeats side by side. The
-	// unread counts are read in the same transaction: both stores keep them
-	// as counters, so the read is one row, not a count of the backlog.
+	// RowLocked: a heartbeat writes only two columns of the caller's own
+	// row, so replicas on one database may take heartbeats side by side.
+	// The unread counts come back from the same statement: both stores keep
+	// them as counters, so the read is one row, not a count of the backlog.
 	err := update(RowLocked(ctx), s.store, func(tx livenessTx) error {
-		a, err := tx.AgentByID(caller.ID)
-		if err != nil {
-			return err
-		}
-		a.CurrentHeartbeatID, a.HeartbeatStartedAt = r.HeartbeatID, r.StartedAt
-		if err := tx.UpdateAgent(a); err != nil {
-			return err
-		}
-		r.Unread, r.Mentions, _, err = tx.InboxCounts(a.ID, a.ReadUpTo)
+		var err error
+		r.Unread, r.Mentions, err = tx.StartHeartbeat(caller.ID, r.HeartbeatID, r.StartedAt)
 		return err
 	})
 	if err != nil {

@@ -395,6 +395,10 @@ type AgentTx interface {
 	CountAgents() (int64, error)
 	// UpdateAgent writes every mutable field of a. ENOTFOUND.
 	UpdateAgent(a *Agent) error
+	// StartHeartbeat sets the agent's current heartbeat ID and when it
+	// started, and returns the agent's unread messages and mentions at its
+	// read cursor (InboxCounts). ENOTFOUND.
+	StartHeartbeat(agentID int64, id string, startedAt time.Time) (unread, mentions int64, err error)
 	// SetAgentToken replaces the agent's token hash; nil revokes the token.
 	SetAgentToken(agentID int64, hash []byte) error
 	// TouchAgents records last-seen times and interaction beats in bulk.

@@ -35,7 +35,7 @@ type livenessTx interface {
 	AgentByID(id int64) (*Agent, error)
 	AgentByName(name string) (*Agent, error)
 	TouchAgents(touches []Touch) error
-	UpdateAgent(a *Agent) error
+	StartHeartbeat(agentID int64, id string, startedAt time.Time) (unread, mentions int64, err error)
 	// DeepWorkTx
 	DeepWorkDeclarations(q DeepWorkQuery) ([]*DeepWork, error)
 	InsertDeepWork(d *DeepWork) error

@@ -3,6 +3,7 @@ package postgres
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
@@ -10,8 +11,9 @@ import (
 )
 
 // This file implements what PostgreSQL adds to hub.AgentTx (storesql
-// implements the rest): a heartbeat's row lock under the shared write
-// lock, and the announcement of changed agents to every replica.
+// implements the rest): the row lock of a read-modify-write of an agent
+// and a heartbeat's write under the shared write lock, and the
+// announcement of changed agents to every replica.
 
 // AgentByID implements hub.AgentTx. Under the shared write lock it locks
 // the agent's row until commit (FOR NO KEY UPDATE: posts that deliver to
@@ -65,6 +67,16 @@ func (t *Tx) UpdateAgent(a *hub.Agent) error {
 		return t.agentChanged(a.ID, hub.AgentDisabled)
 	}
 	return t.agentChanged(a.ID, hub.AgentEnabled)
+}
+
+// StartHeartbeat implements hub.AgentTx. Its UPDATE writes only the
+// heartbeat's columns of the agent's row, neither its read cursor nor its
+// enabled state, and locks the row itself: it runs under the shared write
+// lock.
+func (t *Tx) StartHeartbeat(agentID int64, id string, startedAt time.Time) (unread, mentions int64, err error) {
+	s := t.Statements
+	s.DB = taskDB{t: t, w: sharedSafe}
+	return s.StartHeartbeat(agentID, id, startedAt)
 }
 
 // agentChanged NOTIFYs every replica (this one included) that the agent's

@@ -244,8 +244,11 @@ var _ hub.Tx = (*Tx)(nil)
 //   - a channel created or joined on the way (EnsureChannel, InsertChannelMember):
 //     inserts that do nothing when the row exists;
 //   - an agent's own row, read with its row lock by AgentByID and written
-//     back by UpdateAgent (a heartbeat): the lock makes the
-//     read-modify-write atomic against every other writer of that row.
+//     back by UpdateAgent: the lock makes the read-modify-write atomic
+//     against every other writer of that row;
+//   - a heartbeat's columns of an agent's row (StartHeartbeat): one UPDATE
+//     that decides nothing from an earlier read, under the row lock it
+//     takes itself.
 //
 // Reads run anywhere: what a shared write decides from them is covered
 // above. Any other write in a transaction under the shared lock is refused

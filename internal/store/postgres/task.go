@@ -19,8 +19,12 @@ import (
 // This file implements hub.TaskTx and hub.UsageTx with the statements of tasksql and usagesql (Tx embeds them).
 
 // taskDB is the transaction as tasksql.DB: its "?" placeholders become
-// PostgreSQL's numbered ones.
-type taskDB struct{ t *Tx }
+// PostgreSQL's numbered ones. Its writes need the exclusive write lock
+// unless w says they are shared-safe (a statement the shared lock covers).
+type taskDB struct {
+	t *Tx
+	w sharedWrite
+}
 
 // dollarTexts holds the rewritten texts of the statements seen, at most
 // dollarTextsMax of them: the shared statements are a bounded set of texts
@@ -62,7 +66,7 @@ func numberPlaceholders(q string) string {
 }
 
 func (d taskDB) Exec(q string, args ...any) (int64, error) {
-	tag, err := d.t.exec(dollars(q), args...)
+	tag, err := d.t.execAs(d.w, dollars(q), args...)
 	if err != nil {
 		return 0, mapErr(err)
 	}
@@ -77,7 +81,9 @@ func (d taskDB) Query(q string, args ...any) (tasksql.Rows, func(), error) {
 	return rows, rows.Close, nil
 }
 
-func (d taskDB) QueryRow(q string, args ...any) row.Scanner { return d.t.queryRow(dollars(q), args...) }
+func (d taskDB) QueryRow(q string, args ...any) row.Scanner {
+	return d.t.queryRowAs(d.w, dollars(q), args...)
+}
 
 func (taskDB) IsNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 
@@ -85,12 +91,12 @@ func (taskDB) IsNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 // NOTIFYs every replica's listener with its project, so that their parked
 // next_task calls look again (Reports.TasksReady).
 func newTx(t *Tx) *Tx {
-	t.Statements = storesql.Statements{DB: taskDB{t}, Dialect: dialect, Changed: t.agentChanged}
-	t.Tx = tasksql.Tx{DB: taskDB{t}, Recorder: &t.Statements, Ready: func(project string) error {
+	t.Statements = storesql.Statements{DB: taskDB{t: t}, Dialect: dialect, Changed: t.agentChanged}
+	t.Tx = tasksql.Tx{DB: taskDB{t: t}, Recorder: &t.Statements, Ready: func(project string) error {
 		_, err := t.exec(`SELECT pg_notify($1, $2)`, t.db.tasks, project)
 		return err
 	}}
-	t.Usage = usagesql.Usage{DB: taskDB{t}}
+	t.Usage = usagesql.Usage{DB: taskDB{t: t}}
 	return t
 }
 

@@ -2,13 +2,15 @@ package storesql
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/agenthub/hub/internal/hub"
 	"github.com/agenthub/hub/internal/store/row"
 )
 
-// This file implements hub.AgentTx. PostgreSQL's hub adds to AgentByID and
-// UpdateAgent the row lock of a heartbeat under its shared write lock.
+// This file implements hub.AgentTx. PostgreSQL's store adds to AgentByID
+// and UpdateAgent a row lock under its shared write lock, and runs
+// StartHeartbeat under that lock.
 
 // AgentWhere returns the agent where holds of, notFound's error when none
 // does.
@@ -96,6 +98,20 @@ func (x Statements) UpdateAgent(a *hub.Agent) error {
 		return hub.NoAgentNamed(a.Name)
 	}
 	return nil
+}
+
+// StartHeartbeat implements hub.AgentTx: one statement writes the two
+// columns and reads the counters inbox_counts keeps at the agent's read
+// cursor (0004_inbox_counts.sql; a row for every agent), not the row read
+// and written back whole with the counts read after.
+func (x Statements) StartHeartbeat(agentID int64, id string, startedAt time.Time) (unread, mentions int64, err error) {
+	err = x.DB.QueryRow(`UPDATE agents SET current_heartbeat_id = ?, heartbeat_started_at = ? WHERE id = ?
+		RETURNING (SELECT unread FROM inbox_counts WHERE agent_id = agents.id), (SELECT mentions FROM inbox_counts WHERE agent_id = agents.id)`,
+		id, row.Nanos(startedAt), agentID).Scan(&unread, &mentions)
+	if x.DB.IsNoRows(err) {
+		return 0, 0, hub.NoAgentWithID()
+	}
+	return unread, mentions, err
 }
 
 // SetAgentToken implements hub.AgentTx. A token another agent holds is

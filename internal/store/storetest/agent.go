@@ -227,3 +227,61 @@ func testTouchAgents(t *testing.T, h NewDB) {
 		return nil
 	})
 }
+
+// StartHeartbeat writes the heartbeat's two columns and nothing else of the
+// row, and returns the counts at the agent's read cursor, under the mark a
+// heartbeat's Update carries (hub.RowLocked: PostgreSQL runs it under its
+// shared write lock).
+func testStartHeartbeat(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	bob, carol := createAgent(t, db, "bob"), createAgent(t, db, "carol")
+	m1 := insertMessage(t, db, "", []*hub.Agent{bob}, bob)
+	insertMessage(t, db, "", []*hub.Agent{bob, carol}, bob)
+	insertMessage(t, db, "", []*hub.Agent{bob})
+	mustUpdate(t, db, func(tx hub.Tx) error {
+		a, err := tx.AgentByID(bob.ID)
+		if err != nil {
+			return err
+		}
+		a.ReadUpTo, a.DisplayName, a.LastSeenAt, a.LastInteractionBeat = m1, "Bob", t0.Add(time.Minute), 4
+		return tx.UpdateAgent(a)
+	})
+	mustView(t, db, func(tx hub.Tx) error {
+		var err error
+		bob, err = tx.AgentByID(bob.ID)
+		return err
+	})
+	started := t0.Add(time.Hour).Truncate(time.Second)
+	err := db.Update(hub.RowLocked(t.Context()), func(tx hub.Tx) error {
+		unread, mentions, err := tx.StartHeartbeat(bob.ID, "20260102040405", started)
+		if err == nil && (unread != 2 || mentions != 1) {
+			t.Errorf("StartHeartbeat above the read cursor: %d unread, %d mentions; want 2, 1", unread, mentions)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustView(t, db, func(tx hub.Tx) error {
+		got, err := tx.AgentByID(bob.ID)
+		if err != nil {
+			return err
+		}
+		want := *bob
+		want.CurrentHeartbeatID, want.HeartbeatStartedAt = "20260102040405", started
+		if got.CurrentHeartbeatID != want.CurrentHeartbeatID || !got.HeartbeatStartedAt.Equal(want.HeartbeatStartedAt) ||
+			got.ReadUpTo != want.ReadUpTo || got.DisplayName != want.DisplayName || !got.LastSeenAt.Equal(want.LastSeenAt) ||
+			got.LastInteractionBeat != want.LastInteractionBeat || got.Disabled() {
+			t.Errorf("after StartHeartbeat: %+v, want %+v", got, want)
+		}
+		return nil
+	})
+	err = db.Update(hub.RowLocked(t.Context()), func(tx hub.Tx) error {
+		_, _, err := tx.StartHeartbeat(9999, "20260102040405", started)
+		return err
+	})
+	if hub.ErrorCode(err) != hub.ENOTFOUND {
+		t.Errorf("StartHeartbeat of an unknown agent: %v, want ENOTFOUND", err)
+	}
+}

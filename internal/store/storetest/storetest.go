@@ -32,6 +32,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ListAgents", testListAgents},
 		{"SetAgentToken", testSetAgentToken},
 		{"TouchAgents", testTouchAgents},
+		{"StartHeartbeat", testStartHeartbeat},
 		{"Inbox", testInbox},
 		{"InboxCounts", testInboxCounts},
 		{"LookInbox", testLookInbox},
