@@ -399,6 +399,9 @@ type AgentTx interface {
 	// started, and returns the agent's unread messages and mentions at its
 	// read cursor (InboxCounts). ENOTFOUND.
 	StartHeartbeat(agentID int64, id string, startedAt time.Time) (unread, mentions int64, err error)
+	// SetReadCursor moves the agent's read cursor to upTo (its unread
+	// counts follow). ENOTFOUND.
+	SetReadCursor(agentID, upTo int64) error
 	// SetAgentToken replaces the agent's token hash; nil revokes the token.
 	SetAgentToken(agentID int64, hash []byte) error
 	// TouchAgents records last-seen times and interaction beats in bulk.

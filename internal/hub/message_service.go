@@ -24,7 +24,7 @@ type messagesTx interface {
 	AgentByID(id int64) (*Agent, error)
 	AgentByName(name string) (*Agent, error)
 	ListAgents(includeDisabled bool) ([]*Agent, error)
-	UpdateAgent(a *Agent) error
+	SetReadCursor(agentID, upTo int64) error
 	// MessageTx
 	ChannelByName(project, name string) (int64, error)
 	ChannelMemberNames(channelID int64) ([]string, error)
@@ -38,6 +38,7 @@ type messagesTx interface {
 	ListChannels(agentID int64) ([]ChannelSummary, error)
 	ListMessages(q MessageQuery) ([]*Message, error)
 	MaxMessageID() (int64, error)
+	ReadCursor(agentID int64) (readUpTo, unread, latest int64, err error)
 	MessageByID(id int64) (*Message, error)
 	// PersonTx
 	ActivePerson(name string) (bool, error)
@@ -419,11 +420,9 @@ func (s *Messages) MarkRead(ctx context.Context, caller *Agent, upToID string) (
 	}
 	var unread, cursor int64
 	err = update(ctx, s.store, func(tx messagesTx) error {
-		a, err := tx.AgentByID(caller.ID)
-		if err != nil {
-			return err
-		}
-		_, _, latest, err := tx.InboxCounts(a.ID, a.ReadUpTo)
+		var latest int64
+		var err error
+		cursor, unread, latest, err = tx.ReadCursor(caller.ID)
 		if err != nil {
 			return err
 		}
@@ -432,17 +431,21 @@ func (s *Messages) MarkRead(ctx context.Context, caller *Agent, upToID string) (
 		if upToID == "" || upTo > latest {
 			upTo = latest
 		}
-		if upTo > a.ReadUpTo {
-			a.ReadUpTo = upTo
-			if err := tx.UpdateAgent(a); err != nil {
-				return err
-			}
-			if err := tx.RecordRead(a.ID, upTo, s.clock.Now()); err != nil {
-				return err
-			}
+		if upTo <= cursor {
+			return nil // it never moves back: the counts stand
 		}
-		cursor = a.ReadUpTo
-		unread, _, _, err = tx.InboxCounts(a.ID, a.ReadUpTo)
+		cursor = upTo
+		if err := tx.SetReadCursor(caller.ID, upTo); err != nil {
+			return err
+		}
+		if err := tx.RecordRead(caller.ID, upTo, s.clock.Now()); err != nil {
+			return err
+		}
+		if upTo == latest {
+			unread = 0 // nothing is delivered above the newest delivery
+			return nil
+		}
+		unread, _, _, err = tx.InboxCounts(caller.ID, upTo)
 		return err
 	})
 	return unread, cursor, err
@@ -579,6 +582,10 @@ type MessageTx interface {
 	// answers that case from counters kept with the deliveries and the
 	// cursor, without counting the backlog.
 	InboxCounts(agentID, after int64) (unread, mentions, latest int64, err error)
+	// ReadCursor returns the agent's read cursor, and the unread count and
+	// newest delivered message ID that InboxCounts gives at it, in one
+	// read. ENOTFOUND.
+	ReadCursor(agentID int64) (readUpTo, unread, latest int64, err error)
 	// LookInbox reads, in one statement when it finds messages, what a
 	// wait's look hands out to agentID if it is enabled: as Inbox, the
 	// messages after after (fromReadCursor: after the agent's read

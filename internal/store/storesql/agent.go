@@ -114,6 +114,19 @@ func (x Statements) StartHeartbeat(agentID int64, id string, startedAt time.Time
 	return unread, mentions, err
 }
 
+// SetReadCursor implements hub.AgentTx: the one column, whose change the
+// triggers of inbox_counts follow (0004_inbox_counts.sql).
+func (x Statements) SetReadCursor(agentID, upTo int64) error {
+	n, err := x.DB.Exec(`UPDATE agents SET read_up_to = ? WHERE id = ?`, upTo, agentID)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return hub.NoAgentWithID()
+	}
+	return nil
+}
+
 // SetAgentToken implements hub.AgentTx. A token another agent holds is
 // reported without aborting the transaction; a changed token is told to
 // Changed.

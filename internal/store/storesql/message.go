@@ -116,6 +116,17 @@ func (x Statements) LookInbox(agentID, after int64, fromReadCursor bool, limit i
 	return lk, nil
 }
 
+// ReadCursor implements hub.MessageTx: the cursor and the counters of
+// inbox_counts at it, one row.
+func (x Statements) ReadCursor(agentID int64) (readUpTo, unread, latest int64, err error) {
+	err = x.DB.QueryRow(`SELECT a.read_up_to, c.unread, c.latest FROM agents a JOIN inbox_counts c ON c.agent_id = a.id
+		WHERE a.id = ?`, agentID).Scan(&readUpTo, &unread, &latest)
+	if x.DB.IsNoRows(err) {
+		return 0, 0, 0, hub.NoAgentWithID()
+	}
+	return readUpTo, unread, latest, err
+}
+
 // InboxCounts implements hub.MessageTx. For the agent's own read cursor,
 // which is what every reply that reports a count passes, it reads the
 // counters the triggers of inbox_counts keep (0004_inbox_counts.sql), so

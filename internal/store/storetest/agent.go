@@ -285,3 +285,46 @@ func testStartHeartbeat(t *testing.T, h NewDB) {
 		t.Errorf("StartHeartbeat of an unknown agent: %v, want ENOTFOUND", err)
 	}
 }
+
+// ReadCursor gives the cursor with the counts at it, SetReadCursor moves
+// the cursor alone and the counts follow it.
+func testReadCursor(t *testing.T, h NewDB) {
+	t.Parallel()
+	db := fresh(t, h)
+	bob, carol := createAgent(t, db, "bob"), createAgent(t, db, "carol")
+	m1 := insertMessage(t, db, "", []*hub.Agent{bob}, bob)
+	m2 := insertMessage(t, db, "", []*hub.Agent{bob, carol})
+	insertMessage(t, db, "", []*hub.Agent{carol})
+	check := func(when string, wantCursor, wantUnread int64) {
+		t.Helper()
+		mustView(t, db, func(tx hub.Tx) error {
+			cursor, unread, latest, err := tx.ReadCursor(bob.ID)
+			if err != nil {
+				return err
+			}
+			if cursor != wantCursor || unread != wantUnread || latest != m2 {
+				t.Errorf("%s: ReadCursor = cursor %d, %d unread, latest %d; want %d, %d, %d", when, cursor, unread, latest, wantCursor, wantUnread, m2)
+			}
+			got, err := tx.AgentByID(bob.ID)
+			if err == nil && (got.ReadUpTo != cursor || got.Name != "bob" || !got.CreatedAt.Equal(bob.CreatedAt)) {
+				t.Errorf("%s: AgentByID = %+v, want bob's row with cursor %d", when, got, cursor)
+			}
+			return err
+		})
+	}
+	check("at first", 0, 2)
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.SetReadCursor(bob.ID, m1) })
+	check("past the first message", m1, 1)
+	mustUpdate(t, db, func(tx hub.Tx) error { return tx.SetReadCursor(bob.ID, m2) })
+	check("past both", m2, 0)
+	mustView(t, db, func(tx hub.Tx) error {
+		if _, _, _, err := tx.ReadCursor(9999); hub.ErrorCode(err) != hub.ENOTFOUND {
+			t.Errorf("ReadCursor of an unknown agent: %v, want ENOTFOUND", err)
+		}
+		return nil
+	})
+	err := db.Update(t.Context(), func(tx hub.Tx) error { return tx.SetReadCursor(9999, m1) })
+	if hub.ErrorCode(err) != hub.ENOTFOUND {
+		t.Errorf("SetReadCursor of an unknown agent: %v, want ENOTFOUND", err)
+	}
+}

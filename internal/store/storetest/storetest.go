@@ -33,6 +33,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"SetAgentToken", testSetAgentToken},
 		{"TouchAgents", testTouchAgents},
 		{"StartHeartbeat", testStartHeartbeat},
+		{"ReadCursor", testReadCursor},
 		{"Inbox", testInbox},
 		{"InboxCounts", testInboxCounts},
 		{"LookInbox", testLookInbox},
