@@ -28,3 +28,23 @@ func BenchmarkTakeInjectionNothingNew(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTakeInjectionSomethingNew is a hook's injection that finds one
+// new message (posted untimed before each), on a SQLite file.
+//
+//	go test ./internal/hub -run '^$' -bench TakeInjectionSomethingNew -benchmem -benchtime 3000x -count 5
+func BenchmarkTakeInjectionSomethingNew(b *testing.B) {
+	h := newTestHub(b)
+	ags := h.agents(b, "alice", "bob")
+	alice, bob := ags[0], ags[1]
+	ctx := context.Background()
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer()
+		m := h.post(b, alice, hub.PostRequest{To: []string{"bob"}, Body: "injected"})
+		b.StartTimer()
+		if in, err := h.TakeInjection(ctx, bob, 0); err != nil || len(in.Messages) != 1 || in.Cursor != m.ID {
+			b.Fatalf("injection = %+v, %v; want message %d", in, err, m.ID)
+		}
+	}
+}

@@ -64,29 +64,36 @@ func (s *Injections) TakeInjection(ctx context.Context, caller *Agent, limit int
 		limit = MaxInjection
 	}
 	s.paths.Seen(caller.ID, ViaHook, s.clock.Now())
-	// Most calls find nothing new: answer those from a read, without a write.
+	// Most calls find nothing new: answer those from one read, without a
+	// write. The newest delivery is exact (the counters follow deletions
+	// too), so one past the cursor means there are messages to take.
 	var out *Injection
 	err := view(ctx, s.store, func(tx injectionsTx) error {
-		var err error
-		out, err = s.takeInjection(ctx, tx, caller.ID, limit, false)
-		return err
+		st, readUpTo, latest, err := tx.InjectionState(caller.ID)
+		if err != nil {
+			return err
+		}
+		if from := InjectionStart(*st, readUpTo); latest <= from {
+			out = &Injection{Cursor: from}
+		}
+		return nil
 	})
-	if err != nil || len(out.Messages) == 0 {
+	if err != nil || out != nil {
 		return out, err
 	}
 	err = update(ctx, s.store, func(tx injectionsTx) error {
 		var err error
-		out, err = s.takeInjection(ctx, tx, caller.ID, limit, true)
+		out, err = s.takeInjection(ctx, tx, caller.ID, limit)
 		return err
 	})
 	return out, err
 }
 
-// takeInjection reads what is new since the injection cursor and, when
-// write is set, moves the cursor past it — unless the caller has given up
-// meanwhile (a hook past its time-out): then nothing moves, and the next
-// injection shows these messages instead of none.
-func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID int64, limit int, write bool) (*Injection, error) {
+// takeInjection reads what is new since the injection cursor and moves
+// the cursor past it — unless the caller has given up meanwhile (a hook
+// past its time-out): then nothing moves, and the next injection shows
+// these messages instead of none.
+func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID int64, limit int) (*Injection, error) {
 	st, readUpTo, latest, err := tx.InjectionState(agentID)
 	if err != nil {
 		return nil, err
@@ -94,24 +101,23 @@ func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID
 	from := InjectionStart(*st, readUpTo)
 	out := &Injection{Cursor: from}
 	if latest <= from {
-		return out, nil // nothing delivered since: most injections, one statement
+		return out, nil // taken meanwhile by another hook
 	}
 	msgs, err := tx.Inbox(agentID, InboxQuery{After: from, Limit: limit, ReadUpTo: readUpTo})
-	if err != nil {
-		return nil, err
+	if err != nil || len(msgs) == 0 {
+		return out, err
 	}
 	out.Messages = msgs
-	if len(msgs) == 0 {
-		return out, nil
-	}
-	n, _, latest, err := tx.InboxCounts(agentID, from)
-	if err != nil {
-		return nil, err
-	}
-	out.More = max(n-int64(len(msgs)), 0)
 	out.Cursor = max(latest, msgs[len(msgs)-1].ID)
-	if !write {
-		return out, nil
+	if len(msgs) == limit {
+		// The limit may have cut the inbox short: count what it passed
+		// over. Below it, the inbox read every delivery past the cursor.
+		n, _, latest, err := tx.InboxCounts(agentID, from)
+		if err != nil {
+			return nil, err
+		}
+		out.More = max(n-int64(len(msgs)), 0)
+		out.Cursor = max(latest, out.Cursor)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -47,3 +47,42 @@ func TestTakeInjectionSkipsWhatWasRead(t *testing.T) {
 		t.Errorf("limit -1: %v, want EINVALID", err)
 	}
 }
+
+// An injection cut by its limit counts what it passed over and moves the
+// cursor past it; one below its limit, or exactly at it, passes over
+// nothing.
+func TestTakeInjectionLimit(t *testing.T) {
+	h := newTestHub(t)
+	as := h.agents(t, "ann", "bob")
+	ann, bob := as[0], as[1]
+	ctx := context.Background()
+	post := func(n int) []int64 {
+		var ids []int64
+		for range n {
+			ids = append(ids, h.post(t, ann, hub.PostRequest{To: []string{"bob"}, Body: "news"}).ID)
+		}
+		return ids
+	}
+	for _, tt := range []struct {
+		posted, limit int
+		taken         int
+		more          int64
+	}{
+		{5, 2, 2, 3},
+		{3, 3, 3, 0},
+		{2, 4, 2, 0},
+	} {
+		ids := post(tt.posted)
+		inj, err := h.Injections.TakeInjection(ctx, bob, tt.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := msgIDs(inj.Messages); len(got) != tt.taken || got[0] != ids[0] || inj.More != tt.more || inj.Cursor != ids[len(ids)-1] {
+			t.Errorf("%d new, limit %d: injection %v, %d more, cursor %d; want the first %d of %v, %d more, cursor %d",
+				tt.posted, tt.limit, got, inj.More, inj.Cursor, tt.taken, ids, tt.more, ids[len(ids)-1])
+		}
+		if inj, err := h.Injections.TakeInjection(ctx, bob, tt.limit); err != nil || len(inj.Messages) != 0 || inj.Cursor != ids[len(ids)-1] {
+			t.Errorf("%d new, limit %d: the next injection = %+v, %v; want nothing, cursor %d", tt.posted, tt.limit, inj, err, ids[len(ids)-1])
+		}
+	}
+}
