@@ -116,14 +116,12 @@ func (s *Liveness) Checkpoint(ctx context.Context, caller *Agent, currentActivit
 type checkpointTx interface {
 	// ActivityTx
 	InsertCheckpoint(c *Checkpoint) error
-	// AgentTx
-	AgentByID(id int64) (*Agent, error)
 	// DeepWorkTx
 	UpdateDeepWork(d *DeepWork) error
 	// EventTx
 	InsertEvent(e *Event) error
 	// HealthTx
-	LivenessState(agentID int64) (*LivenessState, error)
+	AgentLiveness(agentID int64) (*Agent, *LivenessState, error)
 	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
 	// TaskTx
 	TaskByID(id int64) (*Task, error)

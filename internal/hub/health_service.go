@@ -22,20 +22,14 @@ import (
 
 // callerLivenessTx is what callerLiveness reads and writes.
 type callerLivenessTx interface {
-	// AgentTx
-	AgentByID(id int64) (*Agent, error)
 	// HealthTx
-	LivenessState(agentID int64) (*LivenessState, error)
+	AgentLiveness(agentID int64) (*Agent, *LivenessState, error)
 }
 
 // callerLiveness loads an agent, its liveness state and its locale: the
 // start of every liveness call that writes (logs, checkpoints, deep work).
 func (s *Liveness) callerLiveness(tx callerLivenessTx, agentID int64) (*Agent, *LivenessState, Locale, error) {
-	a, err := tx.AgentByID(agentID)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	st, err := tx.LivenessState(a.ID)
+	a, st, err := tx.AgentLiveness(agentID)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -51,6 +45,9 @@ type HealthTx interface {
 	// before the liveness schema) gets NewLivenessState(id, created_at).
 	// ENOTFOUND if there is no such agent.
 	LivenessState(agentID int64) (*LivenessState, error)
+	// AgentLiveness returns the agent (AgentByID) and its liveness state
+	// (LivenessState) in one read. ENOTFOUND.
+	AgentLiveness(agentID int64) (*Agent, *LivenessState, error)
 	// SaveLivenessState writes st (the declarations by ID only: write them
 	// with InsertDeepWork/UpdateDeepWork) and the instant of its next
 	// evaluation, zero for none.

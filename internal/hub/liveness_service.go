@@ -45,6 +45,7 @@ type livenessTx interface {
 	InsertEvents(es []Event) error
 	ListEvents(q EventQuery) ([]*Event, error)
 	// HealthTx
+	AgentLiveness(agentID int64) (*Agent, *LivenessState, error)
 	DueHealth(now time.Time, limit int) ([]AgentLiveness, error)
 	DueLiveness(now time.Time, limit int) ([]int64, error)
 	LivenessState(agentID int64) (*LivenessState, error)

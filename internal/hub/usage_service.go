@@ -79,7 +79,7 @@ type usageTx interface {
 	// EventTx
 	InsertEvent(e *Event) error
 	// HealthTx
-	LivenessState(agentID int64) (*LivenessState, error)
+	AgentLiveness(agentID int64) (*Agent, *LivenessState, error)
 	SaveLivenessState(st *LivenessState, nextEvalAt time.Time) error
 	// InboxTx
 	InsertInboxItem(it *InboxItem) error

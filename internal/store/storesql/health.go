@@ -87,6 +87,36 @@ func (x Statements) LivenessState(agentID int64) (*hub.LivenessState, error) {
 	return d.State, nil
 }
 
+// agentLiveness is AgentLiveness's query, its text made once rather than
+// at each call.
+var agentLiveness = `SELECT ` + row.AgentColumnsA + `, ` + livenessColumns + ` FROM agents a JOIN liveness l ON l.agent_id = a.id
+	WHERE a.id = ?`
+
+// AgentLiveness implements hub.HealthTx: the agent's row joined to its
+// liveness row, read apart only for an agent without one.
+func (x Statements) AgentLiveness(agentID int64) (*hub.Agent, *hub.LivenessState, error) {
+	var r livenessRow
+	a, err := row.Agent(x.DB.QueryRow(agentLiveness, agentID), r.dest(x.Dialect)...)
+	if x.DB.IsNoRows(err) {
+		a, err := x.AgentByID(agentID)
+		if err != nil {
+			return nil, nil, err
+		}
+		st := hub.NewLivenessState(a.ID, a.CreatedAt)
+		return a, &st, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("read agent and liveness state: %w", err)
+	}
+	if r.activeID == 0 && r.expiredID == 0 {
+		return a, r.state(agentID), nil
+	}
+	d := r.declared(agentID)
+	if err := x.loadDeclarations([]*row.Declared{d}); err != nil {
+		return nil, nil, err
+	}
+	return a, d.State, nil
+}
+
 // DueLiveness implements hub.HealthTx.
 func (x Statements) DueLiveness(now time.Time, limit int) ([]int64, error) {
 	ids, err := column[int64](x.DB, `SELECT l.agent_id FROM liveness l JOIN agents a ON a.id = l.agent_id

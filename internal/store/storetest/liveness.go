@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -34,11 +35,15 @@ func testLivenessStateRoundTrip(t *testing.T, h NewDB) {
 		if st.AgentID != a.ID || !st.CreatedAt.Equal(lvT0) || st.ActiveDeepWork != nil {
 			t.Errorf("fresh state = %+v", st)
 		}
+		checkAgentLiveness(t, tx, a.ID)
 		return nil
 	})
 	mustView(t, db, func(tx hub.Tx) error {
 		if _, err := tx.LivenessState(999); hub.ErrorCode(err) != hub.ENOTFOUND {
 			t.Errorf("LivenessState(unknown) = %v, want ENOTFOUND", err)
+		}
+		if _, _, err := tx.AgentLiveness(999); hub.ErrorCode(err) != hub.ENOTFOUND {
+			t.Errorf("AgentLiveness(unknown) = %v, want ENOTFOUND", err)
 		}
 		return nil
 	})
@@ -62,6 +67,7 @@ func testLivenessStateRoundTrip(t *testing.T, h NewDB) {
 	next := lvT0.Add(7 * time.Minute)
 	mustUpdate(t, db, func(tx hub.Tx) error { return tx.SaveLivenessState(&st, next) })
 	mustView(t, db, func(tx hub.Tx) error {
+		checkAgentLiveness(t, tx, a.ID)
 		got, err := tx.LivenessState(a.ID)
 		if err != nil {
 			return err
@@ -355,5 +361,25 @@ func testOverviewRows(t *testing.T, h NewDB) {
 	}
 	if !all[2].Agent.Disabled() {
 		t.Error("cid: not disabled")
+	}
+}
+
+// checkAgentLiveness compares AgentLiveness with the two reads it stands
+// for, AgentByID and LivenessState.
+func checkAgentLiveness(t *testing.T, tx hub.Tx, id int64) {
+	t.Helper()
+	a, st, err := tx.AgentLiveness(id)
+	if err != nil {
+		t.Errorf("AgentLiveness(%d): %v", id, err)
+		return
+	}
+	wantA, err1 := tx.AgentByID(id)
+	wantSt, err2 := tx.LivenessState(id)
+	if err := errors.Join(err1, err2); err != nil {
+		t.Errorf("AgentByID, LivenessState(%d): %v", id, err)
+		return
+	}
+	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(st, wantSt) {
+		t.Errorf("AgentLiveness(%d) = %+v, %+v\nwant %+v, %+v (AgentByID, LivenessState)", id, a, st, wantA, wantSt)
 	}
 }
