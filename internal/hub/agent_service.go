@@ -304,6 +304,11 @@ func (s *Agents) AgentChanged(id int64, change AgentChange) {
 // calls it when changes made by other processes may have been missed.
 func (s *Agents) ForgetAgents() { s.auth.clear() }
 
+// AuthCacheMisses returns how many agent tokens were checked by reading the
+// store since the hub started (Authenticate, KnownToken): the cache did not
+// hold them, or no longer trusted them.
+func (s *Agents) AuthCacheMisses() int64 { return s.auth.misses.Load() }
+
 // modifyAgent loads an agent by name in a write transaction, applies fn
 // and records the agent's change (0: its profile alone) for the commit.
 func (s *Agents) modifyAgent(ctx context.Context, name string, change AgentChange, fn func(agentsTx, *Agent) error) (*Agent, error) {

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,6 +24,8 @@ type authCache struct {
 	mu  sync.Mutex
 	m   map[string]authEntry
 	gen uint64 // bumped by clear; a put from an older generation is dropped
+
+	misses atomic.Int64 // lookups the cache could not answer: each reads the store
 }
 
 type authEntry struct {
@@ -35,6 +38,7 @@ func (c *authCache) get(hash []byte) (*Agent, bool) {
 	defer c.mu.Unlock()
 	e, ok := c.m[string(hash)]
 	if !ok || c.clock.Now().After(e.expires) {
+		c.misses.Add(1)
 		return nil, false
 	}
 	a := e.agent
@@ -46,7 +50,11 @@ func (c *authCache) has(hash []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[string(hash)]
-	return ok && !c.clock.Now().After(e.expires)
+	if !ok || c.clock.Now().After(e.expires) {
+		c.misses.Add(1)
+		return false
+	}
+	return true
 }
 
 // generation returns the value to pass to put for a store read starting now.

@@ -169,3 +169,37 @@ func TestAuthCacheExpiresOnTheHubsClock(t *testing.T) {
 		t.Fatalf("past the TTL: %v, want %s (the store was read again)", err, hub.EUNAUTHORIZED)
 	}
 }
+
+// Each check the cache cannot answer reads the store and is counted
+// (AuthCacheMisses, /metrics' hub_auth_cache_misses_total); a cached
+// token's checks are not.
+func TestAuthCacheCountsMisses(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	_, token, err := h.CreateAgent(ctx, hub.CreateAgentRequest{Name: "counted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := h.AuthCacheMisses()
+	if !known(t, h, token) { // a miss: it reads the store and caches the agent
+		t.Fatal("the agent's token is unknown")
+	}
+	for range 3 {
+		if _, err := h.Authenticate(ctx, token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := h.AuthCacheMisses() - before; got != 1 {
+		t.Fatalf("misses after KnownToken and 3 Authenticate = %d, want 1", got)
+	}
+	if _, err := h.UpdateAgent(ctx, hub.UpdateAgentRequest{Name: "counted", Role: new("reader")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.AuthCacheMisses() - before; got != 2 {
+		t.Fatalf("misses after a change to the agent = %d, want 2", got)
+	}
+}
