@@ -93,7 +93,7 @@ func (m *Main) initMetrics() {
 		}
 		return float64(m.tickStats().Ticks)
 	})
-	m.metrics.CounterFunc("auth_cache_misses_total", "Agent tokens checked by reading the store rather than the authentication cache (a token's first call, and each call after a change to any agent or past the cache's TTL).", func() float64 {
+	m.metrics.CounterFunc("auth_cache_misses_total", "Agent tokens checked by reading the store rather than the authentication cache (a token's first call, and each call after a change to any agent, past the cache's TTL, or while a shared store's listener is disconnected).", func() float64 {
 		if m.Services == nil {
 			return 0
 		}

@@ -6,12 +6,16 @@ import (
 	"time"
 )
 
-// authCacheTTL bounds how long a token's agent is trusted without reading
-// the store. Changes made through this process (disable, rotate, revoke)
-// clear the cache at once, and so do changes that a store shared by
-// several processes reports (Service.AgentChanged, Service.ForgetAgents); the TTL bounds
-// staleness only if such a report is late or lost.
-const authCacheTTL = 2 * time.Second
+// authCacheTTL is the last bound on how long a token's agent is trusted
+// without reading the store. The cache is trusted for as long as every
+// change to an agent reaches this process: changes made through it (disable,
+// rotate, revoke, a new profile) clear the cache at their commit, and so do
+// the changes other processes sharing the store report
+// (Agents.AgentChanged) while its listener is connected
+// (Agents.ListenerConnected). The TTL bounds staleness only if a change
+// bypassed both, so it is long: an agent calls every few seconds, and each
+// expiry costs it a read transaction.
+const authCacheTTL = 10 * time.Minute
 
 // authCacheMax bounds the cache's size; past it, the cache starts over.
 const authCacheMax = 100_000
@@ -26,6 +30,11 @@ type authCache struct {
 	gen uint64 // bumped by clear; a put from an older generation is dropped
 
 	misses atomic.Int64 // lookups the cache could not answer: each reads the store
+
+	// off is set while changes made by other processes may go unreported
+	// (a store shared by several processes whose listener is not
+	// connected): nothing is cached then, since nothing would clear it.
+	off bool
 }
 
 type authEntry struct {
@@ -69,7 +78,7 @@ func (c *authCache) generation() uint64 {
 func (c *authCache) put(hash []byte, a *Agent, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gen || c.off {
 		return
 	}
 	if c.m == nil || len(c.m) >= authCacheMax {
@@ -84,4 +93,16 @@ func (c *authCache) clear() {
 	defer c.mu.Unlock()
 	c.m = nil
 	c.gen++
+}
+
+// reported says whether every change made by other processes is reported
+// from now on (on) or may be missed (off). Either way the cache is cleared:
+// what it holds may predate a change that was missed, and a read begun
+// before changes were reported again must not be cached.
+func (c *authCache) reported(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+	c.gen++
+	c.off = !on
 }
