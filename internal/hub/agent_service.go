@@ -317,6 +317,13 @@ func (s *Agents) AuthCacheMisses() int64 { return s.auth.misses.Load() }
 // is cached until it listens again. The cache is forgotten either way.
 func (s *Agents) ListenerConnected(connected bool) { s.auth.reported(connected) }
 
+// ListenerHeard is told by a store shared by several processes that its
+// listener heard from the server (a notification, or the answer to a
+// ping): the cached agents stay trusted for listenerLease from now, so
+// that a connection gone silent, not yet found out, is not trusted for
+// longer.
+func (s *Agents) ListenerHeard() { s.auth.heardFrom() }
+
 // modifyAgent loads an agent by name in a write transaction, applies fn
 // and records the agent's change (0: its profile alone) for the commit.
 func (s *Agents) modifyAgent(ctx context.Context, name string, change AgentChange, fn func(agentsTx, *Agent) error) (*Agent, error) {

@@ -8,14 +8,24 @@ import (
 
 // authCacheTTL is the last bound on how long a token's agent is trusted
 // without reading the store. The cache is trusted for as long as every
-// change to an agent reaches this process: changes made through it (disable,
-// rotate, revoke, a new profile) clear the cache at their commit, and so do
-// the changes other processes sharing the store report
-// (Agents.AgentChanged) while its listener is connected
-// (Agents.ListenerConnected). The TTL bounds staleness only if a change
-// bypassed both, so it is long: an agent calls every few seconds, and each
-// expiry costs it a read transaction.
+// change to an agent reaches this process: changes made through it
+// (disable, rotate, revoke, a new profile) clear the cache at their
+// commit, and so do the changes other processes sharing the store report
+// (Agents.AgentChanged) while its listener is connected and hears from the
+// server (Agents.ListenerConnected, Agents.ListenerHeard). The TTL bounds
+// staleness only if a change bypassed both, so it is long: an agent calls
+// every few seconds, and each expiry costs it a read transaction.
 const authCacheTTL = 10 * time.Minute
+
+// listenerLease is how long after the listener of a shared store last
+// heard from the server (a notification, or the answer to its ping: every
+// notification sent before was delivered first) the cache stays trusted. A
+// connection gone silent is found out only when a ping goes unanswered,
+// seconds later; meanwhile the changes reported on it are missed, so the
+// cache would be trusted on a report that cannot come. The listener pings
+// well within the lease when nothing else arrives
+// (postgres.listenQuiet).
+const listenerLease = 2 * time.Second
 
 // authCacheMax bounds the cache's size; past it, the cache starts over.
 const authCacheMax = 100_000
@@ -35,6 +45,11 @@ type authCache struct {
 	// (a store shared by several processes whose listener is not
 	// connected): nothing is cached then, since nothing would clear it.
 	off bool
+	// leased is set on a shared store: the cache is trusted only until
+	// heard+listenerLease, heard being when its listener last heard from
+	// the server.
+	leased bool
+	heard  time.Time
 }
 
 type authEntry struct {
@@ -46,7 +61,7 @@ func (c *authCache) get(hash []byte) (*Agent, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[string(hash)]
-	if !ok || c.clock.Now().After(e.expires) {
+	if !ok || !c.fresh(e) {
 		c.misses.Add(1)
 		return nil, false
 	}
@@ -59,11 +74,18 @@ func (c *authCache) has(hash []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[string(hash)]
-	if !ok || c.clock.Now().After(e.expires) {
+	if !ok || !c.fresh(e) {
 		c.misses.Add(1)
 		return false
 	}
 	return true
+}
+
+// fresh reports whether e may be trusted now: within its TTL and, on a
+// shared store, within the listener's lease (c.mu held).
+func (c *authCache) fresh(e authEntry) bool {
+	now := c.clock.Now()
+	return !now.After(e.expires) && !(c.leased && now.After(c.heard.Add(listenerLease)))
 }
 
 // generation returns the value to pass to put for a store read starting now.
@@ -105,4 +127,13 @@ func (c *authCache) reported(on bool) {
 	c.m = nil
 	c.gen++
 	c.off = !on
+	c.heard = c.clock.Now()
+}
+
+// heardFrom records that the listener heard from the server now: every
+// change reported before has reached the cache.
+func (c *authCache) heardFrom() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.heard = c.clock.Now()
 }

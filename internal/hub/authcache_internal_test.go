@@ -10,7 +10,7 @@ import (
 // it read is not cached, though it ends while the cache is trusted.
 func TestAuthCacheDropsReadsBegunBeforeReportsChanged(t *testing.T) {
 	t.Parallel()
-	c := &authCache{clock: NewFakeClock(time.Unix(1_700_000_000, 0)), off: true}
+	c := &authCache{clock: NewFakeClock(time.Unix(1_700_000_000, 0)), off: true, leased: true}
 	a := &Agent{ID: 1, Name: "reader"}
 	for _, on := range []bool{true, false, true} {
 		gen := c.generation()

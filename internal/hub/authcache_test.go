@@ -208,8 +208,8 @@ func TestAuthCacheCountsMisses(t *testing.T) {
 // while their changes are reported (the listener is connected): before the
 // listener first connects and from the moment it loses its connection,
 // every call reads the store, so a change made elsewhere is seen at once;
-// while it is connected, the cached agent is trusted for minutes, since a
-// reported change would clear it. Changes are made behind the service's
+// while it is connected and hears from the server, the cached agent is
+// trusted for minutes, since a reported change would clear it. Changes are made behind the service's
 // back, where nothing reports them, so that what a call is told shows
 // whether it read the store.
 func TestAuthCacheTrustedWhileTheListenerIsConnected(t *testing.T) {
@@ -243,13 +243,20 @@ func TestAuthCacheTrustedWhileTheListenerIsConnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	setToken(nil)
-	h.Clock.Advance(5 * time.Minute)
+	for range 5 { // the listener hears from the server (notifications, pings)
+		h.Clock.Advance(time.Minute)
+		h.ListenerHeard()
+	}
 	if _, err := h.Authenticate(ctx, token); err != nil {
 		t.Fatalf("listening, 5 minutes after the agent was cached: %v, want the cached agent", err)
 	}
 	if !known(t, h, token) {
 		t.Fatal("listening: KnownToken = false, want true from the cache")
 	}
+	// Heard nothing for longer than the lease: the connection may have
+	// gone silent, and what it would report may be held back.
+	h.Clock.Advance(3 * time.Second)
+	revoked("3 s after the listener last heard from the server")
 
 	h.ListenerConnected(false) // the cached agent is forgotten at once
 	revoked("the moment the listener lost its connection")

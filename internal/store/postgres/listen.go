@@ -43,6 +43,10 @@ type Reports struct {
 	// the connection: in between, AgentChanged reports every change to an
 	// agent, and outside, changes may be missed (hub.Agents.ListenerConnected).
 	Listening func(connected bool)
+	// Heard is called whenever the listening connection hears from the
+	// server (a notification, the answer to a ping): every notification
+	// sent before was delivered (hub.Agents.ListenerHeard).
+	Heard func()
 	// TasksReady, if set, is called with the project of tasks made ready
 	// (hub.Tasks.TasksReady). After a reconnect Resync wakes the parked
 	// next_task calls too: they are parked waits.
@@ -124,9 +128,11 @@ func (db *DB) listenConn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, e
 // Watch connects again. A connection gone silent (a partition, a proxy
 // that keeps its side open) would otherwise hold back the notifications
 // sent meanwhile until TCP delivers them, seconds after the network came
-// back, or never tell that some were lost.
+// back, or never tell that some were lost. listenQuiet is well within the
+// lease the hub gives each answer (Heard; hub's listenerLease, 2 s), so a
+// quiet but live connection keeps its agents cached.
 const (
-	listenQuiet       = 5 * time.Second
+	listenQuiet       = time.Second
 	listenPingTimeout = 2 * time.Second
 )
 
@@ -141,6 +147,7 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 			err = conn.Ping(pctx)
 			cancel()
 			if err == nil {
+				r.Heard()
 				continue // quiet, but alive
 			}
 			return fmt.Errorf("no answer to a ping after %v without a notification: %w", listenQuiet, err)
@@ -148,6 +155,7 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 		if err != nil {
 			return err
 		}
+		r.Heard()
 		if n.Channel == db.tasks {
 			if r.TasksReady != nil {
 				r.TasksReady(n.Payload)

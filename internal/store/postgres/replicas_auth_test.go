@@ -34,6 +34,12 @@ func TestWatchLostConnectionForgetsCachedAgents(t *testing.T) {
 	if _, err := b.svc.Agents.Authenticate(ctx, token); err != nil {
 		t.Fatalf("listening: %v, want bob from B's cache", err)
 	}
+	// Quiet for longer than the lease each answer gives: the listener's
+	// pings keep the cache trusted.
+	time.Sleep(3 * time.Second)
+	if _, err := b.svc.Agents.Authenticate(ctx, token); err != nil {
+		t.Fatalf("listening, quiet for 3 s: %v, want bob from B's cache", err)
+	}
 
 	// B may not log in while its listener is down: it stays disconnected.
 	pgtest.Exec(t, `ALTER ROLE `+role+` NOLOGIN`,
