@@ -93,6 +93,12 @@ func (m *Main) initMetrics() {
 		}
 		return float64(m.tickStats().Ticks)
 	})
+	m.metrics.CounterFunc("auth_cache_misses_total", "Agent tokens checked by reading the store rather than the authentication cache (a token's first call, and each call after a change to any agent, past the cache's TTL, or while a shared store's listener is disconnected).", func() float64 {
+		if m.Services == nil {
+			return 0
+		}
+		return float64(m.Services.Agents.AuthCacheMisses())
+	})
 	m.metrics.CounterFunc("nudges_total", "Nudges sent (by the orchestrator and by admins), counted in the event log.", m.eventCounter(hub.EventNudge))
 	m.metrics.CounterFunc("pulses_total", "Heartbeat pulses delivered, counted in the event log.", m.eventCounter(hub.EventPulse))
 	m.metrics.GaugeVecFunc("agents", "Agents by project, disabled ones included (projects are made by the admin, so they are few).", "project", m.agentsByProject())

@@ -53,8 +53,9 @@ func (m *Main) openDatabase(ctx context.Context) error {
 		return err
 	}
 	m.Store, m.leader = db, db.Leader()
+	m.Config.SharedStore = true
 	m.watchPosts = func(ctx context.Context) error {
-		return db.Watch(ctx, postgres.Reports{PostedTo: m.Services.Waits.PostedTo, Posted: m.Services.Waits.Poke, Resync: m.Services.Waits.RecheckWaits, AgentChanged: m.Services.Agents.AgentChanged, ForgetAgents: m.Services.Agents.ForgetAgents, TasksReady: m.Services.Tasks.TasksReady, PersonRevoked: m.Services.People.PersonRevoked, ItemsClosed: m.Services.Inbox.ItemsClosed})
+		return db.Watch(ctx, postgres.Reports{PostedTo: m.Services.Waits.PostedTo, Posted: m.Services.Waits.Poke, Resync: m.Services.Waits.RecheckWaits, AgentChanged: m.Services.Agents.AgentChanged, ForgetAgents: m.Services.Agents.ForgetAgents, Listening: m.Services.Agents.ListenerConnected, Heard: m.Services.Agents.ListenerHeard, TasksReady: m.Services.Tasks.TasksReady, PersonRevoked: m.Services.People.PersonRevoked, ItemsClosed: m.Services.Inbox.ItemsClosed})
 	}
 	return nil
 }

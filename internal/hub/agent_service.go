@@ -304,6 +304,26 @@ func (s *Agents) AgentChanged(id int64, change AgentChange) {
 // calls it when changes made by other processes may have been missed.
 func (s *Agents) ForgetAgents() { s.auth.clear() }
 
+// AuthCacheMisses returns how many agent tokens were checked by reading the
+// store since the hub started (Authenticate, KnownToken): the cache did not
+// hold them, or no longer trusted them.
+func (s *Agents) AuthCacheMisses() int64 { return s.auth.misses.Load() }
+
+// ListenerConnected is told by a store shared by several processes
+// (Config.SharedStore) whether its listener is connected: while it is,
+// other processes' changes to agents are reported (AgentChanged) and
+// authentication trusts the agents it cached (up to authCacheTTL); from
+// the moment it loses its connection, changes may be missed, and nothing
+// is cached until it listens again. The cache is forgotten either way.
+func (s *Agents) ListenerConnected(connected bool) { s.auth.reported(connected) }
+
+// ListenerHeard is told by a store shared by several processes that its
+// listener heard from the server (a notification, or the answer to a
+// ping): the cached agents stay trusted for listenerLease from now, so
+// that a connection gone silent, not yet found out, is not trusted for
+// longer.
+func (s *Agents) ListenerHeard() { s.auth.heardFrom() }
+
 // modifyAgent loads an agent by name in a write transaction, applies fn
 // and records the agent's change (0: its profile alone) for the commit.
 func (s *Agents) modifyAgent(ctx context.Context, name string, change AgentChange, fn func(agentsTx, *Agent) error) (*Agent, error) {

@@ -2,15 +2,30 @@ package hub
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// authCacheTTL bounds how long a token's agent is trusted without reading
-// the store. Changes made through this process (disable, rotate, revoke)
-// clear the cache at once, and so do changes that a store shared by
-// several processes reports (Service.AgentChanged, Service.ForgetAgents); the TTL bounds
-// staleness only if such a report is late or lost.
-const authCacheTTL = 2 * time.Second
+// authCacheTTL is the last bound on how long a token's agent is trusted
+// without reading the store. The cache is trusted for as long as every
+// change to an agent reaches this process: changes made through it
+// (disable, rotate, revoke, a new profile) clear the cache at their
+// commit, and so do the changes other processes sharing the store report
+// (Agents.AgentChanged) while its listener is connected and hears from the
+// server (Agents.ListenerConnected, Agents.ListenerHeard). The TTL bounds
+// staleness only if a change bypassed both, so it is long: an agent calls
+// every few seconds, and each expiry costs it a read transaction.
+const authCacheTTL = 10 * time.Minute
+
+// listenerLease is how long after the listener of a shared store last
+// heard from the server (a notification, or the answer to its ping: every
+// notification sent before was delivered first) the cache stays trusted. A
+// connection gone silent is found out only when a ping goes unanswered,
+// seconds later; meanwhile the changes reported on it are missed, so the
+// cache would be trusted on a report that cannot come. The listener pings
+// well within the lease when nothing else arrives
+// (postgres.listenQuiet).
+const listenerLease = 2 * time.Second
 
 // authCacheMax bounds the cache's size; past it, the cache starts over.
 const authCacheMax = 100_000
@@ -23,6 +38,18 @@ type authCache struct {
 	mu  sync.Mutex
 	m   map[string]authEntry
 	gen uint64 // bumped by clear; a put from an older generation is dropped
+
+	misses atomic.Int64 // lookups the cache could not answer: each reads the store
+
+	// off is set while changes made by other processes may go unreported
+	// (a store shared by several processes whose listener is not
+	// connected): nothing is cached then, since nothing would clear it.
+	off bool
+	// leased is set on a shared store: the cache is trusted only until
+	// heard+listenerLease, heard being when its listener last heard from
+	// the server.
+	leased bool
+	heard  time.Time
 }
 
 type authEntry struct {
@@ -34,7 +61,8 @@ func (c *authCache) get(hash []byte) (*Agent, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[string(hash)]
-	if !ok || c.clock.Now().After(e.expires) {
+	if !ok || !c.fresh(e) {
+		c.misses.Add(1)
 		return nil, false
 	}
 	a := e.agent
@@ -46,7 +74,18 @@ func (c *authCache) has(hash []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[string(hash)]
-	return ok && !c.clock.Now().After(e.expires)
+	if !ok || !c.fresh(e) {
+		c.misses.Add(1)
+		return false
+	}
+	return true
+}
+
+// fresh reports whether e may be trusted now: within its TTL and, on a
+// shared store, within the listener's lease (c.mu held).
+func (c *authCache) fresh(e authEntry) bool {
+	now := c.clock.Now()
+	return !now.After(e.expires) && !(c.leased && now.After(c.heard.Add(listenerLease)))
 }
 
 // generation returns the value to pass to put for a store read starting now.
@@ -61,7 +100,7 @@ func (c *authCache) generation() uint64 {
 func (c *authCache) put(hash []byte, a *Agent, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gen || c.off {
 		return
 	}
 	if c.m == nil || len(c.m) >= authCacheMax {
@@ -76,4 +115,25 @@ func (c *authCache) clear() {
 	defer c.mu.Unlock()
 	c.m = nil
 	c.gen++
+}
+
+// reported says whether every change made by other processes is reported
+// from now on (on) or may be missed (off). Either way the cache is cleared:
+// what it holds may predate a change that was missed, and a read begun
+// before changes were reported again must not be cached.
+func (c *authCache) reported(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+	c.gen++
+	c.off = !on
+	c.heard = c.clock.Now()
+}
+
+// heardFrom records that the listener heard from the server now: every
+// change reported before has reached the cache.
+func (c *authCache) heardFrom() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.heard = c.clock.Now()
 }

@@ -149,9 +149,9 @@ func TestAuthCacheReturnsCopies(t *testing.T) {
 }
 
 // TestAuthCacheExpiresOnTheHubsClock: a token changed in the store behind
-// the service's back (another process whose report was lost) is trusted
-// from the cache until the hub's clock passes the cache's TTL, then
-// refused.
+// the service's back (a change no commit of this process recorded and no
+// listener reported) is trusted from the cache until the hub's clock
+// passes the cache's TTL, its last bound, then refused.
 func TestAuthCacheExpiresOnTheHubsClock(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)
@@ -160,12 +160,120 @@ func TestAuthCacheExpiresOnTheHubsClock(t *testing.T) {
 	if err := h.DB.Update(ctx, func(tx hub.Tx) error { return tx.SetAgentToken(a.ID, nil) }); err != nil {
 		t.Fatal(err)
 	}
-	h.Clock.Advance(time.Second)
+	h.Clock.Advance(9 * time.Minute)
 	if _, err := h.Authenticate(ctx, token); err != nil {
-		t.Fatalf("within the TTL: %v, want the cached agent", err)
+		t.Fatalf("9 minutes on, within the TTL: %v, want the cached agent", err)
 	}
-	h.Clock.Advance(2 * time.Second)
+	h.Clock.Advance(time.Minute + time.Second)
 	if _, err := h.Authenticate(ctx, token); hub.ErrorCode(err) != hub.EUNAUTHORIZED {
 		t.Fatalf("past the TTL: %v, want %s (the store was read again)", err, hub.EUNAUTHORIZED)
+	}
+}
+
+// Each check the cache cannot answer reads the store and is counted
+// (AuthCacheMisses, /metrics' hub_auth_cache_misses_total); a cached
+// token's checks are not.
+func TestAuthCacheCountsMisses(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ctx := context.Background()
+	_, token, err := h.CreateAgent(ctx, hub.CreateAgentRequest{Name: "counted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := h.AuthCacheMisses()
+	if !known(t, h, token) { // a miss: it reads the store and caches the agent
+		t.Fatal("the agent's token is unknown")
+	}
+	for range 3 {
+		if _, err := h.Authenticate(ctx, token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := h.AuthCacheMisses() - before; got != 1 {
+		t.Fatalf("misses after KnownToken and 3 Authenticate = %d, want 1", got)
+	}
+	if _, err := h.UpdateAgent(ctx, hub.UpdateAgentRequest{Name: "counted", Role: new("reader")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.AuthCacheMisses() - before; got != 2 {
+		t.Fatalf("misses after a change to the agent = %d, want 2", got)
+	}
+}
+
+// On a store other processes share, authentication trusts its cache only
+// while their changes are reported (the listener is connected): before the
+// listener first connects and from the moment it loses its connection,
+// every call reads the store, so a change made elsewhere is seen at once;
+// while it is connected and hears from the server, the cached agent is
+// trusted for minutes, since a reported change would clear it. Changes are made behind the service's
+// back, where nothing reports them, so that what a call is told shows
+// whether it read the store.
+func TestAuthCacheTrustedWhileTheListenerIsConnected(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t, func(c *hub.Config) { c.SharedStore = true })
+	ctx := context.Background()
+	a, token := h.agent(t, "shared")
+	setToken := func(hash []byte) {
+		t.Helper()
+		if err := h.DB.Update(ctx, func(tx hub.Tx) error { return tx.SetAgentToken(a.ID, hash) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	revoked := func(when string) {
+		t.Helper()
+		if _, err := h.Authenticate(ctx, token); hub.ErrorCode(err) != hub.EUNAUTHORIZED {
+			t.Fatalf("%s: %v, want %s (read from the store)", when, err, hub.EUNAUTHORIZED)
+		}
+		if known(t, h, token) {
+			t.Fatalf("%s: KnownToken = true, want false (read from the store)", when)
+		}
+	}
+
+	// Not listening yet: h.agent authenticated, yet nothing was cached.
+	setToken(nil)
+	revoked("before the listener connected")
+
+	setToken(hub.HashToken(token))
+	h.ListenerConnected(true)
+	if _, err := h.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	setToken(nil)
+	for range 5 { // the listener hears from the server (notifications, pings)
+		h.Clock.Advance(time.Minute)
+		h.ListenerHeard()
+	}
+	if _, err := h.Authenticate(ctx, token); err != nil {
+		t.Fatalf("listening, 5 minutes after the agent was cached: %v, want the cached agent", err)
+	}
+	if !known(t, h, token) {
+		t.Fatal("listening: KnownToken = false, want true from the cache")
+	}
+	// Heard nothing for longer than the lease: the connection may have
+	// gone silent, and what it would report may be held back.
+	h.Clock.Advance(3 * time.Second)
+	revoked("3 s after the listener last heard from the server")
+
+	h.ListenerConnected(false) // the cached agent is forgotten at once
+	revoked("the moment the listener lost its connection")
+	setToken(hub.HashToken(token))
+	if _, err := h.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	setToken(nil)
+	revoked("while the listener is disconnected")
+
+	setToken(hub.HashToken(token))
+	h.ListenerConnected(true) // caching again
+	if _, err := h.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	setToken(nil)
+	if _, err := h.Authenticate(ctx, token); err != nil {
+		t.Fatalf("listening again: %v, want the cached agent", err)
 	}
 }

@@ -32,6 +32,12 @@ type Config struct {
 	AdminTokenHash []byte        // HashToken of the admin token
 	// UsageRetention is how long what agents spend is kept (usage.go).
 	UsageRetention UsageRetention
+	// SharedStore is set when other processes write the store too
+	// (PostgreSQL): their changes to agents reach this process only while
+	// its listener is connected (Agents.ListenerConnected) and hears from
+	// the server (Agents.ListenerHeard), so until it says so,
+	// authentication caches no agent.
+	SharedStore bool
 
 	Metrics Metrics // nil means none
 }
@@ -122,7 +128,7 @@ func NewCore(store Store, clock Clock, cfg Config, waiters *Waiters) *Core {
 		presence: NewPresenceTracker(),
 		paths:    NewPathTracker(newReplicaID()),
 		limits:   &rateLimits{held: map[int64]time.Time{}},
-		auth:     &authCache{clock: clock},
+		auth:     &authCache{clock: clock, off: cfg.SharedStore, leased: cfg.SharedStore},
 		warm:     newWarmSet(clock),
 		metrics:  noMetrics{},
 		started:  clock.Now(),

@@ -33,8 +33,9 @@ type runConfig struct {
 }
 
 // revokeBound is how long a revoked token may still be accepted by a
-// replica: the auth cache's lifetime (2 s) when the revocation's
-// notification cannot reach it, plus a call's round trip.
+// replica: when the revocation's notification cannot reach it, the lease
+// its auth cache takes from its listener's last word from the server
+// (2 s), plus a call's round trip.
 const revokeBound = 3 * time.Second
 
 // convergeBound is how long the replicas may take to serve again after a

@@ -37,9 +37,11 @@ func (t *Tx) AgentByID(id int64) (*hub.Agent, error) {
 // lock: an agent's row as AgentByID read and locked it.
 type lockedAgent struct{ readUpTo, disabledAt int64 }
 
-// UpdateAgent implements hub.AgentTx. Disabling or enabling an agent is
-// announced to every replica (see agentChanged); the other fields change
-// too often and matter too little to be announced.
+// UpdateAgent implements hub.AgentTx. Disabling or enabling an agent, or
+// changing its profile (display name, role, description, locale: what a
+// replica's authentication caches and its calls read), is announced to
+// every replica (see agentChanged); the other fields change too often and
+// are read from the store by the calls that need them.
 //
 // Under the shared write lock it writes only a row that AgentByID locked,
 // and neither its read cursor nor its enabled state: moving the cursor
@@ -51,22 +53,27 @@ func (t *Tx) UpdateAgent(a *hub.Agent) error {
 	if was, ok := t.locked[a.ID]; ok && was.readUpTo == a.ReadUpTo && was.disabledAt == row.Nanos(a.DisabledAt) {
 		w = sharedSafe
 	}
-	var toggled bool
+	var toggled, profiled bool
 	err := t.queryRowAs(w, `UPDATE agents SET display_name = $1, role = $2, description = $3, locale = $4, disabled_at = $5,
 		current_heartbeat_id = $6, heartbeat_started_at = $7, read_up_to = $8, last_seen_at = $9, last_interaction_beat = $10
 		FROM agents old WHERE agents.id = $11 AND old.id = agents.id
-		RETURNING old.disabled_at IS DISTINCT FROM agents.disabled_at`,
+		RETURNING old.disabled_at IS DISTINCT FROM agents.disabled_at,
+			(old.display_name, old.role, old.description, old.locale) IS DISTINCT FROM (agents.display_name, agents.role, agents.description, agents.locale)`,
 		a.DisplayName, a.Role, a.Description, a.Locale, row.Nanos(a.DisabledAt),
-		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, a.ID).Scan(&toggled)
-	if errors.Is(err, pgx.ErrNoRows) {
+		a.CurrentHeartbeatID, row.Nanos(a.HeartbeatStartedAt), a.ReadUpTo, row.Nanos(a.LastSeenAt), a.LastInteractionBeat, a.ID).Scan(&toggled, &profiled)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
 		return hub.NoAgentNamed(a.Name)
-	} else if err != nil || !toggled {
+	case err != nil:
 		return err
-	}
-	if a.Disabled() {
+	case toggled && a.Disabled():
 		return t.agentChanged(a.ID, hub.AgentDisabled)
+	case toggled:
+		return t.agentChanged(a.ID, hub.AgentEnabled)
+	case profiled:
+		return t.agentChanged(a.ID, 0)
 	}
-	return t.agentChanged(a.ID, hub.AgentEnabled)
+	return nil
 }
 
 // StartHeartbeat implements hub.AgentTx. Its UPDATE writes only the
@@ -80,7 +87,7 @@ func (t *Tx) StartHeartbeat(agentID int64, id string, startedAt time.Time) (unre
 }
 
 // agentChanged NOTIFYs every replica (this one included) that the agent's
-// token or state changed, so that each forgets the agents it cached for
+// token, state or profile changed, so that each forgets the agents it cached for
 // authentication and ends the agent's parked waits (Watch). PostgreSQL
 // delivers it at commit, never for a rolled-back change. The payload is
 // "CHANGE:ID" (changeNames).

@@ -35,10 +35,18 @@ type Reports struct {
 	// expired, withdrawn) on any replica (hub.Inbox.ItemsClosed). After a
 	// reconnect the inbox's poll finds the answers given meanwhile.
 	ItemsClosed func(ids ...int64)
-	// ForgetAgents is called when changes to agents may have been missed:
-	// after a reconnect, or for a notification it cannot read
-	// (hub.Service.ForgetAgents).
+	// ForgetAgents is called for a notification of a changed agent it
+	// cannot read (hub.Agents.ForgetAgents).
 	ForgetAgents func()
+	// Listening is called with true once Watch listens (at first and after
+	// each reconnect, before Resync), and with false the moment it loses
+	// the connection: in between, AgentChanged reports every change to an
+	// agent, and outside, changes may be missed (hub.Agents.ListenerConnected).
+	Listening func(connected bool)
+	// Heard is called whenever the listening connection hears from the
+	// server (a notification, the answer to a ping): every notification
+	// sent before was delivered (hub.Agents.ListenerHeard).
+	Heard func()
 	// TasksReady, if set, is called with the project of tasks made ready
 	// (hub.Tasks.TasksReady). After a reconnect Resync wakes the parked
 	// next_task calls too: they are parked waits.
@@ -46,17 +54,18 @@ type Reports struct {
 }
 
 // changeNames are the changes' names in the payload of a changed agent's
-// notification.
-var changeNames = map[hub.AgentChange]string{hub.TokenChanged: "token", hub.AgentDisabled: "disabled", hub.AgentEnabled: "enabled", hub.AgentDeleted: "deleted"}
+// notification; 0 is a change of its profile alone (role, locale, …).
+var changeNames = map[hub.AgentChange]string{0: "profile", hub.TokenChanged: "token", hub.AgentDisabled: "disabled", hub.AgentEnabled: "enabled", hub.AgentDeleted: "deleted"}
 
 // Watch reports what any replica commits, until ctx ends. It LISTENs on
 // one dedicated connection (not from the pool) to two channels: posts (the
 // payload is the messages' IDs and their recipients' agent IDs, never the
 // messages: postedPayload) and changed agents ("token:ID", "disabled:ID",
-// "enabled:ID", "deleted:ID"; "person:NAME", a revoked person; and
-// "item:ID", a closed inbox item). When the connection drops, Watch reconnects with a
+// "enabled:ID", "deleted:ID", "profile:ID"; "person:NAME", a revoked person; and
+// "item:ID", a closed inbox item). When the connection drops, Watch says
+// so at once (Listening), reconnects with a
 // growing pause (up to 5 s), says so in the log, and once listening again
-// forgets the cached agents and resyncs, since the notifications sent
+// says so and resyncs, since the notifications sent
 // meanwhile are lost. It also reports a post after the first LISTEN, for
 // the posts committed before it.
 func (db *DB) Watch(ctx context.Context, r Reports) error {
@@ -81,14 +90,15 @@ func (db *DB) Watch(ctx context.Context, r Reports) error {
 			continue
 		}
 		pause = 100 * time.Millisecond
+		r.Listening(true)
 		if connected {
-			r.ForgetAgents()
 			n := r.Resync()
 			db.logger.Info("listening for other replicas' changes again; forgot the cached agents and re-checked every parked wait", "agents", n)
 		}
 		connected = true
 		r.Posted()
 		err = db.listen(ctx, conn, r)
+		r.Listening(false) // before the close: a change reported to nobody must not be trusted
 		conn.Close(context.Background())
 		if ctx.Err() != nil {
 			return nil
@@ -118,9 +128,11 @@ func (db *DB) listenConn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, e
 // Watch connects again. A connection gone silent (a partition, a proxy
 // that keeps its side open) would otherwise hold back the notifications
 // sent meanwhile until TCP delivers them, seconds after the network came
-// back, or never tell that some were lost.
+// back, or never tell that some were lost. listenQuiet is well within the
+// lease the hub gives each answer (Heard; hub's listenerLease, 2 s), so a
+// quiet but live connection keeps its agents cached.
 const (
-	listenQuiet       = 5 * time.Second
+	listenQuiet       = time.Second
 	listenPingTimeout = 2 * time.Second
 )
 
@@ -135,6 +147,7 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 			err = conn.Ping(pctx)
 			cancel()
 			if err == nil {
+				r.Heard()
 				continue // quiet, but alive
 			}
 			return fmt.Errorf("no answer to a ping after %v without a notification: %w", listenQuiet, err)
@@ -142,6 +155,7 @@ func (db *DB) listen(ctx context.Context, conn *pgx.Conn, r Reports) error {
 		if err != nil {
 			return err
 		}
+		r.Heard()
 		if n.Channel == db.tasks {
 			if r.TasksReady != nil {
 				r.TasksReady(n.Payload)

@@ -14,8 +14,8 @@ func TestParseChange(t *testing.T) {
 			t.Errorf("parseChange(%s:42) = %d, %v, %v; want 42, %v, true", name, id, got, ok, change)
 		}
 	}
-	if len(changeNames) != 4 {
-		t.Errorf("changeNames has %d entries, want one per hub.AgentChange (4)", len(changeNames))
+	if len(changeNames) != 5 {
+		t.Errorf("changeNames has %d entries, want one per hub.AgentChange and the profile's (5)", len(changeNames))
 	}
 	for _, p := range []string{"", "token", "token:", "token:x", "agent:1", "42", ":42"} {
 		if _, _, ok := parseChange(p); ok {

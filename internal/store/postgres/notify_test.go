@@ -87,7 +87,7 @@ func recordPosts(tb testing.TB, u string) <-chan report {
 		db.Watch(ctx, Reports{
 			PostedTo: func(first, last int64, agents []int64) { c <- report{first, last, agents, true} },
 			Posted:   func() { c <- report{} },
-			Resync:   func() int { return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {},
+			Resync:   func() int { return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {}, Listening: func(bool) {}, Heard: func() {},
 		})
 	})
 	tb.Cleanup(func() { cancel(); wg.Wait(); db.Close() })

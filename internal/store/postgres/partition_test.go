@@ -128,7 +128,7 @@ func TestSilentListenerListensAgain(t *testing.T) {
 		defer close(done)
 		db.Watch(ctx, Reports{
 			PostedTo: func(int64, int64, []int64) {}, Posted: func() { listening <- struct{}{} },
-			Resync: func() int { resynced <- struct{}{}; return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {},
+			Resync: func() int { resynced <- struct{}{}; return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {}, Listening: func(bool) {}, Heard: func() {},
 		})
 	}()
 	t.Cleanup(func() { link.Resume(); cancel(); <-done })
@@ -167,7 +167,7 @@ func TestListenerRetriesOnTheClock(t *testing.T) {
 		defer close(done)
 		db.Watch(ctx, Reports{
 			PostedTo: func(int64, int64, []int64) {}, Posted: func() { listening <- struct{}{} },
-			Resync: func() int { return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {},
+			Resync: func() int { return 0 }, AgentChanged: func(int64, hub.AgentChange) {}, ForgetAgents: func() {}, Listening: func(bool) {}, Heard: func() {},
 		})
 	}()
 	t.Cleanup(func() { cancel(); <-done })

@@ -48,6 +48,7 @@ func newReplica(tb testing.TB, u string, listen bool) *replica {
 	r.db = db
 	cfg := hub.DefaultConfig()
 	cfg.PollInterval = time.Hour
+	cfg.SharedStore = true
 	r.waiters = hub.NewWaiters(cfg.WaitLimits, hub.SystemClock{})
 	r.svc = hub.NewServices(hub.NewCore(db, hub.SystemClock{}, cfg, r.waiters))
 	if err := r.svc.Init(context.Background()); err != nil {
@@ -58,7 +59,7 @@ func newReplica(tb testing.TB, u string, listen bool) *replica {
 	wg.Go(func() { r.svc.Waits.Run(ctx) })
 	if listen {
 		wg.Go(func() {
-			db.Watch(ctx, Reports{PostedTo: r.svc.Waits.PostedTo, Posted: r.svc.Waits.Poke, Resync: r.svc.Waits.RecheckWaits, AgentChanged: r.svc.Agents.AgentChanged, ForgetAgents: r.svc.Agents.ForgetAgents, PersonRevoked: r.svc.People.PersonRevoked,
+			db.Watch(ctx, Reports{PostedTo: r.svc.Waits.PostedTo, Posted: r.svc.Waits.Poke, Resync: r.svc.Waits.RecheckWaits, AgentChanged: r.svc.Agents.AgentChanged, ForgetAgents: r.svc.Agents.ForgetAgents, Listening: r.svc.Agents.ListenerConnected, Heard: r.svc.Agents.ListenerHeard, PersonRevoked: r.svc.People.PersonRevoked,
 				TasksReady: r.svc.Tasks.TasksReady, ItemsClosed: r.svc.Inbox.ItemsClosed})
 		})
 	}
