@@ -216,7 +216,7 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 				continue
 			}
 		}
-		j, err := rowJSON.MarshalAppend(append(b, ','), r)
+		j, err := appendRow(append(b, ','), r.ProtoReflect())
 		if err != nil {
 			delete(c.sent, name)
 			continue
@@ -231,7 +231,7 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 	b = append(b, `],"changes":[`...)
 	first := len(b)
 	for _, x := range changes {
-		j, err := rowJSON.MarshalAppend(append(b, `,{"row":`...), x.part)
+		j, err := appendRow(append(b, `,{"row":`...), x.part.ProtoReflect())
 		if err != nil {
 			delete(c.sent, x.name) // what the pages hold is unknown: the next read sends it whole
 			continue
