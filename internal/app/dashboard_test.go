@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
+	"github.com/agenthub/hub/internal/hub"
 )
 
 // The dashboard's stream on a real hub: a REST post to an agent announces
@@ -76,6 +77,65 @@ func TestDashboardStream(t *testing.T) {
 	}
 	if n := h.m.Services.Core.Feed().Count(); n != 0 {
 		t.Errorf("subscribers after Close: %d", n)
+	}
+}
+
+// An agent's call that writes nothing a page reads on a notice publishes
+// no "agents" change: a heartbeat, a hook's injection, stop check and host
+// event with nothing new. A call that commits something shown does, and so
+// does an injection that hands a message out (its receipt changes).
+func TestDashboardNoticeOnlyForWhatChanged(t *testing.T) {
+	t.Parallel()
+	h := startCoreHub(t, "", nil)
+	tok := h.newAgent(t, "watched")
+	ctx := coreBearer(tok)
+	feed := h.m.Services.Core.Feed()
+	sub, err := feed.Subscribe(hub.Principal{}, feed.Epoch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	// noticed reports whether the calls since the last look announced
+	// "agents" (the interceptor publishes before the call answers).
+	noticed := func() bool { return sub.Take().Has(hub.TopicAgents) }
+
+	if _, err := h.agent.Heartbeat(ctx, &hubv1.HeartbeatRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.agent.TakeInjection(ctx, &hubv1.TakeInjectionRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.agent.CheckStop(ctx, &hubv1.CheckStopRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.agent.NoteHostEvent(ctx, &hubv1.NoteHostEventRequest{Event: "active"}); err != nil {
+		t.Fatal(err)
+	}
+	if noticed() {
+		t.Error(`a heartbeat and a hook's calls with nothing new announced "agents"`)
+	}
+
+	if _, err := h.agent.CreateActivityLog(ctx, &hubv1.CreateActivityLogRequest{Type: "thinking", Title: "reading"}); err != nil {
+		t.Fatal(err)
+	}
+	if !noticed() {
+		t.Error(`an activity log did not announce "agents"`)
+	}
+	if code, body, _ := h.do(t, "POST", "/v1/admin/messages", h.token, `{"to":["watched"],"body":"hello"}`); code != 200 {
+		t.Fatalf("post: %d %s", code, body)
+	}
+	if !noticed() {
+		t.Error(`a post did not announce "agents"`)
+	}
+	r, err := h.agent.TakeInjection(ctx, &hubv1.TakeInjectionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.GetMessages()) != 1 {
+		t.Fatalf("injection took %d messages, want the post", len(r.GetMessages()))
+	}
+	if !noticed() {
+		t.Error(`an injection that handed a message out did not announce "agents"`)
 	}
 }
 

@@ -80,6 +80,31 @@ type rowCaster struct {
 	sent    map[string]*hubv1.AgentOverview // agent name → its row as the pages hold it (a row not in it is sent whole)
 	readAll bool                            // the next pass reads every row (changes were lost)
 	rowSize int                             // bytes per row of the last event, to size the next
+	changes []byte                          // the changes of the event under way, kept for the next
+	part    rowPart                         // the change of the row under way
+}
+
+// rowPart is a change of one row (rowDiff), its three messages kept from
+// row to row: a change is written out before the next row is compared.
+type rowPart struct {
+	row    hubv1.AgentOverview
+	agent  hubv1.Agent
+	health hubv1.AgentHealth
+}
+
+// reset empties p for a change of cur and returns it: the agent's name,
+// and the health's evaluated_at when cur has a health.
+func (p *rowPart) reset(cur *hubv1.AgentOverview) *hubv1.AgentOverview {
+	proto.Reset(&p.row)
+	proto.Reset(&p.agent)
+	p.agent.Name = cur.GetAgent().GetName()
+	p.row.Agent = &p.agent
+	if h := cur.GetHealth(); h != nil {
+		proto.Reset(&p.health)
+		p.health.EvaluatedAt = h.EvaluatedAt
+		p.row.Health = &p.health
+	}
+	return &p.row
 }
 
 func newRowCaster(opts Options, closing <-chan struct{}) *rowCaster {
@@ -192,31 +217,47 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 	b = strconv.AppendInt(b, ch.Beat, 10)
 	b = append(b, `","rows":[`...)
 	head, n := len(b), 0
-	seen := make(map[string]bool, len(rows))
-	type change struct {
-		name    string
-		part    *hubv1.AgentOverview
-		cleared []string
+	var seen map[string]bool // the rows read, when they are every agent's
+	if ch.All {
+		seen = make(map[string]bool, len(rows))
 	}
-	var changes []change
+	// The changes go after the whole rows: each is written here as it is
+	// found, with a comma before it.
+	changes := c.changes[:0]
 	for _, r := range rows {
 		name := r.GetAgent().GetName()
-		seen[name] = true
+		if seen != nil {
+			seen[name] = true
+		}
 		held := c.sent[name]
 		// A page holds no disabled agent's row: one that is or was
 		// disabled goes whole.
 		whole := held == nil || held.GetAgent().GetDisabled() || r.GetAgent().GetDisabled()
 		if held != nil {
-			part, cleared, differs := rowDiff(held, r)
+			part := c.part.reset(r)
+			cleared, differs := rowDiff(held, r, part)
 			if !differs {
 				continue
 			}
 			if !whole {
-				changes = append(changes, change{name, part, cleared})
+				at := len(changes)
+				j, err := appendRow(append(changes, `,{"row":`...), part.ProtoReflect())
+				if err != nil {
+					changes = changes[:at]
+					delete(c.sent, name) // what the pages hold is unknown: the next read sends it whole
+					continue
+				}
+				changes = j
+				if len(cleared) > 0 {
+					g, _ := json.Marshal(cleared) // strings always marshal
+					changes = append(append(changes, `,"cleared":`...), g...)
+				}
+				changes = append(changes, '}')
+				n++
 				continue
 			}
 		}
-		j, err := rowJSON.MarshalAppend(append(b, ','), r)
+		j, err := appendRow(append(b, ','), r.ProtoReflect())
 		if err != nil {
 			delete(c.sent, name)
 			continue
@@ -225,28 +266,14 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 		c.sent[name] = r
 		n++
 	}
-	if n > 0 {
+	if len(b) > head {
 		b = slices.Delete(b, head, head+1) // the first row's comma
 	}
 	b = append(b, `],"changes":[`...)
-	first := len(b)
-	for _, x := range changes {
-		j, err := rowJSON.MarshalAppend(append(b, `,{"row":`...), x.part)
-		if err != nil {
-			delete(c.sent, x.name) // what the pages hold is unknown: the next read sends it whole
-			continue
-		}
-		b = j
-		if len(x.cleared) > 0 {
-			g, _ := json.Marshal(x.cleared) // strings always marshal
-			b = append(append(b, `,"cleared":`...), g...)
-		}
-		b = append(b, '}')
-		n++
+	if len(changes) > 0 {
+		b = append(b, changes[1:]...) // but the first change's comma
 	}
-	if len(b) > first {
-		b = slices.Delete(b, first, first+1)
-	}
+	c.changes = changes
 	if n > 0 {
 		c.rowSize = (len(b) - head) / n
 	}
@@ -276,8 +303,9 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 }
 
 // rowDiff compares cur, a row read now, with held, the row as the pages
-// hold it, field by field (the agent's and its health's each): part has
-// the fields of cur that show something else than held's, cleared names
+// hold it, field by field (the agent's and its health's each): into part
+// (rowPart.reset: the agent's name and the health's evaluated_at) go the
+// fields of cur that show something else than held's, cleared names
 // those that became empty, and held becomes what the pages hold after the
 // change. differs is false when nothing shown changed, such as a call
 // that moves a last-seen time within the minute: last-seen times count to
@@ -287,12 +315,8 @@ func (c *rowCaster) event(ch hub.OverviewChanges) []byte {
 // goes with every change, for the page to keep the newer of two rows.
 // Every field of the three messages is here: TestRowDiffSeesEveryField
 // fails on one that is not.
-func rowDiff(held, cur *hubv1.AgentOverview) (part *hubv1.AgentOverview, cleared []string, differs bool) {
+func rowDiff(held, cur, part *hubv1.AgentOverview) (cleared []string, differs bool) {
 	d := &differ{}
-	part = &hubv1.AgentOverview{Agent: &hubv1.Agent{Name: cur.GetAgent().GetName()}}
-	if h := cur.GetHealth(); h != nil {
-		part.Health = &hubv1.AgentHealth{EvaluatedAt: h.EvaluatedAt}
-	}
 	switch {
 	case held.Agent != nil && cur.Agent != nil:
 		d.prefix = "agent."
@@ -314,7 +338,7 @@ func rowDiff(held, cur *hubv1.AgentOverview) (part *hubv1.AgentOverview, cleared
 	scalar(d, "unread_count", &held.UnreadCount, cur.UnreadCount, &part.UnreadCount)
 	scalar(d, "mention_count", &held.MentionCount, cur.MentionCount, &part.MentionCount)
 	scalar(d, "parked_waits", &held.ParkedWaits, cur.ParkedWaits, &part.ParkedWaits)
-	return part, d.cleared, d.differs
+	return d.cleared, d.differs
 }
 
 func diffAgent(d *differ, h, c, p *hubv1.Agent) {

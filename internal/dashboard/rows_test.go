@@ -443,7 +443,9 @@ func TestRowDiffSeesEveryField(t *testing.T) {
 			group.of(set).Set(fd, group.of(one).Get(fd))
 
 			held := base()
-			part, cleared, differs := rowDiff(held, set)
+			var p rowPart
+			part := p.reset(set)
+			cleared, differs := rowDiff(held, set, part)
 			if unshown[name] {
 				if differs {
 					t.Errorf("%s set: the row differs, want the field left out", name)
@@ -456,7 +458,7 @@ func TestRowDiffSeesEveryField(t *testing.T) {
 			if !proto.Equal(held, set) {
 				t.Errorf("%s set: the held row is %v after the change, want %v", name, held, set)
 			}
-			_, cleared, differs = rowDiff(held, base())
+			cleared, differs = rowDiff(held, base(), p.reset(base()))
 			if !differs || !slices.Equal(cleared, []string{name}) {
 				t.Errorf("%s emptied: differs %v, cleared %v; want it cleared", name, differs, cleared)
 			}

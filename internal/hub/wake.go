@@ -1,6 +1,9 @@
 package hub
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // Wake-ups from the commit. A write transaction records what it changed
 // that parked callers wait for (Changes), where the store writes the rows:
@@ -141,8 +144,29 @@ func (s committer) Update(ctx context.Context, fn func(tx Tx) error) error {
 		return err
 	}
 	s.wake(&ch)
+	if c, _ := ctx.Value(commitsKey{}).(*Commits); c != nil {
+		c.any.Store(true)
+	}
 	return nil
 }
+
+// Commits tells whether a write committed under a context (WithCommits).
+type Commits struct{ any atomic.Bool }
+
+type commitsKey struct{}
+
+// WithCommits returns ctx marked so that every write of the core's store
+// that commits under it, or under a context made from it, is told to c. A
+// call during which none committed changed nothing a page shows but what
+// lives in memory (last calls, paths, parked waits), which the rows' scan
+// and the ticks follow: the API announces no change for it.
+func WithCommits(ctx context.Context) (_ context.Context, c *Commits) {
+	c = &Commits{}
+	return context.WithValue(ctx, commitsKey{}, c), c
+}
+
+// Any reports whether a write committed under the context.
+func (c *Commits) Any() bool { return c.any.Load() }
 
 // wake wakes the parked callers that ch concerns: the waits (and streams
 // and next_task calls) of the agents delivered new messages, the calls

@@ -223,3 +223,29 @@ func TestRevocationFromCommit(t *testing.T) {
 	_, err = h.Authenticate(ctx, tok)
 	wantCode(t, "the old token after the committed rotation", err, hub.EUNAUTHORIZED)
 }
+
+// A context from WithCommits is told of the writes that commit under it
+// (or under a context made from it), not of reads, of writes that roll
+// back, nor of writes under another context.
+func TestWithCommits(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	ann, _ := h.agent(t, "ann")
+	ctx, commits := hub.WithCommits(context.Background())
+	if _, err := h.TakeInjection(ctx, ann, 0); err != nil { // nothing new: a read
+		t.Fatal(err)
+	}
+	h.Core.Update(ctx, func(hub.Tx) error { return errors.New("rolled back") })
+	if _, err := h.Heartbeat(context.Background(), ann); err != nil {
+		t.Fatal(err)
+	}
+	if commits.Any() {
+		t.Fatal("a read, a write that rolled back and another context's write were told as commits")
+	}
+	if _, err := h.Heartbeat(context.WithoutCancel(ctx), ann); err != nil {
+		t.Fatal(err)
+	}
+	if !commits.Any() {
+		t.Error("a heartbeat under a context made from the marked one was not told")
+	}
+}

@@ -10,15 +10,22 @@ import (
 )
 
 // FeedInterceptor announces hub.TopicAgents on feed after every call that
-// succeeded and may have changed something (any method but Get*, List* and
-// WaitForMessages), so that live pages re-read at once rather than at the
-// next orchestrator tick, and marks the agent whose overview row the call
-// may have changed: the calling agent, or the agent an admin call names
-// (the dashboard's stream sends those rows).
+// succeeded and changed something (any method but Get*, List* and
+// WaitForMessages, during which a write committed: hub.WithCommits), so
+// that live pages re-read at once rather than at the next orchestrator
+// tick, and marks the agent whose overview row the call may have changed:
+// the calling agent, or the agent an admin call names (the dashboard's
+// stream sends those rows). Most calls of a busy fleet write nothing (a
+// hook's injection or host event with nothing new) or nothing a page
+// reads on a notice (unnoticed): they wake no stream and have no row read.
 func FeedInterceptor(feed *hub.Feed) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if !changes(info.FullMethod) || unnoticed[info.FullMethod] {
+			return handler(ctx, req)
+		}
+		ctx, commits := hub.WithCommits(ctx)
 		resp, err := handler(ctx, req)
-		if err == nil && changes(info.FullMethod) {
+		if err == nil && commits.Any() {
 			feed.Publish(hub.TopicAgents)
 			markOverview(ctx, feed, info.FullMethod, req)
 		}
@@ -26,14 +33,21 @@ func FeedInterceptor(feed *hub.Feed) grpc.UnaryServerInterceptor {
 	}
 }
 
+// unnoticed lists the write calls whose writes no page reads on a change
+// notice: a heartbeat's new ID shows only in the agent's row (the stream
+// sends it with the row's next change, a tick re-reads it), a stop's count
+// of holds nowhere.
+var unnoticed = map[string]bool{
+	hubv1.AgentService_Heartbeat_FullMethodName: true,
+	hubv1.AgentService_CheckStop_FullMethodName: true,
+}
+
 // sameOverview lists the write calls that leave the caller's overview row
-// as it was: a heartbeat or a hook's call moves only its last call, which
-// the presence scan follows, and a post changes its recipients' rows
+// as it was: a hook's injection moves only its last call, which the
+// presence scan follows, and a post changes its recipients' rows
 // (Waiters.Notify marks them), not the sender's.
 var sameOverview = map[string]bool{
-	hubv1.AgentService_Heartbeat_FullMethodName:     true,
 	hubv1.AgentService_TakeInjection_FullMethodName: true,
-	hubv1.AgentService_CheckStop_FullMethodName:     true,
 	hubv1.AgentService_PostMessage_FullMethodName:   true,
 }
 
