@@ -75,7 +75,7 @@ func (m *Main) initMetrics() {
 		}
 		return 1
 	})
-	m.metrics.CounterFunc("store_checkpoints_total", "Checkpoints of the SQLite store's write-ahead log, run beside the writer.", func() float64 {
+	m.metrics.CounterFunc("store_checkpoints_total", "Checkpoints of the SQLite store's write-ahead log, run beside the writer or, past the log's cap, by it.", func() float64 {
 		if c, ok := m.Store.(checkpointer); ok {
 			return float64(c.Checkpoints().Runs)
 		}

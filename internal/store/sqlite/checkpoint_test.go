@@ -110,7 +110,7 @@ func TestCheckpointerKeepsTheLogBounded(t *testing.T) {
 			fi.Size(), maxLog.Load(), written, logLimitByte)
 	}
 	if st := db.Checkpoints(); st.Runs == 0 {
-		t.Errorf("Checkpoints() = %+v after %d bytes written: the checkpointer ran none", st, written)
+		t.Errorf("Checkpoints() = %+v after %d bytes written: no checkpoint ran", st, written)
 	}
 	var n int
 	mustView(t, db, func(tx hub.Tx) error {
