@@ -28,6 +28,11 @@ type Leader interface {
 	// if nobody does. It is called before every tick, so an implementation
 	// must be quick and must notice a lost lock (a dropped connection).
 	Lead(ctx context.Context) (bool, error)
+	// Lost returns a channel closed the moment the leadership held now
+	// ends (already closed when this process does not lead; nil when it
+	// never ends). The tick running then is cancelled and counts as
+	// failed: another process may lead before it would have ended.
+	Lost() <-chan struct{}
 	// Resign gives up leadership, if held, so another replica can take over.
 	Resign(ctx context.Context) error
 }
@@ -37,6 +42,9 @@ type AlwaysLeader struct{}
 
 // Lead returns true.
 func (AlwaysLeader) Lead(context.Context) (bool, error) { return true, nil }
+
+// Lost returns nil: the leadership never ends.
+func (AlwaysLeader) Lost() <-chan struct{} { return nil }
 
 // Resign does nothing.
 func (AlwaysLeader) Resign(context.Context) error { return nil }
@@ -227,7 +235,7 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 	start := clock.Now()
 	lead, err := o.leader().Lead(ctx)
 	if err != nil {
-		o.record(start, 0, false, fmt.Errorf("leader: %w", err))
+		o.record(ctx, start, 0, false, fmt.Errorf("leader: %w", err))
 		return
 	}
 	if !lead {
@@ -242,10 +250,28 @@ func (o *Orchestrator) runTick(ctx context.Context) {
 	}
 	began := clock.Now() // the system clock's readings are monotonic
 	// The tick's writes are made only while this process still leads
-	// (hub.LeaderWork: a store shared by replicas fences them).
-	err = o.Tick(hub.LeaderWork(ctx), start)
+	// (hub.LeaderWork: a store shared by replicas fences them), and the
+	// tick stops when the leadership ends.
+	lost := o.leader().Lost()
+	tctx, cancel := context.WithCancelCause(hub.LeaderWork(ctx))
+	if lost != nil {
+		go func() {
+			select {
+			case <-lost:
+				cancel(errLostLead)
+			case <-tctx.Done():
+			}
+		}()
+	}
+	err = o.Tick(tctx, start)
 	d := clock.Now().Sub(began)
-	o.record(start, d, true, err)
+	select {
+	case <-lost: // a nil channel (AlwaysLeader) never ends
+		err = errors.Join(errLostLead, err)
+	default:
+	}
+	cancel(nil)
+	o.record(ctx, start, d, true, err)
 	if o.Timed != nil {
 		o.Timed(d, o.report.Steps)
 	}
@@ -265,8 +291,15 @@ func (o *Orchestrator) follow(ctx context.Context, now time.Time) {
 	}
 }
 
-// record stores the outcome of one tick in the stats and logs problems.
-func (o *Orchestrator) record(at time.Time, d time.Duration, lead bool, err error) {
+// errLostLead fails a tick during which this process stopped leading.
+var errLostLead = errors.New("lost the orchestrator's leader lock during the tick: another replica may lead now, and this tick's writes after that were refused")
+
+// record stores the outcome of one tick in the stats and logs problems;
+// an error of a tick cut short by ctx's end (the hub stopping) is none.
+func (o *Orchestrator) record(ctx context.Context, at time.Time, d time.Duration, lead bool, err error) {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = nil
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := &o.stats
@@ -282,7 +315,7 @@ func (o *Orchestrator) record(at time.Time, d time.Duration, lead bool, err erro
 			o.logger().Warn("orchestrator: tick overran its interval", "duration", d, "interval", s.Interval)
 		}
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
+	if err != nil {
 		s.Errors++
 		s.LastError = err.Error()
 		s.LastErrorAt = at

@@ -85,7 +85,14 @@ type fakeLeader struct {
 	mu       sync.Mutex
 	lead     bool
 	err      error
+	lost     chan struct{} // nil: the leadership never ends
 	resigned bool
+}
+
+func (l *fakeLeader) Lost() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
 }
 
 func (l *fakeLeader) Lead(context.Context) (bool, error) {
@@ -131,6 +138,43 @@ func TestRunOnlyTicksAsLeaderAndRecordsErrors(t *testing.T) {
 	}
 	if !l.resigned {
 		t.Errorf("Run did not resign leadership on exit")
+	}
+}
+
+// A tick during which the leadership ends stops there (its context is
+// cancelled) and counts as failed, even one whose steps finished: another
+// replica may have led before it ended. A tick cut short by the hub
+// stopping is no failure.
+func TestTickThatOutlivesItsLeadershipFails(t *testing.T) {
+	t.Parallel()
+	l := &fakeLeader{lead: true, lost: make(chan struct{})}
+	o := &Orchestrator{Interval: time.Second, Leader: l, Logger: slog.New(slog.DiscardHandler)}
+	var stepErr error
+	o.steps = []step{{"cron", func(ctx context.Context, _ time.Time) error {
+		close(l.lost)
+		<-ctx.Done() // the lock lost: the step's calls end
+		stepErr = context.Cause(ctx)
+		return ctx.Err()
+	}}}
+	o.runTick(context.Background())
+	s := o.Stats()
+	if !errors.Is(stepErr, errLostLead) || s.Errors != 1 || !strings.Contains(s.LastError, "lost the orchestrator's leader lock") {
+		t.Fatalf("the step saw %v; stats %+v: want the tick cancelled and failed", stepErr, s)
+	}
+
+	l.lost = make(chan struct{})
+	o.steps = []step{{"cron", func(context.Context, time.Time) error { close(l.lost); return nil }}}
+	o.runTick(context.Background())
+	if s := o.Stats(); s.Errors != 2 {
+		t.Fatalf("a tick whose steps finished after the lock was lost: stats %+v, want it failed", s)
+	}
+
+	l.lost = make(chan struct{})
+	ctx, stop := context.WithCancel(context.Background())
+	o.steps = []step{{"cron", func(ctx context.Context, _ time.Time) error { stop(); return ctx.Err() }}}
+	o.runTick(ctx)
+	if s := o.Stats(); s.Errors != 2 || s.Ticks != 3 {
+		t.Fatalf("a tick cut short by the hub stopping: stats %+v, want no new error", s)
 	}
 }
 

@@ -138,6 +138,16 @@ func TestFaults(t *testing.T) {
 		}
 	}
 	report(t, results)
+	// The first problems of each failed run again, next to the summary:
+	// CI keeps only the end of the output.
+	for _, res := range results {
+		if res.failures() == 0 {
+			continue
+		}
+		for i, p := range res.Problems[:min(3, len(res.Problems))] {
+			fmt.Printf("faults: seed %d problem %d of %d: %s\n", res.Seed, i+1, len(res.Problems), p)
+		}
+	}
 	line := summary(len(results), results)
 	if *summaryFlag != "" {
 		must(t, os.WriteFile(*summaryFlag, []byte(line+"\n"), 0o644))

@@ -16,10 +16,12 @@ import (
 // with the new leader's, which all come after it took the lock.
 
 // leaderSession names the session that took the leader lock: its backend
-// PID and start time (a PID alone may be reused by a later session).
+// PID and start time (a PID alone may be reused by a later session). ended
+// is closed when this replica drops it (Leader.Lost).
 type leaderSession struct {
 	pid   int32
 	start time.Time
+	ended chan struct{}
 }
 
 // errNotLeader refuses a fenced write.

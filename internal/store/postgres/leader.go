@@ -40,12 +40,12 @@ type Leader struct {
 	key int64
 
 	mu   sync.Mutex
-	conn *pgx.Conn     // nil when not connected
-	held bool          // conn holds the lock
-	keep chan struct{} // closed to stop the pings of the held lock
+	conn *pgx.Conn // nil when not connected
+	held bool      // conn holds the lock
 
 	// fence names the session holding the lock while held (nil
-	// otherwise), for the check of the orchestrator's writes (fence.go).
+	// otherwise), for the check of the orchestrator's writes (fence.go)
+	// and the end of the leadership (Lost).
 	fence atomic.Pointer[leaderSession]
 }
 
@@ -116,17 +116,30 @@ func (l *Leader) Lead(ctx context.Context) (bool, error) {
 		l.dropLocked()
 		return false, fmt.Errorf("leader lock: %w", l.db.friendly(err))
 	}
-	var ls leaderSession
+	ls := &leaderSession{ended: make(chan struct{})}
 	if err := l.conn.QueryRow(ctx, `SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()`).Scan(&ls.pid, &ls.start); err != nil {
 		l.dropLocked()
 		return false, fmt.Errorf("leader lock: %w", l.db.friendly(err))
 	}
-	l.fence.Store(&ls)
+	l.fence.Store(ls)
 	l.db.logger.Info("this replica now runs the orchestrator (took the leader lock)")
 	l.held = true
-	l.keep = make(chan struct{})
-	go l.keepAlive(l.conn, l.keep)
+	go l.keepAlive(l.conn, ls.ended)
 	return true, nil
+}
+
+// notLeading is the Lost of a replica that does not lead.
+var notLeading = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Lost returns a channel closed the moment the lock held now is lost (its
+// connection failed a ping or closed) or resigned; already closed when
+// this replica does not hold it. A tick that began while leading stops
+// there: the others may take over within leaderSilence.
+func (l *Leader) Lost() <-chan struct{} {
+	if ls := l.fence.Load(); ls != nil {
+		return ls.ended
+	}
+	return notLeading
 }
 
 // pingLocked checks with a round trip that the held lock's connection is
@@ -144,7 +157,7 @@ func (l *Leader) pingLocked(ctx context.Context) bool {
 }
 
 // keepAlive pings conn every leaderKeepEvery while it holds the lock,
-// until stop is closed.
+// until stop is closed (the lock's session ended).
 func (l *Leader) keepAlive(conn *pgx.Conn, stop chan struct{}) {
 	t := l.db.clock.NewTicker(leaderKeepEvery)
 	defer t.Stop()
@@ -184,10 +197,8 @@ func (l *Leader) Resign(ctx context.Context) error {
 
 // dropLocked closes the lock's connection, which releases the lock.
 func (l *Leader) dropLocked() {
-	l.fence.Store(nil)
-	if l.keep != nil {
-		close(l.keep)
-		l.keep = nil
+	if ls := l.fence.Swap(nil); ls != nil {
+		close(ls.ended) // stops keepAlive, tells Lost
 	}
 	if l.conn != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), leaderCallTimeout)

@@ -19,8 +19,9 @@ func holds(l *Leader) bool {
 }
 
 // A leader whose connection goes silent (a partition behind a proxy: the
-// server sees its session open and idle) stops leading, and another
-// replica takes over within seconds, after the first stopped. The server
+// server sees its session open and idle) stops leading, says so (Lost:
+// its tick stops there), and another replica takes over within seconds,
+// after the first stopped. The server
 // used to keep the lock for the silent session until TCP noticed: two
 // hours, or never through a proxy.
 func TestSilentLeaderLosesTheLock(t *testing.T) {
@@ -34,6 +35,10 @@ func TestSilentLeaderLosesTheLock(t *testing.T) {
 	if lead, err := b.Leader().Lead(ctx); lead || err != nil {
 		t.Fatalf("b.Lead = %v, %v while a leads", lead, err)
 	}
+	lost := a.Leader().Lost()
+	if ended(lost) || !ended(b.Leader().Lost()) {
+		t.Fatalf("Lost ended: a (leads) %v, b (does not) %v; want false, true", ended(lost), ended(b.Leader().Lost()))
+	}
 	link.Stall()
 	defer link.Resume()
 	stalled := time.Now()
@@ -41,6 +46,9 @@ func TestSilentLeaderLosesTheLock(t *testing.T) {
 	for aStopped == 0 || bLeads == 0 {
 		if aStopped == 0 && !holds(a.Leader()) {
 			aStopped = time.Since(stalled)
+			if !ended(lost) {
+				t.Fatal("a stopped leading, and the channel of its Lost is still open")
+			}
 		}
 		if bLeads == 0 {
 			if lead, _ := b.Leader().Lead(ctx); lead {
@@ -59,6 +67,16 @@ func TestSilentLeaderLosesTheLock(t *testing.T) {
 	link.Resume()
 	if lead, _ := a.Leader().Lead(ctx); lead {
 		t.Error("a leads again while b holds the lock")
+	}
+}
+
+// ended reports whether c is closed.
+func ended(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
