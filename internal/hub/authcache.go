@@ -113,6 +113,12 @@ func (c *authCache) put(hash []byte, a *Agent, gen uint64) {
 func (c *authCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.clearLocked()
+}
+
+// clearLocked empties the cache and drops the puts of reads begun before
+// (c.mu held).
+func (c *authCache) clearLocked() {
 	c.m = nil
 	c.gen++
 }
@@ -124,8 +130,7 @@ func (c *authCache) clear() {
 func (c *authCache) reported(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.m = nil
-	c.gen++
+	c.clearLocked()
 	c.off = !on
 	c.heard = c.clock.Now()
 }
