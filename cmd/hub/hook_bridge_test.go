@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -118,9 +119,9 @@ func bridgeAnswers(tb testing.TB, addr, token string, hook func()) {
 // TestHookAsksTheBridge runs the real hub, the real `hub mcp` of agent ann
 // and the real hook as hosts run it, hub-hook (which hands what needs the
 // hub to `hub hook` beside it): with the bridge following ann's messages, a tool
-// use with nothing new costs the hub no call; a message arrives (on the
-// channel) and the next hook's injection is taken by the bridge, the ones
-// after are answered by the bridge alone again; another agent's token is refused; with the bridge
+// use with nothing new costs the hub no call; a message arrives on the
+// channel, and the hooks after it, with nothing of it to inject, are
+// answered by the bridge alone still; another agent's token is refused; with the bridge
 // killed (its socket file left behind) the hook asks the hub and shows
 // what arrived meanwhile; a new bridge takes the stale socket over.
 func TestHookAsksTheBridge(t *testing.T) {
@@ -203,21 +204,27 @@ func TestHookAsksTheBridge(t *testing.T) {
 		t.Errorf("5 hooks with nothing new made %v calls to the hub in three tries, want 0; the bridge's log:\n%s", calls, bridgeErr)
 	}
 
-	// A message arrives: the channel shows it, the next hook's injection
-	// is taken by the bridge on its stream (and finds it on its way
-	// through the channel), the ones after are the bridge's alone again.
-	id := post(t, bobC, &hubv1.PostMessageRequest{To: []string{"ann"}, Body: "the build is green"})
-	eventually(t, 10*time.Second, "the message in ann's context through the channel", func() bool {
-		return adminReceipt(t, addr, adminTok, id, "ann").GetState() == "IN_CONTEXT"
-	})
-	before := hubRPCs(t, m.HTTPAddress())
-	if r := hook(); strings.Contains(r.stdout, "the build is green") {
-		t.Errorf("the hook showed a message the channel had shown: %s", r.stdout)
+	// A message arrives: the channel shows it, so the next hook has
+	// nothing of it to inject and the bridge answers it alone (three
+	// messages, as above: a loaded machine may leave one hook to the hub).
+	calls = nil
+	for i := range 3 {
+		id := post(t, bobC, &hubv1.PostMessageRequest{To: []string{"ann"}, Body: fmt.Sprintf("the build is green (%d)", i)})
+		eventually(t, 10*time.Second, "the message in ann's context through the channel", func() bool {
+			return adminReceipt(t, addr, adminTok, id, "ann").GetState() == "IN_CONTEXT"
+		})
+		eventually(t, 10*time.Second, "the bridge to follow ann's messages again", parked(1))
+		before := hubRPCs(t, m.HTTPAddress())
+		if r := hook(); strings.Contains(r.stdout, "the build is green") || r.stderr != "" {
+			t.Errorf("the hook after a message the channel had shown printed %q, stderr %q", r.stdout, r.stderr)
+		}
+		if calls = append(calls, hubRPCs(t, m.HTTPAddress())-before); calls[i] == 0 {
+			break
+		}
 	}
-	if hubRPCs(t, m.HTTPAddress()) == before {
-		t.Error("the first hook after a message did not ask the hub (the bridge on its stream)")
+	if calls[len(calls)-1] != 0 {
+		t.Errorf("the first hook after a message the channel showed made %v calls to the hub after three messages, want 0; the bridge's log:\n%s", calls, bridgeErr)
 	}
-	quiet("hooks after the message to be the bridge's again")
 
 	// Another agent's token: the bridge does not answer.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -236,7 +243,7 @@ func TestHookAsksTheBridge(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "the killed bridge's poll to end", parked(0))
 	post(t, bobC, &hubv1.PostMessageRequest{To: []string{"ann"}, Body: "deploy at noon"})
-	before = hubRPCs(t, m.HTTPAddress())
+	before := hubRPCs(t, m.HTTPAddress())
 	if r := hook(); !strings.Contains(contextOf(t, r, "PostToolUse"), "deploy at noon") || r.stderr != "" {
 		t.Errorf("with the bridge gone the hook showed %q, stderr %q; want the message from the hub", r.stdout, r.stderr)
 	}

@@ -348,7 +348,7 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 	for ctx.Err() == nil {
 		issued := time.Now()
 		err := g.subscribe(ctx, cursor, func(ids []string, c string, at time.Time, confirm func([]string) error) {
-			a.bridge.frame(len(ids))
+			shown := a.bridge.frame(len(ids))
 			if c != "" {
 				cursor = c
 				a.cursor.Store(&c)
@@ -359,6 +359,7 @@ func (a *fleetAgent) streamLoop(ctx context.Context, f *fleet) {
 			f.stats.wakes.woke(ids, issued, at, a.transport)
 			t0 := time.Now()
 			err := confirm(ids)
+			shown()
 			if err == nil || !ending() {
 				f.stats.call(opConfirm, time.Since(t0), err)
 			}

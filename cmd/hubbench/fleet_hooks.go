@@ -20,7 +20,8 @@ const bridgeHookRefresh = 2 * time.Minute
 // does (internal/mcpbridge/hooks.go): a real agent's hooks ask the bridge
 // of its session, which holds the stream, and the bridge answers "nothing
 // new" itself while the stream is open, no frame brought a message since
-// the last hook it sent to the hub, no event of the host came since, and
+// the last hook it sent to the hub that its channel did not show the agent,
+// no event of the host came since, and
 // that hook is less than bridgeHookRefresh old. Anything else is the hub's
 // injection, which the bridge takes on its stream (hookRun) on a hub that
 // takes it there, and which goes to the hub (TakeInjection) on one that
@@ -41,13 +42,25 @@ type bridgeHooks struct {
 
 func newBridgeHooks() *bridgeHooks { return &bridgeHooks{seq: 1} }
 
-// frame takes one frame of the stream with n messages.
-func (h *bridgeHooks) frame(n int) {
+// frame takes one frame of the stream with n messages; the function it
+// returns says the bridge showed them all in the agent's context (a
+// channel notification): the hooks have none of them to inject, so unless
+// something else happened meanwhile they stay the bridge's to answer.
+func (h *bridgeHooks) frame(n int) (shown func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.open = true
-	if n > 0 {
-		h.seq++
+	if n == 0 {
+		return func() {}
+	}
+	h.seq++
+	seq := h.seq
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.seq == seq && h.synced == seq-1 {
+			h.synced = seq
+		}
 	}
 }
 

@@ -7,8 +7,9 @@ import (
 
 // TestBridgeHooksAskTheHubOnlyWhenSomethingIsNew follows one streaming
 // agent's hooks through what its bridge sees: before the stream is open,
-// after a frame with messages, after the stream ended and once the refresh
-// is due they go to the hub; with nothing new they are answered quietly.
+// after a frame with messages its channel did not show, after the stream
+// ended and once the refresh is due they go to the hub; with nothing new,
+// or only what its channel showed, they are answered quietly.
 func TestBridgeHooksAskTheHubOnlyWhenSomethingIsNew(t *testing.T) {
 	h := newBridgeHooks()
 	t0 := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
@@ -31,10 +32,12 @@ func TestBridgeHooksAskTheHubOnlyWhenSomethingIsNew(t *testing.T) {
 		{"a frame with a message", func() { h.frame(1) }, 3 * time.Second, true},
 		{"the hub answered it", nil, 4 * time.Second, false},
 		{"an empty frame (the cursor moved)", func() { h.frame(0) }, 5 * time.Second, false},
-		{"the refresh is due", nil, 3*time.Second + bridgeHookRefresh, true},
-		{"the stream ended", func() { h.ended() }, 3*time.Second + bridgeHookRefresh + time.Second, true},
-		{"closed until its next frame", nil, 3*time.Second + bridgeHookRefresh + 2*time.Second, true},
-		{"open again", func() { h.frame(0) }, 3*time.Second + bridgeHookRefresh + 3*time.Second, false},
+		{"a frame with a message its channel showed", func() { h.frame(1)() }, 6 * time.Second, false},
+		{"a frame shown after a frame not shown", func() { h.frame(1); h.frame(1)() }, 7 * time.Second, true},
+		{"the refresh is due", nil, 7*time.Second + bridgeHookRefresh, true},
+		{"the stream ended", func() { h.ended() }, 7*time.Second + bridgeHookRefresh + time.Second, true},
+		{"closed until its next frame", nil, 7*time.Second + bridgeHookRefresh + 2*time.Second, true},
+		{"open again", func() { h.frame(0) }, 7*time.Second + bridgeHookRefresh + 3*time.Second, false},
 	}
 	for _, s := range steps {
 		if s.before != nil {

@@ -34,7 +34,9 @@ const watchStale = pushPoll + waitGrace
 // for the agent: messages, nudges, pulses, notices), heard from the hub
 // within watchStale on a connection that is up, and nothing happened since
 // the last hook that went through the hub (seq == synced): no message
-// arrived, no event of the host (a stop, a notification, a permission
+// arrived that a channel notification did not show the agent (the hub
+// passes over what is in the agent's context: such a hook would inject
+// nothing), no event of the host (a stop, a notification, a permission
 // request, which may leave the agent marked waiting for a person or an
 // approval open, that only the hub closes), no failed watch. Anything else
 // sends the hook to the hub, as without a bridge; but a prompt or a tool
@@ -75,15 +77,19 @@ func newKnown(now func() time.Time, ready func() bool) *known {
 
 // watch is the one point that feeds k from the hub: the watch parks after
 // cursor; the returned function takes its end, with the cursor past what
-// it was handed (n messages) or its error.
-func (k *known) watch(cursor string) func(n int, next string, err error) {
+// it was handed (n messages) or its error. When it was handed messages,
+// the function it returns in turn says they are all in the agent's
+// context now (a channel notification showed them): the hooks have none
+// of them to inject, so unless something else happened meanwhile they
+// stay answered here.
+func (k *known) watch(cursor string) func(n int, next string, err error) (shown func()) {
 	if k == nil {
-		return func(int, string, error) {}
+		return func(int, string, error) func() { return func() {} }
 	}
 	k.mu.Lock()
 	k.cursor, k.watching, k.freshAt = cursor, true, k.now()
 	k.mu.Unlock()
-	return func(n int, next string, err error) {
+	return func(n int, next string, err error) func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		k.watching = false
@@ -95,6 +101,17 @@ func (k *known) watch(cursor string) func(n int, next string, err error) {
 			k.seq++
 		}
 		k.started = k.started || err == nil
+		if n == 0 || err != nil {
+			return func() {}
+		}
+		seq := k.seq
+		return func() {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			if k.seq == seq && k.synced == seq-1 {
+				k.synced = seq
+			}
+		}
 	}
 }
 

@@ -75,9 +75,32 @@ func TestKnownAnswersOnlyWhenSure(t *testing.T) {
 	back()
 	ask("nothing new after the message", hooksock.AnswerQuiet, inject)
 
+	// A message a channel notification showed is in the agent's context:
+	// a hook would inject nothing of it (the hub passes it over).
+	woke(1, "m6", nil)()
+	woke = k.watch("m6")
+	ask("after a message shown in the agent's context", hooksock.AnswerQuiet, inject)
+	// One the notification did not show (it was not called), or shown
+	// after something else happened, is the hub's.
+	woke(2, "m8", nil)
+	woke = k.watch("m8")
+	ask("after messages not all shown", hooksock.AnswerHub, inject)()
+	shown := woke(1, "m9", nil)
+	stop := ask("a stop while a message is being shown", hooksock.AnswerHub, hooksock.Query{Step: hooksock.StepOther, Event: "Stop"})
+	shown()
+	woke = k.watch("m9")
+	noTake = true
+	ask("a tool use after the stop and the shown message", hooksock.AnswerHub, inject)
+	stop()
+	ask("a tool use after the stop came back", hooksock.AnswerHub, inject)()
+	noTake = false
+	ask("nothing new once a tool use came back", hooksock.AnswerQuiet, inject)
+	woke(0, "m9", nil)
+	woke = k.watch("m9")
+
 	// An empty reply (the poll's time-out) with the same cursor changes nothing.
-	woke(0, "m5", nil)
-	woke = k.watch("m5")
+	woke(0, "m9", nil)
+	woke = k.watch("m9")
 	ask("after an empty poll", hooksock.AnswerQuiet, inject)
 
 	// A stop or a permission request is the hub's, and so is the next

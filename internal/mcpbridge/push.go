@@ -152,7 +152,7 @@ func (p *pusher) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		woke := p.known.watch(p.cursor)
 		msgs, cursor, err := p.poll(ctx)
-		woke(len(msgs), cursor, err)
+		inContext := woke(len(msgs), cursor, err)
 		if err != nil {
 			if ctx.Err() != nil || p.send == nil && status.Code(err) == codes.Unimplemented {
 				return
@@ -182,6 +182,9 @@ func (p *pusher) run(ctx context.Context) {
 				return
 			}
 			p.confirm(ctx, shown)
+			if len(shown) == len(msgs) {
+				inContext()
+			}
 		}
 		p.cursor = cursor
 	}
