@@ -73,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runHealth(ctx, args, stdout, stderr)
 	case "bench-seed": // hubbench's tick scenario; not in the usage
 		return runBenchSeed(ctx, args, stdout, stderr)
+	case "bench-floor": // hubbench's floor scenario; not in the usage
+		return runBenchFloor(ctx, args, stderr)
 	case "version":
 		fmt.Fprint(stdout, version.Long("hub"))
 		return nil

@@ -18,6 +18,7 @@
 //	go run ./cmd/hubbench exposure   # what a client can take (exposure.go)
 //	go run ./cmd/hubbench fleet      # a fleet of agents and dashboards (fleet.go)
 //	go run ./cmd/hubbench soak       # the fleet for two hours, with a leak check
+//	go run ./cmd/hubbench floor      # the fleet's calls and frames against gRPC alone (floor.go)
 package main
 
 import (
@@ -246,6 +247,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "exposure" {
 		return runExposure(ctx, args[1:], stdout, stderr) // exposure.go
+	}
+	if len(args) > 0 && args[0] == "floor" {
+		return runFloor(ctx, args[1:], stdout, stderr) // floor.go
 	}
 	if len(args) > 0 && (args[0] == "fleet" || args[0] == "soak") {
 		return runFleet(ctx, args[0], args[1:], stdout, stderr) // fleet.go

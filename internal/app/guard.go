@@ -59,10 +59,17 @@ const (
 )
 
 // guardOptions are the gRPC server options that bound what one client can
-// take from the hub.
+// take from the hub: the transport's, and the admission of each call.
 func (m *Main) guardOptions() []grpc.ServerOption {
+	return append(TransportOptions(), grpc.InTapHandle(m.Server.TapHandle))
+}
+
+// TransportOptions are the gRPC server options of the hub's transport:
+// what one connection holds and may send (streams, buffers, windows,
+// keep-alive). `hub bench-floor` serves with them too, to measure what the
+// transport alone costs.
+func TransportOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		grpc.InTapHandle(m.Server.TapHandle),
 		grpc.MaxConcurrentStreams(maxStreamsPerConn),
 		grpc.NumStreamWorkers(streamWorkers),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
