@@ -17,6 +17,7 @@ import (
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 	"github.com/agenthub/hub/internal/app"
+	"github.com/agenthub/hub/internal/loopback"
 )
 
 // runBenchFloor is `hub bench-floor`, left out of the usage: hubbench's
@@ -36,8 +37,12 @@ func runBenchFloor(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *members < 1 {
+	switch {
+	case *members < 1:
 		return fmt.Errorf("--channel-members %d: give at least 1", *members)
+	case !loopback.Addr(*addr):
+		// It answers anyone, with no token: loopback only.
+		return fmt.Errorf("--grpc-addr %s: bench-floor serves on a loopback address only (127.0.0.1:PORT)", *addr)
 	}
 	lis, err := net.Listen("tcp", *addr)
 	if err != nil {
