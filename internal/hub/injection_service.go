@@ -50,7 +50,8 @@ type Injection struct {
 // moves the cursor past every one of them, the ones past limit included,
 // in one transaction: two hooks racing never inject the same message.
 // Those already in the caller's context, or on their way through another
-// of its paths, are passed over, and so are low-priority ones while it is
+// of its paths, are passed over (pages of nothing but messages in its
+// context are read past, injectionPages at most), and so are low-priority ones while it is
 // in deep work (held for its digest: Receipts.HandOut). It marks nothing
 // read, and nothing in context: the hook confirms what it printed
 // (Receipts.Confirm). limit 0 means DefaultInjection. Errors: EINVALID.
@@ -103,16 +104,31 @@ func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID
 	if latest <= from {
 		return out, nil // taken meanwhile by another hook
 	}
-	msgs, err := tx.Inbox(agentID, InboxQuery{After: from, Limit: limit, ReadUpTo: readUpTo})
-	if err != nil || len(msgs) == 0 {
-		return out, err
+	// What a channel showed the agent since its last injection comes
+	// first past the cursor, already in its context: a page of nothing
+	// else is read past (a few at most), so that what follows it is
+	// injected rather than passed over with it.
+	var msgs []*Message
+	start := from
+	for page := 1; ; page++ {
+		var err error
+		if msgs, err = tx.Inbox(agentID, InboxQuery{After: start, Limit: limit, ReadUpTo: readUpTo}); err != nil {
+			return nil, err
+		}
+		if len(msgs) < limit || page == injectionPages || !s.receipts.AllInContext(agentID, msgs) {
+			break
+		}
+		start = msgs[len(msgs)-1].ID
+	}
+	if len(msgs) == 0 {
+		return out, nil
 	}
 	out.Messages = msgs
 	out.Cursor = max(latest, msgs[len(msgs)-1].ID)
 	if len(msgs) == limit {
 		// The limit may have cut the inbox short: count what it passed
 		// over. Below it, the inbox read every delivery past the cursor.
-		n, _, latest, err := tx.InboxCounts(agentID, from)
+		n, _, latest, err := tx.InboxCounts(agentID, start)
 		if err != nil {
 			return nil, err
 		}
@@ -145,6 +161,10 @@ func (s *Injections) takeInjection(ctx context.Context, tx injectionsTx, agentID
 	}
 	return out, tx.PutInjectionState(*st)
 }
+
+// injectionPages bounds the pages an injection reads past messages all
+// already in the agent's context.
+const injectionPages = 5
 
 // StopCheck is the answer to a host that wants to end the agent's turn.
 type StopCheck struct {

@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/agenthub/hub/internal/hub"
@@ -84,5 +85,39 @@ func TestTakeInjectionLimit(t *testing.T) {
 		if inj, err := h.Injections.TakeInjection(ctx, bob, tt.limit); err != nil || len(inj.Messages) != 0 || inj.Cursor != ids[len(ids)-1] {
 			t.Errorf("%d new, limit %d: the next injection = %+v, %v; want nothing, cursor %d", tt.posted, tt.limit, inj, err, ids[len(ids)-1])
 		}
+	}
+}
+
+// Messages a channel showed the agent since its last injection come first
+// past its cursor: an injection reads on past them, so that what follows
+// is injected and not passed over with them.
+func TestTakeInjectionReadsPastWhatIsInContext(t *testing.T) {
+	h := newTestHub(t)
+	as := h.agents(t, "ann", "bob")
+	ann, bob := as[0], as[1]
+	ctx := context.Background()
+	var shown []string
+	for range 4 {
+		shown = append(shown, strconv.FormatInt(h.post(t, ann, hub.PostRequest{To: []string{"bob"}, Body: "shown"}).ID, 10))
+	}
+	// Two written, two marked and not yet written.
+	if err := h.Receipts.Confirm(ctx, bob, shown[:2], "channel"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Receipts.FlushDeliveries(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Receipts.Confirm(ctx, bob, shown[2:], "channel"); err != nil {
+		t.Fatal(err)
+	}
+	five := h.post(t, ann, hub.PostRequest{To: []string{"bob"}, Body: "not shown"})
+	six := h.post(t, ann, hub.PostRequest{To: []string{"bob"}, Body: "not shown either"})
+	inj, err := h.Injections.TakeInjection(ctx, bob, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := msgIDs(inj.Messages); len(got) != 2 || got[0] != five.ID || got[1] != six.ID || inj.More != 0 || inj.Cursor != six.ID {
+		t.Errorf("injection %v, %d more, cursor %d; want %d and %d, none more, cursor %d (messages %v were in context)",
+			got, inj.More, inj.Cursor, five.ID, six.ID, six.ID, shown)
 	}
 }

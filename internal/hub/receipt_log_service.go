@@ -73,6 +73,7 @@ type replyMarker interface {
 // pathCarrier decides what a path may carry (satisfied by *Receipts).
 type pathCarrier interface {
 	HandOut(agentID int64, via Via, msgs []*Message, inDeepWork func() bool, now time.Time) (carry []*Message, held []int64)
+	AllInContext(agentID int64, msgs []*Message) bool
 }
 
 // MarkReply records what a reply just handed to agentID carried: for the
@@ -186,6 +187,29 @@ func (l *deliveryLog) inContextLocked(agentID int64) map[int64]bool {
 		}
 	}
 	return in
+}
+
+// AllInContext reports whether every one of msgs, just read for agentID,
+// is in the agent's context: written, or marked and not yet written.
+func (s *Receipts) AllInContext(agentID int64, msgs []*Message) bool {
+	l := &s.deliveries
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var marked map[int64]bool
+	for _, m := range msgs {
+		if m.InContext {
+			continue
+		}
+		if marked == nil {
+			if marked = l.inContextLocked(agentID); marked == nil {
+				return false
+			}
+		}
+		if !marked[m.ID] {
+			return false
+		}
+	}
+	return true
 }
 
 // HandOut decides which of msgs, just read for agentID's path via (a path
