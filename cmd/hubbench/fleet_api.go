@@ -69,13 +69,19 @@ type grpcAgent struct {
 	calls streamCalls
 }
 
-func (g *grpcAgent) connect(context.Context) error {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: g.source}, Timeout: 10 * time.Second}
+// dialFrom returns an agent's own connection to addr, from the loopback
+// source address source.
+func dialFrom(addr string, source net.IP) (*grpc.ClientConn, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: source}, Timeout: 10 * time.Second}
 	// Fixed windows, as hub mcp's (mcpbridge.Dial): no bandwidth
 	// estimation's ping after each wake.
-	conn, err := grpc.NewClient(g.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithInitialWindowSize(4<<20), grpc.WithInitialConnWindowSize(4<<20),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }))
+}
+
+func (g *grpcAgent) connect(context.Context) error {
+	conn, err := dialFrom(g.addr, g.source)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	hubv1 "github.com/agenthub/hub/gen/hub/v1"
 )
@@ -185,7 +183,6 @@ func (c *floorConfig) run(ctx context.Context, stdout io.Writer) error {
 // floorAgent is one agent of the floor: a connection of its own, from its
 // own loopback source address as the fleet's, and maybe a stream.
 type floorAgent struct {
-	name   string
 	conn   *grpc.ClientConn
 	client hubv1.AgentServiceClient
 	mu     sync.Mutex // one request at a time on the stream
@@ -194,14 +191,11 @@ type floorAgent struct {
 }
 
 func (c *floorConfig) connect(ctx context.Context, i int, stream bool) (*floorAgent, error) {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: sourceAddr(i, 100)}, Timeout: 10 * time.Second}
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithInitialWindowSize(4<<20), grpc.WithInitialConnWindowSize(4<<20),
-		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }))
+	conn, err := dialFrom(c.addr, sourceAddr(i, 100))
 	if err != nil {
 		return nil, err
 	}
-	a := &floorAgent{name: fmt.Sprintf("floor-%d", i), conn: conn, client: hubv1.NewAgentServiceClient(conn)}
+	a := &floorAgent{conn: conn, client: hubv1.NewAgentServiceClient(conn)}
 	if !stream {
 		_, err := a.client.Heartbeat(ctx, &hubv1.HeartbeatRequest{}, grpc.WaitForReady(true))
 		return a, err
