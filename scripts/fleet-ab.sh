@@ -5,8 +5,10 @@
 # CPU (cores), peak RSS, post → wake p50 / p99, tick p50 / p99 and the load
 # average; with -p it also records where the hub's CPU goes (perf record of
 # the hub after the warm-up, the top functions by their own samples and by
-# what they call) and what its memory is (smaps_rollup, goroutines), into
-# the output directory.
+# what they call; and, from a hub with --pprof-addr, Go's CPU profile of
+# the same window split into parts: the store's writes and reads, the
+# streams, gRPC, GC, in .parts) and what its memory is (smaps_rollup,
+# goroutines), into the output directory.
 #
 # Usage: scripts/fleet-ab.sh [-r ROUNDS] [-a AGENTS] [-D DASHBOARDS]
 #          [-d DURATION] [-w WARMUP] [-s STREAM_SHARE] [-n NICE] [-p]
@@ -82,7 +84,11 @@ profile_hub() {
 	[ -n "$pid" ] || return 0
 	sleep "$(seconds "$warmup")"
 	wait=$((($(seconds "$duration") - $(seconds "$warmup")) / 2))
+	if [ -n "$pport" ]; then
+		curl -sf -o "$out/$tag.pprof" "http://127.0.0.1:$pport/debug/pprof/profile?seconds=$wait" &
+	fi
 	perf record -q -g -o "$out/$tag.perf" -p "$pid" -- sleep "$wait" >/dev/null 2>&1 || true
+	wait
 	{
 		echo "## /proc/$pid/smaps_rollup"
 		cat "/proc/$pid/smaps_rollup" 2>/dev/null
@@ -90,6 +96,45 @@ profile_hub() {
 	} >"$out/$tag.mem"
 	perf report -i "$out/$tag.perf" --no-children --sort sym --stdio -g none 2>/dev/null | grep -v '^#' | grep % | head -40 >"$out/$tag.self" || true
 	perf report -i "$out/$tag.perf" --children --sort sym --stdio -g none 2>/dev/null | grep -v '^#' | grep % | grep 'agenthub\|grpc\|sqlite\|runtime.gcBgMarkWorker\|runtime.mallocgc\|syscall' | head -60 >"$out/$tag.children" || true
+	if [ -s "$out/$tag.pprof" ]; then
+		parts "$out/$tag.pprof" >"$out/$tag.parts" || true
+	fi
+}
+
+# parts PROFILE: the share of a Go CPU profile each part of the hub takes
+# (the samples under its functions; the parts overlap where one calls
+# another: a unary call's reads are in both).
+parts() {
+	python3 - "$1" <<'PY'
+import re, subprocess, sys
+prof = sys.argv[1]
+def top(*args):
+    return subprocess.run(["go", "tool", "pprof", "-top", "-cum", "-nodecount=1", *args, prof],
+                          capture_output=True, text=True, cwd="/").stdout
+def secs(v):
+    return float(v[:-2]) / 1000 if v.endswith("ms") else float(v.rstrip("s") or 0)
+head = top()
+total = secs(re.search(r"Total samples = ([0-9.]+m?s)", head).group(1))
+dur = secs(re.search(r"Duration: ([0-9.]+m?s)", head).group(1))
+print("%-38s %7.2f s  100.0 %%  %.3f cores" % ("all (Go's profile)", total, total / dur))
+for name, rx in [
+    ("store: writes (the writer's commits)", r"writer\.\(\*Queue\)\.loop$"),
+    ("store: reads (views)", r"sqlite\.\(\*DB\)\.View$|postgres\.\(\*DB\)\.View$"),
+    ("  SQLite's C code, both", r"runtime\.cgocall$"),
+    ("streams: looks and frames", r"hub\.\(\*Stream\)\.pump$"),
+    ("unary calls (handlers)", r"grpc\.\(\*Server\)\.processRPC$"),
+    ("gRPC: reading frames", r"http2Server\)\.HandleStreams$"),
+    ("gRPC: writing frames", r"loopyWriter\)\.run$"),
+    ("dashboards", r"internal/dashboard\."),
+    ("MCP over HTTP", r"StreamableHTTPHandler\)\.ServeHTTP$"),
+    ("orchestrator", r"internal/orchestrator\."),
+    ("GC (mark, assist, sweep)", r"gcBgMarkWorker$|gcAssistAlloc$|bgsweep$|bgscavenge$"),
+    ("Go's scheduler", r"runtime\.schedule$"),
+]:
+    m = re.search(r"^\s*[0-9.]+m?s?\s+[0-9.]+%\s+[0-9.]+%\s+([0-9.]+m?s)\s+[0-9.]+%", top("-focus=" + rx), re.M)
+    v = secs(m.group(1)) if m else 0.0
+    print("%-38s %7.2f s  %5.1f %%  %.3f cores" % (name, v, 100 * v / total, v / dur))
+PY
 }
 
 echo "| round | binary | hub CPU cores | RSS MiB | post → wake p50 / p99 ms | tick p50 / p99 ms | errors | load |"
@@ -99,9 +144,14 @@ for round in $(seq "$rounds"); do
 	for bin in "$@"; do
 		n=$((n + 1)) # two binaries may share a name (…/main/hub, …/head/hub)
 		tag="r$round-b$n-$(basename "$bin")"
+		pport= pargs=()
+		if [ -n "$profile" ] && "$bin" serve -h 2>&1 | grep -q -- -pprof-addr; then
+			pport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+			pargs=(--hub-arg="--pprof-addr=127.0.0.1:$pport")
+		fi
 		"$out/hubbench" fleet --hub-bin "$bin" --agents "$agents" --dashboards "$dashboards" \
 			--duration "$duration" --warmup "$warmup" --report-every 20s --stream "$stream" \
-			--nice "$nice" --json "$out/$tag.json" >"$out/$tag.log" 2>&1 &
+			--nice "$nice" --json "$out/$tag.json" "${pargs[@]}" >"$out/$tag.log" 2>&1 &
 		hb=$!
 		if [ -n "$profile" ]; then
 			profile_hub "$hb" "$tag" &

@@ -216,6 +216,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	memLimit := memoryLimit{auto: true}
 	fs.Var(&memLimit, "memory-limit", memoryLimitUsage)
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiles of the hub (CPU, heap, goroutines: go tool pprof http://ADDR/debug/pprof/profile) on this loopback address; empty: not served")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -232,6 +233,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	m.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	applyMemoryLimit(memLimit, m.Logger)
+	if *pprofAddr != "" {
+		if _, err := serveProfiles(ctx, *pprofAddr, m.Logger); err != nil {
+			return err
+		}
+	}
 	if *tz != "" {
 		loc, err := time.LoadLocation(*tz)
 		if err != nil {

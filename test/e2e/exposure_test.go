@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -21,6 +22,46 @@ func TestExposure(t *testing.T) {
 		t.Skip("builds and runs the binaries")
 	}
 	bin := buildBinaries(t)
+
+	t.Run("profiles on loopback only", func(t *testing.T) {
+		// On an address others reach they are refused, and the hub with them.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin.hub, "--data-dir", t.TempDir(), "--grpc-addr", freePort(t), "--http-addr", freePort(t), "--pprof-addr", "0.0.0.0:0")
+		cmd.Env = cleanEnv()
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--pprof-addr \"0.0.0.0:0\": give a loopback address") {
+			t.Fatalf("hub --pprof-addr 0.0.0.0:0: %v\n%s\nwant it refused, naming a loopback address", err, out)
+		}
+		addr := freePort(t)
+		startHub(t, bin, "--pprof-addr", addr)
+		get := func(host string) (int, string) {
+			t.Helper()
+			req, err := http.NewRequest("GET", "http://"+addr+"/debug/pprof/goroutine?debug=1", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if host != "" {
+				req.Host = host
+			}
+			resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var b strings.Builder
+			if _, err := io.Copy(&b, resp.Body); err != nil {
+				t.Fatal(err)
+			}
+			return resp.StatusCode, b.String()
+		}
+		if code, body := get(""); code != http.StatusOK || !strings.Contains(body, "goroutine profile:") || !strings.Contains(body, "agenthub/hub/internal/store/writer") {
+			t.Errorf("GET the goroutines: %d\n%.300s\nwant 200 with the hub's goroutines (its store's writer)", code, body)
+		}
+		// A page that reached the port through DNS rebinding names its own host.
+		if code, body := get("rebind.example:80"); code != http.StatusForbidden || !strings.Contains(body, "loopback name only") {
+			t.Errorf("GET with Host rebind.example: %d %q, want 403 saying loopback names only", code, body)
+		}
+	})
 
 	t.Run("second hub on a held data dir", func(t *testing.T) {
 		h := startHub(t, bin)
