@@ -145,7 +145,7 @@ for round in $(seq "$rounds"); do
 		n=$((n + 1)) # two binaries may share a name (…/main/hub, …/head/hub)
 		tag="r$round-b$n-$(basename "$bin")"
 		pport= pargs=()
-		if [ -n "$profile" ] && "$bin" serve -h 2>&1 | grep -q -- -pprof-addr; then
+		if [ -n "$profile" ] && [[ $("$bin" serve -h 2>&1 || true) == *-pprof-addr* ]]; then
 			pport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 			pargs=(--hub-arg="--pprof-addr=127.0.0.1:$pport")
 		fi
