@@ -157,3 +157,32 @@ func TestWaitLookReadsFromTheInbox(t *testing.T) {
 		}
 	}
 }
+
+// TestHostNoteFindsTheCallByItsKey checks that a host's note that a tool
+// ran finds the agent's approval of that call by the agent and the key,
+// newest first from the index itself: through the items' state it read
+// every open item of every agent when none matched, at every tool call.
+func TestHostNoteFindsTheCallByItsKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.db")
+	db, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, state := range []hub.ItemState{hub.ItemOpen, hub.ItemExpired} {
+		var plans []string
+		x := storesql.Statements{DB: planDB{t, raw, &plans, false}, Dialect: dialect}
+		if _, err := x.ListInboxItems(hub.ItemQuery{AgentID: 1, State: state, CallKey: "k", Limit: 1}); err != nil {
+			t.Fatal(err)
+		}
+		want := "SEARCH i USING INDEX inbox_items_call (agent_id=? AND call_key=? AND state=?)"
+		if len(plans) != 1 || !strings.Contains(plans[0], want) || strings.Contains(plans[0], "TEMP B-TREE") {
+			t.Errorf("the %s item of a call: plans %q, want %q and no sort", state, plans, want)
+		}
+	}
+}
