@@ -125,11 +125,10 @@ func TestTickReadsFromAnIndex(t *testing.T) {
 	}
 }
 
-// TestWaitLookReadsFromTheInbox checks that a wait's look (LookInbox)
-// reads the agent by its key and its deliveries from the inbox's own key,
-// after the cursor given or the agent's read cursor, already in order:
-// no scan, no sort.
-func TestWaitLookReadsFromTheInbox(t *testing.T) {
+// emptyStore opens a new store's database, migrated and empty, read-only
+// for EXPLAIN QUERY PLAN.
+func emptyStore(t *testing.T) *sql.DB {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "hub.db")
 	db, err := Open(context.Background(), path, Options{})
 	if err != nil {
@@ -140,7 +139,16 @@ func TestWaitLookReadsFromTheInbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
+	t.Cleanup(func() { raw.Close() })
+	return raw
+}
+
+// TestWaitLookReadsFromTheInbox checks that a wait's look (LookInbox)
+// reads the agent by its key and its deliveries from the inbox's own key,
+// after the cursor given or the agent's read cursor, already in order:
+// no scan, no sort.
+func TestWaitLookReadsFromTheInbox(t *testing.T) {
+	raw := emptyStore(t)
 	for _, fromReadCursor := range []bool{false, true} {
 		var plans []string
 		x := storesql.Statements{DB: planDB{t, raw, &plans, true}, Dialect: dialect}
@@ -163,17 +171,7 @@ func TestWaitLookReadsFromTheInbox(t *testing.T) {
 // newest first from the index itself: through the items' state it read
 // every open item of every agent when none matched, at every tool call.
 func TestHostNoteFindsTheCallByItsKey(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "hub.db")
-	db, err := Open(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	raw, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := emptyStore(t)
 	for _, state := range []hub.ItemState{hub.ItemOpen, hub.ItemExpired} {
 		var plans []string
 		x := storesql.Statements{DB: planDB{t, raw, &plans, false}, Dialect: dialect}
