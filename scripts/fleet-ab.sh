@@ -119,7 +119,7 @@ dur = secs(re.search(r"Duration: ([0-9.]+m?s)", head).group(1))
 print("%-38s %7.2f s  100.0 %%  %.3f cores" % ("all (Go's profile)", total, total / dur))
 for name, rx in [
     ("store: writes (the writer's commits)", r"writer\.\(\*Queue\)\.loop$"),
-    ("store: reads (views)", r"sqlite\.\(\*DB\)\.View$|postgres\.\(\*DB\)\.View$"),
+    ("store: reads (views)", r"sqlite\.\(\*DB\)\.View$"),
     ("  SQLite's C code, both", r"runtime\.cgocall$"),
     ("streams: looks and frames", r"hub\.\(\*Stream\)\.pump$"),
     ("unary calls (handlers)", r"grpc\.\(\*Server\)\.processRPC$"),
